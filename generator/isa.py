@@ -1,0 +1,223 @@
+"""The accelerator's instruction set, defined once (fields, widths, opcodes, semantics).
+
+Every instruction is ``INSN_BITS`` (256) bits wide, little-endian, fields packed from bit 0 upwards in the order
+listed in :data:`FORMATS`. The HLS header and the SystemVerilog package are rendered from these tables; nothing
+here is ever re-typed by hand elsewhere.
+
+Execution model (after TVM-VTA, Moreau et al., "A Hardware-Software Blueprint for Flexible Deep Learning
+Specialization", IEEE Micro 2019): a fetch unit dispatches instructions in program order to three modules that
+run concurrently:
+
+* LOAD module:    ``LOAD`` (strided DMA from DDR into IBUF/WBUF/PBUF banks);
+* COMPUTE module: ``COMPUTE`` (Tn x Tm PE-array tile into an accumulator bank), ``SYNC``;
+* STORE module:   ``POST`` (bias, requantization, activation, max-pool, upsample: ACC -> OBUF), ``STORE``
+                  (OBUF -> DDR, strided, into a shared region), ``END``.
+
+Modules synchronise through four dependency-token FIFOs: LOAD->COMPUTE (``l2c``), COMPUTE->LOAD (``c2l``),
+COMPUTE->STORE (``c2s``) and STORE->COMPUTE (``s2c``). Each instruction carries four flags: ``pop_prev`` /
+``push_prev`` pop from / push to the FIFO shared with the previous module (LOAD<-COMPUTE<-STORE), ``pop_next`` /
+``push_next`` the FIFO with the next module. Pops happen before the instruction starts (blocking while the FIFO
+is empty); pushes after it completes.
+
+DDR addresses are byte offsets relative to one of four base-address registers the host writes
+(:data:`BASE_REGS`), so one program runs wherever the driver allocates its buffers. ``CONFIG`` (first
+instruction) carries the ISA version and the hardware configuration id; the hardware refuses a mismatch.
+
+Buffers (per board, see ``boards/*.yaml``): IBUF words hold Tn activations, WBUF words Tn x Tm weights
+(``[m][n]``, m = output lane), ACC words Tm accumulators, OBUF words Tm activations, PBUF one 16-byte record per
+output channel (:data:`PARAM_RECORD_BYTES`). Element sizes in DDR: 1 byte (int8 mode) or 2 bytes (int16 mode).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ISA_VERSION = 1
+INSN_BITS = 256
+INSN_BYTES = INSN_BITS // 8
+
+OPCODES = {"NOP": 0, "CONFIG": 1, "LOAD": 2, "COMPUTE": 3, "POST": 4, "STORE": 5, "SYNC": 6, "END": 7}
+OPCODE_NAMES = {v: k for k, v in OPCODES.items()}
+#: module that executes each opcode
+MODULE_OF = {"NOP": "compute", "CONFIG": "load", "LOAD": "load", "COMPUTE": "compute", "SYNC": "compute",
+             "POST": "store", "STORE": "store", "END": "store"}
+
+BASE_REGS = {"WEIGHTS": 0, "ACT": 1, "INPUT": 2, "OUTPUT": 3}
+BASE_REG_NAMES = {v: k for k, v in BASE_REGS.items()}
+BUFFERS = {"IBUF": 0, "WBUF": 1, "PBUF": 2}
+BUFFER_NAMES = {v: k for k, v in BUFFERS.items()}
+PRECISIONS = {"int8": 0, "int16": 1}
+ACTIVATIONS = {"linear": 0, "neg_mult": 1}   # neg_mult: acc < 0 uses the negative-side multiplier (ReLU, LeakyReLU)
+
+#: PBUF record layout in DDR (little-endian), 16 bytes per output channel
+PARAM_RECORD_BYTES = 16
+PARAM_RECORD = [("bias", "i8", 0), ("mult_pos", "i2", 8), ("mult_neg", "i2", 10), ("shift_pos", "u1", 12),
+                ("shift_neg", "u1", 13), ("reserved", "u2", 14)]
+#: requantization multiplier width (signed, always >= 0) and the range of the right shift
+MULT_BITS = 16
+MAX_SHIFT = 63
+
+HEADER = [("opcode", 4), ("pop_prev", 1), ("pop_next", 1), ("push_prev", 1), ("push_next", 1)]
+
+FORMATS: dict[str, list[tuple[str, int]]] = {
+    "NOP": [],
+    # isa_version and config_id checked by the hardware against its own; precision selects int8/int16 mode
+    "CONFIG": [("isa_version", 8), ("tn", 8), ("tm", 8), ("precision", 2), ("config_id", 32)],
+    # Strided 2-D DMA. For pixel (r, c) < (rows, cols) and element e < elems:
+    #   src byte  = base[base_reg] + ddr_offset + r*row_stride + c*pix_stride + e*elem_bytes
+    #   dst elem  = (dst_word + (r*cols + c)*dst_pitch) * lanes + dst_elem + e
+    # lanes = Tn (IBUF), Tn*Tm (WBUF), 1 (PBUF, elements are 16-byte parameter records).
+    "LOAD": [("buf", 2), ("bank", 1), ("base_reg", 2), ("ddr_offset", 32), ("rows", 12), ("cols", 12),
+             ("elems", 20), ("row_stride", 32), ("pix_stride", 24), ("dst_word", 20), ("dst_elem", 16),
+             ("dst_pitch", 16)],
+    # Tile of a convolution on the PE array, for oy < oh, ox < ow, o < og, m < Tm:
+    #   ACC[acc_bank][(oy*ow + ox)*og + o][m] (= if acc_init else +=)
+    #     sum_{i<ig, ky<kh, kx<kw, n<Tn} WBUF[wbuf_bank][wbuf_word + ((o*ig + i)*kh + ky)*kw + kx][m][n]
+    #                                   * IBUF[ibuf_bank][ibuf_word + ((oy*stride + ky)*in_cols + ox*stride + kx)*ig + i][n]
+    # bypass=1 (copy/pool layers): ACC[..][(oy*ow+ox)*og + o][m] (+)= IBUF element (o*Tm + m) of pixel
+    #   (oy*stride, ox*stride), i.e. channel c = o*Tm + m of the ifmap tile (ig = ceil(og*Tm/Tn) words per pixel).
+    "COMPUTE": [("acc_bank", 1), ("ibuf_bank", 1), ("wbuf_bank", 1), ("acc_init", 1), ("bypass", 1),
+                ("oh", 12), ("ow", 12), ("og", 8), ("ig", 8), ("kh", 4), ("kw", 4), ("stride", 4),
+                ("in_cols", 12), ("ibuf_word", 20), ("wbuf_word", 20)],
+    # Post-processing of an accumulator tile (oh x ow pixels, og words) into OBUF, per channel oc = pbuf_oc + o*Tm + m:
+    #   v = ACC + bias[oc]; (M, s) = (mult_neg, shift_neg) if act and v < 0 else (mult_pos, shift_pos)
+    #   q = clamp(((v*M + 2^(s-1)) >> s) + zp_out)              (round half up, saturate to int8/int16)
+    #   max-pool pool_k x pool_k, stride pool_s, window clipped to the tile (pool_k=1: none)
+    #   nearest upsample by `up`; OBUF[(y*out_cols + x)*og + o][m] for y < out_rows, x < out_cols
+    "POST": [("acc_bank", 1), ("oh", 12), ("ow", 12), ("og", 8), ("pbuf_oc", 12), ("act", 2), ("pool_k", 3),
+             ("pool_s", 3), ("up", 3), ("zp_out", 16), ("out_rows", 12), ("out_cols", 12)],
+    # Strided 2-D write: DDR[base + ddr_offset + r*row_stride + c*pix_stride + e*elem_bytes]
+    #   = OBUF element (r*cols + c)*src_pitch*Tm + e, for r < rows, c < cols, e < elems
+    "STORE": [("base_reg", 2), ("ddr_offset", 32), ("rows", 12), ("cols", 12), ("elems", 16),
+              ("row_stride", 32), ("pix_stride", 24), ("src_pitch", 8)],
+    "SYNC": [],
+    "END": [],
+}
+SIGNED_FIELDS = {("POST", "zp_out")}
+
+
+class IsaError(ValueError):
+    """An instruction field is out of range, an opcode is unknown, or an encoded word is malformed."""
+
+
+def _layout(op: str) -> list[tuple[str, int, int]]:
+    out, pos = [], 0
+    for name, width in HEADER + FORMATS[op]:
+        out.append((name, pos, width))
+        pos += width
+    if pos > INSN_BITS:
+        raise AssertionError(f"{op} format is {pos} bits, more than {INSN_BITS}")
+    return out
+
+
+LAYOUTS = {op: _layout(op) for op in FORMATS}
+
+
+@dataclass
+class Insn:
+    """One decoded instruction: ``op`` (opcode name) and ``f`` (field name -> int, header flags included)."""
+    op: str
+    f: dict
+
+    def __getattr__(self, k):
+        try:
+            return self.__dict__["f"][k]
+        except KeyError:
+            raise AttributeError(k) from None
+
+    @property
+    def module(self) -> str:
+        return MODULE_OF[self.op]
+
+
+def make(op: str, **fields) -> Insn:
+    """Build an instruction; unspecified fields are 0. Raises IsaError on unknown op/field or out-of-range value."""
+    if op not in FORMATS:
+        raise IsaError(f"unknown opcode {op!r}")
+    names = {n for n, _, _ in LAYOUTS[op]}
+    bad = set(fields) - names
+    if bad:
+        raise IsaError(f"{op}: unknown field(s) {sorted(bad)}")
+    f = {n: 0 for n, _, _ in LAYOUTS[op]}
+    f.update(fields)
+    f["opcode"] = OPCODES[op]
+    _check(op, f)
+    return Insn(op, f)
+
+
+def _check(op, f):
+    for name, _, width in LAYOUTS[op]:
+        v = int(f[name])
+        if (op, name) in SIGNED_FIELDS:
+            lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+        else:
+            lo, hi = 0, (1 << width) - 1
+        if not lo <= v <= hi:
+            raise IsaError(f"{op}.{name}={v} does not fit its {width}-bit field [{lo}, {hi}]")
+
+
+def encode(insn: Insn) -> bytes:
+    """Encode to ``INSN_BYTES`` little-endian bytes. Raises IsaError if a field does not fit."""
+    _check(insn.op, insn.f)
+    word = 0
+    for name, pos, width in LAYOUTS[insn.op]:
+        word |= (int(insn.f[name]) & ((1 << width) - 1)) << pos
+    return word.to_bytes(INSN_BYTES, "little")
+
+
+def decode(raw: bytes) -> Insn:
+    """Decode ``INSN_BYTES`` bytes. Raises IsaError on a wrong length, an illegal opcode or non-zero unused bits."""
+    if len(raw) != INSN_BYTES:
+        raise IsaError(f"an instruction is {INSN_BYTES} bytes, got {len(raw)}")
+    word = int.from_bytes(raw, "little")
+    opcode = word & 0xF
+    if opcode not in OPCODE_NAMES:
+        raise IsaError(f"illegal opcode {opcode}")
+    op = OPCODE_NAMES[opcode]
+    f = {}
+    used = 0
+    for name, pos, width in LAYOUTS[op]:
+        v = (word >> pos) & ((1 << width) - 1)
+        if (op, name) in SIGNED_FIELDS and v >> (width - 1):
+            v -= 1 << width
+        f[name] = v
+        used = pos + width
+    if word >> used:
+        raise IsaError(f"{op}: unused bits above bit {used} are not zero")
+    return Insn(op, f)
+
+
+def encode_program(insns: list[Insn]) -> bytes:
+    """Concatenate encoded instructions (the instruction ROM / DDR image)."""
+    return b"".join(encode(i) for i in insns)
+
+
+def decode_program(blob: bytes) -> list[Insn]:
+    """Split a program blob into instructions. Raises IsaError if its size is not a multiple of INSN_BYTES."""
+    if len(blob) % INSN_BYTES:
+        raise IsaError(f"program size {len(blob)} is not a multiple of {INSN_BYTES} bytes")
+    return [decode(blob[i:i + INSN_BYTES]) for i in range(0, len(blob), INSN_BYTES)]
+
+
+def disasm(insn: Insn, index: int | None = None) -> str:
+    """One line of assembly, e.g. ``  12: LOAD   [pop_next] buf=IBUF bank=1 base_reg=ACT ddr_offset=0x1a0 ...``."""
+    flags = [n for n in ("pop_prev", "pop_next", "push_prev", "push_next") if insn.f.get(n)]
+    parts = []
+    for name, _ in FORMATS[insn.op]:
+        v = insn.f[name]
+        if name == "buf":
+            v = BUFFER_NAMES.get(v, v)
+        elif name == "base_reg":
+            v = BASE_REG_NAMES.get(v, v)
+        elif name == "ddr_offset":
+            v = hex(v)
+        elif name == "precision":
+            v = {0: "int8", 1: "int16"}.get(v, v)
+        parts.append(f"{name}={v}")
+    head = f"{index:6d}: " if index is not None else ""
+    fl = f"[{','.join(flags)}] " if flags else ""
+    return f"{head}{insn.op:<8}{fl}{' '.join(parts)}".rstrip()
+
+
+def disasm_program(blob: bytes) -> str:
+    """Disassemble a whole program blob, one instruction per line."""
+    return "\n".join(disasm(i, k) for k, i in enumerate(decode_program(blob)))

@@ -1,0 +1,85 @@
+"""Reference tensor kernels shared by the float executor and the layer-level integer reference.
+
+All functions take single images (no batch): ``x`` is ``[C, H, W]``. Integer arithmetic is done in float64,
+which is exact here: every product and partial sum of int8/int16 operands over at most 2^20 terms stays below
+2^53 (checked by :func:`exact_conv_bound`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+
+def conv2d(x: np.ndarray, w: np.ndarray, stride: int, pad: int, pad_value=0.0) -> np.ndarray:
+    """Direct 2-D convolution (cross-correlation, as ONNX Conv, group 1).
+
+    Args:
+        x: ifmap [IC, H, W]; w: weights [OC, IC, KH, KW]; stride, pad: symmetric, in pixels;
+        pad_value: value of the border (the zero point for quantized ifmaps).
+    Returns: ofmap [OC, OH, OW], OH = (H + 2*pad - KH)//stride + 1, dtype of ``np.result_type(x, w)``.
+    """
+    oc, ic, kh, kw = w.shape
+    if x.shape[0] != ic:
+        raise ValueError(f"conv2d: ifmap has {x.shape[0]} channels, weights expect {ic}")
+    xp = np.pad(x, ((0, 0), (pad, pad), (pad, pad)), constant_values=pad_value) if pad else x
+    oh = (xp.shape[1] - kh) // stride + 1
+    ow = (xp.shape[2] - kw) // stride + 1
+    win = sliding_window_view(xp, (kh, kw), axis=(1, 2))[:, ::stride, ::stride][:, :oh, :ow]
+    # [IC, OH, OW, KH, KW] x [OC, IC, KH, KW] -> [OC, OH, OW]
+    cols = np.ascontiguousarray(win.transpose(0, 3, 4, 1, 2)).reshape(ic * kh * kw, oh * ow)
+    return (w.reshape(oc, -1) @ cols).reshape(oc, oh, ow)
+
+
+def maxpool2d(x: np.ndarray, k: int, s: int, pad_end: int = 0) -> np.ndarray:
+    """Max-pool [C, H, W] with a k x k window, stride s, ``pad_end`` rows/cols of -inf at the bottom/right
+    (darknet's maxpool with padding = size - 1 and offset 0; ONNX MaxPool pads [0, 0, pad_end, pad_end]).
+    Output [C, (H + pad_end - k)//s + 1, (W + pad_end - k)//s + 1]."""
+    c, h, w = x.shape
+    oh = (h + pad_end - k) // s + 1
+    ow = (w + pad_end - k) // s + 1
+    out = None
+    for dy in range(k):
+        for dx in range(k):
+            ys = np.minimum(np.arange(oh) * s + dy, h - 1)   # padded cells repeat the edge: max is unchanged
+            xs = np.minimum(np.arange(ow) * s + dx, w - 1)
+            v = x[:, ys][:, :, xs]
+            out = v if out is None else np.maximum(out, v)
+    return out
+
+
+def upsample_nearest(x: np.ndarray, f: int) -> np.ndarray:
+    """Nearest-neighbour upsample [C, H, W] -> [C, H*f, W*f] (out[y, x] = in[y//f, x//f])."""
+    return x.repeat(f, axis=1).repeat(f, axis=2) if f > 1 else x
+
+
+def activation(x: np.ndarray, act: str, alpha: float) -> np.ndarray:
+    """Float activation: "linear", "relu" or "leaky" (slope ``alpha`` for x < 0)."""
+    if act == "linear":
+        return x
+    if act == "relu":
+        return np.maximum(x, 0)
+    if act == "leaky":
+        return np.where(x < 0, x * np.float32(alpha), x)
+    raise ValueError(f"unknown activation {act!r}")
+
+
+def requantize(acc: np.ndarray, mult_pos, shift_pos, mult_neg, shift_neg, use_neg: bool, zp: int,
+               qmin: int, qmax: int) -> np.ndarray:
+    """Integer requantization with round-half-up and saturation (gemmlowp-style fixed point, Jacob et al.,
+    "Quantization and Training of Neural Networks for Efficient Integer-Arithmetic-Only Inference", CVPR 2018).
+
+    ``q = clamp(((acc*M + 2^(s-1)) >> s) + zp, qmin, qmax)`` with (M, s) = (mult_neg, shift_neg) where
+    ``use_neg`` and acc < 0, else (mult_pos, shift_pos). acc: int64 array [C, ...]; M, s: per-channel int arrays
+    [C] (broadcast over the remaining axes). Returns int64.
+    """
+    acc = acc.astype(np.int64)
+    shp = (-1,) + (1,) * (acc.ndim - 1)
+    mp, sp = np.asarray(mult_pos, np.int64).reshape(shp), np.asarray(shift_pos, np.int64).reshape(shp)
+    mn, sn = np.asarray(mult_neg, np.int64).reshape(shp), np.asarray(shift_neg, np.int64).reshape(shp)
+    if use_neg:
+        neg = acc < 0
+        m, s = np.where(neg, mn, mp), np.where(neg, sn, sp)
+    else:
+        m, s = mp, sp
+    v = (acc * m + (np.int64(1) << (s - 1))) >> s
+    return np.clip(v + zp, qmin, qmax)

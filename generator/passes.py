@@ -1,0 +1,370 @@
+"""Graph passes. Each is a function ``Graph -> Graph`` with one job; none mutates its input or touches codegen.
+
+Order used by :func:`run_all`: fold_batchnorm, fc_to_conv, hoist_pool_above_concat, fuse_macro,
+lower_standalone, assign_regions, eliminate_concat, eliminate_split. Every pass is checked numerically against
+onnxruntime on small random graphs (tests/test_passes.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .ir import Graph, GraphError, MacroAttrs, Node, Region, Tensor
+
+ACT_OPS = {"Relu", "LeakyRelu"}
+
+
+def _single_consumer(g: Graph, t: str):
+    cons = g.consumers(t)
+    if len(cons) == 1 and t not in g.outputs:
+        return cons[0]
+    return None
+
+
+def _rewire(g: Graph, old: str, new: str):
+    for n in g.nodes:
+        n.inputs = [new if i == old else i for i in n.inputs]
+    g.outputs = [new if o == old else o for o in g.outputs]
+
+
+def fold_batchnorm(graph: Graph) -> Graph:
+    """Fold inference BatchNormalization into the preceding Conv (weights and bias rescaled per channel).
+
+    w' = w * gamma / sqrt(var + eps); b' = (b - mean) * gamma / sqrt(var + eps) + beta  (Ioffe & Szegedy 2015).
+    Raises GraphError for a BatchNormalization that does not follow a Conv with a single consumer.
+    """
+    g = graph.copy()
+    for bn in [n for n in g.nodes if n.op == "BatchNormalization"]:
+        conv = g.producer(bn.inputs[0])
+        if conv is None or conv.op != "Conv" or _single_consumer(g, bn.inputs[0]) is not bn:
+            raise GraphError(f"node {bn.name} (BatchNormalization): only BatchNormalization directly after a "
+                             f"Conv with no other consumer can be folded")
+        gamma, beta, mean, var = (g.const(x).astype(np.float64) for x in bn.inputs[1:5])
+        eps = float(bn.attrs.get("epsilon", 1e-5))
+        k = gamma / np.sqrt(var + eps)
+        w = g.const(conv.inputs[1]).astype(np.float64)
+        b = g.const(conv.inputs[2]).astype(np.float64) if len(conv.inputs) > 2 and conv.inputs[2] else 0.0
+        wname = g.unique_name(conv.name + "_wfold")
+        bname = g.unique_name(conv.name + "_bfold")
+        g.tensors[wname] = Tensor(wname, w.shape, data=(w * k[:, None, None, None]).astype(np.float32))
+        g.tensors[bname] = Tensor(bname, k.shape, data=((b - mean) * k + beta).astype(np.float32))
+        conv.inputs = [conv.inputs[0], wname, bname]
+        out = bn.outputs[0]
+        g.nodes.remove(bn)
+        conv.outputs = [out]
+    g.prune()
+    return g
+
+
+def fc_to_conv(graph: Graph) -> Graph:
+    """Rewrite fully-connected layers (Flatten -> Gemm/MatMul) as convolutions.
+
+    A Gemm on Flatten([1, C, H, W]) becomes a Conv with an H x W kernel producing [1, OC, 1, 1]; a following FC
+    sees that 4-D tensor. Graph outputs keep their names with shape [1, OC, 1, 1] (``metadata["fc_outputs"]``).
+    Raises GraphError for a Gemm with alpha/beta != 1 or transA, or whose input is not a flattened NCHW tensor.
+    """
+    g = graph.copy()
+    for n in [n for n in g.nodes if n.op in ("Gemm", "MatMul")]:
+        if n.op == "Gemm" and (n.attrs.get("alpha", 1.0) != 1.0 or n.attrs.get("beta", 1.0) != 1.0
+                               or n.attrs.get("transA", 0)):
+            raise GraphError(f"node {n.name} (Gemm): only alpha=1, beta=1, transA=0 is supported")
+        src = g.producer(n.inputs[0])
+        if src is not None and src.op == "Flatten":
+            x4 = src.inputs[0]
+        elif len(g.tensors[n.inputs[0]].shape) == 4:
+            x4 = n.inputs[0]
+        else:
+            raise GraphError(f"node {n.name} ({n.op}): input is not a flattened [1, C, H, W] tensor")
+        _, c, h, w = g.tensors[x4].shape
+        wt = g.const(n.inputs[1])
+        if n.op == "Gemm" and n.attrs.get("transB", 0):
+            wt = wt.T
+        wt = np.ascontiguousarray(wt.T)  # [OC, K]
+        oc = wt.shape[0]
+        if wt.shape[1] != c * h * w:
+            raise GraphError(f"node {n.name} ({n.op}): weight has {wt.shape[1]} inputs, expected {c * h * w}")
+        wname = g.unique_name(n.name + "_wconv")
+        g.tensors[wname] = Tensor(wname, (oc, c, h, w), data=wt.reshape(oc, c, h, w).astype(np.float32))
+        ins = [x4, wname]
+        if n.op == "Gemm" and len(n.inputs) > 2 and n.inputs[2]:
+            b = g.const(n.inputs[2]).reshape(-1)
+            if b.size == 1:
+                b = np.full(oc, b[0], np.float32)
+            bname = g.unique_name(n.name + "_bconv")
+            g.tensors[bname] = Tensor(bname, (oc,), data=b.astype(np.float32))
+            ins.append(bname)
+        out = n.outputs[0]
+        g.tensors[out].shape = (1, oc, 1, 1)
+        n.op, n.inputs, n.attrs = "Conv", ins, {"kernel_shape": [h, w], "strides": [1, 1], "pads": [0, 0, 0, 0]}
+        if out in g.outputs:
+            g.metadata.setdefault("fc_outputs", []).append(out)
+    # a Flatten of an FC-conv output (feeding the next FC) is now a no-op on [1, OC, 1, 1]
+    for f in [n for n in g.nodes if n.op == "Flatten"]:
+        if not g.consumers(f.outputs[0]) and f.outputs[0] not in g.outputs:
+            g.nodes.remove(f)
+    g.prune()
+    return g
+
+
+def hoist_pool_above_concat(graph: Graph) -> Graph:
+    """Move a MaxPool or activation that follows a Concat ahead of it: op(concat(a, b)) = concat(op(a), op(b)).
+
+    Valid because max-pool and ReLU/LeakyReLU act per channel. The pooled inputs can then fuse into their
+    producers (or become stand-alone pool layers), and the concat is eliminated at the pooled size.
+    """
+    g = graph.copy()
+    changed = True
+    while changed:
+        changed = False
+        for cat in [n for n in g.nodes if n.op == "Concat"]:
+            nxt = _single_consumer(g, cat.outputs[0])
+            if nxt is None or nxt.op not in ACT_OPS | {"MaxPool"}:
+                continue
+            new_ins = []
+            for k, i in enumerate(cat.inputs):
+                t = g.tensors[i]
+                y = g.unique_name(f"{nxt.name}_in{k}")
+                node = Node(g.unique_name(f"{nxt.name}_{k}"), nxt.op, [i], [y], dict(nxt.attrs))
+                shp = list(t.shape)
+                if nxt.op == "MaxPool":
+                    ks, st = node.attrs["kernel_shape"][0], node.attrs.get("strides", [1, 1])[0]
+                    pads = node.attrs.get("pads", [0, 0, 0, 0])
+                    shp[2] = (shp[2] + pads[0] + pads[2] - ks) // st + 1
+                    shp[3] = (shp[3] + pads[1] + pads[3] - ks) // st + 1
+                g.tensors[y] = Tensor(y, tuple(shp))
+                g.nodes.insert(g.nodes.index(cat), node)
+                new_ins.append(y)
+            cat.inputs = new_ins
+            out = nxt.outputs[0]
+            g.nodes.remove(nxt)
+            cat.outputs = [out]
+            changed = True
+            break
+    g.prune()
+    g.toposort()
+    return g
+
+
+def _pool_attrs(n: Node) -> tuple:
+    k = n.attrs["kernel_shape"]
+    s = n.attrs.get("strides", [1, 1])
+    pads = list(n.attrs.get("pads", [0, 0, 0, 0]))
+    if k[0] != k[1] or s[0] != s[1] or pads[0] or pads[1] or pads[2] != pads[3] or n.attrs.get("ceil_mode", 0) \
+            or n.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", b"NOTSET") or n.attrs.get("dilations", [1, 1]) != [1, 1]:
+        raise GraphError(f"node {n.name} (MaxPool): supported are square windows and strides with padding only at "
+                         f"the bottom/right (darknet style); got kernel {k}, strides {s}, pads {pads}")
+    return (int(k[0]), int(s[0]), int(pads[2]))
+
+
+def _resize_factor(g: Graph, n: Node) -> int:
+    mode = n.attrs.get("mode", b"nearest")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    ctm = n.attrs.get("coordinate_transformation_mode", b"half_pixel")
+    ctm = ctm.decode() if isinstance(ctm, bytes) else ctm
+    i, o = g.tensors[n.inputs[0]].shape, g.tensors[n.outputs[0]].shape
+    fy, fx = o[2] / i[2], o[3] / i[3]
+    if mode != "nearest" or fy != fx or fy != int(fy) or i[:2] != o[:2] or ctm in ("align_corners", "tf_crop_and_resize"):
+        raise GraphError(f"node {n.name} ({n.op}): only nearest upsampling by an integer factor is supported "
+                         f"(mode={mode}, {i} -> {o}, coordinate_transformation_mode={ctm})")
+    return int(fy)
+
+
+def _act_of(n: Node) -> tuple:
+    return ("relu", 0.0) if n.op == "Relu" else ("leaky", float(n.attrs.get("alpha", 0.01)))
+
+
+def fuse_macro(graph: Graph) -> Graph:
+    """Fuse Conv + (bias) + ReLU/LeakyReLU + MaxPool + nearest Resize chains into ``Macro`` conv layers.
+
+    An op joins the chain only if the previous tensor has this op as its single consumer and is not a graph
+    output. Requantization joins later (quantization annotates the macro node). Raises GraphError for a Conv
+    with groups, dilation, non-square kernel or asymmetric padding.
+    """
+    g = graph.copy()
+    for conv in [n for n in g.nodes if n.op == "Conv"]:
+        a = conv.attrs
+        k = a.get("kernel_shape") or list(g.tensors[conv.inputs[1]].shape[2:])
+        s = a.get("strides", [1, 1])
+        p = a.get("pads", [0, 0, 0, 0])
+        if a.get("group", 1) != 1 or a.get("dilations", [1, 1]) != [1, 1] or k[0] != k[1] or s[0] != s[1] \
+                or len(set(p)) > 1 or a.get("auto_pad", "NOTSET") not in ("NOTSET", b"NOTSET"):
+            raise GraphError(f"node {conv.name} (Conv): supported are group=1, dilation 1, square kernels and "
+                             f"strides, symmetric padding; got kernel {k}, strides {s}, pads {p}, "
+                             f"group {a.get('group', 1)}")
+        ma = MacroAttrs(kind="conv", kernel=int(k[0]), stride=int(s[0]), pad=int(p[0]), weight=conv.inputs[1])
+        oc = g.tensors[conv.inputs[1]].shape[0]
+        if len(conv.inputs) > 2 and conv.inputs[2]:
+            ma.bias = conv.inputs[2]
+        else:
+            ma.bias = g.unique_name(conv.name + "_bzero")
+            g.tensors[ma.bias] = Tensor(ma.bias, (oc,), data=np.zeros(oc, np.float32))
+        cur, fused = conv.outputs[0], [conv]
+        nxt = _single_consumer(g, cur)
+        if nxt is not None and nxt.op in ACT_OPS:
+            ma.act, ma.alpha = _act_of(nxt)
+            fused.append(nxt)
+            cur = nxt.outputs[0]
+            nxt = _single_consumer(g, cur)
+        if nxt is not None and nxt.op == "MaxPool":
+            ma.pool = _pool_attrs(nxt)
+            fused.append(nxt)
+            cur = nxt.outputs[0]
+            nxt = _single_consumer(g, cur)
+        if nxt is not None and nxt.op in ("Resize", "Upsample"):
+            ma.upsample = _resize_factor(g, nxt)
+            fused.append(nxt)
+            cur = nxt.outputs[0]
+        idx = g.nodes.index(conv)
+        macro = Node(conv.name, "Macro", [conv.inputs[0]], [cur], {"macro": ma, "fused": [f.name for f in fused]})
+        for f in fused:
+            g.nodes.remove(f)
+        g.nodes.insert(idx, macro)
+    g.prune()
+    return g
+
+
+def lower_standalone(graph: Graph) -> Graph:
+    """Turn a MaxPool, ReLU/LeakyReLU or Resize not fused into a conv into a ``Macro`` copy layer (the ifmap
+    bypasses the PE array; the post-processing unit pools / activates / upsamples). Identity ops are removed."""
+    g = graph.copy()
+    for n in list(g.nodes):
+        if n.op == "Identity":
+            _rewire(g, n.outputs[0], n.inputs[0]) if n.outputs[0] not in g.outputs else None
+            if n.outputs[0] not in g.outputs:
+                g.nodes.remove(n)
+                continue
+            n.op, n.attrs = "Macro", {"macro": MacroAttrs(kind="copy"), "fused": [n.name]}
+        elif n.op == "MaxPool":
+            n.op, n.attrs = "Macro", {"macro": MacroAttrs(kind="copy", pool=_pool_attrs(n)), "fused": [n.name]}
+        elif n.op in ACT_OPS:
+            act, alpha = _act_of(n)
+            n.op, n.attrs = "Macro", {"macro": MacroAttrs(kind="copy", act=act, alpha=alpha), "fused": [n.name]}
+        elif n.op in ("Resize", "Upsample"):
+            f = _resize_factor(g, n)
+            n.inputs = n.inputs[:1]
+            n.op, n.attrs = "Macro", {"macro": MacroAttrs(kind="copy", upsample=f), "fused": [n.name]}
+    g.prune()
+    return g
+
+
+def assign_regions(graph: Graph) -> Graph:
+    """Give every activation tensor produced by a Macro node, and every graph input, a DDR region of its own."""
+    g = graph.copy()
+    g.regions = {}
+    acts = list(g.inputs) + [o for n in g.nodes if n.op == "Macro" for o in n.outputs]
+    for t in acts:
+        _, c, h, w = g.tensors[t].shape
+        g.regions[t] = Region(t, c, h, w, base_reg="INPUT" if t in g.inputs else "ACT")
+        g.tensors[t].region, g.tensors[t].ch_offset = t, 0
+    for n in g.nodes:
+        if n.op not in ("Macro", "Concat", "Split", "Slice"):
+            raise GraphError(f"node {n.name} ({n.op}) cannot run on the accelerator (not fused into a layer)")
+    return g
+
+
+def _insert_copy(g: Graph, src: str, before: Node) -> str:
+    y = g.unique_name(src + "_copy")
+    g.tensors[y] = Tensor(y, g.tensors[src].shape)
+    node = Node(g.unique_name("copy_" + src), "Macro", [src], [y], {"macro": MacroAttrs(kind="copy"), "fused": []})
+    g.nodes.insert(g.nodes.index(before), node)
+    _, c, h, w = g.tensors[y].shape
+    g.regions[y] = Region(y, c, h, w)
+    g.tensors[y].region = y
+    return y
+
+
+def _movable(g: Graph, t: str) -> bool:
+    """A tensor can be moved into a shared region if a Macro produces it and it is alone in its own region."""
+    p = g.producer(t)
+    tt = g.tensors[t]
+    return (p is not None and p.op in ("Macro", "Concat") and tt.region == t
+            and not any(o.region == t and o.name != t for o in g.tensors.values()))
+
+
+def _place(g: Graph, t: str, region: str, offset: int):
+    """Move tensor t (and, for a concat output, everything already placed inside it) into region at offset."""
+    old = g.tensors[t].region
+    for o in g.tensors.values():
+        if o.region == old:
+            o.ch_offset += offset
+            o.region = region
+    g.regions.pop(old, None)
+
+
+def eliminate_concat(graph: Graph) -> Graph:
+    """Remove channel Concats: the inputs are written side by side into the output's DDR region
+    (channel offset + region channel stride). Where an input cannot move there (it already sits in another
+    region, is a graph input or split view, or appears twice), a copy layer is inserted for it.
+    Raises GraphError for a Concat on an axis other than channels."""
+    g = graph.copy()
+    for cat in reversed([n for n in g.nodes if n.op == "Concat"]):
+        if cat.attrs.get("axis", 1) not in (1, -3):
+            raise GraphError(f"node {cat.name} (Concat): only channel concatenation (axis 1) is supported")
+        out = cat.outputs[0]
+        if g.tensors[out].region is None:
+            _, c, h, w = g.tensors[out].shape
+            g.regions[out] = Region(out, c, h, w)
+            g.tensors[out].region = out
+        region, base = g.tensors[out].region, g.tensors[out].ch_offset
+        off, seen = 0, set()
+        new_inputs = []
+        for i in cat.inputs:
+            src = i
+            if i in seen or not _movable(g, i):
+                src = _insert_copy(g, i, cat)
+            seen.add(i)
+            _place(g, src, region, base + off)
+            new_inputs.append(src)
+            off += g.tensors[src].shape[1]
+        cat.inputs = new_inputs
+    # drop the concat nodes: consumers read the region directly
+    for cat in [n for n in g.nodes if n.op == "Concat"]:
+        g.nodes.remove(cat)
+    g.prune()
+    return g
+
+
+def eliminate_split(graph: Graph) -> Graph:
+    """Remove channel Split/Slice: each output becomes a view of the input's region at a channel offset.
+    Raises GraphError for a split or slice on another axis or with a step other than 1."""
+    g = graph.copy()
+    for n in [n for n in g.nodes if n.op in ("Split", "Slice")]:
+        src = g.tensors[n.inputs[0]]
+        c = src.shape[1]
+        if n.op == "Split":
+            axis = n.attrs.get("axis", 0)
+            if axis not in (1, -3):
+                raise GraphError(f"node {n.name} (Split): only channel split (axis 1) is supported, got axis {axis}")
+            offs, o = [], 0
+            for out in n.outputs:
+                offs.append(o)
+                o += g.tensors[out].shape[1] if out in g.tensors else 0
+        else:
+            starts, ends = g.const(n.inputs[1]).tolist(), g.const(n.inputs[2]).tolist()
+            axes = g.const(n.inputs[3]).tolist() if len(n.inputs) > 3 and n.inputs[3] else list(range(len(starts)))
+            steps = g.const(n.inputs[4]).tolist() if len(n.inputs) > 4 and n.inputs[4] else [1] * len(starts)
+            if [a % 4 for a in axes] != [1] or steps != [1]:
+                raise GraphError(f"node {n.name} (Slice): only a channel slice (axis 1, step 1) is supported")
+            st = int(starts[0])
+            offs = [st + c if st < 0 else min(st, c)]
+        for out, off in zip(n.outputs, offs):
+            if out not in g.tensors:
+                continue
+            t = g.tensors[out]
+            t.region, t.ch_offset = src.region, src.ch_offset + off
+            if out in g.outputs:
+                raise GraphError(f"node {n.name} ({n.op}): a split output that is a graph output is not supported")
+        g.nodes.remove(n)
+    g.prune()
+    return g
+
+
+def run_all(graph: Graph) -> Graph:
+    """The full pass pipeline, from a loaded ONNX graph to accelerator layers over shared DDR regions."""
+    g = graph
+    for p in (fold_batchnorm, fc_to_conv, hoist_pool_above_concat, fuse_macro, lower_standalone,
+              assign_regions, eliminate_concat, eliminate_split):
+        g = p(g)
+    for t in g.outputs:
+        reg = g.regions[g.tensors[t].region]
+        reg.base_reg = "OUTPUT"
+    return g

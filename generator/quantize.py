@@ -1,0 +1,201 @@
+"""Post-training quantization of the fused graph (int8 / int16, symmetric or asymmetric activations).
+
+Scheme (Jacob et al., CVPR 2018; Krishnamoorthi, arXiv:1806.08342):
+
+* activations: per DDR region one (scale, zero point), so every tensor sharing a region (the inputs of an
+  eliminated concat, the views of a split) has the same parameters; asymmetric ranges always include 0, so the
+  zero point represents 0.0 exactly and the padding border holds it;
+* weights: symmetric, per output channel (default) or per tensor, range [-(2^(b-1)-1), 2^(b-1)-1];
+* bias: int, with the input zero point folded in: ``B = round(b / (s_in*s_w)) - zp_in * sum(W_q)``, so the
+  hardware multiplies raw stored values and never subtracts zero points;
+* requantization: ``q = clamp(((acc*M + 2^(s-1)) >> s) + zp_out)``, M a 16-bit multiplier in [2^14, 2^15), s in
+  [1, 63]; LeakyReLU(alpha) uses a second multiplier ``alpha * M`` for acc < 0, ReLU a zero one;
+* accumulator width: the worst case ``sum|W_q| * max|q_in| + |B|`` of every output channel must fit the board's
+  signed accumulator, else :class:`QuantError` names the layer.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .float_exec import run_float
+from .ir import Graph, GraphError
+from .isa import MAX_SHIFT, MULT_BITS
+
+MODES = {"int8-asym": (8, False), "int8-sym": (8, True), "int16-sym": (16, True), "int16-asym": (16, False)}
+
+
+class QuantError(ValueError):
+    """Quantization impossible or unsafe (accumulator overflow, multiplier out of range); names the layer."""
+
+
+@dataclass(frozen=True)
+class QuantConfig:
+    """bits: 8 or 16; symmetric: symmetric activations (zero point 0); per_channel: per-OC weight scales."""
+    bits: int = 8
+    symmetric: bool = False
+    per_channel: bool = True
+
+    @classmethod
+    def from_mode(cls, mode: str, per_channel: bool = True) -> "QuantConfig":
+        """``mode`` is one of int8-asym, int8-sym, int16-sym, int16-asym. Raises QuantError otherwise."""
+        if mode not in MODES:
+            raise QuantError(f"unknown quantization mode {mode!r}; choose one of {', '.join(MODES)}")
+        bits, sym = MODES[mode]
+        return cls(bits, sym, per_channel)
+
+    @property
+    def name(self) -> str:
+        return f"int{self.bits}-{'sym' if self.symmetric else 'asym'}-{'pc' if self.per_channel else 'pt'}"
+
+    @property
+    def qmin(self) -> int:
+        return -(1 << (self.bits - 1))
+
+    @property
+    def qmax(self) -> int:
+        return (1 << (self.bits - 1)) - 1
+
+    @property
+    def np_dtype(self):
+        return np.int8 if self.bits == 8 else np.int16
+
+
+def quantize_multiplier(r: float, where: str) -> tuple[int, int]:
+    """Real multiplier r >= 0 -> (M, s) with r ~= M * 2^-s, M in [2^14, 2^15) (0 for r = 0), 1 <= s <= 63.
+    Raises QuantError (naming ``where``) if r needs a shift outside that range."""
+    if r == 0:
+        return 0, 1
+    if not (r > 0 and math.isfinite(r)):
+        raise QuantError(f"{where}: requantization multiplier {r} is not a positive finite number")
+    top = MULT_BITS - 2
+    s = top - math.floor(math.log2(r))
+    m = int(round(r * 2.0 ** s))
+    if m >= 1 << (MULT_BITS - 1):
+        m //= 2
+        s -= 1
+    if s > MAX_SHIFT:   # tiny multiplier: shift capped, multiplier loses precision (ends at 0)
+        m = int(round(r * 2.0 ** MAX_SHIFT))
+        s = MAX_SHIFT
+    if s < 1:
+        raise QuantError(f"{where}: requantization multiplier {r:.4g} is too large (needs a left shift)")
+    return m, s
+
+
+def _act_params(lo: float, hi: float, cfg: QuantConfig) -> tuple[float, int]:
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if cfg.symmetric:
+        a = max(abs(lo), abs(hi), 1e-8)
+        return a / cfg.qmax, 0
+    scale = max(hi - lo, 1e-8) / (cfg.qmax - cfg.qmin)
+    zp = int(np.clip(round(cfg.qmin - lo / scale), cfg.qmin, cfg.qmax))
+    return scale, zp
+
+
+def calibrate(g: Graph, images, progress: bool = True) -> dict:
+    """Run the float graph on calibration images and record each region's [min, max].
+
+    Args: images: iterable of float32 arrays [1, 3, H, W] in 0..1 (already resized for the network).
+    Returns: ``{region name: (min, max)}`` over all images (graph-input regions get [0, 1]).
+    """
+    from tqdm import tqdm
+
+    ranges: dict[str, list] = {}
+    images = list(images)
+    it = tqdm(images, desc="calibration", unit="img", disable=not progress)
+    for x in it:
+        vals = run_float(g, {g.inputs[0]: x}, keep_all=True)
+        for name, v in vals.items():
+            t = g.tensors.get(name)
+            if t is None or t.region is None:
+                continue
+            lo, hi = float(v.min()), float(v.max())
+            r = ranges.setdefault(t.region, [lo, hi])
+            r[0], r[1] = min(r[0], lo), max(r[1], hi)
+    for i in g.inputs:
+        ranges[g.tensors[i].region] = [0.0, 1.0]
+    return {k: tuple(v) for k, v in ranges.items()}
+
+
+def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int) -> Graph:
+    """Annotate a fused graph with integer parameters (returns a new graph).
+
+    Sets ``region.scale/zero_point`` for every region, tensor dtype, and on every Macro node
+    ``attrs["q"]`` = dict(w [OC, IC, KH, KW] int (conv only), bias [OC] int64, mult_pos/shift_pos/mult_neg/
+    shift_neg [OC] int64, use_neg bool, zp_in, zp_out, qmin, qmax, s_w [OC] float).
+
+    Raises: QuantError if a region has no calibration range, a multiplier is out of range, or a layer's
+        worst-case accumulator exceeds ``acc_bits`` (signed).
+    """
+    g = graph.copy()
+    dt = f"int{cfg.bits}"
+    for name, reg in g.regions.items():
+        if name not in ranges:
+            raise QuantError(f"region {name}: no calibration range (was it written by any layer?)")
+        reg.scale, reg.zero_point = _act_params(*ranges[name], cfg)
+        if name in g.inputs and not cfg.symmetric:
+            reg.scale = 1.0 / (cfg.qmax - cfg.qmin)   # input 0..1: exact 8-bit pixels in int8-asym
+            reg.zero_point = cfg.qmin
+    for t in g.tensors.values():
+        if t.region is not None:
+            r = g.regions[t.region]
+            t.scale, t.zero_point, t.dtype = r.scale, r.zero_point, dt
+    wmax = (1 << (cfg.bits - 1)) - 1
+    amax = max(-cfg.qmin, cfg.qmax)
+    for n in g.macro_nodes():
+        m = n.attrs["macro"]
+        tin, tout = g.tensors[n.inputs[0]], g.tensors[n.outputs[0]]
+        s_in, zp_in, s_out, zp_out = tin.scale, tin.zero_point, tout.scale, tout.zero_point
+        oc = tout.shape[1]
+        if m.kind == "conv":
+            w = g.const(m.weight).astype(np.float64)
+            b = g.const(m.bias).astype(np.float64)
+            absmax = np.abs(w).reshape(oc, -1).max(axis=1) if cfg.per_channel else np.full(oc, np.abs(w).max())
+            s_w = np.where(absmax > 0, absmax / wmax, 1.0)
+            wq = np.clip(np.round(w / s_w[:, None, None, None]), -wmax, wmax).astype(np.int64)
+            bias = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * wq.reshape(oc, -1).sum(axis=1)
+            worst = np.abs(wq).reshape(oc, -1).sum(axis=1) * amax + np.abs(bias)
+            r = s_in * s_w / s_out
+        else:
+            wq, s_w = None, np.ones(oc)
+            bias = np.full(oc, -zp_in, np.int64)
+            worst = np.full(oc, amax + abs(zp_in))
+            r = np.full(oc, s_in / s_out)
+        lim = (1 << (acc_bits - 1)) - 1
+        if worst.max() > lim:
+            k = int(worst.argmax())
+            raise QuantError(f"layer {n.name}: accumulator could overflow: output channel {k} can reach "
+                             f"{int(worst[k])} > {lim} ({acc_bits}-bit signed accumulator)")
+        mp, sp, mn, sn = (np.zeros(oc, np.int64) for _ in range(4))
+        for c in range(oc):
+            mp[c], sp[c] = quantize_multiplier(float(r[c]), f"layer {n.name} channel {c}")
+            if m.act == "leaky":
+                mn[c], sn[c] = quantize_multiplier(float(r[c]) * m.alpha, f"layer {n.name} channel {c}")
+            elif m.act == "relu":
+                mn[c], sn[c] = 0, 1
+            else:
+                mn[c], sn[c] = mp[c], sp[c]
+        n.attrs["q"] = dict(w=wq, bias=bias, mult_pos=mp, shift_pos=sp, mult_neg=mn, shift_neg=sn,
+                            use_neg=m.act != "linear", zp_in=int(zp_in), zp_out=int(zp_out), qmin=cfg.qmin,
+                            qmax=cfg.qmax, s_w=s_w)
+    g.metadata["quant"] = {"bits": cfg.bits, "symmetric": cfg.symmetric, "per_channel": cfg.per_channel,
+                           "name": cfg.name}
+    return g
+
+
+def param_bytes(g: Graph, cfg: QuantConfig) -> int:
+    """Bytes of weights and biases in the quantized model (weights at bits/8 bytes, biases as int32 for int8 and
+    int64 for int16, as stored before packing into PBUF records)."""
+    total = 0
+    for n in g.macro_nodes():
+        q = n.attrs["q"]
+        if q["w"] is not None:
+            total += q["w"].size * cfg.bits // 8 + q["bias"].size * (4 if cfg.bits == 8 else 8)
+    return total
+
+
+def require_quantized(g: Graph):
+    if "quant" not in g.metadata:
+        raise GraphError("graph is not quantized (run quantize first)")

@@ -176,6 +176,9 @@ class Graph:
         for n in self.nodes:
             refs.update(n.inputs)
             refs.update(n.outputs)
+            m = n.attrs.get("macro")
+            if m is not None:
+                refs.update(x for x in (m.weight, m.bias) if x)
         for r in list(refs):
             if r in self.tensors:
                 refs.update(self.sources(r))

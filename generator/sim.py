@@ -1,0 +1,309 @@
+"""Golden ISA simulator (numpy): executes an encoded instruction stream on a DDR byte image.
+
+It touches data only as the instructions say (LOAD/STORE through the base-address registers, on-chip buffers
+of the configured sizes) and orders execution like the hardware: three modules (load, compute, store) each run
+their instructions in program order, concurrently, synchronised only by the four dependency-token FIFOs, with
+every instruction's duration from :mod:`generator.hwmodel`. Among instructions that are ready, the one that can
+start earliest runs first, so a missing dependency token shows up as wrong data, as it would on the FPGA.
+
+It is the reference the HLS C-simulation and the RTL must match bit for bit, and it is itself checked against
+the layer-level integer reference (:mod:`generator.qref`) and, through it, onnxruntime.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import isa
+from .hwmodel import HwConfig, insn_cycles
+
+PARAM_DTYPE = np.dtype([(n, "<" + t) for n, t, _ in isa.PARAM_RECORD])
+# the FIFO each flag of each module refers to (VTA-style: prev/next module in load -> compute -> store)
+FIFO_OF = {("load", "pop_next"): "c2l", ("load", "push_next"): "l2c",
+           ("compute", "pop_prev"): "l2c", ("compute", "push_prev"): "c2l",
+           ("compute", "pop_next"): "s2c", ("compute", "push_next"): "c2s",
+           ("store", "pop_prev"): "c2s", ("store", "push_prev"): "s2c"}
+
+
+class SimError(RuntimeError):
+    """The program did something the hardware flags as an error (the message names the instruction index):
+    illegal opcode, CONFIG mismatch, buffer or DDR access out of range, accumulator overflow, deadlock."""
+
+
+@dataclass
+class SimResult:
+    """cycles: total cycles until every module is idle; start/end: per-instruction cycle arrays;
+    busy: cycles each module spent executing; stall: cycles each module waited for tokens."""
+    cycles: int
+    start: np.ndarray
+    end: np.ndarray
+    busy: dict = field(default_factory=dict)
+    stall: dict = field(default_factory=dict)
+
+
+class GoldenSim:
+    """The accelerator in numpy.
+
+    Args:
+        hw: hardware configuration the simulated accelerator is built with.
+        ddr: uint8 array, the whole DDR image (modified in place by STOREs).
+        bases: byte address of each base register, ``{"WEIGHTS": a, "ACT": b, "INPUT": c, "OUTPUT": d}``.
+    """
+
+    def __init__(self, hw: HwConfig, ddr: np.ndarray, bases: dict):
+        self.hw, self.ddr = hw, ddr
+        self.base = [int(bases[isa.BASE_REG_NAMES[i]]) for i in range(len(isa.BASE_REGS))]
+        tn, tm = hw.tn, hw.tm
+        self.ibuf = [np.zeros(hw.ibuf_words * tn, np.int64) for _ in range(2)]
+        self.wbuf = [np.zeros(hw.wbuf_words * tn * tm, np.int64) for _ in range(2)]
+        self.acc = [np.zeros((hw.acc_words, tm), np.int64) for _ in range(2)]
+        self.obuf = np.zeros(hw.obuf_words * tm, np.int64)
+        self.pbuf = np.zeros(hw.pbuf_entries, PARAM_DTYPE)
+        self.precision = None
+        self.qmin = self.qmax = None
+
+    # ---- DDR access -------------------------------------------------------------------------------------
+    def _ddr_view(self, k, base_reg, off, rows, cols, nbytes, rs, ps):
+        start = self.base[base_reg] + off
+        last = start + (rows - 1) * rs + (cols - 1) * ps + nbytes - 1
+        if start < 0 or last >= self.ddr.size:
+            raise SimError(f"instruction {k}: DDR access [{start:#x}, {last:#x}] outside the {self.ddr.size}-byte image")
+        return as_strided(self.ddr[start:], shape=(rows, cols, nbytes), strides=(rs, ps, 1), writeable=True)
+
+    def _elem_dtype(self):
+        return np.dtype("<i1") if self.hw.elem_bytes == 1 else np.dtype("<i2")
+
+    # ---- instructions -----------------------------------------------------------------------------------
+    def _config(self, k, f):
+        hw = self.hw
+        if f["isa_version"] != isa.ISA_VERSION:
+            raise SimError(f"instruction {k}: CONFIG ISA version {f['isa_version']}, hardware implements {isa.ISA_VERSION}")
+        if (f["tn"], f["tm"], f["config_id"]) != (hw.tn, hw.tm, hw.config_id):
+            raise SimError(f"instruction {k}: CONFIG for a Tn={f['tn']} Tm={f['tm']} id={f['config_id']:#x} "
+                           f"accelerator, this one is Tn={hw.tn} Tm={hw.tm} id={hw.config_id:#x}")
+        bits = 8 if f["precision"] == 0 else 16
+        if bits != hw.bits:
+            raise SimError(f"instruction {k}: CONFIG precision int{bits}, simulator configured for int{hw.bits}")
+        self.precision = bits
+        self.qmin, self.qmax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def _load(self, k, f):
+        hw = self.hw
+        rows, cols, elems = f["rows"], f["cols"], f["elems"]
+        if f["buf"] == isa.BUFFERS["PBUF"]:
+            v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, cols, elems * isa.PARAM_RECORD_BYTES,
+                               f["row_stride"], f["pix_stride"])
+            recs = np.ascontiguousarray(v).view(PARAM_DTYPE).reshape(-1)
+            lo = f["dst_word"]
+            if lo + recs.size > hw.pbuf_entries:
+                raise SimError(f"instruction {k}: PBUF load of {recs.size} records at {lo} exceeds {hw.pbuf_entries}")
+            self.pbuf[lo:lo + recs.size] = recs
+            return
+        eb = hw.elem_bytes
+        v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, cols, elems * eb, f["row_stride"], f["pix_stride"])
+        data = np.ascontiguousarray(v).view(self._elem_dtype()).reshape(rows, cols, elems).astype(np.int64)
+        if f["buf"] == isa.BUFFERS["IBUF"]:
+            buf, lanes = self.ibuf[f["bank"]], hw.tn
+        elif f["buf"] == isa.BUFFERS["WBUF"]:
+            buf, lanes = self.wbuf[f["bank"]], hw.tn * hw.tm
+        else:
+            raise SimError(f"instruction {k}: LOAD into unknown buffer {f['buf']}")
+        pix = np.arange(rows * cols).reshape(rows, cols)
+        start = (f["dst_word"] + pix * f["dst_pitch"]) * lanes + f["dst_elem"]
+        idx = start[:, :, None] + np.arange(elems)
+        if idx.size and (idx.max() >= buf.size):
+            raise SimError(f"instruction {k}: LOAD writes element {int(idx.max())} of a {buf.size}-element "
+                           f"{isa.BUFFER_NAMES[f['buf']]} bank")
+        buf[idx] = data
+
+    def _compute(self, k, f):
+        hw = self.hw
+        tn, tm = hw.tn, hw.tm
+        oh, ow, og, ig, kh, kw, s = f["oh"], f["ow"], f["og"], f["ig"], f["kh"], f["kw"], f["stride"]
+        rows_in = (oh - 1) * s + kh
+        cols_in = f["in_cols"]
+        if (ow - 1) * s + kw > cols_in:
+            raise SimError(f"instruction {k}: COMPUTE window needs {(ow - 1) * s + kw} ifmap columns, tile has {cols_in}")
+        n_i = rows_in * cols_in * ig * tn
+        i0 = f["ibuf_word"] * tn
+        ib = self.ibuf[f["ibuf_bank"]]
+        if i0 + n_i > ib.size:
+            raise SimError(f"instruction {k}: COMPUTE reads IBUF beyond its {ib.size} elements")
+        ifm = ib[i0:i0 + n_i].reshape(rows_in, cols_in, ig * tn)
+        acc = self.acc[f["acc_bank"]]
+        nw = oh * ow * og
+        if nw > acc.shape[0]:
+            raise SimError(f"instruction {k}: COMPUTE tile of {nw} accumulator words exceeds {acc.shape[0]}")
+        if f["bypass"]:
+            if og * tm > ig * tn:
+                raise SimError(f"instruction {k}: bypass of {og * tm} channels from {ig * tn} ifmap lanes")
+            part = ifm[0:(oh - 1) * s + 1:s, 0:(ow - 1) * s + 1:s, :og * tm].reshape(nw, tm)
+        else:
+            n_w = og * ig * kh * kw * tm * tn
+            w0 = f["wbuf_word"] * tn * tm
+            wb = self.wbuf[f["wbuf_bank"]]
+            if w0 + n_w > wb.size:
+                raise SimError(f"instruction {k}: COMPUTE reads WBUF beyond its {wb.size} elements")
+            w = wb[w0:w0 + n_w].reshape(og, ig, kh, kw, tm, tn).astype(np.float64)
+            out = np.zeros((oh * ow, og * tm), np.float64)
+            ifm64 = ifm.astype(np.float64)
+            for ky in range(kh):
+                for kx in range(kw):
+                    sub = ifm64[ky:ky + (oh - 1) * s + 1:s, kx:kx + (ow - 1) * s + 1:s].reshape(oh * ow, ig * tn)
+                    wk = w[:, :, ky, kx].transpose(0, 2, 1, 3).reshape(og * tm, ig * tn)
+                    out += sub @ wk.T
+            part = out.astype(np.int64).reshape(nw, tm)
+        if f["acc_init"]:
+            acc[:nw] = part
+        else:
+            acc[:nw] += part
+        lim = 1 << (hw.acc_bits - 1)
+        if np.abs(acc[:nw]).max(initial=0) >= lim:
+            raise SimError(f"instruction {k}: accumulator overflow ({hw.acc_bits}-bit)")
+
+    def _post(self, k, f):
+        hw = self.hw
+        tm = hw.tm
+        oh, ow, og = f["oh"], f["ow"], f["og"]
+        C = og * tm
+        acc = self.acc[f["acc_bank"]][:oh * ow * og].reshape(oh, ow, C)
+        oc = f["pbuf_oc"] + np.arange(C)
+        if oc[-1] >= hw.pbuf_entries:
+            raise SimError(f"instruction {k}: POST reads PBUF entry {oc[-1]} of {hw.pbuf_entries}")
+        p = self.pbuf[oc]
+        v = acc + p["bias"].astype(np.int64)
+        neg = (v < 0) & bool(f["act"])
+        m = np.where(neg, p["mult_neg"].astype(np.int64), p["mult_pos"].astype(np.int64))
+        sh = np.where(neg, p["shift_neg"].astype(np.int64), p["shift_pos"].astype(np.int64))
+        if (sh < 1).any():
+            raise SimError(f"instruction {k}: POST with a requantization shift of 0")
+        q = ((v * m + (np.int64(1) << (sh - 1))) >> sh) + f["zp_out"]
+        q = np.clip(q, self.qmin, self.qmax)
+        up = max(f["up"], 1)
+        prow, pcol = f["out_rows"] // up, f["out_cols"] // up
+        pk, ps = max(f["pool_k"], 1), max(f["pool_s"], 1)
+        if pk > 1 or ps > 1:
+            res = None
+            for dy in range(pk):
+                ys = np.minimum(np.arange(prow) * ps + dy, oh - 1)
+                for dx in range(pk):
+                    xs = np.minimum(np.arange(pcol) * ps + dx, ow - 1)
+                    t = q[ys][:, xs]
+                    res = t if res is None else np.maximum(res, t)
+            q = res
+        else:
+            q = q[:prow, :pcol]
+        if up > 1:
+            q = q.repeat(up, axis=0).repeat(up, axis=1)
+        n = q.size
+        if n > self.obuf.size:
+            raise SimError(f"instruction {k}: POST output of {n} elements exceeds OBUF ({self.obuf.size})")
+        self.obuf[:n] = q.reshape(-1)
+
+    def _store(self, k, f):
+        hw = self.hw
+        rows, cols, elems, pitch = f["rows"], f["cols"], f["elems"], f["src_pitch"] * hw.tm
+        need = (rows * cols - 1) * pitch + elems
+        if need > self.obuf.size:
+            raise SimError(f"instruction {k}: STORE reads OBUF beyond its {self.obuf.size} elements")
+        src = self.obuf[:rows * cols * pitch].reshape(rows, cols, pitch)[:, :, :elems]
+        v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, cols, elems * hw.elem_bytes,
+                           f["row_stride"], f["pix_stride"])
+        v[...] = src.astype(self._elem_dtype()).view(np.uint8).reshape(rows, cols, elems * hw.elem_bytes)
+
+    # ---- scheduler ----------------------------------------------------------------------------------------
+    def run(self, program: bytes, functional: bool = True, progress: bool = False) -> SimResult:
+        """Execute the program; returns cycle counts. With ``functional=False`` only timing is simulated.
+
+        Raises SimError (illegal opcode, CONFIG mismatch, out-of-range access, overflow, deadlock, missing END).
+        """
+        n = len(program) // isa.INSN_BYTES
+        insns = []
+        for k in range(n):
+            try:
+                insns.append(isa.decode(program[k * isa.INSN_BYTES:(k + 1) * isa.INSN_BYTES]))
+            except isa.IsaError as e:
+                raise SimError(f"instruction {k}: {e}") from None
+        if not insns or insns[0].op != "CONFIG":
+            raise SimError("instruction 0: a program must start with CONFIG")
+        if not any(i.op == "END" for i in insns):
+            raise SimError(f"no END instruction in the {n}-instruction program")
+        return self.run_insns(insns, functional, progress)
+
+    def run_insns(self, insns, functional=True, progress=False) -> SimResult:
+        """Execute decoded instructions (see :meth:`run`)."""
+        queues = {"load": deque(), "compute": deque(), "store": deque()}
+        for k, ins in enumerate(insns):
+            queues[ins.module].append(k)
+            if ins.op == "END":
+                break
+        fifo = {c: deque() for c in ("l2c", "c2l", "c2s", "s2c")}
+        free = {m: 0 for m in queues}
+        busy = {m: 0 for m in queues}
+        stall = {m: 0 for m in queues}
+        start = np.zeros(len(insns), np.int64)
+        end = np.zeros(len(insns), np.int64)
+        handlers = {"CONFIG": self._config, "LOAD": self._load, "COMPUTE": self._compute, "POST": self._post,
+                    "STORE": self._store}
+        total = sum(len(q) for q in queues.values())
+        bar = None
+        if progress:
+            from tqdm import tqdm
+            bar = tqdm(total=total, desc="golden sim", unit="insn")
+        done = 0
+        while done < total:
+            best = None
+            for m, q in queues.items():
+                if not q:
+                    continue
+                k = q[0]
+                ins = insns[k]
+                t = max(free[m], k)   # fetch issues one instruction per cycle
+                ok = True
+                for flag in ("pop_prev", "pop_next"):
+                    if ins.f[flag]:
+                        ch = FIFO_OF.get((m, flag))
+                        if ch is None:
+                            raise SimError(f"instruction {k}: {ins.op} cannot {flag} (the {m} module has no such neighbour)")
+                        if not fifo[ch]:
+                            ok = False
+                            break
+                        t = max(t, fifo[ch][0])
+                if ok and (best is None or (t, k) < (best[0], best[2])):
+                    best = (t, m, k)
+            if best is None:
+                heads = {m: (insns[q[0]].op, q[0]) for m, q in queues.items() if q}
+                raise SimError(f"deadlock: every module waits for a dependency token; queue heads {heads}, "
+                               f"tokens { {c: len(v) for c, v in fifo.items()} }")
+            t, m, k = best
+            ins = insns[k]
+            for flag in ("pop_prev", "pop_next"):
+                if ins.f[flag]:
+                    fifo[FIFO_OF[(m, flag)]].popleft()
+            if self.precision is None and ins.op not in ("CONFIG", "NOP"):
+                raise SimError(f"instruction {k}: {ins.op} before CONFIG")
+            if functional or ins.op == "CONFIG":
+                h = handlers.get(ins.op)
+                if h is not None:
+                    h(k, ins.f)
+            c = insn_cycles(self.hw, ins)
+            stall[m] += t - free[m]
+            start[k], end[k] = t, t + c
+            free[m] = t + c
+            busy[m] += c
+            for flag in ("push_prev", "push_next"):
+                if ins.f[flag]:
+                    ch = FIFO_OF.get((m, flag))
+                    if ch is None:
+                        raise SimError(f"instruction {k}: {ins.op} cannot {flag} (the {m} module has no such neighbour)")
+                    fifo[ch].append(t + c)
+            queues[m].popleft()
+            done += 1
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        return SimResult(int(max(free.values())), start, end, busy, stall)

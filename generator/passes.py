@@ -72,6 +72,10 @@ def fc_to_conv(graph: Graph) -> Graph:
             x4 = src.inputs[0]
         elif len(g.tensors[n.inputs[0]].shape) == 4:
             x4 = n.inputs[0]
+        elif (len(g.tensors[n.inputs[0]].shape) == 2 and src is not None and src.op in ACT_OPS | {"Identity"}
+              and len(g.tensors[src.inputs[0]].shape) == 4):
+            x4 = n.inputs[0]   # an activation between two FCs: [1, K] is the [1, K, 1, 1] output of the first
+            g.tensors[x4].shape = tuple(g.tensors[src.inputs[0]].shape)
         else:
             raise GraphError(f"node {n.name} ({n.op}): input is not a flattened [1, C, H, W] tensor")
         _, c, h, w = g.tensors[x4].shape

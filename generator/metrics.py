@@ -1,0 +1,119 @@
+"""Detection accuracy: IoU and PASCAL-VOC-style average precision / mAP (numpy only).
+
+Conventions (those of the VOC 2010+ devkit ``VOCevaldet`` / ``voc_eval.py`` with ``use_07_metric=False``):
+
+* boxes are ``[x1, y1, x2, y2]`` in continuous pixel coordinates; area = ``(x2-x1)*(y2-y1)`` (no "+1");
+* per class, all predictions of all images are ranked by score descending (stable: ties keep input order);
+  each prediction is matched to the ground-truth box of the same class in the same image with the highest IoU;
+  it is a true positive if that IoU is ``>= iou_thresh`` and that GT box is not matched yet, otherwise a false
+  positive (a duplicate on an already-matched GT is a false positive; it does not fall back to another GT);
+* AP = area under the all-point interpolated precision envelope
+  (``p_interp(r) = max_{r' >= r} p(r')``, summed over the recall steps);
+* mAP = mean AP over the classes that have at least one ground-truth box. Classes that only appear in the
+  predictions (no GT box anywhere) are ignored -- they have no defined recall; their false positives do not
+  lower the mAP. A class with GT but no prediction has AP 0.
+
+Inputs are per-image lists of dicts: predictions ``{"label", "score", "box", ...}`` (as ``host.yolo.detect``
+returns), ground truth ``{"label", "box", ...}``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["iou", "average_precision", "mean_average_precision"]
+
+
+def iou(box, boxes) -> np.ndarray:
+    """IoU of one box with many.
+
+    Args:
+        box: [4] x1, y1, x2, y2; boxes: [N, 4] (or [4]).
+    Returns:
+        float64 [N] in 0..1 (0 where the union is empty / degenerate).
+    """
+    b = np.asarray(box, dtype=np.float64).reshape(4)
+    bs = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+    iw = np.clip(np.minimum(b[2], bs[:, 2]) - np.maximum(b[0], bs[:, 0]), 0.0, None)
+    ih = np.clip(np.minimum(b[3], bs[:, 3]) - np.maximum(b[1], bs[:, 1]), 0.0, None)
+    inter = iw * ih
+    area_b = max(b[2] - b[0], 0.0) * max(b[3] - b[1], 0.0)
+    area_bs = np.clip(bs[:, 2] - bs[:, 0], 0.0, None) * np.clip(bs[:, 3] - bs[:, 1], 0.0, None)
+    union = area_b + area_bs - inter
+    out = np.zeros(bs.shape[0], dtype=np.float64)
+    np.divide(inter, union, out=out, where=union > 0)
+    return out
+
+
+def _voc_ap(tp: np.ndarray, n_gt: int) -> float:
+    """All-point interpolated AP from the ranked TP flags (1 = TP, 0 = FP) and the number of GT boxes."""
+    if tp.size == 0:
+        return 0.0
+    ctp = np.cumsum(tp, dtype=np.float64)
+    cfp = np.cumsum(1.0 - tp, dtype=np.float64)
+    rec = ctp / n_gt
+    prec = ctp / (ctp + cfp)
+    mrec = np.concatenate([[0.0], rec, [1.0]])
+    mpre = np.concatenate([[0.0], prec, [0.0]])
+    mpre = np.maximum.accumulate(mpre[::-1])[::-1]          # precision envelope
+    i = np.nonzero(mrec[1:] != mrec[:-1])[0]
+    return float(np.sum((mrec[i + 1] - mrec[i]) * mpre[i + 1]))
+
+
+def _check(preds_per_image, gts_per_image):
+    if len(preds_per_image) != len(gts_per_image):
+        raise ValueError(f"{len(preds_per_image)} prediction lists but {len(gts_per_image)} ground-truth lists")
+
+
+def average_precision(preds, gts, iou_thresh: float = 0.5) -> dict:
+    """VOC-style AP per class.
+
+    Args:
+        preds: list (one per image) of lists of prediction dicts with ``"label"``, ``"score"``, ``"box"``.
+        gts: list (one per image, same length) of lists of GT dicts with ``"label"``, ``"box"``.
+        iou_thresh: minimum IoU (inclusive) for a true positive.
+    Returns:
+        ``{label: AP}`` for every label with at least one GT box (labels seen only in predictions are absent).
+    Raises:
+        ValueError: the two lists differ in length.
+    """
+    _check(preds, gts)
+    gt_by_class: dict = {}            # label -> {image index: boxes [M, 4]}
+    for im, g in enumerate(gts):
+        for d in g:
+            gt_by_class.setdefault(d["label"], {}).setdefault(im, []).append(d["box"])
+    pred_by_class: dict = {}          # label -> list of (score, image index, box)
+    for im, p in enumerate(preds):
+        for d in p:
+            if d["label"] in gt_by_class:
+                pred_by_class.setdefault(d["label"], []).append((float(d["score"]), im, d["box"]))
+    out = {}
+    for label, per_img in gt_by_class.items():
+        gt_boxes = {im: np.asarray(b, dtype=np.float64).reshape(-1, 4) for im, b in per_img.items()}
+        used = {im: np.zeros(len(b), dtype=bool) for im, b in gt_boxes.items()}
+        n_gt = sum(len(b) for b in gt_boxes.values())
+        cand = pred_by_class.get(label, [])
+        order = np.argsort(-np.asarray([c[0] for c in cand], dtype=np.float64), kind="stable")
+        tp = np.zeros(len(cand), dtype=np.float64)
+        for rank, k in enumerate(order):
+            _, im, box = cand[k]
+            if im not in gt_boxes:
+                continue
+            ov = iou(box, gt_boxes[im])
+            j = int(np.argmax(ov))
+            if ov[j] >= iou_thresh and not used[im][j]:
+                used[im][j] = True
+                tp[rank] = 1.0
+        out[label] = _voc_ap(tp, n_gt)
+    return out
+
+
+def mean_average_precision(preds_per_image, gts_per_image, iou_thresh: float = 0.5) -> float:
+    """mAP@iou_thresh: mean of :func:`average_precision` over the classes with at least one GT box.
+
+    Classes with predictions but no GT are ignored (see the module docstring). Returns ``nan`` when there is no
+    GT box at all (nothing to measure). Raises ValueError when the two lists differ in length.
+    """
+    aps = average_precision(preds_per_image, gts_per_image, iou_thresh)
+    if not aps:
+        return float("nan")
+    return float(np.mean(list(aps.values())))

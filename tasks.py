@@ -1,0 +1,117 @@
+"""Project tasks (``invoke --list``). Run inside the virtual environment that ``./setup.sh`` creates."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from invoke import task
+
+ROOT = Path(__file__).resolve().parent
+QUANTS = "int8-asym|int8-sym|int16-sym|int16-asym"
+
+
+def _die(msg: str):
+    print(f"error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def _compile(board, quant, per_tensor, model, progress=True):
+    from generator.board import BoardError
+    from generator.codegen import ScheduleError
+    from generator.compiler import compile_model
+    from generator.ir import GraphError
+    from generator.quantize import QuantError
+
+    try:
+        return compile_model(board, quant, per_channel=not per_tensor, model=model, progress=progress)
+    except (BoardError, GraphError, QuantError, ScheduleError, FileNotFoundError) as e:
+        _die(str(e))
+
+
+def _out_dir(c, out):
+    if out:
+        return Path(out)
+    return ROOT / "build" / c.board.name / c.model_path.stem / c.quant.name
+
+
+@task(help={"board": "board name (boards/*.yaml)", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
+            "model": "ONNX model (default: official YOLOv4-tiny)", "out": "artifact folder"})
+def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, out=None):
+    """Compile the model to an instruction program for BOARD; print the per-layer schedule."""
+    from generator.compiler import schedule_table, write_artifacts
+
+    t0 = time.time()
+    comp = _compile(board, quant, per_tensor, model)
+    d = write_artifacts(comp, _out_dir(comp, out))
+    print(schedule_table(comp))
+    secs = ", ".join(f"{k} {v:.1f} s" for k, v in comp.seconds.items())
+    print(f"compiled in {time.time() - t0:.1f} s ({secs}); {len(comp.program.insns)} instructions, "
+          f"{len(comp.program.weights)} weight bytes -> {d}")
+
+
+@task(help={"image": "image file", "out": "output folder", "board": "board name", "quant": QUANTS,
+            "per_tensor": "per-tensor weight scales", "model": "ONNX model"})
+def detect(c, image, out="out", board="zcu19eg", quant="int8-asym", per_tensor=False, model=None):
+    """Compile, run IMAGE through the golden ISA simulator, write OUT/detections.json and OUT/detections.png."""
+    from generator.compiler import detections_from_heads, quantize_image, write_artifacts
+    from generator.runtime import run_golden
+    from host.draw import draw_detections
+    from host.preprocess import ImageError, load_image
+
+    try:
+        img = load_image(image)
+    except ImageError as e:
+        _die(str(e))
+    comp = _compile(board, quant, per_tensor, model)
+    write_artifacts(comp, _out_dir(comp, None))
+    xq = quantize_image(comp, img)
+    t0 = time.time()
+    heads, res, _, _ = run_golden(comp.program, comp.qgraph, xq, progress=True)
+    secs = time.time() - t0
+    dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
+    od = Path(out)
+    od.mkdir(parents=True, exist_ok=True)
+    (od / "detections.json").write_text(json.dumps(dets, indent=1))
+    draw_detections(img, dets, od / "detections.png")
+    for d in dets:
+        print(f"  {d['label']:<14} {d['score']:.2f}  box {[round(v) for v in d['box']]}")
+    hw = comp.hw
+    print(f"golden simulator: {res.cycles} cycles = {res.cycles / hw.clock_mhz / 1e3:.2f} ms at "
+          f"{hw.clock_mhz:.0f} MHz ({hw.clock_mhz * 1e6 / res.cycles:.1f} frames/s, int{hw.bits}, "
+          f"{hw.tn}x{hw.tm} PE array); simulated in {secs:.1f} s")
+    print(f"wrote {od / 'detections.json'} and {od / 'detections.png'}")
+
+
+@task(help={"board": "board name", "out": "output folder", "images": "limit the number of images (0: all)"})
+def accuracy(c, board="zcu19eg", out="build/accuracy", images=0):
+    """Accuracy table: float vs int16/int8 (sym/asym, per-channel/per-tensor): mAP@0.5, SQNR, parameter bytes."""
+    from generator.accuracy import accuracy_table
+
+    accuracy_table(board, Path(out), max_images=int(images))
+
+
+@task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
+            "program": "program.bin to disassemble (default: compile)", "limit": "max lines (0: all)"})
+def disasm(c, board="zcu19eg", quant="int8-asym", per_tensor=False, program=None, limit=0):
+    """Disassemble a program (one instruction per line)."""
+    from generator import isa
+
+    if program:
+        blob = Path(program).read_bytes()
+    else:
+        blob = _compile(board, quant, per_tensor, None, progress=False).program.blob
+    try:
+        text = isa.disasm_program(blob)
+    except isa.IsaError as e:
+        _die(f"{program}: {e}")
+    lines = text.splitlines()
+    print("\n".join(lines[:int(limit)] if int(limit) else lines))
+
+
+@task(help={"slow": "include slow tests (full frames)"})
+def test(c, slow=False):
+    """Run the test suite (pytest)."""
+    args = "-m ''" if slow else ""
+    c.run(f"{sys.executable} -m pytest -q {args}", pty=False)

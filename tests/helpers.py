@@ -1,0 +1,55 @@
+"""Shared test helpers: compile a small ONNX model for a (possibly tiny) board and run it."""
+from __future__ import annotations
+
+import numpy as np
+import yaml
+
+from generator import codegen, passes, qref, runtime
+from generator.board import BOARDS_DIR, Board
+from generator.frontend.onnx_loader import load_onnx
+from generator.hwmodel import HwConfig
+from generator.quantize import QuantConfig, calibrate, quantize
+
+
+def board(name="zcu19eg", **acc) -> Board:
+    """A board from boards/NAME.yaml with accelerator fields overridden (e.g. tiny buffers to force tiling)."""
+    raw = yaml.safe_load((BOARDS_DIR / f"{name}.yaml").read_text())
+    raw["accelerator"].update(acc)
+    return Board.model_validate(raw)
+
+
+TINY = dict(tn=8, tm=8, ibuf_bank_bytes=3072, wbuf_bank_bytes=4608, acc_bank_words=96, obuf_bytes=2048,
+            pbuf_entries=256)
+
+
+def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n_calib=4):
+    """Passes, calibration on random inputs, quantization and program for ``model``.
+    Returns (quantized graph, program, calibration inputs)."""
+    brd = brd or board()
+    cfg = QuantConfig.from_mode(mode, per_channel)
+    hw = HwConfig.from_board(brd, cfg.bits)
+    g = passes.run_all(load_onnx(model))
+    shp = g.tensors[g.inputs[0]].shape
+    rng = np.random.default_rng(seed)
+    xs = [rng.random(shp).astype(np.float32) for _ in range(n_calib)]
+    gq = quantize(g, calibrate(g, xs, progress=False), cfg, hw.acc_bits)
+    return gq, codegen.compile_program(gq, hw), xs
+
+
+def quantize_input(gq, x):
+    t = gq.tensors[gq.inputs[0]]
+    q = QuantConfig(bits=int(t.dtype[3:]))
+    return np.clip(np.floor(x[0] / t.scale + 0.5) + t.zero_point, q.qmin, q.qmax).astype(np.int64)
+
+
+def run_both(gq, prog, x):
+    """(golden simulator outputs, layer-level reference outputs, SimResult) for float input x [1, C, H, W]."""
+    xq = quantize_input(gq, x)
+    gold, res, _, _ = runtime.run_golden(prog, gq, xq)
+    ref = qref.run_quantized(gq, xq)
+    return gold, {k: v[0] for k, v in ref.items() if k != "regions"}, res
+
+
+def sqnr_db(ref, got):
+    ref, got = np.asarray(ref, np.float64).ravel(), np.asarray(got, np.float64).ravel()
+    return 10 * np.log10(np.sum(ref ** 2) / max(np.sum((ref - got) ** 2), 1e-30))

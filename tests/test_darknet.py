@@ -1,0 +1,468 @@
+"""Tests of the darknet cfg + weights -> ONNX converter (generator/frontend/darknet.py).
+
+References used, all independent of the converter code:
+* the official YOLOv4-tiny files (float count from the file size, head shapes from the published architecture);
+* OpenCV's own darknet importer (cv2.dnn.readNetFromDarknet) run on a real photo;
+* a plain numpy implementation of darknet's layers (below) on a handmade cfg with random weights that this test
+  writes in darknet's binary format itself.
+"""
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import shape_inference
+
+from generator.data import DataMissingError, sample_images, yolov4_tiny_cfg, yolov4_tiny_weights
+from generator.frontend.darknet import DarknetError, Section, darknet_to_onnx, main, parse_cfg
+
+OFFICIAL_FLOATS = 6_062_814          # DATA.md; also (24,251,276 - 20-byte header) / 4
+
+
+def _official():
+    try:
+        return yolov4_tiny_cfg(), yolov4_tiny_weights()
+    except DataMissingError as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="module")
+def official():
+    cfg, weights = _official()
+    return cfg, weights, darknet_to_onnx(cfg, weights)
+
+
+def _meta(model):
+    return {p.key: json.loads(p.value) for p in model.metadata_props}
+
+
+def _shape(vi):
+    return [d.dim_value for d in vi.type.tensor_type.shape.dim]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# 1. official yolov4-tiny
+
+def test_official_converts(official, tmp_path):
+    cfg, weights, model = official
+    onnx.checker.check_model(model, full_check=True)
+    assert model.ir_version == 8
+    assert [(o.domain, o.version) for o in model.opset_import] == [("", 13)]
+    inferred = shape_inference.infer_shapes(model, strict_mode=True)
+    assert [i.name for i in inferred.graph.input] == ["input"]
+    assert _shape(inferred.graph.input[0]) == [1, 3, 416, 416]
+    assert [(o.name, _shape(o)) for o in inferred.graph.output] == [("layer_29", [1, 255, 13, 13]),
+                                                                    ("layer_36", [1, 255, 26, 26])]
+    # every float of the file is consumed: file size minus the 20-byte header (version 0.2.5, 64-bit seen)
+    assert (weights.stat().st_size - 20) // 4 == OFFICIAL_FLOATS
+    meta = _meta(model)
+    assert meta["darknet_floats_consumed"] == OFFICIAL_FLOATS
+    assert meta["darknet_header"] == {"major": 0, "minor": 2, "revision": 5, "seen": meta["darknet_header"]["seen"]}
+    assert meta["darknet_net"] == {"width": 416, "height": 416, "channels": 3}
+    anchors = [[10, 14], [23, 27], [37, 58], [81, 82], [135, 169], [344, 319]]
+    assert meta["darknet_yolo"] == [
+        {"output": "layer_29", "layer": 30, "anchors": anchors, "mask": [3, 4, 5], "classes": 80,
+         "scale_x_y": 1.05, "cfg_line": 217},
+        {"output": "layer_36", "layer": 37, "anchors": anchors, "mask": [1, 2, 3], "classes": 80,
+         "scale_x_y": 1.05, "cfg_line": 266},
+    ]
+    ops = [n.op_type for n in model.graph.node]
+    assert ops.count("Conv") == 21 and ops.count("BatchNormalization") == 19 and ops.count("LeakyRelu") == 19
+    assert ops.count("Split") == 3 and ops.count("MaxPool") == 3 and ops.count("Resize") == 1
+    names = {n.name: n for n in model.graph.node}
+    assert {"conv_0", "bn_0", "leaky_0", "split_3", "route_8", "maxpool_9", "upsample_33", "route_34",
+            "conv_29", "conv_36"} <= set(names)
+    assert "bn_29" not in names and len(names["conv_29"].input) == 3     # linear head: conv with bias, no BN
+    assert len(names["conv_0"].input) == 2                               # BN conv: no bias input
+    assert list(names["split_3"].output) == ["layer_3_part0", "layer_3"]  # group_id=1: second half
+    maxpool_pads = {n.name: [a.ints for a in n.attribute if a.name == "pads"][0] for n in model.graph.node
+                    if n.op_type == "MaxPool"}
+    assert all(list(p) == [0, 0, 0, 0] for p in maxpool_pads.values())   # 2x2/2 on even sizes
+    params = sum(int(np.prod(t.dims)) for t in model.graph.initializer if t.data_type == onnx.TensorProto.FLOAT
+                 and not t.name.endswith(".scales"))
+    assert params == OFFICIAL_FLOATS
+
+    # CLI writes the same model
+    out = tmp_path / "y.onnx"
+    assert main([str(cfg), str(weights), str(out)]) == 0
+    saved = onnx.load(str(out))
+    assert [o.name for o in saved.graph.output] == ["layer_29", "layer_36"]
+    assert _meta(saved)["darknet_floats_consumed"] == OFFICIAL_FLOATS
+
+
+# ------------------------------------------------------------------------------------------------------------
+# 2. OpenCV's darknet importer as an independent numerical reference
+
+def _bus_blob(h, w):
+    from PIL import Image
+
+    img = Image.open(sample_images()["bus"]).convert("RGB").resize((w, h), Image.BILINEAR)
+    return (np.asarray(img, np.float32) / 255.0).transpose(2, 0, 1)[None].copy()
+
+
+def test_matches_opencv_darknet_importer(official):
+    cv2 = pytest.importorskip("cv2", reason="opencv-python-headless (requirements.txt) not installed")
+    if not hasattr(cv2, "dnn") or not hasattr(cv2.dnn, "readNetFromDarknet"):
+        pytest.skip(f"OpenCV {cv2.__version__} has no readNetFromDarknet (removed in 5.x)")
+    cfg, weights, model = official
+    blob = _bus_blob(416, 416)
+    net = cv2.dnn.readNetFromDarknet(str(cfg), str(weights))
+    net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
+    net.setInput(blob)
+    # OpenCV names its darknet layers conv_<darknet index>: the raw head convolutions feeding the two [yolo]
+    heads = [y["output"].replace("layer_", "conv_") for y in _meta(model)["darknet_yolo"]]
+    assert heads == ["conv_29", "conv_36"] and set(heads) <= set(net.getLayerNames())
+    ref = net.forward(heads)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    ours = sess.run(None, {"input": blob})
+    for name, a, b in zip(heads, ours, ref):
+        assert a.shape == b.shape, name
+        scale = float(np.abs(b).max())
+        assert scale > 1.0, name        # a real, non-degenerate activation map
+        err = float(np.abs(a - b).max())
+        assert err <= 1e-3 * scale, f"{name}: max |ours - opencv| = {err} vs max |opencv| = {scale}"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# 3. bad input
+
+def test_truncated_weights(official, tmp_path):
+    cfg, weights, _ = official
+    data = weights.read_bytes()
+    cut = tmp_path / "yolov4-tiny.weights"
+    # header + 1000 floats: conv 0 (cfg line 25) needs 32*4 + 32*3*3*3 = 992, conv 1 (line 33) needs
+    # 64*4 + 64*32*3*3 = 18688 and finds 8
+    cut.write_bytes(data[:20 + 4 * 1000])
+    with pytest.raises(DarknetError) as e:
+        darknet_to_onnx(cfg, cut)
+    msg = str(e.value)
+    assert "yolov4-tiny.weights truncated" in msg
+    assert "[convolutional] at yolov4-tiny.cfg:33" in msg and "needs 18688 floats, only 8 left" in msg
+    # last 100 floats missing: the last head conv (line 259: 255 filters, 256 inputs, 1x1, bias) needs 65535
+    cut.write_bytes(data[:-400])
+    with pytest.raises(DarknetError, match=r"yolov4-tiny\.cfg:259 .*needs 65535 floats, only 65435 left"):
+        darknet_to_onnx(cfg, cut)
+    cut.write_bytes(data[:15])
+    with pytest.raises(DarknetError, match="truncated: header"):
+        darknet_to_onnx(cfg, cut)
+
+
+def test_weights_with_extra_data(official, tmp_path):
+    cfg, weights, _ = official
+    extra = tmp_path / "yolov4-tiny.weights"
+    extra.write_bytes(weights.read_bytes() + struct.pack("<2f", 1.0, 2.0))
+    with pytest.raises(DarknetError) as e:
+        darknet_to_onnx(cfg, extra)
+    msg = str(e.value)
+    assert "yolov4-tiny.weights" in msg and "2 unread float(s)" in msg
+    assert f"needs {OFFICIAL_FLOATS} floats" in msg and f"holds {OFFICIAL_FLOATS + 2}" in msg
+    extra.write_bytes(weights.read_bytes() + b"\0\0\0")
+    with pytest.raises(DarknetError, match="0 unread float.* and 3 stray byte"):
+        darknet_to_onnx(cfg, extra)
+
+
+def _edited_cfg(tmp_path, cfg, inserts: dict[int, str], name="yolov4-tiny.cfg"):
+    """Copy ``cfg`` inserting text before the given 1-based lines; returns the new path."""
+    lines = cfg.read_text().splitlines()
+    for at in sorted(inserts, reverse=True):
+        lines[at - 1:at - 1] = inserts[at].splitlines()
+    p = tmp_path / name
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+def test_unsupported_sections_all_listed(official, tmp_path):
+    cfg, weights, _ = official
+    # [shortcut] inserted before line 84 ([maxpool]) lands on line 84; [reorg] before line 178 lands on 178 + 4
+    bad = _edited_cfg(tmp_path, cfg, {84: "[shortcut]\nfrom=-3\nactivation=linear\n",
+                                      178: "[reorg]\nstride=2\n"})
+    assert bad.read_text().splitlines()[83] == "[shortcut]" and bad.read_text().splitlines()[181] == "[reorg]"
+    with pytest.raises(DarknetError) as e:
+        darknet_to_onnx(bad, weights)
+    msg = str(e.value)
+    assert "2 unsupported section(s)" in msg
+    assert "yolov4-tiny.cfg:84 [shortcut]" in msg and "yolov4-tiny.cfg:182 [reorg]" in msg
+
+
+def test_grouped_convolution_rejected(official, tmp_path):
+    cfg, weights, _ = official
+    bad = _edited_cfg(tmp_path, cfg, {58: "groups=2"})      # inside the [convolutional] of line 54
+    with pytest.raises(DarknetError, match=r"yolov4-tiny\.cfg:54 \[convolutional\]: groups=2 is not supported"):
+        darknet_to_onnx(bad, weights)
+
+
+def test_other_cfg_errors(official, tmp_path):
+    cfg, weights, _ = official
+    bad = _edited_cfg(tmp_path, cfg, {31: "activation=mish"}, name="a.cfg")  # first key wins: line 31 of conv 25
+    with pytest.raises(DarknetError, match=r"a\.cfg:25 \[convolutional\]: activation='mish'"):
+        darknet_to_onnx(bad, weights)
+    text = cfg.read_text().replace("layers = -4", "layers = -3")               # route to the [yolo] at line 217
+    (tmp_path / "b.cfg").write_text(text)
+    with pytest.raises(DarknetError, match=r"b\.cfg:234 \[route\]: routes to \[yolo\]"):
+        darknet_to_onnx(tmp_path / "b.cfg", weights)
+    (tmp_path / "c.cfg").write_text("width=3\n[net]\n")
+    with pytest.raises(DarknetError, match=r"c\.cfg:1: option"):
+        parse_cfg(tmp_path / "c.cfg")
+
+
+def test_parse_cfg(tmp_path):
+    p = tmp_path / "t.cfg"
+    p.write_text("# comment\n[net]\n width = 32 \n;x=1\n\n[route]\nlayers = -1, 2 # inline\nlayers=9\n")
+    assert parse_cfg(p) == [Section("net", 2, {"width": "32"}), Section("route", 6, {"layers": "-1,2"})]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# 4. handmade cfg with random weights vs a plain numpy implementation of darknet's layers
+
+SMALL_CFG = """\
+[net]
+width=20
+height=16
+channels=3
+
+# 0: 3x16x20 -> 8x16x20
+[convolutional]
+batch_normalize=1
+filters=8
+size=3
+stride=1
+pad=1
+activation=leaky
+
+# 1: -> 8x8x10, no BN, relu
+[convolutional]
+filters=8
+size=3
+stride=2
+pad=1
+activation=relu
+
+# 2: second half of the channels -> 4x8x10
+[route]
+layers=-1
+groups=2
+group_id=1
+
+# 3: 1x1 (pad=1 means size//2 = 0) -> 6x8x10
+[convolutional]
+batch_normalize=1
+filters=6
+size=1
+stride=1
+pad=1
+activation=linear
+
+# 4: concat layers 3 and 1 -> 14x8x10
+[route]
+layers=-1,-3
+
+# 5: darknet padding = size-1 = 1 -> 14x8x10
+[maxpool]
+size=2
+stride=1
+
+# 6: -> 14x4x5
+[maxpool]
+size=2
+stride=2
+
+# 7: explicit padding= -> 8x4x5
+[convolutional]
+batch_normalize=1
+filters=8
+size=3
+stride=1
+padding=1
+activation=leaky
+
+# 8: padding 2 (begin 1) on 4x5 -> 8x2x3
+[maxpool]
+size=3
+stride=2
+
+# 9: head 1
+[convolutional]
+filters=14
+size=1
+stride=1
+pad=1
+activation=linear
+
+[yolo]
+mask=0,1
+anchors=2,3, 4,5, 6,7, 8,9
+classes=2
+num=4
+
+# 11: absolute index
+[route]
+layers=7
+
+# 12: -> 8x8x10
+[upsample]
+stride=2
+
+# 13: -> 22x8x10
+[route]
+layers=-1,4
+
+# 14: head 2, 3x3 with bias
+[convolutional]
+filters=14
+size=3
+stride=1
+pad=1
+activation=linear
+
+[yolo]
+mask=2,3
+anchors=2,3, 4,5, 6,7, 8,9
+classes=2
+num=4
+scale_x_y=1.1
+"""
+
+# (filters, c_in, size, batch_normalize) of each [convolutional] above, derived by hand
+SMALL_CONVS = {0: (8, 3, 3, True), 1: (8, 8, 3, False), 3: (6, 4, 1, True), 7: (8, 14, 3, True),
+               9: (14, 8, 1, False), 14: (14, 22, 3, False)}
+
+
+def _random_weights(rng):
+    params = {}
+    for i, (f, c, k, bn) in SMALL_CONVS.items():
+        d = {"bias": rng.normal(0, 0.5, f)}
+        if bn:
+            d.update(scale=rng.uniform(0.5, 1.5, f), mean=rng.normal(0, 0.5, f), var=rng.uniform(0.2, 2.0, f))
+        d["weight"] = rng.normal(0, 1.0 / np.sqrt(c * k * k), (f, c, k, k))
+        params[i] = {key: v.astype(np.float32) for key, v in d.items()}
+    return params
+
+
+def _write_weights(path, params, version=(0, 2, 5)):
+    """Darknet format: int32 major, minor, revision; seen (int64 if major*10+minor >= 2 else int32); per conv
+    biases, [scales, rolling_mean, rolling_variance], weights (OIHW), float32 little endian."""
+    major, minor, rev = version
+    with open(path, "wb") as fh:
+        fh.write(struct.pack("<3i", major, minor, rev))
+        fh.write(struct.pack("<q" if major * 10 + minor >= 2 else "<i", 12345))
+        for i in sorted(params):
+            for key in ("bias", "scale", "mean", "var", "weight"):
+                if key in params[i]:
+                    fh.write(params[i][key].astype("<f4").tobytes())
+
+
+def _ref_conv(x, w, b, stride, pad):
+    """Direct convolution: x [C, H, W], w [F, C, K, K] -> [F, OH, OW]."""
+    c, h, wd = x.shape
+    f, _, k, _ = w.shape
+    xp = np.zeros((c, h + 2 * pad, wd + 2 * pad), np.float64)
+    xp[:, pad:pad + h, pad:pad + wd] = x
+    oh, ow = (h + 2 * pad - k) // stride + 1, (wd + 2 * pad - k) // stride + 1
+    out = np.zeros((f, oh, ow))
+    for dy in range(k):
+        for dx in range(k):
+            patch = xp[:, dy:dy + stride * (oh - 1) + 1:stride, dx:dx + stride * (ow - 1) + 1:stride]
+            out += np.einsum("fc,chw->fhw", w[:, :, dy, dx], patch)
+    return out + (0 if b is None else b[:, None, None])
+
+
+def _ref_maxpool(x, size, stride):
+    """Darknet forward_maxpool_layer: padding = size-1, out = (w + padding - size)//stride + 1, window start
+    = o*stride - padding//2, taps outside the image are skipped."""
+    c, h, w = x.shape
+    padding = size - 1
+    oh, ow = (h + padding - size) // stride + 1, (w + padding - size) // stride + 1
+    off = -(padding // 2)
+    out = np.full((c, oh, ow), -np.inf)
+    for i in range(oh):
+        for j in range(ow):
+            for n in range(size):
+                for m in range(size):
+                    y, xx = off + i * stride + n, off + j * stride + m
+                    if 0 <= y < h and 0 <= xx < w:
+                        out[:, i, j] = np.maximum(out[:, i, j], x[:, y, xx])
+    return out
+
+
+def _ref_forward(x, p):
+    """Numpy float64 forward of SMALL_CFG, darknet semantics; returns the inputs of the two [yolo] layers."""
+    def conv(i, x, stride, pad, act):
+        d = p[i]
+        y = _ref_conv(x, d["weight"], None if "scale" in d else d["bias"], stride, pad)
+        if "scale" in d:
+            y = (y - d["mean"][:, None, None]) / np.sqrt(d["var"][:, None, None] + 1e-5)
+            y = y * d["scale"][:, None, None] + d["bias"][:, None, None]
+        if act == "leaky":
+            y = np.where(y > 0, y, 0.1 * y)
+        elif act == "relu":
+            y = np.maximum(y, 0)
+        return y
+
+    L = {}
+    L[0] = conv(0, x, 1, 1, "leaky")
+    L[1] = conv(1, L[0], 2, 1, "relu")
+    L[2] = L[1][4:8]                                   # groups=2 group_id=1
+    L[3] = conv(3, L[2], 1, 0, "linear")
+    L[4] = np.concatenate([L[3], L[1]], 0)
+    L[5] = _ref_maxpool(L[4], 2, 1)
+    L[6] = _ref_maxpool(L[5], 2, 2)
+    L[7] = conv(7, L[6], 1, 1, "leaky")
+    L[8] = _ref_maxpool(L[7], 3, 2)
+    L[9] = conv(9, L[8], 1, 0, "linear")
+    L[11] = L[7]
+    L[12] = L[11].repeat(2, axis=1).repeat(2, axis=2)  # nearest x2
+    L[13] = np.concatenate([L[12], L[4]], 0)
+    L[14] = conv(14, L[13], 1, 1, "linear")
+    return L[9], L[14]
+
+
+@pytest.mark.parametrize("version", [(0, 2, 5), (0, 1, 0)], ids=["seen64", "seen32"])
+def test_small_cfg_matches_numpy_reference(tmp_path, version):
+    rng = np.random.default_rng(7)
+    cfg = tmp_path / "small.cfg"
+    cfg.write_text(SMALL_CFG)
+    params = _random_weights(rng)
+    _write_weights(tmp_path / "small.weights", params, version)
+    model = darknet_to_onnx(cfg, tmp_path / "small.weights", tmp_path / "small.onnx")
+    onnx.checker.check_model(onnx.load(str(tmp_path / "small.onnx")), full_check=True)
+
+    meta = _meta(model)
+    n_floats = sum(f * (4 if bn else 1) + f * c * k * k for f, c, k, bn in SMALL_CONVS.values())
+    assert meta["darknet_floats_consumed"] == n_floats
+    assert meta["darknet_header"] == {"major": version[0], "minor": version[1], "revision": version[2],
+                                      "seen": 12345}
+    assert [(y["output"], y["layer"], y["mask"], y["classes"], y["scale_x_y"], y["cfg_line"])
+            for y in meta["darknet_yolo"]] == [("layer_9", 10, [0, 1], 2, 1.0, 87), ("layer_14", 15, [2, 3], 2, 1.1, 117)]
+    assert meta["darknet_yolo"][0]["anchors"] == [[2, 3], [4, 5], [6, 7], [8, 9]]
+    lines = SMALL_CFG.splitlines()
+    assert lines[86] == "[yolo]" and lines[116] == "[yolo]"
+
+    x = rng.uniform(0, 1, (1, 3, 16, 20)).astype(np.float32)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    ours = sess.run(None, {"input": x})
+    refs = _ref_forward(x[0].astype(np.float64), params)
+    assert [o.shape for o in ours] == [(1, 14, 2, 3), (1, 14, 8, 10)]
+    for a, r in zip(ours, refs):
+        np.testing.assert_allclose(a[0], r, rtol=1e-4, atol=1e-4 * np.abs(r).max())
+
+    pads = {n.name: list([a.ints for a in n.attribute if a.name == "pads"][0]) for n in model.graph.node
+            if n.op_type == "MaxPool"}
+    assert pads == {"maxpool_5": [0, 0, 1, 1], "maxpool_6": [0, 0, 1, 1], "maxpool_8": [1, 1, 0, 1]}
+
+
+def test_small_cfg_weight_count_errors(tmp_path):
+    """Weights written for a cfg with one filter fewer are short by exactly the expected amount."""
+    cfg = tmp_path / "small.cfg"
+    cfg.write_text(SMALL_CFG)
+    params = _random_weights(np.random.default_rng(0))
+    params[14] = {k: v[:13] for k, v in params[14].items()}          # head 2 with 13 instead of 14 filters
+    _write_weights(tmp_path / "small.weights", params)
+    need, have = 14 + 14 * 22 * 9, 13 + 13 * 22 * 9
+    with pytest.raises(DarknetError, match=rf"small\.weights truncated: \[convolutional\] at small\.cfg:110 "
+                                           rf"\(layer 14\) needs {need} floats, only {have} left"):
+        darknet_to_onnx(cfg, tmp_path / "small.weights")
+    assert SMALL_CFG.splitlines()[109] == "[convolutional]"

@@ -177,15 +177,15 @@ def _edited_cfg(tmp_path, cfg, inserts: dict[int, str], name="yolov4-tiny.cfg"):
 
 def test_unsupported_sections_all_listed(official, tmp_path):
     cfg, weights, _ = official
-    # [shortcut] inserted before line 84 ([maxpool]) lands on line 84; [reorg] before line 178 lands on 178 + 4
+    # [shortcut] inserted before line 84 ([maxpool]) lands on line 84; [reorg] before line 178 lands on 178 + 3
     bad = _edited_cfg(tmp_path, cfg, {84: "[shortcut]\nfrom=-3\nactivation=linear\n",
                                       178: "[reorg]\nstride=2\n"})
-    assert bad.read_text().splitlines()[83] == "[shortcut]" and bad.read_text().splitlines()[181] == "[reorg]"
+    assert bad.read_text().splitlines()[83] == "[shortcut]" and bad.read_text().splitlines()[180] == "[reorg]"
     with pytest.raises(DarknetError) as e:
         darknet_to_onnx(bad, weights)
     msg = str(e.value)
     assert "2 unsupported section(s)" in msg
-    assert "yolov4-tiny.cfg:84 [shortcut]" in msg and "yolov4-tiny.cfg:182 [reorg]" in msg
+    assert "yolov4-tiny.cfg:84 [shortcut]" in msg and "yolov4-tiny.cfg:181 [reorg]" in msg
 
 
 def test_grouped_convolution_rejected(official, tmp_path):
@@ -200,7 +200,7 @@ def test_other_cfg_errors(official, tmp_path):
     bad = _edited_cfg(tmp_path, cfg, {31: "activation=mish"}, name="a.cfg")  # first key wins: line 31 of conv 25
     with pytest.raises(DarknetError, match=r"a\.cfg:25 \[convolutional\]: activation='mish'"):
         darknet_to_onnx(bad, weights)
-    text = cfg.read_text().replace("layers = -4", "layers = -3")               # route to the [yolo] at line 217
+    text = cfg.read_text().replace("layers = -4", "layers = -1")               # route 31 -> the [yolo] 30 (line 217)
     (tmp_path / "b.cfg").write_text(text)
     with pytest.raises(DarknetError, match=r"b\.cfg:234 \[route\]: routes to \[yolo\]"):
         darknet_to_onnx(tmp_path / "b.cfg", weights)
@@ -436,10 +436,11 @@ def test_small_cfg_matches_numpy_reference(tmp_path, version):
     assert meta["darknet_header"] == {"major": version[0], "minor": version[1], "revision": version[2],
                                       "seen": 12345}
     assert [(y["output"], y["layer"], y["mask"], y["classes"], y["scale_x_y"], y["cfg_line"])
-            for y in meta["darknet_yolo"]] == [("layer_9", 10, [0, 1], 2, 1.0, 87), ("layer_14", 15, [2, 3], 2, 1.1, 117)]
+            for y in meta["darknet_yolo"]] == [("layer_9", 10, [0, 1], 2, 1.0, 74),
+                                               ("layer_14", 15, [2, 3], 2, 1.1, 100)]
     assert meta["darknet_yolo"][0]["anchors"] == [[2, 3], [4, 5], [6, 7], [8, 9]]
     lines = SMALL_CFG.splitlines()
-    assert lines[86] == "[yolo]" and lines[116] == "[yolo]"
+    assert lines[73] == "[yolo]" and lines[99] == "[yolo]"
 
     x = rng.uniform(0, 1, (1, 3, 16, 20)).astype(np.float32)
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
@@ -451,7 +452,7 @@ def test_small_cfg_matches_numpy_reference(tmp_path, version):
 
     pads = {n.name: list([a.ints for a in n.attribute if a.name == "pads"][0]) for n in model.graph.node
             if n.op_type == "MaxPool"}
-    assert pads == {"maxpool_5": [0, 0, 1, 1], "maxpool_6": [0, 0, 1, 1], "maxpool_8": [1, 1, 0, 1]}
+    assert pads == {"maxpool_5": [0, 0, 1, 1], "maxpool_6": [0, 0, 0, 0], "maxpool_8": [1, 1, 0, 1]}
 
 
 def test_small_cfg_weight_count_errors(tmp_path):
@@ -462,7 +463,7 @@ def test_small_cfg_weight_count_errors(tmp_path):
     params[14] = {k: v[:13] for k, v in params[14].items()}          # head 2 with 13 instead of 14 filters
     _write_weights(tmp_path / "small.weights", params)
     need, have = 14 + 14 * 22 * 9, 13 + 13 * 22 * 9
-    with pytest.raises(DarknetError, match=rf"small\.weights truncated: \[convolutional\] at small\.cfg:110 "
+    with pytest.raises(DarknetError, match=rf"small\.weights truncated: \[convolutional\] at small\.cfg:93 "
                                            rf"\(layer 14\) needs {need} floats, only {have} left"):
         darknet_to_onnx(cfg, tmp_path / "small.weights")
-    assert SMALL_CFG.splitlines()[109] == "[convolutional]"
+    assert SMALL_CFG.splitlines()[92] == "[convolutional]"

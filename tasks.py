@@ -51,7 +51,7 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
           f"{len(comp.program.weights)} weight bytes -> {d}")
 
 
-@task(help={"image": "image file", "out": "output folder", "board": "board name", "quant": QUANTS,
+@task(help={"image": "image file, or a shipped image name (bus, zidane, dog, person, horses, ...)", "out": "output folder", "board": "board name", "quant": QUANTS,
             "per_tensor": "per-tensor weight scales", "model": "ONNX model"})
 def detect(c, image, out="out", board="zcu19eg", quant="int8-asym", per_tensor=False, model=None):
     """Compile, run IMAGE through the golden ISA simulator, write OUT/detections.json and OUT/detections.png."""
@@ -60,6 +60,12 @@ def detect(c, image, out="out", board="zcu19eg", quant="int8-asym", per_tensor=F
     from host.draw import draw_detections
     from host.preprocess import ImageError, load_image
 
+    from generator import data
+
+    if not Path(image).exists():
+        shipped = data.all_real_images()
+        if image in shipped:
+            image = str(shipped[image])
     try:
         img = load_image(image)
     except ImageError as e:

@@ -1,0 +1,85 @@
+"""Bad input gives a clear error naming what was wrong and where, never a traceback or a wrong result."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from generator.board import BoardError, load_board
+from generator.codegen import ScheduleError
+from generator.frontend.onnx_loader import load_onnx
+from generator.ir import GraphError
+from generator.quantize import QuantConfig, QuantError
+from helpers import board, compile_small
+from onnx_builders import Builder
+
+ROOT = Path(__file__).resolve().parent.parent
+INVOKE = str(Path(sys.executable).parent / "invoke")
+
+
+def _invoke(*args):
+    return subprocess.run([INVOKE, *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_unknown_board_lists_known_boards():
+    with pytest.raises(BoardError, match="unknown board 'zcu999'.*zcu102.*zcu19eg"):
+        load_board("zcu999")
+    r = _invoke("compile", "--board", "zcu999")
+    assert r.returncode == 2 and "unknown board 'zcu999'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_bad_board_key_is_named(tmp_path):
+    text = (ROOT / "boards" / "zcu19eg.yaml").read_text().replace("tn: 32", "tnn: 32")
+    p = tmp_path / "bad.yaml"
+    p.write_text(text)
+    with pytest.raises(BoardError, match=r"accelerator\.tnn"):
+        load_board(p)
+
+
+def test_image_that_is_not_an_image(tmp_path):
+    f = tmp_path / "notes.jpg"
+    f.write_text("this is text, not a JPEG")
+    r = _invoke("detect", "--image", str(f), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "notes.jpg" in r.stderr and "Traceback" not in r.stderr
+    r = _invoke("detect", "--image", str(tmp_path / "missing.png"), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "missing.png" in r.stderr
+
+
+def test_unsupported_ops_are_all_listed():
+    b = Builder([1, 4, 8, 8])
+    y = b.conv("x", 4)
+    s = b.op("Softmax", [y], [1, 4, 8, 8], axis=1)
+    z = b.op("Sin", [s], [1, 4, 8, 8])
+    w = b.conv(z, 4)
+    with pytest.raises(GraphError, match=r"2 unsupported ONNX node\(s\): Softmax_\w+ \(Softmax\), Sin_\w+ \(Sin\)"):
+        load_onnx(b.model([w]))
+
+
+def test_unsupported_tail_runs_on_the_host():
+    b = Builder([1, 4, 8, 8])
+    y = b.conv("x", 6)
+    s = b.op("Sigmoid", [y], [1, 6, 8, 8])
+    t = b.op("Reshape", [s, b.const(np.array([1, 6, 64], np.int64))], [1, 6, 64])
+    g = load_onnx(b.model([t]))
+    assert g.outputs == [y]
+    assert [n["op"] for n in g.metadata["host_tail"]] == ["Sigmoid", "Reshape"]
+
+
+def test_accumulator_overflow_is_an_error_not_a_wrong_result():
+    b = Builder([1, 64, 6, 6])
+    m = b.model([b.conv("x", 8, k=3, scale=1.0)])
+    with pytest.raises(QuantError, match=r"layer \w+: accumulator could overflow.*16-bit"):
+        compile_small(m, "int8-asym", brd=board(acc_bits_int8=16))
+
+
+def test_layer_that_fits_no_buffer_names_the_layer():
+    b = Builder([1, 64, 40, 40])
+    m = b.model([b.conv("x", 64, k=3)])
+    with pytest.raises(ScheduleError, match=r"layer \w+: no tiling fits the buffers"):
+        compile_small(m, "int8-asym", brd=board(ibuf_bank_bytes=256))
+
+
+def test_unknown_quant_mode():
+    with pytest.raises(QuantError, match="int8-asym"):
+        QuantConfig.from_mode("int4")

@@ -1,0 +1,113 @@
+"""ISA encoding, decoding and disassembly; the golden simulator's error behaviour."""
+import numpy as np
+import pytest
+
+from generator import isa
+from generator.hwmodel import HwConfig
+from generator.sim import GoldenSim, SimError
+from helpers import board, compile_small
+from onnx_builders import Builder
+
+
+@pytest.mark.parametrize("op", list(isa.FORMATS))
+def test_encode_decode_roundtrip_random_fields(op):
+    rng = np.random.default_rng(isa.OPCODES[op])
+    for _ in range(50):
+        f = {}
+        for name, width in isa.HEADER[1:] + isa.FORMATS[op]:
+            if (op, name) in isa.SIGNED_FIELDS:
+                f[name] = int(rng.integers(-(1 << (width - 1)), 1 << (width - 1)))
+            else:
+                f[name] = int(rng.integers(0, 1 << width, dtype=np.uint64))
+        ins = isa.make(op, **f)
+        raw = isa.encode(ins)
+        assert len(raw) == isa.INSN_BYTES
+        back = isa.decode(raw)
+        assert back.op == op and back.f == ins.f
+
+
+def test_field_positions_are_little_endian_from_bit_0():
+    raw = isa.encode(isa.make("LOAD", push_next=1, rows=3))
+    word = int.from_bytes(raw, "little")
+    assert word & 0xF == isa.OPCODES["LOAD"]
+    assert (word >> 7) & 1 == 1                      # push_next is header bit 7
+    name_pos = {n: p for n, p, _ in isa.LAYOUTS["LOAD"]}
+    assert (word >> name_pos["rows"]) & 0xFFF == 3
+
+
+def test_out_of_range_field_and_unknown_names_are_errors():
+    with pytest.raises(isa.IsaError, match="rows=4096 does not fit"):
+        isa.make("LOAD", rows=4096)
+    with pytest.raises(isa.IsaError, match="unknown field"):
+        isa.make("STORE", bogus=1)
+    with pytest.raises(isa.IsaError, match="unknown opcode"):
+        isa.make("FOO")
+
+
+def test_illegal_opcode_and_dirty_unused_bits_are_rejected():
+    with pytest.raises(isa.IsaError, match="illegal opcode 15"):
+        isa.decode(bytes([15]) + bytes(isa.INSN_BYTES - 1))
+    raw = bytearray(isa.encode(isa.make("END")))
+    raw[-1] = 0x80
+    with pytest.raises(isa.IsaError, match="unused bits"):
+        isa.decode(bytes(raw))
+
+
+def test_disassembler_names_fields():
+    text = isa.disasm(isa.make("LOAD", buf=1, base_reg=3, ddr_offset=0x40, pop_next=1), 5)
+    assert "LOAD" in text and "buf=WBUF" in text and "base_reg=OUTPUT" in text and "0x40" in text
+    assert "[pop_next]" in text and text.strip().startswith("5:")
+
+
+def _small_program(bits=8):
+    b = Builder([1, 4, 8, 8], seed=1)
+    m = b.model([b.leaky(b.conv("x", 8, k=3))])
+    return compile_small(m, "int8-asym" if bits == 8 else "int16-sym")
+
+
+def test_golden_sim_refuses_other_configuration_and_isa_version():
+    gq, prog, xs = _small_program()
+    other = HwConfig.from_board(board(tm=16), 8)
+    with pytest.raises(SimError, match="CONFIG for a Tn=32 Tm=32"):
+        GoldenSim(other, np.zeros(1 << 16, np.uint8), {k: 0 for k in isa.BASE_REGS}).run(prog.blob)
+    insns = list(prog.insns)
+    insns[0] = isa.make("CONFIG", **{**{k: v for k, v in insns[0].f.items() if k != "opcode"}, "isa_version": 99})
+    with pytest.raises(SimError, match="ISA version 99"):
+        GoldenSim(prog.hw, np.zeros(1 << 16, np.uint8), {k: 0 for k in isa.BASE_REGS}).run(isa.encode_program(insns))
+
+
+def test_golden_sim_reports_illegal_opcode_and_deadlock():
+    gq, prog, xs = _small_program()
+    blob = bytearray(prog.blob)
+    blob[isa.INSN_BYTES * 3] = 0x0F        # opcode 15 in instruction 3
+    with pytest.raises(SimError, match="instruction 3: illegal opcode"):
+        GoldenSim(prog.hw, np.zeros(1 << 16, np.uint8), {k: 0 for k in isa.BASE_REGS}).run(bytes(blob))
+    dead = [prog.insns[0], isa.make("COMPUTE", pop_prev=1, oh=1, ow=1, og=1, ig=1, kh=1, kw=1, stride=1,
+                                     in_cols=1), isa.make("END")]
+    with pytest.raises(SimError, match="deadlock"):
+        GoldenSim(prog.hw, np.zeros(1 << 16, np.uint8), {k: 0 for k in isa.BASE_REGS}).run(isa.encode_program(dead))
+
+
+def test_missing_dependency_token_corrupts_data_like_hardware():
+    """Dropping the write-after-read tokens lets loads overwrite banks still in use: the simulator must then
+    produce different results (it orders modules by time, not program order)."""
+    from generator import runtime
+    from helpers import quantize_input
+
+    b = Builder([1, 40, 24, 24], seed=2)
+    m = b.model([b.leaky(b.conv("x", 40, k=3))])
+    gq, prog, xs = compile_small(m, "int8-asym", True, board(ibuf_bank_bytes=4096))
+    xq = quantize_input(gq, xs[0])
+    good, _, _, _ = runtime.run_golden(prog, gq, xq)
+    import copy
+    bad = copy.deepcopy(prog)
+    n_pops = 0
+    for i in bad.insns:
+        if i.op == "LOAD" and i.f["pop_next"]:
+            i.f["pop_next"] = 0
+            n_pops += 1
+        if i.op == "COMPUTE":
+            i.f["push_prev"] = 0
+    assert n_pops > 0
+    out, _, _, _ = runtime.run_golden(bad, gq, xq)
+    assert any(not np.array_equal(good[k], out[k]) for k in good)

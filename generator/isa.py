@@ -221,3 +221,28 @@ def disasm(insn: Insn, index: int | None = None) -> str:
 def disasm_program(blob: bytes) -> str:
     """Disassemble a whole program blob, one instruction per line."""
     return "\n".join(disasm(i, k) for k, i in enumerate(decode_program(blob)))
+
+
+# ------------------------------------------------------------------------------------------ register map
+#: AXI-Lite register map of the accelerator, that of a Vitis HLS ``ap_ctrl_hs`` block (UG1399, "S_AXILITE
+#: control register map"): 0x00 control (bit 0 ap_start, 1 ap_done (clear on read), 2 ap_idle, 3 ap_ready,
+#: 7 auto_restart), 0x04 GIE, 0x08 IER, 0x0C ISR (toggle on write), then the arguments in declaration order, a
+#: 64-bit pointer as two 32-bit words (low, high) plus a reserved word, a 32-bit scalar as one word plus a reserved
+#: word. Entries: (name, byte offset, bits, access). The HLS top function's arguments and the RTL's AXI-Lite
+#: slave follow this table; the compiler writes it into every manifest so the PYNQ driver needs nothing else.
+CTRL_BITS = {"ap_start": 0, "ap_done": 1, "ap_idle": 2, "ap_ready": 3, "auto_restart": 7}
+REGISTERS = [
+    ("CTRL", 0x00, 32, "rw"), ("GIE", 0x04, 32, "rw"), ("IER", 0x08, 32, "rw"), ("ISR", 0x0C, 32, "rw"),
+    ("weights", 0x10, 64, "w"),    # base register WEIGHTS (byte address in DDR)
+    ("act", 0x1C, 64, "w"),        # base register ACT
+    ("input", 0x28, 64, "w"),      # base register INPUT
+    ("output", 0x34, 64, "w"),     # base register OUTPUT
+    ("insns", 0x40, 64, "w"),      # program in DDR (used when fetch_ddr = 1)
+    ("n_insns", 0x4C, 32, "w"),    # instructions to run from DDR
+    ("fetch_ddr", 0x54, 32, "w"),  # 0: run the instruction ROM baked into the bitstream, 1: fetch from DDR
+    ("status", 0x5C, 32, "r"),     # 0 ok; STATUS bits below on error (the run stops, ap_done is raised)
+    ("hw_info", 0x64, 32, "r"),    # ISA_VERSION | Tn << 8 | Tm << 16 | (precision modes) << 24
+    ("config_id", 0x6C, 32, "r"),  # the hardware configuration id (CONFIG instruction must match)
+    ("cycles", 0x74, 32, "r"),     # cycles of the last run
+]
+STATUS_BITS = {"ILLEGAL_OPCODE": 0, "CONFIG_MISMATCH": 1, "ISA_VERSION_MISMATCH": 2, "OUT_OF_RANGE": 3}

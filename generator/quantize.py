@@ -38,6 +38,13 @@ class QuantConfig:
     symmetric: bool = False
     per_channel: bool = True
 
+    @property
+    def headroom(self) -> float:
+        """Factor applied to calibrated activation ranges. int16 has resolution to spare, so its ranges are
+        doubled (6 dB of SQNR) to avoid saturating on images brighter than the calibration set; int8 keeps the
+        calibrated range (its resolution matters more than rare saturation)."""
+        return 2.0 if self.bits == 16 else 1.0
+
     @classmethod
     def from_mode(cls, mode: str, per_channel: bool = True) -> "QuantConfig":
         """``mode`` is one of int8-asym, int8-sym, int16-sym, int16-asym. Raises QuantError otherwise."""
@@ -85,7 +92,7 @@ def quantize_multiplier(r: float, where: str) -> tuple[int, int]:
 
 
 def _act_params(lo: float, hi: float, cfg: QuantConfig) -> tuple[float, int]:
-    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    lo, hi = min(lo, 0.0) * cfg.headroom, max(hi, 0.0) * cfg.headroom
     if cfg.symmetric:
         a = max(abs(lo), abs(hi), 1e-8)
         return a / cfg.qmax, 0

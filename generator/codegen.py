@@ -95,6 +95,7 @@ class Plan:
     ddr_bytes: int = 0
 
     def describe(self) -> str:
+        """Short text: pooled-output tile, channel tiles, loop order."""
         return f"{self.tph}x{self.tpw}px oc{self.toc} ic{self.tic} {self.order}"
 
 
@@ -413,6 +414,7 @@ def emit_layer(g: Graph, L: Layer, plan: Plan, hw: HwConfig, lay: DdrLayout) -> 
 
 
 def config_insn(hw: HwConfig):
+    """The CONFIG instruction that starts every program for ``hw`` (ISA version, Tn, Tm, precision, config id)."""
     return isa.make("CONFIG", isa_version=isa.ISA_VERSION, tn=hw.tn, tm=hw.tm,
                     precision=isa.PRECISIONS[f"int{hw.bits}"], config_id=hw.config_id)
 
@@ -469,6 +471,7 @@ class Program:
 
     @property
     def blob(self) -> bytes:
+        """The encoded instruction stream (``len(insns) * INSN_BYTES`` bytes)."""
         return isa.encode_program(self.insns)
 
 

@@ -200,6 +200,11 @@ def detections_from_heads(c: Compiled, heads: dict, img_w: int, img_h: int, thre
 
     g = c.qgraph
     yolo = {y["output"]: y for y in g.metadata.get("darknet_yolo", [])}
+    missing = [o for o in g.outputs if o not in yolo]
+    if missing:
+        from .ir import GraphError
+        raise GraphError(f"outputs {missing} have no YOLO head parameters (ONNX metadata 'darknet_yolo'); "
+                         f"detection needs a model converted from darknet or carrying that metadata")
     fl, yh = [], []
     for o in g.outputs:
         t = g.tensors[o]

@@ -72,6 +72,7 @@ class HwConfig:
         return self.tn * self.tm * self.pix_lanes
 
     def summary(self) -> dict:
+        """All fields as a dict (for reports and manifests)."""
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 

@@ -46,6 +46,7 @@ class Tensor:
 
     @property
     def is_const(self) -> bool:
+        """True for initializers (weights, biases, constants)."""
         return self.data is not None
 
 
@@ -96,27 +97,32 @@ class Graph:
         return copy.deepcopy(self)
 
     def producer(self, tensor: str) -> Node | None:
+        """The node that writes ``tensor``, or None (graph input, constant, or a view into a region)."""
         for n in self.nodes:
             if tensor in n.outputs:
                 return n
         return None
 
     def consumers(self, tensor: str) -> list:
+        """Nodes that read ``tensor`` directly (by name)."""
         return [n for n in self.nodes if tensor in n.inputs]
 
     def node(self, name: str) -> Node:
+        """The node called ``name``. Raises KeyError."""
         for n in self.nodes:
             if n.name == name:
                 return n
         raise KeyError(name)
 
     def const(self, name: str) -> np.ndarray:
+        """Data of constant tensor ``name``. Raises GraphError if it is not a constant."""
         t = self.tensors[name]
         if t.data is None:
             raise GraphError(f"tensor {name!r} is not a constant")
         return t.data
 
     def unique_name(self, base: str) -> str:
+        """``base`` or ``base_<k>``: a name no tensor or node has yet."""
         names = set(self.tensors) | {n.name for n in self.nodes}
         if base not in names:
             return base
@@ -187,6 +193,7 @@ class Graph:
         self.regions = {k: v for k, v in self.regions.items() if k in live}
 
     def macro_nodes(self) -> list:
+        """The accelerator layers (``Macro`` nodes), in execution order."""
         return [n for n in self.nodes if n.op == "Macro"]
 
 

@@ -126,6 +126,7 @@ class Insn:
 
     @property
     def module(self) -> str:
+        """The module that executes it: "load", "compute" or "store"."""
         return MODULE_OF[self.op]
 
 

@@ -204,5 +204,6 @@ def param_bytes(g: Graph, cfg: QuantConfig) -> int:
 
 
 def require_quantized(g: Graph):
+    """Raise GraphError unless ``g`` went through :func:`quantize`."""
     if "quant" not in g.metadata:
         raise GraphError("graph is not quantized (run quantize first)")

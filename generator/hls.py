@@ -1,0 +1,197 @@
+"""HLS back end: render the Vitis HLS kernel (C++), its ISA/config headers, the instruction ROM and a C-simulation
+testbench from Jinja templates (``hls_templates/``), then build and run the C-simulation with g++ against the
+open-source ``ap_types`` headers (shipped in the hls4ml wheel; see ``/work/shared/TOOLCHAIN.md``).
+
+Nothing is typed twice: ``isa.h`` is generated from :mod:`generator.isa` (opcodes, every field's bit position and
+width, PARAM_RECORD offsets, STATUS bits, the AXI-Lite register map), ``config.h`` from the board file through
+:class:`generator.hwmodel.HwConfig` (Tn, Tm, buffer depths of both precisions, AXI width, CONFIG id, clock), and the
+top function's argument list from :data:`generator.isa.REGISTERS`.
+
+C-simulation scheduling (see ``hls_templates/accel.cpp.j2``): the synthesizable structure is a DATAFLOW region of
+fetch -> load / compute / store modules that block on their command queues and dependency-token streams (TVM-VTA).
+A sequential C-simulation of that region deadlocks as soon as tokens flow both ways, so when ``__SYNTHESIS__`` is
+not defined the top function runs, as VTA's ``vta()`` does, a loop that executes each module's head instruction
+while its tokens are available; both paths call the very same per-instruction functions.
+"""
+from __future__ import annotations
+
+import importlib.util
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from . import isa
+from .board import Board
+from .hwmodel import HwConfig
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "hls_templates"
+#: g++ flags of TOOLCHAIN.md; our code must compile warning-free with them
+GXX_FLAGS = ["-std=c++14", "-O2", "-Wall", "-Wextra", "-Wno-unknown-pragmas", "-Wno-unused-label",
+             "-Wno-uninitialized", "-Wno-maybe-uninitialized"]
+KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.cpp"]
+#: int8 packing: the low product occupies bits [PACK_SHIFT-1:0] of the DSP48E2 P output (signed)
+PACK_SHIFT = 18
+#: the top function's name (also the Vitis HLS top)
+TOP = "accel"
+
+
+class HlsError(RuntimeError):
+    """Rendering, compiling (including any g++ warning in our code) or running the C-simulation failed."""
+
+
+def ap_types_dir() -> Path:
+    """Folder of the open-source ``ap_int.h`` / ``hls_stream.h`` headers inside the installed hls4ml wheel.
+
+    Raises HlsError if hls4ml is not installed (``pip install --no-deps hls4ml==1.3.0``)."""
+    spec = importlib.util.find_spec("hls4ml")
+    if spec is None or not spec.submodule_search_locations:
+        raise HlsError("hls4ml is not installed: pip install --no-deps hls4ml==1.3.0 (only its ap_types headers are used)")
+    d = Path(spec.submodule_search_locations[0]) / "templates" / "vivado" / "ap_types"
+    if not (d / "ap_int.h").is_file():
+        raise HlsError(f"{d} has no ap_int.h")
+    return d
+
+
+def _env() -> Environment:
+    return Environment(loader=FileSystemLoader(str(TEMPLATES_DIR)), undefined=StrictUndefined,
+                       keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+
+
+def pack_group() -> int:
+    """Packed int8 products (|x*w| <= 128*128) that can be summed in the DSP before the low lane's signed
+    PACK_SHIFT-bit field could overflow into the high lane: the largest G with G * 2^14 <= 2^(PACK_SHIFT-1) - 1."""
+    return ((1 << (PACK_SHIFT - 1)) - 1) // (128 * 128)
+
+
+def isa_context() -> dict:
+    """Template variables for ``isa.h``, all taken from :mod:`generator.isa`."""
+    formats = []
+    for op in isa.FORMATS:
+        lay = isa.LAYOUTS[op]
+        used = lay[-1][1] + lay[-1][2]
+        formats.append(dict(op=op, code=isa.OPCODES[op], used=used,
+                            fields=[dict(name=n, lo=p, w=w, signed=(op, n) in isa.SIGNED_FIELDS) for n, p, w in lay]))
+    sizes = {"i8": 8, "i2": 2, "u1": 1, "u2": 2}
+    params = [dict(name=n, offset=o, bytes=sizes[t], signed=t.startswith("i")) for n, t, o in isa.PARAM_RECORD]
+    regs = [dict(name=n, offset=o, bits=b, access=a) for n, o, b, a in isa.REGISTERS]
+    return dict(isa_version=isa.ISA_VERSION, insn_bits=isa.INSN_BITS, insn_bytes=isa.INSN_BYTES,
+                opcodes=isa.OPCODES, module_of=isa.MODULE_OF, formats=formats, base_regs=isa.BASE_REGS,
+                buffers=isa.BUFFERS, precisions=isa.PRECISIONS, activations=isa.ACTIVATIONS,
+                param_bytes=isa.PARAM_RECORD_BYTES, params=params, mult_bits=isa.MULT_BITS,
+                max_shift=isa.MAX_SHIFT, status_bits=isa.STATUS_BITS, ctrl_bits=isa.CTRL_BITS, registers=regs)
+
+
+def config_context(board: Board) -> dict:
+    """Template variables for ``config.h``: the accelerator of ``board`` in both precisions (one bitstream runs
+    int8 and int16 programs; CONFIG.precision selects the mode at run time)."""
+    h8, h16 = HwConfig.from_board(board, 8), HwConfig.from_board(board, 16)
+    a = board.accelerator
+    axi_bytes = a.axi_data_width_bits // 8
+    modes = (1 << isa.PRECISIONS["int8"]) | (1 << isa.PRECISIONS["int16"])
+    return dict(board=board.name, part=board.part, tn=a.tn, tm=a.tm, clock_mhz=board.pl_clock_mhz,
+                clock_ns=round(1000.0 / board.pl_clock_mhz, 4), axi_bits=a.axi_data_width_bits,
+                axi_bytes=axi_bytes, axi_log2=int(math.log2(axi_bytes)), config_id=h8.config_id,
+                ibuf8=h8.ibuf_words, ibuf16=h16.ibuf_words, wbuf8=h8.wbuf_words, wbuf16=h16.wbuf_words,
+                acc_words=h8.acc_words, obuf8=h8.obuf_words, obuf16=h16.obuf_words, pbuf=h8.pbuf_entries,
+                acc8=h8.acc_bits, acc16=h16.acc_bits, pack_group=pack_group(), pack_shift=PACK_SHIFT,
+                hw_info=isa.ISA_VERSION | a.tn << 8 | a.tm << 16 | modes << 24)
+
+
+def rom_words(blob: bytes | None) -> list[str]:
+    """Instruction ROM contents: one 64-hex-digit string per 256-bit instruction (little-endian blob)."""
+    if not blob:
+        return []
+    if len(blob) % isa.INSN_BYTES:
+        raise HlsError(f"program size {len(blob)} is not a multiple of {isa.INSN_BYTES} bytes")
+    return [f"{int.from_bytes(blob[i:i + isa.INSN_BYTES], 'little'):064x}" for i in range(0, len(blob), isa.INSN_BYTES)]
+
+
+def render(board: Board, out_dir: str | Path, program: bytes | None = None) -> dict:
+    """Render the kernel for ``board`` into ``out_dir``: isa.h, config.h, accel.h, accel.cpp, insn_rom.h
+    (``program``, an encoded instruction blob, or an empty ROM) and tb.cpp. Returns {file name: Path}.
+
+    Raises HlsError for a malformed program blob; jinja2.UndefinedError for a template typo (StrictUndefined)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = dict(isa_context(), **config_context(board), top=TOP, rom=rom_words(program),
+               args=[r for r in isa_context()["registers"] if r["offset"] >= 0x10])
+    env = _env()
+    paths = {}
+    for name in KERNEL_FILES:
+        text = env.get_template(name + ".j2").render(**ctx)
+        p = out / name
+        p.write_text(text)
+        paths[name] = p
+    return paths
+
+
+def compile_csim(src_dir: str | Path, exe: str | Path | None = None, extra: list[str] | None = None) -> Path:
+    """Compile ``accel.cpp`` + ``tb.cpp`` of a rendered folder into a C-simulation binary with g++ and
+    :data:`GXX_FLAGS`. Returns the binary's path. Raises HlsError if g++ is missing, fails, or prints any
+    warning (our code must be warning-free; the ap_types headers are included with -isystem)."""
+    src = Path(src_dir)
+    exe = Path(exe) if exe else src / "csim"
+    gxx = shutil.which("g++")
+    if gxx is None:
+        raise HlsError("g++ not found on PATH")
+    cmd = [gxx, *GXX_FLAGS, "-isystem", str(ap_types_dir()), "-I", str(src), *(extra or []),
+           str(src / "accel.cpp"), str(src / "tb.cpp"), "-o", str(exe)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0 or r.stderr.strip():
+        raise HlsError(f"g++ {'failed' if r.returncode else 'warned'}:\n{' '.join(cmd)}\n{r.stderr[-6000:]}")
+    return exe
+
+
+def place_program(ddr: np.ndarray, blob: bytes, align: int = 4096) -> tuple[np.ndarray, int]:
+    """Append an instruction blob to a DDR image at an ``align``-byte boundary. Returns (new image, address)."""
+    addr = -(-ddr.size // align) * align
+    out = np.zeros(addr + -(-len(blob) // align) * align, np.uint8)
+    out[:ddr.size] = ddr
+    out[addr:addr + len(blob)] = np.frombuffer(blob, np.uint8)
+    return out, addr
+
+
+def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None = None, workdir: str | Path = ".",
+             timeout: float = 600) -> tuple[np.ndarray, dict]:
+    """Run a C-simulation binary on a DDR image.
+
+    Args:
+        ddr: uint8 DDR image (not modified). bases: {"WEIGHTS", "ACT", "INPUT", "OUTPUT"} byte addresses
+            (multiples of the AXI width). blob: encoded program, fetched from DDR (fetch_ddr=1); None runs the ROM.
+    Returns: (DDR image after the run, same size as ``ddr``; {"status", "cycles", "hw_info", "config_id"}).
+    Raises HlsError if the binary fails or its output cannot be parsed.
+    """
+    wd = Path(workdir)
+    wd.mkdir(parents=True, exist_ok=True)
+    img, insn_addr, n = ddr, 0, 0
+    if blob is not None:
+        img, insn_addr = place_program(ddr, blob)
+        n = len(blob) // isa.INSN_BYTES
+    fin, fout = wd / "ddr_in.bin", wd / "ddr_out.bin"
+    fin.write_bytes(img.tobytes())
+    args = [str(exe), str(fin), str(fout)] + [str(int(bases[k])) for k in isa.BASE_REGS] + \
+           [str(insn_addr), str(n), "1" if blob is not None else "0"]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0:
+        raise HlsError(f"C-simulation failed ({r.returncode}): {' '.join(args)}\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
+    info = {}
+    for tok in r.stdout.split():
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            try:
+                info[k] = int(v, 0)
+            except ValueError:
+                pass
+    if "status" not in info:
+        raise HlsError(f"C-simulation printed no status:\n{r.stdout[-3000:]}")
+    out = np.fromfile(fout, np.uint8)[:ddr.size].copy()
+    return out, info
+
+
+def status_names(status: int) -> list[str]:
+    """Names of the :data:`generator.isa.STATUS_BITS` set in a status word."""
+    return [n for n, b in isa.STATUS_BITS.items() if status >> b & 1]

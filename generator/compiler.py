@@ -171,8 +171,43 @@ def manifest(c: Compiled) -> dict:
     }
 
 
+def plot_schedule(c: Compiled, path: Path) -> None:
+    """Per-layer bar chart (PNG): predicted cycles against ideal cycles (MACs / peak MACs per cycle) and the PE
+    utilization of every layer, as the latency model predicts them."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    hw = c.hw
+    names = [L.name for L in c.program.layers]
+    cyc = np.array([p.cycles for p in c.program.plans], float)
+    ideal = np.array([L.macs / hw.macs_per_cycle for L in c.program.layers])
+    fig, ax = plt.subplots(figsize=(12, 4.8))
+    x = np.arange(len(names))
+    ax.bar(x - 0.2, cyc / 1e3, 0.4, label="predicted cycles")
+    ax.bar(x + 0.2, ideal / 1e3, 0.4, label="ideal cycles (MACs / peak)")
+    ax.set_ylabel("kcycles")
+    ax.set_xticks(x, names, rotation=70, fontsize=7)
+    ax2 = ax.twinx()
+    util = np.where(cyc > 0, ideal / np.maximum(cyc, 1), 0)
+    ax2.plot(x, util * 100, "k.-", label="PE utilization")
+    ax2.set_ylabel("PE utilization (%)")
+    ax2.set_ylim(0, 105)
+    tot = cyc.sum()
+    ax.set_title(f"{c.board.name} {hw.tn}x{hw.tm} int{hw.bits} ({c.quant.name}): {tot:,.0f} cycles, "
+                 f"{hw.clock_mhz * 1e6 / tot:.0f} frames/s at {hw.clock_mhz:.0f} MHz, "
+                 f"utilization {ideal.sum() / tot:.0%} (latency model)")
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def write_artifacts(c: Compiled, out_dir: Path) -> Path:
-    """Write program.bin, weights.bin, manifest.json, schedule.txt and program.asm into ``out_dir``."""
+    """Write program.bin, weights.bin, manifest.json, schedule.txt, schedule.png and program.asm into
+    ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     blob = c.program.blob
@@ -180,6 +215,7 @@ def write_artifacts(c: Compiled, out_dir: Path) -> Path:
     (out_dir / "weights.bin").write_bytes(c.program.weights)
     (out_dir / "manifest.json").write_text(json.dumps(manifest(c), indent=1))
     (out_dir / "schedule.txt").write_text(schedule_table(c) + "\n")
+    plot_schedule(c, out_dir / "schedule.png")
     (out_dir / "program.asm").write_text(isa.disasm_program(blob) + "\n")
     return out_dir
 

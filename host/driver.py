@@ -1,0 +1,522 @@
+"""PYNQ driver of the YOLO accelerator: deployment package in, detections out.
+
+Runs on a PYNQ 3.x board image (Python 3.10, numpy 1.x, Pillow, ``pynq``); imports nothing from ``generator``,
+no onnx. Everything it needs about the compiled network comes from the package's ``manifest.json`` (register
+map, base-register sizes, regions and their zero points, input/head tensors with scales and zero points, YOLO
+parameters, class names).
+
+A deployment package is a folder with ``manifest.json``, ``program.bin`` (32-byte instructions), ``weights.bin``
+and, when the bitstream is built, ``<name>.bit`` + ``<name>.hwh``. With a bitstream the driver loads it with
+``pynq.Overlay`` and takes the IP whose VLNV is :data:`KERNEL_VLNV` (a :class:`AccelIP`, bound through
+``DefaultIP.bindto``). Without one it takes that IP from the active PYNQ device's ``ip_dict`` (a design
+already loaded, or the simulated device of ``generator/pynq_sim.py`` in CI): same ``DefaultIP``/``MMIO``/
+``allocate`` calls either way.
+
+Memory (all ``pynq.allocate``, physically contiguous, cacheable): WEIGHTS and the instructions (written once),
+ACT (written by the accelerator only), and ``buffer_sets`` (default 2) INPUT/OUTPUT pairs so that a frame can
+be pre-processed and the previous one post-processed while the accelerator runs (:meth:`detect_stream`). Each
+region is filled with its zero point once (its padding border is never written again).
+
+Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize into the INPUT region (NHWC, padded),
+flush, write the base-address registers, ``ap_start``, wait for ``ap_done`` (interrupt when the overlay has
+one, else polling) with a timeout, check ``status``, invalidate OUTPUT, dequantize the heads, YOLO decode, NMS.
+
+Errors: :class:`PackageError` (missing/inconsistent files), :class:`PackageMismatchError` (the hardware's
+ISA version / PE array / precision / configuration id differ from the package's), :class:`AcceleratorTimeout`
+(no ``ap_done`` within the timeout; carries the register values), :class:`AcceleratorError` (``status`` != 0;
+names the status bits, carries the register values). The driver never waits without a timeout.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+from pynq import DefaultIP, allocate
+
+from .preprocess import preprocess
+from .yolo import YoloHead, detect
+
+__all__ = ["KERNEL_VLNV", "DriverError", "PackageError", "PackageMismatchError", "AcceleratorTimeout",
+           "AcceleratorError", "AccelIP", "YoloAccelerator"]
+
+#: VLNV of the accelerator kernel in the block design (Vitis HLS top function ``accel``)
+KERNEL_VLNV = "xilinx.com:hls:accel:1.0"
+BASE_REGS = ("WEIGHTS", "ACT", "INPUT", "OUTPUT")
+PAGE = 4096
+#: precision mode bits of ``hw_info[31:24]`` (same numbering as the CONFIG instruction's precision field)
+PRECISION_MODE = {8: 0, 16: 1}
+
+
+class DriverError(RuntimeError):
+    """Base class of the driver's errors."""
+
+
+class PackageError(DriverError):
+    """The deployment package is incomplete or inconsistent (the message names the file and the problem)."""
+
+
+class PackageMismatchError(DriverError):
+    """The loaded hardware is not the one the package was compiled for.
+
+    Attributes: field (``"isa_version"``, ``"tn"``, ``"tm"``, ``"precision"`` or ``"config_id"``),
+    package (the manifest's value), hardware (the value read from the registers).
+    """
+
+    def __init__(self, field, package, hardware):
+        self.field, self.package, self.hardware = field, package, hardware
+        fmt = (lambda v: f"{v:#010x}") if field == "config_id" else str
+        super().__init__(f"package compiled for {field} = {fmt(package)}, the accelerator reports "
+                         f"{field} = {fmt(hardware)}: rebuild the package for this bitstream (or load the matching one)")
+
+
+class AcceleratorTimeout(DriverError):
+    """``ap_done`` did not rise within the timeout. Attributes: timeout_s, registers ({name: value})."""
+
+    def __init__(self, timeout_s, registers):
+        self.timeout_s, self.registers = timeout_s, registers
+        super().__init__(f"accelerator did not finish within {timeout_s:.3f} s; registers: {_fmt_regs(registers)}")
+
+
+class AcceleratorError(DriverError):
+    """The run ended with a non-zero ``status``. Attributes: status (int), bits (names of the set bits),
+    registers ({name: value})."""
+
+    def __init__(self, status, bits, registers):
+        self.status, self.bits, self.registers = status, bits, registers
+        super().__init__(f"accelerator reported status {status:#x} ({', '.join(bits)}); "
+                         f"registers: {_fmt_regs(registers)}")
+
+
+def _fmt_regs(regs: dict) -> str:
+    return ", ".join(f"{k}={v:#x}" for k, v in regs.items())
+
+
+class AccelIP(DefaultIP):
+    """``DefaultIP`` driver of the accelerator's AXI-Lite slave (Vitis HLS ``ap_ctrl_hs`` block).
+
+    PYNQ binds it to every IP with VLNV :data:`KERNEL_VLNV` in a loaded overlay. Register names, offsets and
+    widths come from the package manifest (:meth:`set_register_map`); 64-bit registers are two 32-bit words
+    (low word first).
+    """
+
+    bindto = [KERNEL_VLNV]
+
+    def __init__(self, description):
+        super().__init__(description=description)
+        self.regs, self.ctrl_bits = {}, {}
+
+    def set_register_map(self, registers: dict, ctrl_bits: dict):
+        """registers: {name: {"offset": bytes, "bits": 32|64, "access": "r"|"w"|"rw"}}; ctrl_bits: CTRL bits."""
+        self.regs, self.ctrl_bits = registers, ctrl_bits
+
+    def write_reg(self, name: str, value: int):
+        r = self.regs[name]
+        value = int(value)
+        self.write(r["offset"], value & 0xFFFFFFFF)
+        if r["bits"] == 64:
+            self.write(r["offset"] + 4, (value >> 32) & 0xFFFFFFFF)
+
+    def read_reg(self, name: str) -> int:
+        r = self.regs[name]
+        v = self.read(r["offset"])
+        if r["bits"] == 64:
+            v |= self.read(r["offset"] + 4) << 32
+        return v
+
+    def ctrl_bit(self, ctrl: int, name: str) -> bool:
+        return bool(ctrl >> self.ctrl_bits[name] & 1)
+
+    def snapshot(self) -> dict:
+        """Every register's current value (diagnostics). Reading CTRL clears a pending ap_done."""
+        return {name: self.read_reg(name) for name in self.regs}
+
+
+class _BufferSet:
+    """One INPUT + OUTPUT buffer pair with numpy views of the input region's interior and of every head."""
+
+    def __init__(self, acc, k):
+        m = acc.manifest
+        self.index = k
+        self.input = acc._alloc("INPUT")
+        self.output = acc._alloc("OUTPUT")
+        bufs = {"WEIGHTS": acc.weights_buf, "ACT": acc.act_buf, "INPUT": self.input, "OUTPUT": self.output}
+        for r in m["regions"]:
+            if r["base_reg"] in ("INPUT", "OUTPUT"):
+                acc._region_view(bufs[r["base_reg"]], r)[...] = r["zp"]
+        t = m["input"]
+        p = t["pad"]
+        self.x = acc._region_view(self.input, acc.region[t["region"]])[
+            p:p + t["h"], p:p + t["w"], t["ch_offset"]:t["ch_offset"] + t["channels"]]
+        self.heads = []
+        for h in m["heads"]:
+            p = h["pad"]
+            buf = bufs[h["base_reg"]]
+            self.heads.append(acc._region_view(buf, acc.region[h["region"]])[
+                p:p + h["h"], p:p + h["w"], h["ch_offset"]:h["ch_offset"] + h["channels"]])
+        self.bases = {k: int(b.device_address) for k, b in bufs.items()}
+
+
+class YoloAccelerator:
+    """YOLO object detection on the accelerator, from a deployment package.
+
+    Args:
+        package: folder with ``manifest.json``, ``program.bin``, ``weights.bin`` (+ ``*.bit``/``*.hwh``).
+        bitfile: overlay bitstream to load (default: the only ``*.bit`` in the folder, if any). Without one the
+            accelerator IP is taken from the active PYNQ device's ``ip_dict`` (design already loaded).
+        download: download the bitstream (``pynq.Overlay(download=...)``).
+        timeout_s: seconds to wait for ``ap_done`` per frame before :class:`AcceleratorTimeout`.
+        use_interrupt: wait for the IP's ``interrupt`` pin (needs ``GIE``/``IER`` wired to an AXI interrupt
+            controller in the design); falls back to polling while an asyncio loop runs in the calling thread
+            (Jupyter). Default False: poll CTRL every ``poll_interval_s`` (a 100 us poll costs little against a
+            frame of several ms). The interrupt path is not exercised by the simulated backend.
+        poll_interval_s: sleep between two CTRL reads when polling.
+        thresh, nms: detection threshold and NMS IoU threshold (darknet ``-thresh 0.25``, 0.45).
+        buffer_sets: INPUT/OUTPUT buffer pairs (2 lets :meth:`detect_stream` overlap host and accelerator).
+    Raises:
+        PackageError: missing files, sizes inconsistent with the manifest, no accelerator IP found.
+        PackageMismatchError: the accelerator's ``hw_info``/``config_id`` differ from the manifest's.
+    Attributes:
+        manifest (dict), overlay (``pynq.Overlay`` or None), ip (:class:`AccelIP`), last_timing (dict of the
+        last frame: ``pre_ms``, ``accel_ms`` (wall clock start->done), ``accel_cycles``, ``accel_model_ms``
+        (cycles / clock), ``post_ms``, ``total_ms``).
+    """
+
+    def __init__(self, package, bitfile=None, download=True, timeout_s: float = 5.0, use_interrupt: bool = False,
+                 poll_interval_s: float = 1e-4, thresh: float = 0.25, nms: float = 0.45, buffer_sets: int = 2):
+        self.package = Path(package)
+        self.timeout_s, self.poll_interval_s = float(timeout_s), float(poll_interval_s)
+        self.thresh, self.nms = float(thresh), float(nms)
+        self.manifest = self._read_manifest()
+        m = self.manifest
+        self.program = self._read_bin("program.bin", m["n_insns"] * m["insn_bytes"])
+        self.weights = self._read_bin("weights.bin", None)
+        if len(self.weights) > m["base_sizes"]["WEIGHTS"]:
+            raise PackageError(f"{self.package / 'weights.bin'}: {len(self.weights)} bytes, manifest's WEIGHTS "
+                               f"space is {m['base_sizes']['WEIGHTS']}")
+        self.bits = int(m["hardware"]["bits"])
+        self.elem = np.dtype(np.int8) if self.bits == 8 else np.dtype("<i2")
+        self.region = {r["name"]: r for r in m["regions"]}
+        self.yolo_heads = [YoloHead.from_dict(h["yolo"]) for h in m["heads"]]
+        self.net_w, self.net_h = int(m["net"]["width"]), int(m["net"]["height"])
+        self.names = m["names"]
+
+        self.overlay, self.ip = self._open_ip(bitfile, download)
+        self.ip.set_register_map(m["registers"], m["ctrl_bits"])
+        self.check_hardware()
+        self._interrupt = self._pick_interrupt(use_interrupt)
+
+        self.weights_buf = self._alloc("WEIGHTS")
+        self.weights_buf[:len(self.weights)] = np.frombuffer(self.weights, np.uint8)
+        self.insn_buf = allocate(shape=(len(self.program),), dtype=np.uint8)
+        self.insn_buf[:] = np.frombuffer(self.program, np.uint8)
+        self.act_buf = self._alloc("ACT")
+        for r in m["regions"]:
+            if r["base_reg"] in ("WEIGHTS", "ACT"):
+                self._region_view({"WEIGHTS": self.weights_buf, "ACT": self.act_buf}[r["base_reg"]], r)[...] = r["zp"]
+        self.sets = [_BufferSet(self, k) for k in range(max(1, int(buffer_sets)))]
+        for b in (self.weights_buf, self.insn_buf, self.act_buf):
+            b.flush()
+        for s in self.sets:
+            s.input.flush()
+            s.output.flush()
+        self.last_timing = {}
+        self._busy = None          # buffer set of a run in flight (a timed-out run stays here)
+
+    # ---- package -------------------------------------------------------------------------------------------
+    def _read_manifest(self) -> dict:
+        p = self.package / "manifest.json"
+        if not p.is_file():
+            raise PackageError(f"{p}: no such file (not a deployment package?)")
+        try:
+            m = json.loads(p.read_text())
+        except ValueError as e:
+            raise PackageError(f"{p}: not valid JSON ({e})") from e
+        need = ("isa_version", "insn_bytes", "n_insns", "hardware", "base_sizes", "registers", "ctrl_bits",
+                "status_bits", "regions", "input", "heads", "net", "names")
+        missing = [k for k in need if k not in m]
+        if missing:
+            raise PackageError(f"{p}: missing keys {missing}")
+        return m
+
+    def _read_bin(self, name, size):
+        p = self.package / name
+        if not p.is_file():
+            raise PackageError(f"{p}: no such file")
+        b = p.read_bytes()
+        if size is not None and len(b) != size:
+            raise PackageError(f"{p}: {len(b)} bytes, the manifest says {size}")
+        return b
+
+    def _open_ip(self, bitfile, download):
+        if bitfile is None:
+            bits = sorted(self.package.glob("*.bit"))
+            if len(bits) > 1:
+                raise PackageError(f"{self.package}: several bitstreams {[b.name for b in bits]}; pass bitfile=")
+            bitfile = bits[0] if bits else None
+        if bitfile is not None:
+            from pynq import Overlay
+
+            ov = Overlay(str(bitfile), download=download)
+            names = [k for k, d in ov.ip_dict.items() if d.get("type") == KERNEL_VLNV]
+            if not names:
+                raise PackageError(f"{bitfile}: no IP with VLNV {KERNEL_VLNV} in the overlay "
+                                   f"(found {sorted(d.get('type') for d in ov.ip_dict.values())})")
+            return ov, getattr(ov, names[0])
+        from pynq.pl_server.device import Device
+
+        dev = Device.active_device
+        ips = {k: d for k, d in (getattr(dev, "ip_dict", None) or {}).items() if d.get("type") == KERNEL_VLNV}
+        if not ips:
+            raise PackageError(f"{self.package}: no *.bit in the package and the active PYNQ device has no IP "
+                               f"{KERNEL_VLNV} loaded")
+        desc = dict(next(iter(ips.values())))
+        desc.setdefault("device", dev)
+        return None, AccelIP(desc)
+
+    def check_hardware(self):
+        """Compare ``hw_info`` (ISA version, Tn, Tm, precision modes) and ``config_id`` with the manifest.
+
+        Raises:
+            PackageMismatchError: naming the first differing field with the package's and the hardware's value.
+        """
+        m, hw = self.manifest, self.manifest["hardware"]
+        info = self.ip.read_reg("hw_info")
+        got = {"isa_version": info & 0xFF, "tn": info >> 8 & 0xFF, "tm": info >> 16 & 0xFF}
+        want = {"isa_version": m["isa_version"], "tn": hw["tn"], "tm": hw["tm"]}
+        for k in want:
+            if got[k] != want[k]:
+                raise PackageMismatchError(k, want[k], got[k])
+        modes = info >> 24 & 0xFF
+        if not modes >> PRECISION_MODE[self.bits] & 1:
+            have = [f"int{b}" for b, p in PRECISION_MODE.items() if modes >> p & 1]
+            raise PackageMismatchError("precision", f"int{self.bits}", "/".join(have) or "none")
+        cid = self.ip.read_reg("config_id")
+        if cid != hw["config_id"]:
+            raise PackageMismatchError("config_id", hw["config_id"], cid)
+
+    def _pick_interrupt(self, use_interrupt):
+        if not use_interrupt:
+            return None
+        irq = getattr(self.ip, "interrupt", None)
+        if irq is None:
+            raise DriverError("use_interrupt=True but the accelerator IP has no interrupt pin in this design")
+        self._irq_loop = asyncio.new_event_loop()
+        return irq
+
+    # ---- buffers -------------------------------------------------------------------------------------------
+    def _alloc(self, base_reg):
+        n = -(-max(int(self.manifest["base_sizes"][base_reg]), 1) // PAGE) * PAGE
+        buf = allocate(shape=(n,), dtype=np.uint8)
+        buf[:] = 0
+        return buf
+
+    def _region_view(self, buf, r):
+        """Writable [H + 2p, W + 2p, C] int8/int16 view of region ``r`` (border included) in ``buf``."""
+        p, eb = r["pad"], self.elem.itemsize
+        n = (r["h"] + 2 * p) * (r["w"] + 2 * p) * r["channels"] * eb
+        raw = np.asarray(buf)[r["addr"]:r["addr"] + n]
+        if raw.size != n:
+            raise PackageError(f"region {r['name']} [{r['addr']}, {r['addr'] + n}) exceeds its "
+                               f"{r['base_reg']} buffer of {buf.size} bytes")
+        return raw.view(self.elem).reshape(r["h"] + 2 * p, r["w"] + 2 * p, r["channels"])
+
+    # ---- one run -------------------------------------------------------------------------------------------
+    def _start(self, s: _BufferSet):
+        ip = self.ip
+        if self._busy is not None:
+            ctrl = ip.read_reg("CTRL")
+            if not ip.ctrl_bit(ctrl, "ap_idle"):
+                raise DriverError(f"accelerator still busy (CTRL={ctrl:#x}) from an earlier run that timed out; "
+                                  "reload the overlay to reset it")
+            self._busy = None
+        for k in BASE_REGS:
+            ip.write_reg(k.lower(), s.bases[k])
+        ip.write_reg("insns", self.insn_buf.device_address)
+        ip.write_reg("n_insns", self.manifest["n_insns"])
+        ip.write_reg("fetch_ddr", 1)
+        if self._interrupt is not None:
+            ip.write_reg("GIE", 1)
+            ip.write_reg("IER", 1)   # ap_done
+        self._busy = s
+        self._t_start = time.perf_counter()
+        ip.write_reg("CTRL", 1 << self.manifest["ctrl_bits"]["ap_start"])
+
+    def _wait(self, s: _BufferSet) -> float:
+        """Wait for the run on ``s`` to finish; returns wall-clock ms since start. Raises AcceleratorTimeout,
+        AcceleratorError."""
+        ip, t0 = self.ip, self._t_start
+        deadline = t0 + self.timeout_s
+        done = False
+        if self._interrupt is not None and not _loop_running():
+            asyncio.set_event_loop(self._irq_loop)     # pynq's Interrupt registers with the current loop
+            try:
+                self._irq_loop.run_until_complete(
+                    asyncio.wait_for(self._interrupt.wait(), max(deadline - time.perf_counter(), 0)))
+            except asyncio.TimeoutError:
+                pass
+            ip.write_reg("ISR", ip.read_reg("ISR") & 1)   # toggle-on-write: clear ap_done
+        while True:
+            ctrl = ip.read_reg("CTRL")
+            if ip.ctrl_bit(ctrl, "ap_done") or (ip.ctrl_bit(ctrl, "ap_idle") and not ip.ctrl_bit(ctrl, "ap_start")):
+                done = True
+                break
+            if time.perf_counter() > deadline:
+                break
+            time.sleep(self.poll_interval_s)
+        ms = (time.perf_counter() - t0) * 1e3
+        if not done:
+            raise AcceleratorTimeout(self.timeout_s, ip.snapshot())
+        self._busy = None
+        status = ip.read_reg("status")
+        if status:
+            names = {v: k for k, v in self.manifest["status_bits"].items()}
+            bits = [names.get(b, f"bit{b}") for b in range(32) if status >> b & 1]
+            raise AcceleratorError(status, bits, ip.snapshot())
+        return ms
+
+    # ---- host side -----------------------------------------------------------------------------------------
+    def _check_image(self, img_u8):
+        img = np.asarray(img_u8)
+        if img.dtype != np.uint8 or img.ndim != 3 or img.shape[2] != 3:
+            raise ValueError(f"detect expects an RGB image uint8 [H, W, 3], got {img.dtype} {img.shape}")
+        return img
+
+    def _pre(self, img, s: _BufferSet) -> float:
+        t0 = time.perf_counter()
+        t = self.manifest["input"]
+        s.x[...] = preprocess(img, self.net_w, self.net_h, t["scale"], t["zero_point"], self.bits)
+        s.input.flush()
+        return (time.perf_counter() - t0) * 1e3
+
+    def _post(self, img_shape, s: _BufferSet):
+        t0 = time.perf_counter()
+        s.output.invalidate()
+        heads = []
+        for h, v in zip(self.manifest["heads"], s.heads):
+            f = (v.transpose(2, 0, 1).astype(np.float32) - h["zero_point"]) * np.float32(h["scale"])
+            heads.append(f[None])
+        dets = detect(heads, self.yolo_heads, self.net_w, self.net_h, img_shape[1], img_shape[0], self.names,
+                      thresh=self.thresh, nms_thresh=self.nms)
+        return dets, (time.perf_counter() - t0) * 1e3
+
+    def _timing(self, pre_ms, accel_ms, post_ms):
+        cyc = self.ip.read_reg("cycles")
+        clk = float(self.manifest.get("clock_mhz") or 0)
+        return {"pre_ms": pre_ms, "accel_ms": accel_ms, "accel_cycles": cyc,
+                "accel_model_ms": cyc / clk / 1e3 if clk else None, "post_ms": post_ms,
+                "total_ms": pre_ms + accel_ms + post_ms}
+
+    def detect(self, img_u8) -> list:
+        """Detect objects in one RGB image.
+
+        Args:
+            img_u8: uint8 [H, W, 3] RGB (e.g. ``host.preprocess.load_image``), any size.
+        Returns:
+            list of ``{"label", "class_id", "score", "box": [x1, y1, x2, y2]}`` (pixels of ``img_u8``), sorted
+            by score; timing of the frame in :attr:`last_timing` (milliseconds).
+        Raises:
+            ValueError: not a uint8 RGB image. AcceleratorTimeout, AcceleratorError, DriverError (busy).
+        """
+        img = self._check_image(img_u8)
+        s = self.sets[0]
+        pre = self._pre(img, s)
+        self._start(s)
+        acc = self._wait(s)
+        dets, post = self._post(img.shape, s)
+        self.last_timing = self._timing(pre, acc, post)
+        return dets
+
+    def detect_stream(self, frames, with_timing: bool = False):
+        """Detect objects in a sequence of frames, overlapping host and accelerator work.
+
+        While the accelerator runs frame i (buffer set i % 2), a worker thread pre-processes frame i+1 into
+        the other set and the calling thread post-processes frame i-1. Frames are consumed lazily (a camera
+        generator works); results come out in order.
+
+        Args:
+            frames: iterable of uint8 [H, W, 3] RGB images.
+            with_timing: yield ``(detections, timing)`` instead of detections; timing as :attr:`last_timing`
+                plus ``wall_ms`` (time between two yields).
+        Yields:
+            the detections of each frame, as :meth:`detect` returns them.
+        Raises:
+            as :meth:`detect`. Closing the generator early waits (with the timeout) for the run in flight.
+        """
+        if len(self.sets) < 2:
+            for f in frames:
+                d = self.detect(f)
+                yield (d, dict(self.last_timing)) if with_timing else d
+            return
+        it = iter(frames)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="yolo-pre")
+        _END = object()
+
+        def prep(k):
+            img = next(it, _END)
+            if img is _END:
+                return None
+            img = self._check_image(img)
+            return img.shape, self._pre(img, self.sets[k % 2])
+
+        k = 0
+        fut = pool.submit(prep, 0)
+        pending = None                 # (set, image shape, pre ms)
+        t_last = time.perf_counter()
+        try:
+            while True:
+                nxt = fut.result()
+                acc_ms = None
+                if pending is not None:
+                    acc_ms = self._wait(pending[0])
+                    cyc = self.ip.read_reg("cycles")
+                if nxt is not None:
+                    s_next = self.sets[k % 2]
+                    self._start(s_next)
+                    k += 1
+                    fut = pool.submit(prep, k)   # writes set k % 2's INPUT only: pending's run is done
+                if pending is not None:
+                    dets, post = self._post(pending[1], pending[0])
+                    clk = float(self.manifest.get("clock_mhz") or 0)
+                    tm = {"pre_ms": pending[2], "accel_ms": acc_ms, "accel_cycles": cyc,
+                          "accel_model_ms": cyc / clk / 1e3 if clk else None, "post_ms": post,
+                          "total_ms": pending[2] + acc_ms + post}
+                    now = time.perf_counter()
+                    tm["wall_ms"] = (now - t_last) * 1e3
+                    t_last = now
+                    self.last_timing = tm
+                    yield (dets, tm) if with_timing else dets
+                if nxt is None:
+                    return
+                pending = (s_next, nxt[0], nxt[1])
+        finally:
+            if self._busy is not None:
+                try:
+                    self._wait(self._busy)
+                except DriverError:
+                    pass
+            pool.shutdown(wait=True)
+
+    def close(self):
+        """Free the buffers (PYNQ frees them when they are garbage-collected too)."""
+        bufs = [self.weights_buf, self.insn_buf, self.act_buf] + [b for s in self.sets for b in (s.input, s.output)]
+        for b in bufs:
+            b.freebuffer()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        return False

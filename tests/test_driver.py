@@ -1,0 +1,183 @@
+"""host/driver.py over the golden-simulator PYNQ backend (generator/pynq_sim.py): the real pynq.allocate / MMIO /
+DefaultIP calls, detections equal to `invoke detect`'s, streaming, timeout, error status, package mismatch, and
+that the driver imports without generator/onnx/onnxruntime (as on a PYNQ image)."""
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pynq.buffer import PynqBuffer
+
+from generator import data, isa
+from generator.compiler import compile_model, detections_from_heads, quantize_image, write_artifacts
+from generator.pynq_sim import KERNEL_VLNV, GoldenSimDevice, active
+from generator.runtime import run_golden
+from host import driver
+from host.driver import (AcceleratorError, AcceleratorTimeout, AccelIP, DriverError, PackageError,
+                         PackageMismatchError, YoloAccelerator)
+from host.preprocess import load_image
+
+from helpers import board
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    return compile_model("zcu19eg", "int8-asym", progress=False)
+
+
+@pytest.fixture(scope="module")
+def package(compiled, tmp_path_factory):
+    return write_artifacts(compiled, tmp_path_factory.mktemp("pkg"))
+
+
+@pytest.fixture(scope="module")
+def images():
+    s = data.sample_images()
+    return {k: load_image(s[k]) for k in ("bus", "zidane")}
+
+
+@pytest.fixture(scope="module")
+def reference(compiled, images):
+    """What `invoke detect` computes: golden simulator on a DDR image + detections_from_heads."""
+    out = {}
+    for name, img in images.items():
+        heads, _, _, _ = run_golden(compiled.program, compiled.qgraph, quantize_image(compiled, img))
+        out[name] = detections_from_heads(compiled, heads, img.shape[1], img.shape[0])
+    return out
+
+
+def _patched(package, tmp_path, k, insn):
+    """Copy of the package whose instruction k is replaced (raw 32 bytes or an isa.Insn)."""
+    d = tmp_path / "pkg"
+    shutil.copytree(package, d)
+    blob = bytearray((d / "program.bin").read_bytes())
+    blob[k * isa.INSN_BYTES:(k + 1) * isa.INSN_BYTES] = insn if isinstance(insn, bytes) else isa.encode(insn)
+    (d / "program.bin").write_bytes(bytes(blob))
+    return d
+
+
+def test_driver_detections_equal_invoke_detect(package, images, reference, compiled):
+    dev = GoldenSimDevice("zcu19eg")
+    with active(dev):
+        acc = YoloAccelerator(package)
+        assert type(acc.ip) is AccelIP and acc.overlay is None
+        assert dev.ip_dict["accel_0"]["type"] == KERNEL_VLNV == driver.KERNEL_VLNV
+        assert all(isinstance(b, PynqBuffer) for b in (acc.weights_buf, acc.act_buf, acc.insn_buf,
+                                                       acc.sets[0].input, acc.sets[0].output))
+        dets = acc.detect(images["bus"])
+    assert dets == reference["bus"]
+    assert {d["label"] for d in dets} >= {"person", "bus"}
+    # the registers the accelerator saw are the buffers' physical addresses
+    (run,) = dev.accel.history
+    s = acc.sets[0]
+    assert run == {"WEIGHTS": acc.weights_buf.device_address, "ACT": acc.act_buf.device_address,
+                   "INPUT": s.input.device_address, "OUTPUT": s.output.device_address,
+                   "insns": acc.insn_buf.device_address}
+    offsets = {n: o for n, o, _, _ in isa.REGISTERS}
+    assert dev.accel.words[offsets["n_insns"]] == len(compiled.program.insns)
+    assert dev.accel.words[offsets["fetch_ddr"]] == 1
+    assert (s.input.device_address, s.input.nbytes) in dev.flushes
+    assert dev.invalidates[-1] == (s.output.device_address, s.output.nbytes)
+    t = acc.last_timing
+    assert t["accel_cycles"] > 0 and t["accel_model_ms"] == pytest.approx(t["accel_cycles"] / 300e3)
+    assert t["pre_ms"] > 0 and t["post_ms"] > 0
+
+
+def test_stream_gives_the_single_frame_detections_alternating_buffers(package, images, reference):
+    dev = GoldenSimDevice("zcu19eg")
+    frames = [images["bus"], images["zidane"], images["bus"]]
+    with active(dev):
+        acc = YoloAccelerator(package)
+        out = list(acc.detect_stream(iter(frames), with_timing=True))
+    assert [d for d, _ in out] == [reference["bus"], reference["zidane"], reference["bus"]]
+    assert all(t["accel_cycles"] > 0 and t["wall_ms"] > 0 for _, t in out)
+    inputs = [h["INPUT"] for h in dev.accel.history]
+    outputs = [h["OUTPUT"] for h in dev.accel.history]
+    assert inputs[0] != inputs[1] and inputs[0] == inputs[2]      # two buffer sets, used in turn
+    assert outputs[0] != outputs[1] and outputs[0] == outputs[2]
+
+
+def test_timeout_raises_with_registers(package, images):
+    dev = GoldenSimDevice("zcu19eg", hang=True)
+    with active(dev):
+        acc = YoloAccelerator(package, timeout_s=0.2)
+        with pytest.raises(AcceleratorTimeout) as e:
+            acc.detect(images["bus"])
+        assert e.value.registers["CTRL"] >> isa.CTRL_BITS["ap_idle"] & 1 == 0
+        assert e.value.registers["input"] == acc.sets[0].input.device_address
+        assert "0.200 s" in str(e.value) and "CTRL=" in str(e.value)
+        with pytest.raises(DriverError, match="still busy"):     # never a hang, never a silent restart
+            acc.detect(images["bus"])
+
+
+def test_illegal_opcode_status(package, images, tmp_path):
+    d = _patched(package, tmp_path, 3, b"\x0f" + bytes(isa.INSN_BYTES - 1))
+    dev = GoldenSimDevice("zcu19eg")
+    with active(dev):
+        acc = YoloAccelerator(d)
+        with pytest.raises(AcceleratorError) as e:
+            acc.detect(images["bus"])
+    assert e.value.bits == ["ILLEGAL_OPCODE"] and e.value.status == 1 << isa.STATUS_BITS["ILLEGAL_OPCODE"]
+    assert "ILLEGAL_OPCODE" in str(e.value) and "status=0x1" in str(e.value)
+    assert "illegal opcode 15" in dev.accel.last_error
+
+
+def test_config_for_another_configuration_status(package, compiled, images, tmp_path):
+    hw = compiled.hw
+    cfg = isa.make("CONFIG", isa_version=isa.ISA_VERSION, tn=hw.tn, tm=hw.tm, precision=0,
+                   config_id=hw.config_id ^ 0x5A5A)
+    d = _patched(package, tmp_path, 0, cfg)
+    with active(GoldenSimDevice("zcu19eg")):
+        acc = YoloAccelerator(d)
+        with pytest.raises(AcceleratorError, match="CONFIG_MISMATCH") as e:
+            acc.detect(images["bus"])
+    assert e.value.bits == ["CONFIG_MISMATCH"]
+
+
+def test_package_mismatch(package, compiled):
+    # a bitstream for another PE array
+    with active(GoldenSimDevice("ultra96v2")):
+        with pytest.raises(PackageMismatchError) as e:
+            YoloAccelerator(package)
+    assert e.value.field == "tn" and (e.value.package, e.value.hardware) == (32, 16)
+    assert "tn = 32" in str(e.value) and "tn = 16" in str(e.value)
+    # same PE array, different configuration (buffer sizes, latencies...): the configuration id differs
+    other = board("zcu19eg", ddr_read_latency_cycles=41)
+    with active(GoldenSimDevice(other)) as dev:
+        with pytest.raises(PackageMismatchError) as e:
+            YoloAccelerator(package)
+        assert dev.accel.runs == 0
+    hw_id = other.accelerator.config_id()
+    assert e.value.field == "config_id" and e.value.hardware == hw_id != compiled.hw.config_id
+    assert f"{compiled.hw.config_id:#010x}" in str(e.value) and f"{hw_id:#010x}" in str(e.value)
+
+
+def test_package_errors(package, tmp_path):
+    with active(GoldenSimDevice("zcu19eg")):
+        with pytest.raises(PackageError, match="manifest.json: no such file"):
+            YoloAccelerator(tmp_path)
+        d = tmp_path / "pkg"
+        shutil.copytree(package, d)
+        (d / "program.bin").write_bytes((d / "program.bin").read_bytes()[:-32])
+        with pytest.raises(PackageError, match="program.bin"):
+            YoloAccelerator(d)
+        acc = YoloAccelerator(package)
+        with pytest.raises(ValueError, match="uint8"):
+            acc.detect(np.zeros((10, 10, 3), np.float32))
+
+
+def test_driver_imports_without_generator_or_onnx():
+    code = textwrap.dedent("""
+        import sys
+        sys.modules['generator'] = None; sys.modules['onnx'] = None; sys.modules['onnxruntime'] = None
+        import host.driver as d
+        assert issubclass(d.AccelIP, __import__('pynq').DefaultIP) and d.KERNEL_VLNV in d.AccelIP.bindto
+        print('ok')
+    """)
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr

@@ -62,6 +62,7 @@ class Layer:
     act: bool
     zp_out: int
     fold: bool = False
+    sides: list = field(default_factory=list)   # extra pooled outputs: dict(out_t, k, s, zp_out, OH, OW)
 
     @property
     def K_eff(self):
@@ -117,6 +118,9 @@ def layer_of(g: Graph, n, hw: HwConfig) -> Layer:
                          f"tensor shape {to.shape}")
     L = Layer(n.name, m.kind, K, S, pad, IC, H, W, OC, OHc, OWc, pool, m.upsample, OHp, OWp, n.inputs[0],
               n.outputs[0], bool(q["use_neg"]), q["zp_out"])
+    for o, sp, sq in zip(n.outputs[1:], m.side_pools, q.get("side", [])):
+        k, s, _ = sp
+        L.sides.append(dict(out_t=o, k=k, s=s, zp_out=sq["zp_out"], OH=(OHc - k) // s + 1, OW=(OWc - k) // s + 1))
     if m.kind == "conv" and K > 1 and 2 * IC <= hw.tn and _ceil(K * K * IC, hw.tn) < _ceil(IC, hw.tn) * K * K:
         L.fold = True
     return L
@@ -167,16 +171,17 @@ def allocate(g: Graph, layers: list, hw: HwConfig) -> tuple[DdrLayout, bytes]:
             blob += arr.astype(dt).tobytes()
             blob += bytes(_align(len(blob)) - len(blob))
         OGm = _ceil(L.OC, hw.tm) * hw.tm
-        rec = np.zeros(OGm, np.dtype([(nm, "<" + t) for nm, t, _ in isa.PARAM_RECORD]))
-        rec["bias"][:L.OC] = q["bias"]
-        rec["mult_pos"][:L.OC] = q["mult_pos"]
-        rec["mult_neg"][:L.OC] = q["mult_neg"]
-        rec["shift_pos"][:L.OC] = q["shift_pos"]
-        rec["shift_neg"][:L.OC] = q["shift_neg"]
-        rec["shift_pos"][L.OC:] = 1
-        rec["shift_neg"][L.OC:] = 1
         lay.params[L.name] = len(blob)
-        blob += rec.tobytes()
+        for p in [q] + list(q.get("side", [])):   # main output, then one record set per extra pooled output
+            rec = np.zeros(OGm, np.dtype([(nm, "<" + t) for nm, t, _ in isa.PARAM_RECORD]))
+            rec["bias"][:L.OC] = q["bias"]
+            rec["mult_pos"][:L.OC] = p["mult_pos"]
+            rec["mult_neg"][:L.OC] = p["mult_neg"]
+            rec["shift_pos"][:L.OC] = p["shift_pos"]
+            rec["shift_neg"][:L.OC] = p["shift_neg"]
+            rec["shift_pos"][L.OC:] = 1
+            rec["shift_neg"][L.OC:] = 1
+            blob += rec.tobytes()
         blob += bytes(_align(len(blob)) - len(blob))
     cursor["WEIGHTS"] = len(blob)
     lay.sizes = {k: max(v, ALIGN) for k, v in cursor.items()}
@@ -227,8 +232,11 @@ def _fits(L: Layer, hw: HwConfig, tph, tpw, toc, tic) -> bool:
         IGc = max(_ceil(min(toc, L.OC), hw.tn), _ceil(OGt * hw.tm, hw.tn))
         rin, cin = ar, ac
     out_r, out_c = min(tph, L.OHp) * L.up, min(tpw, L.OWp) * L.up
+    for sd in L.sides:   # pooled outputs need tiles made of whole pooling windows
+        if (tph < L.OHp and tph % sd["s"]) or (tpw < L.OWp and tpw % sd["s"]):
+            return False
     return (rin * cin * IGc <= hw.ibuf_words and ar * ac * OGt <= hw.acc_words
-            and out_r * out_c * OGt <= hw.obuf_words and _ceil(L.OC, hw.tm) * hw.tm <= hw.pbuf_entries
+            and out_r * out_c * OGt <= hw.obuf_words and _ceil(L.OC, hw.tm) * hw.tm * (1 + len(L.sides)) <= hw.pbuf_entries
             and max(rin, cin, out_r, out_c) < 4096 and OGt < 256 and IGc < 256)
 
 
@@ -273,6 +281,9 @@ def _estimate(L: Layer, hw: HwConfig, lay_views, plan: Plan) -> float:
     out_r, out_c = tph * L.up, tpw * L.up
     st = POST_FILL + max(ar * ac, out_r * out_c) * OGt + transfer_cycles(
         hw, out_r, out_c, min(plan.toc, L.OC) * eb, vout.row, vout.pix, hw.wr_latency)
+    for sd in L.sides:
+        st += POST_FILL + ar * ac * OGt + transfer_cycles(
+            hw, out_r // sd["s"], out_c // sd["s"], min(plan.toc, L.OC) * eb, vout.row, vout.pix, hw.wr_latency)
     n_tiles = n_sp * n_oc
     load_total = n_if * if_cost + n_wl * w_cost
     busiest = max(load_total, steps * comp, n_tiles * st)
@@ -318,8 +329,10 @@ def emit_layer(g: Graph, L: Layer, plan: Plan, hw: HwConfig, lay: DdrLayout) -> 
     ic_chunks = _tiles(L.IC_eff, plan.tic) if (L.kind == "conv" and not L.fold) else [(0, L.IC_eff)]
     KK = L.K_eff ** 2
     OG_all, IG_all = _ceil(L.OC, tm), _ceil(L.IC_eff, tn)
+    vsides = [_View(g, lay, sd["out_t"], eb) for sd in L.sides]
     out = [isa.make("LOAD", buf=isa.BUFFERS["PBUF"], base_reg=isa.BASE_REGS["WEIGHTS"],
-                    ddr_offset=lay.params[L.name], rows=1, cols=1, elems=OG_all * tm, dst_word=0)]
+                    ddr_offset=lay.params[L.name], rows=1, cols=1, elems=OG_all * tm * (1 + len(L.sides)),
+                    dst_word=0)]
     ibank = [[None, -1], [None, -1]]   # [content key, last reading step]
     wbank = [[None, -1], [None, -1]]
     steps = []   # (first load index or None, compute index, need)
@@ -398,12 +411,24 @@ def emit_layer(g: Graph, L: Layer, plan: Plan, hw: HwConfig, lay: DdrLayout) -> 
             out.append(comp)
             s += 1
         out_r, out_c = (py1 - py0) * L.up, (px1 - px0) * L.up
+        free_acc = int(t_idx + 2 < len(tiles))
         out.append(isa.make("POST", acc_bank=t_idx % 2, oh=ar, ow=ac, og=og, pbuf_oc=oc0, act=int(L.act),
                             pool_k=L.pool[0], pool_s=L.pool[1], up=L.up, zp_out=L.zp_out, out_rows=out_r,
-                            out_cols=out_c, pop_prev=1, push_prev=int(t_idx + 2 < len(tiles))))
+                            out_cols=out_c, pop_prev=1, push_prev=free_acc if not L.sides else 0))
         out.append(isa.make("STORE", base_reg=vout.base_reg, ddr_offset=vout.at(py0 * L.up, px0 * L.up, oc0),
                             rows=out_r, cols=out_c, elems=oc1 - oc0, row_stride=vout.row, pix_stride=vout.pix,
                             src_pitch=og))
+        for j, (sd, vs) in enumerate(zip(L.sides, vsides)):   # same accumulators, pooled, own scale
+            sy0, sx0 = r0 // sd["s"], c0 // sd["s"]
+            sy1 = sd["OH"] if r1 == L.OHc else r1 // sd["s"]
+            sx1 = sd["OW"] if c1 == L.OWc else c1 // sd["s"]
+            out.append(isa.make("POST", acc_bank=t_idx % 2, oh=ar, ow=ac, og=og,
+                                pbuf_oc=(j + 1) * OG_all * tm + oc0, act=int(L.act), pool_k=sd["k"],
+                                pool_s=sd["s"], up=1, zp_out=sd["zp_out"], out_rows=sy1 - sy0, out_cols=sx1 - sx0,
+                                push_prev=free_acc if j == len(L.sides) - 1 else 0))
+            out.append(isa.make("STORE", base_reg=vs.base_reg, ddr_offset=vs.at(sy0, sx0, oc0), rows=sy1 - sy0,
+                                cols=sx1 - sx0, elems=oc1 - oc0, row_stride=vs.row, pix_stride=vs.pix,
+                                src_pitch=og))
     covered = -1
     for first, _, need in steps:   # write-after-read tokens: compute step `need` frees the bank a load refills
         if first is not None and need > covered:

@@ -60,10 +60,11 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False) -> dict:
             else:
                 y = x
             y = activation(y, m.act, m.alpha)
+            side = [maxpool2d(y, *sp)[None].astype(np.float32) for sp in m.side_pools]
             if m.pool:
                 y = maxpool2d(y, *m.pool)
             y = upsample_nearest(y, m.upsample)
-            outs = [y[None].astype(np.float32)]
+            outs = [y[None].astype(np.float32)] + side
         elif n.op == "Conv":
             p = a.get("pads", [0, 0, 0, 0])[0]
             s = a.get("strides", [1, 1])[0]

@@ -208,6 +208,8 @@ class MacroAttrs:
     pool: None or (k, s, pad_end): max-pool k x k stride s, with pad_end extra rows/cols at the bottom/right
         (darknet's size=2 stride=1 pool); upsample: nearest-neighbour factor (1 = none).
     weight, bias: names of the folded weight [OC, IC, KH, KW] and bias [OC] tensors (conv kind).
+    side_pools: one (k, s, 0) max-pool per extra output (``outputs[1:]``): the same activation, pooled k x k
+        stride s (k == s) and requantized to that output's region, written besides the main output.
     """
     kind: str = "conv"
     kernel: int = 1
@@ -219,3 +221,4 @@ class MacroAttrs:
     upsample: int = 1
     weight: str | None = None
     bias: str | None = None
+    side_pools: list = field(default_factory=list)

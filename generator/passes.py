@@ -1,7 +1,7 @@
 """Graph passes. Each is a function ``Graph -> Graph`` with one job; none mutates its input or touches codegen.
 
 Order used by :func:`run_all`: fold_batchnorm, fc_to_conv, hoist_pool_above_concat, fuse_macro,
-lower_standalone, assign_regions, eliminate_concat, eliminate_split. Every pass is checked numerically against
+lower_standalone, assign_regions, eliminate_concat, eliminate_split, merge_pool_copies. Every pass is checked numerically against
 onnxruntime on small random graphs (tests/test_passes.py).
 """
 from __future__ import annotations
@@ -362,11 +362,34 @@ def eliminate_split(graph: Graph) -> Graph:
     return g
 
 
+def merge_pool_copies(graph: Graph) -> Graph:
+    """Fold a stand-alone max-pool layer (k x k, stride k) that reads the whole output of a conv layer without
+    pool or upsample into that conv layer as a second, pooled output: the accelerator post-processes each
+    accumulator tile twice (full and pooled) instead of reading the tensor back from DDR."""
+    g = graph.copy()
+    for c in [n for n in g.nodes if n.op == "Macro" and n.attrs["macro"].kind == "copy"]:
+        m = c.attrs["macro"]
+        if not m.pool or m.pool[0] != m.pool[1] or m.pool[2] or m.act != "linear" or m.upsample != 1:
+            continue
+        p = g.producer(c.inputs[0])
+        if p is None or p.op != "Macro" or p.outputs[0] != c.inputs[0]:
+            continue
+        pm = p.attrs["macro"]
+        if pm.kind != "conv" or pm.pool or pm.upsample != 1:
+            continue
+        p.outputs.append(c.outputs[0])
+        pm.side_pools.append(tuple(m.pool))
+        p.attrs.setdefault("fused", []).extend(c.attrs.get("fused", []))
+        g.nodes.remove(c)
+    g.toposort()
+    return g
+
+
 def run_all(graph: Graph) -> Graph:
     """The full pass pipeline, from a loaded ONNX graph to accelerator layers over shared DDR regions."""
     g = graph
     for p in (fold_batchnorm, fc_to_conv, hoist_pool_above_concat, fuse_macro, lower_standalone,
-              assign_regions, eliminate_concat, eliminate_split):
+              assign_regions, eliminate_concat, eliminate_split, merge_pool_copies):
         g = p(g)
     for t in g.outputs:
         reg = g.regions[g.tensors[t].region]

@@ -38,13 +38,18 @@ def run_quantized(g: Graph, x_q: np.ndarray, keep_regions: bool = False) -> dict
         else:
             acc = x.astype(np.int64)
         acc = acc + q["bias"][:, None, None]
-        y = requantize(acc, q["mult_pos"], q["shift_pos"], q["mult_neg"], q["shift_neg"], q["use_neg"],
-                       q["zp_out"], q["qmin"], q["qmax"])
-        if m.pool:
-            y = maxpool2d(y, *m.pool)
-        y = upsample_nearest(y, m.upsample)
-        t = g.tensors[n.outputs[0]]
-        regions[t.region][t.ch_offset:t.ch_offset + t.shape[1]] = y
+        for k, o in enumerate(n.outputs):
+            p = q if k == 0 else q["side"][k - 1]
+            y = requantize(acc, p["mult_pos"], p["shift_pos"], p["mult_neg"], p["shift_neg"], q["use_neg"],
+                           p["zp_out"], q["qmin"], q["qmax"])
+            if k == 0:
+                if m.pool:
+                    y = maxpool2d(y, *m.pool)
+                y = upsample_nearest(y, m.upsample)
+            else:
+                y = maxpool2d(y, *m.side_pools[k - 1])
+            t = g.tensors[o]
+            regions[t.region][t.ch_offset:t.ch_offset + t.shape[1]] = y
     out = {o: read(o)[None] for o in g.outputs}
     if keep_regions:
         out["regions"] = regions

@@ -175,18 +175,24 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int) -> Gra
             k = int(worst.argmax())
             raise QuantError(f"layer {n.name}: accumulator could overflow: output channel {k} can reach "
                              f"{int(worst[k])} > {lim} ({acc_bits}-bit signed accumulator)")
-        mp, sp, mn, sn = (np.zeros(oc, np.int64) for _ in range(4))
-        for c in range(oc):
-            mp[c], sp[c] = quantize_multiplier(float(r[c]), f"layer {n.name} channel {c}")
-            if m.act == "leaky":
-                mn[c], sn[c] = quantize_multiplier(float(r[c]) * m.alpha, f"layer {n.name} channel {c}")
-            elif m.act == "relu":
-                mn[c], sn[c] = 0, 1
-            else:
-                mn[c], sn[c] = mp[c], sp[c]
-        n.attrs["q"] = dict(w=wq, bias=bias, mult_pos=mp, shift_pos=sp, mult_neg=mn, shift_neg=sn,
-                            use_neg=m.act != "linear", zp_in=int(zp_in), zp_out=int(zp_out), qmin=cfg.qmin,
-                            qmax=cfg.qmax, s_w=s_w)
+        def mults(r):
+            mp, sp, mn, sn = (np.zeros(oc, np.int64) for _ in range(4))
+            for c in range(oc):
+                mp[c], sp[c] = quantize_multiplier(float(r[c]), f"layer {n.name} channel {c}")
+                if m.act == "leaky":
+                    mn[c], sn[c] = quantize_multiplier(float(r[c]) * m.alpha, f"layer {n.name} channel {c}")
+                elif m.act == "relu":
+                    mn[c], sn[c] = 0, 1
+                else:
+                    mn[c], sn[c] = mp[c], sp[c]
+            return dict(mult_pos=mp, shift_pos=sp, mult_neg=mn, shift_neg=sn)
+
+        side = []
+        for o in n.outputs[1:]:   # extra pooled outputs: same accumulator, their own output scale
+            ts = g.tensors[o]
+            side.append(dict(mults(r * s_out / ts.scale), zp_out=int(ts.zero_point)))
+        n.attrs["q"] = dict(w=wq, bias=bias, **mults(r), use_neg=m.act != "linear", zp_in=int(zp_in),
+                            zp_out=int(zp_out), qmin=cfg.qmin, qmax=cfg.qmax, s_w=s_w, side=side)
     g.metadata["quant"] = {"bits": cfg.bits, "symmetric": cfg.symmetric, "per_channel": cfg.per_channel,
                            "name": cfg.name}
     return g

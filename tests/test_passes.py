@@ -9,7 +9,8 @@ from generator.ir import GraphError
 from onnx_builders import Builder, ort_run
 
 PIPELINE = [passes.fold_batchnorm, passes.fc_to_conv, passes.hoist_pool_above_concat, passes.fuse_macro,
-            passes.lower_standalone, passes.assign_regions, passes.eliminate_concat, passes.eliminate_split]
+            passes.lower_standalone, passes.assign_regions, passes.eliminate_concat, passes.eliminate_split,
+            passes.merge_pool_copies]
 
 
 def csp_block(b):
@@ -91,9 +92,13 @@ def test_pool_after_concat_is_hoisted_and_fused():
     _, m = graphs()[0]
     g = passes.run_all(load_onnx(m))
     pooled = [n for n in g.nodes if n.attrs["macro"].pool]
-    # the 1x1 conv gets the pool fused; the first conv's output is also split, so its pool is a copy layer
-    assert sorted(n.attrs["macro"].kind for n in pooled) == ["conv", "copy"]
+    # the 1x1 conv gets the pool fused; the first conv's output is also split, so the hoisted pool of it first
+    # becomes a copy layer, which merge_pool_copies then folds into that conv as a second (pooled) output
+    assert [n.attrs["macro"].kind for n in pooled] == ["conv"]
+    side = [n for n in g.nodes if n.attrs["macro"].side_pools]
+    assert len(side) == 1 and len(side[0].outputs) == 2 and side[0].attrs["macro"].side_pools == [(2, 2, 0)]
     assert not any(n.op in ("Concat", "Split", "MaxPool") for n in g.nodes)
+    assert not any(n.attrs["macro"].kind == "copy" for n in g.nodes)
 
 
 def test_batchnorm_without_conv_is_an_error():

@@ -1,0 +1,213 @@
+"""HLS back end: the rendered headers come from isa.py and the board file; the g++ C-simulation of the rendered
+kernel (the same accel.cpp Vitis HLS gets) leaves the whole DDR image exactly as the golden simulator does, for
+every layer kind x quantization mode on the real and the tiny (tiling) board; ROM mode; error status bits."""
+import re
+import subprocess
+import zlib
+
+import numpy as np
+import pytest
+
+from generator import hls, isa, runtime
+from generator.hwmodel import HwConfig
+from generator.sim import GoldenSim, SimError
+from helpers import compile_small, quantize_input
+from onnx_builders import Builder
+from test_layers import BOARDS, KINDS, MODES
+
+
+@pytest.fixture(scope="session")
+def kernel(tmp_path_factory):
+    """kernel(board_key, rom=None) -> compiled C-sim binary, built once per hardware configuration (and ROM)."""
+    cache = {}
+
+    def get(key, rom=None):
+        k = (key, rom)
+        if k not in cache:
+            d = tmp_path_factory.mktemp(f"hls_{key}{'_rom' if rom else ''}")
+            hls.render(BOARDS[key](), d, rom)
+            cache[k] = hls.compile_csim(d)
+        return cache[k]
+    return get
+
+
+def _layer(kind, mode, pc, brd):
+    build, ic = KINDS[kind]
+    b = Builder([1, ic, 14, 12], seed=zlib.crc32(kind.encode()) % 1000)
+    outs = build(b)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    gq, prog, xs = compile_small(b.model(list(outs)), mode, pc, BOARDS[brd]())
+    ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
+    return prog, ddr, bases
+
+
+def _golden(prog, ddr, bases):
+    g = ddr.copy()
+    GoldenSim(prog.hw, g, bases).run(prog.blob)
+    return g
+
+
+def _gxx(src, exe, incdir):
+    cmd = ["g++", *hls.GXX_FLAGS, "-isystem", str(hls.ap_types_dir()), "-I", str(incdir), str(src), "-o", str(exe)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0 and not r.stderr.strip(), r.stderr
+    return subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+
+
+# ------------------------------------------------------------------------------------------------ headers
+def test_isa_header_is_generated_from_isa_py(tmp_path):
+    """Compile a program that prints every field's position/width through the generated macros and compare with
+    isa.LAYOUTS; the header defines no field that isa.py does not have; enums, record and register map agree."""
+    hls.render(BOARDS["tiny"](), tmp_path)
+    text = (tmp_path / "isa.h").read_text()
+    lines = ['#include <cstdio>', '#include "isa.h"', 'int main() {']
+    for op, lay in isa.LAYOUTS.items():
+        lines.append(f'std::printf("OP {op} %d %d\\n", OP_{op}, isa_used_bits(OP_{op}));')
+        for name, _, _ in lay:
+            m = f"ISA_{op}_{name.upper()}"
+            lines.append(f'std::printf("F {op} {name} %d %d\\n", {m}_LO, {m}_W);')
+    for name, _, _ in isa.PARAM_RECORD:
+        lines.append(f'std::printf("P {name} %d\\n", PARAM_{name.upper()}_OFFSET);')
+    for name, b in isa.STATUS_BITS.items():
+        lines.append(f'std::printf("S {name} %u\\n", STATUS_{name});')
+    for name, off, bits, _ in isa.REGISTERS:
+        lines.append(f'std::printf("R {name} %d %d\\n", REG_{name.upper()}_OFFSET, REG_{name.upper()}_BITS);')
+    lines += ['std::printf("V %d %d %d\\n", ISA_VERSION, INSN_BITS, isa_used_bits(15));', "return 0; }"]
+    (tmp_path / "p.cpp").write_text("\n".join(lines))
+    out = _gxx(tmp_path / "p.cpp", tmp_path / "p", tmp_path).splitlines()
+    want = []
+    for op, lay in isa.LAYOUTS.items():
+        want.append(f"OP {op} {isa.OPCODES[op]} {lay[-1][1] + lay[-1][2]}")
+        want += [f"F {op} {n} {p} {w}" for n, p, w in lay]
+    want += [f"P {n} {o}" for n, _, o in isa.PARAM_RECORD]
+    want += [f"S {n} {1 << b}" for n, b in isa.STATUS_BITS.items()]
+    want += [f"R {n} {o} {b}" for n, o, b, _ in isa.REGISTERS]
+    want += [f"V {isa.ISA_VERSION} {isa.INSN_BITS} -1"]
+    assert out == want
+    defined = set(re.findall(r"#define (ISA_\w+)_LO ", text))
+    assert defined == {f"ISA_{op}_{n.upper()}" for op, lay in isa.LAYOUTS.items() for n, _, _ in lay}
+
+
+@pytest.mark.parametrize("brd", list(BOARDS))
+def test_config_header_comes_from_the_board(tmp_path, brd):
+    b = BOARDS[brd]()
+    hls.render(b, tmp_path)
+    names = ["TN", "TM", "IBUF_WORDS_INT8", "IBUF_WORDS_INT16", "WBUF_WORDS_INT8", "WBUF_WORDS_INT16", "ACC_WORDS",
+             "OBUF_WORDS_INT8", "OBUF_WORDS_INT16", "PBUF_ENTRIES", "ACC_BITS_INT8", "ACC_BITS_INT16", "AXI_BITS"]
+    src = ['#include <cstdio>', '#include "config.h"', 'int main() {']
+    src += [f'std::printf("%lld\\n", (long long)({n}));' for n in names]
+    src += ['std::printf("%u %u\\n", CONFIG_ID, HW_INFO); return 0; }']
+    (tmp_path / "c.cpp").write_text("\n".join(src))
+    out = _gxx(tmp_path / "c.cpp", tmp_path / "c", tmp_path).split()
+    h8, h16 = HwConfig.from_board(b, 8), HwConfig.from_board(b, 16)
+    want = [h8.tn, h8.tm, h8.ibuf_words, h16.ibuf_words, h8.wbuf_words, h16.wbuf_words, h8.acc_words, h8.obuf_words,
+            h16.obuf_words, h8.pbuf_entries, h8.acc_bits, h16.acc_bits, b.accelerator.axi_data_width_bits,
+            h8.config_id, isa.ISA_VERSION | h8.tn << 8 | h8.tm << 16 | 3 << 24]
+    assert [int(x) for x in out] == want
+
+
+def test_top_function_follows_the_register_map(tmp_path):
+    """Arguments of the top function in isa.REGISTERS order; s_axilite on each and on return (ap_ctrl_hs);
+    m_axi (bundle gmem) on the pointers; the synthesis (DATAFLOW) path compiles warning-free too."""
+    hls.render(BOARDS["zcu19eg"](), tmp_path)
+    src = (tmp_path / "accel.cpp").read_text()
+    sig = re.search(r"^void accel\((.*?)\) \{", src, re.S | re.M).group(1)
+    args = re.findall(r"(\w+)\s*(?:,|$)", sig.strip())
+    assert args == [n for n, o, _, _ in isa.REGISTERS if o >= 0x10]
+    for n, o, bits, _ in isa.REGISTERS:
+        if o >= 0x10:
+            assert f"mode=s_axilite port={n} " in src
+        if bits == 64:
+            assert re.search(rf"mode=m_axi port={n} bundle=gmem offset=slave", src)
+    assert "mode=s_axilite port=return" in src
+    assert "#pragma HLS DATAFLOW" in src and "#pragma HLS PIPELINE II=1" in src
+    r = subprocess.run(["g++", *hls.GXX_FLAGS, "-isystem", str(hls.ap_types_dir()), "-DACCEL_DATAFLOW",
+                        "-fsyntax-only", str(tmp_path / "accel.cpp")], capture_output=True, text=True)
+    assert r.returncode == 0 and not r.stderr.strip(), r.stderr
+
+
+def test_int8_packs_two_pixels_per_multiplier():
+    """Guard bits: PACK_GROUP worst-case int8 products fit the signed low lane, one more would not."""
+    g = hls.pack_group()
+    lim = 1 << (hls.PACK_SHIFT - 1)
+    assert g * 128 * 128 < lim <= (g + 1) * 128 * 128 and g >= 1
+
+
+# ------------------------------------------------------------------------------------------------ C-simulation
+@pytest.mark.parametrize("brd", list(BOARDS))
+@pytest.mark.parametrize("mode,pc", MODES, ids=[f"{m}-{'pc' if p else 'pt'}" for m, p in MODES])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_csim_bit_exact_with_golden(kernel, tmp_path, kind, mode, pc, brd):
+    prog, ddr, bases = _layer(kind, mode, pc, brd)
+    gold = _golden(prog, ddr, bases)
+    out, info = hls.run_csim(kernel(brd), ddr, bases, prog.blob, tmp_path)
+    assert info["status"] == 0, hls.status_names(info["status"])
+    assert not np.array_equal(gold, ddr)      # the program wrote something
+    diff = np.flatnonzero(out != gold)
+    assert diff.size == 0, f"{diff.size} DDR bytes differ from the golden simulator, first at {diff[:8]}"
+
+
+def test_csim_rom_mode(kernel, tmp_path):
+    prog, ddr, bases = _layer("concat", "int8-asym", True, "tiny")
+    exe = kernel("tiny", prog.blob)
+    out, info = hls.run_csim(exe, ddr, bases, None, tmp_path)
+    assert info["status"] == 0 and info["cycles"] > 0
+    assert np.array_equal(out, _golden(prog, ddr, bases))
+    hw = prog.hw
+    assert info["config_id"] == hw.config_id
+    assert info["hw_info"] == isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | 3 << 24
+
+
+def _patched(prog, k, **fields):
+    insns = [isa.Insn(i.op, dict(i.f)) for i in prog.insns]
+    insns[k].f.update(fields)
+    return isa.encode_program(insns)
+
+
+@pytest.mark.parametrize("case", ["config_id", "tn", "isa_version", "illegal_opcode", "unused_bits", "no_config"])
+def test_csim_error_status(kernel, tmp_path, case):
+    """CONFIG mismatch / illegal opcode: the status bit is set, nothing runs (DDR untouched), no hang; the golden
+    simulator refuses the same program."""
+    prog, ddr, bases = _layer("conv1x1", "int8-asym", True, "tiny")
+    blob = prog.blob
+    want = "CONFIG_MISMATCH"
+    if case == "config_id":
+        blob = _patched(prog, 0, config_id=prog.hw.config_id ^ 1)
+    elif case == "tn":
+        blob = _patched(prog, 0, tn=prog.hw.tn + 1)
+    elif case == "isa_version":
+        blob, want = _patched(prog, 0, isa_version=isa.ISA_VERSION + 1), "ISA_VERSION_MISMATCH"
+    elif case == "illegal_opcode":
+        raw = bytearray(blob)
+        raw[3 * isa.INSN_BYTES] = (raw[3 * isa.INSN_BYTES] & 0xF0) | 0xF
+        blob, want = bytes(raw), "ILLEGAL_OPCODE"
+    elif case == "unused_bits":
+        raw = bytearray(blob)
+        raw[4 * isa.INSN_BYTES + isa.INSN_BYTES - 1] |= 0x80
+        blob, want = bytes(raw), "ILLEGAL_OPCODE"
+    elif case == "no_config":
+        blob = blob[isa.INSN_BYTES:]
+    with pytest.raises(SimError):
+        GoldenSim(prog.hw, ddr.copy(), bases).run(blob)
+    out, info = hls.run_csim(kernel("tiny"), ddr, bases, blob, tmp_path)
+    assert hls.status_names(info["status"]) == [want]
+    assert np.array_equal(out, ddr)
+
+
+# ------------------------------------------------------------------------------------------------ full frame
+@pytest.mark.slow
+def test_csim_yolov4_tiny_frame_bit_exact(tmp_path):
+    from generator import data
+    from generator.board import load_board
+    from generator.compiler import compile_model, quantize_image
+    from host.preprocess import load_image
+
+    c = compile_model("zcu19eg", "int8-asym", progress=False)
+    img = load_image(dict(data.sample_images())["bus"])
+    ddr, bases = runtime.build_ddr(c.program, quantize_image(c, img))
+    gold = _golden(c.program, ddr, bases)
+    hls.render(load_board("zcu19eg"), tmp_path / "k")
+    exe = hls.compile_csim(tmp_path / "k")
+    out, info = hls.run_csim(exe, ddr, bases, c.program.blob, tmp_path, timeout=3600)
+    assert info["status"] == 0
+    assert np.array_equal(out, gold)

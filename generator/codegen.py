@@ -153,6 +153,11 @@ def allocate(g: Graph, layers: list, hw: HwConfig) -> tuple[DdrLayout, bytes]:
                                  w=r.w, pad=p, zp=int(r.zero_point), scale=float(r.scale), bytes=nbytes)
         r.pad, r.addr = p, cursor[r.base_reg]
         cursor[r.base_reg] = _align(cursor[r.base_reg] + nbytes)
+    for t in g.tensors.values():   # byte address (relative to the region's base register) of element (0, 0, 0)
+        if t.region is not None and t.region in lay.regions:
+            r = lay.regions[t.region]
+            t.ddr_addr = r["addr"] + ((r["pad"] * (r["w"] + 2 * r["pad"]) + r["pad"]) * r["channels"]
+                                      + t.ch_offset) * eb
     blob = bytearray()
     dt = np.int8 if eb == 1 else np.dtype("<i2")
     for L in layers:

@@ -121,3 +121,19 @@ def test(c, slow=False):
     """Run the test suite (pytest)."""
     args = "-m ''" if slow else ""
     c.run(f"{sys.executable} -m pytest -q {args}", pty=False)
+
+
+@task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales", "model": "ONNX model",
+            "overlay": "folder with the overlay .bit + .hwh (default: overlay/BOARD/ when built)",
+            "out": "output folder (default: build/package)"})
+def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, overlay=None, out=None):
+    """Deployment package for BOARD: folder + tarball (program artifacts, host/, overlay when built, README)."""
+    from generator.package import build_package
+
+    comp = _compile(board, quant, per_tensor, model, progress=False)
+    try:
+        d, tar = build_package(comp, Path(out) if out else ROOT / "build" / "package", overlay_dir=overlay)
+    except FileNotFoundError as e:
+        _die(str(e))
+    print(f"wrote {d}/ and {tar} ({tar.stat().st_size / 1e6:.1f} MB)")
+    print(f"on the board: tar xzf {tar.name} && cd {d.name} && sudo -E python3 detect.py images/bus.jpg")

@@ -181,3 +181,26 @@ def test_driver_imports_without_generator_or_onnx():
     """)
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_package_folder_and_tarball_run_the_driver(compiled, images, reference, tmp_path):
+    import py_compile
+    import tarfile
+
+    from generator.package import build_package
+
+    d, tar = build_package(compiled, tmp_path)
+    for f in ("manifest.json", "program.bin", "weights.bin", "README.md", "detect.py", "host/driver.py",
+              "host/preprocess.py", "host/yolo.py", "images/bus.jpg"):
+        assert (d / f).is_file(), f
+    py_compile.compile(str(d / "detect.py"), doraise=True)
+    with tarfile.open(tar) as t:
+        names = set(t.getnames())
+    assert f"{d.name}/host/driver.py" in names and f"{d.name}/program.bin" in names
+    with active(GoldenSimDevice("zcu19eg")):
+        assert YoloAccelerator(d).detect(images["bus"]) == reference["bus"]
+    # the packaged host/ is self-contained (no generator, onnx, onnxruntime on the board)
+    code = ("import sys; sys.modules['generator'] = sys.modules['onnx'] = sys.modules['onnxruntime'] = None; "
+            "import host.driver, host.draw; print(host.driver.__file__)")
+    r = subprocess.run([sys.executable, "-c", code], cwd=d, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and Path(r.stdout.strip()).resolve() == (d / "host" / "driver.py").resolve(), r.stderr

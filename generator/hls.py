@@ -32,7 +32,7 @@ TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "hls_templates"
 #: g++ flags of TOOLCHAIN.md; our code must compile warning-free with them
 GXX_FLAGS = ["-std=c++14", "-O2", "-Wall", "-Wextra", "-Wno-unknown-pragmas", "-Wno-unused-label",
              "-Wno-uninitialized", "-Wno-maybe-uninitialized"]
-KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.cpp"]
+KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.cpp", "run_hls.tcl"]
 #: int8 packing: the low product occupies bits [PACK_SHIFT-1:0] of the DSP48E2 P output (signed)
 PACK_SHIFT = 18
 #: the top function's name (also the Vitis HLS top)
@@ -110,15 +110,19 @@ def rom_words(blob: bytes | None) -> list[str]:
     return [f"{int.from_bytes(blob[i:i + isa.INSN_BYTES], 'little'):064x}" for i in range(0, len(blob), isa.INSN_BYTES)]
 
 
-def render(board: Board, out_dir: str | Path, program: bytes | None = None) -> dict:
+def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim_argv: str = "",
+           export_dir: str = "ip") -> dict:
     """Render the kernel for ``board`` into ``out_dir``: isa.h, config.h, accel.h, accel.cpp, insn_rom.h
-    (``program``, an encoded instruction blob, or an empty ROM) and tb.cpp. Returns {file name: Path}.
+    (``program``, an encoded instruction blob, or an empty ROM), tb.cpp and run_hls.tcl (Vitis HLS: part and
+    clock of the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth; optional cosim;
+    IP export to ``export_dir``, relative to ``out_dir``). Returns {file name: Path}.
 
     Raises HlsError for a malformed program blob; jinja2.UndefinedError for a template typo (StrictUndefined)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ctx = dict(isa_context(), **config_context(board), top=TOP, rom=rom_words(program),
-               args=[r for r in isa_context()["registers"] if r["offset"] >= 0x10])
+               args=[r for r in isa_context()["registers"] if r["offset"] >= 0x10],
+               csim_argv=csim_argv, export_dir=export_dir)
     env = _env()
     paths = {}
     for name in KERNEL_FILES:

@@ -211,3 +211,47 @@ def test_csim_yolov4_tiny_frame_bit_exact(tmp_path):
     out, info = hls.run_csim(exe, ddr, bases, c.program.blob, tmp_path, timeout=3600)
     assert info["status"] == 0
     assert np.array_equal(out, gold)
+
+
+# ------------------------------------------------------------------------------------------------ Tcl
+_STUBS = r"""
+set ::log {}
+foreach cmd {open_project set_top add_files open_solution set_part create_clock config_interface csim_design
+             csynth_design cosim_design export_design} {
+    proc $cmd {args} [string map [list CMD $cmd] {lappend ::log [list CMD {*}$args]}]
+}
+rename exit _real_exit
+proc exit {args} {}
+source run_hls.tcl
+set f [open calls.txt w]
+foreach c $::log { puts $f $c }
+close $f
+"""
+
+
+@pytest.mark.parametrize("brd", ["zcu19eg", "ultra96v2"])
+def test_run_hls_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
+    """The rendered Vitis HLS script, executed by tclsh with stub procs: part, clock period, top, files,
+    csim arguments and the IP export path are the board's / kernel's."""
+    import shutil
+
+    from generator.board import load_board
+    if shutil.which("tclsh") is None:
+        pytest.skip("tclsh not installed")
+    b = load_board(brd)
+    hls.render(b, tmp_path, csim_argv="ddr_in.bin ddr_out.bin 0 0 0 0 0 0 0")
+    (tmp_path / "stub.tcl").write_text(_STUBS)
+    r = subprocess.run(["tclsh", "stub.tcl"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    names = [c.split()[0] for c in calls]
+    assert names == ["open_project", "set_top", "add_files", "add_files", "open_solution", "set_part",
+                     "create_clock", "config_interface", "csim_design", "csynth_design", "export_design"]
+    assert calls[names.index("set_part")] == f"set_part {b.part}"
+    assert calls[names.index("set_top")] == f"set_top {hls.TOP}"
+    period = float(calls[names.index("create_clock")].split()[2])
+    assert period == pytest.approx(1000.0 / b.pl_clock_mhz, abs=1e-3)
+    assert "accel.cpp" in calls[2] and "-tb tb.cpp" in calls[3]
+    assert "ddr_in.bin" in calls[names.index("csim_design")]
+    assert calls[-1].endswith(f"-output ip/{hls.TOP}.zip")
+    assert (tmp_path / "ip").is_dir()

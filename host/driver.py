@@ -265,7 +265,12 @@ class YoloAccelerator:
             if not names:
                 raise PackageError(f"{bitfile}: no IP with VLNV {KERNEL_VLNV} in the overlay "
                                    f"(found {sorted(d.get('type') for d in ov.ip_dict.values())})")
-            return ov, getattr(ov, names[0])
+            ip = ov
+            for part in names[0].split("/"):        # IP inside a hierarchy: ip_dict key "hier/accel_0"
+                ip = getattr(ip, part)
+            if not isinstance(ip, AccelIP):         # another driver claimed the VLNV: use ours
+                ip = AccelIP(ov.ip_dict[names[0]])
+            return ov, ip
         from pynq.pl_server.device import Device
 
         dev = Device.active_device
@@ -330,8 +335,8 @@ class YoloAccelerator:
         if self._busy is not None:
             ctrl = ip.read_reg("CTRL")
             if not ip.ctrl_bit(ctrl, "ap_idle"):
-                raise DriverError(f"accelerator still busy (CTRL={ctrl:#x}) from an earlier run that timed out; "
-                                  "reload the overlay to reset it")
+                raise DriverError(f"accelerator still busy (CTRL={ctrl:#x}): a run is in flight (a detect_stream in "
+                                  "progress) or an earlier run timed out (reload the overlay to reset it)")
             self._busy = None
         for k in BASE_REGS:
             ip.write_reg(k.lower(), s.bases[k])

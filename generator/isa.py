@@ -242,8 +242,10 @@ REGISTERS = [
     ("n_insns", 0x4C, 32, "w"),    # instructions to run from DDR
     ("fetch_ddr", 0x54, 32, "w"),  # 0: run the instruction ROM baked into the bitstream, 1: fetch from DDR
     ("status", 0x5C, 32, "r"),     # 0 ok; STATUS bits below on error (the run stops, ap_done is raised)
-    ("hw_info", 0x64, 32, "r"),    # ISA_VERSION | Tn << 8 | Tm << 16 | (precision modes) << 24
+    ("hw_info", 0x64, 32, "r"),    # ISA_VERSION | Tn << 8 | Tm << 16 | modes << 24 (HW_INFO_MODES bits)
     ("config_id", 0x6C, 32, "r"),  # the hardware configuration id (CONFIG instruction must match)
     ("cycles", 0x74, 32, "r"),     # cycles of the last run
 ]
+#: precision modes bits of hw_info[31:24] (bit numbers = PRECISIONS values)
+HW_INFO_MODES = {"int8": 0, "int16": 1}
 STATUS_BITS = {"ILLEGAL_OPCODE": 0, "CONFIG_MISMATCH": 1, "ISA_VERSION_MISMATCH": 2, "OUT_OF_RANGE": 3}

@@ -137,3 +137,52 @@ def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
         _die(str(e))
     print(f"wrote {d}/ and {tar} ({tar.stat().st_size / 1e6:.1f} MB)")
     print(f"on the board: tar xzf {tar.name} && cd {d.name} && sudo -E python3 detect.py images/bus.jpg")
+
+
+@task(help={"board": "board name (boards/*.yaml)", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
+            "model": "ONNX model (default: official YOLOv4-tiny)", "image": "image file or shipped image name",
+            "out": "artifact folder", "require_tools": "fail if vitis_hls is not on PATH (scripted bitstream builds)"})
+def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, image="bus", out=None,
+          require_tools=False):
+    """Compile, render the HLS kernel (program in its ROM) and run its g++ C-simulation on IMAGE, bit-exact
+    against the golden simulator; then run Vitis HLS if it is on PATH, else name the command to run elsewhere."""
+    import shutil
+    import subprocess
+
+    from generator import data, hls
+    from generator.compiler import quantize_image, write_artifacts
+    from generator.runtime import build_ddr
+    from host.preprocess import ImageError, load_image
+
+    if not Path(image).exists():
+        shipped = data.all_real_images()
+        if image in shipped:
+            image = str(shipped[image])
+    try:
+        img = load_image(image)
+    except ImageError as e:
+        _die(str(e))
+    comp = _compile(board, quant, per_tensor, model)
+    d = write_artifacts(comp, _out_dir(comp, out))
+    ddr, bases = build_ddr(comp.program, quantize_image(comp, img))
+    hd = Path(d) / "hls"
+    print(f"rendering the HLS kernel into {hd} and running its C-simulation (g++) on {image} ...")
+    try:
+        r = hls.build_and_check(comp.board, comp.program, ddr, bases, hd)
+    except hls.HlsError as e:
+        _die(str(e))
+    if not r["bit_exact"]:
+        _die(f"C-simulation differs from the golden simulator: status {hls.status_names(r['status'])}, "
+             f"{r['diff_bytes']} DDR bytes differ")
+    print(f"C-simulation bit-exact with the golden simulator ({r['csim_seconds']:.1f} s); golden model predicts "
+          f"{r['golden_cycles']} cycles = {comp.board.pl_clock_mhz * 1e6 / r['golden_cycles']:.1f} FPS at "
+          f"{comp.board.pl_clock_mhz:g} MHz")
+    cmd = f"cd {hd} && vitis_hls -f run_hls.tcl"
+    if shutil.which("vitis_hls") is None:
+        msg = (f"vitis_hls not found on PATH: C-synthesis and IP export skipped. On a machine with Vitis HLS run:\n"
+               f"    {cmd}\n(the Vivado block-design script is not generated yet; vivado is not run)")
+        if require_tools:
+            _die(msg)
+        print(msg)
+        return
+    subprocess.run(["vitis_hls", "-f", "run_hls.tcl"], cwd=hd, check=True)

@@ -199,3 +199,35 @@ def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None =
 def status_names(status: int) -> list[str]:
     """Names of the :data:`generator.isa.STATUS_BITS` set in a status word."""
     return [n for n, b in isa.STATUS_BITS.items() if status >> b & 1]
+
+
+def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: str | Path) -> dict:
+    """Render the deployment kernel of ``prog`` (its program baked into the instruction ROM) into ``out_dir``,
+    compile the C-simulation, run it in ROM mode on ``ddr`` and compare the whole DDR image with the golden
+    simulator's (:class:`generator.sim.GoldenSim`). The DDR image is also written as ``ddr_in.bin`` so that
+    ``vitis_hls -f run_hls.tcl`` runs the same C-simulation.
+
+    Args: prog: :class:`generator.codegen.Program`; ddr / bases: from :func:`generator.runtime.build_ddr`.
+    Returns: {"status", "cycles", "golden_cycles", "bit_exact", "diff_bytes", "csim_seconds", "dir"}.
+    Raises HlsError (render / compile / run failure), SimError (the golden simulator refuses the program).
+    """
+    import time
+
+    from .sim import GoldenSim
+
+    out = Path(out_dir)
+    # Vitis HLS runs csim in <project>/<solution>/csim/build, four levels below this folder
+    rel = "../../../../"
+    argv = " ".join([rel + "ddr_in.bin", rel + "ddr_out.bin"] + [str(int(bases[k])) for k in isa.BASE_REGS] +
+                    ["0", "0", "0"])
+    render(board, out, prog.blob, csim_argv=argv)
+    ddr.tofile(out / "ddr_in.bin")
+    gold = ddr.copy()
+    gres = GoldenSim(prog.hw, gold, bases).run(prog.blob)
+    exe = compile_csim(out)
+    t0 = time.time()
+    got, info = run_csim(exe, ddr, bases, None, out / "csim_run", timeout=7200)
+    secs = time.time() - t0
+    diff = int(np.count_nonzero(got != gold))
+    return dict(status=info["status"], cycles=info.get("cycles", 0), golden_cycles=gres.cycles,
+                bit_exact=diff == 0 and info["status"] == 0, diff_bytes=diff, csim_seconds=secs, dir=out)

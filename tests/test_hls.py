@@ -18,16 +18,15 @@ from test_layers import BOARDS, KINDS, MODES
 
 @pytest.fixture(scope="session")
 def kernel(tmp_path_factory):
-    """kernel(board_key, rom=None) -> compiled C-sim binary, built once per hardware configuration (and ROM)."""
+    """kernel(board_key) -> compiled C-sim binary (empty ROM), built once per hardware configuration."""
     cache = {}
 
-    def get(key, rom=None):
-        k = (key, rom)
-        if k not in cache:
-            d = tmp_path_factory.mktemp(f"hls_{key}{'_rom' if rom else ''}")
-            hls.render(BOARDS[key](), d, rom)
-            cache[k] = hls.compile_csim(d)
-        return cache[k]
+    def get(key):
+        if key not in cache:
+            d = tmp_path_factory.mktemp(f"hls_{key}")
+            hls.render(BOARDS[key](), d)
+            cache[key] = hls.compile_csim(d)
+        return cache[key]
     return get
 
 
@@ -147,13 +146,16 @@ def test_csim_bit_exact_with_golden(kernel, tmp_path, kind, mode, pc, brd):
     assert diff.size == 0, f"{diff.size} DDR bytes differ from the golden simulator, first at {diff[:8]}"
 
 
-def test_csim_rom_mode(kernel, tmp_path):
+def test_csim_rom_mode(tmp_path):
+    """The deployment kernel (program baked into the ROM, fetch_ddr=0) via hls.build_and_check."""
     prog, ddr, bases = _layer("concat", "int8-asym", True, "tiny")
-    exe = kernel("tiny", prog.blob)
-    out, info = hls.run_csim(exe, ddr, bases, None, tmp_path)
-    assert info["status"] == 0 and info["cycles"] > 0
-    assert np.array_equal(out, _golden(prog, ddr, bases))
+    r = hls.build_and_check(BOARDS["tiny"](), prog, ddr, bases, tmp_path)
+    assert r["bit_exact"] and r["status"] == 0 and r["cycles"] > 0 and r["diff_bytes"] == 0
+    assert f"INSN_ROM_LEN {len(prog.insns)}" in (tmp_path / "insn_rom.h").read_text()
+    assert (tmp_path / "ddr_in.bin").stat().st_size == ddr.size and (tmp_path / "run_hls.tcl").is_file()
+    out, info = hls.run_csim(tmp_path / "csim", ddr, bases, None, tmp_path / "again")
     hw = prog.hw
+    assert np.array_equal(out, _golden(prog, ddr, bases))
     assert info["config_id"] == hw.config_id
     assert info["hw_info"] == isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | 3 << 24
 

@@ -82,7 +82,8 @@ def isa_context() -> dict:
                 opcodes=isa.OPCODES, module_of=isa.MODULE_OF, formats=formats, base_regs=isa.BASE_REGS,
                 buffers=isa.BUFFERS, precisions=isa.PRECISIONS, activations=isa.ACTIVATIONS,
                 param_bytes=isa.PARAM_RECORD_BYTES, params=params, mult_bits=isa.MULT_BITS,
-                max_shift=isa.MAX_SHIFT, status_bits=isa.STATUS_BITS, ctrl_bits=isa.CTRL_BITS, registers=regs)
+                max_shift=isa.MAX_SHIFT, hw_info_modes=isa.HW_INFO_MODES, status_bits=isa.STATUS_BITS,
+                ctrl_bits=isa.CTRL_BITS, registers=regs)
 
 
 def config_context(board: Board) -> dict:
@@ -91,7 +92,7 @@ def config_context(board: Board) -> dict:
     h8, h16 = HwConfig.from_board(board, 8), HwConfig.from_board(board, 16)
     a = board.accelerator
     axi_bytes = a.axi_data_width_bits // 8
-    modes = (1 << isa.PRECISIONS["int8"]) | (1 << isa.PRECISIONS["int16"])
+    modes = sum(1 << b for b in isa.HW_INFO_MODES.values())    # both precisions on the same DSPs
     return dict(board=board.name, part=board.part, tn=a.tn, tm=a.tm, clock_mhz=board.pl_clock_mhz,
                 clock_ns=round(1000.0 / board.pl_clock_mhz, 4), axi_bits=a.axi_data_width_bits,
                 axi_bytes=axi_bytes, axi_log2=int(math.log2(axi_bytes)), config_id=h8.config_id,

@@ -15,6 +15,8 @@ from helpers import compile_small, quantize_input
 from onnx_builders import Builder
 from test_layers import BOARDS, KINDS, MODES
 
+MODES24 = sum(1 << b for b in isa.HW_INFO_MODES.values()) << 24   # hw_info: int8 and int16 supported
+
 
 @pytest.fixture(scope="session")
 def kernel(tmp_path_factory):
@@ -101,7 +103,7 @@ def test_config_header_comes_from_the_board(tmp_path, brd):
     h8, h16 = HwConfig.from_board(b, 8), HwConfig.from_board(b, 16)
     want = [h8.tn, h8.tm, h8.ibuf_words, h16.ibuf_words, h8.wbuf_words, h16.wbuf_words, h8.acc_words, h8.obuf_words,
             h16.obuf_words, h8.pbuf_entries, h8.acc_bits, h16.acc_bits, b.accelerator.axi_data_width_bits,
-            h8.config_id, isa.ISA_VERSION | h8.tn << 8 | h8.tm << 16 | 3 << 24]
+            h8.config_id, isa.ISA_VERSION | h8.tn << 8 | h8.tm << 16 | MODES24]
     assert [int(x) for x in out] == want
 
 
@@ -157,7 +159,7 @@ def test_csim_rom_mode(tmp_path):
     hw = prog.hw
     assert np.array_equal(out, _golden(prog, ddr, bases))
     assert info["config_id"] == hw.config_id
-    assert info["hw_info"] == isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | 3 << 24
+    assert info["hw_info"] == isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | MODES24
 
 
 def _patched(prog, k, **fields):

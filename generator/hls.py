@@ -49,7 +49,8 @@ def ap_types_dir() -> Path:
     Raises HlsError if hls4ml is not installed (``pip install --no-deps hls4ml==1.3.0``)."""
     spec = importlib.util.find_spec("hls4ml")
     if spec is None or not spec.submodule_search_locations:
-        raise HlsError("hls4ml is not installed: pip install --no-deps hls4ml==1.3.0 (only its ap_types headers are used)")
+        raise HlsError("hls4ml is not installed: pip install --no-deps hls4ml==1.3.0 "
+                       "(only its ap_types headers are used)")
     d = Path(spec.submodule_search_locations[0]) / "templates" / "vivado" / "ap_types"
     if not (d / "ap_int.h").is_file():
         raise HlsError(f"{d} has no ap_int.h")

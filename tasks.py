@@ -141,17 +141,20 @@ def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
 
 @task(help={"board": "board name (boards/*.yaml)", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "model": "ONNX model (default: official YOLOv4-tiny)", "image": "image file or shipped image name",
-            "out": "artifact folder", "require_tools": "fail if vitis_hls is not on PATH (scripted bitstream builds)"})
-def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, image="bus", out=None,
+            "out": "artifact folder", "overlay": "where vivado_bd.tcl puts the .bit + .hwh (default overlay/BOARD/)",
+            "require_tools": "fail if vitis_hls or vivado is not on PATH (scripted bitstream builds)"})
+def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, image="bus", out=None, overlay=None,
           require_tools=False):
-    """Compile, render the HLS kernel (program in its ROM) and run its g++ C-simulation on IMAGE, bit-exact
-    against the golden simulator; then run Vitis HLS if it is on PATH, else name the command to run elsewhere."""
+    """Compile, render the HLS kernel (program in its ROM) and the Vitis HLS / Vivado scripts, run the kernel's g++
+    C-simulation on IMAGE bit-exact against the golden simulator, draw its detections, write report.md (resources,
+    predicted cycles and FPS); then run vitis_hls and vivado if they are on PATH, else name the commands."""
     import shutil
     import subprocess
 
-    from generator import data, hls
-    from generator.compiler import quantize_image, write_artifacts
-    from generator.runtime import build_ddr
+    from generator import data, hls, resources
+    from generator.compiler import detections_from_heads, quantize_image, write_artifacts
+    from generator.runtime import build_ddr, read_tensor
+    from host.draw import draw_detections
     from host.preprocess import ImageError, load_image
 
     if not Path(image).exists():
@@ -163,26 +166,44 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     except ImageError as e:
         _die(str(e))
     comp = _compile(board, quant, per_tensor, model)
+    try:
+        est = resources.check(comp.board, len(comp.program.insns))
+    except resources.ResourceError as e:
+        _die(str(e))
     d = write_artifacts(comp, _out_dir(comp, out))
     ddr, bases = build_ddr(comp.program, quantize_image(comp, img))
     hd = Path(d) / "hls"
-    print(f"rendering the HLS kernel into {hd} and running its C-simulation (g++) on {image} ...")
+    print(f"rendering the HLS kernel and scripts into {hd} and running its C-simulation (g++) on {image} ...")
     try:
-        r = hls.build_and_check(comp.board, comp.program, ddr, bases, hd)
+        r = hls.build_and_check(comp.board, comp.program, ddr, bases, hd,
+                                overlay_dir=Path(overlay).resolve() if overlay else None)
     except hls.HlsError as e:
         _die(str(e))
     if not r["bit_exact"]:
         _die(f"C-simulation differs from the golden simulator: status {hls.status_names(r['status'])}, "
              f"{r['diff_bytes']} DDR bytes differ")
-    print(f"C-simulation bit-exact with the golden simulator ({r['csim_seconds']:.1f} s); golden model predicts "
-          f"{r['golden_cycles']} cycles = {comp.board.pl_clock_mhz * 1e6 / r['golden_cycles']:.1f} FPS at "
-          f"{comp.board.pl_clock_mhz:g} MHz")
-    cmd = f"cd {hd} && vitis_hls -f run_hls.tcl"
-    if shutil.which("vitis_hls") is None:
-        msg = (f"vitis_hls not found on PATH: C-synthesis and IP export skipped. On a machine with Vitis HLS run:\n"
-               f"    {cmd}\n(the Vivado block-design script is not generated yet; vivado is not run)")
+    # predicted cycles of both precisions (latency model) for the int8 / int16 ratio
+    bits = comp.hw.bits
+    cycles = {bits: sum(p.cycles for p in comp.program.plans)}
+    other = _compile(board, "int16-sym" if bits == 8 else "int8-asym", per_tensor, model, progress=False)
+    cycles[other.hw.bits] = sum(p.cycles for p in other.program.plans)
+    heads = {o: read_tensor(comp.program, comp.qgraph, r["ddr"], bases, o) for o in comp.qgraph.outputs}
+    dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
+    draw_detections(img, dets, Path(d) / "detections.png")
+    (Path(d) / "detections.json").write_text(json.dumps(dets, indent=1))
+    (Path(d) / "report.md").write_text(hls.report_md(comp.board, comp.quant.name, len(comp.program.insns), cycles,
+                                                     bits, r, Path(image).name, dets, est))
+    print(f"C-simulation bit-exact with the golden simulator ({r['csim_seconds']:.1f} s); latency model predicts "
+          f"{cycles[bits]} cycles = {comp.board.pl_clock_mhz * 1e6 / cycles[bits]:.1f} FPS at "
+          f"{comp.board.pl_clock_mhz:g} MHz (int8/int16 throughput {cycles[16] / cycles[8]:.2f}x); "
+          f"{len(dets)} detections")
+    print(f"wrote {Path(d) / 'report.md'} and {Path(d) / 'detections.png'}")
+    missing = [t for t, _ in hls.tool_commands(hd) if shutil.which(t) is None]
+    if missing:
+        msg = hls.missing_tools_message(hd, missing)
         if require_tools:
             _die(msg)
         print(msg)
         return
     subprocess.run(["vitis_hls", "-f", "run_hls.tcl"], cwd=hd, check=True)
+    subprocess.run(["vivado", "-mode", "batch", "-source", "vivado_bd.tcl"], cwd=hd, check=True)

@@ -83,11 +83,14 @@ class AcceleratorConfig(_Strict):
 
 
 class Board(_Strict):
-    """One board file. ``pl_clock_mhz`` is the accelerator clock in MHz."""
+    """One board file. ``pl_clock_mhz`` is the accelerator clock in MHz. ``vivado_board_part``: the Vivado board
+    part without its version (``vendor:board:part0``) whose PS preset the block design applies; absent for boards
+    without a Vivado board file (the PS then keeps Vivado's defaults)."""
     name: str
     description: str
     part: str
     pynq_board: str
+    vivado_board_part: str | None = None
     resources: Resources
     ps_ddr: PsDdr
     hp_port_width_bits: int

@@ -25,6 +25,7 @@ import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from . import isa
+from . import resources
 from .board import Board
 from .hwmodel import HwConfig
 
@@ -32,11 +33,16 @@ TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "hls_templates"
 #: g++ flags of TOOLCHAIN.md; our code must compile warning-free with them
 GXX_FLAGS = ["-std=c++14", "-O2", "-Wall", "-Wextra", "-Wno-unknown-pragmas", "-Wno-unused-label",
              "-Wno-uninitialized", "-Wno-maybe-uninitialized"]
-KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.cpp", "run_hls.tcl"]
+KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.cpp", "run_hls.tcl",
+                "vivado_bd.tcl"]
 #: int8 packing: the low product occupies bits [PACK_SHIFT-1:0] of the DSP48E2 P output (signed)
 PACK_SHIFT = 18
 #: the top function's name (also the Vitis HLS top)
 TOP = "accel"
+#: VLNV of the exported IP (run_hls.tcl export_design, vivado_bd.tcl create_bd_cell); host/driver.py binds to it
+KERNEL_VLNV = "xilinx.com:hls:accel:1.0"
+#: where vivado_bd.tcl copies the overlay (.bit + .hwh) by default: overlay/<board>/
+OVERLAY_ROOT = TEMPLATES_DIR.parent / "overlay"
 
 
 class HlsError(RuntimeError):
@@ -113,18 +119,29 @@ def rom_words(blob: bytes | None) -> list[str]:
 
 
 def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim_argv: str = "",
-           export_dir: str = "ip") -> dict:
+           export_dir: str = "ip", overlay_dir: str | Path | None = None, jobs: int = 4) -> dict:
     """Render the kernel for ``board`` into ``out_dir``: isa.h, config.h, accel.h, accel.cpp, insn_rom.h
-    (``program``, an encoded instruction blob, or an empty ROM), tb.cpp and run_hls.tcl (Vitis HLS: part and
+    (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis HLS: part and
     clock of the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth; optional cosim;
-    IP export to ``export_dir``, relative to ``out_dir``). Returns {file name: Path}.
+    IP export as :data:`KERNEL_VLNV` to ``export_dir``, relative to ``out_dir``) and vivado_bd.tcl (the Vivado
+    block design around that IP; bitstream and hardware handoff copied to ``overlay_dir`` as
+    ``yolofpga_<board>.bit`` / ``.hwh``, default ``overlay/<board>/``; ``jobs`` parallel Vivado runs).
+    The buffers' storage (BRAM / URAM / LUTRAM) is bound as :mod:`generator.resources` maps it.
+    Returns {file name: Path}.
 
-    Raises HlsError for a malformed program blob; jinja2.UndefinedError for a template typo (StrictUndefined)."""
+    Raises HlsError for a malformed program blob; resources.ResourceError if the configuration (with this ROM)
+    does not fit the board's part; jinja2.UndefinedError for a template typo (StrictUndefined)."""
     out = Path(out_dir)
+    rom = rom_words(program)
+    resources.check(board, len(rom))
     out.mkdir(parents=True, exist_ok=True)
-    ctx = dict(isa_context(), **config_context(board), top=TOP, rom=rom_words(program),
+    vendor, library, _, version = KERNEL_VLNV.split(":")
+    ctx = dict(isa_context(), **config_context(board), top=TOP, rom=rom,
                args=[r for r in isa_context()["registers"] if r["offset"] >= 0x10],
-               csim_argv=csim_argv, export_dir=export_dir)
+               csim_argv=csim_argv, export_dir=export_dir, vlnv=KERNEL_VLNV, ip_vendor=vendor,
+               ip_library=library, ip_version=version, board_part=board.vivado_board_part or "",
+               overlay_dir=str(overlay_dir or OVERLAY_ROOT / board.name), overlay_name=f"yolofpga_{board.name}",
+               jobs=int(jobs), storage=resources.storage_binding(board, len(rom)))
     env = _env()
     paths = {}
     for name in KERNEL_FILES:
@@ -203,14 +220,16 @@ def status_names(status: int) -> list[str]:
     return [n for n, b in isa.STATUS_BITS.items() if status >> b & 1]
 
 
-def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: str | Path) -> dict:
+def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: str | Path,
+                    overlay_dir: str | Path | None = None) -> dict:
     """Render the deployment kernel of ``prog`` (its program baked into the instruction ROM) into ``out_dir``,
     compile the C-simulation, run it in ROM mode on ``ddr`` and compare the whole DDR image with the golden
     simulator's (:class:`generator.sim.GoldenSim`). The DDR image is also written as ``ddr_in.bin`` so that
-    ``vitis_hls -f run_hls.tcl`` runs the same C-simulation.
+    ``vitis_hls -f run_hls.tcl`` runs the same C-simulation. ``overlay_dir``: see :func:`render`.
 
     Args: prog: :class:`generator.codegen.Program`; ddr / bases: from :func:`generator.runtime.build_ddr`.
-    Returns: {"status", "cycles", "golden_cycles", "bit_exact", "diff_bytes", "csim_seconds", "dir"}.
+    Returns: {"status", "cycles", "golden_cycles", "bit_exact", "diff_bytes", "csim_seconds", "dir", "ddr"} with
+        ``ddr`` the C-simulation's DDR image after the run (read the heads from it).
     Raises HlsError (render / compile / run failure), SimError (the golden simulator refuses the program).
     """
     import time
@@ -222,7 +241,7 @@ def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: s
     rel = "../../../../"
     argv = " ".join([rel + "ddr_in.bin", rel + "ddr_out.bin"] + [str(int(bases[k])) for k in isa.BASE_REGS] +
                     ["0", "0", "0"])
-    render(board, out, prog.blob, csim_argv=argv)
+    render(board, out, prog.blob, csim_argv=argv, overlay_dir=overlay_dir)
     ddr.tofile(out / "ddr_in.bin")
     gold = ddr.copy()
     gres = GoldenSim(prog.hw, gold, bases).run(prog.blob)
@@ -232,4 +251,77 @@ def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: s
     secs = time.time() - t0
     diff = int(np.count_nonzero(got != gold))
     return dict(status=info["status"], cycles=info.get("cycles", 0), golden_cycles=gres.cycles,
-                bit_exact=diff == 0 and info["status"] == 0, diff_bytes=diff, csim_seconds=secs, dir=out)
+                bit_exact=diff == 0 and info["status"] == 0, diff_bytes=diff, csim_seconds=secs, dir=out,
+                ddr=got)
+
+
+def tool_commands(hls_dir: str | Path) -> list[tuple[str, str]]:
+    """[(tool, command)] that turn a rendered folder into a bitstream, in order: Vitis HLS (C-simulation,
+    C-synthesis, IP export), then Vivado (block design, implementation, overlay .bit + .hwh)."""
+    d = Path(hls_dir)
+    return [("vitis_hls", f"cd {d} && vitis_hls -f run_hls.tcl"),
+            ("vivado", f"cd {d} && vivado -mode batch -source vivado_bd.tcl")]
+
+
+def missing_tools_message(hls_dir: str | Path, missing: list[str]) -> str:
+    """The message of a build that stops before the bitstream: which tools were not found on PATH and the exact
+    commands to run on a machine that has them."""
+    cmds = "\n".join(f"    {c}" for _, c in tool_commands(hls_dir))
+    return (f"{' and '.join(missing)} not found on PATH: C-synthesis, IP export and the bitstream were skipped. "
+            f"On a machine with Vitis HLS and Vivado run:\n{cmds}\n"
+            f"(the overlay .bit + .hwh land in overlay/<board>/, where `invoke package` picks them up)")
+
+
+def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compiled_bits: int, check: dict | None,
+              image: str = "", detections: list | None = None, est: "resources.Estimate | None" = None) -> str:
+    """The build report (Markdown): configuration, estimated resources against the part's capacity, predicted
+    cycles and frames/s at the board clock, the int8 / int16 throughput ratio, the C-simulation result.
+
+    Args: cycles: {8: predicted cycles of the int8 program, 16: of the int16 one} (latency model, per frame);
+        compiled_bits: precision of the program baked into the ROM; check: :func:`build_and_check`'s result
+        (None: not run); detections: from the C-simulation's heads; est: resource estimate (computed if None).
+    """
+    a = board.accelerator
+    est = est or resources.estimate(board, program_insns)
+    h = HwConfig.from_board(board, compiled_bits)
+    f = board.pl_clock_mhz * 1e6
+    lines = [f"# Build report: {board.name}, {quant}", "",
+             "## Configuration", "",
+             f"- board `{board.name}` ({board.description}), part `{board.part}`",
+             f"- PE array Tn x Tm = {a.tn} x {a.tm}: {a.tn * a.tm} MACs/cycle in int16, {2 * a.tn * a.tm} in int8 "
+             f"(two int8 products per DSP48E2)",
+             f"- buffers per bank: IBUF {a.ibuf_bank_bytes} B, WBUF {a.wbuf_bank_bytes} B, ACC {a.acc_bank_words} "
+             f"words of {a.tm} x {max(a.acc_bits_int8, a.acc_bits_int16)} bit (2 banks each); OBUF "
+             f"{a.obuf_bytes} B; PBUF {a.pbuf_entries} records",
+             f"- m_axi {a.axi_data_width_bits} bit on S_AXI_HP0_FPD; PL clock {board.pl_clock_mhz:g} MHz",
+             f"- instruction ROM: {program_insns} instructions (int{compiled_bits}); CONFIG id "
+             f"0x{h.config_id:08x}", "",
+             "## Estimated resources", "",
+             "Estimates of `generator/resources.py` (nothing synthesized): DSP and memories follow the kernel's "
+             "structure, LUT/FF are a coarse bit-width estimate.", "",
+             est.table(), "", est.memory_table(), "",
+             "## Predicted performance (latency model, one frame)", "",
+             "| precision | cycles | ms | frames/s |", "|---|---:|---:|---:|"]
+    for bits in (8, 16):
+        if bits in cycles:
+            c = cycles[bits]
+            mark = " (this build)" if bits == compiled_bits else ""
+            lines.append(f"| int{bits}{mark} | {c} | {c / f * 1e3:.2f} | {f / c:.1f} |")
+    if 8 in cycles and 16 in cycles:
+        lines += ["", f"int8 / int16 throughput: {cycles[16] / cycles[8]:.2f}x (same DSPs; int8 packs two "
+                      f"products per DSP48E2, DDR-bound layers gain less)"]
+    lines += ["", "## C-simulation (g++, the rendered kernel)", ""]
+    if check is None:
+        lines.append("not run")
+    else:
+        ok = "**bit-exact**" if check["bit_exact"] else f"**differs** ({check['diff_bytes']} DDR bytes)"
+        lines += [f"- image `{image}`: {ok} against the golden simulator; status "
+                  f"{status_names(check['status']) or 'OK'}",
+                  f"- cycles counted by the C-simulation's modules {check['cycles']}, golden simulator "
+                  f"{check['golden_cycles']}; C-simulation took {check['csim_seconds']:.1f} s"]
+    if detections is not None:
+        lines += ["", f"## Detections (from the C-simulation's heads), `detections.png`", ""]
+        lines += [f"- {d['label']} {d['score']:.2f} box {[round(v) for v in d['box']]}" for d in detections]
+        if not detections:
+            lines.append("- none")
+    return "\n".join(lines) + "\n"

@@ -259,3 +259,131 @@ def test_run_hls_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     assert "ddr_in.bin" in calls[names.index("csim_design")]
     assert calls[-1].endswith(f"-output ip/{hls.TOP}.zip")
     assert (tmp_path / "ip").is_dir()
+
+
+_VIVADO_STUBS = r"""
+set ::log {}
+set ::made {}
+proc _log {cmd args} { lappend ::log [list $cmd {*}$args] }
+foreach cmd {create_project set_property update_ip_catalog create_bd_design apply_bd_automation connect_bd_net
+             connect_bd_intf_net assign_bd_address validate_bd_design save_bd_design add_files
+             update_compile_order launch_runs wait_on_run current_project current_fileset get_runs get_files} {
+    proc $cmd {args} [string map [list CMD $cmd] {_log CMD {*}$args; return CMD}]
+}
+proc get_board_parts {args} { _log get_board_parts {*}$args; return [expr {$::have_board ? "$::bp_found" : ""}] }
+proc get_bd_pins {args} { return [list pin {*}$args] }
+proc get_bd_intf_pins {args} { return [list intf {*}$args] }
+proc create_bd_cell {args} { _log create_bd_cell {*}$args; lappend ::made [lindex $args end]; return [lindex $args end] }
+proc make_wrapper {args} { _log make_wrapper {*}$args; return vivado_prj/system_wrapper.v }
+proc get_property {name obj} { return "100%" }
+rename exit _real_exit
+proc exit {args} {}
+# what a successful implementation leaves behind
+file mkdir vivado_prj/accel_bd.runs/impl_1 vivado_prj/accel_bd.gen/sources_1/bd/system/hw_handoff
+set f [open vivado_prj/accel_bd.runs/impl_1/system_wrapper.bit w]; puts $f BIT; close $f
+set f [open vivado_prj/accel_bd.gen/sources_1/bd/system/hw_handoff/system.hwh w]; puts $f HWH; close $f
+source vivado_bd.tcl
+set f [open calls.txt w]
+foreach c $::log { puts $f $c }
+close $f
+"""
+
+
+@pytest.mark.parametrize("brd", ["zcu19eg", "ultra96v2"])
+def test_vivado_bd_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
+    """The rendered Vivado block-design script, executed by tclsh with stub procs: the board's part (and board
+    preset where the board has a Vivado board file), the PL clock, the HP port at the m_axi width, the interrupt,
+    the HLS IP by the VLNV host/driver.py binds to, from the IP that run_hls.tcl exports; bitstream and hwh
+    copied to the overlay folder under one name."""
+    import shutil
+
+    from generator.board import load_board
+    from host.driver import KERNEL_VLNV
+    if shutil.which("tclsh") is None:
+        pytest.skip("tclsh not installed")
+    b = load_board(brd)
+    ov = tmp_path / "overlay" / brd
+    hls.render(b, tmp_path, overlay_dir=ov)
+    assert hls.KERNEL_VLNV == KERNEL_VLNV
+    (tmp_path / "stub.tcl").write_text(f"set ::have_board 1\nset ::bp_found {{{b.vivado_board_part}:1.0}}\n"
+                                       + _VIVADO_STUBS)
+    r = subprocess.run(["tclsh", "stub.tcl"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr + r.stdout
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    names = [c.split()[0] for c in calls]
+    assert calls[0] == f"create_project -force {hls.TOP}_bd vivado_prj -part {b.part}"
+    preset = b.vivado_board_part is not None
+    assert ("apply_bd_automation" in names) == preset
+    if preset:
+        assert f"set_property board_part {b.vivado_board_part}:1.0" in calls[names.index("set_property")]
+        assert "apply_board_preset" in calls[names.index("apply_bd_automation")]
+    # the exported IP zip of run_hls.tcl, in the repository path
+    run_hls = (tmp_path / "run_hls.tcl").read_text()
+    vendor, lib, name, ver = KERNEL_VLNV.split(":")
+    assert f"-vendor {vendor} -library {lib} -version {ver}" in run_hls and hls.TOP == name
+    assert f"update_ip_catalog -add_ip ip/{hls.TOP}.zip -repo_path ip_repo" in calls
+    assert any(c.startswith("set_property ip_repo_paths") and "ip_repo" in c for c in calls)
+    cells = [c for c in calls if c.startswith("create_bd_cell")]
+    assert any("xilinx.com:ip:zynq_ultra_ps_e" in c for c in cells)
+    assert any(f"-vlnv {KERNEL_VLNV} {hls.TOP}_0" in c for c in cells)
+    ps = next(c for c in calls if "PSU__SAXIGP2__DATA_WIDTH" in c)
+    cfg = dict(re.findall(r"CONFIG\.(\S+) \{?([^\s}]+)\}?", ps))
+    assert int(cfg["PSU__SAXIGP2__DATA_WIDTH"]) == b.accelerator.axi_data_width_bits
+    assert float(cfg["PSU__CRL_APB__PL0_REF_CTRL__FREQMHZ"]) == b.pl_clock_mhz
+    assert cfg["PSU__USE__S_AXI_GP2"] == "1" and cfg["PSU__USE__IRQ0"] == "1" and cfg["PSU__USE__M_AXI_GP0"] == "1"
+    intf = " | ".join(c for c in calls if c.startswith("connect_bd_intf_net"))
+    assert "S_AXI_HP0_FPD" in intf and "M_AXI_HPM0_FPD" in intf and f"{hls.TOP}_0/m_axi_gmem" in intf
+    assert f"{hls.TOP}_0/s_axi_control" in intf
+    assert any("interrupt" in c and "pl_ps_irq0" in c for c in calls)
+    for step in ["assign_bd_address", "validate_bd_design", "make_wrapper"]:
+        assert step in names
+    assert any(c.startswith("launch_runs impl_1 -to_step write_bitstream") for c in calls)
+    assert names.index("validate_bd_design") < names.index("make_wrapper") < names.index("launch_runs")
+    stem = f"yolofpga_{brd}"
+    assert (ov / f"{stem}.bit").read_text() == "BIT\n" and (ov / f"{stem}.hwh").read_text() == "HWH\n"
+    from generator.package import find_overlay
+    assert [p.name for p in find_overlay(brd, ov)] == [f"{stem}.bit", f"{stem}.hwh"]
+
+
+def test_vivado_bd_tcl_without_installed_board_file(tmp_path):
+    """A board part that this Vivado does not have: PS defaults, no preset automation, still a bitstream."""
+    import shutil
+
+    from generator.board import load_board
+    if shutil.which("tclsh") is None:
+        pytest.skip("tclsh not installed")
+    hls.render(load_board("zcu104"), tmp_path, overlay_dir=tmp_path / "ov")
+    (tmp_path / "stub.tcl").write_text("set ::have_board 0\nset ::bp_found {}\n" + _VIVADO_STUBS)
+    r = subprocess.run(["tclsh", "stub.tcl"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    calls = (tmp_path / "calls.txt").read_text()
+    assert "apply_bd_automation" not in calls and "set_property board_part" not in calls
+    assert "is not installed" in r.stdout and (tmp_path / "ov" / "yolofpga_zcu104.bit").is_file()
+
+
+def test_build_report_and_missing_tools_message(tmp_path):
+    """report.md of a build: configuration, estimated resources vs capacity, predicted cycles / FPS of both
+    precisions at the board clock and their ratio, the C-simulation's bit-exact result; the message of a build
+    without the tools names vitis_hls and vivado and the exact commands."""
+    from generator import resources
+    prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
+    b = BOARDS["tiny"]()
+    r = hls.build_and_check(b, prog, ddr, bases, tmp_path, overlay_dir=tmp_path / "ov")
+    assert r["bit_exact"] and np.array_equal(r["ddr"], _golden(prog, ddr, bases))
+    cyc = {8: sum(p.cycles for p in prog.plans), 16: 2 * sum(p.cycles for p in prog.plans) - 5}
+    dets = [dict(label="bus", score=0.93, box=[1.0, 2.0, 30.4, 40.6], class_id=5)]
+    md = hls.report_md(b, "int8-asym", len(prog.insns), cyc, 8, r, "bus.jpg", dets)
+    est = resources.estimate(b, len(prog.insns))
+    f = b.pl_clock_mhz * 1e6
+    assert f"part `{b.part}`" in md and f"Tn x Tm = {b.accelerator.tn} x {b.accelerator.tm}" in md
+    assert f"| DSP48E2 | {est.dsp48e2} | {b.resources.dsp48e2} |" in md
+    assert f"| BRAM36 | {est.bram36:g} | {b.resources.bram36} |" in md
+    assert f"| int8 (this build) | {cyc[8]} | {cyc[8] / f * 1e3:.2f} | {f / cyc[8]:.1f} |" in md
+    assert f"| int16 | {cyc[16]} |" in md and f"int8 / int16 throughput: {cyc[16] / cyc[8]:.2f}x" in md
+    assert "**bit-exact**" in md and f"golden simulator {r['golden_cycles']}" in md
+    assert "- bus 0.93 box [1, 2, 30, 41]" in md
+    msg = hls.missing_tools_message(tmp_path, ["vitis_hls", "vivado"])
+    assert "vitis_hls and vivado not found on PATH" in msg
+    assert f"cd {tmp_path} && vitis_hls -f run_hls.tcl" in msg
+    assert f"cd {tmp_path} && vivado -mode batch -source vivado_bd.tcl" in msg
+    assert str(tmp_path / "ov") in (tmp_path / "vivado_bd.tcl").read_text()

@@ -1,0 +1,257 @@
+"""FPGA resource estimate of one accelerator configuration (the HLS kernel of ``hls_templates/accel.cpp.j2``
+rendered for a board), from the design's parameters alone: nothing here has been synthesized, and every number is
+an *estimate*. :func:`check` refuses a configuration that does not fit the board's part with
+:class:`ResourceError`, listing the numbers.
+
+Units: DSP48E2 slices; BRAM36 blocks (36 Kb; a memory that fits one BRAM18 counts 0.5, as Vivado reports
+"Block RAM Tile"); URAM blocks (288 Kb, 4096 x 72); LUTs and FFs (CLB).
+
+**DSP48E2** = ``Tn * Tm`` (one per PE, in both modes: in int8 each DSP multiplies one weight by two activations
+packed into its 27-bit A port, so int8 does twice the MACs on the same slices) ``+ Tm * dsp_per_requant``
+(post-processing: one requantization multiplier per output lane, ``(acc_bits + 1)``-bit accumulator-plus-bias
+times the ``MULT_BITS``-bit multiplier; a 27 x 18 signed DSP48E2 takes 27 bits of the wide operand, each further
+slice 26 more: ``1 + ceil(max(0, a - 27) / 26)``, 2 slices for the 48-bit int16 accumulator).
+
+**Memories**: the kernel's arrays after ``ARRAY_PARTITION`` (elements are stored 16 bits wide at the int8 depth,
+accumulators ``max(acc_bits_int8, acc_bits_int16)`` wide; the two ping-pong banks are one address bit of each
+partitioned memory):
+
+=========  =====================  =========================================  ===============
+memory     partitioned memories   depth (words)                              width (bits)
+=========  =====================  =========================================  ===============
+IBUF       Tn                     2 * ibuf_bank_bytes / Tn                   16
+WBUF       Tn * Tm                2 * wbuf_bank_bytes / (Tn * Tm)            16
+ACC        Tm                     2 * acc_bank_words                         acc store bits
+OBUF       Tm                     obuf_bytes / Tm                            16
+PBUF       Tm (cyclic)            pbuf_entries / Tm                          128 (16-byte record)
+ROM        1                      instructions of the baked-in program       256
+queues     3 (load/compute/store) 512                                        256
+=========  =====================  =========================================  ===============
+
+Mapping rule, per group of identical partitioned memories:
+
+1. depth <= :data:`LUTRAM_MAX_DEPTH` (64): distributed RAM, ``ceil(depth / 64) * width`` LUTs each (one LUT6 is a
+   64 x 1 RAM);
+2. the instruction ROM and the queues are BRAM (URAM cannot be initialized by the bitstream; FIFOs are BRAM);
+3. otherwise each memory takes the cheapest BRAM aspect ratio: BRAM36 as 32K x 1 ... 1K x 36, 512 x 72 (simple
+   dual port), or half a block as BRAM18 16K x 1 ... 1K x 18, 512 x 36: ``min(ceil(width / w) * ceil(depth / d))``;
+4. if the part has URAM, groups move from BRAM to URAM (``ceil(width / 72) * ceil(depth / 4096)`` each) in order
+   of BRAM36 saved per URAM used, a whole group at a time, while the URAMs left suffice and the move saves BRAM.
+   The kernel binds the same choice with ``BIND_STORAGE`` pragmas (:func:`storage_binding`).
+
+**LUT / FF**: a bit-width-based engineering estimate, not calibrated against a synthesis run of this kernel
+(there is no Vivado here): a b-bit adder or comparator is b LUTs (CARRY8 chains), a b-bit register b FFs.
+Per PE (Tn*Tm): :data:`LUT_PER_PE` / :data:`FF_PER_PE` (operand fan-out registers, the int8/int16 operand select,
+cascade glue); per ``PACK_GROUP`` PEs the split of the two packed int8 lanes with the sign carry (2 x 24-bit
+adds); per output lane (Tm): the fabric adder tree of the ``ceil(Tn / PACK_GROUP)`` cascade outputs for two
+lanes, the accumulator read-add-write and range check (2 x 64-bit adds and compares) and the requantization
+datapath (bias add, rounding add, 64-bit barrel shifter, zero-point add, clamp, max-pool compare):
+:data:`LUT_PER_LANE` / :data:`FF_PER_LANE`; per partitioned memory :data:`LUT_PER_MEMORY` (write-enable decode,
+read-data mux of the two banks); plus :data:`LUT_FIXED` / :data:`FF_FIXED` for the m_axi adapter at the AXI width,
+the s_axilite register file, instruction fetch / validate / decode and the load / store address generators.
+Expect the LUT/FF figures to be off by tens of percent; DSP and memory counts follow the structure exactly,
+barring synthesis choices (e.g. HLS widening the requantization multiply beyond the data's width).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from . import isa
+from .board import Board
+
+#: BRAM36 aspect ratios (depth, width); 512 x 72 is the simple-dual-port mode
+BRAM36_SHAPES = [(32768, 1), (16384, 2), (8192, 4), (4096, 9), (2048, 18), (1024, 36), (512, 72)]
+#: BRAM18 aspect ratios (each half a BRAM36)
+BRAM18_SHAPES = [(16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36)]
+URAM_DEPTH, URAM_WIDTH = 4096, 72
+#: memories this shallow are distributed RAM (LUTs)
+LUTRAM_MAX_DEPTH = 64
+#: depth and width of the load / compute / store instruction queues (``#pragma HLS STREAM depth``)
+QUEUE_DEPTH, N_QUEUES = 512, 3
+#: int8 packed-lane split per PACK_GROUP PEs: two 24-bit adds
+LUT_PER_PACK_GROUP = 48
+LUT_PER_PE, FF_PER_PE = 10, 24
+LUT_PER_LANE, FF_PER_LANE = 560, 620
+LUT_PER_MEMORY = 8
+LUT_FIXED, FF_FIXED = 15000, 20000
+#: 8-bit + 16-bit element width and the packing shift of the int8 DSP trick (see generator/hls.py)
+ELEM_BITS = 16
+
+
+class ResourceError(ValueError):
+    """The configuration does not fit the part: the message lists each resource, estimate vs capacity."""
+
+
+@dataclass
+class Memory:
+    """One group of identical partitioned memories and where it is mapped (``impl``: bram, uram or lutram)."""
+    name: str
+    count: int
+    depth: int
+    width: int
+    impl: str = "bram"
+    bram36: float = 0.0
+    uram: int = 0
+    lut: int = 0
+
+    @property
+    def kbits(self) -> float:
+        return self.count * self.depth * self.width / 1024
+
+
+@dataclass
+class Estimate:
+    """Estimated resources of a configuration (see the module docstring for the formulas) and the capacity."""
+    board: str
+    part: str
+    tn: int
+    tm: int
+    dsp48e2: int
+    bram36: float
+    uram: int
+    lut: int
+    ff: int
+    capacity: dict
+    memories: list = field(default_factory=list)
+    dsp_pe: int = 0
+    dsp_post: int = 0
+
+    def used(self) -> dict:
+        """{resource: estimate}, keys as in the board file's ``resources``."""
+        return {"dsp48e2": self.dsp48e2, "bram36": self.bram36, "uram": self.uram, "lut": self.lut, "ff": self.ff}
+
+    def over(self) -> list[str]:
+        """Resources whose estimate exceeds the capacity."""
+        return [k for k, v in self.used().items() if v > self.capacity[k]]
+
+    def table(self) -> str:
+        """Markdown table: resource, estimate, capacity, utilization."""
+        rows = ["| resource | estimate | capacity | utilization |", "|---|---:|---:|---:|"]
+        for k, v in self.used().items():
+            cap = self.capacity[k]
+            u = f"{v / cap:.0%}" if cap else ("-" if not v else "over")
+            rows.append(f"| {k.upper() if k != 'dsp48e2' else 'DSP48E2'} | {v:g} | {cap} | {u} |")
+        return "\n".join(rows)
+
+    def memory_table(self) -> str:
+        """Markdown table of the memory mapping."""
+        rows = ["| memory | count x depth x width | mapped to | BRAM36 | URAM | LUT |", "|---|---|---|---:|---:|---:|"]
+        for m in self.memories:
+            rows.append(f"| {m.name} | {m.count} x {m.depth} x {m.width} | {m.impl} | {m.bram36:g} | {m.uram} | "
+                        f"{m.lut} |")
+        return "\n".join(rows)
+
+
+def bram36_for(depth: int, width: int) -> float:
+    """BRAM36 blocks (0.5 steps) of one depth x width memory: the cheapest BRAM36 or BRAM18 aspect ratio."""
+    if depth <= 0 or width <= 0:
+        return 0.0
+    best = min(math.ceil(width / w) * math.ceil(depth / d) for d, w in BRAM36_SHAPES)
+    half = min(math.ceil(width / w) * math.ceil(depth / d) for d, w in BRAM18_SHAPES)
+    return min(float(best), half / 2)
+
+
+def uram_for(depth: int, width: int) -> int:
+    """URAM blocks (4096 x 72) of one depth x width memory."""
+    if depth <= 0 or width <= 0:
+        return 0
+    return math.ceil(width / URAM_WIDTH) * math.ceil(depth / URAM_DEPTH)
+
+
+def dsp_per_requant(acc_bits: int, mult_bits: int = isa.MULT_BITS) -> int:
+    """DSP48E2 slices of one ``(acc_bits + 1)`` x ``mult_bits`` signed multiply (27 x 18 per slice, 26 more
+    bits of the wide operand per extra slice)."""
+    a, b = acc_bits + 1, mult_bits
+    if b > 18:
+        a, b = b, a
+    return 1 + math.ceil(max(0, a - 27) / 26)
+
+
+def memories(board: Board, rom_insns: int = 0) -> list[Memory]:
+    """The kernel's memory groups (before mapping) for ``board``'s accelerator and a ROM of ``rom_insns``."""
+    a = board.accelerator
+    tn, tm = a.tn, a.tm
+    acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
+    mems = [Memory("IBUF", tn, 2 * (a.ibuf_bank_bytes // tn), ELEM_BITS),
+            Memory("WBUF", tn * tm, 2 * (a.wbuf_bank_bytes // (tn * tm)), ELEM_BITS),
+            Memory("ACC", tm, 2 * a.acc_bank_words, acc_store),
+            Memory("OBUF", tm, a.obuf_bytes // tm, ELEM_BITS),
+            Memory("PBUF", tm, -(-a.pbuf_entries // tm), isa.PARAM_RECORD_BYTES * 8),
+            Memory("queues", N_QUEUES, QUEUE_DEPTH, isa.INSN_BITS)]
+    if rom_insns:
+        mems.append(Memory("ROM", 1, rom_insns, isa.INSN_BITS))
+    return mems
+
+
+def _map(mems: list[Memory], uram_cap: int) -> None:
+    for m in mems:
+        if m.depth <= LUTRAM_MAX_DEPTH and m.name not in ("ROM", "queues"):
+            m.impl, m.lut = "lutram", m.count * math.ceil(m.depth / 64) * m.width
+        else:
+            m.impl, m.bram36 = "bram", m.count * bram36_for(m.depth, m.width)
+    left = uram_cap
+    cands = [m for m in mems if m.impl == "bram" and m.name not in ("ROM", "queues")]
+    cands.sort(key=lambda m: -m.bram36 / max(1, m.count * uram_for(m.depth, m.width)))
+    for m in cands:
+        u = m.count * uram_for(m.depth, m.width)
+        if u <= left and m.bram36 > u:
+            m.impl, m.uram, m.bram36 = "uram", u, 0.0
+            left -= u
+
+
+def estimate(board: Board, rom_insns: int = 0) -> Estimate:
+    """Estimated DSP48E2 / BRAM36 / URAM / LUT / FF of ``board``'s accelerator configuration with an instruction
+    ROM of ``rom_insns`` instructions (0: programs fetched from DDR only). See the module docstring."""
+    from .hls import pack_group
+
+    a = board.accelerator
+    tn, tm = a.tn, a.tm
+    acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
+    dsp_pe = tn * tm
+    dsp_post = tm * dsp_per_requant(acc_store)
+    mems = memories(board, rom_insns)
+    _map(mems, board.resources.uram)
+    g = pack_group()
+    n_mem = sum(m.count for m in mems)
+    lut = (tn * tm * LUT_PER_PE + math.ceil(tn / g) * tm * LUT_PER_PACK_GROUP
+           + tm * (LUT_PER_LANE + 2 * math.ceil(tn / g) * acc_store) + n_mem * LUT_PER_MEMORY
+           + LUT_FIXED * a.axi_data_width_bits // 128 + sum(m.lut for m in mems))
+    ff = tn * tm * FF_PER_PE + tm * FF_PER_LANE + FF_FIXED * a.axi_data_width_bits // 128
+    return Estimate(board=board.name, part=board.part, tn=tn, tm=tm, dsp48e2=dsp_pe + dsp_post,
+                    bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut), ff=int(ff),
+                    capacity=board.resources.model_dump(), memories=mems, dsp_pe=dsp_pe, dsp_post=dsp_post)
+
+
+def check(board: Board, rom_insns: int = 0) -> Estimate:
+    """:func:`estimate`, refusing a configuration that does not fit.
+
+    Raises ResourceError naming the board, part, configuration and every resource (estimate / capacity)."""
+    e = estimate(board, rom_insns)
+    over = e.over()
+    if over:
+        a = board.accelerator
+        nums = ", ".join(f"{k} {v:g} / {e.capacity[k]}{' (over)' if k in over else ''}" for k, v in e.used().items())
+        raise ResourceError(
+            f"accelerator configuration Tn={a.tn} x Tm={a.tm} of board {board.name} ({board.part}) does not fit: "
+            f"{', '.join(over)} over capacity (estimate / capacity: {nums}); reduce tn/tm or the buffer sizes "
+            f"in boards/{board.name}.yaml (estimates of generator/resources.py)")
+    return e
+
+
+def storage_binding(board: Board, rom_insns: int = 0) -> dict:
+    """{kernel array name: HLS storage impl} for the buffers (``BIND_STORAGE impl=``), from :func:`estimate`."""
+    names = {"IBUF": "ibuf", "WBUF": "wbuf", "ACC": "acc", "OBUF": "obuf", "PBUF": "pbuf"}
+    return {names[m.name]: m.impl for m in estimate(board, rom_insns).memories if m.name in names}
+
+
+if __name__ == "__main__":          # python -m generator.resources [board ...]: the estimate of each board file
+    import sys
+
+    from .board import known_boards, load_board
+
+    for name in sys.argv[1:] or known_boards():
+        b = load_board(name)
+        e = estimate(b)
+        print(f"## {name} ({b.part}), Tn x Tm = {b.accelerator.tn} x {b.accelerator.tm}, {b.pl_clock_mhz:g} MHz"
+              f" (without instruction ROM)\n\n{e.table()}\n\n{e.memory_table()}\n")

@@ -1,0 +1,70 @@
+"""Resource estimate (generator/resources.py): every board's default configuration fits its part with the
+instruction ROM of its compiled YOLOv4-tiny program; an oversize configuration is refused with the numbers;
+the estimate scales with the PE array; the kernel binds the buffers' storage as the estimate maps them."""
+import re
+
+import pytest
+
+from generator import hls, resources
+from generator.board import known_boards, load_board
+from helpers import board
+
+
+@pytest.mark.parametrize("name", known_boards())
+def test_every_board_fits_with_its_program(name):
+    from generator.compiler import compile_model
+
+    b = load_board(name)
+    c = compile_model(name, "int8-asym", progress=False)
+    e = resources.check(b, len(c.program.insns))
+    assert e.over() == []
+    assert e.dsp48e2 == b.accelerator.tn * b.accelerator.tm + e.dsp_post
+    for k, v in e.used().items():
+        assert 0 < v <= e.capacity[k] or (k == "uram" and v == 0 == e.capacity[k])
+    assert sum(m.uram for m in e.memories) <= b.resources.uram
+
+
+def test_oversize_configuration_is_refused_with_the_numbers(tmp_path):
+    b = board("ultra96v2", tn=32, tm=32)
+    with pytest.raises(resources.ResourceError) as ei:
+        resources.check(b)
+    msg = str(ei.value)
+    e = resources.estimate(b)
+    assert "ultra96v2" in msg and "xczu3eg" in msg and "Tn=32 x Tm=32" in msg
+    assert f"dsp48e2 {e.dsp48e2} / 360 (over)" in msg and e.dsp48e2 > 360
+    assert re.search(r"bram36 [\d.]+ / 216", msg)
+    with pytest.raises(resources.ResourceError):        # the kernel is not rendered either
+        hls.render(b, tmp_path)
+    assert not (tmp_path / "accel.cpp").exists()
+
+
+def test_estimate_scales_with_the_pe_array():
+    e1 = resources.estimate(board("zcu19eg", tn=16, tm=16))
+    e2 = resources.estimate(board("zcu19eg", tn=16, tm=32))
+    assert e1.dsp_pe == 256 and e2.dsp_pe == 2 * e1.dsp_pe
+    assert e2.dsp_post == 2 * e1.dsp_post == 2 * 16 * resources.dsp_per_requant(48)
+    assert resources.dsp_per_requant(48) == 2 and resources.dsp_per_requant(26) == 1
+    assert e2.lut > e1.lut and e2.ff > e1.ff
+    # the instruction ROM costs BRAM: 1024 x 256 bits as 15 BRAM18 (1K x 18), cheaper than 8 BRAM36 (512 x 72)
+    b = load_board("zcu19eg")
+    assert resources.estimate(b, 1024).bram36 - resources.estimate(b, 0).bram36 == 7.5
+
+
+def test_memory_mapping_rules():
+    assert resources.bram36_for(1024, 16) == 0.5          # one BRAM18 (1K x 18)
+    assert resources.bram36_for(8192, 48) == 12            # 2K x 18, 3 wide x 4 deep (or 8K x 4, 12 wide)
+    assert resources.bram36_for(512, 256) == 4             # 512 x 72, 4 wide
+    assert resources.uram_for(8192, 48) == 2 and resources.uram_for(4096, 128) == 2
+    e = resources.estimate(load_board("zcu19eg"))
+    impl = {m.name: m.impl for m in e.memories}
+    assert impl["ACC"] == "uram" and impl["PBUF"] == "lutram" and impl["queues"] == "bram"
+    no_uram = resources.estimate(load_board("zcu102"))
+    assert no_uram.uram == 0 and all(m.impl != "uram" for m in no_uram.memories)
+
+
+def test_kernel_binds_the_estimated_storage(tmp_path):
+    b = load_board("kv260")
+    hls.render(b, tmp_path)
+    src = (tmp_path / "accel.cpp").read_text()
+    got = dict(re.findall(r"BIND_STORAGE variable=(\w+) type=ram_2p impl=(\w+)", src))
+    assert got == resources.storage_binding(b) and got["wbuf"] == "lutram" and got["acc"] == "uram"

@@ -317,8 +317,9 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
         ok = "**bit-exact**" if check["bit_exact"] else f"**differs** ({check['diff_bytes']} DDR bytes)"
         lines += [f"- image `{image}`: {ok} against the golden simulator; status "
                   f"{status_names(check['status']) or 'OK'}",
-                  f"- cycles counted by the C-simulation's modules {check['cycles']}, golden simulator "
-                  f"{check['golden_cycles']}; C-simulation took {check['csim_seconds']:.1f} s"]
+                  f"- the C-simulation's `cycles` register (loop iterations of the busiest module, not a cycle "
+                  f"count): {check['cycles']}; golden simulator {check['golden_cycles']} cycles; the C-simulation "
+                  f"took {check['csim_seconds']:.1f} s"]
     if detections is not None:
         lines += ["", f"## Detections (from the C-simulation's heads), `detections.png`", ""]
         lines += [f"- {d['label']} {d['score']:.2f} box {[round(v) for v in d['box']]}" for d in detections]

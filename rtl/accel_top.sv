@@ -774,7 +774,7 @@ module accel_top
   end
 
   // ======================================================================================= STORE module
-  typedef enum logic [3:0] {S_IDLE, P_RUN, S_PIX, S_BURST, S_AW, S_W, S_B, S_DONE} st_state_t;
+  typedef enum logic [3:0] {S_IDLE, P_RUN, S_PIX, S_BURST, S_AW, S_W, S_DONE} st_state_t;
   st_state_t st_state;
   logic [INSN_BITS-1:0] st_ins;
   wire [3:0] sq_op = sq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
@@ -864,6 +864,7 @@ module accel_top
   logic [31:0] sd_r, sd_c, sd_pixbase;
   logic [63:0] sd_start, sd_end, sd_cur;
   logic [8:0] sd_blen, sd_wcnt;
+  logic [15:0] sd_outst;      // write bursts awaiting their response
   assign m_axi_awid = '0;
   assign m_axi_awsize = 3'(LOG2_BYTES);
   assign m_axi_awburst = 2'b01;
@@ -875,7 +876,7 @@ module accel_top
   assign m_axi_awlen = 8'(sd_blen - 9'd1);
   assign m_axi_wvalid = st_state == S_W;
   assign m_axi_wlast = sd_wcnt + 9'd1 >= sd_blen;
-  assign m_axi_bready = st_state == S_B;
+  assign m_axi_bready = 1'b1;
   always_comb begin
     for (int j = 0; j < AXI_BYTES; j++) begin
       logic [63:0] a;
@@ -900,7 +901,9 @@ module accel_top
       {sd_start, sd_end, sd_cur} <= '0;
       sd_blen <= '0;
       sd_wcnt <= '0;
+      sd_outst <= '0;
     end else begin
+      sd_outst <= sd_outst + 16'(m_axi_awvalid && m_axi_awready) - 16'(m_axi_bvalid);
       case (st_state)
         S_IDLE:
           if (st_go) begin
@@ -940,7 +943,7 @@ module accel_top
           end
         S_PIX:
           if (sd_r >= sd_rows) begin
-            st_state <= S_DONE;
+            if (sd_outst == 0 && !m_axi_bvalid) st_state <= S_DONE;   // all write responses in
           end else begin
             logic [63:0] s;
             s = base_addr[sd_base_reg] + 64'(sd_ddr_offset) + 64'(sd_r) * sd_row_stride
@@ -970,9 +973,8 @@ module accel_top
           if (m_axi_wready) begin
             sd_cur <= sd_cur + 64'(AXI_BYTES);
             sd_wcnt <= sd_wcnt + 9'd1;
-            if (m_axi_wlast) st_state <= S_B;
+            if (m_axi_wlast) st_state <= S_BURST;   // next burst without waiting for the response
           end
-        S_B: if (m_axi_bvalid) st_state <= S_BURST;
         S_DONE: st_state <= S_IDLE;
         default: st_state <= S_IDLE;
       endcase

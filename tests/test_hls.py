@@ -134,6 +134,26 @@ def test_int8_packs_two_pixels_per_multiplier():
     assert g * 128 * 128 < lim <= (g + 1) * 128 * 128 and g >= 1
 
 
+def test_int8_issues_half_the_dsp_multiplies_of_int16(kernel, tmp_path):
+    """The kernel's structure, counted in C-simulation: the same conv layer (even output width) issues
+    Tn*Tm multiplies per PE-array step in both modes, and int8 covers two output pixels per multiply, so it
+    issues exactly half the DSP multiplies of int16 for the same MACs."""
+    counts = {}
+    for mode in ("int8-asym", "int16-sym"):
+        b = Builder([1, 16, 10, 12], seed=9)
+        m = b.model([b.leaky(b.conv("x", 16, k=3))])
+        gq, prog, xs = compile_small(m, mode, True, BOARDS["tiny"]())
+        ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
+        _, info = hls.run_csim(kernel("tiny"), ddr, bases, prog.blob, tmp_path / mode)
+        assert info["status"] == 0
+        lanes = sum(i.f["oh"] * i.f["ow"] * i.f["og"] * i.f["ig"] * i.f["kh"] * i.f["kw"]
+                    for i in prog.insns if i.op == "COMPUTE" and not i.f["bypass"]) * prog.hw.tn * prog.hw.tm
+        counts[mode] = (info["dsp_muls"], lanes)
+    assert counts["int16-sym"][0] == counts["int16-sym"][1]           # one multiply per MAC lane
+    assert counts["int8-asym"][1] == counts["int16-sym"][1]           # same work
+    assert 2 * counts["int8-asym"][0] == counts["int16-sym"][0]       # half the multiplies
+
+
 # ------------------------------------------------------------------------------------------------ C-simulation
 @pytest.mark.parametrize("brd", list(BOARDS))
 @pytest.mark.parametrize("mode,pc", MODES, ids=[f"{m}-{'pc' if p else 'pt'}" for m, p in MODES])

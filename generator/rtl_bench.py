@@ -12,6 +12,7 @@ simulator process per program).
   holds one ``[cycle, ld_busy, cp_busy]`` per STORE-module instruction (POST, STORE, END), in program order.
 """
 import json
+import logging
 import os
 from collections import deque
 from pathlib import Path
@@ -99,6 +100,7 @@ async def run_program(dut):
     cyc = _Cycles(dut.clk)
     ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n, reset_active_level=False, size=ddr.size)
     ram.write(0, ddr.tobytes())
+    logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)     # no line per burst
     pipelined_read(ram, dut.clk, cyc, int(meta.get("rd_latency", 0)))
     bpc = float(meta.get("rd_beats_per_cycle", 1.0))
     if bpc < 1.0:

@@ -245,43 +245,44 @@ module accel_top
     end
   end
 
-  // ---- read-channel arbiter (fetch / load), one burst per grant
-  typedef enum logic [1:0] {RD_NONE, RD_FE, RD_LD} rd_owner_t;
-  rd_owner_t rd_owner;
-  logic fe_rd_req, ld_rd_req, rd_last_ld;
-  always_ff @(posedge clk) begin
-    if (!rst_n) begin
-      rd_owner <= RD_NONE;
-      rd_last_ld <= 1'b0;
-    end else begin
-      case (rd_owner)
-        RD_NONE:
-          if (ld_rd_req && (!fe_rd_req || !rd_last_ld)) begin
-            rd_owner <= RD_LD;
-            rd_last_ld <= 1'b1;
-          end else if (fe_rd_req) begin
-            rd_owner <= RD_FE;
-            rd_last_ld <= 1'b0;
-          end
-        RD_FE: if (!fe_rd_req) rd_owner <= RD_NONE;
-        RD_LD: if (!ld_rd_req) rd_owner <= RD_NONE;
-        default: rd_owner <= RD_NONE;
-      endcase
-    end
-  end
+  // ---- read channel: AR arbitration per address (fetch first; a pending address is held until accepted) and
+  // in-order R routing by a FIFO of the owners of the outstanding bursts (one AXI ID, data returns in order).
+  // Fetch keeps at most one burst and LOAD at most LD_OUTST bursts in flight, so the owner FIFO never fills.
+  localparam int LD_OUTST = 8;
   logic fe_arvalid, ld_arvalid, fe_rready, ld_rready;
   logic [63:0] fe_araddr, ld_araddr;
   logic [7:0] fe_arlen, ld_arlen;
+  logic ar_hold, ar_hold_fe;            // an address is on the bus, not yet accepted: keep its owner
+  wire ar_sel_fe = ar_hold ? ar_hold_fe : fe_arvalid;
   assign m_axi_arid = '0;
   assign m_axi_arsize = 3'(LOG2_BYTES);
   assign m_axi_arburst = 2'b01;
   assign m_axi_arlock = 1'b0;
   assign m_axi_arcache = 4'b0011;
   assign m_axi_arprot = 3'b000;
-  assign m_axi_arvalid = (rd_owner == RD_FE) ? fe_arvalid : (rd_owner == RD_LD) ? ld_arvalid : 1'b0;
-  assign m_axi_araddr = AXI_AW'((rd_owner == RD_FE) ? fe_araddr : ld_araddr);
-  assign m_axi_arlen = (rd_owner == RD_FE) ? fe_arlen : ld_arlen;
-  assign m_axi_rready = (rd_owner == RD_FE) ? fe_rready : (rd_owner == RD_LD) ? ld_rready : 1'b0;
+  assign m_axi_arvalid = ar_sel_fe ? fe_arvalid : ld_arvalid;
+  assign m_axi_araddr = AXI_AW'(ar_sel_fe ? fe_araddr : ld_araddr);
+  assign m_axi_arlen = ar_sel_fe ? fe_arlen : ld_arlen;
+  wire ar_fire = m_axi_arvalid && m_axi_arready;
+  wire fe_ar_ok = ar_fire && ar_sel_fe;
+  wire ld_ar_ok = ar_fire && !ar_sel_fe;
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      ar_hold <= 1'b0;
+      ar_hold_fe <= 1'b0;
+    end else begin
+      ar_hold <= m_axi_arvalid && !m_axi_arready;
+      ar_hold_fe <= ar_sel_fe;
+    end
+  end
+  localparam int RQ_DEPTH = 16;         // >= LD_OUTST + 1, a power of two
+  logic rq_empty, rq_full, rq_head_ld;
+  logic [$clog2(RQ_DEPTH):0] rq_count;
+  wire r_fire = m_axi_rvalid && m_axi_rready;
+  sync_fifo #(.W(1), .DEPTH(RQ_DEPTH)) u_rq (
+    .clk, .rst_n, .clr(1'b0), .wr(ar_fire), .wdata(!ar_sel_fe), .rd(r_fire && m_axi_rlast), .rdata(rq_head_ld),
+    .empty(rq_empty), .full(rq_full), .count(rq_count));
+  assign m_axi_rready = !rq_empty && (rq_head_ld ? ld_rready : fe_rready);
 
   // beats of a burst from cur (beat-aligned) towards end, within 4 KB and 256 beats
   function automatic logic [8:0] burst_beats(input logic [63:0] cur, input logic [63:0] last);
@@ -324,13 +325,12 @@ module accel_top
     if (fe_left < fe_cnt) fe_cnt = fe_left;
     if (fe_to4k < fe_cnt) fe_cnt = fe_to4k;
   end
-  assign fe_rd_req = fe_state == FE_REQ || fe_state == FE_AR || fe_state == FE_R;
   assign fe_arvalid = fe_state == FE_AR;
   assign fe_araddr = fe_addr;
   assign fe_arlen = 8'(32'(fe_n) * 32'(BEATS_PER_INSN) - 32'd1);
   assign fe_rready = fe_state == FE_R;
   wire [INSN_BITS-1:0] fe_next_buf = (fe_buf >> AXI_DW) | (INSN_BITS'(m_axi_rdata) << (INSN_BITS - AXI_DW));
-  wire fe_beat_ok = fe_state == FE_R && rd_owner == RD_FE && m_axi_rvalid;
+  wire fe_beat_ok = fe_state == FE_R && !rq_empty && !rq_head_ld && m_axi_rvalid;
   wire fe_insn_done = fe_beat_ok && (32'(fe_beat) % 32'(BEATS_PER_INSN)) == 32'(BEATS_PER_INSN - 1);
 
   always_comb begin
@@ -365,9 +365,9 @@ module accel_top
             fe_n <= 4'(fe_cnt);
             fe_state <= FE_REQ;
           end
-        FE_REQ: if (rd_owner == RD_FE) fe_state <= FE_AR;
+        FE_REQ: fe_state <= FE_AR;
         FE_AR:
-          if (m_axi_arready) begin
+          if (fe_ar_ok) begin
             fe_state <= FE_R;
             fe_beat <= '0;
           end
@@ -437,7 +437,11 @@ module accel_top
   end
 
   // ======================================================================================= LOAD module
-  typedef enum logic [2:0] {LD_IDLE, LD_PIX, LD_BURST, LD_REQ, LD_AR, LD_R, LD_REL, LD_DONE} ld_state_t;
+  // Address side: the transfer is cut into contiguous DDR segments (the whole transfer, a row of pixels, or one
+  // pixel run, whichever the strides allow), each segment into bursts (4 KB / 256 beats), up to LD_OUTST bursts
+  // in flight. Data side: every beat is written into its buffer elements from the descriptor of its burst
+  // (segment start/end and first pixel), popped from a FIFO filled as the addresses are issued.
+  typedef enum logic [2:0] {LD_IDLE, LD_SEG, LD_BURST, LD_AR, LD_WAIT, LD_DONE} ld_state_t;
   ld_state_t ld_state;
   logic [INSN_BITS-1:0] ld_ins;
   logic cfg_err_isa, cfg_err_cfg;
@@ -456,20 +460,38 @@ module accel_top
   wire ld_is_pbuf = 32'(ld_buf) == BUF_PBUF;
   wire [31:0] ld_lanes = (32'(ld_buf) == BUF_WBUF) ? 32'(TN * TM) : 32'(TN);
   wire [31:0] ld_eb = ld_is_pbuf ? 32'(PARAM_BYTES) : (prec16 ? 32'd2 : 32'd1);
-  logic [31:0] ld_r, ld_c, ld_pix, ld_pixbase;
-  logic [63:0] ld_start, ld_end, ld_cur;
+  wire [31:0] ld_run = ld_elems * ld_eb;                              // bytes of one pixel run
+  wire ld_row_contig = ld_cols == 1 || ld_pix_stride == 64'(ld_run);
+  wire ld_all_contig = ld_row_contig && (ld_rows == 1 || ld_row_stride == 64'(ld_cols) * 64'(ld_run));
+  logic [31:0] ld_r, ld_c;                                            // next segment
+  logic [63:0] ld_sstart, ld_send, ld_cur;                             // segment being issued, next burst address
+  logic [31:0] ld_spix;                                               // pixel index of the segment's first run
   logic [8:0] ld_blen;
+  logic [$clog2(LD_OUTST):0] ld_outst;                                // bursts issued, last beat not received
+  // burst descriptors: {burst address, segment start, segment end, first pixel}
+  localparam int LDQ_W = 64 + 64 + 64 + 32;
+  logic ldq_empty, ldq_full;
+  logic [LDQ_W-1:0] ldq_rdata;
+  logic [$clog2(LD_OUTST):0] ldq_count;
+  wire ld_beat = !rq_empty && rq_head_ld && m_axi_rvalid;             // (ld_rready is always 1)
+  sync_fifo #(.W(LDQ_W), .DEPTH(LD_OUTST)) u_ldq (
+    .clk, .rst_n, .clr, .wr(ld_ar_ok), .wdata({ld_cur, ld_sstart, ld_send, ld_spix}),
+    .rd(ld_beat && m_axi_rlast), .rdata(ldq_rdata), .empty(ldq_empty), .full(ldq_full), .count(ldq_count));
+  wire [63:0] ldr_burst = ldq_rdata[LDQ_W-1 -: 64];
+  wire [63:0] ldr_start = ldq_rdata[LDQ_W-65 -: 64];
+  wire [63:0] ldr_end = ldq_rdata[LDQ_W-129 -: 64];
+  wire [31:0] ldr_pix0 = ldq_rdata[31:0];
+  logic [7:0] ldr_beat;                                               // beat within the current burst
+  wire [63:0] ldr_cur = ldr_burst + 64'(ldr_beat) * 64'(AXI_BYTES);
   wire [3:0] lq_op = lq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
   wire ld_go = ld_state == LD_IDLE && run && !stop && !lq_empty && !(lq_rdata[H_POP_NEXT_LSB] && tok_c2l == 0);
   assign lq_rd = ld_go;
   assign ld_pop_c2l = ld_go && lq_rdata[H_POP_NEXT_LSB];
   assign ld_push_l2c = ld_state == LD_DONE && ld_ins[H_PUSH_NEXT_LSB];
-  assign ld_rd_req = ld_state == LD_REQ || ld_state == LD_AR || ld_state == LD_R;
   assign ld_arvalid = ld_state == LD_AR;
   assign ld_araddr = ld_cur;
   assign ld_arlen = 8'(ld_blen - 9'd1);
-  assign ld_rready = ld_state == LD_R;
-  wire ld_beat = ld_state == LD_R && rd_owner == RD_LD && m_axi_rvalid;
+  assign ld_rready = 1'b1;
 
   always_comb begin
     cfg_err_isa = 1'b0;
@@ -491,15 +513,24 @@ module accel_top
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
+      ld_outst <= '0;
+      ldr_beat <= '0;
+    end else begin
+      ld_outst <= ld_outst + ($clog2(LD_OUTST) + 1)'(ld_ar_ok) - ($clog2(LD_OUTST) + 1)'(ld_beat && m_axi_rlast);
+      if (ld_beat) ldr_beat <= m_axi_rlast ? 8'd0 : ldr_beat + 8'd1;
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
       ld_state <= LD_IDLE;
       ld_ins <= '0;
       prec16 <= 1'b0;
       ld_r <= '0;
       ld_c <= '0;
-      ld_pix <= '0;
-      ld_pixbase <= '0;
-      ld_start <= '0;
-      ld_end <= '0;
+      ld_sstart <= '0;
+      ld_send <= '0;
+      ld_spix <= '0;
       ld_cur <= '0;
       ld_blen <= '0;
     end else begin
@@ -509,77 +540,80 @@ module accel_top
             ld_ins <= lq_rdata;
             ld_r <= '0;
             ld_c <= '0;
-            ld_pix <= '0;
             ld_state <= LD_DONE;
             if (lq_op == OP_CONFIG) begin
               prec16 <= 32'(lq_rdata[F_CONFIG_PRECISION_LSB +: F_CONFIG_PRECISION_W]) == PREC_INT16;
             end else if (lq_op == OP_LOAD && lq_rdata[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W] != 0
                          && lq_rdata[F_LOAD_COLS_LSB +: F_LOAD_COLS_W] != 0
                          && lq_rdata[F_LOAD_ELEMS_LSB +: F_LOAD_ELEMS_W] != 0) begin
-              ld_state <= LD_PIX;
+              ld_state <= LD_SEG;
             end
           end
-        LD_PIX:
+        LD_SEG:
           if (ld_r >= ld_rows) begin
-            ld_state <= LD_DONE;
+            ld_state <= LD_WAIT;
           end else begin
             logic [63:0] s;
+            logic [31:0] runs;
             s = base_addr[ld_base_reg] + 64'(ld_ddr_offset) + 64'(ld_r) * ld_row_stride
                 + 64'(ld_c) * ld_pix_stride;
-            ld_start <= s;
-            ld_end <= s + 64'(ld_elems) * 64'(ld_eb);
+            runs = ld_all_contig ? ld_rows * ld_cols : ld_row_contig ? ld_cols : 32'd1;
+            ld_sstart <= s;
+            ld_send <= s + 64'(runs) * 64'(ld_run);
             ld_cur <= s & ~64'(AXI_BYTES - 1);
-            ld_pixbase <= ld_is_pbuf ? ld_dst_word + ld_pix * ld_elems
-                                     : (ld_dst_word + ld_pix * ld_dst_pitch) * ld_lanes + ld_dst_elem;
-            ld_state <= LD_BURST;
-          end
-        LD_BURST:
-          if (ld_cur >= ld_end) begin
-            ld_pix <= ld_pix + 32'd1;
-            if (ld_c + 32'd1 >= ld_cols) begin
+            ld_spix <= ld_r * ld_cols + ld_c;
+            if (ld_all_contig) begin
+              ld_r <= ld_rows;
+            end else if (ld_row_contig || ld_c + 32'd1 >= ld_cols) begin
               ld_c <= '0;
               ld_r <= ld_r + 32'd1;
             end else begin
               ld_c <= ld_c + 32'd1;
             end
-            ld_state <= LD_PIX;
-          end else begin
-            ld_blen <= burst_beats(ld_cur, ld_end);
-            ld_state <= LD_REQ;
+            ld_state <= LD_BURST;
           end
-        LD_REQ: if (rd_owner == RD_LD) ld_state <= LD_AR;
-        LD_AR: if (m_axi_arready) ld_state <= LD_R;
-        LD_R:
-          if (ld_beat) begin
-            ld_cur <= ld_cur + 64'(AXI_BYTES);
-            if (m_axi_rlast) ld_state <= LD_REL;
+        LD_BURST:
+          if (ld_cur >= ld_send) begin
+            ld_state <= LD_SEG;
+          end else if (32'(ld_outst) < 32'(LD_OUTST)) begin
+            ld_blen <= burst_beats(ld_cur, ld_send);
+            ld_state <= LD_AR;
           end
-        LD_REL: ld_state <= LD_BURST;
+        LD_AR:
+          if (ld_ar_ok) begin
+            ld_cur <= ld_cur + 64'(ld_blen) * 64'(AXI_BYTES);
+            ld_state <= LD_BURST;
+          end
+        LD_WAIT: if (ld_outst == 0) ld_state <= LD_DONE;
         LD_DONE: ld_state <= LD_IDLE;
         default: ld_state <= LD_IDLE;
       endcase
     end
   end
 
-  // byte lanes of a read beat -> buffer elements
+  // byte lanes of a read beat -> buffer elements (pixel run and byte within it from the segment offset)
   logic ld_we [AXI_BYTES];
   logic [31:0] ld_widx [AXI_BYTES];
   logic [3:0] ld_wbyte [AXI_BYTES];      // byte within the element / record
   always_comb begin
     for (int j = 0; j < AXI_BYTES; j++) begin
       logic [63:0] a;
-      logic [31:0] off;
-      a = ld_cur + 64'(j);
-      off = 32'(a - ld_start);
-      ld_we[j] = ld_beat && a >= ld_start && a < ld_end;
+      logic [31:0] off, pix, e, pixbase;
+      a = ldr_cur + 64'(j);
+      off = 32'(a - ldr_start);
+      ld_we[j] = ld_beat && a >= ldr_start && a < ldr_end;
+      pix = (ld_run == 0) ? 32'd0 : off / ld_run;
+      e = off - pix * ld_run;
+      pix = ldr_pix0 + pix;
+      pixbase = ld_is_pbuf ? ld_dst_word + pix * ld_elems : (ld_dst_word + pix * ld_dst_pitch) * ld_lanes + ld_dst_elem;
       if (ld_is_pbuf) begin
-        ld_widx[j] = ld_pixbase + (off >> 4);
-        ld_wbyte[j] = off[3:0];
+        ld_widx[j] = pixbase + (e >> 4);
+        ld_wbyte[j] = e[3:0];
       end else if (prec16) begin
-        ld_widx[j] = ld_pixbase + (off >> 1);
-        ld_wbyte[j] = {3'b0, off[0]};
+        ld_widx[j] = pixbase + (e >> 1);
+        ld_wbyte[j] = {3'b0, e[0]};
       end else begin
-        ld_widx[j] = ld_pixbase + off;
+        ld_widx[j] = pixbase + e;
         ld_wbyte[j] = 4'd0;
       end
     end
@@ -982,7 +1016,8 @@ module accel_top
   end
 
   // ======================================================================================= completion
-  wire all_idle = ld_state == LD_IDLE && cp_state == C_IDLE && st_state == S_IDLE && fe_state == FE_IDLE;
+  wire all_idle = ld_state == LD_IDLE && cp_state == C_IDLE && st_state == S_IDLE && fe_state == FE_IDLE
+                  && rq_empty;
   wire queues_empty = lq_empty && cq_empty && sq_empty;
   wire fe_exhausted = !fe_more && ifq_empty && !disp_end;
   assign finish = run && !start_pulse && all_idle
@@ -1006,6 +1041,6 @@ module accel_top
 
   // unused inputs (IDs, responses, write strobes of the control port)
   wire unused = &{1'b0, s_axil_wstrb, m_axi_bid, m_axi_bresp, m_axi_rid, m_axi_rresp, lq_count, cq_count,
-                  sq_count, cp_ins[H_PUSH_NEXT_LSB], dbg_st_retired, dbg_ld_busy, dbg_cp_busy, 1'b0};
+                  sq_count, cp_ins[H_PUSH_NEXT_LSB], rq_full, rq_count, ldq_empty, ldq_full, ldq_count, dbg_st_retired, dbg_ld_busy, dbg_cp_busy, 1'b0};
 endmodule
 `default_nettype wire

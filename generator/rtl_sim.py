@@ -196,12 +196,12 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     gold = None
     log("building the RTL under Verilator ...")
     rtl = RtlBuild(brd, f"{board}-{config}")
-    log(f"built in {time.time() - t0:.1f} s; running the frame (progress every 200 store-module instructions in "
+    log(f"built in {time.time() - t0:.1f} s; running the frame (progress every 25 store-module instructions in "
         f"{out / 'case' / 'sim.log'}) ...")
     t1 = time.time()
     model = sum(p.cycles for p in prog.plans)
     res, got, full = rtl.run(prog, ddr, bases, out / "case", timeout_cycles=max(50 * model, 1_000_000),
-                             progress_every=200)
+                             progress_every=25)
     sim_s = time.time() - t1
     gold = full.copy()
     gres = GoldenSim(hw, gold, bases).run(prog.blob)

@@ -27,6 +27,7 @@ memory (allocate/flush/invalidate) may be used from any thread (``detect_stream`
 """
 from __future__ import annotations
 
+import logging
 import mmap
 import struct
 
@@ -82,6 +83,8 @@ class RtlSimDevice(Device):
             self.ram.read_if.ar_channel.set_pause_generator(itertools.cycle([True] * int(rd_latency) + [False]))
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst_n,
                                   reset_active_level=False)
+        for part in (self.axil.write_if, self.axil.read_if):
+            part.log.setLevel(logging.WARNING)     # it logs every access at INFO
         self.mem = np.frombuffer(self._ddr, np.uint8)
         self.host = self.mem if coherent else np.zeros(mem_bytes, np.uint8)
         self.coherent = coherent

@@ -17,7 +17,7 @@ from cocotb.task import bridge
 
 from generator.pynq_rtl import RtlSimDevice
 from generator.pynq_sim import active
-from host.driver import YoloAccelerator
+from host.driver import AcceleratorError, AcceleratorTimeout, DriverError, PackageMismatchError, YoloAccelerator
 from host.preprocess import load_image
 
 CLOCK_NS = 10
@@ -31,6 +31,7 @@ async def driver_over_rtl(dut):
                        poll_cycles=int(case.get("poll_cycles", 2000)), rd_latency=int(case.get("rd_latency", 0)))
     await dev.reset()
     images = {k: load_image(p) for k, p in case["images"].items()}
+    stream_images = {k: load_image(p) for k, p in (case.get("stream_images") or {}).items()}
 
     def host():
         """The board-side code, blocking, as a user would write it."""
@@ -46,7 +47,7 @@ async def driver_over_rtl(dut):
                     "wall_s": time.perf_counter() - t0}
             if case.get("stream"):
                 t0 = time.perf_counter()
-                out["stream"] = {"dets": list(acc.detect_stream(iter([images[k] for k in case["stream"]]))),
+                out["stream"] = {"dets": list(acc.detect_stream(iter([stream_images[k] for k in case["stream"]]))),
                                  "wall_s": time.perf_counter() - t0}
             out["buffers"] = {"WEIGHTS": acc.weights_buf.device_address, "ACT": acc.act_buf.device_address,
                               "insns": acc.insn_buf.device_address,
@@ -58,5 +59,29 @@ async def driver_over_rtl(dut):
                    writes=dev.writes)
         return out
 
-    res = await bridge(host)()
+    def errors():
+        """The driver's error paths against the RTL's registers: each expected exception's type, fields, text."""
+        out = {}
+
+        def catch(key, fn):
+            try:
+                fn()
+                out[key] = None
+            except DriverError as e:
+                out[key] = {"type": type(e).__name__, "msg": str(e), **{k: getattr(e, k) for k in
+                            ("field", "package", "hardware", "status", "bits", "registers") if hasattr(e, k)}}
+
+        with active(dev):
+            for key in ("mismatch_tn", "mismatch_config_id"):
+                catch(key, lambda: YoloAccelerator(case["errors"][key]))
+            img = load_image(case["errors"]["image"])
+            bad = YoloAccelerator(case["errors"]["illegal_opcode"], timeout_s=60, poll_interval_s=0)
+            catch("illegal_opcode", lambda: bad.detect(img))
+            good = YoloAccelerator(case["package"], timeout_s=float(case["errors"]["timeout_s"]), poll_interval_s=0)
+            catch("timeout", lambda: good.detect(img))
+            catch("busy", lambda: good.detect(img))
+        out["history"] = dev.history
+        return out
+
+    res = await bridge(errors if case.get("errors") else host)()
     Path(case["out"]).write_bytes(pickle.dumps(res))

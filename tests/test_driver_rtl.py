@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generator import codegen, data, passes
+from generator import codegen, data, isa, passes
 from generator.compiler import Compiled, calibration_images, write_artifacts
 from generator.frontend.darknet import darknet_to_onnx
 from generator.frontend.onnx_loader import load_onnx
@@ -41,7 +41,7 @@ BUILD = ROOT / "build" / "rtl_driver"
 #: TINY (Tn = Tm = 8, small ifmap/accumulator/output buffers) with weight and parameter buffers big enough for
 #: YOLOv4-tiny's 3x3x256 and 512-channel layers
 YOLO_TINY = dict(TINY, wbuf_bank_bytes=73728, ibuf_bank_bytes=16384, acc_bank_words=512, obuf_bytes=8192,
-                 pbuf_entries=1024)
+                 pbuf_entries=1024, axi_data_width_bits=256)
 
 
 def _verilator() -> str | None:
@@ -92,10 +92,15 @@ class DriverRtlBench:
                 "stream": stream, **opts}
         (case_dir / "case.json").write_text(json.dumps(case))
         t0 = time.perf_counter()
-        self.runner.test(test_module="driver_rtl_tb", hdl_toplevel=TOP, build_dir=self.dir / "sim",
-                         test_dir=case_dir, extra_env={"DRIVER_RTL_CASE": str(case_dir / "case.json")},
-                         results_xml=str(case_dir / "results.xml"), log_file=case_dir / "sim.log")
-        assert out.exists(), f"the cocotb bench failed, see {case_dir / 'sim.log'}"
+        try:
+            self.runner.test(test_module="driver_rtl_tb", hdl_toplevel=TOP, build_dir=self.dir / "sim",
+                             test_dir=case_dir, extra_env={"DRIVER_RTL_CASE": str(case_dir / "case.json")},
+                             results_xml=str(case_dir / "results.xml"), log_file=case_dir / "sim.log")
+        except SystemExit:          # the runner exits when the cocotb test fails
+            pass
+        if not out.exists():
+            log = (case_dir / "sim.log").read_text(errors="replace")
+            pytest.fail(f"the cocotb bench failed, see {case_dir / 'sim.log'}:\n{log[-3000:]}")
         res = pickle.loads(out.read_bytes())
         res["sim_s"] = time.perf_counter() - t0
         return res
@@ -105,7 +110,7 @@ def over_golden(brd, package: Path, images: dict) -> dict:
     """The same driver calls over the golden backend: {name: {"dets", "heads", "timing"}}."""
     out = {}
     with active(GoldenSimDevice(brd)):
-        acc = YoloAccelerator(package)
+        acc = YoloAccelerator(package, timeout_s=600)     # the golden simulator of a 416x416 frame on 8x8: ~20 s
         for name, p in images.items():
             dets = acc.detect(load_image(p))
             out[name] = {"dets": dets, "heads": [np.array(h) for h in acc.sets[0].heads],
@@ -133,10 +138,15 @@ def rtl_bench(yolo_tiny_board):
     return DriverRtlBench(yolo_tiny_board, "yolo_tiny")
 
 
+@pytest.fixture(scope="module")
+def pkg64(yolo_tiny_board, tmp_path_factory):
+    return yolo_package(64, yolo_tiny_board, tmp_path_factory.mktemp("yolo64"))
+
+
 @needs_verilator
-def test_driver_over_rtl_equals_golden_64(rtl_bench, yolo_tiny_board, tmp_path_factory):
+def test_driver_over_rtl_equals_golden_64(rtl_bench, yolo_tiny_board, pkg64):
     """YOLOv4-tiny at 64x64, bus.jpg: detections and head bytes over the RTL == over the golden simulator."""
-    pkg = yolo_package(64, yolo_tiny_board, tmp_path_factory.mktemp("yolo64"))
+    pkg = pkg64
     images = {"bus": data.sample_images()["bus"]}
     gold = over_golden(yolo_tiny_board, pkg, images)
     assert {d["label"] for d in gold["bus"]["dets"]} & {"person", "bus"}, "a real image gives real detections"
@@ -154,3 +164,82 @@ def test_driver_over_rtl_equals_golden_64(rtl_bench, yolo_tiny_board, tmp_path_f
     assert (s["INPUT"], s["input_bytes"]) in res["flushes"]
     assert res["invalidates"][-1] == (s["OUTPUT"], s["output_bytes"])
     assert f["timing"]["accel_cycles"] > 0
+
+
+@needs_verilator
+@pytest.mark.slow
+def test_driver_stream_over_rtl_equals_golden_64(rtl_bench, yolo_tiny_board, pkg64):
+    """detect_stream over the RTL (two buffer sets in turn, pre-processing in a worker thread while the RTL runs):
+    every frame's detections equal the golden backend's single-frame detections."""
+    pkg = pkg64
+    images = data.sample_images()
+    gold = over_golden(yolo_tiny_board, pkg, images)
+    order = ["bus", "zidane", "bus"]
+    res = rtl_bench.run(pkg, {}, BUILD / "yolo_tiny" / "cases" / "yolo64-stream",
+                        stream=order, stream_images={k: str(v) for k, v in images.items()})
+    assert res["stream"]["dets"] == [gold[k]["dets"] for k in order]
+    sets = res["buffers"]["sets"]
+    assert [h["INPUT"] for h in res["history"]] == [sets[0]["INPUT"], sets[1]["INPUT"], sets[0]["INPUT"]]
+    assert [h["OUTPUT"] for h in res["history"]] == [sets[0]["OUTPUT"], sets[1]["OUTPUT"], sets[0]["OUTPUT"]]
+    print(f"\ndetect_stream of {len(order)} frames over the RTL: {res['stream']['wall_s']:.1f} s wall "
+          f"(simulator process {res['sim_s']:.1f} s)")
+
+
+@needs_verilator
+@pytest.mark.slow
+def test_driver_over_rtl_equals_golden_416(rtl_bench, yolo_tiny_board, tmp_path_factory):
+    """The full 416x416 YOLOv4-tiny frame (bus.jpg) over the RTL: detections and head bytes == golden."""
+    pkg = yolo_package(416, yolo_tiny_board, tmp_path_factory.mktemp("yolo416"))
+    images = {"bus": data.sample_images()["bus"]}
+    gold = over_golden(yolo_tiny_board, pkg, images)
+    assert {d["label"] for d in gold["bus"]["dets"]} >= {"person", "bus"}
+    res = rtl_bench.run(pkg, images, BUILD / "yolo_tiny" / "cases" / "yolo416", timeout_s=4 * 3600)
+    _check_equal(res, gold, "bus")
+    f = res["frames"]["bus"]
+    print(f"\n416x416 over the RTL: detect() {f['wall_s']:.0f} s wall for {f['sim_cycles']} simulated cycles "
+          f"(cycles register {f['timing']['accel_cycles']}, golden model {gold['bus']['timing']['accel_cycles']}); "
+          f"simulator process {res['sim_s']:.0f} s; detections {[d['label'] for d in f['dets']]}")
+
+
+@needs_verilator
+def test_driver_errors_over_rtl(rtl_bench, yolo_tiny_board, pkg64, tmp_path_factory):
+    """Against the RTL's registers: a package for another PE array / configuration is refused (hw_info,
+    config_id read through AXI-Lite), an illegal opcode gives AcceleratorError naming ILLEGAL_OPCODE, a run longer
+    than the timeout gives AcceleratorTimeout with the register values and the next detect refuses to start."""
+    tmp = tmp_path_factory.mktemp("yolo64e")
+    pkg = pkg64
+    hw = json.loads((pkg / "manifest.json").read_text())["hardware"]
+
+    def variant(name, manifest=None, insn3=None):
+        d = tmp / name
+        shutil.copytree(pkg, d)
+        if manifest:
+            m = json.loads((d / "manifest.json").read_text())
+            m["hardware"].update(manifest)
+            (d / "manifest.json").write_text(json.dumps(m))
+        if insn3 is not None:
+            blob = bytearray((d / "program.bin").read_bytes())
+            blob[3 * isa.INSN_BYTES:4 * isa.INSN_BYTES] = insn3
+            (d / "program.bin").write_bytes(bytes(blob))
+        return d
+
+    errors = {"mismatch_tn": str(variant("tn", {"tn": 32})),
+              "mismatch_config_id": str(variant("cid", {"config_id": hw["config_id"] ^ 0x5A5A})),
+              "illegal_opcode": str(variant("op", insn3=b"\x0f" + bytes(isa.INSN_BYTES - 1))),
+              "image": str(data.sample_images()["bus"]), "timeout_s": 0.5}
+    res = rtl_bench.run(pkg, {}, BUILD / "yolo_tiny" / "cases" / "errors", errors=errors)
+    e = res["mismatch_tn"]
+    assert e["type"] == "PackageMismatchError" and (e["field"], e["package"], e["hardware"]) == ("tn", 32, 8)
+    e = res["mismatch_config_id"]
+    assert e["type"] == "PackageMismatchError" and e["field"] == "config_id"
+    assert e["hardware"] == hw["config_id"] == yolo_tiny_board.accelerator.config_id()
+    e = res["illegal_opcode"]
+    assert e["type"] == "AcceleratorError" and e["bits"] == ["ILLEGAL_OPCODE"], e
+    assert "ILLEGAL_OPCODE" in e["msg"] and e["registers"]["status"] == 1 << isa.STATUS_BITS["ILLEGAL_OPCODE"]
+    e = res["timeout"]
+    assert e["type"] == "AcceleratorTimeout" and "0.500 s" in e["msg"] and "CTRL=" in e["msg"]
+    assert not e["registers"]["CTRL"] >> isa.CTRL_BITS["ap_idle"] & 1          # the RTL is still running
+    assert e["registers"]["input"] == res["history"][-1]["INPUT"]
+    assert res["busy"]["type"] == "DriverError" and "still busy" in res["busy"]["msg"]
+    assert len(res["history"]) == 2           # the mismatched packages never started the accelerator
+    print(f"\nerror paths over the RTL: simulator process {res['sim_s']:.1f} s")

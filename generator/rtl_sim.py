@@ -179,7 +179,7 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
 
     brd = board_config(board, config)
     tag = f"{board}-{config}-{resolution}-{quant}{'' if per_channel else '-pt'}"
-    out = Path(out) if out else ROOT / "build" / "sim" / tag
+    out = Path(out).resolve() if out else ROOT / "build" / "sim" / tag
     out.mkdir(parents=True, exist_ok=True)
     if not Path(image).exists():
         shipped = data.all_real_images()

@@ -248,7 +248,7 @@ module accel_top
   // ---- read channel: AR arbitration per address (fetch first; a pending address is held until accepted) and
   // in-order R routing by a FIFO of the owners of the outstanding bursts (one AXI ID, data returns in order).
   // Fetch keeps at most one burst and LOAD at most LD_OUTST bursts in flight, so the owner FIFO never fills.
-  localparam int LD_OUTST = 8;
+  localparam int LD_OUTST = 32;
   logic fe_arvalid, ld_arvalid, fe_rready, ld_rready;
   logic [63:0] fe_araddr, ld_araddr;
   logic [7:0] fe_arlen, ld_arlen;
@@ -275,7 +275,7 @@ module accel_top
       ar_hold_fe <= ar_sel_fe;
     end
   end
-  localparam int RQ_DEPTH = 16;         // >= LD_OUTST + 1, a power of two
+  localparam int RQ_DEPTH = 64;         // >= LD_OUTST + 1, a power of two
   logic rq_empty, rq_full, rq_head_ld;
   logic [$clog2(RQ_DEPTH):0] rq_count;
   wire r_fire = m_axi_rvalid && m_axi_rready;
@@ -437,18 +437,20 @@ module accel_top
   end
 
   // ======================================================================================= LOAD module
-  // Address side: the transfer is cut into contiguous DDR segments (the whole transfer, a row of pixels, or one
-  // pixel run, whichever the strides allow), each segment into bursts (4 KB / 256 beats), up to LD_OUTST bursts
-  // in flight. Data side: every beat is written into its buffer elements from the descriptor of its burst
-  // (segment start/end and first pixel), popped from a FIFO filled as the addresses are issued.
-  typedef enum logic [2:0] {LD_IDLE, LD_SEG, LD_BURST, LD_AR, LD_WAIT, LD_DONE} ld_state_t;
+  // Address side: the transfer is cut into DDR segments, each a run of pixel runs at a fixed byte stride: the
+  // whole transfer (rows x cols contiguous), one row of contiguous pixels, one row *span* (pixel runs that overlap
+  // or nearly touch, e.g. the folded first layer: every byte of the span is fetched once and written to each of
+  // the at most two runs holding it), or a single pixel run. Each segment is cut into bursts (4 KB / 256 beats);
+  // one burst address per cycle, up to LD_OUTST bursts in flight, so pixel-wise transfers stream at the DDR rate.
+  // Addresses advance incrementally (no multiplier). Data side: every beat is written into its buffer elements
+  // from the descriptor of its burst (segment start/end, first pixel, run stride), popped from a FIFO filled as
+  // the addresses are issued.
+  typedef enum logic [2:0] {LD_IDLE, LD_RUN, LD_WAIT, LD_DONE} ld_state_t;
   ld_state_t ld_state;
   logic [INSN_BITS-1:0] ld_ins;
   logic cfg_err_isa, cfg_err_cfg;
   wire [1:0]  ld_buf = ld_ins[F_LOAD_BUF_LSB +: F_LOAD_BUF_W];
   wire        ld_bank = ld_ins[F_LOAD_BANK_LSB +: F_LOAD_BANK_W];
-  wire [1:0]  ld_base_reg = ld_ins[F_LOAD_BASE_REG_LSB +: F_LOAD_BASE_REG_W];
-  wire [31:0] ld_ddr_offset = 32'(ld_ins[F_LOAD_DDR_OFFSET_LSB +: F_LOAD_DDR_OFFSET_W]);
   wire [31:0] ld_rows = 32'(ld_ins[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W]);
   wire [31:0] ld_cols = 32'(ld_ins[F_LOAD_COLS_LSB +: F_LOAD_COLS_W]);
   wire [31:0] ld_elems = 32'(ld_ins[F_LOAD_ELEMS_LSB +: F_LOAD_ELEMS_W]);
@@ -463,32 +465,42 @@ module accel_top
   wire [31:0] ld_run = ld_elems * ld_eb;                              // bytes of one pixel run
   wire ld_row_contig = ld_cols == 1 || ld_pix_stride == 64'(ld_run);
   wire ld_all_contig = ld_row_contig && (ld_rows == 1 || ld_row_stride == 64'(ld_cols) * 64'(ld_run));
-  logic [31:0] ld_r, ld_c;                                            // next segment
+  // row span: runs 0 < stride < run <= 2 * stride (each byte in at most two runs), when fetching the span takes
+  // no more beats than fetching run by run (the latency model's rule, generator/hwmodel.py)
+  wire [63:0] ld_span = 64'(ld_cols - 32'd1) * ld_pix_stride + 64'(ld_run);
+  wire ld_row_span = !ld_row_contig && ld_pix_stride != 0 && ld_pix_stride < 64'(ld_run)
+                     && 64'(ld_run) <= 2 * ld_pix_stride
+                     && ((ld_span + 64'(AXI_BYTES - 1)) >> LOG2_BYTES)
+                        <= 64'(ld_cols) * ((64'(ld_run) + 64'(AXI_BYTES - 1)) >> LOG2_BYTES);
+  logic [31:0] ld_r, ld_c;                                            // next segment (row, column)
+  logic [63:0] ld_row_addr, ld_pix_addr;                              // DDR address of (ld_r, 0) and (ld_r, ld_c)
+  logic ld_seg_v;                                                     // a segment is being issued
   logic [63:0] ld_sstart, ld_send, ld_cur;                             // segment being issued, next burst address
-  logic [31:0] ld_spix;                                               // pixel index of the segment's first run
-  logic [8:0] ld_blen;
+  logic [31:0] ld_spix, ld_sstride;                                   // its first pixel index, bytes between runs
   logic [$clog2(LD_OUTST):0] ld_outst;                                // bursts issued, last beat not received
-  // burst descriptors: {burst address, segment start, segment end, first pixel}
-  localparam int LDQ_W = 64 + 64 + 64 + 32;
+  // burst descriptors: {burst address, segment start, segment end, first pixel, run stride}
+  localparam int LDQ_W = 64 + 64 + 64 + 32 + 32;
   logic ldq_empty, ldq_full;
   logic [LDQ_W-1:0] ldq_rdata;
   logic [$clog2(LD_OUTST):0] ldq_count;
   wire ld_beat = !rq_empty && rq_head_ld && m_axi_rvalid;             // (ld_rready is always 1)
   sync_fifo #(.W(LDQ_W), .DEPTH(LD_OUTST)) u_ldq (
-    .clk, .rst_n, .clr, .wr(ld_ar_ok), .wdata({ld_cur, ld_sstart, ld_send, ld_spix}),
+    .clk, .rst_n, .clr, .wr(ld_ar_ok), .wdata({ld_cur, ld_sstart, ld_send, ld_spix, ld_sstride}),
     .rd(ld_beat && m_axi_rlast), .rdata(ldq_rdata), .empty(ldq_empty), .full(ldq_full), .count(ldq_count));
   wire [63:0] ldr_burst = ldq_rdata[LDQ_W-1 -: 64];
   wire [63:0] ldr_start = ldq_rdata[LDQ_W-65 -: 64];
   wire [63:0] ldr_end = ldq_rdata[LDQ_W-129 -: 64];
-  wire [31:0] ldr_pix0 = ldq_rdata[31:0];
+  wire [31:0] ldr_pix0 = ldq_rdata[63:32];
+  wire [31:0] ldr_stride = ldq_rdata[31:0];
   logic [7:0] ldr_beat;                                               // beat within the current burst
   wire [63:0] ldr_cur = ldr_burst + 64'(ldr_beat) * 64'(AXI_BYTES);
   wire [3:0] lq_op = lq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
   wire ld_go = ld_state == LD_IDLE && run && !stop && !lq_empty && !(lq_rdata[H_POP_NEXT_LSB] && tok_c2l == 0);
+  wire [8:0] ld_blen = burst_beats(ld_cur, ld_send);
   assign lq_rd = ld_go;
   assign ld_pop_c2l = ld_go && lq_rdata[H_POP_NEXT_LSB];
   assign ld_push_l2c = ld_state == LD_DONE && ld_ins[H_PUSH_NEXT_LSB];
-  assign ld_arvalid = ld_state == LD_AR;
+  assign ld_arvalid = ld_state == LD_RUN && ld_seg_v && 32'(ld_outst) < 32'(LD_OUTST);
   assign ld_araddr = ld_cur;
   assign ld_arlen = 8'(ld_blen - 9'd1);
   assign ld_rready = 1'b1;
@@ -521,6 +533,43 @@ module accel_top
     end
   end
 
+  // next segment from (ld_r, ld_c): its start, end, first pixel, run stride, and the position after it
+  logic [63:0] ldn_start, ldn_end, ldn_row_addr, ldn_pix_addr;
+  logic [31:0] ldn_pix, ldn_stride, ldn_r, ldn_c;
+  always_comb begin
+    ldn_start = ld_pix_addr;
+    ldn_pix = ld_r * ld_cols + ld_c;
+    ldn_stride = ld_run;
+    ldn_r = ld_r;
+    ldn_c = ld_c;
+    ldn_row_addr = ld_row_addr;
+    ldn_pix_addr = ld_pix_addr;
+    if (ld_all_contig) begin
+      ldn_end = ld_pix_addr + 64'(ld_rows * ld_cols) * 64'(ld_run);
+      ldn_r = ld_rows;
+    end else if (ld_row_contig || ld_row_span) begin
+      ldn_end = ld_pix_addr + (ld_row_span ? ld_span : 64'(ld_cols) * 64'(ld_run));
+      if (ld_row_span) ldn_stride = 32'(ld_pix_stride);
+      ldn_r = ld_r + 32'd1;
+      ldn_row_addr = ld_row_addr + ld_row_stride;
+      ldn_pix_addr = ldn_row_addr;
+    end else begin
+      ldn_end = ld_pix_addr + 64'(ld_run);
+      if (ld_c + 32'd1 >= ld_cols) begin
+        ldn_c = '0;
+        ldn_r = ld_r + 32'd1;
+        ldn_row_addr = ld_row_addr + ld_row_stride;
+        ldn_pix_addr = ldn_row_addr;
+      end else begin
+        ldn_c = ld_c + 32'd1;
+        ldn_pix_addr = ld_pix_addr + ld_pix_stride;
+      end
+    end
+  end
+  wire [63:0] ld_cur_next = ld_cur + 64'(ld_blen) * 64'(AXI_BYTES);
+  wire ld_seg_end = ld_ar_ok && ld_cur_next >= ld_send;               // the segment's last burst is accepted
+  wire ld_take = (!ld_seg_v || ld_seg_end) && ld_r < ld_rows;          // start the next segment this cycle
+
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       ld_state <= LD_IDLE;
@@ -528,62 +577,54 @@ module accel_top
       prec16 <= 1'b0;
       ld_r <= '0;
       ld_c <= '0;
+      ld_row_addr <= '0;
+      ld_pix_addr <= '0;
+      ld_seg_v <= 1'b0;
       ld_sstart <= '0;
       ld_send <= '0;
       ld_spix <= '0;
+      ld_sstride <= '0;
       ld_cur <= '0;
-      ld_blen <= '0;
     end else begin
       case (ld_state)
         LD_IDLE:
           if (ld_go) begin
+            logic [63:0] a0;
+            a0 = base_addr[lq_rdata[F_LOAD_BASE_REG_LSB +: F_LOAD_BASE_REG_W]]
+                 + 64'(lq_rdata[F_LOAD_DDR_OFFSET_LSB +: F_LOAD_DDR_OFFSET_W]);
             ld_ins <= lq_rdata;
             ld_r <= '0;
             ld_c <= '0;
+            ld_row_addr <= a0;
+            ld_pix_addr <= a0;
+            ld_seg_v <= 1'b0;
             ld_state <= LD_DONE;
             if (lq_op == OP_CONFIG) begin
               prec16 <= 32'(lq_rdata[F_CONFIG_PRECISION_LSB +: F_CONFIG_PRECISION_W]) == PREC_INT16;
             end else if (lq_op == OP_LOAD && lq_rdata[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W] != 0
                          && lq_rdata[F_LOAD_COLS_LSB +: F_LOAD_COLS_W] != 0
                          && lq_rdata[F_LOAD_ELEMS_LSB +: F_LOAD_ELEMS_W] != 0) begin
-              ld_state <= LD_SEG;
+              ld_state <= LD_RUN;
             end
           end
-        LD_SEG:
-          if (ld_r >= ld_rows) begin
+        LD_RUN: begin
+          if (ld_ar_ok) ld_cur <= ld_cur_next;
+          if (ld_seg_end) ld_seg_v <= 1'b0;
+          if (ld_take) begin
+            ld_seg_v <= 1'b1;
+            ld_sstart <= ldn_start;
+            ld_send <= ldn_end;
+            ld_cur <= ldn_start & ~64'(AXI_BYTES - 1);
+            ld_spix <= ldn_pix;
+            ld_sstride <= ldn_stride;
+            ld_r <= ldn_r;
+            ld_c <= ldn_c;
+            ld_row_addr <= ldn_row_addr;
+            ld_pix_addr <= ldn_pix_addr;
+          end else if (!ld_seg_v && ld_r >= ld_rows) begin
             ld_state <= LD_WAIT;
-          end else begin
-            logic [63:0] s;
-            logic [31:0] runs;
-            s = base_addr[ld_base_reg] + 64'(ld_ddr_offset) + 64'(ld_r) * ld_row_stride
-                + 64'(ld_c) * ld_pix_stride;
-            runs = ld_all_contig ? ld_rows * ld_cols : ld_row_contig ? ld_cols : 32'd1;
-            ld_sstart <= s;
-            ld_send <= s + 64'(runs) * 64'(ld_run);
-            ld_cur <= s & ~64'(AXI_BYTES - 1);
-            ld_spix <= ld_r * ld_cols + ld_c;
-            if (ld_all_contig) begin
-              ld_r <= ld_rows;
-            end else if (ld_row_contig || ld_c + 32'd1 >= ld_cols) begin
-              ld_c <= '0;
-              ld_r <= ld_r + 32'd1;
-            end else begin
-              ld_c <= ld_c + 32'd1;
-            end
-            ld_state <= LD_BURST;
           end
-        LD_BURST:
-          if (ld_cur >= ld_send) begin
-            ld_state <= LD_SEG;
-          end else if (32'(ld_outst) < 32'(LD_OUTST)) begin
-            ld_blen <= burst_beats(ld_cur, ld_send);
-            ld_state <= LD_AR;
-          end
-        LD_AR:
-          if (ld_ar_ok) begin
-            ld_cur <= ld_cur + 64'(ld_blen) * 64'(AXI_BYTES);
-            ld_state <= LD_BURST;
-          end
+        end
         LD_WAIT: if (ld_outst == 0) ld_state <= LD_DONE;
         LD_DONE: ld_state <= LD_IDLE;
         default: ld_state <= LD_IDLE;
@@ -591,44 +632,55 @@ module accel_top
     end
   end
 
-  // byte lanes of a read beat -> buffer elements (pixel run and byte within it from the segment offset)
-  logic ld_we [AXI_BYTES];
-  logic [31:0] ld_widx [AXI_BYTES];
-  logic [3:0] ld_wbyte [AXI_BYTES];      // byte within the element / record
+  // byte lanes of a read beat -> buffer elements: byte offset o in the segment lies in run p = o / stride at
+  // byte e = o - p * stride if e < run, and (span segments) also in run p - 1 at byte e + stride if that is < run
+  logic ld_we [2][AXI_BYTES];
+  logic [31:0] ld_widx [2][AXI_BYTES];
+  logic [3:0] ld_wbyte [2][AXI_BYTES];      // byte within the element / record
   always_comb begin
     for (int j = 0; j < AXI_BYTES; j++) begin
       logic [63:0] a;
-      logic [31:0] off, pix, e, pixbase;
+      logic [31:0] off, p, e0;
+      logic in_seg;
       a = ldr_cur + 64'(j);
       off = 32'(a - ldr_start);
-      ld_we[j] = ld_beat && a >= ldr_start && a < ldr_end;
-      pix = (ld_run == 0) ? 32'd0 : off / ld_run;
-      e = off - pix * ld_run;
-      pix = ldr_pix0 + pix;
-      pixbase = ld_is_pbuf ? ld_dst_word + pix * ld_elems : (ld_dst_word + pix * ld_dst_pitch) * ld_lanes + ld_dst_elem;
-      if (ld_is_pbuf) begin
-        ld_widx[j] = pixbase + (e >> 4);
-        ld_wbyte[j] = e[3:0];
-      end else if (prec16) begin
-        ld_widx[j] = pixbase + (e >> 1);
-        ld_wbyte[j] = {3'b0, e[0]};
-      end else begin
-        ld_widx[j] = pixbase + e;
-        ld_wbyte[j] = 4'd0;
+      in_seg = ld_beat && a >= ldr_start && a < ldr_end;
+      p = (ldr_stride == 0) ? 32'd0 : off / ldr_stride;
+      e0 = off - p * ldr_stride;
+      for (int d = 0; d < 2; d++) begin
+        logic [31:0] pix, e, pixbase;
+        pix = ldr_pix0 + p - 32'(d);
+        e = e0 + (d == 1 ? ldr_stride : 32'd0);
+        ld_we[d][j] = in_seg && e < ld_run && (d == 0 || p != 0);
+        pixbase = ld_is_pbuf ? ld_dst_word + pix * ld_elems
+                             : (ld_dst_word + pix * ld_dst_pitch) * ld_lanes + ld_dst_elem;
+        if (ld_is_pbuf) begin
+          ld_widx[d][j] = pixbase + (e >> 4);
+          ld_wbyte[d][j] = e[3:0];
+        end else if (prec16) begin
+          ld_widx[d][j] = pixbase + (e >> 1);
+          ld_wbyte[d][j] = {3'b0, e[0]};
+        end else begin
+          ld_widx[d][j] = pixbase + e;
+          ld_wbyte[d][j] = 4'd0;
+        end
       end
     end
   end
   always_ff @(posedge clk) begin
-    for (int j = 0; j < AXI_BYTES; j++) begin
-      if (ld_we[j]) begin
-        if (ld_is_pbuf) begin
-          if (ld_widx[j] < 32'(PBUF_ENTRIES)) pbuf_m[ld_widx[j]][8 * ld_wbyte[j] +: 8] <= m_axi_rdata[8 * j +: 8];
-        end else if (32'(ld_buf) == BUF_WBUF) begin
-          if (ld_widx[j] < 32'(WBUF_ELEMS))
-            wbuf_m[32'(ld_bank) * 32'(WBUF_ELEMS) + ld_widx[j]][8 * ld_wbyte[j][0] +: 8] <= m_axi_rdata[8 * j +: 8];
-        end else begin
-          if (ld_widx[j] < 32'(IBUF_ELEMS))
-            ibuf_m[32'(ld_bank) * 32'(IBUF_ELEMS) + ld_widx[j]][8 * ld_wbyte[j][0] +: 8] <= m_axi_rdata[8 * j +: 8];
+    for (int d = 0; d < 2; d++) begin
+      for (int j = 0; j < AXI_BYTES; j++) begin
+        if (ld_we[d][j]) begin
+          if (ld_is_pbuf) begin
+            if (ld_widx[d][j] < 32'(PBUF_ENTRIES))
+              pbuf_m[ld_widx[d][j]][8 * ld_wbyte[d][j] +: 8] <= m_axi_rdata[8 * j +: 8];
+          end else if (32'(ld_buf) == BUF_WBUF) begin
+            if (ld_widx[d][j] < 32'(WBUF_ELEMS))
+              wbuf_m[32'(ld_bank) * 32'(WBUF_ELEMS) + ld_widx[d][j]][8 * ld_wbyte[d][j][0] +: 8] <= m_axi_rdata[8 * j +: 8];
+          end else begin
+            if (ld_widx[d][j] < 32'(IBUF_ELEMS))
+              ibuf_m[32'(ld_bank) * 32'(IBUF_ELEMS) + ld_widx[d][j]][8 * ld_wbyte[d][j][0] +: 8] <= m_axi_rdata[8 * j +: 8];
+          end
         end
       end
     end
@@ -808,7 +860,7 @@ module accel_top
   end
 
   // ======================================================================================= STORE module
-  typedef enum logic [3:0] {S_IDLE, P_RUN, S_PIX, S_BURST, S_AW, S_W, S_DONE} st_state_t;
+  typedef enum logic [2:0] {S_IDLE, P_RUN, S_RUN, S_DONE} st_state_t;
   st_state_t st_state;
   logic [INSN_BITS-1:0] st_ins;
   wire [3:0] sq_op = sq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
@@ -886,44 +938,103 @@ module accel_top
     end
   end
 
-  // STORE fields
-  wire [1:0]  sd_base_reg = st_ins[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];
-  wire [31:0] sd_ddr_offset = 32'(st_ins[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W]);
+  // STORE fields. Address side: segments as in LOAD (whole transfer, contiguous row, or one pixel run; no spans:
+  // gap bytes must not be written), one burst address per cycle into a descriptor FIFO, up to ST_OUTST bursts
+  // ahead of the data. Data side: beats streamed back to back from OBUF by the descriptor at the FIFO head.
+  localparam int ST_OUTST = 16;
   wire [31:0] sd_rows = 32'(st_ins[F_STORE_ROWS_LSB +: F_STORE_ROWS_W]);
   wire [31:0] sd_cols = 32'(st_ins[F_STORE_COLS_LSB +: F_STORE_COLS_W]);
   wire [31:0] sd_elems = 32'(st_ins[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W]);
   wire [63:0] sd_row_stride = 64'(st_ins[F_STORE_ROW_STRIDE_LSB +: F_STORE_ROW_STRIDE_W]);
   wire [63:0] sd_pix_stride = 64'(st_ins[F_STORE_PIX_STRIDE_LSB +: F_STORE_PIX_STRIDE_W]);
   wire [31:0] sd_src_pitch = 32'(st_ins[F_STORE_SRC_PITCH_LSB +: F_STORE_SRC_PITCH_W]);
-  logic [31:0] sd_r, sd_c, sd_pixbase;
-  logic [63:0] sd_start, sd_end, sd_cur;
-  logic [8:0] sd_blen, sd_wcnt;
+  wire [31:0] sd_run = sd_elems * (prec16 ? 32'd2 : 32'd1);
+  wire sd_row_contig = sd_cols == 1 || sd_pix_stride == 64'(sd_run);
+  wire sd_all_contig = sd_row_contig && (sd_rows == 1 || sd_row_stride == 64'(sd_cols) * 64'(sd_run));
+  logic [31:0] sd_r, sd_c;                          // next segment
+  logic [63:0] sd_row_addr, sd_pix_addr;
+  logic sd_seg_v;
+  logic [63:0] sd_start, sd_end, sd_cur;           // segment being issued, next burst address
+  logic [31:0] sd_spix;
   logic [15:0] sd_outst;      // write bursts awaiting their response
+  // AW descriptors: {burst address, beats, segment start, segment end, first pixel}
+  localparam int SDQ_W = 64 + 9 + 64 + 64 + 32;
+  logic sdq_empty, sdq_full;
+  logic [SDQ_W-1:0] sdq_rdata;
+  logic [$clog2(ST_OUTST):0] sdq_count;
+  wire [8:0] sd_blen = burst_beats(sd_cur, sd_end);
+  wire aw_fire = m_axi_awvalid && m_axi_awready;
+  wire w_fire = m_axi_wvalid && m_axi_wready;
+  sync_fifo #(.W(SDQ_W), .DEPTH(ST_OUTST)) u_sdq (
+    .clk, .rst_n, .clr, .wr(aw_fire), .wdata({sd_cur, sd_blen, sd_start, sd_end, sd_spix}),
+    .rd(w_fire && m_axi_wlast), .rdata(sdq_rdata), .empty(sdq_empty), .full(sdq_full), .count(sdq_count));
+  wire [63:0] sdw_burst = sdq_rdata[SDQ_W-1 -: 64];
+  wire [8:0]  sdw_blen = sdq_rdata[SDQ_W-65 -: 9];
+  wire [63:0] sdw_start = sdq_rdata[SDQ_W-74 -: 64];
+  wire [63:0] sdw_end = sdq_rdata[SDQ_W-138 -: 64];
+  wire [31:0] sdw_pix0 = sdq_rdata[31:0];
+  logic [8:0] sd_wcnt;                              // beat within the burst at the FIFO head
+  wire [63:0] sdw_cur = sdw_burst + 64'(sd_wcnt) * 64'(AXI_BYTES);
   assign m_axi_awid = '0;
   assign m_axi_awsize = 3'(LOG2_BYTES);
   assign m_axi_awburst = 2'b01;
   assign m_axi_awlock = 1'b0;
   assign m_axi_awcache = 4'b0011;
   assign m_axi_awprot = 3'b000;
-  assign m_axi_awvalid = st_state == S_AW;
+  assign m_axi_awvalid = st_state == S_RUN && sd_seg_v && !sdq_full;
   assign m_axi_awaddr = AXI_AW'(sd_cur);
   assign m_axi_awlen = 8'(sd_blen - 9'd1);
-  assign m_axi_wvalid = st_state == S_W;
-  assign m_axi_wlast = sd_wcnt + 9'd1 >= sd_blen;
+  assign m_axi_wvalid = st_state == S_RUN && !sdq_empty;
+  assign m_axi_wlast = sd_wcnt + 9'd1 >= sdw_blen;
   assign m_axi_bready = 1'b1;
   always_comb begin
     for (int j = 0; j < AXI_BYTES; j++) begin
       logic [63:0] a;
-      logic [31:0] off, e;
+      logic [31:0] off, p, e, el_i;
       logic [15:0] el;
-      a = sd_cur + 64'(j);
-      off = 32'(a - sd_start);
-      e = sd_pixbase + (prec16 ? off >> 1 : off);
-      el = obuf_m[e < 32'(OBUF_ELEMS) ? e : 32'd0];
-      m_axi_wstrb[j] = a >= sd_start && a < sd_end;
-      m_axi_wdata[8 * j +: 8] = m_axi_wstrb[j] ? ((prec16 && off[0]) ? el[15:8] : el[7:0]) : 8'd0;
+      a = sdw_cur + 64'(j);
+      off = 32'(a - sdw_start);
+      p = (sd_run == 0) ? 32'd0 : off / sd_run;
+      e = off - p * sd_run;
+      el_i = (sdw_pix0 + p) * sd_src_pitch * 32'(TM) + (prec16 ? e >> 1 : e);
+      el = obuf_m[el_i < 32'(OBUF_ELEMS) ? el_i : 32'd0];
+      m_axi_wstrb[j] = a >= sdw_start && a < sdw_end;
+      m_axi_wdata[8 * j +: 8] = m_axi_wstrb[j] ? ((prec16 && e[0]) ? el[15:8] : el[7:0]) : 8'd0;
     end
   end
+
+  // next segment from (sd_r, sd_c)
+  logic [63:0] sdn_end, sdn_row_addr, sdn_pix_addr;
+  logic [31:0] sdn_r, sdn_c;
+  always_comb begin
+    sdn_r = sd_r;
+    sdn_c = sd_c;
+    sdn_row_addr = sd_row_addr;
+    sdn_pix_addr = sd_pix_addr;
+    if (sd_all_contig) begin
+      sdn_end = sd_pix_addr + 64'(sd_rows * sd_cols) * 64'(sd_run);
+      sdn_r = sd_rows;
+    end else if (sd_row_contig) begin
+      sdn_end = sd_pix_addr + 64'(sd_cols) * 64'(sd_run);
+      sdn_r = sd_r + 32'd1;
+      sdn_row_addr = sd_row_addr + sd_row_stride;
+      sdn_pix_addr = sdn_row_addr;
+    end else begin
+      sdn_end = sd_pix_addr + 64'(sd_run);
+      if (sd_c + 32'd1 >= sd_cols) begin
+        sdn_c = '0;
+        sdn_r = sd_r + 32'd1;
+        sdn_row_addr = sd_row_addr + sd_row_stride;
+        sdn_pix_addr = sdn_row_addr;
+      end else begin
+        sdn_c = sd_c + 32'd1;
+        sdn_pix_addr = sd_pix_addr + sd_pix_stride;
+      end
+    end
+  end
+  wire [63:0] sd_cur_next = sd_cur + 64'(sd_blen) * 64'(AXI_BYTES);
+  wire sd_seg_end = aw_fire && sd_cur_next >= sd_end;
+  wire sd_take = (!sd_seg_v || sd_seg_end) && sd_r < sd_rows;
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
@@ -931,26 +1042,34 @@ module accel_top
       st_ins <= '0;
       end_done <= 1'b0;
       {pp_y, pp_x, pp_o, pp_dy, pp_dx} <= '0;
-      {sd_r, sd_c, sd_pixbase} <= '0;
+      {sd_r, sd_c, sd_spix} <= '0;
+      {sd_row_addr, sd_pix_addr} <= '0;
       {sd_start, sd_end, sd_cur} <= '0;
-      sd_blen <= '0;
+      sd_seg_v <= 1'b0;
       sd_wcnt <= '0;
       sd_outst <= '0;
     end else begin
-      sd_outst <= sd_outst + 16'(m_axi_awvalid && m_axi_awready) - 16'(m_axi_bvalid);
+      sd_outst <= sd_outst + 16'(aw_fire) - 16'(m_axi_bvalid);
+      if (w_fire) sd_wcnt <= m_axi_wlast ? 9'd0 : sd_wcnt + 9'd1;
       case (st_state)
         S_IDLE:
           if (st_go) begin
+            logic [63:0] a0;
+            a0 = base_addr[sq_rdata[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W]]
+                 + 64'(sq_rdata[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W]);
             st_ins <= sq_rdata;
             {pp_y, pp_x, pp_o, pp_dy, pp_dx} <= '0;
             sd_r <= '0;
             sd_c <= '0;
+            sd_row_addr <= a0;
+            sd_pix_addr <= a0;
+            sd_seg_v <= 1'b0;
             st_state <= S_DONE;
             if (sq_op == OP_END) end_done <= 1'b1;
             if (sq_op == OP_POST) st_state <= P_RUN;
             if (sq_op == OP_STORE && sq_rdata[F_STORE_ROWS_LSB +: F_STORE_ROWS_W] != 0
                 && sq_rdata[F_STORE_COLS_LSB +: F_STORE_COLS_W] != 0
-                && sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] != 0) st_state <= S_PIX;
+                && sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] != 0) st_state <= S_RUN;
           end
         P_RUN:
           if (pp_rows == 0 || pp_cols == 0 || pp_og == 0) begin
@@ -975,40 +1094,24 @@ module accel_top
               end
             end
           end
-        S_PIX:
-          if (sd_r >= sd_rows) begin
-            if (sd_outst == 0 && !m_axi_bvalid) st_state <= S_DONE;   // all write responses in
-          end else begin
-            logic [63:0] s;
-            s = base_addr[sd_base_reg] + 64'(sd_ddr_offset) + 64'(sd_r) * sd_row_stride
-                + 64'(sd_c) * sd_pix_stride;
-            sd_start <= s;
-            sd_end <= s + 64'(sd_elems) * (prec16 ? 64'd2 : 64'd1);
-            sd_cur <= s & ~64'(AXI_BYTES - 1);
-            sd_pixbase <= (sd_r * sd_cols + sd_c) * sd_src_pitch * 32'(TM);
-            st_state <= S_BURST;
+        S_RUN: begin
+          if (aw_fire) sd_cur <= sd_cur_next;
+          if (sd_seg_end) sd_seg_v <= 1'b0;
+          if (sd_take) begin
+            sd_seg_v <= 1'b1;
+            sd_start <= sd_pix_addr;
+            sd_end <= sdn_end;
+            sd_cur <= sd_pix_addr & ~64'(AXI_BYTES - 1);
+            sd_spix <= sd_r * sd_cols + sd_c;
+            sd_r <= sdn_r;
+            sd_c <= sdn_c;
+            sd_row_addr <= sdn_row_addr;
+            sd_pix_addr <= sdn_pix_addr;
+          end else if (!sd_seg_v && !aw_fire && sd_r >= sd_rows && sdq_empty
+                       && !(w_fire && m_axi_wlast) && sd_outst == 0 && !m_axi_bvalid) begin
+            st_state <= S_DONE;                 // every burst written and acknowledged
           end
-        S_BURST:
-          if (sd_cur >= sd_end) begin
-            if (sd_c + 32'd1 >= sd_cols) begin
-              sd_c <= '0;
-              sd_r <= sd_r + 32'd1;
-            end else begin
-              sd_c <= sd_c + 32'd1;
-            end
-            st_state <= S_PIX;
-          end else begin
-            sd_blen <= burst_beats(sd_cur, sd_end);
-            sd_wcnt <= '0;
-            st_state <= S_AW;
-          end
-        S_AW: if (m_axi_awready) st_state <= S_W;
-        S_W:
-          if (m_axi_wready) begin
-            sd_cur <= sd_cur + 64'(AXI_BYTES);
-            sd_wcnt <= sd_wcnt + 9'd1;
-            if (m_axi_wlast) st_state <= S_BURST;   // next burst without waiting for the response
-          end
+        end
         S_DONE: st_state <= S_IDLE;
         default: st_state <= S_IDLE;
       endcase
@@ -1041,6 +1144,6 @@ module accel_top
 
   // unused inputs (IDs, responses, write strobes of the control port)
   wire unused = &{1'b0, s_axil_wstrb, m_axi_bid, m_axi_bresp, m_axi_rid, m_axi_rresp, lq_count, cq_count,
-                  sq_count, cp_ins[H_PUSH_NEXT_LSB], rq_full, rq_count, ldq_empty, ldq_full, ldq_count, dbg_st_retired, dbg_ld_busy, dbg_cp_busy, 1'b0};
+                  sq_count, cp_ins[H_PUSH_NEXT_LSB], rq_full, rq_count, ldq_empty, ldq_full, ldq_count, sdq_count, dbg_st_retired, dbg_ld_busy, dbg_cp_busy, 1'b0};
 endmodule
 `default_nettype wire

@@ -262,15 +262,15 @@ def _estimate(L: Layer, hw: HwConfig, lay_views, plan: Plan) -> float:
         n_ic = _ceil(L.IC_eff, plan.tic)
         IGc = _ceil(min(plan.tic, L.IC_eff), hw.tn)
         if L.fold:
-            if_cost = L.K * transfer_cycles(hw, ar, ac, L.K * L.IC * eb, L.S * vin.row, L.S * vin.pix, hw.rd_latency)
+            if_cost = L.K * transfer_cycles(hw, ar, ac, L.K * L.IC * eb, L.S * vin.row, L.S * vin.pix)
         else:
             rin, cin = (ar - 1) * L.S + L.K, (ac - 1) * L.S + L.K
-            if_cost = transfer_cycles(hw, rin, cin, min(plan.tic, L.IC) * eb, vin.row, vin.pix, hw.rd_latency)
-        w_cost = transfer_cycles(hw, 1, 1, OGt * IGc * KK * hw.tn * hw.tm * eb, 0, 0, hw.rd_latency)
+            if_cost = transfer_cycles(hw, rin, cin, min(plan.tic, L.IC) * eb, vin.row, vin.pix)
+        w_cost = transfer_cycles(hw, 1, 1, OGt * IGc * KK * hw.tn * hw.tm * eb, 0, 0)
         comp = COMPUTE_FILL + ar * _ceil(ac, hw.pix_lanes) * OGt * IGc * KK
     else:
         n_ic, IGc = 1, _ceil(OGt * hw.tm, hw.tn)
-        if_cost = transfer_cycles(hw, ar, ac, min(plan.toc, L.OC) * eb, vin.row, vin.pix, hw.rd_latency)
+        if_cost = transfer_cycles(hw, ar, ac, min(plan.toc, L.OC) * eb, vin.row, vin.pix)
         w_cost = 0
         comp = COMPUTE_FILL + ar * _ceil(ac, hw.pix_lanes) * OGt
     steps = n_sp * n_oc * n_ic
@@ -285,10 +285,10 @@ def _estimate(L: Layer, hw: HwConfig, lay_views, plan: Plan) -> float:
         n_if = steps
     out_r, out_c = tph * L.up, tpw * L.up
     st = POST_FILL + max(ar * ac, out_r * out_c) * OGt + transfer_cycles(
-        hw, out_r, out_c, min(plan.toc, L.OC) * eb, vout.row, vout.pix, hw.wr_latency)
+        hw, out_r, out_c, min(plan.toc, L.OC) * eb, vout.row, vout.pix, write=True)
     for sd in L.sides:
         st += POST_FILL + ar * ac * OGt + transfer_cycles(
-            hw, out_r // sd["s"], out_c // sd["s"], min(plan.toc, L.OC) * eb, vout.row, vout.pix, hw.wr_latency)
+            hw, out_r // sd["s"], out_c // sd["s"], min(plan.toc, L.OC) * eb, vout.row, vout.pix, write=True)
     n_tiles = n_sp * n_oc
     load_total = n_if * if_cost + n_wl * w_cost
     busiest = max(load_total, steps * comp, n_tiles * st)

@@ -13,7 +13,7 @@ import jinja2
 
 from . import isa
 from .board import Board
-from .hwmodel import HwConfig
+from .hwmodel import MAX_READ_BURSTS, HwConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
@@ -61,7 +61,7 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         ibuf_elems=max(h8.ibuf_words * a.tn, h16.ibuf_words * a.tn),
         wbuf_elems=max(h8.wbuf_words, h16.wbuf_words) * a.tn * a.tm,
         acc_words=h8.acc_words, obuf_elems=max(h8.obuf_words, h16.obuf_words) * a.tm, pbuf_entries=a.pbuf_entries,
-        acc_w=max(h8.acc_bits, h16.acc_bits), config_id=h8.config_id,
+        acc_w=max(h8.acc_bits, h16.acc_bits), config_id=h8.config_id, ld_outst=MAX_READ_BURSTS,
         hw_info=isa.ISA_VERSION | a.tn << 8 | a.tm << 16 | modes << 24, rom_words=max(rom_words, 1))
 
 

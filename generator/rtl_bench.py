@@ -4,7 +4,8 @@ simulator process per program).
 * DDR: cocotbext-axi ``AxiRam`` loaded with the case's DDR image, its read side replaced by a pipelined model of a
   DDR controller: every read burst's first beat comes ``rd_latency`` cycles after its address was accepted (the
   board's ``ddr_read_latency_cycles``), several bursts may be outstanding, and the data beats are throttled to the
-  board's sustained DDR bytes per cycle (``rd_beats_per_cycle`` < 1 pauses the R channel accordingly).
+  board's sustained DDR bytes per cycle (``rd_beats_per_cycle`` < 1 pauses the R and W channels accordingly);
+  every write response comes ``wr_latency`` cycles (the board's ``ddr_write_latency_cycles``) after its last beat.
 * AxiLiteMaster programs the registers of generator/isa.py, the bench waits for the interrupt, then reads the
   status/cycle registers and writes the whole DDR image back to the case folder.
 * Per-instruction timing: the RTL's debug counter ``dbg_st_retired`` (instructions the STORE module finished) is
@@ -79,6 +80,22 @@ def pipelined_read(ram: AxiRam, clk, cyc: _Cycles, latency: int):
     rd._process_read = process_read
 
 
+def delayed_write_response(ram: AxiRam, clk, latency: int):
+    """Delay every write response (B) by ``latency`` cycles after the burst's last beat was accepted, without
+    holding up the next burst's data (responses stay in order)."""
+    ch = ram.write_if.b_channel
+    send = ch.send
+
+    async def later(b):
+        await ClockCycles(clk, latency)
+        await send(b)
+
+    async def send_delayed(b):
+        cocotb.start_soon(later(b))
+
+    ch.send = send_delayed
+
+
 def throttle(beats_per_cycle: float):
     """Pause pattern (True = paused) letting ``beats_per_cycle`` (<= 1) beats through per cycle on average."""
     acc = 0.0
@@ -102,6 +119,8 @@ async def run_program(dut):
     ram.write(0, ddr.tobytes())
     logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)     # no line per burst
     pipelined_read(ram, dut.clk, cyc, int(meta.get("rd_latency", 0)))
+    if int(meta.get("wr_latency", 0)) > 0:
+        delayed_write_response(ram, dut.clk, int(meta["wr_latency"]))
     bpc = float(meta.get("rd_beats_per_cycle", 1.0))
     if bpc < 1.0:
         ram.read_if.r_channel.set_pause_generator(throttle(bpc))

@@ -80,7 +80,8 @@ class RtlBuild:
         a = self.board.accelerator
         lat = a.ddr_read_latency_cycles if rd_latency is None else rd_latency
         meta = {"bases": {k: int(v) for k, v in bases.items()}, "insns": insns, "n_insns": len(blob) // isa.INSN_BYTES,
-                "rd_latency": lat, "rd_beats_per_cycle": self.board.ddr_bytes_per_cycle / (a.axi_data_width_bits / 8),
+                "rd_latency": lat, "wr_latency": a.ddr_write_latency_cycles,
+                "rd_beats_per_cycle": self.board.ddr_bytes_per_cycle / (a.axi_data_width_bits / 8),
                 "timeout_cycles": timeout_cycles, "fetch_ddr": fetch_ddr, "progress_every": progress_every}
         (case_dir / "case.json").write_text(json.dumps(meta))
         for f in ("result.json", "ddr_out.bin"):

@@ -248,7 +248,6 @@ module accel_top
   // ---- read channel: AR arbitration per address (fetch first; a pending address is held until accepted) and
   // in-order R routing by a FIFO of the owners of the outstanding bursts (one AXI ID, data returns in order).
   // Fetch keeps at most one burst and LOAD at most LD_OUTST bursts in flight, so the owner FIFO never fills.
-  localparam int LD_OUTST = 32;
   logic fe_arvalid, ld_arvalid, fe_rready, ld_rready;
   logic [63:0] fe_araddr, ld_araddr;
   logic [7:0] fe_arlen, ld_arlen;
@@ -275,7 +274,7 @@ module accel_top
       ar_hold_fe <= ar_sel_fe;
     end
   end
-  localparam int RQ_DEPTH = 64;         // >= LD_OUTST + 1, a power of two
+  localparam int RQ_DEPTH = 2 ** $clog2(LD_OUTST + 1);   // owners of the bursts in flight (LOAD + fetch)
   logic rq_empty, rq_full, rq_head_ld;
   logic [$clog2(RQ_DEPTH):0] rq_count;
   wire r_fire = m_axi_rvalid && m_axi_rready;

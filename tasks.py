@@ -9,7 +9,8 @@ from pathlib import Path
 from invoke import task
 
 ROOT = Path(__file__).resolve().parent
-QUANTS = "int8-asym|int8-sym|int16-sym|int16-asym"
+QUANT_MODES = ("int8-asym", "int8-sym", "int16-sym", "int16-asym")
+QUANTS = "|".join(QUANT_MODES)
 
 
 def _die(msg: str):
@@ -209,19 +210,36 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     subprocess.run(["vivado", "-mode", "batch", "-source", "vivado_bd.tcl"], cwd=hd, check=True)
 
 
-@task(help={"board": "board name (boards/*.yaml)", "image": "image file or shipped image name", "quant": QUANTS,
+@task(help={"board": "board name (boards/*.yaml)", "image": "image file or shipped image name",
+            "quant": QUANTS + "; several, comma-separated (e.g. int8-asym,int16-sym), compares them",
             "per_tensor": "per-tensor weight scales",
             "config": "accelerator: 'board' (the board file, e.g. 32x32), 'small' or 'tiny' (8x8 array)",
             "resolution": "network input size (multiple of 32; 416 = the official model)", "out": "output folder"})
-def sim(c, board="zcu19eg", image="bus", quant="int8-asym", per_tensor=False, config="board", resolution=416,
+def sim(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_tensor=False, config="board", resolution=416,
         out=None):
     """Whole YOLOv4-tiny frame through the RTL (cocotb + Verilator), bit-exact check against the golden simulator,
-    detections drawn, per-layer cycle report (RTL vs latency model, ideal cycles, PE utilization, DDR bytes, FPS)."""
-    from generator.rtl_sim import CONFIGS, simulate_frame
+    detections drawn, per-layer cycle report (RTL vs latency model, ideal cycles, PE utilization, stall cycles,
+    DDR bytes, FPS); with several --quant values, a table comparing them (e.g. int8 against int16)."""
+    from generator.rtl_sim import CONFIGS, compare_report, simulate_frame
 
     if config not in CONFIGS:
         _die(f"unknown config {config!r}; one of {', '.join(CONFIGS)}")
-    rep = simulate_frame(board, image, quant, per_channel=not per_tensor, config=config,
-                         resolution=int(resolution), out=out)
-    if not rep["bit_exact"]:
-        _die(f"the RTL differs from the golden simulator ({rep['diff_bytes']} DDR bytes), see {rep['out']}")
+    quants = [q.strip() for q in quant.split(",") if q.strip()]
+    for q in quants:
+        if q not in QUANT_MODES:
+            _die(f"unknown --quant {q!r}; one of {', '.join(QUANT_MODES)}")
+    reps = []
+    for q in quants:
+        o = out if len(quants) == 1 or out is None else str(Path(out) / q)
+        rep = simulate_frame(board, image, q, per_channel=not per_tensor, config=config,
+                             resolution=int(resolution), out=o)
+        if not rep["bit_exact"]:
+            _die(f"the RTL differs from the golden simulator ({rep['diff_bytes']} DDR bytes), see {rep['out']}")
+        reps.append(rep)
+    if len(reps) > 1:
+        table = compare_report(reps)
+        dest = Path(out) if out else ROOT / "build" / "sim"
+        dest.mkdir(parents=True, exist_ok=True)
+        (dest / f"compare-{board}-{config}-{resolution}.md").write_text(table + "\n")
+        print(table)
+        print(f"wrote {dest / f'compare-{board}-{config}-{resolution}.md'}")

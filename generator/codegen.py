@@ -284,10 +284,10 @@ def _estimate(L: Layer, hw: HwConfig, lay_views, plan: Plan) -> float:
         n_wl = 0
         n_if = steps
     out_r, out_c = tph * L.up, tpw * L.up
-    st = POST_FILL + max(ar * ac, out_r * out_c) * OGt + transfer_cycles(
+    st = POST_FILL + out_r * out_c * L.pool[0] ** 2 * OGt + transfer_cycles(
         hw, out_r, out_c, min(plan.toc, L.OC) * eb, vout.row, vout.pix, write=True)
     for sd in L.sides:
-        st += POST_FILL + ar * ac * OGt + transfer_cycles(
+        st += POST_FILL + (out_r // sd["s"]) * (out_c // sd["s"]) * sd["k"] ** 2 * OGt + transfer_cycles(
             hw, out_r // sd["s"], out_c // sd["s"], min(plan.toc, L.OC) * eb, vout.row, vout.pix, write=True)
     n_tiles = n_sp * n_oc
     load_total = n_if * if_cost + n_wl * w_cost

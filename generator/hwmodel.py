@@ -16,7 +16,8 @@ Cost model (cycles of the PL clock):
   address per cycle), which bounds a LOAD of many short bursts to that many bursts per read latency.
 * COMPUTE: ``COMPUTE_FILL`` + oh * ceil(ow / P) * og * ig * kh * kw, with P = 2 output pixels per DSP48E2 in
   int8 (two activations packed in the 27-bit A port share the weight on the 18-bit B port) and P = 1 in int16.
-* POST: ``POST_FILL`` + max(accumulator words read, output words written).
+* POST: ``POST_FILL`` + output words x pooling-window size (one accumulator word of a window per cycle, Tm
+  lanes wide; an upsampled output word re-reads its source, so nearest upsampling costs one cycle per output).
 """
 from __future__ import annotations
 
@@ -147,5 +148,6 @@ def insn_cycles(hw: HwConfig, insn) -> int:
             return COMPUTE_FILL + px
         return COMPUTE_FILL + px * f["ig"] * f["kh"] * f["kw"]
     if op == "POST":
-        return POST_FILL + max(f["oh"] * f["ow"], f["out_rows"] * f["out_cols"]) * f["og"]
+        k = max(f["pool_k"], 1)
+        return POST_FILL + f["out_rows"] * f["out_cols"] * k * k * f["og"]
     return SIMPLE_OP_CYCLES

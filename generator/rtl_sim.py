@@ -100,7 +100,9 @@ def layer_report(prog, res: dict) -> list[dict]:
     """Per layer of ``prog``: RTL cycles (from the STORE-module retirement timestamps of ``res``: the layer ends
     when the store module finishes its last instruction; layers are separated by a barrier), the model's
     predicted cycles (the plan's), ideal cycles (MACs / (Tn x Tm x pixel lanes)), PE utilization (ideal / RTL),
-    PE-array busy fraction, DDR bytes, and the RTL / model ratio."""
+    PE-array busy fraction, stall cycles (cycles of the layer in which the PE array did not compute: waiting
+    for LOAD, for POST/STORE to free an accumulator bank, or at the layer barrier), DDR bytes, and the RTL /
+    model ratio. Cycles are PL clock cycles."""
     hw = prog.hw
     st_ops = {"POST", "STORE", "END"}
     st_index = np.cumsum([ins.op in st_ops for ins in prog.insns])     # store-module instructions up to k
@@ -113,8 +115,9 @@ def layer_report(prog, res: dict) -> list[dict]:
         row = {"layer": L.name, "kind": L.kind, "model": int(p.cycles), "ideal": ideal, "ddr_bytes": int(p.ddr_bytes)}
         if end is not None:
             cyc = end[0] - prev[0]
-            row.update(rtl=cyc, util=ideal / cyc if cyc else 0.0, pe_busy=(end[2] - prev[2]) / cyc if cyc else 0.0,
-                       ratio=cyc / p.cycles if p.cycles else 0.0)
+            busy = end[2] - prev[2]
+            row.update(rtl=cyc, util=ideal / cyc if cyc else 0.0, pe_busy=busy / cyc if cyc else 0.0,
+                       stall=cyc - busy, ratio=cyc / p.cycles if p.cycles else 0.0)
             prev = end
         rows.append(row)
     return rows
@@ -126,20 +129,34 @@ def format_report(rows: list[dict], hw, total_rtl: int | None, clock_mhz: float)
         return "-" if v is None else format(v, fmt)
 
     out = [f"{'layer':<14}{'kind':<6}{'RTL cyc':>10}{'model':>10}{'RTL/mdl':>8}{'ideal':>10}{'PE util':>8}"
-           f"{'PE busy':>8}{'DDR bytes':>11}"]
+           f"{'PE busy':>8}{'stall':>9}{'DDR bytes':>11}"]
     for r in rows:
         out.append(f"{r['layer']:<14}{r['kind']:<6}{f(r.get('rtl'), 'd'):>10}{r['model']:>10}"
                    f"{f(r.get('ratio'), '.2f'):>8}{r['ideal']:>10.0f}{f(r.get('util'), '.0%'):>8}"
-                   f"{f(r.get('pe_busy'), '.0%'):>8}{r['ddr_bytes']:>11}")
+                   f"{f(r.get('pe_busy'), '.0%'):>8}{f(r.get('stall'), 'd'):>9}{r['ddr_bytes']:>11}")
     model = sum(r["model"] for r in rows)
     ideal = sum(r["ideal"] for r in rows)
     ddr = sum(r["ddr_bytes"] for r in rows)
+    stall = sum(r.get("stall", 0) for r in rows)
     out.append(f"{'total':<20}{f(total_rtl, 'd'):>10}{model:>10}{f(total_rtl and total_rtl / model, '.2f'):>8}"
-               f"{ideal:>10.0f}{f(total_rtl and ideal / total_rtl, '.0%'):>8}{'':>8}{ddr:>11}")
+               f"{ideal:>10.0f}{f(total_rtl and ideal / total_rtl, '.0%'):>8}{'':>8}{stall:>9}{ddr:>11}")
     if total_rtl:
         out.append(f"RTL: {total_rtl} cycles per frame = {total_rtl / clock_mhz / 1e3:.2f} ms = "
                    f"{clock_mhz * 1e6 / total_rtl:.2f} FPS at {clock_mhz:g} MHz (int{hw.bits}, {hw.tn}x{hw.tm} PE "
                    f"array, {hw.pix_lanes} pixel(s) per DSP); model: {clock_mhz * 1e6 / model:.2f} FPS")
+    return "\n".join(out)
+
+
+def compare_report(reps: list[dict]) -> str:
+    """Markdown table comparing :func:`simulate_frame` reports of one board at several precisions (e.g. int8
+    against int16): RTL cycles per frame, FPS at the board clock, PE utilization, worst per-layer |RTL / model - 1|,
+    and each row's FPS relative to the last row's."""
+    out = ["| quant | RTL cycles/frame | FPS @ MHz | PE utilization | worst layer vs model | FPS vs last row | "
+           "bit-exact |", "|---|---:|---:|---:|---:|---:|---|"]
+    last = reps[-1]["fps"]
+    for r in reps:
+        out.append(f"| {r['quant']} | {r['rtl_cycles']:,} | {r['fps']:.1f} @ {r['clock_mhz']:g} | "
+                   f"{r['pe_util']:.1%} | {r['max_layer_error']:.1%} | {r['fps'] / last:.2f}x | {r['bit_exact']} |")
     return "\n".join(out)
 
 
@@ -224,6 +241,8 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     (out / "report.txt").write_text(head + text + "\n")
     rep = {"bit_exact": ok, "diff_bytes": diff, "rtl_cycles": total, "golden_cycles": gres.cycles,
            "model_cycles": model, "layers": rows, "sim_seconds": sim_s, "clock_mhz": brd.pl_clock_mhz,
+           "quant": quant, "bits": hw.bits, "pe_util": sum(r["ideal"] for r in rows) / total if total else None,
+           "max_layer_error": max(abs(r["ratio"] - 1) for r in rows) if all("ratio" in r for r in rows) else None,
            "fps": brd.pl_clock_mhz * 1e6 / total if total else None, "detections": dets, "out": str(out)}
     (out / "report.json").write_text(json.dumps(rep, indent=1))
     log(head + text)

@@ -3,14 +3,18 @@
 // the four dependency-token FIFOs of the ISA (generator/isa.py). Every constant comes from accel_pkg, which
 // generator/rtl.py renders from the ISA tables and the board file.
 //
-// Microarchitecture (correctness first):
-// * LOAD: one AXI4 INCR burst at a time (split at 4 KB and 256 beats), every byte of a beat written straight
-//   into its IBUF/WBUF element (int8: low byte, int16: both bytes) or PBUF record byte.
+// Microarchitecture:
+// * LOAD: the transfer is cut into DDR segments (whole transfer / contiguous row / row span of overlapping pixel
+//   runs / single run), one burst address per cycle (split at 4 KB and 256 beats), LD_OUTST bursts in flight;
+//   every byte of a beat is written straight into its IBUF/WBUF element(s) (int8: low byte, int16: both bytes)
+//   or PBUF record byte.
 // * COMPUTE: one (output pixel group, output-channel word) at a time, one (i, ky, kx) step per cycle on the
 //   Tn x Tm PE array. int8: each PE is one DSP48E2-style 27x18 multiply of two packed activations (adjacent
 //   output pixels) by one weight, so two output pixels advance per cycle; int16: one pixel per cycle.
 // * STORE module: POST (bias, requantization, activation, max-pool, nearest upsample; Tm lanes per cycle) and
-//   STORE (one burst at a time, byte strobes from OBUF elements).
+//   STORE (segments as LOAD without spans; write addresses run ahead of the back-to-back data beats through a
+//   descriptor FIFO, byte strobes from OBUF elements; done when every write response is in).
+// The latency model of generator/hwmodel.py describes this timing; invoke sim compares the two per layer.
 `default_nettype none
 module accel_top
   import accel_pkg::*;

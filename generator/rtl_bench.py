@@ -78,6 +78,10 @@ def pipelined_read(ram: AxiRam, clk, cyc: _Cycles, latency: int):
                 await rd.r_channel.send(r)
 
     rd._process_read = process_read
+    # AxiRam started its own read process when it was constructed (it is out of reset then): replace it
+    if rd._process_read_cr is not None:
+        rd._process_read_cr.kill()
+        rd._process_read_cr = cocotb.start_soon(rd._process_read())
 
 
 def delayed_write_response(ram: AxiRam, clk, latency: int):

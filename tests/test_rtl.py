@@ -120,11 +120,11 @@ def test_rtl_lint_clean(tmp_path, brd):
 
 
 @needs_verilator
-@pytest.mark.slow
 def test_rtl_full_frame_small(tmp_path):
     """The whole YOLOv4-tiny frame (64x64, 8x8 PE array) through the RTL, bit-exact against the golden simulator
     (``invoke sim --config small --resolution 64``), and the latency model calibrated against the RTL: every
-    layer's predicted cycles within 10% of the RTL's. About a minute. The zcu19eg frame: the next test."""
+    layer's predicted cycles within 10% of the RTL's (the bench's DDR has the board's 40-cycle read latency).
+    About 30 s. The zcu19eg 416x416 frames: the next (slow) test."""
     from generator.rtl_sim import simulate_frame
     rep = simulate_frame("zcu19eg", "bus", "int8-asym", config="small", resolution=64, out=tmp_path,
                          log=lambda *a: None)

@@ -187,8 +187,10 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     """Compile YOLOv4-tiny for ``board`` (accelerator overrides of ``config``), run one frame of ``image``
     through the RTL (Verilator) and the golden simulator, compare the DDR images bit for bit, draw the
     detections (from the RTL's DDR) and write ``report.txt`` / ``report.json`` / ``detections.png`` into ``out``.
-    Returns the report dict (``bit_exact``, ``rtl_cycles``, ``golden_cycles``, ``model_cycles``, ``layers``,
-    ``fps``, ``sim_seconds``, ``detections``)."""
+    Returns the report dict (``bit_exact``, ``rtl_cycles``, ``golden_cycles``, ``model_cycles``, ``layers``
+    (rows of :func:`layer_report`), ``fps`` at the board clock, ``pe_util`` (ideal / RTL cycles of the frame),
+    ``max_layer_error`` (worst per-layer |RTL / model - 1|), ``quant``, ``bits``, ``sim_seconds``,
+    ``detections``)."""
     from . import data
     from .compiler import compile_model, detections_from_heads, quantize_image
     from .sim import GoldenSim

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
 TEMPLATES = RTL_DIR / "templates"
 #: hand-written RTL sources, in compile order (after the rendered package)
-RTL_SOURCES = ["sync_fifo.sv", "accel_top.sv"]
+RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_array.sv", "accel_top.sv"]
 TOP = "accel_top"
 
 

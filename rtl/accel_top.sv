@@ -21,7 +21,8 @@
 // * COMPUTE: +5 (1 setup cycle, 4 cycles draining the RAM / product / ACC read-modify-write pipeline before the
 //   tokens are pushed). Steps stay one per cycle, except int8 accumulation (acc_init = 0) with ig*kh*kw = 1:
 //   one step every two cycles.
-// * POST: +1 (the RAM read stage: the last OBUF write one cycle after the last step). STORE: unchanged (the
+// * POST: +2 (setup of the address constants; the RAM read stage: the last OBUF write one cycle after the
+//   last step). STORE: unchanged (the
 //   OBUF window of the next beat is read during the current beat).
 // Restrictions (programs of generator/codegen.py meet them): POST.pbuf_oc a multiple of Tm (else status
 // OUT_OF_RANGE); Tm <= 2*Tn (bypass reads Tm elements from two IBUF words, checked by generator/rtl.py); the
@@ -261,12 +262,13 @@ module accel_top
   localparam int LOG2_PB = $clog2(PARAM_BYTES);
 
   // shift-and-add multiply in LUTs, for per-instruction setup and POST address arithmetic: the DSP48E2 slices are
-  // kept for the PE array and the requantization multipliers (Yosys maps every `*` of two variables to DSP48E2)
-  function automatic logic [63:0] mul_lut(input logic [63:0] a, input logic [31:0] b);
+  // kept for the PE array and the requantization multipliers (Yosys maps every multiply of two variables to DSP48E2)
+  // (b: an instruction field of at most 16 bits)
+  function automatic logic [63:0] mul_lut(input logic [63:0] a, input logic [15:0] b);
     logic [63:0] r;
     r = '0;
-    for (int k = 0; k < 32; k++) if (b[k]) r = r + (a << k);
-    return r;
+    for (int k = 0; k < 16; k++) r = r + ((a << k) & {64{b[k]}});
+    mul_lut = r;
   endfunction
 
 
@@ -333,7 +335,7 @@ module accel_top
     to4k = (64'd4096 - {52'b0, cur[11:0]}) >> LOG2_BYTES;
     if (to4k < left) left = to4k;
     if (left > 64'd256) left = 64'd256;
-    return left[8:0];
+    burst_beats = left[8:0];
   endfunction
 
   // ======================================================================================= fetch + dispatch
@@ -601,15 +603,17 @@ module accel_top
           end
         LD_SETUP: begin
           logic rc, ac;
-          logic [31:0] runs, step;
-          rc = ld_cols == 1 || ld_pix_stride == 64'(ld_run);
-          ac = rc && (ld_rows == 1 || ld_row_stride == mul_lut(64'(ld_cols), ld_run));
-          runs = ac ? 32'(mul_lut(64'(ld_rows), ld_cols)) : rc ? ld_cols : 32'd1;
+          logic [63:0] rowbytes, colstep;
+          logic [31:0] step;
           step = ld_is_pbuf ? ld_elems : ld_is_wbuf ? ld_dst_pitch << LOG2_WL : ld_dst_pitch << LOG2_TN;
+          rowbytes = mul_lut(64'(ld_run), 16'(ld_cols));                  // bytes of a row's runs
+          colstep = mul_lut(64'(step), 16'(ld_cols));
+          rc = ld_cols == 1 || ld_pix_stride == 64'(ld_run);
+          ac = rc && (ld_rows == 1 || ld_row_stride == rowbytes);
           ld_row_contig <= rc;
           ld_all_contig <= ac;
-          ld_seg_bytes <= mul_lut(64'(runs), ld_run);
-          ld_seg_pbstep <= 32'(mul_lut(64'(runs), step));
+          ld_seg_bytes <= ac ? mul_lut(rowbytes, 16'(ld_rows)) : rc ? rowbytes : 64'(ld_run);
+          ld_seg_pbstep <= ac ? 32'(mul_lut(colstep, 16'(ld_rows))) : rc ? 32'(colstep) : step;
           ld_run_step <= step;
           ld_segpb <= ld_is_pbuf ? ld_dst_word
                       : ld_is_wbuf ? (ld_dst_word << LOG2_WL) + ld_dst_elem : (ld_dst_word << LOG2_TN) + ld_dst_elem;
@@ -739,8 +743,9 @@ module accel_top
       ld_rotw[8 * r +: 8] = m_axi_rdata[8 * ((r + 32'(shw)) & (AXI_BYTES - 1)) +: 8];
     end
   end
-  function automatic logic in_chunk(input logic [31:0] u, input logic [31:0] ph, input logic [31:0] cnt);
-    return u >= ph && u < ph + cnt;
+  // byte u of the chunk's first element onwards is written: ph <= u < ph + cnt (16-bit: u < 2 * Tn * Tm)
+  function automatic logic in_chunk(input logic [15:0] u, input logic [15:0] ph, input logic [15:0] cnt);
+    in_chunk = u >= ph && u - ph < cnt;
   endfunction
 
   // IBUF lane writes (lane n takes chunk element k = (n - idx0) mod Tn)
@@ -749,21 +754,22 @@ module accel_top
   logic [IB_AW*TN-1:0] ibw_row;
   always_comb begin
     for (int n = 0; n < TN; n++) begin
-      logic [31:0] k, idx, u0, u1;
+      logic [31:0] k, idx;
+      logic [15:0] u0, u1;
       logic [7:0] d0, d1;
       k = (32'(n) - ld_idx0) & 32'(TN - 1);
       idx = ld_idx0 + k;
-      u0 = k << prec16;
-      u1 = u0 + 32'd1;
+      u0 = 16'(k) << prec16;
+      u1 = u0 + 16'd1;
       d0 = ld_rot[8 * LOG2_BYTES'(u0) +: 8];
       d1 = ld_rot[8 * LOG2_BYTES'(u1) +: 8];
       ibw_row[IB_AW * n +: IB_AW] = IB_AW'(idx >> LOG2_TN);
       if (!ld_wr || !ld_is_ibuf || (idx >> LOG2_TN) >= 32'(IB_D)) begin
         ibw_we[2 * n +: 2] = 2'b00;
       end else if (prec16) begin
-        ibw_we[2 * n +: 2] = {in_chunk(u1, ld_ph, ld_cnt), in_chunk(u0, ld_ph, ld_cnt)};
+        ibw_we[2 * n +: 2] = {in_chunk(u1, 16'(ld_ph), 16'(ld_cnt)), in_chunk(u0, 16'(ld_ph), 16'(ld_cnt))};
       end else begin
-        ibw_we[2 * n +: 2] = {2{in_chunk(u0, ld_ph, ld_cnt)}};
+        ibw_we[2 * n +: 2] = {2{in_chunk(u0, 16'(ld_ph), 16'(ld_cnt))}};
       end
       ibw_data[16 * n +: 16] = prec16 ? {d1, d0} : {{8{d0[7]}}, d0};
     end
@@ -776,20 +782,20 @@ module accel_top
   wire [WB_AW-1:0] wbw_row = WB_AW'(wbw_row32);
   always_comb begin
     for (int q = 0; q < WL; q++) begin
-      logic [31:0] k, u0, u1;
+      logic [15:0] k, u0, u1;
       logic [7:0] d0, d1, e8;
-      k = (32'(q) - ld_idx0) & 32'(WL - 1);
+      k = (16'(q) - 16'(ld_idx0)) & 16'(WL - 1);
       u0 = k << prec16;
-      u1 = u0 + 32'd1;
+      u1 = u0 + 16'd1;
       d0 = ld_rotw[8 * LOG2_BYTES'(2 * q) +: 8];
       d1 = ld_rotw[8 * LOG2_BYTES'(2 * q + 1) +: 8];
       e8 = ld_rotw[8 * LOG2_BYTES'(q) +: 8];
       if (!ld_wr || !ld_is_wbuf || wbw_row32 >= 32'(WB_D)) begin
         wbw_we[2 * q +: 2] = 2'b00;
       end else if (prec16) begin
-        wbw_we[2 * q +: 2] = {in_chunk(u1, ld_ph, ld_cnt), in_chunk(u0, ld_ph, ld_cnt)};
+        wbw_we[2 * q +: 2] = {in_chunk(u1, 16'(ld_ph), 16'(ld_cnt)), in_chunk(u0, 16'(ld_ph), 16'(ld_cnt))};
       end else begin
-        wbw_we[2 * q +: 2] = {2{in_chunk(u0, ld_ph, ld_cnt)}};
+        wbw_we[2 * q +: 2] = {2{in_chunk(u0, 16'(ld_ph), 16'(ld_cnt))}};
       end
       wbw_data[16 * q +: 16] = prec16 ? {d1, d0} : {{8{e8[7]}}, e8};
     end
@@ -806,9 +812,9 @@ module accel_top
       idx = ld_idx0 + k;
       pbw_row[PB_AW * l +: PB_AW] = PB_AW'(idx >> LOG2_TM);
       for (int b = 0; b < PARAM_BYTES; b++) begin
-        logic [31:0] u;
-        u = (k << LOG2_PB) + 32'(b);
-        pbw_we[PARAM_BYTES * l + b] = ld_wr && ld_is_pbuf && (idx >> LOG2_TM) < 32'(PB_D) && in_chunk(u, ld_ph, ld_cnt);
+        logic [15:0] u;
+        u = (16'(k) << LOG2_PB) + 16'(b);
+        pbw_we[PARAM_BYTES * l + b] = ld_wr && ld_is_pbuf && (idx >> LOG2_TM) < 32'(PB_D) && in_chunk(u, 16'(ld_ph), 16'(ld_cnt));
         pbw_data[PREC_W * l + 8 * b +: 8] = ld_rot[8 * LOG2_BYTES'(u) +: 8];
       end
     end
@@ -833,7 +839,7 @@ module accel_top
   wire [31:0] cp_ig = 32'(cp_ins[F_COMPUTE_IG_LSB +: F_COMPUTE_IG_W]);
   wire [31:0] cp_kh = 32'(cp_ins[F_COMPUTE_KH_LSB +: F_COMPUTE_KH_W]);
   wire [31:0] cp_kw = 32'(cp_ins[F_COMPUTE_KW_LSB +: F_COMPUTE_KW_W]);
-  wire [31:0] cp_s = 32'(cp_ins[F_COMPUTE_STRIDE_LSB +: F_COMPUTE_STRIDE_W]);
+  wire [15:0] cp_s = 16'(cp_ins[F_COMPUTE_STRIDE_LSB +: F_COMPUTE_STRIDE_W]);
   wire [31:0] cp_in_cols = 32'(cp_ins[F_COMPUTE_IN_COLS_LSB +: F_COMPUTE_IN_COLS_W]);
   wire [31:0] cp_ibuf_word = 32'(cp_ins[F_COMPUTE_IBUF_WORD_LSB +: F_COMPUTE_IBUF_WORD_W]);
   wire [31:0] cp_wbuf_word = 32'(cp_ins[F_COMPUTE_WBUF_WORD_LSB +: F_COMPUTE_WBUF_WORD_W]);
@@ -883,10 +889,10 @@ module accel_top
           end
         C_SETUP: begin
           logic [31:0] rs;
-          rs = 32'(mul_lut(64'(cp_in_cols), cp_ig));
+          rs = 32'(mul_lut(64'(cp_in_cols), 16'(cp_ig)));
           cp_rowstep <= rs;
-          cp_sig <= 32'(mul_lut(64'(cp_s), cp_ig));
-          cp_srow <= 32'(mul_lut(64'(cp_s), rs));
+          cp_sig <= 32'(mul_lut(64'(cp_ig), cp_s));
+          cp_srow <= 32'(mul_lut(64'(rs), cp_s));
           {cp_oy, cp_ox, cp_o, cp_i, cp_ky, cp_kx} <= '0;
           cp_prow <= cp_ibuf_word;
           cp_pw <= cp_ibuf_word;
@@ -1030,7 +1036,7 @@ module accel_top
   // POST: issue stage (one (y, x, o, dy, dx) step per cycle: ACC and PBUF addresses), then requantization and
   // max-pool on the RAM outputs, OBUF write on the window's last step. STORE: the OBUF window of the next beat is
   // read while the current beat is on the W channel, so the beats keep one per cycle.
-  typedef enum logic [3:0] {S_IDLE, P_RUN, P_DRAIN, S_PIX, S_BURST, S_AW, S_W, S_DONE} st_state_t;
+  typedef enum logic [3:0] {S_IDLE, P_SETUP, P_RUN, P_DRAIN, S_PIX, S_BURST, S_AW, S_W, S_DONE} st_state_t;
   st_state_t st_state;
   logic [INSN_BITS-1:0] st_ins;
   wire [3:0] sq_op = sq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
@@ -1056,15 +1062,20 @@ module accel_top
   wire [31:0] pp_pk = pp_pk_f == 0 ? 32'd1 : pp_pk_f;
   wire [31:0] pp_ps = pp_ps_f == 0 ? 32'd1 : pp_ps_f;
   wire [31:0] pp_up = pp_up_f == 0 ? 32'd1 : pp_up_f;
-  wire [31:0] pp_rows = 32'(mul_lut(64'(pp_out_rows / pp_up), pp_up));
-  wire [31:0] pp_cols = 32'(mul_lut(64'(pp_out_cols / pp_up), pp_up));
+  logic [31:0] pp_rows, pp_cols;                        // (out_rows / up) * up, (out_cols / up) * up
+  logic [31:0] pp_rowwords, pp_lastrow, pp_lastcol;     // ACC words per tile row (ow*og), of row oh-1, of col ow-1
+  logic [31:0] pp_psrow, pp_pscol;                      // ACC words per ps rows, per ps columns
   logic [31:0] pp_y, pp_x, pp_o, pp_dy, pp_dx;
+  logic [31:0] pp_yu, pp_xu, pp_yb, pp_xb;              // y mod up, x mod up, (y/up)*ps, (x/up)*ps
+  logic [31:0] pp_ay, pp_ax, pp_ady, pp_adx;            // ACC words of row yb, column xb, dy rows, dx columns
   logic [31:0] pp_oidx;                                 // OBUF element of (y, x, o): ((y*cols + x)*og + o)*Tm
   logic signed [15:0] pp_max [TM];
   logic signed [15:0] pp_res [TM];
   wire pp_wfirst = pp_dy == 0 && pp_dx == 0;
   wire pp_wlast = pp_dy + 32'd1 >= pp_pk && pp_dx + 32'd1 >= pp_pk;
   wire pp_issue = st_state == P_RUN && pp_rows != 0 && pp_cols != 0 && pp_og != 0;
+  wire [31:0] pp_yy = pp_yb + pp_dy;
+  wire [31:0] pp_xx = pp_xb + pp_dx;
   logic [AC_AW-1:0] pp_aw;
   wire [PB_AW-1:0] pp_prow = PB_AW'((pp_pbuf_oc >> LOG2_TM) + pp_o);
   logic pp1_v, pp1_first, pp1_last;
@@ -1094,18 +1105,17 @@ module accel_top
     qmax = p16 ? 64'sd32767 : 64'sd127;
     if (q < qmin) q = qmin;
     if (q > qmax) q = qmax;
-    return q[15:0];
+    requant = q[15:0];
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 
-  // S0: ACC word of the window element (y, x, o, dy, dx), clamped to the tile
+  // S0: ACC word (yy*ow + xx)*og + o of the window element (y, x, o, dy, dx), yy = (y/up)*ps + dy and
+  // xx = (x/up)*ps + dx clamped to the tile (kept incrementally: no multiply or divide per cycle)
   always_comb begin
-    logic [31:0] yy, xx;
-    yy = 32'(mul_lut(64'(pp_y / pp_up), pp_ps)) + pp_dy;
-    xx = 32'(mul_lut(64'(pp_x / pp_up), pp_ps)) + pp_dx;
-    if (yy > pp_oh - 32'd1) yy = pp_oh - 32'd1;
-    if (xx > pp_ow - 32'd1) xx = pp_ow - 32'd1;
-    pp_aw = AC_AW'(32'(mul_lut(mul_lut(64'(yy), pp_ow) + 64'(xx), pp_og)) + pp_o);
+    logic [31:0] rp, cp;
+    rp = pp_yy > pp_oh - 32'd1 ? pp_lastrow : pp_ay + pp_ady;
+    cp = pp_xx > pp_ow - 32'd1 ? pp_lastcol : pp_ax + pp_adx;
+    pp_aw = AC_AW'(rp + cp + pp_o);
   end
   // S1: requantize the Tm accumulators, max over the pooling window
   always_comb begin
@@ -1200,6 +1210,8 @@ module accel_top
       st_ins <= '0;
       end_done <= 1'b0;
       {pp_y, pp_x, pp_o, pp_dy, pp_dx, pp_oidx} <= '0;
+      {pp_yu, pp_xu, pp_yb, pp_xb, pp_ay, pp_ax, pp_ady, pp_adx} <= '0;
+      {pp_rows, pp_cols, pp_rowwords, pp_lastrow, pp_lastcol, pp_psrow, pp_pscol} <= '0;
       {sd_r, sd_c, sd_pixbase} <= '0;
       {sd_rowaddr, sd_pixaddr} <= '0;
       {sd_start, sd_end, sd_cur} <= '0;
@@ -1213,6 +1225,7 @@ module accel_top
           if (st_go) begin
             st_ins <= sq_rdata;
             {pp_y, pp_x, pp_o, pp_dy, pp_dx, pp_oidx} <= '0;
+            {pp_yu, pp_xu, pp_yb, pp_xb, pp_ay, pp_ax, pp_ady, pp_adx} <= '0;
             sd_r <= '0;
             sd_c <= '0;
             sd_pixbase <= '0;
@@ -1220,31 +1233,65 @@ module accel_top
             sd_pixaddr <= base_addr[sd_base_reg] + 64'(sd_ddr_offset);
             st_state <= S_DONE;
             if (sq_op == OP_END) end_done <= 1'b1;
-            if (sq_op == OP_POST) st_state <= P_RUN;
+            if (sq_op == OP_POST) st_state <= P_SETUP;
             if (sq_op == OP_STORE && sq_rdata[F_STORE_ROWS_LSB +: F_STORE_ROWS_W] != 0
                 && sq_rdata[F_STORE_COLS_LSB +: F_STORE_COLS_W] != 0
                 && sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] != 0) st_state <= S_PIX;
           end
+        P_SETUP: begin                                  // per-instruction constants (LUT multiplies)
+          logic [31:0] rw;
+          rw = 32'(mul_lut(64'(pp_ow), 16'(pp_og)));
+          pp_rows <= 32'(mul_lut(64'(pp_out_rows / pp_up), 16'(pp_up)));
+          pp_cols <= 32'(mul_lut(64'(pp_out_cols / pp_up), 16'(pp_up)));
+          pp_rowwords <= rw;
+          pp_lastrow <= 32'(mul_lut(64'(rw), 16'(pp_oh - 32'd1)));
+          pp_lastcol <= 32'(mul_lut(64'(pp_og), 16'(pp_ow - 32'd1)));
+          pp_psrow <= 32'(mul_lut(64'(rw), 16'(pp_ps)));
+          pp_pscol <= 32'(mul_lut(64'(pp_og), 16'(pp_ps)));
+          st_state <= P_RUN;
+        end
         P_RUN:
           if (!pp_issue) begin
             st_state <= S_DONE;
           end else if (!pp_wlast) begin
-            if (pp_dx + 32'd1 < pp_pk) pp_dx <= pp_dx + 32'd1;
-            else begin
+            if (pp_dx + 32'd1 < pp_pk) begin
+              pp_dx <= pp_dx + 32'd1;
+              pp_adx <= pp_adx + pp_og;
+            end else begin
               pp_dx <= '0;
+              pp_adx <= '0;
               pp_dy <= pp_dy + 32'd1;
+              pp_ady <= pp_ady + pp_rowwords;
             end
           end else begin
             pp_dx <= '0;
             pp_dy <= '0;
+            pp_adx <= '0;
+            pp_ady <= '0;
             pp_oidx <= pp_oidx + 32'(TM);
             if (pp_o + 32'd1 < pp_og) pp_o <= pp_o + 32'd1;
             else begin
               pp_o <= '0;
-              if (pp_x + 32'd1 < pp_cols) pp_x <= pp_x + 32'd1;
-              else begin
+              if (pp_x + 32'd1 < pp_cols) begin
+                pp_x <= pp_x + 32'd1;
+                if (pp_xu + 32'd1 < pp_up) pp_xu <= pp_xu + 32'd1;
+                else begin
+                  pp_xu <= '0;
+                  pp_xb <= pp_xb + pp_ps;
+                  pp_ax <= pp_ax + pp_pscol;
+                end
+              end else begin
                 pp_x <= '0;
+                pp_xu <= '0;
+                pp_xb <= '0;
+                pp_ax <= '0;
                 pp_y <= pp_y + 32'd1;
+                if (pp_yu + 32'd1 < pp_up) pp_yu <= pp_yu + 32'd1;
+                else begin
+                  pp_yu <= '0;
+                  pp_yb <= pp_yb + pp_ps;
+                  pp_ay <= pp_ay + pp_psrow;
+                end
                 if (pp_y + 32'd1 >= pp_rows) st_state <= P_DRAIN;
               end
             end

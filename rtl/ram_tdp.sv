@@ -2,13 +2,13 @@
 // (memory_libmap) and Vivado infer as UltraScale+ block RAM (RAMB36E2 / RAMB18E2, UG573) or UltraRAM (URAM288).
 // Each port reads or writes one word per cycle; a read returns the word as it was before a write of the same
 // port in the same cycle (read-first). The accelerator never lets both ports touch one address in one cycle.
-// STYLE: "" lets synthesis choose, "block" or "ultra" bind the memory (the ram_style attribute).
+// STYLE: 0 lets synthesis choose, 1 binds block RAM, 2 UltraRAM (the ram_style attribute).
 `default_nettype none
 module ram_tdp #(
   parameter int W = 16,                 // word width (bits)
   parameter int D = 1024,               // words
   parameter int NB = 1,                 // write-enable granules per word (W / NB bits each)
-  parameter string STYLE = "",
+  parameter int STYLE = 0,
   parameter int AW = (D > 1) ? $clog2(D) : 1
 ) (
   input  wire            clk,
@@ -37,10 +37,10 @@ module ram_tdp #(
         b_rdata <= mem[b_addr]; \
       end \
     end
-  if (STYLE == "ultra") begin : g_ultra
+  if (STYLE == 2) begin : g_ultra
     (* ram_style = "ultra" *) logic [W-1:0] mem [D];
     `RAM_TDP_BODY
-  end else if (STYLE == "block") begin : g_block
+  end else if (STYLE == 1) begin : g_block
     (* ram_style = "block" *) logic [W-1:0] mem [D];
     `RAM_TDP_BODY
   end else begin : g_auto

@@ -743,78 +743,97 @@ module accel_top
       ld_rotw[8 * r +: 8] = m_axi_rdata[8 * ((r + 32'(shw)) & (AXI_BYTES - 1)) +: 8];
     end
   end
-  // byte u of the chunk's first element onwards is written: ph <= u < ph + cnt (16-bit: u < 2 * Tn * Tm)
-  function automatic logic in_chunk(input logic [15:0] u, input logic [15:0] ph, input logic [15:0] cnt);
-    in_chunk = u >= ph && u - ph < cnt;
-  endfunction
+  // chunk mask: bit u set for the bytes u in [ph, ph + cnt) counted from the first byte of the chunk's first
+  // element / record (cnt <= AXI_BYTES, ph < PARAM_BYTES)
+  localparam int MW = AXI_BYTES + PARAM_BYTES;
+  logic [MW-1:0] ld_mask;
+  always_comb begin
+    logic [MW-1:0] ones;
+    ones = MW'(((MW + 1)'(1) << ld_cnt[PW-1:0]) - (MW + 1)'(1));
+    ld_mask = ld_wr ? ones << ld_ph[LOG2_PB-1:0] : '0;
+  end
 
-  // IBUF lane writes (lane n takes chunk element k = (n - idx0) mod Tn)
+  // IBUF lane writes: lane n takes chunk element k = (n - idx0) mod Tn, word idx0 / Tn or the next one
+  localparam int IXW = $clog2(2 * TN + MW);
+  localparam int IMX = 2 ** IXW;
+  wire [IMX-1:0] ib_mask = IMX'(ld_mask);
+  wire [31:0] ibw_row0 = ld_idx0 >> LOG2_TN;
+  wire ibw_ok0 = ibw_row0 < 32'(IB_D);
+  wire ibw_ok1 = ibw_row0 + 32'd1 < 32'(IB_D);
   logic [2*TN-1:0] ibw_we;
   logic [16*TN-1:0] ibw_data;
   logic [IB_AW*TN-1:0] ibw_row;
   always_comb begin
     for (int n = 0; n < TN; n++) begin
-      logic [31:0] k, idx;
-      logic [15:0] u0, u1;
+      logic [LOG2_TN-1:0] k;
+      logic [LOG2_TN+1:0] u0, u1;
       logic [7:0] d0, d1;
-      k = (32'(n) - ld_idx0) & 32'(TN - 1);
-      idx = ld_idx0 + k;
-      u0 = 16'(k) << prec16;
-      u1 = u0 + 16'd1;
+      logic nxt, ok;
+      k = LOG2_TN'(n) - ld_idx0[LOG2_TN-1:0];
+      nxt = LOG2_TN'(n) < ld_idx0[LOG2_TN-1:0];
+      ok = ld_is_ibuf && (nxt ? ibw_ok1 : ibw_ok0);
+      u0 = (LOG2_TN + 2)'(k) << prec16;
+      u1 = u0 + (LOG2_TN + 2)'(1);
       d0 = ld_rot[8 * LOG2_BYTES'(u0) +: 8];
       d1 = ld_rot[8 * LOG2_BYTES'(u1) +: 8];
-      ibw_row[IB_AW * n +: IB_AW] = IB_AW'(idx >> LOG2_TN);
-      if (!ld_wr || !ld_is_ibuf || (idx >> LOG2_TN) >= 32'(IB_D)) begin
-        ibw_we[2 * n +: 2] = 2'b00;
-      end else if (prec16) begin
-        ibw_we[2 * n +: 2] = {in_chunk(u1, 16'(ld_ph), 16'(ld_cnt)), in_chunk(u0, 16'(ld_ph), 16'(ld_cnt))};
-      end else begin
-        ibw_we[2 * n +: 2] = {2{in_chunk(u0, 16'(ld_ph), 16'(ld_cnt))}};
-      end
+      ibw_row[IB_AW * n +: IB_AW] = IB_AW'(ibw_row0 + 32'(nxt));
+      if (!ok) ibw_we[2 * n +: 2] = 2'b00;
+      else if (prec16) ibw_we[2 * n +: 2] = {ib_mask[IXW'(u1)], ib_mask[IXW'(u0)]};
+      else ibw_we[2 * n +: 2] = {2{ib_mask[IXW'(u0)]}};
       ibw_data[16 * n +: 16] = prec16 ? {d1, d0} : {{8{d0[7]}}, d0};
     end
   end
 
-  // WBUF word write (element q of word idx0 / WL takes chunk element q - q0)
-  logic [2*WL-1:0] wbw_we;
-  logic [16*WL-1:0] wbw_data;
+  // WBUF word write: the chunk covers units [us, us + cnt) of word idx0 / WL (units: int8 elements, int16 bytes),
+  // at most two groups of AXI_BYTES units: unit x is written if its group is g0 (bit x mod G of the shifted
+  // mask) or g0 + 1 (bit G + x mod G)
+  localparam int G = AXI_BYTES;
+  localparam int LOG2_G = LOG2_BYTES;
   wire [31:0] wbw_row32 = ld_idx0 >> LOG2_WL;
   wire [WB_AW-1:0] wbw_row = WB_AW'(wbw_row32);
+  wire [LOG2_WL:0] wbw_us = ((LOG2_WL + 1)'(ld_idx0[LOG2_WL-1:0]) << prec16) + (LOG2_WL + 1)'(ld_ph);
+  wire [LOG2_WL+1-LOG2_G:0] wbw_g0 = (LOG2_WL + 2 - LOG2_G)'(wbw_us >> LOG2_G);
+  wire [2*G-1:0] wbw_m = ld_wr && ld_is_wbuf && wbw_row32 < 32'(WB_D)
+                         ? (2 * G)'(((2 * G + 1)'(1) << ld_cnt[PW-1:0]) - (2 * G + 1)'(1)) << wbw_us[LOG2_G-1:0] : '0;
+  function automatic logic wb_unit(input int x, input logic [LOG2_WL+1-LOG2_G:0] g0, input logic [2*G-1:0] m);
+    wb_unit = ((LOG2_WL + 2 - LOG2_G)'(x / G) == g0 && m[x % G])
+           || ((LOG2_WL + 2 - LOG2_G)'(x / G) == g0 + 1'b1 && m[G + x % G]);
+  endfunction
+  logic [2*WL-1:0] wbw_we;
+  logic [16*WL-1:0] wbw_data;
   always_comb begin
     for (int q = 0; q < WL; q++) begin
-      logic [15:0] k, u0, u1;
       logic [7:0] d0, d1, e8;
-      k = (16'(q) - 16'(ld_idx0)) & 16'(WL - 1);
-      u0 = k << prec16;
-      u1 = u0 + 16'd1;
-      d0 = ld_rotw[8 * LOG2_BYTES'(2 * q) +: 8];
-      d1 = ld_rotw[8 * LOG2_BYTES'(2 * q + 1) +: 8];
-      e8 = ld_rotw[8 * LOG2_BYTES'(q) +: 8];
-      if (!ld_wr || !ld_is_wbuf || wbw_row32 >= 32'(WB_D)) begin
-        wbw_we[2 * q +: 2] = 2'b00;
-      end else if (prec16) begin
-        wbw_we[2 * q +: 2] = {in_chunk(u1, 16'(ld_ph), 16'(ld_cnt)), in_chunk(u0, 16'(ld_ph), 16'(ld_cnt))};
-      end else begin
-        wbw_we[2 * q +: 2] = {2{in_chunk(u0, 16'(ld_ph), 16'(ld_cnt))}};
-      end
+      d0 = ld_rotw[8 * ((2 * q) % AXI_BYTES) +: 8];
+      d1 = ld_rotw[8 * ((2 * q + 1) % AXI_BYTES) +: 8];
+      e8 = ld_rotw[8 * (q % AXI_BYTES) +: 8];
+      if (prec16) wbw_we[2 * q +: 2] = {wb_unit(2 * q + 1, wbw_g0, wbw_m), wb_unit(2 * q, wbw_g0, wbw_m)};
+      else wbw_we[2 * q +: 2] = {2{wb_unit(q, wbw_g0, wbw_m)}};
       wbw_data[16 * q +: 16] = prec16 ? {d1, d0} : {{8{e8[7]}}, e8};
     end
   end
 
-  // PBUF lane writes (lane l takes chunk record k = (l - idx0) mod Tm)
+  // PBUF lane writes: lane l takes chunk record k = (l - idx0) mod Tm (k*16 + b < MW)
+  localparam int PXW = $clog2(PARAM_BYTES * TM + MW);
+  localparam int PMX = 2 ** PXW;
+  wire [PMX-1:0] pb_mask = PMX'(ld_mask);
+  wire [31:0] pbw_row0 = ld_idx0 >> LOG2_TM;
+  wire pbw_ok0 = ld_is_pbuf && pbw_row0 < 32'(PB_D);
+  wire pbw_ok1 = ld_is_pbuf && pbw_row0 + 32'd1 < 32'(PB_D);
   logic [PARAM_BYTES*TM-1:0] pbw_we;
   logic [PREC_W*TM-1:0] pbw_data;
   logic [PB_AW*TM-1:0] pbw_row;
   always_comb begin
     for (int l = 0; l < TM; l++) begin
-      logic [31:0] k, idx;
-      k = (32'(l) - ld_idx0) & 32'(TM - 1);
-      idx = ld_idx0 + k;
-      pbw_row[PB_AW * l +: PB_AW] = PB_AW'(idx >> LOG2_TM);
+      logic [LOG2_TM-1:0] k;
+      logic nxt;
+      k = LOG2_TM'(l) - ld_idx0[LOG2_TM-1:0];
+      nxt = LOG2_TM'(l) < ld_idx0[LOG2_TM-1:0];
+      pbw_row[PB_AW * l +: PB_AW] = PB_AW'(pbw_row0 + 32'(nxt));
       for (int b = 0; b < PARAM_BYTES; b++) begin
-        logic [15:0] u;
-        u = (16'(k) << LOG2_PB) + 16'(b);
-        pbw_we[PARAM_BYTES * l + b] = ld_wr && ld_is_pbuf && (idx >> LOG2_TM) < 32'(PB_D) && in_chunk(u, 16'(ld_ph), 16'(ld_cnt));
+        logic [LOG2_TM+LOG2_PB-1:0] u;
+        u = ((LOG2_TM + LOG2_PB)'(k) << LOG2_PB) + (LOG2_TM + LOG2_PB)'(b);
+        pbw_we[PARAM_BYTES * l + b] = (nxt ? pbw_ok1 : pbw_ok0) && pb_mask[PXW'(u)];
         pbw_data[PREC_W * l + 8 * b +: 8] = ld_rot[8 * LOG2_BYTES'(u) +: 8];
       end
     end
@@ -1091,6 +1110,10 @@ module accel_top
     logic signed [ACC_W:0] v;
     logic signed [15:0] mlt;
     logic signed [ACC_W+16:0] pm;
+    logic signed [26:0] vl;
+    logic signed [ACC_W-26:0] vh;
+    logic signed [42:0] pl;
+    logic signed [ACC_W-10:0] ph;
     logic signed [63:0] t, q, qmin, qmax;
     logic [7:0] sh;
     logic neg;
@@ -1098,7 +1121,13 @@ module accel_top
     neg = act && v < 0;
     mlt = neg ? signed'(rec[PR_MULT_NEG_LSB +: 16]) : signed'(rec[PR_MULT_POS_LSB +: 16]);
     sh = neg ? rec[PR_SHIFT_NEG_LSB +: 8] : rec[PR_SHIFT_POS_LSB +: 8];
-    pm = v * mlt;
+    // v * M as two DSP48E2-sized multiplies (UG579: 27 x 18 signed): the low 26 bits of v (zero-extended to 27)
+    // and the high ACC_W - 25 bits (signed), summed in the fabric
+    vl = {1'b0, v[25:0]};
+    vh = v[ACC_W:26];
+    pl = vl * mlt;
+    ph = vh * mlt;
+    pm = ((ACC_W + 17)'(ph) <<< 26) + (ACC_W + 17)'(pl);
     t = 64'(pm) + (64'sd1 <<< (sh - 8'd1));
     q = (t >>> sh) + 64'(signed'(zp));
     qmin = p16 ? -64'sd32768 : -64'sd128;
@@ -1143,12 +1172,13 @@ module accel_top
   logic [OB_AW*OL-1:0] obw_row;
   always_comb begin
     for (int l = 0; l < OL; l++) begin
-      logic [31:0] rel, idx;
-      rel = (32'(l) - pp1_oidx) & 32'(OL - 1);
-      idx = pp1_oidx + rel;
-      obw_we[l] = ob_pwr && rel < 32'(TM) && (idx >> LOG2_OL) < 32'(OB_D);
-      obw_data[16 * l +: 16] = pp_res[rel < 32'(TM) ? rel : 32'd0];
-      obw_row[OB_AW * l +: OB_AW] = OB_AW'(idx >> LOG2_OL);
+      logic [LOG2_OL-1:0] rel;
+      logic [31:0] row;
+      rel = LOG2_OL'(l) - pp1_oidx[LOG2_OL-1:0];
+      row = (pp1_oidx >> LOG2_OL) + 32'(LOG2_OL'(l) < pp1_oidx[LOG2_OL-1:0]);
+      obw_we[l] = ob_pwr && 32'(rel) < 32'(TM) && row < 32'(OB_D);
+      obw_data[16 * l +: 16] = pp_res[32'(rel) < 32'(TM) ? 32'(rel) : 32'd0];
+      obw_row[OB_AW * l +: OB_AW] = OB_AW'(row);
     end
   end
 
@@ -1182,24 +1212,31 @@ module accel_top
   wire [63:0] sd_cur_n = sd_cur + ((m_axi_wvalid && m_axi_wready) ? 64'(AXI_BYTES) : 64'd0);
   logic [OB_AW*OL-1:0] obr_row;
   always_comb begin
-    logic [31:0] off, ew;
+    logic [31:0] off, ew, r0;
     off = 32'(sd_cur_n - sd_start);
     ew = sd_pixbase + (prec16 ? 32'(signed'(off) >>> 1) : off);
+    r0 = ew >> LOG2_OL;
     for (int l = 0; l < OL; l++)
-      obr_row[OB_AW * l +: OB_AW] = OB_AW'((ew + ((32'(l) - ew) & 32'(OL - 1))) >> LOG2_OL);
+      obr_row[OB_AW * l +: OB_AW] = OB_AW'(r0 + 32'(LOG2_OL'(l) < ew[LOG2_OL-1:0]));
   end
+  // beat bytes: [lo, hi) are the transfer's; byte j is byte (cur - start + j) of the pixel's elements
   logic [16*OL-1:0] ob_rd;
   always_comb begin
+    logic [63:0] d;
+    logic [PW-1:0] lo, hi;
+    logic [LOG2_OL:0] off0;
+    lo = sd_cur < sd_start ? PW'(sd_start - sd_cur) : '0;
+    d = sd_end - sd_cur;
+    hi = d >= 64'(AXI_BYTES) ? PW'(AXI_BYTES) : PW'(d);
+    off0 = (LOG2_OL + 1)'(sd_cur - sd_start);
     for (int j = 0; j < AXI_BYTES; j++) begin
-      logic [63:0] a;
-      logic [31:0] off;
+      logic [LOG2_OL:0] off;
       logic [LOG2_OL-1:0] e;
       logic [15:0] el;
-      a = sd_cur + 64'(j);
-      off = 32'(a - sd_start);
-      e = LOG2_OL'(sd_pixbase + (prec16 ? off >> 1 : off));
+      off = off0 + (LOG2_OL + 1)'(j);
+      e = LOG2_OL'(sd_pixbase) + (prec16 ? LOG2_OL'(off >> 1) : LOG2_OL'(off));
       el = ob_rd[16 * e +: 16];
-      m_axi_wstrb[j] = a >= sd_start && a < sd_end;
+      m_axi_wstrb[j] = PW'(j) >= lo && PW'(j) < hi;
       m_axi_wdata[8 * j +: 8] = m_axi_wstrb[j] ? ((prec16 && off[0]) ? el[15:8] : el[7:0]) : 8'd0;
     end
   end

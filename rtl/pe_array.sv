@@ -43,27 +43,35 @@ module pe_array
       end
   end
 
+  // adder trees on the product fields shared by both modes: A = sum P[44:18] (signed), B = sum P[17:0]
+  // (unsigned), C = sum P[17]. int8: sum0 = sum sext(P[17:0]) = B - C * 2^18, sum1 = sum (P[44:18] + P[17]) = A + C;
+  // int16: sum0 = sum P = A * 2^18 + B.
+  localparam int LOG2_TN = $clog2(TN);
+  localparam int SA = 27 + LOG2_TN, SB = 18 + LOG2_TN, SC = LOG2_TN + 1;
   always_comb begin
     for (int m = 0; m < TM; m++) begin
-      logic signed [ACC_W-1:0] s0, s1;
-      s0 = '0;
-      s1 = '0;
+      logic signed [SA-1:0] sa;
+      logic [SB-1:0] sb;
+      logic [SC-1:0] sc;
+      sa = '0;
+      sb = '0;
+      sc = '0;
       for (int n = 0; n < TN; n++) begin
         logic signed [44:0] p;
-        logic signed [17:0] lo;
         logic signed [26:0] hi;
         p = p_q[m * TN + n];
-        lo = p[17:0];                                  // x0 * w, sign-extended from bit 17
-        hi = 27'(p[44:18] + 27'(p[17]));               // x1 * w: add back the borrow of the low product
-        if (p16_q) begin
-          s0 = s0 + ACC_W'(p);
-        end else begin
-          s0 = s0 + ACC_W'(lo);
-          s1 = s1 + ACC_W'(hi);
-        end
+        hi = p[44:18];
+        sa = sa + SA'(hi);
+        sb = sb + SB'(p[17:0]);
+        sc = sc + SC'(p[17]);
       end
-      sum0[ACC_W * m +: ACC_W] = s0;
-      sum1[ACC_W * m +: ACC_W] = s1;
+      if (p16_q) begin
+        sum0[ACC_W * m +: ACC_W] = (ACC_W'(sa) << 18) + ACC_W'(sb);
+        sum1[ACC_W * m +: ACC_W] = '0;
+      end else begin
+        sum0[ACC_W * m +: ACC_W] = ACC_W'(sb) - (ACC_W'(sc) << 18);
+        sum1[ACC_W * m +: ACC_W] = ACC_W'(sa) + ACC_W'(sc);
+      end
     end
   end
 endmodule

@@ -834,7 +834,9 @@ module accel_top
         logic [LOG2_TM+LOG2_PB-1:0] u;
         u = ((LOG2_TM + LOG2_PB)'(k) << LOG2_PB) + (LOG2_TM + LOG2_PB)'(b);
         pbw_we[PARAM_BYTES * l + b] = (nxt ? pbw_ok1 : pbw_ok0) && pb_mask[PXW'(u)];
-        pbw_data[PREC_W * l + 8 * b +: 8] = ld_rot[8 * LOG2_BYTES'(u) +: 8];
+        // (u mod AXI_BYTES: its low bits are b, a constant)
+        pbw_data[PREC_W * l + 8 * b +: 8] = AXI_BYTES <= PARAM_BYTES ? ld_rot[8 * (b % AXI_BYTES) +: 8]
+                                                                     : ld_rot[8 * LOG2_BYTES'(u) +: 8];
       end
     end
   end
@@ -1006,7 +1008,7 @@ module accel_top
     cp_s1_two <= cp_two;
     cp_s1_aw0 <= AC_AW'(cp_aw0);
     cp_s1_aw1 <= AC_AW'(cp_aw0 + cp_og);
-    cp_s1_boff <= 32'(cp_bo[LOG2_TN-1:0]);
+    cp_s1_boff <= TM >= TN ? 32'd0 : 32'(cp_bo[LOG2_TN-1:0]);   // (o*Tm is a multiple of Tn when Tm >= Tn)
     {cp_s2_first, cp_s2_last, cp_s2_two, cp_s2_aw0, cp_s2_aw1} <= {cp_s1_first, cp_s1_last, cp_s1_two, cp_s1_aw0, cp_s1_aw1};
     {cp_s3_last, cp_s3_two, cp_s3_aw0, cp_s3_aw1} <= {cp_s2_last, cp_s2_two, cp_s2_aw0, cp_s2_aw1};
     cp_byp_q <= cp_byp;
@@ -1174,8 +1176,9 @@ module accel_top
     for (int l = 0; l < OL; l++) begin
       logic [LOG2_OL-1:0] rel;
       logic [31:0] row;
-      rel = LOG2_OL'(l) - pp1_oidx[LOG2_OL-1:0];
-      row = (pp1_oidx >> LOG2_OL) + 32'(LOG2_OL'(l) < pp1_oidx[LOG2_OL-1:0]);
+      // (pp1_oidx is a multiple of Tm: with OL = Tm, lane l always takes element m = l)
+      rel = OL == TM ? LOG2_OL'(l) : LOG2_OL'(l) - pp1_oidx[LOG2_OL-1:0];
+      row = (pp1_oidx >> LOG2_OL) + (OL == TM ? 32'd0 : 32'(LOG2_OL'(l) < pp1_oidx[LOG2_OL-1:0]));
       obw_we[l] = ob_pwr && 32'(rel) < 32'(TM) && row < 32'(OB_D);
       obw_data[16 * l +: 16] = pp_res[32'(rel) < 32'(TM) ? 32'(rel) : 32'd0];
       obw_row[OB_AW * l +: OB_AW] = OB_AW'(row);

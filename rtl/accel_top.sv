@@ -1078,8 +1078,6 @@ module accel_top
   wire [31:0] pp_ps_f = 32'(st_ins[F_POST_POOL_S_LSB +: F_POST_POOL_S_W]);
   wire [31:0] pp_up_f = 32'(st_ins[F_POST_UP_LSB +: F_POST_UP_W]);
   wire [15:0] pp_zp = 16'(st_ins[F_POST_ZP_OUT_LSB +: F_POST_ZP_OUT_W]);
-  wire [31:0] pp_out_rows = 32'(st_ins[F_POST_OUT_ROWS_LSB +: F_POST_OUT_ROWS_W]);
-  wire [31:0] pp_out_cols = 32'(st_ins[F_POST_OUT_COLS_LSB +: F_POST_OUT_COLS_W]);
   wire [31:0] pp_pk = pp_pk_f == 0 ? 32'd1 : pp_pk_f;
   wire [31:0] pp_ps = pp_ps_f == 0 ? 32'd1 : pp_ps_f;
   wire [31:0] pp_up = pp_up_f == 0 ? 32'd1 : pp_up_f;
@@ -1130,8 +1128,9 @@ module accel_top
     pl = vl * mlt;
     ph = vh * mlt;
     pm = ((ACC_W + 17)'(ph) <<< 26) + (ACC_W + 17)'(pl);
-    t = 64'(pm) + (64'sd1 <<< (sh - 8'd1));
-    q = (t >>> sh) + 64'(signed'(zp));
+    // (the shift is at most isa.MAX_SHIFT = 63: 6 bits)
+    t = 64'(pm) + (64'sd1 <<< (sh[5:0] - 6'd1));
+    q = (t >>> sh[5:0]) + 64'(signed'(zp));
     qmin = p16 ? -64'sd32768 : -64'sd128;
     qmax = p16 ? 64'sd32767 : 64'sd127;
     if (q < qmin) q = qmin;
@@ -1280,9 +1279,18 @@ module accel_top
           end
         P_SETUP: begin                                  // per-instruction constants (LUT multiplies)
           logic [31:0] rw;
+          logic [F_POST_OUT_ROWS_W-1:0] orows, rq;
+          logic [F_POST_OUT_COLS_W-1:0] ocols, cq;
+          logic [F_POST_UP_W-1:0] up;
+          // (divisions on the fields' own widths: a 12-bit by 3-bit divider each)
+          orows = st_ins[F_POST_OUT_ROWS_LSB +: F_POST_OUT_ROWS_W];
+          ocols = st_ins[F_POST_OUT_COLS_LSB +: F_POST_OUT_COLS_W];
+          up = F_POST_UP_W'(pp_up);
+          rq = orows / F_POST_OUT_ROWS_W'(up);
+          cq = ocols / F_POST_OUT_COLS_W'(up);
           rw = 32'(mul_lut(64'(pp_ow), 16'(pp_og)));
-          pp_rows <= 32'(mul_lut(64'(pp_out_rows / pp_up), 16'(pp_up)));
-          pp_cols <= 32'(mul_lut(64'(pp_out_cols / pp_up), 16'(pp_up)));
+          pp_rows <= 32'(mul_lut(64'(rq), 16'(up)));
+          pp_cols <= 32'(mul_lut(64'(cq), 16'(up)));
           pp_rowwords <= rw;
           pp_lastrow <= 32'(mul_lut(64'(rw), 16'(pp_oh - 32'd1)));
           pp_lastcol <= 32'(mul_lut(64'(pp_og), 16'(pp_ow - 32'd1)));

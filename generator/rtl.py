@@ -18,7 +18,7 @@ from .hwmodel import HwConfig
 ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
 TEMPLATES = RTL_DIR / "templates"
-#: hand-written RTL sources, in compile order (after the rendered package)
+#: hand-written RTL sources, in compile order (after the rendered package): FIFO, dual-port RAM, PE array, top
 RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_array.sv", "accel_top.sv"]
 TOP = "accel_top"
 
@@ -39,6 +39,13 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         raise RtlError(f"{board.name}: the RTL needs power-of-two tn/tm, got {a.tn}x{a.tm}")
     if a.axi_data_width_bits > isa.INSN_BITS:
         raise RtlError(f"{board.name}: axi_data_width_bits={a.axi_data_width_bits} wider than an instruction")
+    if a.tn < 2 or a.tm < 2 or a.tm > 2 * a.tn:
+        raise RtlError(f"{board.name}: the RTL needs 2 <= tn and 2 <= tm <= 2*tn (bypass reads Tm elements from at "
+                       f"most two IBUF words), got {a.tn}x{a.tm}")
+    acc_w = max(a.acc_bits_int8, a.acc_bits_int16)
+    if not 27 <= acc_w <= 52:
+        raise RtlError(f"{board.name}: the RTL's requantization splits the (acc_bits + 1)-bit operand into two "
+                       f"27 x 18 DSP48E2 multiplies: needs 27 <= max(acc_bits) <= 52, got {acc_w}")
     fields = []
     for op, lay in isa.LAYOUTS.items():
         for name, pos, width in lay:

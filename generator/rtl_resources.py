@@ -27,6 +27,7 @@ counts (tens of percent), not the DSP48E2 and memory counts, which follow the RT
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -153,7 +154,7 @@ def count(cells: dict) -> dict:
 
 
 def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float | None = None,
-               log=print) -> RtlResources:
+               log=print, reuse: bool = True) -> RtlResources:
     """Synthesize ``board``'s RTL with Yosys into ``out`` (sources, ``yosys.log``, ``stat.json``) and count its
     resources.
 
@@ -163,6 +164,8 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
         uram: let Yosys use URAM288 (``synth_xilinx -uram``); default: when the part has URAM.
         timeout: seconds before Yosys is stopped (None: no limit).
         log: progress printer (``lambda *a: None`` for silence).
+        reuse: reuse the result of an earlier run in ``out`` when the Yosys sources, script and Yosys version are
+            the same (``out/yosys/inputs.sha256``); ``seconds`` is then the earlier run's time.
 
     Raises RtlResourceError when yosys is not installed (``apt-get install yosys``), fails or times out.
     Synthesis of the default boards' 32x32 arrays takes a long time (see the README); the 8x8 test configuration
@@ -177,10 +180,19 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
     srcs = write_rtl(board, out / "src")
     ys = yosys_sources(srcs, out / "yosys")
     stat_json = out / "yosys" / "stat.json"
-    stat_json.unlink(missing_ok=True)
     logf = out / "yosys" / "yosys.log"
-    cmd = [exe, "-q", "-l", logf.name, "-p", yosys_script(ys, uram, stat_json)]
+    script = yosys_script(ys, uram, stat_json)
+    cmd = [exe, "-q", "-l", logf.name, "-p", script]
     a = board.accelerator
+    version = subprocess.run([exe, "-V"], capture_output=True, text=True).stdout.strip()
+    h = hashlib.sha256("\0".join([version, script] + [p.read_text() for p in ys]).encode()).hexdigest()
+    stamp, timef = out / "yosys" / "inputs.sha256", out / "yosys" / "seconds.txt"
+    if reuse and stamp.exists() and stamp.read_text() == h and stat_json.exists() and timef.exists():
+        log(f"yosys: reusing {stat_json} (same sources, script and {version})")
+        return _result(board, json.loads(stat_json.read_text())["design"]["num_cells_by_type"],
+                       float(timef.read_text()), logf, uram)
+    stamp.unlink(missing_ok=True)
+    stat_json.unlink(missing_ok=True)
     log(f"yosys synth_xilinx -family xcup: {board.name} Tn x Tm = {a.tn} x {a.tm} (log: {logf})")
     t0 = time.time()
     try:
@@ -191,7 +203,13 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
     if r.returncode != 0 or not stat_json.exists():
         tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-15:])
         raise RtlResourceError(f"yosys failed on the {board.name} RTL (exit {r.returncode}); log: {logf}\n{tail}")
-    cells = json.loads(stat_json.read_text())["design"]["num_cells_by_type"]
+    timef.write_text(f"{secs:.1f}")
+    stamp.write_text(h)
+    return _result(board, json.loads(stat_json.read_text())["design"]["num_cells_by_type"], secs, logf, uram)
+
+
+def _result(board: Board, cells: dict, secs: float, logf: Path, uram: bool) -> RtlResources:
+    a = board.accelerator
     try:
         est = hls_resources.estimate(board)
     except Exception:                                            # noqa: BLE001 - the comparison is informative

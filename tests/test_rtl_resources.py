@@ -5,6 +5,7 @@ flow says how to install it; a design over capacity is refused with the numbers.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -44,9 +45,13 @@ def _check_structure(r: rr.RtlResources, b) -> None:
     assert r.over() == []
 
 
+BUILD = Path(__file__).resolve().parent.parent / "build" / "rtl_resources"
+
+
 @pytest.fixture(scope="module")
-def tiny_synth(tmp_path_factory):
-    return rr.synthesize(board(**TINY), tmp_path_factory.mktemp("tiny_synth"), log=lambda *a: None)
+def tiny_synth():
+    """TINY synthesized once (about 2-3 minutes here), then reused while the RTL, script and Yosys are unchanged."""
+    return rr.synthesize(board(**TINY), BUILD / "tiny-test", log=lambda *a: None)
 
 
 @needs_yosys
@@ -61,10 +66,10 @@ def test_tiny_rtl_synthesizes_to_dsp48e2_and_block_ram(tiny_synth):
 
 @needs_yosys
 @pytest.mark.slow
-def test_zcu19eg_rtl_fits_its_part(tmp_path):
+def test_zcu19eg_rtl_fits_its_part():
     """The default board's 32x32 configuration synthesized whole (long: see the README for the measured time)."""
     b = load_board("zcu19eg")
-    r = rr.check(b, tmp_path, log=lambda *a: None)
+    r = rr.check(b, BUILD / "zcu19eg-test", log=lambda *a: None)
     _check_structure(r, b)
     assert r.used["dsp48e2"] == 32 * 32 + 2 * 32
 

@@ -31,6 +31,19 @@ def _pow2(v: int) -> bool:
     return v > 0 and v & (v - 1) == 0
 
 
+#: RAM binding of generator/resources.py (``storage_binding``) -> ``ram_tdp`` STYLE (lutram: left to synthesis,
+#: which maps such shallow memories to LUTRAM)
+RAM_STYLES = {"lutram": 0, "bram": 1, "uram": 2}
+
+
+def ram_styles(board: Board) -> dict:
+    """{buffer: ram_tdp STYLE} for ``board``: each buffer bound as the HLS estimate maps it (block RAM, UltraRAM on
+    parts that have it, LUTRAM), so the RTL's synthesis follows the same storage plan (UG573)."""
+    from .resources import storage_binding
+
+    return {k.upper(): RAM_STYLES[v] for k, v in storage_binding(board).items()}
+
+
 def package_context(board: Board, rom_words: int = 1) -> dict:
     """Template variables of ``accel_pkg.sv``: ISA tables and the board's accelerator (both precisions)."""
     a = board.accelerator
@@ -69,7 +82,8 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         wbuf_elems=max(h8.wbuf_words, h16.wbuf_words) * a.tn * a.tm,
         acc_words=h8.acc_words, obuf_elems=max(h8.obuf_words, h16.obuf_words) * a.tm, pbuf_entries=a.pbuf_entries,
         acc_w=max(h8.acc_bits, h16.acc_bits), config_id=h8.config_id,
-        hw_info=isa.ISA_VERSION | a.tn << 8 | a.tm << 16 | modes << 24, rom_words=max(rom_words, 1))
+        hw_info=isa.ISA_VERSION | a.tn << 8 | a.tm << 16 | modes << 24, rom_words=max(rom_words, 1),
+        ram_styles=ram_styles(board))
 
 
 def _env() -> jinja2.Environment:

@@ -78,7 +78,7 @@ class RtlResources:
 
     def over(self) -> list[str]:
         """Resources whose synthesized count exceeds the capacity."""
-        return [k for k in RESOURCE_KEYS if self.used[k] > self.capacity[k]]
+        return [k for k in RESOURCE_KEYS if self.used[k] is not None and self.used[k] > self.capacity[k]]
 
     def table(self) -> str:
         """Markdown table: resource, RTL (Yosys), HLS estimate, capacity, RTL utilization."""
@@ -87,6 +87,9 @@ class RtlResources:
         est = self.estimate.used() if self.estimate else {}
         for k in RESOURCE_KEYS:
             v, cap = self.used[k], self.capacity[k]
+            if v is None:
+                rows.append(f"| {k.upper()} | (not mapped) | {est.get(k, '-')} | {cap} | - |")
+                continue
             u = f"{v / cap:.1%}" if cap else ("-" if not v else "over")
             name = "DSP48E2" if k == "dsp48e2" else k.upper()
             e = est.get(k)
@@ -128,22 +131,28 @@ def yosys_sources(srcs: list[Path], out: Path) -> list[Path]:
     return res
 
 
-def yosys_script(srcs: list[Path], uram: bool, stat_json: Path) -> str:
+def yosys_script(srcs: list[Path], uram: bool, stat_json: Path, mapping_only: bool = False) -> str:
     """The Yosys script: synth_xilinx for UltraScale+ (xcup), flattened, without I/O buffers, its ``share`` pass
-    left out (see the module docstring), statistics as JSON into ``stat_json``."""
+    left out (see the module docstring), statistics as JSON into ``stat_json``. ``mapping_only``: stop after the
+    DSP48E2 and block-RAM / UltraRAM mapping (their counts are final there; LUT and FF are not mapped yet)."""
     opts = f"-family xcup -noiopad -flatten {'-uram ' if uram else ''}-top {TOP}"
     return "; ".join([
         "read_verilog -sv " + " ".join(p.name for p in srcs),
         f"synth_xilinx {opts} -run :coarse",
         # the coarse step of synth_xilinx without `share`
         "techmap -map +/cmp2lut.v -map +/cmp2lcu.v -D LUT_WIDTH=6", "alumacc", "opt", "memory -nomap", "opt_clean",
-        f"synth_xilinx {opts} -run map_memory:",
+        f"synth_xilinx {opts} -run map_memory:{'map_ffram' if mapping_only else ''}",
         f"tee -q -o {stat_json.name} stat -json",
     ])
 
 
-def count(cells: dict) -> dict:
-    """{resource: count} from Yosys ``num_cells_by_type`` (see the module docstring for the rules)."""
+def count(cells: dict, mapping_only: bool = False) -> dict:
+    """{resource: count} from Yosys ``num_cells_by_type`` (see the module docstring for the rules); with
+    ``mapping_only`` LUT and FF are None (not mapped)."""
+    if mapping_only:
+        return {"dsp48e2": cells.get("DSP48E2", 0),
+                "bram36": cells.get("RAMB36E2", 0) + 0.5 * cells.get("RAMB18E2", 0),
+                "uram": cells.get("URAM288", 0), "lut": None, "ff": None}
     return {
         "dsp48e2": cells.get("DSP48E2", 0),
         "bram36": cells.get("RAMB36E2", 0) + 0.5 * cells.get("RAMB18E2", 0),
@@ -154,7 +163,7 @@ def count(cells: dict) -> dict:
 
 
 def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float | None = None,
-               log=print, reuse: bool = True) -> RtlResources:
+               log=print, reuse: bool = True, mapping_only: bool = False) -> RtlResources:
     """Synthesize ``board``'s RTL with Yosys into ``out`` (sources, ``yosys.log``, ``stat.json``) and count its
     resources.
 
@@ -164,6 +173,8 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
         uram: let Yosys use URAM288 (``synth_xilinx -uram``); default: when the part has URAM.
         timeout: seconds before Yosys is stopped (None: no limit).
         log: progress printer (``lambda *a: None`` for silence).
+        mapping_only: stop after DSP48E2 / RAM mapping (much faster on 32x32 arrays): ``used`` has LUT and FF
+            None.
         reuse: reuse the result of an earlier run in ``out`` when the Yosys sources, script and Yosys version are
             the same (``out/yosys/inputs.sha256``); ``seconds`` is then the earlier run's time.
 
@@ -177,11 +188,14 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
                                "(./setup.sh does), then run again")
     out = Path(out)
     uram = board.resources.uram > 0 if uram is None else uram
-    srcs = write_rtl(board, out / "src")
+    rb = board          # buffers bound to URAM only when Yosys may use it (ram_tdp STYLE from generator.rtl.ram_styles)
+    if not uram and board.resources.uram > 0:
+        rb = board.model_copy(update={"resources": board.resources.model_copy(update={"uram": 0})})
+    srcs = write_rtl(rb, out / "src")
     ys = yosys_sources(srcs, out / "yosys")
     stat_json = out / "yosys" / "stat.json"
     logf = out / "yosys" / "yosys.log"
-    script = yosys_script(ys, uram, stat_json)
+    script = yosys_script(ys, uram, stat_json, mapping_only)
     cmd = [exe, "-q", "-l", logf.name, "-p", script]
     a = board.accelerator
     version = subprocess.run([exe, "-V"], capture_output=True, text=True).stdout.strip()
@@ -190,7 +204,7 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
     if reuse and stamp.exists() and stamp.read_text() == h and stat_json.exists() and timef.exists():
         log(f"yosys: reusing {stat_json} (same sources, script and {version})")
         return _result(board, json.loads(stat_json.read_text())["design"]["num_cells_by_type"],
-                       float(timef.read_text()), logf, uram)
+                       float(timef.read_text()), logf, uram, mapping_only)
     stamp.unlink(missing_ok=True)
     stat_json.unlink(missing_ok=True)
     log(f"yosys synth_xilinx -family xcup: {board.name} Tn x Tm = {a.tn} x {a.tm} (log: {logf})")
@@ -205,16 +219,17 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
         raise RtlResourceError(f"yosys failed on the {board.name} RTL (exit {r.returncode}); log: {logf}\n{tail}")
     timef.write_text(f"{secs:.1f}")
     stamp.write_text(h)
-    return _result(board, json.loads(stat_json.read_text())["design"]["num_cells_by_type"], secs, logf, uram)
+    return _result(board, json.loads(stat_json.read_text())["design"]["num_cells_by_type"], secs, logf, uram,
+                   mapping_only)
 
 
-def _result(board: Board, cells: dict, secs: float, logf: Path, uram: bool) -> RtlResources:
+def _result(board: Board, cells: dict, secs: float, logf: Path, uram: bool, mapping_only: bool) -> RtlResources:
     a = board.accelerator
     try:
         est = hls_resources.estimate(board)
     except Exception:                                            # noqa: BLE001 - the comparison is informative
         est = None
-    return RtlResources(board=board.name, part=board.part, tn=a.tn, tm=a.tm, used=count(cells),
+    return RtlResources(board=board.name, part=board.part, tn=a.tn, tm=a.tm, used=count(cells, mapping_only),
                         capacity=board.resources.model_dump(), cells=dict(cells), seconds=secs, log=logf,
                         estimate=est, uram_enabled=uram)
 
@@ -225,7 +240,8 @@ def check(board: Board, out: Path, **kw) -> RtlResources:
     r = synthesize(board, out, **kw)
     over = r.over()
     if over:
-        nums = ", ".join(f"{k} {r.used[k]:g} / {r.capacity[k]}{' (over)' if k in over else ''}" for k in RESOURCE_KEYS)
+        nums = ", ".join(f"{k} {r.used[k]:g} / {r.capacity[k]}{' (over)' if k in over else ''}" for k in RESOURCE_KEYS
+                         if r.used[k] is not None)
         raise RtlResourceError(
             f"the RTL of board {board.name} ({board.part}), Tn={r.tn} x Tm={r.tm}, does not fit after synthesis: "
             f"{', '.join(over)} over capacity (Yosys synth_xilinx / capacity: {nums}); reduce tn/tm or the buffer "

@@ -1390,7 +1390,7 @@ module accel_top
     wire ld_here = ld_bank == 1'(b);
     for (genvar n = 0; n < TN; n++) begin : g_ibuf
       wire [1:0] we = ld_here ? ibw_we[2 * n +: 2] : 2'b00;
-      ram_tdp #(.W(16), .D(IB_D), .NB(2)) u_ram (
+      ram_tdp #(.W(16), .D(IB_D), .NB(2), .STYLE(IBUF_STYLE)) u_ram (
         .clk,
         .a_en(1'b1), .a_we(we), .a_addr(we != 0 ? ibw_row[IB_AW * n +: IB_AW] : cp_ib_a),
         .a_wdata(ibw_data[16 * n +: 16]), .a_rdata(ib_rd_a[b][16 * n +: 16]),
@@ -1399,7 +1399,7 @@ module accel_top
     for (genvar m = 0; m < TM; m++) begin : g_wbuf
       wire [2*TN-1:0] we = ld_here ? wbw_we[2 * TN * m +: 2 * TN] : '0;
       /* verilator lint_off PINCONNECTEMPTY */
-      ram_tdp #(.W(16 * TN), .D(WB_D), .NB(2 * TN)) u_ram (
+      ram_tdp #(.W(16 * TN), .D(WB_D), .NB(2 * TN), .STYLE(WBUF_STYLE)) u_ram (
         .clk,
         .a_en(1'b1), .a_we(we), .a_addr(wbw_row), .a_wdata(wbw_data[16 * TN * m +: 16 * TN]), .a_rdata(),
         .b_en(1'b1), .b_we('0), .b_addr(cp_wb_a), .b_wdata('0), .b_rdata(wb_rd[b][16 * TN * m +: 16 * TN]));
@@ -1408,7 +1408,7 @@ module accel_top
     wire cw = cp_wr && cp_acc_bank == 1'(b);
     wire post_here = st_state == P_RUN && pp_acc_bank == 1'(b);
     for (genvar m = 0; m < TM; m++) begin : g_acc
-      ram_tdp #(.W(ACC_W), .D(ACC_WORDS), .NB(1)) u_ram (
+      ram_tdp #(.W(ACC_W), .D(ACC_WORDS), .NB(1), .STYLE(ACC_STYLE)) u_ram (
         .clk,
         .a_en(1'b1), .a_we(cw && cp_s3_two), .a_addr(cw && cp_s3_two ? cp_s3_aw0 : post_here ? pp_aw : cp_s2_aw0),
         .a_wdata(cp_wd0[ACC_W * m +: ACC_W]), .a_rdata(acc_rd_a[b][ACC_W * m +: ACC_W]),
@@ -1419,7 +1419,7 @@ module accel_top
   end
   for (genvar l = 0; l < OL; l++) begin : g_obuf
     /* verilator lint_off PINCONNECTEMPTY */
-    ram_tdp #(.W(16), .D(OB_D), .NB(1)) u_ram (
+    ram_tdp #(.W(16), .D(OB_D), .NB(1), .STYLE(OBUF_STYLE)) u_ram (
       .clk,
       .a_en(1'b1), .a_we(obw_we[l]), .a_addr(obw_we[l] ? obw_row[OB_AW * l +: OB_AW] : obr_row[OB_AW * l +: OB_AW]),
       .a_wdata(obw_data[16 * l +: 16]), .a_rdata(ob_rd[16 * l +: 16]),
@@ -1428,7 +1428,7 @@ module accel_top
   end
   for (genvar l = 0; l < TM; l++) begin : g_pbuf
     /* verilator lint_off PINCONNECTEMPTY */
-    ram_tdp #(.W(PREC_W), .D(PB_D), .NB(PARAM_BYTES)) u_ram (
+    ram_tdp #(.W(PREC_W), .D(PB_D), .NB(PARAM_BYTES), .STYLE(PBUF_STYLE)) u_ram (
       .clk,
       .a_en(1'b1), .a_we(pbw_we[PARAM_BYTES * l +: PARAM_BYTES]), .a_addr(pbw_row[PB_AW * l +: PB_AW]),
       .a_wdata(pbw_data[PREC_W * l +: PREC_W]), .a_rdata(),

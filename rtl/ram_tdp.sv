@@ -1,7 +1,8 @@
 // True-dual-port RAM with synchronous (registered) reads and write-enable granules: the form Yosys
 // (memory_libmap) and Vivado infer as UltraScale+ block RAM (RAMB36E2 / RAMB18E2, UG573) or UltraRAM (URAM288).
-// Each port reads or writes one word per cycle; a read returns the word as it was before a write of the same
-// port in the same cycle (read-first). The accelerator never lets both ports touch one address in one cycle.
+// Each port reads or writes one word per cycle; in a cycle a port writes, its read data keeps its value
+// (no-change mode, the only read-during-write mode of URAM288; the accelerator never uses it). The accelerator
+// never lets both ports touch one address in one cycle.
 // STYLE: 0 lets synthesis choose, 1 binds block RAM, 2 UltraRAM (the ram_style attribute).
 `default_nettype none
 module ram_tdp #(
@@ -28,13 +29,13 @@ module ram_tdp #(
     always_ff @(posedge clk) begin \
       if (a_en) begin \
         for (int k = 0; k < NB; k++) if (a_we[k]) mem[a_addr][k * GW +: GW] <= a_wdata[k * GW +: GW]; \
-        a_rdata <= mem[a_addr]; \
+        if (a_we == '0) a_rdata <= mem[a_addr]; \
       end \
     end \
     always_ff @(posedge clk) begin \
       if (b_en) begin \
         for (int k = 0; k < NB; k++) if (b_we[k]) mem[b_addr][k * GW +: GW] <= b_wdata[k * GW +: GW]; \
-        b_rdata <= mem[b_addr]; \
+        if (b_we == '0) b_rdata <= mem[b_addr]; \
       end \
     end
   if (STYLE == 2) begin : g_ultra

@@ -126,8 +126,9 @@ def test(c, slow=False):
 @task(help={"board": "board name (boards/*.yaml)",
             "rtl": "also synthesize the RTL with Yosys (synth_xilinx -family xcup; long for 32x32 arrays)",
             "out": "work folder of the RTL synthesis (default build/rtl_resources/BOARD)",
-            "no_uram": "forbid URAM288 in the RTL synthesis (default: allowed when the part has URAM)"})
-def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False):
+            "no_uram": "forbid URAM288 in the RTL synthesis (default: allowed when the part has URAM)",
+            "mapping_only": "stop the RTL synthesis after DSP48E2 / RAM mapping (no LUT/FF figures; much faster)"})
+def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_only=False):
     """Resources of BOARD's accelerator vs the part's capacity: the HLS estimate (generator/resources.py) and, with
     --rtl, the RTL synthesized by Yosys (generator/rtl_resources.py) next to it. Exits 2 if it does not fit."""
     from generator import resources as hls_resources
@@ -145,7 +146,7 @@ def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False):
     if rtl:
         d = Path(out) if out else ROOT / "build" / "rtl_resources" / board
         try:
-            r = rtl_resources.synthesize(b, d, uram=False if no_uram else None)
+            r = rtl_resources.synthesize(b, d, uram=False if no_uram else None, mapping_only=mapping_only)
         except rtl_resources.RtlResourceError as err:
             _die(str(err))
         print(rtl_resources.report(r))

@@ -41,7 +41,8 @@ def _check_structure(r: rr.RtlResources, b) -> None:
         assert all("BLOCKRAM" in v or "URAM" in v for v in got.values()), got
     assert all("BLOCKRAM" in v or "URAM" in v or "LUTRAM" in v for v in maps.values())
     assert r.used["bram36"] + 8 * r.used["uram"] > 0
-    assert r.used["ff"] < _buffer_bits(b) / 20, "buffers must not be flip-flops"
+    if r.used["ff"] is not None:
+        assert r.used["ff"] < _buffer_bits(b) / 20, "buffers must not be flip-flops"
     assert r.over() == []
 
 
@@ -67,9 +68,10 @@ def test_tiny_rtl_synthesizes_to_dsp48e2_and_block_ram(tiny_synth):
 @needs_yosys
 @pytest.mark.slow
 def test_zcu19eg_rtl_fits_its_part():
-    """The default board's 32x32 configuration synthesized whole (long: see the README for the measured time)."""
+    """The default board's 32x32 configuration through Yosys' DSP48E2 and block-RAM / UltraRAM mapping (their
+    counts are final there; the whole flow with LUT mapping takes far longer, ``invoke resources --rtl``)."""
     b = load_board("zcu19eg")
-    r = rr.check(b, BUILD / "zcu19eg-test", log=lambda *a: None)
+    r = rr.check(b, BUILD / "zcu19eg-test", log=lambda *a: None, mapping_only=True)
     _check_structure(r, b)
     assert r.used["dsp48e2"] == 32 * 32 + 2 * 32
 

@@ -6,11 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")"
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 if command -v apt-get >/dev/null; then
-  # darknet: real test images in /usr/share/darknet/data; g++ and tcl: HLS C-simulation and Tcl script tests
+  # darknet: real test images in /usr/share/darknet/data; g++ and tcl: HLS C-simulation and Tcl script tests;
+  # yosys: synthesis of the RTL for its resource figures
   pkgs=""
   dpkg -s darknet >/dev/null 2>&1 || pkgs="$pkgs darknet"
   command -v g++ >/dev/null || pkgs="$pkgs g++"
   command -v tclsh >/dev/null || pkgs="$pkgs tcl"
+  command -v yosys >/dev/null || pkgs="$pkgs yosys"   # RTL resource figures (generator/rtl_resources.py)
   if [ -n "$pkgs" ]; then
     echo "[setup] apt-get install$pkgs"
     $SUDO apt-get update -qq || true

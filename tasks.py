@@ -124,6 +124,41 @@ def test(c, slow=False):
     c.run(f"{sys.executable} -m pytest -q {args}", pty=False)
 
 
+@task(help={"board": "board name (boards/*.yaml)",
+            "rtl": "also synthesize the RTL with Yosys (synth_xilinx -family xcup; long for 32x32 arrays)",
+            "out": "work folder of the RTL synthesis (default build/rtl_resources/BOARD)",
+            "no_uram": "forbid URAM288 in the RTL synthesis (default: allowed when the part has URAM)",
+            "mapping_only": "stop the RTL synthesis after DSP48E2 / RAM mapping (no LUT/FF figures; much faster)"})
+def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_only=False):
+    """Resources of BOARD's accelerator vs the part's capacity: the HLS estimate (generator/resources.py) and, with
+    --rtl, the RTL synthesized by Yosys (generator/rtl_resources.py) next to it. Exits 2 if it does not fit."""
+    from generator import resources as hls_resources
+    from generator import rtl_resources
+    from generator.board import BoardError, load_board
+
+    try:
+        b = load_board(board)
+    except (BoardError, FileNotFoundError) as e:
+        _die(str(e))
+    e = hls_resources.estimate(b)
+    a = b.accelerator
+    print(f"## {board} ({b.part}), Tn x Tm = {a.tn} x {a.tm}: HLS estimate\n\n{e.table()}\n\n{e.memory_table()}\n")
+    over = e.over()
+    if rtl:
+        d = Path(out) if out else ROOT / "build" / "rtl_resources" / board
+        try:
+            r = rtl_resources.synthesize(b, d, uram=False if no_uram else None, mapping_only=mapping_only)
+        except rtl_resources.RtlResourceError as err:
+            _die(str(err))
+        print(rtl_resources.report(r))
+        if r.over():
+            _die(f"the synthesized RTL does not fit {b.part}: " + ", ".join(
+                f"{k} {r.used[k]:g} / {r.capacity[k]}" for k in r.over()))
+    if over:
+        _die(f"the HLS estimate does not fit {b.part}: " + ", ".join(f"{k} {e.used()[k]:g} / {e.capacity[k]}"
+                                                                     for k in over))
+
+
 @task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales", "model": "ONNX model",
             "overlay": "folder with the overlay .bit + .hwh (default: overlay/BOARD/ when built)",
             "out": "output folder (default: build/package)"})

@@ -18,8 +18,8 @@ from .hwmodel import MAX_READ_BURSTS, HwConfig
 ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
 TEMPLATES = RTL_DIR / "templates"
-#: hand-written RTL sources, in compile order (after the rendered package)
-RTL_SOURCES = ["sync_fifo.sv", "accel_top.sv"]
+#: hand-written RTL sources, in compile order (after the rendered package): FIFO, dual-port RAM, PE array, top
+RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_array.sv", "accel_top.sv"]
 TOP = "accel_top"
 
 
@@ -31,6 +31,19 @@ def _pow2(v: int) -> bool:
     return v > 0 and v & (v - 1) == 0
 
 
+#: RAM binding of generator/resources.py (``storage_binding``) -> ``ram_tdp`` STYLE (lutram: left to synthesis,
+#: which maps such shallow memories to LUTRAM)
+RAM_STYLES = {"lutram": 0, "bram": 1, "uram": 2}
+
+
+def ram_styles(board: Board) -> dict:
+    """{buffer: ram_tdp STYLE} for ``board``: each buffer bound as the HLS estimate maps it (block RAM, UltraRAM on
+    parts that have it, LUTRAM), so the RTL's synthesis follows the same storage plan (UG573)."""
+    from .resources import storage_binding
+
+    return {k.upper(): RAM_STYLES[v] for k, v in storage_binding(board).items()}
+
+
 def package_context(board: Board, rom_words: int = 1) -> dict:
     """Template variables of ``accel_pkg.sv``: ISA tables and the board's accelerator (both precisions)."""
     a = board.accelerator
@@ -39,6 +52,13 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         raise RtlError(f"{board.name}: the RTL needs power-of-two tn/tm, got {a.tn}x{a.tm}")
     if a.axi_data_width_bits > isa.INSN_BITS:
         raise RtlError(f"{board.name}: axi_data_width_bits={a.axi_data_width_bits} wider than an instruction")
+    if a.tn < 2 or a.tm < 2 or a.tm > 2 * a.tn:
+        raise RtlError(f"{board.name}: the RTL needs 2 <= tn and 2 <= tm <= 2*tn (bypass reads Tm elements from at "
+                       f"most two IBUF words), got {a.tn}x{a.tm}")
+    acc_w = max(a.acc_bits_int8, a.acc_bits_int16)
+    if not 27 <= acc_w <= 52:
+        raise RtlError(f"{board.name}: the RTL's requantization splits the (acc_bits + 1)-bit operand into two "
+                       f"27 x 18 DSP48E2 multiplies: needs 27 <= max(acc_bits) <= 52, got {acc_w}")
     fields = []
     for op, lay in isa.LAYOUTS.items():
         for name, pos, width in lay:
@@ -62,7 +82,8 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         wbuf_elems=max(h8.wbuf_words, h16.wbuf_words) * a.tn * a.tm,
         acc_words=h8.acc_words, obuf_elems=max(h8.obuf_words, h16.obuf_words) * a.tm, pbuf_entries=a.pbuf_entries,
         acc_w=max(h8.acc_bits, h16.acc_bits), config_id=h8.config_id, ld_outst=MAX_READ_BURSTS,
-        hw_info=isa.ISA_VERSION | a.tn << 8 | a.tm << 16 | modes << 24, rom_words=max(rom_words, 1))
+        hw_info=isa.ISA_VERSION | a.tn << 8 | a.tm << 16 | modes << 24, rom_words=max(rom_words, 1),
+        ram_styles=ram_styles(board))
 
 
 def _env() -> jinja2.Environment:

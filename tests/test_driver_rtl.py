@@ -35,6 +35,7 @@ from host.preprocess import load_image
 from helpers import TINY, board
 
 pytest.importorskip("cocotb_tools")
+from generator.rtl_sim import verilator_build  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 BUILD = ROOT / "build" / "rtl_driver"
@@ -79,8 +80,8 @@ class DriverRtlBench:
         t0 = time.perf_counter()
         srcs = write_rtl(brd, self.dir / "src")
         self.runner = get_runner("verilator")
-        self.runner.build(sources=srcs, hdl_toplevel=TOP, build_dir=self.dir / "sim",
-                          build_args=["-O2", "--x-assign", "fast", "--x-initial", "fast"])
+        verilator_build(self.runner, sources=srcs, hdl_toplevel=TOP, build_dir=self.dir / "sim",
+                        build_args=["-O2", "--x-assign", "fast", "--x-initial", "fast"])
         self.build_s = time.perf_counter() - t0
 
     def run(self, package: Path, images: dict, case_dir: Path, stream=None, **opts) -> dict:

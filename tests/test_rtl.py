@@ -150,3 +150,26 @@ def test_rtl_performance_int8_vs_int16(tmp_path):
         assert rep["max_layer_error"] <= 0.10, f"{q}: a layer is {rep['max_layer_error']:.1%} off the model"
     ratio = reps["int8-asym"]["fps"] / reps["int16-sym"]["fps"]
     assert ratio >= 1.9, f"int8 is only {ratio:.2f}x the FPS of int16"
+
+
+@needs_verilator
+@pytest.mark.slow
+@pytest.mark.parametrize("tn,tm", [(8, 16), (16, 8)], ids=["tm=2tn", "tm<tn"])
+def test_rtl_tm_ne_tn_bit_exact(tn, tm):
+    """Tm != Tn: bypass reading Tm elements from two IBUF words (Tm = 2 Tn) or at a lane offset (Tm < Tn), OBUF and
+    PBUF lane offsets; TINY buffers otherwise (two Verilator builds, about a minute)."""
+    brd = board(**dict(TINY, tn=tn, tm=tm))
+    rtl = RtlBuild(brd, f"tiny_{tn}x{tm}")
+    for kind in ("concat", "split", "conv3x3_s2", "upsample"):
+        for mode in ("int8-asym", "int16-sym"):
+            build, ic = KINDS[kind]
+            b = Builder([1, ic, 14, 12], seed=zlib.crc32(kind.encode()) % 1000)
+            outs = build(b)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            gq, prog, xs = compile_small(b.model(list(outs)), mode, True, brd)
+            ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
+            res, got, full = rtl.run(prog, ddr, bases, BUILD / f"tiny_{tn}x{tm}" / "cases" / f"{kind}-{mode}")
+            gold = full.copy()
+            GoldenSim(prog.hw, gold, bases).run(prog.blob)
+            assert not res["timeout"] and res["status"] == 0
+            assert np.array_equal(got, gold), f"{kind} {mode}: {int(np.sum(got != gold))} DDR bytes differ"

@@ -1,0 +1,105 @@
+"""Resources of the RTL measured by Yosys (generator/rtl_resources.py, ``synth_xilinx -family xcup``): the PE array
+maps to exactly one DSP48E2 per PE plus the requantization multipliers, the on-chip buffers to block RAM / UltraRAM
+(or LUTRAM when tiny), not to flip-flops; the default board's configuration fits its part (slow). Without yosys the
+flow says how to install it; a design over capacity is refused with the numbers."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from generator import rtl_resources as rr
+from generator.board import load_board
+from generator.rtl import package_context, write_rtl
+from helpers import TINY, board
+
+needs_yosys = pytest.mark.skipif(rr.yosys() is None, reason="yosys not installed (apt-get install yosys)")
+
+
+def _buffer_bits(b) -> int:
+    """Bits of the on-chip buffers the RTL stores (16-bit elements, ACC_W-bit accumulators, 16-byte records)."""
+    p = package_context(b)
+    return (2 * p["ibuf_elems"] * 16 + 2 * p["wbuf_elems"] * 16 + 2 * p["acc_words"] * p["tm"] * p["acc_w"]
+            + p["obuf_elems"] * 16 + p["pbuf_entries"] * 8 * p["param_bytes"])
+
+
+def _memory_mapping(log_text: str) -> dict:
+    """{memory instance: Yosys mapping} from the memory_libmap lines of the log."""
+    return dict(re.findall(r"mapping memory accel_top\.(\S+?)\.u_ram\.\S+ via (\S+)", log_text))
+
+
+def _check_structure(r: rr.RtlResources, b) -> None:
+    a = b.accelerator
+    assert r.used["dsp48e2"] == rr.expected_dsp(b) == a.tn * a.tm + 2 * a.tm
+    assert r.estimate is not None and r.used["dsp48e2"] == r.estimate.dsp48e2      # the HLS estimate agrees
+    maps = _memory_mapping(r.log.read_text())
+    groups = {"g_ibuf": 2 * a.tn, "g_wbuf": 2 * a.tm, "g_acc": 2 * a.tm}
+    for g, n in groups.items():                  # the big buffers: every lane memory in block RAM or UltraRAM
+        got = {k: v for k, v in maps.items() if f".{g}[" in k}
+        assert len(got) == n, (g, sorted(maps)[:5])
+        assert all("BLOCKRAM" in v or "URAM" in v for v in got.values()), got
+    assert all("BLOCKRAM" in v or "URAM" in v or "LUTRAM" in v for v in maps.values())
+    assert r.used["bram36"] + 8 * r.used["uram"] > 0
+    if r.used["ff"] is not None:
+        assert r.used["ff"] < _buffer_bits(b) / 20, "buffers must not be flip-flops"
+    assert r.over() == []
+
+
+BUILD = Path(__file__).resolve().parent.parent / "build" / "rtl_resources"
+
+
+@pytest.fixture(scope="module")
+def tiny_synth():
+    """TINY synthesized once (about 2-3 minutes here), then reused while the RTL, script and Yosys are unchanged."""
+    return rr.synthesize(board(**TINY), BUILD / "tiny-test", log=lambda *a: None)
+
+
+@needs_yosys
+def test_tiny_rtl_synthesizes_to_dsp48e2_and_block_ram(tiny_synth):
+    """TINY (8x8 PE array): 64 PE DSP48E2 + 16 requantization DSP48E2; IBUF/WBUF/ACC lane memories in BRAM."""
+    r = tiny_synth
+    _check_structure(r, board(**TINY))
+    assert r.used["dsp48e2"] == 80
+    t = r.table()
+    assert "| DSP48E2 | 80 | 80 | 1968 |" in t and "HLS estimate" in t
+
+
+@needs_yosys
+@pytest.mark.slow
+def test_zcu19eg_rtl_fits_its_part():
+    """The default board's 32x32 configuration through Yosys' DSP48E2 and block-RAM / UltraRAM mapping (their
+    counts are final there; the whole flow with LUT mapping takes far longer, ``invoke resources --rtl``)."""
+    b = load_board("zcu19eg")
+    r = rr.check(b, BUILD / "zcu19eg-test", log=lambda *a: None, mapping_only=True)
+    _check_structure(r, b)
+    assert r.used["dsp48e2"] == 32 * 32 + 2 * 32
+
+
+def test_yosys_sources_parse_without_imports(tmp_path):
+    """The Yosys copy has no import statement and qualifies the package's names."""
+    srcs = write_rtl(board(**TINY), tmp_path / "src")
+    ys = rr.yosys_sources(srcs, tmp_path / "ys")
+    top = (tmp_path / "ys" / "accel_top.sv").read_text()
+    assert "import accel_pkg" not in top and "parameter string" not in top
+    assert "accel_pkg::TN" in top and "accel_pkg::OP_LOAD" in top and "accel_pkg::accel_pkg" not in top
+    assert [p.name for p in ys] == [p.name for p in srcs]
+
+
+def test_missing_yosys_names_the_package(monkeypatch, tmp_path):
+    monkeypatch.setattr(rr, "yosys", lambda: None)
+    with pytest.raises(rr.RtlResourceError, match=r"apt-get install yosys"):
+        rr.synthesize(board(**TINY), tmp_path)
+
+
+def test_over_capacity_is_refused_with_the_numbers(monkeypatch, tmp_path):
+    b = load_board("ultra96v2")
+    cells = {"DSP48E2": 400, "RAMB36E2": 10, "RAMB18E2": 3, "LUT6": 1000, "RAM32M16": 2, "FDRE": 5000}
+    fake = rr.RtlResources(board=b.name, part=b.part, tn=16, tm=16, used=rr.count(cells),
+                           capacity=b.resources.model_dump(), cells=cells, seconds=1.0, log=tmp_path / "log")
+    monkeypatch.setattr(rr, "synthesize", lambda *a, **k: fake)
+    assert fake.used == {"dsp48e2": 400, "bram36": 11.5, "uram": 0, "lut": 1016, "ff": 5000}
+    with pytest.raises(rr.RtlResourceError) as ei:
+        rr.check(b, tmp_path)
+    msg = str(ei.value)
+    assert "ultra96v2" in msg and b.part in msg and "dsp48e2 400 / 360 (over)" in msg and "bram36 11.5 / 216" in msg

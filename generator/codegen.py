@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from . import isa
-from .hwmodel import COMPUTE_FILL, POST_FILL, HwConfig, transfer_cycles
+from .hwmodel import COMPUTE_FILL, POST_FILL, WBUF, HwConfig, transfer_cycles
 from .ir import Graph, GraphError
 from .sim import GoldenSim
 
@@ -262,15 +262,18 @@ def _estimate(L: Layer, hw: HwConfig, lay_views, plan: Plan) -> float:
         n_ic = _ceil(L.IC_eff, plan.tic)
         IGc = _ceil(min(plan.tic, L.IC_eff), hw.tn)
         if L.fold:
-            if_cost = L.K * transfer_cycles(hw, ar, ac, L.K * L.IC * eb, L.S * vin.row, L.S * vin.pix)
+            if_cost = L.K * transfer_cycles(hw, ar, ac, L.K * L.IC * eb, L.S * vin.row, L.S * vin.pix,
+                                            elems=L.K * L.IC, dst_pitch=IGc)
         else:
             rin, cin = (ar - 1) * L.S + L.K, (ac - 1) * L.S + L.K
-            if_cost = transfer_cycles(hw, rin, cin, min(plan.tic, L.IC) * eb, vin.row, vin.pix)
-        w_cost = transfer_cycles(hw, 1, 1, OGt * IGc * KK * hw.tn * hw.tm * eb, 0, 0)
+            if_cost = transfer_cycles(hw, rin, cin, min(plan.tic, L.IC) * eb, vin.row, vin.pix, dst_pitch=IGc)
+        w_cost = transfer_cycles(hw, 1, 1, OGt * IGc * KK * hw.tn * hw.tm * eb, 0, 0, buf=WBUF)
         comp = COMPUTE_FILL + ar * _ceil(ac, hw.pix_lanes) * OGt * IGc * KK
+        if hw.pix_lanes == 2 and IGc * KK == 1 and n_ic > 1:   # int8 one-step accumulation: every other cycle
+            comp += (comp - COMPUTE_FILL) * (n_ic - 1) // n_ic
     else:
         n_ic, IGc = 1, _ceil(OGt * hw.tm, hw.tn)
-        if_cost = transfer_cycles(hw, ar, ac, min(plan.toc, L.OC) * eb, vin.row, vin.pix)
+        if_cost = transfer_cycles(hw, ar, ac, min(plan.toc, L.OC) * eb, vin.row, vin.pix, dst_pitch=IGc)
         w_cost = 0
         comp = COMPUTE_FILL + ar * _ceil(ac, hw.pix_lanes) * OGt
     steps = n_sp * n_oc * n_ic
@@ -285,10 +288,11 @@ def _estimate(L: Layer, hw: HwConfig, lay_views, plan: Plan) -> float:
         n_if = steps
     out_r, out_c = tph * L.up, tpw * L.up
     st = POST_FILL + out_r * out_c * L.pool[0] ** 2 * OGt + transfer_cycles(
-        hw, out_r, out_c, min(plan.toc, L.OC) * eb, vout.row, vout.pix, write=True)
+        hw, out_r, out_c, min(plan.toc, L.OC) * eb, vout.row, vout.pix, write=True, src_pitch=OGt)
     for sd in L.sides:
         st += POST_FILL + (out_r // sd["s"]) * (out_c // sd["s"]) * sd["k"] ** 2 * OGt + transfer_cycles(
-            hw, out_r // sd["s"], out_c // sd["s"], min(plan.toc, L.OC) * eb, vout.row, vout.pix, write=True)
+            hw, out_r // sd["s"], out_c // sd["s"], min(plan.toc, L.OC) * eb, vout.row, vout.pix, write=True,
+            src_pitch=OGt)
     n_tiles = n_sp * n_oc
     load_total = n_if * if_cost + n_wl * w_cost
     busiest = max(load_total, steps * comp, n_tiles * st)

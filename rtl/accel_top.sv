@@ -291,8 +291,8 @@ module accel_top
 
   // ---- read channel: AR arbitration per address (fetch first; a pending address is held until accepted) and
   // in-order R routing by a FIFO of the owners of the outstanding bursts (one AXI ID, data returns in order).
-  // Fetch keeps at most one burst and LOAD at most LD_OUTST bursts in flight, so the owner FIFO never fills.
-  localparam int LD_OUTST = 8;
+  // Fetch keeps at most one burst and LOAD at most LD_OUTST (accel_pkg) bursts in flight, so the owner FIFO never
+  // fills.
   logic fe_arvalid, ld_arvalid, fe_rready, ld_rready;
   logic [63:0] fe_araddr, ld_araddr;
   logic [7:0] fe_arlen, ld_arlen;
@@ -319,7 +319,7 @@ module accel_top
       ar_hold_fe <= ar_sel_fe;
     end
   end
-  localparam int RQ_DEPTH = 16;         // >= LD_OUTST + 1, a power of two
+  localparam int RQ_DEPTH = 2 ** $clog2(LD_OUTST + 1);   // >= LD_OUTST + 1, a power of two
   logic rq_empty, rq_full, rq_head_ld;
   logic [$clog2(RQ_DEPTH):0] rq_count;
   wire r_fire = m_axi_rvalid && m_axi_rready;
@@ -481,13 +481,19 @@ module accel_top
   end
 
   // ======================================================================================= LOAD module
-  // Address side: the transfer is cut into contiguous DDR segments (the whole transfer, a row of pixels, or one
-  // pixel run, whichever the strides allow), each segment into bursts (4 KB / 256 beats), up to LD_OUTST bursts
-  // in flight. Data side: each beat is written as chunks, one per cycle: a chunk is the beat's bytes of one pixel
-  // run that touch each lane memory at most once (IBUF: <= Tn elements; WBUF: within one word; PBUF: <= Tm
-  // records). A beat inside one run and fitting the lanes is one chunk (rready the same cycle); otherwise rready
-  // is held for the extra chunks. The run position (pixel, byte in run) is tracked incrementally per segment.
-  typedef enum logic [2:0] {LD_IDLE, LD_SETUP, LD_SEG, LD_BURST, LD_AR, LD_WAIT, LD_DONE} ld_state_t;
+  // Address side: the transfer is cut into DDR segments: the whole transfer (rows and pixels contiguous), one
+  // row of contiguous pixels, one row *span* (IBUF only: pixel runs that overlap, 0 < stride < run <= 2 x stride,
+  // run <= one beat, e.g. the folded first layer: every byte of the span is fetched once), or one pixel run.
+  // Segments are cut into bursts (4 KB / 256 beats); one burst address per cycle, up to LD_OUTST bursts in
+  // flight, so pixel-wise transfers stream at the DDR rate; addresses advance incrementally (no multiplier).
+  // Data side: each beat is written as chunks, one per cycle: a chunk is the beat's bytes of one pixel run that
+  // touch each lane memory at most once (IBUF: <= Tn elements; WBUF: within one word; PBUF: <= Tm records). A
+  // beat inside one run and fitting the lanes is one chunk (rready the same cycle); otherwise rready is held for
+  // the extra chunks. The run position (pixel, byte in run) is tracked incrementally per segment. Span segments:
+  // the previous beat is kept, and each run is written whole (IBUF port A, and port B for the next run: the bank
+  // being loaded is not read by COMPUTE) from the two-beat window once its last byte has arrived: two runs per
+  // cycle, the beat held while more runs end in it.
+  typedef enum logic [2:0] {LD_IDLE, LD_SETUP, LD_RUN, LD_WAIT, LD_DONE} ld_state_t;
   ld_state_t ld_state;
   logic [INSN_BITS-1:0] ld_ins;
   logic cfg_err_isa, cfg_err_cfg, post_err;
@@ -507,16 +513,16 @@ module accel_top
   wire ld_is_wbuf = 32'(ld_buf) == BUF_WBUF;
   wire ld_is_ibuf = !ld_is_pbuf && !ld_is_wbuf;
   wire [31:0] ld_run = ld_is_pbuf ? ld_elems << LOG2_PB : (prec16 ? ld_elems << 1 : ld_elems);   // bytes of a run
-  logic ld_row_contig, ld_all_contig;                                 // (set up per instruction)
+  logic ld_row_contig, ld_all_contig, ld_span;                        // (set up per instruction)
   logic [63:0] ld_seg_bytes;                                          // bytes of one segment
   logic [31:0] ld_seg_pbstep, ld_run_step;                            // element/entry index step per segment / run
   logic [31:0] ld_r, ld_c;                                            // next segment
   logic [63:0] ld_rowaddr, ld_pixaddr;                                // DDR address of row ld_r / run (ld_r, ld_c)
   logic [31:0] ld_segpb;                                              // first element index of the next segment
+  logic ld_seg_v;                                                     // a segment is being issued
   logic [63:0] ld_sstart, ld_send, ld_cur;                             // segment being issued, next burst address
   logic [31:0] ld_spb;
   logic ld_sfirst;                                                    // next burst is the segment's first
-  logic [8:0] ld_blen;
   logic [$clog2(LD_OUTST):0] ld_outst;                                // bursts issued, last beat not received
   // burst descriptors: {burst address, segment start, segment end, element index of the segment, first burst}
   localparam int LDQ_W = 64 + 64 + 64 + 32 + 1;
@@ -541,9 +547,34 @@ module accel_top
   assign lq_rd = ld_go;
   assign ld_pop_c2l = ld_go && lq_rdata[H_POP_NEXT_LSB];
   assign ld_push_l2c = ld_state == LD_DONE && ld_ins[H_PUSH_NEXT_LSB];
-  assign ld_arvalid = ld_state == LD_AR;
+  wire [8:0] ld_blen = burst_beats(ld_cur, ld_send);
+  assign ld_arvalid = ld_state == LD_RUN && ld_seg_v && 32'(ld_outst) < 32'(LD_OUTST);
   assign ld_araddr = ld_cur;
   assign ld_arlen = 8'(ld_blen - 9'd1);
+
+  // next segment from (ld_r, ld_c): the position after it
+  logic [31:0] ldn_r, ldn_c;
+  logic [63:0] ldn_rowaddr, ldn_pixaddr;
+  always_comb begin
+    ldn_r = ld_r;
+    ldn_c = ld_c;
+    ldn_rowaddr = ld_rowaddr;
+    ldn_pixaddr = ld_pixaddr;
+    if (ld_all_contig) begin
+      ldn_r = ld_rows;
+    end else if (ld_row_contig || ld_span || ld_c + 32'd1 >= ld_cols) begin
+      ldn_c = '0;
+      ldn_r = ld_r + 32'd1;
+      ldn_rowaddr = ld_rowaddr + ld_row_stride;
+      ldn_pixaddr = ldn_rowaddr;
+    end else begin
+      ldn_c = ld_c + 32'd1;
+      ldn_pixaddr = ld_pixaddr + ld_pix_stride;
+    end
+  end
+  wire [63:0] ld_cur_next = ld_cur + (64'(ld_blen) << LOG2_BYTES);
+  wire ld_seg_end = ld_ar_ok && ld_cur_next >= ld_send;               // the segment's last burst is accepted
+  wire ld_take = ld_state == LD_RUN && (!ld_seg_v || ld_seg_end) && ld_r < ld_rows;   // next segment this cycle
 
   always_comb begin
     cfg_err_isa = 1'b0;
@@ -572,6 +603,8 @@ module accel_top
       ld_r <= '0;
       ld_c <= '0;
       ld_row_contig <= 1'b0;
+      ld_span <= 1'b0;
+      ld_seg_v <= 1'b0;
       ld_all_contig <= 1'b0;
       ld_seg_bytes <= '0;
       ld_seg_pbstep <= '0;
@@ -584,7 +617,6 @@ module accel_top
       ld_spb <= '0;
       ld_sfirst <= 1'b0;
       ld_cur <= '0;
-      ld_blen <= '0;
     end else begin
       case (ld_state)
         LD_IDLE:
@@ -602,61 +634,55 @@ module accel_top
             end
           end
         LD_SETUP: begin
-          logic rc, ac;
-          logic [63:0] rowbytes, colstep;
+          logic rc, ac, sp;
+          logic [63:0] rowbytes, colstep, span;
           logic [31:0] step;
           step = ld_is_pbuf ? ld_elems : ld_is_wbuf ? ld_dst_pitch << LOG2_WL : ld_dst_pitch << LOG2_TN;
           rowbytes = mul_lut(64'(ld_run), 16'(ld_cols));                  // bytes of a row's runs
           colstep = mul_lut(64'(step), 16'(ld_cols));
           rc = ld_cols == 1 || ld_pix_stride == 64'(ld_run);
           ac = rc && (ld_rows == 1 || ld_row_stride == rowbytes);
+          // row span (generator/hwmodel.py use_span): IBUF runs that overlap, fit one beat and the lanes, and
+          // whose span takes no more beats than the runs one by one
+          span = mul_lut(ld_pix_stride, 16'(ld_cols - 32'd1)) + 64'(ld_run);
+          sp = !rc && ld_is_ibuf && ld_pix_stride != 0 && ld_pix_stride < 64'(ld_run)
+               && 64'(ld_run) <= ld_pix_stride << 1 && ld_run <= 32'(AXI_BYTES) && ld_elems <= 32'(TN)
+               && ld_dst_pitch != 0 && ((span + 64'(AXI_BYTES - 1)) >> LOG2_BYTES) <= 64'(ld_cols);
           ld_row_contig <= rc;
           ld_all_contig <= ac;
-          ld_seg_bytes <= ac ? mul_lut(rowbytes, 16'(ld_rows)) : rc ? rowbytes : 64'(ld_run);
-          ld_seg_pbstep <= ac ? 32'(mul_lut(colstep, 16'(ld_rows))) : rc ? 32'(colstep) : step;
+          ld_span <= sp;
+          ld_seg_bytes <= ac ? mul_lut(rowbytes, 16'(ld_rows)) : rc ? rowbytes : sp ? span : 64'(ld_run);
+          ld_seg_pbstep <= ac ? 32'(mul_lut(colstep, 16'(ld_rows))) : (rc || sp) ? 32'(colstep) : step;
           ld_run_step <= step;
           ld_segpb <= ld_is_pbuf ? ld_dst_word
                       : ld_is_wbuf ? (ld_dst_word << LOG2_WL) + ld_dst_elem : (ld_dst_word << LOG2_TN) + ld_dst_elem;
           ld_rowaddr <= base_addr[ld_base_reg] + 64'(ld_ddr_offset);
           ld_pixaddr <= base_addr[ld_base_reg] + 64'(ld_ddr_offset);
-          ld_state <= LD_SEG;
+          ld_seg_v <= 1'b0;
+          ld_state <= LD_RUN;
         end
-        LD_SEG:
-          if (ld_r >= ld_rows) begin
-            ld_state <= LD_WAIT;
-          end else begin
+        LD_RUN: begin                                   // one segment set up, or one burst address, per cycle
+          if (ld_ar_ok) begin
+            ld_cur <= ld_cur_next;
+            ld_sfirst <= 1'b0;
+          end
+          if (ld_seg_end) ld_seg_v <= 1'b0;
+          if (ld_take) begin
+            ld_seg_v <= 1'b1;
             ld_sstart <= ld_pixaddr;
             ld_send <= ld_pixaddr + ld_seg_bytes;
             ld_cur <= ld_pixaddr & ~64'(AXI_BYTES - 1);
             ld_spb <= ld_segpb;
             ld_sfirst <= 1'b1;
             ld_segpb <= ld_segpb + ld_seg_pbstep;
-            if (ld_all_contig) begin
-              ld_r <= ld_rows;
-            end else if (ld_row_contig || ld_c + 32'd1 >= ld_cols) begin
-              ld_c <= '0;
-              ld_r <= ld_r + 32'd1;
-              ld_rowaddr <= ld_rowaddr + ld_row_stride;
-              ld_pixaddr <= ld_rowaddr + ld_row_stride;
-            end else begin
-              ld_c <= ld_c + 32'd1;
-              ld_pixaddr <= ld_pixaddr + ld_pix_stride;
-            end
-            ld_state <= LD_BURST;
+            ld_r <= ldn_r;
+            ld_c <= ldn_c;
+            ld_rowaddr <= ldn_rowaddr;
+            ld_pixaddr <= ldn_pixaddr;
+          end else if (!ld_seg_v && ld_r >= ld_rows) begin
+            ld_state <= LD_WAIT;
           end
-        LD_BURST:
-          if (ld_cur >= ld_send) begin
-            ld_state <= LD_SEG;
-          end else if (32'(ld_outst) < 32'(LD_OUTST)) begin
-            ld_blen <= burst_beats(ld_cur, ld_send);
-            ld_state <= LD_AR;
-          end
-        LD_AR:
-          if (ld_ar_ok) begin
-            ld_cur <= ld_cur + (64'(ld_blen) << LOG2_BYTES);
-            ld_sfirst <= 1'b0;
-            ld_state <= LD_BURST;
-          end
+        end
         LD_WAIT: if (ld_outst == 0) ld_state <= LD_DONE;
         LD_DONE: ld_state <= LD_IDLE;
         default: ld_state <= LD_IDLE;
@@ -698,11 +724,43 @@ module accel_top
     if (ld_run - ld_e < c) c = ld_run - ld_e;
     if (lim < c) c = lim;
     ld_cnt = c;
-    ld_consumed = 32'(ld_j0) + c >= 32'(ld_hi);
+    ld_consumed = ld_span ? !sp_e[2] : 32'(ld_j0) + c >= 32'(ld_hi);
   end
-  wire ld_wr = ld_data && ld_cnt != 0;
+  wire ld_wr = ld_data && ld_cnt != 0 && !ld_span;
   assign ld_fire = ld_data && ld_consumed;
   assign ld_rready = ld_consumed;
+
+  // ---- span segments: run q = ldr_q* (port A) and run q + 1 (port B) are written when they end in this beat
+  // (run k of the segment: bytes [k*stride, k*stride + run) from its start); the beat is held while a third
+  // run ends in it. The window is {this beat, the previous beat of the segment}: a run ending in this beat
+  // starts at most AXI_BYTES - 1 bytes before it (run <= AXI_BYTES).
+  logic [31:0] ldr_qoff, ldr_qpb;                                     // next run: segment byte offset, element
+  logic [AXI_DW-1:0] ld_prev;                                         // the LOAD's previous beat
+  wire [31:0] sp_qoff = ld_segstart ? 32'd0 : ldr_qoff;
+  wire [31:0] sp_qpb = ld_segstart ? ldr_pb0 : ldr_qpb;
+  wire [31:0] sp_stride = 32'(ld_pix_stride);
+  logic [2:0] sp_e;                                                   // runs q, q + 1, q + 2 end in this beat
+  logic [LOG2_BYTES:0] sp_wi;                                         // window byte of run q's first byte
+  always_comb begin
+    logic [31:0] bend, len, lim;
+    bend = 32'(ldr_cur - ldr_start) + 32'(AXI_BYTES);                // segment offset just past this beat
+    len = 32'(ldr_end - ldr_start);
+    lim = bend < len ? bend : len;
+    for (int k = 0; k < 3; k++)
+      sp_e[k] = ld_span && ld_data && sp_qoff + (k == 0 ? 32'd0 : k == 1 ? sp_stride : sp_stride << 1) + ld_run <= lim;
+    sp_wi = (LOG2_BYTES + 1)'(sp_qoff + 32'(2 * AXI_BYTES) - bend);
+  end
+  logic [AXI_DW-1:0] sp_rot [2];                                      // run q / q + 1 from its first byte
+  always_comb begin
+    logic [2*AXI_DW-1:0] win;
+    logic [LOG2_BYTES:0] w1;
+    win = {m_axi_rdata, ld_prev};
+    w1 = sp_wi + (LOG2_BYTES + 1)'(sp_stride);
+    for (int r = 0; r < AXI_BYTES; r++) begin
+      sp_rot[0][8 * r +: 8] = win[8 * ((r + 32'(sp_wi)) & (2 * AXI_BYTES - 1)) +: 8];
+      sp_rot[1][8 * r +: 8] = win[8 * ((r + 32'(w1)) & (2 * AXI_BYTES - 1)) +: 8];
+    end
+  end
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
@@ -711,9 +769,22 @@ module accel_top
       ldr_ptr <= '0;
       ldr_e <= '0;
       ldr_pb <= '0;
+      ldr_qoff <= '0;
+      ldr_qpb <= '0;
+      ld_prev <= '0;
     end else begin
       ld_outst <= ld_outst + ($clog2(LD_OUTST) + 1)'(ld_ar_ok) - ($clog2(LD_OUTST) + 1)'(ld_fire && m_axi_rlast);
-      if (ld_data) begin
+      if (ld_fire) ld_prev <= m_axi_rdata;
+      if (ld_data && ld_span) begin
+        ldr_qoff <= sp_e[1] ? sp_qoff + (sp_stride << 1) : sp_e[0] ? sp_qoff + sp_stride : sp_qoff;
+        ldr_qpb <= sp_e[1] ? sp_qpb + (ld_run_step << 1) : sp_e[0] ? sp_qpb + ld_run_step : sp_qpb;
+        if (ld_consumed) begin
+          ldr_ptr <= '0;
+          ldr_beat <= m_axi_rlast ? 8'd0 : ldr_beat + 8'd1;
+        end else begin
+          ldr_ptr <= PW'(1);                                          // (not the segment's first cycle any more)
+        end
+      end else if (ld_data) begin
         if (ld_e + ld_cnt >= ld_run) begin
           ldr_e <= '0;
           ldr_pb <= ld_pb + ld_run_step;
@@ -753,34 +824,49 @@ module accel_top
     ld_mask = ld_wr ? ones << ld_ph[LOG2_PB-1:0] : '0;
   end
 
-  // IBUF lane writes: lane n takes chunk element k = (n - idx0) mod Tn, word idx0 / Tn or the next one
+  // IBUF lane writes, port A (a chunk, or span run q) and port B (span run q + 1): lane n takes the element
+  // k = (n - idx0) mod Tn, word idx0 / Tn or the next one
   localparam int IXW = $clog2(2 * TN + MW);
   localparam int IMX = 2 ** IXW;
-  wire [IMX-1:0] ib_mask = IMX'(ld_mask);
-  wire [31:0] ibw_row0 = ld_idx0 >> LOG2_TN;
-  wire ibw_ok0 = ibw_row0 < 32'(IB_D);
-  wire ibw_ok1 = ibw_row0 + 32'd1 < 32'(IB_D);
-  logic [2*TN-1:0] ibw_we;
-  logic [16*TN-1:0] ibw_data;
-  logic [IB_AW*TN-1:0] ibw_row;
+  logic [AXI_DW-1:0] ibp_rot [2];
+  logic [31:0] ibp_idx0 [2];
+  logic [IMX-1:0] ibp_mask [2];
   always_comb begin
-    for (int n = 0; n < TN; n++) begin
-      logic [LOG2_TN-1:0] k;
-      logic [LOG2_TN+1:0] u0, u1;
-      logic [7:0] d0, d1;
-      logic nxt, ok;
-      k = LOG2_TN'(n) - ld_idx0[LOG2_TN-1:0];
-      nxt = LOG2_TN'(n) < ld_idx0[LOG2_TN-1:0];
-      ok = ld_is_ibuf && (nxt ? ibw_ok1 : ibw_ok0);
-      u0 = (LOG2_TN + 2)'(k) << prec16;
-      u1 = u0 + (LOG2_TN + 2)'(1);
-      d0 = ld_rot[8 * LOG2_BYTES'(u0) +: 8];
-      d1 = ld_rot[8 * LOG2_BYTES'(u1) +: 8];
-      ibw_row[IB_AW * n +: IB_AW] = IB_AW'(ibw_row0 + 32'(nxt));
-      if (!ok) ibw_we[2 * n +: 2] = 2'b00;
-      else if (prec16) ibw_we[2 * n +: 2] = {ib_mask[IXW'(u1)], ib_mask[IXW'(u0)]};
-      else ibw_we[2 * n +: 2] = {2{ib_mask[IXW'(u0)]}};
-      ibw_data[16 * n +: 16] = prec16 ? {d1, d0} : {{8{d0[7]}}, d0};
+    logic [IMX-1:0] runm;
+    runm = IMX'(((IMX + 1)'(1) << ld_run[PW-1:0]) - (IMX + 1)'(1));
+    ibp_rot[0] = ld_span ? sp_rot[0] : ld_rot;
+    ibp_idx0[0] = ld_span ? sp_qpb : ld_idx0;
+    ibp_mask[0] = ld_span ? (sp_e[0] ? runm : '0) : IMX'(ld_mask);
+    ibp_rot[1] = sp_rot[1];
+    ibp_idx0[1] = sp_qpb + ld_run_step;
+    ibp_mask[1] = sp_e[1] ? runm : '0;
+  end
+  logic [2*TN-1:0] ibw_we [2];
+  logic [16*TN-1:0] ibw_data [2];
+  logic [IB_AW*TN-1:0] ibw_row [2];
+  for (genvar pt = 0; pt < 2; pt++) begin : g_ibw
+    wire [31:0] row0 = ibp_idx0[pt] >> LOG2_TN;
+    wire ok0 = row0 < 32'(IB_D);
+    wire ok1 = row0 + 32'd1 < 32'(IB_D);
+    always_comb begin
+      for (int n = 0; n < TN; n++) begin
+        logic [LOG2_TN-1:0] k;
+        logic [LOG2_TN+1:0] u0, u1;
+        logic [7:0] d0, d1;
+        logic nxt, ok;
+        k = LOG2_TN'(n) - ibp_idx0[pt][LOG2_TN-1:0];
+        nxt = LOG2_TN'(n) < ibp_idx0[pt][LOG2_TN-1:0];
+        ok = ld_is_ibuf && (nxt ? ok1 : ok0);
+        u0 = (LOG2_TN + 2)'(k) << prec16;
+        u1 = u0 + (LOG2_TN + 2)'(1);
+        d0 = ibp_rot[pt][8 * LOG2_BYTES'(u0) +: 8];
+        d1 = ibp_rot[pt][8 * LOG2_BYTES'(u1) +: 8];
+        ibw_row[pt][IB_AW * n +: IB_AW] = IB_AW'(row0 + 32'(nxt));
+        if (!ok) ibw_we[pt][2 * n +: 2] = 2'b00;
+        else if (prec16) ibw_we[pt][2 * n +: 2] = {ibp_mask[pt][IXW'(u1)], ibp_mask[pt][IXW'(u0)]};
+        else ibw_we[pt][2 * n +: 2] = {2{ibp_mask[pt][IXW'(u0)]}};
+        ibw_data[pt][16 * n +: 16] = prec16 ? {d1, d0} : {{8{d0[7]}}, d0};
+      end
     end
   end
 
@@ -1389,12 +1475,14 @@ module accel_top
   for (genvar b = 0; b < 2; b++) begin : g_bank
     wire ld_here = ld_bank == 1'(b);
     for (genvar n = 0; n < TN; n++) begin : g_ibuf
-      wire [1:0] we = ld_here ? ibw_we[2 * n +: 2] : 2'b00;
+      wire [1:0] we = ld_here ? ibw_we[0][2 * n +: 2] : 2'b00;
+      wire [1:0] we_b = ld_here ? ibw_we[1][2 * n +: 2] : 2'b00;
       ram_tdp #(.W(16), .D(IB_D), .NB(2), .STYLE(IBUF_STYLE)) u_ram (
         .clk,
-        .a_en(1'b1), .a_we(we), .a_addr(we != 0 ? ibw_row[IB_AW * n +: IB_AW] : cp_ib_a),
-        .a_wdata(ibw_data[16 * n +: 16]), .a_rdata(ib_rd_a[b][16 * n +: 16]),
-        .b_en(1'b1), .b_we(2'b00), .b_addr(cp_ib_b), .b_wdata(16'd0), .b_rdata(ib_rd_b[b][16 * n +: 16]));
+        .a_en(1'b1), .a_we(we), .a_addr(we != 0 ? ibw_row[0][IB_AW * n +: IB_AW] : cp_ib_a),
+        .a_wdata(ibw_data[0][16 * n +: 16]), .a_rdata(ib_rd_a[b][16 * n +: 16]),
+        .b_en(1'b1), .b_we(we_b), .b_addr(we_b != 0 ? ibw_row[1][IB_AW * n +: IB_AW] : cp_ib_b),
+        .b_wdata(ibw_data[1][16 * n +: 16]), .b_rdata(ib_rd_b[b][16 * n +: 16]));
     end
     for (genvar m = 0; m < TM; m++) begin : g_wbuf
       wire [2*TN-1:0] we = ld_here ? wbw_we[2 * TN * m +: 2 * TN] : '0;

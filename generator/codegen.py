@@ -275,7 +275,7 @@ def _estimate(L: Layer, hw: HwConfig, lay_views, plan: Plan) -> float:
         n_ic, IGc = 1, _ceil(OGt * hw.tm, hw.tn)
         if_cost = transfer_cycles(hw, ar, ac, min(plan.toc, L.OC) * eb, vin.row, vin.pix, dst_pitch=IGc)
         w_cost = 0
-        comp = COMPUTE_FILL + ar * _ceil(ac, hw.pix_lanes) * OGt
+        comp = COMPUTE_FILL + ar * ac * OGt   # bypass: one pixel per cycle
     steps = n_sp * n_oc * n_ic
     if plan.order == "sp_oc":
         n_if = n_sp if n_ic == 1 else steps

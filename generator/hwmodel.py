@@ -21,7 +21,8 @@ Cost model (cycles of the PL clock):
 * COMPUTE: ``COMPUTE_FILL`` + oh * ceil(ow / P) * og * ig * kh * kw, with P = 2 output pixels per DSP48E2 in
   int8 (two activations packed in the 27-bit A port share the weight on the 18-bit B port) and P = 1 in int16;
   int8 accumulation into ACC (acc_init = 0) with ig * kh * kw = 1 takes two cycles per step (the two ACC ports
-  serve both pixels' read-modify-write).
+  serve both pixels' read-modify-write). A bypass COMPUTE (a copy through the accumulators) moves one pixel per
+  cycle.
 * POST: ``POST_FILL`` + output words x pooling-window size (one accumulator word of a window per cycle, Tm
   lanes wide; an upsampled output word re-reads its source, so nearest upsampling costs one cycle per output).
 """
@@ -36,11 +37,11 @@ import numpy as np
 from .board import Board
 
 #: cycles of a COMPUTE besides its steps (setup, the RAM / product / accumulator pipeline drained)
-COMPUTE_FILL = 9
+COMPUTE_FILL = 7
 #: cycles of a POST besides its window steps (address setup, RAM read stage)
-POST_FILL = 6
-#: extra cycle of a LOAD: the per-instruction segment constants (LD_SETUP)
-LOAD_SETUP = 1
+POST_FILL = 4
+#: extra cycles of a LOAD: the per-instruction segment constants (LD_SETUP), the return to LD_IDLE
+LOAD_SETUP = 3
 SIMPLE_OP_CYCLES = 1
 #: read bursts the LOAD module keeps in flight (rendered into the RTL package as LD_OUTST)
 MAX_READ_BURSTS = 32
@@ -220,9 +221,9 @@ def insn_cycles(hw: HwConfig, insn) -> int:
                                f["pix_stride"], write=True, addr=f["ddr_offset"], elems=f["elems"],
                                src_pitch=f["src_pitch"])
     if op == "COMPUTE":
+        if f["bypass"]:   # one pixel per cycle (a copy through the accumulators, no multiplies)
+            return COMPUTE_FILL + f["oh"] * f["ow"] * f["og"]
         px = f["oh"] * math.ceil(f["ow"] / hw.pix_lanes) * f["og"]
-        if f["bypass"]:
-            return COMPUTE_FILL + px
         k = f["ig"] * f["kh"] * f["kw"]
         # int8 accumulation into ACC of a one-step output word: a step every other cycle (both ACC ports serve
         # the two pixels' read-modify-write)

@@ -292,7 +292,9 @@ module accel_top
   // ---- read channel: AR arbitration per address (fetch first; a pending address is held until accepted) and
   // in-order R routing by a FIFO of the owners of the outstanding bursts (one AXI ID, data returns in order).
   // Fetch keeps at most one burst and LOAD at most LD_OUTST bursts in flight, so the owner FIFO never fills.
+  /* verilator lint_off VARHIDDEN */  // this LOAD's own limit (accel_pkg's LD_OUTST is main's pipelined LOAD's)
   localparam int LD_OUTST = 8;
+  /* verilator lint_on VARHIDDEN */
   logic fe_arvalid, ld_arvalid, fe_rready, ld_rready;
   logic [63:0] fe_araddr, ld_araddr;
   logic [7:0] fe_arlen, ld_arlen;

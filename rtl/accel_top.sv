@@ -11,7 +11,10 @@
 //   Tn x Tm PE array (rtl/pe_array.sv). int8: each PE is one DSP48E2 27x18 multiply of two packed activations
 //   (adjacent output pixels) by one weight, so two output pixels advance per cycle; int16: one pixel per cycle.
 // * STORE module: POST (bias, requantization, activation, max-pool, nearest upsample; Tm lanes per cycle) and
-//   STORE (one burst at a time, byte strobes from OBUF elements).
+//   STORE: segments as LOAD (whole transfer / contiguous row / pixel run; pixels merged only where they are
+//   contiguous in DDR and in OBUF), one burst address per cycle into a descriptor FIFO ahead of the data; an OBUF
+//   read stage and an output FIFO stream the write beats back to back (byte strobes from OBUF elements); done
+//   when every write response is in.
 //
 // Timing against the previous behavioural RTL (asynchronous-read arrays), cycles per instruction:
 // * LOAD: +1 (setup of the segment constants). A beat whose bytes span two pixel runs, or hold more elements
@@ -22,8 +25,12 @@
 //   tokens are pushed). Steps stay one per cycle, except int8 accumulation (acc_init = 0) with ig*kh*kw = 1:
 //   one step every two cycles.
 // * POST: +2 (setup of the address constants; the RAM read stage: the last OBUF write one cycle after the
-//   last step). STORE: unchanged (the
-//   OBUF window of the next beat is read during the current beat).
+//   last step).
+// * STORE: +3 (setup of the segment constants; the OBUF read stage and the output FIFO between the descriptor
+//   FIFO and the W channel). Beats stay one per cycle, across bursts, segments and pixels: with awready and
+//   wready high, 8 + beats + (cycles from the last W beat to its write response) from leaving the queue to the
+//   next instruction. Pixels contiguous in DDR but not in OBUF (elems != src_pitch*Tm) are one segment each:
+//   unaligned short runs then take more beats than one merged segment.
 // Restrictions (programs of generator/codegen.py meet them): POST.pbuf_oc a multiple of Tm (else status
 // OUT_OF_RANGE); Tm <= 2*Tn (bypass reads Tm elements from two IBUF words, checked by generator/rtl.py); the
 // requantization adds the bias on ACC_W + 1 bits.
@@ -1141,9 +1148,10 @@ module accel_top
 
   // ======================================================================================= STORE module
   // POST: issue stage (one (y, x, o, dy, dx) step per cycle: ACC and PBUF addresses), then requantization and
-  // max-pool on the RAM outputs, OBUF write on the window's last step. STORE: the OBUF window of the next beat is
-  // read while the current beat is on the W channel, so the beats keep one per cycle.
-  typedef enum logic [3:0] {S_IDLE, P_SETUP, P_RUN, P_DRAIN, S_PIX, S_BURST, S_AW, S_W, S_DONE} st_state_t;
+  // max-pool on the RAM outputs, OBUF write on the window's last step (OBUF port A). STORE: burst addresses run
+  // ahead through a descriptor FIFO; a read stage reads the OBUF window of one beat per cycle (port B) into an
+  // output FIFO that drives the W channel, so the beats go out one per cycle.
+  typedef enum logic [2:0] {S_IDLE, P_SETUP, P_RUN, P_DRAIN, S_SETUP, S_RUN, S_DONE} st_state_t;
   st_state_t st_state;
   logic [INSN_BITS-1:0] st_ins;
   wire [3:0] sq_op = sq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
@@ -1270,7 +1278,15 @@ module accel_top
     end
   end
 
-  // STORE fields
+  // STORE fields. Address side: the transfer is cut into segments (the whole transfer when rows and pixels are
+  // contiguous, else one per row when the pixels of a row are, else one per pixel run; pixels are merged only if
+  // they are contiguous in DDR and in OBUF, elems = src_pitch*Tm), each segment into bursts (4 KB / 256 beats),
+  // one burst address per cycle into a descriptor FIFO, up to ST_OUTST bursts ahead of the data. Data side: a read
+  // stage takes the beats of the head descriptor one per cycle and reads their OBUF window (port B); the cycle
+  // after, the beat's bytes are selected and pushed into an output FIFO that drives the W channel, so the beats go
+  // out back to back across bursts, segments and pixels. Done when every write response is in.
+  localparam int ST_OUTST = 16;
+  localparam int OQ_DEPTH = 4;
   wire [1:0]  sd_base_reg = sq_rdata[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];   // (read at dispatch)
   wire [31:0] sd_ddr_offset = 32'(sq_rdata[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W]);
   wire [31:0] sd_rows = 32'(st_ins[F_STORE_ROWS_LSB +: F_STORE_ROWS_W]);
@@ -1279,55 +1295,112 @@ module accel_top
   wire [63:0] sd_row_stride = 64'(st_ins[F_STORE_ROW_STRIDE_LSB +: F_STORE_ROW_STRIDE_W]);
   wire [63:0] sd_pix_stride = 64'(st_ins[F_STORE_PIX_STRIDE_LSB +: F_STORE_PIX_STRIDE_W]);
   wire [31:0] sd_src_pitch = 32'(st_ins[F_STORE_SRC_PITCH_LSB +: F_STORE_SRC_PITCH_W]);
-  logic [31:0] sd_r, sd_c, sd_pixbase;
-  logic [63:0] sd_rowaddr, sd_pixaddr;
-  logic [63:0] sd_start, sd_end, sd_cur;
-  logic [8:0] sd_blen, sd_wcnt;
+  wire [31:0] sd_run = prec16 ? sd_elems << 1 : sd_elems;             // bytes of a pixel run
+  logic sd_row_contig, sd_all_contig;                                 // (set up per instruction)
+  logic [63:0] sd_seg_bytes;                                          // bytes of one segment
+  logic [31:0] sd_seg_elstep;                                         // OBUF element index step per segment
+  logic [31:0] sd_r, sd_c;                                            // next segment
+  logic [63:0] sd_rowaddr, sd_pixaddr;                                // DDR address of row sd_r / run (sd_r, sd_c)
+  logic [31:0] sd_segel;                                              // OBUF element of the next segment's start
+  logic sd_seg_v;                                                     // a segment is being issued:
+  logic [63:0] sd_cur, sd_left;                                       //   its next burst address, beats left
+  logic [PW-1:0] sd_lo, sd_hi;                                        //   first byte of the next burst, end of the
+                                                                      //   segment's last beat (valid bytes)
+  logic [31:0] sd_u;                                                  //   OBUF position of the next burst
   logic [15:0] sd_outst;      // write bursts awaiting their response
+  // OBUF position of a DDR byte: (element index << prec16) + byte within the element (the byte index of OBUF
+  // read as elements of elem_bytes bytes); a burst's first beat may start before its segment (negative offset).
+  // Next burst of the segment: up to the segment end, within 4 KB and 256 beats.
+  logic [8:0] sd_blen;
+  logic sd_blast;                                                     // it ends the segment
+  always_comb begin
+    logic [63:0] cap;
+    cap = (64'd4096 - {52'b0, sd_cur[11:0]}) >> LOG2_BYTES;
+    if (cap > 64'd256) cap = 64'd256;
+    sd_blast = sd_left <= cap;
+    sd_blen = sd_blast ? 9'(sd_left) : 9'(cap);
+  end
+  // AW descriptors: {OBUF position of the burst's first beat, beats, first valid byte of the first beat, end of
+  // the last beat's valid bytes}
+  localparam int SDQ_W = 32 + 9 + 2 * PW;
+  logic sdq_empty, sdq_full;
+  logic [SDQ_W-1:0] sdq_rdata;
+  logic [$clog2(ST_OUTST):0] sdq_count;
+  wire aw_fire = m_axi_awvalid && m_axi_awready;
+  logic sr_go, sr_last;                                               // the read stage takes a beat, its burst's last
+  sync_fifo #(.W(SDQ_W), .DEPTH(ST_OUTST)) u_sdq (
+    .clk, .rst_n, .clr, .wr(aw_fire), .wdata({sd_u, sd_blen, sd_lo, sd_blast ? sd_hi : PW'(AXI_BYTES)}),
+    .rd(sr_go && sr_last), .rdata(sdq_rdata), .empty(sdq_empty), .full(sdq_full), .count(sdq_count));
+  wire [31:0]   sdh_u = sdq_rdata[SDQ_W-1 -: 32];
+  wire [8:0]    sdh_blen = sdq_rdata[2 * PW +: 9];
+  wire [PW-1:0] sdh_lo = sdq_rdata[PW +: PW];
+  wire [PW-1:0] sdh_hi = sdq_rdata[0 +: PW];
   assign m_axi_awid = '0;
   assign m_axi_awsize = 3'(LOG2_BYTES);
   assign m_axi_awburst = 2'b01;
   assign m_axi_awlock = 1'b0;
   assign m_axi_awcache = 4'b0011;
   assign m_axi_awprot = 3'b000;
-  assign m_axi_awvalid = st_state == S_AW;
+  assign m_axi_awvalid = st_state == S_RUN && sd_seg_v && !sdq_full;
   assign m_axi_awaddr = AXI_AW'(sd_cur);
   assign m_axi_awlen = 8'(sd_blen - 9'd1);
-  assign m_axi_wvalid = st_state == S_W;
-  assign m_axi_wlast = sd_wcnt + 9'd1 >= sd_blen;
   assign m_axi_bready = 1'b1;
-  // OBUF window read for the beat at sd_cur next cycle: lane l holds the element of [Ew, Ew + OL) congruent to l
-  wire [63:0] sd_cur_n = sd_cur + ((m_axi_wvalid && m_axi_wready) ? 64'(AXI_BYTES) : 64'd0);
+  // read stage: beat sr_beat of the head burst; its OBUF window [Ew, Ew + OL) (Ew: element of its first byte),
+  // lane l holding the element congruent to l. A beat is taken only while the output FIFO has room for it and the
+  // one still in the read stage.
+  logic oq_empty, oq_full;
+  logic [$clog2(OQ_DEPTH):0] oq_count;
+  logic [8:0] sr_beat;
+  logic sr1_v, sr1_last;                                              // the beat whose window the RAMs output
+  logic [LOG2_OL:0] sr1_u;
+  logic [PW-1:0] sr1_lo, sr1_hi;
+  wire [31:0] sr_u = sdh_u + (32'(sr_beat) << LOG2_BYTES);
+  assign sr_last = sr_beat + 9'd1 >= sdh_blen;
+  assign sr_go = !sdq_empty && 32'(oq_count) + 32'(sr1_v) < 32'(OQ_DEPTH);
   logic [OB_AW*OL-1:0] obr_row;
   always_comb begin
-    logic [31:0] off, ew, r0;
-    off = 32'(sd_cur_n - sd_start);
-    ew = sd_pixbase + (prec16 ? 32'(signed'(off) >>> 1) : off);
+    logic [31:0] ew, r0;
+    ew = prec16 ? 32'(signed'(sr_u) >>> 1) : sr_u;
     r0 = ew >> LOG2_OL;
     for (int l = 0; l < OL; l++)
       obr_row[OB_AW * l +: OB_AW] = OB_AW'(r0 + 32'(LOG2_OL'(l) < ew[LOG2_OL-1:0]));
   end
-  // beat bytes: [lo, hi) are the transfer's; byte j is byte (cur - start + j) of the pixel's elements
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      sr_beat <= '0;
+      sr1_v <= 1'b0;
+    end else begin
+      sr1_v <= sr_go;
+      if (sr_go) sr_beat <= sr_last ? 9'd0 : sr_beat + 9'd1;
+    end
+    sr1_u <= (LOG2_OL + 1)'(sr_u);
+    sr1_lo <= sr_beat == 0 ? sdh_lo : '0;
+    sr1_hi <= sr_last ? sdh_hi : PW'(AXI_BYTES);
+    sr1_last <= sr_last;
+  end
+  // beat bytes: [lo, hi) are the transfer's; byte j is at OBUF position u + j
   logic [16*OL-1:0] ob_rd;
+  logic [AXI_DW-1:0] sr1_data;
+  logic [AXI_BYTES-1:0] sr1_strb;
   always_comb begin
-    logic [63:0] d;
-    logic [PW-1:0] lo, hi;
-    logic [LOG2_OL:0] off0;
-    lo = sd_cur < sd_start ? PW'(sd_start - sd_cur) : '0;
-    d = sd_end - sd_cur;
-    hi = d >= 64'(AXI_BYTES) ? PW'(AXI_BYTES) : PW'(d);
-    off0 = (LOG2_OL + 1)'(sd_cur - sd_start);
     for (int j = 0; j < AXI_BYTES; j++) begin
-      logic [LOG2_OL:0] off;
+      logic [LOG2_OL:0] v;
       logic [LOG2_OL-1:0] e;
       logic [15:0] el;
-      off = off0 + (LOG2_OL + 1)'(j);
-      e = LOG2_OL'(sd_pixbase) + (prec16 ? LOG2_OL'(off >> 1) : LOG2_OL'(off));
+      v = sr1_u + (LOG2_OL + 1)'(j);
+      e = prec16 ? v[LOG2_OL:1] : v[LOG2_OL-1:0];
       el = ob_rd[16 * e +: 16];
-      m_axi_wstrb[j] = PW'(j) >= lo && PW'(j) < hi;
-      m_axi_wdata[8 * j +: 8] = m_axi_wstrb[j] ? ((prec16 && off[0]) ? el[15:8] : el[7:0]) : 8'd0;
+      sr1_strb[j] = PW'(j) >= sr1_lo && PW'(j) < sr1_hi;
+      sr1_data[8 * j +: 8] = sr1_strb[j] ? ((prec16 && v[0]) ? el[15:8] : el[7:0]) : 8'd0;
     end
   end
+  // output FIFO: the W channel
+  sync_fifo #(.W(1 + AXI_BYTES + AXI_DW), .DEPTH(OQ_DEPTH)) u_soq (
+    .clk, .rst_n, .clr, .wr(sr1_v), .wdata({sr1_last, sr1_strb, sr1_data}), .rd(m_axi_wready),
+    .rdata({m_axi_wlast, m_axi_wstrb, m_axi_wdata}), .empty(oq_empty), .full(oq_full), .count(oq_count));
+  assign m_axi_wvalid = !oq_empty;
+  // next segment: the one at (sd_r, sd_c), taken when none is being issued or its last burst address goes out
+  wire sd_take = st_state == S_RUN && (!sd_seg_v || (aw_fire && sd_blast)) && sd_r < sd_rows;
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
@@ -1337,14 +1410,14 @@ module accel_top
       {pp_y, pp_x, pp_o, pp_dy, pp_dx, pp_oidx} <= '0;
       {pp_yu, pp_xu, pp_yb, pp_xb, pp_ay, pp_ax, pp_ady, pp_adx} <= '0;
       {pp_rows, pp_cols, pp_rowwords, pp_lastrow, pp_lastcol, pp_psrow, pp_pscol} <= '0;
-      {sd_r, sd_c, sd_pixbase} <= '0;
-      {sd_rowaddr, sd_pixaddr} <= '0;
-      {sd_start, sd_end, sd_cur} <= '0;
-      sd_blen <= '0;
-      sd_wcnt <= '0;
+      {sd_row_contig, sd_all_contig, sd_seg_v} <= '0;
+      {sd_seg_bytes, sd_seg_elstep} <= '0;
+      {sd_r, sd_c, sd_segel, sd_u} <= '0;
+      {sd_rowaddr, sd_pixaddr, sd_cur, sd_left} <= '0;
+      {sd_lo, sd_hi} <= '0;
       sd_outst <= '0;
     end else begin
-      sd_outst <= sd_outst + 16'(m_axi_awvalid && m_axi_awready) - 16'(m_axi_bvalid);
+      sd_outst <= sd_outst + 16'(aw_fire) - 16'(m_axi_bvalid);
       case (st_state)
         S_IDLE:
           if (st_go) begin
@@ -1353,7 +1426,8 @@ module accel_top
             {pp_yu, pp_xu, pp_yb, pp_xb, pp_ay, pp_ax, pp_ady, pp_adx} <= '0;
             sd_r <= '0;
             sd_c <= '0;
-            sd_pixbase <= '0;
+            sd_segel <= '0;
+            sd_seg_v <= 1'b0;
             sd_rowaddr <= base_addr[sd_base_reg] + 64'(sd_ddr_offset);
             sd_pixaddr <= base_addr[sd_base_reg] + 64'(sd_ddr_offset);
             st_state <= S_DONE;
@@ -1361,7 +1435,7 @@ module accel_top
             if (sq_op == OP_POST) st_state <= P_SETUP;
             if (sq_op == OP_STORE && sq_rdata[F_STORE_ROWS_LSB +: F_STORE_ROWS_W] != 0
                 && sq_rdata[F_STORE_COLS_LSB +: F_STORE_COLS_W] != 0
-                && sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] != 0) st_state <= S_PIX;
+                && sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] != 0) st_state <= S_SETUP;
           end
         P_SETUP: begin                                  // per-instruction constants (LUT multiplies)
           logic [31:0] rw;
@@ -1431,18 +1505,43 @@ module accel_top
             end
           end
         P_DRAIN: st_state <= S_DONE;                  // the last step's OBUF write
-        S_PIX:
-          if (sd_r >= sd_rows) begin
-            if (sd_outst == 0 && !m_axi_bvalid) st_state <= S_DONE;   // all write responses in
-          end else begin
-            sd_start <= sd_pixaddr;
-            sd_end <= sd_pixaddr + (64'(sd_elems) << prec16);
-            sd_cur <= sd_pixaddr & ~64'(AXI_BYTES - 1);
-            st_state <= S_BURST;
+        S_SETUP: begin                                  // per-instruction segment constants (LUT multiplies)
+          logic rc, ac, oc;
+          logic [63:0] rowbytes;
+          logic [31:0] pix;
+          pix = sd_src_pitch << LOG2_TM;                // OBUF elements per pixel
+          oc = sd_elems == pix;                         // the pixels' elements are contiguous in OBUF
+          rowbytes = mul_lut(64'(sd_run), 16'(sd_cols));
+          rc = sd_cols == 1 || (oc && sd_pix_stride == 64'(sd_run));
+          ac = rc && (sd_rows == 1 || (oc && sd_row_stride == rowbytes));
+          sd_row_contig <= rc;
+          sd_all_contig <= ac;
+          sd_seg_bytes <= ac ? mul_lut(rowbytes, 16'(sd_rows)) : rc ? rowbytes : 64'(sd_run);
+          sd_seg_elstep <= rc ? 32'(mul_lut(64'(pix), 16'(sd_cols))) : pix;
+          st_state <= S_RUN;
+        end
+        S_RUN: begin
+          if (aw_fire) begin
+            sd_cur <= sd_cur + (64'(sd_blen) << LOG2_BYTES);
+            sd_left <= sd_left - 64'(sd_blen);
+            sd_u <= sd_u + (32'(sd_blen) << LOG2_BYTES);
+            sd_lo <= '0;
+            if (sd_blast) sd_seg_v <= 1'b0;
           end
-        S_BURST:
-          if (sd_cur >= sd_end) begin
-            if (sd_c + 32'd1 >= sd_cols) begin
+          if (sd_take) begin
+            logic [LOG2_BYTES-1:0] a0, a1;
+            a0 = sd_pixaddr[LOG2_BYTES-1:0];
+            a1 = a0 + LOG2_BYTES'(sd_seg_bytes);          // (segment end within its last beat; 0: full beat)
+            sd_seg_v <= 1'b1;
+            sd_cur <= sd_pixaddr & ~64'(AXI_BYTES - 1);
+            sd_left <= (64'(a0) + sd_seg_bytes + 64'(AXI_BYTES - 1)) >> LOG2_BYTES;
+            sd_lo <= PW'(a0);
+            sd_hi <= a1 == 0 ? PW'(AXI_BYTES) : PW'(a1);
+            sd_u <= (sd_segel << prec16) - 32'(a0);
+            sd_segel <= sd_segel + sd_seg_elstep;
+            if (sd_all_contig) begin
+              sd_r <= sd_rows;
+            end else if (sd_row_contig || sd_c + 32'd1 >= sd_cols) begin
               sd_c <= '0;
               sd_r <= sd_r + 32'd1;
               sd_rowaddr <= sd_rowaddr + sd_row_stride;
@@ -1451,20 +1550,10 @@ module accel_top
               sd_c <= sd_c + 32'd1;
               sd_pixaddr <= sd_pixaddr + sd_pix_stride;
             end
-            sd_pixbase <= sd_pixbase + (sd_src_pitch << LOG2_TM);
-            st_state <= S_PIX;
-          end else begin
-            sd_blen <= burst_beats(sd_cur, sd_end);
-            sd_wcnt <= '0;
-            st_state <= S_AW;
+          end else if (!sd_seg_v && sdq_empty && !sr1_v && oq_empty && sd_outst == 0 && !m_axi_bvalid) begin
+            st_state <= S_DONE;                         // every burst written and acknowledged
           end
-        S_AW: if (m_axi_awready) st_state <= S_W;
-        S_W:
-          if (m_axi_wready) begin
-            sd_cur <= sd_cur + 64'(AXI_BYTES);
-            sd_wcnt <= sd_wcnt + 9'd1;
-            if (m_axi_wlast) st_state <= S_BURST;   // next burst without waiting for the response
-          end
+        end
         S_DONE: st_state <= S_IDLE;
         default: st_state <= S_IDLE;
       endcase
@@ -1509,9 +1598,9 @@ module accel_top
     /* verilator lint_off PINCONNECTEMPTY */
     ram_tdp #(.W(16), .D(OB_D), .NB(1), .STYLE(OBUF_STYLE)) u_ram (
       .clk,
-      .a_en(1'b1), .a_we(obw_we[l]), .a_addr(obw_we[l] ? obw_row[OB_AW * l +: OB_AW] : obr_row[OB_AW * l +: OB_AW]),
-      .a_wdata(obw_data[16 * l +: 16]), .a_rdata(ob_rd[16 * l +: 16]),
-      .b_en(1'b0), .b_we(1'b0), .b_addr('0), .b_wdata('0), .b_rdata());
+      .a_en(1'b1), .a_we(obw_we[l]), .a_addr(obw_row[OB_AW * l +: OB_AW]), .a_wdata(obw_data[16 * l +: 16]),
+      .a_rdata(),
+      .b_en(1'b1), .b_we(1'b0), .b_addr(obr_row[OB_AW * l +: OB_AW]), .b_wdata('0), .b_rdata(ob_rd[16 * l +: 16]));
     /* verilator lint_on PINCONNECTEMPTY */
   end
   for (genvar l = 0; l < TM; l++) begin : g_pbuf
@@ -1550,6 +1639,7 @@ module accel_top
 
   // unused inputs (IDs, responses, write strobes of the control port)
   wire unused = &{1'b0, s_axil_wstrb, m_axi_bid, m_axi_bresp, m_axi_rid, m_axi_rresp, lq_count, cq_count,
-                  sq_count, cp_ins[H_PUSH_NEXT_LSB], rq_full, rq_count, ldq_empty, ldq_full, ldq_count, dbg_st_retired, dbg_ld_busy, dbg_cp_busy, 1'b0};
+                  sq_count, cp_ins[H_PUSH_NEXT_LSB], rq_full, rq_count, ldq_empty, ldq_full, ldq_count, sdq_count,
+                  oq_full, dbg_st_retired, dbg_ld_busy, dbg_cp_busy, 1'b0};
 endmodule
 `default_nettype wire

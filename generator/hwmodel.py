@@ -47,6 +47,9 @@ SIMPLE_OP_CYCLES = 1
 MAX_READ_BURSTS = 32
 #: cycles of a LOAD/STORE besides latency and beats (instruction issue, first address, completion)
 XFER_OVERHEAD = 4
+#: cycles of a STORE besides the beats and the write-response latency (issue, first address, the OBUF read
+#: stage and output FIFO ahead of the first W beat, completion)
+STORE_OVERHEAD = 8
 
 
 @dataclass(frozen=True)
@@ -195,7 +198,7 @@ def transfer_cycles(hw: HwConfig, rows: int, cols: int, run_bytes: int, row_stri
     bursts = len(seg_addr)
     data = math.ceil(beats * beat / hw.bytes_per_cycle)
     if write:
-        return XFER_OVERHEAD + latency + data
+        return STORE_OVERHEAD + latency + data
     data = max(data, math.ceil(bursts * latency / MAX_READ_BURSTS))
     if span or not (buf == IBUF and run_bytes % beat == 0 and hw.tn * eb >= beat and addr % beat == 0
                     and row_stride % beat == 0 and pix_stride % beat == 0):

@@ -298,10 +298,9 @@ module accel_top
 
   // ---- read channel: AR arbitration per address (fetch first; a pending address is held until accepted) and
   // in-order R routing by a FIFO of the owners of the outstanding bursts (one AXI ID, data returns in order).
-  // Fetch keeps at most one burst and LOAD at most LD_OUTST bursts in flight, so the owner FIFO never fills.
-  /* verilator lint_off VARHIDDEN */  // this LOAD's own limit (accel_pkg's LD_OUTST is main's pipelined LOAD's)
-  localparam int LD_OUTST = 8;
-  /* verilator lint_on VARHIDDEN */
+  // Fetch keeps at most one burst and LOAD at most LD_INFLIGHT bursts in flight, so the owner FIFO never fills.
+  // (this LOAD's own limit, not accel_pkg's LD_OUTST: that one is for main's pipelined LOAD, not yet ported)
+  localparam int LD_INFLIGHT = 8;
   logic fe_arvalid, ld_arvalid, fe_rready, ld_rready;
   logic [63:0] fe_araddr, ld_araddr;
   logic [7:0] fe_arlen, ld_arlen;
@@ -328,7 +327,7 @@ module accel_top
       ar_hold_fe <= ar_sel_fe;
     end
   end
-  localparam int RQ_DEPTH = 16;         // >= LD_OUTST + 1, a power of two
+  localparam int RQ_DEPTH = 16;         // >= LD_INFLIGHT + 1, a power of two
   logic rq_empty, rq_full, rq_head_ld;
   logic [$clog2(RQ_DEPTH):0] rq_count;
   wire r_fire = m_axi_rvalid && m_axi_rready;
@@ -491,7 +490,7 @@ module accel_top
 
   // ======================================================================================= LOAD module
   // Address side: the transfer is cut into contiguous DDR segments (the whole transfer, a row of pixels, or one
-  // pixel run, whichever the strides allow), each segment into bursts (4 KB / 256 beats), up to LD_OUTST bursts
+  // pixel run, whichever the strides allow), each segment into bursts (4 KB / 256 beats), up to LD_INFLIGHT bursts
   // in flight. Data side: each beat is written as chunks, one per cycle: a chunk is the beat's bytes of one pixel
   // run that touch each lane memory at most once (IBUF: <= Tn elements; WBUF: within one word; PBUF: <= Tm
   // records). A beat inside one run and fitting the lanes is one chunk (rready the same cycle); otherwise rready
@@ -526,14 +525,14 @@ module accel_top
   logic [31:0] ld_spb;
   logic ld_sfirst;                                                    // next burst is the segment's first
   logic [8:0] ld_blen;
-  logic [$clog2(LD_OUTST):0] ld_outst;                                // bursts issued, last beat not received
+  logic [$clog2(LD_INFLIGHT):0] ld_outst;                             // bursts issued, last beat not received
   // burst descriptors: {burst address, segment start, segment end, element index of the segment, first burst}
   localparam int LDQ_W = 64 + 64 + 64 + 32 + 1;
   logic ldq_empty, ldq_full;
   logic [LDQ_W-1:0] ldq_rdata;
-  logic [$clog2(LD_OUTST):0] ldq_count;
+  logic [$clog2(LD_INFLIGHT):0] ldq_count;
   logic ld_fire;                                                      // the current beat is consumed (rready)
-  sync_fifo #(.W(LDQ_W), .DEPTH(LD_OUTST)) u_ldq (
+  sync_fifo #(.W(LDQ_W), .DEPTH(LD_INFLIGHT)) u_ldq (
     .clk, .rst_n, .clr, .wr(ld_ar_ok), .wdata({ld_cur, ld_sstart, ld_send, ld_spb, ld_sfirst}),
     .rd(ld_fire && m_axi_rlast), .rdata(ldq_rdata), .empty(ldq_empty), .full(ldq_full), .count(ldq_count));
   wire [63:0] ldr_burst = ldq_rdata[LDQ_W-1 -: 64];
@@ -656,7 +655,7 @@ module accel_top
         LD_BURST:
           if (ld_cur >= ld_send) begin
             ld_state <= LD_SEG;
-          end else if (32'(ld_outst) < 32'(LD_OUTST)) begin
+          end else if (32'(ld_outst) < 32'(LD_INFLIGHT)) begin
             ld_blen <= burst_beats(ld_cur, ld_send);
             ld_state <= LD_AR;
           end
@@ -721,7 +720,7 @@ module accel_top
       ldr_e <= '0;
       ldr_pb <= '0;
     end else begin
-      ld_outst <= ld_outst + ($clog2(LD_OUTST) + 1)'(ld_ar_ok) - ($clog2(LD_OUTST) + 1)'(ld_fire && m_axi_rlast);
+      ld_outst <= ld_outst + ($clog2(LD_INFLIGHT) + 1)'(ld_ar_ok) - ($clog2(LD_INFLIGHT) + 1)'(ld_fire && m_axi_rlast);
       if (ld_data) begin
         if (ld_e + ld_cnt >= ld_run) begin
           ldr_e <= '0;

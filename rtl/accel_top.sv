@@ -5,8 +5,10 @@
 //
 // Microarchitecture (synthesizable: buffers are synchronous-read RAMs of rtl/ram_tdp.sv with at most two ports,
 // the multiplies are DSP48E2-sized; `generator/rtl_resources.py` synthesizes it with Yosys):
-// * LOAD: AXI4 INCR bursts (split at 4 KB and 256 beats), up to 8 in flight; each beat is written as chunks of
-//   one pixel run that touch each lane memory at most once (one chunk per cycle; rready held for the extra ones).
+// * LOAD: segments (whole transfer / contiguous row / IBUF row span of overlapping pixel runs / pixel run), one
+//   AXI4 INCR burst address per cycle (split at 4 KB and 256 beats), up to LD_OUTST in flight; each beat is
+//   written as chunks of one pixel run that touch each lane memory at most once (one chunk per cycle; rready
+//   held for the extra ones); span rows: two whole runs per cycle through both IBUF ports.
 // * COMPUTE: one (output pixel group, output-channel word) at a time, one (i, ky, kx) step per cycle on the
 //   Tn x Tm PE array (rtl/pe_array.sv). int8: each PE is one DSP48E2 27x18 multiply of two packed activations
 //   (adjacent output pixels) by one weight, so two output pixels advance per cycle; int16: one pixel per cycle.
@@ -16,21 +18,20 @@
 //   read stage and an output FIFO stream the write beats back to back (byte strobes from OBUF elements); done
 //   when every write response is in.
 //
-// Timing against the previous behavioural RTL (asynchronous-read arrays), cycles per instruction:
-// * LOAD: +1 (setup of the segment constants). A beat whose bytes span two pixel runs, or hold more elements
-//   than the lane memories take at once (int8 beats of 16 bytes into Tn = 8 lanes; more than Tm PBUF records;
-//   a WBUF word boundary), takes one extra cycle per extra chunk; beats within one run of >= Tn elements (the
-//   YOLOv4-tiny ifmap / weight loads with IC, OC multiples of 32 at 128-bit AXI) still take one cycle.
-// * COMPUTE: +5 (1 setup cycle, 4 cycles draining the RAM / product / ACC read-modify-write pipeline before the
-//   tokens are pushed). Steps stay one per cycle, except int8 accumulation (acc_init = 0) with ig*kh*kw = 1:
+// Timing (mirrored by generator/hwmodel.py, which the scheduler and the golden simulator use; calibrated per
+// instruction and per layer against this RTL), cycles per instruction:
+// * LOAD: 3 + 4 + the read latency + max(beats at the DDR rate, write chunks). A beat whose bytes span two pixel
+//   runs, or hold more elements than the lane memories take at once (int8 beats of 16 bytes into Tn = 8 lanes;
+//   more than Tm PBUF records; a WBUF word boundary), takes one extra cycle per extra chunk; beats within one
+//   run of >= Tn elements (the YOLOv4-tiny ifmap / weight loads with IC, OC multiples of 32 at 128-bit AXI)
+//   take one cycle. Span beats: one cycle, or ceil(n / 2) when n > 2 runs end in the beat.
+// * COMPUTE: 7 + steps (1 setup cycle, the RAM / product / ACC read-modify-write pipeline drained before the
+//   tokens are pushed). Steps are one per cycle, except int8 accumulation (acc_init = 0) with ig*kh*kw = 1:
 //   one step every two cycles.
-// * POST: +2 (setup of the address constants; the RAM read stage: the last OBUF write one cycle after the
-//   last step).
-// * STORE: +3 (setup of the segment constants; the OBUF read stage and the output FIFO between the descriptor
-//   FIFO and the W channel). Beats stay one per cycle, across bursts, segments and pixels: with awready and
-//   wready high, 8 + beats + (cycles from the last W beat to its write response) from leaving the queue to the
-//   next instruction. Pixels contiguous in DDR but not in OBUF (elems != src_pitch*Tm) are one segment each:
-//   unaligned short runs then take more beats than one merged segment.
+// * POST: 4 + window steps (setup of the address constants; the RAM read stage).
+// * STORE: beats stay one per cycle, across bursts, segments and pixels: with awready and wready high,
+//   8 + beats + (cycles from the last W beat to its write response) from leaving the queue to the next
+//   instruction. Pixels contiguous in DDR but not in OBUF (elems != src_pitch*Tm) are one segment each.
 // Restrictions (programs of generator/codegen.py meet them): POST.pbuf_oc a multiple of Tm (else status
 // OUT_OF_RANGE); Tm <= 2*Tn (bypass reads Tm elements from two IBUF words, checked by generator/rtl.py); the
 // requantization adds the bias on ACC_W + 1 bits.

@@ -45,7 +45,7 @@ LOAD_SETUP = 3
 SIMPLE_OP_CYCLES = 1
 #: read bursts the LOAD module keeps in flight (rendered into the RTL package as LD_OUTST)
 MAX_READ_BURSTS = 32
-#: cycles of a LOAD/STORE besides latency and beats (instruction issue, first address, completion)
+#: cycles of a LOAD besides latency, beats and LOAD_SETUP (instruction issue, first address, completion)
 XFER_OVERHEAD = 4
 #: cycles of a STORE besides the beats and the write-response latency (issue, first address, the OBUF read
 #: stage and output FIFO ahead of the first W beat, completion)

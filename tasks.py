@@ -18,6 +18,22 @@ def _die(msg: str):
     sys.exit(2)
 
 
+def _real_image(image: str):
+    """IMAGE as an HxWx3 uint8 RGB array: a file path, or the name of a shipped real image (bus, zidane, dog, ...);
+    exits with the loader's message when it is not an image."""
+    from generator import data
+    from host.preprocess import ImageError, load_image
+
+    if not Path(image).exists():
+        shipped = data.all_real_images()
+        if image in shipped:
+            image = str(shipped[image])
+    try:
+        return load_image(image)
+    except ImageError as e:
+        _die(str(e))
+
+
 def _compile(board, quant, per_tensor, model, progress=True):
     from generator.board import BoardError
     from generator.codegen import ScheduleError
@@ -59,18 +75,8 @@ def detect(c, image, out="out", board="zcu19eg", quant="int8-asym", per_tensor=F
     from generator.compiler import detections_from_heads, quantize_image, write_artifacts
     from generator.runtime import run_golden
     from host.draw import draw_detections
-    from host.preprocess import ImageError, load_image
 
-    from generator import data
-
-    if not Path(image).exists():
-        shipped = data.all_real_images()
-        if image in shipped:
-            image = str(shipped[image])
-    try:
-        img = load_image(image)
-    except ImageError as e:
-        _die(str(e))
+    img = _real_image(image)
     comp = _compile(board, quant, per_tensor, model)
     write_artifacts(comp, _out_dir(comp, None))
     xq = quantize_image(comp, img)
@@ -187,20 +193,12 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     import shutil
     import subprocess
 
-    from generator import data, hls, resources
+    from generator import hls, resources
     from generator.compiler import detections_from_heads, quantize_image, write_artifacts
     from generator.runtime import build_ddr, read_tensor
     from host.draw import draw_detections
-    from host.preprocess import ImageError, load_image
 
-    if not Path(image).exists():
-        shipped = data.all_real_images()
-        if image in shipped:
-            image = str(shipped[image])
-    try:
-        img = load_image(image)
-    except ImageError as e:
-        _die(str(e))
+    img = _real_image(image)
     comp = _compile(board, quant, per_tensor, model)
     try:
         est = resources.check(comp.board, len(comp.program.insns))

@@ -36,7 +36,7 @@ from pynq.buffer import PynqBuffer
 from pynq.pl_server.device import Device
 
 from . import isa
-from .pynq_sim import KERNEL_VLNV, PAGE
+from .pynq_sim import KERNEL_VLNV, carve_buffer
 
 REG = {n: o for n, o, _, _ in isa.REGISTERS}
 
@@ -125,14 +125,8 @@ class RtlSimDevice(Device):
     # ---- memory ---------------------------------------------------------------------------------------------
     def allocate(self, shape, dtype, **kwargs) -> PynqBuffer:
         """A page-aligned buffer carved from the host view of the DDR (never freed; the device is per run)."""
-        dtype = np.dtype(dtype)
-        n = int(np.prod(shape)) * dtype.itemsize
-        off = self._next
-        if off + n > self.host.size:
-            raise MemoryError(f"simulated DDR of {self.host.size} bytes exhausted ({n} more requested)")
-        self._next = off + -(-max(n, 1) // PAGE) * PAGE
-        return PynqBuffer(shape, dtype, buffer=self.host, offset=off, device=self,
-                          device_address=self.mem_base + off, bo=off, coherent=False)
+        buf, self._next = carve_buffer(self, self.host, self._next, shape, dtype)
+        return buf
 
     def flush(self, bo, offset, ptr, size):
         """CPU cache -> DDR for ``size`` bytes of buffer ``bo`` from ``offset``."""

@@ -43,6 +43,20 @@ REG = {n: (o, b, a) for n, o, b, a in isa.REGISTERS}
 CTRL = isa.CTRL_BITS
 
 
+def carve_buffer(device: Device, mem: np.ndarray, next_off: int, shape, dtype) -> tuple[PynqBuffer, int]:
+    """``pynq.allocate`` for a simulated device: a :class:`pynq.buffer.PynqBuffer` of ``shape`` / ``dtype`` at byte
+    offset ``next_off`` of ``mem`` (the device's DDR as a uint8 array), physical address ``device.mem_base + offset``,
+    ``bo`` = the offset. Returns the buffer and the next free offset (rounded up to a 4096-byte page). Buffers are
+    never freed (a simulated device lives for one run). Raises MemoryError when ``mem`` is exhausted."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape)) * dtype.itemsize
+    if next_off + n > mem.size:
+        raise MemoryError(f"simulated DDR of {mem.size} bytes exhausted ({n} more requested)")
+    buf = PynqBuffer(shape, dtype, buffer=mem, offset=next_off, device=device,
+                     device_address=device.mem_base + next_off, bo=next_off, coherent=False)
+    return buf, next_off + -(-max(n, 1) // PAGE) * PAGE
+
+
 def status_of_error(msg: str) -> int | None:
     """Status word for a simulator error message; ``None`` for errors the hardware cannot detect and that
     leave it stuck (deadlock): the run never raises ``ap_done``."""
@@ -229,14 +243,8 @@ class GoldenSimDevice(Device):
     # ---- memory ---------------------------------------------------------------------------------------------
     def allocate(self, shape, dtype, **kwargs) -> PynqBuffer:
         """A page-aligned buffer carved from the simulated DDR (never freed; the device is per test)."""
-        dtype = np.dtype(dtype)
-        n = int(np.prod(shape)) * dtype.itemsize
-        off = self._next
-        if off + n > self.mem.size:
-            raise MemoryError(f"simulated DDR of {self.mem.size} bytes exhausted ({n} more requested)")
-        self._next = off + -(-max(n, 1) // PAGE) * PAGE
-        return PynqBuffer(shape, dtype, buffer=self.mem, offset=off, device=self,
-                          device_address=self.mem_base + off, bo=off, coherent=False)
+        buf, self._next = carve_buffer(self, self.mem, self._next, shape, dtype)
+        return buf
 
     def offset_of(self, addr: int) -> int:
         off = int(addr) - self.mem_base

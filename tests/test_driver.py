@@ -23,6 +23,9 @@ from host.preprocess import load_image
 from helpers import board
 
 ROOT = Path(__file__).resolve().parent.parent
+# the golden simulator runs a 416x416 frame in seconds of CPU time, longer on a loaded machine; the driver's 5 s
+# default is for the hardware, so runs expected to finish get a simulator-sized timeout
+SIM_TIMEOUT_S = 300.0
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +67,7 @@ def _patched(package, tmp_path, k, insn):
 def test_driver_detections_equal_invoke_detect(package, images, reference, compiled):
     dev = GoldenSimDevice("zcu19eg")
     with active(dev):
-        acc = YoloAccelerator(package)
+        acc = YoloAccelerator(package, timeout_s=SIM_TIMEOUT_S)
         assert type(acc.ip) is AccelIP and acc.overlay is None
         assert dev.ip_dict["accel_0"]["type"] == KERNEL_VLNV == driver.KERNEL_VLNV
         assert all(isinstance(b, PynqBuffer) for b in (acc.weights_buf, acc.act_buf, acc.insn_buf,
@@ -92,7 +95,7 @@ def test_stream_gives_the_single_frame_detections_alternating_buffers(package, i
     dev = GoldenSimDevice("zcu19eg")
     frames = [images["bus"], images["zidane"], images["bus"]]
     with active(dev):
-        acc = YoloAccelerator(package)
+        acc = YoloAccelerator(package, timeout_s=SIM_TIMEOUT_S)
         out = list(acc.detect_stream(iter(frames), with_timing=True))
     assert [d for d, _ in out] == [reference["bus"], reference["zidane"], reference["bus"]]
     assert all(t["accel_cycles"] > 0 and t["wall_ms"] > 0 for _, t in out)
@@ -119,7 +122,7 @@ def test_illegal_opcode_status(package, images, tmp_path):
     d = _patched(package, tmp_path, 3, b"\x0f" + bytes(isa.INSN_BYTES - 1))
     dev = GoldenSimDevice("zcu19eg")
     with active(dev):
-        acc = YoloAccelerator(d)
+        acc = YoloAccelerator(d, timeout_s=SIM_TIMEOUT_S)
         with pytest.raises(AcceleratorError) as e:
             acc.detect(images["bus"])
     assert e.value.bits == ["ILLEGAL_OPCODE"] and e.value.status == 1 << isa.STATUS_BITS["ILLEGAL_OPCODE"]
@@ -133,7 +136,7 @@ def test_config_for_another_configuration_status(package, compiled, images, tmp_
                    config_id=hw.config_id ^ 0x5A5A)
     d = _patched(package, tmp_path, 0, cfg)
     with active(GoldenSimDevice("zcu19eg")):
-        acc = YoloAccelerator(d)
+        acc = YoloAccelerator(d, timeout_s=SIM_TIMEOUT_S)
         with pytest.raises(AcceleratorError, match="CONFIG_MISMATCH") as e:
             acc.detect(images["bus"])
     assert e.value.bits == ["CONFIG_MISMATCH"]
@@ -143,14 +146,14 @@ def test_package_mismatch(package, compiled):
     # a bitstream for another PE array
     with active(GoldenSimDevice("ultra96v2")):
         with pytest.raises(PackageMismatchError) as e:
-            YoloAccelerator(package)
+            YoloAccelerator(package, timeout_s=SIM_TIMEOUT_S)
     assert e.value.field == "tn" and (e.value.package, e.value.hardware) == (32, 16)
     assert "tn = 32" in str(e.value) and "tn = 16" in str(e.value)
     # same PE array, different configuration (buffer sizes, latencies...): the configuration id differs
     other = board("zcu19eg", ddr_read_latency_cycles=41)
     with active(GoldenSimDevice(other)) as dev:
         with pytest.raises(PackageMismatchError) as e:
-            YoloAccelerator(package)
+            YoloAccelerator(package, timeout_s=SIM_TIMEOUT_S)
         assert dev.accel.runs == 0
     hw_id = other.accelerator.config_id()
     assert e.value.field == "config_id" and e.value.hardware == hw_id != compiled.hw.config_id
@@ -166,7 +169,7 @@ def test_package_errors(package, tmp_path):
         (d / "program.bin").write_bytes((d / "program.bin").read_bytes()[:-32])
         with pytest.raises(PackageError, match="program.bin"):
             YoloAccelerator(d)
-        acc = YoloAccelerator(package)
+        acc = YoloAccelerator(package, timeout_s=SIM_TIMEOUT_S)
         with pytest.raises(ValueError, match="uint8"):
             acc.detect(np.zeros((10, 10, 3), np.float32))
 
@@ -198,7 +201,7 @@ def test_package_folder_and_tarball_run_the_driver(compiled, images, reference, 
         names = set(t.getnames())
     assert f"{d.name}/host/driver.py" in names and f"{d.name}/program.bin" in names
     with active(GoldenSimDevice("zcu19eg")):
-        assert YoloAccelerator(d).detect(images["bus"]) == reference["bus"]
+        assert YoloAccelerator(d, timeout_s=SIM_TIMEOUT_S).detect(images["bus"]) == reference["bus"]
     # the packaged host/ is self-contained (no generator, onnx, onnxruntime on the board)
     code = ("import sys; sys.modules['generator'] = sys.modules['onnx'] = sys.modules['onnxruntime'] = None; "
             "import host.driver, host.draw; print(host.driver.__file__)")

@@ -69,7 +69,8 @@ def test_tiny_rtl_synthesizes_to_dsp48e2_and_block_ram(tiny_synth):
 @pytest.mark.slow
 def test_zcu19eg_rtl_fits_its_part():
     """The default board's 32x32 configuration through Yosys' DSP48E2 and block-RAM / UltraRAM mapping (their
-    counts are final there; the whole flow with LUT mapping takes far longer, ``invoke resources --rtl``)."""
+    counts are final there; the whole flow with LUT mapping, ``invoke resources --board zcu19eg --rtl``, took
+    2,108 s here against 1,352 s for the mapping)."""
     b = load_board("zcu19eg")
     r = rr.check(b, BUILD / "zcu19eg-test", log=lambda *a: None, mapping_only=True)
     _check_structure(r, b)

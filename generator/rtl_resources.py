@@ -256,7 +256,11 @@ def report(r: RtlResources) -> str:
     return (f"## {r.board} ({r.part}), Tn x Tm = {r.tn} x {r.tm}: RTL synthesized by Yosys "
             f"(synth_xilinx -family xcup{' -uram' if r.uram_enabled else ''}) in {r.seconds:.0f} s\n\n{r.table()}\n\n"
             f"DSP48E2 expected from the structure: {r.tn} x {r.tm} PEs + 2 x {r.tm} requantization = "
-            f"{r.tn * r.tm + 2 * r.tm}. Memory cells: {', '.join(f'{k} {v}' for k, v in sorted(mem.items()))}.\n")
+            f"{r.tn * r.tm + 2 * r.tm}. Memory cells: {', '.join(f'{k} {v}' for k, v in sorted(mem.items()))}.\n"
+            + ("" if r.used.get("lut") is None else
+               f"LUT and FF are Yosys' mapping, not Vivado's: of the LUTs {r.cells.get('LUT3', 0)} are LUT3 (Yosys "
+               f"builds multi-operand sums such as the PE adder trees from LUT3 full adders), and Yosys 0.23 packs "
+               f"no DSP48E2 P register, so each PE's registered product is in FFs.\n"))
 
 
 if __name__ == "__main__":   # python -m generator.rtl_resources [board ...]

@@ -9,8 +9,7 @@ from pathlib import Path
 from invoke import task
 
 ROOT = Path(__file__).resolve().parent
-QUANT_MODES = ("int8-asym", "int8-sym", "int16-sym", "int16-asym")
-QUANTS = "|".join(QUANT_MODES)
+QUANTS = "int8-asym|int8-sym|int16-sym|int16-asym"     # help text; the modes are generator.quantize.MODES
 
 
 def _die(msg: str):
@@ -253,14 +252,15 @@ def sim(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_tensor
     """Whole YOLOv4-tiny frame through the RTL (cocotb + Verilator), bit-exact check against the golden simulator,
     detections drawn, per-layer cycle report (RTL vs latency model, ideal cycles, PE utilization, stall cycles,
     DDR bytes, FPS); with several --quant values, a table comparing them (e.g. int8 against int16)."""
+    from generator.quantize import MODES
     from generator.rtl_sim import CONFIGS, compare_report, simulate_frame
 
     if config not in CONFIGS:
         _die(f"unknown config {config!r}; one of {', '.join(CONFIGS)}")
     quants = [q.strip() for q in quant.split(",") if q.strip()]
     for q in quants:
-        if q not in QUANT_MODES:
-            _die(f"unknown --quant {q!r}; one of {', '.join(QUANT_MODES)}")
+        if q not in MODES:
+            _die(f"unknown --quant {q!r}; one of {', '.join(MODES)}")
     reps = []
     for q in quants:
         o = out if len(quants) == 1 or out is None else str(Path(out) / q)

@@ -259,8 +259,8 @@ def report(r: RtlResources) -> str:
             f"{r.tn * r.tm + 2 * r.tm}. Memory cells: {', '.join(f'{k} {v}' for k, v in sorted(mem.items()))}.\n"
             + ("" if r.used.get("lut") is None else
                f"LUT and FF are Yosys' mapping, not Vivado's: of the LUTs {r.cells.get('LUT3', 0)} are LUT3 (Yosys "
-               f"builds multi-operand sums such as the PE adder trees from LUT3 full adders), and Yosys 0.23 packs "
-               f"no DSP48E2 P register, so each PE's registered product is in FFs.\n"))
+               f"builds multi-operand sums such as the PE adder trees from LUT3 full adders); Yosys 0.23 packs no "
+               f"DSP48E2 P register, so with it each PE's registered product is in FFs.\n"))
 
 
 if __name__ == "__main__":   # python -m generator.rtl_resources [board ...]

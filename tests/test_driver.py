@@ -146,14 +146,14 @@ def test_package_mismatch(package, compiled):
     # a bitstream for another PE array
     with active(GoldenSimDevice("ultra96v2")):
         with pytest.raises(PackageMismatchError) as e:
-            YoloAccelerator(package, timeout_s=SIM_TIMEOUT_S)
+            YoloAccelerator(package)
     assert e.value.field == "tn" and (e.value.package, e.value.hardware) == (32, 16)
     assert "tn = 32" in str(e.value) and "tn = 16" in str(e.value)
     # same PE array, different configuration (buffer sizes, latencies...): the configuration id differs
     other = board("zcu19eg", ddr_read_latency_cycles=41)
     with active(GoldenSimDevice(other)) as dev:
         with pytest.raises(PackageMismatchError) as e:
-            YoloAccelerator(package, timeout_s=SIM_TIMEOUT_S)
+            YoloAccelerator(package)
         assert dev.accel.runs == 0
     hw_id = other.accelerator.config_id()
     assert e.value.field == "config_id" and e.value.hardware == hw_id != compiled.hw.config_id

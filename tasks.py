@@ -276,3 +276,26 @@ def sim(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_tensor
         (dest / f"compare-{board}-{config}-{resolution}.md").write_text(table + "\n")
         print(table)
         print(f"wrote {dest / f'compare-{board}-{config}-{resolution}.md'}")
+
+
+@task(help={"cases": "number of random cases", "seed": "random seed (the cases depend on it alone)",
+            "executors": "comma-separated: golden,ref,csim,rtl (golden always runs; the others are compared with it)",
+            "configs": "comma-separated hardware configurations (tiny, tiny-8x16, tiny-16x8, zcu19eg, zcu102; "
+                       "default: all for golden/ref, the tiny ones with csim or rtl)",
+            "board": "board file replacing each configuration's own", "case": "run only this case index",
+            "json": "write every outcome to this JSON file"})
+def fuzz(c, cases=200, seed=1, executors="golden,ref", configs=None, board=None, case=None, json=None):
+    """Random layers and small graphs through the executors, compared bit for bit; one reproducer line per
+    failure; last line 'N passed, M failed'. Exits 1 when a case fails."""
+    from generator import fuzz as fz
+
+    try:
+        outs = fz.fuzz(int(cases), int(seed), [e.strip() for e in executors.split(",") if e.strip()],
+                       [x.strip() for x in configs.split(",")] if configs else None, board,
+                       None if case is None else int(case))
+    except fz.FuzzError as e:
+        _die(str(e))
+    if json:
+        Path(json).write_text(fz.outcomes_json(outs))
+    if any(o.status == "fail" for o in outs):
+        sys.exit(1)

@@ -245,6 +245,27 @@ def _fits(L: Layer, hw: HwConfig, tph, tpw, toc, tic) -> bool:
             and max(rin, cin, out_r, out_c) < 4096 and OGt < 256 and IGc < 256)
 
 
+def _smallest_tile_misfit(L: Layer, hw: HwConfig) -> str:
+    """Why even the smallest tile (one pooled output pixel, Tm output and Tn input channels) does not fit:
+    ``": <buffer> needs N, has M"`` for each buffer that is too small, or "" when it fits."""
+    r0, r1 = _acc_span(0, 1, L.pool, L.OHc)
+    c0, c1 = _acc_span(0, 1, L.pool, L.OWc)
+    ar, ac = r1 - r0, c1 - c0
+    ig = _ceil(L.IC_eff, hw.tn) if L.fold else 1
+    if L.kind == "conv":
+        rin, cin = (ar - 1) * L.S_eff + L.K_eff, (ac - 1) * L.S_eff + L.K_eff
+        need = {"WBUF words": (ig * L.K_eff ** 2, hw.wbuf_words)}
+    else:
+        rin, cin, need = ar, ac, {}
+        ig = _ceil(hw.tm, hw.tn)
+    need.update({"IBUF words": (rin * cin * ig, hw.ibuf_words), "ACC words": (ar * ac, hw.acc_words),
+                 "OBUF words": (L.up * L.up, hw.obuf_words),
+                 "PBUF records (all output channels of the layer)":
+                     (_ceil(L.OC, hw.tm) * hw.tm * (1 + len(L.sides)), hw.pbuf_entries)})
+    bad = [f"{k} needs {n}, has {m}" for k, (n, m) in need.items() if n > m]
+    return ": smallest tile: " + "; ".join(bad) if bad else ""
+
+
 def _estimate(L: Layer, hw: HwConfig, lay_views, plan: Plan) -> float:
     """Analytic latency estimate of a plan (cycles): the busiest module plus pipeline fill and drain."""
     vin, vout = lay_views
@@ -477,7 +498,8 @@ def schedule_layer(g: Graph, L: Layer, hw: HwConfig, lay: DdrLayout, top: int = 
         raise ScheduleError(
             f"layer {L.name}: no tiling fits the buffers of {hw.board} (IC={L.IC} OC={L.OC} K={L.K} "
             f"{L.H}x{L.W}; IBUF {hw.ibuf_words} words of {hw.tn}, WBUF {hw.wbuf_words} words of "
-            f"{hw.tn}x{hw.tm}, ACC {hw.acc_words} words, OBUF {hw.obuf_words} words)")
+            f"{hw.tn}x{hw.tm}, ACC {hw.acc_words} words, OBUF {hw.obuf_words} words, PBUF {hw.pbuf_entries} "
+            f"records){_smallest_tile_misfit(L, hw)}")
     views = (_View(g, lay, L.in_t, hw.elem_bytes), _View(g, lay, L.out_t, hw.elem_bytes))
     for p in cands:
         p.est = _estimate(L, hw, views, p)

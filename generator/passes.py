@@ -79,6 +79,9 @@ def fc_to_conv(graph: Graph) -> Graph:
         else:
             raise GraphError(f"node {n.name} ({n.op}): input is not a flattened [1, C, H, W] tensor")
         _, c, h, w = g.tensors[x4].shape
+        if h != w:
+            raise GraphError(f"node {n.name} ({n.op}): a fully-connected layer on a non-square input [C, H, W] = "
+                             f"[{c}, {h}, {w}] is not supported (it becomes an H x W convolution: H = W only)")
         wt = g.const(n.inputs[1])
         if n.op == "Gemm" and n.attrs.get("transB", 0):
             wt = wt.T
@@ -101,6 +104,13 @@ def fc_to_conv(graph: Graph) -> Graph:
         n.op, n.inputs, n.attrs = "Conv", ins, {"kernel_shape": [h, w], "strides": [1, 1], "pads": [0, 0, 0, 0]}
         if out in g.outputs:
             g.metadata.setdefault("fc_outputs", []).append(out)
+    # activations after an FC-conv: their [1, OC] outputs are [1, OC, 1, 1] now too
+    for n in g.nodes:
+        if n.op in ACT_OPS and len(g.tensors[n.outputs[0]].shape) == 2 \
+                and len(g.tensors[n.inputs[0]].shape) == 4:
+            g.tensors[n.outputs[0]].shape = tuple(g.tensors[n.inputs[0]].shape)
+            if n.outputs[0] in g.outputs:
+                g.metadata.setdefault("fc_outputs", []).append(n.outputs[0])
     # a Flatten of an FC-conv output (feeding the next FC) is now a no-op on [1, OC, 1, 1]
     for f in [n for n in g.nodes if n.op == "Flatten"]:
         if not g.consumers(f.outputs[0]) and f.outputs[0] not in g.outputs:

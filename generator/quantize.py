@@ -4,8 +4,10 @@ Scheme (Jacob et al., CVPR 2018; Krishnamoorthi, arXiv:1806.08342):
 
 * activations: per DDR region one (scale, zero point), so every tensor sharing a region (the inputs of an
   eliminated concat, the views of a split) has the same parameters; asymmetric ranges always include 0, so the
-  zero point represents 0.0 exactly and the padding border holds it;
-* weights: symmetric, per output channel (default) or per tensor, range [-(2^(b-1)-1), 2^(b-1)-1];
+  zero point represents 0.0 exactly and the padding border holds it; ranges get :attr:`QuantConfig.headroom`
+  except the graph input's, whose range is known;
+* weights: symmetric, per output channel (default) or per tensor, range [-(2^(b-1)-1), 2^(b-1)-1]; an all-zero
+  channel gets the scale ``s_out / (2 s_in)`` (its output is its bias alone; the multiplier is then 1/2);
 * bias: int, with the input zero point folded in: ``B = round(b / (s_in*s_w)) - zp_in * sum(W_q)``, so the
   hardware multiplies raw stored values and never subtracts zero points;
 * requantization: ``q = clamp(((acc*M + 2^(s-1)) >> s) + zp_out)``, M a 16-bit multiplier in [2^14, 2^15), s in
@@ -91,8 +93,8 @@ def quantize_multiplier(r: float, where: str) -> tuple[int, int]:
     return m, s
 
 
-def _act_params(lo: float, hi: float, cfg: QuantConfig) -> tuple[float, int]:
-    lo, hi = min(lo, 0.0) * cfg.headroom, max(hi, 0.0) * cfg.headroom
+def _act_params(lo: float, hi: float, cfg: QuantConfig, headroom: float) -> tuple[float, int]:
+    lo, hi = min(lo, 0.0) * headroom, max(hi, 0.0) * headroom
     if cfg.symmetric:
         a = max(abs(lo), abs(hi), 1e-8)
         return a / cfg.qmax, 0
@@ -141,10 +143,8 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int) -> Gra
     for name, reg in g.regions.items():
         if name not in ranges:
             raise QuantError(f"region {name}: no calibration range (was it written by any layer?)")
-        reg.scale, reg.zero_point = _act_params(*ranges[name], cfg)
-        if name in g.inputs and not cfg.symmetric:
-            reg.scale = 1.0 / (cfg.qmax - cfg.qmin)   # input 0..1: exact 8-bit pixels in int8-asym
-            reg.zero_point = cfg.qmin
+        # graph inputs: their range is known (0..1 images give exact 8-bit pixels in int8-asym), no headroom
+        reg.scale, reg.zero_point = _act_params(*ranges[name], cfg, 1.0 if name in g.inputs else cfg.headroom)
     for t in g.tensors.values():
         if t.region is not None:
             r = g.regions[t.region]
@@ -160,7 +160,8 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int) -> Gra
             w = g.const(m.weight).astype(np.float64)
             b = g.const(m.bias).astype(np.float64)
             absmax = np.abs(w).reshape(oc, -1).max(axis=1) if cfg.per_channel else np.full(oc, np.abs(w).max())
-            s_w = np.where(absmax > 0, absmax / wmax, 1.0)
+            # an all-zero channel outputs its bias alone: any weight scale is exact, take the one giving r = 1/2
+            s_w = np.where(absmax > 0, absmax / wmax, 0.5 * s_out / s_in)
             wq = np.clip(np.round(w / s_w[:, None, None, None]), -wmax, wmax).astype(np.int64)
             bias = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * wq.reshape(oc, -1).sum(axis=1)
             worst = np.abs(wq).reshape(oc, -1).sum(axis=1) * amax + np.abs(bias)

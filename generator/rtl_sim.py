@@ -69,7 +69,7 @@ class RtlBuild:
     """One Verilator build of the RTL for board ``brd`` (with ``rom``: that program baked into the instruction
     ROM by ``$readmemh``), run as often as wanted."""
 
-    def __init__(self, brd: Board, name: str, rom: bytes | None = None, build_root: Path = BUILD):
+    def __init__(self, brd: Board, name: str, rom: bytes | None = None, build_root: Path = BUILD, quiet=False):
         from cocotb_tools.runner import get_runner
         if verilator() is None:
             raise RuntimeError("verilator not found (run ./setup.sh)")
@@ -79,7 +79,7 @@ class RtlBuild:
         self.runner = get_runner("verilator")
         verilator_build(self.runner, sources=self.srcs, hdl_toplevel=TOP, build_dir=self.dir / "sim",
                         parameters=params, build_args=["-O2", "--x-assign", "fast", "--x-initial", "fast"],
-                        always=rom is not None)
+                        always=rom is not None, **({"log_file": self.dir / "build.log"} if quiet else {}))
 
     def run(self, prog, ddr, bases, case_dir: Path, rd_latency: int | None = None, timeout_cycles=2_000_000,
             fetch_ddr=1, progress_every=0):

@@ -118,6 +118,9 @@ def load_onnx(model_or_path) -> Graph:
             shp = shapes.get(t)
             if shp is None or any(d is None for d in shp):
                 raise GraphError(f"node {n.name} ({n.op}): no static shape inferred for tensor {t!r}")
+            if any(d <= 0 for d in shp):
+                raise GraphError(f"node {n.name} ({n.op}): tensor {t!r} has shape {list(shp)}, an empty tensor "
+                                 f"(an input smaller than the kernel or window?)")
             tensors[t] = Tensor(t, shp)
     for i in inputs:
         if i not in tensors:

@@ -1,0 +1,142 @@
+"""Seeded random-layer fuzzing (generator/fuzz.py) in the default test run: 200 cases on the golden simulator and
+the independent integer reference (every hardware configuration), 50 on the C-simulation and 20 on the RTL (tiny
+configurations, Tm != Tn included), all bit for bit. Also: the tiers cover the space they claim, and the fuzzer
+catches planted defects (a wrong multiplier, a wrong bias fold, a corrupted DDR byte)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from generator import fuzz as fz
+from generator.rtl_sim import verilator
+
+SEED = 20261123
+
+
+def _run(cases, executors, configs=None, lines=None):
+    log = lines.append if lines is not None else (lambda s: None)
+    return fz.fuzz(cases, SEED, executors, configs, progress=False, log=log)
+
+
+def _fails(outs):
+    return [f"case {o.case['index']}: {o.describe()}: {o.detail}" for o in outs if o.status == "fail"]
+
+
+@pytest.fixture(scope="module")
+def golden_ref_outcomes():
+    lines = []
+    outs = _run(200, ["golden", "ref"], lines=lines)
+    return outs, lines
+
+
+def test_fuzz_golden_vs_independent_reference(golden_ref_outcomes):
+    outs, lines = golden_ref_outcomes
+    assert len(outs) == 200
+    assert not _fails(outs), "\n".join(lines)
+    assert lines[-1] == f"{sum(o.status != 'fail' for o in outs)} passed, 0 failed"
+
+
+def test_fuzz_tier_covers_the_space(golden_ref_outcomes):
+    """The seeded tier really runs what the fuzzer claims: every graph kind, quant mode, configuration, kernel
+    size, stride 2, both pool sizes, both upsample factors, saturating inputs; refusals stay a minority."""
+    outs, _ = golden_ref_outcomes
+    ran = [o.case for o in outs if o.status == "pass"]
+    assert len(ran) >= 150, f"only {len(ran)} of 200 cases ran"
+    convs = [L for c in ran for L in c["layers"] if L["op"] == "conv"]
+    assert {c["kind"] for c in ran} >= {"conv", "chain", "concat", "split", "standalone", "fc"}
+    assert {(c["mode"], c["per_channel"]) for c in ran} == set(fz.QUANT_MODES)
+    assert {c["config"] for c in ran} == set(fz.CONFIGS)
+    assert {L["k"] for L in convs} == {1, 3, 5, 7} and {L["s"] for L in convs} == {1, 2}
+    assert {L["pool"][0] for L in convs if L.get("pool")} == {2, 3}
+    assert {L["pool"][1] for L in convs if L.get("pool")} == {1, 2}
+    assert {L["up"] for L in convs if L.get("up")} == {2, 4}
+    assert max(c["in_shape"][1] for c in ran) > 300 and max(L["oc"] for L in convs) > 300
+    assert any(c["saturate"] > 1 for c in ran)
+    refused = [o for o in outs if o.status == "refused"]
+    assert all(o.case["kind"] == "degenerate" or "no tiling fits" in o.detail or "multiplier" in o.detail
+               for o in refused), [o.detail for o in refused]
+    assert all(o.status == "refused" for o in outs if o.case["kind"] == "degenerate")
+
+
+def test_fuzz_csim():
+    lines = []
+    outs = _run(50, ["golden", "ref", "csim"], lines=lines)
+    assert not _fails(outs), "\n".join(lines)
+    assert sum(o.status == "pass" for o in outs) >= 35
+    assert {o.case["config"] for o in outs if o.status == "pass"} == {"tiny", "tiny-8x16", "tiny-16x8"}
+
+
+@pytest.mark.skipif(verilator() is None, reason="verilator not installed (run ./setup.sh)")
+def test_fuzz_rtl():
+    lines = []
+    outs = _run(20, ["golden", "ref", "rtl"], ["tiny", "tiny-16x8"], lines=lines)
+    assert not _fails(outs), "\n".join(lines)
+    assert sum(o.status == "pass" for o in outs) >= 14
+    assert {o.case["config"] for o in outs if o.status == "pass"} == {"tiny", "tiny-16x8"}
+
+
+# ------------------------------------------------------------------------------ the fuzzer catches defects
+def _first_case(kind, executors=("golden", "ref")):
+    for k in range(200):
+        c = fz.draw_case(SEED, k, list(fz.CONFIGS), list(executors))
+        if c["kind"] == kind and c["layers"][0]["act"] == "leaky":
+            return c
+    raise AssertionError(kind)
+
+
+def test_fuzzer_catches_a_wrong_multiplier(monkeypatch):
+    from generator import quantize
+
+    case = _first_case("conv")
+    assert fz.Fuzzer(["golden", "ref"]).run_case(case).status == "pass"
+    real = quantize.quantize_multiplier
+    monkeypatch.setattr(quantize, "quantize_multiplier", lambda r, w: (lambda m, s: (m + 1, s))(*real(r, w)))
+    o = fz.Fuzzer(["golden", "ref"]).run_case(case)
+    assert o.status == "fail" and "mult_pos" in o.detail
+
+
+def test_fuzzer_catches_a_wrong_bias_fold(monkeypatch):
+    """Bias folded with the wrong sign of the zero point: golden and the stored-parameter reference agree with
+    each other, only the independent reference sees it."""
+    from generator import quantize
+
+    case = dict(_first_case("conv"), mode="int8-asym")
+    real = quantize.quantize
+
+    def bad(g, ranges, cfg, acc_bits):
+        gq = real(g, ranges, cfg, acc_bits)
+        for n in gq.macro_nodes():
+            q = n.attrs["q"]
+            if q["w"] is not None:
+                q["bias"] = q["bias"] + 2 * q["zp_in"] * q["w"].reshape(len(q["bias"]), -1).sum(axis=1)
+        return gq
+
+    monkeypatch.setattr(quantize, "quantize", bad)
+    o = fz.Fuzzer(["golden", "ref"]).run_case(case)
+    assert o.status == "fail" and "bias" in o.detail
+
+
+def test_fuzzer_catches_a_corrupted_region(monkeypatch):
+    """One DDR byte changed after the golden simulator ran: compare_ddr names the region."""
+    from generator import sim
+
+    case = _first_case("conv")
+    real = sim.GoldenSim.run
+
+    def run(self, blob, *a, **k):
+        res = real(self, blob, *a, **k)
+        out_base = self.base[3]
+        self.ddr[out_base] = np.uint8(self.ddr[out_base] ^ 0x40)
+        return res
+
+    monkeypatch.setattr(sim.GoldenSim, "run", run)
+    o = fz.Fuzzer(["golden", "ref"]).run_case(case)
+    assert o.status == "fail" and "region" in o.detail and "differ" in o.detail
+
+
+def test_reproducer_reruns_the_same_case():
+    c = fz.draw_case(SEED, 17, list(fz.CONFIGS), ["golden", "ref"])
+    assert fz.draw_case(SEED, 17, list(fz.CONFIGS), ["golden", "ref"]) == c
+    line = fz.reproducer(c, ["golden", "ref"], list(fz.CONFIGS))
+    assert line == (f"invoke fuzz --seed {SEED} --case 17 --executors golden,ref "
+                    f"--configs {','.join(fz.CONFIGS)}")

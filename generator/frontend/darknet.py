@@ -443,7 +443,7 @@ def _yolo(ctx: _Ctx, i: int, s: Section, shape) -> _Layer:
     mask = ctx.ints(s, "mask") or list(range(num))
     if pairs and (len(pairs) != num or any(not 0 <= m < num for m in mask)):
         raise ctx.err(s, f"num={num}, {len(pairs)} anchor pairs and mask={mask} are inconsistent")
-    if shape[0] != len(mask) * (classes + 5):
+    if shape is not None and shape[0] != len(mask) * (classes + 5):
         raise ctx.err(s, f"input has {shape[0]} channels, expected len(mask)*(classes+5) = "
                          f"{len(mask)}*({classes}+5) = {len(mask) * (classes + 5)}")
     return _Layer(i, s, "yolo", shape,
@@ -498,6 +498,37 @@ def _cfg_names(cfg_path: Path, head: Section, layers: list[_Layer], names) -> tu
             raise DarknetError(f"{source or 'names'}: {len(names)} class names, but [yolo] at {cfg_path.name}:"
                                f"{l.section.line} has classes={l.params['classes']}")
     return names, source
+
+
+def yolo_params(cfg_path) -> tuple[list[dict], list[str] | None]:
+    """The YOLO head parameters of a darknet cfg, without converting anything (for an ONNX model that lacks them).
+
+    Only the cfg's keys (all sections, :func:`check_keys`) and its ``[yolo]`` sections are read; the rest of the
+    network is not checked.
+
+    Args:
+        cfg_path: darknet ``.cfg`` file.
+    Returns:
+        (one dict per ``[yolo]`` in cfg order: ``{"anchors": [[w, h], ...], "mask": [...], "classes": int,
+        "scale_x_y": float, "cfg_line": int, "layer": int}``, class names from the [net] ``names=`` file or None).
+    Raises:
+        DarknetError: unreadable cfg, unknown keys, no [yolo] section, inconsistent anchors/mask/num.
+    """
+    cfg_path = Path(cfg_path)
+    sections = parse_cfg(cfg_path)
+    check_keys(sections, cfg_path.name)
+    ctx = _Ctx(cfg_path.name)
+    heads = []
+    for i, s in enumerate(sections[1:]):
+        if s.type == "yolo":
+            p = _yolo(ctx, i, s, None).params
+            heads.append({"anchors": p["anchors"], "mask": p["mask"], "classes": p["classes"],
+                          "scale_x_y": p["scale_x_y"], "cfg_line": s.line, "layer": i})
+    if not heads:
+        raise DarknetError(f"{cfg_path.name}: no [yolo] section")
+    layers = [_Layer(h["layer"], Section("yolo", h["cfg_line"]), "yolo", (0, 0, 0), h) for h in heads]
+    names, _ = _cfg_names(cfg_path, sections[0], layers, None) if sections else (None, None)
+    return heads, names
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -189,6 +189,8 @@ def disasm(c, board="zcu19eg", quant="int8-asym", per_tensor=False, program=None
             _die(f"--program {program}: no such file")
         except OSError as e:
             _die(f"--program {program}: cannot read ({e.strerror or e})")
+        if not blob:
+            _die(f"--program {program}: empty file, not a program")
     else:
         blob = _compile(board, quant, per_tensor, None, progress=False).program.blob
     try:

@@ -45,7 +45,7 @@ def default_onnx() -> Path:
     if not out.is_file() or "class_names" not in _onnx_metadata(out):
         out.parent.mkdir(parents=True, exist_ok=True)
         darknet_to_onnx(data.yolov4_tiny_cfg(), data.yolov4_tiny_weights(), str(out),
-                        names=data.yolov4_tiny_dir() / "coco.names")
+                        names=data.coco_names_path())
     return out
 
 
@@ -244,7 +244,7 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
         yolo_cfg: darknet cfg whose [yolo] sections give the YOLO head parameters (:func:`apply_yolo_cfg`);
             its [net] ``names=`` is used when the model has no names and ``names`` is not given.
         require_detection: check the YOLO parameters and class names (:func:`check_detection`) right after
-            loading, before calibration and compilation.
+            loading, before calibration and compilation (also done whenever ``names`` or ``yolo_cfg`` is given).
 
     Raises BoardError, GraphError, QuantError, ScheduleError, DarknetError with messages naming the offending item.
     """
@@ -256,8 +256,8 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
     g0 = load_model(model_path)
     cfg_names = apply_yolo_cfg(g0, yolo_cfg) if yolo_cfg else None
     class_names = resolve_class_names(g0.metadata, names if names is not None else cfg_names)
-    if require_detection:
-        check_detection(g0, class_names, model_path)
+    if require_detection or names is not None or yolo_cfg:
+        check_detection(g0, class_names, model_path)   # names / YOLO parameters given: they must fit the model
     g = passes.run_all(g0)
     t1 = time.time()
     ranges = calibration_ranges(g, model_path, progress=progress)

@@ -129,6 +129,8 @@ def test_empty_onnx(tmp_path):
 
 def test_disasm_missing_program(tmp_path):
     _one_line_error(_invoke("disasm", "--program", str(tmp_path / "missing.bin")), "missing.bin", "no such file")
+    (tmp_path / "empty.bin").write_bytes(b"")
+    _one_line_error(_invoke("disasm", "--program", str(tmp_path / "empty.bin")), "empty.bin", "empty file")
 
 
 def test_out_that_is_a_file_is_refused_before_any_work(tmp_path):

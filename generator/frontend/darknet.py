@@ -46,10 +46,10 @@ Model metadata (``model.metadata_props``, JSON values):
 * ``darknet_header``: ``{"major", "minor", "revision", "seen"}``.
 * ``darknet_weights_sha256``: SHA-256 (hex) of the weights file (provenance; the compiler recognises the official
   YOLOv4-tiny weights by it and labels them with their COCO names).
-* ``class_names``: list of class names (class-index order) and ``class_names_source`` (the file), when the cfg's
-  [net] has ``names=FILE`` (this converter's extension; darknet keeps names in its ``.data`` file; a relative path
-  is resolved against the cfg's folder) or ``darknet_to_onnx(..., names=)`` is given. Their count must equal every
-  [yolo]'s ``classes``.
+* ``class_names``: list of class names (class-index order) and ``class_names_source`` (the file's base name, so the
+  ONNX bytes do not depend on where the files are), when the cfg's [net] has ``names=FILE`` (this converter's
+  extension; darknet keeps names in its ``.data`` file; a relative path is resolved against the cfg's folder) or
+  ``darknet_to_onnx(..., names=)`` is given. Their count must equal every [yolo]'s ``classes``.
 
 Option keys: every key of a supported section must be one darknet's ``parser.c`` reads there (:data:`KNOWN_KEYS`);
 an unknown key (``pd=1``, ``activaton=leaky``) is a :class:`DarknetError` naming ``file:line`` and the nearest valid
@@ -610,7 +610,8 @@ def darknet_to_onnx(cfg_path, weights_path, out_path=None, names=None) -> onnx.M
         The shape-inferred ``onnx.ModelProto``: input ``input`` float32 ``[1, C, H, W]``; outputs ``layer_j``
         float32 ``[1, len(mask)*(classes+5), h, w]`` (the tensors feeding each ``[yolo]``, in cfg order); metadata
         ``darknet_net``, ``darknet_yolo``, ``darknet_floats_consumed``, ``darknet_header``,
-        ``darknet_weights_sha256``, and ``class_names`` / ``class_names_source`` when names are known.
+        ``darknet_weights_sha256``, and ``class_names`` / ``class_names_source`` (the names file's base name)
+        when names are known.
 
     Raises:
         DarknetError: any problem with the cfg, weights or names (see :func:`parse_cfg`, :func:`check_keys`,
@@ -696,7 +697,7 @@ def darknet_to_onnx(cfg_path, weights_path, out_path=None, names=None) -> onnx.M
             "darknet_weights_sha256": hashlib.sha256(Path(weights_path).read_bytes()).hexdigest()}
     if class_names is not None:
         meta["class_names"] = class_names
-        meta["class_names_source"] = names_source
+        meta["class_names_source"] = Path(names_source).name if names_source else None
     for key, value in meta.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, json.dumps(value)

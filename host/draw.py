@@ -38,20 +38,15 @@ def _clip_box(det, w: int, h: int) -> tuple:
     return x1, y1, x2, y2
 
 
-def _overlap(a, b) -> float:
-    """Intersection area of two [x1, y1, x2, y2) rectangles (pixels, exclusive ends)."""
-    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-
-
 def label_boxes(detections, img_w: int, img_h: int, font=None) -> list:
     """Where :func:`draw_detections` puts each caption: rectangles that do not overlap each other and lie inside
     the image whenever that is possible.
 
-    For each detection, in the given order, the first free candidate is taken: just above the box, just below it,
-    inside its top edge, inside its bottom edge (left-aligned with the box, shifted left to stay inside the image);
-    then those positions moved up or down in steps of one label height, then moved sideways by one label width,
-    nearest first. If every candidate overlaps an earlier label (more captions than fit around the box), the one
-    with the least overlap is used.
+    For each detection, in the given order, the first candidate that overlaps no earlier caption is taken: just
+    above the box, just below it, inside its top edge, inside its bottom edge (left-aligned with the box); the same
+    four moved one caption width left, then right; then all of these moved up or down by k caption heights,
+    k = 1, 2, ... (nearest first). Every candidate is clamped into the image. If all overlap (more captions than
+    the image can hold), the one with the least overlap area is used.
 
     Args:
         detections: list of dicts with ``"label"``, ``"score"``, ``"box"`` ([x1, y1, x2, y2] image pixels).
@@ -72,22 +67,19 @@ def label_boxes(detections, img_w: int, img_h: int, font=None) -> list:
         x0 = int(round(bx1))
         bases = [int(round(by1)) - lh, int(round(by2)) + 1, int(round(by1)), int(round(by2)) + 1 - lh]
         shifts = [0] + [s for k in range(1, img_h // max(lh, 1) + 2) for s in (-k * lh, k * lh)]
-        cands = [(x0 + dx, y + sy) for sy in shifts for dx in (0, -lw, lw) for y in bases]
-        best, best_ov = None, None
-        seen = set()
-        for x, y in cands:
-            x = min(max(x, 0), img_w - lw)
-            y = min(max(y, 0), img_h - lh)
-            if (x, y) in seen:
-                continue
-            seen.add((x, y))
-            r = (x, y, x + lw, y + lh)
-            ov = sum(_overlap(r, q) for q in placed)
-            if ov == 0:
-                best = r
-                break
-            if best_ov is None or ov < best_ov:
-                best, best_ov = r, ov
+        xy = np.array([(x0 + dx, y + sy) for sy in shifts for dx in (0, -lw, lw) for y in bases], np.int64)
+        xy[:, 0] = np.clip(xy[:, 0], 0, img_w - lw)
+        xy[:, 1] = np.clip(xy[:, 1], 0, img_h - lh)
+        rects = np.concatenate([xy, xy + (lw, lh)], axis=1)                       # [M, 4] candidates, in order
+        if placed:
+            q = np.array(placed, np.int64)                                         # [N, 4] labels so far
+            ix = np.minimum(rects[:, None, 2], q[None, :, 2]) - np.maximum(rects[:, None, 0], q[None, :, 0])
+            iy = np.minimum(rects[:, None, 3], q[None, :, 3]) - np.maximum(rects[:, None, 1], q[None, :, 1])
+            ov = (np.maximum(ix, 0) * np.maximum(iy, 0)).sum(axis=1)             # [M] overlap area
+            free = np.flatnonzero(ov == 0)
+            best = tuple(int(v) for v in rects[free[0] if free.size else int(np.argmin(ov))])
+        else:
+            best = tuple(int(v) for v in rects[0])
         placed.append(best)
     return placed
 

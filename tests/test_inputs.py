@@ -284,7 +284,10 @@ def test_labels_do_not_overlap_and_stay_inside(plain):
                 for i in range(12)]                                  # twelve boxes sharing a top edge
     crowded += [{"label": "edge", "class_id": 1, "score": 0.9, "box": [w - 5, 0, w + 40, 20]},   # at the corner
                 {"label": "edge", "class_id": 2, "score": 0.9, "box": [-30, h - 10, 10, h + 5]}]
-    for ds in (dets, crowded):
+    rng = np.random.default_rng(0)
+    many = [{"label": "person", "score": 0.5, "box": [*rng.uniform(0, 300, 2), *rng.uniform(300, 600, 2)]}
+            for _ in range(100)]                                     # 100 overlapping boxes in a 640x480 frame
+    for ds, w, h in ((dets, w, h), (crowded, w, h), (many, 640, 480)):
         rects = label_boxes(ds, w, h)
         assert len(rects) == len(ds)
         assert _disjoint(rects)
@@ -300,3 +303,14 @@ def test_help_works_for_every_task():
     for t in tasks:
         r = _invoke(t, "--help")
         assert r.returncode == 0 and "Usage:" in r.stdout and f" {t} " in r.stdout, (t, r.stdout, r.stderr)
+
+
+def test_compile_from_darknet_files_writes_everything_under_out(tmp_path):
+    d = data.yolov4_tiny_dir()
+    r = _invoke("compile", "--cfg", str(d / "yolov4-tiny.cfg"), "--weights", str(d / "yolov4-tiny.weights"),
+                "--names", str(d / "coco.names"), "--out", str(tmp_path / "o"))
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
+        "manifest.json", "program.asm", "program.bin", "schedule.png", "schedule.txt", "weights.bin",
+        "yolov4-tiny.onnx"]
+    assert json.loads((tmp_path / "o" / "manifest.json").read_text())["names"] == data.coco_names()

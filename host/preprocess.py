@@ -37,7 +37,8 @@ def load_image(path, exif_transpose: bool = True) -> np.ndarray:
       stb_image ignores the tag; ``exif_transpose=False`` gives that stored pixel grid.)
     * **16-bit** grayscale (Pillow modes ``I;16``, ``I;16L``, ``I;16B``, and ``I`` with values in 0..65535, which
       is how Pillow opens 16-bit PNGs) is scaled to 8 bits as ``round(v / 257)`` (65535 -> 255, so a 16-bit
-      image is not clipped to white); 48/64-bit RGB(A) PNGs are reduced to 8 bits per channel by Pillow's decoder.
+      image is not clipped to white); 48/64-bit RGB(A) PNGs are reduced to 8 bits per channel by Pillow's decoder
+      (the high byte).
     * **Transparency** (RGBA, LA, PA, palette images with a ``transparency`` entry, RGB/L with a transparent
       color): alpha-composited on :data:`BACKGROUND` (mid gray 128) with Pillow ``Image.alpha_composite``.
     * **Palette** (P), **CMYK** (Pillow's conversion, ``R = (255 - C) * (255 - K) / 255``; embedded ICC profiles

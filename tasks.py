@@ -1,8 +1,11 @@
 """Project tasks (``invoke --list``). Run inside the virtual environment that ``./setup.sh`` creates."""
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,33 +36,99 @@ def _real_image(image: str):
         _die(str(e))
 
 
-def _compile(board, quant, per_tensor, model, progress=True):
+def _out_folder(out) -> Path:
+    """Create the output folder OUT (with its parents) and check that it is writable by creating and deleting a
+    probe file in it (permission bits alone say nothing when running as root); exits 2 naming OUT when it is an
+    existing file, lies under a file, or cannot be created or written. Called before any other work."""
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        _die(f"output folder {out}: exists and is not a folder")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=p)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        _die(f"output folder {out}: not writable ({e.strerror or e})")
+    return p
+
+
+def _model(model, cfg, weights, names, onnx_dir) -> str | None:
+    """The ONNX model to compile: MODEL, or the darknet CFG + WEIGHTS converted to ONNX (class names: NAMES, else
+    the cfg's names=) as ONNX_DIR/<cfg stem>.onnx, or, without ONNX_DIR, build/darknet/<cfg stem>-<hash of the cfg,
+    weights and names>/<cfg stem>.onnx. Exits 2 with the converter's message on bad darknet files."""
+    if not (cfg or weights):
+        return model
+    if model:
+        _die("give either --model or --cfg/--weights, not both")
+    if not (cfg and weights):
+        _die("--cfg and --weights go together")
+    from generator.compiler import file_sha256
+    from generator.frontend.darknet import DarknetError, darknet_to_onnx
+
+    for opt, f in (("--cfg", cfg), ("--weights", weights), ("--names", names)):
+        if f is not None and not Path(f).is_file():
+            _die(f"{opt} {f}: no such file")
+    if onnx_dir is None:
+        h = hashlib.sha256("".join(file_sha256(f) for f in (cfg, weights, names) if f).encode()).hexdigest()[:8]
+        onnx_dir = ROOT / "build" / "darknet" / f"{Path(cfg).stem}-{h}"
+    onnx_dir = _out_folder(onnx_dir)
+    dest = onnx_dir / f"{Path(cfg).stem}.onnx"
+    try:
+        darknet_to_onnx(cfg, weights, dest, names=names)
+    except DarknetError as e:
+        _die(str(e))
+    return str(dest)
+
+
+def _compile(board, quant, per_tensor, model, progress=True, names=None, yolo_cfg=None, require_detection=False):
+    """compile_model, exiting 2 with its message on bad input; REQUIRE_DETECTION checks the YOLO head parameters
+    and class names (from the model, --names, --yolo-cfg) before calibration, hence before any simulation."""
     from generator.board import BoardError
     from generator.codegen import ScheduleError
     from generator.compiler import compile_model
+    from generator.frontend.darknet import DarknetError
     from generator.ir import GraphError
     from generator.quantize import QuantError
 
+    for opt, f in (("--names", names), ("--yolo-cfg", yolo_cfg)):
+        if f is not None and not Path(f).is_file():
+            _die(f"{opt} {f}: no such file")
     try:
-        return compile_model(board, quant, per_channel=not per_tensor, model=model, progress=progress)
-    except (BoardError, GraphError, QuantError, ScheduleError, FileNotFoundError) as e:
+        return compile_model(board, quant, per_channel=not per_tensor, model=model, progress=progress, names=names,
+                             yolo_cfg=yolo_cfg, require_detection=require_detection)
+    except (BoardError, GraphError, QuantError, ScheduleError, DarknetError, FileNotFoundError) as e:
         _die(str(e))
 
 
 def _out_dir(c, out):
+    """OUT, else build/<board>/<model key>/<quant>/ (model key: file stem + hash of its content)."""
+    from generator.compiler import model_key
+
     if out:
         return Path(out)
-    return ROOT / "build" / c.board.name / c.model_path.stem / c.quant.name
+    return ROOT / "build" / c.board.name / model_key(c.model_path) / c.quant.name
+
+
+MODEL_HELP = {"model": "ONNX model (default: official YOLOv4-tiny)",
+              "cfg": "darknet cfg to compile from (with --weights; converted to ONNX under --out)",
+              "weights": "darknet weights matching --cfg",
+              "names": "class-names file, one per line (default: the model's, or names= of the cfg's [net])",
+              "yolo_cfg": "darknet cfg whose [yolo] sections give anchors/mask/scale_x_y/classes (for an ONNX model "
+                          "without YOLO metadata)"}
 
 
 @task(help={"board": "board name (boards/*.yaml)", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
-            "model": "ONNX model (default: official YOLOv4-tiny)", "out": "artifact folder"})
-def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, out=None):
+            "out": "artifact folder (default build/BOARD/MODEL-HASH/QUANT)", **MODEL_HELP})
+def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, out=None, cfg=None, weights=None,
+            names=None, yolo_cfg=None):
     """Compile the model to an instruction program for BOARD; print the per-layer schedule."""
     from generator.compiler import schedule_table, write_artifacts
 
+    od = _out_folder(out) if out else None
     t0 = time.time()
-    comp = _compile(board, quant, per_tensor, model)
+    comp = _compile(board, quant, per_tensor, _model(model, cfg, weights, names, od), names=names,
+                    yolo_cfg=yolo_cfg)
     d = write_artifacts(comp, _out_dir(comp, out))
     print(schedule_table(comp))
     secs = ", ".join(f"{k} {v:.1f} s" for k, v in comp.seconds.items())
@@ -67,33 +136,36 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
           f"{len(comp.program.weights)} weight bytes -> {d}")
 
 
-@task(help={"image": "image file, or a shipped image name (bus, zidane, dog, person, horses, ...)", "out": "output folder", "board": "board name", "quant": QUANTS,
-            "per_tensor": "per-tensor weight scales", "model": "ONNX model"})
-def detect(c, image, out="out", board="zcu19eg", quant="int8-asym", per_tensor=False, model=None):
+@task(help={"image": "image file, or a shipped image name (bus, zidane, dog, person, horses, ...); default bus",
+            "out": "output folder: detections.json/.png, program artifacts in OUT/artifacts/", "board": "board name",
+            "quant": QUANTS, "per_tensor": "per-tensor weight scales", **MODEL_HELP})
+def detect(c, image="bus", out="out", board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, cfg=None,
+           weights=None, names=None, yolo_cfg=None):
     """Compile, run IMAGE through the golden ISA simulator, write OUT/detections.json and OUT/detections.png."""
     from generator.compiler import detections_from_heads, quantize_image, write_artifacts
     from generator.runtime import run_golden
     from host.draw import draw_detections
 
+    od = _out_folder(out)
     img = _real_image(image)
-    comp = _compile(board, quant, per_tensor, model)
-    write_artifacts(comp, _out_dir(comp, None))
+    art = od / "artifacts"
+    comp = _compile(board, quant, per_tensor, _model(model, cfg, weights, names, art), names=names,
+                    yolo_cfg=yolo_cfg, require_detection=True)
+    write_artifacts(comp, art)
     xq = quantize_image(comp, img)
     t0 = time.time()
     heads, res, _, _ = run_golden(comp.program, comp.qgraph, xq, progress=True)
     secs = time.time() - t0
     dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
-    od = Path(out)
-    od.mkdir(parents=True, exist_ok=True)
     (od / "detections.json").write_text(json.dumps(dets, indent=1))
-    draw_detections(img, dets, od / "detections.png")
+    draw_detections(img, dets, od / "detections.png", num_classes=len(comp.names))
     for d in dets:
         print(f"  {d['label']:<14} {d['score']:.2f}  box {[round(v) for v in d['box']]}")
     hw = comp.hw
     print(f"golden simulator: {res.cycles} cycles = {res.cycles / hw.clock_mhz / 1e3:.2f} ms at "
           f"{hw.clock_mhz:.0f} MHz ({hw.clock_mhz * 1e6 / res.cycles:.1f} frames/s, int{hw.bits}, "
           f"{hw.tn}x{hw.tm} PE array); simulated in {secs:.1f} s")
-    print(f"wrote {od / 'detections.json'} and {od / 'detections.png'}")
+    print(f"wrote {od / 'detections.json'} and {od / 'detections.png'} (program artifacts in {art})")
 
 
 @task(help={"board": "board name", "out": "output folder", "images": "limit the number of images (0: all)"})
@@ -101,7 +173,7 @@ def accuracy(c, board="zcu19eg", out="build/accuracy", images=0):
     """Accuracy table: float vs int16/int8 (sym/asym, per-channel/per-tensor): mAP@0.5, SQNR, parameter bytes."""
     from generator.accuracy import accuracy_table
 
-    accuracy_table(board, Path(out), max_images=int(images))
+    accuracy_table(board, _out_folder(out), max_images=int(images))
 
 
 @task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
@@ -111,7 +183,14 @@ def disasm(c, board="zcu19eg", quant="int8-asym", per_tensor=False, program=None
     from generator import isa
 
     if program:
-        blob = Path(program).read_bytes()
+        try:
+            blob = Path(program).read_bytes()
+        except FileNotFoundError:
+            _die(f"--program {program}: no such file")
+        except OSError as e:
+            _die(f"--program {program}: cannot read ({e.strerror or e})")
+        if not blob:
+            _die(f"--program {program}: empty file, not a program")
     else:
         blob = _compile(board, quant, per_tensor, None, progress=False).program.blob
     try:
@@ -145,6 +224,8 @@ def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_on
         b = load_board(board)
     except (BoardError, FileNotFoundError) as e:
         _die(str(e))
+    if rtl and out:
+        _out_folder(out)
     e = hls_resources.estimate(b)
     a = b.accelerator
     print(f"## {board} ({b.part}), Tn x Tm = {a.tn} x {a.tm}: HLS estimate\n\n{e.table()}\n\n{e.memory_table()}\n")
@@ -164,16 +245,19 @@ def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_on
                                                                      for k in over))
 
 
-@task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales", "model": "ONNX model",
+@task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "overlay": "folder with the overlay .bit + .hwh (default: overlay/BOARD/ when built)",
-            "out": "output folder (default: build/package)"})
-def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, overlay=None, out=None):
+            "out": "output folder (default: build/package)", **MODEL_HELP})
+def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, overlay=None, out=None, cfg=None,
+            weights=None, names=None, yolo_cfg=None):
     """Deployment package for BOARD: folder + tarball (program artifacts, host/, overlay when built, README)."""
     from generator.package import build_package
 
-    comp = _compile(board, quant, per_tensor, model, progress=False)
+    od = _out_folder(out if out else ROOT / "build" / "package")
+    comp = _compile(board, quant, per_tensor, _model(model, cfg, weights, names, od if out else None),
+                    progress=False, names=names, yolo_cfg=yolo_cfg, require_detection=True)
     try:
-        d, tar = build_package(comp, Path(out) if out else ROOT / "build" / "package", overlay_dir=overlay)
+        d, tar = build_package(comp, od, overlay_dir=overlay)
     except FileNotFoundError as e:
         _die(str(e))
     print(f"wrote {d}/ and {tar} ({tar.stat().st_size / 1e6:.1f} MB)")
@@ -181,11 +265,12 @@ def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
 
 
 @task(help={"board": "board name (boards/*.yaml)", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
-            "model": "ONNX model (default: official YOLOv4-tiny)", "image": "image file or shipped image name",
-            "out": "artifact folder", "overlay": "where vivado_bd.tcl puts the .bit + .hwh (default overlay/BOARD/)",
-            "require_tools": "fail if vitis_hls or vivado is not on PATH (scripted bitstream builds)"})
+            "image": "image file or shipped image name",
+            "out": "artifact folder (default build/BOARD/MODEL-HASH/QUANT)",
+            "overlay": "where vivado_bd.tcl puts the .bit + .hwh (default overlay/BOARD/)",
+            "require_tools": "fail if vitis_hls or vivado is not on PATH (scripted bitstream builds)", **MODEL_HELP})
 def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, image="bus", out=None, overlay=None,
-          require_tools=False):
+          require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None):
     """Compile, render the HLS kernel (program in its ROM) and the Vitis HLS / Vivado scripts, run the kernel's g++
     C-simulation on IMAGE bit-exact against the golden simulator, draw its detections, write report.md (resources,
     predicted cycles and FPS); then run vitis_hls and vivado if they are on PATH, else name the commands."""
@@ -197,8 +282,12 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     from generator.runtime import build_ddr, read_tensor
     from host.draw import draw_detections
 
+    od = _out_folder(out) if out else None
+    if overlay:
+        _out_folder(overlay)
     img = _real_image(image)
-    comp = _compile(board, quant, per_tensor, model)
+    model = _model(model, cfg, weights, names, od)
+    comp = _compile(board, quant, per_tensor, model, names=names, yolo_cfg=yolo_cfg, require_detection=True)
     try:
         est = resources.check(comp.board, len(comp.program.insns))
     except resources.ResourceError as e:
@@ -218,11 +307,12 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     # predicted cycles of both precisions (latency model) for the int8 / int16 ratio
     bits = comp.hw.bits
     cycles = {bits: sum(p.cycles for p in comp.program.plans)}
-    other = _compile(board, "int16-sym" if bits == 8 else "int8-asym", per_tensor, model, progress=False)
+    other = _compile(board, "int16-sym" if bits == 8 else "int8-asym", per_tensor, model, progress=False,
+                     names=names, yolo_cfg=yolo_cfg)
     cycles[other.hw.bits] = sum(p.cycles for p in other.program.plans)
     heads = {o: read_tensor(comp.program, comp.qgraph, r["ddr"], bases, o) for o in comp.qgraph.outputs}
     dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
-    draw_detections(img, dets, Path(d) / "detections.png")
+    draw_detections(img, dets, Path(d) / "detections.png", num_classes=len(comp.names))
     (Path(d) / "detections.json").write_text(json.dumps(dets, indent=1))
     (Path(d) / "report.md").write_text(hls.report_md(comp.board, comp.quant.name, len(comp.program.insns), cycles,
                                                      bits, r, Path(image).name, dets, est))
@@ -257,6 +347,8 @@ def sim(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_tensor
 
     if config not in CONFIGS:
         _die(f"unknown config {config!r}; one of {', '.join(CONFIGS)}")
+    if out:
+        _out_folder(out)
     quants = [q.strip() for q in quant.split(",") if q.strip()]
     for q in quants:
         if q not in MODES:

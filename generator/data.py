@@ -43,9 +43,15 @@ def yolov4_tiny_weights() -> Path:
     return yolov4_tiny_dir() / "yolov4-tiny.weights"
 
 
+def coco_names_path() -> Path:
+    """Path of ``coco.names`` (80 lines) shipped with the official YOLOv4-tiny files: the class names of the
+    official weights, which the default model carries as its ``class_names`` metadata."""
+    return yolov4_tiny_dir() / "coco.names"
+
+
 def coco_names() -> list[str]:
     """The 80 COCO class names, in darknet's class-index order."""
-    return [l.strip() for l in (yolov4_tiny_dir() / "coco.names").read_text().splitlines() if l.strip()]
+    return [l.strip() for l in coco_names_path().read_text().splitlines() if l.strip()]
 
 
 def sample_images() -> dict[str, Path]:

@@ -24,22 +24,41 @@ class ImageError(ValueError):
     """An input file is missing, unreadable, or not a decodable image; the message names the path and why."""
 
 
-def load_image(path) -> np.ndarray:
-    """Load an image file as RGB, like darknet's ``load_image_stb`` (image.c) does with stb_image.
+BACKGROUND = (128, 128, 128)
+"""RGB uint8 background that transparent pixels are composited on: a neutral mid gray (darknet pads its letterbox
+with 0.5 gray), so a transparent area reads as featureless rather than as black or white objects."""
 
-    EXIF orientation is deliberately NOT applied (stb_image, hence darknet, ignores it), so detections refer to
-    the stored pixel grid. Grayscale (L), palette (P), RGBA/LA, CMYK etc. are converted to 8-bit RGB with
-    Pillow's ``convert("RGB")`` (alpha dropped, as stb_image does when asked for 3 channels). On every real JPEG
-    of the project the pixels equal those of darknet's ``load_image_color`` (tests/test_host.py).
+
+def load_image(path, exif_transpose: bool = True) -> np.ndarray:
+    """Load an image file as upright 8-bit RGB.
+
+    * **Orientation**: the EXIF orientation tag is applied (Pillow ``ImageOps.exif_transpose``), so the array --
+      and the detections and drawings made from it -- are in the upright frame a photo viewer shows. (darknet's
+      stb_image ignores the tag; ``exif_transpose=False`` gives that stored pixel grid.)
+    * **16-bit** grayscale (Pillow modes ``I;16``, ``I;16L``, ``I;16B``, and ``I`` with values in 0..65535, which
+      is how Pillow opens 16-bit PNGs) is scaled to 8 bits as ``round(v / 257)`` (65535 -> 255, so a 16-bit
+      image is not clipped to white); 48/64-bit RGB(A) PNGs are reduced to 8 bits per channel by Pillow's decoder
+      (the high byte).
+    * **Transparency** (RGBA, LA, PA, palette images with a ``transparency`` entry, RGB/L with a transparent
+      color): alpha-composited on :data:`BACKGROUND` (mid gray 128) with Pillow ``Image.alpha_composite``.
+    * **Palette** (P), **CMYK** (Pillow's conversion, ``R = (255 - C) * (255 - K) / 255``; embedded ICC profiles
+      are not applied), **grayscale** (L, 1-bit), **YCbCr**: converted to RGB with Pillow ``convert``.
+    * Other modes (e.g. 32-bit float ``F``, ``LAB``, ``HSV``) are an :class:`ImageError` naming the mode.
+
+    On every real JPEG of the project (none carries a rotating EXIF orientation) the pixels equal those of darknet's
+    ``load_image_color`` (tests/test_host.py).
 
     Args:
-        path: str or os.PathLike of a file Pillow can decode (JPEG, PNG, BMP, ...).
+        path: str or os.PathLike of a file Pillow can decode (JPEG, PNG, BMP, TIFF, GIF (first frame), ...).
+        exif_transpose: apply the EXIF orientation (default True).
     Returns:
-        np.ndarray uint8 [H, W, 3], RGB, C-contiguous.
+        np.ndarray uint8 [H, W, 3], RGB, C-contiguous (H, W of the upright image).
     Raises:
-        ImageError: the path does not exist, is not a regular file, cannot be read, or is not a decodable image
-            (the message contains the path and the reason).
+        ImageError: the path does not exist, is not a regular file, cannot be read, is not a decodable image, or
+            has an unsupported pixel mode (the message contains the path and the reason).
     """
+    from PIL import ImageOps
+
     p = os.fspath(path)
     if not os.path.exists(p):
         raise ImageError(f"{p}: no such file")
@@ -48,16 +67,47 @@ def load_image(path) -> np.ndarray:
     try:
         with Image.open(p) as im:
             im.load()
-            if im.mode != "RGB":
-                im = im.convert("RGB")
-            arr = np.asarray(im, dtype=np.uint8)
+            if exif_transpose:
+                im = ImageOps.exif_transpose(im)
+            arr = _to_rgb8(im, p)
     except UnidentifiedImageError as e:
         raise ImageError(f"{p}: not a recognised image file ({e})") from e
     except (OSError, ValueError, SyntaxError) as e:  # truncated/corrupt data, unreadable file
+        if isinstance(e, ImageError):
+            raise
         raise ImageError(f"{p}: cannot decode image ({type(e).__name__}: {e})") from e
     if arr.ndim != 3 or arr.shape[2] != 3 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ImageError(f"{p}: unexpected decoded shape {arr.shape}")
     return np.ascontiguousarray(arr)
+
+
+_WIDE_GRAY = ("I;16", "I;16L", "I;16B", "I;16N", "I")
+
+
+def _to_rgb8(im: Image.Image, p: str) -> np.ndarray:
+    """A loaded Pillow image of any supported mode -> uint8 [H, W, 3] RGB (see :func:`load_image`)."""
+    mode = im.mode
+    if mode in _WIDE_GRAY:
+        v = np.asarray(im)
+        if v.dtype.kind == "f" or (v.size and (int(v.min()) < 0 or int(v.max()) > 65535)):
+            raise ImageError(f"{p}: unsupported {mode} image with values outside 0..65535 "
+                             f"({int(v.min())}..{int(v.max())}); only 16-bit integer images are scaled")
+        g = ((v.astype(np.uint32) * 2 + 257) // 514).astype(np.uint8)   # round(v / 257), half up
+        return np.repeat(g[:, :, None], 3, axis=2)
+    has_alpha = mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in im.info
+    if has_alpha:
+        try:
+            rgba = im.convert("RGBA")
+        except ValueError as e:
+            raise ImageError(f"{p}: cannot convert a {mode} image with transparency to RGB ({e})") from e
+        bg = Image.new("RGBA", rgba.size, BACKGROUND + (255,))
+        return np.asarray(Image.alpha_composite(bg, rgba).convert("RGB"), dtype=np.uint8)
+    if mode == "RGB":
+        return np.asarray(im, dtype=np.uint8)
+    if mode in ("L", "1", "P", "CMYK", "YCbCr", "RGBX"):
+        return np.asarray(im.convert("RGB"), dtype=np.uint8)
+    raise ImageError(f"{p}: unsupported pixel mode {mode!r} (supported: RGB, RGBA, L, LA, 1, P, PA, CMYK, YCbCr, "
+                     f"16-bit grayscale)")
 
 
 def darknet_resize(img: np.ndarray, width: int, height: int) -> np.ndarray:

@@ -467,3 +467,39 @@ def test_small_cfg_weight_count_errors(tmp_path):
                                            rf"\(layer 14\) needs {need} floats, only {have} left"):
         darknet_to_onnx(cfg, tmp_path / "small.weights")
     assert SMALL_CFG.splitlines()[92] == "[convolutional]"
+
+
+def test_unknown_keys_are_errors_with_the_nearest_valid_key(tmp_path):
+    """darknet only warns "Unused field" and runs a different network; we refuse, listing every unknown key."""
+    p = tmp_path / "t.cfg"
+    p.write_text("[net]\nwidth=32\nheight=32\nchannels=3\nbatchsize=1\n[convolutional]\nfilters=8\nsize=3\npd=1\n"
+                 "activaton=leaky\n[yolo]\nnames=x.names\nzzzz=1\n")
+    with pytest.raises(DarknetError) as e:
+        darknet_to_onnx(p, tmp_path / "none.weights")
+    msg = str(e.value)
+    assert "t.cfg:5 [net]: unknown key 'batchsize' (did you mean 'batch'?)" in msg
+    assert "t.cfg:9 [convolutional]: unknown key 'pd' (did you mean 'pad'?)" in msg
+    assert "t.cfg:10 [convolutional]: unknown key 'activaton' (did you mean 'activation'?)" in msg
+    assert "t.cfg:12 [yolo]: unknown key 'names' (names= belongs in the [net] section)" in msg
+    assert "t.cfg:13 [yolo]: unknown key 'zzzz' (valid keys of [yolo]: " in msg
+
+
+def test_missing_activation_names_darknets_default(tmp_path):
+    p = tmp_path / "t.cfg"
+    p.write_text("[net]\nwidth=32\nheight=32\nchannels=3\n[convolutional]\nfilters=8\nsize=3\n")
+    with pytest.raises(DarknetError, match=r"t\.cfg:5 \[convolutional\]: no activation= given: darknet's default "
+                                           r"is 'logistic'"):
+        darknet_to_onnx(p, tmp_path / "none.weights")
+
+
+def test_official_cfg_has_only_known_keys_and_yolo_params(official):
+    from generator.frontend.darknet import yolo_params
+
+    cfg, _, model = official
+    heads, names = yolo_params(cfg)
+    meta = _meta(model)
+    assert names is None and "class_names" not in meta
+    assert [{k: h[k] for k in ("anchors", "mask", "classes", "scale_x_y", "cfg_line", "layer")} for h in heads] == \
+        [{k: y[k] for k in ("anchors", "mask", "classes", "scale_x_y", "cfg_line", "layer")}
+         for y in meta["darknet_yolo"]]
+    assert len(meta["darknet_weights_sha256"]) == 64

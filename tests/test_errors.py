@@ -83,3 +83,80 @@ def test_layer_that_fits_no_buffer_names_the_layer():
 def test_unknown_quant_mode():
     with pytest.raises(QuantError, match="int8-asym"):
         QuantConfig.from_mode("int4")
+
+
+def _one_line_error(r, *needles):
+    """Exit 2, exactly one stderr line starting with 'error:', containing every needle, no traceback."""
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2, (r.returncode, r.stdout[-500:], r.stderr[-2000:])
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.stderr, r.stderr
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+def _typo_cfg(tmp_path, old, new):
+    from generator import data
+
+    text = data.yolov4_tiny_cfg().read_text()
+    assert old in text
+    p = tmp_path / "typo.cfg"
+    p.write_text(text.replace(old, new, 1))
+    line = text[:text.index(old)].count("\n") + 1
+    return p, line
+
+
+@pytest.mark.parametrize("old,new,hint", [("pad=1", "pd=1", "did you mean 'pad'?"),
+                                          ("activation=leaky", "activaton=leaky", "did you mean 'activation'?")])
+def test_cfg_typo_is_named_with_the_nearest_key(tmp_path, old, new, hint):
+    from generator import data
+
+    cfg, line = _typo_cfg(tmp_path, old, new)
+    key = new.split("=")[0]
+    r = _invoke("compile", "--cfg", str(cfg), "--weights", str(data.yolov4_tiny_weights()),
+                "--out", str(tmp_path / "o"))
+    _one_line_error(r, f"typo.cfg:{line} [convolutional]: unknown key '{key}'", hint)
+    assert "logistic" not in r.stderr
+
+
+def test_empty_onnx(tmp_path):
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    _one_line_error(_invoke("compile", "--model", str(tmp_path / "empty.onnx")), "empty.onnx", "empty file")
+    r = _invoke("detect", "--model", str(tmp_path / "empty.onnx"), "--out", str(tmp_path / "o"))
+    _one_line_error(r, "empty.onnx")
+    (tmp_path / "junk.onnx").write_bytes(b"\x07not a protobuf" * 50)
+    _one_line_error(_invoke("compile", "--model", str(tmp_path / "junk.onnx")), "junk.onnx")
+
+
+def test_disasm_missing_program(tmp_path):
+    _one_line_error(_invoke("disasm", "--program", str(tmp_path / "missing.bin")), "missing.bin", "no such file")
+    (tmp_path / "empty.bin").write_bytes(b"")
+    _one_line_error(_invoke("disasm", "--program", str(tmp_path / "empty.bin")), "empty.bin", "empty file")
+
+
+def test_out_that_is_a_file_is_refused_before_any_work(tmp_path):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    for task in ("compile", "detect", "build", "package"):
+        r = _invoke(task, "--out", str(f))
+        _one_line_error(r, str(f), "not a folder")
+        assert "compiled in" not in r.stdout and "golden simulator" not in r.stdout
+        r = _invoke(task, "--out", str(f / "sub"))                  # a folder under a file cannot be created
+        _one_line_error(r, str(f / "sub"), "not writable")
+    assert f.read_text() == "x"
+
+
+def test_out_that_cannot_be_written(tmp_path):
+    """An existing folder where no file can be created: /proc/self refuses new files even to root (tests run as
+    root here, and root ignores permission bits, so a chmod 555 folder would not test the probe)."""
+    if Path("/proc/self").is_dir():
+        _one_line_error(_invoke("detect", "--out", "/proc/self"), "/proc/self", "not writable")
+    import os
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        if os.geteuid() == 0:
+            pytest.skip("running as root: permission bits do not stop root (the /proc/self case above ran)")
+        _one_line_error(_invoke("compile", "--out", str(ro)), str(ro), "not writable")
+    finally:
+        ro.chmod(0o755)

@@ -44,12 +44,24 @@ Model metadata (``model.metadata_props``, JSON values):
   [[w, h], ...all anchors], "mask": [...], "classes": 80, "scale_x_y": 1.05, "cfg_line": n}``.
 * ``darknet_floats_consumed``: number of float32 values read after the header (6,062,814 for yolov4-tiny).
 * ``darknet_header``: ``{"major", "minor", "revision", "seen"}``.
+* ``darknet_weights_sha256``: SHA-256 (hex) of the weights file (provenance; the compiler recognises the official
+  YOLOv4-tiny weights by it and labels them with their COCO names).
+* ``class_names``: list of class names (class-index order) and ``class_names_source`` (the file's base name, so the
+  ONNX bytes do not depend on where the files are), when the cfg's [net] has ``names=FILE`` (this converter's
+  extension; darknet keeps names in its ``.data`` file; a relative path is resolved against the cfg's folder) or
+  ``darknet_to_onnx(..., names=)`` is given. Their count must equal every [yolo]'s ``classes``.
+
+Option keys: every key of a supported section must be one darknet's ``parser.c`` reads there (:data:`KNOWN_KEYS`);
+an unknown key (``pd=1``, ``activaton=leaky``) is a :class:`DarknetError` naming ``file:line`` and the nearest valid
+key (``difflib``). Darknet only warns about such keys and runs a different network.
 
 CLI: ``python -m generator.frontend.darknet CFG WEIGHTS OUT.onnx``.
 """
 from __future__ import annotations
 
 import argparse
+import difflib
+import hashlib
 import json
 import re
 import sys
@@ -70,6 +82,42 @@ _CANONICAL = {"network": "net", "conv": "convolutional", "max": "maxpool"}
 ACTIVATIONS = ("leaky", "relu", "linear")
 
 
+# Every key darknet's parser.c (AlexeyAB) reads in each supported section, so a real cfg (training options
+# included) parses and a key darknet would not read -- a typo such as ``pd=1`` or ``activaton=leaky``, which darknet
+# itself only warns about as "Unused field" while the network silently changes -- is an error. Keys that darknet
+# reads in every layer section (parse_network_cfg_custom) are in _COMMON_LAYER_KEYS. ``names`` in [net] is this
+# converter's extension: the class-names file (darknet keeps it in the .data file).
+_COMMON_LAYER_KEYS = ("clip", "onlyforward", "dont_update", "burnin_update", "stopbackward", "train_only_bn",
+                      "dontload", "dontloadscales", "learning_rate")
+KNOWN_KEYS = {
+    "net": ("names", "max_batches", "batch", "learning_rate", "learning_rate_min", "sgdr_cycle", "sgdr_mult",
+            "momentum", "decay", "subdivisions", "time_steps", "track", "augment_speed", "sequential_subdivisions",
+            "try_fix_nan", "weights_reject_freq", "equidistant_point", "badlabels_rejection_percentage",
+            "num_sigmas_reject_badlabels", "ema_alpha", "use_cuda_graph", "loss_scale", "dynamic_minibatch",
+            "optimized_memory", "workspace_size_limit_MB", "adam", "B1", "B2", "eps", "height", "width",
+            "channels", "inputs", "max_crop", "min_crop", "flip", "blur", "gaussian_noise", "mixup", "cutmix",
+            "mosaic", "letter_box", "mosaic_bound", "contrastive", "contrastive_jit_flip", "contrastive_color",
+            "unsupervised", "label_smooth_eps", "resize_step", "attention", "adversarial_lr", "max_chart_loss",
+            "angle", "aspect", "saturation", "exposure", "hue", "power", "policy", "burn_in", "step", "scale",
+            "steps", "scales", "seq_scales", "gamma", "show_receptive_field"),
+    "convolutional": ("filters", "groups", "size", "stride", "stride_x", "stride_y", "dilation", "antialiasing",
+                      "pad", "padding", "activation", "assisted_excitation", "share_index", "batch_normalize",
+                      "cbn", "binary", "xnor", "bin_output", "sway", "rotate", "stretch", "stretch_sway",
+                      "flipped", "dot", "angle", "grad_centr", "reverse", "coordconv", "stream",
+                      "wait_stream") + _COMMON_LAYER_KEYS,
+    "maxpool": ("stride", "stride_x", "stride_y", "size", "padding", "maxpool_depth", "out_channels",
+                "antialiasing", "maxpool_zero_nonmax") + _COMMON_LAYER_KEYS,
+    "route": ("layers", "groups", "group_id", "stream", "wait_stream") + _COMMON_LAYER_KEYS,
+    "upsample": ("stride", "scale") + _COMMON_LAYER_KEYS,
+    "yolo": ("classes", "num", "mask", "max", "show_details", "max_delta", "counters_per_class",
+             "label_smooth_eps", "scale_x_y", "objectness_smooth", "new_coords", "iou_normalizer",
+             "obj_normalizer", "cls_normalizer", "delta_normalizer", "iou_loss", "iou_thresh_kind", "beta_nms",
+             "nms_kind", "jitter", "resize", "focal_loss", "ignore_thresh", "truth_thresh", "iou_thresh", "random",
+             "track_history_size", "sim_thresh", "dets_for_track", "dets_for_show", "track_ciou_norm",
+             "embedding_layer", "map", "anchors") + _COMMON_LAYER_KEYS,
+}
+
+
 class DarknetError(ValueError):
     """Bad or unsupported darknet input; the message names the file and the cfg line (or weights section)."""
 
@@ -83,11 +131,13 @@ class Section:
         line: 1-based cfg line of the ``[type]`` header.
         options: ``key -> value`` strings with all whitespace removed (as darknet's ``strip``); the first
             occurrence of a repeated key wins (as darknet's ``option_find``).
+        key_lines: ``key -> 1-based cfg line`` of that first occurrence (for error messages).
     """
 
     type: str
     line: int
     options: dict[str, str] = field(default_factory=dict)
+    key_lines: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
 
 def parse_cfg(path) -> list[Section]:
@@ -123,11 +173,47 @@ def parse_cfg(path) -> list[Section]:
             raise DarknetError(f"{path.name}:{lineno}: option {raw.strip()!r} before the first [section]")
         key, value = line.split("=", 1)
         sections[-1].options.setdefault(key, value)
+        sections[-1].key_lines.setdefault(key, lineno)
     return sections
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # cfg -> layer list with shapes
+
+def check_keys(sections: list[Section], cfg_name: str) -> None:
+    """Reject every option key darknet would not read in its section (see :data:`KNOWN_KEYS`).
+
+    Sections of unsupported types are skipped (they are reported by :func:`_build_layers`).
+
+    Raises:
+        DarknetError: one line per unknown key, ``cfg:line [section]: unknown key 'pd' (did you mean 'pad'?)``,
+            the suggestion being :func:`difflib.get_close_matches` over that section type's keys; all unknown keys
+            of the file are listed at once.
+    """
+    problems = []
+    for s in sections:
+        kind = _CANONICAL.get(s.type, s.type)
+        known = KNOWN_KEYS.get(kind)
+        if known is None:
+            continue
+        for key in s.options:
+            if key in known:
+                continue
+            where = f"{cfg_name}:{s.key_lines.get(key, s.line)} [{s.type}]"
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+            if not close:   # case slips (e.g. Batch_Normalize): darknet's keys are case-sensitive
+                close = [k for k in known if k.lower() == key.lower()][:1]
+            if key == "names" and kind != "net":
+                hint = " (names= belongs in the [net] section)"
+            elif close:
+                hint = f" (did you mean '{close[0]}'?)"
+            else:
+                hint = f" (valid keys of [{kind}]: {', '.join(sorted(known))})"
+            problems.append(f"{where}: unknown key '{key}'{hint}")
+    if problems:
+        raise DarknetError("; ".join(problems) if len(problems) > 1 else problems[0])
+
+
 
 @dataclass
 class _Layer:
@@ -216,6 +302,7 @@ def _build_layers(sections: list[Section], cfg_name: str) -> tuple[dict, list[_L
         raise DarknetError(f"{len(bad)} unsupported section(s): {listing} "
                            f"(supported: {', '.join('[' + t + ']' for t in SUPPORTED_SECTIONS)}; "
                            f"[net] only first)")
+    check_keys(sections, cfg_name)
     net = {"width": ctx.int_(head, "width", 0), "height": ctx.int_(head, "height", 0),
            "channels": ctx.int_(head, "channels", 0)}
     if min(net.values()) <= 0:
@@ -276,7 +363,10 @@ def _conv(ctx: _Ctx, i: int, s: Section, shape) -> _Layer:
     if filters < 1 or size < 1 or stride < 1:
         raise ctx.err(s, f"filters={filters}, size={size}, stride={stride} must all be >= 1")
     pad = size // 2 if ctx.int_(s, "pad", 0) else ctx.int_(s, "padding", 0)
-    act = s.options.get("activation", "logistic")
+    act = s.options.get("activation")
+    if act is None:
+        raise ctx.err(s, f"no activation= given: darknet's default is 'logistic', which is not supported "
+                         f"(supported: {', '.join(ACTIVATIONS)})")
     if act not in ACTIVATIONS:
         raise ctx.err(s, f"activation={act!r} is not supported (supported: {', '.join(ACTIVATIONS)})")
     bn = ctx.int_(s, "batch_normalize", 0) != 0
@@ -342,6 +432,8 @@ def _route(ctx: _Ctx, i: int, s: Section, layers: list[_Layer]) -> _Layer:
 
 
 def _yolo(ctx: _Ctx, i: int, s: Section, shape) -> _Layer:
+    if ctx.int_(s, "new_coords", 0) != 0:
+        raise ctx.err(s, f"new_coords={s.options['new_coords']} (scaled-YOLOv4 decode) is not supported")
     classes = ctx.int_(s, "classes", 20)
     anchors = ctx.numbers(s, "anchors")
     if len(anchors) % 2:
@@ -351,12 +443,92 @@ def _yolo(ctx: _Ctx, i: int, s: Section, shape) -> _Layer:
     mask = ctx.ints(s, "mask") or list(range(num))
     if pairs and (len(pairs) != num or any(not 0 <= m < num for m in mask)):
         raise ctx.err(s, f"num={num}, {len(pairs)} anchor pairs and mask={mask} are inconsistent")
-    if shape[0] != len(mask) * (classes + 5):
+    if shape is not None and shape[0] != len(mask) * (classes + 5):
         raise ctx.err(s, f"input has {shape[0]} channels, expected len(mask)*(classes+5) = "
                          f"{len(mask)}*({classes}+5) = {len(mask) * (classes + 5)}")
     return _Layer(i, s, "yolo", shape,
                   {"anchors": pairs, "mask": mask, "classes": classes,
                    "scale_x_y": ctx.float_(s, "scale_x_y", 1.0)})
+
+
+def read_names(path) -> list[str]:
+    """Read a darknet class-names file (``coco.names``: one class name per line, in class-index order).
+
+    Surrounding whitespace of each line is stripped and empty lines are skipped.
+
+    Args:
+        path: str or os.PathLike of the names file.
+    Returns:
+        list[str], at least one name.
+    Raises:
+        DarknetError: the file cannot be read, is not UTF-8 text, or holds no name (the message names the path).
+    """
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise DarknetError(f"{path}: cannot read class names: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise DarknetError(f"{path}: class names file is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    names = [l.strip() for l in text.splitlines() if l.strip()]
+    if not names:
+        raise DarknetError(f"{path}: class names file is empty")
+    return names
+
+
+def _cfg_names(cfg_path: Path, head: Section, layers: list[_Layer], names) -> tuple[list[str] | None, str | None]:
+    """Class names of the model: ``names`` (a path or a list) if given, else the [net] ``names=`` file resolved
+    relative to the cfg's folder; checked against every [yolo]'s ``classes``. Returns (names or None, source)."""
+    where = f"{cfg_path.name}:{head.key_lines.get('names', head.line)} [{head.type}]"
+    source = None
+    if names is None and head.options.get("names"):
+        p = Path(head.options["names"])
+        p = p if p.is_absolute() else cfg_path.parent / p
+        if not p.is_file():
+            raise DarknetError(f"{where}: names={head.options['names']}: no such file {p}")
+        names, source = read_names(p), str(p)
+    elif isinstance(names, (str, Path)):
+        source = str(names)
+        names = read_names(names)
+    if names is None:
+        return None, None
+    names = [str(n) for n in names]
+    for l in layers:
+        if l.kind == "yolo" and l.params["classes"] != len(names):
+            raise DarknetError(f"{source or 'names'}: {len(names)} class names, but [yolo] at {cfg_path.name}:"
+                               f"{l.section.line} has classes={l.params['classes']}")
+    return names, source
+
+
+def yolo_params(cfg_path) -> tuple[list[dict], list[str] | None]:
+    """The YOLO head parameters of a darknet cfg, without converting anything (for an ONNX model that lacks them).
+
+    Only the cfg's keys (all sections, :func:`check_keys`) and its ``[yolo]`` sections are read; the rest of the
+    network is not checked.
+
+    Args:
+        cfg_path: darknet ``.cfg`` file.
+    Returns:
+        (one dict per ``[yolo]`` in cfg order: ``{"anchors": [[w, h], ...], "mask": [...], "classes": int,
+        "scale_x_y": float, "cfg_line": int, "layer": int}``, class names from the [net] ``names=`` file or None).
+    Raises:
+        DarknetError: unreadable cfg, unknown keys, no [yolo] section, inconsistent anchors/mask/num.
+    """
+    cfg_path = Path(cfg_path)
+    sections = parse_cfg(cfg_path)
+    check_keys(sections, cfg_path.name)
+    ctx = _Ctx(cfg_path.name)
+    heads = []
+    for i, s in enumerate(sections[1:]):
+        if s.type == "yolo":
+            p = _yolo(ctx, i, s, None).params
+            heads.append({"anchors": p["anchors"], "mask": p["mask"], "classes": p["classes"],
+                          "scale_x_y": p["scale_x_y"], "cfg_line": s.line, "layer": i})
+    if not heads:
+        raise DarknetError(f"{cfg_path.name}: no [yolo] section")
+    layers = [_Layer(h["layer"], Section("yolo", h["cfg_line"]), "yolo", (0, 0, 0), h) for h in heads]
+    names, _ = _cfg_names(cfg_path, sections[0], layers, None) if sections else (None, None)
+    return heads, names
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -424,25 +596,32 @@ def _vi(name: str, shape) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, TensorProto.FLOAT, [1, *shape])
 
 
-def darknet_to_onnx(cfg_path, weights_path, out_path=None) -> onnx.ModelProto:
+def darknet_to_onnx(cfg_path, weights_path, out_path=None, names=None) -> onnx.ModelProto:
     """Convert a darknet cfg + weights into an ONNX model (opset 13, IR version 8), see the module docstring.
 
     Args:
         cfg_path: darknet ``.cfg`` file.
         weights_path: darknet ``.weights`` file matching the cfg.
         out_path: if given, the model is also saved there.
+        names: class names (a names-file path or a list of str); default: the file named by ``names=`` in
+            [net] (relative to the cfg's folder), else none (``class_names`` metadata absent).
 
     Returns:
         The shape-inferred ``onnx.ModelProto``: input ``input`` float32 ``[1, C, H, W]``; outputs ``layer_j``
         float32 ``[1, len(mask)*(classes+5), h, w]`` (the tensors feeding each ``[yolo]``, in cfg order); metadata
-        ``darknet_net``, ``darknet_yolo``, ``darknet_floats_consumed``, ``darknet_header``.
+        ``darknet_net``, ``darknet_yolo``, ``darknet_floats_consumed``, ``darknet_header``,
+        ``darknet_weights_sha256``, and ``class_names`` / ``class_names_source`` (the names file's base name)
+        when names are known.
 
     Raises:
-        DarknetError: any problem with the cfg or weights (see :func:`parse_cfg`, :func:`read_weights`).
+        DarknetError: any problem with the cfg, weights or names (see :func:`parse_cfg`, :func:`check_keys`,
+            :func:`read_weights`, :func:`read_names`; a names count different from a [yolo]'s ``classes``).
     """
     cfg_path = Path(cfg_path)
     cfg_name = cfg_path.name
-    net, layers = _build_layers(parse_cfg(cfg_path), cfg_name)
+    sections = parse_cfg(cfg_path)
+    net, layers = _build_layers(sections, cfg_name)
+    class_names, names_source = _cfg_names(cfg_path, sections[0], layers, names)
     header, weights, n_floats = read_weights(weights_path, layers, cfg_name)
 
     nodes, inits = [], []
@@ -514,7 +693,11 @@ def darknet_to_onnx(cfg_path, weights_path, out_path=None) -> onnx.ModelProto:
                               producer_name="yolofpga.darknet", producer_version="1")
     model.ir_version = IR_VERSION
     meta = {"darknet_net": net, "darknet_yolo": yolo_meta, "darknet_floats_consumed": n_floats,
-            "darknet_header": header}
+            "darknet_header": header,
+            "darknet_weights_sha256": hashlib.sha256(Path(weights_path).read_bytes()).hexdigest()}
+    if class_names is not None:
+        meta["class_names"] = class_names
+        meta["class_names_source"] = Path(names_source).name if names_source else None
     for key, value in meta.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, json.dumps(value)
@@ -544,9 +727,10 @@ def main(argv=None) -> int:
     ap.add_argument("cfg")
     ap.add_argument("weights")
     ap.add_argument("out")
+    ap.add_argument("--names", help="class-names file (default: names= of the cfg's [net])")
     a = ap.parse_args(argv)
     try:
-        model = darknet_to_onnx(a.cfg, a.weights, a.out)
+        model = darknet_to_onnx(a.cfg, a.weights, a.out, names=a.names)
     except DarknetError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -192,6 +192,23 @@ def _to_f32(u8: np.ndarray) -> np.ndarray:
     return out
 
 
+def to_channels(x: np.ndarray, channels: int) -> np.ndarray:
+    """An RGB image float [H, W, 3] (0..1) as the ``channels`` channels a model takes, float32 [H, W, channels]:
+    1 -> luminance ``0.299 R + 0.587 G + 0.114 B`` (ITU-R BT.601), 3 -> RGB unchanged (the same array), any other
+    count -> the RGB channels repeated cyclically (R, G, B, R, ...). Raises ValueError for channels < 1 or an
+    input that is not [H, W, 3]."""
+    x = np.asarray(x)
+    if x.ndim != 3 or x.shape[2] != 3:
+        raise ValueError(f"expected an RGB image [H, W, 3], got shape {list(x.shape)}")
+    if channels == 3:
+        return x
+    if channels < 1:
+        raise ValueError(f"channels must be >= 1, got {channels}")
+    if channels == 1:
+        return (x.astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32))[:, :, None]
+    return np.ascontiguousarray(x[:, :, np.arange(channels) % 3], dtype=np.float32)
+
+
 def quantize_input(x: np.ndarray, scale: float, zero_point: int, bits: int) -> np.ndarray:
     """Affine-quantize the 0..1 float image for the accelerator's input region.
 

@@ -224,15 +224,24 @@ def run_all(node_dir: Path = NODE_DIR, board: str = BOARD, quant: str = QUANT) -
 
 
 def reason_group(detail: str) -> str:
-    """A refusal message reduced to its kind (node names and numbers dropped), for grouping."""
+    """A refusal message reduced to its kind, for grouping: the exception type and the reason with node names,
+    tensor names, numbers, listings and parenthesized details dropped (the op type is kept)."""
     import re
-    s = detail.split(": ", 1)[-1]
-    s = re.sub(r"node \S+ \((\w+)\)", r"node (\1)", s)
+    etype, _, s = detail.partition(": ")
+    s = s.split(";")[0]
+    s = re.sub(r"\d+ unsupported ONNX node\(s\)( in the host-side tail)?: (.*)",
+               lambda m: "unsupported op " + ", ".join(sorted(set(re.findall(r"\((\w+)\)", m.group(2)))))
+               + (" in the host tail" if m.group(1) else ""), s)
+    s = re.sub(r"node \S+ \((\w+)\)", r"\1", s)
+    s = re.sub(r"element type \w+", "element type other than float32", s)
+    prev = None
+    while prev != s:   # drop parenthesized details, innermost first
+        prev, s = s, re.sub(r"\s*\([^()]*\)", "", s)
     s = re.sub(r"'[^']*'", "'…'", s)
     s = re.sub(r"\[[^\]]*\]", "[…]", s)
     s = re.sub(r"\b\d+\b", "N", s)
-    s = re.sub(r"\S+ \((\w+)\)", r"(\1)", s)
-    return s.split(";")[0][:140]
+    s = re.sub(r"=\w+", "=…", s)
+    return f"{etype}: {s.strip()}"
 
 
 def format_table(res: list[Outcome], verbose: bool = False) -> str:

@@ -28,6 +28,7 @@ from onnx import numpy_helper, shape_inference
 from host.tail import HOST_OPS
 
 from ..ir import Graph, GraphError, Node, Tensor
+from ..passes import resolve_pads
 
 SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resize", "Upsample", "Concat",
              "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant"}
@@ -199,8 +200,17 @@ def load_onnx(model_or_path) -> Graph:
             tensors[t] = Tensor(t, shp)
     if not nodes:
         raise GraphError("the graph has no node to run on the accelerator")
+    for n in nodes:   # auto_pad -> explicit pads, so every pass and the float executor see the same geometry
+        if n.op in ("Conv", "MaxPool") and n.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", b"NOTSET"):
+            x = tensors.get(n.inputs[0])
+            k = n.attrs.get("kernel_shape") or (list(tensors[n.inputs[1]].shape[2:]) if n.op == "Conv" else None)
+            if x is None or k is None or len(x.shape) != 4 or len(k) != 2:
+                continue
+            st = n.attrs.get("strides", [1, 1])
+            n.attrs["pads"] = resolve_pads(n, x.shape[2:], k, st, n.attrs.get("dilations", [1, 1]))
+            n.attrs.pop("auto_pad")
     if len(inputs) != 1:
-        listing = "; ".join(f"{i!r} read by {_readers(nodes, i)}" for i in inputs)
+        listing = " and ".join(f"{i!r} read by {_readers(nodes, i)}" for i in inputs)
         raise GraphError(f"the graph has {len(inputs)} inputs ({listing}); the accelerator takes exactly one "
                          f"[1, C, H, W] input (weights must be initializers)")
     for i in inputs:
@@ -211,8 +221,8 @@ def load_onnx(model_or_path) -> Graph:
         shp = tensors[i].shape
         if len(shp) != 4 or shp[0] != 1:
             what = "a batch other than 1" if len(shp) == 4 else f"{len(shp)} dimensions"
-            raise GraphError(f"graph input {i!r} has shape {list(shp)} ({what}; read by {_readers(nodes, i)}); "
-                             f"expected [1, C, H, W]")
+            raise GraphError(f"graph input {i!r} (read by {_readers(nodes, i)}) has shape {list(shp)}: {what} is "
+                             f"not supported, expected [1, C, H, W]")
     for n in nodes:
         for t in list(n.inputs[:1]) + list(n.outputs):
             shp = tensors[t].shape if t in tensors else None

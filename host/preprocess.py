@@ -242,15 +242,17 @@ def quantize_input(x: np.ndarray, scale: float, zero_point: int, bits: int) -> n
     return v.astype(np.int8 if bits == 8 else np.int16)
 
 
-def preprocess(img_u8: np.ndarray, width: int, height: int, scale: float, zero_point: int, bits: int) -> np.ndarray:
+def preprocess(img_u8: np.ndarray, width: int, height: int, scale: float, zero_point: int, bits: int,
+               channels: int = 3) -> np.ndarray:
     """:func:`darknet_resize` then :func:`quantize_input`: the accelerator's input tensor.
 
     Args:
         img_u8: uint8 [H, W, 3] RGB (e.g. :func:`load_image`).
         width, height: network input size (416, 416 for YOLOv4-tiny); scale, zero_point, bits: the input
-            region's quantization parameters.
+            region's quantization parameters; channels: the model's input channels (manifest ``input.channels``),
+            derived from RGB by :func:`to_channels` when not 3 (1: luminance, other: RGB repeated cyclically).
     Returns:
-        int8/int16 [height, width, 3] -- NHWC without the batch axis, the accelerator's input layout.
+        int8/int16 [height, width, channels] -- NHWC without the batch axis, the accelerator's input layout.
     Raises:
         ValueError: as :func:`darknet_resize` and :func:`quantize_input`.
     """
@@ -264,4 +266,6 @@ def preprocess(img_u8: np.ndarray, width: int, height: int, scale: float, zero_p
         np.divide(img_u8, np.float32(255), out=x, dtype=np.float32)
     else:
         _resize_into(img_u8, width, height, x)
+    if channels != 3:
+        x = to_channels(x, channels)
     return quantize_input(x, scale, zero_point, bits)

@@ -55,7 +55,7 @@ def test_unexpected_exception_is_a_failure_not_a_refusal(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("channels", [1, 4])
-def test_model_with_other_than_3_input_channels_compiles_and_runs_on_a_real_image(channels, tmp_path):
+def test_model_with_other_than_3_input_channels_compiles_and_runs_on_a_real_image(channels, tmp_path, monkeypatch):
     """Calibration images follow the model's input channels (1: luminance, 4: R, G, B, R); the folded first
     layer runs with IC != 3; the output matches onnxruntime on the same derived input."""
     from generator import data
@@ -65,7 +65,10 @@ def test_model_with_other_than_3_input_channels_compiles_and_runs_on_a_real_imag
     y = b.conv(b.leaky(b.conv("x", 8, k=3, s=2)), 6, k=3)
     path = tmp_path / f"ch{channels}_model.onnx"
     onnx.save(b.model([y]), str(path))
+    from generator import compiler
+    monkeypatch.setattr(compiler, "BUILD", tmp_path)   # the calibration cache goes to tmp_path/<stem>/calib.json
     c = compile_model("zcu19eg", "int16-sym", model=str(path), progress=False, log=lambda *a: None)
+    assert (tmp_path / path.stem / "calib.json").is_file()
     img = load_image(data.sample_images()["bus"])
     xq = quantize_image(c, img)
     assert xq.shape == (channels, 32, 32)
@@ -141,3 +144,14 @@ def test_first_layer_with_any_input_channel_count_is_bit_exact(ic, mode):
     gq, prog, xs = compile_small(b.model([y]), mode, brd=board(**TINY))
     gold, ref, _ = run_both(gq, prog, xs[0])
     np.testing.assert_array_equal(gold[y], ref[y])
+
+
+def test_host_preprocess_follows_the_input_channels():
+    from host.preprocess import darknet_resize, preprocess, quantize_input, to_channels
+
+    img = (np.random.default_rng(0).random((20, 30, 3)) * 255).astype(np.uint8)
+    for c in (1, 3, 4):
+        q = preprocess(img, 16, 12, 1 / 255, -128, 8, channels=c)
+        assert q.shape == (12, 16, c)
+        want = quantize_input(to_channels(darknet_resize(img, 16, 12), c), 1 / 255, -128, 8)
+        np.testing.assert_array_equal(q, want)

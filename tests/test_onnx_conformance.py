@@ -42,7 +42,8 @@ def test_node_tests_pass_or_are_refused_with_a_reason():
     assert {"test_basic_conv_with_padding", "test_basic_conv_without_padding", "test_conv_with_strides_padding",
             "test_conv_with_strides_no_padding", "test_conv_with_autopad_same", "test_maxpool_2d_default",
             "test_maxpool_2d_strides", "test_maxpool_2d_precomputed_strides", "test_maxpool_2d_same_upper",
-            "test_identity", "test_resize_upsample_sizes_nearest_not_smaller"} <= passed
+            "test_identity", "test_resize_upsample_sizes_nearest_not_smaller", "test_averagepool_2d_default",
+            "test_averagepool_2d_pads_count_include_pad", "test_globalaveragepool", "test_globalmaxpool"} <= passed
     assert dt < 180
 
 

@@ -8,7 +8,7 @@ from generator.frontend.onnx_loader import load_onnx
 from generator.ir import GraphError
 from onnx_builders import Builder, ort_run
 
-PIPELINE = [passes.fold_batchnorm, passes.fc_to_conv, passes.hoist_pool_above_concat, passes.fuse_macro,
+PIPELINE = [passes.lower_pooling, passes.fold_batchnorm, passes.fc_to_conv, passes.hoist_pool_above_concat, passes.fuse_macro,
             passes.lower_standalone, passes.assign_regions, passes.eliminate_concat, passes.eliminate_split,
             passes.merge_pool_copies]
 
@@ -56,6 +56,14 @@ def graphs():
              [1, 4, 5, 5], kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_LOWER")
     y = b.op("MaxPool", [b.leaky(y)], [1, 4, 5, 5], kernel_shape=[2, 2], strides=[1, 1], auto_pad="SAME_UPPER")
     out.append(("auto_pad_same", b.model([y])))
+
+    b = Builder([1, 3, 12, 12], seed=6)   # average pools become diagonal convolutions
+    y = b.op("AveragePool", [b.conv("x", 5, k=3)], [1, 5, 6, 6], kernel_shape=[2, 2], strides=[2, 2])
+    y = b.op("AveragePool", [b.leaky(y)], [1, 5, 6, 6], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+             count_include_pad=1)
+    ga = b.op("GlobalAveragePool", [y], [1, 5, 1, 1])
+    gm = b.op("GlobalMaxPool", [b.conv(y, 4, k=1)], [1, 4, 1, 1])
+    out.append(("average_and_global_pools", b.model([ga, gm])))
     return out
 
 
@@ -194,4 +202,15 @@ def test_matmul_on_a_4d_tensor_and_flatten_axis_are_refused():
     f = b.op("Flatten", ["x"], [2, 12], axis=2)
     y = b.op("Gemm", [f, b.const(np.ones((12, 5), np.float32))], [2, 5])
     with pytest.raises(GraphError, match=r"Flatten.*only axis 1"):
+        passes.run_all(load_onnx(b.model([y])))
+
+
+def test_average_pool_refusals():
+    b = Builder([1, 2, 8, 8])
+    y = b.op("AveragePool", ["x"], [1, 2, 8, 8], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    with pytest.raises(GraphError, match=r"AveragePool.*count_include_pad=0"):
+        passes.run_all(load_onnx(b.model([y])))
+    b = Builder([1, 2, 8, 6])
+    y = b.op("GlobalMaxPool", ["x"], [1, 2, 1, 1])
+    with pytest.raises(GraphError, match=r"GlobalMaxPool.*only square inputs.*8x6"):
         passes.run_all(load_onnx(b.model([y])))

@@ -1,8 +1,9 @@
 """ONNX model -> graph IR (:mod:`generator.ir`), with ONNX shape inference.
 
 Supported operators (ONNX opset 11-21 semantics): Conv (group 1), BatchNormalization (inference), Relu,
-LeakyRelu, MaxPool, Resize/Upsample (nearest, integer scale), Concat (channel axis), Split and Slice (channel
-axis), Gemm/MatMul after Flatten (fully connected), Identity, Constant.
+LeakyRelu, MaxPool, AveragePool / GlobalAveragePool (as a diagonal convolution), GlobalMaxPool (square maps),
+Resize/Upsample (nearest, integer scale), Concat (channel axis), Split and Slice (channel axis), Gemm/MatMul
+after Flatten (fully connected), Identity, Constant.
 
 Unsupported operators are an :class:`~generator.ir.GraphError` listing every such node by name and op type,
 unless they form a tail that ends at graph outputs (e.g. a YOLO decode: Reshape/Sigmoid/...): that tail is cut,
@@ -31,7 +32,8 @@ from ..ir import Graph, GraphError, Node, Tensor
 from ..passes import resolve_pads
 
 SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resize", "Upsample", "Concat",
-             "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant"}
+             "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant", "AveragePool",
+             "GlobalAveragePool", "GlobalMaxPool"}
 
 
 def _attrs(node) -> dict:
@@ -201,7 +203,7 @@ def load_onnx(model_or_path) -> Graph:
     if not nodes:
         raise GraphError("the graph has no node to run on the accelerator")
     for n in nodes:   # auto_pad -> explicit pads, so every pass and the float executor see the same geometry
-        if n.op in ("Conv", "MaxPool") and n.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", b"NOTSET"):
+        if n.op in ("Conv", "MaxPool", "AveragePool") and n.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", b"NOTSET"):
             x = tensors.get(n.inputs[0])
             k = n.attrs.get("kernel_shape") or (list(tensors[n.inputs[1]].shape[2:]) if n.op == "Conv" else None)
             if x is None or k is None or len(x.shape) != 4 or len(k) != 2:

@@ -156,3 +156,12 @@ def test_host_preprocess_follows_the_input_channels():
         assert q.shape == (12, 16, c)
         want = quantize_input(to_channels(darknet_resize(img, 16, 12), c), 1 / 255, -128, 8)
         np.testing.assert_array_equal(q, want)
+
+
+def test_standalone_batchnorm_runs_as_a_diagonal_convolution():
+    b = Builder([1, 3, 6, 6], seed=4)
+    y = b.bn("x")
+    m = b.model([y])
+    x = (np.random.default_rng(5).standard_normal((1, 3, 6, 6)) * 3).astype(np.float32)
+    gq, prog = conformance.compile_case(m, x)
+    assert sqnr_db(ort_run(m, x)[y], conformance.run_compiled(gq, prog, x)[y]) > 60

@@ -115,11 +115,15 @@ def test_pool_after_concat_is_hoisted_and_fused():
     assert not any(n.attrs["macro"].kind == "copy" for n in g.nodes)
 
 
-def test_batchnorm_without_conv_is_an_error():
+def test_batchnorm_without_conv_becomes_a_diagonal_1x1_conv():
     b = Builder([1, 3, 4, 4])
-    y = b.bn("x")
-    with pytest.raises(GraphError, match="BatchNormalization"):
-        passes.fold_batchnorm(load_onnx(b.model([y])))
+    y = b.conv(b.bn("x"), 4, k=3)
+    m = b.model([y])
+    g = passes.fold_batchnorm(load_onnx(m))
+    assert [n.op for n in g.nodes] == ["Conv", "Conv"]
+    x = np.random.default_rng(0).random((1, 3, 4, 4)).astype(np.float32)
+    np.testing.assert_allclose(run_float(passes.run_all(load_onnx(m)), {"x": x})[y], ort_run(m, x)[y],
+                               rtol=1e-4, atol=1e-4)
 
 
 def _one(op, in_shape, out_shape, inputs=None, **attrs):

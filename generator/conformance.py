@@ -165,7 +165,11 @@ def run_compiled(gq, prog, x: np.ndarray) -> dict:
         vals[o] = ((v.astype(np.float64) - to.zero_point) * to.scale).astype(np.float32)[None]
     tail = gq.metadata.get("host_tail")
     if tail:
-        vals = run_tail(tail, gq.metadata.get("host_tail_consts", {}), vals)
+        for k, shp in gq.metadata.get("host_tail_input_shapes", {}).items():
+            if k in vals and vals[k].size == int(np.prod(shp)):
+                vals[k] = vals[k].reshape(shp)
+        vals = run_tail(tail, gq.metadata.get("host_tail_consts", {}),
+                        {**vals, gq.inputs[0]: np.asarray(x, np.float32)})
     return vals
 
 

@@ -165,3 +165,23 @@ def test_standalone_batchnorm_runs_as_a_diagonal_convolution():
     x = (np.random.default_rng(5).standard_normal((1, 3, 6, 6)) * 3).astype(np.float32)
     gq, prog = conformance.compile_case(m, x)
     assert sqnr_db(ort_run(m, x)[y], conformance.run_compiled(gq, prog, x)[y]) > 60
+
+
+def test_host_tail_reading_the_graph_input_and_an_fc_output():
+    """A residual Add(conv(x), x) tail reads the graph input (the host has it); a Softmax tail after a fully
+    connected layer sees the ONNX [1, N] shape, not the accelerator's [1, N, 1, 1]."""
+    b = Builder([1, 3, 6, 6], seed=7)
+    y = b.conv("x", 3, k=3)
+    r = b.op("Add", [y, "x"], [1, 3, 6, 6])
+    f = b.op("Flatten", [y], [1, 108], axis=1)
+    fc = b.op("Gemm", [f, b.const(np.random.default_rng(1).standard_normal((108, 5)).astype(np.float32) * 0.1)],
+              [1, 5])
+    sm = b.op("Softmax", [fc], [1, 5], axis=1)
+    m = b.model([r, sm])
+    x = np.random.default_rng(2).random((1, 3, 6, 6)).astype(np.float32)
+    gq, prog = conformance.compile_case(m, x)
+    assert "x" not in gq.outputs
+    got = conformance.run_compiled(gq, prog, x)
+    ref = ort_run(m, x)
+    for o in (r, sm):
+        assert got[o].shape == ref[o].shape and sqnr_db(ref[o], got[o]) > 50, o

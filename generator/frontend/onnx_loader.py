@@ -8,7 +8,9 @@ after Flatten (fully connected), Identity, Constant.
 Unsupported operators are an :class:`~generator.ir.GraphError` listing every such node by name and op type,
 unless they form a tail that ends at graph outputs (e.g. a YOLO decode: Reshape/Sigmoid/...): that tail is cut,
 its inputs become the graph outputs (the host runs the post-processing with :func:`host.tail.run_tail`) and it
-is recorded in ``graph.metadata["host_tail"]`` (nodes with JSON-able attributes), ``["host_tail_inputs"]`` and
+is recorded in ``graph.metadata["host_tail"]`` (nodes with JSON-able attributes), ``["host_tail_inputs"]`` (the
+accelerator outputs it reads; it may also read the graph input, which the host has), ``["host_tail_input_shapes"]``
+(their ONNX shapes: an FC output is [1, OC, 1, 1] on the accelerator, [1, OC] in ONNX) and
 ``["host_tail_consts"]`` (its constant operands, numpy arrays). A tail op the host cannot run
 (:data:`host.tail.HOST_OPS`), or a graph with nothing left for the accelerator, is a GraphError.
 
@@ -127,7 +129,7 @@ def load_onnx(model_or_path) -> Graph:
             continue
         if not i.type.HasField("tensor_type"):
             kind = i.type.WhichOneof("value")
-            raise GraphError(f"graph input {i.name!r} is a {kind}, not a tensor (read by {_readers(nodes, i.name)}); "
+            raise GraphError(f"graph input {i.name!r} is of type {kind}, not a tensor (read by {_readers(nodes, i.name)}); "
                              f"only float32 tensor inputs are supported")
         if elem.get(i.name) != onnx.TensorProto.FLOAT:
             tn = onnx.helper.tensor_dtype_to_np_dtype(elem[i.name]) if elem.get(i.name) else "unknown"
@@ -182,11 +184,12 @@ def load_onnx(model_or_path) -> Graph:
         cut = []
         for n in tail_nodes:
             for i in n.inputs:
-                if i and i not in produced_in_tail and i not in tensors and i not in cut:
-                    cut.append(i)
+                if i and i not in produced_in_tail and i not in tensors and i not in cut and i not in inputs:
+                    cut.append(i)   # a graph input the tail reads is not an accelerator output: the host has it
         meta["host_tail"] = [{"name": n.name, "op": n.op, "inputs": n.inputs, "outputs": n.outputs,
                               "attrs": {k: _jsonable(v) for k, v in n.attrs.items()}} for n in tail_nodes]
         meta["host_tail_inputs"] = cut
+        meta["host_tail_input_shapes"] = {i: list(shapes[i]) for i in cut if shapes.get(i) is not None}
         meta["host_tail_consts"] = {i: np.asarray(tensors[i].data) for n in tail_nodes for i in n.inputs
                                     if i in tensors}
         nodes = [n for n in nodes if n.name not in tail]

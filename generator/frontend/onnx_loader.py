@@ -137,8 +137,8 @@ def load_onnx(model_or_path) -> Graph:
                              f"only float32 inputs are supported")
     for o in outputs:
         if o in tensors:
-            src = [n for n in g.node if o in n.output]
-            who = f"{src[0].name or src[0].op_type} ({src[0].op_type})" if src else "an initializer"
+            src = [f"{n.name or f'{n.op_type}_{k}'} ({n.op_type})" for k, n in enumerate(g.node) if o in n.output]
+            who = src[0] if src else "an initializer"
             raise GraphError(f"graph output {o!r} is a constant (from {who}); nothing to run on the accelerator")
     _check_nodes(nodes, elem)
 

@@ -69,12 +69,12 @@ class Outcome:
 
 
 def select_tests(node_dir: Path = NODE_DIR) -> list[Path]:
-    """Node-test folders whose model's op types are all in :data:`KNOWN_OPS` (``*_expanded*`` function
-    expansions excluded: they use ops outside the set). Sorted by name."""
+    """Node-test folders whose model's op types are all in :data:`KNOWN_OPS` (function expansions
+    ``*_expanded*`` included when they qualify). Sorted by name."""
     out = []
     for d in sorted(Path(node_dir).iterdir()):
         m = d / "model.onnx"
-        if "_expanded" in d.name or not m.is_file() or not (d / "test_data_set_0").is_dir():
+        if not m.is_file() or not (d / "test_data_set_0").is_dir():
             continue
         ops = {n.op_type for n in onnx.load(str(m), load_external_data=False).graph.node}
         if ops and ops <= KNOWN_OPS:

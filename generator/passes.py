@@ -318,9 +318,14 @@ def _resize_factor(g: Graph, n: Node) -> int:
         s("nearest_mode", "round_prefer_floor")
     i, o = g.tensors[n.inputs[0]].shape, g.tensors[n.outputs[0]].shape
     fy, fx = o[2] / i[2], o[3] / i[3]
-    if mode != "nearest" or fy != fx or fy != int(fy) or fy < 1 or i[:2] != o[:2]:
-        raise GraphError(f"node {n.name} ({n.op}): only nearest upsampling by the same integer factor on H and W "
-                         f"is supported (mode={mode}, {list(i)} -> {list(o)})")
+    where = f"node {n.name} ({n.op})"
+    if mode != "nearest":
+        raise GraphError(f"{where}: mode {mode} is not supported, only nearest ({list(i)} -> {list(o)})")
+    if i[:2] != o[:2]:
+        raise GraphError(f"{where}: resizing the batch or channel axis is not supported ({list(i)} -> {list(o)})")
+    if fy != fx or fy != int(fy) or fy < 1:
+        raise GraphError(f"{where}: only upsampling by the same integer factor on H and W is supported, got "
+                         f"{list(i)} -> {list(o)} (factors {fy:g} x {fx:g})")
     f = int(fy)
     if n.op == "Resize":
         for ax in (2, 3):

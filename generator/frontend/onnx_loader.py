@@ -225,7 +225,7 @@ def load_onnx(model_or_path) -> Graph:
             tensors[i] = Tensor(i, shapes[i])
         shp = tensors[i].shape
         if len(shp) != 4 or shp[0] != 1:
-            what = "a batch other than 1" if len(shp) == 4 else f"{len(shp)} dimensions"
+            what = "a batch other than 1" if len(shp) == 4 else f"a {len(shp)}-D tensor"
             raise GraphError(f"graph input {i!r} (read by {_readers(nodes, i)}) has shape {list(shp)}: {what} is "
                              f"not supported, expected [1, C, H, W]")
     for n in nodes:

@@ -1,7 +1,8 @@
 """Graph passes. Each is a function ``Graph -> Graph`` with one job; none mutates its input or touches codegen.
 
-Order used by :func:`run_all`: lower_pooling, fold_batchnorm, fc_to_conv, hoist_pool_above_concat, fuse_macro,
-lower_standalone, assign_regions, eliminate_concat, eliminate_split, merge_pool_copies. Every pass is checked numerically against
+Order used by :func:`run_all`: lower_pooling, fold_batchnorm, fc_to_conv, hoist_pool_above_concat,
+fuse_macro, lower_standalone, assign_regions, eliminate_concat, eliminate_split, merge_pool_copies. Every pass is
+checked numerically against
 onnxruntime on small random graphs (tests/test_passes.py).
 """
 from __future__ import annotations
@@ -142,9 +143,9 @@ def fc_to_conv(graph: Graph) -> Graph:
                              f"fully connected layer) is supported, got axis {src.attrs.get('axis')}")
         if src is not None and src.op == "Flatten":
             x4 = src.inputs[0]
-        elif n.op == "MatMul" and len(g.tensors[n.inputs[0]].shape) == 4 and g.tensors[n.inputs[0]].shape[1:3] != (1, 1):
-            raise GraphError(f"node {n.name} (MatMul): on a 4-D tensor {list(g.tensors[n.inputs[0]].shape)} MatMul "
-                             f"multiplies the last axis only; only Flatten -> MatMul/Gemm (fully connected) is supported")
+        elif n.op == "MatMul" and len(xs := g.tensors[n.inputs[0]].shape) == 4 and xs[1:3] != (1, 1):
+            raise GraphError(f"node {n.name} (MatMul): on a 4-D tensor {list(xs)} MatMul multiplies the last axis "
+                             f"only; only Flatten -> MatMul/Gemm (fully connected) is supported")
         elif len(g.tensors[n.inputs[0]].shape) == 4:
             x4 = n.inputs[0]
         elif (len(g.tensors[n.inputs[0]].shape) == 2 and src is not None and src.op in ACT_OPS | {"Identity"}

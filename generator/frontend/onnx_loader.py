@@ -1,13 +1,23 @@
 """ONNX model -> graph IR (:mod:`generator.ir`), with ONNX shape inference.
 
 Supported operators (ONNX opset 11-21 semantics): Conv (group 1), BatchNormalization (inference), Relu,
-LeakyRelu, MaxPool, Resize/Upsample (nearest, integer scale), Concat (channel axis), Split and Slice (channel
-axis), Gemm/MatMul after Flatten (fully connected), Identity, Constant.
+LeakyRelu, MaxPool, AveragePool / GlobalAveragePool (as a diagonal convolution), GlobalMaxPool (square maps),
+Resize/Upsample (nearest, integer scale), Concat (channel axis), Split and Slice (channel axis), Gemm/MatMul
+after Flatten (fully connected), Identity, Constant.
 
 Unsupported operators are an :class:`~generator.ir.GraphError` listing every such node by name and op type,
 unless they form a tail that ends at graph outputs (e.g. a YOLO decode: Reshape/Sigmoid/...): that tail is cut,
-its inputs become the graph outputs (the host runs the post-processing) and it is recorded in
-``graph.metadata["host_tail"]``.
+its inputs become the graph outputs (the host runs the post-processing with :func:`host.tail.run_tail`) and it
+is recorded in ``graph.metadata["host_tail"]`` (nodes with JSON-able attributes), ``["host_tail_inputs"]`` (the
+accelerator outputs it reads; it may also read the graph input, which the host has), ``["host_tail_input_shapes"]``
+(their ONNX shapes: an FC output is [1, OC, 1, 1] on the accelerator, [1, OC] in ONNX) and
+``["host_tail_consts"]`` (its constant operands, numpy arrays). A tail op the host cannot run
+(:data:`host.tail.HOST_OPS`), or a graph with nothing left for the accelerator, is a GraphError.
+
+Every refusal is a :class:`~generator.ir.GraphError` raised here or in :mod:`generator.passes`, before any
+quantization or simulation, naming the node (``name (OpType)``) and the reason: non-float or non-tensor graph
+inputs, more than one graph input, inputs that are not [1, C, H, W], non-float node outputs (e.g. MaxPool's
+Indices), training-mode BatchNormalization, outputs that are constants.
 """
 from __future__ import annotations
 
@@ -18,14 +28,53 @@ import numpy as np
 import onnx
 from onnx import numpy_helper, shape_inference
 
+from host.tail import HOST_OPS
+
 from ..ir import Graph, GraphError, Node, Tensor
+from ..passes import resolve_pads
 
 SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resize", "Upsample", "Concat",
-             "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant"}
+             "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant", "AveragePool",
+             "GlobalAveragePool", "GlobalMaxPool"}
 
 
 def _attrs(node) -> dict:
     return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _jsonable(v):
+    """An attribute value as plain JSON data (bytes -> str, tensors -> nested lists)."""
+    if isinstance(v, bytes):
+        return v.decode(errors="replace")
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, onnx.TensorProto):
+        return numpy_helper.to_array(v).tolist()
+    if isinstance(v, (int, float, str)) or v is None:
+        return v
+    return str(v)
+
+
+def _readers(nodes, t: str) -> str:
+    """``name (Op)`` of the nodes reading tensor ``t`` (for messages), or "no node"."""
+    r = [f"{n.name} ({n.op})" for n in nodes if t in n.inputs]
+    return ", ".join(r) if r else "no node"
+
+
+def _check_nodes(nodes: list, elem: dict) -> None:
+    """Refusals that need only one node: non-float outputs (e.g. MaxPool Indices), training-mode
+    BatchNormalization. Raises GraphError naming the node."""
+    for n in nodes:
+        if n.op not in SUPPORTED:
+            continue
+        if n.op == "BatchNormalization" and (n.attrs.get("training_mode", 0) or len([o for o in n.outputs if o]) > 1):
+            raise GraphError(f"node {n.name} (BatchNormalization): training mode (running statistics outputs) is "
+                             f"not supported; export the model in inference mode")
+        for o in n.outputs:
+            if o and o in elem and elem[o] != onnx.TensorProto.FLOAT:
+                tn = onnx.helper.tensor_dtype_to_np_dtype(elem[o])
+                raise GraphError(f"node {n.name} ({n.op}): output {o!r} has element type {tn}; only float32 "
+                                 f"tensors are supported")
 
 
 def load_onnx(model_or_path) -> Graph:
@@ -35,8 +84,9 @@ def load_onnx(model_or_path) -> Graph:
     ``graph.metadata`` gets the model's ``metadata_props`` (JSON values decoded where possible).
 
     Raises:
-        GraphError: unreadable model, a batch other than 1, a tensor without an inferred shape, or unsupported
-            operators (all of them listed as ``name (OpType)``) outside a host-side tail.
+        GraphError: unreadable model, a batch other than 1, a tensor without an inferred shape, unsupported
+            operators (all of them listed as ``name (OpType)``) outside a host-side tail, or any refusal listed
+            in the module docstring; messages name the node (``name (OpType)``) or graph input and the reason.
     """
     try:
         model = onnx.load(str(model_or_path)) if isinstance(model_or_path, (str, Path)) else model_or_path
@@ -63,14 +113,34 @@ def load_onnx(model_or_path) -> Graph:
             continue
         nodes.append(Node(name, n.op_type, list(n.input), list(n.output), _attrs(n)))
 
-    shapes = {}
+    shapes, elem = {}, {}
     for vi in list(g.value_info) + list(g.input) + list(g.output):
+        if not vi.type.HasField("tensor_type"):
+            continue
         tt = vi.type.tensor_type
+        elem[vi.name] = tt.elem_type
         if tt.HasField("shape"):
             dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
             shapes[vi.name] = tuple(dims)
     inputs = [i.name for i in g.input if i.name not in tensors]
     outputs = [o.name for o in g.output]
+    for i in g.input:
+        if i.name in tensors:
+            continue
+        if not i.type.HasField("tensor_type"):
+            kind = i.type.WhichOneof("value")
+            raise GraphError(f"graph input {i.name!r} is of type {kind}, not a tensor (read by "
+                             f"{_readers(nodes, i.name)}); only float32 tensor inputs are supported")
+        if elem.get(i.name) != onnx.TensorProto.FLOAT:
+            tn = onnx.helper.tensor_dtype_to_np_dtype(elem[i.name]) if elem.get(i.name) else "unknown"
+            raise GraphError(f"graph input {i.name!r} has element type {tn} (read by {_readers(nodes, i.name)}); "
+                             f"only float32 inputs are supported")
+    for o in outputs:
+        if o in tensors:
+            src = [f"{n.name or f'{n.op_type}_{k}'} ({n.op_type})" for k, n in enumerate(g.node) if o in n.output]
+            who = src[0] if src else "an initializer"
+            raise GraphError(f"graph output {o!r} is a constant (from {who}); nothing to run on the accelerator")
+    _check_nodes(nodes, elem)
 
     # Unsupported ops: a tail that only leads to graph outputs runs on the host; anything else is an error.
     unsupported = [n for n in nodes if n.op not in SUPPORTED]
@@ -91,6 +161,17 @@ def load_onnx(model_or_path) -> Graph:
             listing = ", ".join(f"{n.name} ({n.op})" for n in bad)
             raise GraphError(f"{len(bad)} unsupported ONNX node(s): {listing}; supported ops: "
                              f"{', '.join(sorted(SUPPORTED))}")
+        if len(tail) == len(nodes):
+            listing = ", ".join(f"{n.name} ({n.op})" for n in unsupported)
+            raise GraphError(f"{len(unsupported)} unsupported ONNX node(s): {listing}; no node is left for the "
+                             f"accelerator (a host-side tail must follow accelerator layers); supported ops: "
+                             f"{', '.join(sorted(SUPPORTED))}")
+        host_bad = [n for n in nodes if n.name in tail and n.op not in HOST_OPS]
+        if host_bad:
+            listing = ", ".join(f"{n.name} ({n.op})" for n in host_bad)
+            raise GraphError(f"{len(host_bad)} unsupported ONNX node(s) in the host-side tail: {listing}; neither "
+                             f"the accelerator nor the host tail runner has them (host ops: "
+                             f"{', '.join(sorted(HOST_OPS))})")
     meta = {}
     for p in model.metadata_props:
         try:
@@ -103,11 +184,14 @@ def load_onnx(model_or_path) -> Graph:
         cut = []
         for n in tail_nodes:
             for i in n.inputs:
-                if i and i not in produced_in_tail and i not in tensors and i not in cut:
-                    cut.append(i)
-        meta["host_tail"] = [{"name": n.name, "op": n.op, "inputs": n.inputs, "outputs": n.outputs}
-                             for n in tail_nodes]
+                if i and i not in produced_in_tail and i not in tensors and i not in cut and i not in inputs:
+                    cut.append(i)   # a graph input the tail reads is not an accelerator output: the host has it
+        meta["host_tail"] = [{"name": n.name, "op": n.op, "inputs": n.inputs, "outputs": n.outputs,
+                              "attrs": {k: _jsonable(v) for k, v in n.attrs.items()}} for n in tail_nodes]
         meta["host_tail_inputs"] = cut
+        meta["host_tail_input_shapes"] = {i: list(shapes[i]) for i in cut if shapes.get(i) is not None}
+        meta["host_tail_consts"] = {i: np.asarray(tensors[i].data) for n in tail_nodes for i in n.inputs
+                                    if i in tensors}
         nodes = [n for n in nodes if n.name not in tail]
         outputs = [o for o in outputs if o not in produced_in_tail] + cut
 
@@ -122,12 +206,39 @@ def load_onnx(model_or_path) -> Graph:
                 raise GraphError(f"node {n.name} ({n.op}): tensor {t!r} has shape {list(shp)}, an empty tensor "
                                  f"(an input smaller than the kernel or window?)")
             tensors[t] = Tensor(t, shp)
+    if not nodes:
+        raise GraphError("the graph has no node to run on the accelerator")
+    for n in nodes:   # auto_pad -> explicit pads, so every pass and the float executor see the same geometry
+        if n.op in ("Conv", "MaxPool", "AveragePool") and n.attrs.get("auto_pad", "NOTSET") not in ("NOTSET",
+                                                                                                  b"NOTSET"):
+            x = tensors.get(n.inputs[0])
+            k = n.attrs.get("kernel_shape") or (list(tensors[n.inputs[1]].shape[2:]) if n.op == "Conv" else None)
+            if x is None or k is None or len(x.shape) != 4 or len(k) != 2:
+                continue
+            st = n.attrs.get("strides", [1, 1])
+            n.attrs["pads"] = resolve_pads(n, x.shape[2:], k, st, n.attrs.get("dilations", [1, 1]))
+            n.attrs.pop("auto_pad")
+    if len(inputs) != 1:
+        listing = " and ".join(f"{i!r} read by {_readers(nodes, i)}" for i in inputs)
+        raise GraphError(f"the graph has {len(inputs)} inputs ({listing}); the accelerator takes exactly one "
+                         f"[1, C, H, W] input (weights must be initializers)")
     for i in inputs:
         if i not in tensors:
+            if shapes.get(i) is None or any(d is None for d in shapes[i]):
+                raise GraphError(f"graph input {i!r} (read by {_readers(nodes, i)}) has no static shape")
             tensors[i] = Tensor(i, shapes[i])
         shp = tensors[i].shape
         if len(shp) != 4 or shp[0] != 1:
-            raise GraphError(f"graph input {i!r} has shape {shp}; expected [1, C, H, W]")
+            what = "a batch other than 1" if len(shp) == 4 else f"a {len(shp)}-D tensor"
+            raise GraphError(f"graph input {i!r} (read by {_readers(nodes, i)}) has shape {list(shp)}: {what} is "
+                             f"not supported, expected [1, C, H, W]")
+    for n in nodes:
+        for t in list(n.inputs[:1]) + list(n.outputs):
+            shp = tensors[t].shape if t in tensors else None
+            if shp is not None and not tensors[t].is_const and len(shp) != 4 and n.op not in (
+                    "Gemm", "MatMul", "Flatten", "Identity", "Relu", "LeakyRelu"):
+                raise GraphError(f"node {n.name} ({n.op}): tensor {t!r} has shape {list(shp)}; only 4-D "
+                                 f"[1, C, H, W] activations are supported")
     graph = Graph(g.name or "model", nodes, tensors, inputs, outputs, metadata=meta)
     graph.prune()
     graph.toposort()

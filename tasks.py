@@ -391,3 +391,13 @@ def fuzz(c, cases=200, seed=1, executors="golden,ref", configs=None, board=None,
         Path(json).write_text(fz.outcomes_json(outs))
     if any(o.status == "fail" for o in outs):
         sys.exit(1)
+
+
+@task(help={"verbose": "print every refusal in full", "filter": "only node tests whose name contains this"})
+def conformance(c, verbose=False, filter=None):
+    """The ONNX backend node tests shipped in the onnx wheel, for every operator the compiler knows: each runs
+    through the golden simulator (and the host tail) within quantization tolerance of its expected output, or is
+    refused with one line naming the node; table and counts. Exits 1 when a test fails."""
+    from generator.conformance import main
+
+    sys.exit(main((["-v"] if verbose else []) + ([filter] if filter else [])))

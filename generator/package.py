@@ -117,9 +117,13 @@ def find_overlay(board: str, overlay_dir=None) -> list[Path]:
 
 
 def build_package(c: Compiled, out_root, overlay_dir=None, name: str | None = None) -> tuple[Path, Path]:
-    """Write the package folder and its tarball under ``out_root``. Returns (folder, tarball)."""
+    """Write the package folder and its tarball under ``out_root``, named
+    ``yolofpga-<board>-<model key>-<quant>`` (:func:`generator.compiler.model_key`: two models never share a
+    folder). Returns (folder, tarball)."""
+    from .compiler import model_key
+
     out_root = Path(out_root)
-    name = name or f"yolofpga-{c.board.name}-{c.quant.name}"
+    name = name or f"yolofpga-{c.board.name}-{model_key(c.model_path)}-{c.quant.name}"
     d = out_root / name
     if d.exists():
         shutil.rmtree(d)

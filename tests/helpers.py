@@ -8,6 +8,7 @@ from generator import codegen, passes, qref, runtime
 from generator.board import BOARDS_DIR, Board
 from generator.frontend.onnx_loader import load_onnx
 from generator.hwmodel import HwConfig
+from generator.iref import IndependentRef
 from generator.quantize import QuantConfig, calibrate, quantize
 
 
@@ -22,9 +23,10 @@ TINY = dict(tn=8, tm=8, ibuf_bank_bytes=3072, wbuf_bank_bytes=4608, acc_bank_wor
             pbuf_entries=256)
 
 
-def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n_calib=4):
+def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n_calib=4, with_ref=False):
     """Passes, calibration on random inputs, quantization and program for ``model``.
-    Returns (quantized graph, program, calibration inputs)."""
+    Returns (quantized graph, program, calibration inputs); with ``with_ref`` also the independent integer
+    reference (:class:`generator.iref.IndependentRef`) built from the float graph and the same ranges."""
     brd = brd or board()
     cfg = QuantConfig.from_mode(mode, per_channel)
     hw = HwConfig.from_board(brd, cfg.bits)
@@ -32,14 +34,19 @@ def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n
     shp = g.tensors[g.inputs[0]].shape
     rng = np.random.default_rng(seed)
     xs = [rng.random(shp).astype(np.float32) for _ in range(n_calib)]
-    gq = quantize(g, calibrate(g, xs, progress=False), cfg, hw.acc_bits)
-    return gq, codegen.compile_program(gq, hw), xs
+    ranges = calibrate(g, xs, progress=False)
+    gq = quantize(g, ranges, cfg, hw.acc_bits)
+    prog = codegen.compile_program(gq, hw)
+    if with_ref:
+        return gq, prog, xs, IndependentRef(g, ranges, cfg.bits, cfg.symmetric, cfg.per_channel)
+    return gq, prog, xs
 
 
 def quantize_input(gq, x):
     t = gq.tensors[gq.inputs[0]]
     q = QuantConfig(bits=int(t.dtype[3:]))
-    return np.clip(np.floor(x[0] / t.scale + 0.5) + t.zero_point, q.qmin, q.qmax).astype(np.int64)
+    # float64, round half up: as the host (host.preprocess.quantize_input)
+    return np.clip(np.floor(np.asarray(x[0], np.float64) / t.scale + 0.5) + t.zero_point, q.qmin, q.qmax).astype(np.int64)
 
 
 def run_both(gq, prog, x):

@@ -5,8 +5,10 @@ import zlib
 import numpy as np
 import pytest
 
+from generator import runtime
+from generator.iref import compare_ddr
 from generator.qref import dequantize
-from helpers import TINY, board, compile_small, run_both, sqnr_db
+from helpers import TINY, board, compile_small, quantize_input, run_both, sqnr_db
 from onnx_builders import Builder, ort_run
 
 
@@ -72,9 +74,16 @@ def test_layer_bit_exact_and_close_to_float(kind, mode, pc, brd):
     outs = build(b)
     outs = outs if isinstance(outs, tuple) else (outs,)
     m = b.model(list(outs))
-    gq, prog, xs = compile_small(m, mode, pc, BOARDS[brd]())
+    gq, prog, xs, iref = compile_small(m, mode, pc, BOARDS[brd](), with_ref=True)
     x = xs[0]   # a calibration input: no clipping, so the error is the quantization error alone
     gold, ref, res = run_both(gq, prog, x)
+    # the parameters quantize.py stored, and every DDR region the golden simulator wrote, against the reference
+    # that derives them from the float weights itself
+    assert iref.check_params(gq) == []
+    xq = quantize_input(gq, x)
+    assert np.array_equal(xq, iref.quantize_input(x))
+    _, _, ddr, bases = runtime.run_golden(prog, gq, xq)
+    assert compare_ddr(iref, iref.run(xq), prog, ddr, bases) == []
     fl = ort_run(m, x)
     for o in outs:
         assert np.array_equal(gold[o], ref[o]), f"{o}: golden simulator differs from the integer reference"

@@ -90,7 +90,8 @@ def isa_context() -> dict:
                 buffers=isa.BUFFERS, precisions=isa.PRECISIONS, activations=isa.ACTIVATIONS,
                 param_bytes=isa.PARAM_RECORD_BYTES, params=params, mult_bits=isa.MULT_BITS,
                 max_shift=isa.MAX_SHIFT, hw_info_modes=isa.HW_INFO_MODES, status_bits=isa.STATUS_BITS,
-                ctrl_bits=isa.CTRL_BITS, registers=regs)
+                ctrl_bits=isa.CTRL_BITS, registers=regs, token_queue_depth=isa.TOKEN_QUEUE_DEPTH,
+                watchdog_cycles=isa.WATCHDOG_CYCLES)
 
 
 def config_context(board: Board) -> dict:
@@ -179,17 +180,23 @@ def place_program(ddr: np.ndarray, blob: bytes, align: int = 4096) -> tuple[np.n
 
 
 def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None = None, workdir: str | Path = ".",
-             timeout: float = 600) -> tuple[np.ndarray, dict]:
+             timeout: float = 600, sizes: dict | None = None) -> tuple[np.ndarray, dict]:
     """Run a C-simulation binary on a DDR image.
 
     Args:
         ddr: uint8 DDR image (not modified). bases: {"WEIGHTS", "ACT", "INPUT", "OUTPUT"} byte addresses
             (multiples of the AXI width). blob: encoded program, fetched from DDR (fetch_ddr=1); None runs the ROM.
-    Returns: (DDR image after the run, same size as ``ddr``; {"status", "cycles", "hw_info", "config_id"}).
+        sizes: bytes of each base register's buffer (the ``*_size`` arguments; same keys as ``bases``); None: each
+            extends to the end of the image (the golden simulator's default).
+    Returns: (DDR image after the run, same size as ``ddr``; {"status", "cycles", "hw_info", "config_id"}). A
+        ``blob`` that is not whole instructions is refused by this loader (the ``n_insns`` argument counts
+        instructions): status PARTIAL_INSN, nothing run, the image unchanged.
     Raises HlsError if the binary fails or its output cannot be parsed.
     """
     wd = Path(workdir)
     wd.mkdir(parents=True, exist_ok=True)
+    if blob is not None and isa.partial_insn_status(len(blob)):
+        return ddr.copy(), {"status": isa.partial_insn_status(len(blob)), "cycles": 0}
     img, insn_addr, n = ddr, 0, 0
     if blob is not None:
         img, insn_addr = place_program(ddr, blob)
@@ -198,6 +205,8 @@ def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None =
     fin.write_bytes(img.tobytes())
     args = [str(exe), str(fin), str(fout)] + [str(int(bases[k])) for k in isa.BASE_REGS] + \
            [str(insn_addr), str(n), "1" if blob is not None else "0"]
+    if sizes is not None:
+        args += [str(int(sizes[k])) for k in isa.BASE_REGS]
     r = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:
         raise HlsError(f"C-simulation failed ({r.returncode}): {' '.join(args)}\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
@@ -217,7 +226,7 @@ def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None =
 
 def status_names(status: int) -> list[str]:
     """Names of the :data:`generator.isa.STATUS_BITS` set in a status word."""
-    return [n for n, b in isa.STATUS_BITS.items() if status >> b & 1]
+    return isa.status_names(status)
 
 
 def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: str | Path,

@@ -10,7 +10,7 @@ import pytest
 
 from generator import hls, isa, runtime
 from generator.hwmodel import HwConfig
-from generator.sim import GoldenSim, SimError
+from generator.sim import GoldenSim
 from helpers import compile_small, quantize_input
 from onnx_builders import Builder
 from test_layers import BOARDS, KINDS, MODES

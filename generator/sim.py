@@ -278,7 +278,7 @@ class GoldenSim:
         st = isa.partial_insn_status(len(program))
         if st:
             raise SimError(f"the program is {len(program)} bytes, not a whole number of {isa.INSN_BYTES}-byte "
-                           f"instructions", st, len(program) // isa.INSN_BYTES)
+                           f"instructions", st)
         n = len(program) // isa.INSN_BYTES
         insns = []
         for k in range(n):
@@ -298,7 +298,7 @@ class GoldenSim:
             raise SimError(f"instruction 0: a program must start with CONFIG, not {insns[0].op}", "CONFIG_MISSING", 0)
         if not insns or insns[-1].op != "END":
             raise SimError(f"no END instruction in the {n}-instruction program (the fetch runs off its end)",
-                           "NO_END", n)
+                           "NO_END")
         return self.run_insns(insns, functional, progress)
 
     def run_insns(self, insns, functional=True, progress=False, check_end_tokens=True) -> SimResult:

@@ -239,13 +239,13 @@ class GoldenSimDevice(Device):
         off = int(addr) - self.mem_base
         if not 0 <= off < self.mem.size:
             raise SimError(f"address {addr:#x} outside the simulated DDR "
-                           f"[{self.mem_base:#x}, {self.mem_base + self.mem.size:#x})")
+                           f"[{self.mem_base:#x}, {self.mem_base + self.mem.size:#x})", "OUT_OF_RANGE")
         return off
 
     def read_memory(self, addr: int, n: int) -> bytes:
         off = self.offset_of(addr)
         if off + n > self.mem.size:
-            raise SimError(f"read of {n} bytes at {addr:#x} beyond the simulated DDR")
+            raise SimError(f"read of {n} bytes at {addr:#x} beyond the simulated DDR", "OUT_OF_RANGE")
         return self.mem[off:off + n].tobytes()
 
     def flush(self, bo, offset, ptr, size):

@@ -312,7 +312,9 @@ WATCHDOG_CYCLES = 1 << 12
 #:   ``status`` and ``insn``; ARITH_OVERFLOW too.
 #: * HLS kernel: ILLEGAL_OPCODE, CONFIG_MISSING, NO_END and the CONFIG checks by a pass over the program before
 #:   it runs (nothing executes, no DDR write); the rest while running; ARITH_OVERFLOW too. C-simulation finds a
-#:   deadlock exactly (WATCHDOG); the synthesized DATAFLOW kernel has blocking token reads and hangs instead.
+#:   deadlock exactly (WATCHDOG) and checks TOKENS_LEFT after the run; the synthesized DATAFLOW kernel has blocking
+#:   token reads (a deadlock hangs it: the driver's timeout) and cannot look into its token streams at the end (no
+#:   TOKENS_LEFT); TOKEN_OVERFLOW uses the streams' ``full()`` there.
 #: * RTL: errors as the instructions are dispatched / executed (instructions before the bad one run); on-chip and
 #:   DDR range checks on values registered at decode, before any address is issued; WATCHDOG by the counter;
 #:   no ARITH_OVERFLOW (accumulators wrap).

@@ -485,13 +485,20 @@ module accel_top
   logic disp_first;           // no instruction dispatched yet this run
   logic illegal, cfg_missing;
   wire [3:0] d_op = ifq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
-  // malformed: an opcode outside the ISA, bits above its format, a token flag towards a missing neighbour
-  wire d_bad = 32'(d_op) >= 32'(N_OPCODES) || (ifq_rdata & insn_unused_mask(d_op)) != '0
-               || (op_in_load(d_op) && (ifq_rdata[H_POP_PREV_LSB] || ifq_rdata[H_PUSH_PREV_LSB]))
-               || (op_in_store(d_op) && (ifq_rdata[H_POP_NEXT_LSB] || ifq_rdata[H_PUSH_NEXT_LSB]));
-  wire d_to_ld = d_op == OP_CONFIG || d_op == OP_LOAD;
-  wire d_to_cp = d_op == OP_NOP || d_op == OP_COMPUTE || d_op == OP_SYNC;
-  wire d_to_st = d_op == OP_POST || d_op == OP_STORE || d_op == OP_END;
+  // malformed: an opcode outside the ISA, bits above its format (accel_pkg UNUSED_MASKS), a token flag towards a
+  // neighbour its module does not have (LOAD module: no prev, STORE module: no next)
+  function automatic logic [INSN_BITS-1:0] unused_mask(input logic [3:0] op);
+    unused_mask = '0;
+    for (int k = 0; k < N_OPCODES; k++)
+      if (32'(op) == k) unused_mask = UNUSED_MASKS[k * INSN_BITS +: INSN_BITS];
+  endfunction
+  wire d_to_ld, d_to_cp, d_to_st;
+  wire d_bad = 32'(d_op) >= 32'(N_OPCODES) || (ifq_rdata & unused_mask(d_op)) != '0
+               || (d_to_ld && (ifq_rdata[H_POP_PREV_LSB] || ifq_rdata[H_PUSH_PREV_LSB]))
+               || (d_to_st && (ifq_rdata[H_POP_NEXT_LSB] || ifq_rdata[H_PUSH_NEXT_LSB]));
+  assign d_to_ld = d_op == OP_CONFIG || d_op == OP_LOAD;
+  assign d_to_cp = d_op == OP_NOP || d_op == OP_COMPUTE || d_op == OP_SYNC;
+  assign d_to_st = d_op == OP_POST || d_op == OP_STORE || d_op == OP_END;
   always_comb begin
     lq_wr = 1'b0;
     cq_wr = 1'b0;

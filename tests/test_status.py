@@ -243,3 +243,18 @@ def test_status_table_is_complete_and_rendered(base, tmp_path):
     assert f"localparam int TOKEN_QUEUE_DEPTH = {isa.TOKEN_QUEUE_DEPTH};" in pkg
     m = json.loads((write_package(base, base["prog"].blob, tmp_path / "pkg") / "manifest.json").read_text())
     assert m["status_bits"] == sb and all(r in m["registers"] for r in isa.SIZE_REGS.values())
+
+
+def test_compiler_checks_tokens_against_the_fifo_depth(base):
+    """The compiler refuses a program whose tokens, counted in program order, would overflow a FIFO of
+    isa.TOKEN_QUEUE_DEPTH or be left at END; its own programs pass (peak counts are small)."""
+    from generator.codegen import ScheduleError, check_tokens
+
+    prog = base["prog"]
+    peak = check_tokens(prog.insns)
+    assert 0 < max(peak.values()) <= 2
+    ins = _insns(prog)
+    with pytest.raises(ScheduleError, match="tokens left|must be 0"):
+        check_tokens(ins[:-1] + [isa.make("SYNC", push_next=1)] + ins[-1:])
+    with pytest.raises(ScheduleError, match="TOKEN_QUEUE_DEPTH"):
+        check_tokens(ins[:-1] + [isa.make("SYNC", push_next=1)] * (isa.TOKEN_QUEUE_DEPTH + 1) + ins[-1:])

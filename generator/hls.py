@@ -3,7 +3,8 @@ testbench from Jinja templates (``hls_templates/``), then build and run the C-si
 open-source ``ap_types`` headers (shipped in the hls4ml wheel; see ``/work/shared/TOOLCHAIN.md``).
 
 Nothing is typed twice: ``isa.h`` is generated from :mod:`generator.isa` (opcodes, every field's bit position and
-width, PARAM_RECORD offsets, STATUS bits, the AXI-Lite register map), ``config.h`` from the board file through
+width, PARAM_RECORD offsets, STATUS bits, TOKEN_QUEUE_DEPTH, the AXI-Lite register map), ``config.h`` from the
+board file through
 :class:`generator.hwmodel.HwConfig` (Tn, Tm, buffer depths of both precisions, AXI width, CONFIG id, clock), and the
 top function's argument list from :data:`generator.isa.REGISTERS`.
 
@@ -12,6 +13,11 @@ fetch -> load / compute / store modules that block on their command queues and d
 A sequential C-simulation of that region deadlocks as soon as tokens flow both ways, so when ``__SYNTHESIS__`` is
 not defined the top function runs, as VTA's ``vta()`` does, a loop that executes each module's head instruction
 while its tokens are available; both paths call the very same per-instruction functions.
+
+Error status: the kernel sets the bits of :data:`generator.isa.STATUS_BITS` under the conditions documented there,
+as the golden simulator raises them (tests/test_status.py runs every case on both); C-simulation also reports a
+deadlock (WATCHDOG) and tokens left at the end (TOKENS_LEFT). :func:`run_csim` refuses a program that is not whole
+instructions (PARTIAL_INSN) without running it, as the other loaders do.
 """
 from __future__ import annotations
 

@@ -18,13 +18,16 @@ be pre-processed and the previous one post-processed while the accelerator runs 
 region is filled with its zero point once (its padding border is never written again).
 
 Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize into the INPUT region (NHWC, padded),
-flush, write the base-address registers, ``ap_start``, wait for ``ap_done`` (interrupt when the overlay has
+flush, write the base-address registers and the size of each base register's buffer (``*_size`` registers, when
+the manifest's register map has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait for ``ap_done`` (interrupt when the overlay has
 one, else polling) with a timeout, check ``status``, invalidate OUTPUT, dequantize the heads, YOLO decode, NMS.
 
 Errors: :class:`PackageError` (missing/inconsistent files), :class:`PackageMismatchError` (the hardware's
 ISA version / PE array / precision / configuration id differ from the package's), :class:`AcceleratorTimeout`
 (no ``ap_done`` within the timeout; carries the register values), :class:`AcceleratorError` (``status`` != 0;
-names the status bits, carries the register values). The driver never waits without a timeout.
+names the status bits from the manifest's ``status_bits``, carries the register values; also raised by the
+constructor, with the hardware's PARTIAL_INSN bit, for a ``program.bin`` that is not whole instructions, which
+the instruction-count register cannot express). The driver never waits without a timeout.
 """
 from __future__ import annotations
 

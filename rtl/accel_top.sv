@@ -295,6 +295,20 @@ module accel_top
     for (int k = 0; k < 16; k++) r = r + ((a << k) & {64{b[k]}});
     mul_lut = r;
   endfunction
+  // the same on the widths of the range checks: on-chip extents (< 2^40: e.g. (in_cols*ig) * rows_in < 2^20 * 2^16)
+  // and DDR extents (< 2^48: a 32-bit stride times a 12-bit count, plus offsets)
+  function automatic logic [39:0] mul40(input logic [39:0] a, input logic [15:0] b);
+    logic [39:0] r;
+    r = '0;
+    for (int k = 0; k < 16; k++) r = r + ((a << k) & {40{b[k]}});
+    mul40 = r;
+  endfunction
+  function automatic logic [47:0] mul48(input logic [47:0] a, input logic [15:0] b);
+    logic [47:0] r;
+    r = '0;
+    for (int k = 0; k < 16; k++) r = r + ((a << k) & {48{b[k]}});
+    mul48 = r;
+  endfunction
 
 
   // ---- dependency tokens: one counter per FIFO (TOKEN_QUEUE_DEPTH tokens); a push onto a full one is
@@ -727,8 +741,8 @@ module accel_top
           ld_span <= sp;
           ld_seg_bytes <= ac ? mul_lut(rowbytes, 16'(ld_rows)) : rc ? rowbytes : sp ? span : 64'(ld_run);
           ld_seg_pbstep <= ac ? 32'(tot) : (rc || sp) ? 32'(colstep) : step;
-          ld_ddr_end <= 64'(ld_ddr_offset) + mul_lut(ld_row_stride, 16'(ld_rows - 32'd1))
-                        + mul_lut(ld_pix_stride, 16'(ld_cols - 32'd1)) + 64'(ld_run);
+          ld_ddr_end <= 64'(ld_ddr_offset) + 64'(mul48(48'(ld_row_stride), 16'(ld_rows - 32'd1)))
+                        + mul_lut(ld_pix_stride, 16'(ld_cols - 32'd1)) + 64'(ld_run);   // (the span's multiply)
           ld_buf_end <= ld_is_pbuf ? 64'(ld_dst_word) + tot
                         : (ld_is_wbuf ? (64'(ld_dst_word) << LOG2_WL) : (64'(ld_dst_word) << LOG2_TN)) + 64'(ld_dst_elem)
                           + tot - 64'(step) + 64'(ld_elems);
@@ -1155,7 +1169,7 @@ module accel_top
   // og*Tm <= ig*Tn channels). Stage 1 in C_SETUP, stage 2 the cycle after, compared the cycle after that: the
   // instruction cannot finish before (C_RUN >= 1 cycle, C_DRAIN >= 3), so nothing downstream starts after an error.
   logic cp_chk1, cp_chk2;
-  logic [63:0] cp_k_wcols, cp_k_ohow, cp_k_ogig, cp_k_rs, cp_k_iend, cp_k_nw, cp_k_wend;
+  logic [39:0] cp_k_wcols, cp_k_ohow, cp_k_ogig, cp_k_iend, cp_k_nw, cp_k_wend;
   logic [15:0] cp_k_rowsin, cp_k_khkw;                 // (at most 4095*15 + 15, 15*15)
   logic cp_k_win, cp_k_byp;
   always_ff @(posedge clk) begin
@@ -1167,24 +1181,23 @@ module accel_top
       cp_chk2 <= cp_chk1;
     end
     if (cp_state == C_SETUP) begin
-      cp_k_wcols <= mul_lut(64'(cp_ow - 32'd1), cp_s) + 64'(cp_kw);
-      cp_k_rowsin <= 16'(mul_lut(64'(cp_oh - 32'd1), cp_s) + 64'(cp_kh));
-      cp_k_ohow <= mul_lut(64'(cp_oh), 16'(cp_ow));
-      cp_k_ogig <= mul_lut(64'(cp_og), 16'(cp_ig));
-      cp_k_khkw <= 16'(mul_lut(64'(cp_kh), 16'(cp_kw)));
-      cp_k_rs <= mul_lut(64'(cp_in_cols), 16'(cp_ig));
+      cp_k_wcols <= mul40(40'(cp_ow - 32'd1), cp_s) + 40'(cp_kw);
+      cp_k_rowsin <= 16'(mul40(40'(cp_oh - 32'd1), cp_s) + 40'(cp_kh));
+      cp_k_ohow <= mul40(40'(cp_oh), 16'(cp_ow));
+      cp_k_ogig <= mul40(40'(cp_og), 16'(cp_ig));
+      cp_k_khkw <= 16'(mul40(40'(cp_kh), 16'(cp_kw)));
     end
-    if (cp_chk1) begin
-      cp_k_iend <= 64'(cp_ibuf_word) + mul_lut(cp_k_rs, cp_k_rowsin);
-      cp_k_nw <= mul_lut(cp_k_ohow, 16'(cp_og));
-      cp_k_wend <= 64'(cp_wbuf_word) + mul_lut(cp_k_ogig, cp_k_khkw);
-      cp_k_win <= cp_k_wcols > 64'(cp_in_cols);
-      cp_k_byp <= (64'(cp_og) << LOG2_TM) > (64'(cp_ig) << LOG2_TN);
+    if (cp_chk1) begin                                 // (cp_rowstep = in_cols*ig, set in C_SETUP)
+      cp_k_iend <= 40'(cp_ibuf_word) + mul40(40'(cp_rowstep), cp_k_rowsin);
+      cp_k_nw <= mul40(cp_k_ohow, 16'(cp_og));
+      cp_k_wend <= 40'(cp_wbuf_word) + mul40(cp_k_ogig, cp_k_khkw);
+      cp_k_win <= cp_k_wcols > 40'(cp_in_cols);
+      cp_k_byp <= (40'(cp_og) << LOG2_TM) > (40'(cp_ig) << LOG2_TN);
     end
   end
-  assign cp_oob = cp_chk2 && (cp_k_win || cp_k_iend > 64'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8)
-                              || cp_k_nw > 64'(ACC_WORDS)
-                              || (cp_bypass ? cp_k_byp : cp_k_wend > 64'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8)));
+  assign cp_oob = cp_chk2 && (cp_k_win || cp_k_iend > 40'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8)
+                              || cp_k_nw > 40'(ACC_WORDS)
+                              || (cp_bypass ? cp_k_byp : cp_k_wend > 40'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8)));
 
   // ---- pipeline
   logic cp_s1_v, cp_s1_first, cp_s1_last, cp_s1_two;
@@ -1378,7 +1391,7 @@ module accel_top
   // (rows x cols x og words) registered then and compared the cycle after; the POST cannot finish earlier than
   // that (P_RUN, P_DRAIN, S_DONE), so the next instruction of the STORE module never starts after an error.
   logic pp_chk1, pp_chk2, pp_k_pb, pp_k_zero;
-  logic [63:0] pp_k_nw, pp_k_cog, pp_k_ob;
+  logic [39:0] pp_k_cog, pp_k_ob;
   logic [15:0] pp_k_r;                                  // output rows (at most 4095)
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
@@ -1388,10 +1401,11 @@ module accel_top
       pp_chk1 <= st_state == P_SETUP;
       pp_chk2 <= pp_chk1;
     end
-    if (pp_chk1) pp_k_ob <= mul_lut(pp_k_cog, pp_k_r);
+    if (pp_chk1) pp_k_ob <= mul40(pp_k_cog, pp_k_r);
   end
-  assign pp_oob = !pp_k_zero && ((pp_chk1 && (pp_k_nw > 64'(ACC_WORDS) || pp_k_pb))
-                                 || (pp_chk2 && pp_k_ob > 64'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8)));
+  // (ACC words oh*ow*og = (oh-1)*ow*og + ow*og, both set up in P_SETUP)
+  assign pp_oob = !pp_k_zero && ((pp_chk1 && (33'(pp_lastrow) + 33'(pp_rowwords) > 33'(ACC_WORDS) || pp_k_pb))
+                                 || (pp_chk2 && pp_k_ob > 40'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8)));
 
   // OBUF lane writes: element pp1_oidx + m goes to lane (pp1_oidx + m) % OL
   wire ob_pwr = pp1_v && pp1_last;
@@ -1538,10 +1552,11 @@ module accel_top
   // (rows*cols - 1)*src_pitch*Tm + elems, computed in S_SETUP, compared in the first S_RUN cycle, which issues no
   // address yet (sd_seg_v is still 0): a refused STORE writes nothing
   logic sd_chk;
-  logic [63:0] sd_ddr_end, sd_ob_end;
+  logic [63:0] sd_ddr_end;
+  logic [39:0] sd_ob_end;
   wire [1:0] sd_ins_base = st_ins[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];
   assign sd_oob = sd_chk && (sd_ddr_end > 64'(ddr_size[sd_ins_base])
-                             || sd_ob_end > 64'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8) << LOG2_TM);
+                             || sd_ob_end > 40'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8) << LOG2_TM);
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
@@ -1599,11 +1614,10 @@ module accel_top
           pl = pp_pk > 32'd1 || pp_ps > 32'd1;
           rc = pl || 32'(rq) < pp_oh ? 32'(rq) : pp_oh;
           cc = pl || 32'(cq) < pp_ow ? 32'(cq) : pp_ow;
-          pp_k_nw <= mul_lut(64'(rw), 16'(pp_oh));
           pp_k_pb <= pp_pbuf_oc + (pp_og << LOG2_TM) > 32'(PBUF_ENTRIES);
           pp_k_zero <= pp_oh == 0 || pp_ow == 0 || pp_og == 0;
-          pp_k_r <= 16'(mul_lut(64'(rc), 16'(up)));
-          pp_k_cog <= mul_lut(mul_lut(64'(cc), 16'(up)), 16'(pp_og));
+          pp_k_r <= 16'(mul40(40'(rc), 16'(up)));
+          pp_k_cog <= mul40(mul40(40'(cc), 16'(up)), 16'(pp_og));
           pp_rows <= 32'(mul_lut(64'(rq), 16'(up)));
           pp_cols <= 32'(mul_lut(64'(cq), 16'(up)));
           pp_rowwords <= rw;
@@ -1674,9 +1688,10 @@ module accel_top
           sd_seg_bytes <= ac ? mul_lut(rowbytes, 16'(sd_rows)) : rc ? rowbytes : 64'(sd_run);
           sd_seg_elstep <= rc ? 32'(mul_lut(64'(pix), 16'(sd_cols))) : pix;
           sd_ddr_end <= 64'(st_ins[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W])
-                        + mul_lut(sd_row_stride, 16'(sd_rows - 32'd1)) + mul_lut(sd_pix_stride, 16'(sd_cols - 32'd1))
-                        + 64'(sd_run);
-          sd_ob_end <= mul_lut(mul_lut(64'(pix), 16'(sd_cols)), 16'(sd_rows)) - 64'(pix) + 64'(sd_elems);
+                        + 64'(mul48(48'(sd_row_stride), 16'(sd_rows - 32'd1)))
+                        + 64'(mul48(48'(sd_pix_stride), 16'(sd_cols - 32'd1))) + 64'(sd_run);
+          // (pix*cols: the segment step's multiply)
+          sd_ob_end <= mul40(40'(mul_lut(64'(pix), 16'(sd_cols))), 16'(sd_rows)) - 40'(pix) + 40'(sd_elems);
           st_state <= S_RUN;
         end
         S_RUN: begin

@@ -476,7 +476,8 @@ def config_insn(hw: HwConfig):
 
 def _timing(hw: HwConfig, insns: list) -> tuple[int, int]:
     prog = [config_insn(hw)] + insns + [isa.make("END")]
-    res = GoldenSim(hw, np.zeros(1, np.uint8), {k: 0 for k in isa.BASE_REGS}).run_insns(prog, functional=False)
+    res = GoldenSim(hw, np.zeros(1, np.uint8), {k: 0 for k in isa.BASE_REGS}).run_insns(prog, functional=False,
+                                                                                    check_end_tokens=False)
     return res.cycles, ddr_bytes(hw, insns)
 
 
@@ -555,5 +556,40 @@ def compile_program(g: Graph, hw: HwConfig, progress=None) -> Program:
         if progress:
             progress(L, plan)
     insns.append(isa.make("END"))
+    check_tokens(insns)
     prog = Program(insns, wblob, lay, layers, plans, ranges, hw)
     return prog
+
+
+def check_tokens(insns: list) -> dict:
+    """Check a program's dependency tokens against the hardware's FIFOs: counted in program order (each
+    instruction's pops, then its pushes), no FIFO may hold more than :data:`generator.isa.TOKEN_QUEUE_DEPTH`
+    tokens, and the pushes and pops of every FIFO must balance at END (else the hardware reports TOKEN_OVERFLOW /
+    TOKENS_LEFT / WATCHDOG). Returns the largest count of each FIFO.
+    Raises ScheduleError naming the instruction and the FIFO."""
+    from .sim import FIFO_OF
+
+    count = {c: 0 for c in ("l2c", "c2l", "c2s", "s2c")}
+    peak = dict(count)
+    for k, ins in enumerate(insns):
+        for flag in ("pop_prev", "pop_next", "push_prev", "push_next"):
+            if not ins.f.get(flag):
+                continue
+            ch = FIFO_OF.get((ins.module, flag))
+            if ch is None:
+                raise ScheduleError(f"instruction {k}: {ins.op} cannot {flag} (the {ins.module} module has no such "
+                                    f"neighbour)")
+            if flag.startswith("pop"):        # (may precede its push in program order: the module then waits)
+                count[ch] -= 1
+            else:
+                if count[ch] >= isa.TOKEN_QUEUE_DEPTH:
+                    raise ScheduleError(f"instruction {k}: {ins.op} pushes a token onto {ch} holding "
+                                        f"{isa.TOKEN_QUEUE_DEPTH} (isa.TOKEN_QUEUE_DEPTH)")
+                count[ch] += 1
+                peak[ch] = max(peak[ch], count[ch])
+        if ins.op == "END":
+            break
+    left = {c: n for c, n in count.items() if n}
+    if left:
+        raise ScheduleError(f"pushes minus pops of the token FIFOs at END: {left} (must be 0)")
+    return peak

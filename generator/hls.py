@@ -3,7 +3,8 @@ testbench from Jinja templates (``hls_templates/``), then build and run the C-si
 open-source ``ap_types`` headers (shipped in the hls4ml wheel; see ``/work/shared/TOOLCHAIN.md``).
 
 Nothing is typed twice: ``isa.h`` is generated from :mod:`generator.isa` (opcodes, every field's bit position and
-width, PARAM_RECORD offsets, STATUS bits, the AXI-Lite register map), ``config.h`` from the board file through
+width, PARAM_RECORD offsets, STATUS bits, TOKEN_QUEUE_DEPTH, the AXI-Lite register map), ``config.h`` from the
+board file through
 :class:`generator.hwmodel.HwConfig` (Tn, Tm, buffer depths of both precisions, AXI width, CONFIG id, clock), and the
 top function's argument list from :data:`generator.isa.REGISTERS`.
 
@@ -12,6 +13,11 @@ fetch -> load / compute / store modules that block on their command queues and d
 A sequential C-simulation of that region deadlocks as soon as tokens flow both ways, so when ``__SYNTHESIS__`` is
 not defined the top function runs, as VTA's ``vta()`` does, a loop that executes each module's head instruction
 while its tokens are available; both paths call the very same per-instruction functions.
+
+Error status: the kernel sets the bits of :data:`generator.isa.STATUS_BITS` under the conditions documented there,
+as the golden simulator raises them (tests/test_status.py runs every case on both); C-simulation also reports a
+deadlock (WATCHDOG) and tokens left at the end (TOKENS_LEFT). :func:`run_csim` refuses a program that is not whole
+instructions (PARTIAL_INSN) without running it, as the other loaders do.
 """
 from __future__ import annotations
 
@@ -90,7 +96,8 @@ def isa_context() -> dict:
                 buffers=isa.BUFFERS, precisions=isa.PRECISIONS, activations=isa.ACTIVATIONS,
                 param_bytes=isa.PARAM_RECORD_BYTES, params=params, mult_bits=isa.MULT_BITS,
                 max_shift=isa.MAX_SHIFT, hw_info_modes=isa.HW_INFO_MODES, status_bits=isa.STATUS_BITS,
-                ctrl_bits=isa.CTRL_BITS, registers=regs)
+                ctrl_bits=isa.CTRL_BITS, registers=regs, token_queue_depth=isa.TOKEN_QUEUE_DEPTH,
+                watchdog_cycles=isa.WATCHDOG_CYCLES)
 
 
 def config_context(board: Board) -> dict:
@@ -179,17 +186,23 @@ def place_program(ddr: np.ndarray, blob: bytes, align: int = 4096) -> tuple[np.n
 
 
 def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None = None, workdir: str | Path = ".",
-             timeout: float = 600) -> tuple[np.ndarray, dict]:
+             timeout: float = 600, sizes: dict | None = None) -> tuple[np.ndarray, dict]:
     """Run a C-simulation binary on a DDR image.
 
     Args:
         ddr: uint8 DDR image (not modified). bases: {"WEIGHTS", "ACT", "INPUT", "OUTPUT"} byte addresses
             (multiples of the AXI width). blob: encoded program, fetched from DDR (fetch_ddr=1); None runs the ROM.
-    Returns: (DDR image after the run, same size as ``ddr``; {"status", "cycles", "hw_info", "config_id"}).
+        sizes: bytes of each base register's buffer (the ``*_size`` arguments; same keys as ``bases``); None: each
+            extends to the end of the image (the golden simulator's default).
+    Returns: (DDR image after the run, same size as ``ddr``; {"status", "cycles", "hw_info", "config_id"}). A
+        ``blob`` that is not whole instructions is refused by this loader (the ``n_insns`` argument counts
+        instructions): status PARTIAL_INSN, nothing run, the image unchanged.
     Raises HlsError if the binary fails or its output cannot be parsed.
     """
     wd = Path(workdir)
     wd.mkdir(parents=True, exist_ok=True)
+    if blob is not None and isa.partial_insn_status(len(blob)):
+        return ddr.copy(), {"status": isa.partial_insn_status(len(blob)), "cycles": 0}
     img, insn_addr, n = ddr, 0, 0
     if blob is not None:
         img, insn_addr = place_program(ddr, blob)
@@ -198,6 +211,8 @@ def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None =
     fin.write_bytes(img.tobytes())
     args = [str(exe), str(fin), str(fout)] + [str(int(bases[k])) for k in isa.BASE_REGS] + \
            [str(insn_addr), str(n), "1" if blob is not None else "0"]
+    if sizes is not None:
+        args += [str(int(sizes[k])) for k in isa.BASE_REGS]
     r = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:
         raise HlsError(f"C-simulation failed ({r.returncode}): {' '.join(args)}\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
@@ -217,7 +232,7 @@ def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None =
 
 def status_names(status: int) -> list[str]:
     """Names of the :data:`generator.isa.STATUS_BITS` set in a status word."""
-    return [n for n, b in isa.STATUS_BITS.items() if status >> b & 1]
+    return isa.status_names(status)
 
 
 def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: str | Path,

@@ -245,7 +245,105 @@ REGISTERS = [
     ("hw_info", 0x64, 32, "r"),    # ISA_VERSION | Tn << 8 | Tm << 16 | modes << 24 (HW_INFO_MODES bits)
     ("config_id", 0x6C, 32, "r"),  # the hardware configuration id (CONFIG instruction must match)
     ("cycles", 0x74, 32, "r"),     # cycles of the last run
+    # bytes of the buffer behind each base register (the host's allocation): every LOAD / STORE byte must lie in
+    # [base, base + size) of its base register, else OUT_OF_RANGE (a size of 0 refuses every access)
+    ("weights_size", 0x7C, 32, "w"),
+    ("act_size", 0x84, 32, "w"),
+    ("input_size", 0x8C, 32, "w"),
+    ("output_size", 0x94, 32, "w"),
 ]
+#: size register of each base register (:data:`BASE_REGS` name -> :data:`REGISTERS` name)
+SIZE_REGS = {name: f"{name.lower()}_size" for name in BASE_REGS}
 #: precision modes bits of hw_info[31:24] (bit numbers = PRECISIONS values)
 HW_INFO_MODES = {"int8": 0, "int16": 1}
-STATUS_BITS = {"ILLEGAL_OPCODE": 0, "CONFIG_MISMATCH": 1, "ISA_VERSION_MISMATCH": 2, "OUT_OF_RANGE": 3}
+
+# ------------------------------------------------------------------------------------------ error status
+#: depth of each of the four dependency-token FIFOs (tokens it holds). The RTL keeps each FIFO as a counter of
+#: ``TOKEN_COUNT_BITS`` bits (16, as before this constant existed), the HLS kernel's token streams have this depth,
+#: the golden simulator checks every push against it and the compiler refuses a program whose tokens in flight,
+#: counted in program order, would exceed it.
+TOKEN_QUEUE_DEPTH = (1 << 16) - 1
+TOKEN_COUNT_BITS = TOKEN_QUEUE_DEPTH.bit_length()
+#: RTL watchdog: cycles without progress (no module executing an instruction, no instruction fetched or
+#: dispatched, no token moved) after which a run that has not finished stops with WATCHDOG. Without progress no
+#: token can ever arrive, so this is a deadlock detector; the value only bounds how long the RTL takes to notice.
+WATCHDOG_CYCLES = 1 << 12
+
+#: Bits of the ``status`` register (0: the run succeeded). Bits 0-3 keep their numbers of ISA version 1.
+#:
+#: ====================== === ===========================================================================================
+#: name                   bit condition
+#: ====================== === ===========================================================================================
+#: ILLEGAL_OPCODE         0   an instruction up to the first END has an opcode outside :data:`OPCODES`, non-zero bits
+#:                            above its format, or a pop/push flag towards a module its module does not border
+#:                            (LOAD-module instructions have no prev, STORE-module ones no next neighbour)
+#: CONFIG_MISMATCH        1   CONFIG for another accelerator: Tn, Tm or config_id differ from the hardware's, or a
+#:                            precision the hardware does not implement (not in :data:`PRECISIONS`; the golden
+#:                            simulator, built for one precision, also refuses the other one)
+#: ISA_VERSION_MISMATCH   2   CONFIG.isa_version != :data:`ISA_VERSION` (checked before CONFIG_MISMATCH)
+#: OUT_OF_RANGE           3   a LOAD / STORE byte outside [0, size) of its base register (the ``*_size``
+#:                            registers; the golden simulator without sizes: outside the DDR image), an on-chip
+#:                            index outside IBUF / WBUF / PBUF / ACC / OBUF (LOAD.buf = 3 included), a COMPUTE
+#:                            window wider than its tile (``(ow-1)*stride + kw > in_cols``), a bypass of more
+#:                            channels than the ifmap lanes; RTL only: POST.pbuf_oc not a multiple of Tm
+#: CONFIG_MISSING         4   the first instruction is not CONFIG (any instruction before CONFIG)
+#: NO_END                 5   the program runs off its end: ``n_insns`` instructions (DDR fetch) or the whole ROM
+#:                            without an END (an empty program included)
+#: WATCHDOG               6   no module can make progress: every module waits for a token that can never come
+#:                            (a pop without a matching push = token underflow, or a dependency cycle); the RTL
+#:                            flags it after :data:`WATCHDOG_CYCLES` cycles without progress
+#: TOKEN_OVERFLOW         7   a push onto a token FIFO that already holds :data:`TOKEN_QUEUE_DEPTH` tokens
+#: TOKENS_LEFT            8   the program ended (END executed, every module idle) with tokens in a FIFO
+#: PARTIAL_INSN           9   the program is not a whole number of :data:`INSN_BYTES`-byte instructions
+#: ARITH_OVERFLOW         10  golden simulator and HLS kernel only: an accumulator leaves its acc_bits range, or a
+#:                            requantization shift outside [1, MAX_SHIFT] (the quantizer never emits either; the
+#:                            RTL does not check them)
+#: ====================== === ===========================================================================================
+#:
+#: What each executor does on an error (see :class:`generator.sim.SimError`):
+#:
+#: * every executor: the status bit is set, no instruction starts afterwards, ``ap_done`` (and the interrupt) is
+#:   raised; instructions already executing finish (a STORE already writing completes its bursts), so DDR
+#:   writes stop at the failing instruction. Only the first error is reported (the RTL ORs the bits of errors
+#:   found in the same clock cycle).
+#: * golden simulator (:mod:`generator.sim`): PARTIAL_INSN, ILLEGAL_OPCODE, CONFIG_MISSING and NO_END are found
+#:   before anything runs (the whole program is decoded first); the others when the instruction executes, in
+#:   the time order of the three modules; TOKENS_LEFT after the last instruction. It raises SimError with
+#:   ``status`` and ``insn``; ARITH_OVERFLOW too.
+#: * HLS kernel: ILLEGAL_OPCODE, CONFIG_MISSING, NO_END and the CONFIG checks by a pass over the program before
+#:   it runs (nothing executes, no DDR write); the rest while running; ARITH_OVERFLOW too. C-simulation finds a
+#:   deadlock exactly (WATCHDOG) and checks TOKENS_LEFT after the run; the synthesized DATAFLOW kernel has blocking
+#:   token reads (a deadlock hangs it: the driver's timeout) and cannot look into its token streams at the end (no
+#:   TOKENS_LEFT); TOKEN_OVERFLOW uses the streams' ``full()`` there.
+#: * RTL: errors as the instructions are dispatched / executed (instructions before the bad one run); on-chip and
+#:   DDR range checks on values registered at decode, before any address is issued; WATCHDOG by the counter;
+#:   no ARITH_OVERFLOW (accumulators wrap).
+#: * PARTIAL_INSN: the ``n_insns`` register counts whole instructions, so the hardware never sees a partial one;
+#:   the loaders refuse it with this bit without starting a run: the golden simulator's ``run(blob)``, the
+#:   C-simulation (:func:`generator.hls.run_csim`), the RTL bench (:meth:`generator.rtl_sim.RtlBuild.run`) and the
+#:   PYNQ driver (``YoloAccelerator`` raises AcceleratorError when ``program.bin`` is not a whole number of
+#:   instructions).
+STATUS_BITS = {"ILLEGAL_OPCODE": 0, "CONFIG_MISMATCH": 1, "ISA_VERSION_MISMATCH": 2, "OUT_OF_RANGE": 3,
+               "CONFIG_MISSING": 4, "NO_END": 5, "WATCHDOG": 6, "TOKEN_OVERFLOW": 7, "TOKENS_LEFT": 8,
+               "PARTIAL_INSN": 9, "ARITH_OVERFLOW": 10}
+
+
+def status_names(status: int) -> list[str]:
+    """Names of the :data:`STATUS_BITS` set in a status word (unknown bits as ``bitN``)."""
+    names = {b: n for n, b in STATUS_BITS.items()}
+    return [names.get(b, f"bit{b}") for b in range(32) if status >> b & 1]
+
+
+def status_of(name: str) -> int:
+    """The status word with bit ``name`` of :data:`STATUS_BITS` set. Raises KeyError for an unknown name."""
+    return 1 << STATUS_BITS[name]
+
+
+#: the token-FIFO flags each module may use (the others name a neighbour the module does not have)
+MODULE_FLAGS = {"load": ("pop_next", "push_next"), "compute": ("pop_prev", "pop_next", "push_prev", "push_next"),
+                "store": ("pop_prev", "push_prev")}
+
+
+def partial_insn_status(blob_len: int) -> int:
+    """PARTIAL_INSN's status word if a program of ``blob_len`` bytes is not whole instructions, else 0."""
+    return status_of("PARTIAL_INSN") if blob_len % INSN_BYTES else 0

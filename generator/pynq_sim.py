@@ -15,11 +15,13 @@
 
 Writing ``ap_start`` runs the program in a background thread (the accelerator runs while the CPU does other
 work): the instructions are fetched from DDR at the ``insns`` register (``fetch_ddr = 1``; the bitstream's
-instruction ROM, ``fetch_ddr = 0``, does not exist in simulation and is reported as ILLEGAL_OPCODE), the golden
-simulator executes them on the device memory with the four base-address registers, then ``status``, ``cycles``
-and ``ap_done``/``ap_idle`` are set. A :class:`generator.sim.SimError` becomes a status bit (see
-:func:`status_of_error`); a deadlock (every module waiting for a token) leaves ``ap_done`` low forever, as
-on the FPGA. ``hang=True`` makes every run hang that way (driver timeout tests).
+instruction ROM, ``fetch_ddr = 0``, is empty in simulation: the run ends at once with NO_END), the golden
+simulator executes them on the device memory with the four base-address registers and the four ``*_size``
+registers (each LOAD / STORE must stay inside its base register's buffer), then ``status``, ``cycles`` and
+``ap_done``/``ap_idle`` are set. A :class:`generator.sim.SimError` sets its ``status`` bits
+(:data:`generator.isa.STATUS_BITS`); a deadlock (every module waiting for a token) is WATCHDOG with ``ap_done``
+raised, as the hardware's watchdog does. ``hang=True`` makes every run hang (``ap_done`` never rises; driver timeout
+tests).
 """
 from __future__ import annotations
 
@@ -57,21 +59,6 @@ def carve_buffer(device: Device, mem: np.ndarray, next_off: int, shape, dtype) -
     return buf, next_off + -(-max(n, 1) // PAGE) * PAGE
 
 
-def status_of_error(msg: str) -> int | None:
-    """Status word for a simulator error message; ``None`` for errors the hardware cannot detect and that
-    leave it stuck (deadlock): the run never raises ``ap_done``."""
-    sb = isa.STATUS_BITS
-    if "deadlock" in msg:
-        return None
-    if "illegal opcode" in msg or "must start with CONFIG" in msg or "unused bits" in msg or "before CONFIG" in msg:
-        return 1 << sb["ILLEGAL_OPCODE"]
-    if "CONFIG ISA version" in msg:
-        return 1 << sb["ISA_VERSION_MISMATCH"]
-    if "CONFIG for a" in msg or "CONFIG precision" in msg:
-        return 1 << sb["CONFIG_MISMATCH"]
-    return 1 << sb["OUT_OF_RANGE"]   # DDR/buffer range, overflow, missing END: the run is aborted
-
-
 class AccelRegisterFile:
     """The accelerator's AXI-Lite register file over the golden simulator.
 
@@ -83,6 +70,7 @@ class AccelRegisterFile:
         last_error: message of the last run's :class:`SimError` (``None`` if it succeeded).
         runs: number of runs started.
         history: base-address registers of each run started ({"WEIGHTS": addr, ..., "insns": addr}).
+        size_history: the ``*_size`` registers of each run started ({"WEIGHTS": bytes, ...}).
     """
 
     def __init__(self, device: "GoldenSimDevice", board: Board, hang: bool = False):
@@ -95,6 +83,7 @@ class AccelRegisterFile:
         self.last_error = None
         self.runs = 0
         self.history = []
+        self.size_history = []
         self.thread = None
         self._lock = threading.Lock()
 
@@ -164,12 +153,14 @@ class AccelRegisterFile:
         self.status = 0
         self.runs += 1
         args = {k: self._arg(k.lower()) for k in isa.BASE_REGS}
+        sizes = {k: self._arg(r) for k, r in isa.SIZE_REGS.items()}
         insns, n, fetch = self._arg("insns"), self._arg("n_insns"), self._arg("fetch_ddr")
         self.history.append({**args, "insns": insns})
-        self.thread = threading.Thread(target=self._run, args=(args, insns, n, fetch), daemon=True)
+        self.size_history.append(sizes)
+        self.thread = threading.Thread(target=self._run, args=(args, sizes, insns, n, fetch), daemon=True)
         self.thread.start()
 
-    def _run(self, bases, insns_addr, n_insns, fetch_ddr):
+    def _run(self, bases, sizes, insns_addr, n_insns, fetch_ddr):
         with self._lock:      # the block accepted the start (ap_ready pulse), ap_start drops
             self.ctrl &= ~(1 << CTRL["ap_start"])
         if self.hang:
@@ -178,7 +169,7 @@ class AccelRegisterFile:
         status, cycles, err = 0, 0, None
         try:
             if not fetch_ddr:
-                raise SimError("fetch_ddr = 0: the simulated bitstream has no instruction ROM (illegal opcode)")
+                raise SimError("fetch_ddr = 0: the simulated bitstream's instruction ROM is empty (no END)", "NO_END")
             prog = dev.read_memory(insns_addr, n_insns * isa.INSN_BYTES)
             bits = 8
             if len(prog) >= isa.INSN_BYTES and prog[0] & 0xF == isa.OPCODES["CONFIG"]:
@@ -186,14 +177,12 @@ class AccelRegisterFile:
                     c = isa.decode(prog[:isa.INSN_BYTES])
                     bits = 16 if c.precision == isa.PRECISIONS["int16"] else 8
             off = {k: dev.offset_of(a) for k, a in bases.items()}
-            res = GoldenSim(self.hw[bits], dev.mem, off).run(prog)
+            res = GoldenSim(self.hw[bits], dev.mem, off, sizes).run(prog)
             cycles = res.cycles
-        except (SimError, ValueError) as e:
-            err = str(e)
-            status = status_of_error(err)
-            if status is None:            # deadlock: the hardware would never finish
-                self.last_error = err
-                return
+        except SimError as e:
+            err, status = str(e), e.status
+        except ValueError as e:           # a base address outside the device memory
+            err, status = str(e), isa.status_of("OUT_OF_RANGE")
         with self._lock:
             self.last_error, self.status, self.cycles = err, status, cycles
             self.ctrl |= 1 << CTRL["ap_done"] | 1 << CTRL["ap_idle"] | 1 << CTRL["ap_ready"]
@@ -250,13 +239,13 @@ class GoldenSimDevice(Device):
         off = int(addr) - self.mem_base
         if not 0 <= off < self.mem.size:
             raise SimError(f"address {addr:#x} outside the simulated DDR "
-                           f"[{self.mem_base:#x}, {self.mem_base + self.mem.size:#x})")
+                           f"[{self.mem_base:#x}, {self.mem_base + self.mem.size:#x})", "OUT_OF_RANGE")
         return off
 
     def read_memory(self, addr: int, n: int) -> bytes:
         off = self.offset_of(addr)
         if off + n > self.mem.size:
-            raise SimError(f"read of {n} bytes at {addr:#x} beyond the simulated DDR")
+            raise SimError(f"read of {n} bytes at {addr:#x} beyond the simulated DDR", "OUT_OF_RANGE")
         return self.mem[off:off + n].tobytes()
 
     def flush(self, bo, offset, ptr, size):

@@ -76,6 +76,13 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         buffers=isa.BUFFERS, precisions=isa.PRECISIONS, activations=isa.ACTIVATIONS, params=params,
         param_bytes=isa.PARAM_RECORD_BYTES,
         base_regs=[reg_off[isa.BASE_REG_NAMES[i].lower()] for i in range(len(isa.BASE_REGS))],
+        size_regs=[reg_off[isa.SIZE_REGS[isa.BASE_REG_NAMES[i]]] for i in range(len(isa.BASE_REGS))],
+        unused_masks={op: ((1 << isa.INSN_BITS) - 1) ^ ((1 << (isa.LAYOUTS[op][-1][1] + isa.LAYOUTS[op][-1][2])) - 1)
+                      for op in sorted(isa.OPCODES, key=isa.OPCODES.get)},
+        token_queue_depth=isa.TOKEN_QUEUE_DEPTH, token_count_bits=isa.TOKEN_COUNT_BITS,
+        watchdog_cycles=isa.WATCHDOG_CYCLES,
+        ibuf_words8=h8.ibuf_words, ibuf_words16=h16.ibuf_words, wbuf_words8=h8.wbuf_words,
+        wbuf_words16=h16.wbuf_words, obuf_words8=h8.obuf_words, obuf_words16=h16.obuf_words,
         axil_aw=max(isa.REGISTERS[-1][1] + 4, 4).bit_length(),
         tn=a.tn, tm=a.tm, axi_dw=a.axi_data_width_bits,
         ibuf_elems=max(h8.ibuf_words * a.tn, h16.ibuf_words * a.tn),

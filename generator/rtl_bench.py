@@ -6,8 +6,8 @@ simulator process per program).
   board's ``ddr_read_latency_cycles``), several bursts may be outstanding, and the data beats are throttled to the
   board's sustained DDR bytes per cycle (``rd_beats_per_cycle`` < 1 pauses the R and W channels accordingly);
   every write response comes ``wr_latency`` cycles (the board's ``ddr_write_latency_cycles``) after its last beat.
-* AxiLiteMaster programs the registers of generator/isa.py, the bench waits for the interrupt, then reads the
-  status/cycle registers and writes the whole DDR image back to the case folder.
+* AxiLiteMaster programs the registers of generator/isa.py (base addresses, ``*_size`` of each base register's
+  buffer, program), the bench waits for the interrupt, then reads the status/cycle registers and writes the whole DDR image back to the case folder.
 * Per-instruction timing: the RTL's debug counter ``dbg_st_retired`` (instructions the STORE module finished) is
   sampled at every change with the cycle counter, the LOAD-busy and PE-busy counters; ``result.json["retire"]``
   holds one ``[cycle, ld_busy, cp_busy]`` per STORE-module instruction (POST, STORE, END), in program order.
@@ -138,6 +138,8 @@ async def run_program(dut):
         off = REG[name.lower()]
         await axil.write_dword(off, addr & 0xFFFFFFFF)
         await axil.write_dword(off + 4, addr >> 32)
+    for name, size in meta.get("sizes", {}).items():
+        await axil.write_dword(REG[isa.SIZE_REGS[name]], size)
     await axil.write_dword(REG["insns"], meta["insns"] & 0xFFFFFFFF)
     await axil.write_dword(REG["insns"] + 4, meta["insns"] >> 32)
     await axil.write_dword(REG["n_insns"], meta["n_insns"])

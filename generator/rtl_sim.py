@@ -82,9 +82,12 @@ class RtlBuild:
                         always=rom is not None, **({"log_file": self.dir / "build.log"} if quiet else {}))
 
     def run(self, prog, ddr, bases, case_dir: Path, rd_latency: int | None = None, timeout_cycles=2_000_000,
-            fetch_ddr=1, progress_every=0):
+            fetch_ddr=1, progress_every=0, sizes: dict | None = None):
         """Run ``prog`` (appended to ``ddr``) on the RTL; returns (result dict, DDR image after, DDR image before).
-        ``rd_latency``: DDR read latency in cycles (default: the board's ``ddr_read_latency_cycles``)."""
+        ``rd_latency``: DDR read latency in cycles (default: the board's ``ddr_read_latency_cycles``). ``sizes``:
+        the ``*_size`` registers, bytes of each base register's buffer (default: to the end of ``ddr``).
+        A program that is not whole instructions is refused by this loader (the ``n_insns`` register counts whole
+        instructions): result ``{"timeout": False, "status": PARTIAL_INSN, "cycles": 0}``, nothing simulated."""
         case_dir = Path(case_dir)
         case_dir.mkdir(parents=True, exist_ok=True)
         blob = prog if isinstance(prog, bytes) else prog.blob
@@ -92,10 +95,16 @@ class RtlBuild:
         full = np.zeros(insns + -(-len(blob) // runtime.PAGE) * runtime.PAGE, np.uint8)
         full[:ddr.size] = ddr
         full[insns:insns + len(blob)] = np.frombuffer(blob, np.uint8)
+        if isa.partial_insn_status(len(blob)):
+            return ({"timeout": False, "status": isa.partial_insn_status(len(blob)), "cycles": 0, "retire": []},
+                    full.copy(), full)
+        if sizes is None:
+            sizes = {k: max(ddr.size - int(v), 0) for k, v in bases.items()}
         full.tofile(case_dir / "ddr.bin")
         a = self.board.accelerator
         lat = a.ddr_read_latency_cycles if rd_latency is None else rd_latency
-        meta = {"bases": {k: int(v) for k, v in bases.items()}, "insns": insns, "n_insns": len(blob) // isa.INSN_BYTES,
+        meta = {"bases": {k: int(v) for k, v in bases.items()}, "sizes": {k: int(v) for k, v in sizes.items()},
+                "insns": insns, "n_insns": len(blob) // isa.INSN_BYTES,
                 "rd_latency": lat, "wr_latency": a.ddr_write_latency_cycles,
                 "rd_beats_per_cycle": self.board.ddr_bytes_per_cycle / (a.axi_data_width_bits / 8),
                 "timeout_cycles": timeout_cycles, "fetch_ddr": fetch_ddr, "progress_every": progress_every}

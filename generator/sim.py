@@ -29,8 +29,24 @@ FIFO_OF = {("load", "pop_next"): "c2l", ("load", "push_next"): "l2c",
 
 
 class SimError(RuntimeError):
-    """The program did something the hardware flags as an error (the message names the instruction index):
-    illegal opcode, CONFIG mismatch, buffer or DDR access out of range, accumulator overflow, deadlock."""
+    """The program did something the hardware flags as an error.
+
+    Attributes:
+        status: the status-register word the hardware reports for it (one bit of :data:`generator.isa.STATUS_BITS`;
+            the table there says which condition sets which bit).
+        insn: index of the offending instruction in the program (None for a whole-program condition: partial
+            instruction, missing END, deadlock, tokens left). The message names it as ``instruction K``.
+    """
+
+    def __init__(self, msg: str, status: str | int, insn: int | None = None):
+        super().__init__(msg)
+        self.status = isa.status_of(status) if isinstance(status, str) else int(status)
+        self.insn = insn
+
+    @property
+    def bits(self) -> list[str]:
+        """Names of the status bits set."""
+        return isa.status_names(self.status)
 
 
 @dataclass
@@ -51,11 +67,18 @@ class GoldenSim:
         hw: hardware configuration the simulated accelerator is built with.
         ddr: uint8 array, the whole DDR image (modified in place by STOREs).
         bases: byte address of each base register, ``{"WEIGHTS": a, "ACT": b, "INPUT": c, "OUTPUT": d}``.
+        sizes: bytes of the buffer behind each base register (the ``*_size`` registers of
+            :data:`generator.isa.REGISTERS`), same keys; every LOAD / STORE byte must lie in [0, size) of its base
+            register (else OUT_OF_RANGE). None: each region extends to the end of the DDR image.
     """
 
-    def __init__(self, hw: HwConfig, ddr: np.ndarray, bases: dict):
+    def __init__(self, hw: HwConfig, ddr: np.ndarray, bases: dict, sizes: dict | None = None):
         self.hw, self.ddr = hw, ddr
         self.base = [int(bases[isa.BASE_REG_NAMES[i]]) for i in range(len(isa.BASE_REGS))]
+        if sizes is None:
+            self.size = [max(ddr.size - b, 0) for b in self.base]
+        else:
+            self.size = [int(sizes[isa.BASE_REG_NAMES[i]]) for i in range(len(isa.BASE_REGS))]
         tn, tm = hw.tn, hw.tm
         self.ibuf = [np.zeros(hw.ibuf_words * tn, np.int64) for _ in range(2)]
         self.wbuf = [np.zeros(hw.wbuf_words * tn * tm, np.int64) for _ in range(2)]
@@ -67,10 +90,15 @@ class GoldenSim:
 
     # ---- DDR access -------------------------------------------------------------------------------------
     def _ddr_view(self, k, base_reg, off, rows, cols, nbytes, rs, ps):
+        name = isa.BASE_REG_NAMES[base_reg]
+        end = off + (rows - 1) * rs + (cols - 1) * ps + nbytes      # one past the last byte, from the base
+        if end > self.size[base_reg]:
+            raise SimError(f"instruction {k}: DDR access [{off:#x}, {end:#x}) from base register {name} outside its "
+                           f"{self.size[base_reg]}-byte buffer", "OUT_OF_RANGE", k)
         start = self.base[base_reg] + off
-        last = start + (rows - 1) * rs + (cols - 1) * ps + nbytes - 1
-        if start < 0 or last >= self.ddr.size:
-            raise SimError(f"instruction {k}: DDR access [{start:#x}, {last:#x}] outside the {self.ddr.size}-byte image")
+        if start < 0 or start + end - off > self.ddr.size:
+            raise SimError(f"instruction {k}: DDR access [{start:#x}, {start + end - off:#x}) outside the "
+                           f"{self.ddr.size}-byte image", "OUT_OF_RANGE", k)
         return as_strided(self.ddr[start:], shape=(rows, cols, nbytes), strides=(rs, ps, 1), writeable=True)
 
     def _elem_dtype(self):
@@ -80,26 +108,35 @@ class GoldenSim:
     def _config(self, k, f):
         hw = self.hw
         if f["isa_version"] != isa.ISA_VERSION:
-            raise SimError(f"instruction {k}: CONFIG ISA version {f['isa_version']}, hardware implements {isa.ISA_VERSION}")
+            raise SimError(f"instruction {k}: CONFIG ISA version {f['isa_version']}, hardware implements "
+                           f"{isa.ISA_VERSION}", "ISA_VERSION_MISMATCH", k)
         if (f["tn"], f["tm"], f["config_id"]) != (hw.tn, hw.tm, hw.config_id):
             raise SimError(f"instruction {k}: CONFIG for a Tn={f['tn']} Tm={f['tm']} id={f['config_id']:#x} "
-                           f"accelerator, this one is Tn={hw.tn} Tm={hw.tm} id={hw.config_id:#x}")
-        bits = 8 if f["precision"] == 0 else 16
+                           f"accelerator, this one is Tn={hw.tn} Tm={hw.tm} id={hw.config_id:#x}", "CONFIG_MISMATCH", k)
+        names = {v: n for n, v in isa.PRECISIONS.items()}
+        if f["precision"] not in names:
+            raise SimError(f"instruction {k}: CONFIG precision {f['precision']} is none of {isa.PRECISIONS}",
+                           "CONFIG_MISMATCH", k)
+        bits = int(names[f["precision"]][3:])
         if bits != hw.bits:
-            raise SimError(f"instruction {k}: CONFIG precision int{bits}, simulator configured for int{hw.bits}")
+            raise SimError(f"instruction {k}: CONFIG precision int{bits}, simulator configured for int{hw.bits}",
+                           "CONFIG_MISMATCH", k)
         self.precision = bits
         self.qmin, self.qmax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
     def _load(self, k, f):
         hw = self.hw
         rows, cols, elems = f["rows"], f["cols"], f["elems"]
+        if rows * cols * elems == 0:      # an empty transfer: no access, nothing checked (as in the hardware)
+            return
         if f["buf"] == isa.BUFFERS["PBUF"]:
             v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, cols, elems * isa.PARAM_RECORD_BYTES,
                                f["row_stride"], f["pix_stride"])
             recs = np.ascontiguousarray(v).view(PARAM_DTYPE).reshape(-1)
             lo = f["dst_word"]
-            if lo + recs.size > hw.pbuf_entries:
-                raise SimError(f"instruction {k}: PBUF load of {recs.size} records at {lo} exceeds {hw.pbuf_entries}")
+            if recs.size and lo + recs.size > hw.pbuf_entries:
+                raise SimError(f"instruction {k}: PBUF load of {recs.size} records at {lo} exceeds {hw.pbuf_entries}",
+                               "OUT_OF_RANGE", k)
             self.pbuf[lo:lo + recs.size] = recs
             return
         eb = hw.elem_bytes
@@ -110,43 +147,48 @@ class GoldenSim:
         elif f["buf"] == isa.BUFFERS["WBUF"]:
             buf, lanes = self.wbuf[f["bank"]], hw.tn * hw.tm
         else:
-            raise SimError(f"instruction {k}: LOAD into unknown buffer {f['buf']}")
+            raise SimError(f"instruction {k}: LOAD into unknown buffer {f['buf']}", "OUT_OF_RANGE", k)
         pix = np.arange(rows * cols).reshape(rows, cols)
         start = (f["dst_word"] + pix * f["dst_pitch"]) * lanes + f["dst_elem"]
         idx = start[:, :, None] + np.arange(elems)
         if idx.size and (idx.max() >= buf.size):
             raise SimError(f"instruction {k}: LOAD writes element {int(idx.max())} of a {buf.size}-element "
-                           f"{isa.BUFFER_NAMES[f['buf']]} bank")
+                           f"{isa.BUFFER_NAMES[f['buf']]} bank", "OUT_OF_RANGE", k)
         buf[idx] = data
 
     def _compute(self, k, f):
         hw = self.hw
         tn, tm = hw.tn, hw.tm
         oh, ow, og, ig, kh, kw, s = f["oh"], f["ow"], f["og"], f["ig"], f["kh"], f["kw"], f["stride"]
+        if oh * ow * og == 0:
+            return
         rows_in = (oh - 1) * s + kh
         cols_in = f["in_cols"]
         if (ow - 1) * s + kw > cols_in:
-            raise SimError(f"instruction {k}: COMPUTE window needs {(ow - 1) * s + kw} ifmap columns, tile has {cols_in}")
+            raise SimError(f"instruction {k}: COMPUTE window needs {(ow - 1) * s + kw} ifmap columns, tile has "
+                           f"{cols_in}", "OUT_OF_RANGE", k)
         n_i = rows_in * cols_in * ig * tn
         i0 = f["ibuf_word"] * tn
         ib = self.ibuf[f["ibuf_bank"]]
         if i0 + n_i > ib.size:
-            raise SimError(f"instruction {k}: COMPUTE reads IBUF beyond its {ib.size} elements")
+            raise SimError(f"instruction {k}: COMPUTE reads IBUF beyond its {ib.size} elements", "OUT_OF_RANGE", k)
         ifm = ib[i0:i0 + n_i].reshape(rows_in, cols_in, ig * tn)
         acc = self.acc[f["acc_bank"]]
         nw = oh * ow * og
         if nw > acc.shape[0]:
-            raise SimError(f"instruction {k}: COMPUTE tile of {nw} accumulator words exceeds {acc.shape[0]}")
+            raise SimError(f"instruction {k}: COMPUTE tile of {nw} accumulator words exceeds {acc.shape[0]}",
+                           "OUT_OF_RANGE", k)
         if f["bypass"]:
             if og * tm > ig * tn:
-                raise SimError(f"instruction {k}: bypass of {og * tm} channels from {ig * tn} ifmap lanes")
+                raise SimError(f"instruction {k}: bypass of {og * tm} channels from {ig * tn} ifmap lanes",
+                               "OUT_OF_RANGE", k)
             part = ifm[0:(oh - 1) * s + 1:s, 0:(ow - 1) * s + 1:s, :og * tm].reshape(nw, tm)
         else:
             n_w = og * ig * kh * kw * tm * tn
             w0 = f["wbuf_word"] * tn * tm
             wb = self.wbuf[f["wbuf_bank"]]
             if w0 + n_w > wb.size:
-                raise SimError(f"instruction {k}: COMPUTE reads WBUF beyond its {wb.size} elements")
+                raise SimError(f"instruction {k}: COMPUTE reads WBUF beyond its {wb.size} elements", "OUT_OF_RANGE", k)
             w = wb[w0:w0 + n_w].reshape(og, ig, kh, kw, tm, tn).astype(np.float64)
             out = np.zeros((oh * ow, og * tm), np.float64)
             ifm64 = ifm.astype(np.float64)
@@ -162,24 +204,29 @@ class GoldenSim:
             acc[:nw] += part
         lim = 1 << (hw.acc_bits - 1)
         if np.abs(acc[:nw]).max(initial=0) >= lim:
-            raise SimError(f"instruction {k}: accumulator overflow ({hw.acc_bits}-bit)")
+            raise SimError(f"instruction {k}: accumulator overflow ({hw.acc_bits}-bit)", "ARITH_OVERFLOW", k)
 
     def _post(self, k, f):
         hw = self.hw
         tm = hw.tm
         oh, ow, og = f["oh"], f["ow"], f["og"]
         C = og * tm
+        if C == 0 or oh * ow == 0:
+            return
+        if oh * ow * og > hw.acc_words:
+            raise SimError(f"instruction {k}: POST reads {oh * ow * og} accumulator words of {hw.acc_words}",
+                           "OUT_OF_RANGE", k)
         acc = self.acc[f["acc_bank"]][:oh * ow * og].reshape(oh, ow, C)
         oc = f["pbuf_oc"] + np.arange(C)
         if oc[-1] >= hw.pbuf_entries:
-            raise SimError(f"instruction {k}: POST reads PBUF entry {oc[-1]} of {hw.pbuf_entries}")
+            raise SimError(f"instruction {k}: POST reads PBUF entry {oc[-1]} of {hw.pbuf_entries}", "OUT_OF_RANGE", k)
         p = self.pbuf[oc]
         v = acc + p["bias"].astype(np.int64)
         neg = (v < 0) & bool(f["act"])
         m = np.where(neg, p["mult_neg"].astype(np.int64), p["mult_pos"].astype(np.int64))
         sh = np.where(neg, p["shift_neg"].astype(np.int64), p["shift_pos"].astype(np.int64))
         if (sh < 1).any():
-            raise SimError(f"instruction {k}: POST with a requantization shift of 0")
+            raise SimError(f"instruction {k}: POST with a requantization shift of 0", "ARITH_OVERFLOW", k)
         q = ((v * m + (np.int64(1) << (sh - 1))) >> sh) + f["zp_out"]
         q = np.clip(q, self.qmin, self.qmax)
         up = max(f["up"], 1)
@@ -200,15 +247,18 @@ class GoldenSim:
             q = q.repeat(up, axis=0).repeat(up, axis=1)
         n = q.size
         if n > self.obuf.size:
-            raise SimError(f"instruction {k}: POST output of {n} elements exceeds OBUF ({self.obuf.size})")
+            raise SimError(f"instruction {k}: POST output of {n} elements exceeds OBUF ({self.obuf.size})",
+                           "OUT_OF_RANGE", k)
         self.obuf[:n] = q.reshape(-1)
 
     def _store(self, k, f):
         hw = self.hw
         rows, cols, elems, pitch = f["rows"], f["cols"], f["elems"], f["src_pitch"] * hw.tm
+        if rows * cols * elems == 0:
+            return
         need = (rows * cols - 1) * pitch + elems
         if need > self.obuf.size:
-            raise SimError(f"instruction {k}: STORE reads OBUF beyond its {self.obuf.size} elements")
+            raise SimError(f"instruction {k}: STORE reads OBUF beyond its {self.obuf.size} elements", "OUT_OF_RANGE", k)
         src = self.obuf[:rows * cols * pitch].reshape(rows, cols, pitch)[:, :, :elems]
         v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, cols, elems * hw.elem_bytes,
                            f["row_stride"], f["pix_stride"])
@@ -216,25 +266,47 @@ class GoldenSim:
 
     # ---- scheduler ----------------------------------------------------------------------------------------
     def run(self, program: bytes, functional: bool = True, progress: bool = False) -> SimResult:
-        """Execute the program; returns cycle counts. With ``functional=False`` only timing is simulated.
+        """Execute the program (an encoded blob, as fetched); returns cycle counts. With ``functional=False`` only
+        timing is simulated.
 
-        Raises SimError (illegal opcode, CONFIG mismatch, out-of-range access, overflow, deadlock, missing END).
+        The whole program is checked before anything runs, in this order: PARTIAL_INSN (not a whole number of
+        instructions), ILLEGAL_OPCODE (up to the first END; what follows END is never fetched), CONFIG_MISSING
+        (instruction 0 is not CONFIG), NO_END (no END: the fetch would run off the program's end). Then
+        :meth:`run_insns`. Raises SimError with the status bit of the first error (see
+        :data:`generator.isa.STATUS_BITS`).
         """
+        st = isa.partial_insn_status(len(program))
+        if st:
+            raise SimError(f"the program is {len(program)} bytes, not a whole number of {isa.INSN_BYTES}-byte "
+                           f"instructions", st)
         n = len(program) // isa.INSN_BYTES
         insns = []
         for k in range(n):
             try:
-                insns.append(isa.decode(program[k * isa.INSN_BYTES:(k + 1) * isa.INSN_BYTES]))
+                ins = isa.decode(program[k * isa.INSN_BYTES:(k + 1) * isa.INSN_BYTES])
             except isa.IsaError as e:
-                raise SimError(f"instruction {k}: {e}") from None
-        if not insns or insns[0].op != "CONFIG":
-            raise SimError("instruction 0: a program must start with CONFIG")
-        if not any(i.op == "END" for i in insns):
-            raise SimError(f"no END instruction in the {n}-instruction program")
+                raise SimError(f"instruction {k}: {e}", "ILLEGAL_OPCODE", k) from None
+            bad = [fl for fl in ("pop_prev", "pop_next", "push_prev", "push_next")
+                   if ins.f[fl] and fl not in isa.MODULE_FLAGS[ins.module]]
+            if bad:
+                raise SimError(f"instruction {k}: {ins.op} cannot {'/'.join(bad)} (the {ins.module} module has no "
+                               f"such neighbour)", "ILLEGAL_OPCODE", k)
+            insns.append(ins)
+            if ins.op == "END":
+                break
+        if insns and insns[0].op != "CONFIG":
+            raise SimError(f"instruction 0: a program must start with CONFIG, not {insns[0].op}", "CONFIG_MISSING", 0)
+        if not insns or insns[-1].op != "END":
+            raise SimError(f"no END instruction in the {n}-instruction program (the fetch runs off its end)",
+                           "NO_END")
         return self.run_insns(insns, functional, progress)
 
-    def run_insns(self, insns, functional=True, progress=False) -> SimResult:
-        """Execute decoded instructions (see :meth:`run`)."""
+    def run_insns(self, insns, functional=True, progress=False, check_end_tokens=True) -> SimResult:
+        """Execute decoded instructions up to the first END (see :meth:`run`; here the instructions are not
+        checked for CONFIG first or END last). Raises SimError: a module error (its status bit), WATCHDOG
+        (deadlock: every module waits for a token), TOKEN_OVERFLOW (a push onto a FIFO holding
+        :data:`generator.isa.TOKEN_QUEUE_DEPTH` tokens), TOKENS_LEFT (tokens remain when every module is done;
+        not checked with ``check_end_tokens=False``, for timing program fragments)."""
         queues = {"load": deque(), "compute": deque(), "store": deque()}
         for k, ins in enumerate(insns):
             queues[ins.module].append(k)
@@ -267,7 +339,8 @@ class GoldenSim:
                     if ins.f[flag]:
                         ch = FIFO_OF.get((m, flag))
                         if ch is None:
-                            raise SimError(f"instruction {k}: {ins.op} cannot {flag} (the {m} module has no such neighbour)")
+                            raise SimError(f"instruction {k}: {ins.op} cannot {flag} (the {m} module has no such "
+                                           f"neighbour)", "ILLEGAL_OPCODE", k)
                         if not fifo[ch]:
                             ok = False
                             break
@@ -277,14 +350,14 @@ class GoldenSim:
             if best is None:
                 heads = {m: (insns[q[0]].op, q[0]) for m, q in queues.items() if q}
                 raise SimError(f"deadlock: every module waits for a dependency token; queue heads {heads}, "
-                               f"tokens { {c: len(v) for c, v in fifo.items()} }")
+                               f"tokens { {c: len(v) for c, v in fifo.items()} }", "WATCHDOG")
             t, m, k = best
             ins = insns[k]
             for flag in ("pop_prev", "pop_next"):
                 if ins.f[flag]:
                     fifo[FIFO_OF[(m, flag)]].popleft()
             if self.precision is None and ins.op not in ("CONFIG", "NOP"):
-                raise SimError(f"instruction {k}: {ins.op} before CONFIG")
+                raise SimError(f"instruction {k}: {ins.op} before CONFIG", "CONFIG_MISSING", k)
             if functional or ins.op == "CONFIG":
                 h = handlers.get(ins.op)
                 if h is not None:
@@ -298,7 +371,11 @@ class GoldenSim:
                 if ins.f[flag]:
                     ch = FIFO_OF.get((m, flag))
                     if ch is None:
-                        raise SimError(f"instruction {k}: {ins.op} cannot {flag} (the {m} module has no such neighbour)")
+                        raise SimError(f"instruction {k}: {ins.op} cannot {flag} (the {m} module has no such "
+                                       f"neighbour)", "ILLEGAL_OPCODE", k)
+                    if len(fifo[ch]) >= isa.TOKEN_QUEUE_DEPTH:
+                        raise SimError(f"instruction {k}: {ins.op} pushes onto the full {ch} token FIFO "
+                                       f"({isa.TOKEN_QUEUE_DEPTH} tokens)", "TOKEN_OVERFLOW", k)
                     fifo[ch].append(t + c)
             queues[m].popleft()
             done += 1
@@ -306,4 +383,7 @@ class GoldenSim:
                 bar.update(1)
         if bar is not None:
             bar.close()
+        left = {c: len(v) for c, v in fifo.items() if v}
+        if check_end_tokens and left:
+            raise SimError(f"tokens left in the FIFOs at the end of the program: {left}", "TOKENS_LEFT")
         return SimResult(int(max(free.values())), start, end, busy, stall)

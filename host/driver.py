@@ -18,13 +18,16 @@ be pre-processed and the previous one post-processed while the accelerator runs 
 region is filled with its zero point once (its padding border is never written again).
 
 Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize into the INPUT region (NHWC, padded),
-flush, write the base-address registers, ``ap_start``, wait for ``ap_done`` (interrupt when the overlay has
+flush, write the base-address registers and the size of each base register's buffer (``*_size`` registers, when
+the manifest's register map has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait for ``ap_done`` (interrupt when the overlay has
 one, else polling) with a timeout, check ``status``, invalidate OUTPUT, dequantize the heads, YOLO decode, NMS.
 
 Errors: :class:`PackageError` (missing/inconsistent files), :class:`PackageMismatchError` (the hardware's
 ISA version / PE array / precision / configuration id differ from the package's), :class:`AcceleratorTimeout`
 (no ``ap_done`` within the timeout; carries the register values), :class:`AcceleratorError` (``status`` != 0;
-names the status bits, carries the register values). The driver never waits without a timeout.
+names the status bits from the manifest's ``status_bits``, carries the register values; also raised by the
+constructor, with the hardware's PARTIAL_INSN bit, for a ``program.bin`` that is not whole instructions, which
+the instruction-count register cannot express). The driver never waits without a timeout.
 """
 from __future__ import annotations
 
@@ -82,13 +85,14 @@ class AcceleratorTimeout(DriverError):
 
 
 class AcceleratorError(DriverError):
-    """The run ended with a non-zero ``status``. Attributes: status (int), bits (names of the set bits),
-    registers ({name: value})."""
+    """The run ended with a non-zero ``status`` (or the driver refused the program with the status bit the
+    hardware would report: PARTIAL_INSN, a ``program.bin`` that is not whole instructions). Attributes: status
+    (int), bits (names of the set bits, from the manifest's ``status_bits``), registers ({name: value})."""
 
-    def __init__(self, status, bits, registers):
+    def __init__(self, status, bits, registers, reason: str | None = None):
         self.status, self.bits, self.registers = status, bits, registers
-        super().__init__(f"accelerator reported status {status:#x} ({', '.join(bits)}); "
-                         f"registers: {_fmt_regs(registers)}")
+        what = reason or f"accelerator reported status {status:#x}"
+        super().__init__(f"{what} ({', '.join(bits)}; status={status:#x}); registers: {_fmt_regs(registers)}")
 
 
 def _fmt_regs(regs: dict) -> str:
@@ -158,6 +162,7 @@ class _BufferSet:
             self.heads.append(acc._region_view(buf, acc.region[h["region"]])[
                 p:p + h["h"], p:p + h["w"], h["ch_offset"]:h["ch_offset"] + h["channels"]])
         self.bases = {k: int(b.device_address) for k, b in bufs.items()}
+        self.sizes = {k: int(b.nbytes) for k, b in bufs.items()}      # written to the *_size registers
 
 
 class YoloAccelerator:
@@ -192,7 +197,15 @@ class YoloAccelerator:
         self.thresh, self.nms = float(thresh), float(nms)
         self.manifest = self._read_manifest()
         m = self.manifest
-        self.program = self._read_bin("program.bin", m["n_insns"] * m["insn_bytes"])
+        self.program = self._read_bin("program.bin", None)
+        if len(self.program) % m["insn_bytes"]:      # the n_insns register counts whole instructions: refuse it here
+            st = 1 << m["status_bits"]["PARTIAL_INSN"]
+            raise AcceleratorError(st, ["PARTIAL_INSN"], {"program_bytes": len(self.program)},
+                                   f"{self.package / 'program.bin'} is {len(self.program)} bytes, not a whole number "
+                                   f"of {m['insn_bytes']}-byte instructions")
+        if len(self.program) != m["n_insns"] * m["insn_bytes"]:
+            raise PackageError(f"{self.package / 'program.bin'}: {len(self.program)} bytes, the manifest says "
+                               f"{m['n_insns'] * m['insn_bytes']}")
         self.weights = self._read_bin("weights.bin", None)
         if len(self.weights) > m["base_sizes"]["WEIGHTS"]:
             raise PackageError(f"{self.package / 'weights.bin'}: {len(self.weights)} bytes, manifest's WEIGHTS "
@@ -340,6 +353,8 @@ class YoloAccelerator:
             self._busy = None
         for k in BASE_REGS:
             ip.write_reg(k.lower(), s.bases[k])
+            if f"{k.lower()}_size" in ip.regs:        # the buffer's size: the hardware checks every access
+                ip.write_reg(f"{k.lower()}_size", s.sizes[k])
         ip.write_reg("insns", self.insn_buf.device_address)
         ip.write_reg("n_insns", self.manifest["n_insns"])
         ip.write_reg("fetch_ddr", 1)

@@ -32,6 +32,16 @@
 // * STORE: beats stay one per cycle, across bursts, segments and pixels: with awready and wready high,
 //   8 + beats + (cycles from the last W beat to its write response) from leaving the queue to the next
 //   instruction. Pixels contiguous in DDR but not in OBUF (elems != src_pitch*Tm) are one segment each.
+// Errors (generator/isa.py STATUS_BITS): the first error sets its status bit, no instruction starts afterwards
+// (instructions already executing finish), and the run ends with ap_done. Found at dispatch: ILLEGAL_OPCODE (opcode,
+// non-zero unused bits, a token flag towards a missing neighbour), CONFIG_MISSING (first instruction not CONFIG);
+// at the fetch's end: NO_END; by the LOAD module: ISA_VERSION_MISMATCH / CONFIG_MISMATCH (CONFIG); OUT_OF_RANGE:
+// each module computes the extents of an instruction (DDR bytes from the base, against the *_size registers;
+// IBUF / WBUF / PBUF / ACC / OBUF indices against the bank sizes of the precision) into registers during its
+// setup cycle(s) and compares them before the first address goes out (LOAD / STORE: the first run cycle, which
+// issues no address; COMPUTE / POST: before the instruction can finish, so nothing downstream starts), so the
+// checks cost no cycle; token counters: TOKEN_OVERFLOW (push onto a full FIFO), TOKENS_LEFT (END done, every
+// module idle, a counter non-zero); WATCHDOG: WATCHDOG_CYCLES cycles without progress (a deadlock).
 // Restrictions (programs of generator/codegen.py meet them): POST.pbuf_oc a multiple of Tm (else status
 // OUT_OF_RANGE); Tm <= 2*Tn (bypass reads Tm elements from two IBUF words, checked by generator/rtl.py); the
 // requantization adds the bias on ACC_W + 1 bits.
@@ -115,6 +125,9 @@ module accel_top
   logic [31:0] status_r, cycles_r;
   logic start_pulse, run, finish;
   logic [31:0] err_bits;      // status bits raised this cycle
+  logic stop;                 // an error stopped the run: no new instruction starts
+  logic ld_oob, cp_oob, pp_oob, sd_oob;   // OUT_OF_RANGE found by the LOAD / COMPUTE / POST / STORE checks
+  logic tokens_left, wd_fire;             // TOKENS_LEFT at the end, WATCHDOG
 
   wire wr_en = s_axil_awvalid && s_axil_wvalid && !s_axil_bvalid;
   assign s_axil_awready = wr_en;
@@ -132,6 +145,11 @@ module accel_top
   assign base_addr[1] = {regw[REG_BASE1 / 4 + 1], regw[REG_BASE1 / 4]};
   assign base_addr[2] = {regw[REG_BASE2 / 4 + 1], regw[REG_BASE2 / 4]};
   assign base_addr[3] = {regw[REG_BASE3 / 4 + 1], regw[REG_BASE3 / 4]};
+  wire [31:0] ddr_size [4];   // bytes of each base register's buffer: LOAD / STORE bytes must lie in [0, size)
+  assign ddr_size[0] = regw[REG_SIZE0 / 4];
+  assign ddr_size[1] = regw[REG_SIZE1 / 4];
+  assign ddr_size[2] = regw[REG_SIZE2 / 4];
+  assign ddr_size[3] = regw[REG_SIZE3 / 4];
   wire [63:0] insns_addr = {regw[REG_INSNS / 4 + 1], regw[REG_INSNS / 4]};
   wire [31:0] n_insns = regw[REG_N_INSNS / 4];
   wire fetch_ddr = regw[REG_FETCH_DDR / 4][0];
@@ -218,7 +236,7 @@ module accel_top
         cycles_r <= '0;
       end else if (run) begin
         cycles_r <= cycles_r + 32'd1;
-        status_r <= status_r | err_bits;
+        if (!stop) status_r <= status_r | err_bits;     // the first error's bit(s) only
         if (finish) begin
           run <= 1'b0;
           ap_done_r <= 1'b1;
@@ -232,7 +250,6 @@ module accel_top
   end
 
   // ======================================================================================= shared state
-  logic stop;                 // an error stopped the run: no new instruction starts
   logic prec16;               // CONFIG.precision: 0 int8, 1 int16
   logic end_done;             // the STORE module executed END
   wire clr = start_pulse;
@@ -278,11 +295,34 @@ module accel_top
     for (int k = 0; k < 16; k++) r = r + ((a << k) & {64{b[k]}});
     mul_lut = r;
   endfunction
+  // the same on the widths of the range checks: on-chip extents (< 2^40: e.g. (in_cols*ig) * rows_in < 2^20 * 2^16)
+  // and DDR extents (< 2^48: a 32-bit stride times a 12-bit count, plus offsets)
+  function automatic logic [39:0] mul40(input logic [39:0] a, input logic [15:0] b);
+    logic [39:0] r;
+    r = '0;
+    for (int k = 0; k < 16; k++) r = r + ((a << k) & {40{b[k]}});
+    mul40 = r;
+  endfunction
+  function automatic logic [47:0] mul48(input logic [47:0] a, input logic [15:0] b);
+    logic [47:0] r;
+    r = '0;
+    for (int k = 0; k < 16; k++) r = r + ((a << k) & {48{b[k]}});
+    mul48 = r;
+  endfunction
 
 
-  // ---- dependency tokens
-  logic [15:0] tok_l2c, tok_c2l, tok_c2s, tok_s2c;
+  // ---- dependency tokens: one counter per FIFO (TOKEN_QUEUE_DEPTH tokens); a push onto a full one is
+  // TOKEN_OVERFLOW (the count stays); a pop is only done when the count is non-zero (the module waits)
+  localparam int TW = TOKEN_COUNT_BITS;
+  localparam logic [TW-1:0] TOK_FULL = TW'(TOKEN_QUEUE_DEPTH);
+  logic [TW-1:0] tok_l2c, tok_c2l, tok_c2s, tok_s2c;
   logic ld_pop_c2l, ld_push_l2c, cp_pop_l2c, cp_pop_s2c, cp_push_c2l, cp_push_c2s, st_pop_c2s, st_push_s2c;
+  wire ovf_l2c = ld_push_l2c && !cp_pop_l2c && tok_l2c == TOK_FULL;
+  wire ovf_c2l = cp_push_c2l && !ld_pop_c2l && tok_c2l == TOK_FULL;
+  wire ovf_c2s = cp_push_c2s && !st_pop_c2s && tok_c2s == TOK_FULL;
+  wire ovf_s2c = st_push_s2c && !cp_pop_s2c && tok_s2c == TOK_FULL;
+  wire tok_overflow = ovf_l2c || ovf_c2l || ovf_c2s || ovf_s2c;
+  wire tok_any = tok_l2c != 0 || tok_c2l != 0 || tok_c2s != 0 || tok_s2c != 0;
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       tok_l2c <= '0;
@@ -290,10 +330,10 @@ module accel_top
       tok_c2s <= '0;
       tok_s2c <= '0;
     end else begin
-      tok_l2c <= tok_l2c + 16'(ld_push_l2c) - 16'(cp_pop_l2c);
-      tok_c2l <= tok_c2l + 16'(cp_push_c2l) - 16'(ld_pop_c2l);
-      tok_c2s <= tok_c2s + 16'(cp_push_c2s) - 16'(st_pop_c2s);
-      tok_s2c <= tok_s2c + 16'(st_push_s2c) - 16'(cp_pop_s2c);
+      if (!ovf_l2c) tok_l2c <= tok_l2c + TW'(ld_push_l2c) - TW'(cp_pop_l2c);
+      if (!ovf_c2l) tok_c2l <= tok_c2l + TW'(cp_push_c2l) - TW'(ld_pop_c2l);
+      if (!ovf_c2s) tok_c2s <= tok_c2s + TW'(cp_push_c2s) - TW'(st_pop_c2s);
+      if (!ovf_s2c) tok_s2c <= tok_s2c + TW'(st_push_s2c) - TW'(cp_pop_s2c);
     end
   end
 
@@ -456,20 +496,36 @@ module accel_top
     .full(sq_full), .count(sq_count));
 
   logic disp_end;             // END dispatched
-  logic illegal;
+  logic disp_first;           // no instruction dispatched yet this run
+  logic illegal, cfg_missing;
   wire [3:0] d_op = ifq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
-  wire d_to_ld = d_op == OP_CONFIG || d_op == OP_LOAD;
-  wire d_to_cp = d_op == OP_NOP || d_op == OP_COMPUTE || d_op == OP_SYNC;
-  wire d_to_st = d_op == OP_POST || d_op == OP_STORE || d_op == OP_END;
+  // malformed: an opcode outside the ISA, bits above its format (accel_pkg UNUSED_MASKS), a token flag towards a
+  // neighbour its module does not have (LOAD module: no prev, STORE module: no next)
+  function automatic logic [INSN_BITS-1:0] unused_mask(input logic [3:0] op);
+    unused_mask = '0;
+    for (int k = 0; k < N_OPCODES; k++)
+      if (32'(op) == k) unused_mask = UNUSED_MASKS[k * INSN_BITS +: INSN_BITS];
+  endfunction
+  wire d_to_ld, d_to_cp, d_to_st;
+  wire d_bad = 32'(d_op) >= 32'(N_OPCODES) || (ifq_rdata & unused_mask(d_op)) != '0
+               || (d_to_ld && (ifq_rdata[H_POP_PREV_LSB] || ifq_rdata[H_PUSH_PREV_LSB]))
+               || (d_to_st && (ifq_rdata[H_POP_NEXT_LSB] || ifq_rdata[H_PUSH_NEXT_LSB]));
+  assign d_to_ld = d_op == OP_CONFIG || d_op == OP_LOAD;
+  assign d_to_cp = d_op == OP_NOP || d_op == OP_COMPUTE || d_op == OP_SYNC;
+  assign d_to_st = d_op == OP_POST || d_op == OP_STORE || d_op == OP_END;
   always_comb begin
     lq_wr = 1'b0;
     cq_wr = 1'b0;
     sq_wr = 1'b0;
     ifq_rd = 1'b0;
     illegal = 1'b0;
+    cfg_missing = 1'b0;
     if (run && !stop && !disp_end && !ifq_empty) begin
-      if (32'(d_op) >= 32'(N_OPCODES)) begin
+      if (d_bad) begin
         illegal = 1'b1;
+        ifq_rd = 1'b1;
+      end else if (disp_first && d_op != OP_CONFIG) begin
+        cfg_missing = 1'b1;
         ifq_rd = 1'b1;
       end else if (d_to_ld && !lq_full) begin
         lq_wr = 1'b1;
@@ -484,9 +540,16 @@ module accel_top
     end
   end
   always_ff @(posedge clk) begin
-    if (!rst_n || clr) disp_end <= 1'b0;
-    else if (sq_wr && d_op == OP_END) disp_end <= 1'b1;
+    if (!rst_n || clr) begin
+      disp_end <= 1'b0;
+      disp_first <= 1'b1;
+    end else begin
+      if (sq_wr && d_op == OP_END) disp_end <= 1'b1;
+      if (lq_wr || cq_wr || sq_wr) disp_first <= 1'b0;
+    end
   end
+  // the fetch ran off the program's end (n_insns or the ROM) without an END, every fetched instruction dispatched
+  wire no_end = run && !stop && !fe_end && fe_pc >= fe_limit && fe_state == FE_IDLE && ifq_empty && !disp_end;
 
   // ======================================================================================= LOAD module
   // Address side: the transfer is cut into DDR segments: the whole transfer (rows and pixels contiguous), one
@@ -582,25 +645,37 @@ module accel_top
   end
   wire [63:0] ld_cur_next = ld_cur + (64'(ld_blen) << LOG2_BYTES);
   wire ld_seg_end = ld_ar_ok && ld_cur_next >= ld_send;               // the segment's last burst is accepted
-  wire ld_take = ld_state == LD_RUN && (!ld_seg_v || ld_seg_end) && ld_r < ld_rows;   // next segment this cycle
+  wire ld_take = ld_state == LD_RUN && !ld_oob && (!ld_seg_v || ld_seg_end) && ld_r < ld_rows;   // next segment
+  // range checks: extents computed in LD_SETUP (registered), compared in the first LD_RUN cycle, which issues no
+  // address yet (ld_seg_v is still 0); an error ends the instruction there (LD_WAIT: no burst is outstanding)
+  logic ld_chk;                                                       // first LD_RUN cycle
+  logic [63:0] ld_ddr_end;                                            // one past the last DDR byte, from the base
+  logic [63:0] ld_buf_end, ld_buf_cap;                                // one past the last element / record, bound
+  logic ld_bad_buf;                                                   // LOAD.buf names no buffer
+  assign ld_oob = ld_chk && (ld_bad_buf || ld_ddr_end > 64'(ddr_size[ld_base_reg]) || ld_buf_end > ld_buf_cap);
 
   always_comb begin
     cfg_err_isa = 1'b0;
     cfg_err_cfg = 1'b0;
     if (ld_go && lq_op == OP_CONFIG) begin
       cfg_err_isa = 32'(lq_rdata[F_CONFIG_ISA_VERSION_LSB +: F_CONFIG_ISA_VERSION_W]) != ISA_VERSION;
-      cfg_err_cfg = 32'(lq_rdata[F_CONFIG_TN_LSB +: F_CONFIG_TN_W]) != TN
+      cfg_err_cfg = !cfg_err_isa && (32'(lq_rdata[F_CONFIG_TN_LSB +: F_CONFIG_TN_W]) != TN
                  || 32'(lq_rdata[F_CONFIG_TM_LSB +: F_CONFIG_TM_W]) != TM
                  || lq_rdata[F_CONFIG_CONFIG_ID_LSB +: F_CONFIG_CONFIG_ID_W] != CONFIG_ID
-                 || 32'(lq_rdata[F_CONFIG_PRECISION_LSB +: F_CONFIG_PRECISION_W]) > 32'd1;
+                 || 32'(lq_rdata[F_CONFIG_PRECISION_LSB +: F_CONFIG_PRECISION_W]) > 32'd1);
     end
   end
   always_comb begin
     err_bits = '0;
     err_bits[ST_ILLEGAL_OPCODE] = illegal;
+    err_bits[ST_CONFIG_MISSING] = cfg_missing;
     err_bits[ST_ISA_VERSION_MISMATCH] = cfg_err_isa;
     err_bits[ST_CONFIG_MISMATCH] = cfg_err_cfg;
-    err_bits[ST_OUT_OF_RANGE] = post_err;
+    err_bits[ST_OUT_OF_RANGE] = post_err || ld_oob || cp_oob || pp_oob || sd_oob;
+    err_bits[ST_NO_END] = no_end;
+    err_bits[ST_TOKEN_OVERFLOW] = run && tok_overflow;
+    err_bits[ST_TOKENS_LEFT] = tokens_left;
+    err_bits[ST_WATCHDOG] = wd_fire;
   end
 
   always_ff @(posedge clk) begin
@@ -625,7 +700,11 @@ module accel_top
       ld_spb <= '0;
       ld_sfirst <= 1'b0;
       ld_cur <= '0;
+      ld_chk <= 1'b0;
+      {ld_ddr_end, ld_buf_end, ld_buf_cap} <= '0;
+      ld_bad_buf <= 1'b0;
     end else begin
+      ld_chk <= ld_state == LD_SETUP;
       case (ld_state)
         LD_IDLE:
           if (ld_go) begin
@@ -643,7 +722,7 @@ module accel_top
           end
         LD_SETUP: begin
           logic rc, ac, sp;
-          logic [63:0] rowbytes, colstep, span;
+          logic [63:0] rowbytes, colstep, span, tot;
           logic [31:0] step;
           step = ld_is_pbuf ? ld_elems : ld_is_wbuf ? ld_dst_pitch << LOG2_WL : ld_dst_pitch << LOG2_TN;
           rowbytes = mul_lut(64'(ld_run), 16'(ld_cols));                  // bytes of a row's runs
@@ -656,11 +735,21 @@ module accel_top
           sp = !rc && ld_is_ibuf && ld_pix_stride != 0 && ld_pix_stride < 64'(ld_run)
                && 64'(ld_run) <= ld_pix_stride << 1 && ld_run <= 32'(AXI_BYTES) && ld_elems <= 32'(TN)
                && ld_dst_pitch != 0 && ((span + 64'(AXI_BYTES - 1)) >> LOG2_BYTES) <= 64'(ld_cols);
+          tot = mul_lut(colstep, 16'(ld_rows));                          // index step of all the runs
           ld_row_contig <= rc;
           ld_all_contig <= ac;
           ld_span <= sp;
           ld_seg_bytes <= ac ? mul_lut(rowbytes, 16'(ld_rows)) : rc ? rowbytes : sp ? span : 64'(ld_run);
-          ld_seg_pbstep <= ac ? 32'(mul_lut(colstep, 16'(ld_rows))) : (rc || sp) ? 32'(colstep) : step;
+          ld_seg_pbstep <= ac ? 32'(tot) : (rc || sp) ? 32'(colstep) : step;
+          ld_ddr_end <= 64'(ld_ddr_offset) + 64'(mul48(48'(ld_row_stride), 16'(ld_rows - 32'd1)))
+                        + mul_lut(ld_pix_stride, 16'(ld_cols - 32'd1)) + 64'(ld_run);   // (the span's multiply)
+          ld_buf_end <= ld_is_pbuf ? 64'(ld_dst_word) + tot
+                        : (ld_is_wbuf ? (64'(ld_dst_word) << LOG2_WL) : (64'(ld_dst_word) << LOG2_TN)) + 64'(ld_dst_elem)
+                          + tot - 64'(step) + 64'(ld_elems);
+          ld_buf_cap <= ld_is_pbuf ? 64'(PBUF_ENTRIES)
+                        : ld_is_wbuf ? 64'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8) << LOG2_WL
+                                     : 64'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8) << LOG2_TN;
+          ld_bad_buf <= !ld_is_pbuf && !ld_is_wbuf && 32'(ld_buf) != BUF_IBUF;
           ld_run_step <= step;
           ld_segpb <= ld_is_pbuf ? ld_dst_word
                       : ld_is_wbuf ? (ld_dst_word << LOG2_WL) + ld_dst_elem : (ld_dst_word << LOG2_TN) + ld_dst_elem;
@@ -675,7 +764,9 @@ module accel_top
             ld_sfirst <= 1'b0;
           end
           if (ld_seg_end) ld_seg_v <= 1'b0;
-          if (ld_take) begin
+          if (ld_oob) begin
+            ld_state <= LD_WAIT;                        // refused: nothing issued
+          end else if (ld_take) begin
             ld_seg_v <= 1'b1;
             ld_sstart <= ld_pixaddr;
             ld_send <= ld_pixaddr + ld_seg_bytes;
@@ -1073,6 +1164,41 @@ module accel_top
     end
   end
 
+  // ---- range checks (OUT_OF_RANGE, as the golden simulator): window columns (ow-1)*s + kw <= in_cols, IBUF words
+  // ibuf_word + ((oh-1)*s + kh)*in_cols*ig, ACC words oh*ow*og, WBUF words wbuf_word + og*ig*kh*kw (bypass:
+  // og*Tm <= ig*Tn channels). Stage 1 in C_SETUP, stage 2 the cycle after, compared the cycle after that: the
+  // instruction cannot finish before (C_RUN >= 1 cycle, C_DRAIN >= 3), so nothing downstream starts after an error.
+  logic cp_chk1, cp_chk2;
+  logic [39:0] cp_k_wcols, cp_k_ohow, cp_k_ogig, cp_k_iend, cp_k_nw, cp_k_wend;
+  logic [15:0] cp_k_rowsin, cp_k_khkw;                 // (at most 4095*15 + 15, 15*15)
+  logic cp_k_win, cp_k_byp;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      cp_chk1 <= 1'b0;
+      cp_chk2 <= 1'b0;
+    end else begin
+      cp_chk1 <= cp_state == C_SETUP;
+      cp_chk2 <= cp_chk1;
+    end
+    if (cp_state == C_SETUP) begin
+      cp_k_wcols <= mul40(40'(cp_ow - 32'd1), cp_s) + 40'(cp_kw);
+      cp_k_rowsin <= 16'(mul40(40'(cp_oh - 32'd1), cp_s) + 40'(cp_kh));
+      cp_k_ohow <= mul40(40'(cp_oh), 16'(cp_ow));
+      cp_k_ogig <= mul40(40'(cp_og), 16'(cp_ig));
+      cp_k_khkw <= 16'(mul40(40'(cp_kh), 16'(cp_kw)));
+    end
+    if (cp_chk1) begin                                 // (cp_rowstep = in_cols*ig, set in C_SETUP)
+      cp_k_iend <= 40'(cp_ibuf_word) + mul40(40'(cp_rowstep), cp_k_rowsin);
+      cp_k_nw <= mul40(cp_k_ohow, 16'(cp_og));
+      cp_k_wend <= 40'(cp_wbuf_word) + mul40(cp_k_ogig, cp_k_khkw);
+      cp_k_win <= cp_k_wcols > 40'(cp_in_cols);
+      cp_k_byp <= (40'(cp_og) << LOG2_TM) > (40'(cp_ig) << LOG2_TN);
+    end
+  end
+  assign cp_oob = cp_chk2 && (cp_k_win || cp_k_iend > 40'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8)
+                              || cp_k_nw > 40'(ACC_WORDS)
+                              || (cp_bypass ? cp_k_byp : cp_k_wend > 40'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8)));
+
   // ---- pipeline
   logic cp_s1_v, cp_s1_first, cp_s1_last, cp_s1_two;
   logic cp_s2_v, cp_s2_first, cp_s2_last, cp_s2_two;
@@ -1261,6 +1387,26 @@ module accel_top
       for (int m = 0; m < TM; m++) pp_max[m] <= pp_res[m];
     end
   end
+  // POST range checks: stage 1 in P_SETUP; ACC / PBUF compared in the first P_RUN cycle, the OBUF elements
+  // (rows x cols x og words) registered then and compared the cycle after; the POST cannot finish earlier than
+  // that (P_RUN, P_DRAIN, S_DONE), so the next instruction of the STORE module never starts after an error.
+  logic pp_chk1, pp_chk2, pp_k_pb, pp_k_zero;
+  logic [39:0] pp_k_cog, pp_k_ob;
+  logic [15:0] pp_k_r;                                  // output rows (at most 4095)
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      pp_chk1 <= 1'b0;
+      pp_chk2 <= 1'b0;
+    end else begin
+      pp_chk1 <= st_state == P_SETUP;
+      pp_chk2 <= pp_chk1;
+    end
+    if (pp_chk1) pp_k_ob <= mul40(pp_k_cog, pp_k_r);
+  end
+  // (ACC words oh*ow*og = (oh-1)*ow*og + ow*og, both set up in P_SETUP)
+  assign pp_oob = !pp_k_zero && ((pp_chk1 && (33'(pp_lastrow) + 33'(pp_rowwords) > 33'(ACC_WORDS) || pp_k_pb))
+                                 || (pp_chk2 && pp_k_ob > 40'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8)));
+
   // OBUF lane writes: element pp1_oidx + m goes to lane (pp1_oidx + m) % OL
   wire ob_pwr = pp1_v && pp1_last;
   logic [OL-1:0] obw_we;
@@ -1401,7 +1547,16 @@ module accel_top
     .rdata({m_axi_wlast, m_axi_wstrb, m_axi_wdata}), .empty(oq_empty), .full(oq_full), .count(oq_count));
   assign m_axi_wvalid = !oq_empty;
   // next segment: the one at (sd_r, sd_c), taken when none is being issued or its last burst address goes out
-  wire sd_take = st_state == S_RUN && (!sd_seg_v || (aw_fire && sd_blast)) && sd_r < sd_rows;
+  wire sd_take = st_state == S_RUN && !sd_oob && (!sd_seg_v || (aw_fire && sd_blast)) && sd_r < sd_rows;
+  // range checks: DDR bytes [ddr_offset, end) of the base register's buffer and the OBUF elements
+  // (rows*cols - 1)*src_pitch*Tm + elems, computed in S_SETUP, compared in the first S_RUN cycle, which issues no
+  // address yet (sd_seg_v is still 0): a refused STORE writes nothing
+  logic sd_chk;
+  logic [63:0] sd_ddr_end;
+  logic [39:0] sd_ob_end;
+  wire [1:0] sd_ins_base = st_ins[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];
+  assign sd_oob = sd_chk && (sd_ddr_end > 64'(ddr_size[sd_ins_base])
+                             || sd_ob_end > 40'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8) << LOG2_TM);
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
@@ -1417,7 +1572,10 @@ module accel_top
       {sd_rowaddr, sd_pixaddr, sd_cur, sd_left} <= '0;
       {sd_lo, sd_hi} <= '0;
       sd_outst <= '0;
+      sd_chk <= 1'b0;
+      {sd_ddr_end, sd_ob_end} <= '0;
     end else begin
+      sd_chk <= st_state == S_SETUP;
       sd_outst <= sd_outst + 16'(aw_fire) - 16'(m_axi_bvalid);
       case (st_state)
         S_IDLE:
@@ -1439,7 +1597,8 @@ module accel_top
                 && sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] != 0) st_state <= S_SETUP;
           end
         P_SETUP: begin                                  // per-instruction constants (LUT multiplies)
-          logic [31:0] rw;
+          logic [31:0] rw, rc, cc;
+          logic pl;
           logic [F_POST_OUT_ROWS_W-1:0] orows, rq;
           logic [F_POST_OUT_COLS_W-1:0] ocols, cq;
           logic [F_POST_UP_W-1:0] up;
@@ -1450,6 +1609,15 @@ module accel_top
           rq = orows / F_POST_OUT_ROWS_W'(up);
           cq = ocols / F_POST_OUT_COLS_W'(up);
           rw = 32'(mul_lut(64'(pp_ow), 16'(pp_og)));
+          // range checks, stage 1: ACC words oh*ow*og, PBUF entries, the output rows / columns x og (no pooling:
+          // the tile's top-left rows and columns, at most oh x ow, as the golden simulator)
+          pl = pp_pk > 32'd1 || pp_ps > 32'd1;
+          rc = pl || 32'(rq) < pp_oh ? 32'(rq) : pp_oh;
+          cc = pl || 32'(cq) < pp_ow ? 32'(cq) : pp_ow;
+          pp_k_pb <= pp_pbuf_oc + (pp_og << LOG2_TM) > 32'(PBUF_ENTRIES);
+          pp_k_zero <= pp_oh == 0 || pp_ow == 0 || pp_og == 0;
+          pp_k_r <= 16'(mul40(40'(rc), 16'(up)));
+          pp_k_cog <= mul40(mul40(40'(cc), 16'(up)), 16'(pp_og));
           pp_rows <= 32'(mul_lut(64'(rq), 16'(up)));
           pp_cols <= 32'(mul_lut(64'(cq), 16'(up)));
           pp_rowwords <= rw;
@@ -1519,6 +1687,11 @@ module accel_top
           sd_all_contig <= ac;
           sd_seg_bytes <= ac ? mul_lut(rowbytes, 16'(sd_rows)) : rc ? rowbytes : 64'(sd_run);
           sd_seg_elstep <= rc ? 32'(mul_lut(64'(pix), 16'(sd_cols))) : pix;
+          sd_ddr_end <= 64'(st_ins[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W])
+                        + 64'(mul48(48'(sd_row_stride), 16'(sd_rows - 32'd1)))
+                        + 64'(mul48(48'(sd_pix_stride), 16'(sd_cols - 32'd1))) + 64'(sd_run);
+          // (pix*cols: the segment step's multiply)
+          sd_ob_end <= mul40(40'(mul_lut(64'(pix), 16'(sd_cols))), 16'(sd_rows)) - 40'(pix) + 40'(sd_elems);
           st_state <= S_RUN;
         end
         S_RUN: begin
@@ -1529,7 +1702,9 @@ module accel_top
             sd_lo <= '0;
             if (sd_blast) sd_seg_v <= 1'b0;
           end
-          if (sd_take) begin
+          if (sd_oob) begin
+            st_state <= S_DONE;                         // refused: nothing written
+          end else if (sd_take) begin
             logic [LOG2_BYTES-1:0] a0, a1;
             a0 = sd_pixaddr[LOG2_BYTES-1:0];
             a1 = a0 + LOG2_BYTES'(sd_seg_bytes);          // (segment end within its last beat; 0: full beat)
@@ -1621,6 +1796,19 @@ module accel_top
   wire fe_exhausted = !fe_more && ifq_empty && !disp_end;
   assign finish = run && !start_pulse && all_idle
                   && (stop || (end_done && queues_empty) || (fe_exhausted && queues_empty));
+  // TOKENS_LEFT: the program ended (END executed, every module idle, the queues empty) with tokens in a FIFO
+  assign tokens_left = finish && !stop && end_done && queues_empty && tok_any;
+  // watchdog: cycles of a run without progress (no module executing, no instruction fetched or dispatched, no read
+  // in flight); without progress no token can arrive, so WATCHDOG_CYCLES of them are a deadlock
+  localparam int WDW = $clog2(WATCHDOG_CYCLES) + 1;
+  logic [WDW-1:0] wd_cnt;
+  wire wd_progress = ld_state != LD_IDLE || cp_state != C_IDLE || st_state != S_IDLE || fe_state != FE_IDLE
+                     || ifq_wr || ifq_rd || !rq_empty;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr || !run || stop || wd_progress) wd_cnt <= '0;
+    else wd_cnt <= wd_cnt + WDW'(1);
+  end
+  assign wd_fire = run && !stop && wd_cnt == WDW'(WATCHDOG_CYCLES - 1);
 
   // ---- debug counters (not in the register map; the cocotb bench samples them for the per-layer cycle report)
   logic [31:0] dbg_st_retired;   // instructions the STORE module finished (POST, STORE, END)

@@ -10,7 +10,7 @@ import pytest
 
 from generator import hls, isa, runtime
 from generator.hwmodel import HwConfig
-from generator.sim import GoldenSim, SimError
+from generator.sim import GoldenSim
 from helpers import compile_small, quantize_input
 from onnx_builders import Builder
 from test_layers import BOARDS, KINDS, MODES
@@ -182,40 +182,8 @@ def test_csim_rom_mode(tmp_path):
     assert info["hw_info"] == isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | MODES24
 
 
-def _patched(prog, k, **fields):
-    insns = [isa.Insn(i.op, dict(i.f)) for i in prog.insns]
-    insns[k].f.update(fields)
-    return isa.encode_program(insns)
-
-
-@pytest.mark.parametrize("case", ["config_id", "tn", "isa_version", "illegal_opcode", "unused_bits", "no_config"])
-def test_csim_error_status(kernel, tmp_path, case):
-    """CONFIG mismatch / illegal opcode: the status bit is set, nothing runs (DDR untouched), no hang; the golden
-    simulator refuses the same program."""
-    prog, ddr, bases = _layer("conv1x1", "int8-asym", True, "tiny")
-    blob = prog.blob
-    want = "CONFIG_MISMATCH"
-    if case == "config_id":
-        blob = _patched(prog, 0, config_id=prog.hw.config_id ^ 1)
-    elif case == "tn":
-        blob = _patched(prog, 0, tn=prog.hw.tn + 1)
-    elif case == "isa_version":
-        blob, want = _patched(prog, 0, isa_version=isa.ISA_VERSION + 1), "ISA_VERSION_MISMATCH"
-    elif case == "illegal_opcode":
-        raw = bytearray(blob)
-        raw[3 * isa.INSN_BYTES] = (raw[3 * isa.INSN_BYTES] & 0xF0) | 0xF
-        blob, want = bytes(raw), "ILLEGAL_OPCODE"
-    elif case == "unused_bits":
-        raw = bytearray(blob)
-        raw[4 * isa.INSN_BYTES + isa.INSN_BYTES - 1] |= 0x80
-        blob, want = bytes(raw), "ILLEGAL_OPCODE"
-    elif case == "no_config":
-        blob = blob[isa.INSN_BYTES:]
-    with pytest.raises(SimError):
-        GoldenSim(prog.hw, ddr.copy(), bases).run(blob)
-    out, info = hls.run_csim(kernel("tiny"), ddr, bases, blob, tmp_path)
-    assert hls.status_names(info["status"]) == [want]
-    assert np.array_equal(out, ddr)
+# the error statuses of bad programs (C-simulation against the golden simulator, the RTL and the PYNQ driver):
+# tests/test_status.py
 
 
 # ------------------------------------------------------------------------------------------------ full frame

@@ -348,11 +348,12 @@ class Fuzzer:
             ref = IndependentRef(g, ranges, cfg.bits, cfg.symmetric, cfg.per_channel)
             xq = ref.quantize_input(x)
             ddr, bases = runtime.build_ddr(prog, xq)
+            sizes = dict(prog.layout.sizes)      # every access checked against its own base register's buffer
             stage = "golden"
             t = time.time()
             gold = ddr.copy()
             try:
-                GoldenSim(hw, gold, bases).run(prog.blob)
+                GoldenSim(hw, gold, bases, sizes).run(prog.blob)
             except SimError as e:
                 return Outcome(case, "fail", f"golden: {e}", sec)
             sec["golden"] = time.time() - t
@@ -370,7 +371,8 @@ class Fuzzer:
                 from . import hls
                 t = time.time()
                 exe = self._csim_exe(case["config"], brd)
-                got, info = hls.run_csim(exe, ddr, bases, prog.blob, self.work / f"csim-{case['config']}" / "run")
+                got, info = hls.run_csim(exe, ddr, bases, prog.blob, self.work / f"csim-{case['config']}" / "run",
+                                         sizes=sizes)
                 sec["csim"] = time.time() - t
                 diff = np.flatnonzero(got != gold)
                 if info["status"] or diff.size:
@@ -380,7 +382,7 @@ class Fuzzer:
                 stage = "rtl"
                 t = time.time()
                 rb = self._rtl_build(case["config"], brd)
-                res, got, _ = rb.run(prog, ddr, bases, rb.dir / "fuzz-case", timeout_cycles=20_000_000)
+                res, got, _ = rb.run(prog, ddr, bases, rb.dir / "fuzz-case", timeout_cycles=20_000_000, sizes=sizes)
                 sec["rtl"] = time.time() - t
                 diff = np.flatnonzero(got[:gold.size] != gold)
                 if res["timeout"] or res["status"] or diff.size:

@@ -16,6 +16,9 @@ qmax = 2^(b-1) - 1:
   inputs: 1, their range is known). Asymmetric: ``scale = (hi - lo) / (qmax - qmin)``,
   ``zp = clip(round(qmin - lo / scale), qmin, qmax)``; symmetric: ``scale = max(|lo|, |hi|) / qmax``, ``zp = 0``
   (scale at least 1e-8 / (qmax - qmin) resp. 1e-8 / qmax);
+* scale floor: in graph order, a region written by a layer gets a scale of at least
+  ``s_in * max_c(s_w[c]) * max(1, alpha) / 2^13`` (copy layers: s_w = 1), the zero point recomputed from it, so
+  that an (almost) empty calibration range never needs a multiplier above 2^13;
 * weights: symmetric, ``s_w = max|w| / (2^(b-1) - 1)`` per output channel (or over the tensor);
   ``W = clip(round(w / s_w), -(2^(b-1) - 1), 2^(b-1) - 1)``; an all-zero channel computes its bias alone, so it
   takes the scale that makes its multiplier 1/2: ``s_w = s_out / (2 s_in)``;
@@ -41,19 +44,23 @@ from .ir import Graph
 #: requantization multiplier bits (signed; M in [2^14, 2^15)) and the largest shift, as in the ISA's PBUF record
 MULT_FRAC_BITS = 15
 MAX_SHIFT = 63
+#: largest real multiplier a layer may need; output-region scales are raised to keep within it
+MAX_REAL_MULT = 2.0 ** 13
 
 
 class RefMismatch(AssertionError):
     """A DDR region, or a stored quantization parameter, differs from the independent reference."""
 
 
-def act_params(lo: float, hi: float, bits: int, symmetric: bool, headroom: float) -> tuple[float, int]:
-    """(scale, zero point) of an activation region with float range [lo, hi] (see the module docstring)."""
+def act_params(lo: float, hi: float, bits: int, symmetric: bool, headroom: float,
+               floor: float = 0.0) -> tuple[float, int]:
+    """(scale, zero point) of an activation region with float range [lo, hi], scale at least ``floor``
+    (see the module docstring)."""
     qmin, qmax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     lo, hi = min(lo, 0.0) * headroom, max(hi, 0.0) * headroom
     if symmetric:
-        return max(abs(lo), abs(hi), 1e-8) / qmax, 0
-    scale = max(hi - lo, 1e-8) / (qmax - qmin)
+        return max(max(abs(lo), abs(hi), 1e-8) / qmax, floor), 0
+    scale = max(max(hi - lo, 1e-8) / (qmax - qmin), floor)
     return scale, int(min(max(round(qmin - lo / scale), qmin), qmax))
 
 
@@ -134,6 +141,20 @@ class IndependentRef:
             lo, hi = ranges[name]
             self.regions[name] = act_params(lo, hi, bits, symmetric, 1.0 if name in g.inputs else headroom)
         wmax = self.qmax
+        # scale floor: a region written by a layer has at least s_in * max(s_w) * max(1, alpha) / 2^13 (in graph
+        # order), so no layer needs a real multiplier above 2^13; its zero point follows the raised scale
+        for n in g.nodes:
+            if n.op != "Macro":
+                continue
+            m = n.attrs["macro"]
+            s_in = self.regions[g.tensors[n.inputs[0]].region][0]
+            smax = float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0
+            floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
+            for o in n.outputs:
+                reg = g.tensors[o].region
+                if self.regions[reg][0] < floor:
+                    lo, hi = ranges[reg]
+                    self.regions[reg] = act_params(lo, hi, bits, symmetric, headroom, floor)
         self.layers = {}
         for n in g.nodes:
             if n.op != "Macro":

@@ -5,7 +5,8 @@ Scheme (Jacob et al., CVPR 2018; Krishnamoorthi, arXiv:1806.08342):
 * activations: per DDR region one (scale, zero point), so every tensor sharing a region (the inputs of an
   eliminated concat, the views of a split) has the same parameters; asymmetric ranges always include 0, so the
   zero point represents 0.0 exactly and the padding border holds it; ranges get :attr:`QuantConfig.headroom`
-  except the graph input's, whose range is known;
+  except the graph input's, whose range is known; a region's scale is at least what keeps its writers' real
+  multipliers at or below 2^13 (an almost empty calibration range would otherwise need a left shift);
 * weights: symmetric, per output channel (default) or per tensor, range [-(2^(b-1)-1), 2^(b-1)-1]; an all-zero
   channel gets the scale ``s_out / (2 s_in)`` (its output is its bias alone; the multiplier is then 1/2);
 * bias: int, with the input zero point folded in: ``B = round(b / (s_in*s_w)) - zp_in * sum(W_q)``, so the
@@ -93,14 +94,36 @@ def quantize_multiplier(r: float, where: str) -> tuple[int, int]:
     return m, s
 
 
-def _act_params(lo: float, hi: float, cfg: QuantConfig, headroom: float) -> tuple[float, int]:
+#: largest real requantization multiplier a layer may need (M * 2^-s with s >= 1 reaches 2^14; one bit of margin)
+MAX_REAL_MULT = 2.0 ** 13
+
+
+def _act_params(lo: float, hi: float, cfg: QuantConfig, headroom: float,
+                min_scale: float = 0.0) -> tuple[float, int]:
     lo, hi = min(lo, 0.0) * headroom, max(hi, 0.0) * headroom
     if cfg.symmetric:
         a = max(abs(lo), abs(hi), 1e-8)
-        return a / cfg.qmax, 0
-    scale = max(hi - lo, 1e-8) / (cfg.qmax - cfg.qmin)
+        return max(a / cfg.qmax, min_scale), 0
+    scale = max(max(hi - lo, 1e-8) / (cfg.qmax - cfg.qmin), min_scale)
     zp = int(np.clip(round(cfg.qmin - lo / scale), cfg.qmin, cfg.qmax))
     return scale, zp
+
+
+def _scale_floors(g: Graph, ranges: dict, cfg: QuantConfig) -> None:
+    """Raise output-region scales so that no layer needs a real multiplier above :data:`MAX_REAL_MULT`: a region
+    whose calibrated range is (almost) empty, e.g. a ReLU output that was never positive, would otherwise need
+    a left shift. In graph order, every region written by a layer gets at least
+    ``s_in * max_c(s_w[c]) * max(1, alpha) / MAX_REAL_MULT`` (copy layers: s_w = 1); its zero point follows."""
+    wmax = (1 << (cfg.bits - 1)) - 1
+    for n in g.macro_nodes():
+        m = n.attrs["macro"]
+        s_in = g.regions[g.tensors[n.inputs[0]].region].scale
+        smax = float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0
+        floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
+        for o in n.outputs:
+            reg = g.regions[g.tensors[o].region]
+            if reg.scale < floor:
+                reg.scale, reg.zero_point = _act_params(*ranges[reg.name], cfg, cfg.headroom, floor)
 
 
 def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None = None) -> dict:
@@ -159,6 +182,7 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int) -> Gra
             raise QuantError(f"region {name}: no calibration range (was it written by any layer?)")
         # graph inputs: their range is known (0..1 images give exact 8-bit pixels in int8-asym), no headroom
         reg.scale, reg.zero_point = _act_params(*ranges[name], cfg, 1.0 if name in g.inputs else cfg.headroom)
+    _scale_floors(g, ranges, cfg)
     for t in g.tensors.values():
         if t.region is not None:
             r = g.regions[t.region]

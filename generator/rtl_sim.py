@@ -197,13 +197,15 @@ def model_at_resolution(size: int) -> Path | None:
         raise ValueError(f"resolution must be a multiple of 32, got {size}")
     d = ROOT / "build" / f"yolov4-tiny-{size}"
     out = d / f"yolov4-tiny-{size}.onnx"
-    if not out.is_file():
+    from .compiler import _onnx_metadata
+
+    if not out.is_file() or "class_names" not in _onnx_metadata(out):    # a file from an older converter: again
         d.mkdir(parents=True, exist_ok=True)
         cfg = data.yolov4_tiny_cfg().read_text()
         cfg = re.sub(r"(?m)^width=\d+", f"width={size}", cfg)
         cfg = re.sub(r"(?m)^height=\d+", f"height={size}", cfg)
         (d / "yolov4-tiny.cfg").write_text(cfg)
-        darknet_to_onnx(d / "yolov4-tiny.cfg", data.yolov4_tiny_weights(), str(out))
+        darknet_to_onnx(d / "yolov4-tiny.cfg", data.yolov4_tiny_weights(), str(out), names=data.coco_names_path())
     return out
 
 

@@ -41,6 +41,11 @@ GXX_FLAGS = ["-std=c++14", "-O2", "-Wall", "-Wextra", "-Wno-unknown-pragmas", "-
              "-Wno-uninitialized", "-Wno-maybe-uninitialized"]
 KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.cpp", "run_hls.tcl",
                 "vivado_bd.tcl"]
+#: the static kernel (hls/): copied next to the rendered glue, compiled as is
+KERNEL_DIR = TEMPLATES_DIR.parent / "hls"
+STATIC_FILES = ["accel_stream.h", "accel_kernel.h", "accel_csim.h"]
+#: depth of the fetch -> module command queues (instructions)
+CMD_QUEUE_DEPTH = 512
 #: int8 packing: the low product occupies bits [PACK_SHIFT-1:0] of the DSP48E2 P output (signed)
 PACK_SHIFT = 18
 #: the top function's name (also the Vitis HLS top)
@@ -126,7 +131,8 @@ def rom_words(blob: bytes | None) -> list[str]:
 
 
 def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim_argv: str = "",
-           export_dir: str = "ip", overlay_dir: str | Path | None = None, jobs: int = 4) -> dict:
+           export_dir: str = "ip", overlay_dir: str | Path | None = None, jobs: int = 4,
+           ddr_depth: int | None = None) -> dict:
     """Render the kernel for ``board`` into ``out_dir``: isa.h, config.h, accel.h, accel.cpp, insn_rom.h
     (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis HLS: part and
     clock of the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth; optional cosim;
@@ -148,9 +154,15 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
                csim_argv=csim_argv, export_dir=export_dir, vlnv=KERNEL_VLNV, ip_vendor=vendor,
                ip_library=library, ip_version=version, board_part=board.vivado_board_part or "",
                overlay_dir=str(overlay_dir or OVERLAY_ROOT / board.name), overlay_name=f"yolofpga_{board.name}",
-               jobs=int(jobs), storage=resources.storage_binding(board, len(rom)))
+               jobs=int(jobs), storage=resources.storage_binding(board, len(rom)),
+               cmd_queue_depth=CMD_QUEUE_DEPTH, insns_depth=max(1, len(rom) * isa.INSN_BITS // board.accelerator.axi_data_width_bits),
+               ddr_depth=ddr_depth or 1048576)
     env = _env()
     paths = {}
+    for name in STATIC_FILES:
+        p = out / name
+        p.write_text((KERNEL_DIR / name).read_text())
+        paths[name] = p
     for name in KERNEL_FILES:
         text = env.get_template(name + ".j2").render(**ctx)
         p = out / name
@@ -168,7 +180,7 @@ def compile_csim(src_dir: str | Path, exe: str | Path | None = None, extra: list
     gxx = shutil.which("g++")
     if gxx is None:
         raise HlsError("g++ not found on PATH")
-    cmd = [gxx, *GXX_FLAGS, "-isystem", str(ap_types_dir()), "-I", str(src), *(extra or []),
+    cmd = [gxx, *GXX_FLAGS, "-pthread", "-isystem", str(ap_types_dir()), "-I", str(src), *(extra or []),
            str(src / "accel.cpp"), str(src / "tb.cpp"), "-o", str(exe)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0 or r.stderr.strip():

@@ -108,21 +108,33 @@ def test_config_header_comes_from_the_board(tmp_path, brd):
 
 
 def test_top_function_follows_the_register_map(tmp_path):
-    """Arguments of the top function in isa.REGISTERS order; s_axilite on each and on return (ap_ctrl_hs);
-    m_axi (bundle gmem) on the pointers; the synthesis (DATAFLOW) path compiles warning-free too."""
+    """The fetch / control top: arguments in isa.REGISTERS order, then its streams; s_axilite on each register and
+    on return (ap_ctrl_hs); the base registers as 64-bit scalars (each module's m_axi belongs to that module),
+    m_axi gmem on insns only; the three other tops free-running (ap_ctrl_none) with their own m_axi bundles and
+    memory ports; the synthesis code path (ACCEL_SYNTH: hls::stream) compiles warning-free too."""
     hls.render(BOARDS["zcu19eg"](), tmp_path)
     src = (tmp_path / "accel.cpp").read_text()
     sig = re.search(r"^void accel\((.*?)\) \{", src, re.S | re.M).group(1)
     args = re.findall(r"(\w+)\s*(?:,|$)", sig.strip())
-    assert args == [n for n, o, _, _ in isa.REGISTERS if o >= 0x10]
+    regs = [n for n, o, _, _ in isa.REGISTERS if o >= 0x10]
+    assert args[:len(regs)] == regs
+    assert args[len(regs):] == ["load_q", "compute_q", "store_q", "load_run", "store_run", "load_done",
+                                "compute_done", "store_done"]
     for n, o, bits, _ in isa.REGISTERS:
         if o >= 0x10:
             assert f"mode=s_axilite port={n} " in src
-        if bits == 64:
-            assert re.search(rf"mode=m_axi port={n} bundle=gmem offset=slave", src)
+        if bits == 64 and n != "insns":
+            assert f"ap_uint<64> {n}," in sig
+    assert re.search(r"mode=m_axi port=insns bundle=gmem offset=slave", src)
     assert "mode=s_axilite port=return" in src
-    assert "#pragma HLS DATAFLOW" in src and "#pragma HLS PIPELINE II=1" in src
-    r = subprocess.run(["g++", *hls.GXX_FLAGS, "-isystem", str(hls.ap_types_dir()), "-DACCEL_DATAFLOW",
+    for top, bundle in [("accel_load", "load_gmem"), ("accel_compute", None), ("accel_store", "store_gmem")]:
+        body = src[src.index(f"void {top}("):]
+        body = body[:body.index("\n}\n")]
+        assert "mode=ap_ctrl_none port=return" in body and "s_axilite" not in body
+        assert (f"bundle={bundle} offset=off" in body) if bundle else "m_axi" not in body
+        assert "mode=bram port=" in body
+    assert "#pragma HLS DATAFLOW" not in src and "#pragma HLS PIPELINE II=1" in (tmp_path / "accel_kernel.h").read_text()
+    r = subprocess.run(["g++", *hls.GXX_FLAGS, "-isystem", str(hls.ap_types_dir()), "-DACCEL_SYNTH",
                         "-fsyntax-only", str(tmp_path / "accel.cpp")], capture_output=True, text=True)
     assert r.returncode == 0 and not r.stderr.strip(), r.stderr
 

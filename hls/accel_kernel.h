@@ -1,0 +1,728 @@
+// accel_kernel.h -- static (not rendered): the accelerator's four modules, shared by synthesis and C-simulation.
+// Needs the rendered accel.h (isa.h from generator/isa.py, config.h from the board file).
+//
+// Structure (after TVM-VTA, hardware/xilinx/src/vta.cc): four top functions, each its own IP in Vivado.
+//   accel          fetch + control (ap_ctrl_hs, the isa.REGISTERS s_axilite map): checks the program (validate),
+//                  sends each module a run descriptor (base registers, buffer sizes), dispatches every instruction
+//                  to the command queue of its module, then waits for the three done reports and writes status
+//                  and cycles. m_axi: insns only.
+//   accel_load     LOAD (DDR -> IBUF / WBUF / PBUF), CONFIG; m_axi: its own read port.
+//   accel_compute  COMPUTE (IBUF x WBUF -> ACC on the PE array), SYNC, NOP.
+//   accel_store    POST (ACC + PBUF -> OBUF, internal), STORE (OBUF -> DDR), END; m_axi: its own write port.
+// load / compute / store are free-running (ap_ctrl_none, one instruction per invocation) and synchronise only
+// through the four dependency-token streams l2c, c2l, c2s, s2c (depth TOKEN_QUEUE_DEPTH). IBUF and WBUF
+// (load -> compute), PBUF (load -> store) and ACC (compute -> store) are memory ports (ap_memory) onto dual-port
+// RAMs in the block design: exactly one writer module and one reader module each.
+//
+// Error status (generator/isa.py STATUS_BITS): fetch's validate() refuses a bad program before anything is
+// dispatched; each module checks its instructions (OUT_OF_RANGE, TOKEN_OVERFLOW, ARITH_OVERFLOW) and publishes its
+// sticky error bits on the error wire, which every module reads after its pops: once any module has an error no
+// instruction executes anywhere (tokens still flow, every module reaches END). C-simulation also detects a
+// deadlock exactly (WATCHDOG, see accel_stream.h) and tokens left at the end (TOKENS_LEFT).
+#ifndef ACCEL_KERNEL_H
+#define ACCEL_KERNEL_H
+
+#include "accel.h"
+#include "insn_rom.h"
+
+typedef long long i64;
+
+// ------------------------------------------------------------------------------------------ instruction fields
+template <int LO, int W>
+static inline ap_uint<W> fld(const insn_t &x) {
+    return x.range(LO + W - 1, LO);
+}
+#define F(x, OP, NAME) ((i64)fld<ISA_##OP##_##NAME##_LO, ISA_##OP##_##NAME##_W>(x).to_uint64())
+#define FH(x, NAME) F(x, NOP, NAME)  // header fields sit at the same bits in every format
+
+static inline int opcode_of(const insn_t &x) { return (int)FH(x, OPCODE); }
+
+// ------------------------------------------------------------------------------------------ DDR access
+// a LOAD / STORE touching bytes [off, end) of base register sel: inside its buffer?
+static inline bool ddr_in_range(const run_t &r, int sel, i64 end) { return end <= (i64)r.size[sel].to_uint64(); }
+
+static inline i64 ddr_base(const run_t &r, int sel) { return (i64)r.base[sel].to_uint64(); }
+
+// one-beat read cache: consecutive bytes of a run come from one AXI beat
+struct rd_cache_t {
+    addr_t idx;
+    axi_t word;
+    bool valid;
+};
+
+static ap_uint<8> rd_byte(const axi_t *ddr, i64 addr, rd_cache_t &c) {
+    const addr_t idx = (addr_t)(addr >> AXI_LOG2_BYTES);
+    if (!c.valid || c.idx != idx) {
+        c.word = ddr[idx];
+        c.idx = idx;
+        c.valid = true;
+    }
+    const int lane = (int)(addr & (AXI_BYTES - 1));
+    return c.word.range(lane * 8 + 7, lane * 8);
+}
+
+// one-beat write buffer with byte enables: a beat is written once, with the bytes the STORE covers (AXI WSTRB);
+// in C-simulation the other bytes of the beat are left untouched
+struct wr_cache_t {
+    addr_t idx;
+    axi_t word;
+    ap_uint<AXI_BYTES> strb;
+    bool valid;
+};
+
+static void wr_flush(axi_t *ddr, wr_cache_t &c) {
+    if (!c.valid) return;
+    if (c.strb.and_reduce()) {
+        ddr[c.idx] = c.word;
+    } else {
+#ifdef ACCEL_SYNTH
+        ddr[c.idx] = c.word;  // (synthesis: a partial beat; see the STORE loop)
+#else
+        axi_t w = ddr[c.idx];
+        for (int b = 0; b < AXI_BYTES; b++)
+            if (c.strb[b]) w.range(b * 8 + 7, b * 8) = c.word.range(b * 8 + 7, b * 8);
+        ddr[c.idx] = w;
+#endif
+    }
+    c.valid = false;
+}
+
+static void wr_byte(axi_t *ddr, i64 addr, ap_uint<8> b, wr_cache_t &c) {
+    const addr_t idx = (addr_t)(addr >> AXI_LOG2_BYTES);
+    if (!c.valid || c.idx != idx) {
+        wr_flush(ddr, c);
+        c.word = 0;
+        c.strb = 0;
+        c.idx = idx;
+        c.valid = true;
+    }
+    const int lane = (int)(addr & (AXI_BYTES - 1));
+    c.word.range(lane * 8 + 7, lane * 8) = b;
+    c.strb[lane] = 1;
+}
+
+#define PARAM_FIELD(rec, NAME) \
+    (rec).range(PARAM_##NAME##_OFFSET * 8 + PARAM_##NAME##_BYTES * 8 - 1, PARAM_##NAME##_OFFSET * 8)
+
+// ------------------------------------------------------------------------------------------ LOAD
+static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const run_t &run,
+                      elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN], param_t pbuf[PBUF_ENTRIES],
+                      ap_uint<32> &err, ap_uint<32> &iters) {
+    const int buf = (int)F(x, LOAD, BUF), bank = (int)F(x, LOAD, BANK), sel = (int)F(x, LOAD, BASE_REG);
+    const i64 off0 = F(x, LOAD, DDR_OFFSET), rows = F(x, LOAD, ROWS), cols = F(x, LOAD, COLS);
+    const i64 elems = F(x, LOAD, ELEMS), rs = F(x, LOAD, ROW_STRIDE), ps = F(x, LOAD, PIX_STRIDE);
+    const i64 dst_word = F(x, LOAD, DST_WORD), dst_elem = F(x, LOAD, DST_ELEM), pitch = F(x, LOAD, DST_PITCH);
+    if (rows * cols * elems == 0) return;  // an empty transfer: no access, nothing checked
+    const i64 run_bytes = buf == BUF_PBUF ? elems * PARAM_RECORD_BYTES : (prec == PREC_INT8 ? elems : 2 * elems);
+    if (!ddr_in_range(run, sel, off0 + (rows - 1) * rs + (cols - 1) * ps + run_bytes)) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    const i64 base = ddr_base(run, sel) + off0;
+    rd_cache_t c;
+    c.valid = false;
+    if (buf == BUF_PBUF) {
+        if (dst_word + rows * cols * elems > PBUF_ENTRIES) {
+            err |= STATUS_OUT_OF_RANGE;
+            return;
+        }
+        i64 dst = dst_word;
+    PBUF_ROWS:
+        for (i64 r = 0; r < rows; r++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=1
+        PBUF_COLS:
+            for (i64 q = 0; q < cols; q++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=1
+            PBUF_RECS:
+                for (i64 e = 0; e < elems; e++) {  // II=16 depth=4 (one 16-byte record per beat lane group)
+#pragma HLS LOOP_TRIPCOUNT min=1 max=1024
+                    ap_uint<PARAM_RECORD_BYTES * 8> rec = 0;
+                    const i64 src = base + r * rs + q * ps + e * PARAM_RECORD_BYTES;
+                PBUF_BYTES:
+                    for (int j = 0; j < PARAM_RECORD_BYTES; j++) {  // II=1 depth=2
+#pragma HLS PIPELINE II=1
+                        rec.range(j * 8 + 7, j * 8) = rd_byte(ddr, src + j, c);
+                    }
+                    param_t p;
+                    p.bias = (ap_int<PARAM_BIAS_BYTES * 8>)PARAM_FIELD(rec, BIAS);
+                    p.mult_pos = (ap_int<PARAM_MULT_POS_BYTES * 8>)PARAM_FIELD(rec, MULT_POS);
+                    p.mult_neg = (ap_int<PARAM_MULT_NEG_BYTES * 8>)PARAM_FIELD(rec, MULT_NEG);
+                    p.shift_pos = PARAM_FIELD(rec, SHIFT_POS);
+                    p.shift_neg = PARAM_FIELD(rec, SHIFT_NEG);
+                    pbuf[dst++] = p;
+                    iters += PARAM_RECORD_BYTES;
+                }
+            }
+        }
+        return;
+    }
+    if (buf != BUF_IBUF && buf != BUF_WBUF) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    const bool is_w = buf == BUF_WBUF;
+    const i64 lanes = is_w ? TN * TM : TN;
+    const i64 words = !is_w ? (prec == PREC_INT8 ? IBUF_WORDS_INT8 : IBUF_WORDS_INT16)
+                            : (prec == PREC_INT8 ? WBUF_WORDS_INT8 : WBUF_WORDS_INT16);
+    if ((dst_word + (rows * cols - 1) * pitch) * lanes + dst_elem + elems > words * lanes) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    const int eb = prec == PREC_INT8 ? 1 : 2;
+    // destination of each pixel's first element: word w0, lane l0 (dst_elem split once per instruction by a
+    // constant divisor; then counters only)
+    const i64 e_w = is_w ? dst_elem / (TN * TM) : dst_elem / TN;
+    const i64 e_l = is_w ? dst_elem % (TN * TM) : dst_elem % TN;
+    i64 w0 = dst_word + e_w;
+    i64 src_row = base;
+LOAD_ROWS:
+    for (i64 r = 0; r < rows; r++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+        i64 src = src_row;
+    LOAD_COLS:
+        for (i64 q = 0; q < cols; q++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+            i64 w = w0, lane = e_l;
+            int m = (int)(lane / TN), n = (int)(lane % TN);  // constant divisor, outside the pipelined loop
+        LOAD_ELEMS:
+            for (i64 e = 0; e < elems; e++) {  // II=1 depth=4
+#pragma HLS LOOP_TRIPCOUNT min=1 max=1024
+#pragma HLS PIPELINE II=1
+                const i64 a = src + e * eb;
+                ap_uint<16> u = 0;
+                u.range(7, 0) = rd_byte(ddr, a, c);
+                elem_t v;
+                if (eb == 1) {
+                    v = (ap_int<8>)u.range(7, 0);
+                } else {
+                    u.range(15, 8) = rd_byte(ddr, a + 1, c);
+                    v = (ap_int<16>)u;
+                }
+                if (!is_w)
+                    ibuf[bank][w][n] = v;
+                else
+                    wbuf[bank][w][m][n] = v;
+                iters++;
+                if (++n == TN) {
+                    n = 0;
+                    if (!is_w || ++m == TM) {
+                        m = 0;
+                        w++;
+                    }
+                }
+            }
+            src += ps;
+            w0 += pitch;
+        }
+        src_row += rs;
+    }
+}
+
+// ------------------------------------------------------------------------------------------ COMPUTE (PE array)
+// One DSP48E2 multiply: 27-bit A port x 18-bit B port -> 45-bit product. int16 mode: A = activation, B = weight.
+// int8 mode: A = (x_hi << PACK_SHIFT) + x_lo (two adjacent output pixels), B = the shared weight.
+#ifndef ACCEL_SYNTH
+unsigned long long accel_dsp_mul_calls = 0;  // C-simulation instrumentation: DSP multiplies issued (compute thread only)
+#endif
+static inline ap_int<45> dsp_mul(ap_int<27> a, ap_int<18> b) {
+#ifndef ACCEL_SYNTH
+    accel_dsp_mul_calls++;
+#endif
+    return a * b;
+}
+
+static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][IBUF_DEPTH][TN],
+                         const elem_t wbuf[2][WBUF_DEPTH][TM][TN], acc_t acc[2][ACC_WORDS][TM], ap_uint<32> &err,
+                         ap_uint<32> &iters) {
+    const int ab = (int)F(x, COMPUTE, ACC_BANK), ib = (int)F(x, COMPUTE, IBUF_BANK), wb = (int)F(x, COMPUTE, WBUF_BANK);
+    const bool init = F(x, COMPUTE, ACC_INIT) != 0, bypass = F(x, COMPUTE, BYPASS) != 0;
+    const i64 oh = F(x, COMPUTE, OH), ow = F(x, COMPUTE, OW), og = F(x, COMPUTE, OG), ig = F(x, COMPUTE, IG);
+    const i64 kh = F(x, COMPUTE, KH), kw = F(x, COMPUTE, KW), s = F(x, COMPUTE, STRIDE);
+    const i64 in_cols = F(x, COMPUTE, IN_COLS), iw0 = F(x, COMPUTE, IBUF_WORD), ww0 = F(x, COMPUTE, WBUF_WORD);
+    const bool i8 = prec == PREC_INT8;
+    if (oh * ow * og == 0) return;
+    const i64 rows_in = (oh - 1) * s + kh;
+    const i64 nw = oh * ow * og;
+    if ((ow - 1) * s + kw > in_cols || iw0 + rows_in * in_cols * ig > (i8 ? IBUF_WORDS_INT8 : IBUF_WORDS_INT16) ||
+        nw > ACC_WORDS) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    const ap_int<64> lim = (ap_int<64>)1 << ((i8 ? ACC_BITS_INT8 : ACC_BITS_INT16) - 1);
+    if (bypass) {
+        if (og * TM > ig * TN) {
+            err |= STATUS_OUT_OF_RANGE;
+            return;
+        }
+    BYP_ROWS:
+        for (i64 oy = 0; oy < oh; oy++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+        BYP_COLS:
+            for (i64 ox = 0; ox < ow; ox++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+            BYP_GROUPS:
+                for (i64 o = 0; o < og; o++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=16
+#pragma HLS PIPELINE II=1
+                    const i64 aw = (oy * ow + ox) * og + o;
+                BYP_LANES:
+                    for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+                        const i64 ch = o * TM + m;
+                        const elem_t v = ibuf[ib][iw0 + ((oy * s) * in_cols + ox * s) * ig + ch / TN][ch % TN];
+                        const ap_int<64> t = init ? (ap_int<64>)v : (ap_int<64>)(acc[ab][aw][m] + v);
+                        if (t >= lim || t <= -lim) err |= STATUS_ARITH_OVERFLOW;
+                        acc[ab][aw][m] = t;
+                    }
+                    iters++;
+                }
+            }
+        }
+        return;
+    }
+    if (ww0 + og * ig * kh * kw > (i8 ? WBUF_WORDS_INT8 : WBUF_WORDS_INT16)) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    const i64 P = i8 ? 2 : 1;  // output pixels per DSP per cycle
+    const i64 nxp = (ow + P - 1) / P;
+    const i64 K = ig * kh * kw;
+PE_ROWS:
+    for (i64 oy = 0; oy < oh; oy++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+    PE_COLS:
+        for (i64 xp = 0; xp < nxp; xp++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=32
+        PE_GROUPS:
+            for (i64 o = 0; o < og; o++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=16
+                const i64 ox0 = xp * P;
+                const bool has1 = i8 && ox0 + 1 < ow;
+                ap_int<64> lo[TM], hi[TM];  // wide accumulators of the low / high pixel
+#pragma HLS ARRAY_PARTITION variable=lo complete
+#pragma HLS ARRAY_PARTITION variable=hi complete
+            PE_CLEAR:
+                for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+                    lo[m] = 0;
+                    hi[m] = 0;
+                }
+                i64 i = 0, ky = 0, kx = 0;
+            PE_MAC:
+                for (i64 t = 0; t < K; t++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=4608
+#pragma HLS PIPELINE II=1
+                    const i64 a0 = iw0 + ((oy * s + ky) * in_cols + ox0 * s + kx) * ig + i;
+                    const i64 a1 = a0 + s * ig;  // pixel ox0 + 1
+                    const i64 wa = ww0 + ((o * ig + i) * kh + ky) * kw + kx;
+                    ap_int<27> a[TN];
+#pragma HLS ARRAY_PARTITION variable=a complete
+                PE_OPERANDS:
+                    for (int n = 0; n < TN; n++) {
+#pragma HLS UNROLL
+                        const ap_int<27> x0 = ibuf[ib][a0][n];
+                        if (i8) {
+                            const ap_int<27> x1 = has1 ? (ap_int<27>)ibuf[ib][a1][n] : (ap_int<27>)0;
+                            a[n] = (x1 << PACK_SHIFT) + x0;
+                        } else {
+                            a[n] = x0;
+                        }
+                    }
+                PE_LANES:
+                    for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+                    PE_CASCADES:
+                        for (int g = 0; g < TN; g += PACK_GROUP) {
+#pragma HLS UNROLL
+                            ap_int<48> p = 0;  // DSP48E2 P register along a cascade of PACK_GROUP DSPs
+                        PE_DSP:
+                            for (int j = 0; j < PACK_GROUP; j++) {
+#pragma HLS UNROLL
+                                if (g + j < TN) p += dsp_mul(a[g + j], (ap_int<18>)wbuf[wb][wa][m][g + j]);
+                            }
+                            if (i8) {
+                                // low pixel: bits [PACK_SHIFT-1:0], sign-extended; high pixel: the rest, corrected
+                                // by the low part's borrow (p - low is an exact multiple of 2^PACK_SHIFT)
+                                const ap_int<PACK_SHIFT> l = p.range(PACK_SHIFT - 1, 0);
+                                lo[m] += l;
+                                hi[m] += (p - l) >> PACK_SHIFT;
+                            } else {
+                                lo[m] += p;
+                            }
+                        }
+                    }
+                    iters++;
+                    if (++kx == kw) {
+                        kx = 0;
+                        if (++ky == kh) {
+                            ky = 0;
+                            i++;
+                        }
+                    }
+                }
+            PE_WRITE:
+                for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+                    const i64 w0 = (oy * ow + ox0) * og + o;
+                    const ap_int<64> t0 = init ? lo[m] : (ap_int<64>)(acc[ab][w0][m] + lo[m]);
+                    if (t0 >= lim || t0 <= -lim) err |= STATUS_ARITH_OVERFLOW;
+                    acc[ab][w0][m] = t0;
+                    if (has1) {
+                        const i64 w1 = w0 + og;
+                        const ap_int<64> t1 = init ? hi[m] : (ap_int<64>)(acc[ab][w1][m] + hi[m]);
+                        if (t1 >= lim || t1 <= -lim) err |= STATUS_ARITH_OVERFLOW;
+                        acc[ab][w1][m] = t1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------ POST
+// q = clamp(((v*M + 2^(s-1)) >> s) + zp), v = acc + bias, (M, s) of the negative side when act and v < 0
+static elem_t requant(const acc_t &a, const param_t &p, bool act, const ap_int<17> &zp, bool i8, ap_uint<32> &err) {
+    const ap_int<64> v = (ap_int<64>)a + p.bias;
+    const bool neg = act && v < 0;
+    const ap_int<64> m = neg ? p.mult_neg : p.mult_pos;
+    const int s = neg ? (int)p.shift_neg : (int)p.shift_pos;
+    if (s < 1 || s > MAX_SHIFT) {
+        err |= STATUS_ARITH_OVERFLOW;
+        return 0;
+    }
+    const ap_int<64> prod = v * m;
+    const ap_int<64> rnd = prod + ((ap_int<64>)1 << (s - 1));
+    const ap_int<64> q = (rnd >> s) + zp;
+    const ap_int<64> qmax = i8 ? 127 : 32767, qmin = i8 ? -128 : -32768;
+    return q > qmax ? (elem_t)qmax : q < qmin ? (elem_t)qmin : (elem_t)q;
+}
+
+static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
+                      elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &err, ap_uint<32> &iters) {
+    const int ab = (int)F(x, POST, ACC_BANK);
+    const i64 oh = F(x, POST, OH), ow = F(x, POST, OW), og = F(x, POST, OG), oc0 = F(x, POST, PBUF_OC);
+    const bool act = F(x, POST, ACT) != 0;
+    const i64 pool_k = F(x, POST, POOL_K), pool_s = F(x, POST, POOL_S), up_f = F(x, POST, UP);
+    const ap_int<17> zp = (ap_int<ISA_POST_ZP_OUT_W>)fld<ISA_POST_ZP_OUT_LO, ISA_POST_ZP_OUT_W>(x);
+    const i64 out_rows = F(x, POST, OUT_ROWS), out_cols = F(x, POST, OUT_COLS);
+    const bool i8 = prec == PREC_INT8;
+    if (oh * ow * og == 0) return;
+    if (oh * ow * og > ACC_WORDS || oc0 + og * TM - 1 >= PBUF_ENTRIES) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    const i64 up = up_f > 1 ? up_f : 1, pk = pool_k > 1 ? pool_k : 1, ps = pool_s > 1 ? pool_s : 1;
+    const bool pool = pk > 1 || ps > 1;
+    i64 prow = out_rows / up, pcol = out_cols / up;
+    if (!pool) {  // no pooling: the top-left prow x pcol pixels of the tile
+        prow = prow < oh ? prow : oh;
+        pcol = pcol < ow ? pcol : ow;
+    }
+    const i64 R = prow * up, C = pcol * up;
+    if (R * C * og > (i8 ? OBUF_WORDS_INT8 : OBUF_WORDS_INT16)) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    i64 y = 0, yc = 0;  // y = Y / up, by counters
+POST_ROWS:
+    for (i64 Y = 0; Y < R; Y++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+        i64 xx = 0, xc0 = 0;  // xx = X / up
+    POST_COLS:
+        for (i64 X = 0; X < C; X++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+        POST_GROUPS:
+            for (i64 o = 0; o < og; o++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=16
+                elem_t best[TM];
+#pragma HLS ARRAY_PARTITION variable=best complete
+            POST_WIN_Y:
+                for (i64 dy = 0; dy < pk; dy++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=3
+                POST_WIN_X:
+                    for (i64 dx = 0; dx < pk; dx++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=3
+#pragma HLS PIPELINE II=1
+                        i64 yy = y * ps + dy, xc = xx * ps + dx;  // window clipped to the tile
+                        yy = yy < oh - 1 ? yy : oh - 1;
+                        xc = xc < ow - 1 ? xc : ow - 1;
+                        const i64 aw = (yy * ow + xc) * og + o;
+                    POST_LANES:
+                        for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+                            const elem_t q = requant(acc[ab][aw][m], pbuf[oc0 + o * TM + m], act, zp, i8, err);
+                            if ((dy == 0 && dx == 0) || q > best[m]) best[m] = q;
+                        }
+                        iters++;
+                    }
+                }
+            POST_OUT:
+                for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+                    obuf[(Y * C + X) * og + o][m] = best[m];
+                }
+            }
+            if (++xc0 == up) {
+                xc0 = 0;
+                xx++;
+            }
+        }
+        if (++yc == up) {
+            yc = 0;
+            y++;
+        }
+    }
+}
+
+
+// ------------------------------------------------------------------------------------------ STORE
+// OBUF -> DDR: each beat written once with its byte enables (no read-modify-write of DDR)
+static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, const run_t &run,
+                       const elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &err, ap_uint<32> &iters) {
+    const int sel = (int)F(x, STORE, BASE_REG);
+    const i64 off0 = F(x, STORE, DDR_OFFSET), rows = F(x, STORE, ROWS), cols = F(x, STORE, COLS);
+    const i64 elems = F(x, STORE, ELEMS), rs = F(x, STORE, ROW_STRIDE), ps = F(x, STORE, PIX_STRIDE);
+    const i64 pitch = F(x, STORE, SRC_PITCH) * TM;
+    const bool i8 = prec == PREC_INT8;
+    const int eb = i8 ? 1 : 2;
+    if (rows * cols * elems == 0) return;  // an empty transfer: no access, nothing checked
+    if ((rows * cols - 1) * pitch + elems > (i8 ? OBUF_WORDS_INT8 : OBUF_WORDS_INT16) * TM ||
+        !ddr_in_range(run, sel, off0 + (rows - 1) * rs + (cols - 1) * ps + elems * eb)) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    wr_cache_t c;
+    c.valid = false;
+    i64 src_row = ddr_base(run, sel) + off0;
+    i64 w0 = 0;  // OBUF word of each pixel's first element
+STORE_ROWS:
+    for (i64 r = 0; r < rows; r++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+        i64 dst = src_row;
+    STORE_COLS:
+        for (i64 q = 0; q < cols; q++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+            i64 w = w0;
+            int m = 0;
+        STORE_ELEMS:
+            for (i64 e = 0; e < elems; e++) {  // II=1 depth=3
+#pragma HLS LOOP_TRIPCOUNT min=1 max=1024
+#pragma HLS PIPELINE II=1
+                const ap_uint<16> u = (ap_uint<16>)obuf[w][m];
+                const i64 a = dst + e * eb;
+                wr_byte(ddr, a, u.range(7, 0), c);
+                if (eb == 2) wr_byte(ddr, a + 1, u.range(15, 8), c);
+                iters++;
+                if (++m == TM) {
+                    m = 0;
+                    w++;
+                }
+            }
+            dst += ps;
+            w0 += pitch / TM;
+        }
+        src_row += rs;
+    }
+    wr_flush(ddr, c);
+}
+
+// ------------------------------------------------------------------------------------------ tokens
+// push a dependency token; a push onto a FIFO holding TOKEN_QUEUE_DEPTH tokens is TOKEN_OVERFLOW (not pushed)
+static inline void tok_push(fifo<token_t> &s, ap_uint<32> &err) {
+    if (s.full())
+        err |= STATUS_TOKEN_OVERFLOW;
+    else
+        s.write(1);
+}
+
+// ------------------------------------------------------------------------------------------ fetch
+static insn_t read_insn(const axi_t *insns, bool from_ddr, i64 k) {
+    if (!from_ddr) return INSN_ROM[k];
+#if AXI_BITS >= INSN_BITS
+    const axi_t w = insns[(k * INSN_BITS) / AXI_BITS];
+    const int lo = (int)((k * INSN_BITS) % AXI_BITS);
+    return (insn_t)w.range(lo + INSN_BITS - 1, lo);
+#else
+    insn_t x = 0;
+FETCH_BEATS:
+    for (int b = 0; b < INSN_BITS / AXI_BITS; b++) {  // II=1 depth=2
+#pragma HLS PIPELINE II=1
+        x.range((b + 1) * AXI_BITS - 1, b * AXI_BITS) = insns[k * (INSN_BITS / AXI_BITS) + b];
+    }
+    return x;
+#endif
+}
+
+// Whole-program check before anything runs (as the golden simulator decodes the program first), up to the first
+// END: ILLEGAL_OPCODE (opcode, non-zero unused bits, a token flag towards a neighbour the module does not have),
+// then CONFIG_MISSING, NO_END, and the first CONFIG's ISA_VERSION_MISMATCH / CONFIG_MISMATCH.
+static ap_uint<32> validate(const axi_t *insns, bool from_ddr, i64 n) {
+    bool illegal = false, ended = false, first_config = false;
+    ap_uint<32> cfg = 0;
+VALIDATE:
+    for (i64 k = 0; k < n; k++) {  // II=1 depth=4 (ROM) / INSN_BITS/AXI_BITS (DDR)
+#pragma HLS LOOP_TRIPCOUNT min=1 max=65536
+        const insn_t x = read_insn(insns, from_ddr, k);
+        const int op = opcode_of(x);
+        const int used = isa_used_bits((unsigned)op);
+        const int mod = isa_module((unsigned)op);
+        if (used < 0 || (used < INSN_BITS && (x >> used) != 0) ||
+            (mod == ISA_MODULE_LOAD && (FH(x, POP_PREV) || FH(x, PUSH_PREV))) ||
+            (mod == ISA_MODULE_STORE && (FH(x, POP_NEXT) || FH(x, PUSH_NEXT)))) {
+            illegal = true;
+            break;
+        }
+        if (k == 0) first_config = op == OP_CONFIG;
+        if (op == OP_CONFIG && cfg == 0) {
+            if (F(x, CONFIG, ISA_VERSION) != ISA_VERSION)
+                cfg = STATUS_ISA_VERSION_MISMATCH;
+            else if (F(x, CONFIG, TN) != TN || F(x, CONFIG, TM) != TM || F(x, CONFIG, CONFIG_ID) != (i64)CONFIG_ID ||
+                     F(x, CONFIG, PRECISION) > 1)
+                cfg = STATUS_CONFIG_MISMATCH;
+        }
+        if (op == OP_END) {
+            ended = true;
+            break;
+        }
+    }
+    if (illegal) return STATUS_ILLEGAL_OPCODE;
+    if (n > 0 && !first_config) return STATUS_CONFIG_MISSING;
+    if (!ended) return STATUS_NO_END;
+    return cfg;
+}
+
+static insn_t strip_flags(const insn_t &x) {
+    insn_t y = x;
+    y[ISA_NOP_POP_PREV_LO] = 0;
+    y[ISA_NOP_POP_NEXT_LO] = 0;
+    y[ISA_NOP_PUSH_PREV_LO] = 0;
+    y[ISA_NOP_PUSH_NEXT_LO] = 0;
+    return y;
+}
+
+// the body of the fetch / control top: one run
+static void fetch_run(const run_t &r, const axi_t *insns, ap_uint<32> n_insns, ap_uint<32> fetch_ddr,
+                      fifo<insn_t> &lq, fifo<insn_t> &cq, fifo<insn_t> &sq, fifo<run_t> &lrun, fifo<run_t> &srun,
+                      fifo<done_t> &ldone, fifo<done_t> &cdone, fifo<done_t> &sdone, ap_uint<32> &err,
+                      ap_uint<32> &cycles) {
+    const bool from_ddr = fetch_ddr != 0;
+    const i64 n = from_ddr ? (i64)n_insns.to_uint64() : (i64)INSN_ROM_LEN;
+    const ap_uint<32> e = validate(insns, from_ddr, n);
+    lrun.write(r);
+    srun.write(r);
+    const insn_t end = (insn_t)OP_END;
+    bool ended = false;
+    if (e == 0) {
+    DISPATCH:
+        for (i64 k = 0; k < n && !ended; k++) {  // II=1 depth=4
+#pragma HLS LOOP_TRIPCOUNT min=1 max=65536
+#pragma HLS PIPELINE II=1
+            const insn_t x = read_insn(insns, from_ddr, k);
+            const int op = opcode_of(x);
+            if (op == OP_CONFIG) {  // the load module owns CONFIG (and its tokens); the others latch the precision
+                lq.write(x);
+                cq.write(strip_flags(x));
+                sq.write(strip_flags(x));
+            } else if (op == OP_END) {  // the store module runs it; load and compute get a stop command
+                sq.write(x);
+                ended = true;
+            } else if (isa_module((unsigned)op) == ISA_MODULE_LOAD) {
+                lq.write(x);
+            } else if (isa_module((unsigned)op) == ISA_MODULE_COMPUTE) {
+                cq.write(x);
+            } else {
+                sq.write(x);
+            }
+        }
+    }
+    lq.write(end);
+    cq.write(end);
+    if (!ended) sq.write(end);
+    const done_t dl = ldone.read(), dc = cdone.read(), ds = sdone.read();
+    err = e | dl.err | dc.err | ds.err;
+    const ap_uint<32> il = dl.iters, ic = dc.iters, is = ds.iters;
+    cycles = il > ic ? (il > is ? il : is) : (ic > is ? ic : is);
+}
+
+// ------------------------------------------------------------------------------------------ modules
+// Each module's state lives across invocations (one instruction per invocation): the run descriptor, the
+// precision latched by CONFIG, its sticky error bits and its loop iterations. An instruction pops the tokens it
+// waits for, executes unless an error is set anywhere (the error wire), publishes its errors, pushes its tokens.
+struct module_state_t {
+    bool active;
+    run_t run;
+    ap_uint<1> prec;
+    ap_uint<32> err, iters;
+};
+
+// start of a run (the first command after a done report): latch the run descriptor
+static inline void module_begin(module_state_t &s, fifo<run_t> *run) {
+    if (s.active) return;
+    if (run) s.run = run->read();
+    s.active = true;
+    s.prec = 0;
+    s.err = 0;
+    s.iters = 0;
+}
+
+static inline bool module_end(module_state_t &s, fifo<done_t> &done) {
+    done_t d;
+    d.err = s.err;
+    d.iters = s.iters;
+    done.write(d);
+    s.active = false;
+    return true;
+}
+
+static void load_insn(module_state_t &s, const insn_t &x, fifo<token_t> &c2l, fifo<token_t> &l2c,
+                      const axi_t *ddr, elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN],
+                      param_t pbuf[PBUF_ENTRIES], err_in_t err_in, err_out_t err_out) {
+    if (FH(x, POP_NEXT)) c2l.read();
+    const int op = opcode_of(x);
+    if (op == OP_CONFIG)
+        s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
+    else if (op == OP_LOAD && s.err == 0 && err_peek(err_in) == 0)
+        exec_load(x, s.prec, ddr, s.run, ibuf, wbuf, pbuf, s.err, s.iters);
+    s.iters++;
+    if (s.err) err_publish(err_out, s.err);
+    if (FH(x, PUSH_NEXT)) tok_push(l2c, s.err);
+    if (s.err) err_publish(err_out, s.err);
+}
+
+static void compute_insn(module_state_t &s, const insn_t &x, fifo<token_t> &l2c, fifo<token_t> &c2l,
+                         fifo<token_t> &s2c, fifo<token_t> &c2s, const elem_t ibuf[2][IBUF_DEPTH][TN],
+                         const elem_t wbuf[2][WBUF_DEPTH][TM][TN], acc_t acc[2][ACC_WORDS][TM], err_in_t err_in,
+                         err_out_t err_out) {
+    if (FH(x, POP_PREV)) l2c.read();
+    if (FH(x, POP_NEXT)) s2c.read();
+    const int op = opcode_of(x);
+    if (op == OP_CONFIG)
+        s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
+    else if (op == OP_COMPUTE && s.err == 0 && err_peek(err_in) == 0)
+        exec_compute(x, s.prec, ibuf, wbuf, acc, s.err, s.iters);
+    s.iters++;
+    if (s.err) err_publish(err_out, s.err);
+    if (FH(x, PUSH_PREV)) tok_push(c2l, s.err);
+    if (FH(x, PUSH_NEXT)) tok_push(c2s, s.err);
+    if (s.err) err_publish(err_out, s.err);
+}
+
+static void store_insn(module_state_t &s, const insn_t &x, fifo<token_t> &c2s, fifo<token_t> &s2c, axi_t *ddr,
+                       const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
+                       elem_t obuf[OBUF_DEPTH][TM], err_in_t err_in, err_out_t err_out) {
+    if (FH(x, POP_PREV)) c2s.read();
+    const int op = opcode_of(x);
+    const bool go = s.err == 0 && err_peek(err_in) == 0;
+    if (op == OP_CONFIG)
+        s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
+    else if (op == OP_POST && go)
+        exec_post(x, s.prec, acc, pbuf, obuf, s.err, s.iters);
+    else if (op == OP_STORE && go)
+        exec_store(x, s.prec, ddr, s.run, obuf, s.err, s.iters);
+    s.iters++;
+    if (s.err) err_publish(err_out, s.err);
+    if (FH(x, PUSH_PREV)) tok_push(s2c, s.err);
+    if (s.err) err_publish(err_out, s.err);
+}
+
+#endif

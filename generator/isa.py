@@ -258,11 +258,14 @@ SIZE_REGS = {name: f"{name.lower()}_size" for name in BASE_REGS}
 HW_INFO_MODES = {"int8": 0, "int16": 1}
 
 # ------------------------------------------------------------------------------------------ error status
-#: depth of each of the four dependency-token FIFOs (tokens it holds). The RTL keeps each FIFO as a counter of
-#: ``TOKEN_COUNT_BITS`` bits (16, as before this constant existed), the HLS kernel's token streams have this depth,
-#: the golden simulator checks every push against it and the compiler refuses a program whose tokens in flight,
-#: counted in program order, would exceed it.
-TOKEN_QUEUE_DEPTH = (1 << 16) - 1
+#: depth of each of the four dependency-token FIFOs (tokens it holds). 512: an AXI4-Stream FIFO of the block design
+#: (power-of-two depths 16..32768; 512 x 1 bit is one SRL/LUTRAM or BRAM18 FIFO) between the HLS kernel's
+#: free-running modules, where 65535 (the RTL's former 16-bit counter) has no FIFO IP. Every executor implements
+#: exactly this depth: the RTL keeps each FIFO as a counter of ``TOKEN_COUNT_BITS`` bits that refuses the push onto
+#: a full one, the HLS kernel's token streams have this depth (C-simulation: bounded FIFOs of it), the golden
+#: simulator checks every push against it, and the compiler (:func:`generator.codegen.check_tokens`) refuses a
+#: program whose tokens in flight, counted in program order, would exceed it (its own programs hold at most 2).
+TOKEN_QUEUE_DEPTH = 512
 TOKEN_COUNT_BITS = TOKEN_QUEUE_DEPTH.bit_length()
 #: RTL watchdog: cycles without progress (no module executing an instruction, no instruction fetched or
 #: dispatched, no token moved) after which a run that has not finished stops with WATCHDOG. Without progress no

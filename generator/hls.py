@@ -52,6 +52,18 @@ PACK_SHIFT = 18
 TOP = "accel"
 #: VLNV of the exported IP (run_hls.tcl export_design, vivado_bd.tcl create_bd_cell); host/driver.py binds to it
 KERNEL_VLNV = "xilinx.com:hls:accel:1.0"
+#: the four top functions, each exported as its own IP (VLNV xilinx.com:hls:<name>:1.0); the first, the fetch /
+#: control block with the isa.REGISTERS map, is KERNEL_VLNV
+TOPS = [(TOP, "fetch + control (ap_ctrl_hs, s_axilite, m_axi insns)"),
+        (TOP + "_load", "LOAD (ap_ctrl_none, m_axi read, IBUF/WBUF/PBUF write ports)"),
+        (TOP + "_compute", "COMPUTE (ap_ctrl_none, IBUF/WBUF read, ACC write ports)"),
+        (TOP + "_store", "POST + STORE (ap_ctrl_none, m_axi write, ACC/PBUF read ports)")]
+
+
+def top_vlnv(top: str) -> str:
+    """The VLNV run_hls.tcl exports top function ``top`` as."""
+    vendor, library, _, version = KERNEL_VLNV.split(":")
+    return f"{vendor}:{library}:{top}:{version}"
 #: where vivado_bd.tcl copies the overlay (.bit + .hwh) by default: overlay/<board>/
 OVERLAY_ROOT = TEMPLATES_DIR.parent / "overlay"
 
@@ -155,7 +167,7 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
                ip_library=library, ip_version=version, board_part=board.vivado_board_part or "",
                overlay_dir=str(overlay_dir or OVERLAY_ROOT / board.name), overlay_name=f"yolofpga_{board.name}",
                jobs=int(jobs), storage=resources.storage_binding(board, len(rom)),
-               cmd_queue_depth=CMD_QUEUE_DEPTH, insns_depth=max(1, len(rom) * isa.INSN_BITS // board.accelerator.axi_data_width_bits),
+               cmd_queue_depth=CMD_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS], insns_depth=max(1, len(rom) * isa.INSN_BITS // board.accelerator.axi_data_width_bits),
                ddr_depth=ddr_depth or 1048576)
     env = _env()
     paths = {}

@@ -242,7 +242,7 @@ def test_csim_yolov4_tiny_frame_bit_exact(tmp_path):
 _STUBS = r"""
 set ::log {}
 foreach cmd {open_project set_top add_files open_solution set_part create_clock config_interface csim_design
-             csynth_design cosim_design export_design} {
+             csynth_design cosim_design export_design close_project} {
     proc $cmd {args} [string map [list CMD $cmd] {lappend ::log [list CMD {*}$args]}]
 }
 rename exit _real_exit
@@ -270,15 +270,23 @@ def test_run_hls_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     assert r.returncode == 0, r.stderr
     calls = (tmp_path / "calls.txt").read_text().splitlines()
     names = [c.split()[0] for c in calls]
-    assert names == ["open_project", "set_top", "add_files", "add_files", "open_solution", "set_part",
-                     "create_clock", "config_interface", "csim_design", "csynth_design", "export_design"]
-    assert calls[names.index("set_part")] == f"set_part {b.part}"
-    assert calls[names.index("set_top")] == f"set_top {hls.TOP}"
+    per_ip = ["open_project", "set_top", "add_files", "add_files", "open_solution", "set_part", "create_clock",
+              "config_interface", "csynth_design", "export_design", "close_project"]
+    first = per_ip[:8] + ["csim_design"] + per_ip[8:]     # the C-simulation (all four tops as threads) once
+    assert names == first + per_ip * (len(hls.TOPS) - 1)
+    tops = [c.split()[1] for c in calls if c.startswith("set_top")]
+    assert tops == [t for t, _ in hls.TOPS] and tops[0] == hls.TOP
+    assert all(c == f"set_part {b.part}" for c in calls if c.startswith("set_part"))
     period = float(calls[names.index("create_clock")].split()[2])
     assert period == pytest.approx(1000.0 / b.pl_clock_mhz, abs=1e-3)
     assert "accel.cpp" in calls[2] and "-tb tb.cpp" in calls[3]
-    assert "ddr_in.bin" in calls[names.index("csim_design")]
-    assert calls[-1].endswith(f"-output ip/{hls.TOP}.zip")
+    assert "ddr_in.bin" in calls[names.index("csim_design")] and "-pthread" in calls[names.index("csim_design")]
+    exports = [c for c in calls if c.startswith("export_design")]
+    vendor, lib, _, ver = hls.KERNEL_VLNV.split(":")
+    for (top, _), c in zip(hls.TOPS, exports):
+        assert f"-vendor {vendor} -library {lib} -version {ver} -ipname {top} -output ip/{top}.zip" in c
+        assert hls.top_vlnv(top) == f"{vendor}:{lib}:{top}:{ver}"
+    assert hls.top_vlnv(hls.TOP) == hls.KERNEL_VLNV           # the block host/driver.py binds to
     assert (tmp_path / "ip").is_dir()
 
 

@@ -43,24 +43,6 @@ static inline bool ddr_in_range(const run_t &r, int sel, i64 end) { return end <
 
 static inline i64 ddr_base(const run_t &r, int sel) { return (i64)r.base[sel].to_uint64(); }
 
-// one-beat read cache: consecutive bytes of a run come from one AXI beat
-struct rd_cache_t {
-    addr_t idx;
-    axi_t word;
-    bool valid;
-};
-
-static ap_uint<8> rd_byte(const axi_t *ddr, i64 addr, rd_cache_t &c) {
-    const addr_t idx = (addr_t)(addr >> AXI_LOG2_BYTES);
-    if (!c.valid || c.idx != idx) {
-        c.word = ddr[idx];
-        c.idx = idx;
-        c.valid = true;
-    }
-    const int lane = (int)(addr & (AXI_BYTES - 1));
-    return c.word.range(lane * 8 + 7, lane * 8);
-}
-
 // one-beat write buffer with byte enables: a beat is written once, with the bytes the STORE covers (AXI WSTRB);
 // in C-simulation the other bytes of the beat are left untouched
 struct wr_cache_t {
@@ -105,6 +87,98 @@ static void wr_byte(axi_t *ddr, i64 addr, ap_uint<8> b, wr_cache_t &c) {
     (rec).range(PARAM_##NAME##_OFFSET * 8 + PARAM_##NAME##_BYTES * 8 - 1, PARAM_##NAME##_OFFSET * 8)
 
 // ------------------------------------------------------------------------------------------ LOAD
+typedef ap_int<34> rel_t;     // byte of a beat relative to the start of a segment (negative before it)
+typedef ap_uint<32> nbytes_t;  // bytes of one segment
+typedef ap_uint<32> flat_t;    // element index into a bank (word * lanes + lane)
+
+static inline ap_uint<8> beat_byte(const axi_t &w, int j) { return w.range(j * 8 + 7, j * 8); }
+
+#if AXI_BYTES < PARAM_RECORD_BYTES
+#error "the LOAD beat window holds two beats: a parameter record must fit in one"
+#endif
+
+// One LOAD segment into IBUF / WBUF: nbytes contiguous bytes at DDR byte address src, elements of 1 (int8) or 2
+// (int16) bytes landing at flat indices f0, f0 + 1, ... of the bank. One burst on the module's fixed pointer, a
+// whole beat per cycle unpacked into the lanes of the elements it completes (an int16 element straddling two beats
+// takes its low byte from the previous beat: a two-beat window).
+static void load_segment(const axi_t *ddr, addr_t src, nbytes_t nbytes, bool i16, bool is_w, ap_uint<1> bank,
+                         flat_t f0, elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN],
+                         ap_uint<32> &iters) {
+    const addr_t b0 = src >> AXI_LOG2_BYTES;
+    const addr_t nbeats = ((src + nbytes - 1) >> AXI_LOG2_BYTES) - b0 + 1;
+    rel_t rel0 = -(rel_t)(src & (AXI_BYTES - 1));
+    axi_t prev = 0;
+LOAD_BEATS:
+    for (addr_t k = 0; k < nbeats; k++) {  // II=1 depth=4
+#pragma HLS LOOP_TRIPCOUNT min=1 max=4096
+#pragma HLS PIPELINE II=1
+#pragma HLS DEPENDENCE variable=ibuf inter false
+#pragma HLS DEPENDENCE variable=wbuf inter false
+        const axi_t cur = ddr[b0 + k];
+    LOAD_UNPACK:
+        for (int j = 0; j < AXI_BYTES; j++) {
+#pragma HLS UNROLL
+            const rel_t rel = rel0 + j;
+            if (rel >= 0 && rel < (rel_t)nbytes && (!i16 || rel[0] == 1)) {
+                elem_t v;
+                if (!i16) {
+                    v = (ap_int<8>)beat_byte(cur, j);
+                } else {
+                    const ap_uint<8> lo = j > 0 ? beat_byte(cur, j > 0 ? j - 1 : 0) : beat_byte(prev, AXI_BYTES - 1);
+                    v = (ap_int<16>)(beat_byte(cur, j), lo);
+                }
+                const flat_t f = f0 + (flat_t)(i16 ? (rel_t)(rel >> 1) : rel);
+                if (!is_w)
+                    ibuf[bank][f / TN][f % TN] = v;
+                else
+                    wbuf[bank][f / (TN * TM)][(f / TN) % TM][f % TN] = v;
+            }
+        }
+        prev = cur;
+        rel0 += AXI_BYTES;
+        iters++;
+    }
+}
+
+// One LOAD segment into PBUF: 16-byte parameter records at src into pbuf[d0], pbuf[d0 + 1], ... (a burst, the
+// records each beat completes decoded in the same cycle)
+static void load_param_segment(const axi_t *ddr, addr_t src, nbytes_t nbytes, ap_uint<16> d0,
+                               param_t pbuf[PBUF_ENTRIES], ap_uint<32> &iters) {
+    const addr_t b0 = src >> AXI_LOG2_BYTES;
+    const addr_t nbeats = ((src + nbytes - 1) >> AXI_LOG2_BYTES) - b0 + 1;
+    rel_t rel0 = -(rel_t)(src & (AXI_BYTES - 1));
+    axi_t prev = 0;
+PBUF_BEATS:
+    for (addr_t k = 0; k < nbeats; k++) {  // II=1 depth=4
+#pragma HLS LOOP_TRIPCOUNT min=1 max=1024
+#pragma HLS PIPELINE II=1
+#pragma HLS DEPENDENCE variable=pbuf inter false
+        const axi_t cur = ddr[b0 + k];
+        const ap_uint<2 * AXI_BITS> win = (cur, prev);
+    PBUF_UNPACK:
+        for (int j = 0; j < AXI_BYTES; j++) {
+#pragma HLS UNROLL
+            const rel_t rel = rel0 + j;
+            if (rel >= 0 && rel < (rel_t)nbytes && (rel & (PARAM_RECORD_BYTES - 1)) == PARAM_RECORD_BYTES - 1) {
+                const int lo = (AXI_BYTES + j - (PARAM_RECORD_BYTES - 1)) * 8;
+                const ap_uint<PARAM_RECORD_BYTES * 8> rec = win.range(lo + PARAM_RECORD_BYTES * 8 - 1, lo);
+                param_t p;
+                p.bias = (ap_int<PARAM_BIAS_BYTES * 8>)PARAM_FIELD(rec, BIAS);
+                p.mult_pos = (ap_int<PARAM_MULT_POS_BYTES * 8>)PARAM_FIELD(rec, MULT_POS);
+                p.mult_neg = (ap_int<PARAM_MULT_NEG_BYTES * 8>)PARAM_FIELD(rec, MULT_NEG);
+                p.shift_pos = PARAM_FIELD(rec, SHIFT_POS);
+                p.shift_neg = PARAM_FIELD(rec, SHIFT_NEG);
+                pbuf[d0 + (ap_uint<16>)(rel >> 4)] = p;
+            }
+        }
+        prev = cur;
+        rel0 += AXI_BYTES;
+        iters++;
+    }
+}
+
+// LOAD: checks, then the transfer cut into segments: the whole transfer when rows and pixels are contiguous in
+// DDR and in the buffer, else one segment per contiguous row, else one per pixel run
 static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const run_t &run,
                       elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN], param_t pbuf[PBUF_ENTRIES],
                       ap_uint<32> &err, ap_uint<32> &iters) {
@@ -113,108 +187,54 @@ static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const 
     const i64 elems = F(x, LOAD, ELEMS), rs = F(x, LOAD, ROW_STRIDE), ps = F(x, LOAD, PIX_STRIDE);
     const i64 dst_word = F(x, LOAD, DST_WORD), dst_elem = F(x, LOAD, DST_ELEM), pitch = F(x, LOAD, DST_PITCH);
     if (rows * cols * elems == 0) return;  // an empty transfer: no access, nothing checked
-    const i64 run_bytes = buf == BUF_PBUF ? elems * PARAM_RECORD_BYTES : (prec == PREC_INT8 ? elems : 2 * elems);
+    const bool is_p = buf == BUF_PBUF, is_w = buf == BUF_WBUF, i16 = prec != PREC_INT8;
+    const i64 run_bytes = is_p ? elems * PARAM_RECORD_BYTES : (i16 ? 2 * elems : elems);
     if (!ddr_in_range(run, sel, off0 + (rows - 1) * rs + (cols - 1) * ps + run_bytes)) {
         err |= STATUS_OUT_OF_RANGE;
         return;
     }
-    const i64 base = ddr_base(run, sel) + off0;
-    rd_cache_t c;
-    c.valid = false;
-    if (buf == BUF_PBUF) {
+    // elements each pixel advances in the buffer
+    i64 lanes = 1, step = elems;
+    if (is_p) {
         if (dst_word + rows * cols * elems > PBUF_ENTRIES) {
             err |= STATUS_OUT_OF_RANGE;
             return;
         }
-        i64 dst = dst_word;
-    PBUF_ROWS:
-        for (i64 r = 0; r < rows; r++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=1
-        PBUF_COLS:
-            for (i64 q = 0; q < cols; q++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=1
-            PBUF_RECS:
-                for (i64 e = 0; e < elems; e++) {  // II=16 depth=4 (one 16-byte record per beat lane group)
-#pragma HLS LOOP_TRIPCOUNT min=1 max=1024
-                    ap_uint<PARAM_RECORD_BYTES * 8> rec = 0;
-                    const i64 src = base + r * rs + q * ps + e * PARAM_RECORD_BYTES;
-                PBUF_BYTES:
-                    for (int j = 0; j < PARAM_RECORD_BYTES; j++) {  // II=1 depth=2
-#pragma HLS PIPELINE II=1
-                        rec.range(j * 8 + 7, j * 8) = rd_byte(ddr, src + j, c);
-                    }
-                    param_t p;
-                    p.bias = (ap_int<PARAM_BIAS_BYTES * 8>)PARAM_FIELD(rec, BIAS);
-                    p.mult_pos = (ap_int<PARAM_MULT_POS_BYTES * 8>)PARAM_FIELD(rec, MULT_POS);
-                    p.mult_neg = (ap_int<PARAM_MULT_NEG_BYTES * 8>)PARAM_FIELD(rec, MULT_NEG);
-                    p.shift_pos = PARAM_FIELD(rec, SHIFT_POS);
-                    p.shift_neg = PARAM_FIELD(rec, SHIFT_NEG);
-                    pbuf[dst++] = p;
-                    iters += PARAM_RECORD_BYTES;
-                }
-            }
+    } else if (buf == BUF_IBUF || is_w) {
+        lanes = is_w ? TN * TM : TN;
+        step = pitch * lanes;
+        const i64 words = !is_w ? (i16 ? IBUF_WORDS_INT16 : IBUF_WORDS_INT8) : (i16 ? WBUF_WORDS_INT16 : WBUF_WORDS_INT8);
+        if ((dst_word + (rows * cols - 1) * pitch) * lanes + dst_elem + elems > words * lanes) {
+            err |= STATUS_OUT_OF_RANGE;
+            return;
         }
-        return;
-    }
-    if (buf != BUF_IBUF && buf != BUF_WBUF) {
+    } else {
         err |= STATUS_OUT_OF_RANGE;
         return;
     }
-    const bool is_w = buf == BUF_WBUF;
-    const i64 lanes = is_w ? TN * TM : TN;
-    const i64 words = !is_w ? (prec == PREC_INT8 ? IBUF_WORDS_INT8 : IBUF_WORDS_INT16)
-                            : (prec == PREC_INT8 ? WBUF_WORDS_INT8 : WBUF_WORDS_INT16);
-    if ((dst_word + (rows * cols - 1) * pitch) * lanes + dst_elem + elems > words * lanes) {
-        err |= STATUS_OUT_OF_RANGE;
-        return;
-    }
-    const int eb = prec == PREC_INT8 ? 1 : 2;
-    // destination of each pixel's first element: word w0, lane l0 (dst_elem split once per instruction by a
-    // constant divisor; then counters only)
-    const i64 e_w = is_w ? dst_elem / (TN * TM) : dst_elem / TN;
-    const i64 e_l = is_w ? dst_elem % (TN * TM) : dst_elem % TN;
-    i64 w0 = dst_word + e_w;
-    i64 src_row = base;
-LOAD_ROWS:
-    for (i64 r = 0; r < rows; r++) {
+    const bool whole_px = ps == run_bytes && step == elems;           // a row is one contiguous run
+    const bool whole_rows = whole_px && rs == cols * ps;               // the transfer is one contiguous run
+    const i64 seg_rows = whole_rows ? 1 : rows, seg_cols = whole_px ? 1 : cols;
+    const i64 seg_bytes = run_bytes * (whole_px ? cols : 1) * (whole_rows ? rows : 1);
+    const i64 base = ddr_base(run, sel) + off0;
+    i64 src_row = base, f_row = is_p ? dst_word : dst_word * lanes + dst_elem;
+LOAD_SEG_ROWS:
+    for (i64 r = 0; r < seg_rows; r++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=64
-        i64 src = src_row;
-    LOAD_COLS:
-        for (i64 q = 0; q < cols; q++) {
+        i64 src = src_row, f = f_row;
+    LOAD_SEG_COLS:
+        for (i64 q = 0; q < seg_cols; q++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=64
-            i64 w = w0, lane = e_l;
-            int m = (int)(lane / TN), n = (int)(lane % TN);  // constant divisor, outside the pipelined loop
-        LOAD_ELEMS:
-            for (i64 e = 0; e < elems; e++) {  // II=1 depth=4
-#pragma HLS LOOP_TRIPCOUNT min=1 max=1024
-#pragma HLS PIPELINE II=1
-                const i64 a = src + e * eb;
-                ap_uint<16> u = 0;
-                u.range(7, 0) = rd_byte(ddr, a, c);
-                elem_t v;
-                if (eb == 1) {
-                    v = (ap_int<8>)u.range(7, 0);
-                } else {
-                    u.range(15, 8) = rd_byte(ddr, a + 1, c);
-                    v = (ap_int<16>)u;
-                }
-                if (!is_w)
-                    ibuf[bank][w][n] = v;
-                else
-                    wbuf[bank][w][m][n] = v;
-                iters++;
-                if (++n == TN) {
-                    n = 0;
-                    if (!is_w || ++m == TM) {
-                        m = 0;
-                        w++;
-                    }
-                }
-            }
+            if (is_p)
+                load_param_segment(ddr, (addr_t)src, (nbytes_t)seg_bytes, (ap_uint<16>)f, pbuf, iters);
+            else
+                load_segment(ddr, (addr_t)src, (nbytes_t)seg_bytes, i16, is_w, (ap_uint<1>)bank, (flat_t)f, ibuf, wbuf,
+                             iters);
             src += ps;
-            w0 += pitch;
+            f += step;
         }
         src_row += rs;
+        f_row += step * cols;
     }
 }
 

@@ -43,7 +43,7 @@ void accel_system(axi_t *ddr, const unsigned long long base[4], unsigned long lo
         accel_compute(cq, l2c, c2l, s2c, c2s, cdone, ibuf, wbuf, acc, ew, ew);
     }));
     std::thread ts(csim_module_thread<std::function<void()>>, 3, std::function<void()>([&] {
-        accel_store(sq, srun, c2s, s2c, sdone, ddr, acc, pbuf, ew, ew);
+        accel_store(sq, srun, c2s, s2c, sdone, ddr, nullptr, acc, pbuf, ew, ew);
     }));
     std::thread tf([&] {
         csim::register_thread(0);

@@ -43,44 +43,24 @@ static inline bool ddr_in_range(const run_t &r, int sel, i64 end) { return end <
 
 static inline i64 ddr_base(const run_t &r, int sel) { return (i64)r.base[sel].to_uint64(); }
 
-// one-beat write buffer with byte enables: a beat is written once, with the bytes the STORE covers (AXI WSTRB);
-// in C-simulation the other bytes of the beat are left untouched
-struct wr_cache_t {
-    addr_t idx;
-    axi_t word;
-    ap_uint<AXI_BYTES> strb;
-    bool valid;
-};
-
-static void wr_flush(axi_t *ddr, wr_cache_t &c) {
-    if (!c.valid) return;
-    if (c.strb.and_reduce()) {
-        ddr[c.idx] = c.word;
-    } else {
+// a partial beat (the first / last beat of a STORE segment): only the bytes of strb are written, as AXI WSTRB does.
+// Synthesis: byte writes through the store module's byte pointer on the same m_axi bundle (outside the burst
+// loop; the tool widens them into one beat with byte enables). C-simulation: the same effect on the DDR image.
+static void write_partial_beat(axi_t *ddr, ap_uint<8> *ddr_b, addr_t b, const axi_t &w, const ap_uint<AXI_BYTES> &strb) {
 #ifdef ACCEL_SYNTH
-        ddr[c.idx] = c.word;  // (synthesis: a partial beat; see the STORE loop)
+    (void)ddr;
+STORE_PARTIAL:
+    for (int j = 0; j < AXI_BYTES; j++) {  // II=1 depth=2
+#pragma HLS PIPELINE II=1
+        if (strb[j]) ddr_b[(b << AXI_LOG2_BYTES) + j] = w.range(j * 8 + 7, j * 8);
+    }
 #else
-        axi_t w = ddr[c.idx];
-        for (int b = 0; b < AXI_BYTES; b++)
-            if (c.strb[b]) w.range(b * 8 + 7, b * 8) = c.word.range(b * 8 + 7, b * 8);
-        ddr[c.idx] = w;
+    (void)ddr_b;
+    axi_t cur = ddr[b];
+    for (int j = 0; j < AXI_BYTES; j++)
+        if (strb[j]) cur.range(j * 8 + 7, j * 8) = w.range(j * 8 + 7, j * 8);
+    ddr[b] = cur;
 #endif
-    }
-    c.valid = false;
-}
-
-static void wr_byte(axi_t *ddr, i64 addr, ap_uint<8> b, wr_cache_t &c) {
-    const addr_t idx = (addr_t)(addr >> AXI_LOG2_BYTES);
-    if (!c.valid || c.idx != idx) {
-        wr_flush(ddr, c);
-        c.word = 0;
-        c.strb = 0;
-        c.idx = idx;
-        c.valid = true;
-    }
-    const int lane = (int)(addr & (AXI_BYTES - 1));
-    c.word.range(lane * 8 + 7, lane * 8) = b;
-    c.strb[lane] = 1;
 }
 
 #define PARAM_FIELD(rec, NAME) \
@@ -496,54 +476,94 @@ POST_ROWS:
 
 
 // ------------------------------------------------------------------------------------------ STORE
-// OBUF -> DDR: each beat written once with its byte enables (no read-modify-write of DDR)
-static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, const run_t &run,
+// the beat of a STORE segment whose first byte is rel0 bytes after the segment's start: OBUF elements (flat index
+// f0 + element) packed into their byte lanes, strb = the bytes inside the segment
+static void store_build_beat(rel_t rel0, nbytes_t nbytes, bool i16, flat_t f0, const elem_t obuf[OBUF_DEPTH][TM],
+                             axi_t &w, ap_uint<AXI_BYTES> &strb) {
+    w = 0;
+    strb = 0;
+STORE_PACK:
+    for (int j = 0; j < AXI_BYTES; j++) {
+#pragma HLS UNROLL
+        const rel_t rel = rel0 + j;
+        if (rel >= 0 && rel < (rel_t)nbytes) {
+            const flat_t f = f0 + (flat_t)(i16 ? (rel_t)(rel >> 1) : rel);
+            const ap_uint<16> v = (ap_uint<16>)obuf[f / TM][f % TM];
+            w.range(j * 8 + 7, j * 8) = (i16 && rel[0]) ? v.range(15, 8) : v.range(7, 0);
+            strb[j] = 1;
+        }
+    }
+}
+
+// One STORE segment: nbytes contiguous DDR bytes at dst from OBUF flat indices f0, f0 + 1, ... Whole beats are one
+// burst on the module's fixed pointer, a beat per cycle, written once (no read of DDR); a partial first / last
+// beat is written with byte enables.
+static void store_segment(axi_t *ddr, ap_uint<8> *ddr_b, addr_t dst, nbytes_t nbytes, bool i16, flat_t f0,
+                          const elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &iters) {
+    const addr_t b0 = dst >> AXI_LOG2_BYTES;
+    const addr_t nbeats = ((dst + nbytes - 1) >> AXI_LOG2_BYTES) - b0 + 1;
+    const rel_t rel0 = -(rel_t)(dst & (AXI_BYTES - 1));
+    const bool head = (dst & (AXI_BYTES - 1)) != 0 || nbytes < AXI_BYTES;
+    const bool tail = ((dst + nbytes) & (AXI_BYTES - 1)) != 0 && !(head && nbeats == 1);
+    axi_t w;
+    ap_uint<AXI_BYTES> strb;
+    if (head) {
+        store_build_beat(rel0, nbytes, i16, f0, obuf, w, strb);
+        write_partial_beat(ddr, ddr_b, b0, w, strb);
+        iters++;
+    }
+    const addr_t k0 = head ? 1 : 0, k1 = tail ? (addr_t)(nbeats - 1) : nbeats;
+    rel_t rel = rel0 + (rel_t)(k0 << AXI_LOG2_BYTES);
+STORE_BEATS:
+    for (addr_t k = k0; k < k1; k++) {  // II=1 depth=3
+#pragma HLS LOOP_TRIPCOUNT min=0 max=4096
+#pragma HLS PIPELINE II=1
+        store_build_beat(rel, nbytes, i16, f0, obuf, w, strb);
+        ddr[b0 + k] = w;
+        rel += AXI_BYTES;
+        iters++;
+    }
+    if (tail) {
+        store_build_beat(rel0 + (rel_t)((nbeats - 1) << AXI_LOG2_BYTES), nbytes, i16, f0, obuf, w, strb);
+        write_partial_beat(ddr, ddr_b, b0 + nbeats - 1, w, strb);
+        iters++;
+    }
+}
+
+// STORE: checks, then segments as LOAD cuts them (whole transfer / contiguous row / pixel run)
+static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, ap_uint<8> *ddr_b, const run_t &run,
                        const elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &err, ap_uint<32> &iters) {
     const int sel = (int)F(x, STORE, BASE_REG);
     const i64 off0 = F(x, STORE, DDR_OFFSET), rows = F(x, STORE, ROWS), cols = F(x, STORE, COLS);
     const i64 elems = F(x, STORE, ELEMS), rs = F(x, STORE, ROW_STRIDE), ps = F(x, STORE, PIX_STRIDE);
     const i64 pitch = F(x, STORE, SRC_PITCH) * TM;
-    const bool i8 = prec == PREC_INT8;
-    const int eb = i8 ? 1 : 2;
+    const bool i16 = prec != PREC_INT8;
+    const i64 run_bytes = i16 ? 2 * elems : elems;
     if (rows * cols * elems == 0) return;  // an empty transfer: no access, nothing checked
-    if ((rows * cols - 1) * pitch + elems > (i8 ? OBUF_WORDS_INT8 : OBUF_WORDS_INT16) * TM ||
-        !ddr_in_range(run, sel, off0 + (rows - 1) * rs + (cols - 1) * ps + elems * eb)) {
+    if ((rows * cols - 1) * pitch + elems > (i16 ? OBUF_WORDS_INT16 : OBUF_WORDS_INT8) * TM ||
+        !ddr_in_range(run, sel, off0 + (rows - 1) * rs + (cols - 1) * ps + run_bytes)) {
         err |= STATUS_OUT_OF_RANGE;
         return;
     }
-    wr_cache_t c;
-    c.valid = false;
-    i64 src_row = ddr_base(run, sel) + off0;
-    i64 w0 = 0;  // OBUF word of each pixel's first element
-STORE_ROWS:
-    for (i64 r = 0; r < rows; r++) {
+    const bool whole_px = ps == run_bytes && pitch == elems;
+    const bool whole_rows = whole_px && rs == cols * ps;
+    const i64 seg_rows = whole_rows ? 1 : rows, seg_cols = whole_px ? 1 : cols;
+    const i64 seg_bytes = run_bytes * (whole_px ? cols : 1) * (whole_rows ? rows : 1);
+    i64 dst_row = ddr_base(run, sel) + off0, f_row = 0;
+STORE_SEG_ROWS:
+    for (i64 r = 0; r < seg_rows; r++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=64
-        i64 dst = src_row;
-    STORE_COLS:
-        for (i64 q = 0; q < cols; q++) {
+        i64 dst = dst_row, f = f_row;
+    STORE_SEG_COLS:
+        for (i64 q = 0; q < seg_cols; q++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=64
-            i64 w = w0;
-            int m = 0;
-        STORE_ELEMS:
-            for (i64 e = 0; e < elems; e++) {  // II=1 depth=3
-#pragma HLS LOOP_TRIPCOUNT min=1 max=1024
-#pragma HLS PIPELINE II=1
-                const ap_uint<16> u = (ap_uint<16>)obuf[w][m];
-                const i64 a = dst + e * eb;
-                wr_byte(ddr, a, u.range(7, 0), c);
-                if (eb == 2) wr_byte(ddr, a + 1, u.range(15, 8), c);
-                iters++;
-                if (++m == TM) {
-                    m = 0;
-                    w++;
-                }
-            }
+            store_segment(ddr, ddr_b, (addr_t)dst, (nbytes_t)seg_bytes, i16, (flat_t)f, obuf, iters);
             dst += ps;
-            w0 += pitch / TM;
+            f += pitch;
         }
-        src_row += rs;
+        dst_row += rs;
+        f_row += pitch * cols;
     }
-    wr_flush(ddr, c);
 }
 
 // ------------------------------------------------------------------------------------------ tokens
@@ -728,6 +748,7 @@ static void compute_insn(module_state_t &s, const insn_t &x, fifo<token_t> &l2c,
 }
 
 static void store_insn(module_state_t &s, const insn_t &x, fifo<token_t> &c2s, fifo<token_t> &s2c, axi_t *ddr,
+                       ap_uint<8> *ddr_b,
                        const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
                        elem_t obuf[OBUF_DEPTH][TM], err_in_t err_in, err_out_t err_out) {
     if (FH(x, POP_PREV)) c2s.read();
@@ -738,7 +759,7 @@ static void store_insn(module_state_t &s, const insn_t &x, fifo<token_t> &c2s, f
     else if (op == OP_POST && go)
         exec_post(x, s.prec, acc, pbuf, obuf, s.err, s.iters);
     else if (op == OP_STORE && go)
-        exec_store(x, s.prec, ddr, s.run, obuf, s.err, s.iters);
+        exec_store(x, s.prec, ddr, ddr_b, s.run, obuf, s.err, s.iters);
     s.iters++;
     if (s.err) err_publish(err_out, s.err);
     if (FH(x, PUSH_PREV)) tok_push(s2c, s.err);

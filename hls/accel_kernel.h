@@ -231,6 +231,15 @@ static inline ap_int<45> dsp_mul(ap_int<27> a, ap_int<18> b) {
     return a * b;
 }
 
+typedef ap_uint<32> baddr_t;  // on-chip buffer word address (and running offsets)
+typedef ap_uint<48> trip_t;   // trip count of a flattened loop
+typedef ap_int<64> sum_t;     // a PE lane's running sum / a requantization operand (exact, checked for overflow)
+
+// COMPUTE: the whole tile as one flattened loop, one PE-array step (TN x TM multiplies: TN x TM MACs in int16,
+// twice that in int8) per cycle; the loop indices (oy, ox pair, o, i, ky, kx) and every address are counters
+// (no multiply or division in the loop). The sums stay in registers across a pixel's ig x kh x kw taps and are
+// written to ACC (= or +=) at its last tap; each ACC word is written once per instruction, so there is no
+// dependence between iterations through acc, ibuf or wbuf.
 static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][IBUF_DEPTH][TN],
                          const elem_t wbuf[2][WBUF_DEPTH][TM][TN], acc_t acc[2][ACC_WORDS][TM], ap_uint<32> &err,
                          ap_uint<32> &iters) {
@@ -248,33 +257,41 @@ static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][
         err |= STATUS_OUT_OF_RANGE;
         return;
     }
-    const ap_int<64> lim = (ap_int<64>)1 << ((i8 ? ACC_BITS_INT8 : ACC_BITS_INT16) - 1);
+    const sum_t lim = (sum_t)1 << ((i8 ? ACC_BITS_INT8 : ACC_BITS_INT16) - 1);
+    // address steps (products of instruction fields, once per instruction)
+    const baddr_t step_x = s * ig, step_y = s * in_cols * ig, row_in = in_cols * ig;
     if (bypass) {
         if (og * TM > ig * TN) {
             err |= STATUS_OUT_OF_RANGE;
             return;
         }
-    BYP_ROWS:
-        for (i64 oy = 0; oy < oh; oy++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=64
-        BYP_COLS:
-            for (i64 ox = 0; ox < ow; ox++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=64
-            BYP_GROUPS:
-                for (i64 o = 0; o < og; o++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=16
+        const trip_t n = oh * ow * og;
+        ap_uint<12> ox = 0;
+        ap_uint<8> o = 0;
+        baddr_t row = iw0, pix = iw0, aw = 0;
+    BYPASS:
+        for (trip_t t = 0; t < n; t++) {  // II=1 depth=4
+#pragma HLS LOOP_TRIPCOUNT min=1 max=4096
 #pragma HLS PIPELINE II=1
-                    const i64 aw = (oy * ow + ox) * og + o;
-                BYP_LANES:
-                    for (int m = 0; m < TM; m++) {
+#pragma HLS DEPENDENCE variable=acc inter false
+        BYP_LANES:
+            for (int m = 0; m < TM; m++) {
 #pragma HLS UNROLL
-                        const i64 ch = o * TM + m;
-                        const elem_t v = ibuf[ib][iw0 + ((oy * s) * in_cols + ox * s) * ig + ch / TN][ch % TN];
-                        const ap_int<64> t = init ? (ap_int<64>)v : (ap_int<64>)(acc[ab][aw][m] + v);
-                        if (t >= lim || t <= -lim) err |= STATUS_ARITH_OVERFLOW;
-                        acc[ab][aw][m] = t;
-                    }
-                    iters++;
+                const ap_uint<16> ch = o * TM + m;  // (constant multiply)
+                const elem_t v = ibuf[ib][pix + ch / TN][ch % TN];
+                const sum_t tv = init ? (sum_t)v : (sum_t)(acc[ab][aw][m] + v);
+                if (tv >= lim || tv <= -lim) err |= STATUS_ARITH_OVERFLOW;
+                acc[ab][aw][m] = tv;
+            }
+            iters++;
+            aw++;
+            if (++o == og) {
+                o = 0;
+                pix += step_x;
+                if (++ox == ow) {
+                    ox = 0;
+                    row += step_y;
+                    pix = row;
                 }
             }
         }
@@ -285,118 +302,149 @@ static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][
         return;
     }
     const i64 P = i8 ? 2 : 1;  // output pixels per DSP per cycle
-    const i64 nxp = (ow + P - 1) / P;
+    const i64 nxp = (ow + P - 1) >> (P - 1);
     const i64 K = ig * kh * kw;
-PE_ROWS:
-    for (i64 oy = 0; oy < oh; oy++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=64
-    PE_COLS:
-        for (i64 xp = 0; xp < nxp; xp++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=32
-        PE_GROUPS:
-            for (i64 o = 0; o < og; o++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=16
-                const i64 ox0 = xp * P;
-                const bool has1 = i8 && ox0 + 1 < ow;
-                ap_int<64> lo[TM], hi[TM];  // wide accumulators of the low / high pixel
+    const trip_t n = oh * nxp * og * K;
+    const baddr_t step_xp = P * step_x, acc_xp = P * og, acc_row = ow * og;
+    const baddr_t ky_step = row_in - (kw - 1) * ig;  // tap offset: from (ky, kw-1) to (ky+1, 0)
+    ap_uint<13> ox0 = 0;
+    ap_uint<8> o = 0, i = 0;
+    ap_uint<4> ky = 0, kx = 0;
+    ap_uint<24> tap = 0;
+    baddr_t row = iw0, pix = iw0, toff = 0, wa = ww0, acc_r = 0, acc_p = 0;
+    sum_t lo[TM], hi[TM];  // the sums of the low / high pixel, in registers
 #pragma HLS ARRAY_PARTITION variable=lo complete
 #pragma HLS ARRAY_PARTITION variable=hi complete
-            PE_CLEAR:
-                for (int m = 0; m < TM; m++) {
-#pragma HLS UNROLL
-                    lo[m] = 0;
-                    hi[m] = 0;
-                }
-                i64 i = 0, ky = 0, kx = 0;
-            PE_MAC:
-                for (i64 t = 0; t < K; t++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=4608
+PE_TILE:
+    for (trip_t t = 0; t < n; t++) {  // II=1 depth=8
+#pragma HLS LOOP_TRIPCOUNT min=1 max=2359296
 #pragma HLS PIPELINE II=1
-                    const i64 a0 = iw0 + ((oy * s + ky) * in_cols + ox0 * s + kx) * ig + i;
-                    const i64 a1 = a0 + s * ig;  // pixel ox0 + 1
-                    const i64 wa = ww0 + ((o * ig + i) * kh + ky) * kw + kx;
-                    ap_int<27> a[TN];
+#pragma HLS DEPENDENCE variable=acc inter false
+        const bool first = tap == 0, last = tap == K - 1;
+        const bool has1 = i8 && ox0 + 1 < ow;
+        const baddr_t a0 = pix + toff, a1 = a0 + step_x, w0 = acc_p + o, w1 = w0 + og;
+        ap_int<27> a[TN];
 #pragma HLS ARRAY_PARTITION variable=a complete
-                PE_OPERANDS:
-                    for (int n = 0; n < TN; n++) {
+    PE_OPERANDS:
+        for (int nn = 0; nn < TN; nn++) {
 #pragma HLS UNROLL
-                        const ap_int<27> x0 = ibuf[ib][a0][n];
-                        if (i8) {
-                            const ap_int<27> x1 = has1 ? (ap_int<27>)ibuf[ib][a1][n] : (ap_int<27>)0;
-                            a[n] = (x1 << PACK_SHIFT) + x0;
-                        } else {
-                            a[n] = x0;
-                        }
-                    }
-                PE_LANES:
-                    for (int m = 0; m < TM; m++) {
+            const ap_int<27> x0 = ibuf[ib][a0][nn];
+            if (i8) {
+                const ap_int<27> x1 = has1 ? (ap_int<27>)ibuf[ib][a1][nn] : (ap_int<27>)0;
+                a[nn] = (x1 << PACK_SHIFT) + x0;
+            } else {
+                a[nn] = x0;
+            }
+        }
+    PE_LANES:
+        for (int m = 0; m < TM; m++) {
 #pragma HLS UNROLL
-                    PE_CASCADES:
-                        for (int g = 0; g < TN; g += PACK_GROUP) {
+            sum_t l_acc = first ? (sum_t)0 : lo[m], h_acc = first ? (sum_t)0 : hi[m];
+        PE_CASCADES:
+            for (int g = 0; g < TN; g += PACK_GROUP) {
 #pragma HLS UNROLL
-                            ap_int<48> p = 0;  // DSP48E2 P register along a cascade of PACK_GROUP DSPs
-                        PE_DSP:
-                            for (int j = 0; j < PACK_GROUP; j++) {
+                ap_int<48> p = 0;  // DSP48E2 P register along a cascade of PACK_GROUP DSPs
+            PE_DSP:
+                for (int j = 0; j < PACK_GROUP; j++) {
 #pragma HLS UNROLL
-                                if (g + j < TN) p += dsp_mul(a[g + j], (ap_int<18>)wbuf[wb][wa][m][g + j]);
-                            }
-                            if (i8) {
-                                // low pixel: bits [PACK_SHIFT-1:0], sign-extended; high pixel: the rest, corrected
-                                // by the low part's borrow (p - low is an exact multiple of 2^PACK_SHIFT)
-                                const ap_int<PACK_SHIFT> l = p.range(PACK_SHIFT - 1, 0);
-                                lo[m] += l;
-                                hi[m] += (p - l) >> PACK_SHIFT;
-                            } else {
-                                lo[m] += p;
-                            }
-                        }
-                    }
-                    iters++;
-                    if (++kx == kw) {
-                        kx = 0;
-                        if (++ky == kh) {
-                            ky = 0;
-                            i++;
-                        }
-                    }
+                    if (g + j < TN) p += dsp_mul(a[g + j], (ap_int<18>)wbuf[wb][wa][m][g + j]);
                 }
-            PE_WRITE:
-                for (int m = 0; m < TM; m++) {
-#pragma HLS UNROLL
-                    const i64 w0 = (oy * ow + ox0) * og + o;
-                    const ap_int<64> t0 = init ? lo[m] : (ap_int<64>)(acc[ab][w0][m] + lo[m]);
-                    if (t0 >= lim || t0 <= -lim) err |= STATUS_ARITH_OVERFLOW;
-                    acc[ab][w0][m] = t0;
-                    if (has1) {
-                        const i64 w1 = w0 + og;
-                        const ap_int<64> t1 = init ? hi[m] : (ap_int<64>)(acc[ab][w1][m] + hi[m]);
-                        if (t1 >= lim || t1 <= -lim) err |= STATUS_ARITH_OVERFLOW;
-                        acc[ab][w1][m] = t1;
-                    }
+                if (i8) {
+                    // low pixel: bits [PACK_SHIFT-1:0], sign-extended; high pixel: the rest, corrected by the low
+                    // part's borrow (p - low is an exact multiple of 2^PACK_SHIFT)
+                    const ap_int<PACK_SHIFT> l = p.range(PACK_SHIFT - 1, 0);
+                    l_acc += l;
+                    h_acc += (p - l) >> PACK_SHIFT;
+                } else {
+                    l_acc += p;
                 }
+            }
+            lo[m] = l_acc;
+            hi[m] = h_acc;
+            if (last) {
+                const sum_t t0 = init ? l_acc : (sum_t)(acc[ab][w0][m] + l_acc);
+                if (t0 >= lim || t0 <= -lim) err |= STATUS_ARITH_OVERFLOW;
+                acc[ab][w0][m] = t0;
+                if (has1) {
+                    const sum_t t1 = init ? h_acc : (sum_t)(acc[ab][w1][m] + h_acc);
+                    if (t1 >= lim || t1 <= -lim) err |= STATUS_ARITH_OVERFLOW;
+                    acc[ab][w1][m] = t1;
+                }
+            }
+        }
+        iters++;
+        // next tap (kx fastest, then ky, then i), next group o, next pixel pair, next row
+        wa++;
+        if (last) {
+            tap = 0;
+            kx = 0;
+            ky = 0;
+            i = 0;
+            toff = 0;
+            if (++o == og) {
+                o = 0;
+                wa = ww0;
+                ox0 += P;
+                pix += step_xp;
+                acc_p += acc_xp;
+                if (ox0 >= ow) {
+                    ox0 = 0;
+                    row += step_y;
+                    pix = row;
+                    acc_r += acc_row;
+                    acc_p = acc_r;
+                }
+            }
+        } else {
+            tap++;
+            if (++kx == kw) {
+                kx = 0;
+                if (++ky == kh) {
+                    ky = 0;
+                    i++;
+                    toff = i;
+                } else {
+                    toff += ky_step;
+                }
+            } else {
+                toff += ig;
             }
         }
     }
 }
 
 // ------------------------------------------------------------------------------------------ POST
+// v * m mod 2^64 (v: 64-bit signed, m: a 16-bit multiplier) as three 27 x 18 DSP multiplies of 26-bit limbs
+static inline sum_t mul_limbs(const sum_t &v, const ap_int<18> &m) {
+    const ap_int<27> l0 = (ap_int<27>)(ap_uint<26>)v.range(25, 0);
+    const ap_int<27> l1 = (ap_int<27>)(ap_uint<26>)v.range(51, 26);
+    const ap_int<27> l2 = (ap_int<12>)v.range(63, 52);
+    const ap_int<45> p0 = l0 * m, p1 = l1 * m, p2 = l2 * m;
+    sum_t r = (sum_t)p0;
+    r += ((sum_t)p1) << 26;
+    r += ((sum_t)p2) << 52;
+    return r;
+}
+
 // q = clamp(((v*M + 2^(s-1)) >> s) + zp), v = acc + bias, (M, s) of the negative side when act and v < 0
 static elem_t requant(const acc_t &a, const param_t &p, bool act, const ap_int<17> &zp, bool i8, ap_uint<32> &err) {
-    const ap_int<64> v = (ap_int<64>)a + p.bias;
+    const sum_t v = (sum_t)a + p.bias;
     const bool neg = act && v < 0;
-    const ap_int<64> m = neg ? p.mult_neg : p.mult_pos;
-    const int s = neg ? (int)p.shift_neg : (int)p.shift_pos;
+    const ap_int<18> m = neg ? p.mult_neg : p.mult_pos;
+    const ap_uint<8> s = neg ? p.shift_neg : p.shift_pos;
     if (s < 1 || s > MAX_SHIFT) {
         err |= STATUS_ARITH_OVERFLOW;
         return 0;
     }
-    const ap_int<64> prod = v * m;
-    const ap_int<64> rnd = prod + ((ap_int<64>)1 << (s - 1));
-    const ap_int<64> q = (rnd >> s) + zp;
-    const ap_int<64> qmax = i8 ? 127 : 32767, qmin = i8 ? -128 : -32768;
+    const sum_t prod = mul_limbs(v, m);
+    const sum_t rnd = prod + ((sum_t)1 << (s - 1));
+    const sum_t q = (rnd >> s) + zp;
+    const sum_t qmax = i8 ? 127 : 32767, qmin = i8 ? -128 : -32768;
     return q > qmax ? (elem_t)qmax : q < qmin ? (elem_t)qmin : (elem_t)q;
 }
 
+// POST: one flattened loop over output pixels (Y, X), groups o and the pool window (dy, dx), TM lanes per cycle;
+// nearest upsampling and pooling by counters, the window clipped to the tile by min() on running offsets
 static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
                       elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &err, ap_uint<32> &iters) {
     const int ab = (int)F(x, POST, ACC_BANK);
@@ -413,7 +461,7 @@ static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_W
     }
     const i64 up = up_f > 1 ? up_f : 1, pk = pool_k > 1 ? pool_k : 1, ps = pool_s > 1 ? pool_s : 1;
     const bool pool = pk > 1 || ps > 1;
-    i64 prow = out_rows / up, pcol = out_cols / up;
+    i64 prow = out_rows / up, pcol = out_cols / up;  // (once per instruction, outside the loop)
     if (!pool) {  // no pooling: the top-left prow x pcol pixels of the tile
         prow = prow < oh ? prow : oh;
         pcol = pcol < ow ? pcol : ow;
@@ -423,57 +471,73 @@ static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_W
         err |= STATUS_OUT_OF_RANGE;
         return;
     }
-    i64 y = 0, yc = 0;  // y = Y / up, by counters
-POST_ROWS:
-    for (i64 Y = 0; Y < R; Y++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=64
-        i64 xx = 0, xc0 = 0;  // xx = X / up
-    POST_COLS:
-        for (i64 X = 0; X < C; X++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=64
-        POST_GROUPS:
-            for (i64 o = 0; o < og; o++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=16
-                elem_t best[TM];
+    if (R * C == 0) return;
+    const trip_t n = R * C * og * pk * pk;
+    const baddr_t owog = ow * og, row_max = (oh - 1) * ow * og, col_max = (ow - 1) * og;
+    const baddr_t y_step = ps * ow * og, x_step = ps * og;
+    ap_uint<12> Y = 0, X = 0;
+    ap_uint<3> yc = 0, xc = 0, dy = 0, dx = 0;
+    ap_uint<8> o = 0;
+    ap_uint<16> pb = oc0;  // PBUF record of lane 0 of group o
+    baddr_t y_base = 0, x_base = 0, r_off = 0, c_off = 0, ob = 0;
+    elem_t best[TM];
 #pragma HLS ARRAY_PARTITION variable=best complete
-            POST_WIN_Y:
-                for (i64 dy = 0; dy < pk; dy++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=3
-                POST_WIN_X:
-                    for (i64 dx = 0; dx < pk; dx++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=3
+POST_TILE:
+    for (trip_t t = 0; t < n; t++) {  // II=1 depth=10
+#pragma HLS LOOP_TRIPCOUNT min=1 max=36864
 #pragma HLS PIPELINE II=1
-                        i64 yy = y * ps + dy, xc = xx * ps + dx;  // window clipped to the tile
-                        yy = yy < oh - 1 ? yy : oh - 1;
-                        xc = xc < ow - 1 ? xc : ow - 1;
-                        const i64 aw = (yy * ow + xc) * og + o;
-                    POST_LANES:
-                        for (int m = 0; m < TM; m++) {
+#pragma HLS DEPENDENCE variable=obuf inter false
+        const bool first = dy == 0 && dx == 0, last = dy == pk - 1 && dx == pk - 1;
+        const baddr_t aw = (r_off < row_max ? r_off : row_max) + (c_off < col_max ? c_off : col_max) + o;
+    POST_LANES:
+        for (int m = 0; m < TM; m++) {
 #pragma HLS UNROLL
-                            const elem_t q = requant(acc[ab][aw][m], pbuf[oc0 + o * TM + m], act, zp, i8, err);
-                            if ((dy == 0 && dx == 0) || q > best[m]) best[m] = q;
-                        }
-                        iters++;
-                    }
+            const elem_t q = requant(acc[ab][aw][m], pbuf[pb + m], act, zp, i8, err);
+            const elem_t b = (first || q > best[m]) ? q : best[m];
+            best[m] = b;
+            if (last) obuf[ob][m] = b;
+        }
+        iters++;
+        // next window element, group, output pixel (upsampling: a new source pixel every `up` outputs)
+        if (!last) {
+            if (++dx == pk) {
+                dx = 0;
+                dy++;
+                c_off = x_base;
+                r_off += owog;
+            } else {
+                c_off += og;
+            }
+            continue;
+        }
+        dx = 0;
+        dy = 0;
+        ob++;
+        if (++o != og) {
+            pb += TM;
+        } else {
+            o = 0;
+            pb = oc0;
+            if (++X != C) {
+                if (++xc == up) {
+                    xc = 0;
+                    x_base += x_step;
                 }
-            POST_OUT:
-                for (int m = 0; m < TM; m++) {
-#pragma HLS UNROLL
-                    obuf[(Y * C + X) * og + o][m] = best[m];
+            } else {
+                X = 0;
+                xc = 0;
+                x_base = 0;
+                Y++;
+                if (++yc == up) {
+                    yc = 0;
+                    y_base += y_step;
                 }
             }
-            if (++xc0 == up) {
-                xc0 = 0;
-                xx++;
-            }
         }
-        if (++yc == up) {
-            yc = 0;
-            y++;
-        }
+        r_off = y_base;
+        c_off = x_base;
     }
 }
-
 
 // ------------------------------------------------------------------------------------------ STORE
 // the beat of a STORE segment whose first byte is rel0 bytes after the segment's start: OBUF elements (flat index

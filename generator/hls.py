@@ -109,6 +109,7 @@ def isa_context() -> dict:
     params = [dict(name=n, offset=o, bytes=sizes[t], signed=t.startswith("i")) for n, t, o in isa.PARAM_RECORD]
     regs = [dict(name=n, offset=o, bits=b, access=a) for n, o, b, a in isa.REGISTERS]
     return dict(isa_version=isa.ISA_VERSION, insn_bits=isa.INSN_BITS, insn_bytes=isa.INSN_BYTES,
+                insn_log2_bits=isa.INSN_BITS.bit_length() - 1,
                 opcodes=isa.OPCODES, module_of=isa.MODULE_OF, formats=formats, base_regs=isa.BASE_REGS,
                 buffers=isa.BUFFERS, precisions=isa.PRECISIONS, activations=isa.ACTIVATIONS,
                 param_bytes=isa.PARAM_RECORD_BYTES, params=params, mult_bits=isa.MULT_BITS,

@@ -268,6 +268,7 @@ static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][
         const trip_t n = oh * ow * og;
         ap_uint<12> ox = 0;
         ap_uint<8> o = 0;
+        ap_uint<16> chb = 0;  // o * TM, by a counter
         baddr_t row = iw0, pix = iw0, aw = 0;
     BYPASS:
         for (trip_t t = 0; t < n; t++) {  // II=1 depth=4
@@ -277,7 +278,7 @@ static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][
         BYP_LANES:
             for (int m = 0; m < TM; m++) {
 #pragma HLS UNROLL
-                const ap_uint<16> ch = o * TM + m;  // (constant multiply)
+                const ap_uint<16> ch = chb + m;
                 const elem_t v = ibuf[ib][pix + ch / TN][ch % TN];
                 const sum_t tv = init ? (sum_t)v : (sum_t)(acc[ab][aw][m] + v);
                 if (tv >= lim || tv <= -lim) err |= STATUS_ARITH_OVERFLOW;
@@ -285,8 +286,10 @@ static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][
             }
             iters++;
             aw++;
+            chb += TM;
             if (++o == og) {
                 o = 0;
+                chb = 0;
                 pix += step_x;
                 if (++ox == ow) {
                     ox = 0;
@@ -640,18 +643,21 @@ static inline void tok_push(fifo<token_t> &s, ap_uint<32> &err) {
 }
 
 // ------------------------------------------------------------------------------------------ fetch
-static insn_t read_insn(const axi_t *insns, bool from_ddr, i64 k) {
+// instruction k of the ROM or of the program in DDR (INSN_BITS and AXI_BITS are powers of two: shifts, no multiply)
+static insn_t read_insn(const axi_t *insns, bool from_ddr, ap_uint<32> k) {
     if (!from_ddr) return INSN_ROM[k];
 #if AXI_BITS >= INSN_BITS
-    const axi_t w = insns[(k * INSN_BITS) / AXI_BITS];
-    const int lo = (int)((k * INSN_BITS) % AXI_BITS);
+    const ap_uint<48> bit = (ap_uint<48>)k << INSN_LOG2_BITS;
+    const axi_t w = insns[bit >> AXI_LOG2_BITS];
+    const int lo = (int)(bit & (AXI_BITS - 1));
     return (insn_t)w.range(lo + INSN_BITS - 1, lo);
 #else
     insn_t x = 0;
+    const ap_uint<48> b0 = (ap_uint<48>)k << (INSN_LOG2_BITS - AXI_LOG2_BITS);
 FETCH_BEATS:
     for (int b = 0; b < INSN_BITS / AXI_BITS; b++) {  // II=1 depth=2
 #pragma HLS PIPELINE II=1
-        x.range((b + 1) * AXI_BITS - 1, b * AXI_BITS) = insns[k * (INSN_BITS / AXI_BITS) + b];
+        x.range((b + 1) * AXI_BITS - 1, b * AXI_BITS) = insns[b0 + b];
     }
     return x;
 #endif
@@ -664,8 +670,9 @@ static ap_uint<32> validate(const axi_t *insns, bool from_ddr, i64 n) {
     bool illegal = false, ended = false, first_config = false;
     ap_uint<32> cfg = 0;
 VALIDATE:
-    for (i64 k = 0; k < n; k++) {  // II=1 depth=4 (ROM) / INSN_BITS/AXI_BITS (DDR)
+    for (i64 k = 0; k < n; k++) {  // II=1 depth=4
 #pragma HLS LOOP_TRIPCOUNT min=1 max=65536
+#pragma HLS PIPELINE II=1
         const insn_t x = read_insn(insns, from_ddr, k);
         const int op = opcode_of(x);
         const int used = isa_used_bits((unsigned)op);

@@ -46,6 +46,24 @@ KERNEL_DIR = TEMPLATES_DIR.parent / "hls"
 STATIC_FILES = ["accel_stream.h", "accel_kernel.h", "accel_csim.h"]
 #: depth of the fetch -> module command queues (instructions)
 CMD_QUEUE_DEPTH = 512
+#: m_axi depths (AXI beats) of a kernel rendered without a program's layout (co-simulation needs port_depths)
+DEFAULT_PORT_DEPTHS = {"insns": 65536, "load": 1 << 20, "store": 1 << 20}
+
+
+def port_depths(prog, bases: dict, blob_beats: int | None = None) -> dict:
+    """The depth (AXI beats) of each m_axi port for a co-simulation of ``prog`` (a
+    :class:`generator.codegen.Program`) at base addresses ``bases`` (byte offsets into one image, as
+    :func:`generator.runtime.build_ddr` lays them out): ``insns`` the program's beats, ``load`` / ``store`` up to the
+    end of the last region (base + size of its base register) that a LOAD reads / a STORE writes, since the modules'
+    ports address from 0 (offset=off)."""
+    axi = prog.hw.axi_bytes
+    sizes = prog.layout.sizes
+
+    def end(op):
+        regs = {isa.BASE_REG_NAMES[i.f["base_reg"]] for i in prog.insns if i.op == op}
+        return max([int(bases[r]) + int(sizes[r]) for r in regs] or [axi])
+    beats = blob_beats if blob_beats is not None else -(-len(prog.blob) // axi)
+    return {"insns": max(1, beats), "load": -(-end("LOAD") // axi), "store": -(-end("STORE") // axi)}
 #: int8 packing: the low product occupies bits [PACK_SHIFT-1:0] of the DSP48E2 P output (signed)
 PACK_SHIFT = 18
 #: the top function's name (also the Vitis HLS top)
@@ -145,7 +163,7 @@ def rom_words(blob: bytes | None) -> list[str]:
 
 def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim_argv: str = "",
            export_dir: str = "ip", overlay_dir: str | Path | None = None, jobs: int = 4,
-           ddr_depth: int | None = None) -> dict:
+           port_depths: dict | None = None) -> dict:
     """Render the kernel for ``board`` into ``out_dir``: isa.h, config.h, accel.h, accel.cpp, insn_rom.h
     (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis HLS: part and
     clock of the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth; optional cosim;
@@ -168,8 +186,8 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
                ip_library=library, ip_version=version, board_part=board.vivado_board_part or "",
                overlay_dir=str(overlay_dir or OVERLAY_ROOT / board.name), overlay_name=f"yolofpga_{board.name}",
                jobs=int(jobs), storage=resources.storage_binding(board, len(rom)),
-               cmd_queue_depth=CMD_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS], insns_depth=max(1, len(rom) * isa.INSN_BITS // board.accelerator.axi_data_width_bits),
-               ddr_depth=ddr_depth or 1048576)
+               cmd_queue_depth=CMD_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS],
+               depths=dict(DEFAULT_PORT_DEPTHS, **(port_depths or {})), cosim=bool(port_depths))
     env = _env()
     paths = {}
     for name in STATIC_FILES:
@@ -293,6 +311,21 @@ def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: s
     return dict(status=info["status"], cycles=info.get("cycles", 0), golden_cycles=gres.cycles,
                 bit_exact=diff == 0 and info["status"] == 0, diff_bytes=diff, csim_seconds=secs, dir=out,
                 ddr=got)
+
+
+def render_cosim(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: str | Path) -> dict:
+    """Render the co-simulation build of ``prog`` (meant for the TINY single-layer program): the program in the
+    ROM, every m_axi port's ``depth=`` from the program's region sizes (:func:`port_depths`), a testbench with a
+    separate buffer per m_axi port (ACCEL_TB_SEPARATE_PORTS), ``ddr_in.bin`` and the csim / cosim arguments in
+    run_hls.tcl (``ACCEL_COSIM=1 vitis_hls -f run_hls.tcl``). Returns :func:`render`'s paths plus "depths"."""
+    out = Path(out_dir)
+    rel = "../../../../"
+    argv = " ".join([rel + "ddr_in.bin", rel + "ddr_out.bin"] + [str(int(bases[k])) for k in isa.BASE_REGS] +
+                    ["0", "0", "0"])
+    depths = port_depths(prog, bases)
+    paths = render(board, out, prog.blob, csim_argv=argv, port_depths=depths)
+    ddr.tofile(out / "ddr_in.bin")
+    return dict(paths, depths=depths)
 
 
 def tool_commands(hls_dir: str | Path) -> list[tuple[str, str]]:

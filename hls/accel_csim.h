@@ -20,9 +20,9 @@ static void csim_module_thread(int id, Body body) {
     }
 }
 
-void accel_system(axi_t *ddr, const unsigned long long base[4], unsigned long long insns, ap_uint<32> n_insns,
-                  ap_uint<32> fetch_ddr, const ap_uint<32> size[4], ap_uint<32> &status, ap_uint<32> &hw_info,
-                  ap_uint<32> &config_id, ap_uint<32> &cycles) {
+void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store, const unsigned long long base[4],
+                  ap_uint<32> n_insns, ap_uint<32> fetch_ddr, const ap_uint<32> size[4], ap_uint<32> &status,
+                  ap_uint<32> &hw_info, ap_uint<32> &config_id, ap_uint<32> &cycles) {
     // on-chip memories of the block design (static: too large for a thread's stack)
     static elem_t ibuf[2][IBUF_DEPTH][TN];
     static elem_t wbuf[2][WBUF_DEPTH][TM][TN];
@@ -37,19 +37,19 @@ void accel_system(axi_t *ddr, const unsigned long long base[4], unsigned long lo
     ap_uint<32> st = 0, cyc = 0, hw = 0, cid = 0;
     bool fetched = false;
     std::thread tl(csim_module_thread<std::function<void()>>, 1, std::function<void()>([&] {
-        accel_load(lq, lrun, c2l, l2c, ldone, ddr, ibuf, wbuf, pbuf, ew, ew);
+        accel_load(lq, lrun, c2l, l2c, ldone, ddr_load, ibuf, wbuf, pbuf, ew, ew);
     }));
     std::thread tc(csim_module_thread<std::function<void()>>, 2, std::function<void()>([&] {
         accel_compute(cq, l2c, c2l, s2c, c2s, cdone, ibuf, wbuf, acc, ew, ew);
     }));
     std::thread ts(csim_module_thread<std::function<void()>>, 3, std::function<void()>([&] {
-        accel_store(sq, srun, c2s, s2c, sdone, ddr, nullptr, acc, pbuf, ew, ew);
+        accel_store(sq, srun, c2s, s2c, sdone, ddr_store, nullptr, acc, pbuf, ew, ew);
     }));
     std::thread tf([&] {
         csim::register_thread(0);
         try {
             accel((ap_uint<64>)base[0], (ap_uint<64>)base[1], (ap_uint<64>)base[2], (ap_uint<64>)base[3],
-                  ddr + insns / AXI_BYTES, n_insns, fetch_ddr, st, hw, cid, cyc, size[0], size[1], size[2], size[3],
+                  insn_mem, n_insns, fetch_ddr, st, hw, cid, cyc, size[0], size[1], size[2], size[3],
                   lq, cq, sq, lrun, srun, ldone, cdone, sdone);
             fetched = true;
         } catch (const csim::stop &) {

@@ -666,11 +666,11 @@ FETCH_BEATS:
 // Whole-program check before anything runs (as the golden simulator decodes the program first), up to the first
 // END: ILLEGAL_OPCODE (opcode, non-zero unused bits, a token flag towards a neighbour the module does not have),
 // then CONFIG_MISSING, NO_END, and the first CONFIG's ISA_VERSION_MISMATCH / CONFIG_MISMATCH.
-static ap_uint<32> validate(const axi_t *insns, bool from_ddr, i64 n) {
+static ap_uint<32> validate(const axi_t *insns, bool from_ddr, ap_uint<32> n) {
     bool illegal = false, ended = false, first_config = false;
     ap_uint<32> cfg = 0;
 VALIDATE:
-    for (i64 k = 0; k < n; k++) {  // II=1 depth=4
+    for (ap_uint<32> k = 0; k < n; k++) {  // II=1 depth=4
 #pragma HLS LOOP_TRIPCOUNT min=1 max=65536
 #pragma HLS PIPELINE II=1
         const insn_t x = read_insn(insns, from_ddr, k);
@@ -717,7 +717,7 @@ static void fetch_run(const run_t &r, const axi_t *insns, ap_uint<32> n_insns, a
                       fifo<done_t> &ldone, fifo<done_t> &cdone, fifo<done_t> &sdone, ap_uint<32> &err,
                       ap_uint<32> &cycles) {
     const bool from_ddr = fetch_ddr != 0;
-    const i64 n = from_ddr ? (i64)n_insns.to_uint64() : (i64)INSN_ROM_LEN;
+    const ap_uint<32> n = from_ddr ? n_insns : (ap_uint<32>)INSN_ROM_LEN;
     const ap_uint<32> e = validate(insns, from_ddr, n);
     lrun.write(r);
     srun.write(r);
@@ -725,7 +725,7 @@ static void fetch_run(const run_t &r, const axi_t *insns, ap_uint<32> n_insns, a
     bool ended = false;
     if (e == 0) {
     DISPATCH:
-        for (i64 k = 0; k < n && !ended; k++) {  // II=1 depth=4
+        for (ap_uint<32> k = 0; k < n && !ended; k++) {  // II=1 depth=4
 #pragma HLS LOOP_TRIPCOUNT min=1 max=65536
 #pragma HLS PIPELINE II=1
             const insn_t x = read_insn(insns, from_ddr, k);

@@ -8,11 +8,22 @@ board file through
 :class:`generator.hwmodel.HwConfig` (Tn, Tm, buffer depths of both precisions, AXI width, CONFIG id, clock), and the
 top function's argument list from :data:`generator.isa.REGISTERS`.
 
-C-simulation scheduling (see ``hls_templates/accel.cpp.j2``): the synthesizable structure is a DATAFLOW region of
-fetch -> load / compute / store modules that block on their command queues and dependency-token streams (TVM-VTA).
-A sequential C-simulation of that region deadlocks as soon as tokens flow both ways, so when ``__SYNTHESIS__`` is
-not defined the top function runs, as VTA's ``vta()`` does, a loop that executes each module's head instruction
-while its tokens are available; both paths call the very same per-instruction functions.
+Structure (``hls/accel_kernel.h``, after TVM-VTA): four top functions, each exported as its own IP by
+``run_hls.tcl`` (:data:`TOPS`): ``accel`` (fetch + control: the ``ap_ctrl_hs`` block the host starts, the
+:data:`generator.isa.REGISTERS` map, m_axi on ``insns`` only) dispatches every instruction to the command queue of
+its module and sends each run's base registers and sizes to load and store; ``accel_load``, ``accel_compute`` and
+``accel_store`` are free-running (``ap_ctrl_none``, one instruction per invocation), each with its own m_axi port
+(load reads, store writes; absolute addresses), synchronised by the four dependency-token streams of depth
+:data:`generator.isa.TOKEN_QUEUE_DEPTH`; IBUF/WBUF (load -> compute), PBUF (load -> store) and ACC (compute ->
+store) are memory ports with one writer and one reader module. No DATAFLOW region is left.
+The static kernel (``hls/*.h``) is copied next to the rendered glue (``isa.h``, ``config.h``, ``accel.h``, ``accel.cpp``
+with the top signatures and interface pragmas, ``insn_rom.h``, ``tb.cpp``).
+
+C-simulation runs that structure itself (``hls/accel_csim.h``): the four tops as std::threads over bounded
+blocking FIFOs of the stated depths (``hls/accel_stream.h``), load / compute / store called again and again as
+free-running blocks are, stopped when fetch has returned; a deadlock (every thread blocked on a FIFO that cannot
+move) is detected exactly and reported as WATCHDOG. It is clean under ``-fsanitize=thread``
+(tests/test_hls.py).
 
 Error status: the kernel sets the bits of :data:`generator.isa.STATUS_BITS` under the conditions documented there,
 as the golden simulator raises them (tests/test_status.py runs every case on both); C-simulation also reports a

@@ -313,11 +313,14 @@ WATCHDOG_CYCLES = 1 << 12
 #:   before anything runs (the whole program is decoded first); the others when the instruction executes, in
 #:   the time order of the three modules; TOKENS_LEFT after the last instruction. It raises SimError with
 #:   ``status`` and ``insn``; ARITH_OVERFLOW too.
-#: * HLS kernel: ILLEGAL_OPCODE, CONFIG_MISSING, NO_END and the CONFIG checks by a pass over the program before
-#:   it runs (nothing executes, no DDR write); the rest while running; ARITH_OVERFLOW too. C-simulation finds a
-#:   deadlock exactly (WATCHDOG) and checks TOKENS_LEFT after the run; the synthesized DATAFLOW kernel has blocking
-#:   token reads (a deadlock hangs it: the driver's timeout) and cannot look into its token streams at the end (no
-#:   TOKENS_LEFT); TOKEN_OVERFLOW uses the streams' ``full()`` there.
+#: * HLS kernel: ILLEGAL_OPCODE, CONFIG_MISSING, NO_END and the CONFIG checks by the fetch block's pass over the
+#:   program before it dispatches anything (nothing executes, no DDR write); the rest in the modules while running
+#:   (each module's sticky error bits go onto an error wire that all modules read, so no instruction starts
+#:   anywhere after an error), ARITH_OVERFLOW too; the fetch block ORs the modules' done reports into ``status``.
+#:   TOKEN_OVERFLOW uses the token streams' ``full()``. The threaded C-simulation finds a deadlock exactly
+#:   (WATCHDOG: every module thread blocked on a FIFO that cannot move) and checks TOKENS_LEFT after the run; the
+#:   synthesized kernel has blocking token reads (a deadlock hangs it: the driver's timeout) and cannot look into
+#:   the block design's token FIFOs at the end (no TOKENS_LEFT).
 #: * RTL: errors as the instructions are dispatched / executed (instructions before the bad one run); on-chip and
 #:   DDR range checks on values registered at decode, before any address is issued; WATCHDOG by the counter;
 #:   no ARITH_OVERFLOW (accumulators wrap).

@@ -52,13 +52,13 @@ static void write_partial_beat(axi_t *ddr, ap_uint<8> *ddr_b, addr_t b, const ax
 STORE_PARTIAL:
     for (int j = 0; j < AXI_BYTES; j++) {  // II=1 depth=2
 #pragma HLS PIPELINE II=1
-        if (strb[j]) ddr_b[(b << AXI_LOG2_BYTES) + j] = w.range(j * 8 + 7, j * 8);
+        if (strb[j]) ddr_b[(b << AXI_LOG2_BYTES) + j] = w.range((j << 3) + 7, j << 3);
     }
 #else
     (void)ddr_b;
     axi_t cur = ddr[b];
     for (int j = 0; j < AXI_BYTES; j++)
-        if (strb[j]) cur.range(j * 8 + 7, j * 8) = w.range(j * 8 + 7, j * 8);
+        if (strb[j]) cur.range((j << 3) + 7, j << 3) = w.range((j << 3) + 7, j << 3);
     ddr[b] = cur;
 #endif
 }
@@ -71,7 +71,7 @@ typedef ap_int<34> rel_t;     // byte of a beat relative to the start of a segme
 typedef ap_uint<32> nbytes_t;  // bytes of one segment
 typedef ap_uint<32> flat_t;    // element index into a bank (word * lanes + lane)
 
-static inline ap_uint<8> beat_byte(const axi_t &w, int j) { return w.range(j * 8 + 7, j * 8); }
+static inline ap_uint<8> beat_byte(const axi_t &w, int j) { return w.range((j << 3) + 7, j << 3); }
 
 #if AXI_BYTES < PARAM_RECORD_BYTES
 #error "the LOAD beat window holds two beats: a parameter record must fit in one"
@@ -140,8 +140,8 @@ PBUF_BEATS:
 #pragma HLS UNROLL
             const rel_t rel = rel0 + j;
             if (rel >= 0 && rel < (rel_t)nbytes && (rel & (PARAM_RECORD_BYTES - 1)) == PARAM_RECORD_BYTES - 1) {
-                const int lo = (AXI_BYTES + j - (PARAM_RECORD_BYTES - 1)) * 8;
-                const ap_uint<PARAM_RECORD_BYTES * 8> rec = win.range(lo + PARAM_RECORD_BYTES * 8 - 1, lo);
+                const int lo = (AXI_BYTES + j - (PARAM_RECORD_BYTES - 1)) << 3;
+                const ap_uint<PARAM_RECORD_BYTES * 8> rec = win.range(lo + (PARAM_RECORD_BYTES << 3) - 1, lo);
                 param_t p;
                 p.bias = (ap_int<PARAM_BIAS_BYTES * 8>)PARAM_FIELD(rec, BIAS);
                 p.mult_pos = (ap_int<PARAM_MULT_POS_BYTES * 8>)PARAM_FIELD(rec, MULT_POS);
@@ -556,7 +556,7 @@ STORE_PACK:
         if (rel >= 0 && rel < (rel_t)nbytes) {
             const flat_t f = f0 + (flat_t)(i16 ? (rel_t)(rel >> 1) : rel);
             const ap_uint<16> v = (ap_uint<16>)obuf[f / TM][f % TM];
-            w.range(j * 8 + 7, j * 8) = (i16 && rel[0]) ? v.range(15, 8) : v.range(7, 0);
+            w.range((j << 3) + 7, j << 3) = (i16 && rel[0]) ? v.range(15, 8) : v.range(7, 0);
             strb[j] = 1;
         }
     }
@@ -657,7 +657,7 @@ static insn_t read_insn(const axi_t *insns, bool from_ddr, ap_uint<32> k) {
 FETCH_BEATS:
     for (int b = 0; b < INSN_BITS / AXI_BITS; b++) {  // II=1 depth=2
 #pragma HLS PIPELINE II=1
-        x.range((b + 1) * AXI_BITS - 1, b * AXI_BITS) = insns[b0 + b];
+        x.range(((b + 1) << AXI_LOG2_BITS) - 1, b << AXI_LOG2_BITS) = insns[b0 + b];
     }
     return x;
 #endif

@@ -175,13 +175,16 @@ def rom_words(blob: bytes | None) -> list[str]:
 def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim_argv: str = "",
            export_dir: str = "ip", overlay_dir: str | Path | None = None, jobs: int = 4,
            port_depths: dict | None = None) -> dict:
-    """Render the kernel for ``board`` into ``out_dir``: isa.h, config.h, accel.h, accel.cpp, insn_rom.h
-    (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis HLS: part and
-    clock of the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth; optional cosim;
-    IP export as :data:`KERNEL_VLNV` to ``export_dir``, relative to ``out_dir``) and vivado_bd.tcl (the Vivado
-    block design around that IP; bitstream and hardware handoff copied to ``overlay_dir`` as
-    ``yolofpga_<board>.bit`` / ``.hwh``, default ``overlay/<board>/``; ``jobs`` parallel Vivado runs).
-    The buffers' storage (BRAM / URAM / LUTRAM) is bound as :mod:`generator.resources` maps it.
+    """Render the kernel for ``board`` into ``out_dir``: the static kernel (:data:`STATIC_FILES` of ``hls/``) and
+    the glue: isa.h, config.h, accel.h, accel.cpp (the four tops and their interface pragmas), insn_rom.h
+    (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis HLS: part and clock of
+    the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth; optional cosim; each top of
+    :data:`TOPS` exported as its own IP, ``xilinx.com:hls:<top>:1.0``, to ``export_dir``, relative to ``out_dir``;
+    ``accel`` is :data:`KERNEL_VLNV`) and vivado_bd.tcl (the Vivado block design around the ``accel`` IP; bitstream
+    and hardware handoff copied to ``overlay_dir`` as ``yolofpga_<board>.bit`` / ``.hwh``, default
+    ``overlay/<board>/``; ``jobs`` parallel Vivado runs). ``port_depths``: {"insns", "load", "store"} m_axi depths
+    in AXI beats for a co-simulation build (:func:`port_depths`; also selects the testbench's separate buffers in
+    run_hls.tcl), default :data:`DEFAULT_PORT_DEPTHS`.
     Returns {file name: Path}.
 
     Raises HlsError for a malformed program blob; resources.ResourceError if the configuration (with this ROM)

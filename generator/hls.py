@@ -8,11 +8,22 @@ board file through
 :class:`generator.hwmodel.HwConfig` (Tn, Tm, buffer depths of both precisions, AXI width, CONFIG id, clock), and the
 top function's argument list from :data:`generator.isa.REGISTERS`.
 
-C-simulation scheduling (see ``hls_templates/accel.cpp.j2``): the synthesizable structure is a DATAFLOW region of
-fetch -> load / compute / store modules that block on their command queues and dependency-token streams (TVM-VTA).
-A sequential C-simulation of that region deadlocks as soon as tokens flow both ways, so when ``__SYNTHESIS__`` is
-not defined the top function runs, as VTA's ``vta()`` does, a loop that executes each module's head instruction
-while its tokens are available; both paths call the very same per-instruction functions.
+Structure (``hls/accel_kernel.h``, after TVM-VTA): four top functions, each exported as its own IP by
+``run_hls.tcl`` (:data:`TOPS`): ``accel`` (fetch + control: the ``ap_ctrl_hs`` block the host starts, the
+:data:`generator.isa.REGISTERS` map, m_axi on ``insns`` only) dispatches every instruction to the command queue of
+its module and sends each run's base registers and sizes to load and store; ``accel_load``, ``accel_compute`` and
+``accel_store`` are free-running (``ap_ctrl_none``, one instruction per invocation), each with its own m_axi port
+(load reads, store writes; absolute addresses), synchronised by the four dependency-token streams of depth
+:data:`generator.isa.TOKEN_QUEUE_DEPTH`; IBUF/WBUF (load -> compute), PBUF (load -> store) and ACC (compute ->
+store) are memory ports with one writer and one reader module. No DATAFLOW region is left.
+The static kernel (``hls/*.h``) is copied next to the rendered glue (``isa.h``, ``config.h``, ``accel.h``, ``accel.cpp``
+with the top signatures and interface pragmas, ``insn_rom.h``, ``tb.cpp``).
+
+C-simulation runs that structure itself (``hls/accel_csim.h``): the four tops as std::threads over bounded
+blocking FIFOs of the stated depths (``hls/accel_stream.h``), load / compute / store called again and again as
+free-running blocks are, stopped when fetch has returned; a deadlock (every thread blocked on a FIFO that cannot
+move) is detected exactly and reported as WATCHDOG. It is clean under ``-fsanitize=thread``
+(tests/test_hls.py).
 
 Error status: the kernel sets the bits of :data:`generator.isa.STATUS_BITS` under the conditions documented there,
 as the golden simulator raises them (tests/test_status.py runs every case on both); C-simulation also reports a
@@ -41,12 +52,47 @@ GXX_FLAGS = ["-std=c++14", "-O2", "-Wall", "-Wextra", "-Wno-unknown-pragmas", "-
              "-Wno-uninitialized", "-Wno-maybe-uninitialized"]
 KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.cpp", "run_hls.tcl",
                 "vivado_bd.tcl"]
+#: the static kernel (hls/): copied next to the rendered glue, compiled as is
+KERNEL_DIR = TEMPLATES_DIR.parent / "hls"
+STATIC_FILES = ["accel_stream.h", "accel_kernel.h", "accel_csim.h"]
+#: depth of the fetch -> module command queues (instructions)
+CMD_QUEUE_DEPTH = 512
+#: m_axi depths (AXI beats) of a kernel rendered without a program's layout (co-simulation needs port_depths)
+DEFAULT_PORT_DEPTHS = {"insns": 65536, "load": 1 << 20, "store": 1 << 20}
+
+
+def port_depths(prog, bases: dict, blob_beats: int | None = None) -> dict:
+    """The depth (AXI beats) of each m_axi port for a co-simulation of ``prog`` (a
+    :class:`generator.codegen.Program`) at base addresses ``bases`` (byte offsets into one image, as
+    :func:`generator.runtime.build_ddr` lays them out): ``insns`` the program's beats, ``load`` / ``store`` up to the
+    end of the last region (base + size of its base register) that a LOAD reads / a STORE writes, since the modules'
+    ports address from 0 (offset=off)."""
+    axi = prog.hw.axi_bytes
+    sizes = prog.layout.sizes
+
+    def end(op):
+        regs = {isa.BASE_REG_NAMES[i.f["base_reg"]] for i in prog.insns if i.op == op}
+        return max([int(bases[r]) + int(sizes[r]) for r in regs] or [axi])
+    beats = blob_beats if blob_beats is not None else -(-len(prog.blob) // axi)
+    return {"insns": max(1, beats), "load": -(-end("LOAD") // axi), "store": -(-end("STORE") // axi)}
 #: int8 packing: the low product occupies bits [PACK_SHIFT-1:0] of the DSP48E2 P output (signed)
 PACK_SHIFT = 18
 #: the top function's name (also the Vitis HLS top)
 TOP = "accel"
 #: VLNV of the exported IP (run_hls.tcl export_design, vivado_bd.tcl create_bd_cell); host/driver.py binds to it
 KERNEL_VLNV = "xilinx.com:hls:accel:1.0"
+#: the four top functions, each exported as its own IP (VLNV xilinx.com:hls:<name>:1.0); the first, the fetch /
+#: control block with the isa.REGISTERS map, is KERNEL_VLNV
+TOPS = [(TOP, "fetch + control (ap_ctrl_hs, s_axilite, m_axi insns)"),
+        (TOP + "_load", "LOAD (ap_ctrl_none, m_axi read, IBUF/WBUF/PBUF write ports)"),
+        (TOP + "_compute", "COMPUTE (ap_ctrl_none, IBUF/WBUF read, ACC write ports)"),
+        (TOP + "_store", "POST + STORE (ap_ctrl_none, m_axi write, ACC/PBUF read ports)")]
+
+
+def top_vlnv(top: str) -> str:
+    """The VLNV run_hls.tcl exports top function ``top`` as."""
+    vendor, library, _, version = KERNEL_VLNV.split(":")
+    return f"{vendor}:{library}:{top}:{version}"
 #: where vivado_bd.tcl copies the overlay (.bit + .hwh) by default: overlay/<board>/
 OVERLAY_ROOT = TEMPLATES_DIR.parent / "overlay"
 
@@ -92,6 +138,7 @@ def isa_context() -> dict:
     params = [dict(name=n, offset=o, bytes=sizes[t], signed=t.startswith("i")) for n, t, o in isa.PARAM_RECORD]
     regs = [dict(name=n, offset=o, bits=b, access=a) for n, o, b, a in isa.REGISTERS]
     return dict(isa_version=isa.ISA_VERSION, insn_bits=isa.INSN_BITS, insn_bytes=isa.INSN_BYTES,
+                insn_log2_bits=isa.INSN_BITS.bit_length() - 1,
                 opcodes=isa.OPCODES, module_of=isa.MODULE_OF, formats=formats, base_regs=isa.BASE_REGS,
                 buffers=isa.BUFFERS, precisions=isa.PRECISIONS, activations=isa.ACTIVATIONS,
                 param_bytes=isa.PARAM_RECORD_BYTES, params=params, mult_bits=isa.MULT_BITS,
@@ -126,14 +173,18 @@ def rom_words(blob: bytes | None) -> list[str]:
 
 
 def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim_argv: str = "",
-           export_dir: str = "ip", overlay_dir: str | Path | None = None, jobs: int = 4) -> dict:
-    """Render the kernel for ``board`` into ``out_dir``: isa.h, config.h, accel.h, accel.cpp, insn_rom.h
-    (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis HLS: part and
-    clock of the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth; optional cosim;
-    IP export as :data:`KERNEL_VLNV` to ``export_dir``, relative to ``out_dir``) and vivado_bd.tcl (the Vivado
-    block design around that IP; bitstream and hardware handoff copied to ``overlay_dir`` as
-    ``yolofpga_<board>.bit`` / ``.hwh``, default ``overlay/<board>/``; ``jobs`` parallel Vivado runs).
-    The buffers' storage (BRAM / URAM / LUTRAM) is bound as :mod:`generator.resources` maps it.
+           export_dir: str = "ip", overlay_dir: str | Path | None = None, jobs: int = 4,
+           port_depths: dict | None = None) -> dict:
+    """Render the kernel for ``board`` into ``out_dir``: the static kernel (:data:`STATIC_FILES` of ``hls/``) and
+    the glue: isa.h, config.h, accel.h, accel.cpp (the four tops and their interface pragmas), insn_rom.h
+    (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis HLS: part and clock of
+    the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth; optional cosim; each top of
+    :data:`TOPS` exported as its own IP, ``xilinx.com:hls:<top>:1.0``, to ``export_dir``, relative to ``out_dir``;
+    ``accel`` is :data:`KERNEL_VLNV`) and vivado_bd.tcl (the Vivado block design around the ``accel`` IP; bitstream
+    and hardware handoff copied to ``overlay_dir`` as ``yolofpga_<board>.bit`` / ``.hwh``, default
+    ``overlay/<board>/``; ``jobs`` parallel Vivado runs). ``port_depths``: {"insns", "load", "store"} m_axi depths
+    in AXI beats for a co-simulation build (:func:`port_depths`; also selects the testbench's separate buffers in
+    run_hls.tcl), default :data:`DEFAULT_PORT_DEPTHS`.
     Returns {file name: Path}.
 
     Raises HlsError for a malformed program blob; resources.ResourceError if the configuration (with this ROM)
@@ -148,9 +199,15 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
                csim_argv=csim_argv, export_dir=export_dir, vlnv=KERNEL_VLNV, ip_vendor=vendor,
                ip_library=library, ip_version=version, board_part=board.vivado_board_part or "",
                overlay_dir=str(overlay_dir or OVERLAY_ROOT / board.name), overlay_name=f"yolofpga_{board.name}",
-               jobs=int(jobs), storage=resources.storage_binding(board, len(rom)))
+               jobs=int(jobs), storage=resources.storage_binding(board, len(rom)),
+               cmd_queue_depth=CMD_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS],
+               depths=dict(DEFAULT_PORT_DEPTHS, **(port_depths or {})), cosim=bool(port_depths))
     env = _env()
     paths = {}
+    for name in STATIC_FILES:
+        p = out / name
+        p.write_text((KERNEL_DIR / name).read_text())
+        paths[name] = p
     for name in KERNEL_FILES:
         text = env.get_template(name + ".j2").render(**ctx)
         p = out / name
@@ -168,7 +225,7 @@ def compile_csim(src_dir: str | Path, exe: str | Path | None = None, extra: list
     gxx = shutil.which("g++")
     if gxx is None:
         raise HlsError("g++ not found on PATH")
-    cmd = [gxx, *GXX_FLAGS, "-isystem", str(ap_types_dir()), "-I", str(src), *(extra or []),
+    cmd = [gxx, *GXX_FLAGS, "-pthread", "-isystem", str(ap_types_dir()), "-I", str(src), *(extra or []),
            str(src / "accel.cpp"), str(src / "tb.cpp"), "-o", str(exe)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0 or r.stderr.strip():
@@ -268,6 +325,21 @@ def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: s
     return dict(status=info["status"], cycles=info.get("cycles", 0), golden_cycles=gres.cycles,
                 bit_exact=diff == 0 and info["status"] == 0, diff_bytes=diff, csim_seconds=secs, dir=out,
                 ddr=got)
+
+
+def render_cosim(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: str | Path) -> dict:
+    """Render the co-simulation build of ``prog`` (meant for the TINY single-layer program): the program in the
+    ROM, every m_axi port's ``depth=`` from the program's region sizes (:func:`port_depths`), a testbench with a
+    separate buffer per m_axi port (ACCEL_TB_SEPARATE_PORTS), ``ddr_in.bin`` and the csim / cosim arguments in
+    run_hls.tcl (``ACCEL_COSIM=1 vitis_hls -f run_hls.tcl``). Returns :func:`render`'s paths plus "depths"."""
+    out = Path(out_dir)
+    rel = "../../../../"
+    argv = " ".join([rel + "ddr_in.bin", rel + "ddr_out.bin"] + [str(int(bases[k])) for k in isa.BASE_REGS] +
+                    ["0", "0", "0"])
+    depths = port_depths(prog, bases)
+    paths = render(board, out, prog.blob, csim_argv=argv, port_depths=depths)
+    ddr.tofile(out / "ddr_in.bin")
+    return dict(paths, depths=depths)
 
 
 def tool_commands(hls_dir: str | Path) -> list[tuple[str, str]]:

@@ -258,11 +258,14 @@ SIZE_REGS = {name: f"{name.lower()}_size" for name in BASE_REGS}
 HW_INFO_MODES = {"int8": 0, "int16": 1}
 
 # ------------------------------------------------------------------------------------------ error status
-#: depth of each of the four dependency-token FIFOs (tokens it holds). The RTL keeps each FIFO as a counter of
-#: ``TOKEN_COUNT_BITS`` bits (16, as before this constant existed), the HLS kernel's token streams have this depth,
-#: the golden simulator checks every push against it and the compiler refuses a program whose tokens in flight,
-#: counted in program order, would exceed it.
-TOKEN_QUEUE_DEPTH = (1 << 16) - 1
+#: depth of each of the four dependency-token FIFOs (tokens it holds). 512: an AXI4-Stream FIFO of the block design
+#: (power-of-two depths 16..32768; 512 x 1 bit is one SRL/LUTRAM or BRAM18 FIFO) between the HLS kernel's
+#: free-running modules, where 65535 (the RTL's former 16-bit counter) has no FIFO IP. Every executor implements
+#: exactly this depth: the RTL keeps each FIFO as a counter of ``TOKEN_COUNT_BITS`` bits that refuses the push onto
+#: a full one, the HLS kernel's token streams have this depth (C-simulation: bounded FIFOs of it), the golden
+#: simulator checks every push against it, and the compiler (:func:`generator.codegen.check_tokens`) refuses a
+#: program whose tokens in flight, counted in program order, would exceed it (its own programs hold at most 2).
+TOKEN_QUEUE_DEPTH = 512
 TOKEN_COUNT_BITS = TOKEN_QUEUE_DEPTH.bit_length()
 #: RTL watchdog: cycles without progress (no module executing an instruction, no instruction fetched or
 #: dispatched, no token moved) after which a run that has not finished stops with WATCHDOG. Without progress no
@@ -310,11 +313,14 @@ WATCHDOG_CYCLES = 1 << 12
 #:   before anything runs (the whole program is decoded first); the others when the instruction executes, in
 #:   the time order of the three modules; TOKENS_LEFT after the last instruction. It raises SimError with
 #:   ``status`` and ``insn``; ARITH_OVERFLOW too.
-#: * HLS kernel: ILLEGAL_OPCODE, CONFIG_MISSING, NO_END and the CONFIG checks by a pass over the program before
-#:   it runs (nothing executes, no DDR write); the rest while running; ARITH_OVERFLOW too. C-simulation finds a
-#:   deadlock exactly (WATCHDOG) and checks TOKENS_LEFT after the run; the synthesized DATAFLOW kernel has blocking
-#:   token reads (a deadlock hangs it: the driver's timeout) and cannot look into its token streams at the end (no
-#:   TOKENS_LEFT); TOKEN_OVERFLOW uses the streams' ``full()`` there.
+#: * HLS kernel: ILLEGAL_OPCODE, CONFIG_MISSING, NO_END and the CONFIG checks by the fetch block's pass over the
+#:   program before it dispatches anything (nothing executes, no DDR write); the rest in the modules while running
+#:   (each module's sticky error bits go onto an error wire that all modules read, so no instruction starts
+#:   anywhere after an error), ARITH_OVERFLOW too; the fetch block ORs the modules' done reports into ``status``.
+#:   TOKEN_OVERFLOW uses the token streams' ``full()``. The threaded C-simulation finds a deadlock exactly
+#:   (WATCHDOG: every module thread blocked on a FIFO that cannot move) and checks TOKENS_LEFT after the run; the
+#:   synthesized kernel has blocking token reads (a deadlock hangs it: the driver's timeout) and cannot look into
+#:   the block design's token FIFOs at the end (no TOKENS_LEFT).
 #: * RTL: errors as the instructions are dispatched / executed (instructions before the bad one run); on-chip and
 #:   DDR range checks on values registered at decode, before any address is issued; WATCHDOG by the counter;
 #:   no ARITH_OVERFLOW (accumulators wrap).

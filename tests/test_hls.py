@@ -108,23 +108,56 @@ def test_config_header_comes_from_the_board(tmp_path, brd):
 
 
 def test_top_function_follows_the_register_map(tmp_path):
-    """Arguments of the top function in isa.REGISTERS order; s_axilite on each and on return (ap_ctrl_hs);
-    m_axi (bundle gmem) on the pointers; the synthesis (DATAFLOW) path compiles warning-free too."""
+    """The fetch / control top: arguments in isa.REGISTERS order, then its streams; s_axilite on each register and
+    on return (ap_ctrl_hs); the base registers as 64-bit scalars (each module's m_axi belongs to that module),
+    m_axi gmem on insns only; the three other tops free-running (ap_ctrl_none) with their own m_axi bundles and
+    memory ports; the synthesis code path (ACCEL_SYNTH: hls::stream) compiles warning-free too."""
     hls.render(BOARDS["zcu19eg"](), tmp_path)
     src = (tmp_path / "accel.cpp").read_text()
     sig = re.search(r"^void accel\((.*?)\) \{", src, re.S | re.M).group(1)
     args = re.findall(r"(\w+)\s*(?:,|$)", sig.strip())
-    assert args == [n for n, o, _, _ in isa.REGISTERS if o >= 0x10]
+    regs = [n for n, o, _, _ in isa.REGISTERS if o >= 0x10]
+    assert args[:len(regs)] == regs
+    assert args[len(regs):] == ["load_q", "compute_q", "store_q", "load_run", "store_run", "load_done",
+                                "compute_done", "store_done"]
     for n, o, bits, _ in isa.REGISTERS:
         if o >= 0x10:
             assert f"mode=s_axilite port={n} " in src
-        if bits == 64:
-            assert re.search(rf"mode=m_axi port={n} bundle=gmem offset=slave", src)
+        if bits == 64 and n != "insns":
+            assert f"ap_uint<64> {n}," in sig
+    assert re.search(r"mode=m_axi port=insns bundle=gmem offset=slave", src)
     assert "mode=s_axilite port=return" in src
-    assert "#pragma HLS DATAFLOW" in src and "#pragma HLS PIPELINE II=1" in src
-    r = subprocess.run(["g++", *hls.GXX_FLAGS, "-isystem", str(hls.ap_types_dir()), "-DACCEL_DATAFLOW",
+    for top, bundle in [("accel_load", "load_gmem"), ("accel_compute", None), ("accel_store", "store_gmem")]:
+        body = src[src.index(f"void {top}("):]
+        body = body[:body.index("\n}\n")]
+        assert "mode=ap_ctrl_none port=return" in body and "s_axilite" not in body
+        assert (f"bundle={bundle} offset=off" in body) if bundle else "m_axi" not in body
+        assert "mode=bram port=" in body
+    assert "#pragma HLS DATAFLOW" not in src and "#pragma HLS PIPELINE II=1" in (tmp_path / "accel_kernel.h").read_text()
+    r = subprocess.run(["g++", *hls.GXX_FLAGS, "-isystem", str(hls.ap_types_dir()), "-DACCEL_SYNTH",
                         "-fsyntax-only", str(tmp_path / "accel.cpp")], capture_output=True, text=True)
     assert r.returncode == 0 and not r.stderr.strip(), r.stderr
+
+
+def test_kernel_loops_state_ii_depth_and_tripcount():
+    """Every pipelined loop of the static kernel states the II and pipeline depth it is written for beside it
+    (``// II=1 depth=N``, read by a later cycle estimate); every loop whose bound is not a compile-time constant has
+    a LOOP_TRIPCOUNT; no DATAFLOW region is left (the modules are separate top functions)."""
+    src = (hls.KERNEL_DIR / "accel_kernel.h").read_text().splitlines()
+    loops = [k for k, ln in enumerate(src) if re.match(r"\s*for \(", ln)]
+    assert len(loops) > 10
+    pipelined = 0
+    for k in loops:
+        head = src[k]
+        body = "\n".join(src[k + 1:k + 6])
+        if "#pragma HLS PIPELINE" in body:
+            pipelined += 1
+            assert re.search(r"// II=\d+ depth=\d+", head), f"line {k + 1}: {head.strip()}"
+        bound = re.search(r";\s*[^;]*?<\s*([^;]+);", head).group(1)
+        if not re.fullmatch(r"[A-Z0-9_ */()+-]+", bound.strip()):     # not a constant expression of macros
+            assert "LOOP_TRIPCOUNT" in body, f"line {k + 1}: {head.strip()}"
+    assert pipelined >= 9
+    assert "DATAFLOW" not in "\n".join(src)
 
 
 def test_int8_packs_two_pixels_per_multiplier():
@@ -168,6 +201,50 @@ def test_csim_bit_exact_with_golden(kernel, tmp_path, kind, mode, pc, brd):
     assert diff.size == 0, f"{diff.size} DDR bytes differ from the golden simulator, first at {diff[:8]}"
 
 
+def test_csim_threads_clean_under_thread_sanitizer(tmp_path):
+    """The threaded C-simulation (fetch, load, compute, store as std::threads over bounded FIFOs) built with
+    -fsanitize=thread runs a layer bit-exact with no data-race report: the buffers shared by two modules and DDR
+    are ordered by the dependency tokens alone. (ThreadSanitizer exits non-zero, 66, on any report.)"""
+    import os
+    hls.render(BOARDS["tiny"](), tmp_path / "k")
+    exe = hls.compile_csim(tmp_path / "k", tmp_path / "csim_tsan", extra=["-fsanitize=thread", "-g", "-O1"])
+    prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
+    gold = _golden(prog, ddr, bases)
+    img, insn_addr = hls.place_program(ddr, prog.blob)
+    (tmp_path / "in.bin").write_bytes(img.tobytes())
+    args = [str(exe), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")] + \
+        [str(int(bases[k])) for k in isa.BASE_REGS] + [str(insn_addr), str(len(prog.insns)), "1"]
+    env = dict(os.environ, TSAN_OPTIONS="exitcode=66 halt_on_error=0")
+    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    assert "ThreadSanitizer" not in r.stderr and r.returncode == 0, r.stderr[-4000:]
+    assert "status=0x0 " in r.stdout
+    out = np.fromfile(tmp_path / "out.bin", np.uint8)[:ddr.size]
+    assert np.array_equal(out, gold)
+
+
+def test_cosim_testbench_separate_ports_and_depths(tmp_path):
+    """The co-simulation build of a TINY single-layer program: each m_axi port's depth= is the program's (the
+    program's beats; the end of the regions LOADs read / STOREs write), the testbench gives every port its own
+    buffer of that depth (no overlapping pointers), and the run is bit-exact with the golden simulator."""
+    prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
+    r = hls.render_cosim(BOARDS["tiny"](), prog, ddr, bases, tmp_path)
+    d, axi = r["depths"], prog.hw.axi_bytes
+    assert d["insns"] == -(-len(prog.blob) // axi)
+    loads = {isa.BASE_REG_NAMES[i.f["base_reg"]] for i in prog.insns if i.op == "LOAD"}
+    stores = {isa.BASE_REG_NAMES[i.f["base_reg"]] for i in prog.insns if i.op == "STORE"}
+    assert d["load"] * axi >= max(bases[k] + prog.layout.sizes[k] for k in loads) > (d["load"] - 1) * axi
+    assert d["store"] * axi >= max(bases[k] + prog.layout.sizes[k] for k in stores) > (d["store"] - 1) * axi
+    src = (tmp_path / "accel.cpp").read_text()
+    assert f"port=insns bundle=gmem offset=slave depth={d['insns']} " in src
+    assert f"port=ddr bundle=load_gmem offset=off depth={d['load']} " in src
+    assert f"port=ddr bundle=store_gmem offset=off depth={d['store']} " in src
+    assert "-DACCEL_TB_SEPARATE_PORTS" in (tmp_path / "run_hls.tcl").read_text()
+    exe = hls.compile_csim(tmp_path, extra=["-DACCEL_TB_SEPARATE_PORTS"])
+    out, info = hls.run_csim(exe, ddr, bases, None, tmp_path / "run")
+    assert info["status"] == 0
+    assert np.array_equal(out, _golden(prog, ddr, bases))
+
+
 def test_csim_rom_mode(tmp_path):
     """The deployment kernel (program baked into the ROM, fetch_ddr=0) via hls.build_and_check."""
     prog, ddr, bases = _layer("concat", "int8-asym", True, "tiny")
@@ -209,7 +286,7 @@ def test_csim_yolov4_tiny_frame_bit_exact(tmp_path):
 _STUBS = r"""
 set ::log {}
 foreach cmd {open_project set_top add_files open_solution set_part create_clock config_interface csim_design
-             csynth_design cosim_design export_design} {
+             csynth_design cosim_design export_design close_project} {
     proc $cmd {args} [string map [list CMD $cmd] {lappend ::log [list CMD {*}$args]}]
 }
 rename exit _real_exit
@@ -237,15 +314,23 @@ def test_run_hls_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     assert r.returncode == 0, r.stderr
     calls = (tmp_path / "calls.txt").read_text().splitlines()
     names = [c.split()[0] for c in calls]
-    assert names == ["open_project", "set_top", "add_files", "add_files", "open_solution", "set_part",
-                     "create_clock", "config_interface", "csim_design", "csynth_design", "export_design"]
-    assert calls[names.index("set_part")] == f"set_part {b.part}"
-    assert calls[names.index("set_top")] == f"set_top {hls.TOP}"
+    per_ip = ["open_project", "set_top", "add_files", "add_files", "open_solution", "set_part", "create_clock",
+              "config_interface", "csynth_design", "export_design", "close_project"]
+    first = per_ip[:8] + ["csim_design"] + per_ip[8:]     # the C-simulation (all four tops as threads) once
+    assert names == first + per_ip * (len(hls.TOPS) - 1)
+    tops = [c.split()[1] for c in calls if c.startswith("set_top")]
+    assert tops == [t for t, _ in hls.TOPS] and tops[0] == hls.TOP
+    assert all(c == f"set_part {b.part}" for c in calls if c.startswith("set_part"))
     period = float(calls[names.index("create_clock")].split()[2])
     assert period == pytest.approx(1000.0 / b.pl_clock_mhz, abs=1e-3)
     assert "accel.cpp" in calls[2] and "-tb tb.cpp" in calls[3]
-    assert "ddr_in.bin" in calls[names.index("csim_design")]
-    assert calls[-1].endswith(f"-output ip/{hls.TOP}.zip")
+    assert "ddr_in.bin" in calls[names.index("csim_design")] and "-pthread" in calls[names.index("csim_design")]
+    exports = [c for c in calls if c.startswith("export_design")]
+    vendor, lib, _, ver = hls.KERNEL_VLNV.split(":")
+    for (top, _), c in zip(hls.TOPS, exports):
+        assert f"-vendor {vendor} -library {lib} -version {ver} -ipname {top} -output ip/{top}.zip" in c
+        assert hls.top_vlnv(top) == f"{vendor}:{lib}:{top}:{ver}"
+    assert hls.top_vlnv(hls.TOP) == hls.KERNEL_VLNV           # the block host/driver.py binds to
     assert (tmp_path / "ip").is_dir()
 
 

@@ -66,5 +66,8 @@ def test_kernel_binds_the_estimated_storage(tmp_path):
     b = load_board("kv260")
     hls.render(b, tmp_path)
     src = (tmp_path / "accel.cpp").read_text()
+    # obuf is the store module's own (BIND_STORAGE); the others are memory ports onto the block design's RAMs
     got = dict(re.findall(r"BIND_STORAGE variable=(\w+) type=ram_2p impl=(\w+)", src))
+    got.update(re.findall(r"BLOCK_DESIGN_MEMORY (\w+) type=ram_2p impl=(\w+)", src))
     assert got == resources.storage_binding(b) and got["wbuf"] == "lutram" and got["acc"] == "uram"
+    assert list(re.findall(r"BIND_STORAGE variable=(\w+)", src)) == ["obuf"]

@@ -224,6 +224,19 @@ def test_bad_program_status_on_every_executor(base, csim_exe, rtl, tmp_path, cas
         assert not wrote, f"{case}: the refused program wrote DDR on {wrote}"
 
 
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_program_status_csim(base, csim_exe, tmp_path, case):
+    """The threaded C-simulation alone against the golden simulator (the fast subset of the test above: no RTL
+    build), same status word, no DDR write in the pristine cases."""
+    make, want, pristine = CASES[case]
+    blob = make(base)
+    g, _ = run_golden(base, blob)
+    c, out = run_csim(base, blob, csim_exe, tmp_path / "csim")
+    assert g == c == isa.status_of(want), f"{case}: golden {isa.status_names(g)}, csim {isa.status_names(c)}"
+    if pristine:
+        assert np.array_equal(out, base["ddr"]), f"{case}: the refused program wrote DDR in the C-simulation"
+
+
 def test_status_table_is_complete_and_rendered(base, tmp_path):
     """One bit per condition, bits 0-3 unchanged since ISA version 1, the table in the HLS header, the SV package
     and the manifest the driver reads."""

@@ -1,0 +1,75 @@
+// accel_csim.h -- static (not rendered), C-simulation only: the block design in software. The four tops run as
+// std::threads over bounded FIFOs of the depths the ISA and the block design state (accel_stream.h): fetch once
+// (the host's ap_start), load / compute / store free-running (called again and again, as ap_ctrl_none blocks
+// restart), stopped when fetch has returned (csim::quit) or when every thread is blocked for good (deadlock:
+// WATCHDOG). The buffers are the dual-port memories of the block design, shared by their two modules.
+#ifndef ACCEL_CSIM_H
+#define ACCEL_CSIM_H
+
+#include <functional>
+#include <thread>
+
+#include "accel_kernel.h"
+
+template <class Body>
+static void csim_module_thread(int id, Body body) {
+    csim::register_thread(id);
+    try {
+        for (;;) body();
+    } catch (const csim::stop &) {
+    }
+}
+
+void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store, const unsigned long long base[4],
+                  ap_uint<32> n_insns, ap_uint<32> fetch_ddr, const ap_uint<32> size[4], ap_uint<32> &status,
+                  ap_uint<32> &hw_info, ap_uint<32> &config_id, ap_uint<32> &cycles) {
+    // on-chip memories of the block design (static: too large for a thread's stack)
+    static elem_t ibuf[2][IBUF_DEPTH][TN];
+    static elem_t wbuf[2][WBUF_DEPTH][TM][TN];
+    static acc_t acc[2][ACC_WORDS][TM];
+    static param_t pbuf[PBUF_ENTRIES];
+    fifo<insn_t> lq(CMD_QUEUE_DEPTH), cq(CMD_QUEUE_DEPTH), sq(CMD_QUEUE_DEPTH);
+    fifo<run_t> lrun(RUN_QUEUE_DEPTH), srun(RUN_QUEUE_DEPTH);
+    fifo<done_t> ldone(RUN_QUEUE_DEPTH), cdone(RUN_QUEUE_DEPTH), sdone(RUN_QUEUE_DEPTH);
+    fifo<token_t> l2c(TOKEN_QUEUE_DEPTH), c2l(TOKEN_QUEUE_DEPTH), c2s(TOKEN_QUEUE_DEPTH), s2c(TOKEN_QUEUE_DEPTH);
+    err_wire ew;
+    csim::reset(4);
+    ap_uint<32> st = 0, cyc = 0, hw = 0, cid = 0;
+    bool fetched = false;
+    std::thread tl(csim_module_thread<std::function<void()>>, 1, std::function<void()>([&] {
+        accel_load(lq, lrun, c2l, l2c, ldone, ddr_load, ibuf, wbuf, pbuf, ew, ew);
+    }));
+    std::thread tc(csim_module_thread<std::function<void()>>, 2, std::function<void()>([&] {
+        accel_compute(cq, l2c, c2l, s2c, c2s, cdone, ibuf, wbuf, acc, ew, ew);
+    }));
+    std::thread ts(csim_module_thread<std::function<void()>>, 3, std::function<void()>([&] {
+        accel_store(sq, srun, c2s, s2c, sdone, ddr_store, nullptr, acc, pbuf, ew, ew);
+    }));
+    std::thread tf([&] {
+        csim::register_thread(0);
+        try {
+            accel((ap_uint<64>)base[0], (ap_uint<64>)base[1], (ap_uint<64>)base[2], (ap_uint<64>)base[3],
+                  insn_mem, n_insns, fetch_ddr, st, hw, cid, cyc, size[0], size[1], size[2], size[3],
+                  lq, cq, sq, lrun, srun, ldone, cdone, sdone);
+            fetched = true;
+        } catch (const csim::stop &) {
+        }
+        csim::quit();  // the free-running modules wait for their next command: stop them
+    });
+    tf.join();
+    tl.join();
+    tc.join();
+    ts.join();
+    hw_info = HW_INFO;  // (the fetch top writes these first; a deadlocked run may not have returned them)
+    config_id = CONFIG_ID;
+    if (!fetched) {  // every module waits for a token (or a command) that can never come
+        status = ew.v.load() | STATUS_WATCHDOG;
+        cycles = 0;
+        return;
+    }
+    if (st == 0 && (!l2c.empty() || !c2l.empty() || !c2s.empty() || !s2c.empty())) st |= STATUS_TOKENS_LEFT;
+    status = st;
+    cycles = cyc;
+}
+
+#endif

@@ -1,0 +1,840 @@
+// accel_kernel.h -- static (not rendered): the accelerator's four modules, shared by synthesis and C-simulation.
+// Needs the rendered accel.h (isa.h from generator/isa.py, config.h from the board file).
+//
+// Structure (after TVM-VTA, hardware/xilinx/src/vta.cc): four top functions, each its own IP in Vivado.
+//   accel          fetch + control (ap_ctrl_hs, the isa.REGISTERS s_axilite map): checks the program (validate),
+//                  sends each module a run descriptor (base registers, buffer sizes), dispatches every instruction
+//                  to the command queue of its module, then waits for the three done reports and writes status
+//                  and cycles. m_axi: insns only.
+//   accel_load     LOAD (DDR -> IBUF / WBUF / PBUF), CONFIG; m_axi: its own read port.
+//   accel_compute  COMPUTE (IBUF x WBUF -> ACC on the PE array), SYNC, NOP.
+//   accel_store    POST (ACC + PBUF -> OBUF, internal), STORE (OBUF -> DDR), END; m_axi: its own write port.
+// load / compute / store are free-running (ap_ctrl_none, one instruction per invocation) and synchronise only
+// through the four dependency-token streams l2c, c2l, c2s, s2c (depth TOKEN_QUEUE_DEPTH). IBUF and WBUF
+// (load -> compute), PBUF (load -> store) and ACC (compute -> store) are memory ports (ap_memory) onto dual-port
+// RAMs in the block design: exactly one writer module and one reader module each.
+//
+// Error status (generator/isa.py STATUS_BITS): fetch's validate() refuses a bad program before anything is
+// dispatched; each module checks its instructions (OUT_OF_RANGE, TOKEN_OVERFLOW, ARITH_OVERFLOW) and publishes its
+// sticky error bits on the error wire, which every module reads after its pops: once any module has an error no
+// instruction executes anywhere (tokens still flow, every module reaches END). C-simulation also detects a
+// deadlock exactly (WATCHDOG, see accel_stream.h) and tokens left at the end (TOKENS_LEFT).
+#ifndef ACCEL_KERNEL_H
+#define ACCEL_KERNEL_H
+
+#include "accel.h"
+#include "insn_rom.h"
+
+typedef long long i64;
+
+// ------------------------------------------------------------------------------------------ instruction fields
+template <int LO, int W>
+static inline ap_uint<W> fld(const insn_t &x) {
+    return x.range(LO + W - 1, LO);
+}
+#define F(x, OP, NAME) ((i64)fld<ISA_##OP##_##NAME##_LO, ISA_##OP##_##NAME##_W>(x).to_uint64())
+#define FH(x, NAME) F(x, NOP, NAME)  // header fields sit at the same bits in every format
+
+static inline int opcode_of(const insn_t &x) { return (int)FH(x, OPCODE); }
+
+// ------------------------------------------------------------------------------------------ DDR access
+// a LOAD / STORE touching bytes [off, end) of base register sel: inside its buffer?
+static inline bool ddr_in_range(const run_t &r, int sel, i64 end) { return end <= (i64)r.size[sel].to_uint64(); }
+
+static inline i64 ddr_base(const run_t &r, int sel) { return (i64)r.base[sel].to_uint64(); }
+
+// a partial beat (the first / last beat of a STORE segment): only the bytes of strb are written, as AXI WSTRB does.
+// Synthesis: byte writes through the store module's byte pointer on the same m_axi bundle (outside the burst
+// loop; the tool widens them into one beat with byte enables). C-simulation: the same effect on the DDR image.
+static void write_partial_beat(axi_t *ddr, ap_uint<8> *ddr_b, addr_t b, const axi_t &w, const ap_uint<AXI_BYTES> &strb) {
+#ifdef ACCEL_SYNTH
+    (void)ddr;
+STORE_PARTIAL:
+    for (int j = 0; j < AXI_BYTES; j++) {  // II=1 depth=2
+#pragma HLS PIPELINE II=1
+        if (strb[j]) ddr_b[(b << AXI_LOG2_BYTES) + j] = w.range((j << 3) + 7, j << 3);
+    }
+#else
+    (void)ddr_b;
+    axi_t cur = ddr[b];
+    for (int j = 0; j < AXI_BYTES; j++)
+        if (strb[j]) cur.range((j << 3) + 7, j << 3) = w.range((j << 3) + 7, j << 3);
+    ddr[b] = cur;
+#endif
+}
+
+#define PARAM_FIELD(rec, NAME) \
+    (rec).range(PARAM_##NAME##_OFFSET * 8 + PARAM_##NAME##_BYTES * 8 - 1, PARAM_##NAME##_OFFSET * 8)
+
+// ------------------------------------------------------------------------------------------ LOAD
+typedef ap_int<34> rel_t;     // byte of a beat relative to the start of a segment (negative before it)
+typedef ap_uint<32> nbytes_t;  // bytes of one segment
+typedef ap_uint<32> flat_t;    // element index into a bank (word * lanes + lane)
+
+static inline ap_uint<8> beat_byte(const axi_t &w, int j) { return w.range((j << 3) + 7, j << 3); }
+
+#if AXI_BYTES < PARAM_RECORD_BYTES
+#error "the LOAD beat window holds two beats: a parameter record must fit in one"
+#endif
+
+// One LOAD segment into IBUF / WBUF: nbytes contiguous bytes at DDR byte address src, elements of 1 (int8) or 2
+// (int16) bytes landing at flat indices f0, f0 + 1, ... of the bank. One burst on the module's fixed pointer, a
+// whole beat per cycle unpacked into the lanes of the elements it completes (an int16 element straddling two beats
+// takes its low byte from the previous beat: a two-beat window).
+static void load_segment(const axi_t *ddr, addr_t src, nbytes_t nbytes, bool i16, bool is_w, ap_uint<1> bank,
+                         flat_t f0, elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN],
+                         ap_uint<32> &iters) {
+    const addr_t b0 = src >> AXI_LOG2_BYTES;
+    const addr_t nbeats = ((src + nbytes - 1) >> AXI_LOG2_BYTES) - b0 + 1;
+    rel_t rel0 = -(rel_t)(src & (AXI_BYTES - 1));
+    axi_t prev = 0;
+LOAD_BEATS:
+    for (addr_t k = 0; k < nbeats; k++) {  // II=1 depth=4
+#pragma HLS LOOP_TRIPCOUNT min=1 max=4096
+#pragma HLS PIPELINE II=1
+#pragma HLS DEPENDENCE variable=ibuf inter false
+#pragma HLS DEPENDENCE variable=wbuf inter false
+        const axi_t cur = ddr[b0 + k];
+    LOAD_UNPACK:
+        for (int j = 0; j < AXI_BYTES; j++) {
+#pragma HLS UNROLL
+            const rel_t rel = rel0 + j;
+            if (rel >= 0 && rel < (rel_t)nbytes && (!i16 || rel[0] == 1)) {
+                elem_t v;
+                if (!i16) {
+                    v = (ap_int<8>)beat_byte(cur, j);
+                } else {
+                    const ap_uint<8> lo = j > 0 ? beat_byte(cur, j > 0 ? j - 1 : 0) : beat_byte(prev, AXI_BYTES - 1);
+                    v = (ap_int<16>)(beat_byte(cur, j), lo);
+                }
+                const flat_t f = f0 + (flat_t)(i16 ? (rel_t)(rel >> 1) : rel);
+                if (!is_w)
+                    ibuf[bank][f / TN][f % TN] = v;
+                else
+                    wbuf[bank][f / (TN * TM)][(f / TN) % TM][f % TN] = v;
+            }
+        }
+        prev = cur;
+        rel0 += AXI_BYTES;
+        iters++;
+    }
+}
+
+// One LOAD segment into PBUF: 16-byte parameter records at src into pbuf[d0], pbuf[d0 + 1], ... (a burst, the
+// records each beat completes decoded in the same cycle)
+static void load_param_segment(const axi_t *ddr, addr_t src, nbytes_t nbytes, ap_uint<16> d0,
+                               param_t pbuf[PBUF_ENTRIES], ap_uint<32> &iters) {
+    const addr_t b0 = src >> AXI_LOG2_BYTES;
+    const addr_t nbeats = ((src + nbytes - 1) >> AXI_LOG2_BYTES) - b0 + 1;
+    rel_t rel0 = -(rel_t)(src & (AXI_BYTES - 1));
+    axi_t prev = 0;
+PBUF_BEATS:
+    for (addr_t k = 0; k < nbeats; k++) {  // II=1 depth=4
+#pragma HLS LOOP_TRIPCOUNT min=1 max=1024
+#pragma HLS PIPELINE II=1
+#pragma HLS DEPENDENCE variable=pbuf inter false
+        const axi_t cur = ddr[b0 + k];
+        const ap_uint<2 * AXI_BITS> win = (cur, prev);
+    PBUF_UNPACK:
+        for (int j = 0; j < AXI_BYTES; j++) {
+#pragma HLS UNROLL
+            const rel_t rel = rel0 + j;
+            if (rel >= 0 && rel < (rel_t)nbytes && (rel & (PARAM_RECORD_BYTES - 1)) == PARAM_RECORD_BYTES - 1) {
+                const int lo = (AXI_BYTES + j - (PARAM_RECORD_BYTES - 1)) << 3;
+                const ap_uint<PARAM_RECORD_BYTES * 8> rec = win.range(lo + (PARAM_RECORD_BYTES << 3) - 1, lo);
+                param_t p;
+                p.bias = (ap_int<PARAM_BIAS_BYTES * 8>)PARAM_FIELD(rec, BIAS);
+                p.mult_pos = (ap_int<PARAM_MULT_POS_BYTES * 8>)PARAM_FIELD(rec, MULT_POS);
+                p.mult_neg = (ap_int<PARAM_MULT_NEG_BYTES * 8>)PARAM_FIELD(rec, MULT_NEG);
+                p.shift_pos = PARAM_FIELD(rec, SHIFT_POS);
+                p.shift_neg = PARAM_FIELD(rec, SHIFT_NEG);
+                pbuf[d0 + (ap_uint<16>)(rel >> 4)] = p;
+            }
+        }
+        prev = cur;
+        rel0 += AXI_BYTES;
+        iters++;
+    }
+}
+
+// LOAD: checks, then the transfer cut into segments: the whole transfer when rows and pixels are contiguous in
+// DDR and in the buffer, else one segment per contiguous row, else one per pixel run
+static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const run_t &run,
+                      elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN], param_t pbuf[PBUF_ENTRIES],
+                      ap_uint<32> &err, ap_uint<32> &iters) {
+    const int buf = (int)F(x, LOAD, BUF), bank = (int)F(x, LOAD, BANK), sel = (int)F(x, LOAD, BASE_REG);
+    const i64 off0 = F(x, LOAD, DDR_OFFSET), rows = F(x, LOAD, ROWS), cols = F(x, LOAD, COLS);
+    const i64 elems = F(x, LOAD, ELEMS), rs = F(x, LOAD, ROW_STRIDE), ps = F(x, LOAD, PIX_STRIDE);
+    const i64 dst_word = F(x, LOAD, DST_WORD), dst_elem = F(x, LOAD, DST_ELEM), pitch = F(x, LOAD, DST_PITCH);
+    if (rows * cols * elems == 0) return;  // an empty transfer: no access, nothing checked
+    const bool is_p = buf == BUF_PBUF, is_w = buf == BUF_WBUF, i16 = prec != PREC_INT8;
+    const i64 run_bytes = is_p ? elems * PARAM_RECORD_BYTES : (i16 ? 2 * elems : elems);
+    if (!ddr_in_range(run, sel, off0 + (rows - 1) * rs + (cols - 1) * ps + run_bytes)) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    // elements each pixel advances in the buffer
+    i64 lanes = 1, step = elems;
+    if (is_p) {
+        if (dst_word + rows * cols * elems > PBUF_ENTRIES) {
+            err |= STATUS_OUT_OF_RANGE;
+            return;
+        }
+    } else if (buf == BUF_IBUF || is_w) {
+        lanes = is_w ? TN * TM : TN;
+        step = pitch * lanes;
+        const i64 words = !is_w ? (i16 ? IBUF_WORDS_INT16 : IBUF_WORDS_INT8) : (i16 ? WBUF_WORDS_INT16 : WBUF_WORDS_INT8);
+        if ((dst_word + (rows * cols - 1) * pitch) * lanes + dst_elem + elems > words * lanes) {
+            err |= STATUS_OUT_OF_RANGE;
+            return;
+        }
+    } else {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    const bool whole_px = ps == run_bytes && step == elems;           // a row is one contiguous run
+    const bool whole_rows = whole_px && rs == cols * ps;               // the transfer is one contiguous run
+    const i64 seg_rows = whole_rows ? 1 : rows, seg_cols = whole_px ? 1 : cols;
+    const i64 seg_bytes = run_bytes * (whole_px ? cols : 1) * (whole_rows ? rows : 1);
+    const i64 base = ddr_base(run, sel) + off0;
+    i64 src_row = base, f_row = is_p ? dst_word : dst_word * lanes + dst_elem;
+LOAD_SEG_ROWS:
+    for (i64 r = 0; r < seg_rows; r++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+        i64 src = src_row, f = f_row;
+    LOAD_SEG_COLS:
+        for (i64 q = 0; q < seg_cols; q++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+            if (is_p)
+                load_param_segment(ddr, (addr_t)src, (nbytes_t)seg_bytes, (ap_uint<16>)f, pbuf, iters);
+            else
+                load_segment(ddr, (addr_t)src, (nbytes_t)seg_bytes, i16, is_w, (ap_uint<1>)bank, (flat_t)f, ibuf, wbuf,
+                             iters);
+            src += ps;
+            f += step;
+        }
+        src_row += rs;
+        f_row += step * cols;
+    }
+}
+
+// ------------------------------------------------------------------------------------------ COMPUTE (PE array)
+// One DSP48E2 multiply: 27-bit A port x 18-bit B port -> 45-bit product. int16 mode: A = activation, B = weight.
+// int8 mode: A = (x_hi << PACK_SHIFT) + x_lo (two adjacent output pixels), B = the shared weight.
+#ifndef ACCEL_SYNTH
+unsigned long long accel_dsp_mul_calls = 0;  // C-simulation instrumentation: DSP multiplies issued (compute thread only)
+#endif
+static inline ap_int<45> dsp_mul(ap_int<27> a, ap_int<18> b) {
+#ifndef ACCEL_SYNTH
+    accel_dsp_mul_calls++;
+#endif
+    return a * b;
+}
+
+typedef ap_uint<32> baddr_t;  // on-chip buffer word address (and running offsets)
+typedef ap_uint<48> trip_t;   // trip count of a flattened loop
+typedef ap_int<64> sum_t;     // a PE lane's running sum / a requantization operand (exact, checked for overflow)
+
+// COMPUTE: the whole tile as one flattened loop, one PE-array step (TN x TM multiplies: TN x TM MACs in int16,
+// twice that in int8) per cycle; the loop indices (oy, ox pair, o, i, ky, kx) and every address are counters
+// (no multiply or division in the loop). The sums stay in registers across a pixel's ig x kh x kw taps and are
+// written to ACC (= or +=) at its last tap; each ACC word is written once per instruction, so there is no
+// dependence between iterations through acc, ibuf or wbuf.
+static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][IBUF_DEPTH][TN],
+                         const elem_t wbuf[2][WBUF_DEPTH][TM][TN], acc_t acc[2][ACC_WORDS][TM], ap_uint<32> &err,
+                         ap_uint<32> &iters) {
+    const int ab = (int)F(x, COMPUTE, ACC_BANK), ib = (int)F(x, COMPUTE, IBUF_BANK), wb = (int)F(x, COMPUTE, WBUF_BANK);
+    const bool init = F(x, COMPUTE, ACC_INIT) != 0, bypass = F(x, COMPUTE, BYPASS) != 0;
+    const i64 oh = F(x, COMPUTE, OH), ow = F(x, COMPUTE, OW), og = F(x, COMPUTE, OG), ig = F(x, COMPUTE, IG);
+    const i64 kh = F(x, COMPUTE, KH), kw = F(x, COMPUTE, KW), s = F(x, COMPUTE, STRIDE);
+    const i64 in_cols = F(x, COMPUTE, IN_COLS), iw0 = F(x, COMPUTE, IBUF_WORD), ww0 = F(x, COMPUTE, WBUF_WORD);
+    const bool i8 = prec == PREC_INT8;
+    if (oh * ow * og == 0) return;
+    const i64 rows_in = (oh - 1) * s + kh;
+    const i64 nw = oh * ow * og;
+    if ((ow - 1) * s + kw > in_cols || iw0 + rows_in * in_cols * ig > (i8 ? IBUF_WORDS_INT8 : IBUF_WORDS_INT16) ||
+        nw > ACC_WORDS) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    const sum_t lim = (sum_t)1 << ((i8 ? ACC_BITS_INT8 : ACC_BITS_INT16) - 1);
+    // address steps (products of instruction fields, once per instruction)
+    const baddr_t step_x = s * ig, step_y = s * in_cols * ig, row_in = in_cols * ig;
+    if (bypass) {
+        if (og * TM > ig * TN) {
+            err |= STATUS_OUT_OF_RANGE;
+            return;
+        }
+        const trip_t n = oh * ow * og;
+        ap_uint<12> ox = 0;
+        ap_uint<8> o = 0;
+        ap_uint<16> chb = 0;  // o * TM, by a counter
+        baddr_t row = iw0, pix = iw0, aw = 0;
+    BYPASS:
+        for (trip_t t = 0; t < n; t++) {  // II=1 depth=4
+#pragma HLS LOOP_TRIPCOUNT min=1 max=4096
+#pragma HLS PIPELINE II=1
+#pragma HLS DEPENDENCE variable=acc inter false
+        BYP_LANES:
+            for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+                const ap_uint<16> ch = chb + m;
+                const elem_t v = ibuf[ib][pix + ch / TN][ch % TN];
+                const sum_t tv = init ? (sum_t)v : (sum_t)(acc[ab][aw][m] + v);
+                if (tv >= lim || tv <= -lim) err |= STATUS_ARITH_OVERFLOW;
+                acc[ab][aw][m] = tv;
+            }
+            iters++;
+            aw++;
+            chb += TM;
+            if (++o == og) {
+                o = 0;
+                chb = 0;
+                pix += step_x;
+                if (++ox == ow) {
+                    ox = 0;
+                    row += step_y;
+                    pix = row;
+                }
+            }
+        }
+        return;
+    }
+    if (ww0 + og * ig * kh * kw > (i8 ? WBUF_WORDS_INT8 : WBUF_WORDS_INT16)) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    const i64 P = i8 ? 2 : 1;  // output pixels per DSP per cycle
+    const i64 nxp = (ow + P - 1) >> (P - 1);
+    const i64 K = ig * kh * kw;
+    const trip_t n = oh * nxp * og * K;
+    const baddr_t step_xp = P * step_x, acc_xp = P * og, acc_row = ow * og;
+    const baddr_t ky_step = row_in - (kw - 1) * ig;  // tap offset: from (ky, kw-1) to (ky+1, 0)
+    ap_uint<13> ox0 = 0;
+    ap_uint<8> o = 0, i = 0;
+    ap_uint<4> ky = 0, kx = 0;
+    ap_uint<24> tap = 0;
+    baddr_t row = iw0, pix = iw0, toff = 0, wa = ww0, acc_r = 0, acc_p = 0;
+    sum_t lo[TM], hi[TM];  // the sums of the low / high pixel, in registers
+#pragma HLS ARRAY_PARTITION variable=lo complete
+#pragma HLS ARRAY_PARTITION variable=hi complete
+PE_TILE:
+    for (trip_t t = 0; t < n; t++) {  // II=1 depth=8
+#pragma HLS LOOP_TRIPCOUNT min=1 max=2359296
+#pragma HLS PIPELINE II=1
+#pragma HLS DEPENDENCE variable=acc inter false
+        const bool first = tap == 0, last = tap == K - 1;
+        const bool has1 = i8 && ox0 + 1 < ow;
+        const baddr_t a0 = pix + toff, a1 = a0 + step_x, w0 = acc_p + o, w1 = w0 + og;
+        ap_int<27> a[TN];
+#pragma HLS ARRAY_PARTITION variable=a complete
+    PE_OPERANDS:
+        for (int nn = 0; nn < TN; nn++) {
+#pragma HLS UNROLL
+            const ap_int<27> x0 = ibuf[ib][a0][nn];
+            if (i8) {
+                const ap_int<27> x1 = has1 ? (ap_int<27>)ibuf[ib][a1][nn] : (ap_int<27>)0;
+                a[nn] = (x1 << PACK_SHIFT) + x0;
+            } else {
+                a[nn] = x0;
+            }
+        }
+    PE_LANES:
+        for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+            sum_t l_acc = first ? (sum_t)0 : lo[m], h_acc = first ? (sum_t)0 : hi[m];
+        PE_CASCADES:
+            for (int g = 0; g < TN; g += PACK_GROUP) {
+#pragma HLS UNROLL
+                ap_int<48> p = 0;  // DSP48E2 P register along a cascade of PACK_GROUP DSPs
+            PE_DSP:
+                for (int j = 0; j < PACK_GROUP; j++) {
+#pragma HLS UNROLL
+                    if (g + j < TN) p += dsp_mul(a[g + j], (ap_int<18>)wbuf[wb][wa][m][g + j]);
+                }
+                if (i8) {
+                    // low pixel: bits [PACK_SHIFT-1:0], sign-extended; high pixel: the rest, corrected by the low
+                    // part's borrow (p - low is an exact multiple of 2^PACK_SHIFT)
+                    const ap_int<PACK_SHIFT> l = p.range(PACK_SHIFT - 1, 0);
+                    l_acc += l;
+                    h_acc += (p - l) >> PACK_SHIFT;
+                } else {
+                    l_acc += p;
+                }
+            }
+            lo[m] = l_acc;
+            hi[m] = h_acc;
+            if (last) {
+                const sum_t t0 = init ? l_acc : (sum_t)(acc[ab][w0][m] + l_acc);
+                if (t0 >= lim || t0 <= -lim) err |= STATUS_ARITH_OVERFLOW;
+                acc[ab][w0][m] = t0;
+                if (has1) {
+                    const sum_t t1 = init ? h_acc : (sum_t)(acc[ab][w1][m] + h_acc);
+                    if (t1 >= lim || t1 <= -lim) err |= STATUS_ARITH_OVERFLOW;
+                    acc[ab][w1][m] = t1;
+                }
+            }
+        }
+        iters++;
+        // next tap (kx fastest, then ky, then i), next group o, next pixel pair, next row
+        wa++;
+        if (last) {
+            tap = 0;
+            kx = 0;
+            ky = 0;
+            i = 0;
+            toff = 0;
+            if (++o == og) {
+                o = 0;
+                wa = ww0;
+                ox0 += P;
+                pix += step_xp;
+                acc_p += acc_xp;
+                if (ox0 >= ow) {
+                    ox0 = 0;
+                    row += step_y;
+                    pix = row;
+                    acc_r += acc_row;
+                    acc_p = acc_r;
+                }
+            }
+        } else {
+            tap++;
+            if (++kx == kw) {
+                kx = 0;
+                if (++ky == kh) {
+                    ky = 0;
+                    i++;
+                    toff = i;
+                } else {
+                    toff += ky_step;
+                }
+            } else {
+                toff += ig;
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------ POST
+// v * m mod 2^64 (v: 64-bit signed, m: a 16-bit multiplier) as three 27 x 18 DSP multiplies of 26-bit limbs
+static inline sum_t mul_limbs(const sum_t &v, const ap_int<18> &m) {
+    const ap_int<27> l0 = (ap_int<27>)(ap_uint<26>)v.range(25, 0);
+    const ap_int<27> l1 = (ap_int<27>)(ap_uint<26>)v.range(51, 26);
+    const ap_int<27> l2 = (ap_int<12>)v.range(63, 52);
+    const ap_int<45> p0 = l0 * m, p1 = l1 * m, p2 = l2 * m;
+    sum_t r = (sum_t)p0;
+    r += ((sum_t)p1) << 26;
+    r += ((sum_t)p2) << 52;
+    return r;
+}
+
+// q = clamp(((v*M + 2^(s-1)) >> s) + zp), v = acc + bias, (M, s) of the negative side when act and v < 0
+static elem_t requant(const acc_t &a, const param_t &p, bool act, const ap_int<17> &zp, bool i8, ap_uint<32> &err) {
+    const sum_t v = (sum_t)a + p.bias;
+    const bool neg = act && v < 0;
+    const ap_int<18> m = neg ? p.mult_neg : p.mult_pos;
+    const ap_uint<8> s = neg ? p.shift_neg : p.shift_pos;
+    if (s < 1 || s > MAX_SHIFT) {
+        err |= STATUS_ARITH_OVERFLOW;
+        return 0;
+    }
+    const sum_t prod = mul_limbs(v, m);
+    const sum_t rnd = prod + ((sum_t)1 << (s - 1));
+    const sum_t q = (rnd >> s) + zp;
+    const sum_t qmax = i8 ? 127 : 32767, qmin = i8 ? -128 : -32768;
+    return q > qmax ? (elem_t)qmax : q < qmin ? (elem_t)qmin : (elem_t)q;
+}
+
+// POST: one flattened loop over output pixels (Y, X), groups o and the pool window (dy, dx), TM lanes per cycle;
+// nearest upsampling and pooling by counters, the window clipped to the tile by min() on running offsets
+static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
+                      elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &err, ap_uint<32> &iters) {
+    const int ab = (int)F(x, POST, ACC_BANK);
+    const i64 oh = F(x, POST, OH), ow = F(x, POST, OW), og = F(x, POST, OG), oc0 = F(x, POST, PBUF_OC);
+    const bool act = F(x, POST, ACT) != 0;
+    const i64 pool_k = F(x, POST, POOL_K), pool_s = F(x, POST, POOL_S), up_f = F(x, POST, UP);
+    const ap_int<17> zp = (ap_int<ISA_POST_ZP_OUT_W>)fld<ISA_POST_ZP_OUT_LO, ISA_POST_ZP_OUT_W>(x);
+    const i64 out_rows = F(x, POST, OUT_ROWS), out_cols = F(x, POST, OUT_COLS);
+    const bool i8 = prec == PREC_INT8;
+    if (oh * ow * og == 0) return;
+    if (oh * ow * og > ACC_WORDS || oc0 + og * TM - 1 >= PBUF_ENTRIES) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    const i64 up = up_f > 1 ? up_f : 1, pk = pool_k > 1 ? pool_k : 1, ps = pool_s > 1 ? pool_s : 1;
+    const bool pool = pk > 1 || ps > 1;
+    i64 prow = out_rows / up, pcol = out_cols / up;  // (once per instruction, outside the loop)
+    if (!pool) {  // no pooling: the top-left prow x pcol pixels of the tile
+        prow = prow < oh ? prow : oh;
+        pcol = pcol < ow ? pcol : ow;
+    }
+    const i64 R = prow * up, C = pcol * up;
+    if (R * C * og > (i8 ? OBUF_WORDS_INT8 : OBUF_WORDS_INT16)) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    if (R * C == 0) return;
+    const trip_t n = R * C * og * pk * pk;
+    const baddr_t owog = ow * og, row_max = (oh - 1) * ow * og, col_max = (ow - 1) * og;
+    const baddr_t y_step = ps * ow * og, x_step = ps * og;
+    ap_uint<12> Y = 0, X = 0;
+    ap_uint<3> yc = 0, xc = 0, dy = 0, dx = 0;
+    ap_uint<8> o = 0;
+    ap_uint<16> pb = oc0;  // PBUF record of lane 0 of group o
+    baddr_t y_base = 0, x_base = 0, r_off = 0, c_off = 0, ob = 0;
+    elem_t best[TM];
+#pragma HLS ARRAY_PARTITION variable=best complete
+POST_TILE:
+    for (trip_t t = 0; t < n; t++) {  // II=1 depth=10
+#pragma HLS LOOP_TRIPCOUNT min=1 max=36864
+#pragma HLS PIPELINE II=1
+#pragma HLS DEPENDENCE variable=obuf inter false
+        const bool first = dy == 0 && dx == 0, last = dy == pk - 1 && dx == pk - 1;
+        const baddr_t aw = (r_off < row_max ? r_off : row_max) + (c_off < col_max ? c_off : col_max) + o;
+    POST_LANES:
+        for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+            const elem_t q = requant(acc[ab][aw][m], pbuf[pb + m], act, zp, i8, err);
+            const elem_t b = (first || q > best[m]) ? q : best[m];
+            best[m] = b;
+            if (last) obuf[ob][m] = b;
+        }
+        iters++;
+        // next window element, group, output pixel (upsampling: a new source pixel every `up` outputs)
+        if (!last) {
+            if (++dx == pk) {
+                dx = 0;
+                dy++;
+                c_off = x_base;
+                r_off += owog;
+            } else {
+                c_off += og;
+            }
+            continue;
+        }
+        dx = 0;
+        dy = 0;
+        ob++;
+        if (++o != og) {
+            pb += TM;
+        } else {
+            o = 0;
+            pb = oc0;
+            if (++X != C) {
+                if (++xc == up) {
+                    xc = 0;
+                    x_base += x_step;
+                }
+            } else {
+                X = 0;
+                xc = 0;
+                x_base = 0;
+                Y++;
+                if (++yc == up) {
+                    yc = 0;
+                    y_base += y_step;
+                }
+            }
+        }
+        r_off = y_base;
+        c_off = x_base;
+    }
+}
+
+// ------------------------------------------------------------------------------------------ STORE
+// the beat of a STORE segment whose first byte is rel0 bytes after the segment's start: OBUF elements (flat index
+// f0 + element) packed into their byte lanes, strb = the bytes inside the segment
+static void store_build_beat(rel_t rel0, nbytes_t nbytes, bool i16, flat_t f0, const elem_t obuf[OBUF_DEPTH][TM],
+                             axi_t &w, ap_uint<AXI_BYTES> &strb) {
+    w = 0;
+    strb = 0;
+STORE_PACK:
+    for (int j = 0; j < AXI_BYTES; j++) {
+#pragma HLS UNROLL
+        const rel_t rel = rel0 + j;
+        if (rel >= 0 && rel < (rel_t)nbytes) {
+            const flat_t f = f0 + (flat_t)(i16 ? (rel_t)(rel >> 1) : rel);
+            const ap_uint<16> v = (ap_uint<16>)obuf[f / TM][f % TM];
+            w.range((j << 3) + 7, j << 3) = (i16 && rel[0]) ? v.range(15, 8) : v.range(7, 0);
+            strb[j] = 1;
+        }
+    }
+}
+
+// One STORE segment: nbytes contiguous DDR bytes at dst from OBUF flat indices f0, f0 + 1, ... Whole beats are one
+// burst on the module's fixed pointer, a beat per cycle, written once (no read of DDR); a partial first / last
+// beat is written with byte enables.
+static void store_segment(axi_t *ddr, ap_uint<8> *ddr_b, addr_t dst, nbytes_t nbytes, bool i16, flat_t f0,
+                          const elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &iters) {
+    const addr_t b0 = dst >> AXI_LOG2_BYTES;
+    const addr_t nbeats = ((dst + nbytes - 1) >> AXI_LOG2_BYTES) - b0 + 1;
+    const rel_t rel0 = -(rel_t)(dst & (AXI_BYTES - 1));
+    const bool head = (dst & (AXI_BYTES - 1)) != 0 || nbytes < AXI_BYTES;
+    const bool tail = ((dst + nbytes) & (AXI_BYTES - 1)) != 0 && !(head && nbeats == 1);
+    axi_t w;
+    ap_uint<AXI_BYTES> strb;
+    if (head) {
+        store_build_beat(rel0, nbytes, i16, f0, obuf, w, strb);
+        write_partial_beat(ddr, ddr_b, b0, w, strb);
+        iters++;
+    }
+    const addr_t k0 = head ? 1 : 0, k1 = tail ? (addr_t)(nbeats - 1) : nbeats;
+    rel_t rel = rel0 + (rel_t)(k0 << AXI_LOG2_BYTES);
+STORE_BEATS:
+    for (addr_t k = k0; k < k1; k++) {  // II=1 depth=3
+#pragma HLS LOOP_TRIPCOUNT min=0 max=4096
+#pragma HLS PIPELINE II=1
+        store_build_beat(rel, nbytes, i16, f0, obuf, w, strb);
+        ddr[b0 + k] = w;
+        rel += AXI_BYTES;
+        iters++;
+    }
+    if (tail) {
+        store_build_beat(rel0 + (rel_t)((nbeats - 1) << AXI_LOG2_BYTES), nbytes, i16, f0, obuf, w, strb);
+        write_partial_beat(ddr, ddr_b, b0 + nbeats - 1, w, strb);
+        iters++;
+    }
+}
+
+// STORE: checks, then segments as LOAD cuts them (whole transfer / contiguous row / pixel run)
+static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, ap_uint<8> *ddr_b, const run_t &run,
+                       const elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &err, ap_uint<32> &iters) {
+    const int sel = (int)F(x, STORE, BASE_REG);
+    const i64 off0 = F(x, STORE, DDR_OFFSET), rows = F(x, STORE, ROWS), cols = F(x, STORE, COLS);
+    const i64 elems = F(x, STORE, ELEMS), rs = F(x, STORE, ROW_STRIDE), ps = F(x, STORE, PIX_STRIDE);
+    const i64 pitch = F(x, STORE, SRC_PITCH) * TM;
+    const bool i16 = prec != PREC_INT8;
+    const i64 run_bytes = i16 ? 2 * elems : elems;
+    if (rows * cols * elems == 0) return;  // an empty transfer: no access, nothing checked
+    if ((rows * cols - 1) * pitch + elems > (i16 ? OBUF_WORDS_INT16 : OBUF_WORDS_INT8) * TM ||
+        !ddr_in_range(run, sel, off0 + (rows - 1) * rs + (cols - 1) * ps + run_bytes)) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    const bool whole_px = ps == run_bytes && pitch == elems;
+    const bool whole_rows = whole_px && rs == cols * ps;
+    const i64 seg_rows = whole_rows ? 1 : rows, seg_cols = whole_px ? 1 : cols;
+    const i64 seg_bytes = run_bytes * (whole_px ? cols : 1) * (whole_rows ? rows : 1);
+    i64 dst_row = ddr_base(run, sel) + off0, f_row = 0;
+STORE_SEG_ROWS:
+    for (i64 r = 0; r < seg_rows; r++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+        i64 dst = dst_row, f = f_row;
+    STORE_SEG_COLS:
+        for (i64 q = 0; q < seg_cols; q++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=64
+            store_segment(ddr, ddr_b, (addr_t)dst, (nbytes_t)seg_bytes, i16, (flat_t)f, obuf, iters);
+            dst += ps;
+            f += pitch;
+        }
+        dst_row += rs;
+        f_row += pitch * cols;
+    }
+}
+
+// ------------------------------------------------------------------------------------------ tokens
+// push a dependency token; a push onto a FIFO holding TOKEN_QUEUE_DEPTH tokens is TOKEN_OVERFLOW (not pushed)
+static inline void tok_push(fifo<token_t> &s, ap_uint<32> &err) {
+    if (s.full())
+        err |= STATUS_TOKEN_OVERFLOW;
+    else
+        s.write(1);
+}
+
+// ------------------------------------------------------------------------------------------ fetch
+// instruction k of the ROM or of the program in DDR (INSN_BITS and AXI_BITS are powers of two: shifts, no multiply)
+static insn_t read_insn(const axi_t *insns, bool from_ddr, ap_uint<32> k) {
+    if (!from_ddr) return INSN_ROM[k];
+#if AXI_BITS >= INSN_BITS
+    const ap_uint<48> bit = (ap_uint<48>)k << INSN_LOG2_BITS;
+    const axi_t w = insns[bit >> AXI_LOG2_BITS];
+    const int lo = (int)(bit & (AXI_BITS - 1));
+    return (insn_t)w.range(lo + INSN_BITS - 1, lo);
+#else
+    insn_t x = 0;
+    const ap_uint<48> b0 = (ap_uint<48>)k << (INSN_LOG2_BITS - AXI_LOG2_BITS);
+FETCH_BEATS:
+    for (int b = 0; b < INSN_BITS / AXI_BITS; b++) {  // II=1 depth=2
+#pragma HLS PIPELINE II=1
+        x.range(((b + 1) << AXI_LOG2_BITS) - 1, b << AXI_LOG2_BITS) = insns[b0 + b];
+    }
+    return x;
+#endif
+}
+
+// Whole-program check before anything runs (as the golden simulator decodes the program first), up to the first
+// END: ILLEGAL_OPCODE (opcode, non-zero unused bits, a token flag towards a neighbour the module does not have),
+// then CONFIG_MISSING, NO_END, and the first CONFIG's ISA_VERSION_MISMATCH / CONFIG_MISMATCH.
+static ap_uint<32> validate(const axi_t *insns, bool from_ddr, ap_uint<32> n) {
+    bool illegal = false, ended = false, first_config = false;
+    ap_uint<32> cfg = 0;
+VALIDATE:
+    for (ap_uint<32> k = 0; k < n; k++) {  // II=1 depth=4
+#pragma HLS LOOP_TRIPCOUNT min=1 max=65536
+#pragma HLS PIPELINE II=1
+        const insn_t x = read_insn(insns, from_ddr, k);
+        const int op = opcode_of(x);
+        const int used = isa_used_bits((unsigned)op);
+        const int mod = isa_module((unsigned)op);
+        if (used < 0 || (used < INSN_BITS && (x >> used) != 0) ||
+            (mod == ISA_MODULE_LOAD && (FH(x, POP_PREV) || FH(x, PUSH_PREV))) ||
+            (mod == ISA_MODULE_STORE && (FH(x, POP_NEXT) || FH(x, PUSH_NEXT)))) {
+            illegal = true;
+            break;
+        }
+        if (k == 0) first_config = op == OP_CONFIG;
+        if (op == OP_CONFIG && cfg == 0) {
+            if (F(x, CONFIG, ISA_VERSION) != ISA_VERSION)
+                cfg = STATUS_ISA_VERSION_MISMATCH;
+            else if (F(x, CONFIG, TN) != TN || F(x, CONFIG, TM) != TM || F(x, CONFIG, CONFIG_ID) != (i64)CONFIG_ID ||
+                     F(x, CONFIG, PRECISION) > 1)
+                cfg = STATUS_CONFIG_MISMATCH;
+        }
+        if (op == OP_END) {
+            ended = true;
+            break;
+        }
+    }
+    if (illegal) return STATUS_ILLEGAL_OPCODE;
+    if (n > 0 && !first_config) return STATUS_CONFIG_MISSING;
+    if (!ended) return STATUS_NO_END;
+    return cfg;
+}
+
+static insn_t strip_flags(const insn_t &x) {
+    insn_t y = x;
+    y[ISA_NOP_POP_PREV_LO] = 0;
+    y[ISA_NOP_POP_NEXT_LO] = 0;
+    y[ISA_NOP_PUSH_PREV_LO] = 0;
+    y[ISA_NOP_PUSH_NEXT_LO] = 0;
+    return y;
+}
+
+// the body of the fetch / control top: one run
+static void fetch_run(const run_t &r, const axi_t *insns, ap_uint<32> n_insns, ap_uint<32> fetch_ddr,
+                      fifo<insn_t> &lq, fifo<insn_t> &cq, fifo<insn_t> &sq, fifo<run_t> &lrun, fifo<run_t> &srun,
+                      fifo<done_t> &ldone, fifo<done_t> &cdone, fifo<done_t> &sdone, ap_uint<32> &err,
+                      ap_uint<32> &cycles) {
+    const bool from_ddr = fetch_ddr != 0;
+    const ap_uint<32> n = from_ddr ? n_insns : (ap_uint<32>)INSN_ROM_LEN;
+    const ap_uint<32> e = validate(insns, from_ddr, n);
+    lrun.write(r);
+    srun.write(r);
+    const insn_t end = (insn_t)OP_END;
+    bool ended = false;
+    if (e == 0) {
+    DISPATCH:
+        for (ap_uint<32> k = 0; k < n && !ended; k++) {  // II=1 depth=4
+#pragma HLS LOOP_TRIPCOUNT min=1 max=65536
+#pragma HLS PIPELINE II=1
+            const insn_t x = read_insn(insns, from_ddr, k);
+            const int op = opcode_of(x);
+            if (op == OP_CONFIG) {  // the load module owns CONFIG (and its tokens); the others latch the precision
+                lq.write(x);
+                cq.write(strip_flags(x));
+                sq.write(strip_flags(x));
+            } else if (op == OP_END) {  // the store module runs it; load and compute get a stop command
+                sq.write(x);
+                ended = true;
+            } else if (isa_module((unsigned)op) == ISA_MODULE_LOAD) {
+                lq.write(x);
+            } else if (isa_module((unsigned)op) == ISA_MODULE_COMPUTE) {
+                cq.write(x);
+            } else {
+                sq.write(x);
+            }
+        }
+    }
+    lq.write(end);
+    cq.write(end);
+    if (!ended) sq.write(end);
+    const done_t dl = ldone.read(), dc = cdone.read(), ds = sdone.read();
+    err = e | dl.err | dc.err | ds.err;
+    const ap_uint<32> il = dl.iters, ic = dc.iters, is = ds.iters;
+    cycles = il > ic ? (il > is ? il : is) : (ic > is ? ic : is);
+}
+
+// ------------------------------------------------------------------------------------------ modules
+// Each module's state lives across invocations (one instruction per invocation): the run descriptor, the
+// precision latched by CONFIG, its sticky error bits and its loop iterations. An instruction pops the tokens it
+// waits for, executes unless an error is set anywhere (the error wire), publishes its errors, pushes its tokens.
+struct module_state_t {
+    bool active;
+    run_t run;
+    ap_uint<1> prec;
+    ap_uint<32> err, iters;
+};
+
+// start of a run (the first command after a done report): latch the run descriptor
+static inline void module_begin(module_state_t &s, fifo<run_t> *run) {
+    if (s.active) return;
+    if (run) s.run = run->read();
+    s.active = true;
+    s.prec = 0;
+    s.err = 0;
+    s.iters = 0;
+}
+
+static inline bool module_end(module_state_t &s, fifo<done_t> &done) {
+    done_t d;
+    d.err = s.err;
+    d.iters = s.iters;
+    done.write(d);
+    s.active = false;
+    return true;
+}
+
+static void load_insn(module_state_t &s, const insn_t &x, fifo<token_t> &c2l, fifo<token_t> &l2c,
+                      const axi_t *ddr, elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN],
+                      param_t pbuf[PBUF_ENTRIES], err_in_t err_in, err_out_t err_out) {
+    if (FH(x, POP_NEXT)) c2l.read();
+    const int op = opcode_of(x);
+    if (op == OP_CONFIG)
+        s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
+    else if (op == OP_LOAD && s.err == 0 && err_peek(err_in) == 0)
+        exec_load(x, s.prec, ddr, s.run, ibuf, wbuf, pbuf, s.err, s.iters);
+    s.iters++;
+    if (s.err) err_publish(err_out, s.err);
+    if (FH(x, PUSH_NEXT)) tok_push(l2c, s.err);
+    if (s.err) err_publish(err_out, s.err);
+}
+
+static void compute_insn(module_state_t &s, const insn_t &x, fifo<token_t> &l2c, fifo<token_t> &c2l,
+                         fifo<token_t> &s2c, fifo<token_t> &c2s, const elem_t ibuf[2][IBUF_DEPTH][TN],
+                         const elem_t wbuf[2][WBUF_DEPTH][TM][TN], acc_t acc[2][ACC_WORDS][TM], err_in_t err_in,
+                         err_out_t err_out) {
+    if (FH(x, POP_PREV)) l2c.read();
+    if (FH(x, POP_NEXT)) s2c.read();
+    const int op = opcode_of(x);
+    if (op == OP_CONFIG)
+        s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
+    else if (op == OP_COMPUTE && s.err == 0 && err_peek(err_in) == 0)
+        exec_compute(x, s.prec, ibuf, wbuf, acc, s.err, s.iters);
+    s.iters++;
+    if (s.err) err_publish(err_out, s.err);
+    if (FH(x, PUSH_PREV)) tok_push(c2l, s.err);
+    if (FH(x, PUSH_NEXT)) tok_push(c2s, s.err);
+    if (s.err) err_publish(err_out, s.err);
+}
+
+static void store_insn(module_state_t &s, const insn_t &x, fifo<token_t> &c2s, fifo<token_t> &s2c, axi_t *ddr,
+                       ap_uint<8> *ddr_b,
+                       const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
+                       elem_t obuf[OBUF_DEPTH][TM], err_in_t err_in, err_out_t err_out) {
+    if (FH(x, POP_PREV)) c2s.read();
+    const int op = opcode_of(x);
+    const bool go = s.err == 0 && err_peek(err_in) == 0;
+    if (op == OP_CONFIG)
+        s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
+    else if (op == OP_POST && go)
+        exec_post(x, s.prec, acc, pbuf, obuf, s.err, s.iters);
+    else if (op == OP_STORE && go)
+        exec_store(x, s.prec, ddr, ddr_b, s.run, obuf, s.err, s.iters);
+    s.iters++;
+    if (s.err) err_publish(err_out, s.err);
+    if (FH(x, PUSH_PREV)) tok_push(s2c, s.err);
+    if (s.err) err_publish(err_out, s.err);
+}
+
+#endif

@@ -8,7 +8,7 @@ board file through
 :class:`generator.hwmodel.HwConfig` (Tn, Tm, buffer depths of both precisions, AXI width, CONFIG id, clock), and the
 top function's argument list from :data:`generator.isa.REGISTERS`.
 
-Structure (``hls/accel_kernel.h``, after TVM-VTA): four top functions, each exported as its own IP by
+Structure (``hls_templates/kernel/accel_kernel.h``, after TVM-VTA): four top functions, each exported as its own IP by
 ``run_hls.tcl`` (:data:`TOPS`): ``accel`` (fetch + control: the ``ap_ctrl_hs`` block the host starts, the
 :data:`generator.isa.REGISTERS` map, m_axi on ``insns`` only) dispatches every instruction to the command queue of
 its module and sends each run's base registers and sizes to load and store; ``accel_load``, ``accel_compute`` and
@@ -16,11 +16,11 @@ its module and sends each run's base registers and sizes to load and store; ``ac
 (load reads, store writes; absolute addresses), synchronised by the four dependency-token streams of depth
 :data:`generator.isa.TOKEN_QUEUE_DEPTH`; IBUF/WBUF (load -> compute), PBUF (load -> store) and ACC (compute ->
 store) are memory ports with one writer and one reader module. No DATAFLOW region is left.
-The static kernel (``hls/*.h``) is copied next to the rendered glue (``isa.h``, ``config.h``, ``accel.h``, ``accel.cpp``
+The static kernel (``hls_templates/kernel/*.h``) is copied next to the rendered glue (``isa.h``, ``config.h``, ``accel.h``, ``accel.cpp``
 with the top signatures and interface pragmas, ``insn_rom.h``, ``tb.cpp``).
 
-C-simulation runs that structure itself (``hls/accel_csim.h``): the four tops as std::threads over bounded
-blocking FIFOs of the stated depths (``hls/accel_stream.h``), load / compute / store called again and again as
+C-simulation runs that structure itself (``hls_templates/kernel/accel_csim.h``): the four tops as std::threads over bounded
+blocking FIFOs of the stated depths (``hls_templates/kernel/accel_stream.h``), load / compute / store called again and again as
 free-running blocks are, stopped when fetch has returned; a deadlock (every thread blocked on a FIFO that cannot
 move) is detected exactly and reported as WATCHDOG. It is clean under ``-fsanitize=thread``
 (tests/test_hls.py).
@@ -52,8 +52,8 @@ GXX_FLAGS = ["-std=c++14", "-O2", "-Wall", "-Wextra", "-Wno-unknown-pragmas", "-
              "-Wno-uninitialized", "-Wno-maybe-uninitialized"]
 KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.cpp", "run_hls.tcl",
                 "vivado_bd.tcl"]
-#: the static kernel (hls/): copied next to the rendered glue, compiled as is
-KERNEL_DIR = TEMPLATES_DIR.parent / "hls"
+#: the static kernel (hls_templates/kernel/): copied next to the rendered glue, compiled as is
+KERNEL_DIR = TEMPLATES_DIR / "kernel"     # the static C++ of the kernel (compiles without rendering)
 STATIC_FILES = ["accel_stream.h", "accel_kernel.h", "accel_csim.h"]
 #: depth of the fetch -> module command queues (instructions)
 CMD_QUEUE_DEPTH = 512
@@ -175,7 +175,7 @@ def rom_words(blob: bytes | None) -> list[str]:
 def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim_argv: str = "",
            export_dir: str = "ip", overlay_dir: str | Path | None = None, jobs: int = 4,
            port_depths: dict | None = None) -> dict:
-    """Render the kernel for ``board`` into ``out_dir``: the static kernel (:data:`STATIC_FILES` of ``hls/``) and
+    """Render the kernel for ``board`` into ``out_dir``: the static kernel (:data:`STATIC_FILES` of ``hls_templates/kernel/``) and
     the glue: isa.h, config.h, accel.h, accel.cpp (the four tops and their interface pragmas), insn_rom.h
     (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis HLS: part and clock of
     the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth; optional cosim; each top of

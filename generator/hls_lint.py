@@ -5,15 +5,17 @@ ranges) and attached to the innermost loop body, else the function body, whose e
 
 Rules (UG1399, Vitis HLS User Guide):
 
-``dataflow-body`` (UG1399 "Dataflow" / "Canonical Forms": a canonical dataflow region is a sequence of function
-calls, with no code between them): in every function (or loop body) holding ``#pragma HLS DATAFLOW`` the body
+``dataflow-body`` (UG1399 "Canonical Forms" and "Dataflow Checking"; UG1448 messages 200-471, 214-108 and
+214-169 "Dataflow Canonical Rules": the region is a sequence of function calls passing variables forward; variable
+initialization and expressions passed by value to processes are not part of the canonical form): in every function (or loop body) holding ``#pragma HLS DATAFLOW`` the body
 holds only (a) calls of functions, each argument a variable, ``&variable``, ``variable[constant]`` or a
 compile-time constant, (b) declarations whose initializer, if any, is a compile-time constant or a constructor
 call with constant arguments (local streams, arrays, variables), (c) the pragma lines and empty statements.
 Anything else (an assignment, ``if``, a loop, ``return``, an expression that is not a plain call, an argument that
 computes) is a violation.
 
-``dataflow-single-access`` (UG1399 "Dataflow" / "Canonical Forms", "Single-producer-consumer violations"): in
+``dataflow-single-access`` (UG1399 "Canonical Forms", "Single-producer-consumer Violations"; UG1448 214-169:
+"variables (except scalar) can have only one reading process and one writing process"): in
 such a region each buffer -- a local or parameter of array or pointer type, or an ``hls::stream`` -- is written
 by at most one of the called functions and read by at most one. Whether a call reads or writes it follows the
 callee's parameter: a pointer / array to const or a ``const T&`` only reads; otherwise the callee's body decides
@@ -23,8 +25,10 @@ element's ``range()`` / ``[]`` proxy) is written, on the left of a compound assi
 read and written, anywhere else read. A callee without a body reads and writes a non-const buffer. Scalars
 passed by value are not buffers.
 
-``pipeline-div`` / ``pipeline-mul`` (UG1399 "Optimizing for Throughput" / "pipeline", "Arbitrary Precision Data
-Types": dividers are multi-cycle cores; a DSP48E2 multiplies 27 x 18 bits): inside a loop whose body holds
+``pipeline-div`` / ``pipeline-mul`` (UG1399 "pragma HLS pipeline" and "Loop Pipelining": a pipelined loop
+unrolls the loops below it and must start an iteration every II cycles, so a divider (a multi-cycle core unless the
+divisor is a constant) or a multiply wider than one DSP48E2 (27 x 18 bits, UG579; wider ones cascade several DSPs
+and add latency) sets the II and the clock; "Arbitrary Precision (AP) Data Types": size operands to the hardware): inside a loop whose body holds
 ``#pragma HLS PIPELINE`` (not ``off``) -- its whole body, the loops nested in it (HLS unrolls them) and,
 transitively, the bodies of the functions called there (HLS inlines or pipelines them into the loop) -- there is
 no ``/`` or ``%`` (nor ``/=``, ``%=``) whose right operand is not a compile-time constant (an integer literal, an
@@ -34,9 +38,11 @@ are wider than a DSP48E2 takes: with widths a, b of the operands, a violation wh
 18. An operand's width is its declared type's (implicit conversions removed; explicit casts count): ``bool`` 1,
 ``char`` 8, ``short`` 16, ``int`` 32, ``long`` / ``long long`` 64, ``ap_int<N>`` / ``ap_uint<N>`` N (the template
 argument of the canonical type), enums 32; a compile-time constant operand counts by the bit length of its value.
-Operands of unknown width (floating point, dependent types) are not judged.
+Operands of unknown width (floating point, dependent types) are not judged, nor is a multiplication by a
+constant power of two (a shift, no DSP: "a power-of-two constant is fine" read for ``*`` as for ``/``).
 
-``loop-tripcount`` (UG1399 "pragma HLS loop_tripcount"): every ``for`` / ``while`` / ``do`` loop whose trip count
+``loop-tripcount`` (UG1399 "pragma HLS loop_tripcount": without it the latency of a loop whose bound is an
+input or a computed value is unknown in the reports; "place the pragma within the body of the loop"): every ``for`` / ``while`` / ``do`` loop whose trip count
 is not a compile-time constant holds ``#pragma HLS LOOP_TRIPCOUNT`` directly in its body. A ``for`` loop has a
 constant trip count when its init sets the loop variable to a constant, its condition compares the loop variable
 with a constant (``<``, ``<=``, ``>``, ``>=``, ``!=``) and its increment is ``++`` / ``--`` or ``+=`` / ``-=`` a
@@ -402,6 +408,14 @@ def _operand_width(c) -> int | None:
     return type_width(s.type)
 
 
+def _pow2_constant(c) -> bool:
+    s = _strip(c)
+    if not _is_constant(s):
+        return False
+    v = _evaluate(s)
+    return v is not None and v > 0 and v & (v - 1) == 0
+
+
 def _is_stream_type(t) -> bool:
     t = _strip_ref(t)
     s = t.spelling.replace("const ", "")
@@ -666,7 +680,7 @@ class _Checker:
                     db = _body(d)
                     if db is not None:
                         self.check_pipeline(db, d.spelling, loop_line, visiting | {d.hash},
-                                            f" (in {d.spelling}, called from the pipelined loop at line {loop_line})")
+                                            f" (called in it from line {c.location.line})" if not via else via)
             if op is None:
                 continue
             key = (c.location.line, c.location.column, op)
@@ -678,6 +692,8 @@ class _Checker:
                     self.add("pipeline-div", c, fname,
                              f"'{op}' by a non-constant operand in the pipelined loop at line {loop_line}{via}")
             else:
+                if _pow2_constant(a) or _pow2_constant(b):
+                    continue                    # a shift: no DSP
                 wa, wb = _operand_width(a), _operand_width(b)
                 if wa is None or wb is None:
                     continue

@@ -16,7 +16,8 @@ computes) is a violation.
 
 ``dataflow-single-access`` (UG1399 "Canonical Forms", "Single-producer-consumer Violations"; UG1448 214-169:
 "variables (except scalar) can have only one reading process and one writing process"): in
-such a region each buffer -- a local or parameter of array or pointer type, or an ``hls::stream`` -- is written
+such a region each buffer -- a local of the region or a parameter of the function, of array or pointer type, or
+an ``hls::stream`` -- is written
 by at most one of the called functions and read by at most one. Whether a call reads or writes it follows the
 callee's parameter: a pointer / array to const or a ``const T&`` only reads; otherwise the callee's body decides
 (recursively through every function it passes the parameter to): ``.read()``, ``read_nb``, ``>>`` on a stream read
@@ -30,7 +31,8 @@ unrolls the loops below it and must start an iteration every II cycles, so a div
 divisor is a constant) or a multiply wider than one DSP48E2 (27 x 18 bits, UG579; wider ones cascade several DSPs
 and add latency) sets the II and the clock; "Arbitrary Precision (AP) Data Types": size operands to the hardware): inside a loop whose body holds
 ``#pragma HLS PIPELINE`` (not ``off``) -- its whole body, the loops nested in it (HLS unrolls them) and,
-transitively, the bodies of the functions called there (HLS inlines or pipelines them into the loop) -- there is
+transitively, the bodies of the functions of the same file called there (HLS inlines or pipelines them into the
+loop); a PIPELINE pragma at function level is not a loop and is not checked -- there is
 no ``/`` or ``%`` (nor ``/=``, ``%=``) whose right operand is not a compile-time constant (an integer literal, an
 enumerator, a template parameter, ``sizeof``, a ``constexpr`` or ``const`` variable with a constant initializer,
 and operators / casts over those; any constant, so a power of two, is fine), and no ``*`` / ``*=`` whose operands
@@ -565,14 +567,15 @@ class _Checker:
                     best, best_start = lp, b.extent.start.offset
             scopes.setdefault(best.hash if best is not None else "fn", []).append(p)
         name = fn.spelling
+        params = [c for c in fn.get_children() if c.kind == K.PARM_DECL]
         # rule 1 + 2 on dataflow regions
         if any(p.directive == "DATAFLOW" for p in scopes.get("fn", [])):
-            self.check_dataflow(fn, body, name, params=[c for c in fn.get_children() if c.kind == K.PARM_DECL])
+            self.check_dataflow(fn, body, name, params)
         for lp in loops:
             prags = scopes.get(lp.hash, [])
             b = _loop_body(lp)
             if any(p.directive == "DATAFLOW" for p in prags) and b is not None:
-                self.check_dataflow(fn, b, name, params=[])
+                self.check_dataflow(fn, b, name, params)
             if any(p.directive == "PIPELINE" and not any(a.lower() == "off" for a in p.args) for p in prags) \
                     and b is not None:
                 self.check_pipeline(b, name, lp.location.line, set())

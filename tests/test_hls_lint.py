@@ -138,6 +138,33 @@ void top(int in[8], int *out, int *out2) {
     assert rules_lines(vs) == [("dataflow-single-access", marked[0])], vs
 
 
+def test_dataflow_in_loop_stream_operators(tmp_path):
+    # DATAFLOW inside a loop body; streams used through << and >>; a callee without a body reads and writes
+    code = HEAD + """
+static void p1(hls::stream<ap_uint<8> > &s) {
+P:  for (int i = 0; i < 4; i++) s << (ap_uint<8>)i;
+}
+static void c1(hls::stream<ap_uint<8> > &s, ap_uint<8> o[1]) {
+    ap_uint<8> v;
+C:  for (int i = 0; i < 4; i++) { s >> v; o[0] += v; }
+}
+void ext(int *p);
+void top(ap_uint<8> o[1], ap_uint<8> o2[1], int *q) {
+L:  for (int k = 0; k < 4; k++) {
+#pragma HLS DATAFLOW
+        hls::stream<ap_uint<8> > s;
+        p1(s);
+        c1(s, o);
+        c1(s, o2); /*V*/
+        ext(q);
+    }
+}
+"""
+    vs, marked = lint(tmp_path, code)
+    assert rules_lines(vs) == [("dataflow-single-access", marked[0])], vs
+    assert "'s' is read by 2" in vs[0].message
+
+
 def test_dataflow_single_access_clean(tmp_path):
     # one writer and one reader per buffer; a non-const array parameter that is only read counts as a reader;
     # a scalar by value passed to several processes is fine

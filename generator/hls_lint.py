@@ -69,6 +69,7 @@ is any (2 with one ``error: ...`` line when a source does not parse).
 from __future__ import annotations
 
 import argparse
+import bisect
 import ctypes
 import functools
 import shutil
@@ -506,6 +507,7 @@ class _File:
         rng = ci.SourceRange.from_locations(ci.SourceLocation.from_offset(tu, f, 0),
                                             ci.SourceLocation.from_offset(tu, f, size))
         self.tokens = list(tu.get_tokens(extent=rng))
+        self.offsets = [t.location.offset for t in self.tokens]
         skipped = []
         lst = _lib.clang_getSkippedRanges(tu._as_parameter_, f._as_parameter_)
         if lst:
@@ -514,6 +516,18 @@ class _File:
                 skipped.append((r.start.offset, r.end.offset))
             _lib.clang_disposeSourceRangeList(lst)
         self.pragmas = self._pragmas(skipped)
+
+    def op_location(self, lhs, op) -> tuple[int, int] | None:
+        """(line, column) of the operator token ``op`` right after the expression ``lhs``, if it is there (not
+        inside a macro expansion)."""
+        lhs_end = lhs.extent.end
+        if lhs_end.file is None or lhs_end.file.name != self.name:
+            return None
+        i = bisect.bisect_left(self.offsets, lhs_end.offset)
+        for t in self.tokens[i:i + 2]:
+            if t.spelling == op:
+                return t.location.line, t.location.column
+        return None
 
     def _pragmas(self, skipped) -> list[_Pragma]:
         out = []
@@ -707,14 +721,16 @@ class _Checker:
                                             f" (called in it from line {c.location.line})" if not via else via)
             if op is None:
                 continue
-            key = (c.location.line, c.location.column, op)
+            line, col = self.f.op_location(a, op) or (c.location.line, c.location.column)
+            key = (line, col, op)
             if key in self.pipe_seen:
                 continue
             if op in ("/", "%", "/=", "%="):
                 if not _is_constant(b):
                     self.pipe_seen.add(key)
-                    self.add("pipeline-div", c, fname,
-                             f"'{op}' by a non-constant operand in the pipelined loop at line {loop_line}{via}")
+                    self.add("pipeline-div", line, fname,
+                             f"'{op}' (column {col}) by a non-constant operand in the pipelined loop "
+                             f"at line {loop_line}{via}")
             else:
                 if _pow2_constant(a) or _pow2_constant(b):
                     continue                    # a shift: no DSP
@@ -723,9 +739,9 @@ class _Checker:
                     continue
                 if max(wa, wb) > DSP_A or min(wa, wb) > DSP_B:
                     self.pipe_seen.add(key)
-                    self.add("pipeline-mul", c, fname,
-                             f"'{op}' of {wa} x {wb} bits exceeds a DSP48E2 ({DSP_A} x {DSP_B}) in the pipelined "
-                             f"loop at line {loop_line}{via}")
+                    self.add("pipeline-mul", line, fname,
+                             f"'{op}' (column {col}) of {wa} x {wb} bits exceeds a DSP48E2 "
+                             f"({DSP_A} x {DSP_B}) in the pipelined loop at line {loop_line}{via}")
 
     # ---- rules 1 and 2
     def _plain_arg(self, a) -> bool:

@@ -301,9 +301,13 @@ class GoldenSim:
                            "NO_END")
         return self.run_insns(insns, functional, progress)
 
-    def run_insns(self, insns, functional=True, progress=False, check_end_tokens=True) -> SimResult:
+    def run_insns(self, insns, functional=True, progress=False, check_end_tokens=True, cost=None,
+                  issue=None) -> SimResult:
         """Execute decoded instructions up to the first END (see :meth:`run`; here the instructions are not
-        checked for CONFIG first or END last). Raises SimError: a module error (its status bit), WATCHDOG
+        checked for CONFIG first or END last). ``cost(hw, insn)``: cycles an instruction occupies its module
+        (default :func:`generator.hwmodel.insn_cycles`; :mod:`generator.hls_estimate` passes the kernel's loop
+        estimate, with ``functional=False``); ``issue``: earliest start cycle of each instruction (default k: fetch
+        issues one instruction per cycle). Raises SimError: a module error (its status bit), WATCHDOG
         (deadlock: every module waits for a token), TOKEN_OVERFLOW (a push onto a FIFO holding
         :data:`generator.isa.TOKEN_QUEUE_DEPTH` tokens), TOKENS_LEFT (tokens remain when every module is done;
         not checked with ``check_end_tokens=False``, for timing program fragments)."""
@@ -326,6 +330,7 @@ class GoldenSim:
             from tqdm import tqdm
             bar = tqdm(total=total, desc="golden sim", unit="insn")
         done = 0
+        cost = cost or insn_cycles
         while done < total:
             best = None
             for m, q in queues.items():
@@ -333,7 +338,7 @@ class GoldenSim:
                     continue
                 k = q[0]
                 ins = insns[k]
-                t = max(free[m], k)   # fetch issues one instruction per cycle
+                t = max(free[m], k if issue is None else int(issue[k]))   # fetch: one instruction per cycle
                 ok = True
                 for flag in ("pop_prev", "pop_next"):
                     if ins.f[flag]:
@@ -362,7 +367,7 @@ class GoldenSim:
                 h = handlers.get(ins.op)
                 if h is not None:
                     h(k, ins.f)
-            c = insn_cycles(self.hw, ins)
+            c = cost(self.hw, ins)
             stall[m] += t - free[m]
             start[k], end[k] = t, t + c
             free[m] = t + c

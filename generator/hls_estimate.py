@@ -211,10 +211,17 @@ class KernelEstimate:
     structure (module docstring). ``loops``: :func:`kernel_loops` (parsed if None). ``fetch_ddr``: the program is
     fetched from DDR (as the driver runs it) rather than the ROM. Raises EstimateError when an annotated loop has
     no formula here or a loop the formulas need is missing. ``used`` collects the labels of the loops the
-    estimates so far have used."""
+    estimates so far have used.
 
-    def __init__(self, board: Board, bits: int, loops: list[Loop] | None = None, fetch_ddr: bool = True):
+    ``what_if_overlap`` (a diagnosis, not the kernel as written): LOAD segments issued back to back with
+    :data:`generator.hwmodel.MAX_READ_BURSTS` bursts in flight (the read latency once per LOAD, or the bursts x
+    latency / 32 if larger) and a STORE's segments as one write stream (partial beats as strobed beats, the write
+    latency once), as the RTL does; the loops' II and depths are kept."""
+
+    def __init__(self, board: Board, bits: int, loops: list[Loop] | None = None, fetch_ddr: bool = True,
+                 what_if_overlap: bool = False):
         self.board = board
+        self.what_if_overlap = what_if_overlap
         self.hw = HwConfig.from_board(board, bits)
         self.loops = loops if loops is not None else kernel_loops(board)
         self.fetch_ddr = fetch_ddr
@@ -277,6 +284,10 @@ class KernelEstimate:
         lp = self.ann[label]
         self.used.add(label)
         ii = max(lp.ii, self.beat_ii_min)
+        if self.what_if_overlap:   # diagnosis only: segments issued back to back, MAX_READ_BURSTS in flight
+            from .hwmodel import MAX_READ_BURSTS
+            return (INVOKE + SETUP + hw.rd_latency + lp.depth
+                    + max(int(nb.sum()) * ii, math.ceil(len(a) * hw.rd_latency / MAX_READ_BURSTS)))
         segs = len(a) * (SEG_CALL + hw.rd_latency + lp.depth) + int(nb.sum()) * ii
         return INVOKE + SETUP + seg_rows * ROW_ITER + segs
 
@@ -295,6 +306,8 @@ class KernelEstimate:
         self.used.add("STORE_BEATS")
         ii = max(bl.ii, self.beat_ii_min)
         has = whole > 0
+        if self.what_if_overlap:   # diagnosis only: one write stream, partial beats as strobed beats
+            return INVOKE + SETUP + int(nb.sum()) * ii + bl.depth + hw.wr_latency
         beats = int(whole.sum()) * ii + int(has.sum()) * (bl.depth + hw.wr_latency)
         return (INVOKE + SETUP + seg_rows * ROW_ITER + len(a) * SEG_CALL + int(head.sum() + tail.sum()) * part
                 + beats)
@@ -379,14 +392,16 @@ def insn_kind(insn) -> str:
     return insn.op
 
 
-def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fetch_ddr: bool = True) -> dict:
+def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fetch_ddr: bool = True,
+            what_if_overlap: bool = False) -> dict:
     """hls-cycles (this estimate over the program, with the queues' overlap) against model-cycles (the golden
     simulator's timing with :func:`generator.hwmodel.insn_cycles`) of the same instructions, and the per-kind sums
     of both per-instruction costs: ``{"hls": N, "model": M, "ratio": N / M, "kinds": {kind: {"count", "hls",
-    "model"}}, "busy": {"hls": {module: cycles}, "model": ...}}``."""
+    "model"}}, "busy": {"hls": {module: cycles}, "model": ...}}``. ``what_if_overlap``: the diagnosis of
+    :class:`KernelEstimate` (not the kernel as written)."""
     from .hwmodel import insn_cycles
     from .sim import GoldenSim
-    est = KernelEstimate(board, bits, loops, fetch_ddr)
+    est = KernelEstimate(board, bits, loops, fetch_ddr, what_if_overlap)
     insns = list(insns)
     r_h = est.program_cycles(insns)
     r_m = GoldenSim(est.hw, np.zeros(16, np.uint8), {k: 0 for k in isa.BASE_REG_NAMES.values()}).run_insns(

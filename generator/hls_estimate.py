@@ -46,9 +46,10 @@ kernel's C++ derives them; ``II_X`` / ``D_X`` the annotated II / depth of loop X
 
 Over a program (:meth:`KernelEstimate.program_cycles`): the golden simulator's module / token scheduler
 (:meth:`generator.sim.GoldenSim.run_insns` with ``functional=False``) with this cost per instruction and the
-dispatch times above, so the estimate keeps the token dependencies and the overlap of the load, compute and store
-modules. Not modelled: back-pressure of the command queues (``hls.CMD_QUEUE_DEPTH``) on the fetch, the DDR
-contention between the load and store ports.
+dispatch times above and the command queues of depth ``hls.CMD_QUEUE_DEPTH`` (the in-order fetch stops while the
+queue of the next instruction's module is full), so the estimate keeps the token dependencies and the overlap of
+the load, compute and store modules that the queues allow. Not modelled: the DDR contention between the load and
+store ports.
 """
 from __future__ import annotations
 
@@ -225,6 +226,7 @@ class KernelEstimate:
         self.hw = HwConfig.from_board(board, bits)
         self.loops = loops if loops is not None else kernel_loops(board)
         self.fetch_ddr = fetch_ddr
+        self.cmd_depth = hls.CMD_QUEUE_DEPTH
         ann = {lp.label: lp for lp in self.loops if lp.ii is not None}
         extra = sorted(set(ann) - set(FORMULA_LOOPS))
         if extra:
@@ -379,7 +381,7 @@ class KernelEstimate:
         from .sim import GoldenSim
         sim = GoldenSim(self.hw, np.zeros(16, np.uint8), {k: 0 for k in isa.BASE_REG_NAMES.values()})
         return sim.run_insns(list(insns), functional=False, cost=self.insn_cycles,
-                             issue=self.dispatch_times(insns))
+                             issue=self.dispatch_times(insns), cmd_depth=self.cmd_depth)
 
 
 def insn_kind(insn) -> str:

@@ -233,3 +233,26 @@ def test_report_md_lines(frame, zcu):
     md = hls.report_md(zcu, "int8-asym", len(c.program.insns), {8: cmp["model"]}, 8, None, kernel_est=cmp)
     assert f"hls-cycles: {cmp['hls']}\n" in md and f"model-cycles: {cmp['model']}\n" in md
     assert f"hls/model: {cmp['ratio']:.3f}" in md and "not a synthesis result" in md
+
+
+# ------------------------------------------------------------------------------------------ command queues
+def test_command_queue_depth_in_the_scheduler(zcu):
+    """The fetch stops while the next instruction's module queue is full: COMPUTEs waiting for a token from a
+    LOAD that comes after them in program order fill a 2-deep compute queue and deadlock the fetch (WATCHDOG);
+    a 3-deep queue (or none) lets the fetch reach the LOAD."""
+    from generator import isa
+    from generator.sim import GoldenSim, SimError
+    import numpy as np
+    hw = hwmodel.HwConfig.from_board(zcu, 8)
+    cfg = isa.make("CONFIG", isa_version=isa.ISA_VERSION, tn=hw.tn, tm=hw.tm, precision=isa.PRECISIONS["int8"],
+                   config_id=hw.config_id)
+    prog = [cfg, isa.make("COMPUTE", pop_prev=1)] + [isa.make("COMPUTE") for _ in range(3)] + \
+        [isa.make("LOAD", push_next=1), isa.make("END")]
+
+    def run(depth):
+        sim = GoldenSim(hw, np.zeros(16, np.uint8), {k: 0 for k in isa.BASE_REG_NAMES.values()})
+        return sim.run_insns(prog, functional=False, cmd_depth=depth)
+    assert run(None).cycles == run(3).cycles
+    with pytest.raises(SimError) as e:
+        run(2)
+    assert e.value.bits == ["WATCHDOG"]

@@ -419,8 +419,8 @@ def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fet
             "used": sorted(est.used)}
 
 
-def report_lines(cmp: dict) -> list[str]:
-    """The report.md section of :func:`compare`."""
+def report_lines(cmp: dict, what_if: dict | None = None) -> list[str]:
+    """The report.md section of :func:`compare` (and of its ``what_if_overlap`` diagnosis, if given)."""
     lines = ["## Kernel cycle estimate (from the kernel's loop structure, not a synthesis result)", "",
              "Each instruction's trip counts x the II and pipeline depth stated beside each pipelined loop of "
              "`hls_templates/kernel/accel_kernel.h`, plus the board's DDR latencies per burst, scheduled with the "
@@ -433,4 +433,8 @@ def report_lines(cmp: dict) -> list[str]:
     for k, v in sorted(cmp["kinds"].items()):
         r = v["hls"] / v["model"] if v["model"] else float("nan")
         lines.append(f"| {k} | {v['count']} | {v['hls']} | {v['model']} | {r:.3f} |")
+    if what_if is not None:
+        lines += ["", f"Diagnosis, not the kernel as written: with the LOAD / STORE segments overlapped as the RTL "
+                      f"does (32 read bursts in flight, a STORE's segments streamed) the estimate would be "
+                      f"{what_if['hls']} cycles ({what_if['ratio']:.3f} x model-cycles)."]
     return lines

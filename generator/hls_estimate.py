@@ -135,15 +135,31 @@ def _parse(board: Board, kernel_dir: Path | None = None):
     return tmp, tu, d / KERNEL_FILE
 
 
+def _skipped_ranges(tu, path: Path) -> list:
+    """(start, end) offsets of the preprocessor's skipped ranges of ``path`` (an annotation there is not compiled)."""
+    f = ci.File.from_name(tu, str(path))
+    out = []
+    lst = hls_lint._lib.clang_getSkippedRanges(tu._as_parameter_, f._as_parameter_)
+    if lst:
+        for i in range(lst.contents.count):
+            r = lst.contents.ranges[i]
+            out.append((r.start.offset, r.end.offset))
+        hls_lint._lib.clang_disposeSourceRangeList(lst)
+    return out
+
+
 def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[Loop]:
     """Every loop of ``accel_kernel.h`` (rendered for ``board``, parsed on the synthesis path) with its pragmas and
     its ``// II=.. depth=..`` annotation. Raises EstimateError: a pipelined loop without an annotation, an
-    annotation on no loop or on a loop that is not pipelined, II differing from the PIPELINE pragma's."""
+    annotation on no loop or on a loop that is not pipelined, II differing from the PIPELINE pragma's. Annotations in
+    code the preprocessor skips (``#if`` branches not compiled for this board) are not read, nor are their loops."""
     tmp, tu, path = _parse(board, kernel_dir)
     try:
         f = hls_lint._File(tu, path)
-        skipped_free = [t for t in f.tokens if t.kind == ci.TokenKind.COMMENT and ANNOTATION.search(t.spelling)]
-        notes = {t.location.line: tuple(map(int, ANNOTATION.search(t.spelling).groups())) for t in skipped_free}
+        skipped = _skipped_ranges(tu, path)
+        found_notes = [t for t in f.tokens if t.kind == ci.TokenKind.COMMENT and ANNOTATION.search(t.spelling)
+                       and not any(a <= t.location.offset < b for a, b in skipped)]
+        notes = {t.location.line: tuple(map(int, ANNOTATION.search(t.spelling).groups())) for t in found_notes}
         loops, used_notes = [], set()
         for fn in tu.cursor.get_children():
             if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or fn.location.file is None \
@@ -178,10 +194,12 @@ def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[Loop]:
                         kv = dict(re.findall(r"(min|max)\s*=\s*(\d+)", " ".join(p.args).replace(" = ", "=")))
                         tc = (int(kv.get("min", 0)), int(kv.get("max", 0)))
                 b = hls_lint._loop_body(lp)
-                line = b.extent.start.line if b is not None else lp.location.line
-                note = notes.get(line)
-                if note is not None:
-                    used_notes.add(line)
+                note = None
+                for line in dict.fromkeys((b.extent.start.line if b is not None else lp.location.line,
+                                           lp.location.line)):
+                    if line in notes and note is None:
+                        note = notes[line]
+                        used_notes.add(line)
                 loops.append(Loop(label, fn.spelling, lp.location.line, bool(pipe), pii,
                                   note[0] if note else None, note[1] if note else None, tc))
         errors = []

@@ -273,3 +273,10 @@ def test_command_queue_depth_in_the_scheduler(zcu):
     with pytest.raises(SimError) as e:
         run(2)
     assert e.value.bits == ["WATCHDOG"]
+
+
+def test_annotation_in_skipped_code_is_not_read(tmp_path, zcu):
+    """The non-synthesis branch of write_partial_beat gets an annotated loop: not compiled, not read."""
+    d = _kernel_copy(tmp_path, "    for (int j = 0; j < AXI_BYTES; j++)\n        if (strb[j]) cur",
+                     "    for (int j = 0; j < AXI_BYTES; j++)  // II=1 depth=9\n        if (strb[j]) cur")
+    assert annotated(he.kernel_loops(zcu, d)) == set(he.FORMULA_LOOPS)

@@ -6,10 +6,10 @@ and pipeline depth it is written for: ``for (...) {  // II=1 depth=4``. :func:`k
 a board, parses it on its synthesis path with libclang (as :mod:`generator.hls_lint` does: ``-D__SYNTHESIS__`` and
 the stub headers; HLS pragmas from the token stream, assigned to the innermost loop body holding them) and reads
 each loop's label, its ``#pragma HLS PIPELINE II=`` and ``LOOP_TRIPCOUNT``, and the ``// II=.. depth=..`` comment
-on the line of the loop's opening brace. It is an error (:class:`EstimateError`) when a pipelined loop has no
-annotation, an annotation sits on no loop or on a loop that is not pipelined, the annotation's II differs from the
-pragma's, or the estimator has no formula for an annotated loop (:data:`FORMULA_LOOPS`); and :class:`KernelEstimate`
-refuses a kernel in which a loop it needs is missing. The estimator takes II and depth only from the parsed
+on the line of the loop's opening brace (or of its ``for``). It is an error (:class:`EstimateError`) when a
+pipelined loop has no annotation, an annotation sits on no loop or on a loop that is not pipelined, the
+annotation's II differs from the pragma's, or the estimator has no formula for an annotated loop
+(:data:`FORMULA_LOOPS`); and :class:`KernelEstimate` refuses a kernel in which a loop it needs is missing. The estimator takes II and depth only from the parsed
 annotations, so editing an annotation changes the estimate.
 
 Per instruction (:meth:`KernelEstimate.insn_cycles`; trip counts from the instruction's fields exactly as the
@@ -205,7 +205,7 @@ def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[Loop]:
         errors = []
         for line in sorted(set(notes) - used_notes):
             errors.append(f"{KERNEL_FILE}:{line}: annotation 'II={notes[line][0]} depth={notes[line][1]}' is beside "
-                          f"no loop (it must sit on the line of the loop's opening brace)")
+                          f"no loop (it must sit on the line of the loop's opening brace or its for)")
         for lp in loops:
             where = f"{KERNEL_FILE}:{lp.line} loop {lp.label} in {lp.function}"
             if lp.pipelined and lp.ii is None:

@@ -9,8 +9,8 @@ each loop's label, its ``#pragma HLS PIPELINE II=`` and ``LOOP_TRIPCOUNT``, and 
 on the line of the loop's opening brace (or of its ``for``). It is an error (:class:`EstimateError`) when a
 pipelined loop has no annotation, an annotation sits on no loop or on a loop that is not pipelined, the
 annotation's II differs from the pragma's, or the estimator has no formula for an annotated loop
-(:data:`FORMULA_LOOPS`); and :class:`KernelEstimate` refuses a kernel in which a loop it needs is missing. The estimator takes II and depth only from the parsed
-annotations, so editing an annotation changes the estimate.
+(:data:`FORMULA_LOOPS`); and :class:`KernelEstimate` refuses a kernel in which a loop it needs is missing. The
+estimator takes II and depth only from the parsed annotations, so editing an annotation changes the estimate.
 
 Per instruction (:meth:`KernelEstimate.insn_cycles`; trip counts from the instruction's fields exactly as the
 kernel's C++ derives them; ``II_X`` / ``D_X`` the annotated II / depth of loop X; ``beat_ii = max(II, ceil(axi_bytes

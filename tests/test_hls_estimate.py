@@ -181,6 +181,13 @@ def test_tiny_program_scheduled(tiny_prog):
     serial = sum(est.insn_cycles(None, i) for i in prog.insns)
     # the modules overlap: less than the serial sum, more than the busiest module
     assert max(cmp["busy"]["hls"].values()) < cmp["hls"] < serial + int(est.dispatch_times(prog.insns)[-1])
+    # fetch from DDR, 128-bit port: two FETCH_BEATS per instruction, so VALIDATE and DISPATCH at II 2; VALIDATE
+    # over the n instructions up to END (2n + depth 4) + read latency 40 + FETCH_BEATS depth 2, the same latency
+    # and depth again ahead of DISPATCH (depth 4)
+    n = next(k for k, i in enumerate(prog.insns) if i.op == "END") + 1
+    d = est.dispatch_times(prog.insns)
+    assert d[0] == (2 * n + 4) + (40 + 2) + (40 + 2) + 4 and d[1] - d[0] == 2
+    assert he.KernelEstimate(brd, 8, est.loops, fetch_ddr=False).dispatch_times(prog.insns)[1] == (n + 4) + 4 + 1
 
 
 # ------------------------------------------------------------------------------------------ (c) the 416x416 frame

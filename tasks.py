@@ -310,16 +310,24 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     other = _compile(board, "int16-sym" if bits == 8 else "int8-asym", per_tensor, model, progress=False,
                      names=names, yolo_cfg=yolo_cfg)
     cycles[other.hw.bits] = sum(p.cycles for p in other.program.plans)
+    from generator import hls_estimate
+    try:
+        kest = hls_estimate.compare(comp.board, bits, comp.program.insns)
+        kest["what_if"] = hls_estimate.compare(comp.board, bits, comp.program.insns, what_if_overlap=True)
+    except hls_estimate.EstimateError as e:
+        _die(str(e))
     heads = {o: read_tensor(comp.program, comp.qgraph, r["ddr"], bases, o) for o in comp.qgraph.outputs}
     dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
     draw_detections(img, dets, Path(d) / "detections.png", num_classes=len(comp.names))
     (Path(d) / "detections.json").write_text(json.dumps(dets, indent=1))
     (Path(d) / "report.md").write_text(hls.report_md(comp.board, comp.quant.name, len(comp.program.insns), cycles,
-                                                     bits, r, Path(image).name, dets, est))
+                                                     bits, r, Path(image).name, dets, est, kest))
     print(f"C-simulation bit-exact with the golden simulator ({r['csim_seconds']:.1f} s); latency model predicts "
           f"{cycles[bits]} cycles = {comp.board.pl_clock_mhz * 1e6 / cycles[bits]:.1f} FPS at "
           f"{comp.board.pl_clock_mhz:g} MHz (int8/int16 throughput {cycles[16] / cycles[8]:.2f}x); "
           f"{len(dets)} detections")
+    print(f"kernel estimate from its loop structure (not a synthesis result): hls-cycles {kest['hls']}, "
+          f"model-cycles {kest['model']} (ratio {kest['ratio']:.2f})")
     print(f"wrote {Path(d) / 'report.md'} and {Path(d) / 'detections.png'}")
     missing = [t for t, _ in hls.tool_commands(hd) if shutil.which(t) is None]
     if missing:

@@ -360,13 +360,16 @@ def missing_tools_message(hls_dir: str | Path, missing: list[str]) -> str:
 
 
 def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compiled_bits: int, check: dict | None,
-              image: str = "", detections: list | None = None, est: "resources.Estimate | None" = None) -> str:
+              image: str = "", detections: list | None = None, est: "resources.Estimate | None" = None,
+              kernel_est: dict | None = None) -> str:
     """The build report (Markdown): configuration, estimated resources against the part's capacity, predicted
     cycles and frames/s at the board clock, the int8 / int16 throughput ratio, the C-simulation result.
 
     Args: cycles: {8: predicted cycles of the int8 program, 16: of the int16 one} (latency model, per frame);
         compiled_bits: precision of the program baked into the ROM; check: :func:`build_and_check`'s result
-        (None: not run); detections: from the C-simulation's heads; est: resource estimate (computed if None).
+        (None: not run); detections: from the C-simulation's heads; est: resource estimate (computed if None);
+        kernel_est: :func:`generator.hls_estimate.compare` of the program (the ``hls-cycles:`` / ``model-cycles:``
+        lines; omitted if None), with optionally its ``what_if_overlap`` diagnosis under the key ``"what_if"``.
     """
     a = board.accelerator
     est = est or resources.estimate(board, program_insns)
@@ -397,6 +400,9 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
     if 8 in cycles and 16 in cycles:
         lines += ["", f"int8 / int16 throughput: {cycles[16] / cycles[8]:.2f}x (same DSPs; int8 packs two "
                       f"products per DSP48E2, DDR-bound layers gain less)"]
+    if kernel_est is not None:
+        from .hls_estimate import report_lines
+        lines += [""] + report_lines(kernel_est, kernel_est.get("what_if"))
     lines += ["", "## C-simulation (g++, the rendered kernel)", ""]
     if check is None:
         lines.append("not run")

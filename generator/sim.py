@@ -301,9 +301,17 @@ class GoldenSim:
                            "NO_END")
         return self.run_insns(insns, functional, progress)
 
-    def run_insns(self, insns, functional=True, progress=False, check_end_tokens=True) -> SimResult:
+    def run_insns(self, insns, functional=True, progress=False, check_end_tokens=True, cost=None,
+                  issue=None, cmd_depth=None) -> SimResult:
         """Execute decoded instructions up to the first END (see :meth:`run`; here the instructions are not
-        checked for CONFIG first or END last). Raises SimError: a module error (its status bit), WATCHDOG
+        checked for CONFIG first or END last). ``cost(hw, insn)``: cycles an instruction occupies its module
+        (default :func:`generator.hwmodel.insn_cycles`; :mod:`generator.hls_estimate` passes the kernel's loop
+        estimate, with ``functional=False``); ``issue``: earliest start cycle of each instruction (default k: fetch
+        issues one instruction per cycle); ``cmd_depth``: depth of each module's command queue (None: unbounded): the
+        in-order fetch issues instruction k no earlier than one cycle after issuing k - 1 and than the cycle at
+        which its module read the entry ``cmd_depth`` places ahead of it in its queue (a module reads its next
+        command when it has finished the previous instruction, before waiting for tokens), so a full queue stops the
+        fetch for every module. Raises SimError: a module error (its status bit), WATCHDOG
         (deadlock: every module waits for a token), TOKEN_OVERFLOW (a push onto a FIFO holding
         :data:`generator.isa.TOKEN_QUEUE_DEPTH` tokens), TOKENS_LEFT (tokens remain when every module is done;
         not checked with ``check_end_tokens=False``, for timing program fragments)."""
@@ -326,6 +334,37 @@ class GoldenSim:
             from tqdm import tqdm
             bar = tqdm(total=total, desc="golden sim", unit="insn")
         done = 0
+        cost = cost or insn_cycles
+        base = np.arange(len(insns), dtype=np.int64) if issue is None else np.asarray(issue, np.int64)
+        n_fetch = sum(len(q) for q in queues.values())
+        qpos = np.zeros(n_fetch, np.int64)           # position of instruction k in its module's queue
+        qlist = {m: list(q) for m, q in queues.items()}
+        for m, q in qlist.items():
+            for pos, kk in enumerate(q):
+                qpos[kk] = pos
+        dispatched = np.full(n_fetch, -1, np.int64)
+        started = np.zeros(n_fetch, bool)
+        fetch_ptr = [0]
+
+        def dispatch_time(k):
+            """the cycle instruction k is in its module's queue, or None while the fetch is blocked before it"""
+            if cmd_depth is None:
+                return int(base[k])
+            while fetch_ptr[0] <= k:
+                j = fetch_ptr[0]
+                t = int(base[j]) if j == 0 else max(int(base[j]), int(dispatched[j - 1]) + 1)
+                p = int(qpos[j]) - cmd_depth
+                if p >= 0:   # the entry cmd_depth places ahead must have been read by its module
+                    q = qlist[insns[j].module]
+                    r = int(dispatched[q[p]])
+                    if p > 0:   # read when the module finished the instruction before it
+                        if not started[q[p - 1]]:
+                            return None
+                        r = max(r, int(end[q[p - 1]]))
+                    t = max(t, r)
+                dispatched[j] = t
+                fetch_ptr[0] += 1
+            return int(dispatched[k])
         while done < total:
             best = None
             for m, q in queues.items():
@@ -333,7 +372,10 @@ class GoldenSim:
                     continue
                 k = q[0]
                 ins = insns[k]
-                t = max(free[m], k)   # fetch issues one instruction per cycle
+                d = dispatch_time(k)
+                if d is None:
+                    continue
+                t = max(free[m], d)   # fetch: one instruction per cycle
                 ok = True
                 for flag in ("pop_prev", "pop_next"):
                     if ins.f[flag]:
@@ -362,9 +404,10 @@ class GoldenSim:
                 h = handlers.get(ins.op)
                 if h is not None:
                     h(k, ins.f)
-            c = insn_cycles(self.hw, ins)
+            c = cost(self.hw, ins)
             stall[m] += t - free[m]
             start[k], end[k] = t, t + c
+            started[k] = True
             free[m] = t + c
             busy[m] += c
             for flag in ("push_prev", "push_next"):

@@ -1,0 +1,289 @@
+"""generator/hls_estimate.py: the cycle estimate of the HLS kernel from its own loop structure.
+
+(a) every pipelined loop of the kernel carries a ``// II=.. depth=..`` annotation, every annotation is used by
+the estimator, and a missing / unused annotation is an error; (b) per-instruction estimates on a TINY program
+against counts derived by hand from the kernel's loops; (c) the 416x416 YOLOv4-tiny frame (zcu19eg, int8-asym,
+timing only): hls-cycles against model-cycles, per instruction kind."""
+import shutil
+import time
+
+import pytest
+
+from generator import hls, hls_estimate as he, hwmodel
+from generator.board import load_board
+from helpers import TINY, board, compile_small
+from onnx_builders import Builder
+
+KDIR = hls.KERNEL_DIR
+
+
+@pytest.fixture(scope="module")
+def zcu():
+    return load_board("zcu19eg")
+
+
+@pytest.fixture(scope="module")
+def loops(zcu):
+    return he.kernel_loops(zcu)
+
+
+def annotated(loops):
+    return {lp.label for lp in loops if lp.ii is not None}
+
+
+# ------------------------------------------------------------------------------------------ (a) annotations
+def test_every_pipelined_loop_annotated(loops):
+    pipelined = {lp.label for lp in loops if lp.pipelined}
+    assert pipelined == annotated(loops)
+    assert annotated(loops) == set(he.FORMULA_LOOPS)     # zcu19eg: 128-bit AXI, so FETCH_BEATS is compiled
+    for lp in loops:
+        if lp.pipelined:
+            assert lp.ii == lp.pragma_ii and lp.depth >= 1, lp
+
+
+def _kernel_copy(tmp_path, old, new):
+    d = tmp_path / "kernel"
+    shutil.copytree(KDIR, d)
+    src = (d / he.KERNEL_FILE).read_text()
+    assert old in src
+    (d / he.KERNEL_FILE).write_text(src.replace(old, new, 1))
+    return d
+
+
+def test_missing_annotation_is_an_error(tmp_path, zcu):
+    d = _kernel_copy(tmp_path, "{  // II=1 depth=10", "{")
+    with pytest.raises(he.EstimateError, match="POST_TILE.*without a '// II=.. depth=..' annotation"):
+        he.kernel_loops(zcu, d)
+
+
+def test_stray_annotation_is_an_error(tmp_path, zcu):
+    d = _kernel_copy(tmp_path, "static inline int opcode_of", "// II=1 depth=3\nstatic inline int opcode_of")
+    with pytest.raises(he.EstimateError, match="beside no loop"):
+        he.kernel_loops(zcu, d)
+
+
+def test_annotation_without_formula_is_an_error(tmp_path, zcu):
+    # a pipelined, annotated loop the estimator has no formula for
+    d = _kernel_copy(tmp_path, "    LOAD_UNPACK:\n        for (int j = 0; j < AXI_BYTES; j++) {\n#pragma HLS UNROLL",
+                     "    LOAD_UNPACK:\n        for (int j = 0; j < AXI_BYTES; j++) {  // II=1 depth=2\n"
+                     "#pragma HLS PIPELINE II=1")
+    lps = he.kernel_loops(zcu, d)
+    with pytest.raises(he.EstimateError, match="LOAD_UNPACK.*no formula"):
+        he.KernelEstimate(zcu, 8, lps)
+
+
+def test_estimate_follows_the_annotation(tmp_path, zcu, loops):
+    d = _kernel_copy(tmp_path, "{  // II=1 depth=8", "{  // II=1 depth=30")
+    insn = type("I", (), {"op": "COMPUTE", "f": dict(oh=2, ow=4, og=1, ig=1, kh=1, kw=1, bypass=0, acc_init=1)})()
+    a = he.KernelEstimate(zcu, 8, loops).insn_cycles(None, insn)
+    b = he.KernelEstimate(zcu, 8, he.kernel_loops(zcu, d)).insn_cycles(None, insn)
+    assert b - a == 22
+
+
+BOARDS = sorted(p.stem for p in (hls.TEMPLATES_DIR.parent / "boards").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", BOARDS)
+def test_every_board_kernel_annotated(name):
+    """On every board's rendered kernel the annotations check out and the estimator accepts them (FETCH_BEATS is
+    compiled only where the m_axi port is narrower than an instruction)."""
+    brd = load_board(name)
+    lps = he.kernel_loops(brd)
+    est = he.KernelEstimate(brd, 8, lps)
+    narrow = est.hw.axi_bytes < 32
+    assert ("FETCH_BEATS" in annotated(lps)) == narrow
+    assert annotated(lps) == set(he.FORMULA_LOOPS) - (set() if narrow else {"FETCH_BEATS"})
+
+
+# ------------------------------------------------------------------------------------------ (b) TINY instructions
+@pytest.fixture(scope="module")
+def tiny_prog():
+    b = Builder([1, 20, 14, 12], seed=3)
+    y = b.maxpool(b.relu(b.conv("x", 17, k=3)))
+    brd = board(**TINY)
+    _, prog, _ = compile_small(b.model([y]), brd=brd)
+    return brd, prog
+
+
+@pytest.fixture(scope="module")
+def tiny_bypass_prog():
+    """A stand-alone upsample after a concat: a copy layer (bypass COMPUTE)."""
+    b = Builder([1, 10, 14, 12], seed=5)
+    a = b.leaky(b.conv("x", 12, k=3))
+    c = b.leaky(b.conv(a, 12, k=3))
+    brd = board(**TINY)
+    _, prog, _ = compile_small(b.model([b.upsample(b.concat(a, c))]), brd=brd)
+    return brd, prog
+
+
+def test_tiny_bypass_by_hand(tiny_bypass_prog):
+    brd, prog = tiny_bypass_prog
+    est = he.KernelEstimate(brd, 8)
+    i = _first(prog, "COMPUTE", bypass=1)
+    n = i.f["oh"] * i.f["ow"] * i.f["og"]
+    # one BYPASS iteration per output word (oh x ow x og), depth 4, plus INVOKE 2 + SETUP 4
+    assert est.insn_cycles(None, i) == 6 + n + 4
+    assert est.used == {"BYPASS"}
+
+
+def _first(prog, op, **match):
+    return next(i for i in prog.insns if i.op == op and all(i.f[k] == v for k, v in match.items()))
+
+
+def test_tiny_instructions_by_hand(tiny_prog):
+    """Hand counts (int8, 16-byte beats, DDR read / write latency 40 / 20; INVOKE 2 + SETUP 4 per instruction;
+    depths LOAD_BEATS / PBUF_BEATS 4, PE_TILE 8, POST_TILE 10, STORE_BEATS 3, STORE_PARTIAL 2; all II = 1)."""
+    brd, prog = tiny_prog
+    est = he.KernelEstimate(brd, 8)
+    assert (est.hw.axi_bytes, est.hw.rd_latency, est.hw.wr_latency) == (16, 40, 20)
+    # PBUF: 1 x 1 run of 24 records = 384 bytes at 5184 (aligned): pix_stride 0 != 384, so one segment per run:
+    # 6 + 1 row + (1 call + 40 latency + 4 depth) + 24 beats
+    i = _first(prog, "LOAD", buf=2)
+    assert (i.f["rows"], i.f["cols"], i.f["elems"], i.f["ddr_offset"]) == (1, 1, 24, 5184)
+    assert est.insn_cycles(None, i) == 6 + 1 + (1 + 40 + 4) + 24 == 76
+    # WBUF: 3 rows of 576 bytes (row stride 1728, 16-aligned), one segment per row: 36 beats each
+    i = _first(prog, "LOAD", buf=1, ddr_offset=0)
+    assert (i.f["rows"], i.f["cols"], i.f["elems"], i.f["row_stride"], i.f["dst_pitch"]) == (3, 1, 576, 1728, 9)
+    assert est.insn_cycles(None, i) == 6 + 3 * 1 + 3 * (1 + 40 + 4 + 36) == 252
+    # IBUF: 4 x 14 pixel runs of 8 bytes (pix stride 20, row stride 280): 56 segments, a run crossing a 16-byte
+    # boundary takes two beats: the address residues mod 16 of a row cycle 0, 4, 8, 12 (rows 0, 2; 3 of the 14
+    # runs start at 12 and cross) or 8, 12, 0, 4 (rows 1, 3, since 280 = 8 mod 16; 4 start at 12): 14 crossings
+    i = _first(prog, "LOAD", buf=0, ddr_offset=0, elems=8)
+    beats = 0
+    for r in range(4):
+        for q in range(14):
+            a = r * 280 + q * 20
+            beats += 2 if a % 16 > 8 else 1
+    assert beats == 56 + 14
+    assert est.insn_cycles(None, i) == 6 + 4 + 56 * (1 + 40 + 4) + beats == 2600
+    # COMPUTE: 2 x ceil(12 / 2) x 3 groups x 1 x 3 x 3 taps = 324 iterations of PE_TILE
+    i = _first(prog, "COMPUTE")
+    assert (i.f["oh"], i.f["ow"], i.f["og"], i.f["ig"], i.f["kh"], i.f["kw"]) == (2, 12, 3, 1, 3, 3)
+    assert est.insn_cycles(None, i) == 6 + 324 + 8 == 338
+    # POST: 1 x 6 outputs x 3 groups x 2 x 2 pool window = 72 iterations of POST_TILE
+    i = _first(prog, "POST")
+    assert (i.f["out_rows"], i.f["out_cols"], i.f["og"], i.f["pool_k"], i.f["up"]) == (1, 6, 3, 2, 1)
+    assert est.insn_cycles(None, i) == 6 + 72 + 10 == 88
+    # STORE: 6 runs of 17 bytes at 0, 17, ..., 85 (OBUF pitch 24 != 17: one segment per run). Run 0: one whole
+    # beat + a partial tail; runs 1-5: a partial head and a partial tail each (11 partial beats, each 16 byte
+    # writes + depth 2 + write latency 20); the whole beat: 1 + depth 3 + 20
+    i = _first(prog, "STORE", ddr_offset=0)
+    assert (i.f["rows"], i.f["cols"], i.f["elems"], i.f["pix_stride"], i.f["src_pitch"]) == (1, 6, 17, 17, 3)
+    assert est.insn_cycles(None, i) == 6 + 1 + 6 + 11 * (16 + 2 + 20) + (1 + 3 + 20) == 455
+    # CONFIG / SYNC / END: the module invocation only
+    assert est.insn_cycles(None, prog.insns[0]) == he.INVOKE == 2
+
+
+def test_tiny_program_scheduled(tiny_prog):
+    brd, prog = tiny_prog
+    cmp = he.compare(brd, 8, prog.insns)
+    est = he.KernelEstimate(brd, 8)
+    serial = sum(est.insn_cycles(None, i) for i in prog.insns)
+    # the modules overlap: less than the serial sum, more than the busiest module
+    assert max(cmp["busy"]["hls"].values()) < cmp["hls"] < serial + int(est.dispatch_times(prog.insns)[-1])
+    # fetch from DDR, 128-bit port: two FETCH_BEATS per instruction, so VALIDATE and DISPATCH at II 2; VALIDATE
+    # over the n instructions up to END (2n + depth 4) + read latency 40 + FETCH_BEATS depth 2, the same latency
+    # and depth again ahead of DISPATCH (depth 4)
+    n = next(k for k, i in enumerate(prog.insns) if i.op == "END") + 1
+    d = est.dispatch_times(prog.insns)
+    assert d[0] == (2 * n + 4) + (40 + 2) + (40 + 2) + 4 and d[1] - d[0] == 2
+    assert he.KernelEstimate(brd, 8, est.loops, fetch_ddr=False).dispatch_times(prog.insns)[1] == (n + 4) + 4 + 1
+
+
+# ------------------------------------------------------------------------------------------ (c) the 416x416 frame
+@pytest.fixture(scope="module")
+def frame(zcu, loops):
+    from generator.compiler import compile_model
+    t0 = time.time()
+    c = compile_model("zcu19eg", "int8-asym", progress=False, log=lambda *a, **k: None)
+    cmp = he.compare(zcu, 8, c.program.insns, loops)
+    what_if = he.compare(zcu, 8, c.program.insns, loops, what_if_overlap=True)
+    print(f"\nframe: compile + both estimates {time.time() - t0:.1f} s")
+    print("\n".join(he.report_lines(cmp)))
+    print("what-if (segments overlapped as in the RTL):", what_if["hls"], f"{what_if['ratio']:.3f}")
+    return c, cmp, what_if
+
+
+def test_every_annotation_used(frame, loops, tiny_prog, tiny_bypass_prog):
+    """The frame (no bypass COMPUTE in YOLOv4-tiny) and the copy layer together use every annotated loop."""
+    _, cmp, _ = frame
+    used = set(cmp["used"])
+    for brd, prog in (tiny_prog, tiny_bypass_prog):
+        used |= set(he.compare(brd, 8, prog.insns)["used"])
+    assert "BYPASS" not in cmp["used"]
+    assert used == annotated(loops)
+
+
+def test_frame_model_cycles(frame):
+    c, cmp, _ = frame
+    # model-cycles is the golden simulator's timing of the same program (the plans' sum within 0.1%)
+    plans = sum(p.cycles for p in c.program.plans)
+    assert abs(cmp["model"] - plans) <= 0.001 * plans
+
+
+@pytest.mark.parametrize("kind", ["COMPUTE", "POST", "LOAD-WBUF", "LOAD-PBUF"])
+def test_frame_kind_within_10_percent(frame, kind):
+    """The kinds whose loops move a beat / a PE step per cycle as the RTL does agree with the model."""
+    k = frame[1]["kinds"][kind]
+    assert abs(k["hls"] / k["model"] - 1) <= 0.10, (kind, k)
+
+
+def test_frame_gap_is_the_segment_loops(frame):
+    """LOAD into IBUF and STORE are slower in the kernel than in the model: their segment loops (LOAD_SEG_COLS,
+    STORE_SEG_COLS) are not pipelined, so each pixel-run segment is a separate call that pays the DDR read
+    (write) latency, and write_partial_beat writes a partial beat byte by byte; the RTL keeps 32 read bursts in
+    flight and streams a STORE's segments. With those overlapped (what_if_overlap) the frame is within 10%."""
+    _, cmp, what_if = frame
+    for kind in ("LOAD-IBUF", "STORE"):
+        k = cmp["kinds"][kind]
+        assert k["hls"] > 1.5 * k["model"], (kind, k)
+    assert cmp["ratio"] > 1.10
+    assert abs(what_if["ratio"] - 1) <= 0.10, what_if["ratio"]
+    for kind in ("LOAD-IBUF", "STORE"):
+        k = what_if["kinds"][kind]
+        assert abs(k["hls"] / k["model"] - 1) <= 0.15, (kind, k)
+
+
+@pytest.mark.xfail(strict=True, reason="the kernel's LOAD / STORE segment loops pay the DDR latency per pixel run "
+                                       "(see test_frame_gap_is_the_segment_loops): hls-cycles ~9.9x model-cycles")
+def test_frame_hls_cycles_within_10_percent_of_model(frame):
+    assert abs(frame[1]["ratio"] - 1) <= 0.10
+
+
+def test_report_md_lines(frame, zcu):
+    c, cmp, what_if = frame
+    md = hls.report_md(zcu, "int8-asym", len(c.program.insns), {8: cmp["model"]}, 8, None,
+                       kernel_est=dict(cmp, what_if=what_if))
+    assert f"hls-cycles: {cmp['hls']}\n" in md and f"model-cycles: {cmp['model']}\n" in md
+    assert f"hls/model: {cmp['ratio']:.3f}" in md and "not a synthesis result" in md
+    assert f"would be {what_if['hls']} cycles" in md
+
+
+# ------------------------------------------------------------------------------------------ command queues
+def test_command_queue_depth_in_the_scheduler(zcu):
+    """The fetch stops while the next instruction's module queue is full: COMPUTEs waiting for a token from a
+    LOAD that comes after them in program order fill a 2-deep compute queue and deadlock the fetch (WATCHDOG);
+    a 3-deep queue (or none) lets the fetch reach the LOAD."""
+    from generator import isa
+    from generator.sim import GoldenSim, SimError
+    import numpy as np
+    hw = hwmodel.HwConfig.from_board(zcu, 8)
+    cfg = isa.make("CONFIG", isa_version=isa.ISA_VERSION, tn=hw.tn, tm=hw.tm, precision=isa.PRECISIONS["int8"],
+                   config_id=hw.config_id)
+    prog = [cfg, isa.make("COMPUTE", pop_prev=1)] + [isa.make("COMPUTE") for _ in range(3)] + \
+        [isa.make("LOAD", push_next=1), isa.make("END")]
+
+    def run(depth):
+        sim = GoldenSim(hw, np.zeros(16, np.uint8), {k: 0 for k in isa.BASE_REG_NAMES.values()})
+        return sim.run_insns(prog, functional=False, cmd_depth=depth)
+    assert run(None).cycles == run(3).cycles
+    with pytest.raises(SimError) as e:
+        run(2)
+    assert e.value.bits == ["WATCHDOG"]
+
+
+def test_annotation_in_skipped_code_is_not_read(tmp_path, zcu):
+    """The non-synthesis branch of write_partial_beat gets an annotated loop: not compiled, not read."""
+    d = _kernel_copy(tmp_path, "    for (int j = 0; j < AXI_BYTES; j++)\n        if (strb[j]) cur",
+                     "    for (int j = 0; j < AXI_BYTES; j++)  // II=1 depth=9\n        if (strb[j]) cur")
+    assert annotated(he.kernel_loops(zcu, d)) == set(he.FORMULA_LOOPS)

@@ -55,8 +55,11 @@ KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.c
 #: the static kernel (hls_templates/kernel/): copied next to the rendered glue, compiled as is
 KERNEL_DIR = TEMPLATES_DIR / "kernel"     # the static C++ of the kernel (compiles without rendering)
 STATIC_FILES = ["accel_stream.h", "accel_kernel.h", "accel_csim.h"]
+#: the block design's buffer memory (hls_templates/bd/): a module reference of vivado_bd.tcl
+BD_DIR = TEMPLATES_DIR / "bd"
+BD_FILES = ["accel_ram.v"]
 #: depth of the fetch -> module command queues (instructions)
-CMD_QUEUE_DEPTH = 512
+CMD_QUEUE_DEPTH = resources.QUEUE_DEPTH
 #: m_axi depths (AXI beats) of a kernel rendered without a program's layout (co-simulation needs port_depths)
 DEFAULT_PORT_DEPTHS = {"insns": 65536, "load": 1 << 20, "store": 1 << 20}
 
@@ -200,14 +203,16 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
                ip_library=library, ip_version=version, board_part=board.vivado_board_part or "",
                overlay_dir=str(overlay_dir or OVERLAY_ROOT / board.name), overlay_name=f"yolofpga_{board.name}",
                jobs=int(jobs), storage=resources.storage_binding(board, len(rom)),
-               cmd_queue_depth=CMD_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS],
+               bd=resources.block_design(board, len(rom)),
+               cmd_queue_depth=CMD_QUEUE_DEPTH, run_queue_depth=resources.RUN_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS],
                depths=dict(DEFAULT_PORT_DEPTHS, **(port_depths or {})), cosim=bool(port_depths))
     env = _env()
     paths = {}
-    for name in STATIC_FILES:
-        p = out / name
-        p.write_text((KERNEL_DIR / name).read_text())
-        paths[name] = p
+    for d, files in ((KERNEL_DIR, STATIC_FILES), (BD_DIR, BD_FILES)):
+        for name in files:
+            p = out / name
+            p.write_text((d / name).read_text())
+            paths[name] = p
     for name in KERNEL_FILES:
         text = env.get_template(name + ".j2").render(**ctx)
         p = out / name

@@ -81,8 +81,9 @@ URAM_DEPTH, URAM_WIDTH = 4096, 72
 LUTRAM_MAX_DEPTH = 64
 #: depth of the fetch -> load / compute / store instruction queues (instructions; hls.CMD_QUEUE_DEPTH)
 QUEUE_DEPTH, N_QUEUES = 512, 3
-#: the kernel's run-descriptor / done queues hold one entry per run (RUN_QUEUE_DEPTH 2 in accel.h); the
-#: block design's axis_data_fifo cannot be shallower than this
+#: the kernel's run-descriptor / done queues (RUN_QUEUE_DEPTH in accel.h: one entry per run is ever in them)
+RUN_QUEUE_DEPTH = 2
+#: the block design's axis_data_fifo cannot be shallower than this (FIFO_DEPTH 16 ... 32768, a power of two)
 AXIS_FIFO_MIN_DEPTH = 16
 #: TDATA bits of the streams: instruction, run descriptor (4 x 48-bit base + 4 x 32-bit size), done report,
 #: token (1 bit, padded to a byte)
@@ -96,11 +97,11 @@ BD_STREAMS = [
     ("load_q", "accel", "load_q", "accel_load", "q", QUEUE_DEPTH, isa.INSN_BITS),
     ("compute_q", "accel", "compute_q", "accel_compute", "q", QUEUE_DEPTH, isa.INSN_BITS),
     ("store_q", "accel", "store_q", "accel_store", "q", QUEUE_DEPTH, isa.INSN_BITS),
-    ("load_run", "accel", "load_run", "accel_load", "run", AXIS_FIFO_MIN_DEPTH, RUN_BITS),
-    ("store_run", "accel", "store_run", "accel_store", "run", AXIS_FIFO_MIN_DEPTH, RUN_BITS),
-    ("load_done", "accel_load", "done", "accel", "load_done", AXIS_FIFO_MIN_DEPTH, DONE_BITS),
-    ("compute_done", "accel_compute", "done", "accel", "compute_done", AXIS_FIFO_MIN_DEPTH, DONE_BITS),
-    ("store_done", "accel_store", "done", "accel", "store_done", AXIS_FIFO_MIN_DEPTH, DONE_BITS),
+    ("load_run", "accel", "load_run", "accel_load", "run", RUN_QUEUE_DEPTH, RUN_BITS),
+    ("store_run", "accel", "store_run", "accel_store", "run", RUN_QUEUE_DEPTH, RUN_BITS),
+    ("load_done", "accel_load", "done", "accel", "load_done", RUN_QUEUE_DEPTH, DONE_BITS),
+    ("compute_done", "accel_compute", "done", "accel", "compute_done", RUN_QUEUE_DEPTH, DONE_BITS),
+    ("store_done", "accel_store", "done", "accel", "store_done", RUN_QUEUE_DEPTH, DONE_BITS),
     ("l2c", "accel_load", "l2c", "accel_compute", "l2c", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
     ("c2l", "accel_compute", "c2l", "accel_load", "c2l", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
     ("c2s", "accel_compute", "c2s", "accel_store", "c2s", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
@@ -313,7 +314,8 @@ def block_design(board: Board, rom_insns: int = 0) -> dict:
     """What ``vivado_bd.tcl`` instantiates besides the PS and the four HLS IPs, and what this estimate counts:
     ``streams``: [{name, src, src_port, dst, dst_port, depth (the kernel's), fifo_depth (axis_data_fifo
     FIFO_DEPTH), bits, memory_type (block / distributed)}]; ``memories``: [{name, var, cells: [{cell, port}]
-    (one per memory: bank, and row of WBUF / lane of PBUF), depth, width, impl, primitive (xpm MEMORY_PRIMITIVE),
+    (one per memory: bank, and row of WBUF / lane of PBUF), depth, width, impl, addr_lsb (log2 of the
+    bytes between words on the HLS bram port's byte address), primitive (xpm MEMORY_PRIMITIVE),
     producer, consumers}]."""
     e = estimate(board, rom_insns)
     by = {m.name: m for m in e.memories}
@@ -334,6 +336,7 @@ def block_design(board: Board, rom_insns: int = 0) -> dict:
             ports = [f"{var}_{b}" for b in range(2)]
         assert len(ports) == m.count
         mems.append(dict(name=name, var=var, ports=ports, depth=m.depth, width=m.width, impl=m.impl,
+                         addr_lsb=max(0, math.ceil(math.log2(m.width / 8))),
                          primitive=XPM_PRIMITIVE[m.impl], producer=prod, consumers=cons))
     return {"streams": streams, "memories": mems}
 

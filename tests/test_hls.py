@@ -11,7 +11,7 @@ import pytest
 from generator import hls, isa, runtime
 from generator.hwmodel import HwConfig
 from generator.sim import GoldenSim
-from helpers import compile_small, quantize_input
+from helpers import board, compile_small, quantize_input
 from onnx_builders import Builder
 from test_layers import BOARDS, KINDS, MODES
 
@@ -507,6 +507,28 @@ def _check_block_design(b, calls):
         assert f"pin:fifo_{f['name']}/s_axis_aclk" in clk and f"pin:fifo_{f['name']}/s_axis_aresetn" in rst
     # the memory module is part of the project
     assert "add_files -norecurse accel_ram.v" in calls
+
+
+def test_vivado_bd_tcl_wider_m_axi_uses_two_hp_ports(tmp_path):
+    """A 256-bit m_axi (the RTL tests' configuration): HP ports are 128 bits, so LOAD gets HP0 and the program
+    fetch + STORE HP1, each through its own SmartConnect (which narrows the width)."""
+    import shutil
+
+    if shutil.which("tclsh") is None:
+        pytest.skip("tclsh not installed")
+    b = board("zcu19eg", axi_data_width_bits=256)
+    hls.render(b, tmp_path, overlay_dir=tmp_path / "ov")
+    (tmp_path / "stub.tcl").write_text("set ::have_board 0\nset ::bp_found {}\n" + _VIVADO_STUBS)
+    r = subprocess.run(["tclsh", "stub.tcl"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    edge = {tuple(c.split()[1:]) for c in calls if c.startswith("connect_bd_intf_net")}
+    assert ("intf:accel_load_0/m_axi_load_gmem", "intf:smartconnect_hp0/S00_AXI") in edge
+    assert ("intf:accel_0/m_axi_gmem", "intf:smartconnect_hp1/S00_AXI") in edge
+    assert ("intf:accel_store_0/m_axi_store_gmem", "intf:smartconnect_hp1/S01_AXI") in edge
+    assert ("intf:smartconnect_hp1/M00_AXI", "intf:zynq_ultra_ps_e_0/S_AXI_HP1_FPD") in edge
+    ps = " ".join(c for c in calls if "PSU__SAXIGP" in c)
+    assert "PSU__SAXIGP2__DATA_WIDTH 128" in ps and "PSU__SAXIGP3__DATA_WIDTH 128" in ps
 
 
 def test_vivado_bd_tcl_without_installed_board_file(tmp_path):

@@ -16,6 +16,11 @@ its module and sends each run's base registers and sizes to load and store; ``ac
 (load reads, store writes; absolute addresses), synchronised by the four dependency-token streams of depth
 :data:`generator.isa.TOKEN_QUEUE_DEPTH`; IBUF/WBUF (load -> compute), PBUF (load -> store) and ACC (compute ->
 store) are memory ports with one writer and one reader module. No DATAFLOW region is left.
+The lane dimension of each memory port is ``ARRAY_RESHAPE``d (one word of Tn or Tm lanes per bank, written with
+byte enables), so the block design (``vivado_bd.tcl``, :func:`generator.resources.block_design`) holds one RAM
+per bank (WBUF: per bank and row, PBUF: per lane; ``hls_templates/bd/accel_ram.v``) and one ``axis_data_fifo``
+per stream at the kernel's depth; ACC's read port is shared by compute and store (the tokens keep them on
+different banks). C-simulation is unaffected (the pragmas do not change the C++ arrays).
 The static kernel (``hls_templates/kernel/*.h``) is copied next to the rendered glue (``isa.h``, ``config.h``, ``accel.h``, ``accel.cpp``
 with the top signatures and interface pragmas, ``insn_rom.h``, ``tb.cpp``).
 
@@ -183,7 +188,8 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
     (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis HLS: part and clock of
     the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth; optional cosim; each top of
     :data:`TOPS` exported as its own IP, ``xilinx.com:hls:<top>:1.0``, to ``export_dir``, relative to ``out_dir``;
-    ``accel`` is :data:`KERNEL_VLNV`) and vivado_bd.tcl (the Vivado block design around the ``accel`` IP; bitstream
+    ``accel`` is :data:`KERNEL_VLNV`), accel_ram.v (the block design's buffer memory) and vivado_bd.tcl (the Vivado
+    block design: the four IPs, their stream FIFOs and buffer memories, :func:`generator.resources.block_design`; bitstream
     and hardware handoff copied to ``overlay_dir`` as ``yolofpga_<board>.bit`` / ``.hwh``, default
     ``overlay/<board>/``; ``jobs`` parallel Vivado runs). ``port_depths``: {"insns", "load", "store"} m_axi depths
     in AXI beats for a co-simulation build (:func:`port_depths`; also selects the testbench's separate buffers in

@@ -259,6 +259,18 @@ def test_csim_rom_mode(tmp_path):
     assert info["hw_info"] == isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | MODES24
 
 
+def test_csim_identification_probe(kernel, tmp_path):
+    """The driver's identification probe on the threaded C-simulation of the four tops: fetch_ddr = 1,
+    n_insns = 0 ends with NO_END alone, writes hw_info / config_id, dispatches nothing and leaves DDR unchanged."""
+    prog, ddr, bases = _layer("concat", "int8-asym", True, "tiny")
+    out, info = hls.run_csim(kernel("tiny"), ddr, bases, b"", tmp_path, sizes={k: 0 for k in isa.BASE_REGS})
+    hw = prog.hw
+    assert info["status"] == 1 << isa.STATUS_BITS["NO_END"]
+    assert info["hw_info"] == isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | MODES24
+    assert info["config_id"] == hw.config_id
+    assert np.array_equal(out[:ddr.size], ddr)
+
+
 # the error statuses of bad programs (C-simulation against the golden simulator, the RTL and the PYNQ driver):
 # tests/test_status.py
 

@@ -294,10 +294,31 @@ def check(board: Board, rom_insns: int = 0) -> Estimate:
     return e
 
 
-def storage_binding(board: Board, rom_insns: int = 0) -> dict:
-    """{kernel array name: HLS storage impl} for the buffers (``BIND_STORAGE impl=``), from :func:`estimate`."""
+def lane_memories(board: Board) -> list[Memory]:
+    """The buffers as the RTL (``rtl/``) holds them: one memory per lane (IBUF Tn, WBUF Tn x Tm, ACC / OBUF Tm,
+    PBUF Tm cyclic), the two ping-pong banks one address bit of each: the shapes :func:`storage_binding` maps for
+    ``per_lane=True`` (the RTL's ``ram_style``, :func:`generator.rtl.ram_styles`)."""
+    a = board.accelerator
+    tn, tm = a.tn, a.tm
+    acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
+    return [Memory("IBUF", tn, 2 * (a.ibuf_bank_bytes // tn), ELEM_BITS),
+            Memory("WBUF", tn * tm, 2 * (a.wbuf_bank_bytes // (tn * tm)), ELEM_BITS),
+            Memory("ACC", tm, 2 * a.acc_bank_words, acc_store),
+            Memory("OBUF", tm, a.obuf_bytes // tm, ELEM_BITS),
+            Memory("PBUF", tm, -(-a.pbuf_entries // tm), isa.PARAM_RECORD_BYTES * 8)]
+
+
+def storage_binding(board: Board, rom_insns: int = 0, per_lane: bool = False) -> dict:
+    """{kernel array name: storage impl} for the buffers, from :func:`estimate`: the block design's memories'
+    primitive and the store IP's OBUF ``BIND_STORAGE impl=``. ``per_lane``: the same mapping rule over the RTL's
+    per-lane memories (:func:`lane_memories`; the ROM and FIFOs are never URAM, so they do not change it)."""
     names = {"IBUF": "ibuf", "WBUF": "wbuf", "ACC": "acc", "OBUF": "obuf", "PBUF": "pbuf"}
-    return {names[m.name]: m.impl for m in estimate(board, rom_insns).memories if m.name in names}
+    if per_lane:
+        mems = lane_memories(board)
+        _map(mems, board.resources.uram)
+    else:
+        mems = estimate(board, rom_insns).memories
+    return {names[m.name]: m.impl for m in mems if m.name in names}
 
 
 #: the block design's memories: (name, kernel array, producer IP, consumer IPs); ACC's port B is shared by the

@@ -108,3 +108,14 @@ def test_block_design_structure_is_counted(name, tmp_path):
     for m in bd["memories"]:
         assert (f"BLOCK_DESIGN_MEMORY {m['var']} type=ram_s2p impl={m['impl']} memories={len(m['ports'])} "
                 f"depth={m['depth']} width={m['width']}") in src
+
+
+def test_rtl_binding_keeps_the_per_lane_shapes():
+    """The RTL's ram_style follows the mapping rule over its own per-lane memories, not the block design's wide
+    words (which map zcu19eg's IBUF to URAM and OBUF to BRAM instead)."""
+    from generator.rtl import RAM_STYLES, ram_styles
+    b = load_board("zcu19eg")
+    lanes = resources.storage_binding(b, per_lane=True)
+    assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "uram", "obuf": "uram", "pbuf": "lutram"}
+    assert ram_styles(b) == {k.upper(): RAM_STYLES[v] for k, v in lanes.items()}
+    assert resources.storage_binding(b)["ibuf"] == "uram" and resources.storage_binding(b)["obuf"] == "bram"

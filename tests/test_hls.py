@@ -375,7 +375,7 @@ close $f
 """
 
 
-@pytest.mark.parametrize("brd", ["zcu19eg", "ultra96v2"])
+@pytest.mark.parametrize("brd", ["zcu19eg", "ultra96v2", "zcu102", "kv260"])
 def test_vivado_bd_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     """The rendered Vivado block-design script, executed by tclsh with stub procs: the board's part (and board
     preset where the board has a Vivado board file), the PL clock, the HP port at the m_axi width, the interrupt,

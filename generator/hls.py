@@ -16,6 +16,11 @@ its module and sends each run's base registers and sizes to load and store; ``ac
 (load reads, store writes; absolute addresses), synchronised by the four dependency-token streams of depth
 :data:`generator.isa.TOKEN_QUEUE_DEPTH`; IBUF/WBUF (load -> compute), PBUF (load -> store) and ACC (compute ->
 store) are memory ports with one writer and one reader module. No DATAFLOW region is left.
+The lane dimension of each memory port is ``ARRAY_RESHAPE``d (one word of Tn or Tm lanes per bank, written with
+byte enables), so the block design (``vivado_bd.tcl``, :func:`generator.resources.block_design`) holds one RAM
+per bank (WBUF: per bank and row, PBUF: per lane; ``hls_templates/bd/accel_ram.v``) and one ``axis_data_fifo``
+per stream at the kernel's depth; ACC's read port is shared by compute and store (the tokens keep them on
+different banks). C-simulation is unaffected (the pragmas do not change the C++ arrays).
 The static kernel (``hls_templates/kernel/*.h``) is copied next to the rendered glue (``isa.h``, ``config.h``, ``accel.h``, ``accel.cpp``
 with the top signatures and interface pragmas, ``insn_rom.h``, ``tb.cpp``).
 
@@ -55,8 +60,11 @@ KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.c
 #: the static kernel (hls_templates/kernel/): copied next to the rendered glue, compiled as is
 KERNEL_DIR = TEMPLATES_DIR / "kernel"     # the static C++ of the kernel (compiles without rendering)
 STATIC_FILES = ["accel_stream.h", "accel_kernel.h", "accel_csim.h"]
+#: the block design's buffer memory (hls_templates/bd/): a module reference of vivado_bd.tcl
+BD_DIR = TEMPLATES_DIR / "bd"
+BD_FILES = ["accel_ram.v"]
 #: depth of the fetch -> module command queues (instructions)
-CMD_QUEUE_DEPTH = 512
+CMD_QUEUE_DEPTH = resources.QUEUE_DEPTH
 #: m_axi depths (AXI beats) of a kernel rendered without a program's layout (co-simulation needs port_depths)
 DEFAULT_PORT_DEPTHS = {"insns": 65536, "load": 1 << 20, "store": 1 << 20}
 
@@ -180,7 +188,8 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
     (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis HLS: part and clock of
     the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth; optional cosim; each top of
     :data:`TOPS` exported as its own IP, ``xilinx.com:hls:<top>:1.0``, to ``export_dir``, relative to ``out_dir``;
-    ``accel`` is :data:`KERNEL_VLNV`) and vivado_bd.tcl (the Vivado block design around the ``accel`` IP; bitstream
+    ``accel`` is :data:`KERNEL_VLNV`), accel_ram.v (the block design's buffer memory) and vivado_bd.tcl (the Vivado
+    block design: the four IPs, their stream FIFOs and buffer memories, :func:`generator.resources.block_design`; bitstream
     and hardware handoff copied to ``overlay_dir`` as ``yolofpga_<board>.bit`` / ``.hwh``, default
     ``overlay/<board>/``; ``jobs`` parallel Vivado runs). ``port_depths``: {"insns", "load", "store"} m_axi depths
     in AXI beats for a co-simulation build (:func:`port_depths`; also selects the testbench's separate buffers in
@@ -200,14 +209,16 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
                ip_library=library, ip_version=version, board_part=board.vivado_board_part or "",
                overlay_dir=str(overlay_dir or OVERLAY_ROOT / board.name), overlay_name=f"yolofpga_{board.name}",
                jobs=int(jobs), storage=resources.storage_binding(board, len(rom)),
-               cmd_queue_depth=CMD_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS],
+               bd=resources.block_design(board, len(rom)),
+               cmd_queue_depth=CMD_QUEUE_DEPTH, run_queue_depth=resources.RUN_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS],
                depths=dict(DEFAULT_PORT_DEPTHS, **(port_depths or {})), cosim=bool(port_depths))
     env = _env()
     paths = {}
-    for name in STATIC_FILES:
-        p = out / name
-        p.write_text((KERNEL_DIR / name).read_text())
-        paths[name] = p
+    for d, files in ((KERNEL_DIR, STATIC_FILES), (BD_DIR, BD_FILES)):
+        for name in files:
+            p = out / name
+            p.write_text((d / name).read_text())
+            paths[name] = p
     for name in KERNEL_FILES:
         text = env.get_template(name + ".j2").render(**ctx)
         p = out / name

@@ -66,15 +66,25 @@ class AccelRegisterFile:
         device: the :class:`GoldenSimDevice` whose memory the accelerator reads and writes.
         board: the board the simulated bitstream is built for (its configuration id, Tn, Tm; int8 and int16).
         hang: never finish a run (``ap_done`` stays 0).
+        info_registers: ``"constant"``: ``hw_info`` / ``config_id`` read their values from reset (as the RTL's
+            constant registers); ``"hls"``: they read 0 until the first start, as the Vitis HLS IP's s_axilite
+            output registers, which the ``accel`` top writes at the start of each run.
     Attributes:
         last_error: message of the last run's :class:`SimError` (``None`` if it succeeded).
         runs: number of runs started.
         history: base-address registers of each run started ({"WEIGHTS": addr, ..., "insns": addr}).
         size_history: the ``*_size`` registers of each run started ({"WEIGHTS": bytes, ...}).
+        probes: starts with ``n_insns = 0`` and ``fetch_ddr = 1`` (no instruction: NO_END, nothing dispatched,
+            no DDR access), e.g. the driver's identification probe; counted in ``runs`` and ``history`` too.
     """
 
-    def __init__(self, device: "GoldenSimDevice", board: Board, hang: bool = False):
+    def __init__(self, device: "GoldenSimDevice", board: Board, hang: bool = False,
+                 info_registers: str = "constant"):
+        if info_registers not in ("constant", "hls"):
+            raise ValueError(f"info_registers must be 'constant' or 'hls', not {info_registers!r}")
         self.device, self.board, self.hang = device, board, hang
+        self.info_valid = info_registers == "constant"
+        self.probes = 0
         self.hw = {bits: HwConfig.from_board(board, bits) for bits in (8, 16)}
         self.words = {}                 # 32-bit word offset -> value (argument registers)
         self.ctrl = 1 << CTRL["ap_idle"]
@@ -123,9 +133,9 @@ class AccelRegisterFile:
             if off == REG["status"][0]:
                 return self.status
             if off == REG["hw_info"][0]:
-                return self.hw_info
+                return self.hw_info if self.info_valid else 0
             if off == REG["config_id"][0]:
-                return self.config_id
+                return self.config_id if self.info_valid else 0
             if off == REG["cycles"][0]:
                 return self.cycles & 0xFFFFFFFF
             return self.words.get(off, 0)
@@ -152,9 +162,12 @@ class AccelRegisterFile:
         self.ctrl = (self.ctrl | 1 << CTRL["ap_start"]) & ~(1 << CTRL["ap_idle"] | 1 << CTRL["ap_done"])
         self.status = 0
         self.runs += 1
+        self.info_valid = True          # the accel top writes hw_info / config_id first thing in a run
         args = {k: self._arg(k.lower()) for k in isa.BASE_REGS}
         sizes = {k: self._arg(r) for k, r in isa.SIZE_REGS.items()}
         insns, n, fetch = self._arg("insns"), self._arg("n_insns"), self._arg("fetch_ddr")
+        if fetch and n == 0:
+            self.probes += 1
         self.history.append({**args, "insns": insns})
         self.size_history.append(sizes)
         self.thread = threading.Thread(target=self._run, args=(args, sizes, insns, n, fetch), daemon=True)
@@ -170,7 +183,10 @@ class AccelRegisterFile:
         try:
             if not fetch_ddr:
                 raise SimError("fetch_ddr = 0: the simulated bitstream's instruction ROM is empty (no END)", "NO_END")
-            prog = dev.read_memory(insns_addr, n_insns * isa.INSN_BYTES)
+            # n_insns = 0: the fetch reads nothing (any insns address), the program is empty: NO_END
+            prog = dev.read_memory(insns_addr, n_insns * isa.INSN_BYTES) if n_insns else b""
+            if not prog:    # nothing fetched, nothing dispatched: the base registers are never used
+                raise SimError("n_insns = 0: no instruction fetched, no END", "NO_END")
             bits = 8
             if len(prog) >= isa.INSN_BYTES and prog[0] & 0xF == isa.OPCODES["CONFIG"]:
                 with contextlib.suppress(isa.IsaError):
@@ -196,6 +212,30 @@ class AccelRegisterFile:
         return self.thread is None or not self.thread.is_alive()
 
 
+#: the IPs of the block design (hls_templates/vivado_bd.tcl.j2) besides the control block: the three free-running
+#: HLS modules (no registers), their stream FIFOs and buffer memories, the interconnect
+BD_OTHER_IPS = [("accel_load_0", "xilinx.com:hls:accel_load:1.0"), ("accel_compute_0", "xilinx.com:hls:accel_compute:1.0"),
+                ("accel_store_0", "xilinx.com:hls:accel_store:1.0"), ("fifo_l2c", "xilinx.com:ip:axis_data_fifo:2.0"),
+                ("smartconnect_hp0", "xilinx.com:ip:smartconnect:1.0")]
+
+
+def block_design_ip_dict(device, accel_base: int, accel_range: int = 0x10000) -> dict:
+    """An ``ip_dict`` like the one PYNQ builds from the block design's .hwh: ``accel_0`` (VLNV
+    :data:`KERNEL_VLNV`, the s_axilite window) and, before it in key order, IPs that have no register window
+    (the free-running load / compute / store IPs, a FIFO, the SmartConnect: ``phys_addr`` None,
+    ``addr_range`` 0; PYNQ lists only addressable IPs, so these entries are the worst case a driver could
+    meet). The accelerator's interrupt is named as the hwh parser names it."""
+    d = {}
+    for name, vlnv in BD_OTHER_IPS:
+        d[name] = {"fullpath": name, "type": vlnv, "phys_addr": None, "addr_range": 0, "state": None,
+                   "interrupts": {}, "gpio": {}, "parameters": {}, "registers": {}, "device": device}
+    d["accel_0"] = {"fullpath": "accel_0", "type": KERNEL_VLNV, "phys_addr": accel_base, "addr_range": accel_range,
+                    "state": None, "interrupts": {}, "gpio": {}, "parameters": {"C_S_AXI_CONTROL_BASEADDR":
+                                                                                  hex(accel_base)},
+                    "device": device}
+    return d
+
+
 class GoldenSimDevice(Device):
     """A PYNQ device with the accelerator built for ``board``, simulated by the golden ISA simulator.
 
@@ -205,23 +245,28 @@ class GoldenSimDevice(Device):
         mem_base: physical address of its first byte.
         accel_base: physical address of the accelerator's AXI-Lite slave (64 KiB range).
         hang: the accelerator never raises ``ap_done`` (timeout tests).
+        info_registers: see :class:`AccelRegisterFile` (``"hls"``: hw_info / config_id read 0 before the first start).
+        block_design: ``ip_dict`` as the four-IP block design's .hwh gives it (:func:`block_design_ip_dict`).
     Raises:
         MemoryError (from :meth:`allocate`) when the simulated DDR is exhausted.
     """
 
     def __init__(self, board="zcu19eg", mem_bytes: int = 40 << 20, mem_base: int = 0x6000_0000,
-                 accel_base: int = 0xA000_0000, hang: bool = False):
+                 accel_base: int = 0xA000_0000, hang: bool = False, info_registers: str = "constant",
+                 block_design: bool = False):
         super().__init__("golden-sim")
         self.board = load_board(board) if isinstance(board, str) else board
         self.capabilities = {"REGISTER_RW": True}
         self.mem = np.zeros(mem_bytes, np.uint8)
         self.mem_base, self.accel_base, self.accel_range = mem_base, accel_base, 0x10000
         self._next = 0
-        self.accel = AccelRegisterFile(self, self.board, hang=hang)
+        self.accel = AccelRegisterFile(self, self.board, hang=hang, info_registers=info_registers)
         self.flushes, self.invalidates = [], []      # (device address, bytes) of each call
         self.ip_dict = {"accel_0": {"fullpath": "accel_0", "type": KERNEL_VLNV, "phys_addr": accel_base,
                                     "addr_range": self.accel_range, "state": None, "interrupts": {},
                                     "gpio": {}, "parameters": {}, "device": self}}
+        if block_design:
+            self.ip_dict = block_design_ip_dict(self, accel_base, self.accel_range)
         self.mem_dict, self.gpio_dict, self.interrupt_pins, self.interrupt_controllers = {}, {}, {}, {}
         self.hierarchy_dict = {}
 

@@ -37,11 +37,13 @@ RAM_STYLES = {"lutram": 0, "bram": 1, "uram": 2}
 
 
 def ram_styles(board: Board) -> dict:
-    """{buffer: ram_tdp STYLE} for ``board``: each buffer bound as the HLS estimate maps it (block RAM, UltraRAM on
-    parts that have it, LUTRAM), so the RTL's synthesis follows the same storage plan (UG573)."""
+    """{buffer: ram_tdp STYLE} for ``board``: each buffer bound by the HLS estimate's mapping rule applied to the
+    RTL's own per-lane memories (``storage_binding(per_lane=True)``: block RAM, UltraRAM on parts that have it,
+    LUTRAM; UG573). The HLS block design's memories are shaped differently (one word of all lanes per bank) and
+    may map differently."""
     from .resources import storage_binding
 
-    return {k.upper(): RAM_STYLES[v] for k, v in storage_binding(board).items()}
+    return {k.upper(): RAM_STYLES[v] for k, v in storage_binding(board, per_lane=True).items()}
 
 
 def package_context(board: Board, rom_words: int = 1) -> dict:

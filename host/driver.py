@@ -22,6 +22,19 @@ flush, write the base-address registers and the size of each base register's buf
 the manifest's register map has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait for ``ap_done`` (interrupt when the overlay has
 one, else polling) with a timeout, check ``status``, invalidate OUTPUT, dequantize the heads, YOLO decode, NMS.
 
+Identification before the first run: the Vitis HLS IP's ``hw_info`` and ``config_id`` are s_axilite output
+registers, which read 0 until the ``accel`` block has run once (it writes them first thing in every run). When
+``hw_info`` reads 0 the driver therefore starts one *probe* run before comparing them with the manifest:
+``fetch_ddr = 1``, ``n_insns = 0``, every base and size register 0. The fetch reads no instruction, dispatches
+nothing to load / compute / store (each gets its stop command, none touches DDR), and the run ends at once with
+status NO_END (``ap_done``), after which both registers hold their values. The probe's NO_END is expected and not
+an error (:attr:`YoloAccelerator.probe_status`); the next run overwrites ``status``. On the RTL (constant
+registers) ``hw_info`` is never 0, so no probe runs; a probe there would end the same way (``n_insns = 0``: the
+fetch is exhausted at once, NO_END, no AXI access).
+
+The IP is found by its VLNV, never by name: the block design also holds ``accel_load``, ``accel_compute`` and
+``accel_store`` (VLNVs ``xilinx.com:hls:accel_<module>:1.0``, no registers), FIFOs and memories.
+
 Errors: :class:`PackageError` (missing/inconsistent files), :class:`PackageMismatchError` (the hardware's
 ISA version / PE array / precision / configuration id differ from the package's), :class:`AcceleratorTimeout`
 (no ``ap_done`` within the timeout; carries the register values), :class:`AcceleratorError` (``status`` != 0;
@@ -219,6 +232,7 @@ class YoloAccelerator:
 
         self.overlay, self.ip = self._open_ip(bitfile, download)
         self.ip.set_register_map(m["registers"], m["ctrl_bits"])
+        self.probe_status = None       # status of the identification probe (NO_END), None if none was needed
         self.check_hardware()
         self._interrupt = self._pick_interrupt(use_interrupt)
 
@@ -303,6 +317,9 @@ class YoloAccelerator:
         """
         m, hw = self.manifest, self.manifest["hardware"]
         info = self.ip.read_reg("hw_info")
+        if info == 0:                  # the HLS block has not run yet: its output registers read 0
+            self._probe()
+            info = self.ip.read_reg("hw_info")
         got = {"isa_version": info & 0xFF, "tn": info >> 8 & 0xFF, "tm": info >> 16 & 0xFF}
         want = {"isa_version": m["isa_version"], "tn": hw["tn"], "tm": hw["tm"]}
         for k in want:
@@ -315,6 +332,39 @@ class YoloAccelerator:
         cid = self.ip.read_reg("config_id")
         if cid != hw["config_id"]:
             raise PackageMismatchError("config_id", hw["config_id"], cid)
+
+    def _probe(self):
+        """One run with no instruction (``fetch_ddr = 1``, ``n_insns = 0``) so that the HLS block writes
+        ``hw_info`` / ``config_id``; it ends with NO_END and touches no DDR (see the module docstring).
+
+        Raises AcceleratorTimeout (no ``ap_done`` within the timeout), AcceleratorError (a status other than
+        NO_END)."""
+        ip = self.ip
+        for k in BASE_REGS:
+            ip.write_reg(k.lower(), 0)
+            if f"{k.lower()}_size" in ip.regs:
+                ip.write_reg(f"{k.lower()}_size", 0)
+        ip.write_reg("insns", 0)
+        ip.write_reg("n_insns", 0)
+        ip.write_reg("fetch_ddr", 1)
+        ip.write_reg("CTRL", 1 << self.manifest["ctrl_bits"]["ap_start"])
+        deadline = time.perf_counter() + self.timeout_s
+        while True:
+            ctrl = ip.read_reg("CTRL")
+            if ip.ctrl_bit(ctrl, "ap_done") or (ip.ctrl_bit(ctrl, "ap_idle") and not ip.ctrl_bit(ctrl, "ap_start")):
+                break
+            if time.perf_counter() > deadline:
+                raise AcceleratorTimeout(self.timeout_s, ip.snapshot())
+            time.sleep(self.poll_interval_s)
+        status = ip.read_reg("status")
+        no_end = 1 << self.manifest["status_bits"]["NO_END"]
+        if status != no_end:
+            names = {v: k for k, v in self.manifest["status_bits"].items()}
+            bits = [names.get(b, f"bit{b}") for b in range(32) if status >> b & 1]
+            raise AcceleratorError(status, bits, ip.snapshot(),
+                                   f"identification probe (n_insns = 0) ended with status {status:#x}, "
+                                   f"expected NO_END only")
+        self.probe_status = status
 
     def _pick_interrupt(self, use_interrupt):
         if not use_interrupt:

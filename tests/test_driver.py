@@ -207,3 +207,76 @@ def test_package_folder_and_tarball_run_the_driver(compiled, images, reference, 
             "import host.driver, host.draw; print(host.driver.__file__)")
     r = subprocess.run([sys.executable, "-c", code], cwd=d, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and Path(r.stdout.strip()).resolve() == (d / "host" / "driver.py").resolve(), r.stderr
+
+
+# ---- the Vitis HLS block design: hw_info / config_id before the first start, IPs found by VLNV -----------------
+def test_hls_info_registers_probe_before_the_first_start(package, images, reference):
+    """On the HLS IP hw_info / config_id read 0 until the block has run: the driver starts one probe run
+    (fetch_ddr = 1, n_insns = 0: NO_END, nothing dispatched, no DDR access), then checks them, then runs frames
+    normally. The design's ip_dict holds the other three HLS IPs (no registers) too; the driver takes accel_0."""
+    dev = GoldenSimDevice("zcu19eg", info_registers="hls", block_design=True)
+    offs = {n: o for n, o, _, _ in isa.REGISTERS}
+    assert dev.accel.read_word(offs["hw_info"]) == dev.accel.read_word(offs["config_id"]) == 0
+    assert [k for k, d in dev.ip_dict.items() if d["type"].startswith("xilinx.com:hls:")] == \
+        ["accel_load_0", "accel_compute_0", "accel_store_0", "accel_0"]
+    with active(dev):
+        acc = YoloAccelerator(package, timeout_s=SIM_TIMEOUT_S)
+        assert acc.ip.mmio.base_addr == dev.accel_base
+        assert acc.probe_status == 1 << isa.STATUS_BITS["NO_END"]
+        assert dev.accel.probes == dev.accel.runs == 1
+        assert "NO_END" in dev.accel.last_error or "END" in dev.accel.last_error
+        assert dev.accel.size_history == [{k: 0 for k in isa.BASE_REGS}]
+        dets = acc.detect(images["bus"])
+    assert dets == reference["bus"]
+    assert dev.accel.runs == 2 and dev.accel.probes == 1 and dev.accel.history[1]["INPUT"] == acc.sets[0].bases["INPUT"]
+
+
+def test_hls_info_registers_mismatch_after_the_probe(package):
+    """A bitstream for another PE array, HLS registers: the probe runs, then the mismatch is reported (no frame
+    run); with constant registers (the RTL) no probe runs at all."""
+    with active(GoldenSimDevice("ultra96v2", info_registers="hls", block_design=True)) as dev:
+        with pytest.raises(PackageMismatchError) as e:
+            YoloAccelerator(package)
+        assert dev.accel.runs == dev.accel.probes == 1
+    assert e.value.field == "tn" and (e.value.package, e.value.hardware) == (32, 16)
+    with active(GoldenSimDevice("ultra96v2")) as dev:
+        with pytest.raises(PackageMismatchError):
+            YoloAccelerator(package)
+        assert dev.accel.runs == dev.accel.probes == 0
+
+
+def test_hls_info_probe_that_never_ends_times_out(package):
+    with active(GoldenSimDevice("zcu19eg", info_registers="hls", hang=True)) as dev:
+        with pytest.raises(AcceleratorTimeout):
+            YoloAccelerator(package, timeout_s=0.2)
+        assert dev.accel.probes == 1
+
+
+def test_overlay_with_the_four_ip_block_design_binds_accel_0(package, monkeypatch):
+    """pynq.Overlay of the block design: the ip_dict (from the .hwh) lists accel_load_0 / accel_compute_0 /
+    accel_store_0 (and FIFOs, SmartConnect) besides accel_0; the driver binds the one with KERNEL_VLNV, also inside
+    a hierarchy."""
+    import pynq
+
+    from generator.pynq_sim import block_design_ip_dict
+
+    dev = GoldenSimDevice("zcu19eg", info_registers="hls")
+    for hier in ("", "accel_hier/"):
+        ipd = {(hier + k if k.startswith("accel") else k): dict(v, fullpath=hier + k if k.startswith("accel") else k)
+               for k, v in block_design_ip_dict(dev, dev.accel_base, dev.accel_range).items()}
+
+        class FakeOverlay:
+            def __init__(self, bitfile, download=True):
+                self.ip_dict = ipd
+                top = self
+                if hier:
+                    top = type("H", (), {})()
+                    setattr(self, hier.rstrip("/"), top)
+                for k, d in ipd.items():
+                    setattr(top, k.split("/")[-1], AccelIP(d) if d["type"] == KERNEL_VLNV else object())
+
+        monkeypatch.setattr(pynq, "Overlay", FakeOverlay)
+        with active(dev):
+            acc = YoloAccelerator(package, bitfile="x.bit", timeout_s=SIM_TIMEOUT_S)
+        assert isinstance(acc.ip, AccelIP) and acc.ip.mmio.base_addr == dev.accel_base
+        assert acc.ip is getattr(getattr(acc.overlay, hier.rstrip("/")) if hier else acc.overlay, "accel_0")

@@ -57,7 +57,8 @@ def test_memory_mapping_rules():
     assert resources.uram_for(8192, 48) == 2 and resources.uram_for(4096, 128) == 2
     e = resources.estimate(load_board("zcu19eg"))
     impl = {m.name: m.impl for m in e.memories}
-    assert impl["ACC"] == "uram" and impl["PBUF"] == "lutram" and impl["queues"] == "bram"
+    assert impl["ACC"] == "uram" and impl["PBUF"] == "lutram" and impl["cmd FIFOs"] == "bram"
+    assert impl["token FIFOs"] == "bram" and impl["run FIFOs"] == impl["done FIFOs"] == "lutram"
     no_uram = resources.estimate(load_board("zcu102"))
     assert no_uram.uram == 0 and all(m.impl != "uram" for m in no_uram.memories)
 
@@ -68,6 +69,53 @@ def test_kernel_binds_the_estimated_storage(tmp_path):
     src = (tmp_path / "accel.cpp").read_text()
     # obuf is the store module's own (BIND_STORAGE); the others are memory ports onto the block design's RAMs
     got = dict(re.findall(r"BIND_STORAGE variable=(\w+) type=ram_2p impl=(\w+)", src))
-    got.update(re.findall(r"BLOCK_DESIGN_MEMORY (\w+) type=ram_2p impl=(\w+)", src))
+    got.update(re.findall(r"BLOCK_DESIGN_MEMORY (\w+) type=ram_s2p impl=(\w+)", src))
     assert got == resources.storage_binding(b) and got["wbuf"] == "lutram" and got["acc"] == "uram"
     assert list(re.findall(r"BIND_STORAGE variable=(\w+)", src)) == ["obuf"]
+
+
+@pytest.mark.parametrize("name", known_boards())
+def test_block_design_structure_is_counted(name, tmp_path):
+    """The block design's memories and FIFOs (what vivado_bd.tcl instantiates, resources.block_design) are the
+    estimate's: one RAM per bank (WBUF: per bank and row, PBUF: per lane), lanes side by side in one word, each
+    mapped as its group; the 12 stream FIFOs at the kernel's depths (token queues at isa.TOKEN_QUEUE_DEPTH)."""
+    from generator import isa
+    b = load_board(name)
+    a = b.accelerator
+    e = resources.estimate(b)
+    by = {m.name: m for m in e.memories}
+    bd = resources.block_design(b)
+    for m in bd["memories"]:
+        g = by[m["name"]]
+        assert (len(m["ports"]), m["depth"], m["width"], m["impl"]) == (g.count, g.depth, g.width, g.impl)
+        assert 2 ** m["addr_lsb"] >= m["width"] // 8
+    assert by["IBUF"].count == 2 and by["IBUF"].width == 16 * a.tn
+    assert by["WBUF"].count == 2 * a.tm and by["WBUF"].width == 16 * a.tn
+    assert by["ACC"].count == 2 and by["ACC"].width == a.tm * max(a.acc_bits_int8, a.acc_bits_int16)
+    assert by["PBUF"].count == a.tm
+    fifos = [m for m in e.memories if resources.is_fifo(m)]
+    assert sum(m.count for m in fifos) == len(bd["streams"]) == 12
+    tok = by["token FIFOs"]
+    assert tok.count == 4 and tok.depth == isa.TOKEN_QUEUE_DEPTH
+    assert by["cmd FIFOs"].count == 3 and by["cmd FIFOs"].depth == hls.CMD_QUEUE_DEPTH
+    # each FIFO costs its memory and its control logic
+    assert e.bram36 == sum(m.bram36 for m in e.memories) and by["cmd FIFOs"].bram36 == 3 * 4
+    no_fifo_lut = e.lut - sum(m.lut for m in fifos) - 12 * resources.LUT_PER_FIFO
+    assert no_fifo_lut > 0
+    # the rendered kernel states each block-design memory with its count and shape
+    hls.render(b, tmp_path)
+    src = (tmp_path / "accel.cpp").read_text()
+    for m in bd["memories"]:
+        assert (f"BLOCK_DESIGN_MEMORY {m['var']} type=ram_s2p impl={m['impl']} memories={len(m['ports'])} "
+                f"depth={m['depth']} width={m['width']}") in src
+
+
+def test_rtl_binding_keeps_the_per_lane_shapes():
+    """The RTL's ram_style follows the mapping rule over its own per-lane memories, not the block design's wide
+    words (which map zcu19eg's IBUF to URAM and OBUF to BRAM instead)."""
+    from generator.rtl import RAM_STYLES, ram_styles
+    b = load_board("zcu19eg")
+    lanes = resources.storage_binding(b, per_lane=True)
+    assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "uram", "obuf": "uram", "pbuf": "lutram"}
+    assert ram_styles(b) == {k.upper(): RAM_STYLES[v] for k, v in lanes.items()}
+    assert resources.storage_binding(b)["ibuf"] == "uram" and resources.storage_binding(b)["obuf"] == "bram"

@@ -313,7 +313,6 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     from generator import hls_estimate
     try:
         kest = hls_estimate.compare(comp.board, bits, comp.program.insns)
-        kest["what_if"] = hls_estimate.compare(comp.board, bits, comp.program.insns, what_if_overlap=True)
     except hls_estimate.EstimateError as e:
         _die(str(e))
     heads = {o: read_tensor(comp.program, comp.qgraph, r["ddr"], bases, o) for o in comp.qgraph.outputs}

@@ -380,7 +380,7 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
         compiled_bits: precision of the program baked into the ROM; check: :func:`build_and_check`'s result
         (None: not run); detections: from the C-simulation's heads; est: resource estimate (computed if None);
         kernel_est: :func:`generator.hls_estimate.compare` of the program (the ``hls-cycles:`` / ``model-cycles:``
-        lines; omitted if None), with optionally its ``what_if_overlap`` diagnosis under the key ``"what_if"``.
+        lines; omitted if None).
     """
     a = board.accelerator
     est = est or resources.estimate(board, program_insns)
@@ -413,7 +413,7 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
                       f"products per DSP48E2, DDR-bound layers gain less)"]
     if kernel_est is not None:
         from .hls_estimate import report_lines
-        lines += [""] + report_lines(kernel_est, kernel_est.get("what_if"))
+        lines += [""] + report_lines(kernel_est)
     lines += ["", "## C-simulation (g++, the rendered kernel)", ""]
     if check is None:
         lines.append("not run")

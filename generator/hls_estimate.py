@@ -19,20 +19,21 @@ kernel's C++ derives them; ``II_X`` / ``D_X`` the annotated II / depth of loop X
 
 * every instruction: ``INVOKE`` = 2 cycles, the free-running module's invocation (command-stream read with the
   token pops; error publish and token pushes). CONFIG, SYNC, NOP, END cost ``INVOKE`` only.
-* LOAD (``exec_load``): ``INVOKE + SETUP`` (``SETUP`` = 4: field decode, the range checks' products, the segment
-  kind) ``+ seg_rows x ROW_ITER + sum over segments (SEG_CALL + Lr + nbeats x beat_ii + D)`` with D = ``D_LOAD_BEATS``
-  (IBUF / WBUF) or ``D_PBUF_BEATS`` (PBUF), ``ROW_ITER`` = ``SEG_CALL`` = 1 (an iteration of the non-pipelined
-  segment loops; the call computing ``b0`` / ``nbeats``). Segments as the kernel cuts them: the whole transfer
-  when pixels and rows are contiguous in DDR and in the buffer (``pix_stride == run bytes``, buffer step ==
-  elems, ``row_stride == cols x pix_stride``), else one per row, else one per pixel run; ``nbeats`` at the real
-  address (page-aligned bases: ``ddr_offset`` mod the beat). The segments of an instruction are sequential calls
-  of a loop on one m_axi pointer: each pays the read latency (``num_read_outstanding`` overlaps the bursts
-  *within* a segment only).
-* STORE (``exec_store``): ``INVOKE + SETUP + seg_rows x ROW_ITER + sum over segments (SEG_CALL + [head] +
-  [beats] + [tail])``, segments as LOAD's (contiguous only if contiguous in OBUF too): a partial first / last
-  beat is ``write_partial_beat``'s byte loop, ``AXI_BYTES x II_STORE_PARTIAL + D_STORE_PARTIAL + Lw``; the whole
-  beats between them ``(nbeats - head - tail) x beat_ii + D_STORE_BEATS + Lw`` (HLS waits for the write responses
-  of a loop's burst before the loop exits; none if there are no whole beats).
+* LOAD (``exec_load``): ``INVOKE + SETUP + Lr + D + max(beats x beat_ii, ceil(beats x Lr / outstanding))``
+  (``SETUP`` = 4: field decode, the range checks' products, the segment kind and the loop bound) with D =
+  ``D_LOAD_BEATS`` (IBUF / WBUF) or ``D_PBUF_BEATS`` (PBUF): every beat of every segment is an iteration of that
+  one flattened pipelined loop, which issues a read request per beat; with ``outstanding`` =
+  ``num_read_outstanding`` of the load port (:func:`m_axi_outstanding`, from ``accel.cpp.j2``) requests in
+  flight the read latency is paid once per LOAD, and the beats are throttled to ``outstanding / Lr`` per cycle
+  if that is below one. Segments as the kernel cuts them: the whole transfer when pixels and rows are
+  contiguous in DDR and in the buffer (``pix_stride == run bytes``, buffer step == elems, ``row_stride == cols x
+  pix_stride``), else one per row, else one per pixel run; ``beats`` = the sum of each segment's beats at its
+  real address (page-aligned bases: ``ddr_offset`` mod the beat).
+* STORE (``exec_store``): ``INVOKE + SETUP + Lw + D_STORE_BEATS + max(beats x beat_ii, ceil(beats x Lw /
+  outstanding))``, segments and beats as LOAD's (contiguous only if contiguous in OBUF too): the flattened
+  ``STORE_BEATS`` loop writes every beat of every segment back to back (a partial first / last beat of a
+  segment as a strobed write in the same iteration), ``num_write_outstanding`` writes in flight, the write
+  responses awaited once after the last beat.
 * COMPUTE (``exec_compute``): ``INVOKE + SETUP + oh x ceil(ow / P) x og x ig x kh x kw x II_PE_TILE +
   D_PE_TILE`` (P = 2 output pixels in int8, 1 in int16); bypass: ``INVOKE + SETUP + oh x ow x og x II_BYPASS +
   D_BYPASS``.
@@ -75,20 +76,15 @@ KERNEL_FILE = "accel_kernel.h"
 INVOKE = 2
 #: cycles of an exec_* function before its loops (field decode, range checks, segment kind / trip count)
 SETUP = 4
-#: cycles of an iteration of a non-pipelined segment loop (LOAD_SEG_ROWS / STORE_SEG_ROWS)
-ROW_ITER = 1
-#: cycles of an iteration of LOAD_SEG_COLS / STORE_SEG_COLS outside the callee's loops (call, b0 / nbeats)
-SEG_CALL = 1
 
 #: every pipelined loop the estimator has a formula for (the label in the kernel -> where it is used)
 FORMULA_LOOPS = {
-    "LOAD_BEATS": "LOAD into IBUF / WBUF, per segment",
-    "PBUF_BEATS": "LOAD into PBUF, per segment",
+    "LOAD_BEATS": "LOAD into IBUF / WBUF, every beat of every segment",
+    "PBUF_BEATS": "LOAD into PBUF, every beat of every segment",
     "PE_TILE": "COMPUTE",
     "BYPASS": "bypass COMPUTE",
     "POST_TILE": "POST",
-    "STORE_BEATS": "STORE, the whole beats of a segment",
-    "STORE_PARTIAL": "STORE, a partial first / last beat of a segment",
+    "STORE_BEATS": "STORE, every beat of every segment",
     "VALIDATE": "fetch: the whole-program check before dispatch",
     "DISPATCH": "fetch: one instruction per iteration",
     "FETCH_BEATS": "fetch from DDR: the beats of one instruction (AXI_BITS < INSN_BITS only)",
@@ -221,6 +217,18 @@ def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[Loop]:
         tmp.cleanup()
 
 
+def m_axi_outstanding() -> tuple[int, int]:
+    """(num_read_outstanding of the load module's m_axi port, num_write_outstanding of the store module's), as
+    ``hls_templates/accel.cpp.j2`` states them in their INTERFACE pragmas."""
+    src = (Path(hls.KERNEL_DIR).parent / "accel.cpp.j2").read_text()
+    rd = re.search(r"port=ddr bundle=load_gmem[^\n]*num_read_outstanding=(\d+)", src)
+    wr = re.search(r"port=ddr bundle=store_gmem[^\n]*num_write_outstanding=(\d+)", src)
+    if rd is None or wr is None:
+        raise EstimateError("accel.cpp.j2: no num_read_outstanding on the load port / num_write_outstanding on "
+                            "the store port")
+    return int(rd.group(1)), int(wr.group(1))
+
+
 def _cdiv(a, b):
     return -(-a // b)
 
@@ -230,17 +238,10 @@ class KernelEstimate:
     structure (module docstring). ``loops``: :func:`kernel_loops` (parsed if None). ``fetch_ddr``: the program is
     fetched from DDR (as the driver runs it) rather than the ROM. Raises EstimateError when an annotated loop has
     no formula here or a loop the formulas need is missing. ``used`` collects the labels of the loops the
-    estimates so far have used.
+    estimates so far have used."""
 
-    ``what_if_overlap`` (a diagnosis, not the kernel as written): LOAD segments issued back to back with
-    :data:`generator.hwmodel.MAX_READ_BURSTS` bursts in flight (the read latency once per LOAD, or the bursts x
-    latency / 32 if larger) and a STORE's segments as one write stream (partial beats as strobed beats, the write
-    latency once), as the RTL does; the loops' II and depths are kept."""
-
-    def __init__(self, board: Board, bits: int, loops: list[Loop] | None = None, fetch_ddr: bool = True,
-                 what_if_overlap: bool = False):
+    def __init__(self, board: Board, bits: int, loops: list[Loop] | None = None, fetch_ddr: bool = True):
         self.board = board
-        self.what_if_overlap = what_if_overlap
         self.hw = HwConfig.from_board(board, bits)
         self.loops = loops if loops is not None else kernel_loops(board)
         self.fetch_ddr = fetch_ddr
@@ -256,6 +257,7 @@ class KernelEstimate:
         self.ann = ann
         self.used: set = set()
         self.beat_ii_min = max(1, math.ceil(self.hw.axi_bytes / self.hw.bytes_per_cycle))
+        self.rd_outstanding, self.wr_outstanding = m_axi_outstanding()
 
     # ---- loop primitives
     def _loop(self, label: str, trip: int, ii_min: int = 1) -> int:
@@ -294,43 +296,30 @@ class KernelEstimate:
         lg = self.hw.axi_bytes
         return (addr + nbytes - 1) // lg - addr // lg + 1
 
+    def _flat_beats(self, label: str, beats: int, latency: int, outstanding: int) -> int:
+        """One flattened pipelined loop over ``beats`` beats issuing a request per beat with ``outstanding`` in
+        flight: the latency once, the beats at ``beat_ii``, or ``beats x latency / outstanding`` if larger."""
+        lp = self.ann[label]
+        self.used.add(label)
+        ii = max(lp.ii, self.beat_ii_min)
+        return latency + lp.depth + max(beats * ii, math.ceil(beats * latency / outstanding))
+
     def load_cycles(self, f) -> int:
         hw = self.hw
         if f["rows"] * f["cols"] * f["elems"] == 0:
             return INVOKE + SETUP
-        seg_rows, a, nbytes = self._segments(f, store=False)
+        _, a, nbytes = self._segments(f, store=False)
         label = "PBUF_BEATS" if f["buf"] == isa.BUFFERS["PBUF"] else "LOAD_BEATS"
         nb = self._nbeats(a, nbytes)
-        lp = self.ann[label]
-        self.used.add(label)
-        ii = max(lp.ii, self.beat_ii_min)
-        if self.what_if_overlap:   # diagnosis only: segments issued back to back, MAX_READ_BURSTS in flight
-            from .hwmodel import MAX_READ_BURSTS
-            return (INVOKE + SETUP + hw.rd_latency + lp.depth
-                    + max(int(nb.sum()) * ii, math.ceil(len(a) * hw.rd_latency / MAX_READ_BURSTS)))
-        segs = len(a) * (SEG_CALL + hw.rd_latency + lp.depth) + int(nb.sum()) * ii
-        return INVOKE + SETUP + seg_rows * ROW_ITER + segs
+        return INVOKE + SETUP + self._flat_beats(label, int(nb.sum()), hw.rd_latency, self.rd_outstanding)
 
     def store_cycles(self, f) -> int:
         hw = self.hw
         if f["rows"] * f["cols"] * f["elems"] == 0:
             return INVOKE + SETUP
-        seg_rows, a, nbytes = self._segments(f, store=True)
-        beat = hw.axi_bytes
+        _, a, nbytes = self._segments(f, store=True)
         nb = self._nbeats(a, nbytes)
-        head = (a % beat != 0) | (nbytes < beat)
-        tail = ((a + nbytes) % beat != 0) & ~(head & (nb == 1))
-        whole = nb - head - tail
-        part = self._loop("STORE_PARTIAL", beat) + hw.wr_latency
-        bl = self.ann["STORE_BEATS"]
-        self.used.add("STORE_BEATS")
-        ii = max(bl.ii, self.beat_ii_min)
-        has = whole > 0
-        if self.what_if_overlap:   # diagnosis only: one write stream, partial beats as strobed beats
-            return INVOKE + SETUP + int(nb.sum()) * ii + bl.depth + hw.wr_latency
-        beats = int(whole.sum()) * ii + int(has.sum()) * (bl.depth + hw.wr_latency)
-        return (INVOKE + SETUP + seg_rows * ROW_ITER + len(a) * SEG_CALL + int(head.sum() + tail.sum()) * part
-                + beats)
+        return INVOKE + SETUP + self._flat_beats("STORE_BEATS", int(nb.sum()), hw.wr_latency, self.wr_outstanding)
 
     def compute_cycles(self, f) -> int:
         if f["oh"] * f["ow"] * f["og"] == 0:
@@ -412,16 +401,14 @@ def insn_kind(insn) -> str:
     return insn.op
 
 
-def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fetch_ddr: bool = True,
-            what_if_overlap: bool = False) -> dict:
+def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fetch_ddr: bool = True) -> dict:
     """hls-cycles (this estimate over the program, with the queues' overlap) against model-cycles (the golden
     simulator's timing with :func:`generator.hwmodel.insn_cycles`) of the same instructions, and the per-kind sums
     of both per-instruction costs: ``{"hls": N, "model": M, "ratio": N / M, "kinds": {kind: {"count", "hls",
-    "model"}}, "busy": {"hls": {module: cycles}, "model": ...}}``. ``what_if_overlap``: the diagnosis of
-    :class:`KernelEstimate` (not the kernel as written)."""
+    "model"}}, "busy": {"hls": {module: cycles}, "model": ...}}``."""
     from .hwmodel import insn_cycles
     from .sim import GoldenSim
-    est = KernelEstimate(board, bits, loops, fetch_ddr, what_if_overlap)
+    est = KernelEstimate(board, bits, loops, fetch_ddr)
     insns = list(insns)
     r_h = est.program_cycles(insns)
     r_m = GoldenSim(est.hw, np.zeros(16, np.uint8), {k: 0 for k in isa.BASE_REG_NAMES.values()}).run_insns(
@@ -437,11 +424,11 @@ def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fet
             "used": sorted(est.used)}
 
 
-def report_lines(cmp: dict, what_if: dict | None = None) -> list[str]:
-    """The report.md section of :func:`compare` (and of its ``what_if_overlap`` diagnosis, if given)."""
+def report_lines(cmp: dict) -> list[str]:
+    """The report.md section of :func:`compare`."""
     lines = ["## Kernel cycle estimate (from the kernel's loop structure, not a synthesis result)", "",
              "Each instruction's trip counts x the II and pipeline depth stated beside each pipelined loop of "
-             "`hls_templates/kernel/accel_kernel.h`, plus the board's DDR latencies per burst, scheduled with the "
+             "`hls_templates/kernel/accel_kernel.h`, plus the board's DDR latency once per LOAD / STORE (one flattened loop over all its beats), scheduled with the "
              "token queues' overlap (`generator/hls_estimate.py`); model-cycles: the latency model "
              "(`generator/hwmodel.py`) on the same program in the golden simulator.", "",
              f"hls-cycles: {cmp['hls']}", f"model-cycles: {cmp['model']}",
@@ -451,8 +438,4 @@ def report_lines(cmp: dict, what_if: dict | None = None) -> list[str]:
     for k, v in sorted(cmp["kinds"].items()):
         r = v["hls"] / v["model"] if v["model"] else float("nan")
         lines.append(f"| {k} | {v['count']} | {v['hls']} | {v['model']} | {r:.3f} |")
-    if what_if is not None:
-        lines += ["", f"Diagnosis, not the kernel as written: with the LOAD / STORE segments overlapped as the RTL "
-                      f"does (32 read bursts in flight, a STORE's segments streamed) the estimate would be "
-                      f"{what_if['hls']} cycles ({what_if['ratio']:.3f} x model-cycles)."]
     return lines

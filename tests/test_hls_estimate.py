@@ -4,6 +4,7 @@
 the estimator, and a missing / unused annotation is an error; (b) per-instruction estimates on a TINY program
 against counts derived by hand from the kernel's loops; (c) the 416x416 YOLOv4-tiny frame (zcu19eg, int8-asym,
 timing only): hls-cycles against model-cycles, per instruction kind."""
+import math
 import shutil
 import time
 
@@ -132,19 +133,21 @@ def _first(prog, op, **match):
 
 def test_tiny_instructions_by_hand(tiny_prog):
     """Hand counts (int8, 16-byte beats, DDR read / write latency 40 / 20; INVOKE 2 + SETUP 4 per instruction;
-    depths LOAD_BEATS / PBUF_BEATS 4, PE_TILE 8, POST_TILE 10, STORE_BEATS 3, STORE_PARTIAL 2; all II = 1)."""
+    depths LOAD_BEATS / PBUF_BEATS 4, PE_TILE 8, POST_TILE 10, STORE_BEATS 3; all II = 1; 64 reads / 32 writes
+    outstanding). A LOAD / STORE is one flattened loop over every beat of every segment: the latency once."""
     brd, prog = tiny_prog
     est = he.KernelEstimate(brd, 8)
     assert (est.hw.axi_bytes, est.hw.rd_latency, est.hw.wr_latency) == (16, 40, 20)
+    assert (est.rd_outstanding, est.wr_outstanding) == (64, 32)
     # PBUF: 1 x 1 run of 24 records = 384 bytes at 5184 (aligned): pix_stride 0 != 384, so one segment per run:
-    # 6 + 1 row + (1 call + 40 latency + 4 depth) + 24 beats
+    # 6 + 40 latency + 4 depth + 24 beats
     i = _first(prog, "LOAD", buf=2)
     assert (i.f["rows"], i.f["cols"], i.f["elems"], i.f["ddr_offset"]) == (1, 1, 24, 5184)
-    assert est.insn_cycles(None, i) == 6 + 1 + (1 + 40 + 4) + 24 == 76
+    assert est.insn_cycles(None, i) == 6 + 40 + 4 + 24 == 74
     # WBUF: 3 rows of 576 bytes (row stride 1728, 16-aligned), one segment per row: 36 beats each
     i = _first(prog, "LOAD", buf=1, ddr_offset=0)
     assert (i.f["rows"], i.f["cols"], i.f["elems"], i.f["row_stride"], i.f["dst_pitch"]) == (3, 1, 576, 1728, 9)
-    assert est.insn_cycles(None, i) == 6 + 3 * 1 + 3 * (1 + 40 + 4 + 36) == 252
+    assert est.insn_cycles(None, i) == 6 + 40 + 4 + 3 * 36 == 158
     # IBUF: 4 x 14 pixel runs of 8 bytes (pix stride 20, row stride 280): 56 segments, a run crossing a 16-byte
     # boundary takes two beats: the address residues mod 16 of a row cycle 0, 4, 8, 12 (rows 0, 2; 3 of the 14
     # runs start at 12 and cross) or 8, 12, 0, 4 (rows 1, 3, since 280 = 8 mod 16; 4 start at 12): 14 crossings
@@ -155,7 +158,11 @@ def test_tiny_instructions_by_hand(tiny_prog):
             a = r * 280 + q * 20
             beats += 2 if a % 16 > 8 else 1
     assert beats == 56 + 14
-    assert est.insn_cycles(None, i) == 6 + 4 + 56 * (1 + 40 + 4) + beats == 2600
+    assert est.insn_cycles(None, i) == 6 + 40 + 4 + beats == 120
+    # with 32 reads outstanding (fewer than the 40 cycles of latency) the beats would be throttled to 32 / 40
+    est.rd_outstanding = 32
+    assert est.insn_cycles(None, i) == 6 + 40 + 4 + math.ceil(beats * 40 / 32) == 138
+    est.rd_outstanding = 64
     # COMPUTE: 2 x ceil(12 / 2) x 3 groups x 1 x 3 x 3 taps = 324 iterations of PE_TILE
     i = _first(prog, "COMPUTE")
     assert (i.f["oh"], i.f["ow"], i.f["og"], i.f["ig"], i.f["kh"], i.f["kw"]) == (2, 12, 3, 1, 3, 3)
@@ -165,11 +172,11 @@ def test_tiny_instructions_by_hand(tiny_prog):
     assert (i.f["out_rows"], i.f["out_cols"], i.f["og"], i.f["pool_k"], i.f["up"]) == (1, 6, 3, 2, 1)
     assert est.insn_cycles(None, i) == 6 + 72 + 10 == 88
     # STORE: 6 runs of 17 bytes at 0, 17, ..., 85 (OBUF pitch 24 != 17: one segment per run). Run 0: one whole
-    # beat + a partial tail; runs 1-5: a partial head and a partial tail each (11 partial beats, each 16 byte
-    # writes + depth 2 + write latency 20); the whole beat: 1 + depth 3 + 20
+    # beat + a partial tail; runs 1-5: a partial head and a partial tail each: 12 beats (1 whole, 11 strobed)
+    # streamed back to back, then the write latency once
     i = _first(prog, "STORE", ddr_offset=0)
     assert (i.f["rows"], i.f["cols"], i.f["elems"], i.f["pix_stride"], i.f["src_pitch"]) == (1, 6, 17, 17, 3)
-    assert est.insn_cycles(None, i) == 6 + 1 + 6 + 11 * (16 + 2 + 20) + (1 + 3 + 20) == 455
+    assert est.insn_cycles(None, i) == 6 + 20 + 3 + 12 == 41
     # CONFIG / SYNC / END: the module invocation only
     assert est.insn_cycles(None, prog.insns[0]) == he.INVOKE == 2
 
@@ -197,16 +204,14 @@ def frame(zcu, loops):
     t0 = time.time()
     c = compile_model("zcu19eg", "int8-asym", progress=False, log=lambda *a, **k: None)
     cmp = he.compare(zcu, 8, c.program.insns, loops)
-    what_if = he.compare(zcu, 8, c.program.insns, loops, what_if_overlap=True)
-    print(f"\nframe: compile + both estimates {time.time() - t0:.1f} s")
+    print(f"\nframe: compile + estimate {time.time() - t0:.1f} s")
     print("\n".join(he.report_lines(cmp)))
-    print("what-if (segments overlapped as in the RTL):", what_if["hls"], f"{what_if['ratio']:.3f}")
-    return c, cmp, what_if
+    return c, cmp
 
 
 def test_every_annotation_used(frame, loops, tiny_prog, tiny_bypass_prog):
     """The frame (no bypass COMPUTE in YOLOv4-tiny) and the copy layer together use every annotated loop."""
-    _, cmp, _ = frame
+    _, cmp = frame
     used = set(cmp["used"])
     for brd, prog in (tiny_prog, tiny_bypass_prog):
         used |= set(he.compare(brd, 8, prog.insns)["used"])
@@ -215,48 +220,37 @@ def test_every_annotation_used(frame, loops, tiny_prog, tiny_bypass_prog):
 
 
 def test_frame_model_cycles(frame):
-    c, cmp, _ = frame
+    c, cmp = frame
     # model-cycles is the golden simulator's timing of the same program (the plans' sum within 0.1%)
     plans = sum(p.cycles for p in c.program.plans)
     assert abs(cmp["model"] - plans) <= 0.001 * plans
 
 
-@pytest.mark.parametrize("kind", ["COMPUTE", "POST", "LOAD-WBUF", "LOAD-PBUF"])
+@pytest.mark.parametrize("kind", ["COMPUTE", "POST", "LOAD-WBUF", "LOAD-PBUF", "STORE"])
 def test_frame_kind_within_10_percent(frame, kind):
     """The kinds whose loops move a beat / a PE step per cycle as the RTL does agree with the model."""
     k = frame[1]["kinds"][kind]
     assert abs(k["hls"] / k["model"] - 1) <= 0.10, (kind, k)
 
 
-def test_frame_gap_is_the_segment_loops(frame):
-    """LOAD into IBUF and STORE are slower in the kernel than in the model: their segment loops (LOAD_SEG_COLS,
-    STORE_SEG_COLS) are not pipelined, so each pixel-run segment is a separate call that pays the DDR read
-    (write) latency, and write_partial_beat writes a partial beat byte by byte; the RTL keeps 32 read bursts in
-    flight and streams a STORE's segments. With those overlapped (what_if_overlap) the frame is within 10%."""
-    _, cmp, what_if = frame
-    for kind in ("LOAD-IBUF", "STORE"):
-        k = cmp["kinds"][kind]
-        assert k["hls"] > 1.5 * k["model"], (kind, k)
-    assert cmp["ratio"] > 1.10
-    assert abs(what_if["ratio"] - 1) <= 0.10, what_if["ratio"]
-    for kind in ("LOAD-IBUF", "STORE"):
-        k = what_if["kinds"][kind]
-        assert abs(k["hls"] / k["model"] - 1) <= 0.15, (kind, k)
+def test_frame_load_ibuf_within_15_percent(frame):
+    """LOAD into IBUF: every beat of every pixel-run segment in one flattened loop with 64 reads in flight, so the
+    DDR read latency is paid once per LOAD, as the RTL's 32 bursts in flight do. The remaining gap: the kernel
+    reads every beat of every pixel run, also where runs overlap (the folded first layer's 9-byte runs every 6
+    bytes), which the RTL fetches as row spans."""
+    k = frame[1]["kinds"]["LOAD-IBUF"]
+    assert abs(k["hls"] / k["model"] - 1) <= 0.15, k
 
 
-@pytest.mark.xfail(strict=True, reason="the kernel's LOAD / STORE segment loops pay the DDR latency per pixel run "
-                                       "(see test_frame_gap_is_the_segment_loops): hls-cycles ~9.9x model-cycles")
 def test_frame_hls_cycles_within_10_percent_of_model(frame):
-    assert abs(frame[1]["ratio"] - 1) <= 0.10
+    assert abs(frame[1]["ratio"] - 1) <= 0.10, frame[1]["ratio"]
 
 
 def test_report_md_lines(frame, zcu):
-    c, cmp, what_if = frame
-    md = hls.report_md(zcu, "int8-asym", len(c.program.insns), {8: cmp["model"]}, 8, None,
-                       kernel_est=dict(cmp, what_if=what_if))
+    c, cmp = frame
+    md = hls.report_md(zcu, "int8-asym", len(c.program.insns), {8: cmp["model"]}, 8, None, kernel_est=cmp)
     assert f"hls-cycles: {cmp['hls']}\n" in md and f"model-cycles: {cmp['model']}\n" in md
     assert f"hls/model: {cmp['ratio']:.3f}" in md and "not a synthesis result" in md
-    assert f"would be {what_if['hls']} cycles" in md
 
 
 # ------------------------------------------------------------------------------------------ command queues

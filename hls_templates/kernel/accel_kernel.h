@@ -44,14 +44,16 @@ static inline bool ddr_in_range(const run_t &r, int sel, i64 end) { return end <
 static inline i64 ddr_base(const run_t &r, int sel) { return (i64)r.base[sel].to_uint64(); }
 
 // a partial beat (the first / last beat of a STORE segment): only the bytes of strb are written, as AXI WSTRB does.
-// Synthesis: byte writes through the store module's byte pointer on the same m_axi bundle (outside the burst
-// loop; the tool widens them into one beat with byte enables). C-simulation: the same effect on the DDR image.
-static void write_partial_beat(axi_t *ddr, ap_uint<8> *ddr_b, addr_t b, const axi_t &w, const ap_uint<AXI_BYTES> &strb) {
+// Synthesis: byte writes through the store module's byte pointer on the same m_axi bundle, unrolled in the beat
+// (consecutive bytes of one beat: the tool widens them, max_widen_bitwidth, into one beat with byte enables).
+// C-simulation: the same effect on the DDR image.
+static inline void write_partial_beat(axi_t *ddr, ap_uint<8> *ddr_b, addr_t b, const axi_t &w,
+                                      const ap_uint<AXI_BYTES> &strb) {
 #ifdef ACCEL_SYNTH
     (void)ddr;
 STORE_PARTIAL:
-    for (int j = 0; j < AXI_BYTES; j++) {  // II=1 depth=2
-#pragma HLS PIPELINE II=1
+    for (int j = 0; j < AXI_BYTES; j++) {
+#pragma HLS UNROLL
         if (strb[j]) ddr_b[(b << AXI_LOG2_BYTES) + j] = w.range((j << 3) + 7, j << 3);
     }
 #else
@@ -77,28 +79,82 @@ static inline ap_uint<8> beat_byte(const axi_t &w, int j) { return w.range((j <<
 #error "the LOAD beat window holds two beats: a parameter record must fit in one"
 #endif
 
-// One LOAD segment into IBUF / WBUF: nbytes contiguous bytes at DDR byte address src, elements of 1 (int8) or 2
-// (int16) bytes landing at flat indices f0, f0 + 1, ... of the bank. One burst on the module's fixed pointer, a
-// whole beat per cycle unpacked into the lanes of the elements it completes (an int16 element straddling two beats
-// takes its low byte from the previous beat: a two-beat window).
-static void load_segment(const axi_t *ddr, addr_t src, nbytes_t nbytes, bool i16, bool is_w, ap_uint<1> bank,
-                         flat_t f0, elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN],
-                         ap_uint<32> &iters) {
-    const addr_t b0 = src >> AXI_LOG2_BYTES;
-    const addr_t nbeats = ((src + nbytes - 1) >> AXI_LOG2_BYTES) - b0 + 1;
-    rel_t rel0 = -(rel_t)(src & (AXI_BYTES - 1));
+// The segments of a LOAD / STORE walked beat by beat in one flattened loop (one iteration per beat of every
+// segment): the segment start (byte address, buffer flat index) and the beat counters advance by additions only
+// (pixel stride / row stride, the buffer steps precomputed by the caller), the beat span of the next segment by
+// shifts; no division, modulo or multiply in the loop.
+struct seg_walk {
+    addr_t src_row, src;       // DDR byte address of the current row's first segment / of the current segment
+    flat_t f_row, f;           // buffer flat index of the same
+    addr_t b, b_last;          // current beat, last beat of the current segment
+    rel_t rel;                 // byte of the current beat's lane 0 relative to the segment start
+    ap_uint<32> q, r;          // segment column / row
+};
+
+static inline void seg_start(seg_walk &w, nbytes_t nbytes) {
+    w.b = w.src >> AXI_LOG2_BYTES;
+    w.b_last = (w.src + nbytes - 1) >> AXI_LOG2_BYTES;
+    w.rel = -(rel_t)(w.src & (AXI_BYTES - 1));
+}
+
+static inline void seg_init(seg_walk &w, addr_t base, flat_t f0, nbytes_t nbytes) {
+    w.src_row = base;
+    w.src = base;
+    w.f_row = f0;
+    w.f = f0;
+    w.q = 0;
+    w.r = 0;
+    seg_start(w, nbytes);
+}
+
+// advance one beat; returns false after the last beat of the last segment
+static inline bool seg_next(seg_walk &w, nbytes_t nbytes, ap_uint<32> seg_cols, ap_uint<32> seg_rows, addr_t ps,
+                            addr_t rs, flat_t step, flat_t row_step) {
+    if (w.b != w.b_last) {
+        w.b++;
+        w.rel += AXI_BYTES;
+        return true;
+    }
+    if (w.q + 1 != seg_cols) {
+        w.q++;
+        w.src += ps;
+        w.f += step;
+    } else {
+        if (w.r + 1 == seg_rows) return false;
+        w.r++;
+        w.q = 0;
+        w.src_row += rs;
+        w.f_row += row_step;
+        w.src = w.src_row;
+        w.f = w.f_row;
+    }
+    seg_start(w, nbytes);
+    return true;
+}
+
+// LOAD into IBUF / WBUF: every beat of every segment in one pipelined loop on the module's fixed pointer (a read
+// request per beat, consecutive within a segment: num_read_outstanding = 64 in flight across segments, so
+// the read latency is paid once per instruction, as with the RTL's 32 bursts in flight), a whole beat per cycle
+// unpacked into the lanes of the elements it completes (an int16 element straddling two beats takes its low byte
+// from the previous beat: a two-beat window; never across segments, whose first element starts in their first
+// beat).
+static void load_beats(const axi_t *ddr, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes, ap_uint<32> seg_cols,
+                       ap_uint<32> seg_rows, addr_t ps, addr_t rs, flat_t step, flat_t row_step, bool i16, bool is_w,
+                       ap_uint<1> bank,
+                       elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN], ap_uint<32> &iters) {
     axi_t prev = 0;
+    bool more = true;
 LOAD_BEATS:
-    for (addr_t k = 0; k < nbeats; k++) {  // II=1 depth=4
-#pragma HLS LOOP_TRIPCOUNT min=1 max=4096
+    for (ap_uint<32> n = 0; n < max_beats && more; n++) {  // II=1 depth=4
+#pragma HLS LOOP_TRIPCOUNT min=1 max=16384
 #pragma HLS PIPELINE II=1
 #pragma HLS DEPENDENCE variable=ibuf inter false
 #pragma HLS DEPENDENCE variable=wbuf inter false
-        const axi_t cur = ddr[b0 + k];
+        const axi_t cur = ddr[w.b];
     LOAD_UNPACK:
         for (int j = 0; j < AXI_BYTES; j++) {
 #pragma HLS UNROLL
-            const rel_t rel = rel0 + j;
+            const rel_t rel = w.rel + j;
             if (rel >= 0 && rel < (rel_t)nbytes && (!i16 || rel[0] == 1)) {
                 elem_t v;
                 if (!i16) {
@@ -107,7 +163,7 @@ LOAD_BEATS:
                     const ap_uint<8> lo = j > 0 ? beat_byte(cur, j > 0 ? j - 1 : 0) : beat_byte(prev, AXI_BYTES - 1);
                     v = (ap_int<16>)(beat_byte(cur, j), lo);
                 }
-                const flat_t f = f0 + (flat_t)(i16 ? (rel_t)(rel >> 1) : rel);
+                const flat_t f = w.f + (flat_t)(i16 ? (rel_t)(rel >> 1) : rel);
                 if (!is_w)
                     ibuf[bank][f / TN][f % TN] = v;
                 else
@@ -115,30 +171,29 @@ LOAD_BEATS:
             }
         }
         prev = cur;
-        rel0 += AXI_BYTES;
         iters++;
+        more = seg_next(w, nbytes, seg_cols, seg_rows, ps, rs, step, row_step);
     }
 }
 
-// One LOAD segment into PBUF: 16-byte parameter records at src into pbuf[d0], pbuf[d0 + 1], ... (a burst, the
-// records each beat completes decoded in the same cycle)
-static void load_param_segment(const axi_t *ddr, addr_t src, nbytes_t nbytes, ap_uint<16> d0,
-                               param_t pbuf[PBUF_ENTRIES], ap_uint<32> &iters) {
-    const addr_t b0 = src >> AXI_LOG2_BYTES;
-    const addr_t nbeats = ((src + nbytes - 1) >> AXI_LOG2_BYTES) - b0 + 1;
-    rel_t rel0 = -(rel_t)(src & (AXI_BYTES - 1));
+// LOAD into PBUF: 16-byte parameter records into pbuf[f], pbuf[f + 1], ... of each segment, every beat of every
+// segment in one pipelined loop as load_beats (the records each beat completes decoded in the same cycle)
+static void load_param_beats(const axi_t *ddr, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes, ap_uint<32> seg_cols,
+                             ap_uint<32> seg_rows, addr_t ps, addr_t rs, flat_t step, flat_t row_step,
+                             param_t pbuf[PBUF_ENTRIES], ap_uint<32> &iters) {
     axi_t prev = 0;
+    bool more = true;
 PBUF_BEATS:
-    for (addr_t k = 0; k < nbeats; k++) {  // II=1 depth=4
+    for (ap_uint<32> n = 0; n < max_beats && more; n++) {  // II=1 depth=4
 #pragma HLS LOOP_TRIPCOUNT min=1 max=1024
 #pragma HLS PIPELINE II=1
 #pragma HLS DEPENDENCE variable=pbuf inter false
-        const axi_t cur = ddr[b0 + k];
+        const axi_t cur = ddr[w.b];
         const ap_uint<2 * AXI_BITS> win = (cur, prev);
     PBUF_UNPACK:
         for (int j = 0; j < AXI_BYTES; j++) {
 #pragma HLS UNROLL
-            const rel_t rel = rel0 + j;
+            const rel_t rel = w.rel + j;
             if (rel >= 0 && rel < (rel_t)nbytes && (rel & (PARAM_RECORD_BYTES - 1)) == PARAM_RECORD_BYTES - 1) {
                 const int lo = (AXI_BYTES + j - (PARAM_RECORD_BYTES - 1)) << 3;
                 const ap_uint<PARAM_RECORD_BYTES * 8> rec = win.range(lo + (PARAM_RECORD_BYTES << 3) - 1, lo);
@@ -148,17 +203,18 @@ PBUF_BEATS:
                 p.mult_neg = (ap_int<PARAM_MULT_NEG_BYTES * 8>)PARAM_FIELD(rec, MULT_NEG);
                 p.shift_pos = PARAM_FIELD(rec, SHIFT_POS);
                 p.shift_neg = PARAM_FIELD(rec, SHIFT_NEG);
-                pbuf[d0 + (ap_uint<16>)(rel >> 4)] = p;
+                pbuf[(ap_uint<16>)w.f + (ap_uint<16>)(rel >> 4)] = p;
             }
         }
         prev = cur;
-        rel0 += AXI_BYTES;
         iters++;
+        more = seg_next(w, nbytes, seg_cols, seg_rows, ps, rs, step, row_step);
     }
 }
 
 // LOAD: checks, then the transfer cut into segments: the whole transfer when rows and pixels are contiguous in
-// DDR and in the buffer, else one segment per contiguous row, else one per pixel run
+// DDR and in the buffer, else one segment per contiguous row, else one per pixel run; all segments' beats in one
+// flattened pipelined loop (load_beats / load_param_beats)
 static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const run_t &run,
                       elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN], param_t pbuf[PBUF_ENTRIES],
                       ap_uint<32> &err, ap_uint<32> &iters) {
@@ -197,25 +253,17 @@ static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const 
     const i64 seg_rows = whole_rows ? 1 : rows, seg_cols = whole_px ? 1 : cols;
     const i64 seg_bytes = run_bytes * (whole_px ? cols : 1) * (whole_rows ? rows : 1);
     const i64 base = ddr_base(run, sel) + off0;
-    i64 src_row = base, f_row = is_p ? dst_word : dst_word * lanes + dst_elem;
-LOAD_SEG_ROWS:
-    for (i64 r = 0; r < seg_rows; r++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=64
-        i64 src = src_row, f = f_row;
-    LOAD_SEG_COLS:
-        for (i64 q = 0; q < seg_cols; q++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=64
-            if (is_p)
-                load_param_segment(ddr, (addr_t)src, (nbytes_t)seg_bytes, (ap_uint<16>)f, pbuf, iters);
-            else
-                load_segment(ddr, (addr_t)src, (nbytes_t)seg_bytes, i16, is_w, (ap_uint<1>)bank, (flat_t)f, ibuf, wbuf,
-                             iters);
-            src += ps;
-            f += step;
-        }
-        src_row += rs;
-        f_row += step * cols;
-    }
+    // the loop's bound: at most ceil(bytes / beat) + 1 beats per segment (it ends after the last segment's last beat)
+    const i64 mb = seg_rows * seg_cols * (((seg_bytes + AXI_BYTES - 1) >> AXI_LOG2_BYTES) + 1);
+    const ap_uint<32> max_beats = mb > 0xFFFFFFFFLL ? (ap_uint<32>)0xFFFFFFFFu : (ap_uint<32>)mb;
+    seg_walk w;
+    seg_init(w, (addr_t)base, (flat_t)(is_p ? dst_word : dst_word * lanes + dst_elem), (nbytes_t)seg_bytes);
+    if (is_p)
+        load_param_beats(ddr, w, max_beats, (nbytes_t)seg_bytes, (ap_uint<32>)seg_cols, (ap_uint<32>)seg_rows,
+                         (addr_t)ps, (addr_t)rs, (flat_t)step, (flat_t)(step * cols), pbuf, iters);
+    else
+        load_beats(ddr, w, max_beats, (nbytes_t)seg_bytes, (ap_uint<32>)seg_cols, (ap_uint<32>)seg_rows, (addr_t)ps,
+                   (addr_t)rs, (flat_t)step, (flat_t)(step * cols), i16, is_w, (ap_uint<1>)bank, ibuf, wbuf, iters);
 }
 
 // ------------------------------------------------------------------------------------------ COMPUTE (PE array)
@@ -562,42 +610,32 @@ STORE_PACK:
     }
 }
 
-// One STORE segment: nbytes contiguous DDR bytes at dst from OBUF flat indices f0, f0 + 1, ... Whole beats are one
-// burst on the module's fixed pointer, a beat per cycle, written once (no read of DDR); a partial first / last
-// beat is written with byte enables.
-static void store_segment(axi_t *ddr, ap_uint<8> *ddr_b, addr_t dst, nbytes_t nbytes, bool i16, flat_t f0,
-                          const elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &iters) {
-    const addr_t b0 = dst >> AXI_LOG2_BYTES;
-    const addr_t nbeats = ((dst + nbytes - 1) >> AXI_LOG2_BYTES) - b0 + 1;
-    const rel_t rel0 = -(rel_t)(dst & (AXI_BYTES - 1));
-    const bool head = (dst & (AXI_BYTES - 1)) != 0 || nbytes < AXI_BYTES;
-    const bool tail = ((dst + nbytes) & (AXI_BYTES - 1)) != 0 && !(head && nbeats == 1);
-    axi_t w;
-    ap_uint<AXI_BYTES> strb;
-    if (head) {
-        store_build_beat(rel0, nbytes, i16, f0, obuf, w, strb);
-        write_partial_beat(ddr, ddr_b, b0, w, strb);
-        iters++;
-    }
-    const addr_t k0 = head ? 1 : 0, k1 = tail ? (addr_t)(nbeats - 1) : nbeats;
-    rel_t rel = rel0 + (rel_t)(k0 << AXI_LOG2_BYTES);
+// STORE: every beat of every segment in one pipelined loop on the module's fixed pointer, streamed back to back
+// (num_write_outstanding = 32: the write responses are awaited once, after the last beat, as the RTL's write
+// stream); a whole beat is a full-strobe write, a partial first / last beat of a segment a strobed write
+// (write_partial_beat), both in the same cycle slot.
+static void store_beats(axi_t *ddr, ap_uint<8> *ddr_b, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes,
+                        ap_uint<32> seg_cols, ap_uint<32> seg_rows, addr_t ps, addr_t rs, flat_t step, flat_t row_step,
+                        bool i16, const elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &iters) {
+    bool more = true;
 STORE_BEATS:
-    for (addr_t k = k0; k < k1; k++) {  // II=1 depth=3
-#pragma HLS LOOP_TRIPCOUNT min=0 max=4096
+    for (ap_uint<32> n = 0; n < max_beats && more; n++) {  // II=1 depth=3
+#pragma HLS LOOP_TRIPCOUNT min=1 max=16384
 #pragma HLS PIPELINE II=1
-        store_build_beat(rel, nbytes, i16, f0, obuf, w, strb);
-        ddr[b0 + k] = w;
-        rel += AXI_BYTES;
+        axi_t v;
+        ap_uint<AXI_BYTES> strb;
+        store_build_beat(w.rel, nbytes, i16, w.f, obuf, v, strb);
+        if (strb == (ap_uint<AXI_BYTES>)-1)
+            ddr[w.b] = v;
+        else
+            write_partial_beat(ddr, ddr_b, w.b, v, strb);
         iters++;
-    }
-    if (tail) {
-        store_build_beat(rel0 + (rel_t)((nbeats - 1) << AXI_LOG2_BYTES), nbytes, i16, f0, obuf, w, strb);
-        write_partial_beat(ddr, ddr_b, b0 + nbeats - 1, w, strb);
-        iters++;
+        more = seg_next(w, nbytes, seg_cols, seg_rows, ps, rs, step, row_step);
     }
 }
 
-// STORE: checks, then segments as LOAD cuts them (whole transfer / contiguous row / pixel run)
+// STORE: checks, then segments as LOAD cuts them (whole transfer / contiguous row / pixel run), all their beats in
+// one flattened pipelined loop (store_beats)
 static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, ap_uint<8> *ddr_b, const run_t &run,
                        const elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &err, ap_uint<32> &iters) {
     const int sel = (int)F(x, STORE, BASE_REG);
@@ -616,21 +654,13 @@ static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, ap_uint<8> 
     const bool whole_rows = whole_px && rs == cols * ps;
     const i64 seg_rows = whole_rows ? 1 : rows, seg_cols = whole_px ? 1 : cols;
     const i64 seg_bytes = run_bytes * (whole_px ? cols : 1) * (whole_rows ? rows : 1);
-    i64 dst_row = ddr_base(run, sel) + off0, f_row = 0;
-STORE_SEG_ROWS:
-    for (i64 r = 0; r < seg_rows; r++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=64
-        i64 dst = dst_row, f = f_row;
-    STORE_SEG_COLS:
-        for (i64 q = 0; q < seg_cols; q++) {
-#pragma HLS LOOP_TRIPCOUNT min=1 max=64
-            store_segment(ddr, ddr_b, (addr_t)dst, (nbytes_t)seg_bytes, i16, (flat_t)f, obuf, iters);
-            dst += ps;
-            f += pitch;
-        }
-        dst_row += rs;
-        f_row += pitch * cols;
-    }
+    // the loop's bound: at most ceil(bytes / beat) + 1 beats per segment (it ends after the last segment's last beat)
+    const i64 mb = seg_rows * seg_cols * (((seg_bytes + AXI_BYTES - 1) >> AXI_LOG2_BYTES) + 1);
+    const ap_uint<32> max_beats = mb > 0xFFFFFFFFLL ? (ap_uint<32>)0xFFFFFFFFu : (ap_uint<32>)mb;
+    seg_walk w;
+    seg_init(w, (addr_t)(ddr_base(run, sel) + off0), 0, (nbytes_t)seg_bytes);
+    store_beats(ddr, ddr_b, w, max_beats, (nbytes_t)seg_bytes, (ap_uint<32>)seg_cols, (ap_uint<32>)seg_rows,
+                (addr_t)ps, (addr_t)rs, (flat_t)pitch, (flat_t)(pitch * cols), i16, obuf, iters);
 }
 
 // ------------------------------------------------------------------------------------------ tokens

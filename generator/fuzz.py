@@ -36,12 +36,17 @@ import yaml
 
 from .board import BOARDS_DIR, Board
 
+
+def rtl_sim_tiny() -> dict:
+    """The RTL tests' tiny configuration (:data:`generator.rtl_sim.TINY`), the base of the fuzzer's."""
+    from .rtl_sim import TINY as base
+    return dict(base)
+
 ROOT = Path(__file__).resolve().parent.parent
 EXECUTORS = ("golden", "ref", "csim", "rtl")
 #: accelerator overrides of the tiny configurations: buffers small enough to force tiling, but a WBUF bank holds
 #: one 8x8 kernel (64 words) and the PBUF every output channel of a 600-channel layer with a second output
-TINY = dict(tn=8, tm=8, ibuf_bank_bytes=3072, wbuf_bank_bytes=8192, acc_bank_words=96, obuf_bytes=2048,
-            pbuf_entries=1280)
+TINY = dict(rtl_sim_tiny(), wbuf_bank_bytes=8192, pbuf_entries=1280)
 #: hardware configurations the fuzzer draws from: name -> (board file, accelerator overrides)
 CONFIGS = {
     "tiny": ("zcu19eg", TINY),

@@ -99,18 +99,10 @@ class Builder:
 
     def fc(self, x, oc, scale=None):
         """Flatten [1, C, H, W] -> Gemm with OC outputs (a quantized fully-connected layer); returns [1, OC]."""
-        n, c, H, W = self.shapes[x]
-        k = c * H * W
         f = self._n("flat")
         self.nodes.append(h.make_node("Flatten", [x], [f], axis=1))
-        self.shapes[f] = [1, k]
-        scale = scale or 1.0 / np.sqrt(k)
-        w = self.const((self.rng.standard_normal((k, oc)) * scale).astype(np.float32), "w")
-        b = self.const((self.rng.standard_normal(oc) * 0.1).astype(np.float32), "b")
-        y = self._n("gemm")
-        self.nodes.append(h.make_node("Gemm", [f, w, b], [y]))
-        self.shapes[y] = [1, oc]
-        return y
+        self.shapes[f] = [1, int(np.prod(self.shapes[x][1:]))]
+        return self.fc_next(f, oc, scale)
 
     def fc_next(self, x, oc, scale=None):
         """Gemm on a [1, K] tensor (a second fully-connected layer); returns [1, OC]."""

@@ -12,7 +12,7 @@ if command -v apt-get >/dev/null; then
   dpkg -s darknet >/dev/null 2>&1 || pkgs="$pkgs darknet"
   command -v g++ >/dev/null || pkgs="$pkgs g++"
   command -v tclsh >/dev/null || pkgs="$pkgs tcl"
-  command -v yosys >/dev/null || pkgs="$pkgs yosys"   # RTL resource figures (generator/rtl_resources.py)
+  command -v yosys >/dev/null || pkgs="$pkgs yosys"   # RTL resource figures (generator/estimate/rtl_resources.py)
   if [ -n "$pkgs" ]; then
     echo "[setup] apt-get install$pkgs"
     $SUDO apt-get update -qq || true

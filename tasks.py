@@ -12,7 +12,7 @@ from pathlib import Path
 from invoke import task
 
 ROOT = Path(__file__).resolve().parent
-QUANTS = "int8-asym|int8-sym|int16-sym|int16-asym"     # help text; the modes are generator.quantize.MODES
+QUANTS = "int8-asym|int8-sym|int16-sym|int16-asym"     # help text; the modes are generator.quant.quantize.MODES
 
 
 def _die(msg: str):
@@ -23,7 +23,7 @@ def _die(msg: str):
 def _real_image(image: str):
     """IMAGE as an HxWx3 uint8 RGB array: a file path, or the name of a shipped real image (bus, zidane, dog, ...);
     exits with the loader's message when it is not an image."""
-    from generator import data
+    from generator.eval import data
     from host.preprocess import ImageError, load_image
 
     if not Path(image).exists():
@@ -63,7 +63,7 @@ def _model(model, cfg, weights, names, onnx_dir) -> str | None:
         _die("give either --model or --cfg/--weights, not both")
     if not (cfg and weights):
         _die("--cfg and --weights go together")
-    from generator.compiler import file_sha256
+    from generator.flows.compiler import file_sha256
     from generator.frontend.darknet import DarknetError, darknet_to_onnx
 
     for opt, f in (("--cfg", cfg), ("--weights", weights), ("--names", names)):
@@ -84,12 +84,12 @@ def _model(model, cfg, weights, names, onnx_dir) -> str | None:
 def _compile(board, quant, per_tensor, model, progress=True, names=None, yolo_cfg=None, require_detection=False):
     """compile_model, exiting 2 with its message on bad input; REQUIRE_DETECTION checks the YOLO head parameters
     and class names (from the model, --names, --yolo-cfg) before calibration, hence before any simulation."""
-    from generator.board import BoardError
-    from generator.codegen import ScheduleError
-    from generator.compiler import compile_model
+    from generator.spec.board import BoardError
+    from generator.codegen.program import ScheduleError
+    from generator.flows.compiler import compile_model
     from generator.frontend.darknet import DarknetError
-    from generator.ir import GraphError
-    from generator.quantize import QuantError
+    from generator.ir.graph import GraphError
+    from generator.quant.quantize import QuantError
 
     for opt, f in (("--names", names), ("--yolo-cfg", yolo_cfg)):
         if f is not None and not Path(f).is_file():
@@ -103,7 +103,7 @@ def _compile(board, quant, per_tensor, model, progress=True, names=None, yolo_cf
 
 def _out_dir(c, out):
     """OUT, else build/<board>/<model key>/<quant>/ (model key: file stem + hash of its content)."""
-    from generator.compiler import model_key
+    from generator.flows.compiler import model_key
 
     if out:
         return Path(out)
@@ -123,7 +123,7 @@ MODEL_HELP = {"model": "ONNX model (default: official YOLOv4-tiny)",
 def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, out=None, cfg=None, weights=None,
             names=None, yolo_cfg=None):
     """Compile the model to an instruction program for BOARD; print the per-layer schedule."""
-    from generator.compiler import schedule_table, write_artifacts
+    from generator.flows.compiler import schedule_table, write_artifacts
 
     od = _out_folder(out) if out else None
     t0 = time.time()
@@ -142,8 +142,8 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
 def detect(c, image="bus", out="out", board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, cfg=None,
            weights=None, names=None, yolo_cfg=None):
     """Compile, run IMAGE through the golden ISA simulator, write OUT/detections.json and OUT/detections.png."""
-    from generator.compiler import detections_from_heads, quantize_image, write_artifacts
-    from generator.runtime import run_golden
+    from generator.flows.compiler import detections_from_heads, quantize_image, write_artifacts
+    from generator.exec.runtime import run_golden
     from host.draw import draw_detections
 
     od = _out_folder(out)
@@ -171,7 +171,7 @@ def detect(c, image="bus", out="out", board="zcu19eg", quant="int8-asym", per_te
 @task(help={"board": "board name", "out": "output folder", "images": "limit the number of images (0: all)"})
 def accuracy(c, board="zcu19eg", out="build/accuracy", images=0):
     """Accuracy table: float vs int16/int8 (sym/asym, per-channel/per-tensor): mAP@0.5, SQNR, parameter bytes."""
-    from generator.accuracy import accuracy_table
+    from generator.eval.accuracy import accuracy_table
 
     accuracy_table(board, _out_folder(out), max_images=int(images))
 
@@ -180,7 +180,7 @@ def accuracy(c, board="zcu19eg", out="build/accuracy", images=0):
             "program": "program.bin to disassemble (default: compile)", "limit": "max lines (0: all)"})
 def disasm(c, board="zcu19eg", quant="int8-asym", per_tensor=False, program=None, limit=0):
     """Disassemble a program (one instruction per line)."""
-    from generator import isa
+    from generator.spec import isa
 
     if program:
         try:
@@ -214,11 +214,11 @@ def test(c, slow=False):
             "no_uram": "forbid URAM288 in the RTL synthesis (default: allowed when the part has URAM)",
             "mapping_only": "stop the RTL synthesis after DSP48E2 / RAM mapping (no LUT/FF figures; much faster)"})
 def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_only=False):
-    """Resources of BOARD's accelerator vs the part's capacity: the HLS estimate (generator/resources.py) and, with
-    --rtl, the RTL synthesized by Yosys (generator/rtl_resources.py) next to it. Exits 2 if it does not fit."""
-    from generator import resources as hls_resources
-    from generator import rtl_resources
-    from generator.board import BoardError, load_board
+    """Resources of BOARD's accelerator vs the part's capacity: the HLS estimate (generator/estimate/hls_resources.py) and, with
+    --rtl, the RTL synthesized by Yosys (generator/estimate/rtl_resources.py) next to it. Exits 2 if it does not fit."""
+    from generator.estimate import hls_resources
+    from generator.estimate import rtl_resources
+    from generator.spec.board import BoardError, load_board
 
     try:
         b = load_board(board)
@@ -251,7 +251,7 @@ def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_on
 def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, overlay=None, out=None, cfg=None,
             weights=None, names=None, yolo_cfg=None):
     """Deployment package for BOARD: folder + tarball (program artifacts, host/, overlay when built, README)."""
-    from generator.package import build_package
+    from generator.flows.package import build_package
 
     od = _out_folder(out if out else ROOT / "build" / "package")
     comp = _compile(board, quant, per_tensor, _model(model, cfg, weights, names, od if out else None),
@@ -277,9 +277,11 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     import shutil
     import subprocess
 
-    from generator import hls, resources
-    from generator.compiler import detections_from_heads, quantize_image, write_artifacts
-    from generator.runtime import build_ddr, read_tensor
+    from generator.backends import hls
+
+    from generator.estimate import hls_resources
+    from generator.flows.compiler import detections_from_heads, quantize_image, write_artifacts
+    from generator.exec.runtime import build_ddr, read_tensor
     from host.draw import draw_detections
 
     od = _out_folder(out) if out else None
@@ -289,8 +291,8 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     model = _model(model, cfg, weights, names, od)
     comp = _compile(board, quant, per_tensor, model, names=names, yolo_cfg=yolo_cfg, require_detection=True)
     try:
-        est = resources.check(comp.board, len(comp.program.insns))
-    except resources.ResourceError as e:
+        est = hls_resources.check(comp.board, len(comp.program.insns))
+    except hls_resources.ResourceError as e:
         _die(str(e))
     d = write_artifacts(comp, _out_dir(comp, out))
     ddr, bases = build_ddr(comp.program, quantize_image(comp, img))
@@ -310,10 +312,10 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     other = _compile(board, "int16-sym" if bits == 8 else "int8-asym", per_tensor, model, progress=False,
                      names=names, yolo_cfg=yolo_cfg)
     cycles[other.hw.bits] = sum(p.cycles for p in other.program.plans)
-    from generator import hls_estimate
+    from generator.estimate import hls_cycles
     try:
-        kest = hls_estimate.compare(comp.board, bits, comp.program.insns)
-    except hls_estimate.EstimateError as e:
+        kest = hls_cycles.compare(comp.board, bits, comp.program.insns)
+    except hls_cycles.EstimateError as e:
         _die(str(e))
     heads = {o: read_tensor(comp.program, comp.qgraph, r["ddr"], bases, o) for o in comp.qgraph.outputs}
     dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
@@ -349,8 +351,8 @@ def sim(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_tensor
     """Whole YOLOv4-tiny frame through the RTL (cocotb + Verilator), bit-exact check against the golden simulator,
     detections drawn, per-layer cycle report (RTL vs latency model, ideal cycles, PE utilization, stall cycles,
     DDR bytes, FPS); with several --quant values, a table comparing them (e.g. int8 against int16)."""
-    from generator.quantize import MODES
-    from generator.rtl_sim import CONFIGS, compare_report, simulate_frame
+    from generator.quant.quantize import MODES
+    from generator.exec.rtl import CONFIGS, compare_report, simulate_frame
 
     if config not in CONFIGS:
         _die(f"unknown config {config!r}; one of {', '.join(CONFIGS)}")
@@ -386,7 +388,7 @@ def sim(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_tensor
 def fuzz(c, cases=200, seed=1, executors="golden,ref", configs=None, board=None, case=None, json=None):
     """Random layers and small graphs through the executors, compared bit for bit; one reproducer line per
     failure; last line 'N passed, M failed'. Exits 1 when a case fails."""
-    from generator import fuzz as fz
+    from generator.eval import fuzz as fz
 
     try:
         outs = fz.fuzz(int(cases), int(seed), [e.strip() for e in executors.split(",") if e.strip()],
@@ -405,6 +407,6 @@ def conformance(c, verbose=False, filter=None):
     """The ONNX backend node tests shipped in the onnx wheel, for every operator the compiler knows: each runs
     through the golden simulator (and the host tail) within quantization tolerance of its expected output, or is
     refused with one line naming the node; table and counts. Exits 1 when a test fails."""
-    from generator.conformance import main
+    from generator.eval.conformance import main
 
     sys.exit(main((["-v"] if verbose else []) + ([filter] if filter else [])))

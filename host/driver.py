@@ -9,7 +9,7 @@ A deployment package is a folder with ``manifest.json``, ``program.bin`` (32-byt
 and, when the bitstream is built, ``<name>.bit`` + ``<name>.hwh``. With a bitstream the driver loads it with
 ``pynq.Overlay`` and takes the IP whose VLNV is :data:`KERNEL_VLNV` (a :class:`AccelIP`, bound through
 ``DefaultIP.bindto``). Without one it takes that IP from the active PYNQ device's ``ip_dict`` (a design
-already loaded, or the simulated device of ``generator/pynq_sim.py`` in CI): same ``DefaultIP``/``MMIO``/
+already loaded, or the simulated device of ``generator/exec/pynq_golden.py`` in CI): same ``DefaultIP``/``MMIO``/
 ``allocate`` calls either way.
 
 Memory (all ``pynq.allocate``, physically contiguous, cacheable): WEIGHTS and the instructions (written once),

@@ -4,12 +4,18 @@ from __future__ import annotations
 import numpy as np
 import yaml
 
-from generator import codegen, passes, qref, runtime
-from generator.board import BOARDS_DIR, Board
+from generator import codegen
+
+from generator.ir import passes
+
+from generator.exec import layer_ref
+
+from generator.exec import runtime
+from generator.spec.board import BOARDS_DIR, Board
 from generator.frontend.onnx_loader import load_onnx
-from generator.hwmodel import HwConfig
-from generator.iref import IndependentRef
-from generator.quantize import QuantConfig, calibrate, quantize
+from generator.spec.timing import HwConfig
+from generator.exec.int_ref import IndependentRef
+from generator.quant.quantize import QuantConfig, calibrate, quantize
 
 
 def board(name="zcu19eg", **acc) -> Board:
@@ -26,7 +32,7 @@ TINY = dict(tn=8, tm=8, ibuf_bank_bytes=3072, wbuf_bank_bytes=4608, acc_bank_wor
 def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n_calib=4, with_ref=False):
     """Passes, calibration on random inputs, quantization and program for ``model``.
     Returns (quantized graph, program, calibration inputs); with ``with_ref`` also the independent integer
-    reference (:class:`generator.iref.IndependentRef`) built from the float graph and the same ranges."""
+    reference (:class:`generator.exec.int_ref.IndependentRef`) built from the float graph and the same ranges."""
     brd = brd or board()
     cfg = QuantConfig.from_mode(mode, per_channel)
     hw = HwConfig.from_board(brd, cfg.bits)
@@ -53,7 +59,7 @@ def run_both(gq, prog, x):
     """(golden simulator outputs, layer-level reference outputs, SimResult) for float input x [1, C, H, W]."""
     xq = quantize_input(gq, x)
     gold, res, _, _ = runtime.run_golden(prog, gq, xq)
-    ref = qref.run_quantized(gq, xq)
+    ref = layer_ref.run_quantized(gq, xq)
     return gold, {k: v[0] for k, v in ref.items() if k != "regions"}, res
 
 

@@ -1,2 +1,2 @@
-"""The tests' ONNX graph builder lives in :mod:`generator.modelgen` (the fuzzer uses it too)."""
-from generator.modelgen import Builder, ort_run  # noqa: F401
+"""The tests' ONNX graph builder lives in :mod:`generator.frontend.modelgen` (the fuzzer uses it too)."""
+from generator.frontend.modelgen import Builder, ort_run  # noqa: F401

@@ -17,7 +17,7 @@ import onnxruntime as ort
 import pytest
 from onnx import shape_inference
 
-from generator.data import DataMissingError, sample_images, yolov4_tiny_cfg, yolov4_tiny_weights
+from generator.eval.data import DataMissingError, sample_images, yolov4_tiny_cfg, yolov4_tiny_weights
 from generator.frontend.darknet import DarknetError, Section, darknet_to_onnx, main, parse_cfg
 
 OFFICIAL_FLOATS = 6_062_814          # DATA.md; also (24,251,276 - 20-byte header) / 4

@@ -1,6 +1,7 @@
-"""host/driver.py over the golden-simulator PYNQ backend (generator/pynq_sim.py): the real pynq.allocate / MMIO /
+"""host/driver.py over the golden-simulator PYNQ backend (generator/exec/pynq_golden.py): the real pynq.allocate / MMIO /
 DefaultIP calls, detections equal to `invoke detect`'s, streaming, timeout, error status, package mismatch, and
 that the driver imports without generator/onnx/onnxruntime (as on a PYNQ image)."""
+from generator import ROOT_DIR
 import shutil
 import subprocess
 import sys
@@ -11,10 +12,12 @@ import numpy as np
 import pytest
 from pynq.buffer import PynqBuffer
 
-from generator import data, isa
-from generator.compiler import compile_model, detections_from_heads, quantize_image, write_artifacts
-from generator.pynq_sim import KERNEL_VLNV, GoldenSimDevice, active
-from generator.runtime import run_golden
+from generator.eval import data
+
+from generator.spec import isa
+from generator.flows.compiler import compile_model, detections_from_heads, quantize_image, write_artifacts
+from generator.exec.pynq_golden import KERNEL_VLNV, GoldenSimDevice, active
+from generator.exec.runtime import run_golden
 from host import driver
 from host.driver import (AcceleratorError, AcceleratorTimeout, AccelIP, DriverError, PackageError,
                          PackageMismatchError, YoloAccelerator)
@@ -22,7 +25,7 @@ from host.preprocess import load_image
 
 from helpers import board
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = ROOT_DIR
 # the golden simulator runs a 416x416 frame in seconds of CPU time, longer on a loaded machine; the driver's 5 s
 # default is for the hardware, so runs expected to finish get a simulator-sized timeout
 SIM_TIMEOUT_S = 300.0
@@ -190,7 +193,7 @@ def test_package_folder_and_tarball_run_the_driver(compiled, images, reference, 
     import py_compile
     import tarfile
 
-    from generator.package import build_package
+    from generator.flows.package import build_package
 
     d, tar = build_package(compiled, tmp_path)
     for f in ("manifest.json", "program.bin", "weights.bin", "README.md", "detect.py", "host/driver.py",
@@ -258,7 +261,7 @@ def test_overlay_with_the_four_ip_block_design_binds_accel_0(package, monkeypatc
     a hierarchy."""
     import pynq
 
-    from generator.pynq_sim import block_design_ip_dict
+    from generator.exec.pynq_golden import block_design_ip_dict
 
     dev = GoldenSimDevice("zcu19eg", info_registers="hls")
     for hier in ("", "accel_hier/"):

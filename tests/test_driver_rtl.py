@@ -1,13 +1,14 @@
 """host/driver.py, unchanged, over the RTL under cocotb + Verilator (issue 5, simulation backend (b)): the fake
-PYNQ device generator/pynq_rtl.RtlSimDevice (DDR = cocotb AxiRam, registers through AxiLiteMaster) behind the
+PYNQ device generator/exec/pynq_rtl.RtlSimDevice (DDR = cocotb AxiRam, registers through AxiLiteMaster) behind the
 real pynq.allocate / MMIO / DefaultIP calls; bench in tests/driver_rtl_tb.py.
 
 The model is the official YOLOv4-tiny (darknet cfg + weights) with its input size overridden (64x64 by default,
 416x416 in the slow test), compiled for an 8x8 PE array (the RTL tests' TINY configuration with the weight and
 parameter buffers enlarged until every YOLOv4-tiny layer fits). On a real photo, the driver's detections and the
-raw head values over the RTL backend must equal those over the golden backend (generator.pynq_sim) for the same
+raw head values over the RTL backend must equal those over the golden backend (generator.exec.pynq_golden) for the same
 board configuration and package."""
 from __future__ import annotations
+from generator import ROOT_DIR
 
 import json
 import os
@@ -21,22 +22,28 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generator import codegen, data, isa, passes
-from generator.compiler import Compiled, calibration_images, write_artifacts
+from generator import codegen
+
+from generator.eval import data
+
+from generator.spec import isa
+
+from generator.ir import passes
+from generator.flows.compiler import Compiled, calibration_images, write_artifacts
 from generator.frontend.darknet import darknet_to_onnx
 from generator.frontend.onnx_loader import load_onnx
-from generator.hwmodel import HwConfig
-from generator.pynq_sim import GoldenSimDevice, active
-from generator.quantize import QuantConfig, calibrate, quantize
-from generator.rtl import TOP, write_rtl
+from generator.spec.timing import HwConfig
+from generator.exec.pynq_golden import GoldenSimDevice, active
+from generator.quant.quantize import QuantConfig, calibrate, quantize
+from generator.backends.rtl import TOP, write_rtl
 from host.driver import YoloAccelerator
 from host.preprocess import load_image
 
 from helpers import TINY, board
 
 pytest.importorskip("cocotb_tools")
-from generator.rtl_sim import verilator_build  # noqa: E402
-ROOT = Path(__file__).resolve().parent.parent
+from generator.exec.rtl import verilator_build  # noqa: E402
+ROOT = ROOT_DIR
 VENV_BIN = Path(sys.executable).parent
 BUILD = ROOT / "build" / "rtl_driver"
 #: TINY (Tn = Tm = 8, small ifmap/accumulator/output buffers) with weight and parameter buffers big enough for

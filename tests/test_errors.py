@@ -1,4 +1,5 @@
 """Bad input gives a clear error naming what was wrong and where, never a traceback or a wrong result."""
+from generator import ROOT_DIR
 import subprocess
 import sys
 from pathlib import Path
@@ -6,15 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generator.board import BoardError, load_board
-from generator.codegen import ScheduleError
+from generator.spec.board import BoardError, load_board
+from generator.codegen.program import ScheduleError
 from generator.frontend.onnx_loader import load_onnx
-from generator.ir import GraphError
-from generator.quantize import QuantConfig, QuantError
+from generator.ir.graph import GraphError
+from generator.quant.quantize import QuantConfig, QuantError
 from helpers import board, compile_small
 from onnx_builders import Builder
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = ROOT_DIR
 INVOKE = str(Path(sys.executable).parent / "invoke")
 
 
@@ -95,7 +96,7 @@ def _one_line_error(r, *needles):
 
 
 def _typo_cfg(tmp_path, old, new):
-    from generator import data
+    from generator.eval import data
 
     text = data.yolov4_tiny_cfg().read_text()
     assert old in text
@@ -108,7 +109,7 @@ def _typo_cfg(tmp_path, old, new):
 @pytest.mark.parametrize("old,new,hint", [("pad=1", "pd=1", "did you mean 'pad'?"),
                                           ("activation=leaky", "activaton=leaky", "did you mean 'activation'?")])
 def test_cfg_typo_is_named_with_the_nearest_key(tmp_path, old, new, hint):
-    from generator import data
+    from generator.eval import data
 
     cfg, line = _typo_cfg(tmp_path, old, new)
     key = new.split("=")[0]

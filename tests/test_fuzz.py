@@ -1,4 +1,4 @@
-"""Seeded random-layer fuzzing (generator/fuzz.py) in the default test run: 200 cases on the golden simulator and
+"""Seeded random-layer fuzzing (generator/eval/fuzz.py) in the default test run: 200 cases on the golden simulator and
 the independent integer reference (every hardware configuration), 50 on the C-simulation and 20 on the RTL (tiny
 configurations, Tm != Tn included), all bit for bit. Also: the tiers cover the space they claim, and the fuzzer
 catches planted defects (a wrong multiplier, a wrong bias fold, a corrupted DDR byte)."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from generator import fuzz as fz
-from generator.rtl_sim import verilator
+from generator.eval import fuzz as fz
+from generator.exec.rtl import verilator
 
 SEED = 20261123
 
@@ -85,7 +85,7 @@ def _first_case(kind, executors=("golden", "ref")):
 
 
 def test_fuzzer_catches_a_wrong_multiplier(monkeypatch):
-    from generator import quantize
+    from generator.quant import quantize
 
     case = _first_case("conv")
     assert fz.Fuzzer(["golden", "ref"]).run_case(case).status == "pass"
@@ -98,7 +98,7 @@ def test_fuzzer_catches_a_wrong_multiplier(monkeypatch):
 def test_fuzzer_catches_a_wrong_bias_fold(monkeypatch):
     """Bias folded with the wrong sign of the zero point: golden and the stored-parameter reference agree with
     each other, only the independent reference sees it."""
-    from generator import quantize
+    from generator.quant import quantize
 
     case = dict(_first_case("conv"), mode="int8-asym")
     real = quantize.quantize
@@ -118,10 +118,10 @@ def test_fuzzer_catches_a_wrong_bias_fold(monkeypatch):
 
 def test_fuzzer_catches_a_corrupted_region(monkeypatch):
     """One DDR byte changed after the golden simulator ran: compare_ddr names the region."""
-    from generator import sim
+    from generator.exec import golden
 
     case = _first_case("conv")
-    real = sim.GoldenSim.run
+    real = golden.GoldenSim.run
 
     def run(self, blob, *a, **k):
         res = real(self, blob, *a, **k)
@@ -129,7 +129,7 @@ def test_fuzzer_catches_a_corrupted_region(monkeypatch):
         self.ddr[out_base] = np.uint8(self.ddr[out_base] ^ 0x40)
         return res
 
-    monkeypatch.setattr(sim.GoldenSim, "run", run)
+    monkeypatch.setattr(golden.GoldenSim, "run", run)
     o = fz.Fuzzer(["golden", "ref"]).run_case(case)
     assert o.status == "fail" and "region" in o.detail and "differ" in o.detail
 

@@ -8,9 +8,13 @@ import zlib
 import numpy as np
 import pytest
 
-from generator import hls, isa, runtime
-from generator.hwmodel import HwConfig
-from generator.sim import GoldenSim
+from generator.backends import hls
+
+from generator.spec import isa
+
+from generator.exec import runtime
+from generator.spec.timing import HwConfig
+from generator.exec.golden import GoldenSim
 from helpers import board, compile_small, quantize_input
 from onnx_builders import Builder
 from test_layers import BOARDS, KINDS, MODES
@@ -278,9 +282,9 @@ def test_csim_identification_probe(kernel, tmp_path):
 # ------------------------------------------------------------------------------------------------ full frame
 @pytest.mark.slow
 def test_csim_yolov4_tiny_frame_bit_exact(tmp_path):
-    from generator import data
-    from generator.board import load_board
-    from generator.compiler import compile_model, quantize_image
+    from generator.eval import data
+    from generator.spec.board import load_board
+    from generator.flows.compiler import compile_model, quantize_image
     from host.preprocess import load_image
 
     c = compile_model("zcu19eg", "int8-asym", progress=False)
@@ -316,7 +320,7 @@ def test_run_hls_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     csim arguments and the IP export path are the board's / kernel's."""
     import shutil
 
-    from generator.board import load_board
+    from generator.spec.board import load_board
     if shutil.which("tclsh") is None:
         pytest.skip("tclsh not installed")
     b = load_board(brd)
@@ -383,7 +387,7 @@ def test_vivado_bd_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     copied to the overlay folder under one name."""
     import shutil
 
-    from generator.board import load_board
+    from generator.spec.board import load_board
     from host.driver import KERNEL_VLNV
     if shutil.which("tclsh") is None:
         pytest.skip("tclsh not installed")
@@ -429,7 +433,7 @@ def test_vivado_bd_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     assert names.index("validate_bd_design") < names.index("make_wrapper") < names.index("launch_runs")
     stem = f"yolofpga_{brd}"
     assert (ov / f"{stem}.bit").read_text() == "BIT\n" and (ov / f"{stem}.hwh").read_text() == "HWH\n"
-    from generator.package import find_overlay
+    from generator.flows.package import find_overlay
     assert [p.name for p in find_overlay(brd, ov)] == [f"{stem}.bit", f"{stem}.hwh"]
 
 
@@ -437,7 +441,8 @@ def _check_block_design(b, calls):
     """The connections vivado_bd.tcl makes (from the stub's log): each stream's FIFO between its one producer and
     its one consumer at the kernel's depth, each memory's ports on the right IPs, every m_axi on the HP port,
     control, interrupt, the error wire, clocks and resets."""
-    from generator import isa, resources
+    from generator.spec import isa
+    from generator.estimate import hls_resources
     a = b.accelerator
     cells = {c.split()[-1]: c for c in calls if c.startswith("create_bd_cell")}
     for t, _ in hls.TOPS:
@@ -451,7 +456,7 @@ def _check_block_design(b, calls):
     nets = [c.split()[1:] for c in calls if c.startswith("connect_bd_net")]
     props = {c.split()[-1]: c for c in calls if c.startswith("set_property -dict")}
 
-    bd = resources.block_design(b)
+    bd = hls_resources.block_design(b)
     assert len(bd["streams"]) == 12
     for f in bd["streams"]:
         fifo = f"fifo_{f['name']}"
@@ -564,7 +569,7 @@ def test_accel_ram_lints_and_shares_its_read_port(tmp_path):
     writes on port A with byte enables, reads on port B and, through the shared port, on port C."""
     from pathlib import Path
 
-    from generator.rtl_sim import verilator
+    from generator.exec.rtl import verilator
     exe = verilator()
     if exe is None:
         pytest.skip("verilator not installed")
@@ -612,7 +617,7 @@ def test_vivado_bd_tcl_without_installed_board_file(tmp_path):
     """A board part that this Vivado does not have: PS defaults, no preset automation, still a bitstream."""
     import shutil
 
-    from generator.board import load_board
+    from generator.spec.board import load_board
     if shutil.which("tclsh") is None:
         pytest.skip("tclsh not installed")
     hls.render(load_board("zcu104"), tmp_path, overlay_dir=tmp_path / "ov")
@@ -628,7 +633,7 @@ def test_build_report_and_missing_tools_message(tmp_path):
     """report.md of a build: configuration, estimated resources vs capacity, predicted cycles / FPS of both
     precisions at the board clock and their ratio, the C-simulation's bit-exact result; the message of a build
     without the tools names vitis_hls and vivado and the exact commands."""
-    from generator import resources
+    from generator.estimate import hls_resources
     prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
     b = BOARDS["tiny"]()
     r = hls.build_and_check(b, prog, ddr, bases, tmp_path, overlay_dir=tmp_path / "ov")
@@ -636,7 +641,7 @@ def test_build_report_and_missing_tools_message(tmp_path):
     cyc = {8: sum(p.cycles for p in prog.plans), 16: 2 * sum(p.cycles for p in prog.plans) - 5}
     dets = [dict(label="bus", score=0.93, box=[1.0, 2.0, 30.4, 40.6], class_id=5)]
     md = hls.report_md(b, "int8-asym", len(prog.insns), cyc, 8, r, "bus.jpg", dets)
-    est = resources.estimate(b, len(prog.insns))
+    est = hls_resources.estimate(b, len(prog.insns))
     f = b.pl_clock_mhz * 1e6
     assert f"part `{b.part}`" in md and f"Tn x Tm = {b.accelerator.tn} x {b.accelerator.tm}" in md
     assert f"| DSP48E2 | {est.dsp48e2} | {b.resources.dsp48e2} |" in md

@@ -1,4 +1,4 @@
-"""generator/hls_estimate.py: the cycle estimate of the HLS kernel from its own loop structure.
+"""generator/estimate/hls_cycles.py: the cycle estimate of the HLS kernel from its own loop structure.
 
 (a) every pipelined loop of the kernel carries a ``// II=.. depth=..`` annotation, every annotation is used by
 the estimator, and a missing / unused annotation is an error; (b) per-instruction estimates on a TINY program
@@ -10,8 +10,12 @@ import time
 
 import pytest
 
-from generator import hls, hls_estimate as he, hwmodel
-from generator.board import load_board
+from generator.backends import hls
+
+from generator.estimate import hls_cycles as he
+
+from generator.spec import timing
+from generator.spec.board import load_board
 from helpers import TINY, board, compile_small
 from onnx_builders import Builder
 
@@ -200,7 +204,7 @@ def test_tiny_program_scheduled(tiny_prog):
 # ------------------------------------------------------------------------------------------ (c) the 416x416 frame
 @pytest.fixture(scope="module")
 def frame(zcu, loops):
-    from generator.compiler import compile_model
+    from generator.flows.compiler import compile_model
     t0 = time.time()
     c = compile_model("zcu19eg", "int8-asym", progress=False, log=lambda *a, **k: None)
     cmp = he.compare(zcu, 8, c.program.insns, loops)
@@ -258,10 +262,10 @@ def test_command_queue_depth_in_the_scheduler(zcu):
     """The fetch stops while the next instruction's module queue is full: COMPUTEs waiting for a token from a
     LOAD that comes after them in program order fill a 2-deep compute queue and deadlock the fetch (WATCHDOG);
     a 3-deep queue (or none) lets the fetch reach the LOAD."""
-    from generator import isa
-    from generator.sim import GoldenSim, SimError
+    from generator.spec import isa
+    from generator.exec.golden import GoldenSim, SimError
     import numpy as np
-    hw = hwmodel.HwConfig.from_board(zcu, 8)
+    hw = timing.HwConfig.from_board(zcu, 8)
     cfg = isa.make("CONFIG", isa_version=isa.ISA_VERSION, tn=hw.tn, tm=hw.tm, precision=isa.PRECISIONS["int8"],
                    config_id=hw.config_id)
     prog = [cfg, isa.make("COMPUTE", pop_prev=1)] + [isa.make("COMPUTE") for _ in range(3)] + \

@@ -1,6 +1,7 @@
-"""generator/hls_lint.py: the Vitis HLS rule checker (libclang). (a) one violating and one clean C++ snippet per
+"""generator/backends/hls_lint.py: the Vitis HLS rule checker (libclang). (a) one violating and one clean C++ snippet per
 rule, asserting the exact rule and line (the line is marked ``/*V*/`` in the snippet); (b) the rendered kernel of
 every board, parsed on its synthesis path, must have no violation (the current kernel's violations are printed)."""
+from generator import ROOT_DIR
 import subprocess
 import sys
 import time
@@ -8,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from generator import hls, hls_lint
-from generator.board import load_board
+from generator.backends import hls
 
-BOARDS = sorted(p.stem for p in (Path(__file__).resolve().parent.parent / "boards").glob("*.yaml"))
+from generator.backends import hls_lint
+from generator.spec.board import load_board
+
+BOARDS = sorted(p.stem for p in (ROOT_DIR / "boards").glob("*.yaml"))
 HEAD = "#include <ap_int.h>\n#include <hls_stream.h>\n"
 
 # common producer / consumer functions of the dataflow snippets
@@ -325,8 +328,8 @@ def test_cli(tmp_path):
     (tmp_path / "bad" / "k.cpp").write_text("void f(int n, int *o) {\n  for (int i = 0; i < n; i++) o[i] = 0;\n}\n")
     (tmp_path / "bad" / "tb.cpp").write_text("int main() { while (true) {} }\n")   # testbench: left out
     (tmp_path / "good" / "k.cpp").write_text("void f(int *o) {\n  for (int i = 0; i < 4; i++) o[i] = 0;\n}\n")
-    run = lambda d: subprocess.run([sys.executable, "-m", "generator.hls_lint", str(tmp_path / d)],
-                                   capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
+    run = lambda d: subprocess.run([sys.executable, "-m", "generator.backends.hls_lint", str(tmp_path / d)],
+                                   capture_output=True, text=True, cwd=ROOT_DIR)
     r = run("bad")
     assert r.returncode == 1 and r.stdout.splitlines() == [
         f"{(tmp_path / 'bad' / 'k.cpp').resolve()}:2: loop-tripcount [f] for loop without a compile-time constant "

@@ -1,4 +1,4 @@
-"""Host-side pipeline (host/) and detection metrics (generator/metrics.py) against independent references.
+"""Host-side pipeline (host/) and detection metrics (generator/eval/metrics.py) against independent references.
 
 The references below are plain-Python, loop-by-loop transcriptions of darknet (AlexeyAB) C code, written here
 independently of the vectorized implementations they check.
@@ -17,7 +17,7 @@ import pytest
 
 from host.preprocess import ImageError, darknet_resize, load_image, preprocess, quantize_input
 from host.yolo import YoloHead, decode, detect, nms
-from generator.metrics import average_precision, iou, mean_average_precision
+from generator.eval.metrics import average_precision, iou, mean_average_precision
 
 ROOT = Path(__file__).resolve().parents[1]
 f32 = np.float32
@@ -148,7 +148,7 @@ def _c_image_to_hwc(lib, im) -> np.ndarray:
 
 def test_resize_and_load_bit_exact_vs_libdarknet():
     """darknet_resize == the C resize_image, and load_image == load_image_color, on every real image."""
-    from generator.data import all_real_images
+    from generator.eval.data import all_real_images
     lib = _libdarknet()
     try:
         images = all_real_images()
@@ -215,7 +215,7 @@ def test_load_image_modes(tmp_path):
 
 
 def _bus():
-    from generator.data import DataMissingError, sample_images
+    from generator.eval.data import DataMissingError, sample_images
     try:
         p = sample_images()["bus"]
     except DataMissingError as e:

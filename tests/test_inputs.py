@@ -1,6 +1,7 @@
 """Odd inputs handled correctly (issue 11): image modes and EXIF orientation (host/preprocess.py load_image), class
-names and YOLO parameters from the model (generator/compiler.py), artifact keys, non-overlapping captions
+names and YOLO parameters from the model (generator/flows/compiler.py), artifact keys, non-overlapping captions
 (host/draw.py label_boxes), ``invoke TASK --help`` for every task."""
+from generator import ROOT_DIR
 import json
 import struct
 import subprocess
@@ -13,15 +14,15 @@ import onnx
 import pytest
 from PIL import Image
 
-from generator import data
-from generator.compiler import (calib_cache_path, compile_model, detections_from_heads, model_key, quantize_image,
+from generator.eval import data
+from generator.flows.compiler import (calib_cache_path, compile_model, detections_from_heads, model_key, quantize_image,
                                 resolve_class_names)
 from generator.frontend.darknet import darknet_to_onnx
-from generator.runtime import run_golden
+from generator.exec.runtime import run_golden
 from host.draw import label_boxes
 from host.preprocess import BACKGROUND, ImageError, load_image
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = ROOT_DIR
 INVOKE = str(Path(sys.executable).parent / "invoke")
 BUS = data.all_real_images()["bus"]
 

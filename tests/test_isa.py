@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from generator import isa
-from generator.hwmodel import HwConfig
-from generator.sim import GoldenSim, SimError
+from generator.spec import isa
+from generator.spec.timing import HwConfig
+from generator.exec.golden import GoldenSim, SimError
 from helpers import board, compile_small
 from onnx_builders import Builder
 
@@ -91,7 +91,7 @@ def test_golden_sim_reports_illegal_opcode_and_deadlock():
 def test_missing_dependency_token_corrupts_data_like_hardware():
     """Dropping the write-after-read tokens lets loads overwrite banks still in use: the simulator must then
     produce different results (it orders modules by time, not program order)."""
-    from generator import runtime
+    from generator.exec import runtime
     from helpers import quantize_input
 
     b = Builder([1, 40, 24, 24], seed=2)

@@ -5,9 +5,9 @@ import zlib
 import numpy as np
 import pytest
 
-from generator import runtime
-from generator.iref import compare_ddr
-from generator.qref import dequantize
+from generator.exec import runtime
+from generator.exec.int_ref import compare_ddr
+from generator.exec.layer_ref import dequantize
 from helpers import TINY, board, compile_small, quantize_input, run_both, sqnr_db
 from onnx_builders import Builder, ort_run
 

@@ -1,17 +1,18 @@
 """The PYNQ notebook, executed (nbclient) against the golden-simulator backend from a real deployment package:
 its detections must equal the golden simulator's (what `invoke detect` computes)."""
+from generator import ROOT_DIR
 import json
 
 import nbformat
 from nbclient import NotebookClient
 
-from generator.compiler import compile_model, detections_from_heads, quantize_image
-from generator.package import build_package
-from generator.runtime import run_golden
+from generator.flows.compiler import compile_model, detections_from_heads, quantize_image
+from generator.flows.package import build_package
+from generator.exec.runtime import run_golden
 from host.preprocess import load_image
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = ROOT_DIR
 
 
 def test_notebook_runs_and_detects_like_the_golden_simulator(tmp_path, monkeypatch):

@@ -1,5 +1,5 @@
 """ONNX conformance: the onnx wheel's backend node tests run through the compiler and the golden simulator
-(generator/conformance.py), models of any input channel count calibrate and run, the input range comes from the
+(generator/eval/conformance.py), models of any input channel count calibrate and run, the input range comes from the
 calibration data, and a host tail runs after the accelerator."""
 import time
 
@@ -7,12 +7,14 @@ import numpy as np
 import onnx
 import pytest
 
-from generator import conformance, passes
-from generator.compiler import compile_model, quantize_image
+from generator.eval import conformance
+
+from generator.ir import passes
+from generator.flows.compiler import compile_model, quantize_image
 from generator.frontend.onnx_loader import load_onnx
-from generator.ir import GraphError
-from generator.quantize import QuantConfig, QuantError, calibrate, quantize
-from generator.runtime import run_golden
+from generator.ir.graph import GraphError
+from generator.quant.quantize import QuantConfig, QuantError, calibrate, quantize
+from generator.exec.runtime import run_golden
 from helpers import sqnr_db
 from onnx_builders import Builder, ort_run
 
@@ -59,14 +61,14 @@ def test_unexpected_exception_is_a_failure_not_a_refusal(monkeypatch, tmp_path):
 def test_model_with_other_than_3_input_channels_compiles_and_runs_on_a_real_image(channels, tmp_path, monkeypatch):
     """Calibration images follow the model's input channels (1: luminance, 4: R, G, B, R); the folded first
     layer runs with IC != 3; the output matches onnxruntime on the same derived input."""
-    from generator import data
+    from generator.eval import data
     from host.preprocess import darknet_resize, load_image, to_channels
 
     b = Builder([1, channels, 32, 32], seed=channels)
     y = b.conv(b.leaky(b.conv("x", 8, k=3, s=2)), 6, k=3)
     path = tmp_path / f"ch{channels}_model.onnx"
     onnx.save(b.model([y]), str(path))
-    from generator import compiler
+    from generator.flows import compiler
     monkeypatch.setattr(compiler, "BUILD", tmp_path)   # the calibration cache goes to tmp_path/<model key>/calib.json
     c = compile_model("zcu19eg", "int16-sym", model=str(path), progress=False, log=lambda *a: None)
     assert compiler.calib_cache_path(path).is_file() and compiler.calib_cache_path(path).parent.parent == tmp_path

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from generator import passes
-from generator.float_exec import run_float
+from generator.ir import passes
+from generator.exec.float_ref import run_float
 from generator.frontend.onnx_loader import load_onnx
-from generator.ir import GraphError
+from generator.ir.graph import GraphError
 from onnx_builders import Builder, ort_run
 
 PIPELINE = [passes.lower_pooling, passes.fold_batchnorm, passes.fc_to_conv, passes.hoist_pool_above_concat,
@@ -191,7 +191,7 @@ def test_resize_nearest_mapping_is_checked(ctm, nm, ok):
 
 
 def test_resolve_pads():
-    from generator.ir import Node
+    from generator.ir.graph import Node
     n = Node("p", "MaxPool", ["x"], ["y"], {"auto_pad": "SAME_UPPER"})
     assert passes.resolve_pads(n, (5, 4), (3, 3), (2, 2)) == [1, 0, 1, 1]
     n.attrs["auto_pad"] = "SAME_LOWER"

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from generator.kernels import conv2d, requantize
-from generator.quantize import QuantConfig, quantize_multiplier
+from generator.exec.kernels import conv2d, requantize
+from generator.quant.quantize import QuantConfig, quantize_multiplier
 from helpers import compile_small
 from onnx_builders import Builder
 
@@ -70,8 +70,8 @@ def test_layer_whose_output_is_never_positive_gets_a_scale_floor():
     """A ReLU layer that is 0 on every calibration input has an empty range: its output scale is raised so the
     real multiplier stays at or below 2^13 (no left shift needed), the layer compiles, and the golden simulator
     matches the independent reference (which derives the same floor) on every DDR region."""
-    from generator import runtime
-    from generator.iref import MAX_REAL_MULT, compare_ddr
+    from generator.exec import runtime
+    from generator.exec.int_ref import MAX_REAL_MULT, compare_ddr
     from helpers import compile_small, quantize_input
 
     b = Builder([1, 4, 6, 6], seed=5)

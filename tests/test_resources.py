@@ -1,22 +1,24 @@
-"""Resource estimate (generator/resources.py): every board's default configuration fits its part with the
+"""Resource estimate (generator/estimate/hls_resources.py): every board's default configuration fits its part with the
 instruction ROM of its compiled YOLOv4-tiny program; an oversize configuration is refused with the numbers;
 the estimate scales with the PE array; the kernel binds the buffers' storage as the estimate maps them."""
 import re
 
 import pytest
 
-from generator import hls, resources
-from generator.board import known_boards, load_board
+from generator.backends import hls
+
+from generator.estimate import hls_resources
+from generator.spec.board import known_boards, load_board
 from helpers import board
 
 
 @pytest.mark.parametrize("name", known_boards())
 def test_every_board_fits_with_its_program(name):
-    from generator.compiler import compile_model
+    from generator.flows.compiler import compile_model
 
     b = load_board(name)
     c = compile_model(name, "int8-asym", progress=False)
-    e = resources.check(b, len(c.program.insns))
+    e = hls_resources.check(b, len(c.program.insns))
     assert e.over() == []
     assert e.dsp48e2 == b.accelerator.tn * b.accelerator.tm + e.dsp_post
     for k, v in e.used().items():
@@ -26,40 +28,40 @@ def test_every_board_fits_with_its_program(name):
 
 def test_oversize_configuration_is_refused_with_the_numbers(tmp_path):
     b = board("ultra96v2", tn=32, tm=32)
-    with pytest.raises(resources.ResourceError) as ei:
-        resources.check(b)
+    with pytest.raises(hls_resources.ResourceError) as ei:
+        hls_resources.check(b)
     msg = str(ei.value)
-    e = resources.estimate(b)
+    e = hls_resources.estimate(b)
     assert "ultra96v2" in msg and "xczu3eg" in msg and "Tn=32 x Tm=32" in msg
     assert f"dsp48e2 {e.dsp48e2} / 360 (over)" in msg and e.dsp48e2 > 360
     assert re.search(r"bram36 [\d.]+ / 216", msg)
-    with pytest.raises(resources.ResourceError):        # the kernel is not rendered either
+    with pytest.raises(hls_resources.ResourceError):        # the kernel is not rendered either
         hls.render(b, tmp_path)
     assert not (tmp_path / "accel.cpp").exists()
 
 
 def test_estimate_scales_with_the_pe_array():
-    e1 = resources.estimate(board("zcu19eg", tn=16, tm=16))
-    e2 = resources.estimate(board("zcu19eg", tn=16, tm=32))
+    e1 = hls_resources.estimate(board("zcu19eg", tn=16, tm=16))
+    e2 = hls_resources.estimate(board("zcu19eg", tn=16, tm=32))
     assert e1.dsp_pe == 256 and e2.dsp_pe == 2 * e1.dsp_pe
-    assert e2.dsp_post == 2 * e1.dsp_post == 2 * 16 * resources.dsp_per_requant(48)
-    assert resources.dsp_per_requant(48) == 2 and resources.dsp_per_requant(26) == 1
+    assert e2.dsp_post == 2 * e1.dsp_post == 2 * 16 * hls_resources.dsp_per_requant(48)
+    assert hls_resources.dsp_per_requant(48) == 2 and hls_resources.dsp_per_requant(26) == 1
     assert e2.lut > e1.lut and e2.ff > e1.ff
     # the instruction ROM costs BRAM: 1024 x 256 bits as 15 BRAM18 (1K x 18), cheaper than 8 BRAM36 (512 x 72)
     b = load_board("zcu19eg")
-    assert resources.estimate(b, 1024).bram36 - resources.estimate(b, 0).bram36 == 7.5
+    assert hls_resources.estimate(b, 1024).bram36 - hls_resources.estimate(b, 0).bram36 == 7.5
 
 
 def test_memory_mapping_rules():
-    assert resources.bram36_for(1024, 16) == 0.5          # one BRAM18 (1K x 18)
-    assert resources.bram36_for(8192, 48) == 12            # 2K x 18, 3 wide x 4 deep (or 8K x 4, 12 wide)
-    assert resources.bram36_for(512, 256) == 4             # 512 x 72, 4 wide
-    assert resources.uram_for(8192, 48) == 2 and resources.uram_for(4096, 128) == 2
-    e = resources.estimate(load_board("zcu19eg"))
+    assert hls_resources.bram36_for(1024, 16) == 0.5          # one BRAM18 (1K x 18)
+    assert hls_resources.bram36_for(8192, 48) == 12            # 2K x 18, 3 wide x 4 deep (or 8K x 4, 12 wide)
+    assert hls_resources.bram36_for(512, 256) == 4             # 512 x 72, 4 wide
+    assert hls_resources.uram_for(8192, 48) == 2 and hls_resources.uram_for(4096, 128) == 2
+    e = hls_resources.estimate(load_board("zcu19eg"))
     impl = {m.name: m.impl for m in e.memories}
     assert impl["ACC"] == "uram" and impl["PBUF"] == "lutram" and impl["cmd FIFOs"] == "bram"
     assert impl["token FIFOs"] == "bram" and impl["run FIFOs"] == impl["done FIFOs"] == "lutram"
-    no_uram = resources.estimate(load_board("zcu102"))
+    no_uram = hls_resources.estimate(load_board("zcu102"))
     assert no_uram.uram == 0 and all(m.impl != "uram" for m in no_uram.memories)
 
 
@@ -70,21 +72,21 @@ def test_kernel_binds_the_estimated_storage(tmp_path):
     # obuf is the store module's own (BIND_STORAGE); the others are memory ports onto the block design's RAMs
     got = dict(re.findall(r"BIND_STORAGE variable=(\w+) type=ram_2p impl=(\w+)", src))
     got.update(re.findall(r"BLOCK_DESIGN_MEMORY (\w+) type=ram_s2p impl=(\w+)", src))
-    assert got == resources.storage_binding(b) and got["wbuf"] == "lutram" and got["acc"] == "uram"
+    assert got == hls_resources.storage_binding(b) and got["wbuf"] == "lutram" and got["acc"] == "uram"
     assert list(re.findall(r"BIND_STORAGE variable=(\w+)", src)) == ["obuf"]
 
 
 @pytest.mark.parametrize("name", known_boards())
 def test_block_design_structure_is_counted(name, tmp_path):
-    """The block design's memories and FIFOs (what vivado_bd.tcl instantiates, resources.block_design) are the
+    """The block design's memories and FIFOs (what vivado_bd.tcl instantiates, hls_resources.block_design) are the
     estimate's: one RAM per bank (WBUF: per bank and row, PBUF: per lane), lanes side by side in one word, each
     mapped as its group; the 12 stream FIFOs at the kernel's depths (token queues at isa.TOKEN_QUEUE_DEPTH)."""
-    from generator import isa
+    from generator.spec import isa
     b = load_board(name)
     a = b.accelerator
-    e = resources.estimate(b)
+    e = hls_resources.estimate(b)
     by = {m.name: m for m in e.memories}
-    bd = resources.block_design(b)
+    bd = hls_resources.block_design(b)
     for m in bd["memories"]:
         g = by[m["name"]]
         assert (len(m["ports"]), m["depth"], m["width"], m["impl"]) == (g.count, g.depth, g.width, g.impl)
@@ -93,14 +95,14 @@ def test_block_design_structure_is_counted(name, tmp_path):
     assert by["WBUF"].count == 2 * a.tm and by["WBUF"].width == 16 * a.tn
     assert by["ACC"].count == 2 and by["ACC"].width == a.tm * max(a.acc_bits_int8, a.acc_bits_int16)
     assert by["PBUF"].count == a.tm
-    fifos = [m for m in e.memories if resources.is_fifo(m)]
+    fifos = [m for m in e.memories if hls_resources.is_fifo(m)]
     assert sum(m.count for m in fifos) == len(bd["streams"]) == 12
     tok = by["token FIFOs"]
     assert tok.count == 4 and tok.depth == isa.TOKEN_QUEUE_DEPTH
     assert by["cmd FIFOs"].count == 3 and by["cmd FIFOs"].depth == hls.CMD_QUEUE_DEPTH
     # each FIFO costs its memory and its control logic
     assert e.bram36 == sum(m.bram36 for m in e.memories) and by["cmd FIFOs"].bram36 == 3 * 4
-    no_fifo_lut = e.lut - sum(m.lut for m in fifos) - 12 * resources.LUT_PER_FIFO
+    no_fifo_lut = e.lut - sum(m.lut for m in fifos) - 12 * hls_resources.LUT_PER_FIFO
     assert no_fifo_lut > 0
     # the rendered kernel states each block-design memory with its count and shape
     hls.render(b, tmp_path)
@@ -113,9 +115,9 @@ def test_block_design_structure_is_counted(name, tmp_path):
 def test_rtl_binding_keeps_the_per_lane_shapes():
     """The RTL's ram_style follows the mapping rule over its own per-lane memories, not the block design's wide
     words (which map zcu19eg's IBUF to URAM and OBUF to BRAM instead)."""
-    from generator.rtl import RAM_STYLES, ram_styles
+    from generator.backends.rtl import RAM_STYLES, ram_styles
     b = load_board("zcu19eg")
-    lanes = resources.storage_binding(b, per_lane=True)
+    lanes = hls_resources.storage_binding(b, per_lane=True)
     assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "uram", "obuf": "uram", "pbuf": "lutram"}
     assert ram_styles(b) == {k.upper(): RAM_STYLES[v] for k, v in lanes.items()}
-    assert resources.storage_binding(b)["ibuf"] == "uram" and resources.storage_binding(b)["obuf"] == "bram"
+    assert hls_resources.storage_binding(b)["ibuf"] == "uram" and hls_resources.storage_binding(b)["obuf"] == "bram"

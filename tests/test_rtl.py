@@ -1,4 +1,4 @@
-"""The SystemVerilog RTL (rtl/, package rendered by generator/rtl.py) under cocotb + Verilator: every layer kind
+"""The SystemVerilog RTL (rtl/, package rendered by generator/backends/rtl.py) under cocotb + Verilator: every layer kind
 and quant mode of the single-layer suite, bit for bit against the golden ISA simulator (the whole DDR image after
 the run), on the TINY configuration (Tn = Tm = 8, tiny buffers that force tiling). The RTL is built once per
 session (instructions fetched from DDR, so one build runs every program); each program is one simulator run.
@@ -11,15 +11,17 @@ import zlib
 import numpy as np
 import pytest
 
-from generator import isa, runtime
-from generator.rtl import TOP, write_rtl
-from generator.sim import GoldenSim
+from generator.spec import isa
+
+from generator.exec import runtime
+from generator.backends.rtl import TOP, write_rtl
+from generator.exec.golden import GoldenSim
 from helpers import TINY, board, compile_small, quantize_input
 from onnx_builders import Builder
 from test_layers import KINDS, MODES, first_layer_folded
 
 pytest.importorskip("cocotb_tools")
-from generator.rtl_sim import BUILD, RtlBuild, layer_report, verilator  # noqa: E402
+from generator.exec.rtl import BUILD, RtlBuild, layer_report, verilator  # noqa: E402
 
 needs_verilator = pytest.mark.skipif(verilator() is None, reason="verilator not installed (run ./setup.sh)")
 
@@ -95,7 +97,7 @@ def test_rtl_full_frame_small(tmp_path):
     (``invoke sim --config small --resolution 64``), and the latency model calibrated against the RTL: every
     layer's predicted cycles within 10% of the RTL's (the bench's DDR has the board's 40-cycle read latency).
     About 30 s. The zcu19eg 416x416 frames: the next (slow) test."""
-    from generator.rtl_sim import simulate_frame
+    from generator.exec.rtl import simulate_frame
     rep = simulate_frame("zcu19eg", "bus", "int8-asym", config="small", resolution=64, out=tmp_path,
                          log=lambda *a: None)
     assert rep["bit_exact"], f"{rep['diff_bytes']} DDR bytes differ"
@@ -111,7 +113,7 @@ def test_rtl_performance_int8_vs_int16(tmp_path):
     """The whole YOLOv4-tiny frame at 416x416 on the default zcu19eg configuration (32x32 PE array) through the
     RTL in int8 and int16, and the issue's performance targets measured there: PE utilization (ideal cycles / RTL cycles) at least 80% in int8 and in int16, int8 at least 1.9x
     the frames per second of int16, both frames bit-exact. About 12 minutes."""
-    from generator.rtl_sim import simulate_frame
+    from generator.exec.rtl import simulate_frame
     reps = {q: simulate_frame("zcu19eg", "bus", q, config="board", resolution=416, out=tmp_path / q,
                               log=lambda *a: None) for q in ("int8-asym", "int16-sym")}
     for q, rep in reps.items():
@@ -151,7 +153,7 @@ def test_rtl_span_loads_bit_exact():
     two runs holding it, two runs per cycle through both IBUF ports) on a 16x8 array, where a 9-element run fits
     the Tn lanes: bit-exact against the golden simulator, the program really uses spans, and the RTL's cycles
     within 10% of the latency model's (one Verilator build, about a minute)."""
-    from generator.hwmodel import use_span
+    from generator.spec.timing import use_span
     brd = board(**dict(TINY, tn=16, tm=8))
     rtl = RtlBuild(brd, "tiny_16x8")
     for mode in ("int8-asym", "int8-sym"):

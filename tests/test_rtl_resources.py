@@ -1,17 +1,18 @@
-"""Resources of the RTL measured by Yosys (generator/rtl_resources.py, ``synth_xilinx -family xcup``): the PE array
+"""Resources of the RTL measured by Yosys (generator/estimate/rtl_resources.py, ``synth_xilinx -family xcup``): the PE array
 maps to exactly one DSP48E2 per PE plus the requantization multipliers, the on-chip buffers to block RAM / UltraRAM
 (or LUTRAM when tiny), not to flip-flops; the default board's configuration fits its part (slow). Without yosys the
 flow says how to install it; a design over capacity is refused with the numbers."""
 from __future__ import annotations
+from generator import ROOT_DIR
 
 import re
 from pathlib import Path
 
 import pytest
 
-from generator import rtl_resources as rr
-from generator.board import load_board
-from generator.rtl import package_context, write_rtl
+from generator.estimate import rtl_resources as rr
+from generator.spec.board import load_board
+from generator.backends.rtl import package_context, write_rtl
 from helpers import TINY, board
 
 needs_yosys = pytest.mark.skipif(rr.yosys() is None, reason="yosys not installed (apt-get install yosys)")
@@ -46,7 +47,7 @@ def _check_structure(r: rr.RtlResources, b) -> None:
     assert r.over() == []
 
 
-BUILD = Path(__file__).resolve().parent.parent / "build" / "rtl_resources"
+BUILD = ROOT_DIR / "build" / "rtl_resources"
 
 
 @pytest.fixture(scope="module")

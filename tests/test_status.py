@@ -1,4 +1,4 @@
-"""One error status everywhere: every bad-program case of :data:`generator.isa.STATUS_BITS`, built from a small real
+"""One error status everywhere: every bad-program case of :data:`generator.spec.isa.STATUS_BITS`, built from a small real
 program (a 1x1 convolution compiled for the TINY configuration, 28 instructions), run on every executor:
 
 * the golden simulator (``SimError.status``),
@@ -21,16 +21,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generator import hls, isa, runtime
-from generator.compiler import Compiled, manifest
-from generator.quantize import QuantConfig
-from generator.sim import GoldenSim, SimError
+from generator.backends import hls
+
+from generator.spec import isa
+
+from generator.exec import runtime
+from generator.flows.compiler import Compiled, manifest
+from generator.quant.quantize import QuantConfig
+from generator.exec.golden import GoldenSim, SimError
 from helpers import TINY, board, compile_small, quantize_input
 from onnx_builders import Builder
 from test_layers import KINDS
 
 pytest.importorskip("cocotb_tools")
-from generator.rtl_sim import BUILD, RtlBuild, verilator  # noqa: E402
+from generator.exec.rtl import BUILD, RtlBuild, verilator  # noqa: E402
 
 pytestmark = pytest.mark.skipif(verilator() is None, reason="verilator not installed (run ./setup.sh)")
 
@@ -174,7 +178,7 @@ def write_package(b, blob, d: Path) -> Path:
 def run_pynq(b, blob, d: Path):
     """The driver over the golden-simulator PYNQ device: register programming (base addresses, sizes, program),
     start, wait, status check. Returns (status, whether the device memory changed during the run)."""
-    from generator.pynq_sim import GoldenSimDevice, active
+    from generator.exec.pynq_golden import GoldenSimDevice, active
     from host.driver import AcceleratorError, YoloAccelerator
 
     dev = GoldenSimDevice(b["board"], mem_bytes=8 << 20)
@@ -240,7 +244,7 @@ def test_bad_program_status_csim(base, csim_exe, tmp_path, case):
 def test_status_table_is_complete_and_rendered(base, tmp_path):
     """One bit per condition, bits 0-3 unchanged since ISA version 1, the table in the HLS header, the SV package
     and the manifest the driver reads."""
-    from generator.rtl import render_package
+    from generator.backends.rtl import render_package
 
     sb = isa.STATUS_BITS
     assert [sb[n] for n in ("ILLEGAL_OPCODE", "CONFIG_MISMATCH", "ISA_VERSION_MISMATCH", "OUT_OF_RANGE")] == [0, 1, 2, 3]
@@ -261,7 +265,7 @@ def test_status_table_is_complete_and_rendered(base, tmp_path):
 def test_compiler_checks_tokens_against_the_fifo_depth(base):
     """The compiler refuses a program whose tokens, counted in program order, would overflow a FIFO of
     isa.TOKEN_QUEUE_DEPTH or be left at END; its own programs pass (peak counts are small)."""
-    from generator.codegen import ScheduleError, check_tokens
+    from generator.codegen.program import ScheduleError, check_tokens
 
     prog = base["prog"]
     peak = check_tokens(prog.insns)

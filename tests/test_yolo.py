@@ -6,11 +6,11 @@ import time
 import numpy as np
 import pytest
 
-from generator import data
-from generator.compiler import compile_model, detections_from_heads, float_detections, quantize_image
-from generator.metrics import mean_average_precision
-from generator.qref import run_quantized
-from generator.runtime import run_golden
+from generator.eval import data
+from generator.flows.compiler import compile_model, detections_from_heads, float_detections, quantize_image
+from generator.eval.metrics import mean_average_precision
+from generator.exec.layer_ref import run_quantized
+from generator.exec.runtime import run_golden
 from host.preprocess import load_image
 
 # DATA.md: independent float reference, threshold 0.25 after NMS 0.45

@@ -1,11 +1,11 @@
-"""ONNX model -> graph IR (:mod:`generator.ir`), with ONNX shape inference.
+"""ONNX model -> graph IR (:mod:`generator.ir.graph`), with ONNX shape inference.
 
 Supported operators (ONNX opset 11-21 semantics): Conv (group 1), BatchNormalization (inference), Relu,
 LeakyRelu, MaxPool, AveragePool / GlobalAveragePool (as a diagonal convolution), GlobalMaxPool (square maps),
 Resize/Upsample (nearest, integer scale), Concat (channel axis), Split and Slice (channel axis), Gemm/MatMul
 after Flatten (fully connected), Identity, Constant.
 
-Unsupported operators are an :class:`~generator.ir.GraphError` listing every such node by name and op type,
+Unsupported operators are an :class:`~generator.ir.graph.GraphError` listing every such node by name and op type,
 unless they form a tail that ends at graph outputs (e.g. a YOLO decode: Reshape/Sigmoid/...): that tail is cut,
 its inputs become the graph outputs (the host runs the post-processing with :func:`host.tail.run_tail`) and it
 is recorded in ``graph.metadata["host_tail"]`` (nodes with JSON-able attributes), ``["host_tail_inputs"]`` (the
@@ -14,7 +14,7 @@ accelerator outputs it reads; it may also read the graph input, which the host h
 ``["host_tail_consts"]`` (its constant operands, numpy arrays). A tail op the host cannot run
 (:data:`host.tail.HOST_OPS`), or a graph with nothing left for the accelerator, is a GraphError.
 
-Every refusal is a :class:`~generator.ir.GraphError` raised here or in :mod:`generator.passes`, before any
+Every refusal is a :class:`~generator.ir.graph.GraphError` raised here or in :mod:`generator.ir.passes`, before any
 quantization or simulation, naming the node (``name (OpType)``) and the reason: non-float or non-tensor graph
 inputs, more than one graph input, inputs that are not [1, C, H, W], non-float node outputs (e.g. MaxPool's
 Indices), training-mode BatchNormalization, outputs that are constants.
@@ -30,8 +30,8 @@ from onnx import numpy_helper, shape_inference
 
 from host.tail import HOST_OPS
 
-from ..ir import Graph, GraphError, Node, Tensor
-from ..passes import resolve_pads
+from generator.ir.graph import Graph, GraphError, Node, Tensor
+from generator.ir.passes import resolve_pads
 
 SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resize", "Upsample", "Concat",
              "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant", "AveragePool",

@@ -1,0 +1,275 @@
+"""FPGA resources of the SystemVerilog RTL (``rtl/``) for a board, measured by logic synthesis with Yosys
+(``synth_xilinx -family xcup``, Debian package ``yosys``, 0.23 here), checked against the board's part and shown
+next to the HLS estimate of :mod:`generator.estimate.hls_resources`.
+
+Flow (:func:`synthesize`): :func:`generator.backends.rtl.write_rtl` renders the package and copies the sources for the board;
+a Yosys-0.23-parsable copy is made (that version parses no ``import`` statement: every name of ``accel_pkg`` is
+qualified as ``accel_pkg::NAME``, ``parameter string`` becomes an untyped parameter); then
+
+    read_verilog -sv ...; synth_xilinx -family xcup -noiopad -flatten [-uram] -top accel_top
+    (the script of synth_xilinx without its SAT-based ``share`` pass, which takes minutes on this design and only
+    merges mutually exclusive operators); stat -json
+
+Counting (Yosys cell names are the UltraScale+ primitives of UG974):
+
+* **DSP48E2**: ``DSP48E2`` cells (UG579). The RTL has Tn*Tm of them in the PE array (one signed 27 x 18 multiply
+  per PE) plus 2 per output lane for the requantization (the ``(ACC_W + 1)``-bit x 16-bit multiply split in two
+  27 x 18 pieces): ``Tn*Tm + 2*Tm`` (:func:`expected_dsp`).
+* **BRAM36**: ``RAMB36E2`` + 0.5 x ``RAMB18E2`` (UG573: a RAMB18E2 is half a block RAM tile).
+* **URAM**: ``URAM288`` (UG573; only with ``uram=True``, i.e. ``synth_xilinx -uram``). The buffers' RAMs carry the
+  binding of the HLS estimate (:func:`generator.backends.rtl.ram_styles`: ``ram_style`` block / ultra), so the RTL follows
+  the same block-RAM / UltraRAM plan; without ``uram`` the UltraRAM bindings become block RAM.
+* **LUT**: LUT1..LUT6, plus distributed-RAM and shift-register primitives counted as the LUT6 sites they occupy
+  (:data:`LUTRAM_SITES`, UG574). MUXF7/8/9 and CARRY8 are not LUTs (reported under ``cells``).
+* **FF**: FDRE / FDSE / FDCE / FDPE (and latches LDCE / LDPE).
+
+These are synthesis figures before placement (no Vivado here): Vivado's optimisation would change the LUT/FF
+counts (tens of percent), not the DSP48E2 and memory counts, which follow the RTL structure.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generator.estimate import hls_resources
+from generator.spec.board import Board
+from generator.backends.rtl import TOP, write_rtl
+
+#: LUT6 sites of the distributed-RAM / SRL primitives (UG574, CLB user guide)
+LUTRAM_SITES = {"RAM32X1S": 1, "RAM32X1D": 2, "RAM32M": 4, "RAM32M16": 8, "RAM64X1S": 1, "RAM64X1D": 2,
+                "RAM64M": 4, "RAM64M8": 8, "RAM128X1S": 2, "RAM128X1D": 4, "RAM256X1S": 4, "RAM256X1D": 8,
+                "RAM512X1S": 8, "SRL16E": 1, "SRLC16E": 1, "SRLC32E": 1}
+LUT_CELLS = [f"LUT{i}" for i in range(1, 7)]
+FF_CELLS = ["FDRE", "FDSE", "FDCE", "FDPE", "LDCE", "LDPE"]
+RESOURCE_KEYS = ["dsp48e2", "bram36", "uram", "lut", "ff"]
+
+
+class RtlResourceError(RuntimeError):
+    """Yosys is missing or failed, or the synthesized RTL does not fit the board's part (the message has the
+    numbers)."""
+
+
+@dataclass
+class RtlResources:
+    """Resources of the synthesized RTL of one board configuration.
+
+    Attributes: board, part, tn, tm; ``used`` {resource: count} (keys of :data:`RESOURCE_KEYS`, as the board
+    file's ``resources``: DSP48E2 slices, BRAM36 tiles, URAM288 blocks, LUTs, FFs); ``capacity`` (the board's
+    part); ``cells`` (every Yosys cell type and count); ``seconds`` (Yosys wall time); ``log`` (Yosys log path);
+    ``estimate`` (the HLS estimate of :func:`generator.estimate.hls_resources.estimate`, for comparison).
+    """
+    board: str
+    part: str
+    tn: int
+    tm: int
+    used: dict
+    capacity: dict
+    cells: dict
+    seconds: float
+    log: Path
+    estimate: hls_resources.Estimate | None = None
+    uram_enabled: bool = False
+    notes: list = field(default_factory=list)
+
+    def over(self) -> list[str]:
+        """Resources whose synthesized count exceeds the capacity."""
+        return [k for k in RESOURCE_KEYS if self.used[k] is not None and self.used[k] > self.capacity[k]]
+
+    def table(self) -> str:
+        """Markdown table: resource, RTL (Yosys), HLS estimate, capacity, RTL utilization."""
+        rows = ["| resource | RTL (Yosys synth_xilinx) | HLS estimate | capacity | RTL utilization |",
+                "|---|---:|---:|---:|---:|"]
+        est = self.estimate.used() if self.estimate else {}
+        for k in RESOURCE_KEYS:
+            v, cap = self.used[k], self.capacity[k]
+            if v is None:
+                rows.append(f"| {k.upper()} | (not mapped) | {est.get(k, '-')} | {cap} | - |")
+                continue
+            u = f"{v / cap:.1%}" if cap else ("-" if not v else "over")
+            name = "DSP48E2" if k == "dsp48e2" else k.upper()
+            e = est.get(k)
+            rows.append(f"| {name} | {v:g} | {'-' if e is None else f'{e:g}'} | {cap} | {u} |")
+        return "\n".join(rows)
+
+
+def yosys() -> str | None:
+    """Path of the ``yosys`` executable, or None."""
+    return shutil.which("yosys")
+
+
+def expected_dsp(board: Board) -> int:
+    """DSP48E2 slices the RTL's structure needs: one per PE (Tn*Tm) plus two per output lane (Tm) for the
+    requantization multiply (UG579: each slice multiplies 27 x 18 bits signed)."""
+    a = board.accelerator
+    return a.tn * a.tm + 2 * a.tm
+
+
+def _package_names(pkg_text: str) -> list[str]:
+    return sorted(set(re.findall(r"localparam\b[^=;]*?\b(\w+)\s*=", pkg_text)), key=len, reverse=True)
+
+
+def yosys_sources(srcs: list[Path], out: Path) -> list[Path]:
+    """Copies of the rendered sources ``srcs`` (package first) that Yosys 0.23 parses, in ``out``: no ``import``
+    (package names qualified), no ``string`` parameter type. Returns them in compile order."""
+    out.mkdir(parents=True, exist_ok=True)
+    pkg = srcs[0].read_text()
+    pat = re.compile(r"(?<![:\w.'])\b(" + "|".join(_package_names(pkg)) + r")\b")
+    res = [out / srcs[0].name]
+    res[0].write_text(pkg)
+    for s in srcs[1:]:
+        t = s.read_text()
+        t = re.sub(r"^\s*import\s+accel_pkg::\*;\s*$", "", t, flags=re.M)
+        t = t.replace("parameter string ", "parameter ")
+        t = pat.sub(r"accel_pkg::\1", t)
+        (out / s.name).write_text(t)
+        res.append(out / s.name)
+    return res
+
+
+def yosys_script(srcs: list[Path], uram: bool, stat_json: Path, mapping_only: bool = False) -> str:
+    """The Yosys script: synth_xilinx for UltraScale+ (xcup), flattened, without I/O buffers, its ``share`` pass
+    left out (see the module docstring), statistics as JSON into ``stat_json``. ``mapping_only``: stop after the
+    DSP48E2 and block-RAM / UltraRAM mapping (their counts are final there; LUT and FF are not mapped yet)."""
+    opts = f"-family xcup -noiopad -flatten {'-uram ' if uram else ''}-top {TOP}"
+    return "; ".join([
+        "read_verilog -sv " + " ".join(p.name for p in srcs),
+        f"synth_xilinx {opts} -run :coarse",
+        # the coarse step of synth_xilinx without `share`
+        "techmap -map +/cmp2lut.v -map +/cmp2lcu.v -D LUT_WIDTH=6", "alumacc", "opt", "memory -nomap", "opt_clean",
+        f"synth_xilinx {opts} -run map_memory:{'map_ffram' if mapping_only else ''}",
+        f"tee -q -o {stat_json.name} stat -json",
+    ])
+
+
+def count(cells: dict, mapping_only: bool = False) -> dict:
+    """{resource: count} from Yosys ``num_cells_by_type`` (see the module docstring for the rules); with
+    ``mapping_only`` LUT and FF are None (not mapped)."""
+    if mapping_only:
+        return {"dsp48e2": cells.get("DSP48E2", 0),
+                "bram36": cells.get("RAMB36E2", 0) + 0.5 * cells.get("RAMB18E2", 0),
+                "uram": cells.get("URAM288", 0), "lut": None, "ff": None}
+    return {
+        "dsp48e2": cells.get("DSP48E2", 0),
+        "bram36": cells.get("RAMB36E2", 0) + 0.5 * cells.get("RAMB18E2", 0),
+        "uram": cells.get("URAM288", 0),
+        "lut": sum(cells.get(c, 0) for c in LUT_CELLS) + sum(n * cells.get(c, 0) for c, n in LUTRAM_SITES.items()),
+        "ff": sum(cells.get(c, 0) for c in FF_CELLS),
+    }
+
+
+def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float | None = None,
+               log=print, reuse: bool = True, mapping_only: bool = False) -> RtlResources:
+    """Synthesize ``board``'s RTL with Yosys into ``out`` (sources, ``yosys.log``, ``stat.json``) and count its
+    resources.
+
+    Args:
+        board: the board (its accelerator configuration and its part's capacity, ``board.resources``).
+        out: work folder.
+        uram: let Yosys use URAM288 (``synth_xilinx -uram``); default: when the part has URAM.
+        timeout: seconds before Yosys is stopped (None: no limit).
+        log: progress printer (``lambda *a: None`` for silence).
+        mapping_only: stop after DSP48E2 / RAM mapping (much faster on 32x32 arrays): ``used`` has LUT and FF
+            None.
+        reuse: reuse the result of an earlier run in ``out`` when the Yosys sources, script and Yosys version are
+            the same (``out/yosys/inputs.sha256``); ``seconds`` is then the earlier run's time.
+
+    Raises RtlResourceError when yosys is not installed (``apt-get install yosys``), fails or times out.
+    Synthesis of the default boards' 32x32 arrays takes a long time (see the README); the 8x8 test configuration
+    a few minutes.
+    """
+    exe = yosys()
+    if exe is None:
+        raise RtlResourceError("yosys not found on PATH: install it with `apt-get install yosys` "
+                               "(./setup.sh does), then run again")
+    out = Path(out)
+    uram = board.resources.uram > 0 if uram is None else uram
+    rb = board          # buffers bound to URAM only when Yosys may use it (ram_tdp STYLE from generator.backends.rtl.ram_styles)
+    if not uram and board.resources.uram > 0:
+        rb = board.model_copy(update={"resources": board.resources.model_copy(update={"uram": 0})})
+    srcs = write_rtl(rb, out / "src")
+    ys = yosys_sources(srcs, out / "yosys")
+    stat_json = out / "yosys" / "stat.json"
+    logf = out / "yosys" / "yosys.log"
+    script = yosys_script(ys, uram, stat_json, mapping_only)
+    cmd = [exe, "-q", "-l", logf.name, "-p", script]
+    a = board.accelerator
+    version = subprocess.run([exe, "-V"], capture_output=True, text=True).stdout.strip()
+    h = hashlib.sha256("\0".join([version, script] + [p.read_text() for p in ys]).encode()).hexdigest()
+    stamp, timef = out / "yosys" / "inputs.sha256", out / "yosys" / "seconds.txt"
+    if reuse and stamp.exists() and stamp.read_text() == h and stat_json.exists() and timef.exists():
+        log(f"yosys: reusing {stat_json} (same sources, script and {version})")
+        return _result(board, json.loads(stat_json.read_text())["design"]["num_cells_by_type"],
+                       float(timef.read_text()), logf, uram, mapping_only)
+    stamp.unlink(missing_ok=True)
+    stat_json.unlink(missing_ok=True)
+    log(f"yosys synth_xilinx -family xcup: {board.name} Tn x Tm = {a.tn} x {a.tm} (log: {logf})")
+    t0 = time.time()
+    try:
+        r = subprocess.run(cmd, cwd=out / "yosys", capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RtlResourceError(f"yosys did not finish within {timeout:g} s ({board.name}); log: {logf}") from None
+    secs = time.time() - t0
+    if r.returncode != 0 or not stat_json.exists():
+        tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-15:])
+        raise RtlResourceError(f"yosys failed on the {board.name} RTL (exit {r.returncode}); log: {logf}\n{tail}")
+    timef.write_text(f"{secs:.1f}")
+    stamp.write_text(h)
+    return _result(board, json.loads(stat_json.read_text())["design"]["num_cells_by_type"], secs, logf, uram,
+                   mapping_only)
+
+
+def _result(board: Board, cells: dict, secs: float, logf: Path, uram: bool, mapping_only: bool) -> RtlResources:
+    a = board.accelerator
+    try:
+        est = hls_resources.estimate(board)
+    except Exception:                                            # noqa: BLE001 - the comparison is informative
+        est = None
+    return RtlResources(board=board.name, part=board.part, tn=a.tn, tm=a.tm, used=count(cells, mapping_only),
+                        capacity=board.resources.model_dump(), cells=dict(cells), seconds=secs, log=logf,
+                        estimate=est, uram_enabled=uram)
+
+
+def check(board: Board, out: Path, **kw) -> RtlResources:
+    """:func:`synthesize`, refusing a design that does not fit: raises RtlResourceError naming the board, part,
+    configuration and every resource (synthesized / capacity), like :func:`generator.estimate.hls_resources.check`."""
+    r = synthesize(board, out, **kw)
+    over = r.over()
+    if over:
+        nums = ", ".join(f"{k} {r.used[k]:g} / {r.capacity[k]}{' (over)' if k in over else ''}" for k in RESOURCE_KEYS
+                         if r.used[k] is not None)
+        raise RtlResourceError(
+            f"the RTL of board {board.name} ({board.part}), Tn={r.tn} x Tm={r.tm}, does not fit after synthesis: "
+            f"{', '.join(over)} over capacity (Yosys synth_xilinx / capacity: {nums}); reduce tn/tm or the buffer "
+            f"sizes in boards/{board.name}.yaml")
+    return r
+
+
+def report(r: RtlResources) -> str:
+    """Markdown report: the comparison table, the memory and DSP cells, the run time."""
+    mem = {k: v for k, v in r.cells.items() if k.startswith(("RAMB", "URAM")) or k in LUTRAM_SITES}
+    return (f"## {r.board} ({r.part}), Tn x Tm = {r.tn} x {r.tm}: RTL synthesized by Yosys "
+            f"(synth_xilinx -family xcup{' -uram' if r.uram_enabled else ''}) in {r.seconds:.0f} s\n\n{r.table()}\n\n"
+            f"DSP48E2 expected from the structure: {r.tn} x {r.tm} PEs + 2 x {r.tm} requantization = "
+            f"{r.tn * r.tm + 2 * r.tm}. Memory cells: {', '.join(f'{k} {v}' for k, v in sorted(mem.items()))}.\n"
+            + ("" if r.used.get("lut") is None else
+               f"LUT and FF are Yosys' mapping, not Vivado's: of the LUTs {r.cells.get('LUT3', 0)} are LUT3 (Yosys "
+               f"builds multi-operand sums such as the PE adder trees from LUT3 full adders); Yosys 0.23 packs no "
+               f"DSP48E2 P register, so with it each PE's registered product is in FFs.\n"))
+
+
+if __name__ == "__main__":   # python -m generator.estimate.rtl_resources [board ...]
+    import sys
+
+    from generator.spec.board import known_boards, load_board
+    from generator.backends.rtl import RTL_DIR
+
+    for name in sys.argv[1:] or known_boards():
+        b = load_board(name)
+        res = check(b, RTL_DIR.parent / "build" / "rtl_resources" / name)
+        print(report(res))

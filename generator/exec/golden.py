@@ -1,0 +1,432 @@
+"""Golden ISA simulator (numpy): executes an encoded instruction stream on a DDR byte image.
+
+It touches data only as the instructions say (LOAD/STORE through the base-address registers, on-chip buffers
+of the configured sizes) and orders execution like the hardware: three modules (load, compute, store) each run
+their instructions in program order, concurrently, synchronised only by the four dependency-token FIFOs, with
+every instruction's duration from :mod:`generator.spec.timing`. Among instructions that are ready, the one that can
+start earliest runs first, so a missing dependency token shows up as wrong data, as it would on the FPGA.
+
+It is the reference the HLS C-simulation and the RTL must match bit for bit, and it is itself checked against
+the layer-level integer reference (:mod:`generator.exec.layer_ref`) and, through it, onnxruntime.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from generator.spec import isa
+from generator.spec.timing import HwConfig, insn_cycles
+
+PARAM_DTYPE = np.dtype([(n, "<" + t) for n, t, _ in isa.PARAM_RECORD])
+# the FIFO each flag of each module refers to (VTA-style: prev/next module in load -> compute -> store)
+FIFO_OF = {("load", "pop_next"): "c2l", ("load", "push_next"): "l2c",
+           ("compute", "pop_prev"): "l2c", ("compute", "push_prev"): "c2l",
+           ("compute", "pop_next"): "s2c", ("compute", "push_next"): "c2s",
+           ("store", "pop_prev"): "c2s", ("store", "push_prev"): "s2c"}
+
+
+class SimError(RuntimeError):
+    """The program did something the hardware flags as an error.
+
+    Attributes:
+        status: the status-register word the hardware reports for it (one bit of :data:`generator.spec.isa.STATUS_BITS`;
+            the table there says which condition sets which bit).
+        insn: index of the offending instruction in the program (None for a whole-program condition: partial
+            instruction, missing END, deadlock, tokens left). The message names it as ``instruction K``.
+    """
+
+    def __init__(self, msg: str, status: str | int, insn: int | None = None):
+        super().__init__(msg)
+        self.status = isa.status_of(status) if isinstance(status, str) else int(status)
+        self.insn = insn
+
+    @property
+    def bits(self) -> list[str]:
+        """Names of the status bits set."""
+        return isa.status_names(self.status)
+
+
+@dataclass
+class SimResult:
+    """cycles: total cycles until every module is idle; start/end: per-instruction cycle arrays;
+    busy: cycles each module spent executing; stall: cycles each module waited for tokens."""
+    cycles: int
+    start: np.ndarray
+    end: np.ndarray
+    busy: dict = field(default_factory=dict)
+    stall: dict = field(default_factory=dict)
+
+
+class GoldenSim:
+    """The accelerator in numpy.
+
+    Args:
+        hw: hardware configuration the simulated accelerator is built with.
+        ddr: uint8 array, the whole DDR image (modified in place by STOREs).
+        bases: byte address of each base register, ``{"WEIGHTS": a, "ACT": b, "INPUT": c, "OUTPUT": d}``.
+        sizes: bytes of the buffer behind each base register (the ``*_size`` registers of
+            :data:`generator.spec.isa.REGISTERS`), same keys; every LOAD / STORE byte must lie in [0, size) of its base
+            register (else OUT_OF_RANGE). None: each region extends to the end of the DDR image.
+    """
+
+    def __init__(self, hw: HwConfig, ddr: np.ndarray, bases: dict, sizes: dict | None = None):
+        self.hw, self.ddr = hw, ddr
+        self.base = [int(bases[isa.BASE_REG_NAMES[i]]) for i in range(len(isa.BASE_REGS))]
+        if sizes is None:
+            self.size = [max(ddr.size - b, 0) for b in self.base]
+        else:
+            self.size = [int(sizes[isa.BASE_REG_NAMES[i]]) for i in range(len(isa.BASE_REGS))]
+        tn, tm = hw.tn, hw.tm
+        self.ibuf = [np.zeros(hw.ibuf_words * tn, np.int64) for _ in range(2)]
+        self.wbuf = [np.zeros(hw.wbuf_words * tn * tm, np.int64) for _ in range(2)]
+        self.acc = [np.zeros((hw.acc_words, tm), np.int64) for _ in range(2)]
+        self.obuf = np.zeros(hw.obuf_words * tm, np.int64)
+        self.pbuf = np.zeros(hw.pbuf_entries, PARAM_DTYPE)
+        self.precision = None
+        self.qmin = self.qmax = None
+
+    # ---- DDR access -------------------------------------------------------------------------------------
+    def _ddr_view(self, k, base_reg, off, rows, cols, nbytes, rs, ps):
+        name = isa.BASE_REG_NAMES[base_reg]
+        end = off + (rows - 1) * rs + (cols - 1) * ps + nbytes      # one past the last byte, from the base
+        if end > self.size[base_reg]:
+            raise SimError(f"instruction {k}: DDR access [{off:#x}, {end:#x}) from base register {name} outside its "
+                           f"{self.size[base_reg]}-byte buffer", "OUT_OF_RANGE", k)
+        start = self.base[base_reg] + off
+        if start < 0 or start + end - off > self.ddr.size:
+            raise SimError(f"instruction {k}: DDR access [{start:#x}, {start + end - off:#x}) outside the "
+                           f"{self.ddr.size}-byte image", "OUT_OF_RANGE", k)
+        return as_strided(self.ddr[start:], shape=(rows, cols, nbytes), strides=(rs, ps, 1), writeable=True)
+
+    def _elem_dtype(self):
+        return np.dtype("<i1") if self.hw.elem_bytes == 1 else np.dtype("<i2")
+
+    # ---- instructions -----------------------------------------------------------------------------------
+    def _config(self, k, f):
+        hw = self.hw
+        if f["isa_version"] != isa.ISA_VERSION:
+            raise SimError(f"instruction {k}: CONFIG ISA version {f['isa_version']}, hardware implements "
+                           f"{isa.ISA_VERSION}", "ISA_VERSION_MISMATCH", k)
+        if (f["tn"], f["tm"], f["config_id"]) != (hw.tn, hw.tm, hw.config_id):
+            raise SimError(f"instruction {k}: CONFIG for a Tn={f['tn']} Tm={f['tm']} id={f['config_id']:#x} "
+                           f"accelerator, this one is Tn={hw.tn} Tm={hw.tm} id={hw.config_id:#x}", "CONFIG_MISMATCH", k)
+        names = {v: n for n, v in isa.PRECISIONS.items()}
+        if f["precision"] not in names:
+            raise SimError(f"instruction {k}: CONFIG precision {f['precision']} is none of {isa.PRECISIONS}",
+                           "CONFIG_MISMATCH", k)
+        bits = int(names[f["precision"]][3:])
+        if bits != hw.bits:
+            raise SimError(f"instruction {k}: CONFIG precision int{bits}, simulator configured for int{hw.bits}",
+                           "CONFIG_MISMATCH", k)
+        self.precision = bits
+        self.qmin, self.qmax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+    def _load(self, k, f):
+        hw = self.hw
+        rows, cols, elems = f["rows"], f["cols"], f["elems"]
+        if rows * cols * elems == 0:      # an empty transfer: no access, nothing checked (as in the hardware)
+            return
+        if f["buf"] == isa.BUFFERS["PBUF"]:
+            v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, cols, elems * isa.PARAM_RECORD_BYTES,
+                               f["row_stride"], f["pix_stride"])
+            recs = np.ascontiguousarray(v).view(PARAM_DTYPE).reshape(-1)
+            lo = f["dst_word"]
+            if recs.size and lo + recs.size > hw.pbuf_entries:
+                raise SimError(f"instruction {k}: PBUF load of {recs.size} records at {lo} exceeds {hw.pbuf_entries}",
+                               "OUT_OF_RANGE", k)
+            self.pbuf[lo:lo + recs.size] = recs
+            return
+        eb = hw.elem_bytes
+        v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, cols, elems * eb, f["row_stride"], f["pix_stride"])
+        data = np.ascontiguousarray(v).view(self._elem_dtype()).reshape(rows, cols, elems).astype(np.int64)
+        if f["buf"] == isa.BUFFERS["IBUF"]:
+            buf, lanes = self.ibuf[f["bank"]], hw.tn
+        elif f["buf"] == isa.BUFFERS["WBUF"]:
+            buf, lanes = self.wbuf[f["bank"]], hw.tn * hw.tm
+        else:
+            raise SimError(f"instruction {k}: LOAD into unknown buffer {f['buf']}", "OUT_OF_RANGE", k)
+        pix = np.arange(rows * cols).reshape(rows, cols)
+        start = (f["dst_word"] + pix * f["dst_pitch"]) * lanes + f["dst_elem"]
+        idx = start[:, :, None] + np.arange(elems)
+        if idx.size and (idx.max() >= buf.size):
+            raise SimError(f"instruction {k}: LOAD writes element {int(idx.max())} of a {buf.size}-element "
+                           f"{isa.BUFFER_NAMES[f['buf']]} bank", "OUT_OF_RANGE", k)
+        buf[idx] = data
+
+    def _compute(self, k, f):
+        hw = self.hw
+        tn, tm = hw.tn, hw.tm
+        oh, ow, og, ig, kh, kw, s = f["oh"], f["ow"], f["og"], f["ig"], f["kh"], f["kw"], f["stride"]
+        if oh * ow * og == 0:
+            return
+        rows_in = (oh - 1) * s + kh
+        cols_in = f["in_cols"]
+        if (ow - 1) * s + kw > cols_in:
+            raise SimError(f"instruction {k}: COMPUTE window needs {(ow - 1) * s + kw} ifmap columns, tile has "
+                           f"{cols_in}", "OUT_OF_RANGE", k)
+        n_i = rows_in * cols_in * ig * tn
+        i0 = f["ibuf_word"] * tn
+        ib = self.ibuf[f["ibuf_bank"]]
+        if i0 + n_i > ib.size:
+            raise SimError(f"instruction {k}: COMPUTE reads IBUF beyond its {ib.size} elements", "OUT_OF_RANGE", k)
+        ifm = ib[i0:i0 + n_i].reshape(rows_in, cols_in, ig * tn)
+        acc = self.acc[f["acc_bank"]]
+        nw = oh * ow * og
+        if nw > acc.shape[0]:
+            raise SimError(f"instruction {k}: COMPUTE tile of {nw} accumulator words exceeds {acc.shape[0]}",
+                           "OUT_OF_RANGE", k)
+        if f["bypass"]:
+            if og * tm > ig * tn:
+                raise SimError(f"instruction {k}: bypass of {og * tm} channels from {ig * tn} ifmap lanes",
+                               "OUT_OF_RANGE", k)
+            part = ifm[0:(oh - 1) * s + 1:s, 0:(ow - 1) * s + 1:s, :og * tm].reshape(nw, tm)
+        else:
+            n_w = og * ig * kh * kw * tm * tn
+            w0 = f["wbuf_word"] * tn * tm
+            wb = self.wbuf[f["wbuf_bank"]]
+            if w0 + n_w > wb.size:
+                raise SimError(f"instruction {k}: COMPUTE reads WBUF beyond its {wb.size} elements", "OUT_OF_RANGE", k)
+            w = wb[w0:w0 + n_w].reshape(og, ig, kh, kw, tm, tn).astype(np.float64)
+            out = np.zeros((oh * ow, og * tm), np.float64)
+            ifm64 = ifm.astype(np.float64)
+            for ky in range(kh):
+                for kx in range(kw):
+                    sub = ifm64[ky:ky + (oh - 1) * s + 1:s, kx:kx + (ow - 1) * s + 1:s].reshape(oh * ow, ig * tn)
+                    wk = w[:, :, ky, kx].transpose(0, 2, 1, 3).reshape(og * tm, ig * tn)
+                    out += sub @ wk.T
+            part = out.astype(np.int64).reshape(nw, tm)
+        if f["acc_init"]:
+            acc[:nw] = part
+        else:
+            acc[:nw] += part
+        lim = 1 << (hw.acc_bits - 1)
+        if np.abs(acc[:nw]).max(initial=0) >= lim:
+            raise SimError(f"instruction {k}: accumulator overflow ({hw.acc_bits}-bit)", "ARITH_OVERFLOW", k)
+
+    def _post(self, k, f):
+        hw = self.hw
+        tm = hw.tm
+        oh, ow, og = f["oh"], f["ow"], f["og"]
+        C = og * tm
+        if C == 0 or oh * ow == 0:
+            return
+        if oh * ow * og > hw.acc_words:
+            raise SimError(f"instruction {k}: POST reads {oh * ow * og} accumulator words of {hw.acc_words}",
+                           "OUT_OF_RANGE", k)
+        acc = self.acc[f["acc_bank"]][:oh * ow * og].reshape(oh, ow, C)
+        oc = f["pbuf_oc"] + np.arange(C)
+        if oc[-1] >= hw.pbuf_entries:
+            raise SimError(f"instruction {k}: POST reads PBUF entry {oc[-1]} of {hw.pbuf_entries}", "OUT_OF_RANGE", k)
+        p = self.pbuf[oc]
+        v = acc + p["bias"].astype(np.int64)
+        neg = (v < 0) & bool(f["act"])
+        m = np.where(neg, p["mult_neg"].astype(np.int64), p["mult_pos"].astype(np.int64))
+        sh = np.where(neg, p["shift_neg"].astype(np.int64), p["shift_pos"].astype(np.int64))
+        if (sh < 1).any():
+            raise SimError(f"instruction {k}: POST with a requantization shift of 0", "ARITH_OVERFLOW", k)
+        q = ((v * m + (np.int64(1) << (sh - 1))) >> sh) + f["zp_out"]
+        q = np.clip(q, self.qmin, self.qmax)
+        up = max(f["up"], 1)
+        prow, pcol = f["out_rows"] // up, f["out_cols"] // up
+        pk, ps = max(f["pool_k"], 1), max(f["pool_s"], 1)
+        if pk > 1 or ps > 1:
+            res = None
+            for dy in range(pk):
+                ys = np.minimum(np.arange(prow) * ps + dy, oh - 1)
+                for dx in range(pk):
+                    xs = np.minimum(np.arange(pcol) * ps + dx, ow - 1)
+                    t = q[ys][:, xs]
+                    res = t if res is None else np.maximum(res, t)
+            q = res
+        else:
+            q = q[:prow, :pcol]
+        if up > 1:
+            q = q.repeat(up, axis=0).repeat(up, axis=1)
+        n = q.size
+        if n > self.obuf.size:
+            raise SimError(f"instruction {k}: POST output of {n} elements exceeds OBUF ({self.obuf.size})",
+                           "OUT_OF_RANGE", k)
+        self.obuf[:n] = q.reshape(-1)
+
+    def _store(self, k, f):
+        hw = self.hw
+        rows, cols, elems, pitch = f["rows"], f["cols"], f["elems"], f["src_pitch"] * hw.tm
+        if rows * cols * elems == 0:
+            return
+        need = (rows * cols - 1) * pitch + elems
+        if need > self.obuf.size:
+            raise SimError(f"instruction {k}: STORE reads OBUF beyond its {self.obuf.size} elements", "OUT_OF_RANGE", k)
+        src = self.obuf[:rows * cols * pitch].reshape(rows, cols, pitch)[:, :, :elems]
+        v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, cols, elems * hw.elem_bytes,
+                           f["row_stride"], f["pix_stride"])
+        v[...] = src.astype(self._elem_dtype()).view(np.uint8).reshape(rows, cols, elems * hw.elem_bytes)
+
+    # ---- scheduler ----------------------------------------------------------------------------------------
+    def run(self, program: bytes, functional: bool = True, progress: bool = False) -> SimResult:
+        """Execute the program (an encoded blob, as fetched); returns cycle counts. With ``functional=False`` only
+        timing is simulated.
+
+        The whole program is checked before anything runs, in this order: PARTIAL_INSN (not a whole number of
+        instructions), ILLEGAL_OPCODE (up to the first END; what follows END is never fetched), CONFIG_MISSING
+        (instruction 0 is not CONFIG), NO_END (no END: the fetch would run off the program's end). Then
+        :meth:`run_insns`. Raises SimError with the status bit of the first error (see
+        :data:`generator.spec.isa.STATUS_BITS`).
+        """
+        st = isa.partial_insn_status(len(program))
+        if st:
+            raise SimError(f"the program is {len(program)} bytes, not a whole number of {isa.INSN_BYTES}-byte "
+                           f"instructions", st)
+        n = len(program) // isa.INSN_BYTES
+        insns = []
+        for k in range(n):
+            try:
+                ins = isa.decode(program[k * isa.INSN_BYTES:(k + 1) * isa.INSN_BYTES])
+            except isa.IsaError as e:
+                raise SimError(f"instruction {k}: {e}", "ILLEGAL_OPCODE", k) from None
+            bad = [fl for fl in ("pop_prev", "pop_next", "push_prev", "push_next")
+                   if ins.f[fl] and fl not in isa.MODULE_FLAGS[ins.module]]
+            if bad:
+                raise SimError(f"instruction {k}: {ins.op} cannot {'/'.join(bad)} (the {ins.module} module has no "
+                               f"such neighbour)", "ILLEGAL_OPCODE", k)
+            insns.append(ins)
+            if ins.op == "END":
+                break
+        if insns and insns[0].op != "CONFIG":
+            raise SimError(f"instruction 0: a program must start with CONFIG, not {insns[0].op}", "CONFIG_MISSING", 0)
+        if not insns or insns[-1].op != "END":
+            raise SimError(f"no END instruction in the {n}-instruction program (the fetch runs off its end)",
+                           "NO_END")
+        return self.run_insns(insns, functional, progress)
+
+    def run_insns(self, insns, functional=True, progress=False, check_end_tokens=True, cost=None,
+                  issue=None, cmd_depth=None) -> SimResult:
+        """Execute decoded instructions up to the first END (see :meth:`run`; here the instructions are not
+        checked for CONFIG first or END last). ``cost(hw, insn)``: cycles an instruction occupies its module
+        (default :func:`generator.spec.timing.insn_cycles`; :mod:`generator.estimate.hls_cycles` passes the kernel's loop
+        estimate, with ``functional=False``); ``issue``: earliest start cycle of each instruction (default k: fetch
+        issues one instruction per cycle); ``cmd_depth``: depth of each module's command queue (None: unbounded): the
+        in-order fetch issues instruction k no earlier than one cycle after issuing k - 1 and than the cycle at
+        which its module read the entry ``cmd_depth`` places ahead of it in its queue (a module reads its next
+        command when it has finished the previous instruction, before waiting for tokens), so a full queue stops the
+        fetch for every module. Raises SimError: a module error (its status bit), WATCHDOG
+        (deadlock: every module waits for a token), TOKEN_OVERFLOW (a push onto a FIFO holding
+        :data:`generator.spec.isa.TOKEN_QUEUE_DEPTH` tokens), TOKENS_LEFT (tokens remain when every module is done;
+        not checked with ``check_end_tokens=False``, for timing program fragments)."""
+        queues = {"load": deque(), "compute": deque(), "store": deque()}
+        for k, ins in enumerate(insns):
+            queues[ins.module].append(k)
+            if ins.op == "END":
+                break
+        fifo = {c: deque() for c in ("l2c", "c2l", "c2s", "s2c")}
+        free = {m: 0 for m in queues}
+        busy = {m: 0 for m in queues}
+        stall = {m: 0 for m in queues}
+        start = np.zeros(len(insns), np.int64)
+        end = np.zeros(len(insns), np.int64)
+        handlers = {"CONFIG": self._config, "LOAD": self._load, "COMPUTE": self._compute, "POST": self._post,
+                    "STORE": self._store}
+        total = sum(len(q) for q in queues.values())
+        bar = None
+        if progress:
+            from tqdm import tqdm
+            bar = tqdm(total=total, desc="golden sim", unit="insn")
+        done = 0
+        cost = cost or insn_cycles
+        base = np.arange(len(insns), dtype=np.int64) if issue is None else np.asarray(issue, np.int64)
+        n_fetch = sum(len(q) for q in queues.values())
+        qpos = np.zeros(n_fetch, np.int64)           # position of instruction k in its module's queue
+        qlist = {m: list(q) for m, q in queues.items()}
+        for m, q in qlist.items():
+            for pos, kk in enumerate(q):
+                qpos[kk] = pos
+        dispatched = np.full(n_fetch, -1, np.int64)
+        started = np.zeros(n_fetch, bool)
+        fetch_ptr = [0]
+
+        def dispatch_time(k):
+            """the cycle instruction k is in its module's queue, or None while the fetch is blocked before it"""
+            if cmd_depth is None:
+                return int(base[k])
+            while fetch_ptr[0] <= k:
+                j = fetch_ptr[0]
+                t = int(base[j]) if j == 0 else max(int(base[j]), int(dispatched[j - 1]) + 1)
+                p = int(qpos[j]) - cmd_depth
+                if p >= 0:   # the entry cmd_depth places ahead must have been read by its module
+                    q = qlist[insns[j].module]
+                    r = int(dispatched[q[p]])
+                    if p > 0:   # read when the module finished the instruction before it
+                        if not started[q[p - 1]]:
+                            return None
+                        r = max(r, int(end[q[p - 1]]))
+                    t = max(t, r)
+                dispatched[j] = t
+                fetch_ptr[0] += 1
+            return int(dispatched[k])
+        while done < total:
+            best = None
+            for m, q in queues.items():
+                if not q:
+                    continue
+                k = q[0]
+                ins = insns[k]
+                d = dispatch_time(k)
+                if d is None:
+                    continue
+                t = max(free[m], d)   # fetch: one instruction per cycle
+                ok = True
+                for flag in ("pop_prev", "pop_next"):
+                    if ins.f[flag]:
+                        ch = FIFO_OF.get((m, flag))
+                        if ch is None:
+                            raise SimError(f"instruction {k}: {ins.op} cannot {flag} (the {m} module has no such "
+                                           f"neighbour)", "ILLEGAL_OPCODE", k)
+                        if not fifo[ch]:
+                            ok = False
+                            break
+                        t = max(t, fifo[ch][0])
+                if ok and (best is None or (t, k) < (best[0], best[2])):
+                    best = (t, m, k)
+            if best is None:
+                heads = {m: (insns[q[0]].op, q[0]) for m, q in queues.items() if q}
+                raise SimError(f"deadlock: every module waits for a dependency token; queue heads {heads}, "
+                               f"tokens { {c: len(v) for c, v in fifo.items()} }", "WATCHDOG")
+            t, m, k = best
+            ins = insns[k]
+            for flag in ("pop_prev", "pop_next"):
+                if ins.f[flag]:
+                    fifo[FIFO_OF[(m, flag)]].popleft()
+            if self.precision is None and ins.op not in ("CONFIG", "NOP"):
+                raise SimError(f"instruction {k}: {ins.op} before CONFIG", "CONFIG_MISSING", k)
+            if functional or ins.op == "CONFIG":
+                h = handlers.get(ins.op)
+                if h is not None:
+                    h(k, ins.f)
+            c = cost(self.hw, ins)
+            stall[m] += t - free[m]
+            start[k], end[k] = t, t + c
+            started[k] = True
+            free[m] = t + c
+            busy[m] += c
+            for flag in ("push_prev", "push_next"):
+                if ins.f[flag]:
+                    ch = FIFO_OF.get((m, flag))
+                    if ch is None:
+                        raise SimError(f"instruction {k}: {ins.op} cannot {flag} (the {m} module has no such "
+                                       f"neighbour)", "ILLEGAL_OPCODE", k)
+                    if len(fifo[ch]) >= isa.TOKEN_QUEUE_DEPTH:
+                        raise SimError(f"instruction {k}: {ins.op} pushes onto the full {ch} token FIFO "
+                                       f"({isa.TOKEN_QUEUE_DEPTH} tokens)", "TOKEN_OVERFLOW", k)
+                    fifo[ch].append(t + c)
+            queues[m].popleft()
+            done += 1
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        left = {c: len(v) for c, v in fifo.items() if v}
+        if check_end_tokens and left:
+            raise SimError(f"tokens left in the FIFOs at the end of the program: {left}", "TOKENS_LEFT")
+        return SimResult(int(max(free.values())), start, end, busy, stall)

@@ -1,0 +1,283 @@
+"""An integer reference of the quantized network that does not trust :mod:`generator.quant.quantize`.
+
+:mod:`generator.exec.layer_ref` executes the parameters that ``quantize.py`` stored on the graph, so a wrong multiplier or
+a wrong bias fold there would still be "bit-exact". This module starts one step earlier: from the *float* fused
+graph (the output of :func:`generator.ir.passes.run_all`), the calibration ranges and the quantization mode, it
+derives every scale, zero point, integer weight, folded bias, multiplier and shift itself, by the formulas
+documented below (written from the papers, not from ``quantize.py``'s code), then runs the layers in integer
+arithmetic into DDR-region images. :func:`compare_ddr` checks a DDR image written by an executor (the golden
+simulator, the C-simulation or the RTL) against it on every region, border included.
+
+Formulas (Jacob et al., "Quantization and Training of Neural Networks for Efficient Integer-Arithmetic-Only
+Inference", CVPR 2018; Krishnamoorthi, arXiv:1806.08342), with b = 8 or 16 bits, qmin = -2^(b-1),
+qmax = 2^(b-1) - 1:
+
+* region range [lo, hi] widened to include 0 and multiplied by the headroom (2 for int16, 1 for int8; graph
+  inputs: 1, their range is known). Asymmetric: ``scale = (hi - lo) / (qmax - qmin)``,
+  ``zp = clip(round(qmin - lo / scale), qmin, qmax)``; symmetric: ``scale = max(|lo|, |hi|) / qmax``, ``zp = 0``
+  (scale at least 1e-8 / (qmax - qmin) resp. 1e-8 / qmax);
+* scale floor: in graph order, a region written by a layer gets a scale of at least
+  ``s_in * max_c(s_w[c]) * max(1, alpha) / 2^13`` (copy layers: s_w = 1), the zero point recomputed from it, so
+  that an (almost) empty calibration range never needs a multiplier above 2^13;
+* weights: symmetric, ``s_w = max|w| / (2^(b-1) - 1)`` per output channel (or over the tensor);
+  ``W = clip(round(w / s_w), -(2^(b-1) - 1), 2^(b-1) - 1)``; an all-zero channel computes its bias alone, so it
+  takes the scale that makes its multiplier 1/2: ``s_w = s_out / (2 s_in)``;
+* bias with the input zero point folded in: ``B = round(b / (s_in * s_w)) - zp_in * sum(W)``; copy layers
+  (pool / activation / upsample without a convolution): ``B = -zp_in``, real multiplier ``s_in / s_out``;
+* real multiplier ``r = s_in * s_w / s_out`` written ``r = f * 2^e`` with f in [0.5, 1) (``math.frexp``):
+  ``M = round(f * 2^15)``, ``s = 15 - e`` (``M = 2^15`` becomes ``2^14`` with ``s - 1``); a shift above 63 is
+  capped at 63 with ``M = round(r * 2^63)``; r = 0 gives M = 0, s = 1;
+* negative side: LeakyReLU(alpha) the multiplier of ``alpha * r``; ReLU M = 0, s = 1; linear the positive one;
+* requantization of ``v = acc + B``: ``q = clip(floor((v * M + 2^(s-1)) / 2^s) + zp_out, qmin, qmax)`` with the
+  negative-side (M, s) where the layer has an activation and v < 0;
+* then max-pool (k x k, stride s, window clipped at the bottom/right edge) and nearest upsampling; a second
+  (pooled) output of the same accumulators uses its own output scale: ``r = s_in * s_w / s_side``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from generator.ir.graph import Graph
+
+#: requantization multiplier bits (signed; M in [2^14, 2^15)) and the largest shift, as in the ISA's PBUF record
+MULT_FRAC_BITS = 15
+MAX_SHIFT = 63
+#: largest real multiplier a layer may need; output-region scales are raised to keep within it
+MAX_REAL_MULT = 2.0 ** 13
+
+
+class RefMismatch(AssertionError):
+    """A DDR region, or a stored quantization parameter, differs from the independent reference."""
+
+
+def act_params(lo: float, hi: float, bits: int, symmetric: bool, headroom: float,
+               floor: float = 0.0) -> tuple[float, int]:
+    """(scale, zero point) of an activation region with float range [lo, hi], scale at least ``floor``
+    (see the module docstring)."""
+    qmin, qmax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    lo, hi = min(lo, 0.0) * headroom, max(hi, 0.0) * headroom
+    if symmetric:
+        return max(max(abs(lo), abs(hi), 1e-8) / qmax, floor), 0
+    scale = max(max(hi - lo, 1e-8) / (qmax - qmin), floor)
+    return scale, int(min(max(round(qmin - lo / scale), qmin), qmax))
+
+
+def multiplier(r: float) -> tuple[int, int]:
+    """Real multiplier r >= 0 -> (M, s), r ~= M / 2^s (see the module docstring)."""
+    if r == 0:
+        return 0, 1
+    f, e = math.frexp(r)
+    m, s = int(round(f * (1 << MULT_FRAC_BITS))), MULT_FRAC_BITS - e
+    if m == 1 << MULT_FRAC_BITS:
+        m, s = m >> 1, s - 1
+    if s > MAX_SHIFT:
+        m, s = int(round(r * 2.0 ** MAX_SHIFT)), MAX_SHIFT
+    return m, s
+
+
+def _requant(v, mp, sp, mn, sn, use_neg, zp, qmin, qmax):
+    """v: int64 [C, H, W]; per-channel (M, s) arrays [C]. Exact: int64 where |v * M| < 2^62, Python integers
+    otherwise (so an executor whose 64-bit product wraps shows up as a difference)."""
+    use_neg = bool(use_neg)
+    neg = (v < 0) & use_neg
+    shp = (-1,) + (1,) * (v.ndim - 1)
+    m = np.where(neg, np.asarray(mn, np.int64).reshape(shp), np.asarray(mp, np.int64).reshape(shp))
+    s = np.where(neg, np.asarray(sn, np.int64).reshape(shp), np.asarray(sp, np.int64).reshape(shp))
+    if v.size and int(np.abs(v).max()) * int(np.abs(m).max(initial=0)) < (1 << 62):
+        out = (v * m + (np.int64(1) << (s - 1))) >> s      # arithmetic shift = floor division by 2^s
+    else:
+        so = s.astype(object)
+        out = (v.astype(object) * m.astype(object) + (1 << (so - 1))) >> so
+        return np.clip(out + zp, qmin, qmax).astype(np.int64)
+    return np.clip(out + zp, qmin, qmax)
+
+
+def _conv(x: np.ndarray, w: np.ndarray, stride: int, pad: int, pad_value: int) -> np.ndarray:
+    """Integer convolution, one kernel tap at a time: x int64 [IC, H, W], w int64 [OC, IC, KH, KW] -> int64
+    [OC, OH, OW]. Sums in float64 (exact: |sum| < 2^53 for int16 operands over fewer than 2^21 terms)."""
+    oc, ic, kh, kw = w.shape
+    xp = np.full((ic, x.shape[1] + 2 * pad, x.shape[2] + 2 * pad), pad_value, np.float64)
+    xp[:, pad:pad + x.shape[1], pad:pad + x.shape[2]] = x
+    oh, ow = (xp.shape[1] - kh) // stride + 1, (xp.shape[2] - kw) // stride + 1
+    out = np.zeros((oc, oh * ow), np.float64)
+    for ky in range(kh):
+        for kx in range(kw):
+            tap = xp[:, ky:ky + stride * (oh - 1) + 1:stride, kx:kx + stride * (ow - 1) + 1:stride]
+            out += w[:, :, ky, kx].astype(np.float64) @ tap.reshape(ic, -1)
+    return out.astype(np.int64).reshape(oc, oh, ow)
+
+
+def _maxpool(y: np.ndarray, k: int, s: int, pad_end: int) -> np.ndarray:
+    c, h, w = y.shape
+    oh, ow = (h + pad_end - k) // s + 1, (w + pad_end - k) // s + 1
+    lo = np.iinfo(np.int64).min
+    yp = np.full((c, h + pad_end + k, w + pad_end + k), lo, np.int64)
+    yp[:, :h, :w] = y
+    out = np.full((c, oh, ow), lo, np.int64)
+    for dy in range(k):
+        for dx in range(k):
+            out = np.maximum(out, yp[:, dy:dy + s * (oh - 1) + 1:s, dx:dx + s * (ow - 1) + 1:s])
+    return out
+
+
+class IndependentRef:
+    """The quantized network derived from the float fused graph (see the module docstring).
+
+    Args:
+        g: fused float graph (after :func:`generator.ir.passes.run_all`), regions assigned, no quantization.
+        ranges: ``{region name: (min, max)}`` float calibration ranges (:func:`generator.quant.quantize.calibrate`).
+        bits: 8 or 16; symmetric: symmetric activations; per_channel: per-output-channel weight scales.
+    Attributes: ``regions`` {name: (scale, zp)}, ``layers`` {node name: dict of derived integer parameters}.
+    """
+
+    def __init__(self, g: Graph, ranges: dict, bits: int, symmetric: bool, per_channel: bool):
+        self.g, self.bits = g, bits
+        self.qmin, self.qmax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        headroom = 2.0 if bits == 16 else 1.0
+        self.regions = {}
+        for name in g.regions:
+            lo, hi = ranges[name]
+            self.regions[name] = act_params(lo, hi, bits, symmetric, 1.0 if name in g.inputs else headroom)
+        wmax = self.qmax
+        # scale floor: a region written by a layer has at least s_in * max(s_w) * max(1, alpha) / 2^13 (in graph
+        # order), so no layer needs a real multiplier above 2^13; its zero point follows the raised scale
+        for n in g.nodes:
+            if n.op != "Macro":
+                continue
+            m = n.attrs["macro"]
+            s_in = self.regions[g.tensors[n.inputs[0]].region][0]
+            smax = float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0
+            floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
+            for o in n.outputs:
+                reg = g.tensors[o].region
+                if self.regions[reg][0] < floor:
+                    lo, hi = ranges[reg]
+                    self.regions[reg] = act_params(lo, hi, bits, symmetric, headroom, floor)
+        self.layers = {}
+        for n in g.nodes:
+            if n.op != "Macro":
+                continue
+            m = n.attrs["macro"]
+            s_in, zp_in = self.regions[g.tensors[n.inputs[0]].region]
+            outs = [self.regions[g.tensors[o].region] for o in n.outputs]
+            oc = g.tensors[n.outputs[0]].shape[1]
+            if m.kind == "conv":
+                w = g.const(m.weight).astype(np.float64)
+                b = g.const(m.bias).astype(np.float64).reshape(-1)
+                mx = np.abs(w).reshape(oc, -1).max(axis=1)
+                if not per_channel:
+                    mx = np.full(oc, mx.max())
+                s_out0 = outs[0][0]
+                s_w = np.array([v / wmax if v > 0 else s_out0 / (2 * s_in) for v in mx])
+                W = np.clip(np.round(w / s_w[:, None, None, None]), -wmax, wmax).astype(np.int64)
+                B = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * W.reshape(oc, -1).sum(axis=1)
+            else:
+                W, s_w, B = None, np.ones(oc), np.full(oc, -zp_in, np.int64)
+            per_out = []
+            for s_out, zp_out in outs:
+                pos = [multiplier(float(s_in * s_w[c] / s_out)) for c in range(oc)]
+                if m.act == "leaky":
+                    neg = [multiplier(float(s_in * s_w[c] / s_out) * m.alpha) for c in range(oc)]
+                elif m.act == "relu":
+                    neg = [(0, 1)] * oc
+                else:
+                    neg = pos
+                per_out.append(dict(mult_pos=np.array([p[0] for p in pos]), shift_pos=np.array([p[1] for p in pos]),
+                                    mult_neg=np.array([p[0] for p in neg]), shift_neg=np.array([p[1] for p in neg]),
+                                    zp_out=zp_out))
+            self.layers[n.name] = dict(w=W, bias=B, zp_in=zp_in, use_neg=m.act != "linear", outs=per_out)
+
+    def check_params(self, gq: Graph) -> list[str]:
+        """Compare the parameters :func:`generator.quant.quantize.quantize` stored on ``gq`` with the derived ones.
+        Returns a list of differences, each naming the region or layer and the parameter (empty: all equal)."""
+        bad = []
+        for name, (s, zp) in self.regions.items():
+            r = gq.regions[name]
+            if not math.isclose(r.scale, s, rel_tol=1e-12) or r.zero_point != zp:
+                bad.append(f"region {name}: scale/zp {r.scale:.6g}/{r.zero_point}, derived {s:.6g}/{zp}")
+        for n in gq.macro_nodes():
+            d, q = self.layers[n.name], n.attrs["q"]
+            if (d["w"] is None) != (q["w"] is None) or (d["w"] is not None and not np.array_equal(d["w"], q["w"])):
+                bad.append(f"layer {n.name}: integer weights differ")
+            if not np.array_equal(d["bias"], q["bias"]):
+                bad.append(f"layer {n.name}: folded bias differs (first channel {int(np.argmax(d['bias'] != q['bias']))})")
+            for k, o in enumerate(d["outs"]):
+                st = q if k == 0 else q["side"][k - 1]
+                for key in ("mult_pos", "shift_pos", "mult_neg", "shift_neg"):
+                    if not np.array_equal(np.asarray(st[key]), o[key]):
+                        c = int(np.argmax(np.asarray(st[key]) != o[key]))
+                        bad.append(f"layer {n.name} output {k}: {key}[{c}] = {int(st[key][c])}, derived {int(o[key][c])}")
+                if int(st["zp_out"]) != o["zp_out"]:
+                    bad.append(f"layer {n.name} output {k}: zp_out {st['zp_out']}, derived {o['zp_out']}")
+        return bad
+
+    def quantize_input(self, x: np.ndarray) -> np.ndarray:
+        """Float input [1, C, H, W] -> int64 [C, H, W] with the input region's scale and zero point
+        (round half up, saturated)."""
+        s, zp = self.regions[self.g.tensors[self.g.inputs[0]].region]
+        return np.clip(np.floor(np.asarray(x, np.float64)[0] / s + 0.5) + zp, self.qmin, self.qmax).astype(np.int64)
+
+    def run(self, x_q: np.ndarray) -> dict:
+        """Execute on the integer input [C, H, W]. Returns ``{region name: int64 [C, H, W]}`` (interiors)."""
+        g = self.g
+        img = {name: np.full((r.channels, r.h, r.w), self.regions[name][1], np.int64) for name, r in g.regions.items()}
+        t = g.tensors[g.inputs[0]]
+        img[t.region][t.ch_offset:t.ch_offset + t.shape[1]] = np.asarray(x_q).reshape(t.shape[1:])
+
+        def view(name):
+            t = g.tensors[name]
+            return img[t.region], slice(t.ch_offset, t.ch_offset + t.shape[1])
+
+        for n in g.nodes:
+            if n.op != "Macro":
+                continue
+            m, d = n.attrs["macro"], self.layers[n.name]
+            a, sl = view(n.inputs[0])
+            x = a[sl]
+            acc = _conv(x, d["w"], m.stride, m.pad, d["zp_in"]) if m.kind == "conv" else x.astype(np.int64)
+            v = acc + d["bias"][:, None, None]
+            for k, o in enumerate(n.outputs):
+                p = d["outs"][k]
+                y = _requant(v, p["mult_pos"], p["shift_pos"], p["mult_neg"], p["shift_neg"], d["use_neg"],
+                             p["zp_out"], self.qmin, self.qmax)
+                if k == 0:
+                    if m.pool:
+                        y = _maxpool(y, *m.pool)
+                    if m.upsample > 1:
+                        y = y.repeat(m.upsample, axis=1).repeat(m.upsample, axis=2)
+                else:
+                    y = _maxpool(y, *m.side_pools[k - 1])
+                dst, dsl = view(o)
+                if dst[dsl].shape != y.shape:
+                    raise RefMismatch(f"layer {n.name}: output {o} is {y.shape}, its region slice {dst[dsl].shape}")
+                dst[dsl] = y
+        return img
+
+
+def compare_ddr(ref: IndependentRef, regions: dict, prog, ddr: np.ndarray, bases: dict) -> list[str]:
+    """Compare an executor's DDR image with the reference on every region (interior and zero-point border).
+
+    Args: regions: :meth:`IndependentRef.run` output; prog: the :class:`generator.codegen.program.Program` whose layout
+        places the regions; ddr: uint8 DDR image after the run; bases: base-register byte addresses.
+    Returns: a list of differences, each naming the region, the count and the first differing (c, y, x).
+    """
+    from generator.exec.runtime import region_array
+
+    bad = []
+    eb = prog.hw.elem_bytes
+    for name, r in prog.layout.regions.items():
+        if name not in regions:
+            bad.append(f"region {name}: in the program's DDR layout but not in the graph")
+            continue
+        a = region_array(ddr, bases[r["base_reg"]], r, eb).astype(np.int64)
+        p, want = r["pad"], regions[name]
+        exp = np.full(a.shape, ref.regions[name][1], np.int64)
+        exp[p:p + r["h"], p:p + r["w"]] = want.transpose(1, 2, 0)
+        diff = np.argwhere(a != exp)
+        if diff.size:
+            y, x, c = (int(v) for v in diff[0])
+            bad.append(f"region {name}: {len(diff)} elements differ, first at channel {c}, row {y - p}, column "
+                       f"{x - p}: {int(a[y, x, c])} vs reference {int(exp[y, x, c])}")
+    return bad

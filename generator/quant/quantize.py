@@ -1,0 +1,254 @@
+"""Post-training quantization of the fused graph (int8 / int16, symmetric or asymmetric activations).
+
+Scheme (Jacob et al., CVPR 2018; Krishnamoorthi, arXiv:1806.08342):
+
+* activations: per DDR region one (scale, zero point), so every tensor sharing a region (the inputs of an
+  eliminated concat, the views of a split) has the same parameters; asymmetric ranges always include 0, so the
+  zero point represents 0.0 exactly and the padding border holds it; ranges get :attr:`QuantConfig.headroom`
+  except the graph input's, whose range is known; a region's scale is at least what keeps its writers' real
+  multipliers at or below 2^13 (an almost empty calibration range would otherwise need a left shift);
+* weights: symmetric, per output channel (default) or per tensor, range [-(2^(b-1)-1), 2^(b-1)-1]; an all-zero
+  channel gets the scale ``s_out / (2 s_in)`` (its output is its bias alone; the multiplier is then 1/2);
+* bias: int, with the input zero point folded in: ``B = round(b / (s_in*s_w)) - zp_in * sum(W_q)``, so the
+  hardware multiplies raw stored values and never subtracts zero points;
+* requantization: ``q = clamp(((acc*M + 2^(s-1)) >> s) + zp_out)``, M a 16-bit multiplier in [2^14, 2^15), s in
+  [1, 63]; LeakyReLU(alpha) uses a second multiplier ``alpha * M`` for acc < 0, ReLU a zero one;
+* accumulator width: the worst case ``sum|W_q| * max|q_in| + |B|`` of every output channel must fit the board's
+  signed accumulator, else :class:`QuantError` names the layer.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from generator.exec.float_ref import run_float
+from generator.ir.graph import Graph, GraphError
+from generator.spec.isa import MAX_SHIFT, MULT_BITS
+
+MODES = {"int8-asym": (8, False), "int8-sym": (8, True), "int16-sym": (16, True), "int16-asym": (16, False)}
+
+
+class QuantError(ValueError):
+    """Quantization impossible or unsafe (accumulator overflow, multiplier out of range); names the layer."""
+
+
+@dataclass(frozen=True)
+class QuantConfig:
+    """bits: 8 or 16; symmetric: symmetric activations (zero point 0); per_channel: per-OC weight scales."""
+    bits: int = 8
+    symmetric: bool = False
+    per_channel: bool = True
+
+    @property
+    def headroom(self) -> float:
+        """Factor applied to calibrated activation ranges. int16 has resolution to spare, so its ranges are
+        doubled (6 dB of SQNR) to avoid saturating on images brighter than the calibration set; int8 keeps the
+        calibrated range (its resolution matters more than rare saturation)."""
+        return 2.0 if self.bits == 16 else 1.0
+
+    @classmethod
+    def from_mode(cls, mode: str, per_channel: bool = True) -> "QuantConfig":
+        """``mode`` is one of int8-asym, int8-sym, int16-sym, int16-asym. Raises QuantError otherwise."""
+        if mode not in MODES:
+            raise QuantError(f"unknown quantization mode {mode!r}; choose one of {', '.join(MODES)}")
+        bits, sym = MODES[mode]
+        return cls(bits, sym, per_channel)
+
+    @property
+    def name(self) -> str:
+        return f"int{self.bits}-{'sym' if self.symmetric else 'asym'}-{'pc' if self.per_channel else 'pt'}"
+
+    @property
+    def qmin(self) -> int:
+        return -(1 << (self.bits - 1))
+
+    @property
+    def qmax(self) -> int:
+        return (1 << (self.bits - 1)) - 1
+
+    @property
+    def np_dtype(self):
+        return np.int8 if self.bits == 8 else np.int16
+
+
+def quantize_multiplier(r: float, where: str) -> tuple[int, int]:
+    """Real multiplier r >= 0 -> (M, s) with r ~= M * 2^-s, M in [2^14, 2^15) (0 for r = 0), 1 <= s <= 63.
+    Raises QuantError (naming ``where``) if r needs a shift outside that range."""
+    if r == 0:
+        return 0, 1
+    if not (r > 0 and math.isfinite(r)):
+        raise QuantError(f"{where}: requantization multiplier {r} is not a positive finite number")
+    top = MULT_BITS - 2
+    s = top - math.floor(math.log2(r))
+    m = int(round(r * 2.0 ** s))
+    if m >= 1 << (MULT_BITS - 1):
+        m //= 2
+        s -= 1
+    if s > MAX_SHIFT:   # tiny multiplier: shift capped, multiplier loses precision (ends at 0)
+        m = int(round(r * 2.0 ** MAX_SHIFT))
+        s = MAX_SHIFT
+    if s < 1:
+        raise QuantError(f"{where}: requantization multiplier {r:.4g} is too large (needs a left shift)")
+    return m, s
+
+
+#: largest real requantization multiplier a layer may need (M * 2^-s with s >= 1 reaches 2^14; one bit of margin)
+MAX_REAL_MULT = 2.0 ** 13
+
+
+def _act_params(lo: float, hi: float, cfg: QuantConfig, headroom: float,
+                min_scale: float = 0.0) -> tuple[float, int]:
+    lo, hi = min(lo, 0.0) * headroom, max(hi, 0.0) * headroom
+    if cfg.symmetric:
+        a = max(abs(lo), abs(hi), 1e-8)
+        return max(a / cfg.qmax, min_scale), 0
+    scale = max(max(hi - lo, 1e-8) / (cfg.qmax - cfg.qmin), min_scale)
+    zp = int(np.clip(round(cfg.qmin - lo / scale), cfg.qmin, cfg.qmax))
+    return scale, zp
+
+
+def _scale_floors(g: Graph, ranges: dict, cfg: QuantConfig) -> None:
+    """Raise output-region scales so that no layer needs a real multiplier above :data:`MAX_REAL_MULT`: a region
+    whose calibrated range is (almost) empty, e.g. a ReLU output that was never positive, would otherwise need
+    a left shift. In graph order, every region written by a layer gets at least
+    ``s_in * max_c(s_w[c]) * max(1, alpha) / MAX_REAL_MULT`` (copy layers: s_w = 1); its zero point follows."""
+    wmax = (1 << (cfg.bits - 1)) - 1
+    for n in g.macro_nodes():
+        m = n.attrs["macro"]
+        s_in = g.regions[g.tensors[n.inputs[0]].region].scale
+        smax = float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0
+        floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
+        for o in n.outputs:
+            reg = g.regions[g.tensors[o].region]
+            if reg.scale < floor:
+                reg.scale, reg.zero_point = _act_params(*ranges[reg.name], cfg, cfg.headroom, floor)
+
+
+def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None = None) -> dict:
+    """Run the float graph on calibration inputs and record each region's [min, max].
+
+    Args:
+        g: fused graph (after :func:`generator.ir.passes.run_all`).
+        images: iterable of float32 arrays shaped like the graph input, [1, C, H, W] (C = the model's input
+            channels), e.g. images in 0..1 already resized for the network, or any float data.
+        input_range: (lo, hi) to use for the graph-input region (the YOLO path passes (0, 1): pixels in 0..1);
+            None: the min/max of ``images`` themselves.
+    Returns: ``{region name: (min, max)}`` over all inputs.
+    Raises:
+        QuantError: no calibration input, or one whose shape is not the graph input's (names both shapes).
+    """
+    from tqdm import tqdm
+
+    ranges: dict[str, list] = {}
+    images = list(images)
+    inp = g.tensors[g.inputs[0]]
+    if not images:
+        raise QuantError(f"graph input {inp.name!r}: no calibration data")
+    it = tqdm(images, desc="calibration", unit="img", disable=not progress)
+    for x in it:
+        if tuple(np.shape(x)) != tuple(inp.shape):
+            raise QuantError(f"graph input {inp.name!r}: calibration input of shape {list(np.shape(x))}, the model "
+                             f"takes {list(inp.shape)} (calibration data must follow the model's input shape)")
+        vals = run_float(g, {g.inputs[0]: x}, keep_all=True)
+        for name, v in vals.items():
+            t = g.tensors.get(name)
+            if t is None or t.region is None:
+                continue
+            lo, hi = float(v.min()), float(v.max())
+            r = ranges.setdefault(t.region, [lo, hi])
+            r[0], r[1] = min(r[0], lo), max(r[1], hi)
+    if input_range is not None:
+        for i in g.inputs:
+            ranges[g.tensors[i].region] = [float(input_range[0]), float(input_range[1])]
+    return {k: tuple(v) for k, v in ranges.items()}
+
+
+def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int) -> Graph:
+    """Annotate a fused graph with integer parameters (returns a new graph).
+
+    Sets ``region.scale/zero_point`` for every region, tensor dtype, and on every Macro node
+    ``attrs["q"]`` = dict(w [OC, IC, KH, KW] int (conv only), bias [OC] int64, mult_pos/shift_pos/mult_neg/
+    shift_neg [OC] int64, use_neg bool, zp_in, zp_out, qmin, qmax, s_w [OC] float).
+
+    Raises: QuantError if a region has no calibration range, a multiplier is out of range, or a layer's
+        worst-case accumulator exceeds ``acc_bits`` (signed).
+    """
+    g = graph.copy()
+    dt = f"int{cfg.bits}"
+    for name, reg in g.regions.items():
+        if name not in ranges:
+            raise QuantError(f"region {name}: no calibration range (was it written by any layer?)")
+        # graph inputs: their range is known (0..1 images give exact 8-bit pixels in int8-asym), no headroom
+        reg.scale, reg.zero_point = _act_params(*ranges[name], cfg, 1.0 if name in g.inputs else cfg.headroom)
+    _scale_floors(g, ranges, cfg)
+    for t in g.tensors.values():
+        if t.region is not None:
+            r = g.regions[t.region]
+            t.scale, t.zero_point, t.dtype = r.scale, r.zero_point, dt
+    wmax = (1 << (cfg.bits - 1)) - 1
+    amax = max(-cfg.qmin, cfg.qmax)
+    for n in g.macro_nodes():
+        m = n.attrs["macro"]
+        tin, tout = g.tensors[n.inputs[0]], g.tensors[n.outputs[0]]
+        s_in, zp_in, s_out, zp_out = tin.scale, tin.zero_point, tout.scale, tout.zero_point
+        oc = tout.shape[1]
+        if m.kind == "conv":
+            w = g.const(m.weight).astype(np.float64)
+            b = g.const(m.bias).astype(np.float64)
+            absmax = np.abs(w).reshape(oc, -1).max(axis=1) if cfg.per_channel else np.full(oc, np.abs(w).max())
+            # an all-zero channel outputs its bias alone: any weight scale is exact, take the one giving r = 1/2
+            s_w = np.where(absmax > 0, absmax / wmax, 0.5 * s_out / s_in)
+            wq = np.clip(np.round(w / s_w[:, None, None, None]), -wmax, wmax).astype(np.int64)
+            bias = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * wq.reshape(oc, -1).sum(axis=1)
+            worst = np.abs(wq).reshape(oc, -1).sum(axis=1) * amax + np.abs(bias)
+            r = s_in * s_w / s_out
+        else:
+            wq, s_w = None, np.ones(oc)
+            bias = np.full(oc, -zp_in, np.int64)
+            worst = np.full(oc, amax + abs(zp_in))
+            r = np.full(oc, s_in / s_out)
+        lim = (1 << (acc_bits - 1)) - 1
+        if worst.max() > lim:
+            k = int(worst.argmax())
+            raise QuantError(f"layer {n.name}: accumulator could overflow: output channel {k} can reach "
+                             f"{int(worst[k])} > {lim} ({acc_bits}-bit signed accumulator)")
+        def mults(r):
+            mp, sp, mn, sn = (np.zeros(oc, np.int64) for _ in range(4))
+            for c in range(oc):
+                mp[c], sp[c] = quantize_multiplier(float(r[c]), f"layer {n.name} channel {c}")
+                if m.act == "leaky":
+                    mn[c], sn[c] = quantize_multiplier(float(r[c]) * m.alpha, f"layer {n.name} channel {c}")
+                elif m.act == "relu":
+                    mn[c], sn[c] = 0, 1
+                else:
+                    mn[c], sn[c] = mp[c], sp[c]
+            return dict(mult_pos=mp, shift_pos=sp, mult_neg=mn, shift_neg=sn)
+
+        side = []
+        for o in n.outputs[1:]:   # extra pooled outputs: same accumulator, their own output scale
+            ts = g.tensors[o]
+            side.append(dict(mults(r * s_out / ts.scale), zp_out=int(ts.zero_point)))
+        n.attrs["q"] = dict(w=wq, bias=bias, **mults(r), use_neg=m.act != "linear", zp_in=int(zp_in),
+                            zp_out=int(zp_out), qmin=cfg.qmin, qmax=cfg.qmax, s_w=s_w, side=side)
+    g.metadata["quant"] = {"bits": cfg.bits, "symmetric": cfg.symmetric, "per_channel": cfg.per_channel,
+                           "name": cfg.name}
+    return g
+
+
+def param_bytes(g: Graph, cfg: QuantConfig) -> int:
+    """Bytes of weights and biases in the quantized model (weights at bits/8 bytes, biases as int32 for int8 and
+    int64 for int16, as stored before packing into PBUF records)."""
+    total = 0
+    for n in g.macro_nodes():
+        q = n.attrs["q"]
+        if q["w"] is not None:
+            total += q["w"].size * cfg.bits // 8 + q["bias"].size * (4 if cfg.bits == 8 else 8)
+    return total
+
+
+def require_quantized(g: Graph):
+    """Raise GraphError unless ``g`` went through :func:`quantize`."""
+    if "quant" not in g.metadata:
+        raise GraphError("graph is not quantized (run quantize first)")

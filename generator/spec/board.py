@@ -1,0 +1,139 @@
+"""Board files (``boards/*.yaml``): schema, validation and derived hardware parameters.
+
+Each board file is the single source of truth for a board: FPGA part, resource capacity, PS DDR and HP-port
+bandwidth, PL clock, and the default accelerator configuration (PE array Tn x Tm, on-chip buffer sizes). The
+schema is a pydantic model with ``extra="forbid"``, so a misspelt key is an error naming the key and the file.
+
+Capacities follow the Zynq UltraScale+ product tables (DS891): DSP48E2 slices, BRAM36 (36 Kb) blocks, URAM
+(288 Kb) blocks, CLB LUTs and flip-flops.
+"""
+from __future__ import annotations
+from generator import ROOT_DIR
+
+import hashlib
+import json
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+BOARDS_DIR = ROOT_DIR / "boards"
+
+
+class BoardError(ValueError):
+    """Unknown board name or invalid board file (the message names the file and the offending key)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Resources(_Strict):
+    """FPGA resource capacity of the part (DS891 counts)."""
+    dsp48e2: int = Field(gt=0)
+    bram36: int = Field(ge=0)
+    uram: int = Field(ge=0)
+    lut: int = Field(gt=0)
+    ff: int = Field(gt=0)
+
+
+class PsDdr(_Strict):
+    """Processing-system DDR: data width in bits and peak bandwidth in GB/s."""
+    data_width_bits: int = Field(gt=0)
+    bandwidth_gbps: float = Field(gt=0)
+
+
+class AcceleratorConfig(_Strict):
+    """Hardware configuration of the accelerator (what the bitstream is built for).
+
+    Attributes:
+        tn, tm: PE array size; Tn input-channel lanes x Tm output-channel lanes, one DSP48E2 per PE. In int8 mode
+            each DSP48E2 multiplies one weight by two packed activations (two adjacent output pixels), so the array
+            does 2 x Tn x Tm MACs per cycle.
+        ibuf_bank_bytes, wbuf_bank_bytes: ifmap / weight buffer size per ping-pong bank, bytes.
+        acc_bank_words: accumulator words (Tm accumulators each) per bank; two banks.
+        obuf_bytes: post-processed output tile buffer, bytes.
+        pbuf_entries: per-output-channel parameter records (bias, requantization multipliers and shifts).
+        axi_data_width_bits: m_axi data width to DDR (bits per beat).
+        ddr_read_latency_cycles / ddr_write_latency_cycles: first-beat latency of an AXI4 read / write, PL cycles.
+        acc_bits_int8 / acc_bits_int16: accumulator width per mode, bits (signed).
+    """
+    tn: int = Field(gt=0, le=128)
+    tm: int = Field(gt=0, le=128)
+    ibuf_bank_bytes: int = Field(gt=0)
+    wbuf_bank_bytes: int = Field(gt=0)
+    acc_bank_words: int = Field(gt=0)
+    obuf_bytes: int = Field(gt=0)
+    pbuf_entries: int = Field(gt=0, le=4096)
+    axi_data_width_bits: int
+    ddr_read_latency_cycles: int = Field(ge=0)
+    ddr_write_latency_cycles: int = Field(ge=0)
+    acc_bits_int8: int = Field(ge=16, le=64)
+    acc_bits_int16: int = Field(ge=32, le=64)
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.axi_data_width_bits not in (32, 64, 128, 256, 512):
+            raise ValueError(f"axi_data_width_bits={self.axi_data_width_bits} is not an AXI4 width (32..512)")
+        return self
+
+    def config_id(self) -> int:
+        """32-bit identifier of this configuration (hash of its fields); the CONFIG instruction carries it."""
+        blob = json.dumps(self.model_dump(), sort_keys=True).encode()
+        return int.from_bytes(hashlib.sha256(blob).digest()[:4], "little")
+
+
+class Board(_Strict):
+    """One board file. ``pl_clock_mhz`` is the accelerator clock in MHz. ``vivado_board_part``: the Vivado board
+    part without its version (``vendor:board:part0``) whose PS preset the block design applies; absent for boards
+    without a Vivado board file (the PS then keeps Vivado's defaults)."""
+    name: str
+    description: str
+    part: str
+    pynq_board: str
+    vivado_board_part: str | None = None
+    resources: Resources
+    ps_ddr: PsDdr
+    hp_port_width_bits: int
+    pl_clock_mhz: float = Field(gt=0)
+    accelerator: AcceleratorConfig
+
+    @property
+    def ddr_bytes_per_cycle(self) -> float:
+        """Sustained DDR bytes per PL cycle: the smaller of the m_axi beat and the PS DDR bandwidth per cycle."""
+        beat = self.accelerator.axi_data_width_bits / 8
+        ddr = self.ps_ddr.bandwidth_gbps * 1e9 / (self.pl_clock_mhz * 1e6)
+        return min(beat, ddr)
+
+
+def known_boards() -> list[str]:
+    """Names of the boards that have a file in ``boards/``."""
+    return sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
+
+
+def load_board(name_or_path: str | Path) -> Board:
+    """Load and validate a board by name (``boards/<name>.yaml``) or path.
+
+    Raises:
+        BoardError: unknown board (the message lists the known ones), unreadable YAML, or a schema violation
+            (the message names the file and the key path, e.g. ``accelerator.tn``).
+    """
+    p = Path(name_or_path)
+    if not p.suffix:
+        p = BOARDS_DIR / f"{name_or_path}.yaml"
+    if not p.is_file():
+        raise BoardError(f"unknown board {str(name_or_path)!r}; known boards: {', '.join(known_boards())}")
+    try:
+        raw = yaml.safe_load(p.read_text())
+    except yaml.YAMLError as e:
+        raise BoardError(f"{p}: not valid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise BoardError(f"{p}: expected a mapping at top level")
+    try:
+        return Board.model_validate(raw)
+    except ValidationError as e:
+        msgs = []
+        for err in e.errors():
+            loc = ".".join(str(x) for x in err["loc"]) or "(top)"
+            msgs.append(f"key '{loc}': {err['msg']}")
+        raise BoardError(f"{p}: invalid board file: " + "; ".join(msgs)) from None

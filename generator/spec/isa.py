@@ -1,0 +1,355 @@
+"""The accelerator's instruction set, defined once (fields, widths, opcodes, semantics).
+
+Every instruction is ``INSN_BITS`` (256) bits wide, little-endian, fields packed from bit 0 upwards in the order
+listed in :data:`FORMATS`. The HLS header and the SystemVerilog package are rendered from these tables; nothing
+here is ever re-typed by hand elsewhere.
+
+Execution model (after TVM-VTA, Moreau et al., "A Hardware-Software Blueprint for Flexible Deep Learning
+Specialization", IEEE Micro 2019): a fetch unit dispatches instructions in program order to three modules that
+run concurrently:
+
+* LOAD module:    ``LOAD`` (strided DMA from DDR into IBUF/WBUF/PBUF banks);
+* COMPUTE module: ``COMPUTE`` (Tn x Tm PE-array tile into an accumulator bank), ``SYNC``;
+* STORE module:   ``POST`` (bias, requantization, activation, max-pool, upsample: ACC -> OBUF), ``STORE``
+                  (OBUF -> DDR, strided, into a shared region), ``END``.
+
+Modules synchronise through four dependency-token FIFOs: LOAD->COMPUTE (``l2c``), COMPUTE->LOAD (``c2l``),
+COMPUTE->STORE (``c2s``) and STORE->COMPUTE (``s2c``). Each instruction carries four flags: ``pop_prev`` /
+``push_prev`` pop from / push to the FIFO shared with the previous module (LOAD<-COMPUTE<-STORE), ``pop_next`` /
+``push_next`` the FIFO with the next module. Pops happen before the instruction starts (blocking while the FIFO
+is empty); pushes after it completes.
+
+DDR addresses are byte offsets relative to one of four base-address registers the host writes
+(:data:`BASE_REGS`), so one program runs wherever the driver allocates its buffers. ``CONFIG`` (first
+instruction) carries the ISA version and the hardware configuration id; the hardware refuses a mismatch.
+
+Buffers (per board, see ``boards/*.yaml``): IBUF words hold Tn activations, WBUF words Tn x Tm weights
+(``[m][n]``, m = output lane), ACC words Tm accumulators, OBUF words Tm activations, PBUF one 16-byte record per
+output channel (:data:`PARAM_RECORD_BYTES`). Element sizes in DDR: 1 byte (int8 mode) or 2 bytes (int16 mode).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ISA_VERSION = 1
+INSN_BITS = 256
+INSN_BYTES = INSN_BITS // 8
+
+OPCODES = {"NOP": 0, "CONFIG": 1, "LOAD": 2, "COMPUTE": 3, "POST": 4, "STORE": 5, "SYNC": 6, "END": 7}
+OPCODE_NAMES = {v: k for k, v in OPCODES.items()}
+#: module that executes each opcode
+MODULE_OF = {"NOP": "compute", "CONFIG": "load", "LOAD": "load", "COMPUTE": "compute", "SYNC": "compute",
+             "POST": "store", "STORE": "store", "END": "store"}
+
+BASE_REGS = {"WEIGHTS": 0, "ACT": 1, "INPUT": 2, "OUTPUT": 3}
+BASE_REG_NAMES = {v: k for k, v in BASE_REGS.items()}
+BUFFERS = {"IBUF": 0, "WBUF": 1, "PBUF": 2}
+BUFFER_NAMES = {v: k for k, v in BUFFERS.items()}
+PRECISIONS = {"int8": 0, "int16": 1}
+ACTIVATIONS = {"linear": 0, "neg_mult": 1}   # neg_mult: acc < 0 uses the negative-side multiplier (ReLU, LeakyReLU)
+
+#: PBUF record layout in DDR (little-endian), 16 bytes per output channel
+PARAM_RECORD_BYTES = 16
+PARAM_RECORD = [("bias", "i8", 0), ("mult_pos", "i2", 8), ("mult_neg", "i2", 10), ("shift_pos", "u1", 12),
+                ("shift_neg", "u1", 13), ("reserved", "u2", 14)]
+#: requantization multiplier width (signed, always >= 0) and the range of the right shift
+MULT_BITS = 16
+MAX_SHIFT = 63
+
+HEADER = [("opcode", 4), ("pop_prev", 1), ("pop_next", 1), ("push_prev", 1), ("push_next", 1)]
+
+FORMATS: dict[str, list[tuple[str, int]]] = {
+    "NOP": [],
+    # isa_version and config_id checked by the hardware against its own; precision selects int8/int16 mode
+    "CONFIG": [("isa_version", 8), ("tn", 8), ("tm", 8), ("precision", 2), ("config_id", 32)],
+    # Strided 2-D DMA. For pixel (r, c) < (rows, cols) and element e < elems:
+    #   src byte  = base[base_reg] + ddr_offset + r*row_stride + c*pix_stride + e*elem_bytes
+    #   dst elem  = (dst_word + (r*cols + c)*dst_pitch) * lanes + dst_elem + e
+    # lanes = Tn (IBUF), Tn*Tm (WBUF), 1 (PBUF, elements are 16-byte parameter records).
+    "LOAD": [("buf", 2), ("bank", 1), ("base_reg", 2), ("ddr_offset", 32), ("rows", 12), ("cols", 12),
+             ("elems", 20), ("row_stride", 32), ("pix_stride", 24), ("dst_word", 20), ("dst_elem", 16),
+             ("dst_pitch", 16)],
+    # Tile of a convolution on the PE array, for oy < oh, ox < ow, o < og, m < Tm:
+    #   ACC[acc_bank][(oy*ow + ox)*og + o][m] (= if acc_init else +=)
+    #     sum_{i<ig, ky<kh, kx<kw, n<Tn} WBUF[wbuf_bank][wbuf_word + ((o*ig + i)*kh + ky)*kw + kx][m][n]
+    #                                   * IBUF[ibuf_bank][ibuf_word + ((oy*stride + ky)*in_cols + ox*stride + kx)*ig + i][n]
+    # bypass=1 (copy/pool layers): ACC[..][(oy*ow+ox)*og + o][m] (+)= IBUF element (o*Tm + m) of pixel
+    #   (oy*stride, ox*stride), i.e. channel c = o*Tm + m of the ifmap tile (ig = ceil(og*Tm/Tn) words per pixel).
+    "COMPUTE": [("acc_bank", 1), ("ibuf_bank", 1), ("wbuf_bank", 1), ("acc_init", 1), ("bypass", 1),
+                ("oh", 12), ("ow", 12), ("og", 8), ("ig", 8), ("kh", 4), ("kw", 4), ("stride", 4),
+                ("in_cols", 12), ("ibuf_word", 20), ("wbuf_word", 20)],
+    # Post-processing of an accumulator tile (oh x ow pixels, og words) into OBUF, per channel oc = pbuf_oc + o*Tm + m:
+    #   v = ACC + bias[oc]; (M, s) = (mult_neg, shift_neg) if act and v < 0 else (mult_pos, shift_pos)
+    #   q = clamp(((v*M + 2^(s-1)) >> s) + zp_out)              (round half up, saturate to int8/int16)
+    #   max-pool pool_k x pool_k, stride pool_s, window clipped to the tile (pool_k=1: none)
+    #   nearest upsample by `up`; OBUF[(y*out_cols + x)*og + o][m] for y < out_rows, x < out_cols
+    "POST": [("acc_bank", 1), ("oh", 12), ("ow", 12), ("og", 8), ("pbuf_oc", 12), ("act", 2), ("pool_k", 3),
+             ("pool_s", 3), ("up", 3), ("zp_out", 16), ("out_rows", 12), ("out_cols", 12)],
+    # Strided 2-D write: DDR[base + ddr_offset + r*row_stride + c*pix_stride + e*elem_bytes]
+    #   = OBUF element (r*cols + c)*src_pitch*Tm + e, for r < rows, c < cols, e < elems
+    "STORE": [("base_reg", 2), ("ddr_offset", 32), ("rows", 12), ("cols", 12), ("elems", 16),
+              ("row_stride", 32), ("pix_stride", 24), ("src_pitch", 8)],
+    "SYNC": [],
+    "END": [],
+}
+SIGNED_FIELDS = {("POST", "zp_out")}
+
+
+class IsaError(ValueError):
+    """An instruction field is out of range, an opcode is unknown, or an encoded word is malformed."""
+
+
+def _layout(op: str) -> list[tuple[str, int, int]]:
+    out, pos = [], 0
+    for name, width in HEADER + FORMATS[op]:
+        out.append((name, pos, width))
+        pos += width
+    if pos > INSN_BITS:
+        raise AssertionError(f"{op} format is {pos} bits, more than {INSN_BITS}")
+    return out
+
+
+LAYOUTS = {op: _layout(op) for op in FORMATS}
+
+
+@dataclass
+class Insn:
+    """One decoded instruction: ``op`` (opcode name) and ``f`` (field name -> int, header flags included)."""
+    op: str
+    f: dict
+
+    def __getattr__(self, k):
+        try:
+            return self.__dict__["f"][k]
+        except KeyError:
+            raise AttributeError(k) from None
+
+    @property
+    def module(self) -> str:
+        """The module that executes it: "load", "compute" or "store"."""
+        return MODULE_OF[self.op]
+
+
+def make(op: str, **fields) -> Insn:
+    """Build an instruction; unspecified fields are 0. Raises IsaError on unknown op/field or out-of-range value."""
+    if op not in FORMATS:
+        raise IsaError(f"unknown opcode {op!r}")
+    names = {n for n, _, _ in LAYOUTS[op]}
+    bad = set(fields) - names
+    if bad:
+        raise IsaError(f"{op}: unknown field(s) {sorted(bad)}")
+    f = {n: 0 for n, _, _ in LAYOUTS[op]}
+    f.update(fields)
+    f["opcode"] = OPCODES[op]
+    _check(op, f)
+    return Insn(op, f)
+
+
+def _check(op, f):
+    for name, _, width in LAYOUTS[op]:
+        v = int(f[name])
+        if (op, name) in SIGNED_FIELDS:
+            lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+        else:
+            lo, hi = 0, (1 << width) - 1
+        if not lo <= v <= hi:
+            raise IsaError(f"{op}.{name}={v} does not fit its {width}-bit field [{lo}, {hi}]")
+
+
+def encode(insn: Insn) -> bytes:
+    """Encode to ``INSN_BYTES`` little-endian bytes. Raises IsaError if a field does not fit."""
+    _check(insn.op, insn.f)
+    word = 0
+    for name, pos, width in LAYOUTS[insn.op]:
+        word |= (int(insn.f[name]) & ((1 << width) - 1)) << pos
+    return word.to_bytes(INSN_BYTES, "little")
+
+
+def decode(raw: bytes) -> Insn:
+    """Decode ``INSN_BYTES`` bytes. Raises IsaError on a wrong length, an illegal opcode or non-zero unused bits."""
+    if len(raw) != INSN_BYTES:
+        raise IsaError(f"an instruction is {INSN_BYTES} bytes, got {len(raw)}")
+    word = int.from_bytes(raw, "little")
+    opcode = word & 0xF
+    if opcode not in OPCODE_NAMES:
+        raise IsaError(f"illegal opcode {opcode}")
+    op = OPCODE_NAMES[opcode]
+    f = {}
+    used = 0
+    for name, pos, width in LAYOUTS[op]:
+        v = (word >> pos) & ((1 << width) - 1)
+        if (op, name) in SIGNED_FIELDS and v >> (width - 1):
+            v -= 1 << width
+        f[name] = v
+        used = pos + width
+    if word >> used:
+        raise IsaError(f"{op}: unused bits above bit {used} are not zero")
+    return Insn(op, f)
+
+
+def encode_program(insns: list[Insn]) -> bytes:
+    """Concatenate encoded instructions (the instruction ROM / DDR image)."""
+    return b"".join(encode(i) for i in insns)
+
+
+def decode_program(blob: bytes) -> list[Insn]:
+    """Split a program blob into instructions. Raises IsaError if its size is not a multiple of INSN_BYTES."""
+    if len(blob) % INSN_BYTES:
+        raise IsaError(f"program size {len(blob)} is not a multiple of {INSN_BYTES} bytes")
+    return [decode(blob[i:i + INSN_BYTES]) for i in range(0, len(blob), INSN_BYTES)]
+
+
+def disasm(insn: Insn, index: int | None = None) -> str:
+    """One line of assembly, e.g. ``  12: LOAD   [pop_next] buf=IBUF bank=1 base_reg=ACT ddr_offset=0x1a0 ...``."""
+    flags = [n for n in ("pop_prev", "pop_next", "push_prev", "push_next") if insn.f.get(n)]
+    parts = []
+    for name, _ in FORMATS[insn.op]:
+        v = insn.f[name]
+        if name == "buf":
+            v = BUFFER_NAMES.get(v, v)
+        elif name == "base_reg":
+            v = BASE_REG_NAMES.get(v, v)
+        elif name == "ddr_offset":
+            v = hex(v)
+        elif name == "precision":
+            v = {0: "int8", 1: "int16"}.get(v, v)
+        parts.append(f"{name}={v}")
+    head = f"{index:6d}: " if index is not None else ""
+    fl = f"[{','.join(flags)}] " if flags else ""
+    return f"{head}{insn.op:<8}{fl}{' '.join(parts)}".rstrip()
+
+
+def disasm_program(blob: bytes) -> str:
+    """Disassemble a whole program blob, one instruction per line."""
+    return "\n".join(disasm(i, k) for k, i in enumerate(decode_program(blob)))
+
+
+# ------------------------------------------------------------------------------------------ register map
+#: AXI-Lite register map of the accelerator, that of a Vitis HLS ``ap_ctrl_hs`` block (UG1399, "S_AXILITE
+#: control register map"): 0x00 control (bit 0 ap_start, 1 ap_done (clear on read), 2 ap_idle, 3 ap_ready,
+#: 7 auto_restart), 0x04 GIE, 0x08 IER, 0x0C ISR (toggle on write), then the arguments in declaration order, a
+#: 64-bit pointer as two 32-bit words (low, high) plus a reserved word, a 32-bit scalar as one word plus a reserved
+#: word. Entries: (name, byte offset, bits, access). The HLS top function's arguments and the RTL's AXI-Lite
+#: slave follow this table; the compiler writes it into every manifest so the PYNQ driver needs nothing else.
+CTRL_BITS = {"ap_start": 0, "ap_done": 1, "ap_idle": 2, "ap_ready": 3, "auto_restart": 7}
+REGISTERS = [
+    ("CTRL", 0x00, 32, "rw"), ("GIE", 0x04, 32, "rw"), ("IER", 0x08, 32, "rw"), ("ISR", 0x0C, 32, "rw"),
+    ("weights", 0x10, 64, "w"),    # base register WEIGHTS (byte address in DDR)
+    ("act", 0x1C, 64, "w"),        # base register ACT
+    ("input", 0x28, 64, "w"),      # base register INPUT
+    ("output", 0x34, 64, "w"),     # base register OUTPUT
+    ("insns", 0x40, 64, "w"),      # program in DDR (used when fetch_ddr = 1)
+    ("n_insns", 0x4C, 32, "w"),    # instructions to run from DDR
+    ("fetch_ddr", 0x54, 32, "w"),  # 0: run the instruction ROM baked into the bitstream, 1: fetch from DDR
+    ("status", 0x5C, 32, "r"),     # 0 ok; STATUS bits below on error (the run stops, ap_done is raised)
+    ("hw_info", 0x64, 32, "r"),    # ISA_VERSION | Tn << 8 | Tm << 16 | modes << 24 (HW_INFO_MODES bits)
+    ("config_id", 0x6C, 32, "r"),  # the hardware configuration id (CONFIG instruction must match)
+    ("cycles", 0x74, 32, "r"),     # cycles of the last run
+    # bytes of the buffer behind each base register (the host's allocation): every LOAD / STORE byte must lie in
+    # [base, base + size) of its base register, else OUT_OF_RANGE (a size of 0 refuses every access)
+    ("weights_size", 0x7C, 32, "w"),
+    ("act_size", 0x84, 32, "w"),
+    ("input_size", 0x8C, 32, "w"),
+    ("output_size", 0x94, 32, "w"),
+]
+#: size register of each base register (:data:`BASE_REGS` name -> :data:`REGISTERS` name)
+SIZE_REGS = {name: f"{name.lower()}_size" for name in BASE_REGS}
+#: precision modes bits of hw_info[31:24] (bit numbers = PRECISIONS values)
+HW_INFO_MODES = {"int8": 0, "int16": 1}
+
+# ------------------------------------------------------------------------------------------ error status
+#: depth of each of the four dependency-token FIFOs (tokens it holds). 512: an AXI4-Stream FIFO of the block design
+#: (power-of-two depths 16..32768; 512 x 1 bit is one SRL/LUTRAM or BRAM18 FIFO) between the HLS kernel's
+#: free-running modules, where 65535 (the RTL's former 16-bit counter) has no FIFO IP. Every executor implements
+#: exactly this depth: the RTL keeps each FIFO as a counter of ``TOKEN_COUNT_BITS`` bits that refuses the push onto
+#: a full one, the HLS kernel's token streams have this depth (C-simulation: bounded FIFOs of it), the golden
+#: simulator checks every push against it, and the compiler (:func:`generator.codegen.program.check_tokens`) refuses a
+#: program whose tokens in flight, counted in program order, would exceed it (its own programs hold at most 2).
+TOKEN_QUEUE_DEPTH = 512
+TOKEN_COUNT_BITS = TOKEN_QUEUE_DEPTH.bit_length()
+#: RTL watchdog: cycles without progress (no module executing an instruction, no instruction fetched or
+#: dispatched, no token moved) after which a run that has not finished stops with WATCHDOG. Without progress no
+#: token can ever arrive, so this is a deadlock detector; the value only bounds how long the RTL takes to notice.
+WATCHDOG_CYCLES = 1 << 12
+
+#: Bits of the ``status`` register (0: the run succeeded). Bits 0-3 keep their numbers of ISA version 1.
+#:
+#: ====================== === ===========================================================================================
+#: name                   bit condition
+#: ====================== === ===========================================================================================
+#: ILLEGAL_OPCODE         0   an instruction up to the first END has an opcode outside :data:`OPCODES`, non-zero bits
+#:                            above its format, or a pop/push flag towards a module its module does not border
+#:                            (LOAD-module instructions have no prev, STORE-module ones no next neighbour)
+#: CONFIG_MISMATCH        1   CONFIG for another accelerator: Tn, Tm or config_id differ from the hardware's, or a
+#:                            precision the hardware does not implement (not in :data:`PRECISIONS`; the golden
+#:                            simulator, built for one precision, also refuses the other one)
+#: ISA_VERSION_MISMATCH   2   CONFIG.isa_version != :data:`ISA_VERSION` (checked before CONFIG_MISMATCH)
+#: OUT_OF_RANGE           3   a LOAD / STORE byte outside [0, size) of its base register (the ``*_size``
+#:                            registers; the golden simulator without sizes: outside the DDR image), an on-chip
+#:                            index outside IBUF / WBUF / PBUF / ACC / OBUF (LOAD.buf = 3 included), a COMPUTE
+#:                            window wider than its tile (``(ow-1)*stride + kw > in_cols``), a bypass of more
+#:                            channels than the ifmap lanes; RTL only: POST.pbuf_oc not a multiple of Tm
+#: CONFIG_MISSING         4   the first instruction is not CONFIG (any instruction before CONFIG)
+#: NO_END                 5   the program runs off its end: ``n_insns`` instructions (DDR fetch) or the whole ROM
+#:                            without an END (an empty program included)
+#: WATCHDOG               6   no module can make progress: every module waits for a token that can never come
+#:                            (a pop without a matching push = token underflow, or a dependency cycle); the RTL
+#:                            flags it after :data:`WATCHDOG_CYCLES` cycles without progress
+#: TOKEN_OVERFLOW         7   a push onto a token FIFO that already holds :data:`TOKEN_QUEUE_DEPTH` tokens
+#: TOKENS_LEFT            8   the program ended (END executed, every module idle) with tokens in a FIFO
+#: PARTIAL_INSN           9   the program is not a whole number of :data:`INSN_BYTES`-byte instructions
+#: ARITH_OVERFLOW         10  golden simulator and HLS kernel only: an accumulator leaves its acc_bits range, or a
+#:                            requantization shift outside [1, MAX_SHIFT] (the quantizer never emits either; the
+#:                            RTL does not check them)
+#: ====================== === ===========================================================================================
+#:
+#: What each executor does on an error (see :class:`generator.exec.golden.SimError`):
+#:
+#: * every executor: the status bit is set, no instruction starts afterwards, ``ap_done`` (and the interrupt) is
+#:   raised; instructions already executing finish (a STORE already writing completes its bursts), so DDR
+#:   writes stop at the failing instruction. Only the first error is reported (the RTL ORs the bits of errors
+#:   found in the same clock cycle).
+#: * golden simulator (:mod:`generator.exec.golden`): PARTIAL_INSN, ILLEGAL_OPCODE, CONFIG_MISSING and NO_END are found
+#:   before anything runs (the whole program is decoded first); the others when the instruction executes, in
+#:   the time order of the three modules; TOKENS_LEFT after the last instruction. It raises SimError with
+#:   ``status`` and ``insn``; ARITH_OVERFLOW too.
+#: * HLS kernel: ILLEGAL_OPCODE, CONFIG_MISSING, NO_END and the CONFIG checks by the fetch block's pass over the
+#:   program before it dispatches anything (nothing executes, no DDR write); the rest in the modules while running
+#:   (each module's sticky error bits go onto an error wire that all modules read, so no instruction starts
+#:   anywhere after an error), ARITH_OVERFLOW too; the fetch block ORs the modules' done reports into ``status``.
+#:   TOKEN_OVERFLOW uses the token streams' ``full()``. The threaded C-simulation finds a deadlock exactly
+#:   (WATCHDOG: every module thread blocked on a FIFO that cannot move) and checks TOKENS_LEFT after the run; the
+#:   synthesized kernel has blocking token reads (a deadlock hangs it: the driver's timeout) and cannot look into
+#:   the block design's token FIFOs at the end (no TOKENS_LEFT).
+#: * RTL: errors as the instructions are dispatched / executed (instructions before the bad one run); on-chip and
+#:   DDR range checks on values registered at decode, before any address is issued; WATCHDOG by the counter;
+#:   no ARITH_OVERFLOW (accumulators wrap).
+#: * PARTIAL_INSN: the ``n_insns`` register counts whole instructions, so the hardware never sees a partial one;
+#:   the loaders refuse it with this bit without starting a run: the golden simulator's ``run(blob)``, the
+#:   C-simulation (:func:`generator.backends.hls.run_csim`), the RTL bench (:meth:`generator.exec.rtl.RtlBuild.run`) and the
+#:   PYNQ driver (``YoloAccelerator`` raises AcceleratorError when ``program.bin`` is not a whole number of
+#:   instructions).
+STATUS_BITS = {"ILLEGAL_OPCODE": 0, "CONFIG_MISMATCH": 1, "ISA_VERSION_MISMATCH": 2, "OUT_OF_RANGE": 3,
+               "CONFIG_MISSING": 4, "NO_END": 5, "WATCHDOG": 6, "TOKEN_OVERFLOW": 7, "TOKENS_LEFT": 8,
+               "PARTIAL_INSN": 9, "ARITH_OVERFLOW": 10}
+
+
+def status_names(status: int) -> list[str]:
+    """Names of the :data:`STATUS_BITS` set in a status word (unknown bits as ``bitN``)."""
+    names = {b: n for n, b in STATUS_BITS.items()}
+    return [names.get(b, f"bit{b}") for b in range(32) if status >> b & 1]
+
+
+def status_of(name: str) -> int:
+    """The status word with bit ``name`` of :data:`STATUS_BITS` set. Raises KeyError for an unknown name."""
+    return 1 << STATUS_BITS[name]
+
+
+#: the token-FIFO flags each module may use (the others name a neighbour the module does not have)
+MODULE_FLAGS = {"load": ("pop_next", "push_next"), "compute": ("pop_prev", "pop_next", "push_prev", "push_next"),
+                "store": ("pop_prev", "push_prev")}
+
+
+def partial_insn_status(blob_len: int) -> int:
+    """PARTIAL_INSN's status word if a program of ``blob_len`` bytes is not whole instructions, else 0."""
+    return status_of("PARTIAL_INSN") if blob_len % INSN_BYTES else 0

@@ -1,0 +1,238 @@
+"""Hardware model: the accelerator configuration in the units the ISA uses, and the cycle cost of each
+instruction. The golden simulator counts cycles with it and the scheduler predicts with it, so both agree by
+construction; it describes what the RTL (``rtl/accel_top.sv``) does and is calibrated against the RTL's cycle
+counts (``invoke sim``, :mod:`generator.exec.rtl`).
+
+Cost model (cycles of the PL clock):
+
+* LOAD / STORE: the AXI4 latency (``ddr_read_latency_cycles`` to the first read beat; ``ddr_write_latency_cycles``
+  from the last write beat to its response) once per instruction, since the bursts of an instruction are
+  pipelined, plus the data beats at the smaller of the m_axi width and the PS DDR bandwidth. The beats are those
+  the RTL's address generator issues: a transfer is cut into *segments* (the whole transfer when rows and pixels
+  are contiguous, else one per row when the pixels of a row are (for STORE only if they are contiguous in OBUF
+  too), else, for IBUF LOADs only, one per row *span* when the pixel runs overlap (stride < run <= 2 x stride),
+  fit a beat and the Tn lanes, and the span takes no more beats than the runs, else one per pixel run); each
+  segment costs ``ceil((addr % beat + bytes) / beat)`` beats at its real address (base registers are
+  page-aligned). At most :data:`MAX_READ_BURSTS` read bursts are in flight (one address per cycle), which bounds
+  a LOAD of many short bursts to that many bursts per read latency. A LOAD's data side writes a beat per cycle
+  unless the beat holds more than one *chunk* (pieces between beat, pixel-run and WBUF word boundaries, at most
+  Tn elements / Tm records each; span segments: two runs per cycle), so a LOAD takes the larger of the DDR
+  time and the chunk count; ``LOAD_SETUP`` adds the per-instruction segment constants.
+* COMPUTE: ``COMPUTE_FILL`` + oh * ceil(ow / P) * og * ig * kh * kw, with P = 2 output pixels per DSP48E2 in
+  int8 (two activations packed in the 27-bit A port share the weight on the 18-bit B port) and P = 1 in int16;
+  int8 accumulation into ACC (acc_init = 0) with ig * kh * kw = 1 takes two cycles per step (the two ACC ports
+  serve both pixels' read-modify-write). A bypass COMPUTE (a copy through the accumulators) moves one pixel per
+  cycle.
+* POST: ``POST_FILL`` + output words x pooling-window size (one accumulator word of a window per cycle, Tm
+  lanes wide; an upsampled output word re-reads its source, so nearest upsampling costs one cycle per output).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from generator.spec.board import Board
+
+#: cycles of a COMPUTE besides its steps (setup, the RAM / product / accumulator pipeline drained)
+COMPUTE_FILL = 7
+#: cycles of a POST besides its window steps (address setup, RAM read stage)
+POST_FILL = 4
+#: extra cycles of a LOAD: the per-instruction segment constants (LD_SETUP), the return to LD_IDLE
+LOAD_SETUP = 3
+SIMPLE_OP_CYCLES = 1
+#: read bursts the LOAD module keeps in flight (rendered into the RTL package as LD_OUTST)
+MAX_READ_BURSTS = 32
+#: cycles of a LOAD besides latency, beats and LOAD_SETUP (instruction issue, first address, completion)
+XFER_OVERHEAD = 4
+#: cycles of a STORE besides the beats and the write-response latency (issue, first address, the OBUF read
+#: stage and output FIFO ahead of the first W beat, completion)
+STORE_OVERHEAD = 8
+
+
+@dataclass(frozen=True)
+class HwConfig:
+    """Accelerator configuration for one precision.
+
+    Attributes: tn, tm (PE array), pix_lanes (output pixels per DSP per cycle: 2 in int8, 1 in int16),
+    elem_bytes (1 or 2), bits, words per bank of each buffer (IBUF word = Tn elements, WBUF word = Tn*Tm,
+    ACC/OBUF word = Tm), pbuf_entries, bytes_per_cycle (DDR), axi_bytes (m_axi beat), read/write latency (cycles), acc_bits,
+    config_id (32-bit), clock_mhz.
+    """
+    tn: int
+    tm: int
+    bits: int
+    pix_lanes: int
+    elem_bytes: int
+    ibuf_words: int
+    wbuf_words: int
+    acc_words: int
+    obuf_words: int
+    pbuf_entries: int
+    bytes_per_cycle: float
+    axi_bytes: int
+    rd_latency: int
+    wr_latency: int
+    acc_bits: int
+    config_id: int
+    clock_mhz: float
+    board: str
+
+    @classmethod
+    def from_board(cls, board: Board, bits: int) -> "HwConfig":
+        """Derive the configuration of ``board`` for ``bits`` (8 or 16). Raises ValueError for other widths."""
+        if bits not in (8, 16):
+            raise ValueError(f"precision must be 8 or 16 bits, got {bits}")
+        a = board.accelerator
+        eb = bits // 8
+        return cls(tn=a.tn, tm=a.tm, bits=bits, pix_lanes=2 if bits == 8 else 1, elem_bytes=eb,
+                   ibuf_words=a.ibuf_bank_bytes // (a.tn * eb), wbuf_words=a.wbuf_bank_bytes // (a.tn * a.tm * eb),
+                   acc_words=a.acc_bank_words, obuf_words=a.obuf_bytes // (a.tm * eb),
+                   pbuf_entries=a.pbuf_entries, bytes_per_cycle=board.ddr_bytes_per_cycle,
+                   axi_bytes=a.axi_data_width_bits // 8,
+                   rd_latency=a.ddr_read_latency_cycles, wr_latency=a.ddr_write_latency_cycles,
+                   acc_bits=a.acc_bits_int8 if bits == 8 else a.acc_bits_int16, config_id=a.config_id(),
+                   clock_mhz=board.pl_clock_mhz, board=board.name)
+
+    @property
+    def macs_per_cycle(self) -> int:
+        """Peak MACs per cycle of the PE array (Tn x Tm x pixel lanes)."""
+        return self.tn * self.tm * self.pix_lanes
+
+    def summary(self) -> dict:
+        """All fields as a dict (for reports and manifests)."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def _beats(addr, nbytes, beat: int):
+    """Beats of the AXI bursts covering ``nbytes`` bytes from byte address ``addr`` (int or array)."""
+    return (np.asarray(addr) % beat + nbytes + beat - 1) // beat
+
+
+#: LOAD buffer kinds (the ISA's ``buf`` field values)
+IBUF, WBUF, PBUF = 0, 1, 2
+
+
+def use_span(rows: int, cols: int, run_bytes: int, pix_stride: int, beat: int, buf: int = IBUF,
+             elems: int = 0, tn: int = 1 << 30, dst_pitch: int = 1) -> bool:
+    """True if the LOAD address generator fetches each row as one span: IBUF pixel runs that overlap
+    (0 < stride < run <= 2 x stride), a run fits one beat (``run_bytes <= beat``) and the Tn lanes
+    (``elems <= tn``), distinct pixels go to distinct IBUF words (``dst_pitch >= 1``), and the span takes no more
+    beats than the runs one by one, counted aligned. (rtl/accel_top.sv, LD_SETUP)"""
+    if (cols == 1 or buf != IBUF or pix_stride == run_bytes or not 0 < pix_stride < run_bytes <= 2 * pix_stride
+            or run_bytes > beat or elems > tn or dst_pitch < 1):
+        return False
+    span = (cols - 1) * pix_stride + run_bytes
+    return -(-span // beat) <= cols * -(-run_bytes // beat)
+
+
+def _cdiv(a, b):
+    return -(-a // b)
+
+
+@lru_cache(maxsize=65536)
+def _load_chunks(beat: int, buf: int, eb: int, tn: int, tm: int, seg_bytes: int, run_bytes: int, a0: int,
+                 e0: int, run_step: int, span_stride: int, ncols: int) -> int:
+    """Write cycles of the LOAD data side for one segment of ``seg_bytes`` bytes starting at address residue
+    ``a0`` (mod beat) whose first byte is element ``e0`` (mod a WBUF word; unused otherwise).
+
+    Contiguous segments: each beat is written as chunks: pieces between beat, pixel-run and (WBUF) word
+    boundaries, each split into at most Tn elements (IBUF) or Tm records (PBUF). Span segments (``span_stride``
+    > 0): one cycle per beat, or ceil(n / 2) when n > 2 runs end in the beat (two runs written per cycle)."""
+    nbeats = int(_beats(a0, seg_bytes, beat))
+    if span_stride:
+        last = a0 + np.arange(ncols, dtype=np.int64) * span_stride + run_bytes - 1
+        n_end = np.bincount(last // beat, minlength=nbeats)
+        return int(np.maximum(1, (n_end + 1) // 2).sum())
+    cap = tn * eb if buf == IBUF else (tm * eb if buf == PBUF else 1 << 40)
+    simple = (a0 % beat == 0 and run_bytes % beat == 0 and cap >= beat
+              and (buf != WBUF or ((tn * tm * eb) % beat == 0 and (e0 * eb) % beat == 0)))
+    if simple:
+        return nbeats
+    cuts = [np.arange((beat - a0) % beat or beat, seg_bytes, beat, dtype=np.int64),
+            np.arange(run_bytes, seg_bytes, run_bytes, dtype=np.int64)]
+    if buf == WBUF:
+        wl = tn * tm
+        o = np.arange(eb, seg_bytes, eb, dtype=np.int64)
+        idx = e0 + (o // run_bytes) * run_step + (o % run_bytes) // eb
+        cuts.append(o[idx % wl == 0])
+    pts = np.unique(np.concatenate([np.array([0, seg_bytes], dtype=np.int64), *cuts]))
+    return int(_cdiv(np.diff(pts), cap).sum())
+
+
+def transfer_cycles(hw: HwConfig, rows: int, cols: int, run_bytes: int, row_stride: int, pix_stride: int,
+                    write: bool = False, addr: int = 0, buf: int = IBUF, elems: int = 0, dst_elem: int = 0,
+                    dst_pitch: int = 1, src_pitch: int = 0) -> int:
+    """Cycles of a strided 2-D DDR transfer (a LOAD, or a STORE if ``write``) of rows x cols pixel runs of
+    ``run_bytes`` bytes, strides in bytes, starting at byte address ``addr`` (alignment counts; see the module
+    docstring). LOAD: ``buf`` (IBUF/WBUF/PBUF), ``elems`` per run, ``dst_elem``, ``dst_pitch`` describe the
+    destination (the data side's write chunks). STORE: ``src_pitch`` (OBUF words per pixel) decides whether
+    contiguous pixels form one segment (only if they are contiguous in OBUF too: elems == src_pitch x Tm)."""
+    latency = hw.wr_latency if write else hw.rd_latency
+    if rows == 0 or cols == 0 or run_bytes == 0:
+        return latency + (0 if write else LOAD_SETUP)
+    beat = hw.axi_bytes
+    eb = 16 if buf == PBUF else hw.elem_bytes
+    elems = elems or run_bytes // eb
+    r_addr = addr + np.arange(rows, dtype=np.int64) * row_stride
+    row_contig = cols == 1 or pix_stride == run_bytes
+    if write and src_pitch and elems != src_pitch * hw.tm:
+        row_contig = False
+    span = not write and not row_contig and use_span(rows, cols, run_bytes, pix_stride, beat, buf, elems,
+                                                     hw.tn, dst_pitch)
+    run_step = elems if buf == PBUF else dst_pitch * (hw.tn * hw.tm if buf == WBUF else hw.tn)
+    if row_contig:
+        row_bytes = cols * run_bytes
+        if rows == 1 or row_stride == row_bytes:
+            seg_addr, seg_bytes = np.array([addr]), rows * row_bytes
+        else:
+            seg_addr, seg_bytes = r_addr, row_bytes
+    elif span:
+        seg_addr, seg_bytes = r_addr, (cols - 1) * pix_stride + run_bytes
+    else:
+        seg_addr = (r_addr[:, None] + np.arange(cols, dtype=np.int64)[None, :] * pix_stride).ravel()
+        seg_bytes = run_bytes
+    beats = int(_beats(seg_addr, seg_bytes, beat).sum())
+    bursts = len(seg_addr)
+    data = math.ceil(beats * beat / hw.bytes_per_cycle)
+    if write:
+        return STORE_OVERHEAD + latency + data
+    data = max(data, math.ceil(bursts * latency / MAX_READ_BURSTS))
+    if span or not (buf == IBUF and run_bytes % beat == 0 and hw.tn * eb >= beat and addr % beat == 0
+                    and row_stride % beat == 0 and pix_stride % beat == 0):
+        e0 = dst_elem % (hw.tn * hw.tm) if buf == WBUF else 0
+        res, cnt = np.unique(seg_addr % beat, return_counts=True)
+        chunks = sum(int(c) * _load_chunks(beat, buf, eb, hw.tn, hw.tm, seg_bytes, run_bytes, int(a), e0, run_step,
+                                           pix_stride if span else 0, cols) for a, c in zip(res, cnt))
+        data = max(data, chunks)
+    return XFER_OVERHEAD + LOAD_SETUP + latency + data
+
+
+def insn_cycles(hw: HwConfig, insn) -> int:
+    """Cycles an instruction occupies its module (see the module docstring)."""
+    f, op = insn.f, insn.op
+    if op == "LOAD":
+        eb = 16 if f["buf"] == PBUF else hw.elem_bytes
+        return transfer_cycles(hw, f["rows"], f["cols"], f["elems"] * eb, f["row_stride"], f["pix_stride"],
+                               addr=f["ddr_offset"], buf=f["buf"], elems=f["elems"],
+                               dst_elem=f["dst_word"] * (hw.tn * hw.tm if f["buf"] == WBUF else hw.tn) + f["dst_elem"],
+                               dst_pitch=f["dst_pitch"])
+    if op == "STORE":
+        return transfer_cycles(hw, f["rows"], f["cols"], f["elems"] * hw.elem_bytes, f["row_stride"],
+                               f["pix_stride"], write=True, addr=f["ddr_offset"], elems=f["elems"],
+                               src_pitch=f["src_pitch"])
+    if op == "COMPUTE":
+        if f["bypass"]:   # one pixel per cycle (a copy through the accumulators, no multiplies)
+            return COMPUTE_FILL + f["oh"] * f["ow"] * f["og"]
+        px = f["oh"] * math.ceil(f["ow"] / hw.pix_lanes) * f["og"]
+        k = f["ig"] * f["kh"] * f["kw"]
+        # int8 accumulation into ACC of a one-step output word: a step every other cycle (both ACC ports serve
+        # the two pixels' read-modify-write)
+        alt = 2 if hw.pix_lanes == 2 and not f["acc_init"] and k == 1 else 1
+        return COMPUTE_FILL + px * k * alt
+    if op == "POST":
+        k = max(f["pool_k"], 1)
+        return POST_FILL + f["out_rows"] * f["out_cols"] * k * k * f["og"]
+    return SIMPLE_OP_CYCLES

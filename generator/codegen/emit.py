@@ -4,7 +4,9 @@ dependency-token flags for double-buffered overlap (see :mod:`generator.spec.isa
 Per layer: a PBUF load, then per tile (loop order of the plan) one *step* per input-channel chunk (its ifmap and
 weight LOADs, skipped when a bank already holds that data, and a COMPUTE into the tile's accumulator bank), then
 the tile's POST and STORE (and one POST / STORE per extra pooled output). Terms as in
-:mod:`generator.codegen.tiling` (acc tile, og / ig, mapped_*).
+:mod:`generator.codegen.tiling` (acc tile, og / ig, mapped_*); here [py0, py1) x [px0, px1): a tile's pooled-output
+rows x cols, [r0, r1) x [c0, c1): its acc tile, [oc0, oc1): its output channels, [ic0, ic1): a step's input
+channels, t_idx: the tile's index (its accumulator bank is t_idx % 2).
 """
 from __future__ import annotations
 
@@ -78,6 +80,7 @@ class _LayerEmitter:
         self.out, self.steps = [], []
 
     def emit(self) -> list:
+        """The layer's instructions (see :func:`emit_layer`)."""
         L, hw = self.L, self.hw
         self.out.append(isa.make("LOAD", buf=isa.BUFFERS["PBUF"], base_reg=isa.BASE_REGS["WEIGHTS"],
                                  ddr_offset=self.lay.params[L.name], rows=1, cols=1,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from generator.spec.board import BoardError, load_board
-from generator.codegen.program import ScheduleError
+from generator.codegen import ScheduleError
 from generator.frontend.onnx_loader import load_onnx
 from generator.ir.graph import GraphError
 from generator.quant.quantize import QuantConfig, QuantError

@@ -111,3 +111,29 @@ def test_missing_dependency_token_corrupts_data_like_hardware():
     assert n_pops > 0
     out, _, _, _ = runtime.run_golden(bad, gq, xq)
     assert any(not np.array_equal(good[k], out[k]) for k in good)
+
+
+def test_timing_engine_alone_counts_what_the_golden_simulator_counts():
+    """The scheduler times programs with the timing engine alone (codegen imports no executor): the same cycles,
+    start and end of every instruction as the golden simulator; a deadlock is reported with its status bit."""
+    import ast
+    from generator import ROOT_DIR
+    from generator.spec.timing_engine import ModuleTimer, TokenError, program_cycles
+
+    gq, prog, xs = _small_program()
+    res = GoldenSim(prog.hw, np.zeros(1 << 16, np.uint8), {k: 0 for k in isa.BASE_REGS}).run(prog.blob,
+                                                                                           functional=False)
+    timer = ModuleTimer(prog.hw, prog.insns)
+    assert timer.run() == res.cycles == program_cycles(prog.hw, prog.insns)
+    assert np.array_equal(timer.start, res.start) and np.array_equal(timer.end, res.end)
+    assert timer.busy == res.busy and timer.stall == res.stall
+    dead = [prog.insns[0], isa.make("COMPUTE", pop_prev=1, oh=1, ow=1, og=1, ig=1, kh=1, kw=1, stride=1,
+                                     in_cols=1), isa.make("END")]
+    with pytest.raises(TokenError, match="deadlock") as err:
+        program_cycles(prog.hw, dead)
+    assert err.value.status == "WATCHDOG"
+    for f in (ROOT_DIR / "generator" / "codegen").glob("*.py"):
+        nodes = list(ast.walk(ast.parse(f.read_text())))
+        mods = [n.module or "" for n in nodes if isinstance(n, ast.ImportFrom)]
+        mods += [a.name for n in nodes if isinstance(n, ast.Import) for a in n.names]
+        assert not [m for m in mods if m.startswith("generator.exec")], f"{f.name} imports an executor"

@@ -265,7 +265,7 @@ def test_status_table_is_complete_and_rendered(base, tmp_path):
 def test_compiler_checks_tokens_against_the_fifo_depth(base):
     """The compiler refuses a program whose tokens, counted in program order, would overflow a FIFO of
     isa.TOKEN_QUEUE_DEPTH or be left at END; its own programs pass (peak counts are small)."""
-    from generator.codegen.program import ScheduleError, check_tokens
+    from generator.codegen import ScheduleError, check_tokens
 
     prog = base["prog"]
     peak = check_tokens(prog.insns)

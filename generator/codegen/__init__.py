@@ -1,8 +1,13 @@
-"""Code generation: per-layer tiling and loop order (latency model), DDR allocation, instruction emission.
+"""Code generation: quantized graph + :class:`~generator.spec.timing.HwConfig` -> instruction program.
 
-Public API: :func:`compile_program` (quantized graph + :class:`~generator.spec.timing.HwConfig` -> :class:`Program`)
-and :class:`ScheduleError` (a layer that no tiling fits, naming the layer and the buffer).
+Modules: :mod:`~generator.codegen.tiling` (layer geometry, the tilings that fit, their latency estimate),
+:mod:`~generator.codegen.allocate` (DDR regions, weights blob), :mod:`~generator.codegen.emit` (one layer's
+instructions), :mod:`~generator.codegen.program` (the plan per layer, the whole program, the token check).
+
+Public API: :func:`compile_program` (-> :class:`Program`), :func:`check_tokens` (a program's token FIFOs) and
+:class:`ScheduleError` (a layer that no tiling fits, naming the layer and the buffer).
 """
-from generator.codegen.program import Program, ScheduleError, compile_program
+from generator.codegen.program import Program, check_tokens, compile_program
+from generator.codegen.tiling import ScheduleError
 
-__all__ = ["Program", "ScheduleError", "compile_program"]
+__all__ = ["Program", "ScheduleError", "check_tokens", "compile_program"]

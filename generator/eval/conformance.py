@@ -42,7 +42,7 @@ from generator.ir import passes
 
 from generator.exec import runtime
 from generator.spec.board import load_board
-from generator.codegen.program import ScheduleError
+from generator.codegen import ScheduleError
 from generator.frontend.onnx_loader import SUPPORTED, load_onnx
 from generator.spec.timing import HwConfig
 from generator.ir.graph import GraphError

@@ -1,31 +1,27 @@
 """Golden ISA simulator (numpy): executes an encoded instruction stream on a DDR byte image.
 
 It touches data only as the instructions say (LOAD/STORE through the base-address registers, on-chip buffers
-of the configured sizes) and orders execution like the hardware: three modules (load, compute, store) each run
-their instructions in program order, concurrently, synchronised only by the four dependency-token FIFOs, with
-every instruction's duration from :mod:`generator.spec.timing`. Among instructions that are ready, the one that can
-start earliest runs first, so a missing dependency token shows up as wrong data, as it would on the FPGA.
+of the configured sizes) and orders execution like the hardware: the timing engine
+(:mod:`generator.spec.timing_engine`: three modules running their instructions in program order, concurrently,
+synchronised only by the four dependency-token FIFOs, every instruction's duration from
+:mod:`generator.spec.timing`) decides when each instruction starts, and the simulator applies its data effect
+then, so a missing dependency token shows up as wrong data, as it would on the FPGA.
 
 It is the reference the HLS C-simulation and the RTL must match bit for bit, and it is itself checked against
 the layer-level integer reference (:mod:`generator.exec.layer_ref`) and, through it, onnxruntime.
 """
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from generator.spec import isa
-from generator.spec.timing import HwConfig, insn_cycles
+from generator.spec.timing import HwConfig
+from generator.spec.timing_engine import ModuleTimer, TokenError
 
 PARAM_DTYPE = np.dtype([(n, "<" + t) for n, t, _ in isa.PARAM_RECORD])
-# the FIFO each flag of each module refers to (VTA-style: prev/next module in load -> compute -> store)
-FIFO_OF = {("load", "pop_next"): "c2l", ("load", "push_next"): "l2c",
-           ("compute", "pop_prev"): "l2c", ("compute", "push_prev"): "c2l",
-           ("compute", "pop_next"): "s2c", ("compute", "push_next"): "c2s",
-           ("store", "pop_prev"): "c2s", ("store", "push_prev"): "s2c"}
 
 
 class SimError(RuntimeError):
@@ -304,129 +300,37 @@ class GoldenSim:
     def run_insns(self, insns, functional=True, progress=False, check_end_tokens=True, cost=None,
                   issue=None, cmd_depth=None) -> SimResult:
         """Execute decoded instructions up to the first END (see :meth:`run`; here the instructions are not
-        checked for CONFIG first or END last). ``cost(hw, insn)``: cycles an instruction occupies its module
-        (default :func:`generator.spec.timing.insn_cycles`; :mod:`generator.estimate.hls_cycles` passes the kernel's loop
+        checked for CONFIG first or END last), timed by :class:`generator.spec.timing_engine.ModuleTimer`.
+        ``cost(hw, insn)``: cycles an instruction occupies its module (default
+        :func:`generator.spec.timing.insn_cycles`; :mod:`generator.estimate.hls_cycles` passes the kernel's loop
         estimate, with ``functional=False``); ``issue``: earliest start cycle of each instruction (default k: fetch
-        issues one instruction per cycle); ``cmd_depth``: depth of each module's command queue (None: unbounded): the
-        in-order fetch issues instruction k no earlier than one cycle after issuing k - 1 and than the cycle at
-        which its module read the entry ``cmd_depth`` places ahead of it in its queue (a module reads its next
-        command when it has finished the previous instruction, before waiting for tokens), so a full queue stops the
-        fetch for every module. Raises SimError: a module error (its status bit), WATCHDOG
-        (deadlock: every module waits for a token), TOKEN_OVERFLOW (a push onto a FIFO holding
-        :data:`generator.spec.isa.TOKEN_QUEUE_DEPTH` tokens), TOKENS_LEFT (tokens remain when every module is done;
-        not checked with ``check_end_tokens=False``, for timing program fragments)."""
-        queues = {"load": deque(), "compute": deque(), "store": deque()}
-        for k, ins in enumerate(insns):
-            queues[ins.module].append(k)
-            if ins.op == "END":
-                break
-        fifo = {c: deque() for c in ("l2c", "c2l", "c2s", "s2c")}
-        free = {m: 0 for m in queues}
-        busy = {m: 0 for m in queues}
-        stall = {m: 0 for m in queues}
-        start = np.zeros(len(insns), np.int64)
-        end = np.zeros(len(insns), np.int64)
+        issues one instruction per cycle); ``cmd_depth``: depth of each module's command queue (None: unbounded;
+        a full queue stops the fetch, see :mod:`generator.spec.timing_engine`). Raises SimError: a module error
+        (its status bit), WATCHDOG (deadlock: every module waits for a token), TOKEN_OVERFLOW (a push onto a FIFO
+        holding :data:`generator.spec.isa.TOKEN_QUEUE_DEPTH` tokens), TOKENS_LEFT (tokens remain when every module
+        is done; not checked with ``check_end_tokens=False``, for timing program fragments)."""
+        timer = ModuleTimer(self.hw, insns, cost, issue, cmd_depth)
         handlers = {"CONFIG": self._config, "LOAD": self._load, "COMPUTE": self._compute, "POST": self._post,
                     "STORE": self._store}
-        total = sum(len(q) for q in queues.values())
         bar = None
         if progress:
             from tqdm import tqdm
-            bar = tqdm(total=total, desc="golden sim", unit="insn")
-        done = 0
-        cost = cost or insn_cycles
-        base = np.arange(len(insns), dtype=np.int64) if issue is None else np.asarray(issue, np.int64)
-        n_fetch = sum(len(q) for q in queues.values())
-        qpos = np.zeros(n_fetch, np.int64)           # position of instruction k in its module's queue
-        qlist = {m: list(q) for m, q in queues.items()}
-        for m, q in qlist.items():
-            for pos, kk in enumerate(q):
-                qpos[kk] = pos
-        dispatched = np.full(n_fetch, -1, np.int64)
-        started = np.zeros(n_fetch, bool)
-        fetch_ptr = [0]
+            bar = tqdm(total=timer.total, desc="golden sim", unit="insn")
 
-        def dispatch_time(k):
-            """the cycle instruction k is in its module's queue, or None while the fetch is blocked before it"""
-            if cmd_depth is None:
-                return int(base[k])
-            while fetch_ptr[0] <= k:
-                j = fetch_ptr[0]
-                t = int(base[j]) if j == 0 else max(int(base[j]), int(dispatched[j - 1]) + 1)
-                p = int(qpos[j]) - cmd_depth
-                if p >= 0:   # the entry cmd_depth places ahead must have been read by its module
-                    q = qlist[insns[j].module]
-                    r = int(dispatched[q[p]])
-                    if p > 0:   # read when the module finished the instruction before it
-                        if not started[q[p - 1]]:
-                            return None
-                        r = max(r, int(end[q[p - 1]]))
-                    t = max(t, r)
-                dispatched[j] = t
-                fetch_ptr[0] += 1
-            return int(dispatched[k])
-        while done < total:
-            best = None
-            for m, q in queues.items():
-                if not q:
-                    continue
-                k = q[0]
-                ins = insns[k]
-                d = dispatch_time(k)
-                if d is None:
-                    continue
-                t = max(free[m], d)   # fetch: one instruction per cycle
-                ok = True
-                for flag in ("pop_prev", "pop_next"):
-                    if ins.f[flag]:
-                        ch = FIFO_OF.get((m, flag))
-                        if ch is None:
-                            raise SimError(f"instruction {k}: {ins.op} cannot {flag} (the {m} module has no such "
-                                           f"neighbour)", "ILLEGAL_OPCODE", k)
-                        if not fifo[ch]:
-                            ok = False
-                            break
-                        t = max(t, fifo[ch][0])
-                if ok and (best is None or (t, k) < (best[0], best[2])):
-                    best = (t, m, k)
-            if best is None:
-                heads = {m: (insns[q[0]].op, q[0]) for m, q in queues.items() if q}
-                raise SimError(f"deadlock: every module waits for a dependency token; queue heads {heads}, "
-                               f"tokens { {c: len(v) for c, v in fifo.items()} }", "WATCHDOG")
-            t, m, k = best
-            ins = insns[k]
-            for flag in ("pop_prev", "pop_next"):
-                if ins.f[flag]:
-                    fifo[FIFO_OF[(m, flag)]].popleft()
+        def on_start(k, ins):   # the instruction's data effect, when the timing engine starts it
             if self.precision is None and ins.op not in ("CONFIG", "NOP"):
                 raise SimError(f"instruction {k}: {ins.op} before CONFIG", "CONFIG_MISSING", k)
             if functional or ins.op == "CONFIG":
                 h = handlers.get(ins.op)
                 if h is not None:
                     h(k, ins.f)
-            c = cost(self.hw, ins)
-            stall[m] += t - free[m]
-            start[k], end[k] = t, t + c
-            started[k] = True
-            free[m] = t + c
-            busy[m] += c
-            for flag in ("push_prev", "push_next"):
-                if ins.f[flag]:
-                    ch = FIFO_OF.get((m, flag))
-                    if ch is None:
-                        raise SimError(f"instruction {k}: {ins.op} cannot {flag} (the {m} module has no such "
-                                       f"neighbour)", "ILLEGAL_OPCODE", k)
-                    if len(fifo[ch]) >= isa.TOKEN_QUEUE_DEPTH:
-                        raise SimError(f"instruction {k}: {ins.op} pushes onto the full {ch} token FIFO "
-                                       f"({isa.TOKEN_QUEUE_DEPTH} tokens)", "TOKEN_OVERFLOW", k)
-                    fifo[ch].append(t + c)
-            queues[m].popleft()
-            done += 1
             if bar is not None:
                 bar.update(1)
-        if bar is not None:
-            bar.close()
-        left = {c: len(v) for c, v in fifo.items() if v}
-        if check_end_tokens and left:
-            raise SimError(f"tokens left in the FIFOs at the end of the program: {left}", "TOKENS_LEFT")
-        return SimResult(int(max(free.values())), start, end, busy, stall)
+        try:
+            cycles = timer.run(on_start, check_end_tokens)
+        except TokenError as e:
+            raise SimError(str(e), e.status, e.insn) from None
+        finally:
+            if bar is not None:
+                bar.close()
+        return SimResult(cycles, timer.start, timer.end, timer.busy, timer.stall)

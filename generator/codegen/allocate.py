@@ -1,0 +1,129 @@
+"""DDR allocation: activation regions (NHWC with a zero-point border), the weights blob (weights in the order the
+WBUF reads them, parameter records for PBUF), and the address arithmetic of a tensor inside its region.
+
+Terms as in :mod:`generator.codegen.tiling` (og / ig: groups of Tm output / Tn input channels).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from generator.spec import isa
+from generator.spec.timing import HwConfig
+from generator.ir.graph import Graph
+from generator.codegen.tiling import Layer, ScheduleError, ceil_div
+
+#: byte alignment of every region and of every layer's weights / parameter records
+ALIGN = 64
+
+
+def _align(x: int, a: int = ALIGN) -> int:
+    return ceil_div(x, a) * a
+
+
+@dataclass
+class DdrLayout:
+    """Byte layout of the four base-register spaces. ``regions``: name -> dict(base_reg, addr, channels, h, w,
+    pad, zp, scale, bytes); ``weights``/``params``: layer -> byte offset in WEIGHTS; ``sizes``: bytes per base."""
+    regions: dict = field(default_factory=dict)
+    weights: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+    sizes: dict = field(default_factory=dict)
+
+
+def _place_regions(g: Graph, layers: list, lay: DdrLayout, cursor: dict, eb: int) -> None:
+    """Place every region after ``cursor[base_reg]`` (advanced) with a border as wide as the largest padding of a
+    reader; set each region's ``pad``/``addr`` and each tensor's ``ddr_addr`` (of element (0, 0, 0))."""
+    pads = {r: 0 for r in g.regions}
+    for L in layers:
+        pads[g.tensors[L.in_tensor].region] = max(pads[g.tensors[L.in_tensor].region], L.pad)
+    for name, r in g.regions.items():
+        p = pads[name]
+        nbytes = (r.h + 2 * p) * (r.w + 2 * p) * r.channels * eb
+        lay.regions[name] = dict(base_reg=r.base_reg, addr=cursor[r.base_reg], channels=r.channels, h=r.h,
+                                 w=r.w, pad=p, zp=int(r.zero_point), scale=float(r.scale), bytes=nbytes)
+        r.pad, r.addr = p, cursor[r.base_reg]
+        cursor[r.base_reg] = _align(cursor[r.base_reg] + nbytes)
+    for t in g.tensors.values():   # byte address (relative to the region's base register) of element (0, 0, 0)
+        if t.region is not None and t.region in lay.regions:
+            r = lay.regions[t.region]
+            t.ddr_addr = r["addr"] + ((r["pad"] * (r["w"] + 2 * r["pad"]) + r["pad"]) * r["channels"]
+                                      + t.ch_offset) * eb
+
+
+def _weight_bytes(L: Layer, w: np.ndarray, hw: HwConfig, dt) -> bytes:
+    """Weights [OC, IC, K, K] zero-padded and reordered to [og][ig][KH][KW][Tm][Tn] (folded: a 1x1 convolution
+    over (ky, kx, ic))."""
+    if L.fold:   # [OC, IC, K, K] -> [OC, (ky, kx, ic)] as a 1x1 convolution
+        w = w.transpose(0, 2, 3, 1).reshape(L.OC, L.mapped_ic, 1, 1)
+    n_og, n_ig, k = ceil_div(L.OC, hw.tm), ceil_div(L.mapped_ic, hw.tn), L.mapped_k
+    wp = np.zeros((n_og * hw.tm, n_ig * hw.tn, k, k), np.int64)
+    wp[:L.OC, :L.mapped_ic] = w
+    # [og, Tm, ig, Tn, K, K] -> [og, ig, K, K, Tm, Tn]
+    arr = wp.reshape(n_og, hw.tm, n_ig, hw.tn, k, k).transpose(0, 2, 4, 5, 1, 3)
+    return arr.astype(dt).tobytes()
+
+
+def _param_records(L: Layer, q: dict, hw: HwConfig) -> bytes:
+    """One PBUF record (:data:`generator.spec.isa.PARAM_RECORD`) per output channel, padded to whole Tm groups,
+    for the main output and then for each extra pooled output."""
+    n_records = ceil_div(L.OC, hw.tm) * hw.tm
+    out = b""
+    for p in [q] + list(q.get("side", [])):
+        rec = np.zeros(n_records, np.dtype([(nm, "<" + t) for nm, t, _ in isa.PARAM_RECORD]))
+        rec["bias"][:L.OC] = q["bias"]
+        rec["mult_pos"][:L.OC] = p["mult_pos"]
+        rec["mult_neg"][:L.OC] = p["mult_neg"]
+        rec["shift_pos"][:L.OC] = p["shift_pos"]
+        rec["shift_neg"][:L.OC] = p["shift_neg"]
+        rec["shift_pos"][L.OC:] = 1
+        rec["shift_neg"][L.OC:] = 1
+        out += rec.tobytes()
+    return out
+
+
+def allocate(g: Graph, layers: list, hw: HwConfig) -> tuple[DdrLayout, bytes]:
+    """Allocate regions (NHWC with a zero-point border as wide as the largest padding of a reader) and pack
+    weights ([og][ig][KH][KW][Tm][Tn], zero-padded) and parameter records, each layer's aligned to
+    :data:`ALIGN` bytes. Returns (layout, weights blob)."""
+    eb = hw.elem_bytes
+    lay = DdrLayout()
+    cursor = {k: 0 for k in isa.BASE_REGS}
+    _place_regions(g, layers, lay, cursor, eb)
+    blob = bytearray()
+    dt = np.int8 if eb == 1 else np.dtype("<i2")
+    for L in layers:
+        q = g.node(L.name).attrs["q"]
+        if L.kind == "conv":
+            lay.weights[L.name] = len(blob)
+            blob += _weight_bytes(L, q["w"], hw, dt)
+            blob += bytes(_align(len(blob)) - len(blob))
+        lay.params[L.name] = len(blob)
+        blob += _param_records(L, q, hw)
+        blob += bytes(_align(len(blob)) - len(blob))
+    cursor["WEIGHTS"] = len(blob)
+    lay.sizes = {k: max(v, ALIGN) for k, v in cursor.items()}
+    return lay, bytes(blob)
+
+
+class TensorView:
+    """Address arithmetic of tensor ``t`` inside its region (NHWC, border ``pad``): ``base_reg`` (index),
+    ``pix`` / ``row``: bytes per pixel / per bordered row, ``channels`` of the region, ``c0``: the tensor's first
+    channel in it, ``eb``: bytes per element."""
+
+    def __init__(self, g: Graph, lay: DdrLayout, t: str, eb: int):
+        tt = g.tensors[t]
+        r = lay.regions[tt.region]
+        self.base_reg = isa.BASE_REGS[r["base_reg"]]
+        self.pix = r["channels"] * eb
+        self.row = (r["w"] + 2 * r["pad"]) * self.pix
+        self.pad, self.c0, self.eb, self.addr = r["pad"], tt.ch_offset, eb, r["addr"]
+        self.channels = r["channels"]
+
+    def at(self, y: int, x: int, c: int = 0) -> int:
+        """Byte offset (from the base register) of element (y, x, c); y, x may reach into the border.
+        Raises ScheduleError beyond it."""
+        if y < -self.pad or x < -self.pad:
+            raise ScheduleError(f"access at ({y}, {x}) outside the {self.pad}-pixel border")
+        return self.addr + (y + self.pad) * self.row + (x + self.pad) * self.pix + (self.c0 + c) * self.eb

@@ -15,7 +15,8 @@ from pynq.buffer import PynqBuffer
 from generator.eval import data
 
 from generator.spec import isa
-from generator.flows.compiler import compile_model, detections_from_heads, quantize_image, write_artifacts
+from generator.codegen.artifacts import write_artifacts
+from generator.flows.compiler import compile_model, detections_from_heads, quantize_image
 from generator.exec.pynq_golden import KERNEL_VLNV, GoldenSimDevice, active
 from generator.exec.runtime import run_golden
 from host import driver

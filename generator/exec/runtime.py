@@ -7,8 +7,7 @@ import numpy as np
 from generator.spec import isa
 from generator.codegen.program import Program
 from generator.exec.golden import GoldenSim, SimResult
-
-PAGE = 4096
+from host.manifest import page_round
 
 
 def region_array(ddr: np.ndarray, base: int, r: dict, eb: int) -> np.ndarray:
@@ -30,7 +29,7 @@ def build_ddr(prog: Program, x_q: np.ndarray) -> tuple[np.ndarray, dict]:
     bases, cur = {}, 0
     for k in isa.BASE_REGS:
         bases[k] = cur
-        cur += -(-lay.sizes[k] // PAGE) * PAGE
+        cur += page_round(lay.sizes[k])
     ddr = np.zeros(cur, np.uint8)
     ddr[bases["WEIGHTS"]:bases["WEIGHTS"] + len(prog.weights)] = np.frombuffer(prog.weights, np.uint8)
     for r in lay.regions.values():

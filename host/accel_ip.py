@@ -48,7 +48,8 @@ class AccelIP(DefaultIP):
     def finished(self) -> bool:
         """One CTRL read: ``ap_done``, or idle without a pending ``ap_start`` (the run is over)."""
         ctrl = self.read_reg("CTRL")
-        return self.ctrl_bit(ctrl, "ap_done") or (self.ctrl_bit(ctrl, "ap_idle") and not self.ctrl_bit(ctrl, "ap_start"))
+        idle = self.ctrl_bit(ctrl, "ap_idle") and not self.ctrl_bit(ctrl, "ap_start")
+        return self.ctrl_bit(ctrl, "ap_done") or idle
 
     def snapshot(self) -> dict:
         """Every register's current value (diagnostics). Reading CTRL clears a pending ap_done."""

@@ -8,9 +8,9 @@ parameters, class names).
 A deployment package is a folder with ``manifest.json``, ``program.bin`` (32-byte instructions), ``weights.bin``
 and, when the bitstream is built, ``<name>.bit`` + ``<name>.hwh``. With a bitstream the driver loads it with
 ``pynq.Overlay`` and takes the IP whose VLNV is :data:`host.registers.KERNEL_VLNV` (a
-:class:`host.accel_ip.AccelIP`, bound through ``DefaultIP.bindto``). Without one it takes that IP from the active PYNQ device's ``ip_dict`` (a design
-already loaded, or the simulated device of ``generator/exec/pynq_golden.py`` in CI): same ``DefaultIP``/``MMIO``/
-``allocate`` calls either way.
+:class:`host.accel_ip.AccelIP`, bound through ``DefaultIP.bindto``). Without one it takes that IP from the active
+PYNQ device's ``ip_dict`` (a design already loaded, or the simulated device of ``generator/exec/pynq_golden.py`` in
+CI): same ``DefaultIP``/``MMIO``/``allocate`` calls either way (:func:`host.accel_ip.open_accel_ip`).
 
 Memory (all ``pynq.allocate``, physically contiguous, cacheable): WEIGHTS and the instructions (written once),
 ACT (written by the accelerator only), and ``buffer_sets`` (default 2) INPUT/OUTPUT pairs so that a frame can
@@ -19,8 +19,9 @@ region is filled with its zero point once (its padding border is never written a
 
 Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize into the INPUT region (NHWC, padded),
 flush, write the base-address registers and the size of each base register's buffer (``*_size`` registers, when
-the manifest's register map has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait for ``ap_done`` (interrupt when the overlay has
-one, else polling) with a timeout, check ``status``, invalidate OUTPUT, dequantize the heads, YOLO decode, NMS.
+the manifest's register map has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait
+for ``ap_done`` (interrupt when the overlay has one, else polling) with a timeout, check ``status``, invalidate
+OUTPUT, dequantize the heads, YOLO decode, NMS.
 
 Identification before the first run: the Vitis HLS IP's ``hw_info`` and ``config_id`` are s_axilite output
 registers, which read 0 until the ``accel`` block has run once (it writes them first thing in every run). When
@@ -36,8 +37,9 @@ The IP is found by its VLNV, never by name: the block design also holds ``accel_
 ``accel_store`` (VLNVs ``xilinx.com:hls:accel_<module>:1.0``, no registers), FIFOs and memories.
 
 The manifest's schema and DDR layout are :mod:`host.manifest`; the register-level contract (VLNV, ``hw_info``)
-is :mod:`host.registers`. Errors (:mod:`host.errors`): :class:`PackageError` (missing/inconsistent files), :class:`PackageMismatchError` (the hardware's
-ISA version / PE array / precision / configuration id differ from the package's), :class:`AcceleratorTimeout`
+is :mod:`host.registers`. Errors (:mod:`host.errors`): :class:`PackageError` (missing/inconsistent files),
+:class:`PackageMismatchError` (the hardware's ISA version / PE array / precision / configuration id differ from
+the package's), :class:`AcceleratorTimeout`
 (no ``ap_done`` within the timeout; carries the register values), :class:`AcceleratorError` (``status`` != 0;
 names the status bits from the manifest's ``status_bits``, carries the register values; also raised by the
 constructor, with the hardware's PARTIAL_INSN bit, for a ``program.bin`` that is not whole instructions, which
@@ -53,15 +55,15 @@ from pathlib import Path
 import numpy as np
 from pynq import allocate
 
-from .accel_ip import AccelIP, open_accel_ip
+from .accel_ip import open_accel_ip
 from .errors import AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageMismatchError
 from .manifest import BASE_REGS, page_round, read_manifest, region_shape, tensor_window
 from .preprocess import preprocess
-from .registers import BASE_ADDR_REGS, KERNEL_VLNV, SIZE_REGS, status_bit_names, unpack_hw_info
+from .registers import BASE_ADDR_REGS, SIZE_REGS, status_bit_names, unpack_hw_info
 from .yolo import YoloHead, detect
 
-__all__ = ["KERNEL_VLNV", "DriverError", "PackageError", "PackageMismatchError", "AcceleratorTimeout",
-           "AcceleratorError", "AccelIP", "YoloAccelerator"]
+__all__ = ["DriverError", "PackageError", "PackageMismatchError", "AcceleratorTimeout", "AcceleratorError",
+           "YoloAccelerator"]
 
 
 class _BufferSet:
@@ -104,7 +106,7 @@ class YoloAccelerator:
         PackageError: missing files, sizes inconsistent with the manifest, no accelerator IP found.
         PackageMismatchError: the accelerator's ``hw_info``/``config_id`` differ from the manifest's.
     Attributes:
-        manifest (dict), overlay (``pynq.Overlay`` or None), ip (:class:`AccelIP`), last_timing (dict of the
+        manifest (dict), overlay (``pynq.Overlay`` or None), ip (:class:`host.accel_ip.AccelIP`), last_timing (dict of the
         last frame: ``pre_ms``, ``accel_ms`` (wall clock start->done), ``accel_cycles``, ``accel_model_ms``
         (cycles / clock), ``post_ms``, ``total_ms``).
     """

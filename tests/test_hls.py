@@ -389,13 +389,13 @@ def test_vivado_bd_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     import shutil
 
     from generator.spec.board import load_board
-    from host import driver
+    from host.accel_ip import AccelIP
     if shutil.which("tclsh") is None:
         pytest.skip("tclsh not installed")
     b = load_board(brd)
     ov = tmp_path / "overlay" / brd
     hls.render(b, tmp_path, overlay_dir=ov)
-    assert driver.AccelIP.bindto == [KERNEL_VLNV]
+    assert AccelIP.bindto == [KERNEL_VLNV]
     (tmp_path / "stub.tcl").write_text(f"set ::have_board 1\nset ::bp_found {{{b.vivado_board_part}:1.0}}\n"
                                        + _VIVADO_STUBS)
     r = subprocess.run(["tclsh", "stub.tcl"], cwd=tmp_path, capture_output=True, text=True)

@@ -10,8 +10,8 @@
 * registers: the device has the ``REGISTER_RW`` capability, so ``pynq.MMIO`` routes every 32-bit access through
   :meth:`read_registers`/:meth:`write_registers` to :class:`AccelRegisterFile`, the accelerator's AXI-Lite slave
   (map: :data:`generator.spec.isa.REGISTERS`, Vitis HLS ``ap_ctrl_hs`` layout);
-* ``ip_dict``: one entry for the accelerator (VLNV :data:`host.registers.KERNEL_VLNV`) as the .hwh parser would describe it,
-  so a driver finds the IP exactly as it does in a loaded overlay's ``ip_dict``.
+* ``ip_dict``: one entry for the accelerator (VLNV :data:`host.registers.KERNEL_VLNV`) as the .hwh parser would
+  describe it, so a driver finds the IP exactly as it does in a loaded overlay's ``ip_dict``.
 
 Writing ``ap_start`` runs the program in a background thread (the accelerator runs while the CPU does other
 work): the instructions are fetched from DDR at the ``insns`` register (``fetch_ddr = 1``; the bitstream's
@@ -218,8 +218,8 @@ BD_OTHER_IPS = [("accel_load_0", ip_vlnv("accel_load")), ("accel_compute_0", ip_
 
 def block_design_ip_dict(device, accel_base: int, accel_range: int = 0x10000) -> dict:
     """An ``ip_dict`` like the one PYNQ builds from the block design's .hwh: ``accel_0`` (VLNV
-    :data:`host.registers.KERNEL_VLNV`, the s_axilite window) and, before it in key order, IPs that have no register window
-    (the free-running load / compute / store IPs, a FIFO, the SmartConnect: ``phys_addr`` None,
+    :data:`host.registers.KERNEL_VLNV`, the s_axilite window) and, before it in key order, IPs that have no register
+    window (the free-running load / compute / store IPs, a FIFO, the SmartConnect: ``phys_addr`` None,
     ``addr_range`` 0; PYNQ lists only addressable IPs, so these entries are the worst case a driver could
     meet). The accelerator's interrupt is named as the hwh parser names it."""
     d = {}

@@ -1,9 +1,9 @@
 """cocotb bench: host/driver.py, unchanged, over the RTL (run by tests/test_driver_rtl.py through the cocotb
 runner as module ``fakes.driver_rtl_tb``, one simulator process per case). The RTL's DDR is an AxiRam and its
 registers are reached through an AxiLiteMaster, both behind fakes.pynq_rtl.RtlSimDevice, the active PYNQ device;
-the driver's blocking code (YoloAccelerator(package).detect / detect_stream) runs in a cocotb.task.bridge thread. The case (case.json, path
-in $DRIVER_RTL_CASE) names the package and the images; the results (detections, raw head values, timing,
-register/flush statistics) are pickled to the case's "out" file."""
+the driver's blocking code (YoloAccelerator(package).detect / detect_stream) runs in a cocotb.task.bridge thread.
+The case (case.json, path in $DRIVER_RTL_CASE) names the package and the images; the results (detections, raw head
+values, timing, register/flush statistics) are pickled to the case's "out" file."""
 import json
 import os
 import pickle

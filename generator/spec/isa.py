@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from host.manifest import BASE_REGS as BASE_REG_ORDER
-from host.registers import HW_INFO_MODES
+from host.registers import HW_INFO_MODES, status_bit_names
 
 ISA_VERSION = 1
 INSN_BITS = 256
@@ -337,8 +337,7 @@ STATUS_BITS = {"ILLEGAL_OPCODE": 0, "CONFIG_MISMATCH": 1, "ISA_VERSION_MISMATCH"
 
 def status_names(status: int) -> list[str]:
     """Names of the :data:`STATUS_BITS` set in a status word (unknown bits as ``bitN``)."""
-    names = {b: n for n, b in STATUS_BITS.items()}
-    return [names.get(b, f"bit{b}") for b in range(32) if status >> b & 1]
+    return status_bit_names(status, STATUS_BITS)
 
 
 def status_of(name: str) -> int:

@@ -25,7 +25,9 @@ PAGE = 4096
 
 _NUMBER = (int, float)
 #: key -> JSON type of each entry kind, in file order. ``manifest``: the top level; ``hardware``: the accelerator the
-#: program is compiled for (compared with the ``hw_info`` / ``config_id`` registers); ``region``: a DDR region
+#: program is compiled for (compared with the ``hw_info`` / ``config_id`` registers); ``register``: one AXI-Lite
+#: register (byte offset, 32 or 64 bits, access "r" / "w" / "rw"); ``net``: the network input size in pixels;
+#: ``region``: a DDR region
 #: (``addr`` bytes into its base register's buffer, ``zp`` the border's zero point, ``bytes`` border included);
 #: ``tensor``: the input or a head (``offset`` = its region's ``addr``; ``pixel_stride`` = the region's channels;
 #: ``scale`` / ``zero_point`` dequantize it; heads add ``yolo``, the YOLO head parameters); ``layer``: one layer of
@@ -36,6 +38,8 @@ SCHEMA = {
                  "ctrl_bits": dict, "status_bits": dict, "regions": list, "input": dict, "heads": list, "net": dict,
                  "names": list, "layers": list, "predicted_cycles": int, "param_bytes": int},
     "hardware": {"tn": int, "tm": int, "bits": int, "config_id": int, "pix_lanes": int},
+    "register": {"offset": int, "bits": int, "access": str},
+    "net": {"width": int, "height": int},
     "region": {"name": str, "base_reg": str, "addr": int, "channels": int, "h": int, "w": int, "pad": int,
                "zp": int, "scale": _NUMBER, "bytes": int},
     "tensor": {"name": str, "region": str, "base_reg": str, "offset": int, "ch_offset": int, "channels": int,
@@ -77,9 +81,15 @@ def entry(kind: str, /, **fields) -> dict:
 
 def build_manifest(**fields) -> dict:
     """The whole manifest (JSON-able dict) from its top-level fields (:data:`SCHEMA` ``"manifest"``), each nested
-    entry checked against its kind. Raises ManifestError (see :func:`entry`)."""
+    entry checked against its kind and ``base_sizes`` keyed by :data:`BASE_REGS`. Raises ManifestError (see
+    :func:`entry`)."""
     m = entry("manifest", **fields)
     entry("hardware", **m["hardware"])
+    entry("net", **m["net"])
+    for r in m["registers"].values():
+        entry("register", **r)
+    if sorted(m["base_sizes"]) != sorted(BASE_REGS):
+        raise ManifestError(f"manifest base_sizes {sorted(m['base_sizes'])}: not the base registers {BASE_REGS}")
     for kind, items in (("region", m["regions"]), ("tensor", [m["input"], *m["heads"]]), ("layer", m["layers"])):
         for e in items:
             entry(kind, **e)

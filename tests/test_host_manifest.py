@@ -32,7 +32,13 @@ def test_build_and_read_manifest(tmp_path):
     fields = {k: {int: 1, str: "s", dict: {}, list: []}.get(t, 300.0) for k, t in SCHEMA["manifest"].items()}
     with pytest.raises(ManifestError, match="hardware entry"):
         build_manifest(**fields)                         # nested entries are checked too
-    fields.update(hardware=HW, input={})
+    fields.update(hardware=HW, net={"width": 4, "height": 4})
+    with pytest.raises(ManifestError, match="base_sizes"):
+        build_manifest(**fields)
+    fields.update(base_sizes={k: 0 for k in BASE_REGS}, registers={"CTRL": {"offset": 0, "bits": 32}})
+    with pytest.raises(ManifestError, match=r"register entry: missing keys \['access'\]"):
+        build_manifest(**fields)
+    fields.update(registers={}, input={})
     with pytest.raises(ManifestError, match="tensor entry"):
         build_manifest(**fields)
     (tmp_path / "manifest.json").write_text(json.dumps({"isa_version": 1}))

@@ -51,6 +51,7 @@ from generator.spec import arch, isa
 from generator.estimate import hls_resources
 from generator.spec.board import Board
 from generator.spec.timing import HwConfig
+from host.manifest import PAGE
 from host.registers import HW_INFO_MODES, KERNEL_VLNV, pack_hw_info
 
 TEMPLATES_DIR = ROOT_DIR / "hls_templates"
@@ -235,7 +236,7 @@ def compile_csim(src_dir: str | Path, exe: str | Path | None = None, extra: list
     return exe
 
 
-def place_program(ddr: np.ndarray, blob: bytes, align: int = 4096) -> tuple[np.ndarray, int]:
+def place_program(ddr: np.ndarray, blob: bytes, align: int = PAGE) -> tuple[np.ndarray, int]:
     """Append an instruction blob to a DDR image at an ``align``-byte boundary. Returns (new image, address)."""
     addr = -(-ddr.size // align) * align
     out = np.zeros(addr + -(-len(blob) // align) * align, np.uint8)

@@ -71,10 +71,10 @@ def manifest(c: Compiled) -> dict:
         hardware=entry("hardware", tn=hw.tn, tm=hw.tm, bits=hw.bits, config_id=hw.config_id,
                        pix_lanes=hw.pix_lanes),
         quant=c.quant.name, base_sizes=lay.sizes,
-        registers={n: {"offset": o, "bits": b, "access": a} for n, o, b, a in isa.REGISTERS},
+        registers={n: entry("register", offset=o, bits=b, access=a) for n, o, b, a in isa.REGISTERS},
         ctrl_bits=isa.CTRL_BITS, status_bits=isa.STATUS_BITS,
         regions=[entry("region", name=k, **v) for k, v in lay.regions.items()],
-        input=_tensor_entry(g, lay, g.inputs[0]), heads=heads, net={"width": w, "height": h},
+        input=_tensor_entry(g, lay, g.inputs[0]), heads=heads, net=entry("net", width=w, height=h),
         names=(class_names(c) or []) if yolo else [],
         layers=[entry("layer", name=L.name, kind=L.kind, insns=list(r), plan=p.describe(), predicted_cycles=p.cycles,
                       macs=L.macs, ddr_bytes=p.ddr_bytes)

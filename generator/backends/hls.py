@@ -121,12 +121,6 @@ def _env() -> Environment:
                        keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
 
 
-def pack_group() -> int:
-    """Packed int8 products (|x*w| <= 128*128) that can be summed in the DSP before the low lane's signed
-    PACK_SHIFT-bit field could overflow into the high lane: the largest G with G * 2^14 <= 2^(PACK_SHIFT-1) - 1."""
-    return ((1 << (arch.PACK_SHIFT - 1)) - 1) // (128 * 128)
-
-
 def isa_context() -> dict:
     """Template variables for ``isa.h``, all taken from :mod:`generator.spec.isa`."""
     formats = []
@@ -159,7 +153,7 @@ def config_context(board: Board) -> dict:
                 axi_bytes=axi_bytes, axi_log2=int(math.log2(axi_bytes)), config_id=h8.config_id,
                 ibuf8=h8.ibuf_words, ibuf16=h16.ibuf_words, wbuf8=h8.wbuf_words, wbuf16=h16.wbuf_words,
                 acc_words=h8.acc_words, obuf8=h8.obuf_words, obuf16=h16.obuf_words, pbuf=h8.pbuf_entries,
-                acc8=h8.acc_bits, acc16=h16.acc_bits, pack_group=pack_group(), pack_shift=arch.PACK_SHIFT,
+                acc8=h8.acc_bits, acc16=h16.acc_bits, pack_group=arch.PACK_GROUP, pack_shift=arch.PACK_SHIFT,
                 hw_info=pack_hw_info(isa.ISA_VERSION, a.tn, a.tm))    # both precisions on the same DSPs
 
 

@@ -255,8 +255,6 @@ def _map(mems: list[Memory], uram_cap: int) -> None:
 def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     """Estimated DSP48E2 / BRAM36 / URAM / LUT / FF of ``board``'s accelerator configuration with an instruction
     ROM of ``rom_insns`` instructions (0: programs fetched from DDR only). See the module docstring."""
-    from generator.backends.hls import pack_group
-
     a = board.accelerator
     tn, tm = a.tn, a.tm
     acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
@@ -264,7 +262,7 @@ def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     dsp_post = tm * dsp_per_requant(acc_store)
     mems = memories(board, rom_insns)
     _map(mems, board.resources.uram)
-    g = pack_group()
+    g = arch.PACK_GROUP
     n_mem = sum(m.count for m in mems if not is_fifo(m))
     n_fifo = sum(m.count for m in mems if is_fifo(m))
     lut = (tn * tm * LUT_PER_PE + math.ceil(tn / g) * tm * LUT_PER_PACK_GROUP

@@ -13,9 +13,9 @@ from pathlib import Path
 import jinja2
 
 from generator.spec import isa
-from host.registers import SIZE_REGS, pack_hw_info
 from generator.spec.board import Board
 from generator.spec.timing import MAX_READ_BURSTS, HwConfig
+from host.registers import SIZE_REGS, pack_hw_info
 
 ROOT = ROOT_DIR
 RTL_DIR = ROOT / "rtl"

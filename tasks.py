@@ -123,7 +123,7 @@ MODEL_HELP = {"model": "ONNX model (default: official YOLOv4-tiny)",
 def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, out=None, cfg=None, weights=None,
             names=None, yolo_cfg=None):
     """Compile the model to an instruction program for BOARD; print the per-layer schedule."""
-    from generator.flows.compiler import schedule_table, write_artifacts
+    from generator.codegen.artifacts import schedule_table, write_artifacts
 
     od = _out_folder(out) if out else None
     t0 = time.time()
@@ -142,7 +142,8 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
 def detect(c, image="bus", out="out", board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, cfg=None,
            weights=None, names=None, yolo_cfg=None):
     """Compile, run IMAGE through the golden ISA simulator, write OUT/detections.json and OUT/detections.png."""
-    from generator.flows.compiler import detections_from_heads, quantize_image, write_artifacts
+    from generator.codegen.artifacts import write_artifacts
+    from generator.flows.compiler import detections_from_heads, quantize_image
     from generator.exec.runtime import run_golden
     from host.draw import draw_detections
 
@@ -280,7 +281,8 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     from generator.backends import hls
 
     from generator.estimate import hls_resources
-    from generator.flows.compiler import detections_from_heads, quantize_image, write_artifacts
+    from generator.codegen.artifacts import write_artifacts
+    from generator.flows.compiler import detections_from_heads, quantize_image
     from generator.exec.runtime import build_ddr, read_tensor
     from host.draw import draw_detections
 

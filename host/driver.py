@@ -7,10 +7,10 @@ parameters, class names).
 
 A deployment package is a folder with ``manifest.json``, ``program.bin`` (32-byte instructions), ``weights.bin``
 and, when the bitstream is built, ``<name>.bit`` + ``<name>.hwh``. With a bitstream the driver loads it with
-``pynq.Overlay`` and takes the IP whose VLNV is :data:`KERNEL_VLNV` (a :class:`AccelIP`, bound through
-``DefaultIP.bindto``). Without one it takes that IP from the active PYNQ device's ``ip_dict`` (a design
-already loaded, or the simulated device of ``generator/exec/pynq_golden.py`` in CI): same ``DefaultIP``/``MMIO``/
-``allocate`` calls either way.
+``pynq.Overlay`` and takes the IP whose VLNV is :data:`host.registers.KERNEL_VLNV` (a
+:class:`host.accel_ip.AccelIP`, bound through ``DefaultIP.bindto``). Without one it takes that IP from the active
+PYNQ device's ``ip_dict`` (a design already loaded, or the simulated device of ``generator/exec/pynq_golden.py`` in
+CI): same ``DefaultIP``/``MMIO``/``allocate`` calls either way (:func:`host.accel_ip.open_accel_ip`).
 
 Memory (all ``pynq.allocate``, physically contiguous, cacheable): WEIGHTS and the instructions (written once),
 ACT (written by the accelerator only), and ``buffer_sets`` (default 2) INPUT/OUTPUT pairs so that a frame can
@@ -19,8 +19,9 @@ region is filled with its zero point once (its padding border is never written a
 
 Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize into the INPUT region (NHWC, padded),
 flush, write the base-address registers and the size of each base register's buffer (``*_size`` registers, when
-the manifest's register map has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait for ``ap_done`` (interrupt when the overlay has
-one, else polling) with a timeout, check ``status``, invalidate OUTPUT, dequantize the heads, YOLO decode, NMS.
+the manifest's register map has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait
+for ``ap_done`` (interrupt when the overlay has one, else polling) with a timeout, check ``status``, invalidate
+OUTPUT, dequantize the heads, YOLO decode, NMS.
 
 Identification before the first run: the Vitis HLS IP's ``hw_info`` and ``config_id`` are s_axilite output
 registers, which read 0 until the ``accel`` block has run once (it writes them first thing in every run). When
@@ -35,8 +36,10 @@ fetch is exhausted at once, NO_END, no AXI access).
 The IP is found by its VLNV, never by name: the block design also holds ``accel_load``, ``accel_compute`` and
 ``accel_store`` (VLNVs ``xilinx.com:hls:accel_<module>:1.0``, no registers), FIFOs and memories.
 
-Errors: :class:`PackageError` (missing/inconsistent files), :class:`PackageMismatchError` (the hardware's
-ISA version / PE array / precision / configuration id differ from the package's), :class:`AcceleratorTimeout`
+The manifest's schema and DDR layout are :mod:`host.manifest`; the register-level contract (VLNV, ``hw_info``)
+is :mod:`host.registers`. Errors (:mod:`host.errors`): :class:`PackageError` (missing/inconsistent files),
+:class:`PackageMismatchError` (the hardware's ISA version / PE array / precision / configuration id differ from
+the package's), :class:`AcceleratorTimeout`
 (no ``ap_done`` within the timeout; carries the register values), :class:`AcceleratorError` (``status`` != 0;
 names the status bits from the manifest's ``status_bits``, carries the register values; also raised by the
 constructor, with the hardware's PARTIAL_INSN bit, for a ``program.bin`` that is not whole instructions, which
@@ -45,111 +48,22 @@ the instruction-count register cannot express). The driver never waits without a
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from pynq import DefaultIP, allocate
+from pynq import allocate
 
+from .accel_ip import open_accel_ip
+from .errors import AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageMismatchError
+from .manifest import BASE_REGS, page_round, read_manifest, region_shape, tensor_window
 from .preprocess import preprocess
+from .registers import BASE_ADDR_REGS, SIZE_REGS, status_bit_names, unpack_hw_info
 from .yolo import YoloHead, detect
 
-__all__ = ["KERNEL_VLNV", "DriverError", "PackageError", "PackageMismatchError", "AcceleratorTimeout",
-           "AcceleratorError", "AccelIP", "YoloAccelerator"]
-
-#: VLNV of the accelerator kernel in the block design (Vitis HLS top function ``accel``)
-KERNEL_VLNV = "xilinx.com:hls:accel:1.0"
-BASE_REGS = ("WEIGHTS", "ACT", "INPUT", "OUTPUT")
-PAGE = 4096
-#: precision mode bits of ``hw_info[31:24]`` (same numbering as the CONFIG instruction's precision field)
-PRECISION_MODE = {8: 0, 16: 1}
-
-
-class DriverError(RuntimeError):
-    """Base class of the driver's errors."""
-
-
-class PackageError(DriverError):
-    """The deployment package is incomplete or inconsistent (the message names the file and the problem)."""
-
-
-class PackageMismatchError(DriverError):
-    """The loaded hardware is not the one the package was compiled for.
-
-    Attributes: field (``"isa_version"``, ``"tn"``, ``"tm"``, ``"precision"`` or ``"config_id"``),
-    package (the manifest's value), hardware (the value read from the registers).
-    """
-
-    def __init__(self, field, package, hardware):
-        self.field, self.package, self.hardware = field, package, hardware
-        fmt = (lambda v: f"{v:#010x}") if field == "config_id" else str
-        super().__init__(f"package compiled for {field} = {fmt(package)}, the accelerator reports "
-                         f"{field} = {fmt(hardware)}: rebuild the package for this bitstream (or load the matching one)")
-
-
-class AcceleratorTimeout(DriverError):
-    """``ap_done`` did not rise within the timeout. Attributes: timeout_s, registers ({name: value})."""
-
-    def __init__(self, timeout_s, registers):
-        self.timeout_s, self.registers = timeout_s, registers
-        super().__init__(f"accelerator did not finish within {timeout_s:.3f} s; registers: {_fmt_regs(registers)}")
-
-
-class AcceleratorError(DriverError):
-    """The run ended with a non-zero ``status`` (or the driver refused the program with the status bit the
-    hardware would report: PARTIAL_INSN, a ``program.bin`` that is not whole instructions). Attributes: status
-    (int), bits (names of the set bits, from the manifest's ``status_bits``), registers ({name: value})."""
-
-    def __init__(self, status, bits, registers, reason: str | None = None):
-        self.status, self.bits, self.registers = status, bits, registers
-        what = reason or f"accelerator reported status {status:#x}"
-        super().__init__(f"{what} ({', '.join(bits)}; status={status:#x}); registers: {_fmt_regs(registers)}")
-
-
-def _fmt_regs(regs: dict) -> str:
-    return ", ".join(f"{k}={v:#x}" for k, v in regs.items())
-
-
-class AccelIP(DefaultIP):
-    """``DefaultIP`` driver of the accelerator's AXI-Lite slave (Vitis HLS ``ap_ctrl_hs`` block).
-
-    PYNQ binds it to every IP with VLNV :data:`KERNEL_VLNV` in a loaded overlay. Register names, offsets and
-    widths come from the package manifest (:meth:`set_register_map`); 64-bit registers are two 32-bit words
-    (low word first).
-    """
-
-    bindto = [KERNEL_VLNV]
-
-    def __init__(self, description):
-        super().__init__(description=description)
-        self.regs, self.ctrl_bits = {}, {}
-
-    def set_register_map(self, registers: dict, ctrl_bits: dict):
-        """registers: {name: {"offset": bytes, "bits": 32|64, "access": "r"|"w"|"rw"}}; ctrl_bits: CTRL bits."""
-        self.regs, self.ctrl_bits = registers, ctrl_bits
-
-    def write_reg(self, name: str, value: int):
-        r = self.regs[name]
-        value = int(value)
-        self.write(r["offset"], value & 0xFFFFFFFF)
-        if r["bits"] == 64:
-            self.write(r["offset"] + 4, (value >> 32) & 0xFFFFFFFF)
-
-    def read_reg(self, name: str) -> int:
-        r = self.regs[name]
-        v = self.read(r["offset"])
-        if r["bits"] == 64:
-            v |= self.read(r["offset"] + 4) << 32
-        return v
-
-    def ctrl_bit(self, ctrl: int, name: str) -> bool:
-        return bool(ctrl >> self.ctrl_bits[name] & 1)
-
-    def snapshot(self) -> dict:
-        """Every register's current value (diagnostics). Reading CTRL clears a pending ap_done."""
-        return {name: self.read_reg(name) for name in self.regs}
+__all__ = ["DriverError", "PackageError", "PackageMismatchError", "AcceleratorTimeout", "AcceleratorError",
+           "YoloAccelerator"]
 
 
 class _BufferSet:
@@ -165,15 +79,9 @@ class _BufferSet:
             if r["base_reg"] in ("INPUT", "OUTPUT"):
                 acc._region_view(bufs[r["base_reg"]], r)[...] = r["zp"]
         t = m["input"]
-        p = t["pad"]
-        self.x = acc._region_view(self.input, acc.region[t["region"]])[
-            p:p + t["h"], p:p + t["w"], t["ch_offset"]:t["ch_offset"] + t["channels"]]
-        self.heads = []
-        for h in m["heads"]:
-            p = h["pad"]
-            buf = bufs[h["base_reg"]]
-            self.heads.append(acc._region_view(buf, acc.region[h["region"]])[
-                p:p + h["h"], p:p + h["w"], h["ch_offset"]:h["ch_offset"] + h["channels"]])
+        self.x = acc._region_view(self.input, acc.region[t["region"]])[tensor_window(t)]
+        self.heads = [acc._region_view(bufs[h["base_reg"]], acc.region[h["region"]])[tensor_window(h)]
+                      for h in m["heads"]]
         self.bases = {k: int(b.device_address) for k, b in bufs.items()}
         self.sizes = {k: int(b.nbytes) for k, b in bufs.items()}      # written to the *_size registers
 
@@ -198,7 +106,7 @@ class YoloAccelerator:
         PackageError: missing files, sizes inconsistent with the manifest, no accelerator IP found.
         PackageMismatchError: the accelerator's ``hw_info``/``config_id`` differ from the manifest's.
     Attributes:
-        manifest (dict), overlay (``pynq.Overlay`` or None), ip (:class:`AccelIP`), last_timing (dict of the
+        manifest (dict), overlay (``pynq.Overlay`` or None), ip (:class:`host.accel_ip.AccelIP`), last_timing (dict of the
         last frame: ``pre_ms``, ``accel_ms`` (wall clock start->done), ``accel_cycles``, ``accel_model_ms``
         (cycles / clock), ``post_ms``, ``total_ms``).
     """
@@ -208,7 +116,7 @@ class YoloAccelerator:
         self.package = Path(package)
         self.timeout_s, self.poll_interval_s = float(timeout_s), float(poll_interval_s)
         self.thresh, self.nms = float(thresh), float(nms)
-        self.manifest = self._read_manifest()
+        self.manifest = read_manifest(self.package / "manifest.json")
         m = self.manifest
         self.program = self._read_bin("program.bin", None)
         if len(self.program) % m["insn_bytes"]:      # the n_insns register counts whole instructions: refuse it here
@@ -230,7 +138,7 @@ class YoloAccelerator:
         self.net_w, self.net_h = int(m["net"]["width"]), int(m["net"]["height"])
         self.names = m["names"]
 
-        self.overlay, self.ip = self._open_ip(bitfile, download)
+        self.overlay, self.ip = open_accel_ip(self.package, bitfile, download)
         self.ip.set_register_map(m["registers"], m["ctrl_bits"])
         self.probe_status = None       # status of the identification probe (NO_END), None if none was needed
         self.check_hardware()
@@ -254,21 +162,6 @@ class YoloAccelerator:
         self._busy = None          # buffer set of a run in flight (a timed-out run stays here)
 
     # ---- package -------------------------------------------------------------------------------------------
-    def _read_manifest(self) -> dict:
-        p = self.package / "manifest.json"
-        if not p.is_file():
-            raise PackageError(f"{p}: no such file (not a deployment package?)")
-        try:
-            m = json.loads(p.read_text())
-        except ValueError as e:
-            raise PackageError(f"{p}: not valid JSON ({e})") from e
-        need = ("isa_version", "insn_bytes", "n_insns", "hardware", "base_sizes", "registers", "ctrl_bits",
-                "status_bits", "regions", "input", "heads", "net", "names")
-        missing = [k for k in need if k not in m]
-        if missing:
-            raise PackageError(f"{p}: missing keys {missing}")
-        return m
-
     def _read_bin(self, name, size):
         p = self.package / name
         if not p.is_file():
@@ -277,37 +170,6 @@ class YoloAccelerator:
         if size is not None and len(b) != size:
             raise PackageError(f"{p}: {len(b)} bytes, the manifest says {size}")
         return b
-
-    def _open_ip(self, bitfile, download):
-        if bitfile is None:
-            bits = sorted(self.package.glob("*.bit"))
-            if len(bits) > 1:
-                raise PackageError(f"{self.package}: several bitstreams {[b.name for b in bits]}; pass bitfile=")
-            bitfile = bits[0] if bits else None
-        if bitfile is not None:
-            from pynq import Overlay
-
-            ov = Overlay(str(bitfile), download=download)
-            names = [k for k, d in ov.ip_dict.items() if d.get("type") == KERNEL_VLNV]
-            if not names:
-                raise PackageError(f"{bitfile}: no IP with VLNV {KERNEL_VLNV} in the overlay "
-                                   f"(found {sorted(d.get('type') for d in ov.ip_dict.values())})")
-            ip = ov
-            for part in names[0].split("/"):        # IP inside a hierarchy: ip_dict key "hier/accel_0"
-                ip = getattr(ip, part)
-            if not isinstance(ip, AccelIP):         # another driver claimed the VLNV: use ours
-                ip = AccelIP(ov.ip_dict[names[0]])
-            return ov, ip
-        from pynq.pl_server.device import Device
-
-        dev = Device.active_device
-        ips = {k: d for k, d in (getattr(dev, "ip_dict", None) or {}).items() if d.get("type") == KERNEL_VLNV}
-        if not ips:
-            raise PackageError(f"{self.package}: no *.bit in the package and the active PYNQ device has no IP "
-                               f"{KERNEL_VLNV} loaded")
-        desc = dict(next(iter(ips.values())))
-        desc.setdefault("device", dev)
-        return None, AccelIP(desc)
 
     def check_hardware(self):
         """Compare ``hw_info`` (ISA version, Tn, Tm, precision modes) and ``config_id`` with the manifest.
@@ -320,15 +182,13 @@ class YoloAccelerator:
         if info == 0:                  # the HLS block has not run yet: its output registers read 0
             self._probe()
             info = self.ip.read_reg("hw_info")
-        got = {"isa_version": info & 0xFF, "tn": info >> 8 & 0xFF, "tm": info >> 16 & 0xFF}
+        got = unpack_hw_info(info)
         want = {"isa_version": m["isa_version"], "tn": hw["tn"], "tm": hw["tm"]}
         for k in want:
             if got[k] != want[k]:
                 raise PackageMismatchError(k, want[k], got[k])
-        modes = info >> 24 & 0xFF
-        if not modes >> PRECISION_MODE[self.bits] & 1:
-            have = [f"int{b}" for b, p in PRECISION_MODE.items() if modes >> p & 1]
-            raise PackageMismatchError("precision", f"int{self.bits}", "/".join(have) or "none")
+        if f"int{self.bits}" not in got["precisions"]:
+            raise PackageMismatchError("precision", f"int{self.bits}", "/".join(got["precisions"]) or "none")
         cid = self.ip.read_reg("config_id")
         if cid != hw["config_id"]:
             raise PackageMismatchError("config_id", hw["config_id"], cid)
@@ -341,30 +201,31 @@ class YoloAccelerator:
         NO_END)."""
         ip = self.ip
         for k in BASE_REGS:
-            ip.write_reg(k.lower(), 0)
-            if f"{k.lower()}_size" in ip.regs:
-                ip.write_reg(f"{k.lower()}_size", 0)
+            ip.write_reg(BASE_ADDR_REGS[k], 0)
+            if SIZE_REGS[k] in ip.regs:
+                ip.write_reg(SIZE_REGS[k], 0)
         ip.write_reg("insns", 0)
         ip.write_reg("n_insns", 0)
         ip.write_reg("fetch_ddr", 1)
         ip.write_reg("CTRL", 1 << self.manifest["ctrl_bits"]["ap_start"])
-        deadline = time.perf_counter() + self.timeout_s
-        while True:
-            ctrl = ip.read_reg("CTRL")
-            if ip.ctrl_bit(ctrl, "ap_done") or (ip.ctrl_bit(ctrl, "ap_idle") and not ip.ctrl_bit(ctrl, "ap_start")):
-                break
-            if time.perf_counter() > deadline:
-                raise AcceleratorTimeout(self.timeout_s, ip.snapshot())
-            time.sleep(self.poll_interval_s)
+        if not self._poll(time.perf_counter() + self.timeout_s):
+            raise AcceleratorTimeout(self.timeout_s, ip.snapshot())
         status = ip.read_reg("status")
         no_end = 1 << self.manifest["status_bits"]["NO_END"]
         if status != no_end:
-            names = {v: k for k, v in self.manifest["status_bits"].items()}
-            bits = [names.get(b, f"bit{b}") for b in range(32) if status >> b & 1]
-            raise AcceleratorError(status, bits, ip.snapshot(),
+            raise AcceleratorError(status, status_bit_names(status, self.manifest["status_bits"]), ip.snapshot(),
                                    f"identification probe (n_insns = 0) ended with status {status:#x}, "
                                    f"expected NO_END only")
         self.probe_status = status
+
+    def _poll(self, deadline: float) -> bool:
+        """Poll CTRL until the run is over (True) or ``deadline`` (``time.perf_counter()``) passes (False)."""
+        while True:
+            if self.ip.finished():
+                return True
+            if time.perf_counter() > deadline:
+                return False
+            time.sleep(self.poll_interval_s)
 
     def _pick_interrupt(self, use_interrupt):
         if not use_interrupt:
@@ -377,20 +238,20 @@ class YoloAccelerator:
 
     # ---- buffers -------------------------------------------------------------------------------------------
     def _alloc(self, base_reg):
-        n = -(-max(int(self.manifest["base_sizes"][base_reg]), 1) // PAGE) * PAGE
+        n = page_round(max(int(self.manifest["base_sizes"][base_reg]), 1))
         buf = allocate(shape=(n,), dtype=np.uint8)
         buf[:] = 0
         return buf
 
     def _region_view(self, buf, r):
         """Writable [H + 2p, W + 2p, C] int8/int16 view of region ``r`` (border included) in ``buf``."""
-        p, eb = r["pad"], self.elem.itemsize
-        n = (r["h"] + 2 * p) * (r["w"] + 2 * p) * r["channels"] * eb
+        shape = region_shape(r)
+        n = shape[0] * shape[1] * shape[2] * self.elem.itemsize
         raw = np.asarray(buf)[r["addr"]:r["addr"] + n]
         if raw.size != n:
             raise PackageError(f"region {r['name']} [{r['addr']}, {r['addr'] + n}) exceeds its "
                                f"{r['base_reg']} buffer of {buf.size} bytes")
-        return raw.view(self.elem).reshape(r["h"] + 2 * p, r["w"] + 2 * p, r["channels"])
+        return raw.view(self.elem).reshape(shape)
 
     # ---- one run -------------------------------------------------------------------------------------------
     def _start(self, s: _BufferSet):
@@ -402,9 +263,9 @@ class YoloAccelerator:
                                   "progress) or an earlier run timed out (reload the overlay to reset it)")
             self._busy = None
         for k in BASE_REGS:
-            ip.write_reg(k.lower(), s.bases[k])
-            if f"{k.lower()}_size" in ip.regs:        # the buffer's size: the hardware checks every access
-                ip.write_reg(f"{k.lower()}_size", s.sizes[k])
+            ip.write_reg(BASE_ADDR_REGS[k], s.bases[k])
+            if SIZE_REGS[k] in ip.regs:        # the buffer's size: the hardware checks every access
+                ip.write_reg(SIZE_REGS[k], s.sizes[k])
         ip.write_reg("insns", self.insn_buf.device_address)
         ip.write_reg("n_insns", self.manifest["n_insns"])
         ip.write_reg("fetch_ddr", 1)
@@ -420,7 +281,6 @@ class YoloAccelerator:
         AcceleratorError."""
         ip, t0 = self.ip, self._t_start
         deadline = t0 + self.timeout_s
-        done = False
         if self._interrupt is not None and not _loop_running():
             asyncio.set_event_loop(self._irq_loop)     # pynq's Interrupt registers with the current loop
             try:
@@ -429,23 +289,14 @@ class YoloAccelerator:
             except asyncio.TimeoutError:
                 pass
             ip.write_reg("ISR", ip.read_reg("ISR") & 1)   # toggle-on-write: clear ap_done
-        while True:
-            ctrl = ip.read_reg("CTRL")
-            if ip.ctrl_bit(ctrl, "ap_done") or (ip.ctrl_bit(ctrl, "ap_idle") and not ip.ctrl_bit(ctrl, "ap_start")):
-                done = True
-                break
-            if time.perf_counter() > deadline:
-                break
-            time.sleep(self.poll_interval_s)
+        done = self._poll(deadline)
         ms = (time.perf_counter() - t0) * 1e3
         if not done:
             raise AcceleratorTimeout(self.timeout_s, ip.snapshot())
         self._busy = None
         status = ip.read_reg("status")
         if status:
-            names = {v: k for k, v in self.manifest["status_bits"].items()}
-            bits = [names.get(b, f"bit{b}") for b in range(32) if status >> b & 1]
-            raise AcceleratorError(status, bits, ip.snapshot())
+            raise AcceleratorError(status, status_bit_names(status, self.manifest["status_bits"]), ip.snapshot())
         return ms
 
     # ---- host side -----------------------------------------------------------------------------------------
@@ -474,8 +325,7 @@ class YoloAccelerator:
                       thresh=self.thresh, nms_thresh=self.nms)
         return dets, (time.perf_counter() - t0) * 1e3
 
-    def _timing(self, pre_ms, accel_ms, post_ms):
-        cyc = self.ip.read_reg("cycles")
+    def _timing(self, pre_ms, accel_ms, post_ms, cyc):
         clk = float(self.manifest.get("clock_mhz") or 0)
         return {"pre_ms": pre_ms, "accel_ms": accel_ms, "accel_cycles": cyc,
                 "accel_model_ms": cyc / clk / 1e3 if clk else None, "post_ms": post_ms,
@@ -498,7 +348,7 @@ class YoloAccelerator:
         self._start(s)
         acc = self._wait(s)
         dets, post = self._post(img.shape, s)
-        self.last_timing = self._timing(pre, acc, post)
+        self.last_timing = self._timing(pre, acc, post, self.ip.read_reg("cycles"))
         return dets
 
     def detect_stream(self, frames, with_timing: bool = False):
@@ -551,10 +401,7 @@ class YoloAccelerator:
                     fut = pool.submit(prep, k)   # writes set k % 2's INPUT only: pending's run is done
                 if pending is not None:
                     dets, post = self._post(pending[1], pending[0])
-                    clk = float(self.manifest.get("clock_mhz") or 0)
-                    tm = {"pre_ms": pending[2], "accel_ms": acc_ms, "accel_cycles": cyc,
-                          "accel_model_ms": cyc / clk / 1e3 if clk else None, "post_ms": post,
-                          "total_ms": pending[2] + acc_ms + post}
+                    tm = self._timing(pending[2], acc_ms, post, cyc)
                     now = time.perf_counter()
                     tm["wall_ms"] = (now - t_last) * 1e3
                     t_last = now

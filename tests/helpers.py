@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import yaml
 
 from generator import codegen
 
@@ -11,7 +10,8 @@ from generator.ir import passes
 from generator.exec import layer_ref
 
 from generator.exec import runtime
-from generator.spec.board import BOARDS_DIR, Board
+from generator.exec.rtl import board_config
+from generator.spec.board import Board
 from generator.frontend.onnx_loader import load_onnx
 from generator.spec.timing import HwConfig
 from generator.exec.int_ref import IndependentRef
@@ -19,14 +19,9 @@ from generator.quant.quantize import QuantConfig, calibrate, quantize
 
 
 def board(name="zcu19eg", **acc) -> Board:
-    """A board from boards/NAME.yaml with accelerator fields overridden (e.g. tiny buffers to force tiling)."""
-    raw = yaml.safe_load((BOARDS_DIR / f"{name}.yaml").read_text())
-    raw["accelerator"].update(acc)
-    return Board.model_validate(raw)
-
-
-TINY = dict(tn=8, tm=8, ibuf_bank_bytes=3072, wbuf_bank_bytes=4608, acc_bank_words=96, obuf_bytes=2048,
-            pbuf_entries=256)
+    """A board from boards/NAME.yaml with accelerator fields overridden (e.g. the tiny buffers of
+    :data:`generator.exec.rtl.TINY`, which force tiling)."""
+    return board_config(name, **acc)
 
 
 def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n_calib=4, with_ref=False):

@@ -15,12 +15,14 @@ from pynq.buffer import PynqBuffer
 from generator.eval import data
 
 from generator.spec import isa
-from generator.flows.compiler import compile_model, detections_from_heads, quantize_image, write_artifacts
-from generator.exec.pynq_golden import KERNEL_VLNV, GoldenSimDevice, active
+from generator.codegen.artifacts import write_artifacts
+from generator.flows.compiler import compile_model, detections_from_heads, quantize_image
+from generator.exec.pynq_golden import GoldenSimDevice, active
 from generator.exec.runtime import run_golden
-from host import driver
-from host.driver import (AcceleratorError, AcceleratorTimeout, AccelIP, DriverError, PackageError,
-                         PackageMismatchError, YoloAccelerator)
+from host.accel_ip import AccelIP
+from host.driver import (AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageMismatchError,
+                         YoloAccelerator)
+from host.registers import KERNEL_VLNV
 from host.preprocess import load_image
 
 from helpers import board
@@ -72,7 +74,7 @@ def test_driver_detections_equal_invoke_detect(package, images, reference, compi
     with active(dev):
         acc = YoloAccelerator(package, timeout_s=SIM_TIMEOUT_S)
         assert type(acc.ip) is AccelIP and acc.overlay is None
-        assert dev.ip_dict["accel_0"]["type"] == KERNEL_VLNV == driver.KERNEL_VLNV
+        assert dev.ip_dict["accel_0"]["type"] == KERNEL_VLNV and AccelIP.bindto == [KERNEL_VLNV]
         assert all(isinstance(b, PynqBuffer) for b in (acc.weights_buf, acc.act_buf, acc.insn_buf,
                                                        acc.sets[0].input, acc.sets[0].output))
         dets = acc.detect(images["bus"])
@@ -181,8 +183,8 @@ def test_driver_imports_without_generator_or_onnx():
     code = textwrap.dedent("""
         import sys
         sys.modules['generator'] = None; sys.modules['onnx'] = None; sys.modules['onnxruntime'] = None
-        import host.driver as d
-        assert issubclass(d.AccelIP, __import__('pynq').DefaultIP) and d.KERNEL_VLNV in d.AccelIP.bindto
+        import host.driver, host.accel_ip as a, host.registers as r
+        assert issubclass(a.AccelIP, __import__('pynq').DefaultIP) and r.KERNEL_VLNV in a.AccelIP.bindto
         print('ok')
     """)
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)

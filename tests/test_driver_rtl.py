@@ -1,6 +1,6 @@
 """host/driver.py, unchanged, over the RTL under cocotb + Verilator (issue 5, simulation backend (b)): the fake
-PYNQ device generator/exec/pynq_rtl.RtlSimDevice (DDR = cocotb AxiRam, registers through AxiLiteMaster) behind the
-real pynq.allocate / MMIO / DefaultIP calls; bench in tests/driver_rtl_tb.py.
+PYNQ device tests/fakes/pynq_rtl.RtlSimDevice (DDR = cocotb AxiRam, registers through AxiLiteMaster) behind the
+real pynq.allocate / MMIO / DefaultIP calls; bench in tests/fakes/driver_rtl_tb.py.
 
 The model is the official YOLOv4-tiny (darknet cfg + weights) with its input size overridden (64x64 by default,
 416x416 in the slow test), compiled for an 8x8 PE array (the RTL tests' TINY configuration with the weight and
@@ -29,7 +29,8 @@ from generator.eval import data
 from generator.spec import isa
 
 from generator.ir import passes
-from generator.flows.compiler import Compiled, calibration_images, write_artifacts
+from generator.codegen.artifacts import write_artifacts
+from generator.flows.compiler import Compiled, calibration_images
 from generator.frontend.darknet import darknet_to_onnx
 from generator.frontend.onnx_loader import load_onnx
 from generator.spec.timing import HwConfig
@@ -39,7 +40,8 @@ from generator.backends.rtl import TOP, write_rtl
 from host.driver import YoloAccelerator
 from host.preprocess import load_image
 
-from helpers import TINY, board
+from generator.exec.rtl import TINY
+from helpers import board
 
 pytest.importorskip("cocotb_tools")
 from generator.exec.rtl import verilator_build  # noqa: E402
@@ -101,7 +103,7 @@ class DriverRtlBench:
         (case_dir / "case.json").write_text(json.dumps(case))
         t0 = time.perf_counter()
         try:
-            self.runner.test(test_module="driver_rtl_tb", hdl_toplevel=TOP, build_dir=self.dir / "sim",
+            self.runner.test(test_module="fakes.driver_rtl_tb", hdl_toplevel=TOP, build_dir=self.dir / "sim",
                              test_dir=case_dir, extra_env={"DRIVER_RTL_CASE": str(case_dir / "case.json")},
                              results_xml=str(case_dir / "results.xml"), log_file=case_dir / "sim.log")
         except SystemExit:          # the runner exits when the cocotb test fails

@@ -10,16 +10,17 @@ import pytest
 
 from generator.backends import hls
 
-from generator.spec import isa
+from generator.spec import arch, isa
 
 from generator.exec import runtime
 from generator.spec.timing import HwConfig
 from generator.exec.golden import GoldenSim
+from host.registers import HW_INFO_MODES, KERNEL_VLNV, ip_vlnv
 from helpers import board, compile_small, quantize_input
 from onnx_builders import Builder
 from test_layers import BOARDS, KINDS, MODES
 
-MODES24 = sum(1 << b for b in isa.HW_INFO_MODES.values()) << 24   # hw_info: int8 and int16 supported
+MODES24 = sum(1 << b for b in HW_INFO_MODES.values()) << 24   # hw_info: int8 and int16 supported
 
 
 @pytest.fixture(scope="session")
@@ -166,8 +167,8 @@ def test_kernel_loops_state_ii_depth_and_tripcount():
 
 def test_int8_packs_two_pixels_per_multiplier():
     """Guard bits: PACK_GROUP worst-case int8 products fit the signed low lane, one more would not."""
-    g = hls.pack_group()
-    lim = 1 << (hls.PACK_SHIFT - 1)
+    g = arch.PACK_GROUP
+    lim = 1 << (arch.PACK_SHIFT - 1)
     assert g * 128 * 128 < lim <= (g + 1) * 128 * 128 and g >= 1
 
 
@@ -342,11 +343,11 @@ def test_run_hls_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     assert "accel.cpp" in calls[2] and "-tb tb.cpp" in calls[3]
     assert "ddr_in.bin" in calls[names.index("csim_design")] and "-pthread" in calls[names.index("csim_design")]
     exports = [c for c in calls if c.startswith("export_design")]
-    vendor, lib, _, ver = hls.KERNEL_VLNV.split(":")
+    vendor, lib, _, ver = KERNEL_VLNV.split(":")
     for (top, _), c in zip(hls.TOPS, exports):
         assert f"-vendor {vendor} -library {lib} -version {ver} -ipname {top} -output ip/{top}.zip" in c
-        assert hls.top_vlnv(top) == f"{vendor}:{lib}:{top}:{ver}"
-    assert hls.top_vlnv(hls.TOP) == hls.KERNEL_VLNV           # the block host/driver.py binds to
+        assert ip_vlnv(top) == f"{vendor}:{lib}:{top}:{ver}"
+    assert ip_vlnv(hls.TOP) == KERNEL_VLNV           # the block host/driver.py binds to
     assert (tmp_path / "ip").is_dir()
 
 
@@ -388,13 +389,13 @@ def test_vivado_bd_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     import shutil
 
     from generator.spec.board import load_board
-    from host.driver import KERNEL_VLNV
+    from host.accel_ip import AccelIP
     if shutil.which("tclsh") is None:
         pytest.skip("tclsh not installed")
     b = load_board(brd)
     ov = tmp_path / "overlay" / brd
     hls.render(b, tmp_path, overlay_dir=ov)
-    assert hls.KERNEL_VLNV == KERNEL_VLNV
+    assert AccelIP.bindto == [KERNEL_VLNV]
     (tmp_path / "stub.tcl").write_text(f"set ::have_board 1\nset ::bp_found {{{b.vivado_board_part}:1.0}}\n"
                                        + _VIVADO_STUBS)
     r = subprocess.run(["tclsh", "stub.tcl"], cwd=tmp_path, capture_output=True, text=True)
@@ -441,12 +442,12 @@ def _check_block_design(b, calls):
     """The connections vivado_bd.tcl makes (from the stub's log): each stream's FIFO between its one producer and
     its one consumer at the kernel's depth, each memory's ports on the right IPs, every m_axi on the HP port,
     control, interrupt, the error wire, clocks and resets."""
-    from generator.spec import isa
+    from generator.spec import arch, isa
     from generator.estimate import hls_resources
     a = b.accelerator
     cells = {c.split()[-1]: c for c in calls if c.startswith("create_bd_cell")}
     for t, _ in hls.TOPS:
-        assert f"-vlnv {hls.top_vlnv(t)} {t}_0" in cells[f"{t}_0"]
+        assert f"-vlnv {ip_vlnv(t)} {t}_0" in cells[f"{t}_0"]
         assert f"update_ip_catalog -add_ip ip/{t}.zip -repo_path ip_repo" in calls
     intf = [c.split()[1:] for c in calls if c.startswith("connect_bd_intf_net")]
     assert all(len(e) == 2 for e in intf)
@@ -469,7 +470,7 @@ def _check_block_design(b, calls):
     for t in ("l2c", "c2l", "c2s", "s2c"):          # the token queues: exactly the ISA's depth
         assert by[t]["fifo_depth"] == isa.TOKEN_QUEUE_DEPTH == by[t]["depth"]
     for q in ("load_q", "compute_q", "store_q"):
-        assert by[q]["fifo_depth"] == hls.CMD_QUEUE_DEPTH
+        assert by[q]["fifo_depth"] == arch.CMD_QUEUE_DEPTH
     assert (by["l2c"]["src"], by["l2c"]["dst"]) == ("accel_load", "accel_compute")
     assert (by["c2l"]["src"], by["c2l"]["dst"]) == ("accel_compute", "accel_load")
     assert (by["c2s"]["src"], by["c2s"]["dst"]) == ("accel_compute", "accel_store")

@@ -16,7 +16,8 @@ from generator.estimate import hls_cycles as he
 
 from generator.spec import timing
 from generator.spec.board import load_board
-from helpers import TINY, board, compile_small
+from generator.exec.rtl import TINY
+from helpers import board, compile_small
 from onnx_builders import Builder
 
 KDIR = hls.KERNEL_DIR

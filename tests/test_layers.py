@@ -8,7 +8,8 @@ import pytest
 from generator.exec import runtime
 from generator.exec.int_ref import compare_ddr
 from generator.exec.layer_ref import dequantize
-from helpers import TINY, board, compile_small, quantize_input, run_both, sqnr_db
+from generator.exec.rtl import TINY
+from helpers import board, compile_small, quantize_input, run_both, sqnr_db
 from onnx_builders import Builder, ort_run
 
 

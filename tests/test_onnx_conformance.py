@@ -140,7 +140,8 @@ def test_tail_op_the_host_cannot_run_is_refused_at_load():
 def test_first_layer_with_any_input_channel_count_is_bit_exact(ic, mode):
     """The first layer (folded when KxKxIC packs better into Tn) with 1, 2, 4, 5 input channels on the TINY
     8x8 array with buffers that force tiling: golden simulator == layer-level integer reference."""
-    from helpers import TINY, board, compile_small, run_both
+    from generator.exec.rtl import TINY
+    from helpers import board, compile_small, run_both
 
     b = Builder([1, ic, 12, 14], seed=ic)
     y = b.maxpool(b.leaky(b.conv("x", 10, k=3, s=1)), k=2, s=2)

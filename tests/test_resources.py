@@ -8,6 +8,7 @@ import pytest
 from generator.backends import hls
 
 from generator.estimate import hls_resources
+from generator.spec import arch
 from generator.spec.board import known_boards, load_board
 from helpers import board
 
@@ -99,7 +100,7 @@ def test_block_design_structure_is_counted(name, tmp_path):
     assert sum(m.count for m in fifos) == len(bd["streams"]) == 12
     tok = by["token FIFOs"]
     assert tok.count == 4 and tok.depth == isa.TOKEN_QUEUE_DEPTH
-    assert by["cmd FIFOs"].count == 3 and by["cmd FIFOs"].depth == hls.CMD_QUEUE_DEPTH
+    assert by["cmd FIFOs"].count == 3 and by["cmd FIFOs"].depth == arch.CMD_QUEUE_DEPTH
     # each FIFO costs its memory and its control logic
     assert e.bram36 == sum(m.bram36 for m in e.memories) and by["cmd FIFOs"].bram36 == 3 * 4
     no_fifo_lut = e.lut - sum(m.lut for m in fifos) - 12 * hls_resources.LUT_PER_FIFO

@@ -16,7 +16,8 @@ from generator.spec import isa
 from generator.exec import runtime
 from generator.backends.rtl import TOP, write_rtl
 from generator.exec.golden import GoldenSim
-from helpers import TINY, board, compile_small, quantize_input
+from generator.exec.rtl import TINY
+from helpers import board, compile_small, quantize_input
 from onnx_builders import Builder
 from test_layers import KINDS, MODES, first_layer_folded
 

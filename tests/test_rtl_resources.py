@@ -13,7 +13,8 @@ import pytest
 from generator.estimate import rtl_resources as rr
 from generator.spec.board import load_board
 from generator.backends.rtl import package_context, write_rtl
-from helpers import TINY, board
+from generator.exec.rtl import TINY
+from helpers import board
 
 needs_yosys = pytest.mark.skipif(rr.yosys() is None, reason="yosys not installed (apt-get install yosys)")
 

@@ -24,12 +24,16 @@ import pytest
 from generator.backends import hls
 
 from generator.spec import isa
+from host.manifest import page_round
+from host.registers import SIZE_REGS
 
 from generator.exec import runtime
-from generator.flows.compiler import Compiled, manifest
+from generator.codegen.artifacts import manifest
+from generator.flows.compiler import Compiled
 from generator.quant.quantize import QuantConfig
 from generator.exec.golden import GoldenSim, SimError
-from helpers import TINY, board, compile_small, quantize_input
+from generator.exec.rtl import TINY
+from helpers import board, compile_small, quantize_input
 from onnx_builders import Builder
 from test_layers import KINDS
 
@@ -51,7 +55,7 @@ def base():
     outs = outs if isinstance(outs, tuple) else (outs,)
     gq, prog, xs = compile_small(b.model(list(outs)), MODE, PER_CHANNEL, brd)
     ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
-    sizes = {k: -(-prog.layout.sizes[k] // runtime.PAGE) * runtime.PAGE for k in isa.BASE_REGS}
+    sizes = {k: page_round(prog.layout.sizes[k]) for k in isa.BASE_REGS}
     GoldenSim(prog.hw, ddr.copy(), bases, sizes).run(prog.blob)      # the good program runs
     return dict(board=brd, gq=gq, prog=prog, ddr=ddr, bases=bases, sizes=sizes)
 
@@ -259,7 +263,7 @@ def test_status_table_is_complete_and_rendered(base, tmp_path):
     assert f"#define TOKEN_QUEUE_DEPTH {isa.TOKEN_QUEUE_DEPTH}" in text
     assert f"localparam int TOKEN_QUEUE_DEPTH = {isa.TOKEN_QUEUE_DEPTH};" in pkg
     m = json.loads((write_package(base, base["prog"].blob, tmp_path / "pkg") / "manifest.json").read_text())
-    assert m["status_bits"] == sb and all(r in m["registers"] for r in isa.SIZE_REGS.values())
+    assert m["status_bits"] == sb and all(r in m["registers"] for r in SIZE_REGS.values())
 
 
 def test_compiler_checks_tokens_against_the_fifo_depth(base):

@@ -47,10 +47,12 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from generator.spec import isa
+from generator.spec import arch, isa
 from generator.estimate import hls_resources
 from generator.spec.board import Board
 from generator.spec.timing import HwConfig
+from host.manifest import PAGE
+from host.registers import HW_INFO_MODES, KERNEL_VLNV, pack_hw_info
 
 TEMPLATES_DIR = ROOT_DIR / "hls_templates"
 #: g++ flags of TOOLCHAIN.md; our code must compile warning-free with them
@@ -64,8 +66,6 @@ STATIC_FILES = ["accel_stream.h", "accel_kernel.h", "accel_csim.h"]
 #: the block design's buffer memory (hls_templates/bd/): a module reference of vivado_bd.tcl
 BD_DIR = TEMPLATES_DIR / "bd"
 BD_FILES = ["accel_ram.v"]
-#: depth of the fetch -> module command queues (instructions)
-CMD_QUEUE_DEPTH = hls_resources.QUEUE_DEPTH
 #: m_axi depths (AXI beats) of a kernel rendered without a program's layout (co-simulation needs port_depths)
 DEFAULT_PORT_DEPTHS = {"insns": 65536, "load": 1 << 20, "store": 1 << 20}
 
@@ -84,24 +84,16 @@ def port_depths(prog, bases: dict, blob_beats: int | None = None) -> dict:
         return max([int(bases[r]) + int(sizes[r]) for r in regs] or [axi])
     beats = blob_beats if blob_beats is not None else -(-len(prog.blob) // axi)
     return {"insns": max(1, beats), "load": -(-end("LOAD") // axi), "store": -(-end("STORE") // axi)}
-#: int8 packing: the low product occupies bits [PACK_SHIFT-1:0] of the DSP48E2 P output (signed)
-PACK_SHIFT = 18
 #: the top function's name (also the Vitis HLS top)
 TOP = "accel"
-#: VLNV of the exported IP (run_hls.tcl export_design, vivado_bd.tcl create_bd_cell); host/driver.py binds to it
-KERNEL_VLNV = "xilinx.com:hls:accel:1.0"
-#: the four top functions, each exported as its own IP (VLNV xilinx.com:hls:<name>:1.0); the first, the fetch /
-#: control block with the isa.REGISTERS map, is KERNEL_VLNV
+#: the four top functions, each exported as its own IP (VLNV host.registers.ip_vlnv(name)); the first, the fetch /
+#: control block with the isa.REGISTERS map, is host.registers.KERNEL_VLNV (the IP host/driver.py binds)
 TOPS = [(TOP, "fetch + control (ap_ctrl_hs, s_axilite, m_axi insns)"),
         (TOP + "_load", "LOAD (ap_ctrl_none, m_axi read, IBUF/WBUF/PBUF write ports)"),
         (TOP + "_compute", "COMPUTE (ap_ctrl_none, IBUF/WBUF read, ACC write ports)"),
         (TOP + "_store", "POST + STORE (ap_ctrl_none, m_axi write, ACC/PBUF read ports)")]
 
 
-def top_vlnv(top: str) -> str:
-    """The VLNV run_hls.tcl exports top function ``top`` as."""
-    vendor, library, _, version = KERNEL_VLNV.split(":")
-    return f"{vendor}:{library}:{top}:{version}"
 #: where vivado_bd.tcl copies the overlay (.bit + .hwh) by default: overlay/<board>/
 OVERLAY_ROOT = TEMPLATES_DIR.parent / "overlay"
 
@@ -129,12 +121,6 @@ def _env() -> Environment:
                        keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
 
 
-def pack_group() -> int:
-    """Packed int8 products (|x*w| <= 128*128) that can be summed in the DSP before the low lane's signed
-    PACK_SHIFT-bit field could overflow into the high lane: the largest G with G * 2^14 <= 2^(PACK_SHIFT-1) - 1."""
-    return ((1 << (PACK_SHIFT - 1)) - 1) // (128 * 128)
-
-
 def isa_context() -> dict:
     """Template variables for ``isa.h``, all taken from :mod:`generator.spec.isa`."""
     formats = []
@@ -151,7 +137,7 @@ def isa_context() -> dict:
                 opcodes=isa.OPCODES, module_of=isa.MODULE_OF, formats=formats, base_regs=isa.BASE_REGS,
                 buffers=isa.BUFFERS, precisions=isa.PRECISIONS, activations=isa.ACTIVATIONS,
                 param_bytes=isa.PARAM_RECORD_BYTES, params=params, mult_bits=isa.MULT_BITS,
-                max_shift=isa.MAX_SHIFT, hw_info_modes=isa.HW_INFO_MODES, status_bits=isa.STATUS_BITS,
+                max_shift=isa.MAX_SHIFT, hw_info_modes=HW_INFO_MODES, status_bits=isa.STATUS_BITS,
                 ctrl_bits=isa.CTRL_BITS, registers=regs, token_queue_depth=isa.TOKEN_QUEUE_DEPTH,
                 watchdog_cycles=isa.WATCHDOG_CYCLES)
 
@@ -162,14 +148,13 @@ def config_context(board: Board) -> dict:
     h8, h16 = HwConfig.from_board(board, 8), HwConfig.from_board(board, 16)
     a = board.accelerator
     axi_bytes = a.axi_data_width_bits // 8
-    modes = sum(1 << b for b in isa.HW_INFO_MODES.values())    # both precisions on the same DSPs
     return dict(board=board.name, part=board.part, tn=a.tn, tm=a.tm, clock_mhz=board.pl_clock_mhz,
                 clock_ns=round(1000.0 / board.pl_clock_mhz, 4), axi_bits=a.axi_data_width_bits,
                 axi_bytes=axi_bytes, axi_log2=int(math.log2(axi_bytes)), config_id=h8.config_id,
                 ibuf8=h8.ibuf_words, ibuf16=h16.ibuf_words, wbuf8=h8.wbuf_words, wbuf16=h16.wbuf_words,
                 acc_words=h8.acc_words, obuf8=h8.obuf_words, obuf16=h16.obuf_words, pbuf=h8.pbuf_entries,
-                acc8=h8.acc_bits, acc16=h16.acc_bits, pack_group=pack_group(), pack_shift=PACK_SHIFT,
-                hw_info=isa.ISA_VERSION | a.tn << 8 | a.tm << 16 | modes << 24)
+                acc8=h8.acc_bits, acc16=h16.acc_bits, pack_group=arch.PACK_GROUP, pack_shift=arch.PACK_SHIFT,
+                hw_info=pack_hw_info(isa.ISA_VERSION, a.tn, a.tm))    # both precisions on the same DSPs
 
 
 def rom_words(blob: bytes | None) -> list[str]:
@@ -189,7 +174,7 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
     (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis HLS: part and clock of
     the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth; optional cosim; each top of
     :data:`TOPS` exported as its own IP, ``xilinx.com:hls:<top>:1.0``, to ``export_dir``, relative to ``out_dir``;
-    ``accel`` is :data:`KERNEL_VLNV`), accel_ram.v (the block design's buffer memory) and vivado_bd.tcl (the Vivado
+    ``accel`` is :data:`host.registers.KERNEL_VLNV`), accel_ram.v (the block design's buffer memory) and vivado_bd.tcl (the Vivado
     block design: the four IPs, their stream FIFOs and buffer memories, :func:`generator.estimate.hls_resources.block_design`; bitstream
     and hardware handoff copied to ``overlay_dir`` as ``yolofpga_<board>.bit`` / ``.hwh``, default
     ``overlay/<board>/``; ``jobs`` parallel Vivado runs). ``port_depths``: {"insns", "load", "store"} m_axi depths
@@ -211,7 +196,7 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
                overlay_dir=str(overlay_dir or OVERLAY_ROOT / board.name), overlay_name=f"yolofpga_{board.name}",
                jobs=int(jobs), storage=hls_resources.storage_binding(board, len(rom)),
                bd=hls_resources.block_design(board, len(rom)),
-               cmd_queue_depth=CMD_QUEUE_DEPTH, run_queue_depth=hls_resources.RUN_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS],
+               cmd_queue_depth=arch.CMD_QUEUE_DEPTH, run_queue_depth=arch.RUN_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS],
                depths=dict(DEFAULT_PORT_DEPTHS, **(port_depths or {})), cosim=bool(port_depths))
     env = _env()
     paths = {}
@@ -245,7 +230,7 @@ def compile_csim(src_dir: str | Path, exe: str | Path | None = None, extra: list
     return exe
 
 
-def place_program(ddr: np.ndarray, blob: bytes, align: int = 4096) -> tuple[np.ndarray, int]:
+def place_program(ddr: np.ndarray, blob: bytes, align: int = PAGE) -> tuple[np.ndarray, int]:
     """Append an instruction blob to a DDR image at an ``align``-byte boundary. Returns (new image, address)."""
     addr = -(-ddr.size // align) * align
     out = np.zeros(addr + -(-len(blob) // align) * align, np.uint8)

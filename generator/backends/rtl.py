@@ -15,6 +15,7 @@ import jinja2
 from generator.spec import isa
 from generator.spec.board import Board
 from generator.spec.timing import MAX_READ_BURSTS, HwConfig
+from host.registers import SIZE_REGS, pack_hw_info
 
 ROOT = ROOT_DIR
 RTL_DIR = ROOT / "rtl"
@@ -71,7 +72,6 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
     header = [(f"H_{name}".upper(), pos, width) for name, pos, width in isa.LAYOUTS["NOP"]]
     regs = [(f"REG_{n}".upper(), off, bits) for n, off, bits, _ in isa.REGISTERS]
     reg_off = {n.lower(): off for n, off, _, _ in isa.REGISTERS}
-    modes = (1 << isa.PRECISIONS["int8"]) | (1 << isa.PRECISIONS["int16"])
     params = [(n, off * 8, {"i8": 64, "i2": 16, "u1": 8, "u2": 16}[t]) for n, t, off in isa.PARAM_RECORD]
     return dict(
         board=board.name, isa_version=isa.ISA_VERSION, insn_bits=isa.INSN_BITS, opcodes=isa.OPCODES,
@@ -79,7 +79,7 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         buffers=isa.BUFFERS, precisions=isa.PRECISIONS, activations=isa.ACTIVATIONS, params=params,
         param_bytes=isa.PARAM_RECORD_BYTES,
         base_regs=[reg_off[isa.BASE_REG_NAMES[i].lower()] for i in range(len(isa.BASE_REGS))],
-        size_regs=[reg_off[isa.SIZE_REGS[isa.BASE_REG_NAMES[i]]] for i in range(len(isa.BASE_REGS))],
+        size_regs=[reg_off[SIZE_REGS[isa.BASE_REG_NAMES[i]]] for i in range(len(isa.BASE_REGS))],
         unused_masks={op: ((1 << isa.INSN_BITS) - 1) ^ ((1 << (isa.LAYOUTS[op][-1][1] + isa.LAYOUTS[op][-1][2])) - 1)
                       for op in sorted(isa.OPCODES, key=isa.OPCODES.get)},
         token_queue_depth=isa.TOKEN_QUEUE_DEPTH, token_count_bits=isa.TOKEN_COUNT_BITS,
@@ -92,7 +92,7 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         wbuf_elems=max(h8.wbuf_words, h16.wbuf_words) * a.tn * a.tm,
         acc_words=h8.acc_words, obuf_elems=max(h8.obuf_words, h16.obuf_words) * a.tm, pbuf_entries=a.pbuf_entries,
         acc_w=max(h8.acc_bits, h16.acc_bits), config_id=h8.config_id, ld_outst=MAX_READ_BURSTS,
-        hw_info=isa.ISA_VERSION | a.tn << 8 | a.tm << 16 | modes << 24, rom_words=max(rom_words, 1),
+        hw_info=pack_hw_info(isa.ISA_VERSION, a.tn, a.tm), rom_words=max(rom_words, 1),
         ram_styles=ram_styles(board))
 
 

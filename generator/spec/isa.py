@@ -31,6 +31,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from host.manifest import BASE_REGS as BASE_REG_ORDER
+from host.registers import HW_INFO_MODES, status_bit_names
+
 ISA_VERSION = 1
 INSN_BITS = 256
 INSN_BYTES = INSN_BITS // 8
@@ -41,11 +44,13 @@ OPCODE_NAMES = {v: k for k, v in OPCODES.items()}
 MODULE_OF = {"NOP": "compute", "CONFIG": "load", "LOAD": "load", "COMPUTE": "compute", "SYNC": "compute",
              "POST": "store", "STORE": "store", "END": "store"}
 
-BASE_REGS = {"WEIGHTS": 0, "ACT": 1, "INPUT": 2, "OUTPUT": 3}
+#: base register -> its number in the ``base_reg`` field (the order is the deployment contract's, host/manifest.py)
+BASE_REGS = {name: k for k, name in enumerate(BASE_REG_ORDER)}
 BASE_REG_NAMES = {v: k for k, v in BASE_REGS.items()}
 BUFFERS = {"IBUF": 0, "WBUF": 1, "PBUF": 2}
 BUFFER_NAMES = {v: k for k, v in BUFFERS.items()}
-PRECISIONS = {"int8": 0, "int16": 1}
+#: CONFIG.precision values: the numbering of hw_info's mode bits (host/registers.py, read by the driver)
+PRECISIONS = dict(HW_INFO_MODES)
 ACTIVATIONS = {"linear": 0, "neg_mult": 1}   # neg_mult: acc < 0 uses the negative-side multiplier (ReLU, LeakyReLU)
 
 #: PBUF record layout in DDR (little-endian), 16 bytes per output channel
@@ -242,7 +247,7 @@ REGISTERS = [
     ("n_insns", 0x4C, 32, "w"),    # instructions to run from DDR
     ("fetch_ddr", 0x54, 32, "w"),  # 0: run the instruction ROM baked into the bitstream, 1: fetch from DDR
     ("status", 0x5C, 32, "r"),     # 0 ok; STATUS bits below on error (the run stops, ap_done is raised)
-    ("hw_info", 0x64, 32, "r"),    # ISA_VERSION | Tn << 8 | Tm << 16 | modes << 24 (HW_INFO_MODES bits)
+    ("hw_info", 0x64, 32, "r"),    # ISA_VERSION | Tn << 8 | Tm << 16 | modes << 24 (host.registers.pack_hw_info)
     ("config_id", 0x6C, 32, "r"),  # the hardware configuration id (CONFIG instruction must match)
     ("cycles", 0x74, 32, "r"),     # cycles of the last run
     # bytes of the buffer behind each base register (the host's allocation): every LOAD / STORE byte must lie in
@@ -252,10 +257,6 @@ REGISTERS = [
     ("input_size", 0x8C, 32, "w"),
     ("output_size", 0x94, 32, "w"),
 ]
-#: size register of each base register (:data:`BASE_REGS` name -> :data:`REGISTERS` name)
-SIZE_REGS = {name: f"{name.lower()}_size" for name in BASE_REGS}
-#: precision modes bits of hw_info[31:24] (bit numbers = PRECISIONS values)
-HW_INFO_MODES = {"int8": 0, "int16": 1}
 
 # ------------------------------------------------------------------------------------------ error status
 #: depth of each of the four dependency-token FIFOs (tokens it holds). 512: an AXI4-Stream FIFO of the block design
@@ -336,8 +337,7 @@ STATUS_BITS = {"ILLEGAL_OPCODE": 0, "CONFIG_MISMATCH": 1, "ISA_VERSION_MISMATCH"
 
 def status_names(status: int) -> list[str]:
     """Names of the :data:`STATUS_BITS` set in a status word (unknown bits as ``bitN``)."""
-    names = {b: n for n, b in STATUS_BITS.items()}
-    return [names.get(b, f"bit{b}") for b in range(32) if status >> b & 1]
+    return status_bit_names(status, STATUS_BITS)
 
 
 def status_of(name: str) -> int:

@@ -1,5 +1,5 @@
 """A fake PYNQ device whose accelerator is the SystemVerilog RTL under cocotb, so ``host/driver.py`` runs unchanged
-over the RTL (issue 5, "simulation backends": (b) the RTL under cocotb).
+over the RTL (issue 5, "simulation backends": (b) the RTL under cocotb). Used by the tests only.
 
 :class:`RtlSimDevice` is the RTL counterpart of :class:`generator.exec.pynq_golden.GoldenSimDevice`: a
 :class:`pynq.pl_server.device.Device` subclass made ``Device.active_device``, so the driver's ``pynq.allocate``,
@@ -20,7 +20,7 @@ over the RTL (issue 5, "simulation backends": (b) the RTL under cocotb).
   the time the CPU spends between two polls. The driver's own ``time.sleep`` between polls is wall-clock time in
   which the simulator is stopped, so run it with ``poll_interval_s=0`` and a wall-clock ``timeout_s`` long enough
   for the simulation.
-* ``ip_dict``: the accelerator (VLNV :data:`KERNEL_VLNV`) as in :class:`GoldenSimDevice`.
+* ``ip_dict``: the accelerator (VLNV :data:`host.registers.KERNEL_VLNV`) as in :class:`GoldenSimDevice`.
 
 Only the thread started by :func:`cocotb.task.bridge` may touch the registers (``resume`` refuses other threads);
 memory (allocate/flush/invalidate) may be used from any thread (``detect_stream``'s pre-processing worker).
@@ -36,7 +36,8 @@ from pynq.buffer import PynqBuffer
 from pynq.pl_server.device import Device
 
 from generator.spec import isa
-from generator.exec.pynq_golden import KERNEL_VLNV, carve_buffer
+from generator.exec.pynq_golden import carve_buffer
+from host.registers import KERNEL_VLNV
 
 REG = {n: o for n, o, _, _ in isa.REGISTERS}
 

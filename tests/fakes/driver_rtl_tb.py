@@ -1,9 +1,9 @@
 """cocotb bench: host/driver.py, unchanged, over the RTL (run by tests/test_driver_rtl.py through the cocotb
-runner, one simulator process per case). The RTL's DDR is an AxiRam and its registers are reached through an
-AxiLiteMaster, both behind generator.exec.pynq_rtl.RtlSimDevice, the active PYNQ device; the driver's blocking code
-(YoloAccelerator(package).detect / detect_stream) runs in a cocotb.task.bridge thread. The case (case.json, path
-in $DRIVER_RTL_CASE) names the package and the images; the results (detections, raw head values, timing,
-register/flush statistics) are pickled to the case's "out" file."""
+runner as module ``fakes.driver_rtl_tb``, one simulator process per case). The RTL's DDR is an AxiRam and its
+registers are reached through an AxiLiteMaster, both behind fakes.pynq_rtl.RtlSimDevice, the active PYNQ device;
+the driver's blocking code (YoloAccelerator(package).detect / detect_stream) runs in a cocotb.task.bridge thread.
+The case (case.json, path in $DRIVER_RTL_CASE) names the package and the images; the results (detections, raw head
+values, timing, register/flush statistics) are pickled to the case's "out" file."""
 import json
 import os
 import pickle
@@ -15,7 +15,7 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.task import bridge
 
-from generator.exec.pynq_rtl import RtlSimDevice
+from fakes.pynq_rtl import RtlSimDevice
 from generator.exec.pynq_golden import active
 from host.driver import AcceleratorError, AcceleratorTimeout, DriverError, PackageMismatchError, YoloAccelerator
 from host.preprocess import load_image

@@ -1,0 +1,19 @@
+"""Architecture constants of the accelerator that are not part of the ISA, each defined once here and handed to the
+HLS and RTL templates through their render context (:mod:`generator.backends.hls`, :mod:`generator.backends.rtl`).
+
+The constants the PYNQ driver needs too (kernel VLNV, ``hw_info`` packing, DDR page size, base registers) live in
+``host/`` (:mod:`host.registers`, :mod:`host.manifest`), which runs on the board without the generator; the ISA's
+own (instruction format, register map, status bits, token queue depth) in :mod:`generator.spec.isa`.
+"""
+from __future__ import annotations
+
+#: int8 packing into one DSP48E2: A = (x_hi << PACK_SHIFT) + x_lo, so the low product occupies bits
+#: [PACK_SHIFT-1:0] of the P output (signed) and the high one the bits above
+PACK_SHIFT = 18
+#: packed int8 products (|x*w| <= 128*128) summed in the DSP cascade before the low lane's signed PACK_SHIFT-bit
+#: field could overflow into the high lane: the largest G with G * 2^14 <= 2^(PACK_SHIFT-1) - 1
+PACK_GROUP = ((1 << (PACK_SHIFT - 1)) - 1) // (128 * 128)
+#: depth of the fetch -> load / compute / store command queues (instructions)
+CMD_QUEUE_DEPTH = 512
+#: depth of the HLS kernel's run-descriptor and done-report queues (one entry per run is ever in them)
+RUN_QUEUE_DEPTH = 2

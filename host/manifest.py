@@ -1,0 +1,133 @@
+"""The deployment contract's ``manifest.json``: its schema, the DDR layout it describes, and its reader.
+
+The generator's writer (:mod:`generator.codegen.artifacts`) builds every entry through :func:`entry` and the whole
+file through :func:`build_manifest`; the driver reads it through :func:`read_manifest`. Both sides therefore agree on
+one key list per entry kind (:data:`SCHEMA`), in file order (the writer's output is byte-stable). Pure Python: runs
+on the board without the generator.
+
+DDR layout: the accelerator addresses DDR through four base registers (:data:`BASE_REGS`, in the order of the
+instruction's ``base_reg`` field); the host allocates one buffer per base register (``base_sizes`` bytes, rounded up
+to whole :data:`PAGE` pages). Each *region* is an NHWC tensor of ``h x w x channels`` elements with a ``pad``-wide
+zero-point border, at byte ``addr`` of its base register's buffer (:func:`region_shape`). A *tensor* (the input,
+each head) is ``channels`` consecutive channels from ``ch_offset`` of a region's interior (:func:`tensor_window`).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .errors import PackageError
+
+#: the base registers, in the order of their number in the instruction's ``base_reg`` field
+BASE_REGS = ("WEIGHTS", "ACT", "INPUT", "OUTPUT")
+#: host buffers are whole pages (bytes)
+PAGE = 4096
+
+_NUMBER = (int, float)
+#: key -> JSON type of each entry kind, in file order. ``manifest``: the top level; ``hardware``: the accelerator the
+#: program is compiled for (compared with the ``hw_info`` / ``config_id`` registers); ``register``: one AXI-Lite
+#: register (byte offset, 32 or 64 bits, access "r" / "w" / "rw"); ``net``: the network input size in pixels;
+#: ``region``: a DDR region
+#: (``addr`` bytes into its base register's buffer, ``zp`` the border's zero point, ``bytes`` border included);
+#: ``tensor``: the input or a head (``offset`` = its region's ``addr``; ``pixel_stride`` = the region's channels;
+#: ``scale`` / ``zero_point`` dequantize it; heads add ``yolo``, the YOLO head parameters); ``layer``: one layer of
+#: the schedule (``insns`` = [first, end) instruction indices).
+SCHEMA = {
+    "manifest": {"isa_version": int, "insn_bytes": int, "n_insns": int, "board": str, "part": str,
+                 "clock_mhz": _NUMBER, "hardware": dict, "quant": str, "base_sizes": dict, "registers": dict,
+                 "ctrl_bits": dict, "status_bits": dict, "regions": list, "input": dict, "heads": list, "net": dict,
+                 "names": list, "layers": list, "predicted_cycles": int, "param_bytes": int},
+    "hardware": {"tn": int, "tm": int, "bits": int, "config_id": int, "pix_lanes": int},
+    "register": {"offset": int, "bits": int, "access": str},
+    "net": {"width": int, "height": int},
+    "region": {"name": str, "base_reg": str, "addr": int, "channels": int, "h": int, "w": int, "pad": int,
+               "zp": int, "scale": _NUMBER, "bytes": int},
+    "tensor": {"name": str, "region": str, "base_reg": str, "offset": int, "ch_offset": int, "channels": int,
+               "h": int, "w": int, "pad": int, "pixel_stride": int, "layout": str, "scale": _NUMBER,
+               "zero_point": int, "dtype": str},
+    "layer": {"name": str, "kind": str, "insns": list, "plan": str, "predicted_cycles": int, "macs": int,
+              "ddr_bytes": int},
+}
+#: optional trailing keys per entry kind
+OPTIONAL = {"tensor": {"yolo": dict}}
+#: the keys the driver needs (a manifest without one is refused)
+DRIVER_KEYS = ("isa_version", "insn_bytes", "n_insns", "hardware", "base_sizes", "registers", "ctrl_bits",
+               "status_bits", "regions", "input", "heads", "net", "names")
+
+
+class ManifestError(ValueError):
+    """An entry does not follow :data:`SCHEMA` (the message names the kind and the key)."""
+
+
+def entry(kind: str, /, **fields) -> dict:
+    """One entry of kind ``kind`` (a :data:`SCHEMA` key), its keys in schema order, optional ones last.
+
+    Raises:
+        ManifestError: a key missing or unknown, or a value of another JSON type (bool is not int).
+    """
+    spec, opt = SCHEMA[kind], OPTIONAL.get(kind, {})
+    missing = [k for k in spec if k not in fields]
+    unknown = [k for k in fields if k not in spec and k not in opt]
+    if missing or unknown:
+        raise ManifestError(f"manifest {kind} entry: missing keys {missing}, unknown keys {unknown}")
+    out = {}
+    for k, typ in list(spec.items()) + [(k, t) for k, t in opt.items() if k in fields]:
+        v = fields[k]
+        if isinstance(v, bool) or not isinstance(v, typ):
+            raise ManifestError(f"manifest {kind} entry: {k} = {v!r} is not {typ}")
+        out[k] = v
+    return out
+
+
+def build_manifest(**fields) -> dict:
+    """The whole manifest (JSON-able dict) from its top-level fields (:data:`SCHEMA` ``"manifest"``), each nested
+    entry checked against its kind and ``base_sizes`` keyed by :data:`BASE_REGS`. Raises ManifestError (see
+    :func:`entry`)."""
+    m = entry("manifest", **fields)
+    entry("hardware", **m["hardware"])
+    entry("net", **m["net"])
+    for r in m["registers"].values():
+        entry("register", **r)
+    if sorted(m["base_sizes"]) != sorted(BASE_REGS):
+        raise ManifestError(f"manifest base_sizes {sorted(m['base_sizes'])}: not the base registers {BASE_REGS}")
+    for kind, items in (("region", m["regions"]), ("tensor", [m["input"], *m["heads"]]), ("layer", m["layers"])):
+        for e in items:
+            entry(kind, **e)
+    return m
+
+
+def read_manifest(path) -> dict:
+    """Parse a package's ``manifest.json``.
+
+    Raises:
+        PackageError: no such file, not valid JSON, or one of :data:`DRIVER_KEYS` missing (the message names
+            the file).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise PackageError(f"{p}: no such file (not a deployment package?)")
+    try:
+        m = json.loads(p.read_text())
+    except ValueError as e:
+        raise PackageError(f"{p}: not valid JSON ({e})") from e
+    missing = [k for k in DRIVER_KEYS if k not in m]
+    if missing:
+        raise PackageError(f"{p}: missing keys {missing}")
+    return m
+
+
+def page_round(nbytes: int) -> int:
+    """``nbytes`` rounded up to whole :data:`PAGE` pages (0 stays 0)."""
+    return -(-int(nbytes) // PAGE) * PAGE
+
+
+def region_shape(r: dict) -> tuple[int, int, int]:
+    """[H + 2 pad, W + 2 pad, C] elements of region entry ``r`` (its border included)."""
+    p = r["pad"]
+    return r["h"] + 2 * p, r["w"] + 2 * p, r["channels"]
+
+
+def tensor_window(t: dict) -> tuple[slice, slice, slice]:
+    """The [h, w, channels] window of tensor entry ``t`` (input or head) in its region's [H+2p, W+2p, C] array."""
+    p = t["pad"]
+    return slice(p, p + t["h"]), slice(p, p + t["w"]), slice(t["ch_offset"], t["ch_offset"] + t["channels"])

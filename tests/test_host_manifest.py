@@ -1,0 +1,61 @@
+"""The deployment contract host/ owns (host/manifest.py, host/registers.py): the manifest schema the generator writes
+through and the driver reads through, the hw_info packing, and the ISA tables derived from them."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from generator.spec import isa
+from host.errors import PackageError
+from host.manifest import BASE_REGS, SCHEMA, ManifestError, build_manifest, entry, page_round, read_manifest
+from host.registers import HW_INFO_MODES, KERNEL_VLNV, SIZE_REGS, ip_vlnv, pack_hw_info, unpack_hw_info
+
+HW = dict(tn=32, tm=32, bits=8, config_id=0x1234, pix_lanes=2)
+
+
+def test_entry_orders_keys_and_refuses_off_schema_fields():
+    e = entry("hardware", **dict(reversed(list(HW.items()))))
+    assert list(e) == list(SCHEMA["hardware"]) and e == HW
+    with pytest.raises(ManifestError, match=r"missing keys \['pix_lanes'\]"):
+        entry("hardware", **{k: v for k, v in HW.items() if k != "pix_lanes"})
+    with pytest.raises(ManifestError, match=r"unknown keys \['extra'\]"):
+        entry("hardware", **HW, extra=1)
+    with pytest.raises(ManifestError, match="tn = True"):
+        entry("hardware", **dict(HW, tn=True))          # bool is not an int in the manifest
+    t = dict(name="x", region="r", base_reg="INPUT", offset=0, ch_offset=0, channels=3, h=4, w=4, pad=1,
+             pixel_stride=3, layout="NHWC", scale=0.5, zero_point=0, dtype="int8")
+    assert list(entry("tensor", **t, yolo={"classes": 1})) == [*SCHEMA["tensor"], "yolo"]
+
+
+def test_build_and_read_manifest(tmp_path):
+    fields = {k: {int: 1, str: "s", dict: {}, list: []}.get(t, 300.0) for k, t in SCHEMA["manifest"].items()}
+    with pytest.raises(ManifestError, match="hardware entry"):
+        build_manifest(**fields)                         # nested entries are checked too
+    fields.update(hardware=HW, net={"width": 4, "height": 4})
+    with pytest.raises(ManifestError, match="base_sizes"):
+        build_manifest(**fields)
+    fields.update(base_sizes={k: 0 for k in BASE_REGS}, registers={"CTRL": {"offset": 0, "bits": 32}})
+    with pytest.raises(ManifestError, match=r"register entry: missing keys \['access'\]"):
+        build_manifest(**fields)
+    fields.update(registers={}, input={})
+    with pytest.raises(ManifestError, match="tensor entry"):
+        build_manifest(**fields)
+    (tmp_path / "manifest.json").write_text(json.dumps({"isa_version": 1}))
+    with pytest.raises(PackageError, match="missing keys"):
+        read_manifest(tmp_path / "manifest.json")
+    with pytest.raises(PackageError, match="no such file"):
+        read_manifest(tmp_path / "none.json")
+
+
+def test_hw_info_and_registers_are_the_isas():
+    word = pack_hw_info(isa.ISA_VERSION, 32, 16)
+    assert unpack_hw_info(word) == {"isa_version": isa.ISA_VERSION, "tn": 32, "tm": 16,
+                                    "precisions": ["int8", "int16"]}
+    assert unpack_hw_info(pack_hw_info(1, 8, 8, ["int16"]))["precisions"] == ["int16"]
+    assert isa.PRECISIONS == HW_INFO_MODES and list(isa.BASE_REGS) == list(BASE_REGS)
+    assert [isa.BASE_REGS[k] for k in BASE_REGS] == [0, 1, 2, 3]
+    names = {n for n, _, _, _ in isa.REGISTERS}
+    assert set(SIZE_REGS.values()) <= names and {k.lower() for k in BASE_REGS} <= names
+    assert ip_vlnv("accel") == KERNEL_VLNV
+    assert page_round(0) == 0 and page_round(1) == 4096 and page_round(4096) == 4096

@@ -1,0 +1,64 @@
+"""Detection metrics (generator/eval/metrics.py): IoU and (mean) average precision on hand-computed cases."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from generator.eval.metrics import average_precision, iou, mean_average_precision
+
+
+def _d(label, box, score=None):
+    d = {"label": label, "box": list(box)}
+    if score is not None:
+        d["score"] = score
+    return d
+
+
+def test_iou_hand_values():
+    np.testing.assert_allclose(iou([0, 0, 10, 10], [[0, 0, 10, 10], [5, 0, 15, 10], [20, 20, 30, 30]]),
+                               [1.0, 50 / 150, 0.0])
+
+
+def test_map_perfect():
+    gts = [[_d("dog", [0, 0, 10, 10]), _d("cat", [20, 20, 40, 40])], [_d("dog", [5, 5, 50, 50])]]
+    preds = [[_d(g["label"], g["box"], 0.9) for g in im] for im in gts]
+    assert mean_average_precision(preds, gts) == pytest.approx(1.0)
+
+
+def test_map_fp_ranked_above_tp():
+    # one GT, predictions: FP (score 0.9, no overlap) then TP (0.8).
+    # ranked: FP -> P=0/1, R=0 ; TP -> P=1/2, R=1. Envelope at R=1 is 0.5 -> AP = 1.0 * 0.5 = 0.5
+    gts = [[_d("dog", [0, 0, 10, 10])]]
+    preds = [[_d("dog", [50, 50, 60, 60], 0.9), _d("dog", [0, 0, 10, 10], 0.8)]]
+    assert average_precision(preds, gts) == {"dog": pytest.approx(0.5)}
+    # two GT, ranked TP(0.9), FP(0.8), TP(0.7): (R,P) = (.5,1), (.5,.5), (1,2/3)
+    # AP = 0.5*1 + 0.5*(2/3) = 0.8333...
+    gts = [[_d("dog", [0, 0, 10, 10]), _d("dog", [100, 100, 120, 120])]]
+    preds = [[_d("dog", [0, 0, 10, 10], 0.9), _d("dog", [50, 50, 60, 60], 0.8), _d("dog", [100, 100, 120, 121], 0.7)]]
+    assert mean_average_precision(preds, gts) == pytest.approx(0.5 + 0.5 * 2 / 3)
+
+
+def test_map_missed_gt_duplicates_and_ignored_classes():
+    # two GT dogs, only one found: R=0.5 at P=1 -> AP 0.5 ; cat GT never predicted -> AP 0 ;
+    # "bird" predicted but has no GT -> ignored. mAP = (0.5 + 0) / 2 = 0.25
+    gts = [[_d("dog", [0, 0, 10, 10]), _d("dog", [30, 30, 40, 40]), _d("cat", [60, 60, 70, 70])]]
+    preds = [[_d("dog", [0, 0, 10, 10], 0.9), _d("bird", [60, 60, 70, 70], 0.95)]]
+    ap = average_precision(preds, gts)
+    assert ap == {"dog": pytest.approx(0.5), "cat": 0.0}
+    assert mean_average_precision(preds, gts) == pytest.approx(0.25)
+    # a duplicate of an already-matched GT is a FP: TP(0.9), dup FP(0.8) with one GT -> AP 1.0 (FP after full recall)
+    gts = [[_d("dog", [0, 0, 10, 10])]]
+    preds = [[_d("dog", [0, 0, 10, 10], 0.9), _d("dog", [0, 0, 10, 11], 0.8)]]
+    assert mean_average_precision(preds, gts) == pytest.approx(1.0)
+    # a loose box ranked first: IoU 100/300 = 1/3 < 0.5 -> FP (P=0), then the exact box TP (R=1, P=1/2): AP 0.5
+    preds = [[_d("dog", [0, 0, 10, 30], 0.95), _d("dog", [0, 0, 10, 10], 0.9)]]
+    assert mean_average_precision(preds, gts) == pytest.approx(0.5)
+    # predictions in another image do not match
+    gts = [[_d("dog", [0, 0, 10, 10])], []]
+    preds = [[], [_d("dog", [0, 0, 10, 10], 0.9)]]
+    assert mean_average_precision(preds, gts) == pytest.approx(0.0)
+    assert math.isnan(mean_average_precision([[]], [[]]))
+    with pytest.raises(ValueError):
+        mean_average_precision([[]], [])

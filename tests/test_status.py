@@ -25,7 +25,7 @@ from generator.backends import hls
 
 from generator.spec import isa
 
-from generator.exec import runtime
+from generator.exec import csim, runtime
 from generator.flows.compiler import Compiled, manifest
 from generator.quant.quantize import QuantConfig
 from generator.exec.golden import GoldenSim, SimError
@@ -60,7 +60,7 @@ def base():
 def csim_exe(tmp_path_factory):
     d = tmp_path_factory.mktemp("hls_status")
     hls.render(board(**TINY), d)
-    return hls.compile_csim(d)
+    return csim.compile_csim(d)
 
 
 @pytest.fixture(scope="session")
@@ -147,7 +147,7 @@ def run_golden(b, blob):
 
 
 def run_csim(b, blob, exe, wd):
-    out, info = hls.run_csim(exe, b["ddr"], b["bases"], blob, wd, sizes=b["sizes"])
+    out, info = csim.run_csim(exe, b["ddr"], b["bases"], blob, wd, sizes=b["sizes"])
     return info["status"], out
 
 

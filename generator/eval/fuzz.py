@@ -301,11 +301,8 @@ class Fuzzer:
 
     def _csim_exe(self, cfg, brd):
         if cfg not in self._csim:
-            from generator.backends import hls
             from generator.exec import csim
-            d = self.work / f"csim-{cfg}"
-            hls.render(brd, d, None)
-            self._csim[cfg] = csim.compile_csim(d)
+            self._csim[cfg] = csim.compile_kernel(brd, self.work / f"csim-{cfg}")
         return self._csim[cfg]
 
     def _rtl_build(self, cfg, brd):

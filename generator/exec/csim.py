@@ -65,6 +65,14 @@ def compile_csim(src_dir: str | Path, exe: str | Path | None = None, extra: list
     return exe
 
 
+def compile_kernel(board: Board, out_dir: str | Path, extra: list[str] | None = None) -> Path:
+    """Render the kernel of ``board`` with an empty ROM (programs fetched from DDR) into ``out_dir`` and compile its
+    C-simulation (:func:`compile_csim`, extra g++ flags ``extra``). Returns the binary's path. Raises HlsError,
+    hls_resources.ResourceError as :func:`generator.backends.hls.render` and :func:`compile_csim` do."""
+    hls.render(board, out_dir)
+    return compile_csim(out_dir, extra=extra)
+
+
 def place_program(ddr: np.ndarray, blob: bytes, align: int = 4096) -> tuple[np.ndarray, int]:
     """Append an instruction blob to a DDR image at an ``align``-byte boundary. Returns (new image, address)."""
     addr = -(-ddr.size // align) * align

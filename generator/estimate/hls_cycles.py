@@ -47,9 +47,9 @@ kernel's C++ derives them; ``II_X`` / ``D_X`` the annotated II / depth of loop X
 
 Over a program (:meth:`KernelEstimate.program_cycles`): the golden simulator's module / token scheduler
 (:meth:`generator.exec.golden.GoldenSim.run_insns` with ``functional=False``) with this cost per instruction and the
-dispatch times above and the command queues of depth ``generator.spec.memories.CMD_QUEUE_DEPTH`` (the in-order fetch stops while the
-queue of the next instruction's module is full), so the estimate keeps the token dependencies and the overlap of
-the load, compute and store modules that the queues allow. Not modelled: the DDR contention between the load and
+dispatch times above and the command queues of depth :data:`generator.spec.memories.CMD_QUEUE_DEPTH` (the in-order
+fetch stops while the queue of the next instruction's module is full), so the estimate keeps the token
+dependencies and the overlap of the load, compute and store modules that the queues allow. Not modelled: the DDR contention between the load and
 store ports.
 """
 from __future__ import annotations

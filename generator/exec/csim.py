@@ -68,7 +68,7 @@ def compile_csim(src_dir: str | Path, exe: str | Path | None = None, extra: list
 def compile_kernel(board: Board, out_dir: str | Path, extra: list[str] | None = None) -> Path:
     """Render the kernel of ``board`` with an empty ROM (programs fetched from DDR) into ``out_dir`` and compile its
     C-simulation (:func:`compile_csim`, extra g++ flags ``extra``). Returns the binary's path. Raises HlsError,
-    hls_resources.ResourceError as :func:`generator.backends.hls.render` and :func:`compile_csim` do."""
+    hls_resources.ResourceError as :func:`generator.backends.hls.kernel.render` and :func:`compile_csim` do."""
     hls.render(board, out_dir)
     return compile_csim(out_dir, extra=extra)
 
@@ -132,7 +132,8 @@ def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: s
     """Render the deployment kernel of ``prog`` (its program baked into the instruction ROM) into ``out_dir``,
     compile the C-simulation, run it in ROM mode on ``ddr`` and compare the whole DDR image with the golden
     simulator's (:class:`generator.exec.golden.GoldenSim`). The DDR image is also written as ``ddr_in.bin`` so that
-    ``vitis_hls -f run_hls.tcl`` runs the same C-simulation. ``overlay_dir``: see :func:`generator.backends.hls.kernel.render`.
+    ``vitis_hls -f run_hls.tcl`` runs the same C-simulation. ``overlay_dir``: see
+    :func:`generator.backends.hls.kernel.render`.
 
     Args: prog: :class:`generator.codegen.program.Program`; ddr / bases: from :func:`generator.exec.runtime.build_ddr`.
     Returns: {"status", "cycles", "golden_cycles", "bit_exact", "diff_bytes", "csim_seconds", "dir", "ddr"} with

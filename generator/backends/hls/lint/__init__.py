@@ -53,7 +53,7 @@ when its init sets one loop variable to a constant, its condition compares that 
 ``do`` loops never have one (a range-for always has).
 
 The synthesis code path is parsed: ``-x c++ -std=c++14 -D__SYNTHESIS__`` with stub ``ap_int.h``, ``ap_fixed.h``
-and ``hls_stream.h`` (written by :func:`generator.backends.hls.lint.stubs.write_stubs` into a temporary folder ahead of the include path: just the
+and ``hls_stream.h`` (written by ``stubs.write_stubs`` into a temporary folder ahead of the include path: just the
 declarations the checks need -- ``ap_int<N>`` / ``ap_uint<N>`` with their conversions, ``range()``, ``[]``,
 compound assignments; ``hls::stream<T>`` with ``read`` / ``write`` / ``read_nb`` / ``write_nb`` / ``>>`` / ``<<``
 / ``empty`` / ``full`` / ``size``), since the open ``ap_common.h`` stops with ``#error`` under ``__SYNTHESIS__``.
@@ -61,10 +61,9 @@ With ``stubs=False`` the real headers on the include path are parsed instead, wi
 the synthesis path with a project macro then, e.g. the kernel's ``-DACCEL_DATAFLOW``). The wheel's libclang has
 no compiler headers (``stddef.h``): the installed gcc's are added. A parse error is a :class:`LintError`.
 
-Modules: :mod:`~generator.backends.hls.lint.clang_ast` (libclang glue, AST helpers), :mod:`~generator.backends.hls.lint.stubs`,
-:mod:`~generator.backends.hls.lint.source` (tokens, pragmas), :mod:`~generator.backends.hls.lint.checker` (scopes,
-pipeline and trip-count rules), :mod:`~generator.backends.hls.lint.dataflow` (dataflow rules),
-:mod:`~generator.backends.hls.lint.run` (:func:`check`, the command line).
+Modules (of ``generator.backends.hls.lint``): ``clang_ast`` (libclang glue, AST helpers), ``stubs`` (the stub
+headers), ``source`` (tokens, pragmas), ``checker`` (scopes, pipeline and trip-count rules), ``dataflow`` (dataflow
+rules), ``run`` (:func:`check`, the command line).
 
 CLI: ``python -m generator.backends.hls.lint DIR [-I DIR] [-D MACRO[=V]] [--real-headers]`` checks ``DIR/*.cpp`` (or the
 given files; a folder's testbenches -- ``tb*.cpp``, ``*_tb.cpp``, ``*test*.cpp`` -- are left out; each source's

@@ -54,10 +54,13 @@ PROXY_METHODS = {"range", "operator[]", "operator()", "bit", "get_bit"}   # elem
 
 
 def binop(c) -> str:
+    """The operator of a BINARY_OPERATOR / COMPOUND_ASSIGNMENT_OPERATOR cursor (``"*"``, ``"+="``, ...), ``"?"``
+    if unknown."""
     return _BINOPS.get(lib.clang_getCursorBinaryOperatorKind(c), "?")
 
 
 def unop(c) -> str:
+    """The operator of a UNARY_OPERATOR cursor (``"&"``, ``"post++"``, ...), ``"?"`` if unknown."""
     return _UNOPS.get(lib.clang_getCursorUnaryOperatorKind(c), "?")
 
 
@@ -93,6 +96,7 @@ def skipped_ranges(tu, path: Path) -> list[tuple[int, int]]:
 
 # ---------------------------------------------------------------------------------------------- AST helpers
 def children(c) -> list:
+    """The child cursors of ``c`` as a list."""
     return list(c.get_children())
 
 
@@ -179,6 +183,7 @@ _AP_TYPES = {"ap_int", "ap_uint", "ap_int_base", "ap_fixed", "ap_ufixed", "ap_fi
 
 
 def strip_ref(t):
+    """The canonical type of ``t``, without a reference."""
     if t.kind in (ci.TypeKind.LVALUEREFERENCE, ci.TypeKind.RVALUEREFERENCE):
         t = t.get_pointee()
     return t.get_canonical()
@@ -204,6 +209,7 @@ def type_width(t) -> int | None:
 
 
 def operand_width(c) -> int | None:
+    """Bit width of an operand: a compile-time constant by its value's bit length, else its type's (None if unknown)."""
     s = strip(c)
     if is_constant(s):
         v = evaluate(s)
@@ -213,6 +219,7 @@ def operand_width(c) -> int | None:
 
 
 def pow2_constant(c) -> bool:
+    """``c`` is a compile-time constant power of two (a multiply by it is a shift)."""
     s = strip(c)
     if not is_constant(s):
         return False
@@ -221,12 +228,14 @@ def pow2_constant(c) -> bool:
 
 
 def is_stream_type(t) -> bool:
+    """``t`` is an ``hls::stream<...>`` (or a reference to one)."""
     t = strip_ref(t)
     s = t.spelling.replace("const ", "")
     return s.startswith("hls::stream<")
 
 
 def is_buffer_type(t) -> bool:
+    """``t`` is a buffer of the dataflow rules: an array, a pointer or an ``hls::stream`` (or a reference to one)."""
     t = strip_ref(t)
     return t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY,
                       ci.TypeKind.DEPENDENTSIZEDARRAY, ci.TypeKind.POINTER) or is_stream_type(t)
@@ -256,6 +265,7 @@ def walk(c, stack=()):
 
 
 def body(fn):
+    """The body (COMPOUND_STMT) of the function cursor ``fn``, None for a declaration."""
     for ch in fn.get_children():
         if ch.kind == K.COMPOUND_STMT:
             return ch
@@ -263,6 +273,7 @@ def body(fn):
 
 
 def loop_body(loop):
+    """The body statement of a loop cursor (a ``do`` loop's first child, the last child otherwise), None if empty."""
     ch = children(loop)
     if not ch:
         return None

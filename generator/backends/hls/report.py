@@ -35,11 +35,11 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
     cycles and frames/s at the board clock, the int8 / int16 throughput ratio, the C-simulation result.
 
     Args: cycles: {8: predicted cycles of the int8 program, 16: of the int16 one} (latency model, per frame);
-        compiled_bits: precision of the program baked into the ROM;
-        check: :func:`generator.exec.csim.build_and_check`'s result
-        (None: not run); detections: from the C-simulation's heads; est: resource estimate (computed if None);
-        kernel_est: :func:`generator.estimate.hls_cycles.compare` of the program (the ``hls-cycles:`` / ``model-cycles:``
-        lines; omitted if None).
+        compiled_bits: precision of the program baked into the ROM; check:
+        :func:`generator.exec.csim.build_and_check`'s result (None: not run); detections: from the C-simulation's
+        heads; est: resource estimate (computed if None); kernel_est: :func:`generator.estimate.hls_cycles.compare`
+        of the program (the ``hls-cycles:`` / ``model-cycles:`` lines, :func:`kernel_estimate_lines`; omitted if
+        None).
     """
     a = board.accelerator
     est = est or hls_resources.estimate(board, program_insns)

@@ -279,11 +279,13 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     import subprocess
 
     from generator.backends import hls
-
     from generator.estimate import hls_resources
     from generator.codegen.artifacts import write_artifacts
     from generator.flows.compiler import detections_from_heads, quantize_image
+    from generator.exec import csim
     from generator.exec.runtime import build_ddr, read_tensor
+    from generator.flows.compiler import detections_from_heads, quantize_image, write_artifacts
+    from generator.spec import isa
     from host.draw import draw_detections
 
     od = _out_folder(out) if out else None
@@ -301,12 +303,12 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     hd = Path(d) / "hls"
     print(f"rendering the HLS kernel and scripts into {hd} and running its C-simulation (g++) on {image} ...")
     try:
-        r = hls.build_and_check(comp.board, comp.program, ddr, bases, hd,
-                                overlay_dir=Path(overlay).resolve() if overlay else None)
+        r = csim.build_and_check(comp.board, comp.program, ddr, bases, hd,
+                                 overlay_dir=Path(overlay).resolve() if overlay else None)
     except hls.HlsError as e:
         _die(str(e))
     if not r["bit_exact"]:
-        _die(f"C-simulation differs from the golden simulator: status {hls.status_names(r['status'])}, "
+        _die(f"C-simulation differs from the golden simulator: status {isa.status_names(r['status'])}, "
              f"{r['diff_bytes']} DDR bytes differ")
     # predicted cycles of both precisions (latency model) for the int8 / int16 ratio
     bits = comp.hw.bits

@@ -10,17 +10,18 @@ import time
 
 import pytest
 
+from generator import ROOT_DIR
 from generator.backends import hls
-
+from generator.backends.hls.kernel import KERNEL_DIR
+from generator.backends.hls.report import kernel_estimate_lines
 from generator.estimate import hls_cycles as he
-
 from generator.spec import timing
 from generator.spec.board import load_board
 from generator.exec.rtl import TINY
 from helpers import board, compile_small
 from onnx_builders import Builder
 
-KDIR = hls.KERNEL_DIR
+KDIR = KERNEL_DIR
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,7 @@ def test_estimate_follows_the_annotation(tmp_path, zcu, loops):
     assert b - a == 22
 
 
-BOARDS = sorted(p.stem for p in (hls.TEMPLATES_DIR.parent / "boards").glob("*.yaml"))
+BOARDS = sorted(p.stem for p in (ROOT_DIR / "boards").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("name", BOARDS)
@@ -210,7 +211,7 @@ def frame(zcu, loops):
     c = compile_model("zcu19eg", "int8-asym", progress=False, log=lambda *a, **k: None)
     cmp = he.compare(zcu, 8, c.program.insns, loops)
     print(f"\nframe: compile + estimate {time.time() - t0:.1f} s")
-    print("\n".join(he.report_lines(cmp)))
+    print("\n".join(kernel_estimate_lines(cmp)))
     return c, cmp
 
 

@@ -1,7 +1,6 @@
-"""generator/backends/hls_lint.py: the Vitis HLS rule checker (libclang). (a) one violating and one clean C++ snippet per
+"""generator/backends/hls/lint/: the Vitis HLS rule checker (libclang). (a) one violating and one clean C++ snippet per
 rule, asserting the exact rule and line (the line is marked ``/*V*/`` in the snippet); (b) the rendered kernel of
 every board, parsed on its synthesis path, must have no violation (the current kernel's violations are printed)."""
-from generator import ROOT_DIR
 import subprocess
 import sys
 import time
@@ -9,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from generator import ROOT_DIR
 from generator.backends import hls
-
-from generator.backends import hls_lint
+from generator.backends.hls import lint as hls_lint
+from generator.exec import csim
 from generator.spec.board import load_board
 
 BOARDS = sorted(p.stem for p in (ROOT_DIR / "boards").glob("*.yaml"))
@@ -328,7 +328,7 @@ def test_cli(tmp_path):
     (tmp_path / "bad" / "k.cpp").write_text("void f(int n, int *o) {\n  for (int i = 0; i < n; i++) o[i] = 0;\n}\n")
     (tmp_path / "bad" / "tb.cpp").write_text("int main() { while (true) {} }\n")   # testbench: left out
     (tmp_path / "good" / "k.cpp").write_text("void f(int *o) {\n  for (int i = 0; i < 4; i++) o[i] = 0;\n}\n")
-    run = lambda d: subprocess.run([sys.executable, "-m", "generator.backends.hls_lint", str(tmp_path / d)],
+    run = lambda d: subprocess.run([sys.executable, "-m", "generator.backends.hls.lint", str(tmp_path / d)],
                                    capture_output=True, text=True, cwd=ROOT_DIR)
     r = run("bad")
     assert r.returncode == 1 and r.stdout.splitlines() == [
@@ -354,7 +354,7 @@ def test_kernel_stub_and_real_headers_agree(kernels):
     macro selecting the synthesis path, since the real ap_common.h refuses __SYNTHESIS__)."""
     d = kernels["zcu19eg"]
     stub = hls_lint.check([d / "accel.cpp"], [d])
-    real = hls_lint.check([d / "accel.cpp"], [d, hls.ap_types_dir()], ["ACCEL_DATAFLOW"], stubs=False)
+    real = hls_lint.check([d / "accel.cpp"], [d, csim.ap_types_dir()], ["ACCEL_DATAFLOW"], stubs=False)
     assert stub == real
 
 

@@ -1,14 +1,15 @@
-"""Resource estimate (generator/estimate/hls_resources.py): every board's default configuration fits its part with the
-instruction ROM of its compiled YOLOv4-tiny program; an oversize configuration is refused with the numbers;
-the estimate scales with the PE array; the kernel binds the buffers' storage as the estimate maps them."""
+"""Resource estimate (generator/estimate/hls_resources.py) and the memory mapping (generator/spec/memories.py): every
+board's default configuration fits its part with the instruction ROM of its compiled YOLOv4-tiny program; an oversize
+configuration is refused with the numbers; the estimate scales with the PE array; the kernel binds the buffers'
+storage as the architecture maps them."""
 import re
 
 import pytest
 
 from generator.backends import hls
-
+from generator.backends.hls.block_design import block_design
 from generator.estimate import hls_resources
-from generator.spec import arch
+from generator.spec import arch, memories
 from generator.spec.board import known_boards, load_board
 from helpers import board
 
@@ -54,10 +55,10 @@ def test_estimate_scales_with_the_pe_array():
 
 
 def test_memory_mapping_rules():
-    assert hls_resources.bram36_for(1024, 16) == 0.5          # one BRAM18 (1K x 18)
-    assert hls_resources.bram36_for(8192, 48) == 12            # 2K x 18, 3 wide x 4 deep (or 8K x 4, 12 wide)
-    assert hls_resources.bram36_for(512, 256) == 4             # 512 x 72, 4 wide
-    assert hls_resources.uram_for(8192, 48) == 2 and hls_resources.uram_for(4096, 128) == 2
+    assert memories.bram36_for(1024, 16) == 0.5          # one BRAM18 (1K x 18)
+    assert memories.bram36_for(8192, 48) == 12            # 2K x 18, 3 wide x 4 deep (or 8K x 4, 12 wide)
+    assert memories.bram36_for(512, 256) == 4             # 512 x 72, 4 wide
+    assert memories.uram_for(8192, 48) == 2 and memories.uram_for(4096, 128) == 2
     e = hls_resources.estimate(load_board("zcu19eg"))
     impl = {m.name: m.impl for m in e.memories}
     assert impl["ACC"] == "uram" and impl["PBUF"] == "lutram" and impl["cmd FIFOs"] == "bram"
@@ -73,13 +74,13 @@ def test_kernel_binds_the_estimated_storage(tmp_path):
     # obuf is the store module's own (BIND_STORAGE); the others are memory ports onto the block design's RAMs
     got = dict(re.findall(r"BIND_STORAGE variable=(\w+) type=ram_2p impl=(\w+)", src))
     got.update(re.findall(r"BLOCK_DESIGN_MEMORY (\w+) type=ram_s2p impl=(\w+)", src))
-    assert got == hls_resources.storage_binding(b) and got["wbuf"] == "lutram" and got["acc"] == "uram"
+    assert got == memories.storage_binding(b) and got["wbuf"] == "lutram" and got["acc"] == "uram"
     assert list(re.findall(r"BIND_STORAGE variable=(\w+)", src)) == ["obuf"]
 
 
 @pytest.mark.parametrize("name", known_boards())
 def test_block_design_structure_is_counted(name, tmp_path):
-    """The block design's memories and FIFOs (what vivado_bd.tcl instantiates, hls_resources.block_design) are the
+    """The block design's memories and FIFOs (what vivado_bd.tcl instantiates, block_design) are the
     estimate's: one RAM per bank (WBUF: per bank and row, PBUF: per lane), lanes side by side in one word, each
     mapped as its group; the 12 stream FIFOs at the kernel's depths (token queues at isa.TOKEN_QUEUE_DEPTH)."""
     from generator.spec import isa
@@ -87,7 +88,7 @@ def test_block_design_structure_is_counted(name, tmp_path):
     a = b.accelerator
     e = hls_resources.estimate(b)
     by = {m.name: m for m in e.memories}
-    bd = hls_resources.block_design(b)
+    bd = block_design(b)
     for m in bd["memories"]:
         g = by[m["name"]]
         assert (len(m["ports"]), m["depth"], m["width"], m["impl"]) == (g.count, g.depth, g.width, g.impl)
@@ -96,7 +97,7 @@ def test_block_design_structure_is_counted(name, tmp_path):
     assert by["WBUF"].count == 2 * a.tm and by["WBUF"].width == 16 * a.tn
     assert by["ACC"].count == 2 and by["ACC"].width == a.tm * max(a.acc_bits_int8, a.acc_bits_int16)
     assert by["PBUF"].count == a.tm
-    fifos = [m for m in e.memories if hls_resources.is_fifo(m)]
+    fifos = [m for m in e.memories if memories.is_fifo(m)]
     assert sum(m.count for m in fifos) == len(bd["streams"]) == 12
     tok = by["token FIFOs"]
     assert tok.count == 4 and tok.depth == isa.TOKEN_QUEUE_DEPTH
@@ -118,7 +119,7 @@ def test_rtl_binding_keeps_the_per_lane_shapes():
     words (which map zcu19eg's IBUF to URAM and OBUF to BRAM instead)."""
     from generator.backends.rtl import RAM_STYLES, ram_styles
     b = load_board("zcu19eg")
-    lanes = hls_resources.storage_binding(b, per_lane=True)
+    lanes = memories.storage_binding(b, per_lane=True)
     assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "uram", "obuf": "uram", "pbuf": "lutram"}
     assert ram_styles(b) == {k.upper(): RAM_STYLES[v] for k, v in lanes.items()}
-    assert hls_resources.storage_binding(b)["ibuf"] == "uram" and hls_resources.storage_binding(b)["obuf"] == "bram"
+    assert memories.storage_binding(b)["ibuf"] == "uram" and memories.storage_binding(b)["obuf"] == "bram"

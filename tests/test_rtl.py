@@ -1,4 +1,4 @@
-"""The SystemVerilog RTL (rtl/, package rendered by generator/backends/rtl.py) under cocotb + Verilator: every layer kind
+"""The SystemVerilog RTL (rtl/, package rendered by generator/backends/rtl/) under cocotb + Verilator: every layer kind
 and quant mode of the single-layer suite, bit for bit against the golden ISA simulator (the whole DDR image after
 the run), on the TINY configuration (Tn = Tm = 8, tiny buffers that force tiling). The RTL is built once per
 session (instructions fetched from DDR, so one build runs every program); each program is one simulator run.

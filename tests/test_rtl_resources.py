@@ -3,16 +3,15 @@ maps to exactly one DSP48E2 per PE plus the requantization multipliers, the on-c
 (or LUTRAM when tiny), not to flip-flops; the default board's configuration fits its part (slow). Without yosys the
 flow says how to install it; a design over capacity is refused with the numbers."""
 from __future__ import annotations
-from generator import ROOT_DIR
 
 import re
-from pathlib import Path
 
 import pytest
 
+from generator import ROOT_DIR
+from generator.backends.rtl import package_context, write_rtl
 from generator.estimate import rtl_resources as rr
 from generator.spec.board import load_board
-from generator.backends.rtl import package_context, write_rtl
 from generator.exec.rtl import TINY
 from helpers import board
 

@@ -27,7 +27,7 @@ from generator.spec import isa
 from host.manifest import page_round
 from host.registers import SIZE_REGS
 
-from generator.exec import runtime
+from generator.exec import csim, runtime
 from generator.codegen.artifacts import manifest
 from generator.flows.compiler import Compiled
 from generator.quant.quantize import QuantConfig
@@ -64,7 +64,7 @@ def base():
 def csim_exe(tmp_path_factory):
     d = tmp_path_factory.mktemp("hls_status")
     hls.render(board(**TINY), d)
-    return hls.compile_csim(d)
+    return csim.compile_csim(d)
 
 
 @pytest.fixture(scope="session")
@@ -151,7 +151,7 @@ def run_golden(b, blob):
 
 
 def run_csim(b, blob, exe, wd):
-    out, info = hls.run_csim(exe, b["ddr"], b["bases"], blob, wd, sizes=b["sizes"])
+    out, info = csim.run_csim(exe, b["ddr"], b["bases"], blob, wd, sizes=b["sizes"])
     return info["status"], out
 
 

@@ -3,7 +3,7 @@ of :mod:`generator.spec.timing`).
 
 The kernel (``hls_templates/kernel/accel_kernel.h``) states, beside every pipelined loop, the initiation interval
 and pipeline depth it is written for: ``for (...) {  // II=1 depth=4``. :func:`kernel_loops` renders the kernel for
-a board, parses it on its synthesis path with libclang (as :mod:`generator.backends.hls_lint` does: ``-D__SYNTHESIS__`` and
+a board, parses it on its synthesis path with libclang (as :mod:`generator.backends.hls.lint` does: ``-D__SYNTHESIS__`` and
 the stub headers; HLS pragmas from the token stream, assigned to the innermost loop body holding them) and reads
 each loop's label, its ``#pragma HLS PIPELINE II=`` and ``LOOP_TRIPCOUNT``, and the ``// II=.. depth=..`` comment
 on the line of the loop's opening brace (or of its ``for``). It is an error (:class:`EstimateError`) when a
@@ -47,9 +47,9 @@ kernel's C++ derives them; ``II_X`` / ``D_X`` the annotated II / depth of loop X
 
 Over a program (:meth:`KernelEstimate.program_cycles`): the golden simulator's module / token scheduler
 (:meth:`generator.exec.golden.GoldenSim.run_insns` with ``functional=False``) with this cost per instruction and the
-dispatch times above and the command queues of depth ``arch.CMD_QUEUE_DEPTH`` (the in-order fetch stops while the
-queue of the next instruction's module is full), so the estimate keeps the token dependencies and the overlap of
-the load, compute and store modules that the queues allow. Not modelled: the DDR contention between the load and
+dispatch times above and the command queues of depth :data:`generator.spec.arch.CMD_QUEUE_DEPTH` (the in-order
+fetch stops while the queue of the next instruction's module is full), so the estimate keeps the token
+dependencies and the overlap of the load, compute and store modules that the queues allow. Not modelled: the DDR contention between the load and
 store ports.
 """
 from __future__ import annotations
@@ -64,11 +64,13 @@ from pathlib import Path
 import clang.cindex as ci
 import numpy as np
 
-from generator.backends import hls
-
-from generator.backends import hls_lint
-
-from generator.spec import arch, isa
+from generator.backends.hls.kernel import KERNEL_DIR, STATIC_FILES, render
+from generator.backends.hls.lint import clang_ast
+from generator.backends.hls.lint.run import clang_args
+from generator.backends.hls.lint.source import SourceFile
+from generator.backends.hls.lint.stubs import write_stubs
+from generator.spec import isa
+from generator.spec.arch import CMD_QUEUE_DEPTH
 from generator.spec.board import Board
 from generator.spec.timing import HwConfig
 
@@ -119,13 +121,13 @@ def _parse(board: Board, kernel_dir: Path | None = None):
     """libclang translation unit of the kernel rendered for ``board`` (synthesis path), and the kernel file path."""
     tmp = tempfile.TemporaryDirectory(prefix="hls_est_")
     d = Path(tmp.name)
-    hls.render(board, d)
+    render(board, d)
     if kernel_dir is not None:      # a kernel under test: its static headers replace the shipped ones
-        for f in hls.STATIC_FILES:
+        for f in STATIC_FILES:
             if (Path(kernel_dir) / f).exists():
                 (d / f).write_text((Path(kernel_dir) / f).read_text())
-    stub = hls_lint.write_stubs(d / "stubs")
-    args = hls_lint._parse_args([str(d)], [], stub)
+    stub = write_stubs(d / "stubs")
+    args = clang_args([str(d)], [], stub)
     tu = ci.Index.create().parse(str(d / "accel.cpp"), args=args,
                                  options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
     errs = [x for x in tu.diagnostics if x.severity >= ci.Diagnostic.Error]
@@ -135,19 +137,6 @@ def _parse(board: Board, kernel_dir: Path | None = None):
     return tmp, tu, d / KERNEL_FILE
 
 
-def _skipped_ranges(tu, path: Path) -> list:
-    """(start, end) offsets of the preprocessor's skipped ranges of ``path`` (an annotation there is not compiled)."""
-    f = ci.File.from_name(tu, str(path))
-    out = []
-    lst = hls_lint._lib.clang_getSkippedRanges(tu._as_parameter_, f._as_parameter_)
-    if lst:
-        for i in range(lst.contents.count):
-            r = lst.contents.ranges[i]
-            out.append((r.start.offset, r.end.offset))
-        hls_lint._lib.clang_disposeSourceRangeList(lst)
-    return out
-
-
 def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[Loop]:
     """Every loop of ``accel_kernel.h`` (rendered for ``board``, parsed on the synthesis path) with its pragmas and
     its ``// II=.. depth=..`` annotation. Raises EstimateError: a pipelined loop without an annotation, an
@@ -155,8 +144,8 @@ def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[Loop]:
     code the preprocessor skips (``#if`` branches not compiled for this board) are not read, nor are their loops."""
     tmp, tu, path = _parse(board, kernel_dir)
     try:
-        f = hls_lint._File(tu, path)
-        skipped = _skipped_ranges(tu, path)
+        f = SourceFile(tu, path)
+        skipped = clang_ast.skipped_ranges(tu, path)
         found_notes = [t for t in f.tokens if t.kind == ci.TokenKind.COMMENT and ANNOTATION.search(t.spelling)
                        and not any(a <= t.location.offset < b for a, b in skipped)]
         notes = {t.location.line: tuple(map(int, ANNOTATION.search(t.spelling).groups())) for t in found_notes}
@@ -165,8 +154,8 @@ def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[Loop]:
             if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or fn.location.file is None \
                     or Path(fn.location.file.name).name != KERNEL_FILE:
                 continue
-            body = hls_lint._body(fn)
-            found = [(c, st) for c, st in hls_lint._walk(body) if c.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)]
+            body = clang_ast.body(fn)
+            found = [(c, st) for c, st in clang_ast.walk(body) if c.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)]
             lo, hi = body.extent.start.offset, body.extent.end.offset
             scopes: dict = {}
             for p in f.pragmas:
@@ -174,7 +163,7 @@ def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[Loop]:
                     continue
                 best, start = None, -1
                 for lp, _ in found:
-                    b = hls_lint._loop_body(lp)
+                    b = clang_ast.loop_body(lp)
                     if b is not None and b.extent.start.offset <= p.offset < b.extent.end.offset \
                             and b.extent.start.offset > start:
                         best, start = lp, b.extent.start.offset
@@ -193,7 +182,7 @@ def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[Loop]:
                     if p.directive == "LOOP_TRIPCOUNT":
                         kv = dict(re.findall(r"(min|max)\s*=\s*(\d+)", " ".join(p.args).replace(" = ", "=")))
                         tc = (int(kv.get("min", 0)), int(kv.get("max", 0)))
-                b = hls_lint._loop_body(lp)
+                b = clang_ast.loop_body(lp)
                 note = None
                 for line in dict.fromkeys((b.extent.start.line if b is not None else lp.location.line,
                                            lp.location.line)):
@@ -224,7 +213,7 @@ def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[Loop]:
 def m_axi_outstanding() -> tuple[int, int]:
     """(num_read_outstanding of the load module's m_axi port, num_write_outstanding of the store module's), as
     ``hls_templates/accel.cpp.j2`` states them in their INTERFACE pragmas."""
-    src = (Path(hls.KERNEL_DIR).parent / "accel.cpp.j2").read_text()
+    src = (Path(KERNEL_DIR).parent / "accel.cpp.j2").read_text()
     rd = re.search(r"port=ddr bundle=load_gmem[^\n]*num_read_outstanding=(\d+)", src)
     wr = re.search(r"port=ddr bundle=store_gmem[^\n]*num_write_outstanding=(\d+)", src)
     if rd is None or wr is None:
@@ -249,7 +238,7 @@ class KernelEstimate:
         self.hw = HwConfig.from_board(board, bits)
         self.loops = loops if loops is not None else kernel_loops(board)
         self.fetch_ddr = fetch_ddr
-        self.cmd_depth = arch.CMD_QUEUE_DEPTH
+        self.cmd_depth = CMD_QUEUE_DEPTH
         ann = {lp.label: lp for lp in self.loops if lp.ii is not None}
         extra = sorted(set(ann) - set(FORMULA_LOOPS))
         if extra:
@@ -426,20 +415,3 @@ def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fet
     return {"hls": r_h.cycles, "model": r_m.cycles, "ratio": r_h.cycles / r_m.cycles,
             "kinds": {k: dict(v) for k, v in kinds.items()}, "busy": {"hls": r_h.busy, "model": r_m.busy},
             "used": sorted(est.used)}
-
-
-def report_lines(cmp: dict) -> list[str]:
-    """The report.md section of :func:`compare`."""
-    lines = ["## Kernel cycle estimate (from the kernel's loop structure, not a synthesis result)", "",
-             "Each instruction's trip counts x the II and pipeline depth stated beside each pipelined loop of "
-             "`hls_templates/kernel/accel_kernel.h`, plus the board's DDR latency once per LOAD / STORE (one flattened loop over all its beats), scheduled with the "
-             "token queues' overlap (`generator/estimate/hls_cycles.py`); model-cycles: the latency model "
-             "(`generator/spec/timing.py`) on the same program in the golden simulator.", "",
-             f"hls-cycles: {cmp['hls']}", f"model-cycles: {cmp['model']}",
-             f"hls/model: {cmp['ratio']:.3f}", "",
-             "| instruction kind | count | hls cycles (sum) | model cycles (sum) | hls / model |",
-             "|---|---:|---:|---:|---:|"]
-    for k, v in sorted(cmp["kinds"].items()):
-        r = v["hls"] / v["model"] if v["model"] else float("nan")
-        lines.append(f"| {k} | {v['count']} | {v['hls']} | {v['model']} | {r:.3f} |")
-    return lines

@@ -17,8 +17,9 @@ Counting (Yosys cell names are the UltraScale+ primitives of UG974):
   27 x 18 pieces): ``Tn*Tm + 2*Tm`` (:func:`expected_dsp`).
 * **BRAM36**: ``RAMB36E2`` + 0.5 x ``RAMB18E2`` (UG573: a RAMB18E2 is half a block RAM tile).
 * **URAM**: ``URAM288`` (UG573; only with ``uram=True``, i.e. ``synth_xilinx -uram``). The buffers' RAMs carry the
-  binding of the HLS estimate (:func:`generator.backends.rtl.ram_styles`: ``ram_style`` block / ultra), so the RTL follows
-  the same block-RAM / UltraRAM plan; without ``uram`` the UltraRAM bindings become block RAM.
+  architecture's storage binding (:mod:`generator.spec.memories`, rendered by
+  :func:`generator.backends.rtl.ram_styles`: ``ram_style`` block / ultra), the rule the HLS estimate follows too;
+  without ``uram`` the UltraRAM bindings become block RAM.
 * **LUT**: LUT1..LUT6, plus distributed-RAM and shift-register primitives counted as the LUT6 sites they occupy
   (:data:`LUTRAM_SITES`, UG574). MUXF7/8/9 and CARRY8 are not LUTs (reported under ``cells``).
 * **FF**: FDRE / FDSE / FDCE / FDPE (and latches LDCE / LDPE).

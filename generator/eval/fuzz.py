@@ -15,8 +15,8 @@ Executors, each compared bit for bit:
 * ``ref``: the independent integer reference (:mod:`generator.exec.int_ref`), which derives every quantization
   parameter from the float weights and calibration ranges itself; compared with the parameters ``quantize.py``
   stored and with the golden simulator's DDR image on every region;
-* ``csim``: the HLS kernel compiled with g++ (:mod:`generator.backends.hls`), one build per hardware configuration,
-  programs fetched from DDR; the whole DDR image against the golden simulator's;
+* ``csim``: the HLS kernel (:mod:`generator.backends.hls`) compiled with g++ (:mod:`generator.exec.csim`), one build
+  per hardware configuration, programs fetched from DDR; the whole DDR image against the golden simulator's;
 * ``rtl``: the SystemVerilog RTL under Verilator (:mod:`generator.exec.rtl`), one build per configuration; the
   whole DDR image against the golden simulator's.
 
@@ -301,10 +301,8 @@ class Fuzzer:
 
     def _csim_exe(self, cfg, brd):
         if cfg not in self._csim:
-            from generator.backends import hls
-            d = self.work / f"csim-{cfg}"
-            hls.render(brd, d, None)
-            self._csim[cfg] = hls.compile_csim(d)
+            from generator.exec import csim
+            self._csim[cfg] = csim.compile_kernel(brd, self.work / f"csim-{cfg}")
         return self._csim[cfg]
 
     def _rtl_build(self, cfg, brd):
@@ -375,11 +373,11 @@ class Fuzzer:
                     return Outcome(case, "fail", f"ref: {'; '.join(bad[:3])}", sec)
             if "csim" in self.executors:
                 stage = "csim"
-                from generator.backends import hls
+                from generator.exec import csim
                 t = time.time()
                 exe = self._csim_exe(case["config"], brd)
-                got, info = hls.run_csim(exe, ddr, bases, prog.blob, self.work / f"csim-{case['config']}" / "run",
-                                         sizes=sizes)
+                got, info = csim.run_csim(exe, ddr, bases, prog.blob, self.work / f"csim-{case['config']}" / "run",
+                                          sizes=sizes)
                 sec["csim"] = time.time() - t
                 diff = np.flatnonzero(got != gold)
                 if info["status"] or diff.size:

@@ -327,7 +327,7 @@ WATCHDOG_CYCLES = 1 << 12
 #:   no ARITH_OVERFLOW (accumulators wrap).
 #: * PARTIAL_INSN: the ``n_insns`` register counts whole instructions, so the hardware never sees a partial one;
 #:   the loaders refuse it with this bit without starting a run: the golden simulator's ``run(blob)``, the
-#:   C-simulation (:func:`generator.backends.hls.run_csim`), the RTL bench (:meth:`generator.exec.rtl.RtlBuild.run`) and the
+#:   C-simulation (:func:`generator.exec.csim.run_csim`), the RTL bench (:meth:`generator.exec.rtl.RtlBuild.run`) and the
 #:   PYNQ driver (``YoloAccelerator`` raises AcceleratorError when ``program.bin`` is not a whole number of
 #:   instructions).
 STATUS_BITS = {"ILLEGAL_OPCODE": 0, "CONFIG_MISMATCH": 1, "ISA_VERSION_MISMATCH": 2, "OUT_OF_RANGE": 3,

@@ -1,24 +1,27 @@
-"""SystemVerilog back end: renders ``rtl/templates/accel_pkg.sv.j2`` (the ISA of :mod:`generator.spec.isa` and the
-accelerator configuration of a board, as localparams) and the ``$readmemh`` instruction-ROM image of a program.
+"""SystemVerilog back end, rendering: ``rtl/templates/accel_pkg.sv.j2`` (the ISA of :mod:`generator.spec.isa` and the
+accelerator configuration of a board, as localparams: the shared render context of
+:mod:`generator.backends.context` plus the RTL's own entries), the ``$readmemh`` instruction-ROM image of a program
+and the source list (:data:`RTL_SOURCES`, copied next to the package by :func:`write_rtl`).
 
 The hand-written RTL in ``rtl/*.sv`` uses only the rendered package: opcodes, field positions, register offsets,
 status bits, PE-array size and buffer depths are never typed by hand.
 """
 from __future__ import annotations
-from generator import ROOT_DIR
 
 import shutil
 from pathlib import Path
 
 import jinja2
 
+from generator import ROOT_DIR
+from generator.backends.context import shared_context
 from generator.spec import isa
 from generator.spec.board import Board
+from generator.spec.memories import storage_binding
 from generator.spec.timing import MAX_READ_BURSTS, HwConfig
-from host.registers import SIZE_REGS, pack_hw_info
+from host.registers import SIZE_REGS
 
-ROOT = ROOT_DIR
-RTL_DIR = ROOT / "rtl"
+RTL_DIR = ROOT_DIR / "rtl"
 TEMPLATES = RTL_DIR / "templates"
 #: hand-written RTL sources, in compile order (after the rendered package): FIFO, dual-port RAM, PE array, top
 RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_array.sv", "accel_top.sv"]
@@ -33,23 +36,25 @@ def _pow2(v: int) -> bool:
     return v > 0 and v & (v - 1) == 0
 
 
-#: RAM binding of generator/estimate/hls_resources.py (``storage_binding``) -> ``ram_tdp`` STYLE (lutram: left to synthesis,
-#: which maps such shallow memories to LUTRAM)
+#: storage binding of generator/spec/memories.py (``storage_binding``) -> ``ram_tdp`` STYLE (lutram: left to
+#: synthesis, which maps such shallow memories to LUTRAM)
 RAM_STYLES = {"lutram": 0, "bram": 1, "uram": 2}
 
 
 def ram_styles(board: Board) -> dict:
-    """{buffer: ram_tdp STYLE} for ``board``: each buffer bound by the HLS estimate's mapping rule applied to the
-    RTL's own per-lane memories (``storage_binding(per_lane=True)``: block RAM, UltraRAM on parts that have it,
-    LUTRAM; UG573). The HLS block design's memories are shaped differently (one word of all lanes per bank) and
-    may map differently."""
-    from generator.estimate.hls_resources import storage_binding
-
+    """{buffer: ram_tdp STYLE} for ``board``: each buffer bound by the architecture's mapping rule
+    (:mod:`generator.spec.memories`) applied to the RTL's own per-lane memories (``storage_binding(per_lane=True)``:
+    block RAM, UltraRAM on parts that have it, LUTRAM; UG573). The HLS block design's memories are shaped
+    differently (one word of all lanes per bank) and may map differently."""
     return {k.upper(): RAM_STYLES[v] for k, v in storage_binding(board, per_lane=True).items()}
 
 
 def package_context(board: Board, rom_words: int = 1) -> dict:
-    """Template variables of ``accel_pkg.sv``: ISA tables and the board's accelerator (both precisions)."""
+    """Template variables of ``accel_pkg.sv``: the shared context of ``board`` (ISA tables and the accelerator in
+    both precisions, :func:`generator.backends.context.shared_context`) plus the RTL's own entries (field,
+    register and parameter-record tables as (name, position, width), element counts, ROM words, RAM styles).
+
+    Raises RtlError if the configuration cannot be rendered as RTL (power-of-two lanes, AXI width, accumulator)."""
     a = board.accelerator
     h8, h16 = HwConfig.from_board(board, 8), HwConfig.from_board(board, 16)
     if not (_pow2(a.tn) and _pow2(a.tm)):
@@ -74,25 +79,16 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
     reg_off = {n.lower(): off for n, off, _, _ in isa.REGISTERS}
     params = [(n, off * 8, {"i8": 64, "i2": 16, "u1": 8, "u2": 16}[t]) for n, t, off in isa.PARAM_RECORD]
     return dict(
-        board=board.name, isa_version=isa.ISA_VERSION, insn_bits=isa.INSN_BITS, opcodes=isa.OPCODES,
-        header=header, fields=fields, registers=regs, ctrl_bits=isa.CTRL_BITS, status_bits=isa.STATUS_BITS,
-        buffers=isa.BUFFERS, precisions=isa.PRECISIONS, activations=isa.ACTIVATIONS, params=params,
-        param_bytes=isa.PARAM_RECORD_BYTES,
+        shared_context(board), header=header, fields=fields, registers=regs, params=params,
         base_regs=[reg_off[isa.BASE_REG_NAMES[i].lower()] for i in range(len(isa.BASE_REGS))],
         size_regs=[reg_off[SIZE_REGS[isa.BASE_REG_NAMES[i]]] for i in range(len(isa.BASE_REGS))],
         unused_masks={op: ((1 << isa.INSN_BITS) - 1) ^ ((1 << (isa.LAYOUTS[op][-1][1] + isa.LAYOUTS[op][-1][2])) - 1)
                       for op in sorted(isa.OPCODES, key=isa.OPCODES.get)},
-        token_queue_depth=isa.TOKEN_QUEUE_DEPTH, token_count_bits=isa.TOKEN_COUNT_BITS,
-        watchdog_cycles=isa.WATCHDOG_CYCLES,
-        ibuf_words8=h8.ibuf_words, ibuf_words16=h16.ibuf_words, wbuf_words8=h8.wbuf_words,
-        wbuf_words16=h16.wbuf_words, obuf_words8=h8.obuf_words, obuf_words16=h16.obuf_words,
-        axil_aw=max(isa.REGISTERS[-1][1] + 4, 4).bit_length(),
-        tn=a.tn, tm=a.tm, axi_dw=a.axi_data_width_bits,
+        token_count_bits=isa.TOKEN_COUNT_BITS, axil_aw=max(isa.REGISTERS[-1][1] + 4, 4).bit_length(),
         ibuf_elems=max(h8.ibuf_words * a.tn, h16.ibuf_words * a.tn),
         wbuf_elems=max(h8.wbuf_words, h16.wbuf_words) * a.tn * a.tm,
-        acc_words=h8.acc_words, obuf_elems=max(h8.obuf_words, h16.obuf_words) * a.tm, pbuf_entries=a.pbuf_entries,
-        acc_w=max(h8.acc_bits, h16.acc_bits), config_id=h8.config_id, ld_outst=MAX_READ_BURSTS,
-        hw_info=pack_hw_info(isa.ISA_VERSION, a.tn, a.tm), rom_words=max(rom_words, 1),
+        obuf_elems=max(h8.obuf_words, h16.obuf_words) * a.tm,
+        acc_w=max(h8.acc_bits, h16.acc_bits), ld_outst=MAX_READ_BURSTS, rom_words=max(rom_words, 1),
         ram_styles=ram_styles(board))
 
 

@@ -1,0 +1,203 @@
+"""HLS back end, rendering: the Vitis HLS kernel's glue (C++ headers and tops, instruction ROM, C-simulation
+testbench, Tcl scripts) from the Jinja templates of ``hls_templates/``, next to a copy of the static kernel
+(``hls_templates/kernel/*.h``) and the block design's buffer memory (``hls_templates/bd/accel_ram.v``). Compiling
+and running the C-simulation is an executor: :mod:`generator.exec.csim`.
+
+Nothing is typed twice: ``isa.h`` is generated from :mod:`generator.spec.isa` (opcodes, every field's bit position and
+width, PARAM_RECORD offsets, STATUS bits, TOKEN_QUEUE_DEPTH, the AXI-Lite register map), ``config.h`` from the board
+file through the shared render context (:mod:`generator.backends.context`: Tn, Tm, buffer depths of both
+precisions, AXI width, CONFIG id) plus the clock and the DSP packing (:mod:`generator.spec.arch`), and the top
+function's argument list from :data:`generator.spec.isa.REGISTERS`.
+
+Structure (``hls_templates/kernel/accel_kernel.h``, after TVM-VTA): four top functions, each exported as its own IP by
+``run_hls.tcl`` (:data:`TOPS`): ``accel`` (fetch + control: the ``ap_ctrl_hs`` block the host starts, the
+:data:`generator.spec.isa.REGISTERS` map, m_axi on ``insns`` only) dispatches every instruction to the command queue of
+its module and sends each run's base registers and sizes to load and store; ``accel_load``, ``accel_compute`` and
+``accel_store`` are free-running (``ap_ctrl_none``, one instruction per invocation), each with its own m_axi port
+(load reads, store writes; absolute addresses), synchronised by the four dependency-token streams of depth
+:data:`generator.spec.isa.TOKEN_QUEUE_DEPTH`; IBUF/WBUF (load -> compute), PBUF (load -> store) and ACC (compute ->
+store) are memory ports with one writer and one reader module. No DATAFLOW region is left.
+The lane dimension of each memory port is ``ARRAY_RESHAPE``d (one word of Tn or Tm lanes per bank, written with
+byte enables), so the block design (``vivado_bd.tcl``, :func:`generator.backends.hls.block_design.block_design`)
+holds one RAM per bank (WBUF: per bank and row, PBUF: per lane) and one ``axis_data_fifo`` per stream at the
+kernel's depth; ACC's read port is shared by compute and store (the tokens keep them on different banks).
+C-simulation is unaffected (the pragmas do not change the C++ arrays).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from generator import ROOT_DIR
+from generator.backends.context import shared_context
+from generator.backends.hls.block_design import block_design
+from generator.estimate import hls_resources
+from generator.spec import isa, memories
+from generator.spec.board import Board
+from generator.spec.arch import CMD_QUEUE_DEPTH, PACK_GROUP, PACK_SHIFT, RUN_QUEUE_DEPTH
+from host.registers import HW_INFO_MODES, KERNEL_VLNV
+
+TEMPLATES_DIR = ROOT_DIR / "hls_templates"
+#: the rendered glue (each from ``<name>.j2`` of hls_templates/)
+KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.cpp", "run_hls.tcl",
+                "vivado_bd.tcl"]
+#: the static kernel (hls_templates/kernel/): copied next to the rendered glue, compiled as is
+KERNEL_DIR = TEMPLATES_DIR / "kernel"     # the static C++ of the kernel (compiles without rendering)
+STATIC_FILES = ["accel_stream.h", "accel_kernel.h", "accel_csim.h"]
+#: the block design's buffer memory (hls_templates/bd/): a module reference of vivado_bd.tcl
+BD_DIR = TEMPLATES_DIR / "bd"
+BD_FILES = ["accel_ram.v"]
+#: m_axi depths (AXI beats) of a kernel rendered without a program's layout (co-simulation needs port_depths)
+DEFAULT_PORT_DEPTHS = {"insns": 65536, "load": 1 << 20, "store": 1 << 20}
+#: the top function's name (also the Vitis HLS top)
+TOP = "accel"
+#: the four top functions, each exported as its own IP (VLNV host.registers.ip_vlnv(name)); the first, the fetch /
+#: control block with the isa.REGISTERS map, is host.registers.KERNEL_VLNV (the IP host/driver.py binds)
+TOPS = [(TOP, "fetch + control (ap_ctrl_hs, s_axilite, m_axi insns)"),
+        (TOP + "_load", "LOAD (ap_ctrl_none, m_axi read, IBUF/WBUF/PBUF write ports)"),
+        (TOP + "_compute", "COMPUTE (ap_ctrl_none, IBUF/WBUF read, ACC write ports)"),
+        (TOP + "_store", "POST + STORE (ap_ctrl_none, m_axi write, ACC/PBUF read ports)")]
+#: where vivado_bd.tcl copies the overlay (.bit + .hwh) by default: overlay/<board>/
+OVERLAY_ROOT = ROOT_DIR / "overlay"
+#: Vitis HLS runs csim in <project>/<solution>/csim/build, four levels below the rendered folder
+CSIM_BUILD_TO_SRC = "../../../../"
+
+
+class HlsError(RuntimeError):
+    """Rendering, compiling (including any g++ warning in our code) or running the C-simulation failed."""
+
+
+def port_depths(prog, bases: dict, blob_beats: int | None = None) -> dict:
+    """The depth (AXI beats) of each m_axi port for a co-simulation of ``prog`` (a
+    :class:`generator.codegen.program.Program`) at base addresses ``bases`` (byte offsets into one image, as
+    :func:`generator.exec.runtime.build_ddr` lays them out): ``insns`` the program's beats, ``load`` / ``store`` up to the
+    end of the last region (base + size of its base register) that a LOAD reads / a STORE writes, since the modules'
+    ports address from 0 (offset=off)."""
+    axi = prog.hw.axi_bytes
+    sizes = prog.layout.sizes
+
+    def end(op):
+        regs = {isa.BASE_REG_NAMES[i.f["base_reg"]] for i in prog.insns if i.op == op}
+        return max([int(bases[r]) + int(sizes[r]) for r in regs] or [axi])
+    beats = blob_beats if blob_beats is not None else -(-len(prog.blob) // axi)
+    return {"insns": max(1, beats), "load": -(-end("LOAD") // axi), "store": -(-end("STORE") // axi)}
+
+
+def vitis_csim_argv(bases: dict) -> str:
+    """The testbench arguments run_hls.tcl passes to Vitis HLS's csim: ``ddr_in.bin`` / ``ddr_out.bin`` of the
+    rendered folder, the base addresses ``bases`` (bytes), ROM mode (no instruction address, count or DDR fetch)."""
+    rel = CSIM_BUILD_TO_SRC
+    return " ".join([rel + "ddr_in.bin", rel + "ddr_out.bin"] + [str(int(bases[k])) for k in isa.BASE_REGS] +
+                    ["0", "0", "0"])
+
+
+def _env() -> Environment:
+    return Environment(loader=FileSystemLoader(str(TEMPLATES_DIR)), undefined=StrictUndefined,
+                       keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+
+
+def isa_context() -> dict:
+    """The HLS entries of ``isa.h`` beyond the shared ISA tables, all taken from :mod:`generator.spec.isa`: the
+    instruction formats with their fields, the parameter record, the register map, the module of each opcode."""
+    formats = []
+    for op in isa.FORMATS:
+        lay = isa.LAYOUTS[op]
+        used = lay[-1][1] + lay[-1][2]
+        formats.append(dict(op=op, code=isa.OPCODES[op], used=used,
+                            fields=[dict(name=n, lo=p, w=w, signed=(op, n) in isa.SIGNED_FIELDS) for n, p, w in lay]))
+    sizes = {"i8": 8, "i2": 2, "u1": 1, "u2": 2}
+    params = [dict(name=n, offset=o, bytes=sizes[t], signed=t.startswith("i")) for n, t, o in isa.PARAM_RECORD]
+    regs = [dict(name=n, offset=o, bits=b, access=a) for n, o, b, a in isa.REGISTERS]
+    return dict(insn_bytes=isa.INSN_BYTES, insn_log2_bits=isa.INSN_BITS.bit_length() - 1,
+                module_of=isa.MODULE_OF, formats=formats, base_regs=isa.BASE_REGS, params=params,
+                mult_bits=isa.MULT_BITS, max_shift=isa.MAX_SHIFT, hw_info_modes=HW_INFO_MODES, registers=regs)
+
+
+def config_context(board: Board) -> dict:
+    """The HLS entries of ``config.h`` beyond the shared accelerator entries: part, clock, AXI bytes, DSP packing."""
+    axi_bytes = board.accelerator.axi_data_width_bits // 8
+    return dict(part=board.part, clock_mhz=board.pl_clock_mhz, clock_ns=round(1000.0 / board.pl_clock_mhz, 4),
+                axi_bytes=axi_bytes, axi_log2=int(math.log2(axi_bytes)), pack_group=PACK_GROUP,
+                pack_shift=PACK_SHIFT)
+
+
+def rom_words(blob: bytes | None) -> list[str]:
+    """Instruction ROM contents: one 64-hex-digit string per 256-bit instruction (little-endian blob)."""
+    if not blob:
+        return []
+    if len(blob) % isa.INSN_BYTES:
+        raise HlsError(f"program size {len(blob)} is not a multiple of {isa.INSN_BYTES} bytes")
+    return [f"{int.from_bytes(blob[i:i + isa.INSN_BYTES], 'little'):064x}" for i in range(0, len(blob), isa.INSN_BYTES)]
+
+
+def kernel_context(board: Board, rom: list[str], csim_argv: str = "", export_dir: str = "ip",
+                   overlay_dir: str | Path | None = None, jobs: int = 4, port_depths: dict | None = None) -> dict:
+    """Every template variable of the kernel's glue: the shared context of ``board``
+    (:func:`generator.backends.context.shared_context`), :func:`isa_context`, :func:`config_context` and the
+    build's own entries (ROM words ``rom``, top names, IP identity, overlay, storage binding, block design, queue
+    depths, m_axi depths; arguments as in :func:`render`)."""
+    isa_ctx = isa_context()
+    vendor, library, _, version = KERNEL_VLNV.split(":")
+    return dict(shared_context(board), **isa_ctx, **config_context(board), top=TOP, rom=rom,
+                args=[r for r in isa_ctx["registers"] if r["offset"] >= 0x10],
+                csim_argv=csim_argv, export_dir=export_dir, vlnv=KERNEL_VLNV, ip_vendor=vendor,
+                ip_library=library, ip_version=version, board_part=board.vivado_board_part or "",
+                overlay_dir=str(overlay_dir or OVERLAY_ROOT / board.name), overlay_name=f"yolofpga_{board.name}",
+                jobs=int(jobs), storage=memories.storage_binding(board, len(rom)),
+                bd=block_design(board, len(rom)), cmd_queue_depth=CMD_QUEUE_DEPTH,
+                run_queue_depth=RUN_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS],
+                depths=dict(DEFAULT_PORT_DEPTHS, **(port_depths or {})), cosim=bool(port_depths))
+
+
+def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim_argv: str = "",
+           export_dir: str = "ip", overlay_dir: str | Path | None = None, jobs: int = 4,
+           port_depths: dict | None = None) -> dict:
+    """Render the kernel for ``board`` into ``out_dir``: the static kernel (:data:`STATIC_FILES` of
+    ``hls_templates/kernel/``) and the glue: isa.h, config.h, accel.h, accel.cpp (the four tops and their interface
+    pragmas), insn_rom.h (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis
+    HLS: part and clock of the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth;
+    optional cosim; each top of :data:`TOPS` exported as its own IP, ``xilinx.com:hls:<top>:1.0``, to
+    ``export_dir``, relative to ``out_dir``; ``accel`` is :data:`host.registers.KERNEL_VLNV`), accel_ram.v (the block design's
+    buffer memory) and vivado_bd.tcl (the Vivado block design: the four IPs, their stream FIFOs and buffer
+    memories, :func:`generator.backends.hls.block_design.block_design`; bitstream and hardware handoff copied to
+    ``overlay_dir`` as ``yolofpga_<board>.bit`` / ``.hwh``, default ``overlay/<board>/``; ``jobs`` parallel Vivado
+    runs). ``port_depths``: {"insns", "load", "store"} m_axi depths in AXI beats for a co-simulation build
+    (:func:`port_depths`; also selects the testbench's separate buffers in run_hls.tcl), default
+    :data:`DEFAULT_PORT_DEPTHS`.
+    Returns {file name: Path}.
+
+    Raises HlsError for a malformed program blob; hls_resources.ResourceError if the configuration (with this ROM)
+    does not fit the board's part; jinja2.UndefinedError for a template typo (StrictUndefined)."""
+    out = Path(out_dir)
+    rom = rom_words(program)
+    hls_resources.check(board, len(rom))
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = kernel_context(board, rom, csim_argv, export_dir, overlay_dir, jobs, port_depths)
+    env = _env()
+    paths = {}
+    for d, files in ((KERNEL_DIR, STATIC_FILES), (BD_DIR, BD_FILES)):
+        for name in files:
+            p = out / name
+            p.write_text((d / name).read_text())
+            paths[name] = p
+    for name in KERNEL_FILES:
+        text = env.get_template(name + ".j2").render(**ctx)
+        p = out / name
+        p.write_text(text)
+        paths[name] = p
+    return paths
+
+
+def render_cosim(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: str | Path) -> dict:
+    """Render the co-simulation build of ``prog`` (meant for the TINY single-layer program): the program in the
+    ROM, every m_axi port's ``depth=`` from the program's region sizes (:func:`port_depths`), a testbench with a
+    separate buffer per m_axi port (ACCEL_TB_SEPARATE_PORTS), ``ddr_in.bin`` and the csim / cosim arguments in
+    run_hls.tcl (``ACCEL_COSIM=1 vitis_hls -f run_hls.tcl``). Returns :func:`render`'s paths plus "depths"."""
+    out = Path(out_dir)
+    depths = port_depths(prog, bases)
+    paths = render(board, out, prog.blob, csim_argv=vitis_csim_argv(bases), port_depths=depths)
+    ddr.tofile(out / "ddr_in.bin")
+    return dict(paths, depths=depths)

@@ -1,0 +1,201 @@
+"""How the accelerator's buffers and queues map onto FPGA memories: an architecture decision that both back ends
+(the HLS block design, the RTL's ``ram_tdp`` styles) and the resource estimates take from here.
+
+Units: BRAM36 blocks (36 Kb; a memory that fits one BRAM18 counts 0.5, as Vivado reports "Block RAM Tile"); URAM
+blocks (288 Kb, 4096 x 72); LUTs.
+
+**The HLS kernel's memories** (:func:`kernel_memories`, as the block design ``vivado_bd.tcl`` holds them): IBUF,
+WBUF, ACC and PBUF are memory ports of the HLS IPs onto simple-dual-port RAMs in the block design (one
+``accel_ram`` cell per memory: port A written by the producer IP, port B read by the consumer IP), one RAM per
+ping-pong bank, the lanes of a word side by side (``ARRAY_RESHAPE`` on the lane dimension: one wide word per
+address). OBUF stays inside the store IP (``ARRAY_PARTITION`` on its lanes, ``BIND_STORAGE``). Elements are
+stored 16 bits wide at the int8 depth, accumulators ``max(acc_bits_int8, acc_bits_int16)`` wide:
+
+=========  =====================  =========================================  ===============
+memory     memories               depth (words)                              width (bits)
+=========  =====================  =========================================  ===============
+IBUF       2 (banks)              ibuf_bank_bytes / Tn                       16 * Tn
+WBUF       2 * Tm (banks x rows)  wbuf_bank_bytes / (Tn * Tm)                16 * Tn
+ACC        2 (banks)              acc_bank_words                             acc bits * Tm
+OBUF       Tm (store IP inside)   obuf_bytes / Tm                            16
+PBUF       Tm (cyclic)            pbuf_entries / Tm                          128 (16-byte record)
+ROM        1                      instructions of the baked-in program       256
+FIFOs      12 ``axis_data_fifo``  see :data:`BD_STREAMS`                     the stream's TDATA
+=========  =====================  =========================================  ===============
+
+The block design's AXI4-Stream FIFOs: the three command queues (:data:`CMD_QUEUE_DEPTH` instructions of 256 bits),
+the two run-descriptor queues (320 bits) and three done queues (64 bits) at the ``axis_data_fifo`` minimum depth
+of 16, and the four dependency-token queues of :data:`generator.spec.isa.TOKEN_QUEUE_DEPTH` (8-bit TDATA), counted
+as memories of the same rule (the FIFO IP maps a shallow FIFO to distributed RAM, a deep one to block RAM).
+
+**The RTL's memories** (:func:`lane_memories`): one memory per lane (IBUF Tn, WBUF Tn x Tm, ACC / OBUF Tm, PBUF Tm
+cyclic), the two ping-pong banks one address bit of each.
+
+Mapping rule (:func:`bind`), per group of identical partitioned memories:
+
+1. depth <= :data:`LUTRAM_MAX_DEPTH` (64): distributed RAM, ``ceil(depth / 64) * width`` LUTs each (one LUT6 is a
+   64 x 1 RAM);
+2. the instruction ROM and the FIFOs deeper than 64 are BRAM (URAM cannot be initialized by the bitstream;
+   ``axis_data_fifo`` has no URAM mode);
+3. otherwise each memory takes the cheapest BRAM aspect ratio: BRAM36 as 32K x 1 ... 1K x 36, 512 x 72 (simple
+   dual port), or half a block as BRAM18 16K x 1 ... 1K x 18, 512 x 36: ``min(ceil(width / w) * ceil(depth / d))``;
+4. if the part has URAM, groups move from BRAM to URAM (``ceil(width / 72) * ceil(depth / 4096)`` each) in order
+   of BRAM36 saved per URAM used, a whole group at a time, while the URAMs left suffice and the move saves BRAM.
+   The block design's ``accel_ram`` cells take the same choice as their ``MEMORY_PRIMITIVE`` (and the store IP's
+   OBUF as ``BIND_STORAGE``), the RTL as each buffer's ``ram_tdp`` STYLE (:func:`storage_binding`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from generator.spec import isa
+from generator.spec.board import Board
+
+#: BRAM36 aspect ratios (depth, width); 512 x 72 is the simple-dual-port mode
+BRAM36_SHAPES = [(32768, 1), (16384, 2), (8192, 4), (4096, 9), (2048, 18), (1024, 36), (512, 72)]
+#: BRAM18 aspect ratios (each half a BRAM36)
+BRAM18_SHAPES = [(16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36)]
+URAM_DEPTH, URAM_WIDTH = 4096, 72
+#: memories this shallow are distributed RAM (LUTs)
+LUTRAM_MAX_DEPTH = 64
+from generator.spec.arch import CMD_QUEUE_DEPTH, RUN_QUEUE_DEPTH  # noqa: E402  (architecture constants)
+#: the block design's axis_data_fifo cannot be shallower than this (FIFO_DEPTH 16 ... 32768, a power of two)
+AXIS_FIFO_MIN_DEPTH = 16
+#: TDATA bits of the streams: instruction, run descriptor (4 x 48-bit base + 4 x 32-bit size), done report,
+#: token (1 bit, padded to a byte)
+RUN_BITS = len(isa.BASE_REGS) * (48 + 32)
+DONE_BITS, TOKEN_TDATA_BITS = 64, 8
+#: one stream of the block design: (name, producer IP, its port, consumer IP, its port, depth, TDATA bits);
+#: IPs are the top functions of generator.backends.hls.kernel.TOPS (accel, accel_load, accel_compute, accel_store)
+BD_STREAMS = [
+    ("load_q", "accel", "load_q", "accel_load", "q", CMD_QUEUE_DEPTH, isa.INSN_BITS),
+    ("compute_q", "accel", "compute_q", "accel_compute", "q", CMD_QUEUE_DEPTH, isa.INSN_BITS),
+    ("store_q", "accel", "store_q", "accel_store", "q", CMD_QUEUE_DEPTH, isa.INSN_BITS),
+    ("load_run", "accel", "load_run", "accel_load", "run", RUN_QUEUE_DEPTH, RUN_BITS),
+    ("store_run", "accel", "store_run", "accel_store", "run", RUN_QUEUE_DEPTH, RUN_BITS),
+    ("load_done", "accel_load", "done", "accel", "load_done", RUN_QUEUE_DEPTH, DONE_BITS),
+    ("compute_done", "accel_compute", "done", "accel", "compute_done", RUN_QUEUE_DEPTH, DONE_BITS),
+    ("store_done", "accel_store", "done", "accel", "store_done", RUN_QUEUE_DEPTH, DONE_BITS),
+    ("l2c", "accel_load", "l2c", "accel_compute", "l2c", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
+    ("c2l", "accel_compute", "c2l", "accel_load", "c2l", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
+    ("c2s", "accel_compute", "c2s", "accel_store", "c2s", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
+    ("s2c", "accel_store", "s2c", "accel_compute", "s2c", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
+]
+#: stored width of one activation / weight element (int8 and int16 share the int16 width)
+ELEM_BITS = 16
+#: buffer memory name -> the kernel's array name (the keys of storage_binding)
+ARRAY_NAMES = {"IBUF": "ibuf", "WBUF": "wbuf", "ACC": "acc", "OBUF": "obuf", "PBUF": "pbuf"}
+
+
+@dataclass
+class Memory:
+    """One group of ``count`` identical memories of ``depth`` words x ``width`` bits and where it is mapped
+    (``impl``: bram, uram or lutram; ``bram36`` / ``uram`` / ``lut``: what the whole group takes)."""
+    name: str
+    count: int
+    depth: int
+    width: int
+    impl: str = "bram"
+    bram36: float = 0.0
+    uram: int = 0
+    lut: int = 0
+
+    @property
+    def kbits(self) -> float:
+        return self.count * self.depth * self.width / 1024
+
+
+def bram36_for(depth: int, width: int) -> float:
+    """BRAM36 blocks (0.5 steps) of one depth x width memory: the cheapest BRAM36 or BRAM18 aspect ratio."""
+    if depth <= 0 or width <= 0:
+        return 0.0
+    best = min(math.ceil(width / w) * math.ceil(depth / d) for d, w in BRAM36_SHAPES)
+    half = min(math.ceil(width / w) * math.ceil(depth / d) for d, w in BRAM18_SHAPES)
+    return min(float(best), half / 2)
+
+
+def uram_for(depth: int, width: int) -> int:
+    """URAM blocks (4096 x 72) of one depth x width memory."""
+    if depth <= 0 or width <= 0:
+        return 0
+    return math.ceil(width / URAM_WIDTH) * math.ceil(depth / URAM_DEPTH)
+
+
+def fifo_depth(depth: int) -> int:
+    """``axis_data_fifo`` FIFO_DEPTH for a stream of ``depth`` entries: a power of two, at least 16."""
+    return max(AXIS_FIFO_MIN_DEPTH, 1 << max(0, int(depth) - 1).bit_length())
+
+
+def is_fifo(m: Memory) -> bool:
+    """Whether a memory group of :func:`kernel_memories` is a group of the block design's stream FIFOs."""
+    return "FIFO" in m.name
+
+
+def kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
+    """The HLS kernel's memory groups (before mapping) for ``board``'s accelerator and a ROM of ``rom_insns``."""
+    a = board.accelerator
+    tn, tm = a.tn, a.tm
+    acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
+    mems = [Memory("IBUF", 2, a.ibuf_bank_bytes // tn, ELEM_BITS * tn),
+            Memory("WBUF", 2 * tm, a.wbuf_bank_bytes // (tn * tm), ELEM_BITS * tn),
+            Memory("ACC", 2, a.acc_bank_words, acc_store * tm),
+            Memory("OBUF", tm, a.obuf_bytes // tm, ELEM_BITS),
+            Memory("PBUF", tm, -(-a.pbuf_entries // tm), isa.PARAM_RECORD_BYTES * 8)]
+    fifos: dict = {}
+    for _, _, _, _, _, depth, bits in BD_STREAMS:
+        d = fifo_depth(depth)
+        fifos[(d, bits)] = fifos.get((d, bits), 0) + 1
+    names = {isa.INSN_BITS: "cmd FIFOs", RUN_BITS: "run FIFOs", DONE_BITS: "done FIFOs",
+             TOKEN_TDATA_BITS: "token FIFOs"}
+    for (d, bits), n in fifos.items():
+        mems.append(Memory(names.get(bits, f"FIFOs {bits}b"), n, d, bits))
+    if rom_insns:
+        mems.append(Memory("ROM", 1, rom_insns, isa.INSN_BITS))
+    return mems
+
+
+def lane_memories(board: Board) -> list[Memory]:
+    """The buffers as the RTL (``rtl/``) holds them: one memory per lane (IBUF Tn, WBUF Tn x Tm, ACC / OBUF Tm,
+    PBUF Tm cyclic), the two ping-pong banks one address bit of each."""
+    a = board.accelerator
+    tn, tm = a.tn, a.tm
+    acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
+    return [Memory("IBUF", tn, 2 * (a.ibuf_bank_bytes // tn), ELEM_BITS),
+            Memory("WBUF", tn * tm, 2 * (a.wbuf_bank_bytes // (tn * tm)), ELEM_BITS),
+            Memory("ACC", tm, 2 * a.acc_bank_words, acc_store),
+            Memory("OBUF", tm, a.obuf_bytes // tm, ELEM_BITS),
+            Memory("PBUF", tm, -(-a.pbuf_entries // tm), isa.PARAM_RECORD_BYTES * 8)]
+
+
+def bind(mems: list[Memory], uram_cap: int) -> list[Memory]:
+    """Apply the mapping rule (module docstring) to ``mems`` in place, with ``uram_cap`` URAM blocks available:
+    sets each group's ``impl`` and its ``bram36`` / ``uram`` / ``lut``. Returns ``mems``."""
+    for m in mems:
+        if m.depth <= LUTRAM_MAX_DEPTH and m.name != "ROM":
+            m.impl, m.lut = "lutram", m.count * math.ceil(m.depth / 64) * m.width
+        else:
+            m.impl, m.bram36 = "bram", m.count * bram36_for(m.depth, m.width)
+    left = uram_cap
+    cands = [m for m in mems if m.impl == "bram" and m.name != "ROM" and not is_fifo(m)]
+    cands.sort(key=lambda m: -m.bram36 / max(1, m.count * uram_for(m.depth, m.width)))
+    for m in cands:
+        u = m.count * uram_for(m.depth, m.width)
+        if u <= left and m.bram36 > u:
+            m.impl, m.uram, m.bram36 = "uram", u, 0.0
+            left -= u
+    return mems
+
+
+def bound_kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
+    """:func:`kernel_memories` of ``board`` mapped by :func:`bind` onto the part's URAM."""
+    return bind(kernel_memories(board, rom_insns), board.resources.uram)
+
+
+def storage_binding(board: Board, rom_insns: int = 0, per_lane: bool = False) -> dict:
+    """{kernel array name: storage impl (bram / uram / lutram)} for the buffers: the HLS block design's memories'
+    primitive and the store IP's OBUF ``BIND_STORAGE impl=``. ``per_lane``: the same mapping rule over the RTL's
+    per-lane memories (:func:`lane_memories`; the ROM and FIFOs are never URAM, so they do not change it)."""
+    mems = lane_memories(board) if per_lane else kernel_memories(board, rom_insns)
+    bind(mems, board.resources.uram)
+    return {ARRAY_NAMES[m.name]: m.impl for m in mems if m.name in ARRAY_NAMES}

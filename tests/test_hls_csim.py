@@ -1,0 +1,206 @@
+"""HLS C-simulation (generator/exec/csim.py): the g++ C-simulation of the rendered kernel (the same accel.cpp Vitis HLS
+gets) leaves the whole DDR image exactly as the golden simulator does, for every layer kind x quantization mode on the
+real and the tiny (tiling) board; int8 issues half the DSP multiplies of int16; ThreadSanitizer; the co-simulation
+build; ROM mode; the identification probe; the build report. Error status bits: tests/test_status.py."""
+import subprocess
+import zlib
+
+import numpy as np
+import pytest
+
+from generator.backends import hls
+from generator.exec import csim, runtime
+from generator.exec.golden import GoldenSim
+from generator.spec import isa
+from host.registers import HW_INFO_MODES
+from helpers import compile_small, quantize_input
+from onnx_builders import Builder
+from test_layers import BOARDS, KINDS, MODES
+
+MODES24 = sum(1 << b for b in HW_INFO_MODES.values()) << 24   # hw_info: int8 and int16 supported
+
+
+@pytest.fixture(scope="session")
+def kernel(tmp_path_factory):
+    """kernel(board_key) -> compiled C-sim binary (empty ROM), built once per hardware configuration."""
+    cache = {}
+
+    def get(key):
+        if key not in cache:
+            d = tmp_path_factory.mktemp(f"hls_{key}")
+            hls.render(BOARDS[key](), d)
+            cache[key] = csim.compile_csim(d)
+        return cache[key]
+    return get
+
+
+def _layer(kind, mode, pc, brd):
+    build, ic = KINDS[kind]
+    b = Builder([1, ic, 14, 12], seed=zlib.crc32(kind.encode()) % 1000)
+    outs = build(b)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    gq, prog, xs = compile_small(b.model(list(outs)), mode, pc, BOARDS[brd]())
+    ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
+    return prog, ddr, bases
+
+
+def _golden(prog, ddr, bases):
+    g = ddr.copy()
+    GoldenSim(prog.hw, g, bases).run(prog.blob)
+    return g
+
+
+def test_int8_issues_half_the_dsp_multiplies_of_int16(kernel, tmp_path):
+    """The kernel's structure, counted in C-simulation: the same conv layer (even output width) issues
+    Tn*Tm multiplies per PE-array step in both modes, and int8 covers two output pixels per multiply, so it
+    issues exactly half the DSP multiplies of int16 for the same MACs."""
+    counts = {}
+    for mode in ("int8-asym", "int16-sym"):
+        b = Builder([1, 16, 10, 12], seed=9)
+        m = b.model([b.leaky(b.conv("x", 16, k=3))])
+        gq, prog, xs = compile_small(m, mode, True, BOARDS["tiny"]())
+        ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
+        _, info = csim.run_csim(kernel("tiny"), ddr, bases, prog.blob, tmp_path / mode)
+        assert info["status"] == 0
+        lanes = sum(i.f["oh"] * i.f["ow"] * i.f["og"] * i.f["ig"] * i.f["kh"] * i.f["kw"]
+                    for i in prog.insns if i.op == "COMPUTE" and not i.f["bypass"]) * prog.hw.tn * prog.hw.tm
+        counts[mode] = (info["dsp_muls"], lanes)
+    assert counts["int16-sym"][0] == counts["int16-sym"][1]           # one multiply per MAC lane
+    assert counts["int8-asym"][1] == counts["int16-sym"][1]           # same work
+    assert 2 * counts["int8-asym"][0] == counts["int16-sym"][0]       # half the multiplies
+
+
+# ------------------------------------------------------------------------------------------------ C-simulation
+@pytest.mark.parametrize("brd", list(BOARDS))
+@pytest.mark.parametrize("mode,pc", MODES, ids=[f"{m}-{'pc' if p else 'pt'}" for m, p in MODES])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_csim_bit_exact_with_golden(kernel, tmp_path, kind, mode, pc, brd):
+    prog, ddr, bases = _layer(kind, mode, pc, brd)
+    gold = _golden(prog, ddr, bases)
+    out, info = csim.run_csim(kernel(brd), ddr, bases, prog.blob, tmp_path)
+    assert info["status"] == 0, isa.status_names(info["status"])
+    assert not np.array_equal(gold, ddr)      # the program wrote something
+    diff = np.flatnonzero(out != gold)
+    assert diff.size == 0, f"{diff.size} DDR bytes differ from the golden simulator, first at {diff[:8]}"
+
+
+def test_csim_threads_clean_under_thread_sanitizer(tmp_path):
+    """The threaded C-simulation (fetch, load, compute, store as std::threads over bounded FIFOs) built with
+    -fsanitize=thread runs a layer bit-exact with no data-race report: the buffers shared by two modules and DDR
+    are ordered by the dependency tokens alone. (ThreadSanitizer exits non-zero, 66, on any report.)"""
+    import os
+    hls.render(BOARDS["tiny"](), tmp_path / "k")
+    exe = csim.compile_csim(tmp_path / "k", tmp_path / "csim_tsan", extra=["-fsanitize=thread", "-g", "-O1"])
+    prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
+    gold = _golden(prog, ddr, bases)
+    img, insn_addr = csim.place_program(ddr, prog.blob)
+    (tmp_path / "in.bin").write_bytes(img.tobytes())
+    args = [str(exe), str(tmp_path / "in.bin"), str(tmp_path / "out.bin")] + \
+        [str(int(bases[k])) for k in isa.BASE_REGS] + [str(insn_addr), str(len(prog.insns)), "1"]
+    env = dict(os.environ, TSAN_OPTIONS="exitcode=66 halt_on_error=0")
+    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    assert "ThreadSanitizer" not in r.stderr and r.returncode == 0, r.stderr[-4000:]
+    assert "status=0x0 " in r.stdout
+    out = np.fromfile(tmp_path / "out.bin", np.uint8)[:ddr.size]
+    assert np.array_equal(out, gold)
+
+
+def test_cosim_testbench_separate_ports_and_depths(tmp_path):
+    """The co-simulation build of a TINY single-layer program: each m_axi port's depth= is the program's (the
+    program's beats; the end of the regions LOADs read / STOREs write), the testbench gives every port its own
+    buffer of that depth (no overlapping pointers), and the run is bit-exact with the golden simulator."""
+    prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
+    r = hls.render_cosim(BOARDS["tiny"](), prog, ddr, bases, tmp_path)
+    d, axi = r["depths"], prog.hw.axi_bytes
+    assert d["insns"] == -(-len(prog.blob) // axi)
+    loads = {isa.BASE_REG_NAMES[i.f["base_reg"]] for i in prog.insns if i.op == "LOAD"}
+    stores = {isa.BASE_REG_NAMES[i.f["base_reg"]] for i in prog.insns if i.op == "STORE"}
+    assert d["load"] * axi >= max(bases[k] + prog.layout.sizes[k] for k in loads) > (d["load"] - 1) * axi
+    assert d["store"] * axi >= max(bases[k] + prog.layout.sizes[k] for k in stores) > (d["store"] - 1) * axi
+    src = (tmp_path / "accel.cpp").read_text()
+    assert f"port=insns bundle=gmem offset=slave depth={d['insns']} " in src
+    assert f"port=ddr bundle=load_gmem offset=off depth={d['load']} " in src
+    assert f"port=ddr bundle=store_gmem offset=off depth={d['store']} " in src
+    assert "-DACCEL_TB_SEPARATE_PORTS" in (tmp_path / "run_hls.tcl").read_text()
+    exe = csim.compile_csim(tmp_path, extra=["-DACCEL_TB_SEPARATE_PORTS"])
+    out, info = csim.run_csim(exe, ddr, bases, None, tmp_path / "run")
+    assert info["status"] == 0
+    assert np.array_equal(out, _golden(prog, ddr, bases))
+
+
+def test_csim_rom_mode(tmp_path):
+    """The deployment kernel (program baked into the ROM, fetch_ddr=0) via csim.build_and_check."""
+    prog, ddr, bases = _layer("concat", "int8-asym", True, "tiny")
+    r = csim.build_and_check(BOARDS["tiny"](), prog, ddr, bases, tmp_path)
+    assert r["bit_exact"] and r["status"] == 0 and r["cycles"] > 0 and r["diff_bytes"] == 0
+    assert f"INSN_ROM_LEN {len(prog.insns)}" in (tmp_path / "insn_rom.h").read_text()
+    assert (tmp_path / "ddr_in.bin").stat().st_size == ddr.size and (tmp_path / "run_hls.tcl").is_file()
+    out, info = csim.run_csim(tmp_path / "csim", ddr, bases, None, tmp_path / "again")
+    hw = prog.hw
+    assert np.array_equal(out, _golden(prog, ddr, bases))
+    assert info["config_id"] == hw.config_id
+    assert info["hw_info"] == isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | MODES24
+
+
+def test_csim_identification_probe(kernel, tmp_path):
+    """The driver's identification probe on the threaded C-simulation of the four tops: fetch_ddr = 1,
+    n_insns = 0 ends with NO_END alone, writes hw_info / config_id, dispatches nothing and leaves DDR unchanged."""
+    prog, ddr, bases = _layer("concat", "int8-asym", True, "tiny")
+    out, info = csim.run_csim(kernel("tiny"), ddr, bases, b"", tmp_path, sizes={k: 0 for k in isa.BASE_REGS})
+    hw = prog.hw
+    assert info["status"] == 1 << isa.STATUS_BITS["NO_END"]
+    assert info["hw_info"] == isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | MODES24
+    assert info["config_id"] == hw.config_id
+    assert np.array_equal(out[:ddr.size], ddr)
+
+
+# the error statuses of bad programs (C-simulation against the golden simulator, the RTL and the PYNQ driver):
+# tests/test_status.py
+
+
+# ------------------------------------------------------------------------------------------------ full frame
+@pytest.mark.slow
+def test_csim_yolov4_tiny_frame_bit_exact(tmp_path):
+    from generator.eval import data
+    from generator.spec.board import load_board
+    from generator.flows.compiler import compile_model, quantize_image
+    from host.preprocess import load_image
+
+    c = compile_model("zcu19eg", "int8-asym", progress=False)
+    img = load_image(dict(data.sample_images())["bus"])
+    ddr, bases = runtime.build_ddr(c.program, quantize_image(c, img))
+    gold = _golden(c.program, ddr, bases)
+    hls.render(load_board("zcu19eg"), tmp_path / "k")
+    exe = csim.compile_csim(tmp_path / "k")
+    out, info = csim.run_csim(exe, ddr, bases, c.program.blob, tmp_path, timeout=3600)
+    assert info["status"] == 0
+    assert np.array_equal(out, gold)
+
+
+
+def test_build_report_and_missing_tools_message(tmp_path):
+    """report.md of a build: configuration, estimated resources vs capacity, predicted cycles / FPS of both
+    precisions at the board clock and their ratio, the C-simulation's bit-exact result; the message of a build
+    without the tools names vitis_hls and vivado and the exact commands."""
+    from generator.estimate import hls_resources
+    prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
+    b = BOARDS["tiny"]()
+    r = csim.build_and_check(b, prog, ddr, bases, tmp_path, overlay_dir=tmp_path / "ov")
+    assert r["bit_exact"] and np.array_equal(r["ddr"], _golden(prog, ddr, bases))
+    cyc = {8: sum(p.cycles for p in prog.plans), 16: 2 * sum(p.cycles for p in prog.plans) - 5}
+    dets = [dict(label="bus", score=0.93, box=[1.0, 2.0, 30.4, 40.6], class_id=5)]
+    md = hls.report_md(b, "int8-asym", len(prog.insns), cyc, 8, r, "bus.jpg", dets)
+    est = hls_resources.estimate(b, len(prog.insns))
+    f = b.pl_clock_mhz * 1e6
+    assert f"part `{b.part}`" in md and f"Tn x Tm = {b.accelerator.tn} x {b.accelerator.tm}" in md
+    assert f"| DSP48E2 | {est.dsp48e2} | {b.resources.dsp48e2} |" in md
+    assert f"| BRAM36 | {est.bram36:g} | {b.resources.bram36} |" in md
+    assert f"| int8 (this build) | {cyc[8]} | {cyc[8] / f * 1e3:.2f} | {f / cyc[8]:.1f} |" in md
+    assert f"| int16 | {cyc[16]} |" in md and f"int8 / int16 throughput: {cyc[16] / cyc[8]:.2f}x" in md
+    assert "**bit-exact**" in md and f"golden simulator {r['golden_cycles']}" in md
+    assert "- bus 0.93 box [1, 2, 30, 41]" in md
+    msg = hls.missing_tools_message(tmp_path, ["vitis_hls", "vivado"])
+    assert "vitis_hls and vivado not found on PATH" in msg
+    assert f"cd {tmp_path} && vitis_hls -f run_hls.tcl" in msg
+    assert f"cd {tmp_path} && vivado -mode batch -source vivado_bd.tcl" in msg
+    assert str(tmp_path / "ov") in (tmp_path / "vivado_bd.tcl").read_text()

@@ -100,14 +100,20 @@ class RtlExecutor:
         self.board, self.build_name, self.build_root, self.quiet = board, name, build_root, quiet
         self.build = None
 
-    def run(self, prog, ddr: np.ndarray, bases: dict, sizes: dict | None = None, blob: bytes | None = None,
-            case: str = "case", **opts) -> ProgramRun:
-        """Run ``blob`` (default ``prog``) in the case folder ``case`` under the build; ``opts``: ``timeout_cycles``,
-        ``rd_latency``, ``fetch_ddr``, ``progress_every`` of :meth:`~generator.exec.rtl.RtlBuild.run`."""
+    def prepare(self) -> RtlExecutor:
+        """Build the RTL now (else on the first run); minutes for a 32x32 array."""
         from generator.exec.rtl import BUILD, RtlBuild
 
         if self.build is None:
             self.build = RtlBuild(self.board, self.build_name, build_root=self.build_root or BUILD, quiet=self.quiet)
+        return self
+
+    def run(self, prog, ddr: np.ndarray, bases: dict, sizes: dict | None = None, blob: bytes | None = None,
+            case: str | Path = "case", **opts) -> ProgramRun:
+        """Run ``blob`` (default ``prog``) in the case folder ``case`` (relative: under the build's folder);
+        ``opts``: ``timeout_cycles``, ``rd_latency``, ``fetch_ddr``, ``progress_every`` of
+        :meth:`~generator.exec.rtl.RtlBuild.run`."""
+        self.prepare()
         res, got, _ = self.build.run(prog if blob is None else blob, ddr, bases, self.build.dir / case, sizes=sizes,
                                      **opts)
         return ProgramRun(got[:ddr.size], int(res["status"]), int(res.get("cycles", 0)), bool(res["timeout"]),

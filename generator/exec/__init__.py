@@ -56,9 +56,10 @@ class GoldenExecutor:
     name = "golden"
 
     def run(self, prog, ddr: np.ndarray, bases: dict, sizes: dict | None = None, blob: bytes | None = None,
-            hw=None, progress: bool = False) -> ProgramRun:
+            hw=None, progress: bool = False, check: bool = False) -> ProgramRun:
         """Run ``blob`` (default ``prog.blob``) on a copy of ``ddr`` with ``hw`` (default ``prog.hw``); a program
-        the hardware flags (:class:`~generator.exec.golden.SimError`) gives its status and message, never raises."""
+        the hardware flags (:class:`~generator.exec.golden.SimError`) gives its status and message, or, with
+        ``check``, raises that SimError."""
         from generator.exec.golden import GoldenSim, SimError
 
         out = ddr.copy()
@@ -66,6 +67,8 @@ class GoldenExecutor:
             res = GoldenSim(hw or prog.hw, out, bases, sizes).run(prog.blob if blob is None else blob,
                                                                  progress=progress)
         except SimError as e:
+            if check:
+                raise
             return ProgramRun(out, int(e.status), 0, error=str(e))
         return ProgramRun(out, 0, int(res.cycles), detail=res)
 
@@ -92,12 +95,14 @@ class CsimExecutor:
 
 
 class RtlExecutor:
-    """The RTL of ``board`` under Verilator, built on first use as ``build_root``/``name`` (see
+    """The RTL of ``board`` under Verilator, built on first use as ``build_root``/``name`` (default
+    build/rtl_sim/``name``; with ``rom``, that program baked into the instruction ROM; see
     :class:`generator.exec.rtl.RtlBuild`); raises RuntimeError without Verilator or when the bench fails."""
     name = "rtl"
 
-    def __init__(self, board, name: str, build_root: Path | None = None, quiet: bool = True):
-        self.board, self.build_name, self.build_root, self.quiet = board, name, build_root, quiet
+    def __init__(self, board, name: str, build_root: Path | None = None, quiet: bool = True,
+                 rom: bytes | None = None):
+        self.board, self.build_name, self.build_root, self.quiet, self.rom = board, name, build_root, quiet, rom
         self.build = None
 
     def prepare(self) -> RtlExecutor:
@@ -105,7 +110,7 @@ class RtlExecutor:
         from generator.exec.rtl import BUILD, RtlBuild
 
         if self.build is None:
-            self.build = RtlBuild(self.board, self.build_name, build_root=self.build_root or BUILD, quiet=self.quiet)
+            self.build = RtlBuild(self.board, self.build_name, self.rom, self.build_root or BUILD, self.quiet)
         return self
 
     def run(self, prog, ddr: np.ndarray, bases: dict, sizes: dict | None = None, blob: bytes | None = None,

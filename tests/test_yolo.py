@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from generator.eval import data
-from generator.flows.compiler import compile_model, detections_from_heads, float_detections, quantize_image
+from generator.eval.accuracy import float_detections
+from generator.flows.compiler import compile_model, detections_from_heads, quantize_image
 from generator.eval.metrics import mean_average_precision
 from generator.exec import run_graph
 from generator.exec.runtime import run_golden

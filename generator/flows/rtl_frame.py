@@ -70,9 +70,9 @@ def model_at_resolution(size: int) -> Path | None:
         raise ValueError(f"resolution must be a multiple of 32, got {size}")
     d = ROOT_DIR / "build" / f"yolov4-tiny-{size}"
     out = d / f"yolov4-tiny-{size}.onnx"
-    from generator.flows.compiler import _onnx_metadata
+    from generator.flows.compiler import onnx_metadata
 
-    if not out.is_file() or "class_names" not in _onnx_metadata(out):    # a file from an older converter: again
+    if not out.is_file() or "class_names" not in onnx_metadata(out):    # a file from an older converter: again
         d.mkdir(parents=True, exist_ok=True)
         cfg = data.yolov4_tiny_cfg().read_text()
         cfg = re.sub(r"(?m)^width=\d+", f"width={size}", cfg)

@@ -1,7 +1,8 @@
-"""The SystemVerilog RTL (rtl/, package rendered by generator/backends/rtl.py) under cocotb + Verilator: every layer kind
-and quant mode of the single-layer suite, bit for bit against the golden ISA simulator (the whole DDR image after
-the run), on the TINY configuration (Tn = Tm = 8, tiny buffers that force tiling). The RTL is built once per
-session (instructions fetched from DDR, so one build runs every program); each program is one simulator run.
+"""The SystemVerilog RTL (rtl/, package rendered by generator/backends/rtl.py) under cocotb + Verilator: every
+layer kind and quant mode of the single-layer suite, bit for bit against the golden ISA simulator (the whole DDR
+image after the run; executors ``rtl`` and ``golden`` of generator.exec), on the TINY configuration (Tn = Tm = 8,
+tiny buffers that force tiling). The RTL is built once per session (instructions fetched from DDR, so one build
+runs every program); each program is one simulator run.
 Also a lint run under ``verilator --lint-only -Wall``; the error statuses are in tests/test_status.py."""
 from __future__ import annotations
 
@@ -109,8 +110,9 @@ def test_rtl_full_frame_small(tmp_path):
 @pytest.mark.slow
 def test_rtl_performance_int8_vs_int16(tmp_path):
     """The whole YOLOv4-tiny frame at 416x416 on the default zcu19eg configuration (32x32 PE array) through the
-    RTL in int8 and int16, and the issue's performance targets measured there: PE utilization (ideal cycles / RTL cycles) at least 80% in int8 and in int16, int8 at least 1.9x
-    the frames per second of int16, both frames bit-exact. About 12 minutes."""
+    RTL in int8 and int16, and the issue's performance targets measured there: PE utilization (ideal cycles /
+    RTL cycles) at least 80% in int8 and in int16, int8 at least 1.9x the frames per second of int16, both frames
+    bit-exact. About 12 minutes."""
     from generator.flows.rtl_frame import simulate_frame
     reps = {q: simulate_frame("zcu19eg", "bus", q, config="board", resolution=416, out=tmp_path / q,
                               log=lambda *a: None) for q in ("int8-asym", "int16-sym")}

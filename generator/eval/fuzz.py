@@ -9,7 +9,7 @@ channels, every quantization mode with per-channel and per-tensor weights, input
 (saturation), and PE arrays with Tm != Tn. A few cases are degenerate on purpose (an output of zero size, a layer
 that fits no buffer): the compiler must refuse those with one clear line naming the node.
 
-Executors, each compared bit for bit:
+Executors (run through the executor interface :mod:`generator.exec`), each compared bit for bit:
 
 * ``golden``: the golden ISA simulator (:mod:`generator.exec.golden`) on the DDR image;
 * ``ref``: the independent integer reference (:mod:`generator.exec.int_ref`), which derives every quantization
@@ -419,7 +419,8 @@ def fuzz(cases: int, seed: int, executors=("golden", "ref"), configs=None, board
         o = fz.run_case(case)
         out.append(o)
         if o.status == "fail":
-            log(f"FAIL case {k}: {o.describe()}: {o.detail}\n    reproduce: {reproducer(case, fz.executors, configs, board)}")
+            log(f"FAIL case {k}: {o.describe()}: {o.detail}\n"
+                f"    reproduce: {reproducer(case, fz.executors, configs, board)}")
     ref = [o for o in out if o.status == "refused"]
     if ref:
         log(f"{len(ref)} case(s) refused cleanly by the compiler:")

@@ -84,12 +84,12 @@ class CsimExecutor:
     def run(self, prog, ddr: np.ndarray, bases: dict, sizes: dict | None = None, blob: bytes | None = None,
             timeout: float = 600) -> ProgramRun:
         """Run ``blob`` (default ``prog.blob``) on ``ddr`` (not modified); ``timeout`` in seconds."""
-        from generator.backends import hls          # the C-simulation runner: imported here alone
+        from generator.backends.hls import compile_csim, render, run_csim    # the C-simulation runner, only here
 
         if self.exe is None:
-            hls.render(self.board, self.work, None)
-            self.exe = hls.compile_csim(self.work)
-        got, info = hls.run_csim(self.exe, ddr, bases, prog.blob if blob is None else blob, self.work / "run",
+            render(self.board, self.work, None)
+            self.exe = compile_csim(self.work)
+        got, info = run_csim(self.exe, ddr, bases, prog.blob if blob is None else blob, self.work / "run",
                                  timeout=timeout, sizes=sizes)
         return ProgramRun(got, int(info["status"]), int(info.get("cycles", 0)), detail=info)
 

@@ -7,7 +7,7 @@ from generator import codegen
 
 from generator.ir import passes
 
-from generator.exec import layer_ref
+from generator.exec import run_graph
 
 from generator.exec import runtime
 from generator.exec.rtl import board_config
@@ -54,7 +54,7 @@ def run_both(gq, prog, x):
     """(golden simulator outputs, layer-level reference outputs, SimResult) for float input x [1, C, H, W]."""
     xq = quantize_input(gq, x)
     gold, res, _, _ = runtime.run_golden(prog, gq, xq)
-    ref = layer_ref.run_quantized(gq, xq)
+    ref = run_graph("ref", gq, xq)
     return gold, {k: v[0] for k, v in ref.items() if k != "regions"}, res
 
 

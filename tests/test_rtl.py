@@ -1,7 +1,8 @@
-"""The SystemVerilog RTL (rtl/, package rendered by generator/backends/rtl/) under cocotb + Verilator: every layer kind
-and quant mode of the single-layer suite, bit for bit against the golden ISA simulator (the whole DDR image after
-the run), on the TINY configuration (Tn = Tm = 8, tiny buffers that force tiling). The RTL is built once per
-session (instructions fetched from DDR, so one build runs every program); each program is one simulator run.
+"""The SystemVerilog RTL (rtl/, package rendered by generator/backends/rtl/) under cocotb + Verilator: every
+layer kind and quant mode of the single-layer suite, bit for bit against the golden ISA simulator (the whole DDR
+image after the run; executors ``rtl`` and ``golden`` of generator.exec), on the TINY configuration (Tn = Tm = 8,
+tiny buffers that force tiling). The RTL is built once per session (instructions fetched from DDR, so one build
+runs every program); each program is one simulator run.
 Also a lint run under ``verilator --lint-only -Wall``; the error statuses are in tests/test_status.py."""
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from generator.spec import isa
 
-from generator.exec import runtime
+from generator.exec import RtlExecutor, run_program, runtime
 from generator.backends.rtl import TOP, write_rtl
 from generator.exec.golden import GoldenSim
 from generator.exec.rtl import TINY
@@ -22,14 +23,14 @@ from onnx_builders import Builder
 from test_layers import KINDS, MODES, first_layer_folded
 
 pytest.importorskip("cocotb_tools")
-from generator.exec.rtl import BUILD, RtlBuild, layer_report, verilator  # noqa: E402
+from generator.exec.rtl import BUILD, layer_report, verilator  # noqa: E402
 
 needs_verilator = pytest.mark.skipif(verilator() is None, reason="verilator not installed (run ./setup.sh)")
 
 
 @pytest.fixture(scope="session")
 def tiny_rtl():
-    return RtlBuild(board(**TINY), "tiny")
+    return RtlExecutor(board(**TINY), "tiny", quiet=False)
 
 
 def _layer_case(kind, mode, pc):
@@ -47,12 +48,12 @@ def _layer_case(kind, mode, pc):
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_rtl_layer_bit_exact(tiny_rtl, kind, mode, pc):
     prog, ddr, bases = _layer_case(kind, mode, pc)
-    res, got, full = tiny_rtl.run(prog, ddr, bases, BUILD / "tiny" / "cases" / f"{kind}-{mode}-{pc}")
-    gold = full.copy()
-    gres = GoldenSim(prog.hw, gold, bases).run(prog.blob)
-    assert not res["timeout"], "the RTL did not raise its interrupt in time"
-    assert res["status"] == 0
-    bad = np.flatnonzero(got != gold)
+    run = tiny_rtl.run(prog, ddr, bases, case=BUILD / "tiny" / "cases" / f"{kind}-{mode}-{pc}")
+    gold = run_program("golden", prog, ddr, bases)
+    res = run.detail
+    assert not run.timeout, "the RTL did not raise its interrupt in time"
+    assert run.status == 0 and gold.status == 0
+    bad = np.flatnonzero(run.ddr != gold.ddr)
     assert bad.size == 0, f"{bad.size} DDR bytes differ from the golden simulator, first at {bad[0]:#x}"
     assert res["ctrl"] >> isa.CTRL_BITS["ap_done"] & 1 and res["ctrl"] >> isa.CTRL_BITS["ap_idle"] & 1
     assert res["irq_after_clear"] == 0
@@ -60,7 +61,7 @@ def test_rtl_layer_bit_exact(tiny_rtl, kind, mode, pc):
     hw = prog.hw
     assert res["hw_info"] == isa.ISA_VERSION | hw.tn << 8 | hw.tm << 16 | 3 << 24
     assert res["config_id"] == hw.config_id
-    assert res["cycles"] > 0 and gres.cycles > 0
+    assert run.cycles > 0 and gold.cycles > 0
     rows = layer_report(prog, res)                   # per-layer RTL cycles from the bench's retirement stamps
     assert all(r.get("rtl", 0) > 0 for r in rows) and sum(r["rtl"] for r in rows) <= res["cycles"]
 
@@ -69,13 +70,12 @@ def test_rtl_layer_bit_exact(tiny_rtl, kind, mode, pc):
 def test_rtl_instruction_rom():
     """fetch_ddr = 0: the program comes from the instruction ROM baked in by $readmemh (a separate build)."""
     prog, ddr, bases = _layer_case("conv3x3_s2", "int8-asym", True)
-    rom = RtlBuild(board(**TINY), "tiny_rom", rom=prog.blob)
+    rom = RtlExecutor(board(**TINY), "tiny_rom", quiet=False, rom=prog.blob)
     blank = bytes(len(prog.blob))                   # no program in DDR (zeros where a DDR fetch would read it)
-    res, got, full = rom.run(blank, ddr, bases, BUILD / "tiny_rom" / "case", fetch_ddr=0)
-    gold = full.copy()
-    GoldenSim(prog.hw, gold, bases).run(prog.blob)
-    assert not res["timeout"] and res["status"] == 0
-    assert np.array_equal(got, gold)
+    run = rom.run(prog, ddr, bases, blob=blank, case="case", fetch_ddr=0)
+    gold = run_program("golden", prog, ddr, bases)
+    assert not run.timeout and run.status == 0 and gold.status == 0
+    assert np.array_equal(run.ddr, gold.ddr)
 
 
 # the error statuses of bad programs (every condition of isa.STATUS_BITS, on the RTL, the golden simulator, the
@@ -95,10 +95,10 @@ def test_rtl_lint_clean(tmp_path, brd):
 @needs_verilator
 def test_rtl_full_frame_small(tmp_path):
     """The whole YOLOv4-tiny frame (64x64, 8x8 PE array) through the RTL, bit-exact against the golden simulator
-    (``invoke sim --config small --resolution 64``), and the latency model calibrated against the RTL: every
+    (``invoke rtl-frame --config small --resolution 64``), and the latency model calibrated against the RTL: every
     layer's predicted cycles within 10% of the RTL's (the bench's DDR has the board's 40-cycle read latency).
     About 30 s. The zcu19eg 416x416 frames: the next (slow) test."""
-    from generator.exec.rtl import simulate_frame
+    from generator.flows.rtl_frame import simulate_frame
     rep = simulate_frame("zcu19eg", "bus", "int8-asym", config="small", resolution=64, out=tmp_path,
                          log=lambda *a: None)
     assert rep["bit_exact"], f"{rep['diff_bytes']} DDR bytes differ"
@@ -112,9 +112,10 @@ def test_rtl_full_frame_small(tmp_path):
 @pytest.mark.slow
 def test_rtl_performance_int8_vs_int16(tmp_path):
     """The whole YOLOv4-tiny frame at 416x416 on the default zcu19eg configuration (32x32 PE array) through the
-    RTL in int8 and int16, and the issue's performance targets measured there: PE utilization (ideal cycles / RTL cycles) at least 80% in int8 and in int16, int8 at least 1.9x
-    the frames per second of int16, both frames bit-exact. About 12 minutes."""
-    from generator.exec.rtl import simulate_frame
+    RTL in int8 and int16, and the issue's performance targets measured there: PE utilization (ideal cycles /
+    RTL cycles) at least 80% in int8 and in int16, int8 at least 1.9x the frames per second of int16, both frames
+    bit-exact. About 12 minutes."""
+    from generator.flows.rtl_frame import simulate_frame
     reps = {q: simulate_frame("zcu19eg", "bus", q, config="board", resolution=416, out=tmp_path / q,
                               log=lambda *a: None) for q in ("int8-asym", "int16-sym")}
     for q, rep in reps.items():
@@ -132,7 +133,7 @@ def test_rtl_tm_ne_tn_bit_exact(tn, tm):
     """Tm != Tn: bypass reading Tm elements from two IBUF words (Tm = 2 Tn) or at a lane offset (Tm < Tn), OBUF and
     PBUF lane offsets; TINY buffers otherwise (two Verilator builds, about a minute)."""
     brd = board(**dict(TINY, tn=tn, tm=tm))
-    rtl = RtlBuild(brd, f"tiny_{tn}x{tm}")
+    rtl = RtlExecutor(brd, f"tiny_{tn}x{tm}", quiet=False)
     for kind in ("concat", "split", "conv3x3_s2", "upsample"):
         for mode in ("int8-asym", "int16-sym"):
             build, ic = KINDS[kind]
@@ -141,11 +142,11 @@ def test_rtl_tm_ne_tn_bit_exact(tn, tm):
             outs = outs if isinstance(outs, tuple) else (outs,)
             gq, prog, xs = compile_small(b.model(list(outs)), mode, True, brd)
             ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
-            res, got, full = rtl.run(prog, ddr, bases, BUILD / f"tiny_{tn}x{tm}" / "cases" / f"{kind}-{mode}")
-            gold = full.copy()
-            GoldenSim(prog.hw, gold, bases).run(prog.blob)
-            assert not res["timeout"] and res["status"] == 0
-            assert np.array_equal(got, gold), f"{kind} {mode}: {int(np.sum(got != gold))} DDR bytes differ"
+            run = rtl.run(prog, ddr, bases, case=f"cases/{kind}-{mode}")
+            gold = run_program("golden", prog, ddr, bases)
+            assert not run.timeout and run.status == 0 and gold.status == 0
+            assert np.array_equal(run.ddr, gold.ddr), \
+                f"{kind} {mode}: {int(np.sum(run.ddr != gold.ddr))} DDR bytes differ"
 
 
 @needs_verilator
@@ -156,7 +157,7 @@ def test_rtl_span_loads_bit_exact():
     within 10% of the latency model's (one Verilator build, about a minute)."""
     from generator.spec.timing import use_span
     brd = board(**dict(TINY, tn=16, tm=8))
-    rtl = RtlBuild(brd, "tiny_16x8")
+    rtl = RtlExecutor(brd, "tiny_16x8", quiet=False)
     for mode in ("int8-asym", "int8-sym"):
         b = Builder([1, 3, 30, 34], seed=7)
         gq, prog, xs = compile_small(b.model([first_layer_folded(b)]), mode, True, brd)
@@ -165,10 +166,9 @@ def test_rtl_span_loads_bit_exact():
             i.f["buf"], i.f["elems"], prog.hw.tn, i.f["dst_pitch"])]
         assert spans, "the folded layer's program has no span LOAD: this test would not test spans"
         ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
-        res, got, full = rtl.run(prog, ddr, bases, BUILD / "tiny_16x8" / "cases" / f"span-{mode}")
-        gold = full.copy()
-        gres = GoldenSim(prog.hw, gold, bases).run(prog.blob)
-        assert not res["timeout"] and res["status"] == 0
-        bad = np.flatnonzero(got != gold)
+        run = rtl.run(prog, ddr, bases, case=f"cases/span-{mode}")
+        gold = run_program("golden", prog, ddr, bases)
+        assert not run.timeout and run.status == 0 and gold.status == 0
+        bad = np.flatnonzero(run.ddr != gold.ddr)
         assert bad.size == 0, f"{mode}: {bad.size} DDR bytes differ from the golden simulator, first at {bad[0]:#x}"
-        assert abs(res["cycles"] / gres.cycles - 1) <= 0.10, f"{mode}: RTL {res['cycles']} vs model {gres.cycles}"
+        assert abs(run.cycles / gold.cycles - 1) <= 0.10, f"{mode}: RTL {run.cycles} vs model {gold.cycles}"

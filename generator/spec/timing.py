@@ -1,7 +1,7 @@
 """Hardware model: the accelerator configuration in the units the ISA uses, and the cycle cost of each
 instruction. The golden simulator counts cycles with it and the scheduler predicts with it, so both agree by
 construction; it describes what the RTL (``rtl/accel_top.sv``) does and is calibrated against the RTL's cycle
-counts (``invoke sim``, :mod:`generator.exec.rtl`).
+counts (``invoke rtl-frame``, :mod:`generator.exec.rtl`).
 
 Cost model (cycles of the PL clock):
 

@@ -1,0 +1,129 @@
+"""The build flow (``invoke build``): compile, render the HLS kernel (program in its ROM) and the Vitis HLS /
+Vivado scripts, C-simulate the kernel on an image bit-exact against the golden simulator, estimate its resources
+and cycles, write report.md and the detections; then run vitis_hls and vivado when they are on PATH."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.flows.inputs import (FlowError, artifact_dir, compile_checked, out_folder, real_image,
+                                    resolve_model)
+
+
+@dataclass
+class BuildResult:
+    """``out``: the artifact folder (report.md, detections.png/.json, hls/); ``check``: the C-simulation's result
+    (:func:`generator.exec.csim.build_and_check`); ``cycles``: {bits: latency-model cycles per frame} for int8
+    and int16; ``bits``: the compiled precision; ``clock_mhz``: PL clock; ``kernel_estimate``: {"hls", "model",
+    "ratio"} (:func:`generator.estimate.hls_cycles.compare`); ``detections``; ``tools_message``: the Vitis /
+    Vivado commands to run by hand when the tools are not on PATH ("" when they ran)."""
+    out: Path
+    check: dict
+    cycles: dict
+    bits: int
+    clock_mhz: float
+    kernel_estimate: dict
+    detections: list
+    tools_message: str = ""
+
+    def summary(self) -> str:
+        """Three lines: the C-simulation verdict with FPS of the latency model, the kernel estimate, the files."""
+        c, k, mhz = self.cycles, self.kernel_estimate, self.clock_mhz
+        return (f"C-simulation bit-exact with the golden simulator ({self.check['csim_seconds']:.1f} s); latency "
+                f"model predicts {c[self.bits]} cycles = {mhz * 1e6 / c[self.bits]:.1f} FPS at {mhz:g} MHz "
+                f"(int8/int16 throughput {c[16] / c[8]:.2f}x); {len(self.detections)} detections\n"
+                f"kernel estimate from its loop structure (not a synthesis result): hls-cycles {k['hls']}, "
+                f"model-cycles {k['model']} (ratio {k['ratio']:.2f})\n"
+                f"wrote {self.out / 'report.md'} and {self.out / 'detections.png'}")
+
+
+def _csim_check(comp, img, hls_dir: Path, overlay) -> tuple[dict, dict]:
+    """Render the deployment kernel into ``hls_dir`` and C-simulate it on ``img``; returns (check, DDR bases).
+    Raises FlowError when it fails or differs from the golden simulator."""
+    from generator.backends import hls
+    from generator.exec import csim
+    from generator.exec.runtime import build_ddr
+    from generator.flows.compiler import quantize_image
+    from generator.spec import isa
+
+    ddr, bases = build_ddr(comp.program, quantize_image(comp, img))
+    try:
+        r = csim.build_and_check(comp.board, comp.program, ddr, bases, hls_dir,
+                                overlay_dir=Path(overlay).resolve() if overlay else None)
+    except hls.HlsError as e:
+        raise FlowError(str(e)) from None
+    if not r["bit_exact"]:
+        raise FlowError(f"C-simulation differs from the golden simulator: status {isa.status_names(r['status'])}, "
+                        f"{r['diff_bytes']} DDR bytes differ")
+    return r, bases
+
+
+def _frame_cycles(comp, board, quant_other: str, per_channel, model, names, yolo_cfg) -> dict:
+    """Latency-model cycles per frame of ``comp`` and of the same model in ``quant_other``: {bits: cycles}."""
+    other = compile_checked(board, quant_other, per_channel, model, progress=False, names=names,
+                            yolo_cfg=yolo_cfg)
+    return {c.hw.bits: sum(p.cycles for p in c.program.plans) for c in (comp, other)}
+
+
+def _run_tools(hls_dir: Path, require_tools: bool) -> str:
+    """Run vitis_hls then vivado in ``hls_dir`` when both are on PATH and return ""; else the message naming the
+    commands (FlowError with it when ``require_tools``)."""
+    from generator.backends import hls
+
+    missing = [t for t, _ in hls.tool_commands(hls_dir) if shutil.which(t) is None]
+    if missing:
+        msg = hls.missing_tools_message(hls_dir, missing)
+        if require_tools:
+            raise FlowError(msg)
+        return msg
+    subprocess.run(["vitis_hls", "-f", "run_hls.tcl"], cwd=hls_dir, check=True)
+    subprocess.run(["vivado", "-mode", "batch", "-source", "vivado_bd.tcl"], cwd=hls_dir, check=True)
+    return ""
+
+
+def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, image="bus", out=None,
+               overlay=None, require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None,
+               log=print) -> BuildResult:
+    """The whole build of ``board``'s accelerator for ``model`` (see the module docstring); ``out``: the artifact
+    folder (default build/<board>/<model key>/<quant>/); ``overlay``: where vivado_bd.tcl puts the .bit + .hwh;
+    ``require_tools``: fail when vitis_hls or vivado is missing; ``log`` gets the progress and summary lines
+    (:meth:`BuildResult.summary`) before the tools run. Raises FlowError."""
+    from generator.backends import hls
+    from generator.estimate import hls_cycles, hls_resources
+    from generator.exec.runtime import read_tensor
+    from generator.codegen.artifacts import write_artifacts
+    from generator.flows.compiler import detections_from_heads
+    from host.draw import draw_detections
+
+    od = out_folder(out) if out else None
+    if overlay:
+        out_folder(overlay)
+    img = real_image(image)
+    model = resolve_model(model, cfg, weights, names, od)
+    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, require_detection=True)
+    try:
+        est = hls_resources.check(comp.board, len(comp.program.insns))
+    except hls_resources.ResourceError as e:
+        raise FlowError(str(e)) from None
+    d = Path(write_artifacts(comp, artifact_dir(comp, out)))
+    log(f"rendering the HLS kernel and scripts into {d / 'hls'} and running its C-simulation (g++) on {image} ...")
+    r, bases = _csim_check(comp, img, d / "hls", overlay)
+    bits = comp.hw.bits
+    cycles = _frame_cycles(comp, board, "int16-sym" if bits == 8 else "int8-asym", per_channel, model, names, yolo_cfg)
+    try:
+        kest = hls_cycles.compare(comp.board, bits, comp.program.insns)
+    except hls_cycles.EstimateError as e:
+        raise FlowError(str(e)) from None
+    heads = {o: read_tensor(comp.program, comp.qgraph, r["ddr"], bases, o) for o in comp.qgraph.outputs}
+    dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
+    draw_detections(img, dets, d / "detections.png", num_classes=len(comp.names))
+    (d / "detections.json").write_text(json.dumps(dets, indent=1))
+    (d / "report.md").write_text(hls.report_md(comp.board, comp.quant.name, len(comp.program.insns), cycles,
+                                               bits, r, Path(image).name, dets, est, kest))
+    res = BuildResult(d, r, cycles, bits, comp.board.pl_clock_mhz, kest, dets)
+    log(res.summary())
+    res.tools_message = _run_tools(d / "hls", require_tools)
+    return res

@@ -1,0 +1,31 @@
+"""The compile flow (``invoke compile``): model -> instruction program for a board, artifacts written."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.flows.inputs import artifact_dir, compile_checked, out_folder, resolve_model
+
+
+@dataclass
+class CompileResult:
+    """``compiled``: the :class:`~generator.flows.compiler.Compiled` model; ``out``: the artifact folder;
+    ``seconds``: wall time of the whole flow."""
+    compiled: object
+    out: Path
+    seconds: float
+
+
+def compile_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, out=None, cfg=None,
+                 weights=None, names=None, yolo_cfg=None) -> CompileResult:
+    """Compile ``model`` (or darknet ``cfg`` + ``weights``, converted under ``out``) for ``board`` and write the
+    program artifacts into ``out`` (default build/<board>/<model key>/<quant>/). Raises FlowError."""
+    from generator.codegen.artifacts import write_artifacts
+
+    od = out_folder(out) if out else None
+    t0 = time.time()
+    comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, od), names=names,
+                           yolo_cfg=yolo_cfg)
+    d = write_artifacts(comp, artifact_dir(comp, out))
+    return CompileResult(comp, d, time.time() - t0)

@@ -1,0 +1,54 @@
+"""The detect flow (``invoke detect``): compile, run one image through the golden ISA simulator, write the
+detections (JSON and a drawing)."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.flows.inputs import FlowError, compile_checked, out_folder, real_image, resolve_model
+
+
+@dataclass
+class DetectResult:
+    """``detections``: list of {"label", "score", "box" [x0, y0, x1, y1] in image pixels, ...}; ``cycles``: the
+    golden simulator's PL clock cycles for the frame; ``hw``: the HwConfig; ``sim_seconds``: wall time of the
+    simulation; ``json`` / ``png`` / ``artifacts``: what was written."""
+    detections: list
+    cycles: int
+    hw: object
+    sim_seconds: float
+    json: Path
+    png: Path
+    artifacts: Path
+
+
+def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
+                cfg=None, weights=None, names=None, yolo_cfg=None) -> DetectResult:
+    """Compile (program artifacts in ``out``/artifacts/), run ``image`` (a file or a shipped image name) through the
+    golden ISA simulator, write ``out``/detections.json and ``out``/detections.png. Raises FlowError."""
+    from generator.exec import run_program
+    from generator.exec.runtime import build_ddr, read_tensor
+    from generator.codegen.artifacts import write_artifacts
+    from generator.flows.compiler import detections_from_heads, quantize_image
+    from host.draw import draw_detections
+
+    od = out_folder(out)
+    img = real_image(image)
+    art = od / "artifacts"
+    comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, art), names=names,
+                           yolo_cfg=yolo_cfg, require_detection=True)
+    write_artifacts(comp, art)
+    prog, g = comp.program, comp.qgraph
+    ddr, bases = build_ddr(prog, quantize_image(comp, img))
+    t0 = time.time()
+    run = run_program("golden", prog, ddr, bases, progress=True)
+    secs = time.time() - t0
+    if run.status:
+        raise FlowError(f"golden simulator: {run.error}")
+    heads = {o: read_tensor(prog, g, run.ddr, bases, o) for o in g.outputs}
+    dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
+    (od / "detections.json").write_text(json.dumps(dets, indent=1))
+    draw_detections(img, dets, od / "detections.png", num_classes=len(comp.names))
+    return DetectResult(dets, run.cycles, comp.hw, secs, od / "detections.json", od / "detections.png", art)

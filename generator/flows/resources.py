@@ -1,0 +1,41 @@
+"""The resources flow (``invoke resources``): a board's accelerator against its part's capacity, from the HLS
+estimate (:mod:`generator.estimate.hls_resources`) and, on request, the RTL synthesized by Yosys
+(:mod:`generator.estimate.rtl_resources`)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from generator import ROOT_DIR
+from generator.flows.inputs import FlowError, out_folder
+
+
+def resources_flow(board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_only=False, log=print) -> None:
+    """``log`` the HLS estimate's tables for ``board``; with ``rtl``, synthesize the RTL in ``out`` (default
+    build/rtl_resources/<board>; ``no_uram``: no URAM288; ``mapping_only``: stop after DSP / RAM mapping) and log
+    its report. Raises FlowError for a bad board or work folder, a failed synthesis, or a design that does not fit
+    the part (the synthesized RTL checked first)."""
+    from generator.estimate import hls_resources, rtl_resources
+    from generator.spec.board import BoardError, load_board
+
+    try:
+        b = load_board(board)
+    except (BoardError, FileNotFoundError) as e:
+        raise FlowError(str(e)) from None
+    if rtl and out:
+        out_folder(out)
+    e = hls_resources.estimate(b)
+    a = b.accelerator
+    log(f"## {board} ({b.part}), Tn x Tm = {a.tn} x {a.tm}: HLS estimate\n\n{e.table()}\n\n{e.memory_table()}\n")
+    if rtl:
+        d = Path(out) if out else ROOT_DIR / "build" / "rtl_resources" / board
+        try:
+            r = rtl_resources.synthesize(b, d, uram=False if no_uram else None, mapping_only=mapping_only)
+        except rtl_resources.RtlResourceError as err:
+            raise FlowError(str(err)) from None
+        log(rtl_resources.report(r))
+        if r.over():
+            raise FlowError(f"the synthesized RTL does not fit {b.part}: " + ", ".join(
+                f"{k} {r.used[k]:g} / {r.capacity[k]}" for k in r.over()))
+    if e.over():
+        raise FlowError(f"the HLS estimate does not fit {b.part}: " + ", ".join(
+            f"{k} {e.used()[k]:g} / {e.capacity[k]}" for k in e.over()))

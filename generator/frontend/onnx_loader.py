@@ -31,7 +31,7 @@ from onnx import numpy_helper, shape_inference
 from host.tail import HOST_OPS
 
 from generator.ir.graph import Graph, GraphError, Node, Tensor
-from generator.ir.passes import resolve_pads
+from generator.ir.passes.common import resolve_pads
 
 SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resize", "Upsample", "Concat",
              "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant", "AveragePool",

@@ -113,7 +113,8 @@ def parse_cfg(path) -> list[Section]:
 def check_keys(sections: list[Section], cfg_name: str) -> None:
     """Reject every option key darknet would not read in its section (see :data:`KNOWN_KEYS`).
 
-    Sections of unsupported types are skipped (they are reported by :func:`generator.frontend.darknet.layers.build_layers`).
+    Sections of unsupported types are skipped (they are reported by
+    :func:`generator.frontend.darknet.layers.build_layers`).
 
     Raises:
         DarknetError: one line per unknown key, ``cfg:line [section]: unknown key 'pd' (did you mean 'pad'?)``,

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import jinja2
+import numpy as np
 
 from generator.spec import isa
 from generator.spec.board import Board
@@ -72,7 +73,7 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
     regs = [(f"REG_{n}".upper(), off, bits) for n, off, bits, _ in isa.REGISTERS]
     reg_off = {n.lower(): off for n, off, _, _ in isa.REGISTERS}
     modes = (1 << isa.PRECISIONS["int8"]) | (1 << isa.PRECISIONS["int16"])
-    params = [(n, off * 8, {"i8": 64, "i2": 16, "u1": 8, "u2": 16}[t]) for n, t, off in isa.PARAM_RECORD]
+    params = [(n, off * 8, np.dtype(t).itemsize * 8) for n, t, off in isa.PARAM_RECORD]
     return dict(
         board=board.name, isa_version=isa.ISA_VERSION, insn_bits=isa.INSN_BITS, opcodes=isa.OPCODES,
         header=header, fields=fields, registers=regs, ctrl_bits=isa.CTRL_BITS, status_bits=isa.STATUS_BITS,

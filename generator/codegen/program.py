@@ -178,7 +178,7 @@ def allocate(g: Graph, layers: list, hw: HwConfig) -> tuple[DdrLayout, bytes]:
         OGm = _ceil(L.OC, hw.tm) * hw.tm
         lay.params[L.name] = len(blob)
         for p in [q] + list(q.get("side", [])):   # main output, then one record set per extra pooled output
-            rec = np.zeros(OGm, np.dtype([(nm, "<" + t) for nm, t, _ in isa.PARAM_RECORD]))
+            rec = np.zeros(OGm, np.dtype([(nm, np.dtype(t).newbyteorder("<")) for nm, t, _ in isa.PARAM_RECORD]))
             rec["bias"][:L.OC] = q["bias"]
             rec["mult_pos"][:L.OC] = p["mult_pos"]
             rec["mult_neg"][:L.OC] = p["mult_neg"]

@@ -20,7 +20,7 @@ from numpy.lib.stride_tricks import as_strided
 from generator.spec import isa
 from generator.spec.timing import HwConfig, insn_cycles
 
-PARAM_DTYPE = np.dtype([(n, "<" + t) for n, t, _ in isa.PARAM_RECORD])
+PARAM_DTYPE = np.dtype([(n, np.dtype(t).newbyteorder("<")) for n, t, _ in isa.PARAM_RECORD])
 # the FIFO each flag of each module refers to (VTA-style: prev/next module in load -> compute -> store)
 FIFO_OF = {("load", "pop_next"): "c2l", ("load", "push_next"): "l2c",
            ("compute", "pop_prev"): "l2c", ("compute", "push_prev"): "c2l",

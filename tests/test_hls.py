@@ -16,7 +16,7 @@ from generator.exec import runtime
 from generator.spec.timing import HwConfig
 from generator.exec.golden import GoldenSim
 from helpers import board, compile_small, quantize_input
-from onnx_builders import Builder
+from generator.frontend.modelgen import Builder
 from test_layers import BOARDS, KINDS, MODES
 
 MODES24 = sum(1 << b for b in isa.HW_INFO_MODES.values()) << 24   # hw_info: int8 and int16 supported

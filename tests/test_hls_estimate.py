@@ -17,7 +17,7 @@ from generator.estimate import hls_cycles as he
 from generator.spec import timing
 from generator.spec.board import load_board
 from helpers import TINY, board, compile_small
-from onnx_builders import Builder
+from generator.frontend.modelgen import Builder
 
 KDIR = hls.KERNEL_DIR
 

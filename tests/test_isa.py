@@ -6,7 +6,7 @@ from generator.spec import isa
 from generator.spec.timing import HwConfig
 from generator.exec.golden import GoldenSim, SimError
 from helpers import board, compile_small
-from onnx_builders import Builder
+from generator.frontend.modelgen import Builder
 
 
 @pytest.mark.parametrize("op", list(isa.FORMATS))

@@ -9,7 +9,7 @@ from generator.exec import runtime
 from generator.exec.int_ref import compare_ddr
 from generator.exec.layer_ref import dequantize
 from helpers import TINY, board, compile_small, quantize_input, run_both, sqnr_db
-from onnx_builders import Builder, ort_run
+from generator.frontend.modelgen import Builder, ort_run
 
 
 def conv1x1(b):

@@ -4,8 +4,8 @@ import pytest
 
 from generator.exec.kernels import conv2d, requantize
 from generator.quant.quantize import QuantConfig, quantize_multiplier
+from generator.frontend.modelgen import Builder
 from helpers import compile_small
-from onnx_builders import Builder
 
 
 def _py_requant(acc, m, s, zp, lo, hi):

@@ -30,7 +30,7 @@ from generator.flows.compiler import Compiled, manifest
 from generator.quant.quantize import QuantConfig
 from generator.exec.golden import GoldenSim, SimError
 from helpers import TINY, board, compile_small, quantize_input
-from onnx_builders import Builder
+from generator.frontend.modelgen import Builder
 from test_layers import KINDS
 
 pytest.importorskip("cocotb_tools")

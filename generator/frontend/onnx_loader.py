@@ -39,6 +39,7 @@ SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resi
 
 
 def _attrs(node) -> dict:
+    """Attributes of an ONNX node as {name: Python value}."""
     return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
 
 

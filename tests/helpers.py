@@ -9,7 +9,7 @@ from generator.ir import passes
 
 from generator.exec import run_graph
 
-from generator.exec import runtime
+from generator.exec import run_golden
 from generator.exec.rtl import board_config
 from generator.spec.board import Board
 from generator.frontend.onnx_loader import load_onnx
@@ -53,7 +53,7 @@ def quantize_input(gq, x):
 def run_both(gq, prog, x):
     """(golden simulator outputs, layer-level reference outputs, SimResult) for float input x [1, C, H, W]."""
     xq = quantize_input(gq, x)
-    gold, res, _, _ = runtime.run_golden(prog, gq, xq)
+    gold, res, _, _ = run_golden(prog, gq, xq)
     ref = run_graph("ref", gq, xq)
     return gold, {k: v[0] for k, v in ref.items() if k != "regions"}, res
 

@@ -18,7 +18,7 @@ from generator.spec import isa
 from generator.codegen.artifacts import write_artifacts
 from generator.flows.compiler import compile_model, detections_from_heads, quantize_image
 from generator.exec.pynq_golden import GoldenSimDevice, active
-from generator.exec.runtime import run_golden
+from generator.exec import run_golden
 from host.accel_ip import AccelIP
 from host.driver import (AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageMismatchError,
                          YoloAccelerator)

@@ -13,7 +13,7 @@ from generator.frontend.onnx_loader import load_onnx
 from generator.ir.graph import GraphError
 from generator.quant.quantize import QuantConfig, QuantError
 from helpers import board, compile_small
-from onnx_builders import Builder
+from generator.frontend.modelgen import Builder
 
 ROOT = ROOT_DIR
 INVOKE = str(Path(sys.executable).parent / "invoke")

@@ -14,7 +14,7 @@ from generator.exec.golden import GoldenSim
 from generator.spec import isa
 from host.registers import HW_INFO_MODES
 from helpers import compile_small, quantize_input
-from onnx_builders import Builder
+from generator.frontend.modelgen import Builder
 from test_layers import BOARDS, KINDS, MODES
 
 MODES24 = sum(1 << b for b in HW_INFO_MODES.values()) << 24   # hw_info: int8 and int16 supported

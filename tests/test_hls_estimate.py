@@ -19,7 +19,7 @@ from generator.spec import timing
 from generator.spec.board import load_board
 from generator.exec.rtl import TINY
 from helpers import board, compile_small
-from onnx_builders import Builder
+from generator.frontend.modelgen import Builder
 
 KDIR = KERNEL_DIR
 

@@ -18,7 +18,7 @@ from generator.eval import data
 from generator.flows.compiler import (calib_cache_path, compile_model, detections_from_heads, model_key, quantize_image,
                                 resolve_class_names)
 from generator.frontend.darknet import darknet_to_onnx
-from generator.exec.runtime import run_golden
+from generator.exec import run_golden
 from host.draw import label_boxes
 from host.preprocess import BACKGROUND, ImageError, load_image
 

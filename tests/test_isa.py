@@ -2,11 +2,12 @@
 import numpy as np
 import pytest
 
+from generator.exec import run_golden
 from generator.spec import isa
 from generator.spec.timing import HwConfig
 from generator.exec.golden import GoldenSim, SimError
 from helpers import board, compile_small
-from onnx_builders import Builder
+from generator.frontend.modelgen import Builder
 
 
 @pytest.mark.parametrize("op", list(isa.FORMATS))
@@ -91,14 +92,13 @@ def test_golden_sim_reports_illegal_opcode_and_deadlock():
 def test_missing_dependency_token_corrupts_data_like_hardware():
     """Dropping the write-after-read tokens lets loads overwrite banks still in use: the simulator must then
     produce different results (it orders modules by time, not program order)."""
-    from generator.exec import runtime
     from helpers import quantize_input
 
     b = Builder([1, 40, 24, 24], seed=2)
     m = b.model([b.leaky(b.conv("x", 40, k=3))])
     gq, prog, xs = compile_small(m, "int8-asym", True, board(ibuf_bank_bytes=4096))
     xq = quantize_input(gq, xs[0])
-    good, _, _, _ = runtime.run_golden(prog, gq, xq)
+    good, _, _, _ = run_golden(prog, gq, xq)
     import copy
     bad = copy.deepcopy(prog)
     n_pops = 0
@@ -109,7 +109,7 @@ def test_missing_dependency_token_corrupts_data_like_hardware():
         if i.op == "COMPUTE":
             i.f["push_prev"] = 0
     assert n_pops > 0
-    out, _, _, _ = runtime.run_golden(bad, gq, xq)
+    out, _, _, _ = run_golden(bad, gq, xq)
     assert any(not np.array_equal(good[k], out[k]) for k in good)
 
 

@@ -5,12 +5,12 @@ import zlib
 import numpy as np
 import pytest
 
-from generator.exec import runtime
+from generator.exec import run_golden
 from generator.exec.int_ref import compare_ddr
 from generator.exec.layer_ref import dequantize
 from generator.exec.rtl import TINY
 from helpers import board, compile_small, quantize_input, run_both, sqnr_db
-from onnx_builders import Builder, ort_run
+from generator.frontend.modelgen import Builder, ort_run
 
 
 def conv1x1(b):
@@ -83,7 +83,7 @@ def test_layer_bit_exact_and_close_to_float(kind, mode, pc, brd):
     assert iref.check_params(gq) == []
     xq = quantize_input(gq, x)
     assert np.array_equal(xq, iref.quantize_input(x))
-    _, _, ddr, bases = runtime.run_golden(prog, gq, xq)
+    _, _, ddr, bases = run_golden(prog, gq, xq)
     assert compare_ddr(iref, iref.run(xq), prog, ddr, bases) == []
     fl = ort_run(m, x)
     for o in outs:

@@ -8,7 +8,7 @@ from nbclient import NotebookClient
 
 from generator.flows.compiler import compile_model, detections_from_heads, quantize_image
 from generator.flows.package import build_package
-from generator.exec.runtime import run_golden
+from generator.exec import run_golden
 from host.preprocess import load_image
 from pathlib import Path
 

@@ -14,9 +14,9 @@ from generator.flows.compiler import compile_model, quantize_image
 from generator.frontend.onnx_loader import load_onnx
 from generator.ir.graph import GraphError
 from generator.quant.quantize import QuantConfig, QuantError, calibrate, quantize
-from generator.exec.runtime import run_golden
+from generator.exec import run_golden
+from generator.frontend.modelgen import Builder, ort_run
 from helpers import sqnr_db
-from onnx_builders import Builder, ort_run
 
 
 def test_node_tests_pass_or_are_refused_with_a_reason():

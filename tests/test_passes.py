@@ -6,7 +6,7 @@ from generator.ir import passes
 from generator.exec.float_ref import run_float
 from generator.frontend.onnx_loader import load_onnx
 from generator.ir.graph import GraphError
-from onnx_builders import Builder, ort_run
+from generator.frontend.modelgen import Builder, ort_run
 
 PIPELINE = [passes.lower_pooling, passes.fold_batchnorm, passes.fc_to_conv, passes.hoist_pool_above_concat,
             passes.fuse_macro,

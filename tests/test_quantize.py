@@ -2,10 +2,11 @@
 import numpy as np
 import pytest
 
+from generator.exec import run_golden
 from generator.exec.kernels import conv2d, requantize
 from generator.quant.quantize import QuantConfig, quantize_multiplier
+from generator.frontend.modelgen import Builder
 from helpers import compile_small
-from onnx_builders import Builder
 
 
 def _py_requant(acc, m, s, zp, lo, hi):
@@ -70,7 +71,6 @@ def test_layer_whose_output_is_never_positive_gets_a_scale_floor():
     """A ReLU layer that is 0 on every calibration input has an empty range: its output scale is raised so the
     real multiplier stays at or below 2^13 (no left shift needed), the layer compiles, and the golden simulator
     matches the independent reference (which derives the same floor) on every DDR region."""
-    from generator.exec import runtime
     from generator.exec.int_ref import MAX_REAL_MULT, compare_ddr
     from helpers import compile_small, quantize_input
 
@@ -88,5 +88,5 @@ def test_layer_whose_output_is_never_positive_gets_a_scale_floor():
     assert r.max() <= MAX_REAL_MULT * (1 + 1e-9)
     assert iref.check_params(gq) == []
     xq = quantize_input(gq, xs[0])
-    _, _, ddr, bases = runtime.run_golden(prog, gq, xq)
+    _, _, ddr, bases = run_golden(prog, gq, xq)
     assert compare_ddr(iref, iref.run(xq), prog, ddr, bases) == []

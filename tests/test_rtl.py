@@ -19,7 +19,7 @@ from generator.backends.rtl import TOP, write_rtl
 from generator.exec.golden import GoldenSim
 from generator.exec.rtl import TINY
 from helpers import board, compile_small, quantize_input
-from onnx_builders import Builder
+from generator.frontend.modelgen import Builder
 from test_layers import KINDS, MODES, first_layer_folded
 
 pytest.importorskip("cocotb_tools")

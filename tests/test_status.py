@@ -34,7 +34,7 @@ from generator.quant.quantize import QuantConfig
 from generator.exec.golden import GoldenSim, SimError
 from generator.exec.rtl import TINY
 from helpers import board, compile_small, quantize_input
-from onnx_builders import Builder
+from generator.frontend.modelgen import Builder
 from test_layers import KINDS
 
 pytest.importorskip("cocotb_tools")

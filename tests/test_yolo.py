@@ -11,7 +11,7 @@ from generator.eval.accuracy import float_detections
 from generator.flows.compiler import compile_model, detections_from_heads, quantize_image
 from generator.eval.metrics import mean_average_precision
 from generator.exec import run_graph
-from generator.exec.runtime import run_golden
+from generator.exec import run_golden
 from host.preprocess import load_image
 
 # DATA.md: independent float reference, threshold 0.25 after NMS 0.45

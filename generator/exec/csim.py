@@ -1,6 +1,6 @@
 """The HLS C-simulation as an executor: the kernel rendered by :mod:`generator.backends.hls` compiled with g++
-(:data:`GXX_FLAGS`) against the open-source ``ap_types`` headers (shipped in the hls4ml wheel; see
-``/work/shared/TOOLCHAIN.md``) and run on a DDR image, bit-exact against the golden simulator.
+(:data:`GXX_FLAGS`) against the open-source ``ap_types`` headers (shipped in the ``hls4ml`` wheel that
+``setup.sh`` installs) and run on a DDR image, bit-exact against the golden simulator.
 
 C-simulation runs the kernel's structure itself (``hls_templates/kernel/accel_csim.h``): the four tops as
 std::threads over bounded blocking FIFOs of the stated depths (``hls_templates/kernel/accel_stream.h``), load /

@@ -21,7 +21,7 @@ from generator.spec import isa
 from generator.spec.timing import HwConfig
 from generator.spec.timing_engine import ModuleTimer, TokenError
 
-PARAM_DTYPE = np.dtype([(n, "<" + t) for n, t, _ in isa.PARAM_RECORD])
+PARAM_DTYPE = np.dtype([(n, np.dtype(t).newbyteorder("<")) for n, t, _ in isa.PARAM_RECORD])
 
 
 class SimError(RuntimeError):

@@ -7,7 +7,6 @@ import numpy as np
 
 from generator.spec import isa
 from generator.codegen.program import Program
-from generator.exec.golden import SimResult
 from host.manifest import page_round, region_shape
 
 
@@ -53,15 +52,3 @@ def read_tensor(prog: Program, g, ddr: np.ndarray, bases: dict, name: str) -> np
     a = region_array(ddr, bases[r["base_reg"]], r, prog.hw.elem_bytes)
     p = r["pad"]
     return a[p:p + r["h"], p:p + r["w"], t.ch_offset:t.ch_offset + t.shape[1]].transpose(2, 0, 1).astype(np.int64)
-
-
-def run_golden(prog: Program, g, x_q: np.ndarray, progress: bool = False) -> tuple[dict, SimResult, np.ndarray, dict]:
-    """Run one frame of ``x_q`` (int [C, H, W]) on the golden simulator (executor ``golden`` of
-    :mod:`generator.exec`). Returns ({output name: int64 [C, H, W]}, SimResult, DDR image after, bases).
-    Raises :class:`~generator.exec.golden.SimError` when the hardware would flag the program."""
-    from generator.exec import run_program
-
-    ddr, bases = build_ddr(prog, x_q)
-    run = run_program("golden", prog, ddr, bases, progress=progress, check=True)
-    outs = {o: read_tensor(prog, g, run.ddr, bases, o) for o in g.outputs}
-    return outs, run.detail, run.ddr, bases

@@ -10,20 +10,29 @@ from onnx import numpy_helper as nh
 
 
 class Builder:
-    """Accumulates nodes/initializers; ``model()`` returns a checked ONNX model (IR 8, opset 13)."""
+    """Accumulates nodes/initializers; ``model()`` returns a checked ONNX model (IR 8, opset 13).
+
+    The graph input is the float32 tensor ``name`` of shape ``in_shape`` ([1, C, H, W]). Every layer method takes
+    input tensor names and returns the name of its output (``split``: a list), whose NCHW shape it records in
+    ``shapes``. Legend of the arguments: ``oc`` output channels, ``k`` kernel / window size, ``s`` stride, ``p``
+    symmetric padding (default k // 2), ``f`` upsampling factor, ``scale`` weight standard deviation (default
+    1 / sqrt(fan-in)).
+    """
 
     def __init__(self, in_shape, seed=0, name="x"):
         self.rng = np.random.default_rng(seed)
-        self.nodes, self.inits, self.k = [], [], 0
+        self.nodes, self.inits, self.count = [], [], 0
         self.inp = (name, list(in_shape))
         self.shapes = {name: list(in_shape)}
 
-    def _n(self, p):
-        self.k += 1
-        return f"{p}{self.k}"
+    def _n(self, prefix):
+        """A fresh tensor name: ``prefix`` and a running number."""
+        self.count += 1
+        return f"{prefix}{self.count}"
 
-    def const(self, arr, p="c"):
-        n = self._n(p)
+    def const(self, arr, prefix="c"):
+        """An initializer holding ``arr``; returns its name."""
+        n = self._n(prefix)
         self.inits.append(nh.from_array(np.asarray(arr), n))
         return n
 

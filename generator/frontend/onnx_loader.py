@@ -31,7 +31,7 @@ from onnx import numpy_helper, shape_inference
 from host.tail import HOST_OPS
 
 from generator.ir.graph import Graph, GraphError, Node, Tensor
-from generator.ir.passes import resolve_pads
+from generator.ir.passes.common import resolve_pads
 
 SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resize", "Upsample", "Concat",
              "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant", "AveragePool",
@@ -39,6 +39,7 @@ SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resi
 
 
 def _attrs(node) -> dict:
+    """Attributes of an ONNX node as {name: Python value}."""
     return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
 
 
@@ -88,19 +89,51 @@ def load_onnx(model_or_path) -> Graph:
             operators (all of them listed as ``name (OpType)``) outside a host-side tail, or any refusal listed
             in the module docstring; messages name the node (``name (OpType)``) or graph input and the reason.
     """
+    model = _read_model(model_or_path)
+    g = model.graph
+    tensors = {init.name: Tensor(init.name, tuple(init.dims), "float32", numpy_helper.to_array(init).copy())
+               for init in g.initializer}
+    nodes = _nodes_and_constants(g, tensors)
+    shapes, elem = _value_infos(g)
+    inputs = [i.name for i in g.input if i.name not in tensors]
+    outputs = [o.name for o in g.output]
+    _check_graph_io(g, tensors, nodes, elem, outputs)
+    _check_nodes(nodes, elem)
+    tail = _host_tail(nodes)
+    meta = {}
+    for p in model.metadata_props:
+        try:
+            meta[p.key] = json.loads(p.value)
+        except (json.JSONDecodeError, TypeError):
+            meta[p.key] = p.value
+    if tail:
+        nodes, outputs = _cut_host_tail(nodes, tail, tensors, inputs, outputs, shapes, meta)
+    _add_activations(nodes, tensors, shapes)
+    if not nodes:
+        raise GraphError("the graph has no node to run on the accelerator")
+    _explicit_pads(nodes, tensors)
+    _check_input_and_shapes(nodes, tensors, shapes, inputs)
+    graph = Graph(g.name or "model", nodes, tensors, inputs, outputs, metadata=meta)
+    graph.prune()
+    graph.toposort()
+    return graph
+
+
+def _read_model(model_or_path) -> onnx.ModelProto:
+    """The model (loaded from a path if given one), shape-inferred. Raises GraphError if unreadable."""
     try:
         model = onnx.load(str(model_or_path)) if isinstance(model_or_path, (str, Path)) else model_or_path
     except Exception as e:  # noqa: BLE001 - onnx raises several types for a bad file
         raise GraphError(f"cannot read ONNX model {model_or_path}: {e}") from None
     try:
-        model = shape_inference.infer_shapes(model, strict_mode=False)
+        return shape_inference.infer_shapes(model, strict_mode=False)
     except Exception as e:  # noqa: BLE001
         raise GraphError(f"ONNX shape inference failed: {e}") from None
-    g = model.graph
-    tensors: dict[str, Tensor] = {}
-    for init in g.initializer:
-        tensors[init.name] = Tensor(init.name, tuple(init.dims), "float32",
-                                    numpy_helper.to_array(init).copy())
+
+
+def _nodes_and_constants(g: onnx.GraphProto, tensors: dict) -> list:
+    """The graph's nodes as IR :class:`Node` s (unnamed ones named ``Op_k``); Constant nodes become constant
+    tensors in ``tensors`` (in place). Raises GraphError for a Constant without a 'value' attribute."""
     nodes = []
     for k, n in enumerate(g.node):
         name = n.name or f"{n.op_type}_{k}"
@@ -112,7 +145,12 @@ def load_onnx(model_or_path) -> Graph:
             tensors[n.output[0]] = Tensor(n.output[0], tuple(arr.shape), "float32", arr)
             continue
         nodes.append(Node(name, n.op_type, list(n.input), list(n.output), _attrs(n)))
+    return nodes
 
+
+def _value_infos(g: onnx.GraphProto) -> tuple[dict, dict]:
+    """(tensor name -> inferred shape tuple (None for an unknown dim), tensor name -> ONNX element type) of every
+    tensor-typed value info, graph input and graph output."""
     shapes, elem = {}, {}
     for vi in list(g.value_info) + list(g.input) + list(g.output):
         if not vi.type.HasField("tensor_type"):
@@ -122,8 +160,11 @@ def load_onnx(model_or_path) -> Graph:
         if tt.HasField("shape"):
             dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
             shapes[vi.name] = tuple(dims)
-    inputs = [i.name for i in g.input if i.name not in tensors]
-    outputs = [o.name for o in g.output]
+    return shapes, elem
+
+
+def _check_graph_io(g: onnx.GraphProto, tensors: dict, nodes: list, elem: dict, outputs: list) -> None:
+    """Refuse graph inputs that are not float32 tensors and graph outputs that are constants (GraphError)."""
     for i in g.input:
         if i.name in tensors:
             continue
@@ -140,61 +181,70 @@ def load_onnx(model_or_path) -> Graph:
             src = [f"{n.name or f'{n.op_type}_{k}'} ({n.op_type})" for k, n in enumerate(g.node) if o in n.output]
             who = src[0] if src else "an initializer"
             raise GraphError(f"graph output {o!r} is a constant (from {who}); nothing to run on the accelerator")
-    _check_nodes(nodes, elem)
 
-    # Unsupported ops: a tail that only leads to graph outputs runs on the host; anything else is an error.
+
+def _host_tail(nodes: list) -> set:
+    """Names of the unsupported nodes that form a tail ending at graph outputs (every consumer of their outputs
+    is in the tail too); they run on the host. Raises GraphError for unsupported nodes outside such a tail, a
+    tail that is the whole graph, or a tail op the host cannot run."""
     unsupported = [n for n in nodes if n.op not in SUPPORTED]
     tail = set()
-    if unsupported:
-        changed = True
-        cand = {n.name for n in unsupported}
-        while changed:   # a node is in the tail if it is unsupported and every consumer of its outputs is in the tail
-            changed = False
-            for n in nodes:
-                if n.name in cand and n.name not in tail:
-                    cons = [c for c in nodes if set(c.inputs) & set(n.outputs)]
-                    if all(c.name in tail for c in cons):
-                        tail.add(n.name)
-                        changed = True
-        bad = [n for n in unsupported if n.name not in tail]
-        if bad:
-            listing = ", ".join(f"{n.name} ({n.op})" for n in bad)
-            raise GraphError(f"{len(bad)} unsupported ONNX node(s): {listing}; supported ops: "
-                             f"{', '.join(sorted(SUPPORTED))}")
-        if len(tail) == len(nodes):
-            listing = ", ".join(f"{n.name} ({n.op})" for n in unsupported)
-            raise GraphError(f"{len(unsupported)} unsupported ONNX node(s): {listing}; no node is left for the "
-                             f"accelerator (a host-side tail must follow accelerator layers); supported ops: "
-                             f"{', '.join(sorted(SUPPORTED))}")
-        host_bad = [n for n in nodes if n.name in tail and n.op not in HOST_OPS]
-        if host_bad:
-            listing = ", ".join(f"{n.name} ({n.op})" for n in host_bad)
-            raise GraphError(f"{len(host_bad)} unsupported ONNX node(s) in the host-side tail: {listing}; neither "
-                             f"the accelerator nor the host tail runner has them (host ops: "
-                             f"{', '.join(sorted(HOST_OPS))})")
-    meta = {}
-    for p in model.metadata_props:
-        try:
-            meta[p.key] = json.loads(p.value)
-        except (json.JSONDecodeError, TypeError):
-            meta[p.key] = p.value
-    if tail:
-        tail_nodes = [n for n in nodes if n.name in tail]
-        produced_in_tail = {o for n in tail_nodes for o in n.outputs}
-        cut = []
-        for n in tail_nodes:
-            for i in n.inputs:
-                if i and i not in produced_in_tail and i not in tensors and i not in cut and i not in inputs:
-                    cut.append(i)   # a graph input the tail reads is not an accelerator output: the host has it
-        meta["host_tail"] = [{"name": n.name, "op": n.op, "inputs": n.inputs, "outputs": n.outputs,
-                              "attrs": {k: _jsonable(v) for k, v in n.attrs.items()}} for n in tail_nodes]
-        meta["host_tail_inputs"] = cut
-        meta["host_tail_input_shapes"] = {i: list(shapes[i]) for i in cut if shapes.get(i) is not None}
-        meta["host_tail_consts"] = {i: np.asarray(tensors[i].data) for n in tail_nodes for i in n.inputs
-                                    if i in tensors}
-        nodes = [n for n in nodes if n.name not in tail]
-        outputs = [o for o in outputs if o not in produced_in_tail] + cut
+    if not unsupported:
+        return tail
+    changed = True
+    cand = {n.name for n in unsupported}
+    while changed:   # a node is in the tail if it is unsupported and every consumer of its outputs is in the tail
+        changed = False
+        for n in nodes:
+            if n.name in cand and n.name not in tail:
+                cons = [c for c in nodes if set(c.inputs) & set(n.outputs)]
+                if all(c.name in tail for c in cons):
+                    tail.add(n.name)
+                    changed = True
+    bad = [n for n in unsupported if n.name not in tail]
+    if bad:
+        listing = ", ".join(f"{n.name} ({n.op})" for n in bad)
+        raise GraphError(f"{len(bad)} unsupported ONNX node(s): {listing}; supported ops: "
+                         f"{', '.join(sorted(SUPPORTED))}")
+    if len(tail) == len(nodes):
+        listing = ", ".join(f"{n.name} ({n.op})" for n in unsupported)
+        raise GraphError(f"{len(unsupported)} unsupported ONNX node(s): {listing}; no node is left for the "
+                         f"accelerator (a host-side tail must follow accelerator layers); supported ops: "
+                         f"{', '.join(sorted(SUPPORTED))}")
+    host_bad = [n for n in nodes if n.name in tail and n.op not in HOST_OPS]
+    if host_bad:
+        listing = ", ".join(f"{n.name} ({n.op})" for n in host_bad)
+        raise GraphError(f"{len(host_bad)} unsupported ONNX node(s) in the host-side tail: {listing}; neither "
+                         f"the accelerator nor the host tail runner has them (host ops: "
+                         f"{', '.join(sorted(HOST_OPS))})")
+    return tail
 
+
+def _cut_host_tail(nodes: list, tail: set, tensors: dict, inputs: list, outputs: list, shapes: dict,
+                   meta: dict) -> tuple[list, list]:
+    """Remove the ``tail`` nodes; record them in ``meta`` (``host_tail``, ``host_tail_inputs``,
+    ``host_tail_input_shapes``, ``host_tail_consts``, see the module docstring). Returns (nodes left, graph
+    outputs: those not produced in the tail, then the tensors the tail reads)."""
+    tail_nodes = [n for n in nodes if n.name in tail]
+    produced_in_tail = {o for n in tail_nodes for o in n.outputs}
+    cut = []
+    for n in tail_nodes:
+        for i in n.inputs:
+            if i and i not in produced_in_tail and i not in tensors and i not in cut and i not in inputs:
+                cut.append(i)   # a graph input the tail reads is not an accelerator output: the host has it
+    meta["host_tail"] = [{"name": n.name, "op": n.op, "inputs": n.inputs, "outputs": n.outputs,
+                          "attrs": {k: _jsonable(v) for k, v in n.attrs.items()}} for n in tail_nodes]
+    meta["host_tail_inputs"] = cut
+    meta["host_tail_input_shapes"] = {i: list(shapes[i]) for i in cut if shapes.get(i) is not None}
+    meta["host_tail_consts"] = {i: np.asarray(tensors[i].data) for n in tail_nodes for i in n.inputs
+                                if i in tensors}
+    nodes = [n for n in nodes if n.name not in tail]
+    return nodes, [o for o in outputs if o not in produced_in_tail] + cut
+
+
+def _add_activations(nodes: list, tensors: dict, shapes: dict) -> None:
+    """Add a :class:`Tensor` with its inferred shape for every non-constant tensor a node reads or writes (in
+    place). Raises GraphError for a tensor without a static shape or with an empty dimension."""
     for n in nodes:
         for t in list(n.inputs) + list(n.outputs):
             if not t or t in tensors:
@@ -206,9 +256,12 @@ def load_onnx(model_or_path) -> Graph:
                 raise GraphError(f"node {n.name} ({n.op}): tensor {t!r} has shape {list(shp)}, an empty tensor "
                                  f"(an input smaller than the kernel or window?)")
             tensors[t] = Tensor(t, shp)
-    if not nodes:
-        raise GraphError("the graph has no node to run on the accelerator")
-    for n in nodes:   # auto_pad -> explicit pads, so every pass and the float executor see the same geometry
+
+
+def _explicit_pads(nodes: list, tensors: dict) -> None:
+    """auto_pad -> explicit pads on 2-D Conv/MaxPool/AveragePool nodes (in place), so every pass and the float
+    executor see the same geometry."""
+    for n in nodes:
         if n.op in ("Conv", "MaxPool", "AveragePool") and n.attrs.get("auto_pad", "NOTSET") not in ("NOTSET",
                                                                                                   b"NOTSET"):
             x = tensors.get(n.inputs[0])
@@ -218,6 +271,11 @@ def load_onnx(model_or_path) -> Graph:
             st = n.attrs.get("strides", [1, 1])
             n.attrs["pads"] = resolve_pads(n, x.shape[2:], k, st, n.attrs.get("dilations", [1, 1]))
             n.attrs.pop("auto_pad")
+
+
+def _check_input_and_shapes(nodes: list, tensors: dict, shapes: dict, inputs: list) -> None:
+    """Exactly one graph input, of shape [1, C, H, W] (its Tensor added to ``tensors``), and 4-D activations
+    except around fully-connected layers. Raises GraphError naming the input or node."""
     if len(inputs) != 1:
         listing = " and ".join(f"{i!r} read by {_readers(nodes, i)}" for i in inputs)
         raise GraphError(f"the graph has {len(inputs)} inputs ({listing}); the accelerator takes exactly one "
@@ -239,7 +297,3 @@ def load_onnx(model_or_path) -> Graph:
                     "Gemm", "MatMul", "Flatten", "Identity", "Relu", "LeakyRelu"):
                 raise GraphError(f"node {n.name} ({n.op}): tensor {t!r} has shape {list(shp)}; only 4-D "
                                  f"[1, C, H, W] activations are supported")
-    graph = Graph(g.name or "model", nodes, tensors, inputs, outputs, metadata=meta)
-    graph.prune()
-    graph.toposort()
-    return graph

@@ -58,18 +58,22 @@ class QuantConfig:
 
     @property
     def name(self) -> str:
+        """e.g. ``int8-asym-pc``: bits, symmetric / asymmetric activations, per-channel (pc) / per-tensor (pt)."""
         return f"int{self.bits}-{'sym' if self.symmetric else 'asym'}-{'pc' if self.per_channel else 'pt'}"
 
     @property
     def qmin(self) -> int:
+        """Smallest quantized value (-128 for int8)."""
         return -(1 << (self.bits - 1))
 
     @property
     def qmax(self) -> int:
+        """Largest quantized value (127 for int8)."""
         return (1 << (self.bits - 1)) - 1
 
     @property
     def np_dtype(self):
+        """numpy dtype of a quantized element (np.int8 or np.int16)."""
         return np.int8 if self.bits == 8 else np.int16
 
 
@@ -80,7 +84,7 @@ def quantize_multiplier(r: float, where: str) -> tuple[int, int]:
         return 0, 1
     if not (r > 0 and math.isfinite(r)):
         raise QuantError(f"{where}: requantization multiplier {r} is not a positive finite number")
-    top = MULT_BITS - 2
+    top = MULT_BITS - 2   # bit position of M's leading one
     s = top - math.floor(math.log2(r))
     m = int(round(r * 2.0 ** s))
     if m >= 1 << (MULT_BITS - 1):
@@ -100,6 +104,8 @@ MAX_REAL_MULT = 2.0 ** 13
 
 def _act_params(lo: float, hi: float, cfg: QuantConfig, headroom: float,
                 min_scale: float = 0.0) -> tuple[float, int]:
+    """(scale, zero point) of an activation range [lo, hi] (widened to include 0, times ``headroom``); the scale
+    is at least ``min_scale``; symmetric configurations get zero point 0."""
     lo, hi = min(lo, 0.0) * headroom, max(hi, 0.0) * headroom
     if cfg.symmetric:
         a = max(abs(lo), abs(hi), 1e-8)
@@ -175,6 +181,8 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int) -> Gra
     Raises: QuantError if a region has no calibration range, a multiplier is out of range, or a layer's
         worst-case accumulator exceeds ``acc_bits`` (signed).
     """
+    # legend: s_* scales, zp_* zero points, wq quantized weights, r real multipliers s_in * s_w / s_out [OC],
+    # worst the largest |accumulator| an output channel can reach, lim the accumulator's largest value
     g = graph.copy()
     dt = f"int{cfg.bits}"
     for name, reg in g.regions.items():
@@ -214,27 +222,35 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int) -> Gra
             k = int(worst.argmax())
             raise QuantError(f"layer {n.name}: accumulator could overflow: output channel {k} can reach "
                              f"{int(worst[k])} > {lim} ({acc_bits}-bit signed accumulator)")
-        def mults(r):
-            mp, sp, mn, sn = (np.zeros(oc, np.int64) for _ in range(4))
-            for c in range(oc):
-                mp[c], sp[c] = quantize_multiplier(float(r[c]), f"layer {n.name} channel {c}")
-                if m.act == "leaky":
-                    mn[c], sn[c] = quantize_multiplier(float(r[c]) * m.alpha, f"layer {n.name} channel {c}")
-                elif m.act == "relu":
-                    mn[c], sn[c] = 0, 1
-                else:
-                    mn[c], sn[c] = mp[c], sp[c]
-            return dict(mult_pos=mp, shift_pos=sp, mult_neg=mn, shift_neg=sn)
-
         side = []
         for o in n.outputs[1:]:   # extra pooled outputs: same accumulator, their own output scale
             ts = g.tensors[o]
-            side.append(dict(mults(r * s_out / ts.scale), zp_out=int(ts.zero_point)))
-        n.attrs["q"] = dict(w=wq, bias=bias, **mults(r), use_neg=m.act != "linear", zp_in=int(zp_in),
+            side.append(dict(_multipliers(r * s_out / ts.scale, m.act, m.alpha, f"layer {n.name}"),
+                             zp_out=int(ts.zero_point)))
+        n.attrs["q"] = dict(w=wq, bias=bias, **_multipliers(r, m.act, m.alpha, f"layer {n.name}"),
+                            use_neg=m.act != "linear", zp_in=int(zp_in),
                             zp_out=int(zp_out), qmin=cfg.qmin, qmax=cfg.qmax, s_w=s_w, side=side)
     g.metadata["quant"] = {"bits": cfg.bits, "symmetric": cfg.symmetric, "per_channel": cfg.per_channel,
                            "name": cfg.name}
     return g
+
+
+def _multipliers(r: np.ndarray, act: str, alpha: float, layer: str) -> dict:
+    """Requantization (multiplier, shift) pairs for the real multipliers ``r`` [OC]: ``mult_pos``/``shift_pos``
+    for acc >= 0; ``mult_neg``/``shift_neg`` for acc < 0 (leaky: of ``r * alpha``; relu: 0 and 1; linear: the
+    positive pair). Int64 [OC] each. Raises QuantError naming ``layer`` and the channel (see
+    :func:`quantize_multiplier`)."""
+    oc = len(r)
+    mult_pos, shift_pos, mult_neg, shift_neg = (np.zeros(oc, np.int64) for _ in range(4))
+    for c in range(oc):
+        mult_pos[c], shift_pos[c] = quantize_multiplier(float(r[c]), f"{layer} channel {c}")
+        if act == "leaky":
+            mult_neg[c], shift_neg[c] = quantize_multiplier(float(r[c]) * alpha, f"{layer} channel {c}")
+        elif act == "relu":
+            mult_neg[c], shift_neg[c] = 0, 1
+        else:
+            mult_neg[c], shift_neg[c] = mult_pos[c], shift_pos[c]
+    return dict(mult_pos=mult_pos, shift_pos=shift_pos, mult_neg=mult_neg, shift_neg=shift_neg)
 
 
 def param_bytes(g: Graph, cfg: QuantConfig) -> int:

@@ -53,10 +53,10 @@ BUFFER_NAMES = {v: k for k, v in BUFFERS.items()}
 PRECISIONS = dict(HW_INFO_MODES)
 ACTIVATIONS = {"linear": 0, "neg_mult": 1}   # neg_mult: acc < 0 uses the negative-side multiplier (ReLU, LeakyReLU)
 
-#: PBUF record layout in DDR (little-endian), 16 bytes per output channel
+#: PBUF record layout in DDR (little-endian), 16 bytes per output channel: (field, numpy dtype name, byte offset)
 PARAM_RECORD_BYTES = 16
-PARAM_RECORD = [("bias", "i8", 0), ("mult_pos", "i2", 8), ("mult_neg", "i2", 10), ("shift_pos", "u1", 12),
-                ("shift_neg", "u1", 13), ("reserved", "u2", 14)]
+PARAM_RECORD = [("bias", "int64", 0), ("mult_pos", "int16", 8), ("mult_neg", "int16", 10), ("shift_pos", "uint8", 12),
+                ("shift_neg", "uint8", 13), ("reserved", "uint16", 14)]
 #: requantization multiplier width (signed, always >= 0) and the range of the right shift
 MULT_BITS = 16
 MAX_SHIFT = 63

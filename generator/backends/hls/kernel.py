@@ -108,8 +108,8 @@ def isa_context() -> dict:
         used = lay[-1][1] + lay[-1][2]
         formats.append(dict(op=op, code=isa.OPCODES[op], used=used,
                             fields=[dict(name=n, lo=p, w=w, signed=(op, n) in isa.SIGNED_FIELDS) for n, p, w in lay]))
-    sizes = {"i8": 8, "i2": 2, "u1": 1, "u2": 2}
-    params = [dict(name=n, offset=o, bytes=sizes[t], signed=t.startswith("i")) for n, t, o in isa.PARAM_RECORD]
+    params = [dict(name=n, offset=o, bytes=np.dtype(t).itemsize, signed=np.dtype(t).kind == "i")
+              for n, t, o in isa.PARAM_RECORD]
     regs = [dict(name=n, offset=o, bits=b, access=a) for n, o, b, a in isa.REGISTERS]
     return dict(insn_bytes=isa.INSN_BYTES, insn_log2_bits=isa.INSN_BITS.bit_length() - 1,
                 module_of=isa.MODULE_OF, formats=formats, base_regs=isa.BASE_REGS, params=params,

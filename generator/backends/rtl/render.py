@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import jinja2
+import numpy as np
 
 from generator import ROOT_DIR
 from generator.backends.context import shared_context
@@ -77,7 +78,7 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
     header = [(f"H_{name}".upper(), pos, width) for name, pos, width in isa.LAYOUTS["NOP"]]
     regs = [(f"REG_{n}".upper(), off, bits) for n, off, bits, _ in isa.REGISTERS]
     reg_off = {n.lower(): off for n, off, _, _ in isa.REGISTERS}
-    params = [(n, off * 8, {"i8": 64, "i2": 16, "u1": 8, "u2": 16}[t]) for n, t, off in isa.PARAM_RECORD]
+    params = [(n, off * 8, np.dtype(t).itemsize * 8) for n, t, off in isa.PARAM_RECORD]
     return dict(
         shared_context(board), header=header, fields=fields, registers=regs, params=params,
         base_regs=[reg_off[isa.BASE_REG_NAMES[i].lower()] for i in range(len(isa.BASE_REGS))],

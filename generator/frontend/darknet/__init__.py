@@ -1,0 +1,42 @@
+"""Darknet ``.cfg`` + ``.weights`` -> ONNX converter (our own; no darknet library needed).
+
+It follows the semantics of darknet's ``parser.c`` (AlexeyAB fork, the one that trained YOLOv4-tiny) for the
+subset of layers a CNN detector such as YOLOv3-tiny / YOLOv4-tiny uses:
+
+* ``[net]`` / ``[network]``: ``width``, ``height``, ``channels`` -> graph input ``input``, float32
+  ``[1, channels, height, width]`` (NCHW, batch 1).
+* ``[convolutional]`` (alias ``[conv]``): ``filters``, ``size``, ``stride``, ``pad`` (``pad=1`` means padding
+  ``size//2``, otherwise ``padding=``, default 0), ``batch_normalize``, ``activation`` in ``leaky`` (slope 0.1),
+  ``relu``, ``linear``. ``groups`` must be 1. Output ``(w + 2*padding - size)//stride + 1``.
+  ONNX: ``Conv`` (with a bias input only without BN) -> ``BatchNormalization`` (kept, epsilon 1e-5, the compiler
+  folds it later) -> ``LeakyRelu(alpha=0.1)`` / ``Relu``.
+* ``[maxpool]`` (alias ``[max]``): ``size``, ``stride``, ``padding`` (default ``size-1``). Darknet's output is
+  ``(w + padding - size)//stride + 1`` with windows starting at ``-padding//2``; out-of-image taps are ignored.
+  ONNX ``MaxPool`` pads are ``begin = padding//2`` and the smallest ``end`` giving the same output size (so
+  ``size=2 stride=2`` on an even size has pads 0 and output ``w/2``; ``size=2 stride=1`` has end pad 1).
+* ``[route]``: ``layers=`` (negative = relative to the route's own index, else absolute). One layer -> ``Identity``;
+  ``groups=G group_id=k`` -> channel ``Split`` (opset 13, sizes as an int64 initializer, all G outputs declared)
+  keeping part k of every routed layer; several layers -> ``Concat`` on axis 1.
+* ``[upsample]``: ``stride`` -> ``Resize`` (nearest, ``asymmetric``, ``floor``, scales ``[1, 1, s, s]``).
+* ``[yolo]``: no ONNX node; the tensor feeding it becomes a graph output (cfg order). Its decode parameters go to
+  ``model.metadata_props``.
+
+Any other section (``[shortcut]``, ``[reorg]``, ``[region]``, ``[dropout]``, ...) is a :class:`DarknetError` that
+lists every unsupported section with its cfg line at once.
+
+Modules: :mod:`~generator.frontend.darknet.cfg` (cfg sections and option keys),
+:mod:`~generator.frontend.darknet.layers` (layers and shapes), :mod:`~generator.frontend.darknet.weights`
+(``.weights`` file), :mod:`~generator.frontend.darknet.names` (class names, YOLO heads),
+:mod:`~generator.frontend.darknet.to_onnx` (the ONNX graph, its names and metadata),
+:mod:`~generator.frontend.darknet.cli` (command line).
+
+CLI: ``python -m generator.frontend.darknet CFG WEIGHTS OUT.onnx``.
+"""
+from generator.frontend.darknet.cfg import KNOWN_KEYS, DarknetError, Section, check_keys, parse_cfg
+from generator.frontend.darknet.cli import main
+from generator.frontend.darknet.names import read_names, yolo_params
+from generator.frontend.darknet.to_onnx import darknet_to_onnx
+from generator.frontend.darknet.weights import read_weights
+
+__all__ = ["KNOWN_KEYS", "DarknetError", "Section", "check_keys", "parse_cfg", "main", "read_names", "yolo_params",
+           "darknet_to_onnx", "read_weights"]

@@ -6,7 +6,7 @@ Runs on the PYNQ 3.x board image (Python 3.10, numpy 1.x, Pillow); imports nothi
 Darknet (AlexeyAB) feeds YOLOv4-tiny with the RGB image scaled to 0..1 and stretched to the network size with
 ``resize_image`` (no letterbox for ``detector test``/``demo`` with the default ``letter_box=0``).
 :func:`darknet_resize` reproduces that function bit for bit in float32 (same operation order, same float
-rounding), including its quirks at the last column and row; tests/test_host.py checks it bit-exact against
+rounding), including its quirks at the last column and row; tests/host/test_host.py checks it bit-exact against
 the C ``resize_image`` of libdarknet on every real image.
 """
 from __future__ import annotations
@@ -46,7 +46,7 @@ def load_image(path, exif_transpose: bool = True) -> np.ndarray:
     * Other modes (e.g. 32-bit float ``F``, ``LAB``, ``HSV``) are an :class:`ImageError` naming the mode.
 
     On every real JPEG of the project (none carries a rotating EXIF orientation) the pixels equal those of darknet's
-    ``load_image_color`` (tests/test_host.py).
+    ``load_image_color`` (tests/host/test_host.py).
 
     Args:
         path: str or os.PathLike of a file Pillow can decode (JPEG, PNG, BMP, TIFF, GIF (first frame), ...).

@@ -6,10 +6,10 @@ C-simulation runs the kernel's structure itself (``hls_templates/kernel/accel_cs
 std::threads over bounded blocking FIFOs of the stated depths (``hls_templates/kernel/accel_stream.h``), load /
 compute / store called again and again as free-running blocks are, stopped when fetch has returned; a deadlock
 (every thread blocked on a FIFO that cannot move) is detected exactly and reported as WATCHDOG. It is clean under
-``-fsanitize=thread`` (tests/test_hls_csim.py).
+``-fsanitize=thread`` (tests/backends/test_hls_csim.py).
 
 Error status: the kernel sets the bits of :data:`generator.spec.isa.STATUS_BITS` under the conditions documented
-there, as the golden simulator raises them (tests/test_status.py runs every case on both); C-simulation also reports
+there, as the golden simulator raises them (tests/exec/test_status.py runs every case on both); C-simulation also reports
 a deadlock (WATCHDOG) and tokens left at the end (TOKENS_LEFT). :func:`run_csim` refuses a program that is not whole
 instructions (PARTIAL_INSN) without running it, as the other loaders do.
 """

@@ -1,5 +1,5 @@
 // A behavioural stand-in for Xilinx xpm_memory_sdpram (byte-write port A, read port B, read latency 1), only so that
-// tests/test_hls_block_design.py can lint and simulate hls_templates/bd/accel_ram.v with Verilator. Not the Xilinx model.
+// tests/backends/test_hls_block_design.py can lint and simulate hls_templates/bd/accel_ram.v with Verilator. Not the Xilinx model.
 module xpm_memory_sdpram #(parameter integer ADDR_WIDTH_A=6, ADDR_WIDTH_B=6, BYTE_WRITE_WIDTH_A=8,
   parameter CLOCKING_MODE="common_clock", MEMORY_PRIMITIVE="auto", parameter integer MEMORY_SIZE=2048,
   READ_DATA_WIDTH_B=32, READ_LATENCY_B=1, WRITE_DATA_WIDTH_A=32, parameter WRITE_MODE_B="read_first") (

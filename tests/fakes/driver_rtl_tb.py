@@ -1,4 +1,4 @@
-"""cocotb bench: host/driver.py, unchanged, over the RTL (run by tests/test_driver_rtl.py through the cocotb
+"""cocotb bench: host/driver.py, unchanged, over the RTL (run by tests/host/test_driver_rtl.py through the cocotb
 runner as module ``fakes.driver_rtl_tb``, one simulator process per case). The RTL's DDR is an AxiRam and its
 registers are reached through an AxiLiteMaster, both behind fakes.pynq_rtl.RtlSimDevice, the active PYNQ device;
 the driver's blocking code (YoloAccelerator(package).detect / detect_stream) runs in a cocotb.task.bridge thread.

@@ -15,7 +15,7 @@ Order used by :func:`run_all` (:data:`PIPELINE`):
 9. eliminate_split: Split/Slice outputs become channel views;
 10. merge_pool_copies: a k x k / stride k pool copy of a conv output -> the conv's second, pooled output.
 
-Every pass is checked numerically against onnxruntime on small random graphs (tests/test_passes.py).
+Every pass is checked numerically against onnxruntime on small random graphs (tests/ir/test_passes.py).
 """
 from __future__ import annotations
 

@@ -247,7 +247,7 @@ def test_accel_ram_lints_and_shares_its_read_port(tmp_path):
     if exe is None:
         pytest.skip("verilator not installed")
     ram = BD_DIR / "accel_ram.v"
-    model = Path(__file__).parent / "data" / "xpm_memory_sdpram_model.v"
+    model = Path(__file__).parent.parent / "data" / "xpm_memory_sdpram_model.v"
     for prim in ("block", "ultra", "distributed"):
         for shared in (0, 1):
             r = subprocess.run([exe, "--lint-only", "-Wall", "-Wno-UNUSEDSIGNAL", "-Wno-DECLFILENAME",

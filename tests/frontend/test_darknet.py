@@ -4,7 +4,7 @@ References used, all independent of the converter code:
 * the official YOLOv4-tiny files (float count from the file size, head shapes from the published architecture);
 * OpenCV's own darknet importer (cv2.dnn.readNetFromDarknet) run on a real photo;
 * a plain numpy implementation of darknet's layers on a handmade cfg with random weights
-  (tests/test_darknet_small.py).
+  (tests/frontend/test_darknet_small.py).
 """
 from __future__ import annotations
 

@@ -8,62 +8,12 @@ import pytest
 from generator.exec import run_golden
 from generator.exec.int_ref import compare_ddr
 from generator.exec.layer_ref import dequantize
-from generator.exec.rtl import TINY
 from helpers import board, compile_small, quantize_input, run_both, sqnr_db
+from generator.exec.rtl import TINY
+from layer_suite import BOARDS, KINDS, MODES
 from generator.frontend.modelgen import Builder, ort_run
 
 
-def conv1x1(b):
-    return b.conv("x", 21, k=1)
-
-
-def conv3x3_s1(b):
-    return b.leaky(b.conv("x", 19, k=3))
-
-
-def conv3x3_s2(b):
-    return b.leaky(b.conv("x", 33, k=3, s=2))
-
-
-def first_layer_folded(b):      # 3 input channels: folded KH x KW x IC
-    return b.leaky(b.conv("x", 12, k=3, s=2))
-
-
-def relu_pool(b):
-    return b.maxpool(b.relu(b.conv("x", 17, k=3)))
-
-
-def pool_stride1(b):            # darknet maxpool size=2 stride=1
-    return b.maxpool(b.leaky(b.conv("x", 10, k=3)), k=2, s=1, pad_end=1)
-
-
-def upsample(b):
-    return b.upsample(b.leaky(b.conv("x", 9, k=1)))
-
-
-def concat(b):
-    a = b.leaky(b.conv("x", 11, k=3))
-    return b.concat(b.leaky(b.conv(a, 7, k=1)), a)
-
-
-def split(b):
-    a = b.leaky(b.conv("x", 18, k=1))
-    _, hi = b.split(a)
-    return b.leaky(b.conv(hi, 13, k=3))
-
-
-def standalone_pool(b):          # pool after a concat whose input is also used elsewhere -> copy layer
-    a = b.leaky(b.conv("x", 12, k=3))
-    c = b.leaky(b.conv(a, 12, k=3))
-    return b.maxpool(b.concat(a, c)), c
-
-
-KINDS = {"conv1x1": (conv1x1, 13), "conv3x3_s1": (conv3x3_s1, 13), "conv3x3_s2": (conv3x3_s2, 13),
-         "first_layer_folded": (first_layer_folded, 3), "relu_pool": (relu_pool, 11),
-         "pool_stride1": (pool_stride1, 6), "upsample": (upsample, 20), "concat": (concat, 9), "split": (split, 9),
-         "standalone_pool": (standalone_pool, 10)}
-MODES = [("int8-asym", True), ("int8-sym", True), ("int16-sym", True), ("int16-asym", True), ("int8-asym", False)]
-BOARDS = {"zcu19eg": lambda: board(), "tiny": lambda: board(**TINY)}
 
 
 @pytest.mark.parametrize("brd", list(BOARDS))

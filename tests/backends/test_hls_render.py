@@ -13,7 +13,7 @@ from generator.spec import isa
 from generator.spec.arch import PACK_GROUP, PACK_SHIFT
 from host.registers import HW_INFO_MODES, KERNEL_VLNV, ip_vlnv
 from generator.spec.timing import HwConfig
-from test_layers import BOARDS
+from layer_suite import BOARDS
 
 MODES24 = sum(1 << b for b in HW_INFO_MODES.values()) << 24   # hw_info: int8 and int16 supported
 

@@ -1,6 +1,6 @@
 """Tests of the darknet converter (generator/frontend/darknet/) on a handmade cfg with random weights that this test
 writes in darknet's binary format itself, against a plain numpy implementation of darknet's layers (below).
-The official YOLOv4-tiny files, OpenCV's importer and the error cases are in tests/test_darknet.py.
+The official YOLOv4-tiny files, OpenCV's importer and the error cases are in tests/frontend/test_darknet.py.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """HLS C-simulation (generator/exec/csim.py): the g++ C-simulation of the rendered kernel (the same accel.cpp Vitis HLS
 gets) leaves the whole DDR image exactly as the golden simulator does, for every layer kind x quantization mode on the
 real and the tiny (tiling) board; int8 issues half the DSP multiplies of int16; ThreadSanitizer; the co-simulation
-build; ROM mode; the identification probe; the build report. Error status bits: tests/test_status.py."""
+build; ROM mode; the identification probe; the build report. Error status bits: tests/exec/test_status.py."""
 import subprocess
 import zlib
 
@@ -15,7 +15,7 @@ from generator.spec import isa
 from host.registers import HW_INFO_MODES
 from helpers import compile_small, quantize_input
 from generator.frontend.modelgen import Builder
-from test_layers import BOARDS, KINDS, MODES
+from layer_suite import BOARDS, KINDS, MODES
 
 MODES24 = sum(1 << b for b in HW_INFO_MODES.values()) << 24   # hw_info: int8 and int16 supported
 
@@ -155,7 +155,7 @@ def test_csim_identification_probe(kernel, tmp_path):
 
 
 # the error statuses of bad programs (C-simulation against the golden simulator, the RTL and the PYNQ driver):
-# tests/test_status.py
+# tests/exec/test_status.py
 
 
 # ------------------------------------------------------------------------------------------------ full frame

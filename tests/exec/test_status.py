@@ -3,7 +3,7 @@ program (a 1x1 convolution compiled for the TINY configuration, 28 instructions)
 
 * the golden simulator (``SimError.status``),
 * the HLS kernel's C-simulation (rendered and compiled with g++ once per session, one run per case),
-* the RTL under cocotb + Verilator (one build per session, shared with tests/test_rtl.py; one run per case),
+* the RTL under cocotb + Verilator (one build per session, shared with tests/exec/test_rtl.py; one run per case),
 * the fake PYNQ device whose accelerator is the golden simulator, through the PYNQ driver (``AcceleratorError``);
 
 all must report exactly the same status word, the RTL must stop by itself (ap_done, no timeout), and where the
@@ -35,7 +35,7 @@ from generator.exec.golden import GoldenSim, SimError
 from generator.exec.rtl import TINY
 from helpers import board, compile_small, quantize_input
 from generator.frontend.modelgen import Builder
-from test_layers import KINDS
+from layer_suite import KINDS
 
 pytest.importorskip("cocotb_tools")
 from generator.exec.rtl import BUILD, RtlBuild, verilator  # noqa: E402

@@ -3,7 +3,7 @@ layer kind and quant mode of the single-layer suite, bit for bit against the gol
 image after the run; executors ``rtl`` and ``golden`` of generator.exec), on the TINY configuration (Tn = Tm = 8,
 tiny buffers that force tiling). The RTL is built once per session (instructions fetched from DDR, so one build
 runs every program); each program is one simulator run.
-Also a lint run under ``verilator --lint-only -Wall``; the error statuses are in tests/test_status.py."""
+Also a lint run under ``verilator --lint-only -Wall``; the error statuses are in tests/exec/test_status.py."""
 from __future__ import annotations
 
 import subprocess
@@ -20,7 +20,7 @@ from generator.exec.golden import GoldenSim
 from generator.exec.rtl import TINY
 from helpers import board, compile_small, quantize_input
 from generator.frontend.modelgen import Builder
-from test_layers import KINDS, MODES, first_layer_folded
+from layer_suite import KINDS, MODES, first_layer_folded
 
 pytest.importorskip("cocotb_tools")
 from generator.exec.rtl import BUILD, layer_report, verilator  # noqa: E402
@@ -79,7 +79,7 @@ def test_rtl_instruction_rom():
 
 
 # the error statuses of bad programs (every condition of isa.STATUS_BITS, on the RTL, the golden simulator, the
-# C-simulation and the PYNQ driver): tests/test_status.py
+# C-simulation and the PYNQ driver): tests/exec/test_status.py
 
 
 @needs_verilator

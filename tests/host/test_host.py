@@ -1,4 +1,4 @@
-"""Host-side pipeline (host/) against independent references (detection metrics: tests/test_metrics.py).
+"""Host-side pipeline (host/) against independent references (detection metrics: tests/eval/test_metrics.py).
 
 The references below are plain-Python, loop-by-loop transcriptions of darknet (AlexeyAB) C code, written here
 independently of the vectorized implementations they check.
@@ -18,7 +18,7 @@ import pytest
 from host.preprocess import ImageError, darknet_resize, load_image, preprocess, quantize_input
 from host.yolo import YoloHead, decode, detect, nms
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 f32 = np.float32
 
 # yolov4-tiny.cfg [yolo] sections
@@ -208,7 +208,7 @@ def test_load_image_modes(tmp_path):
     Image.fromarray(np.full((5, 7), 99, np.uint8), "L").save(tmp_path / "g.png")
     a, g = load_image(tmp_path / "a.png"), load_image(tmp_path / "g.png")
     assert a.shape == g.shape == (5, 7, 3) and a.dtype == np.uint8
-    # alpha 17/255 composited on the gray-128 background (issue 11; tests/test_inputs.py checks every mode)
+    # alpha 17/255 composited on the gray-128 background (issue 11; tests/flows/test_inputs.py checks every mode)
     assert (np.abs(a[..., 0].astype(int) - round(200 * 17 / 255 + 128 * 238 / 255)) <= 1).all()
     assert (g == 99).all()
 

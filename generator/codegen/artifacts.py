@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from generator.flows.compiler import Compiled, class_names, net_size
+from generator.flows.pipeline import Compiled, class_names, net_size
 from generator.ir.graph import Graph
 from generator.quant.quantize import param_bytes
 from generator.spec import isa

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from generator.eval import data
-from generator.flows.compiler import (compile_model, detections_from_heads, onnx_metadata, quantize_image,
+from generator.flows.pipeline import (compile_model, detections_from_heads, onnx_metadata, quantize_image,
                                      resolve_class_names)
 from generator.ir.graph import GraphError
 from generator.eval.metrics import mean_average_precision
@@ -49,7 +49,7 @@ def _ort_tensors(onnx_path, names, xs):
 
 def float_detections(onnx_path, img_u8: np.ndarray, thresh=0.25, nms=0.45, session=None, names=None) -> list:
     """Detections of the float model under onnxruntime (the reference the quantized model is scored against);
-    class names as :func:`generator.flows.compiler.resolve_class_names` (``names`` overrides the model's)."""
+    class names as :func:`generator.flows.pipeline.resolve_class_names` (``names`` overrides the model's)."""
     import onnx
     import onnxruntime as ort
     from host.preprocess import darknet_resize

@@ -46,7 +46,7 @@ def _csim_check(comp, img, hls_dir: Path, overlay) -> tuple[dict, dict]:
     from generator.backends import hls
     from generator.exec import csim
     from generator.exec.runtime import build_ddr
-    from generator.flows.compiler import quantize_image
+    from generator.flows.pipeline import quantize_image
     from generator.spec import isa
 
     ddr, bases = build_ddr(comp.program, quantize_image(comp, img))
@@ -95,7 +95,7 @@ def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
     from generator.estimate import hls_cycles, hls_resources
     from generator.exec.runtime import read_tensor
     from generator.codegen.artifacts import write_artifacts
-    from generator.flows.compiler import detections_from_heads
+    from generator.flows.pipeline import detections_from_heads
     from host.draw import draw_detections
 
     od = out_folder(out) if out else None

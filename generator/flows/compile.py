@@ -10,7 +10,7 @@ from generator.flows.inputs import artifact_dir, compile_checked, out_folder, re
 
 @dataclass
 class CompileResult:
-    """``compiled``: the :class:`~generator.flows.compiler.Compiled` model; ``out``: the artifact folder;
+    """``compiled``: the :class:`~generator.flows.pipeline.Compiled` model; ``out``: the artifact folder;
     ``seconds``: wall time of the whole flow."""
     compiled: object
     out: Path

@@ -31,7 +31,7 @@ def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_
     from generator.exec import run_program
     from generator.exec.runtime import build_ddr, read_tensor
     from generator.codegen.artifacts import write_artifacts
-    from generator.flows.compiler import detections_from_heads, quantize_image
+    from generator.flows.pipeline import detections_from_heads, quantize_image
     from host.draw import draw_detections
 
     od = out_folder(out)

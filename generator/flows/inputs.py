@@ -69,7 +69,7 @@ def resolve_model(model, cfg, weights, names, onnx_dir) -> str | None:
         raise FlowError("give either --model or --cfg/--weights, not both")
     if not (cfg and weights):
         raise FlowError("--cfg and --weights go together")
-    from generator.flows.compiler import file_sha256
+    from generator.flows.pipeline import file_sha256
     from generator.frontend.darknet import DarknetError, darknet_to_onnx
 
     _need_files(cfg=cfg, weights=weights, names=names)
@@ -86,11 +86,11 @@ def resolve_model(model, cfg, weights, names, onnx_dir) -> str | None:
 
 def compile_checked(board, quant, per_channel, model, progress=True, names=None, yolo_cfg=None,
                     require_detection=False):
-    """:func:`generator.flows.compiler.compile_model`, raising FlowError with its message on bad input;
+    """:func:`generator.flows.pipeline.compile_model`, raising FlowError with its message on bad input;
     ``require_detection`` checks the YOLO head parameters and class names (from the model, ``names``,
     ``yolo_cfg``) before calibration, hence before any simulation."""
     from generator.codegen.program import ScheduleError
-    from generator.flows.compiler import compile_model
+    from generator.flows.pipeline import compile_model
     from generator.frontend.darknet import DarknetError
     from generator.ir.graph import GraphError
     from generator.quant.quantize import QuantError
@@ -106,7 +106,7 @@ def compile_checked(board, quant, per_channel, model, progress=True, names=None,
 
 def artifact_dir(c, out) -> Path:
     """``out``, else build/<board>/<model key>/<quant>/ (model key: file stem + hash of its content)."""
-    from generator.flows.compiler import model_key
+    from generator.flows.pipeline import model_key
 
     if out:
         return Path(out)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from generator.eval import data
 from generator.codegen.artifacts import write_artifacts
-from generator.flows.compiler import Compiled
+from generator.flows.pipeline import Compiled
 
 ROOT = ROOT_DIR
 IMAGES = ("bus", "zidane", "dog")
@@ -120,9 +120,9 @@ def find_overlay(board: str, overlay_dir=None) -> list[Path]:
 
 def build_package(c: Compiled, out_root, overlay_dir=None, name: str | None = None) -> tuple[Path, Path]:
     """Write the package folder and its tarball under ``out_root``, named
-    ``yolofpga-<board>-<model key>-<quant>`` (:func:`generator.flows.compiler.model_key`: two models never share a
+    ``yolofpga-<board>-<model key>-<quant>`` (:func:`generator.flows.pipeline.model_key`: two models never share a
     folder). Returns (folder, tarball)."""
-    from generator.flows.compiler import model_key
+    from generator.flows.pipeline import model_key
 
     out_root = Path(out_root)
     name = name or f"yolofpga-{c.board.name}-{model_key(c.model_path)}-{c.quant.name}"

@@ -70,7 +70,7 @@ def model_at_resolution(size: int) -> Path | None:
         raise ValueError(f"resolution must be a multiple of 32, got {size}")
     d = ROOT_DIR / "build" / f"yolov4-tiny-{size}"
     out = d / f"yolov4-tiny-{size}.onnx"
-    from generator.flows.compiler import onnx_metadata
+    from generator.flows.pipeline import onnx_metadata
 
     if not out.is_file() or "class_names" not in onnx_metadata(out):    # a file from an older converter: again
         d.mkdir(parents=True, exist_ok=True)
@@ -120,7 +120,7 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     |RTL / model - 1|), ``quant``, ``bits``, ``clock_mhz``, ``sim_seconds``, ``detections``, ``out``)."""
     from generator.exec.rtl import board_config, layer_report
     from generator.exec.runtime import build_ddr, read_tensor
-    from generator.flows.compiler import compile_model, detections_from_heads, quantize_image
+    from generator.flows.pipeline import compile_model, detections_from_heads, quantize_image
     from generator.flows.inputs import real_image
     from host.draw import draw_detections
 

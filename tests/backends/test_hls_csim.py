@@ -163,7 +163,7 @@ def test_csim_identification_probe(kernel, tmp_path):
 def test_csim_yolov4_tiny_frame_bit_exact(tmp_path):
     from generator.eval import data
     from generator.spec.board import load_board
-    from generator.flows.compiler import compile_model, quantize_image
+    from generator.flows.pipeline import compile_model, quantize_image
     from host.preprocess import load_image
 
     c = compile_model("zcu19eg", "int8-asym", progress=False)

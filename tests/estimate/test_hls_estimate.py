@@ -206,7 +206,7 @@ def test_tiny_program_scheduled(tiny_prog):
 # ------------------------------------------------------------------------------------------ (c) the 416x416 frame
 @pytest.fixture(scope="module")
 def frame(zcu, loops):
-    from generator.flows.compiler import compile_model
+    from generator.flows.pipeline import compile_model
     t0 = time.time()
     c = compile_model("zcu19eg", "int8-asym", progress=False, log=lambda *a, **k: None)
     cmp = he.compare(zcu, 8, c.program.insns, loops)

@@ -16,7 +16,7 @@ from helpers import board
 
 @pytest.mark.parametrize("name", known_boards())
 def test_every_board_fits_with_its_program(name):
-    from generator.flows.compiler import compile_model
+    from generator.flows.pipeline import compile_model
 
     b = load_board(name)
     c = compile_model(name, "int8-asym", progress=False)

@@ -10,7 +10,7 @@ import pytest
 from generator.eval import conformance
 
 from generator.ir import passes
-from generator.flows.compiler import compile_model, quantize_image
+from generator.flows.pipeline import compile_model, quantize_image
 from generator.frontend.onnx_loader import load_onnx
 from generator.ir.graph import GraphError
 from generator.quant.quantize import QuantConfig, QuantError, calibrate, quantize
@@ -68,10 +68,10 @@ def test_model_with_other_than_3_input_channels_compiles_and_runs_on_a_real_imag
     y = b.conv(b.leaky(b.conv("x", 8, k=3, s=2)), 6, k=3)
     path = tmp_path / f"ch{channels}_model.onnx"
     onnx.save(b.model([y]), str(path))
-    from generator.flows import compiler
-    monkeypatch.setattr(compiler, "BUILD", tmp_path)   # the calibration cache goes to tmp_path/<model key>/calib.json
+    from generator.flows import pipeline
+    monkeypatch.setattr(pipeline, "BUILD", tmp_path)   # the calibration cache goes to tmp_path/<model key>/calib.json
     c = compile_model("zcu19eg", "int16-sym", model=str(path), progress=False, log=lambda *a: None)
-    assert compiler.calib_cache_path(path).is_file() and compiler.calib_cache_path(path).parent.parent == tmp_path
+    assert pipeline.calib_cache_path(path).is_file() and pipeline.calib_cache_path(path).parent.parent == tmp_path
     img = load_image(data.sample_images()["bus"])
     xq = quantize_image(c, img)
     assert xq.shape == (channels, 32, 32)

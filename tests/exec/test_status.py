@@ -29,7 +29,7 @@ from host.registers import SIZE_REGS
 
 from generator.exec import csim, runtime
 from generator.codegen.artifacts import manifest
-from generator.flows.compiler import Compiled
+from generator.flows.pipeline import Compiled
 from generator.quant.quantize import QuantConfig
 from generator.exec.golden import GoldenSim, SimError
 from generator.exec.rtl import TINY

@@ -1,5 +1,5 @@
 """Odd inputs handled correctly (issue 11): image modes and EXIF orientation (host/preprocess.py load_image), class
-names and YOLO parameters from the model (generator/flows/compiler.py), artifact keys, non-overlapping captions
+names and YOLO parameters from the model (generator/flows/pipeline.py), artifact keys, non-overlapping captions
 (host/draw.py label_boxes), ``invoke TASK --help`` for every task."""
 from generator import ROOT_DIR
 import json
@@ -15,7 +15,7 @@ import pytest
 from PIL import Image
 
 from generator.eval import data
-from generator.flows.compiler import (calib_cache_path, compile_model, detections_from_heads, model_key, quantize_image,
+from generator.flows.pipeline import (calib_cache_path, compile_model, detections_from_heads, model_key, quantize_image,
                                 resolve_class_names)
 from generator.frontend.darknet import darknet_to_onnx
 from generator.exec import run_golden

@@ -16,7 +16,7 @@ from generator.eval import data
 
 from generator.spec import isa
 from generator.codegen.artifacts import write_artifacts
-from generator.flows.compiler import compile_model, detections_from_heads, quantize_image
+from generator.flows.pipeline import compile_model, detections_from_heads, quantize_image
 from generator.exec.pynq_golden import GoldenSimDevice, active
 from generator.exec import run_golden
 from host.accel_ip import AccelIP

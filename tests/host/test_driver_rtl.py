@@ -30,7 +30,7 @@ from generator.spec import isa
 
 from generator.ir import passes
 from generator.codegen.artifacts import write_artifacts
-from generator.flows.compiler import Compiled, calibration_images
+from generator.flows.pipeline import Compiled, calibration_images
 from generator.frontend.darknet import darknet_to_onnx
 from generator.frontend.onnx_loader import load_onnx
 from generator.spec.timing import HwConfig

@@ -6,7 +6,7 @@ import json
 import nbformat
 from nbclient import NotebookClient
 
-from generator.flows.compiler import compile_model, detections_from_heads, quantize_image
+from generator.flows.pipeline import compile_model, detections_from_heads, quantize_image
 from generator.flows.package import build_package
 from generator.exec import run_golden
 from host.preprocess import load_image

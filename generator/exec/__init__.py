@@ -7,7 +7,7 @@ Program executors run a program's instruction blob on a DDR image (uint8, from
 name       what runs                                                           module
 =========  ==================================================================  ==============================
 golden     the golden ISA simulator (numpy, cycles from the timing model)      ``generator/exec/golden.py``
-csim       the HLS kernel compiled with g++, program fetched from DDR          ``generator/backends/hls.py``
+csim       the HLS kernel compiled with g++, program fetched from DDR          ``generator/exec/csim.py``  
 rtl        the SystemVerilog RTL under Verilator (cocotb bench), measured      ``generator/exec/rtl.py``
 =========  ==================================================================  ==============================
 

@@ -27,7 +27,7 @@ from generator.spec import isa
 from host.manifest import page_round
 from host.registers import SIZE_REGS
 
-from generator.exec import csim, runtime
+from generator.exec import program_executor, runtime
 from generator.codegen.artifacts import manifest
 from generator.flows.pipeline import Compiled
 from generator.quant.quantize import QuantConfig
@@ -38,7 +38,7 @@ from generator.frontend.modelgen import Builder
 from layer_suite import KINDS
 
 pytest.importorskip("cocotb_tools")
-from generator.exec.rtl import BUILD, RtlBuild, verilator  # noqa: E402
+from generator.exec.rtl import verilator  # noqa: E402
 
 pytestmark = pytest.mark.skipif(verilator() is None, reason="verilator not installed (run ./setup.sh)")
 
@@ -62,14 +62,14 @@ def base():
 
 @pytest.fixture(scope="session")
 def csim_exe(tmp_path_factory):
-    d = tmp_path_factory.mktemp("hls_status")
-    hls.render(board(**TINY), d)
-    return csim.compile_csim(d)
+    """The C-simulation executor of TINY (one g++ build for every case)."""
+    return program_executor("csim", board(**TINY), work=tmp_path_factory.mktemp("hls_status"))
 
 
 @pytest.fixture(scope="session")
 def rtl():
-    return RtlBuild(board(**TINY), "tiny")
+    """The RTL executor of TINY (one Verilator build, shared with tests/exec/test_rtl.py)."""
+    return program_executor("rtl", board(**TINY), tag="tiny")
 
 
 # ------------------------------------------------------------------------------------------------ the cases
@@ -151,18 +151,18 @@ def run_golden(b, blob):
 
 
 def run_csim(b, blob, exe, wd):
-    out, info = csim.run_csim(exe, b["ddr"], b["bases"], blob, wd, sizes=b["sizes"])
-    return info["status"], out
+    run = exe.run(b["prog"], b["ddr"], b["bases"], b["sizes"], blob=blob)
+    return run.status, run.ddr
 
 
 def run_rtl(b, blob, rtl, name):
     fast = len(blob) > 1 << 16          # the token-overflow program (2 MB): no DDR read latency, or it takes minutes
-    res, got, _ = rtl.run(blob, b["ddr"], b["bases"], BUILD / "tiny" / "cases" / f"status-{name}",
-                          timeout_cycles=2_000_000, sizes=b["sizes"], rd_latency=0 if fast else None)
-    assert not res["timeout"], "a bad program must stop the RTL (ap_done), not hang it"
-    if res["status"] != isa.status_of("PARTIAL_INSN"):       # (refused by the loader: no run)
-        assert res["ctrl"] >> isa.CTRL_BITS["ap_done"] & 1
-    return res["status"], got[:b["ddr"].size]
+    run = rtl.run(b["prog"], b["ddr"], b["bases"], b["sizes"], blob=blob, case=f"cases/status-{name}",
+                  timeout_cycles=2_000_000, rd_latency=0 if fast else None)
+    assert not run.timeout, "a bad program must stop the RTL (ap_done), not hang it"
+    if run.status != isa.status_of("PARTIAL_INSN"):       # (refused by the loader: no run)
+        assert run.detail["ctrl"] >> isa.CTRL_BITS["ap_done"] & 1
+    return run.status, run.ddr
 
 
 def write_package(b, blob, d: Path) -> Path:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from generator.backends import hls
-from generator.exec import csim, runtime
+from generator.exec import csim, program_executor, runtime
 from generator.exec.golden import GoldenSim
 from generator.spec import isa
 from host.registers import HW_INFO_MODES
@@ -27,9 +27,21 @@ def kernel(tmp_path_factory):
 
     def get(key):
         if key not in cache:
-            d = tmp_path_factory.mktemp(f"hls_{key}")
-            hls.render(BOARDS[key](), d)
-            cache[key] = csim.compile_csim(d)
+            cache[key] = csim.compile_kernel(BOARDS[key](), tmp_path_factory.mktemp(f"hls_{key}"))
+        return cache[key]
+    return get
+
+
+@pytest.fixture(scope="module")
+def executors(tmp_path_factory):
+    """executors(board_key) -> (golden, csim) program executors of generator.exec, the C-simulation built once per
+    hardware configuration."""
+    cache = {}
+
+    def get(key):
+        if key not in cache:
+            cache[key] = (program_executor("golden"),
+                          program_executor("csim", BOARDS[key](), work=tmp_path_factory.mktemp(f"csim_{key}")))
         return cache[key]
     return get
 
@@ -74,13 +86,14 @@ def test_int8_issues_half_the_dsp_multiplies_of_int16(kernel, tmp_path):
 @pytest.mark.parametrize("brd", list(BOARDS))
 @pytest.mark.parametrize("mode,pc", MODES, ids=[f"{m}-{'pc' if p else 'pt'}" for m, p in MODES])
 @pytest.mark.parametrize("kind", list(KINDS))
-def test_csim_bit_exact_with_golden(kernel, tmp_path, kind, mode, pc, brd):
+def test_csim_bit_exact_with_golden(executors, kind, mode, pc, brd):
     prog, ddr, bases = _layer(kind, mode, pc, brd)
-    gold = _golden(prog, ddr, bases)
-    out, info = csim.run_csim(kernel(brd), ddr, bases, prog.blob, tmp_path)
-    assert info["status"] == 0, isa.status_names(info["status"])
+    golden, csim_exec = executors(brd)
+    gold = golden.run(prog, ddr, bases, check=True).ddr
+    run = csim_exec.run(prog, ddr, bases)
+    assert run.status == 0, isa.status_names(run.status)
     assert not np.array_equal(gold, ddr)      # the program wrote something
-    diff = np.flatnonzero(out != gold)
+    diff = np.flatnonzero(run.ddr != gold)
     assert diff.size == 0, f"{diff.size} DDR bytes differ from the golden simulator, first at {diff[:8]}"
 
 

@@ -13,14 +13,24 @@ import jinja2
 
 from . import isa
 from .board import Board
+from .hls import PACK_SHIFT
 from .hwmodel import MAX_READ_BURSTS, HwConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
 TEMPLATES = RTL_DIR / "templates"
 #: hand-written RTL sources, in compile order (after the rendered package): FIFO, dual-port RAM, PE array, top
-RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_array.sv", "accel_top.sv"]
+RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_array.sv", "ctrl_regs.sv", "token_queues.sv", "axi_rd_arb.sv",
+               "fetch_dispatch.sv", "seg_gen.sv", "load.sv", "load_wr.sv", "compute.sv", "post.sv", "store.sv",
+               "buffers.sv", "status.sv", "accel_top.sv"]
 TOP = "accel_top"
+#: depths of the RTL's own queues (rendered into accel_pkg): instructions per fetch burst, the fetched-instruction
+#: FIFO, each module's instruction FIFO, STORE burst descriptors ahead of the data, the STORE output (W) FIFO
+RTL_QUEUES = {"FETCH_BURST": 4, "IFQ_DEPTH": 16, "MQ_DEPTH": 8, "ST_OUTST": 16, "OQ_DEPTH": 4}
+#: AXI4 (IHI0022): no burst crosses a 4 KB boundary, an INCR burst has at most 256 beats
+AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS = 4096, 256
+#: DSP48E2 multiplier port widths (UG579: signed 27 x 18)
+DSP_A_BITS, DSP_B_BITS = 27, 18
 
 
 class RtlError(ValueError):
@@ -70,7 +80,7 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
     header = [(f"H_{name}".upper(), pos, width) for name, pos, width in isa.LAYOUTS["NOP"]]
     regs = [(f"REG_{n}".upper(), off, bits) for n, off, bits, _ in isa.REGISTERS]
     reg_off = {n.lower(): off for n, off, _, _ in isa.REGISTERS}
-    modes = (1 << isa.PRECISIONS["int8"]) | (1 << isa.PRECISIONS["int16"])
+    modes = sum(1 << b for b in isa.HW_INFO_MODES.values())    # hw_info[31:24]: both precisions
     params = [(n, off * 8, {"i8": 64, "i2": 16, "u1": 8, "u2": 16}[t]) for n, t, off in isa.PARAM_RECORD]
     return dict(
         board=board.name, isa_version=isa.ISA_VERSION, insn_bits=isa.INSN_BITS, opcodes=isa.OPCODES,
@@ -92,7 +102,8 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         acc_words=h8.acc_words, obuf_elems=max(h8.obuf_words, h16.obuf_words) * a.tm, pbuf_entries=a.pbuf_entries,
         acc_w=max(h8.acc_bits, h16.acc_bits), config_id=h8.config_id, ld_outst=MAX_READ_BURSTS,
         hw_info=isa.ISA_VERSION | a.tn << 8 | a.tm << 16 | modes << 24, rom_words=max(rom_words, 1),
-        ram_styles=ram_styles(board))
+        ram_styles=ram_styles(board), rtl_queues=RTL_QUEUES, axi_boundary=AXI_BOUNDARY_BYTES,
+        axi_max_beats=AXI_MAX_BURST_BEATS, dsp_a_w=DSP_A_BITS, dsp_b_w=DSP_B_BITS, pack_shift=PACK_SHIFT)
 
 
 def _env() -> jinja2.Environment:

@@ -206,7 +206,7 @@ module accel_top
     .pop_c2s, .push_s2c, .post_start, .st_ins, .post_done, .post_err, .oob(sd_oob), .end_done, .idle(st_idle),
     .retire(st_retire), .obr_row, .ob_rd, .m_axi_awid, .m_axi_awaddr, .m_axi_awlen, .m_axi_awsize, .m_axi_awburst,
     .m_axi_awlock, .m_axi_awcache, .m_axi_awprot, .m_axi_awvalid, .m_axi_awready, .m_axi_wdata, .m_axi_wstrb,
-    .m_axi_wlast, .m_axi_wvalid, .m_axi_wready, .m_axi_bvalid, .m_axi_bready);
+    .m_axi_wlast, .m_axi_wvalid, .m_axi_wready, .m_axi_bid, .m_axi_bresp, .m_axi_bvalid, .m_axi_bready);
   wire pp_oob, pp_acc_rd, pp_acc_bank;
   wire [AC_AW-1:0] pp_aw;
   wire [PB_AW-1:0] pp_prow;
@@ -234,7 +234,7 @@ module accel_top
     .st_retire, .err_bits, .stop, .finish, .dbg_st_retired, .dbg_ld_busy, .dbg_cp_busy);
 
   // unused inputs (IDs, responses, write strobes of the control port) and the bench's probes
-  wire unused = &{1'b0, s_axil_wstrb, m_axi_bid, m_axi_bresp, m_axi_rid, m_axi_rresp, status_r, cycles_r,
+  wire unused = &{1'b0, s_axil_wstrb, m_axi_rid, m_axi_rresp, status_r, cycles_r,
                   dbg_st_retired, dbg_ld_busy, dbg_cp_busy, 1'b0};
 endmodule
 `default_nettype wire

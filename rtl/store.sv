@@ -52,6 +52,8 @@ module store
   output logic                  m_axi_wlast,
   output logic                  m_axi_wvalid,
   input  wire                   m_axi_wready,
+  input  wire [0:0]             m_axi_bid,
+  input  wire [1:0]             m_axi_bresp,
   input  wire                   m_axi_bvalid,
   output logic                  m_axi_bready
 );
@@ -243,7 +245,7 @@ module store
       endcase
     end
   end
-  wire unused = &{1'b0, sg_more, sg_nxt_addr, sg_cur, sg_idx, sg_start[63:LOG2_BYTES], sg_end[63:LOG2_BYTES], sdq_count, oq_full,
-                  1'b0};
+  wire unused = &{1'b0, m_axi_bid, m_axi_bresp, sg_more, sg_nxt_addr, sg_cur, sg_idx, sg_start[63:LOG2_BYTES],
+                  sg_end[63:LOG2_BYTES], sdq_count, oq_full, 1'b0};
 endmodule
 `default_nettype wire

@@ -115,7 +115,7 @@ def random_load(rng, P, p16):
         stride = rng.randint(-(-elems * eb // 2), elems * eb - 1)
         cols = rng.randint(6, 12)
         buf, lanes, words = BUFS["IBUF"], P["tn"], P["ibuf_words"]
-        pitch = 1
+        pitch = rng.randint(1, 2)
     else:
         elems = rng.randint(1, 3 * P["tn"])
         stride = rng.choice([elems * eb, elems * eb + rng.randint(1, 50)])
@@ -123,7 +123,7 @@ def random_load(rng, P, p16):
         lanes = P["tn"] if kind == "ibuf" else P["wl"]
         words = P["ibuf_words"] if kind == "ibuf" else P["wbuf_words"]
         pitch = -(-(elems + lanes - 1) // lanes)
-    dst_elem = rng.randint(0, lanes - 1)
+    dst_elem = rng.randint(0, lanes * pitch - elems)        # (pixels never overlap in the buffer)
     while (rows * cols * pitch + 1) > words // 2:
         rows, cols = max(1, rows - 1), max(1, cols - 1)
         if rows == 1 and cols == 1:
@@ -162,7 +162,7 @@ async def run_insns(dut, insns, mem, models, P, rng):
         await Timer(1, unit="ns")
         for s in seen:
             seen[s] += int(getattr(dut, s).value)
-        SPAN_CYCLES[0] += int(dut.ld_span.value) and rv
+        SPAN_CYCLES[0] += int(int(dut.ld_span.value) == 1 and rv)
         if int(dut.lq_rd.value):
             queue.pop(0)
         if rv and int(dut.rready.value):

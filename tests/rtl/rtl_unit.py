@@ -60,8 +60,3 @@ def unit_args() -> dict:
     """Inside the simulator: the ``env`` of :meth:`UnitBuild.run`."""
     return json.loads(os.environ.get("RTL_UNIT_ARGS", "{}"))
 
-
-def package_value(brd, name: str) -> int:
-    """An integer localparam of the rendered package (``accel_pkg.sv``) of ``brd``, as the RTL sees it."""
-    from generator.rtl import package_context
-    return package_context(brd)[name]

@@ -34,9 +34,17 @@ class UnitBuild:
         self.dir = BUILD / (name or top)
         self.srcs = write_rtl(self.board, self.dir / "src")
         self.runner = get_runner("verilator")
-        verilator_build(self.runner, sources=self.srcs, hdl_toplevel=top, build_dir=self.dir / "sim",
-                        parameters=parameters or {}, build_args=["-O1", "--x-assign", "fast", "--x-initial", "fast"],
-                        log_file=self.dir / "build.log")
+        old = os.environ.get("MAKEFLAGS")
+        os.environ["MAKEFLAGS"] = f"{old or ''} OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0".strip()   # quick C++ builds
+        try:
+            verilator_build(self.runner, sources=self.srcs, hdl_toplevel=top, build_dir=self.dir / "sim",
+                            parameters=parameters or {}, build_args=["--x-assign", "fast", "--x-initial", "fast"],
+                            log_file=self.dir / "build.log")
+        finally:
+            if old is None:
+                os.environ.pop("MAKEFLAGS", None)
+            else:
+                os.environ["MAKEFLAGS"] = old
 
     def run(self, module: str, testcase: str, env: dict | None = None) -> None:
         """Run cocotb test ``testcase`` of test module ``module`` (in tests/rtl/); ``env`` is passed as JSON in

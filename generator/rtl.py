@@ -19,7 +19,7 @@ from .hwmodel import MAX_READ_BURSTS, HwConfig
 ROOT = Path(__file__).resolve().parent.parent
 RTL_DIR = ROOT / "rtl"
 TEMPLATES = RTL_DIR / "templates"
-#: hand-written RTL sources, in compile order (after the rendered package): FIFO, dual-port RAM, PE array, top
+#: hand-written RTL sources, in compile order (after the rendered package): primitives, the units, the top
 RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_array.sv", "ctrl_regs.sv", "token_queues.sv", "axi_rd_arb.sv",
                "fetch_dispatch.sv", "seg_gen.sv", "load.sv", "load_wr.sv", "compute.sv", "post.sv", "store.sv",
                "buffers.sv", "status.sv", "accel_top.sv"]

@@ -246,7 +246,8 @@ module compute
     cp_s1_aw0 <= AC_AW'(cp_aw0);
     cp_s1_aw1 <= AC_AW'(cp_aw0 + cp_og);
     cp_s1_boff <= TM >= TN ? 32'd0 : 32'(cp_bo[LOG2_TN-1:0]);   // (o*Tm is a multiple of Tn when Tm >= Tn)
-    {cp_s2_first, cp_s2_last, cp_s2_two, cp_s2_aw0, cp_s2_aw1} <= {cp_s1_first, cp_s1_last, cp_s1_two, cp_s1_aw0, cp_s1_aw1};
+    {cp_s2_first, cp_s2_last, cp_s2_two, cp_s2_aw0, cp_s2_aw1}
+      <= {cp_s1_first, cp_s1_last, cp_s1_two, cp_s1_aw0, cp_s1_aw1};
     {cp_s3_last, cp_s3_two, cp_s3_aw0, cp_s3_aw1} <= {cp_s2_last, cp_s2_two, cp_s2_aw0, cp_s2_aw1};
     cp_byp_q <= cp_byp;
   end

@@ -79,7 +79,8 @@ module load
   // DDR address of the transfer, its first element / record index (seg_gen takes them in LD_SETUP)
   wire [63:0] ld_start = base_addrs[64 * ld_base_reg +: 64] + 64'(ld_ddr_offset);
   wire [31:0] ld_pb_start = ld_is_pbuf ? ld_dst_word
-                            : ld_is_wbuf ? (ld_dst_word << LOG2_WL) + ld_dst_elem : (ld_dst_word << LOG2_TN) + ld_dst_elem;
+                            : ld_is_wbuf ? (ld_dst_word << LOG2_WL) + ld_dst_elem
+                                         : (ld_dst_word << LOG2_TN) + ld_dst_elem;
   logic [$clog2(LD_OUTST):0] ld_outst;                                // bursts issued, last beat not received
 
   // ---- address side
@@ -185,7 +186,8 @@ module load
           ld_ddr_end <= 64'(ld_ddr_offset) + 64'(mul48(48'(ld_row_stride), 16'(ld_rows - 32'd1)))
                         + mul_lut(ld_pix_stride, 16'(ld_cols - 32'd1)) + 64'(ld_run);   // (the span's multiply)
           ld_buf_end <= ld_is_pbuf ? 64'(ld_dst_word) + tot
-                        : (ld_is_wbuf ? (64'(ld_dst_word) << LOG2_WL) : (64'(ld_dst_word) << LOG2_TN)) + 64'(ld_dst_elem)
+                        : (ld_is_wbuf ? (64'(ld_dst_word) << LOG2_WL) : (64'(ld_dst_word) << LOG2_TN))
+                          + 64'(ld_dst_elem)
                           + tot - 64'(step) + 64'(ld_elems);
           ld_buf_cap <= ld_is_pbuf ? 64'(PBUF_ENTRIES)
                         : ld_is_wbuf ? 64'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8) << LOG2_WL

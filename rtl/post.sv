@@ -81,12 +81,12 @@ module post
     logic signed [63:0] t, q, qmin, qmax;
     logic [7:0] sh;
     logic neg;
-    v = (ACC_W + 1)'(acc) + (ACC_W + 1)'(signed'(rec[PR_BIAS_LSB +: 64]));
+    v = (ACC_W + 1)'(acc) + (ACC_W + 1)'(signed'(rec[PR_BIAS_LSB +: PR_BIAS_W]));
     neg = act && v < 0;
-    mlt = neg ? signed'(rec[PR_MULT_NEG_LSB +: 16]) : signed'(rec[PR_MULT_POS_LSB +: 16]);
-    sh = neg ? rec[PR_SHIFT_NEG_LSB +: 8] : rec[PR_SHIFT_POS_LSB +: 8];
-    // v * M as two DSP48E2-sized multiplies (UG579: 27 x 18 signed): the low LO_W = DSP_A_W - 1 bits of v (zero-extended)
-    // and the high ACC_W - 25 bits (signed), summed in the fabric
+    mlt = neg ? signed'(rec[PR_MULT_NEG_LSB +: PR_MULT_NEG_W]) : signed'(rec[PR_MULT_POS_LSB +: PR_MULT_POS_W]);
+    sh = neg ? rec[PR_SHIFT_NEG_LSB +: PR_SHIFT_NEG_W] : rec[PR_SHIFT_POS_LSB +: PR_SHIFT_POS_W];
+    // v * M as two DSP48E2-sized multiplies (UG579: 27 x 18 signed): the low LO_W = DSP_A_W - 1 bits of v
+    // (zero-extended) and the high ACC_W + 1 - LO_W bits (signed), summed in the fabric
     vl = {1'b0, v[LO_W-1:0]};
     vh = v[ACC_W:LO_W];
     pl = vl * mlt;

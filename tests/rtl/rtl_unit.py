@@ -61,7 +61,7 @@ class UnitBuild:
         except SystemExit as e:                       # the runner exits when a test failed under pytest
             raise AssertionError(f"cocotb test {module}.{testcase} failed, see {case / 'sim.log'}") from e
         n, failed = get_results(xml)
-        assert n >= 1 and failed == 0, f"cocotb test {module}.{testcase}: {failed} of {n} failed, see {case / 'sim.log'}"
+        assert n >= 1 and failed == 0, f"cocotb test {module}.{testcase}: {failed} of {n} failed, see {case}/sim.log"
 
 
 def unit_args() -> dict:

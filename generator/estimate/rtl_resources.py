@@ -112,7 +112,10 @@ def expected_dsp(board: Board) -> int:
 
 
 def _package_names(pkg_text: str) -> list[str]:
-    return sorted(set(re.findall(r"localparam\b[^=;]*?\b(\w+)\s*=", pkg_text)), key=len, reverse=True)
+    """The package's localparam and function names (longest first)."""
+    names = set(re.findall(r"localparam\b[^=;]*?\b(\w+)\s*=", pkg_text))
+    names |= set(re.findall(r"\bfunction\s+automatic\b[^;(]*?\b(\w+)\s*\(", pkg_text))
+    return sorted(names, key=len, reverse=True)
 
 
 def yosys_sources(srcs: list[Path], out: Path) -> list[Path]:

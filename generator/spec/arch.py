@@ -17,3 +17,10 @@ PACK_GROUP = ((1 << (PACK_SHIFT - 1)) - 1) // (128 * 128)
 CMD_QUEUE_DEPTH = 512
 #: depth of the HLS kernel's run-descriptor and done-report queues (one entry per run is ever in them)
 RUN_QUEUE_DEPTH = 2
+#: depths of the RTL's own queues (rendered into accel_pkg.sv): instructions per fetch burst, the fetched-instruction
+#: FIFO, each module's instruction FIFO, STORE burst descriptors ahead of the data, the STORE output (W) FIFO
+RTL_QUEUES = {"FETCH_BURST": 4, "IFQ_DEPTH": 16, "MQ_DEPTH": 8, "ST_OUTST": 16, "OQ_DEPTH": 4}
+#: AXI4 (ARM IHI0022): no burst crosses a 4 KB boundary; an INCR burst has at most 256 beats
+AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS = 4096, 256
+#: DSP48E2 multiplier port widths (UG579: signed 27 x 18)
+DSP_A_BITS, DSP_B_BITS = 27, 18

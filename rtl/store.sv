@@ -1,0 +1,251 @@
+// STORE module: executes POST (through rtl/post.sv), STORE (OBUF -> DDR) and END, one at a time.
+// STORE address side: seg_gen cuts the transfer into segments (the whole transfer when rows and pixels are
+// contiguous, else one per row when the pixels of a row are, else one per pixel run; pixels merge only if they are
+// contiguous in DDR and in OBUF, elems = src_pitch*Tm), one burst address per cycle into a descriptor FIFO (sdq),
+// up to ST_OUTST bursts ahead of the data. Data side: a read stage (sr_) takes the beats of the head descriptor one
+// per cycle and reads their OBUF window (port B); the cycle after (sr1_), the beat's bytes are selected and pushed
+// into the output FIFO (W channel), so the beats go out back to back. Done when every write response is in.
+// Range checks (OUT_OF_RANGE): DDR bytes [ddr_offset, end) of the base register's buffer and the OBUF elements,
+// computed in S_SETUP, compared in the first S_RUN cycle (no address issued yet): a refused STORE writes nothing.
+// Legend: sd_ STORE instruction / address side; sdh_ the head descriptor; OBUF position of a DDR byte u =
+// (element << prec16) + byte within the element; lo / hi the valid bytes [lo, hi) of a beat; OL OBUF lanes.
+`default_nettype none
+module store
+  import accel_pkg::*;
+(
+  input  wire                   clk,
+  input  wire                   rst_n,
+  input  wire                   clr,
+  input  wire                   run,
+  input  wire                   stop,
+  input  wire                   prec16,
+  input  wire [4*64-1:0]        base_addrs,
+  input  wire [4*32-1:0]        ddr_sizes,
+  input  wire [INSN_BITS-1:0]   sq_rdata,
+  input  wire                   sq_empty,
+  output logic                  sq_rd,
+  input  wire                   has_c2s,
+  output logic                  pop_c2s,
+  output logic                  push_s2c,
+  output logic                  post_start,     // POST: the instruction is on st_ins from the next cycle
+  output logic [INSN_BITS-1:0]  st_ins,
+  input  wire                   post_done,
+  output logic                  post_err,       // OUT_OF_RANGE: POST.pbuf_oc not a multiple of Tm
+  output logic                  oob,            // OUT_OF_RANGE this cycle (STORE)
+  output logic                  end_done,       // END executed
+  output logic                  idle,
+  output logic                  retire,         // an instruction finishes (debug counter)
+  output logic [OB_AW*OL-1:0]   obr_row,        // OBUF read rows (port B), data one cycle later
+  input  wire [16*OL-1:0]       ob_rd,
+  output logic [0:0]            m_axi_awid,
+  output logic [AXI_AW-1:0]     m_axi_awaddr,
+  output logic [7:0]            m_axi_awlen,
+  output logic [2:0]            m_axi_awsize,
+  output logic [1:0]            m_axi_awburst,
+  output logic                  m_axi_awlock,
+  output logic [3:0]            m_axi_awcache,
+  output logic [2:0]            m_axi_awprot,
+  output logic                  m_axi_awvalid,
+  input  wire                   m_axi_awready,
+  output logic [AXI_DW-1:0]     m_axi_wdata,
+  output logic [AXI_BYTES-1:0]  m_axi_wstrb,
+  output logic                  m_axi_wlast,
+  output logic                  m_axi_wvalid,
+  input  wire                   m_axi_wready,
+  input  wire [0:0]             m_axi_bid,
+  input  wire [1:0]             m_axi_bresp,
+  input  wire                   m_axi_bvalid,
+  output logic                  m_axi_bready
+);
+  localparam int PW = BYTE_POS_W;
+  typedef enum logic [2:0] {S_IDLE, S_POST, S_SETUP, S_RUN, S_DONE} st_state_t;
+  st_state_t st_state;
+  wire [3:0] sq_op = sq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
+  wire st_go = st_state == S_IDLE && run && !stop && !sq_empty && !(sq_rdata[H_POP_PREV_LSB] && !has_c2s);
+  assign sq_rd = st_go;
+  assign pop_c2s = st_go && sq_rdata[H_POP_PREV_LSB];
+  assign push_s2c = st_state == S_DONE && st_ins[H_PUSH_PREV_LSB];
+  assign post_start = st_go && sq_op == OP_POST;
+  // the RTL reads the Tm records of an output group from one PBUF row: pbuf_oc must be a multiple of Tm
+  assign post_err = st_go && sq_op == OP_POST && sq_rdata[F_POST_PBUF_OC_LSB +: LOG2_TM] != 0;
+  assign idle = st_state == S_IDLE;
+  assign retire = st_state == S_DONE;
+
+  wire [1:0]  sd_base_reg = sq_rdata[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];   // (read at dispatch)
+  wire [31:0] sd_ddr_offset = 32'(sq_rdata[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W]);
+  wire [31:0] sd_rows = 32'(st_ins[F_STORE_ROWS_LSB +: F_STORE_ROWS_W]);
+  wire [31:0] sd_cols = 32'(st_ins[F_STORE_COLS_LSB +: F_STORE_COLS_W]);
+  wire [31:0] sd_elems = 32'(st_ins[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W]);
+  wire [63:0] sd_row_stride = 64'(st_ins[F_STORE_ROW_STRIDE_LSB +: F_STORE_ROW_STRIDE_W]);
+  wire [63:0] sd_pix_stride = 64'(st_ins[F_STORE_PIX_STRIDE_LSB +: F_STORE_PIX_STRIDE_W]);
+  wire [31:0] sd_src_pitch = 32'(st_ins[F_STORE_SRC_PITCH_LSB +: F_STORE_SRC_PITCH_W]);
+  wire [31:0] sd_run = prec16 ? sd_elems << 1 : sd_elems;             // bytes of a pixel run
+  logic sd_row_contig, sd_all_contig;                                 // (set up per instruction)
+  logic [63:0] sd_seg_bytes;                                          // bytes of one segment
+  logic [31:0] sd_seg_elstep;                                         // OBUF element index step per segment
+  logic [31:0] sd_u;                                                  // OBUF position of the next burst
+  logic [15:0] sd_outst;                                              // write bursts awaiting their response
+  wire aw_fire = m_axi_awvalid && m_axi_awready;
+  logic sg_take, sg_more, sg_v, sg_blast, sg_first;
+  logic [63:0] sg_nxt_addr, sg_cur, sg_start, sg_end;
+  logic [31:0] sg_nxt_idx, sg_idx;
+  logic [8:0] sg_blen;
+  seg_gen u_seg (
+    .clk, .rst_n, .clr, .init(st_go), .init_addr(base_addrs[64 * sd_base_reg +: 64] + 64'(sd_ddr_offset)),
+    .init_idx(32'd0), .rows(sd_rows), .cols(sd_cols), .row_stride(sd_row_stride), .pix_stride(sd_pix_stride),
+    .all_seg(sd_all_contig), .row_seg(sd_row_contig), .seg_bytes(sd_seg_bytes), .idx_step(sd_seg_elstep),
+    .en(st_state == S_RUN && !oob), .fire(aw_fire), .take(sg_take), .nxt_addr(sg_nxt_addr), .nxt_idx(sg_nxt_idx),
+    .more(sg_more), .seg_v(sg_v), .cur(sg_cur), .blen(sg_blen), .blast(sg_blast), .first(sg_first),
+    .seg_start(sg_start), .seg_end(sg_end), .seg_idx(sg_idx));
+  // valid bytes of the burst: from the segment's first byte (first burst), to its end (last burst; 0: whole beat)
+  wire [PW-1:0] sd_lo = sg_first ? PW'(sg_start[LOG2_BYTES-1:0]) : '0;
+  wire [PW-1:0] sd_hi = sg_end[LOG2_BYTES-1:0] == 0 ? PW'(AXI_BYTES) : PW'(sg_end[LOG2_BYTES-1:0]);
+
+  // AW descriptors: {OBUF position of the burst's first beat, beats, first valid byte of the first beat, end of
+  // the last beat's valid bytes}
+  localparam int SDQ_W = 32 + 9 + 2 * PW;
+  logic sdq_empty, sdq_full;
+  logic [SDQ_W-1:0] sdq_rdata;
+  logic [$clog2(ST_OUTST):0] sdq_count;
+  logic sr_go, sr_last;                                               // the read stage takes a beat, its burst's last
+  sync_fifo #(.W(SDQ_W), .DEPTH(ST_OUTST)) u_sdq (
+    .clk, .rst_n, .clr, .wr(aw_fire), .wdata({sd_u, sg_blen, sd_lo, sg_blast ? sd_hi : PW'(AXI_BYTES)}),
+    .rd(sr_go && sr_last), .rdata(sdq_rdata), .empty(sdq_empty), .full(sdq_full), .count(sdq_count));
+  wire [31:0]   sdh_u = sdq_rdata[SDQ_W-1 -: 32];
+  wire [8:0]    sdh_blen = sdq_rdata[2 * PW +: 9];
+  wire [PW-1:0] sdh_lo = sdq_rdata[PW +: PW];
+  wire [PW-1:0] sdh_hi = sdq_rdata[0 +: PW];
+  assign m_axi_awid = '0;
+  assign m_axi_awsize = 3'(LOG2_BYTES);
+  assign m_axi_awburst = 2'b01;
+  assign m_axi_awlock = 1'b0;
+  assign m_axi_awcache = 4'b0011;
+  assign m_axi_awprot = 3'b000;
+  assign m_axi_awvalid = st_state == S_RUN && sg_v && !sdq_full;
+  assign m_axi_awaddr = AXI_AW'(sg_cur);
+  assign m_axi_awlen = 8'(sg_blen - 9'd1);
+  assign m_axi_bready = 1'b1;
+  // read stage: beat sr_beat of the head burst; its OBUF window [Ew, Ew + OL) (Ew: element of its first byte),
+  // lane l holding the element congruent to l. A beat is taken only while the output FIFO has room for it and the
+  // one still in the read stage.
+  logic oq_empty, oq_full;
+  logic [$clog2(OQ_DEPTH):0] oq_count;
+  logic [8:0] sr_beat;
+  logic sr1_v, sr1_last;                                              // the beat whose window the RAMs output
+  logic [LOG2_OL:0] sr1_u;
+  logic [PW-1:0] sr1_lo, sr1_hi;
+  wire [31:0] sr_u = sdh_u + (32'(sr_beat) << LOG2_BYTES);
+  assign sr_last = sr_beat + 9'd1 >= sdh_blen;
+  assign sr_go = !sdq_empty && 32'(oq_count) + 32'(sr1_v) < 32'(OQ_DEPTH);
+  always_comb begin
+    logic [31:0] ew, r0;
+    ew = prec16 ? 32'(signed'(sr_u) >>> 1) : sr_u;
+    r0 = ew >> LOG2_OL;
+    for (int l = 0; l < OL; l++)
+      obr_row[OB_AW * l +: OB_AW] = OB_AW'(r0 + 32'(LOG2_OL'(l) < ew[LOG2_OL-1:0]));
+  end
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      sr_beat <= '0;
+      sr1_v <= 1'b0;
+    end else begin
+      sr1_v <= sr_go;
+      if (sr_go) sr_beat <= sr_last ? 9'd0 : sr_beat + 9'd1;
+    end
+    sr1_u <= (LOG2_OL + 1)'(sr_u);
+    sr1_lo <= sr_beat == 0 ? sdh_lo : '0;
+    sr1_hi <= sr_last ? sdh_hi : PW'(AXI_BYTES);
+    sr1_last <= sr_last;
+  end
+  // beat bytes: [lo, hi) are the transfer's; byte j is at OBUF position u + j
+  logic [AXI_DW-1:0] sr1_data;
+  logic [AXI_BYTES-1:0] sr1_strb;
+  always_comb begin
+    for (int j = 0; j < AXI_BYTES; j++) begin
+      logic [LOG2_OL:0] v;
+      logic [LOG2_OL-1:0] e;
+      logic [15:0] el;
+      v = sr1_u + (LOG2_OL + 1)'(j);
+      e = prec16 ? v[LOG2_OL:1] : v[LOG2_OL-1:0];
+      el = ob_rd[16 * e +: 16];
+      sr1_strb[j] = PW'(j) >= sr1_lo && PW'(j) < sr1_hi;
+      sr1_data[8 * j +: 8] = sr1_strb[j] ? ((prec16 && v[0]) ? el[15:8] : el[7:0]) : 8'd0;
+    end
+  end
+  // output FIFO: the W channel
+  sync_fifo #(.W(1 + AXI_BYTES + AXI_DW), .DEPTH(OQ_DEPTH)) u_soq (
+    .clk, .rst_n, .clr, .wr(sr1_v), .wdata({sr1_last, sr1_strb, sr1_data}), .rd(m_axi_wready),
+    .rdata({m_axi_wlast, m_axi_wstrb, m_axi_wdata}), .empty(oq_empty), .full(oq_full), .count(oq_count));
+  assign m_axi_wvalid = !oq_empty;
+
+  logic sd_chk;                                                       // first S_RUN cycle: range check
+  logic [63:0] sd_ddr_end;
+  logic [39:0] sd_ob_end;
+  wire [1:0] sd_ins_base = st_ins[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];
+  assign oob = sd_chk && (sd_ddr_end > 64'(ddr_sizes[32 * sd_ins_base +: 32])
+                          || sd_ob_end > 40'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8) << LOG2_TM);
+
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      st_state <= S_IDLE;
+      st_ins <= '0;
+      end_done <= 1'b0;
+      {sd_row_contig, sd_all_contig} <= '0;
+      {sd_seg_bytes, sd_seg_elstep, sd_u} <= '0;
+      sd_outst <= '0;
+      sd_chk <= 1'b0;
+      {sd_ddr_end, sd_ob_end} <= '0;
+    end else begin
+      sd_chk <= st_state == S_SETUP;
+      sd_outst <= sd_outst + 16'(aw_fire) - 16'(m_axi_bvalid);
+      case (st_state)
+        S_IDLE:
+          if (st_go) begin
+            st_ins <= sq_rdata;
+            st_state <= S_DONE;
+            if (sq_op == OP_END) end_done <= 1'b1;
+            if (sq_op == OP_POST) st_state <= S_POST;
+            if (sq_op == OP_STORE && sq_rdata[F_STORE_ROWS_LSB +: F_STORE_ROWS_W] != 0
+                && sq_rdata[F_STORE_COLS_LSB +: F_STORE_COLS_W] != 0
+                && sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] != 0) st_state <= S_SETUP;
+          end
+        S_POST: if (post_done) st_state <= S_DONE;
+        S_SETUP: begin                                  // per-instruction segment constants (LUT multiplies)
+          logic rc, ac, oc;
+          logic [63:0] rowbytes;
+          logic [31:0] pix;
+          pix = sd_src_pitch << LOG2_TM;                // OBUF elements per pixel
+          oc = sd_elems == pix;                         // the pixels' elements are contiguous in OBUF
+          rowbytes = mul_lut(64'(sd_run), 16'(sd_cols));
+          rc = sd_cols == 1 || (oc && sd_pix_stride == 64'(sd_run));
+          ac = rc && (sd_rows == 1 || (oc && sd_row_stride == rowbytes));
+          sd_row_contig <= rc;
+          sd_all_contig <= ac;
+          sd_seg_bytes <= ac ? mul_lut(rowbytes, 16'(sd_rows)) : rc ? rowbytes : 64'(sd_run);
+          sd_seg_elstep <= rc ? 32'(mul_lut(64'(pix), 16'(sd_cols))) : pix;
+          sd_ddr_end <= 64'(st_ins[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W])
+                        + 64'(mul48(48'(sd_row_stride), 16'(sd_rows - 32'd1)))
+                        + 64'(mul48(48'(sd_pix_stride), 16'(sd_cols - 32'd1))) + 64'(sd_run);
+          // (pix*cols: the segment step's multiply)
+          sd_ob_end <= mul40(40'(mul_lut(64'(pix), 16'(sd_cols))), 16'(sd_rows)) - 40'(pix) + 40'(sd_elems);
+          st_state <= S_RUN;
+        end
+        S_RUN: begin
+          if (aw_fire) sd_u <= sd_u + (32'(sg_blen) << LOG2_BYTES);
+          if (oob) begin
+            st_state <= S_DONE;                         // refused: nothing written
+          end else if (sg_take) begin
+            sd_u <= (sg_nxt_idx << prec16) - 32'(sg_nxt_addr[LOG2_BYTES-1:0]);
+          end else if (!sg_v && sdq_empty && !sr1_v && oq_empty && sd_outst == 0 && !m_axi_bvalid) begin
+            st_state <= S_DONE;                         // every burst written and acknowledged
+          end
+        end
+        S_DONE: st_state <= S_IDLE;
+        default: st_state <= S_IDLE;
+      endcase
+    end
+  end
+  wire unused = &{1'b0, m_axi_bid, m_axi_bresp, sg_more, sg_nxt_addr, sg_cur, sg_idx, sg_start[63:LOG2_BYTES],
+                  sg_end[63:LOG2_BYTES], sdq_count, oq_full, 1'b0};
+endmodule
+`default_nettype wire

@@ -1,0 +1,71 @@
+"""Unit-test harness for the RTL units (``rtl/*.sv``): one Verilator build per unit (cocotb runner, the package
+rendered for the TINY board configuration of the RTL tests), run as often as wanted; each run is one simulator
+process executing cocotb tests of the calling test module (its ``@cocotb.test()`` functions)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from cocotb_tools.check_results import get_results
+
+from generator.backends.rtl import write_rtl
+from generator.exec.rtl import verilator, verilator_build
+from generator.exec.rtl import TINY
+from helpers import board
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "build" / "rtl_units"
+HERE = Path(__file__).resolve().parent
+
+
+def tiny_board(**acc):
+    """The TINY board (Tn = Tm = 8, small buffers), accelerator fields overridden by ``acc``."""
+    return board(**dict(TINY, **acc))
+
+
+class UnitBuild:
+    """Verilator build of unit ``top`` (every RTL source compiled, ``top`` elaborated) for ``brd``."""
+
+    def __init__(self, top: str, brd=None, name: str | None = None, parameters: dict | None = None):
+        from cocotb_tools.runner import get_runner
+        if verilator() is None:
+            raise RuntimeError("verilator not found (run ./setup.sh)")
+        self.top, self.board = top, brd or tiny_board()
+        self.dir = BUILD / (name or top)
+        self.srcs = write_rtl(self.board, self.dir / "src")
+        self.runner = get_runner("verilator")
+        old = os.environ.get("MAKEFLAGS")
+        os.environ["MAKEFLAGS"] = f"{old or ''} OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0".strip()   # quick C++ builds
+        try:
+            verilator_build(self.runner, sources=self.srcs, hdl_toplevel=top, build_dir=self.dir / "sim",
+                            parameters=parameters or {}, build_args=["--x-assign", "fast", "--x-initial", "fast"],
+                            log_file=self.dir / "build.log")
+        finally:
+            if old is None:
+                os.environ.pop("MAKEFLAGS", None)
+            else:
+                os.environ["MAKEFLAGS"] = old
+
+    def run(self, module: str, testcase: str, env: dict | None = None) -> None:
+        """Run cocotb test ``testcase`` of test module ``module`` (in tests/rtl/); ``env`` is passed as JSON in
+        ``RTL_UNIT_ARGS``. Raises AssertionError when it fails (the log is named)."""
+        case = self.dir / "runs" / testcase
+        case.mkdir(parents=True, exist_ok=True)
+        xml = case / "results.xml"
+        xml.unlink(missing_ok=True)
+        pp = os.pathsep.join([str(HERE), str(HERE.parent), str(ROOT), os.environ.get("PYTHONPATH", "")])
+        try:
+            self.runner.test(test_module=module, testcase=testcase, hdl_toplevel=self.top, build_dir=self.dir / "sim",
+                             test_dir=case, results_xml=str(xml), log_file=case / "sim.log",
+                             extra_env={"PYTHONPATH": pp, "RTL_UNIT_ARGS": json.dumps(env or {})})
+        except SystemExit as e:                       # the runner exits when a test failed under pytest
+            raise AssertionError(f"cocotb test {module}.{testcase} failed, see {case / 'sim.log'}") from e
+        n, failed = get_results(xml)
+        assert n >= 1 and failed == 0, f"cocotb test {module}.{testcase}: {failed} of {n} failed, see {case}/sim.log"
+
+
+def unit_args() -> dict:
+    """Inside the simulator: the ``env`` of :meth:`UnitBuild.run`."""
+    return json.loads(os.environ.get("RTL_UNIT_ARGS", "{}"))
+

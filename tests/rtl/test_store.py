@@ -1,0 +1,138 @@
+"""rtl/store.sv (STORE: OBUF -> DDR through seg_gen, the descriptor FIFO, the OBUF read stage and the W FIFO)
+against the ISA's definition of STORE (generator/spec/isa.py: DDR[base + ddr_offset + r*row_stride + c*pix_stride +
+e*elem_bytes] = OBUF element (r*cols + c)*src_pitch*Tm + e), computed here with numpy on random OBUF contents and
+random strided transfers (contiguous rows / pixels / whole transfers, 4 KB crossings, int8 and int16); the DDR is
+cocotbext-axi's AxiRamWrite (its own AXI4 checks), pre-filled with random bytes so that any byte written outside the
+transfer shows. Also the OUT_OF_RANGE check (a size register too small: refused, nothing written)."""
+from __future__ import annotations
+
+import logging
+import random
+
+import cocotb
+import numpy as np
+import pytest
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, RisingEdge, Timer
+
+from generator.spec import isa
+from generator.backends.rtl import package_context
+from rtl_unit import UnitBuild, unit_args
+
+DDR = 1 << 20
+BASES = [0x10000, 0x40000, 0x80000, 0xC0000]
+
+
+def random_store(rng, tm, obuf_elems, eb):
+    pitch = rng.randint(1, 3)
+    elems = rng.choice([pitch * tm, rng.randint(1, pitch * tm)])
+    run = elems * eb
+    rows, cols = rng.randint(1, 4), rng.randint(1, 6)
+    while (rows * cols - 1) * pitch * tm + elems > obuf_elems:
+        rows, cols = max(rows - 1, 1), max(cols - 1, 1)
+    pix = rng.choice([run, run, run + rng.randint(1, 40)])
+    row = rng.choice([cols * pix, cols * pix + rng.randint(1, 3000)])
+    return dict(base_reg=rng.randint(0, 3), ddr_offset=rng.randint(0, 5000), rows=rows, cols=cols, elems=elems,
+                row_stride=row, pix_stride=pix, src_pitch=pitch)
+
+
+def reference(mem, f, obuf, tm, eb):
+    """DDR after STORE f (isa.LAYOUTS STORE comment), little-endian elements of eb bytes."""
+    out = mem.copy()
+    for r in range(f["rows"]):
+        for c in range(f["cols"]):
+            for e in range(f["elems"]):
+                v = int(obuf[(r * f["cols"] + c) * f["src_pitch"] * tm + e]) & 0xFFFF
+                a = BASES[f["base_reg"]] + f["ddr_offset"] + r * f["row_stride"] + c * f["pix_stride"] + e * eb
+                out[a] = v & 0xFF
+                if eb == 2:
+                    out[a + 1] = v >> 8
+    return out
+
+
+async def _run_store(dut, f, p16, obuf, P):
+    ol, ob_aw = P["ol"], P["ob_aw"]
+    dut.prec16.value = p16
+    dut.sq_rdata.value = int.from_bytes(isa.encode(isa.make("STORE", **f)), "little")
+    dut.sq_empty.value = 0
+    rows, oob_seen = None, False
+    for cyc in range(20000):
+        if rows is not None:                        # OBUF read data of last cycle's rows (port B, 1 cycle)
+            dut.ob_rd.value = sum((int(obuf[((rows >> (ob_aw * l)) & ((1 << ob_aw) - 1)) * ol + l]) & 0xFFFF)
+                                  << (16 * l) for l in range(ol))
+        await Timer(1, unit="ns")
+        rows = int(dut.obr_row.value)
+        took = int(dut.sq_rd.value)
+        retire = int(dut.retire.value)
+        oob = int(dut.oob.value)
+        await RisingEdge(dut.clk)
+        await Timer(1, unit="ns")
+        if took:
+            dut.sq_empty.value = 1
+        oob_seen = oob_seen or bool(oob)
+        if retire:
+            return oob_seen
+    raise AssertionError("STORE does not finish")
+
+
+@cocotb.test()
+async def store_matches_isa(dut):
+    from cocotbext.axi import AxiRamWrite, AxiWriteBus
+    args = unit_args()
+    P = args["pkg"]
+    tm = P["tm"]
+    rng = random.Random(args["seed"])
+    nrng = np.random.default_rng(args["seed"])
+    Clock(dut.clk, 10, unit="ns").start()
+    ram = AxiRamWrite(AxiWriteBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n, reset_active_level=False, size=DDR)
+    logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)
+    for s, v in dict(run=1, stop=0, clr=0, has_c2s=1, post_done=0, sq_empty=1, ob_rd=0).items():
+        getattr(dut, s).value = v
+    dut.base_addrs.value = sum(b << (64 * k) for k, b in enumerate(BASES))
+    sizes = [DDR - b for b in BASES]
+    dut.ddr_sizes.value = sum(s << (32 * k) for k, s in enumerate(sizes))
+    dut.rst_n.value = 0
+    await ClockCycles(dut.clk, 3)
+    dut.rst_n.value = 1
+    await ClockCycles(dut.clk, 2)
+    await Timer(1, unit="ns")
+    for case in range(args["cases"]):
+        p16 = case % 2
+        eb = 2 if p16 else 1
+        words = P["obuf_words16"] if p16 else P["obuf_words8"]
+        lo, hi = (-32768, 32767) if p16 else (-128, 127)
+        obuf = nrng.integers(lo, hi + 1, P["ob_d"] * P["ol"])
+        mem = nrng.integers(0, 256, DDR, dtype=np.uint8)
+        ram.write(0, mem.tobytes())
+        f = random_store(rng, tm, words * tm, eb)
+        oob = await _run_store(dut, f, p16, obuf, P)
+        await ClockCycles(dut.clk, 2)
+        got = np.frombuffer(ram.read(0, DDR), np.uint8)
+        want = reference(mem, f, obuf, tm, eb)
+        bad = np.flatnonzero(got != want)
+        assert not oob and bad.size == 0, (f"case {case} {f} int{8 * eb}: {bad.size} bytes differ, first "
+                                           f"{[(int(a), int(got[a]), int(want[a]), int(mem[a])) for a in bad[:6]]}")
+    # OUT_OF_RANGE: the base register's size ends one byte before the transfer's last byte
+    f = random_store(rng, tm, P["obuf_words8"] * tm, 1)
+    last = f["ddr_offset"] + (f["rows"] - 1) * f["row_stride"] + (f["cols"] - 1) * f["pix_stride"] + f["elems"]
+    sizes[f["base_reg"]] = last - 1
+    dut.ddr_sizes.value = sum(s << (32 * k) for k, s in enumerate(sizes))
+    mem = nrng.integers(0, 256, DDR, dtype=np.uint8)
+    ram.write(0, mem.tobytes())
+    oob = await _run_store(dut, f, 0, obuf, P)
+    await ClockCycles(dut.clk, 2)
+    assert oob and np.array_equal(np.frombuffer(ram.read(0, DDR), np.uint8), mem), "refused STORE wrote DDR"
+
+
+@pytest.fixture(scope="module")
+def store_build():
+    return UnitBuild("store")
+
+
+def test_store_strided_writes(store_build):
+    p = package_context(store_build.board)
+    ol = max(p["tm"], p["axi_bits"] // 8)
+    ob_d = -(-p["obuf_elems"] // ol)
+    pkg = {"tm": p["tm"], "ol": ol, "ob_d": ob_d, "ob_aw": max((ob_d - 1).bit_length(), 1),
+           "obuf_words8": p["obuf_words8"], "obuf_words16": p["obuf_words16"]}
+    store_build.run("test_store", "store_matches_isa", {"seed": 23, "cases": 16, "pkg": pkg})

@@ -40,6 +40,22 @@ def test_no_long_modules_or_functions():
     assert not long, "\n".join(long)
 
 
+def test_rtl_one_unit_per_file():
+    """rtl/: every file under the module limit, one module per file, and accel_top.sv only instantiates and wires
+    (no always block: all logic sits in the units)."""
+    bad = []
+    for f in sorted((ROOT / "rtl").glob("*.sv")):
+        src = f.read_text()
+        if src.count("\n") > MAX_MODULE_LINES:
+            bad.append(f"{f.name}: {src.count(chr(10))} lines")
+        if len(re.findall(r"^\s*module\s+\w+", src, re.M)) != 1:
+            bad.append(f"{f.name}: not exactly one module")
+    top = (ROOT / "rtl" / "accel_top.sv").read_text()
+    if re.search(r"\balways(_ff|_comb|_latch)?\b", top):
+        bad.append("accel_top.sv: holds logic (an always block)")
+    assert not bad, "\n".join(bad)
+
+
 def _module_name(f: Path) -> str:
     parts = list(f.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":

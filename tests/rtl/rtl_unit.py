@@ -69,3 +69,19 @@ def unit_args() -> dict:
     """Inside the simulator: the ``env`` of :meth:`UnitBuild.run`."""
     return json.loads(os.environ.get("RTL_UNIT_ARGS", "{}"))
 
+
+
+async def reset_with_regions(dut, idle: dict, bases: list, ddr_bytes: int) -> None:
+    """Inside the simulator: drive the ``idle`` inputs, the four base addresses ``bases`` (bytes) and their
+    buffer sizes (up to ``ddr_bytes``) of a DMA unit (LOAD, STORE), then reset it (3 cycles low, 2 after)."""
+    from cocotb.triggers import ClockCycles, Timer
+
+    for s, v in idle.items():
+        getattr(dut, s).value = v
+    dut.base_addrs.value = sum(b << (64 * k) for k, b in enumerate(bases))
+    dut.ddr_sizes.value = sum((ddr_bytes - b) << (32 * k) for k, b in enumerate(bases))
+    dut.rst_n.value = 0
+    await ClockCycles(dut.clk, 3)
+    dut.rst_n.value = 1
+    await ClockCycles(dut.clk, 2)
+    await Timer(1, unit="ns")

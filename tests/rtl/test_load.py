@@ -14,12 +14,12 @@ import cocotb
 import numpy as np
 import pytest
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge, Timer
+from cocotb.triggers import RisingEdge, Timer
 
 from generator.spec import isa
 from generator.spec.timing import HwConfig
 from generator.backends.rtl import package_context
-from rtl_unit import UnitBuild, unit_args
+from rtl_unit import UnitBuild, reset_with_regions, unit_args
 
 DDR = 1 << 18
 BASES = [0x1000, 0x9000, 0x11000, 0x20000]
@@ -185,16 +185,9 @@ async def load_matches_isa(dut):
     rng = random.Random(args["seed"])
     nrng = np.random.default_rng(args["seed"])
     Clock(dut.clk, 10, unit="ns").start()
-    for s, v in dict(run=1, stop=0, clr=0, has_c2l=1, lq_empty=1, ar_ok=0, rvalid=0, rlast=0).items():
-        getattr(dut, s).value = v
-    dut.base_addrs.value = sum(b << (64 * k) for k, b in enumerate(BASES))
-    sizes = [DDR - b for b in BASES]
-    dut.ddr_sizes.value = sum(s << (32 * k) for k, s in enumerate(sizes))
-    dut.rst_n.value = 0
-    await ClockCycles(dut.clk, 3)
-    dut.rst_n.value = 1
-    await ClockCycles(dut.clk, 2)
-    await Timer(1, unit="ns")
+    await reset_with_regions(dut,
+        dict(run=1, stop=0, clr=0, has_c2l=1, lq_empty=1, ar_ok=0, rvalid=0, rlast=0), BASES, DDR)
+    sizes = [DDR - b for b in BASES]                                   # as reset_with_regions drove them
     cfg = dict(isa_version=isa.ISA_VERSION, tn=P["tn"], tm=P["tm"], config_id=P["config_id"])
     enc = lambda op, **f: int.from_bytes(isa.encode(isa.make(op, **f)), "little")   # noqa: E731
     for case in range(args["cases"]):

@@ -12,9 +12,10 @@ import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
 
+from generator.spec.arch import AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS
 from rtl_unit import UnitBuild, tiny_board, unit_args
 
-AXI_BOUNDARY, MAX_BEATS = 4096, 256
+AXI_BOUNDARY, MAX_BEATS = AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS      # AXI4 (ARM IHI0022)
 
 
 def reference_bursts(base, rows, cols, row_stride, pix_stride, mode, seg_bytes, idx0, idx_step, axi_bytes):

@@ -17,7 +17,7 @@ from cocotb.triggers import ClockCycles, RisingEdge, Timer
 
 from generator.spec import isa
 from generator.backends.rtl import package_context
-from rtl_unit import UnitBuild, unit_args
+from rtl_unit import UnitBuild, reset_with_regions, unit_args
 
 DDR = 1 << 20
 BASES = [0x10000, 0x40000, 0x80000, 0xC0000]
@@ -86,16 +86,8 @@ async def store_matches_isa(dut):
     Clock(dut.clk, 10, unit="ns").start()
     ram = AxiRamWrite(AxiWriteBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n, reset_active_level=False, size=DDR)
     logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)
-    for s, v in dict(run=1, stop=0, clr=0, has_c2s=1, post_done=0, sq_empty=1, ob_rd=0).items():
-        getattr(dut, s).value = v
-    dut.base_addrs.value = sum(b << (64 * k) for k, b in enumerate(BASES))
-    sizes = [DDR - b for b in BASES]
-    dut.ddr_sizes.value = sum(s << (32 * k) for k, s in enumerate(sizes))
-    dut.rst_n.value = 0
-    await ClockCycles(dut.clk, 3)
-    dut.rst_n.value = 1
-    await ClockCycles(dut.clk, 2)
-    await Timer(1, unit="ns")
+    await reset_with_regions(dut, dict(run=1, stop=0, clr=0, has_c2s=1, post_done=0, sq_empty=1, ob_rd=0), BASES, DDR)
+    sizes = [DDR - b for b in BASES]                                   # as reset_with_regions drove them
     for case in range(args["cases"]):
         p16 = case % 2
         eb = 2 if p16 else 1

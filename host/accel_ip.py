@@ -29,6 +29,7 @@ class AccelIP(DefaultIP):
         self.regs, self.ctrl_bits = registers, ctrl_bits
 
     def write_reg(self, name: str, value: int):
+        """Write ``value`` to the AXI-Lite register ``name`` (64-bit registers as two 32-bit words)."""
         r = self.regs[name]
         value = int(value)
         self.write(r["offset"], value & 0xFFFFFFFF)
@@ -36,6 +37,7 @@ class AccelIP(DefaultIP):
             self.write(r["offset"] + 4, (value >> 32) & 0xFFFFFFFF)
 
     def read_reg(self, name: str) -> int:
+        """Read the AXI-Lite register ``name`` (64-bit registers from two 32-bit words)."""
         r = self.regs[name]
         v = self.read(r["offset"])
         if r["bits"] == 64:
@@ -43,6 +45,7 @@ class AccelIP(DefaultIP):
         return v
 
     def ctrl_bit(self, ctrl: int, name: str) -> bool:
+        """Bit ``name`` (ap_start, ap_done, ap_idle, ...) of the ap_ctrl_hs CTRL word ``ctrl``."""
         return bool(ctrl >> self.ctrl_bits[name] & 1)
 
     def finished(self) -> bool:

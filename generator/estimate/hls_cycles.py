@@ -298,6 +298,7 @@ class KernelEstimate:
         return latency + lp.depth + max(beats * ii, math.ceil(beats * latency / outstanding))
 
     def load_cycles(self, f) -> int:
+        """Cycles of one LOAD with fields ``f`` as the kernel's LOAD loops run it (stated II and depth)."""
         hw = self.hw
         if f["rows"] * f["cols"] * f["elems"] == 0:
             return INVOKE + SETUP
@@ -307,6 +308,7 @@ class KernelEstimate:
         return INVOKE + SETUP + self._flat_beats(label, int(nb.sum()), hw.rd_latency, self.rd_outstanding)
 
     def store_cycles(self, f) -> int:
+        """Cycles of one STORE with fields ``f`` as the kernel's STORE loops run it (stated II and depth)."""
         hw = self.hw
         if f["rows"] * f["cols"] * f["elems"] == 0:
             return INVOKE + SETUP
@@ -315,6 +317,7 @@ class KernelEstimate:
         return INVOKE + SETUP + self._flat_beats("STORE_BEATS", int(nb.sum()), hw.wr_latency, self.wr_outstanding)
 
     def compute_cycles(self, f) -> int:
+        """Cycles of one COMPUTE with fields ``f`` as the kernel's COMPUTE loop runs it (stated II and depth)."""
         if f["oh"] * f["ow"] * f["og"] == 0:
             return INVOKE + SETUP
         if f["bypass"]:
@@ -324,6 +327,7 @@ class KernelEstimate:
         return INVOKE + SETUP + self._loop("PE_TILE", n)
 
     def post_cycles(self, f) -> int:
+        """Cycles of one POST with fields ``f`` as the kernel's POST loop runs it (stated II and depth)."""
         oh, ow, og = f["oh"], f["ow"], f["og"]
         if oh * ow * og == 0:
             return INVOKE + SETUP

@@ -103,6 +103,7 @@ class Memory:
 
     @property
     def kbits(self) -> float:
+        """Storage of the group in kilobits (count x depth x width / 1024)."""
         return self.count * self.depth * self.width / 1024
 
 

@@ -42,13 +42,16 @@ class Checker(DataflowRules):
         self.pipe_seen: set = set()
 
     def add(self, rule, cursor_or_line, function, message):
+        """Record a violation of ``rule`` at a clang cursor or a line number, in ``function`` (name)."""
         line = cursor_or_line if isinstance(cursor_or_line, int) else cursor_or_line.location.line
         self.out.append(Violation(rule, self.f.name, line, function, message))
 
     def in_main(self, c) -> bool:
+        """Whether cursor ``c`` lies in the file being checked (not in an included header)."""
         return c.location.file is not None and c.location.file.name == self.f.name
 
     def functions(self):
+        """The function definitions of the checked file: (cursor, body) pairs."""
         def visit(c):
             for ch in c.get_children():
                 if not self.in_main(ch):
@@ -60,6 +63,7 @@ class Checker(DataflowRules):
         return list(visit(self.f.tu.cursor))
 
     def run(self) -> list[Violation]:
+        """Check every function of the file against the rules (UG1399); returns the violations found."""
         for fn in self.functions():
             body = clang_ast.body(fn)
             if body is None:
@@ -69,6 +73,7 @@ class Checker(DataflowRules):
 
     # scopes: the function body and each loop body; a pragma belongs to the innermost one holding it
     def check_function(self, fn, body):
+        """The rules inside one function: DATAFLOW regions, pipelined loops, trip-count pragmas."""
         loops = [c for c, _ in clang_ast.walk(body) if c.kind in clang_ast.LOOPS]
         lo, hi = body.extent.start.offset, body.extent.end.offset
         scopes = {}   # scope key -> list of pragmas; key: loop hash or "fn"
@@ -103,6 +108,7 @@ class Checker(DataflowRules):
 
     # ---- rule 4
     def constant_trip(self, lp) -> bool:
+        """Whether loop ``lp`` has a trip count clang can fold to a constant (else it needs LOOP_TRIPCOUNT)."""
         if lp.kind == K.CXX_FOR_RANGE_STMT:
             return True      # over an array or container: its size
         if lp.kind != K.FOR_STMT:
@@ -180,6 +186,8 @@ class Checker(DataflowRules):
 
     # ---- rule 3
     def check_pipeline(self, body, fname, loop_line, visiting, via=""):
+        """Inside a pipelined loop (and the functions it calls, ``visiting`` guarding recursion): no division or
+        modulo by a non-constant and no multiply wider than 27 x 18 (one DSP48E2)."""
         for c, _ in clang_ast.walk(body):
             op, a, b = None, None, None
             if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):

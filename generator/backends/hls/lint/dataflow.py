@@ -28,6 +28,7 @@ class DataflowRules:
         return False
 
     def check_dataflow(self, fn, body, name, params):
+        """A DATAFLOW region holds only calls, and each array, pointer or stream in it has one writer and one reader."""
         buffers = {}   # var hash -> (name, cursor)
         for p in params:
             if clang_ast.is_buffer_type(p.type):

@@ -84,6 +84,8 @@ def _is_testbench(p: Path) -> bool:
 
 
 def main(argv=None) -> int:
+    """``python -m generator.backends.hls.lint DIR...``: check each rendered kernel folder; exit status 1 on any
+    violation (one line each, ``file:line: rule: message``), 0 when clean."""
     ap = argparse.ArgumentParser(prog="python -m generator.backends.hls.lint",
                                  description=DESCRIPTION)
     ap.add_argument("paths", nargs="+", help="folders (their *.cpp) or C++ files")

@@ -92,6 +92,20 @@ def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_on
     _flow(resources_flow, board, rtl, out, no_uram, mapping_only, log=print)
 
 
+@task(help={"board": "board name (boards/*.yaml)", "config": "tiny (8x8 test configuration) | board (the board file's)",
+            "unit": "one RTL module out of context (e.g. post, pe_array; default: the whole accelerator)",
+            "out": "work folder (default build/timing/BOARD-CONFIG[-UNIT])", "check": "exit 2 when over the limits"})
+def timing(c, board="zcu19eg", config="tiny", unit=None, out=None, check=False):
+    """3b. Timing estimate of the RTL from the Yosys netlist (not Vivado).
+
+    Synthesizes the RTL (or one UNIT) with Yosys, walks the mapped netlist and reports, per endpoint, the longest
+    register-to-register path: LUT levels, carry bits, DSP48E2 stages, an estimated delay for UltraScale+ -2 and
+    the estimated fmax (generator/estimate/rtl_timing.py); limits 6 LUT levels, 32 carry bits, 300 MHz."""
+    from generator.flows.timing import timing_flow
+
+    _flow(timing_flow, board, config, unit, out, check, log=print)
+
+
 @task(help={"board": "board name (boards/*.yaml)", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "image": "image file or shipped image name",
             "out": "artifact folder (default build/BOARD/MODEL-HASH/QUANT)",

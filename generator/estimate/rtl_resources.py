@@ -99,6 +99,10 @@ class RtlResources:
         return "\n".join(rows)
 
 
+#: the mapped netlist Yosys writes beside ``stat.json`` after a full (not mapping-only) synthesis
+NETLIST_JSON = "netlist.json"
+
+
 def yosys() -> str | None:
     """Path of the ``yosys`` executable, or None."""
     return shutil.which("yosys")
@@ -136,11 +140,13 @@ def yosys_sources(srcs: list[Path], out: Path) -> list[Path]:
     return res
 
 
-def yosys_script(srcs: list[Path], uram: bool, stat_json: Path, mapping_only: bool = False) -> str:
+def yosys_script(srcs: list[Path], uram: bool, stat_json: Path, mapping_only: bool = False, top: str = TOP) -> str:
     """The Yosys script: synth_xilinx for UltraScale+ (xcup), flattened, without I/O buffers, its ``share`` pass
-    left out (see the module docstring), statistics as JSON into ``stat_json``. ``mapping_only``: stop after the
-    DSP48E2 and block-RAM / UltraRAM mapping (their counts are final there; LUT and FF are not mapped yet)."""
-    opts = f"-family xcup -noiopad -flatten {'-uram ' if uram else ''}-top {TOP}"
+    left out (see the module docstring), statistics as JSON into ``stat_json`` and, after a full mapping, the
+    mapped netlist as :data:`NETLIST_JSON` beside it (read by :mod:`generator.estimate.rtl_timing`).
+    ``mapping_only``: stop after the DSP48E2 and block-RAM / UltraRAM mapping (their counts are final there; LUT
+    and FF are not mapped yet). ``top``: the module synthesized (another RTL unit: out of context)."""
+    opts = f"-family xcup -noiopad -flatten {'-uram ' if uram else ''}-top {top}"
     return "; ".join([
         "read_verilog -sv " + " ".join(p.name for p in srcs),
         f"synth_xilinx {opts} -run :coarse",
@@ -148,7 +154,7 @@ def yosys_script(srcs: list[Path], uram: bool, stat_json: Path, mapping_only: bo
         "techmap -map +/cmp2lut.v -map +/cmp2lcu.v -D LUT_WIDTH=6", "alumacc", "opt", "memory -nomap", "opt_clean",
         f"synth_xilinx {opts} -run map_memory:{'map_ffram' if mapping_only else ''}",
         f"tee -q -o {stat_json.name} stat -json",
-    ])
+    ] + ([] if mapping_only else [f"write_json {NETLIST_JSON}"]))
 
 
 def count(cells: dict, mapping_only: bool = False) -> dict:
@@ -168,7 +174,7 @@ def count(cells: dict, mapping_only: bool = False) -> dict:
 
 
 def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float | None = None,
-               log=print, reuse: bool = True, mapping_only: bool = False) -> RtlResources:
+               log=print, reuse: bool = True, mapping_only: bool = False, top: str = TOP) -> RtlResources:
     """Synthesize ``board``'s RTL with Yosys into ``out`` (sources, ``yosys.log``, ``stat.json``) and count its
     resources.
 
@@ -180,6 +186,7 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
         log: progress printer (``lambda *a: None`` for silence).
         mapping_only: stop after DSP48E2 / RAM mapping (much faster on 32x32 arrays): ``used`` has LUT and FF
             None.
+        top: the RTL module synthesized (default the whole accelerator; a unit such as ``post`` out of context).
         reuse: reuse the result of an earlier run in ``out`` when the Yosys sources, script and Yosys version are
             the same (``out/yosys/inputs.sha256``); ``seconds`` is then the earlier run's time.
 
@@ -200,19 +207,21 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
     ys = yosys_sources(srcs, out / "yosys")
     stat_json = out / "yosys" / "stat.json"
     logf = out / "yosys" / "yosys.log"
-    script = yosys_script(ys, uram, stat_json, mapping_only)
+    script = yosys_script(ys, uram, stat_json, mapping_only, top)
     cmd = [exe, "-q", "-l", logf.name, "-p", script]
     a = board.accelerator
     version = subprocess.run([exe, "-V"], capture_output=True, text=True).stdout.strip()
     h = hashlib.sha256("\0".join([version, script] + [p.read_text() for p in ys]).encode()).hexdigest()
     stamp, timef = out / "yosys" / "inputs.sha256", out / "yosys" / "seconds.txt"
-    if reuse and stamp.exists() and stamp.read_text() == h and stat_json.exists() and timef.exists():
+    netlist = out / "yosys" / NETLIST_JSON
+    if reuse and stamp.exists() and stamp.read_text() == h and stat_json.exists() and timef.exists() and (
+            mapping_only or netlist.exists()):
         log(f"yosys: reusing {stat_json} (same sources, script and {version})")
         return _result(board, json.loads(stat_json.read_text())["design"]["num_cells_by_type"],
                        float(timef.read_text()), logf, uram, mapping_only)
-    stamp.unlink(missing_ok=True)
-    stat_json.unlink(missing_ok=True)
-    log(f"yosys synth_xilinx -family xcup: {board.name} Tn x Tm = {a.tn} x {a.tm} (log: {logf})")
+    for f in (stamp, stat_json, netlist):
+        f.unlink(missing_ok=True)
+    log(f"yosys synth_xilinx -family xcup: {board.name} Tn x Tm = {a.tn} x {a.tm}, top {top} (log: {logf})")
     t0 = time.time()
     try:
         r = subprocess.run(cmd, cwd=out / "yosys", capture_output=True, text=True, timeout=timeout)

@@ -96,7 +96,7 @@ def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_on
             "unit": "one RTL module out of context (e.g. post, pe_array; default: the whole accelerator)",
             "out": "work folder (default build/timing/BOARD-CONFIG[-UNIT])", "check": "exit 2 when over the limits"})
 def timing(c, board="zcu19eg", config="tiny", unit=None, out=None, check=False):
-    """3b. Timing estimate of the RTL from the Yosys netlist (not Vivado).
+    """4. Timing estimate of the RTL from its Yosys netlist.
 
     Synthesizes the RTL (or one UNIT) with Yosys, walks the mapped netlist and reports, per endpoint, the longest
     register-to-register path: LUT levels, carry bits, DSP48E2 stages, an estimated delay for UltraScale+ -2 and
@@ -113,7 +113,7 @@ def timing(c, board="zcu19eg", config="tiny", unit=None, out=None, check=False):
             "require_tools": "fail if vitis_hls or vivado is not on PATH (scripted bitstream builds)", **MODEL_HELP})
 def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, image="bus", out=None, overlay=None,
           require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None):
-    """4. Build the HLS kernel: C-sim bit-exact, report, Vitis/Vivado.
+    """5. Build the HLS kernel: C-sim bit-exact, report, Vitis/Vivado.
 
     Compiles, renders the HLS kernel (program in its ROM) and the Vitis HLS / Vivado scripts, runs the kernel's g++
     C-simulation on IMAGE bit-exact against the golden simulator, draws its detections, writes report.md
@@ -132,7 +132,7 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
             "out": "output folder (default: build/package)", **MODEL_HELP})
 def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, overlay=None, out=None, cfg=None,
             weights=None, names=None, yolo_cfg=None):
-    """5. Deployment package for the board: folder + tarball.
+    """6. Deployment package for the board: folder + tarball.
 
     Program artifacts, host/, the overlay when built, a README: what to copy onto BOARD's PYNQ image."""
     from generator.flows.package import package_flow
@@ -150,7 +150,7 @@ def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
             "out": "output folder (default build/rtl_frame/TAG)"})
 def rtl_frame(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_tensor=False, config="board",
               resolution=416, out=None):
-    """6. Check: one whole frame through the RTL, bit-exact, cycles.
+    """7. Check: one whole frame through the RTL, bit-exact, cycles.
 
     YOLOv4-tiny through the RTL (cocotb + Verilator), bit-exact check against the golden simulator, detections
     drawn, per-layer cycle report (RTL vs latency model, ideal cycles, PE utilization, stall cycles, DDR bytes,
@@ -166,7 +166,7 @@ def rtl_frame(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_
 
 @task(help={"board": "board name", "out": "output folder", "images": "limit the number of images (0: all)"})
 def accuracy(c, board="zcu19eg", out="build/accuracy", images=0):
-    """7. Check: mAP@0.5 and SQNR of each quantization vs float.
+    """8. Check: mAP@0.5 and SQNR of each quantization vs float.
 
     Accuracy table: float vs int16/int8 (sym/asym, per-channel/per-tensor): mAP@0.5, SQNR, parameter bytes."""
     from generator.eval.accuracy import accuracy_table
@@ -177,7 +177,7 @@ def accuracy(c, board="zcu19eg", out="build/accuracy", images=0):
 
 @task(help={"slow": "include slow tests (full frames)"})
 def test(c, slow=False):
-    """8. Check: run the test suite (pytest)."""
+    """9. Check: run the test suite (pytest)."""
     args = "-m ''" if slow else ""
     c.run(f"{sys.executable} -m pytest -q {args}", pty=False)
 
@@ -189,7 +189,7 @@ def test(c, slow=False):
             "board": "board file replacing each configuration's own", "case": "run only this case index",
             "json": "write every outcome to this JSON file"})
 def fuzz(c, cases=200, seed=1, executors="golden,ref", configs=None, board=None, case=None, json=None):
-    """9. Check: random layers through the executors, bit for bit.
+    """10. Check: random layers through the executors, bit for bit.
 
     Random layers and small graphs through the executors, compared bit for bit; one reproducer line per
     failure; last line 'N passed, M failed'. Exits 1 when a case fails."""
@@ -209,7 +209,7 @@ def fuzz(c, cases=200, seed=1, executors="golden,ref", configs=None, board=None,
 
 @task(help={"verbose": "print every refusal in full", "filter": "only node tests whose name contains this"})
 def conformance(c, verbose=False, filter=None):
-    """10. Check: the ONNX backend node tests of known operators.
+    """11. Check: the ONNX backend node tests of known operators.
 
     The node tests shipped in the onnx wheel, for every operator the compiler knows: each runs through the golden
     simulator (and the host tail) within quantization tolerance of its expected output, or is refused with one

@@ -1,7 +1,8 @@
 // POST (STORE module): bias, requantization, activation, max-pool and nearest upsample of an accumulator tile into
 // OBUF, Tm lanes per cycle. S0: one (y, x, o, dy, dx) step per cycle (ACC word and PBUF row, kept incrementally: no
-// multiply or divide per cycle); S1 (pp1_): requantize the RAM outputs, max over the pooling window; OBUF write on
-// the window's last step (OBUF port A, lane (element % OL)). Started by the STORE module (`start`, the instruction
+// multiply or divide per cycle); S1 (pp1_): the RAM outputs into the requantization pipeline (rtl/requant.sv, RQ_LAT
+// stages, one lane each); after it (pq_) the max over the pooling window and, on the window's last step, the OBUF
+// write (OBUF port A, lane (element % OL)); P_DRAIN waits RQ_LAT + 1 cycles for the last write. Started by the STORE module (`start`, the instruction
 // on `ins` from the next cycle); `done` in its last cycle. Range checks (OUT_OF_RANGE): stage 1 in P_SETUP, ACC /
 // PBUF compared in the first P_RUN cycle, OBUF elements the cycle after; POST cannot finish earlier.
 // Legend: y, x output position (x/up, y/up their source pixel: yb, xb = (y/up)*ps ...), o output-channel group, dy,
@@ -32,7 +33,6 @@ module post
 );
   typedef enum logic [1:0] {P_IDLE, P_SETUP, P_RUN, P_DRAIN} pp_state_t;
   pp_state_t pp_state;
-  localparam int LO_W = DSP_A_W - 1;                 // requantization: low part of v on the A port
   wire [TM*ACC_W-1:0] acc_a = acc_rd_a[ACC_W * TM * pp_acc_bank +: ACC_W * TM];
   assign      pp_acc_bank = ins[F_POST_ACC_BANK_LSB +: F_POST_ACC_BANK_W];
   wire [31:0] pp_oh = 32'(ins[F_POST_OH_LSB +: F_POST_OH_W]);
@@ -48,218 +48,291 @@ module post
   wire [31:0] pp_ps = pp_ps_f == 0 ? 32'd1 : pp_ps_f;
   wire [31:0] pp_up = pp_up_f == 0 ? 32'd1 : pp_up_f;
   logic [31:0] pp_rows, pp_cols;                        // (out_rows / up) * up, (out_cols / up) * up
-  logic [31:0] pp_rowwords, pp_lastrow, pp_lastcol;     // ACC words per tile row (ow*og), of row oh-1, of col ow-1
+  wire  [31:0] pp_rowwords, pp_lastrow, pp_lastcol;     // ACC words per tile row (ow*og), of row oh-1, of col ow-1
   logic [31:0] pp_psrow, pp_pscol;                      // ACC words per ps rows, per ps columns
-  logic [31:0] pp_y, pp_x, pp_o, pp_dy, pp_dx;
-  logic [31:0] pp_yu, pp_xu, pp_yb, pp_xb;              // y mod up, x mod up, (y/up)*ps, (x/up)*ps
-  logic [31:0] pp_ay, pp_ax, pp_ady, pp_adx;            // ACC words of row yb, column xb, dy rows, dx columns
+  // counters on the fields' widths; ACC words modulo the ACC address width (pp_aw keeps AC_AW bits)
+  logic [F_POST_OUT_ROWS_W-1:0] pp_y;
+  logic [F_POST_OUT_COLS_W-1:0] pp_x;
+  logic [F_POST_OG_W-1:0] pp_o;
+  logic [F_POST_POOL_K_W-1:0] pp_dy, pp_dx;
+  logic [F_POST_UP_W-1:0] pp_yu, pp_xu;                 // y mod up, x mod up
+  logic [15:0] pp_yb, pp_xb;                            // (y/up)*ps, (x/up)*ps (at most 4095 * 7)
+  logic [AC_AW-1:0] pp_ay, pp_ax, pp_ady, pp_adx;       // ACC words of row yb, column xb, dy rows, dx columns
+  // each counter's "at its last value" flag (x + 1 < cols  <=>  x != cols - 1, as x < cols) kept in a register:
+  // set from (counter == last - 1) when it counts up, from (last == 0) when it returns to 0; the tile's last row /
+  // column for the clamp
+  logic pp_dxl, pp_dyl, pp_ol, pp_xl, pp_xul, pp_yl, pp_yul;
+  logic [F_POST_OUT_ROWS_W-1:0] pp_rows2;
+  logic [F_POST_OUT_COLS_W-1:0] pp_cols2;
+  logic [F_POST_OG_W-1:0] pp_og2;
+  logic [F_POST_POOL_K_W-1:0] pp_pk2;
+  logic [F_POST_UP_W-1:0] pp_up2;
+  logic pp_rowsz, pp_colsz, pp_ogz, pp_pkz, pp_upz;
+  logic [F_POST_OH_W-1:0] pp_oh1;
+  logic [F_POST_OW_W-1:0] pp_ow1;
+  logic pp_oh0, pp_ow0;
   logic [31:0] pp_oidx;                                 // OBUF element of (y, x, o): ((y*cols + x)*og + o)*Tm
   logic signed [15:0] pp_max [TM];
   logic signed [15:0] pp_res [TM];
   wire pp_wfirst = pp_dy == 0 && pp_dx == 0;
-  wire pp_wlast = pp_dy + 32'd1 >= pp_pk && pp_dx + 32'd1 >= pp_pk;
-  wire pp_issue = pp_state == P_RUN && pp_rows != 0 && pp_cols != 0 && pp_og != 0;
-  wire [31:0] pp_yy = pp_yb + pp_dy;
-  wire [31:0] pp_xx = pp_xb + pp_dx;
-  assign pp_prow = PB_AW'((pp_pbuf_oc >> LOG2_TM) + pp_o);
+  wire pp_wlast = pp_dyl && pp_dxl;
+  logic pp_nz;                                          // rows, columns and og all non-zero (set up)
+  wire pp_issue = pp_state == P_RUN && pp_nz;
+  wire [15:0] pp_yy = pp_yb + 16'(pp_dy);
+  wire [15:0] pp_xx = pp_xb + 16'(pp_dx);
+  logic ps_v, ps_first, ps_last;                        // S0b: the window step's ACC word registered in parts
+  logic [31:0] ps_oidx;
+  logic [AC_AW-1:0] ps_rp, ps_cp;
+  logic [F_POST_OG_W-1:0] ps_o;
+  assign pp_prow = PB_AW'((pp_pbuf_oc >> LOG2_TM) + 32'(ps_o));
   logic pp1_v, pp1_first, pp1_last;
   logic [31:0] pp1_oidx;
 
-  /* verilator lint_off UNUSEDSIGNAL */  // the reserved bytes of the parameter record
-  // q = clamp(((v*M + 2^(s-1)) >> s) + zp), v = acc + bias on ACC_W + 1 bits (the quantizer keeps the bias within
-  // the accumulator range), M and s of the negative side when act and v < 0
-  function automatic logic signed [15:0] requant(input logic signed [ACC_W-1:0] acc,
-                                                 input logic [PREC_W-1:0] rec, input logic act,
-                                                 input logic [15:0] zp, input logic p16);
-    logic signed [ACC_W:0] v;
-    logic signed [15:0] mlt;
-    logic signed [ACC_W+16:0] pm;
-    logic signed [DSP_A_W-1:0] vl;
-    logic signed [ACC_W-LO_W:0] vh;
-    logic signed [DSP_A_W+15:0] pl;
-    logic signed [ACC_W-LO_W+16:0] ph;
-    logic signed [63:0] t, q, qmin, qmax;
-    logic [7:0] sh;
-    logic neg;
-    v = (ACC_W + 1)'(acc) + (ACC_W + 1)'(signed'(rec[PR_BIAS_LSB +: PR_BIAS_W]));
-    neg = act && v < 0;
-    mlt = neg ? signed'(rec[PR_MULT_NEG_LSB +: PR_MULT_NEG_W]) : signed'(rec[PR_MULT_POS_LSB +: PR_MULT_POS_W]);
-    sh = neg ? rec[PR_SHIFT_NEG_LSB +: PR_SHIFT_NEG_W] : rec[PR_SHIFT_POS_LSB +: PR_SHIFT_POS_W];
-    // v * M as two DSP48E2-sized multiplies (UG579: 27 x 18 signed): the low LO_W = DSP_A_W - 1 bits of v
-    // (zero-extended) and the high ACC_W + 1 - LO_W bits (signed), summed in the fabric
-    vl = {1'b0, v[LO_W-1:0]};
-    vh = v[ACC_W:LO_W];
-    pl = vl * mlt;
-    ph = vh * mlt;
-    pm = ((ACC_W + 17)'(ph) <<< LO_W) + (ACC_W + 17)'(pl);
-    // (the shift is at most isa.MAX_SHIFT = 63: 6 bits)
-    t = 64'(pm) + (64'sd1 <<< (sh[5:0] - 6'd1));
-    q = (t >>> sh[5:0]) + 64'(signed'(zp));
-    qmin = p16 ? -64'sd32768 : -64'sd128;
-    qmax = p16 ? 64'sd32767 : 64'sd127;
-    if (q < qmin) q = qmin;
-    if (q > qmax) q = qmax;
-    requant = q[15:0];
-  endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
-
   // S0: ACC word (yy*ow + xx)*og + o of the window element (y, x, o, dy, dx), yy = (y/up)*ps + dy and
-  // xx = (x/up)*ps + dx clamped to the tile (kept incrementally: no multiply or divide per cycle)
-  always_comb begin
-    logic [31:0] rp, cp;
-    rp = pp_yy > pp_oh - 32'd1 ? pp_lastrow : pp_ay + pp_ady;
-    cp = pp_xx > pp_ow - 32'd1 ? pp_lastcol : pp_ax + pp_adx;
-    pp_aw = AC_AW'(rp + cp + pp_o);
+  // xx = (x/up)*ps + dx clamped to the tile (kept incrementally: no multiply or divide per cycle): the row and
+  // column parts registered (S0b), their sum with o the RAM address
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) ps_v <= 1'b0;
+    else ps_v <= pp_issue;
+    ps_first <= pp_wfirst;
+    ps_last <= pp_wlast;
+    ps_oidx <= pp_oidx;
+    ps_o <= pp_o;
+    ps_rp <= !pp_oh0 && pp_yy > 16'(pp_oh1) ? AC_AW'(pp_lastrow) : pp_ay + pp_ady;
+    ps_cp <= !pp_ow0 && pp_xx > 16'(pp_ow1) ? AC_AW'(pp_lastcol) : pp_ax + pp_adx;
   end
-  // S1: requantize the Tm accumulators, max over the pooling window
+  assign pp_aw = ps_rp + ps_cp + AC_AW'(ps_o);
+  // S1 .. S1+RQ_LAT: requantize the Tm accumulators (rtl/requant.sv, RQ_LAT registers), then the max over the
+  // pooling window; the window flags and the OBUF element travel alongside (pq_ = after the requantization)
+  logic signed [15:0] pp_q [TM];
+  for (genvar m = 0; m < TM; m++) begin : g_rq
+    requant u_requant (.clk(clk), .acc(signed'(acc_a[ACC_W * m +: ACC_W])), .rec(pb_rd[PREC_W * m +: PREC_W]),
+                       .act(pp_act), .zp(pp_zp), .p16(prec16), .q(pp_q[m]));
+  end
+  logic [RQ_LAT-1:0] pd_v, pd_first, pd_last;
+  logic [31:0] pd_oidx [RQ_LAT];
+  wire pq_v = pd_v[RQ_LAT-1], pq_first = pd_first[RQ_LAT-1], pq_last = pd_last[RQ_LAT-1];
+  wire [31:0] pq_oidx = pd_oidx[RQ_LAT-1];
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) pd_v <= '0;
+    else pd_v <= {pd_v[RQ_LAT-2:0], pp1_v};
+    pd_first <= {pd_first[RQ_LAT-2:0], pp1_first};
+    pd_last <= {pd_last[RQ_LAT-2:0], pp1_last};
+    pd_oidx[0] <= pp1_oidx;
+    for (int k = 1; k < RQ_LAT; k++) pd_oidx[k] <= pd_oidx[k - 1];
+  end
   always_comb begin
-    for (int m = 0; m < TM; m++) begin
-      logic signed [15:0] q;
-      q = requant(signed'(acc_a[ACC_W * m +: ACC_W]), pb_rd[PREC_W * m +: PREC_W], pp_act, pp_zp,
-                  prec16);
-      pp_res[m] = (pp1_first || q > pp_max[m]) ? q : pp_max[m];
-    end
+    for (int m = 0; m < TM; m++)
+      pp_res[m] = (pq_first || pp_q[m] > pp_max[m]) ? pp_q[m] : pp_max[m];
   end
   always_ff @(posedge clk) begin
     if (!rst_n || clr) pp1_v <= 1'b0;
-    else pp1_v <= pp_issue;
-    pp1_first <= pp_wfirst;
-    pp1_last <= pp_wlast;
-    pp1_oidx <= pp_oidx;
-    if (pp1_v) begin
+    else pp1_v <= ps_v;
+    pp1_first <= ps_first;
+    pp1_last <= ps_last;
+    pp1_oidx <= ps_oidx;
+    if (pq_v) begin
       for (int m = 0; m < TM; m++) pp_max[m] <= pp_res[m];
     end
   end
-  // POST range checks: stage 1 in P_SETUP; ACC / PBUF compared in the first P_RUN cycle, the OBUF elements
-  // (rows x cols x og words) registered then and compared the cycle after; the POST cannot finish earlier than
-  // that (P_RUN, P_DRAIN, S_DONE), so the next instruction of the STORE module never starts after an error.
+  // Setup (P_SETUP, POST_SETUP cycles, counter pp_sc): the per-instruction constants with serial multipliers and
+  // dividers (rtl/seq_mul.sv, rtl/seq_div.sv: one bit per cycle, no wide multiply or divide in a cycle), in the
+  // order their operands are final (a product of a B-bit operand loaded in cycle c is final in cycle c + 1 + B):
+  // cycle 0 loads ow*og, og*(ow-1) and out_rows / up, out_cols / up; cycle 9 (ow*og final) ow*og*(oh-1); cycle
+  // 13 (quotients) the rows / columns; cycle 14 the OBUF extent cc*up*og; cycle 23 its product with the rows
+  // rc*up, final in cycle 40 = POST_SETUP + 1, when the second range check (pp_chk2) reads it.
+  logic [5:0] pp_sc;
+  wire pp_setup_last = pp_state == P_SETUP && pp_sc == 6'(POST_SETUP - 1);
+  wire sc0 = pp_state == P_SETUP && pp_sc == 6'd0;
+  wire [F_POST_UP_W-1:0] pp_up3 = F_POST_UP_W'(pp_up);
+  logic [F_POST_OUT_ROWS_W-1:0] pp_rq;
+  logic [F_POST_OUT_COLS_W-1:0] pp_cq;
+  logic [14:0] pp_kc1;                                  // cc * up
+  logic [15:0] pp_k_r;                                  // output rows x up (at most 4095 x 7)
+  logic pp_pl;
+  logic [31:0] pp_k_cog, pp_acc_room;
+  wire  [31:0] pp_k_ob;
+  logic pp_kc_ovf, pp_ob_ovf, pp_rw_big, pp_lr_ovf, pp_lc_ovf, pp_rw_ovf;
+  seq_div #(.NW(F_POST_OUT_ROWS_W), .DW(F_POST_UP_W)) u_div_r (.clk(clk), .load(sc0),
+      .n(ins[F_POST_OUT_ROWS_LSB +: F_POST_OUT_ROWS_W]), .d(pp_up3), .q(pp_rq));
+  seq_div #(.NW(F_POST_OUT_COLS_W), .DW(F_POST_UP_W)) u_div_c (.clk(clk), .load(sc0),
+      .n(ins[F_POST_OUT_COLS_LSB +: F_POST_OUT_COLS_W]), .d(pp_up3), .q(pp_cq));
+  seq_mul #(.AW(F_POST_OW_W), .BW(F_POST_OG_W), .PW(32)) u_mul_rw (.clk(clk), .load(sc0),
+      .a(F_POST_OW_W'(pp_ow)), .b(F_POST_OG_W'(pp_og)), .p(pp_rowwords), .ovf(pp_rw_ovf));
+  seq_mul #(.AW(F_POST_OG_W), .BW(16), .PW(32)) u_mul_lc (.clk(clk), .load(sc0),
+      .a(F_POST_OG_W'(pp_og)), .b(16'(pp_ow - 32'd1)), .p(pp_lastcol), .ovf(pp_lc_ovf));
+  seq_mul #(.AW(32), .BW(16), .PW(32)) u_mul_lr (.clk(clk), .load(pp_state == P_SETUP && pp_sc == 6'd9),
+      .a(pp_rowwords), .b(16'(pp_oh - 32'd1)), .p(pp_lastrow), .ovf(pp_lr_ovf));
+  seq_mul #(.AW(15), .BW(F_POST_OG_W), .PW(32)) u_mul_kc (.clk(clk), .load(pp_state == P_SETUP && pp_sc == 6'd14),
+      .a(pp_kc1), .b(F_POST_OG_W'(pp_og)), .p(pp_k_cog), .ovf(pp_kc_ovf));
+  seq_mul #(.AW(32), .BW(16), .PW(31)) u_mul_ob (.clk(clk), .load(pp_state == P_SETUP && pp_sc == 6'd23),
+      .a(pp_k_cog), .b(pp_k_r), .p(pp_k_ob[30:0]), .ovf(pp_ob_ovf));   // (over 2^31: out of range anyway)
+  assign pp_k_ob[31] = 1'b0;
+  // x * k for a 3-bit k (up, ps): three terms
+  function automatic logic [31:0] mul3(input logic [31:0] x, input logic [2:0] k);
+    mul3 = (k[0] ? x : 32'd0) + (k[1] ? x << 1 : 32'd0) + (k[2] ? x << 2 : 32'd0);
+  endfunction
+
+  // POST range checks: prepared in P_SETUP; ACC / PBUF compared in the first P_RUN cycle, the OBUF elements
+  // (rows x cols x og words, pp_k_ob) the cycle after; the POST cannot finish earlier than that (P_RUN, P_DRAIN,
+  // S_DONE), so the next instruction of the STORE module never starts after an error.
   logic pp_chk1, pp_chk2, pp_k_pb, pp_k_zero;
-  logic [39:0] pp_k_cog, pp_k_ob;
-  logic [15:0] pp_k_r;                                  // output rows (at most 4095)
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       pp_chk1 <= 1'b0;
       pp_chk2 <= 1'b0;
     end else begin
-      pp_chk1 <= pp_state == P_SETUP;
+      pp_chk1 <= pp_setup_last;
       pp_chk2 <= pp_chk1;
     end
-    if (pp_chk1) pp_k_ob <= mul40(pp_k_cog, pp_k_r);
   end
-  // (ACC words oh*ow*og = (oh-1)*ow*og + ow*og, both set up in P_SETUP)
-  assign oob = !pp_k_zero && ((pp_chk1 && (33'(pp_lastrow) + 33'(pp_rowwords) > 33'(ACC_WORDS) || pp_k_pb))
-                                 || (pp_chk2 && pp_k_ob > 40'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8)));
+  // (ACC words oh*ow*og = (oh-1)*ow*og + ow*og > ACC_WORDS  <=>  (oh-1)*ow*og > ACC_WORDS - ow*og)
+  assign oob = !pp_k_zero && ((pp_chk1 && (pp_rw_big || pp_lastrow > pp_acc_room || pp_k_pb))
+                                 || (pp_chk2 && (pp_ob_ovf || pp_k_ob > 32'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8))));
+  // (products within 32 bits; ACC words taken modulo the ACC address width)
+  wire unused_ovf = &{1'b0, pp_rw_ovf, pp_lc_ovf, pp_lr_ovf, pp_kc_ovf, pp_lastcol, pp_psrow, pp_pscol, 1'b0};
 
-  // OBUF lane writes: element pp1_oidx + m goes to lane (pp1_oidx + m) % OL
-  wire ob_pwr = pp1_v && pp1_last;
+  // OBUF lane writes: element pq_oidx + m goes to lane (pq_oidx + m) % OL
+  wire ob_pwr = pq_v && pq_last;
   always_comb begin
     for (int l = 0; l < OL; l++) begin
       logic [LOG2_OL-1:0] rel;
       logic [31:0] row;
-      // (pp1_oidx is a multiple of Tm: with OL = Tm, lane l always takes element m = l)
-      rel = OL == TM ? LOG2_OL'(l) : LOG2_OL'(l) - pp1_oidx[LOG2_OL-1:0];
-      row = (pp1_oidx >> LOG2_OL) + (OL == TM ? 32'd0 : 32'(LOG2_OL'(l) < pp1_oidx[LOG2_OL-1:0]));
+      // (pq_oidx is a multiple of Tm: with OL = Tm, lane l always takes element m = l)
+      rel = OL == TM ? LOG2_OL'(l) : LOG2_OL'(l) - pq_oidx[LOG2_OL-1:0];
+      row = (pq_oidx >> LOG2_OL) + (OL == TM ? 32'd0 : 32'(LOG2_OL'(l) < pq_oidx[LOG2_OL-1:0]));
       obw_we[l] = ob_pwr && 32'(rel) < 32'(TM) && row < 32'(OB_D);
       obw_data[16 * l +: 16] = pp_res[32'(rel) < 32'(TM) ? 32'(rel) : 32'd0];
       obw_row[OB_AW * l +: OB_AW] = OB_AW'(row);
     end
   end
 
-  assign acc_rd = pp_state == P_RUN;
+  assign acc_rd = pp_state == P_RUN || ps_v;
   wire unused = &{1'b0, ins, 1'b0};                     // (POST uses only its own fields)
-  assign done = (pp_state == P_RUN && !pp_issue) || pp_state == P_DRAIN;
+  logic [$clog2(RQ_LAT + 2)-1:0] pp_dr;                // drain cycles left (S0b and the requantization pipeline)
+  assign done = (pp_state == P_RUN && !pp_issue) || (pp_state == P_DRAIN && pp_dr == 0);
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       pp_state <= P_IDLE;
       {pp_y, pp_x, pp_o, pp_dy, pp_dx, pp_oidx} <= '0;
       {pp_yu, pp_xu, pp_yb, pp_xb, pp_ay, pp_ax, pp_ady, pp_adx} <= '0;
-      {pp_rows, pp_cols, pp_rowwords, pp_lastrow, pp_lastcol, pp_psrow, pp_pscol} <= '0;
+      {pp_rows, pp_cols, pp_psrow, pp_pscol, pp_sc} <= '0;
     end else begin
       case (pp_state)
         P_IDLE:
           if (start) begin
             {pp_y, pp_x, pp_o, pp_dy, pp_dx, pp_oidx} <= '0;
             {pp_yu, pp_xu, pp_yb, pp_xb, pp_ay, pp_ax, pp_ady, pp_adx} <= '0;
+            pp_sc <= '0;
             pp_state <= P_SETUP;
           end
-        P_SETUP: begin                                  // per-instruction constants (LUT multiplies)
-          logic [31:0] rw, rc, cc;
-          logic pl;
-          logic [F_POST_OUT_ROWS_W-1:0] orows, rq;
-          logic [F_POST_OUT_COLS_W-1:0] ocols, cq;
-          logic [F_POST_UP_W-1:0] up;
-          // (divisions on the fields' own widths: a 12-bit by 3-bit divider each)
-          orows = ins[F_POST_OUT_ROWS_LSB +: F_POST_OUT_ROWS_W];
-          ocols = ins[F_POST_OUT_COLS_LSB +: F_POST_OUT_COLS_W];
-          up = F_POST_UP_W'(pp_up);
-          rq = orows / F_POST_OUT_ROWS_W'(up);
-          cq = ocols / F_POST_OUT_COLS_W'(up);
-          rw = 32'(mul_lut(64'(pp_ow), 16'(pp_og)));
-          // range checks, stage 1: ACC words oh*ow*og, PBUF entries, the output rows / columns x og (no pooling:
-          // the tile's top-left rows and columns, at most oh x ow, as the golden simulator)
-          pl = pp_pk > 32'd1 || pp_ps > 32'd1;
-          rc = pl || 32'(rq) < pp_oh ? 32'(rq) : pp_oh;
-          cc = pl || 32'(cq) < pp_ow ? 32'(cq) : pp_ow;
-          pp_k_pb <= pp_pbuf_oc + (pp_og << LOG2_TM) > 32'(PBUF_ENTRIES);
-          pp_k_zero <= pp_oh == 0 || pp_ow == 0 || pp_og == 0;
-          pp_k_r <= 16'(mul40(40'(rc), 16'(up)));
-          pp_k_cog <= mul40(mul40(40'(cc), 16'(up)), 16'(pp_og));
-          pp_rows <= 32'(mul_lut(64'(rq), 16'(up)));
-          pp_cols <= 32'(mul_lut(64'(cq), 16'(up)));
-          pp_rowwords <= rw;
-          pp_lastrow <= 32'(mul_lut(64'(rw), 16'(pp_oh - 32'd1)));
-          pp_lastcol <= 32'(mul_lut(64'(pp_og), 16'(pp_ow - 32'd1)));
-          pp_psrow <= 32'(mul_lut(64'(rw), 16'(pp_ps)));
-          pp_pscol <= 32'(mul_lut(64'(pp_og), 16'(pp_ps)));
-          pp_state <= P_RUN;
+        P_SETUP: begin                                  // per-instruction constants (see Setup above)
+          pp_sc <= pp_sc + 6'd1;
+          if (pp_sc == 6'd0) begin
+            // range checks, stage 1: PBUF entries; the output rows / columns (no pooling: the tile's top-left rows
+            // and columns, at most oh x ow, as the golden simulator)
+            pp_pl <= pp_pk > 32'd1 || pp_ps > 32'd1;
+            pp_k_pb <= pp_pbuf_oc + (pp_og << LOG2_TM) > 32'(PBUF_ENTRIES);
+            pp_k_zero <= pp_oh == 0 || pp_ow == 0 || pp_og == 0;
+            pp_pscol <= mul3(pp_og, 3'(pp_ps));
+            pp_og2 <= F_POST_OG_W'(pp_og - 32'd2);
+            pp_pk2 <= F_POST_POOL_K_W'(pp_pk - 32'd2);
+            pp_up2 <= F_POST_UP_W'(pp_up - 32'd2);
+            pp_ogz <= pp_og == 32'd1;
+            pp_pkz <= pp_pk == 32'd1;
+            pp_upz <= pp_up == 32'd1;
+            pp_oh1 <= F_POST_OH_W'(pp_oh - 32'd1);
+            pp_ow1 <= F_POST_OW_W'(pp_ow - 32'd1);
+            pp_oh0 <= pp_oh == 0;
+            pp_ow0 <= pp_ow == 0;
+          end
+          if (pp_sc == 6'd14) begin                     // rows / columns final
+            pp_rows2 <= F_POST_OUT_ROWS_W'(pp_rows - 32'd2);
+            pp_cols2 <= F_POST_OUT_COLS_W'(pp_cols - 32'd2);
+            pp_rowsz <= pp_rows == 32'd1;
+            pp_nz <= pp_rows != 0 && pp_cols != 0 && pp_og != 0;
+            pp_colsz <= pp_cols == 32'd1;
+          end
+          if (pp_setup_last) begin                      // every counter starts at 0
+            {pp_dxl, pp_dyl, pp_xul, pp_yul} <= {4{1'b0}} | {pp_pkz, pp_pkz, pp_upz, pp_upz};
+            {pp_ol, pp_xl, pp_yl} <= {pp_ogz, pp_colsz, pp_rowsz};
+          end
+          if (pp_sc == 6'd9) begin                      // ow*og final
+            pp_psrow <= mul3(pp_rowwords, 3'(pp_ps));
+            pp_rw_big <= pp_rowwords > 32'(ACC_WORDS);
+            pp_acc_room <= 32'(ACC_WORDS) - pp_rowwords;
+          end
+          if (pp_sc == 6'd13) begin                     // quotients final
+            pp_rows <= mul3(32'(pp_rq), pp_up3);
+            pp_cols <= mul3(32'(pp_cq), pp_up3);
+            pp_k_r <= 16'(mul3(pp_pl || 32'(pp_rq) < pp_oh ? 32'(pp_rq) : pp_oh, pp_up3));
+            pp_kc1 <= 15'(mul3(pp_pl || 32'(pp_cq) < pp_ow ? 32'(pp_cq) : pp_ow, pp_up3));
+          end
+          if (pp_setup_last) pp_state <= P_RUN;
         end
         P_RUN:
           if (!pp_issue) begin
             pp_state <= P_IDLE;
           end else if (!pp_wlast) begin
-            if (pp_dx + 32'd1 < pp_pk) begin
-              pp_dx <= pp_dx + 32'd1;
-              pp_adx <= pp_adx + pp_og;
+            if (!pp_dxl) begin
+              pp_dx <= pp_dx + 1'b1;
+              pp_dxl <= pp_dx == pp_pk2;
+              pp_adx <= pp_adx + AC_AW'(pp_og);
             end else begin
               pp_dx <= '0;
+              pp_dxl <= pp_pkz;
               pp_adx <= '0;
-              pp_dy <= pp_dy + 32'd1;
-              pp_ady <= pp_ady + pp_rowwords;
+              pp_dy <= pp_dy + 1'b1;
+              pp_dyl <= pp_dy == pp_pk2;
+              pp_ady <= pp_ady + AC_AW'(pp_rowwords);
             end
           end else begin
-            pp_dx <= '0;
-            pp_dy <= '0;
-            pp_adx <= '0;
-            pp_ady <= '0;
+            {pp_dx, pp_dy, pp_adx, pp_ady} <= '0;
+            {pp_dxl, pp_dyl} <= {2{pp_pkz}};
             pp_oidx <= pp_oidx + 32'(TM);
-            if (pp_o + 32'd1 < pp_og) pp_o <= pp_o + 32'd1;
-            else begin
+            if (!pp_ol) begin
+              pp_o <= pp_o + 1'b1;
+              pp_ol <= pp_o == pp_og2;
+            end else begin
               pp_o <= '0;
-              if (pp_x + 32'd1 < pp_cols) begin
-                pp_x <= pp_x + 32'd1;
-                if (pp_xu + 32'd1 < pp_up) pp_xu <= pp_xu + 32'd1;
-                else begin
+              pp_ol <= pp_ogz;
+              if (!pp_xl) begin
+                pp_x <= pp_x + 1'b1;
+                pp_xl <= pp_x == pp_cols2;
+                if (!pp_xul) begin
+                  pp_xu <= pp_xu + 1'b1;
+                  pp_xul <= pp_xu == pp_up2;
+                end else begin
                   pp_xu <= '0;
-                  pp_xb <= pp_xb + pp_ps;
-                  pp_ax <= pp_ax + pp_pscol;
+                  pp_xul <= pp_upz;
+                  pp_xb <= pp_xb + 16'(pp_ps);
+                  pp_ax <= pp_ax + AC_AW'(pp_pscol);
                 end
               end else begin
-                pp_x <= '0;
-                pp_xu <= '0;
-                pp_xb <= '0;
-                pp_ax <= '0;
-                pp_y <= pp_y + 32'd1;
-                if (pp_yu + 32'd1 < pp_up) pp_yu <= pp_yu + 32'd1;
-                else begin
+                {pp_x, pp_xu, pp_xb, pp_ax} <= '0;
+                pp_xl <= pp_colsz;
+                pp_xul <= pp_upz;
+                pp_y <= pp_y + 1'b1;
+                pp_yl <= pp_y == pp_rows2;
+                if (!pp_yul) begin
+                  pp_yu <= pp_yu + 1'b1;
+                  pp_yul <= pp_yu == pp_up2;
+                end else begin
                   pp_yu <= '0;
-                  pp_yb <= pp_yb + pp_ps;
-                  pp_ay <= pp_ay + pp_psrow;
+                  pp_yul <= pp_upz;
+                  pp_yb <= pp_yb + 16'(pp_ps);
+                  pp_ay <= pp_ay + AC_AW'(pp_psrow);
                 end
-                if (pp_y + 32'd1 >= pp_rows) pp_state <= P_DRAIN;
+                if (pp_yl) begin
+                  pp_state <= P_DRAIN;
+                  pp_dr <= ($clog2(RQ_LAT + 2))'(RQ_LAT + 1);
+                end
               end
             end
           end
-        P_DRAIN: pp_state <= P_IDLE;                  // the last step's OBUF write
+        P_DRAIN:                                      // until the last step's OBUF write
+          if (pp_dr == 0) pp_state <= P_IDLE;
+          else pp_dr <= pp_dr - 1'b1;
         default: pp_state <= P_IDLE;
       endcase
     end

@@ -40,6 +40,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generator.estimate.netlist import FF_CELLS, SRL_CELLS, Netlist, cell_src, instance_modules, unit_of
+
 #: per-cell delays (ns), UltraScale+ -2 (see the module docstring for sources and assumptions)
 DELAY_NS = {
     "ff_clk_to_q": 0.10,            # FDRE C -> Q
@@ -63,14 +65,12 @@ DELAY_NS = {
 #: limits of issue 14 (a 300 MHz design on UltraScale+): LUT levels and carry bits per register-to-register path
 MAX_LUT_LEVELS, MAX_CARRY_BITS, TARGET_MHZ = 6, 32, 300.0
 
-FF_CELLS = {"FDRE", "FDSE", "FDCE", "FDPE", "FDRE_1", "FDSE_1", "FDCE_1", "FDPE_1"}
 BRAM_CELLS = {"RAMB18E2", "RAMB36E2"}
 URAM_CELLS = {"URAM288", "URAM288_BASE"}
 LUT_CELLS = {f"LUT{i}" for i in range(1, 7)}
 MUXF_CELLS = {"MUXF7", "MUXF8", "MUXF9"}
 CARRY_CELLS = {"CARRY4", "CARRY8"}
 PASS_CELLS = {"INV", "BUF", "BUFG", "IBUF", "OBUF"}
-SRL_CELLS = {"SRL16E", "SRLC16E", "SRLC32E"}
 CONST_CELLS = {"GND", "VCC"}
 #: the DSP48E2 inputs that feed the multiplier (their registers are AREG/BREG/DREG)
 DSP_MULT_INPUTS = ("A", "B", "D")
@@ -163,64 +163,7 @@ class TimingReport:
 _Arr = tuple
 
 
-def _src(attrs: dict) -> tuple[str, str]:
-    """(unit, ``file:line``) of a cell from its Yosys ``src`` attribute: the innermost RTL file (Yosys' own
-    techmap files, given with absolute paths, are skipped)."""
-    parts = [p for p in str(attrs.get("src", "")).split("|") if p and not p.startswith("/")]
-    if not parts:
-        return "?", "?"
-    f, _, pos = parts[-1].partition(":")
-    return Path(f).stem, f"{f}:{pos.split('.')[0]}"
-
-
-def _bit_names(netnames: dict) -> dict:
-    """bit id -> the most readable net name (``name[i]``): names Yosys did not hide first, then the shortest."""
-    best: dict = {}
-    for name, n in netnames.items():
-        bits = n["bits"]
-        for i, b in enumerate(bits):
-            if isinstance(b, str):
-                continue
-            label = name if len(bits) == 1 else f"{name}[{i + int(n.get('offset', 0))}]"
-            key = (n.get("hide_name", 0), len(label))
-            if b not in best or key < best[b][0]:
-                best[b] = (key, label)
-    return {b: v[1].lstrip("\\") for b, v in best.items()}
-
-
-class _Netlist:
-    """Driver and fanout maps of one flattened Yosys module (bits are Yosys' integer net ids)."""
-
-    def __init__(self, mod: dict):
-        self.cells = mod["cells"]
-        self.driver: dict = {}                     # bit -> (cell name, port, index)
-        self.loads: dict = defaultdict(list)       # bit -> [(cell name, port)]
-        for name, c in self.cells.items():
-            for port, bits in c["connections"].items():
-                out = c["port_directions"].get(port) == "output"
-                for i, b in enumerate(bits):
-                    if isinstance(b, str):
-                        continue
-                    if out:
-                        self.driver[b] = (name, port, i)
-                    else:
-                        self.loads[b].append((name, port))
-        self.inputs = {b for p in mod["ports"].values() if p["direction"] == "input" for b in p["bits"]
-                       if not isinstance(b, str)}
-        self.names = _bit_names(mod.get("netnames", {}))
-
-    def ff_only(self, bits) -> bool:
-        """Every load of every bit in ``bits`` is a flip-flop's D pin (and there is at least one)."""
-        loads = [ld for b in bits if not isinstance(b, str) for ld in self.loads.get(b, [])]
-        return bool(loads) and all(self.cells[c]["type"] in FF_CELLS and p == "D" for c, p in loads)
-
-    def ff_driven(self, bits) -> bool:
-        """Every non-constant bit of ``bits`` comes straight from a flip-flop's Q."""
-        drv = [self.driver.get(b) for b in bits if not isinstance(b, str)]
-        return all(d is not None and self.cells[d[0]]["type"] in FF_CELLS for d in drv)
-
-
-def _dsp_setting(nl: _Netlist, cell: dict) -> str:
+def _dsp_setting(nl: Netlist, cell: dict) -> str:
     """Register setting Vivado can give a DSP48E2 of the netlist: ``mp`` (A/B in, M and P), ``p`` (A/B in, one
     output register), ``in`` (A/B in only) or ``comb``. Inputs and output are judged as in the module docstring."""
     con = cell["connections"]
@@ -230,8 +173,10 @@ def _dsp_setting(nl: _Netlist, cell: dict) -> str:
     p_bits = [b for b in con.get("P", []) if not isinstance(b, str) and nl.loads.get(b)]
     if not p_bits or not nl.ff_only(p_bits):
         return "in"
-    q_bits = [nl.cells[c]["connections"]["Q"][0] for b in p_bits for c, _ in nl.loads[b]]
-    return "mp" if nl.ff_only(q_bits) else "p"
+    # an SRL load is a chain of at least two registers (M and P); a flip-flop load is M when it feeds registers only
+    q_bits = [nl.cells[c]["connections"]["Q"][0] for b in p_bits for c, _ in nl.loads[b]
+              if nl.cells[c]["type"] in FF_CELLS]
+    return "mp" if not q_bits or nl.ff_only(q_bits) else "p"
 
 
 def _start(delay: float, label: str) -> _Arr:
@@ -260,7 +205,7 @@ def _lutram_read_port(cell: dict, port: str) -> list[str]:
     return [p for p in cell["connections"] if re.fullmatch(r"A\d*|ADDR", p)]
 
 
-def _deps(nl: _Netlist, bit) -> list:
+def _deps(nl: Netlist, bit) -> list:
     """The (port, index, bit) inputs of ``bit``'s driver that its arrival depends on (empty at a start point)."""
     if bit not in nl.driver:
         return []
@@ -292,7 +237,7 @@ def _deps(nl: _Netlist, bit) -> list:
     return out
 
 
-def _arrival(nl: _Netlist, bit, deps: list, arr: dict) -> _Arr:
+def _arrival(nl: Netlist, bit, deps: list, arr: dict) -> _Arr:
     """Arrival time of ``bit`` given the arrivals ``arr`` of its inputs ``deps`` (see :func:`_deps`)."""
     D = DELAY_NS
     if bit not in nl.driver:
@@ -300,7 +245,7 @@ def _arrival(nl: _Netlist, bit, deps: list, arr: dict) -> _Arr:
     name, port, j = nl.driver[bit]
     c = nl.cells[name]
     t, prm = c["type"], c.get("parameters", {})
-    label = f"{nl.names.get(bit, name)} ({_src(c.get('attributes', {}))[1]})"
+    label = f"{nl.names.get(bit, name)} ({cell_src(c.get('attributes', {}))[1]})"
     if t in FF_CELLS or t in SRL_CELLS:
         return _start(D["ff_clk_to_q"], label)
     if t in CONST_CELLS:
@@ -342,7 +287,7 @@ def _arrival(nl: _Netlist, bit, deps: list, arr: dict) -> _Arr:
     raise TimingError(f"cell {name} of type {t} is not in the timing model (generator/estimate/rtl_timing.py)")
 
 
-def _arrivals(nl: _Netlist, wanted: list) -> dict:
+def _arrivals(nl: Netlist, wanted: list) -> dict:
     """Arrival of every bit in ``wanted`` and of their fan-in cones (iterative depth-first walk).
     Raises TimingError on a combinational loop, naming a net on it."""
     arr: dict = {}
@@ -373,7 +318,7 @@ def _arrivals(nl: _Netlist, wanted: list) -> dict:
     return arr
 
 
-def _endpoints(nl: _Netlist, mod: dict) -> list[tuple[str, str, str, object]]:
+def _endpoints(nl: Netlist, mod: dict, instances: dict) -> list[tuple[str, str, str, object]]:
     """(end label, unit, file:line, bit) of every endpoint bit (see the module docstring)."""
     out = []
     for name, c in nl.cells.items():
@@ -382,7 +327,7 @@ def _endpoints(nl: _Netlist, mod: dict) -> list[tuple[str, str, str, object]]:
             (t.startswith("RAM") and t not in BRAM_CELLS)
         if not seq:
             continue
-        unit, src = _src(c.get("attributes", {}))
+        unit, src = cell_src(c.get("attributes", {}))
         q = c["connections"].get("Q", [None])[0]
         own = (unit, src)
         for port, bits in c["connections"].items():
@@ -394,10 +339,10 @@ def _endpoints(nl: _Netlist, mod: dict) -> list[tuple[str, str, str, object]]:
                 if t in FF_CELLS:
                     end = nl.names.get(q, name) + ("" if port == "D" else f" ({port})")
                 else:
-                    end = f"{name.lstrip(chr(92))}.{port}[{i}]"
-                if own[0] == "?":           # a RAM mapped by Yosys' own library: name the logic that drives it
-                    d = nl.driver.get(b)
-                    unit, src = _src(nl.cells[d[0]].get("attributes", {})) if d else own
+                    end = f"{t} {name.lstrip(chr(92))}.{port}[{i}]"
+                if own[0] == "?":           # a cell of Yosys' own library: named by its output or input net
+                    net = nl.names.get(q if t in FF_CELLS else b, "")
+                    unit, src = unit_of(net, instances), f"net {net}"
                 out.append((end, unit, src, b))
     for pname, p in mod["ports"].items():
         if p["direction"] == "output":
@@ -406,9 +351,10 @@ def _endpoints(nl: _Netlist, mod: dict) -> list[tuple[str, str, str, object]]:
     return out
 
 
-def analyze(netlist_json: Path | dict, top: str) -> TimingReport:
+def analyze(netlist_json: Path | dict, top: str, instances: dict | None = None) -> TimingReport:
     """Longest register-to-register path into every endpoint bit of module ``top`` of a Yosys JSON netlist
-    (flattened, mapped by ``synth_xilinx -family xcup``; a path or the loaded dict).
+    (flattened, mapped by ``synth_xilinx -family xcup``; a path or the loaded dict). ``instances``: {instance name:
+    module} (:func:`instance_modules` of the sources) to name the unit of endpoints Yosys' own cells have.
 
     Returns a :class:`TimingReport` (delays in ns, fmax in MHz). Raises TimingError when ``top`` is missing, a
     cell type is not in the model, or the netlist has a combinational loop."""
@@ -418,8 +364,8 @@ def analyze(netlist_json: Path | dict, top: str) -> TimingReport:
         raise TimingError(f"module {top!r} is not in the netlist (modules with cells: "
                           f"{', '.join(k for k, v in mods.items() if v.get('cells'))[:300]})")
     mod = mods[top]
-    nl = _Netlist(mod)
-    ends = _endpoints(nl, mod)
+    nl = Netlist(mod)
+    ends = _endpoints(nl, mod, instances or {})
     arr = _arrivals(nl, [b for *_, b in ends])
     tail = DELAY_NS["setup"] + DELAY_NS["uncertainty"]
     paths = [Path_(delay=a[0] + tail, levels=a[1], carry=a[3], dsp=a[4], start=a[5], end=end, unit=unit, src=src)

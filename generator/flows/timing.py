@@ -42,7 +42,8 @@ def timing_flow(board="zcu19eg", config="tiny", unit=None, out=None, check=False
         f"with Yosys into {d} -- a few minutes for the whole TINY design, about half an hour for a 32x32 board")
     try:
         syn = rtl_resources.synthesize(b, d, log=log, top=top)
-        r = rtl_timing.analyze(d / "yosys" / rtl_resources.NETLIST_JSON, top)
+        r = rtl_timing.analyze(d / "yosys" / rtl_resources.NETLIST_JSON, top,
+                               rtl_timing.instance_modules(sorted((d / "src").glob("*.sv"))))
     except (rtl_resources.RtlResourceError, rtl_timing.TimingError) as e:
         raise FlowError(str(e)) from None
     text = rtl_timing.report(r, f"{board} {config}, {top}, Yosys {syn.seconds:.0f} s")

@@ -24,3 +24,9 @@ RTL_QUEUES = {"FETCH_BURST": 4, "IFQ_DEPTH": 16, "MQ_DEPTH": 8, "ST_OUTST": 16, 
 AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS = 4096, 256
 #: DSP48E2 multiplier port widths (UG579: signed 27 x 18)
 DSP_A_BITS, DSP_B_BITS = 27, 18
+#: register stages of the requantization pipeline in POST (rtl/requant.sv, rendered into the package as RQ_LAT):
+#: from the ACC / PBUF RAM outputs to the requantized value, so that no stage has more than a few LUT levels
+REQUANT_STAGES = 11
+#: cycles of POST's per-instruction setup (rtl/post.sv: serial multipliers and dividers, no wide multiply or divide
+#: in one cycle; rendered into the package as POST_SETUP)
+POST_SETUP = 39

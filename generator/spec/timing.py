@@ -34,12 +34,13 @@ from functools import lru_cache
 
 import numpy as np
 
+from generator.spec.arch import POST_SETUP, REQUANT_STAGES
 from generator.spec.board import Board
 
 #: cycles of a COMPUTE besides its steps (setup, the RAM / product / accumulator pipeline drained)
 COMPUTE_FILL = 7
-#: cycles of a POST besides its window steps (address setup, RAM read stage)
-POST_FILL = 4
+#: cycles of a POST besides its window steps (the serial setup, RAM read stage, the requantization pipeline drained)
+POST_FILL = 4 + POST_SETUP + REQUANT_STAGES
 #: extra cycles of a LOAD: the per-instruction segment constants (LD_SETUP), the return to LD_IDLE
 LOAD_SETUP = 3
 SIMPLE_OP_CYCLES = 1

@@ -3,7 +3,7 @@ simulator's POST semantics computed here with numpy (requantization by generator
 window clipped to the tile, nearest upsampling) on random accumulators, parameter records (bias, both
 multipliers / shifts, extremes included) and instructions, int8 and int16; the bench models the accumulator and
 parameter RAMs (one cycle read latency) and collects the OBUF lane writes. Also the unit's cycles (setup, one window
-step per cycle, drain) and the OUT_OF_RANGE check of the PBUF entries."""
+step per cycle, the requantization pipeline, drain) and the OUT_OF_RANGE check of the PBUF entries."""
 from __future__ import annotations
 
 import random
@@ -15,6 +15,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge, Timer
 
 from generator.spec import isa
+from generator.spec.arch import POST_SETUP, REQUANT_STAGES
 from generator.exec.kernels import requantize
 from generator.backends.rtl import package_context
 from rtl_unit import UnitBuild, unit_args
@@ -153,7 +154,8 @@ async def post_matches_golden(dut):
         assert not bad, f"case {case} {f} int{16 if p16 else 8}: element {bad[0]}: {got[bad[0]]} != {ref[bad[0]]}"
         steps = f["out_rows"] // max(f["up"], 1) * max(f["up"], 1) * (f["out_cols"] // max(f["up"], 1)
                                                                      * max(f["up"], 1)) * f["og"] * f["pool_k"] ** 2
-        assert cycles == steps + 2, (f, cycles, steps)   # setup + one window step per cycle + drain
+        # setup + one window step per cycle + the requantization pipeline + drain
+        assert cycles == steps + 2 + P["setup"] + P["rq_lat"], (f, cycles, steps)
         ncases += 1
     # PBUF entries beyond the buffer: OUT_OF_RANGE
     f = random_post(rng, tm, P["pbuf_entries"])
@@ -174,5 +176,6 @@ def test_post_requant_pool_upsample(post_build):
     ol = max(p["tm"], p["axi_bits"] // 8)
     ob_d = -(-p["obuf_elems"] // ol)
     pkg = {"tm": p["tm"], "acc_w": p["acc_w"], "acc_words": p["acc_words"], "pbuf_entries": p["pbuf_entries"],
-           "ol": ol, "ob_aw": max((ob_d - 1).bit_length(), 1)}
+           "ol": ol, "ob_aw": max((ob_d - 1).bit_length(), 1), "rq_lat": REQUANT_STAGES,
+           "setup": POST_SETUP}
     post_build.run("test_post", "post_matches_golden", {"seed": 7, "cases": 24, "pkg": pkg})

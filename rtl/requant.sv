@@ -1,0 +1,143 @@
+// Requantization of one output lane, pipelined for the clock (REQUANT_STAGES = RQ_LAT registers from `acc` to `q`):
+//   q = clamp(((v*M + 2^(s-1)) >> s) + zp, qmin, qmax), v = acc + bias on ACC_W + 1 bits, (M, s) of the negative
+//   side when `act` and v < 0 (the golden simulator's generator.exec.kernels.requantize; s in [1, 63], isa.MAX_SHIFT).
+// Stages: R1 inputs registered (ACC RAM output, PBUF record); R2 low LO_W bits of v (carry out registered); R3 high
+// bits of v, the sign selects (M, s), DSP operands registered (A/B registers); R4 the two 27 x 18 multiplies v_lo*M,
+// v_hi*M (M registers, UG579), R5 their P registers; R6 / R7 v*M = v_hi*M*2^LO_W + v_lo*M summed in two halves
+// (carry chains of at most ~20 bits); R8 / R9 arithmetic shift by s-1 (by 8*s[5:3], then s[2:0]); R10 the rounding
+// and zp in one add (floor((x >> (s-1)) + 2*zp + 1) / 2 = round-half-up of x / 2^s, + zp) on 21 bits with the
+// out-of-range flags (|x >> (s-1)| >= 2^18 saturates whatever zp); R11 the clamp to int8 / int16. No stage has a
+// carry chain over 32 bits.
+// Legend: vl / vh the low (unsigned) / high (signed) part of v, pl / ph their products, u the sum above bit LO_W.
+`default_nettype none
+module requant
+  import accel_pkg::*;
+(
+  input  wire                       clk,
+  input  wire signed [ACC_W-1:0]    acc,
+  input  wire [PREC_W-1:0]          rec,            // PBUF parameter record (isa.PARAM_RECORD)
+  input  wire                       act,            // negative-side (M, s) for v < 0
+  input  wire [15:0]                zp,
+  input  wire                       p16,            // clamp to int16 (else int8)
+  output logic signed [15:0]        q
+);
+  localparam int LO_W = DSP_A_W - 1;                   // v_lo: unsigned LO_W bits on the 27-bit A port
+  localparam int V_W = ACC_W + 1;
+  localparam int HI_W = V_W - LO_W;                    // v_hi: signed
+  localparam int PL_W = DSP_A_W + 16, PH_W = HI_W + 16;
+  localparam int U_W = PH_W, UL = U_W / 2, UH = U_W - UL;   // v*M above bit LO_W, added in two halves
+  localparam int PM_W = LO_W + U_W;                    // v*M
+  localparam int SAT = 18;                             // x >> (s-1) within [-2^SAT, 2^SAT): exact; else saturated
+
+  // R1: inputs
+  logic signed [ACC_W-1:0] r1_acc;
+  logic [V_W-1:0] r1_bias;
+  logic signed [15:0] r1_mp, r1_mn;
+  logic [5:0] r1_sp, r1_sn;
+  /* verilator lint_off UNUSEDSIGNAL */  // the record's upper bias bits, the shift fields' upper bits, reserved
+  wire [PREC_W-1:0] rec_all = rec;
+  /* verilator lint_on UNUSEDSIGNAL */
+  always_ff @(posedge clk) begin
+    r1_acc <= acc;
+    r1_bias <= rec_all[PR_BIAS_LSB +: V_W];
+    r1_mp <= signed'(rec_all[PR_MULT_POS_LSB +: 16]);
+    r1_mn <= signed'(rec_all[PR_MULT_NEG_LSB +: 16]);
+    r1_sp <= rec_all[PR_SHIFT_POS_LSB +: 6];
+    r1_sn <= rec_all[PR_SHIFT_NEG_LSB +: 6];
+  end
+  // R2: v[LO_W-1:0] with its carry; the high operands passed on
+  logic [LO_W:0] r2_lo;
+  logic [HI_W-1:0] r2_ah, r2_bh;
+  logic signed [15:0] r2_mp, r2_mn;
+  logic [5:0] r2_sp, r2_sn;
+  wire [V_W-1:0] acc_x = V_W'(r1_acc);                 // sign-extended
+  always_ff @(posedge clk) begin
+    r2_lo <= {1'b0, acc_x[LO_W-1:0]} + {1'b0, r1_bias[LO_W-1:0]};
+    r2_ah <= acc_x[V_W-1:LO_W];
+    r2_bh <= r1_bias[V_W-1:LO_W];
+    {r2_mp, r2_mn, r2_sp, r2_sn} <= {r1_mp, r1_mn, r1_sp, r1_sn};
+  end
+  // R3: v[V_W-1:LO_W]; (M, s) by the sign of v; the multiplier operands (A/B registers)
+  wire [HI_W-1:0] vh = r2_ah + r2_bh + HI_W'(r2_lo[LO_W]);
+  wire neg = act && vh[HI_W-1];
+  logic signed [DSP_A_W-1:0] r3_vl;
+  logic signed [HI_W-1:0] r3_vh;
+  logic signed [15:0] r3_m;
+  logic [5:0] r3_s1;                                   // s - 1
+  always_ff @(posedge clk) begin
+    r3_vl <= signed'({1'b0, r2_lo[LO_W-1:0]});
+    r3_vh <= signed'(vh);
+    r3_m <= neg ? r2_mn : r2_mp;
+    r3_s1 <= (neg ? r2_sn : r2_sp) - 6'd1;
+  end
+  // R4 (M) and R5 (P): the two multiplies
+  logic signed [PL_W-1:0] r4_pl, r5_pl;
+  logic signed [PH_W-1:0] r4_ph, r5_ph;
+  logic [5:0] r4_s1, r5_s1;
+  always_ff @(posedge clk) begin
+    r4_pl <= r3_vl * r3_m;
+    r4_ph <= r3_vh * r3_m;
+    r5_pl <= r4_pl;
+    r5_ph <= r4_ph;
+    r4_s1 <= r3_s1;
+    r5_s1 <= r4_s1;
+  end
+  // R6 / R7: u = ph + (pl >>> LO_W), low half then high half
+  wire [U_W-1:0] pl_hi = U_W'(signed'(r5_pl[PL_W-1:LO_W]));
+  logic [UL:0] r6_ul;
+  logic [UH-1:0] r6_ph, r6_plh;
+  logic [LO_W-1:0] r6_l, r7_l;
+  logic [UL-1:0] r7_ul;
+  logic [UH-1:0] r7_uh;
+  logic [5:0] r6_s1, r7_s1;
+  always_ff @(posedge clk) begin
+    r6_ul <= {1'b0, r5_ph[UL-1:0]} + {1'b0, pl_hi[UL-1:0]};
+    r6_ph <= r5_ph[U_W-1:UL];
+    r6_plh <= pl_hi[U_W-1:UL];
+    r6_l <= r5_pl[LO_W-1:0];
+    r6_s1 <= r5_s1;
+    r7_uh <= r6_ph + r6_plh + UH'(r6_ul[UL]);
+    r7_ul <= r6_ul[UL-1:0];
+    r7_l <= r6_l;
+    r7_s1 <= r6_s1;
+  end
+  // R8 / R9: x >>> (s - 1), by 8 * (s-1)[5:3] then (s-1)[2:0]
+  wire signed [PM_W-1:0] pm = signed'({r7_uh, r7_ul, r7_l});
+  logic signed [PM_W-1:0] r8_x, r9_x;
+  logic [2:0] r8_s;
+  always_ff @(posedge clk) begin
+    r8_x <= pm >>> {r7_s1[5:3], 3'b000};
+    r8_s <= r7_s1[2:0];
+    r9_x <= r8_x >>> r8_s;
+  end
+  // R10: round half up and + zp on SAT + 3 bits; whether x >> (s-1) leaves [-2^SAT, 2^SAT) (bits SAT and up not
+  // all equal) as all-ones / all-zeros flags of 6-bit groups, combined in R11
+  localparam int TOP_W = PM_W - SAT, NG = (TOP_W + 5) / 6;
+  wire [6*NG-1:0] top = (6 * NG)'(signed'(r9_x[PM_W-1:SAT]));    // sign-extended: padding keeps the groups exact
+  logic [NG-1:0] r10_one, r10_zero;
+  logic r10_neg;
+  logic signed [SAT+1:0] r10_qz;
+  // (x + 1) >> 1 + zp = (x + 2*zp + 1) >> 1: one add
+  wire signed [SAT+2:0] rx = (SAT + 3)'(signed'(r9_x[SAT:0])) + (SAT + 3)'(signed'({zp, 1'b1}));
+  wire unused_rx = rx[0];                              // (the bit shifted out by the rounding)
+  always_ff @(posedge clk) begin
+    for (int g = 0; g < NG; g++) begin
+      r10_one[g] <= &top[6 * g +: 6];
+      r10_zero[g] <= ~|top[6 * g +: 6];
+    end
+    r10_neg <= r9_x[PM_W-1];
+    r10_qz <= rx[SAT+2:1];
+  end
+  wire r10_ovf = !(&r10_one) && !(&r10_zero);
+  // R11: the clamp to int8 / int16
+  wire signed [SAT+1:0] qz = r10_qz;
+  wire signed [SAT+1:0] qmin = p16 ? -(SAT + 2)'(32768) : -(SAT + 2)'(128);
+  wire signed [SAT+1:0] qmax = p16 ? (SAT + 2)'(32767) : (SAT + 2)'(127);
+  always_ff @(posedge clk) begin
+    if (r10_ovf) q <= r10_neg ? 16'(qmin) : 16'(qmax);
+    else if (qz < qmin) q <= 16'(qmin);
+    else if (qz > qmax) q <= 16'(qmax);
+    else q <= 16'(qz);
+  end
+endmodule
+`default_nettype wire

@@ -117,11 +117,14 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     (default :data:`OUT_DIR`/<tag>). Returns the report dict (``bit_exact``, ``diff_bytes``, ``rtl_cycles``,
     ``golden_cycles``, ``model_cycles``, ``layers`` (rows of :func:`generator.exec.rtl.layer_report`), ``fps`` at
     the board clock, ``pe_util`` (ideal / RTL cycles of the frame), ``max_layer_error`` (worst per-layer
-    |RTL / model - 1|), ``quant``, ``bits``, ``clock_mhz``, ``sim_seconds``, ``detections``, ``out``)."""
+    |RTL / model - 1|), ``quant``, ``bits``, ``clock_mhz``, ``sim_seconds``, ``detections``, ``out``,
+    ``fmax_mhz`` / ``fps_at_fmax``: the estimated fmax of ``invoke timing`` for this board and configuration and
+    the frames/s at it (capped at the board clock), None without an estimate)."""
     from generator.exec.rtl import board_config, layer_report
     from generator.exec.runtime import build_ddr, read_tensor
     from generator.flows.pipeline import compile_model, detections_from_heads, quantize_image
     from generator.flows.inputs import real_image
+    from generator.flows.timing import fmax_line
     from host.draw import draw_detections
 
     brd = board_config(board, config)
@@ -144,6 +147,8 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
     draw_detections(img, dets, out / "detections.png")
     text = format_report(rows, hw, total, brd.pl_clock_mhz)
+    fmax, line = fmax_line(total, board, config, brd.pl_clock_mhz) if total else (None, "")
+    text += f"\n{line}" if line else ""
     verdict = "bit-exact" if ok else (f"MISMATCH ({diff} bytes differ, timeout {run.timeout}, status "
                                       f"{run.detail.get('status')})")
     head = _header(brd, comp, image, quant, per_channel, config, resolution, verdict, gold.cycles, sim_s)
@@ -153,7 +158,9 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
            "clock_mhz": brd.pl_clock_mhz, "quant": quant, "bits": hw.bits,
            "pe_util": sum(r["ideal"] for r in rows) / total if total else None,
            "max_layer_error": max(abs(r["ratio"] - 1) for r in rows) if all("ratio" in r for r in rows) else None,
-           "fps": brd.pl_clock_mhz * 1e6 / total if total else None, "detections": dets, "out": str(out)}
+           "fps": brd.pl_clock_mhz * 1e6 / total if total else None, "fmax_mhz": fmax,
+           "fps_at_fmax": min(fmax, brd.pl_clock_mhz) * 1e6 / total if total and fmax else None,
+           "detections": dets, "out": str(out)}
     (out / "report.json").write_text(json.dumps(rep, indent=1))
     log(head + text)
     for d in dets:

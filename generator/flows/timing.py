@@ -37,7 +37,7 @@ def timing_flow(board="zcu19eg", config="tiny", unit=None, out=None, check=False
         b = board_config(board, config)
     except (BoardError, FileNotFoundError, ValueError) as e:
         raise FlowError(f"board {board!r}: {e}") from None
-    d = Path(out_folder(out)) if out else ROOT_DIR / "build" / "timing" / f"{board}-{config}{'-' + unit if unit else ''}"
+    d = Path(out_folder(out)) if out else timing_dir(board, config, unit)
     log(f"timing: synthesizing {top} ({board}, {config}: Tn x Tm = {b.accelerator.tn} x {b.accelerator.tm}) "
         f"with Yosys into {d} -- a few minutes for the whole TINY design, about half an hour for a 32x32 board")
     try:
@@ -56,3 +56,22 @@ def timing_flow(board="zcu19eg", config="tiny", unit=None, out=None, check=False
                         f"{r.over_carry} over {rtl_timing.MAX_CARRY_BITS} carry bits, estimated fmax "
                         f"{r.fmax_mhz:.0f} MHz (target {rtl_timing.TARGET_MHZ:g})")
     return r
+
+
+def timing_dir(board: str, config: str, unit: str | None = None) -> Path:
+    """Default work folder of :func:`timing_flow` (build/timing/<board>-<config>[-<unit>])."""
+    return ROOT_DIR / "build" / "timing" / f"{board}-{config}{'-' + unit if unit else ''}"
+
+
+def fmax_line(cycles: int, board: str, config: str, clock_mhz: float, folder: Path | None = None) -> tuple:
+    """(estimated fmax in MHz or None, one report line): frames/s of a frame of ``cycles`` at the fmax that
+    ``invoke timing`` estimated for ``board`` / ``config`` (its ``timing.json`` in ``folder``, default
+    :func:`timing_dir`), capped at the board clock ``clock_mhz``; or how to get the estimate when there is none."""
+    f = (folder or timing_dir(board, config)) / "timing.json"
+    if not f.exists():
+        return None, (f"no timing estimate for {board} {config}: run `invoke timing --board {board} --config "
+                      f"{config}` (frames/s above use the board file's assumed {clock_mhz:g} MHz)")
+    fmax = float(json.loads(f.read_text())["fmax_mhz"])
+    clk = min(fmax, clock_mhz)
+    return fmax, (f"at the estimated fmax: {cycles} cycles at {clk:g} MHz = {clk * 1e6 / cycles:.2f} FPS "
+                  f"(fmax {fmax:g} MHz estimated from the Yosys netlist, not Vivado: {f})")

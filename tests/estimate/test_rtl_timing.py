@@ -198,3 +198,17 @@ def test_timing_flow_refuses_bad_arguments(tmp_path):
         timing_flow("zcu19eg", "huge", out=tmp_path)
     with pytest.raises(FlowError, match="board 'nosuch'"):
         timing_flow("nosuch", "tiny", out=tmp_path)
+
+
+def test_frames_per_second_at_the_estimated_fmax(tmp_path):
+    """The RTL frame report's line: frames/s at the fmax of timing.json, capped at the board clock; without an
+    estimate, the command that makes one."""
+    import json
+    from generator.flows.timing import fmax_line
+    fmax, line = fmax_line(2_000_000, "zcu19eg", "board", 300.0, tmp_path)
+    assert fmax is None and "invoke timing --board zcu19eg --config board" in line
+    (tmp_path / "timing.json").write_text(json.dumps({"fmax_mhz": 64.2}))
+    fmax, line = fmax_line(2_000_000, "zcu19eg", "board", 300.0, tmp_path)
+    assert fmax == 64.2 and f"{64.2e6 / 2e6:.2f} FPS" in line and "not Vivado" in line
+    (tmp_path / "timing.json").write_text(json.dumps({"fmax_mhz": 420.0}))
+    assert f"{300e6 / 2e6:.2f} FPS" in fmax_line(2_000_000, "zcu19eg", "board", 300.0, tmp_path)[1]

@@ -96,15 +96,16 @@ def test_rtl_lint_clean(tmp_path, brd):
 def test_rtl_full_frame_small(tmp_path):
     """The whole YOLOv4-tiny frame (64x64, 8x8 PE array) through the RTL, bit-exact against the golden simulator
     (``invoke rtl-frame --config small --resolution 64``), and the latency model calibrated against the RTL: every
-    layer's predicted cycles within 10% of the RTL's (the bench's DDR has the board's 40-cycle read latency).
+    layer's predicted cycles within 3% of the RTL's (the bench's DDR has the board's 40-cycle read latency; the
+    folded first layer's row spans are the farthest, 2.3% here; the 416x416 frame's layers are within 0.25%).
     About 30 s. The zcu19eg 416x416 frames: the next (slow) test."""
     from generator.flows.rtl_frame import simulate_frame
     rep = simulate_frame("zcu19eg", "bus", "int8-asym", config="small", resolution=64, out=tmp_path,
                          log=lambda *a: None)
     assert rep["bit_exact"], f"{rep['diff_bytes']} DDR bytes differ"
     assert all(r.get("rtl", 0) > 0 for r in rep["layers"])
-    bad = [(r["layer"], round(r["ratio"], 3)) for r in rep["layers"] if abs(r["ratio"] - 1) > 0.10]
-    assert not bad, f"layers whose RTL cycles differ from the latency model by more than 10%: {bad}"
+    bad = [(r["layer"], round(r["ratio"], 3)) for r in rep["layers"] if abs(r["ratio"] - 1) > 0.03]
+    assert not bad, f"layers whose RTL cycles differ from the latency model by more than 3%: {bad}"
     assert rep["detections"]
 
 

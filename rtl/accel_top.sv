@@ -20,6 +20,7 @@
 // * COMPUTE: one (output pixel group, output-channel word) at a time, one (i, ky, kx) step per cycle on the
 //   Tn x Tm PE array (rtl/pe_array.sv). int8: each PE is one DSP48E2 27x18 multiply of two packed activations
 //   (adjacent output pixels) by one weight, so two output pixels advance per cycle; int16: one pixel per cycle.
+//   Every multiply has its A/B, M and P registers; the adder trees are registered every two levels.
 // * STORE module: POST (bias, requantization, activation, max-pool, nearest upsample; Tm lanes per cycle) and
 //   STORE: segments as LOAD (whole transfer / contiguous row / pixel run; pixels merged only where they are
 //   contiguous in DDR and in OBUF), one burst address per cycle into a descriptor FIFO ahead of the data; an OBUF
@@ -33,9 +34,10 @@
 //   more than Tm PBUF records; a WBUF word boundary), takes one extra cycle per extra chunk; beats within one
 //   run of >= Tn elements (the YOLOv4-tiny ifmap / weight loads with IC, OC multiples of 32 at 128-bit AXI)
 //   take one cycle. Span beats: one cycle, or ceil(n / 2) when n > 2 runs end in the beat.
-// * COMPUTE: 7 + steps (1 setup cycle, the RAM / product / ACC read-modify-write pipeline drained before the
-//   tokens are pushed). Steps are one per cycle, except int8 accumulation (acc_init = 0) with ig*kh*kw = 1:
-//   one step every two cycles.
+// * COMPUTE: 6 + CP_SETUP + PE_LAT + steps (the setup's registered multiplies, the read-address / RAM / DSP48E2
+//   A/B, M, P / adder-tree / ACC read-modify-write pipeline drained before the tokens are pushed; PE_LAT = 3 +
+//   PE_TREE_ST). Steps are one per cycle, except int8 accumulation (acc_init = 0) with ig*kh*kw = 1: one step
+//   every two cycles.
 // * POST: 4 + window steps (setup of the address constants; the RAM read stage).
 // * STORE: beats stay one per cycle, across bursts, segments and pixels: with awready and wready high,
 //   8 + beats + (cycles from the last W beat to its write response) from leaving the queue to the next

@@ -1,11 +1,16 @@
 // COMPUTE module: COMPUTE (and NOP / SYNC: tokens only) on the Tn x Tm PE array (rtl/pe_array.sv).
-// Issue stage (S0, one (i, ky, kx) step per cycle, addresses kept incrementally), S1: IBUF / WBUF words out of the
-// RAMs into the PE array, S2: PE sums (after the product registers), running sums updated, ACC read for the
-// read-modify-write of an output word, S3: ACC write. int8: two output pixels (x0, x1 = x0 + 1) per step (packed
-// DSP), int16 and bypass: one. int8 accumulation into ACC (acc_init = 0) of a K = ig*kh*kw = 1 instruction issues
-// every other cycle (cp_alt: the two ACC ports serve both pixels' read and write).
-// Legend: cp_s1_ / cp_s2_ / cp_s3_ pipeline stage registers; aw0 / aw1 ACC words of pixel x0 / x1; cp_k_ range
-// check extents; bypass: a copy of IBUF elements through the accumulators (Tm elements from two IBUF words).
+// Setup (CP_SETUP cycles): the address steps in_cols*ig, ig*stride and in_cols*ig*stride by registered shift-and-add
+// multiplies (rtl/mul_tree.sv), the loop counters' reload values. Pipeline of a step, by stage:
+//   0 issue: one (i, ky, kx) step per cycle; down-counters with registered last flags, addresses kept
+//     incrementally;  1: the IBUF / WBUF read addresses registered into the RAMs;  2: the words out of the RAMs
+//     into the PE array (bank select, int8 pair) and the bypass lanes;  2 + PE_LAT (SR): the PE sums, the running
+//     sums of the output word(s) updated, the ACC words read for the read-modify-write;  SR + 1: ACC written.
+// int8: two output pixels (x0, x1 = x0 + 1) per step (packed DSP), int16 and bypass: one. int8 accumulation into
+// ACC (acc_init = 0) of a K = ig*kh*kw = 1 instruction issues every other cycle (cp_alt: the two ACC ports serve
+// both pixels' read and write). 48-bit sums are carry-select adders of two halves (no carry chain over 32 bits).
+// Legend: c_* loop down-counters and l_* their last flags; a_* addresses; su_* setup values; k_* range-check
+// extents; q_* stage registers (index = stage); aw0 / aw1 ACC words of pixel x0 / x1; bypass: a copy of IBUF
+// elements through the accumulators (Tm elements from two IBUF words).
 `default_nettype none
 module compute
   import accel_pkg::*;
@@ -37,17 +42,19 @@ module compute
   output logic [IB_AW-1:0]      cp_ib_a,        // IBUF read words, ports A / B
   output logic [IB_AW-1:0]      cp_ib_b,
   output logic [WB_AW-1:0]      cp_wb_a,        // WBUF read word
-  // ACC read-modify-write: read words at S2 (aw0 port A, aw1 port B), write at S3
+  // ACC read-modify-write: read words at stage SR (s2: aw0 port A, aw1 port B), write at SR + 1 (s3)
   output logic                  cp_acc_bank,
   output logic                  cp_wr,
   output logic                  cp_s3_two,
   output logic [AC_AW-1:0]      cp_s2_aw0, cp_s2_aw1, cp_s3_aw0, cp_s3_aw1,
   output logic [TM*ACC_W-1:0]   cp_wd0, cp_wd1
 );
-  // Issue stage (S0, one (i, ky, kx) step per cycle, addresses kept incrementally), S1: IBUF / WBUF words out of
-  // the RAMs into the PE array, S2: PE sums (after the product registers), running sums updated, ACC read for
-  // the read-modify-write of an output word, S3: ACC write. int8 accumulation into ACC (acc_init = 0) of a
-  // K = ig*kh*kw = 1 instruction issues every other cycle (the two ACC ports serve both pixels' read and write).
+  localparam int SR = 2 + PE_LAT;                      // stage of the PE sums (registers) and the ACC read
+  localparam int NS = SR + 1;                          // stages after issue (the last one writes ACC)
+  localparam int CK_LAT = 8;                           // range check: cycles from the setup's start to the verdict
+                                                       // (the longest chain: ohm1, rsin, rowsin, the 3-clock ie)
+  localparam int BO_W = F_COMPUTE_OG_W + LOG2_TM;      // bypass element offset o*Tm
+  localparam int RS_W = F_COMPUTE_IN_COLS_W + F_COMPUTE_IG_W;
   typedef enum logic [2:0] {C_IDLE, C_SETUP, C_RUN, C_DRAIN, C_DONE} cp_state_t;
   cp_state_t cp_state;
   logic [INSN_BITS-1:0] cp_ins;
@@ -56,22 +63,16 @@ module compute
   wire        cp_wbuf_bank = cp_ins[F_COMPUTE_WBUF_BANK_LSB +: F_COMPUTE_WBUF_BANK_W];
   wire        cp_acc_init = cp_ins[F_COMPUTE_ACC_INIT_LSB +: F_COMPUTE_ACC_INIT_W];
   wire        cp_bypass = cp_ins[F_COMPUTE_BYPASS_LSB +: F_COMPUTE_BYPASS_W];
-  wire [31:0] cp_oh = 32'(cp_ins[F_COMPUTE_OH_LSB +: F_COMPUTE_OH_W]);
-  wire [31:0] cp_ow = 32'(cp_ins[F_COMPUTE_OW_LSB +: F_COMPUTE_OW_W]);
-  wire [31:0] cp_og = 32'(cp_ins[F_COMPUTE_OG_LSB +: F_COMPUTE_OG_W]);
-  wire [31:0] cp_ig = 32'(cp_ins[F_COMPUTE_IG_LSB +: F_COMPUTE_IG_W]);
-  wire [31:0] cp_kh = 32'(cp_ins[F_COMPUTE_KH_LSB +: F_COMPUTE_KH_W]);
-  wire [31:0] cp_kw = 32'(cp_ins[F_COMPUTE_KW_LSB +: F_COMPUTE_KW_W]);
-  wire [15:0] cp_s = 16'(cp_ins[F_COMPUTE_STRIDE_LSB +: F_COMPUTE_STRIDE_W]);
-  wire [31:0] cp_in_cols = 32'(cp_ins[F_COMPUTE_IN_COLS_LSB +: F_COMPUTE_IN_COLS_W]);
-  wire [31:0] cp_ibuf_word = 32'(cp_ins[F_COMPUTE_IBUF_WORD_LSB +: F_COMPUTE_IBUF_WORD_W]);
-  wire [31:0] cp_wbuf_word = 32'(cp_ins[F_COMPUTE_WBUF_WORD_LSB +: F_COMPUTE_WBUF_WORD_W]);
-  logic [31:0] cp_oy, cp_ox, cp_o, cp_i, cp_ky, cp_kx;
-  logic [31:0] cp_rowstep, cp_sig, cp_srow;          // IBUF words per input row (in_cols*ig), per s pixels, per s rows
-  logic [31:0] cp_prow, cp_pw;                       // IBUF word of the output row's / pixel's window origin
-  logic [31:0] cp_offrow, cp_off;                    // (ky*in_cols)*ig + i, + kx*ig
-  logic [31:0] cp_ww, cp_awp, cp_bo;                 // WBUF word, ACC word of the pixel (p*og), bypass element o*Tm
-  logic cp_alt, cp_issued;
+  wire [F_COMPUTE_OH_W-1:0] f_oh = cp_ins[F_COMPUTE_OH_LSB +: F_COMPUTE_OH_W];
+  wire [F_COMPUTE_OW_W-1:0] f_ow = cp_ins[F_COMPUTE_OW_LSB +: F_COMPUTE_OW_W];
+  wire [F_COMPUTE_OG_W-1:0] f_og = cp_ins[F_COMPUTE_OG_LSB +: F_COMPUTE_OG_W];
+  wire [F_COMPUTE_IG_W-1:0] f_ig = cp_ins[F_COMPUTE_IG_LSB +: F_COMPUTE_IG_W];
+  wire [F_COMPUTE_KH_W-1:0] f_kh = cp_ins[F_COMPUTE_KH_LSB +: F_COMPUTE_KH_W];
+  wire [F_COMPUTE_KW_W-1:0] f_kw = cp_ins[F_COMPUTE_KW_LSB +: F_COMPUTE_KW_W];
+  wire [F_COMPUTE_STRIDE_W-1:0] f_s = cp_ins[F_COMPUTE_STRIDE_LSB +: F_COMPUTE_STRIDE_W];
+  wire [F_COMPUTE_IN_COLS_W-1:0] f_in_cols = cp_ins[F_COMPUTE_IN_COLS_LSB +: F_COMPUTE_IN_COLS_W];
+  wire [F_COMPUTE_IBUF_WORD_W-1:0] f_ibuf_word = cp_ins[F_COMPUTE_IBUF_WORD_LSB +: F_COMPUTE_IBUF_WORD_W];
+  wire [F_COMPUTE_WBUF_WORD_W-1:0] f_wbuf_word = cp_ins[F_COMPUTE_WBUF_WORD_LSB +: F_COMPUTE_WBUF_WORD_W];
   wire [3:0] cq_op = cq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
   wire cp_go = cp_state == C_IDLE && run && !stop && !cq_empty
                && !(cq_rdata[H_POP_PREV_LSB] && !has_l2c) && !(cq_rdata[H_POP_NEXT_LSB] && !has_s2c);
@@ -80,217 +81,300 @@ module compute
   assign pop_s2c = cp_go && cq_rdata[H_POP_NEXT_LSB];
   assign push_c2l = cp_state == C_DONE && cp_ins[H_PUSH_PREV_LSB];
   assign push_c2s = cp_state == C_DONE && cp_ins[H_PUSH_NEXT_LSB];
-  // output pixels this step: 2 in int8 (packed DSP), 1 in int16 and bypass
-  wire cp_two = !prec16 && !cp_bypass && cp_ox + 32'd1 < cp_ow;
-  wire cp_first = cp_i == 0 && cp_ky == 0 && cp_kx == 0;
-  wire cp_last = cp_bypass || (cp_kx + 32'd1 >= cp_kw && cp_ky + 32'd1 >= cp_kh && cp_i + 32'd1 >= cp_ig);
-  wire cp_issue = cp_state == C_RUN && !(cp_alt && cp_issued);
-  wire [31:0] cp_iw0 = cp_pw + cp_off;
-  wire [31:0] cp_bw = cp_pw + (cp_bo >> LOG2_TN);                       // bypass: first IBUF word of the o group
-  assign cp_ib_a = IB_AW'(cp_bypass ? cp_bw : cp_iw0);
-  assign cp_ib_b = IB_AW'(cp_bypass ? cp_bw + 32'd1 : cp_iw0 + cp_sig);
-  assign cp_wb_a = WB_AW'(cp_ww);
 
+  // ---- setup values, free-running on the instruction register (valid by the last setup cycle): registered
+  // shift-and-add multiplies (rtl/mul_tree.sv, 1-2 clocks each; in_cols*ig*s two in series, so CP_SETUP = 3); the
+  // loop counters' reload values (count - 1) and whether those are 0
+  logic [RS_W-1:0] su_rs;                              // in_cols*ig: IBUF words per input row
+  logic [F_COMPUTE_IG_W+F_COMPUTE_STRIDE_W-1:0] su_sig;   // ig*s: per stride pixels
+  logic [IB_AW-1:0] su_srow;                           // in_cols*ig*s: per stride rows (mod the IBUF words)
+  logic [F_COMPUTE_KW_W-1:0] su_kx1, su_ky1;
+  logic [F_COMPUTE_IG_W-1:0] su_i1, su_o1;
+  logic [F_COMPUTE_OW_W-1:0] su_x1;                    // steps per row - 1 (int8: pixel pairs)
+  logic [F_COMPUTE_OH_W-1:0] su_y1;
+  logic su_kx0, su_ky0, su_i0, su_o0, su_x0, su_y0;    // reload value 0: the counter starts at its last
+  logic su_pack, su_odd, su_alt;
+  /* verilator lint_off PINCONNECTEMPTY */
+  mul_tree #(.AW(F_COMPUTE_IN_COLS_W), .BW(F_COMPUTE_IG_W)) u_rs (.clk, .a(f_in_cols), .b(f_ig), .p(su_rs), .ovf());
+  mul_tree #(.AW(F_COMPUTE_IG_W), .BW(F_COMPUTE_STRIDE_W)) u_sig (.clk, .a(f_ig), .b(f_s), .p(su_sig), .ovf());
+  mul_tree #(.AW(IB_AW), .BW(F_COMPUTE_STRIDE_W), .PW(IB_AW)) u_srow (
+    .clk, .a(IB_AW'(su_rs)), .b(f_s), .p(su_srow), .ovf());
+  /* verilator lint_on PINCONNECTEMPTY */
+  always_ff @(posedge clk) begin
+    su_kx1 <= f_kw - 1'b1;
+    su_ky1 <= f_kh - 1'b1;
+    su_i1 <= f_ig - 1'b1;
+    su_o1 <= f_og - 1'b1;
+    su_y1 <= f_oh - 1'b1;
+    su_pack <= !prec16 && !cp_bypass;
+    su_odd <= f_ow[0];
+    su_x1 <= (!prec16 && !cp_bypass) ? (f_ow - 1'b1) >> 1 : f_ow - 1'b1;
+    su_alt <= !prec16 && !cp_bypass && !cp_acc_init && f_ig == 1 && f_kh == 1 && f_kw == 1;
+    {su_kx0, su_ky0, su_i0, su_o0, su_x0, su_y0}
+      <= {su_kx1 == 0, su_ky1 == 0, su_i1 == 0, su_o1 == 0, su_x1 == 0, su_y1 == 0};
+  end
+
+  // ---- issue stage: loop down-counters (c_) with registered last flags (l_), addresses (a_)
+  logic [F_COMPUTE_KW_W-1:0] c_kx, c_ky;
+  logic [F_COMPUTE_IG_W-1:0] c_i, c_o, c_ib;           // c_ib: input group, counting up
+  logic [F_COMPUTE_OW_W-1:0] c_x;
+  logic [F_COMPUTE_OH_W-1:0] c_y;
+  logic l_kx, l_ky, l_i, l_o, l_x, l_y, k_first;
+  logic [IB_AW-1:0] a_prow, a_pw, a_offrow, a_off;     // IBUF word of the row's / pixel's window origin; offsets
+  logic [WB_AW-1:0] a_ww;                              // WBUF word
+  logic [AC_AW-1:0] a_awp, a_ao;                       // ACC word of the pixel (p*og), of the output word
+  logic [BO_W-1:0] a_bo;                               // bypass: element o*Tm
+  logic [2:0] su_cnt;
+  logic cp_issued;
+  wire cp_issue = cp_state == C_RUN && !(su_alt && cp_issued);
+  wire w_done = cp_bypass || (l_kx && l_ky && l_i);   // last (i, ky, kx) step of the output word(s)
+  wire cp_two = su_pack && !(l_x && su_odd);          // two output pixels this step
+  wire o_wrap = w_done && l_o;
+  wire x_wrap = o_wrap && l_x;
+  wire [AC_AW-1:0] awp_next = a_awp + (cp_two ? AC_AW'(f_og) << 1 : AC_AW'(f_og));
+  wire [IB_AW-1:0] ib_next = IB_AW'(c_ib) + 1'b1;
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       cp_state <= C_IDLE;
       cp_ins <= '0;
-      {cp_oy, cp_ox, cp_o, cp_i, cp_ky, cp_kx} <= '0;
-      {cp_rowstep, cp_sig, cp_srow, cp_prow, cp_pw, cp_offrow, cp_off, cp_ww, cp_awp, cp_bo} <= '0;
-      cp_alt <= 1'b0;
       cp_issued <= 1'b0;
+      su_cnt <= '0;
     end else begin
       cp_issued <= cp_issue;
       case (cp_state)
         C_IDLE:
           if (cp_go) begin
             cp_ins <= cq_rdata;
+            su_cnt <= '0;
             cp_state <= C_DONE;
             if (cq_op == OP_COMPUTE && cq_rdata[F_COMPUTE_OH_LSB +: F_COMPUTE_OH_W] != 0
                 && cq_rdata[F_COMPUTE_OW_LSB +: F_COMPUTE_OW_W] != 0
                 && cq_rdata[F_COMPUTE_OG_LSB +: F_COMPUTE_OG_W] != 0) cp_state <= C_SETUP;
           end
         C_SETUP: begin
-          logic [31:0] rs;
-          rs = 32'(mul_lut(64'(cp_in_cols), 16'(cp_ig)));
-          cp_rowstep <= rs;
-          cp_sig <= 32'(mul_lut(64'(cp_ig), cp_s));
-          cp_srow <= 32'(mul_lut(64'(rs), cp_s));
-          {cp_oy, cp_ox, cp_o, cp_i, cp_ky, cp_kx} <= '0;
-          cp_prow <= cp_ibuf_word;
-          cp_pw <= cp_ibuf_word;
-          cp_offrow <= '0;
-          cp_off <= '0;
-          cp_ww <= cp_wbuf_word;
-          cp_awp <= '0;
-          cp_bo <= '0;
-          cp_alt <= !prec16 && !cp_bypass && !cp_acc_init && cp_ig == 1 && cp_kh == 1 && cp_kw == 1;
-          cp_state <= C_RUN;
+          su_cnt <= su_cnt + 1'b1;
+          if (su_cnt == 3'(CP_SETUP - 1)) cp_state <= C_RUN;
         end
-        C_RUN:
-          if (cp_issue) begin
-            if (cp_last) begin
-              // last (i, ky, kx) step of the output word(s): next output word
-              {cp_i, cp_ky, cp_kx} <= '0;
-              cp_offrow <= '0;
-              cp_off <= '0;
-              if (cp_o + 32'd1 < cp_og) begin
-                cp_o <= cp_o + 32'd1;
-                cp_ww <= cp_ww + 32'd1;
-                cp_bo <= cp_bo + 32'(TM);
-              end else begin
-                cp_o <= '0;
-                cp_ww <= cp_wbuf_word;
-                cp_bo <= '0;
-                cp_awp <= cp_awp + (cp_two ? cp_og << 1 : cp_og);
-                if (cp_ox + (cp_two ? 32'd2 : 32'd1) < cp_ow) begin
-                  cp_ox <= cp_ox + (cp_two ? 32'd2 : 32'd1);
-                  cp_pw <= cp_pw + (cp_two ? cp_sig << 1 : cp_sig);
-                end else begin
-                  cp_ox <= '0;
-                  cp_oy <= cp_oy + 32'd1;
-                  cp_prow <= cp_prow + cp_srow;
-                  cp_pw <= cp_prow + cp_srow;
-                  if (cp_oy + 32'd1 >= cp_oh) cp_state <= C_DRAIN;
-                end
-              end
-            end else begin
-              cp_ww <= cp_ww + 32'd1;
-              if (cp_kx + 32'd1 < cp_kw) begin
-                cp_kx <= cp_kx + 32'd1;
-                cp_off <= cp_off + cp_ig;
-              end else begin
-                cp_kx <= '0;
-                if (cp_ky + 32'd1 < cp_kh) begin
-                  cp_ky <= cp_ky + 32'd1;
-                  cp_offrow <= cp_offrow + cp_rowstep;
-                  cp_off <= cp_offrow + cp_rowstep;
-                end else begin
-                  cp_ky <= '0;
-                  cp_i <= cp_i + 32'd1;
-                  cp_offrow <= cp_i + 32'd1;
-                  cp_off <= cp_i + 32'd1;
-                end
-              end
-            end
-          end
-        C_DRAIN: if (!cp_s1_v && !cp_s2_v && !cp_s3_v) cp_state <= C_DONE;
+        C_RUN: if (cp_issue && x_wrap && l_y) cp_state <= C_DRAIN;
+        C_DRAIN: if (q_v == '0 && cp_ck > 4'(CK_LAT)) cp_state <= C_DONE;
         C_DONE: cp_state <= C_IDLE;
         default: cp_state <= C_IDLE;
       endcase
     end
   end
-
-  // ---- range checks (OUT_OF_RANGE, as the golden simulator): window columns (ow-1)*s + kw <= in_cols, IBUF words
-  // ibuf_word + ((oh-1)*s + kh)*in_cols*ig, ACC words oh*ow*og, WBUF words wbuf_word + og*ig*kh*kw (bypass:
-  // og*Tm <= ig*Tn channels). Stage 1 in C_SETUP, stage 2 the cycle after, compared the cycle after that: the
-  // instruction cannot finish before (C_RUN >= 1 cycle, C_DRAIN >= 3), so nothing downstream starts after an error.
-  logic cp_chk1, cp_chk2;
-  logic [39:0] cp_k_wcols, cp_k_ohow, cp_k_ogig, cp_k_iend, cp_k_nw, cp_k_wend;
-  logic [15:0] cp_k_rowsin, cp_k_khkw;                 // (at most 4095*15 + 15, 15*15)
-  logic cp_k_win, cp_k_byp;
+  // counters and addresses (no reset: loaded in every setup cycle, the last load with valid setup values)
   always_ff @(posedge clk) begin
-    if (!rst_n || clr) begin
-      cp_chk1 <= 1'b0;
-      cp_chk2 <= 1'b0;
-    end else begin
-      cp_chk1 <= cp_state == C_SETUP;
-      cp_chk2 <= cp_chk1;
-    end
     if (cp_state == C_SETUP) begin
-      cp_k_wcols <= mul40(40'(cp_ow - 32'd1), cp_s) + 40'(cp_kw);
-      cp_k_rowsin <= 16'(mul40(40'(cp_oh - 32'd1), cp_s) + 40'(cp_kh));
-      cp_k_ohow <= mul40(40'(cp_oh), 16'(cp_ow));
-      cp_k_ogig <= mul40(40'(cp_og), 16'(cp_ig));
-      cp_k_khkw <= 16'(mul40(40'(cp_kh), 16'(cp_kw)));
-    end
-    if (cp_chk1) begin                                 // (cp_rowstep = in_cols*ig, set in C_SETUP)
-      cp_k_iend <= 40'(cp_ibuf_word) + mul40(40'(cp_rowstep), cp_k_rowsin);
-      cp_k_nw <= mul40(cp_k_ohow, 16'(cp_og));
-      cp_k_wend <= 40'(cp_wbuf_word) + mul40(cp_k_ogig, cp_k_khkw);
-      cp_k_win <= cp_k_wcols > 40'(cp_in_cols);
-      cp_k_byp <= (40'(cp_og) << LOG2_TM) > (40'(cp_ig) << LOG2_TN);
-    end
-  end
-  assign oob = cp_chk2 && (cp_k_win || cp_k_iend > 40'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8)
-                              || cp_k_nw > 40'(ACC_WORDS)
-                              || (cp_bypass ? cp_k_byp : cp_k_wend > 40'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8)));
-
-  // ---- pipeline
-  logic cp_s1_v, cp_s1_first, cp_s1_last, cp_s1_two;
-  logic cp_s2_v, cp_s2_first, cp_s2_last, cp_s2_two;
-  logic cp_s3_v, cp_s3_last;
-  logic [AC_AW-1:0] cp_s1_aw0, cp_s1_aw1;
-  logic [31:0] cp_s1_boff;                             // bypass: lane of the first element
-  wire [TN*16-1:0] ib_a = ib_rd_a[16 * TN * cp_ibuf_bank +: 16 * TN];    // the read words of the banks in use
-  wire [TN*16-1:0] ib_b = ib_rd_b[16 * TN * cp_ibuf_bank +: 16 * TN];
-  wire [WL*16-1:0] wb = wb_rd[16 * WL * cp_wbuf_bank +: 16 * WL];
-  wire [TM*ACC_W-1:0] acc_a = acc_rd_a[ACC_W * TM * cp_acc_bank +: ACC_W * TM];
-  wire [TM*ACC_W-1:0] acc_b = acc_rd_b[ACC_W * TM * cp_acc_bank +: ACC_W * TM];
-  logic [TM*16-1:0] cp_byp, cp_byp_q;                  // bypass elements (S1, S2)
-  logic [TM*ACC_W-1:0] pe_sum0, pe_sum1;
-  logic signed [ACC_W-1:0] cp_run0 [TM];               // running sums of the output word(s)
-  logic signed [ACC_W-1:0] cp_run1 [TM];
-  wire [31:0] cp_aw0 = cp_awp + cp_o;
-  always_ff @(posedge clk) begin
-    if (!rst_n || clr) begin
-      {cp_s1_v, cp_s2_v, cp_s3_v} <= '0;
-    end else begin
-      cp_s1_v <= cp_issue;
-      cp_s2_v <= cp_s1_v;
-      cp_s3_v <= cp_s2_v;
-    end
-    cp_s1_first <= cp_first;
-    cp_s1_last <= cp_last;
-    cp_s1_two <= cp_two;
-    cp_s1_aw0 <= AC_AW'(cp_aw0);
-    cp_s1_aw1 <= AC_AW'(cp_aw0 + cp_og);
-    cp_s1_boff <= TM >= TN ? 32'd0 : 32'(cp_bo[LOG2_TN-1:0]);   // (o*Tm is a multiple of Tn when Tm >= Tn)
-    {cp_s2_first, cp_s2_last, cp_s2_two, cp_s2_aw0, cp_s2_aw1}
-      <= {cp_s1_first, cp_s1_last, cp_s1_two, cp_s1_aw0, cp_s1_aw1};
-    {cp_s3_last, cp_s3_two, cp_s3_aw0, cp_s3_aw1} <= {cp_s2_last, cp_s2_two, cp_s2_aw0, cp_s2_aw1};
-    cp_byp_q <= cp_byp;
-  end
-  always_comb begin
-    for (int m = 0; m < TM; m++) begin
-      logic [31:0] rel;
-      rel = cp_s1_boff + 32'(m);
-      cp_byp[16 * m +: 16] = rel < 32'(TN) ? ib_a[16 * LOG2_TN'(rel) +: 16]
-                                           : ib_b[16 * LOG2_TN'(rel) +: 16];
-    end
-  end
-  pe_array u_pe (
-    .clk, .p16(prec16), .x0(ib_a), .x1(cp_s1_two ? ib_b : '0),
-    .w(wb), .sum0(pe_sum0), .sum1(pe_sum1));
-  logic signed [ACC_W-1:0] cp_new0 [TM];               // S2: the word(s) so far
-  logic signed [ACC_W-1:0] cp_new1 [TM];
-  always_comb begin
-    for (int m = 0; m < TM; m++) begin
-      logic signed [ACC_W-1:0] s0, s1;
-      s0 = cp_bypass ? ACC_W'(signed'(cp_byp_q[16 * m +: 16])) : signed'(pe_sum0[ACC_W * m +: ACC_W]);
-      s1 = cp_bypass ? '0 : signed'(pe_sum1[ACC_W * m +: ACC_W]);
-      cp_new0[m] = (cp_s2_first ? '0 : cp_run0[m]) + s0;
-      cp_new1[m] = (cp_s2_first ? '0 : cp_run1[m]) + s1;
-    end
-  end
-  always_ff @(posedge clk) begin
-    if (cp_s2_v) begin
-      for (int m = 0; m < TM; m++) begin
-        cp_run0[m] <= cp_new0[m];
-        cp_run1[m] <= cp_new1[m];
+      {c_kx, c_ky, c_i, c_o, c_x, c_y} <= {su_kx1, su_ky1, su_i1, su_o1, su_x1, su_y1};
+      {l_kx, l_ky, l_i, l_o, l_x, l_y} <= {su_kx0, su_ky0, su_i0, su_o0, su_x0, su_y0};
+      k_first <= 1'b1;
+      c_ib <= '0;
+      a_prow <= IB_AW'(f_ibuf_word);
+      a_pw <= IB_AW'(f_ibuf_word);
+      a_offrow <= '0;
+      a_off <= '0;
+      a_ww <= WB_AW'(f_wbuf_word);
+      a_awp <= '0;
+      a_ao <= '0;
+      a_bo <= '0;
+    end else if (cp_issue) begin
+      k_first <= w_done;
+      // (i, ky, kx): kx innermost
+      if (w_done || l_kx) {c_kx, l_kx} <= {su_kx1, su_kx0};
+      else {c_kx, l_kx} <= {c_kx - 1'b1, c_kx == 1};
+      if (w_done || l_kx) begin
+        if (w_done || l_ky) {c_ky, l_ky} <= {su_ky1, su_ky0};
+        else {c_ky, l_ky} <= {c_ky - 1'b1, c_ky == 1};
+      end
+      if (w_done || (l_kx && l_ky)) begin
+        if (w_done || l_i) {c_i, l_i} <= {su_i1, su_i0};
+        else {c_i, l_i} <= {c_i - 1'b1, c_i == 1};
+      end
+      if (w_done) begin
+        a_offrow <= '0;
+        a_off <= '0;
+        c_ib <= '0;
+        if (!l_o) begin                                 // next output word of the pixel(s)
+          {c_o, l_o} <= {c_o - 1'b1, c_o == 1};
+          a_ww <= a_ww + 1'b1;
+          a_ao <= a_ao + 1'b1;
+          a_bo <= a_bo + BO_W'(TM);
+        end else begin                                  // next pixel (pair)
+          {c_o, l_o} <= {su_o1, su_o0};
+          a_ww <= WB_AW'(f_wbuf_word);
+          a_bo <= '0;
+          a_awp <= awp_next;
+          a_ao <= awp_next;
+          if (!l_x) begin
+            {c_x, l_x} <= {c_x - 1'b1, c_x == 1};
+            a_pw <= a_pw + (cp_two ? IB_AW'(su_sig) << 1 : IB_AW'(su_sig));
+          end else begin                                // next output row
+            {c_x, l_x} <= {su_x1, su_x0};
+            {c_y, l_y} <= {c_y - 1'b1, c_y == 1};
+            a_prow <= a_prow + su_srow;
+            a_pw <= a_prow + su_srow;
+          end
+        end
+      end else begin
+        a_ww <= a_ww + 1'b1;
+        if (!l_kx) a_off <= a_off + IB_AW'(f_ig);
+        else if (!l_ky) begin
+          a_offrow <= a_offrow + IB_AW'(su_rs);
+          a_off <= a_offrow + IB_AW'(su_rs);
+        end else begin
+          c_ib <= c_ib + 1'b1;
+          a_offrow <= ib_next;
+          a_off <= ib_next;
+        end
       end
     end
   end
-  // S3: ACC = (acc_init ? 0 : ACC) + the tile's partial sums (ACC read at S2)
-  assign cp_wr = cp_s3_v && cp_s3_last;
+
+  // ---- range checks (OUT_OF_RANGE, as the golden simulator): window columns (ow-1)*s + kw <= in_cols, IBUF words
+  // ibuf_word + ((oh-1)*s + kh)*in_cols*ig, ACC words oh*ow*og, WBUF words wbuf_word + og*ig*kh*kw (bypass:
+  // og*Tm <= ig*Tn channels). Free-running on the instruction register: registered shift-and-add multiplies
+  // (the IBUF extent's saturating at 2^22), sums and compares of at most 32 bits; the verdict in the cycle
+  // cp_ck == CK_LAT, before the instruction can finish (C_DRAIN waits for it), so nothing downstream starts after
+  // an error.
+  logic [3:0] cp_ck;
+  logic [F_COMPUTE_OW_W-1:0] k_owm1;
+  logic [F_COMPUTE_OH_W-1:0] k_ohm1;
+  logic [F_COMPUTE_OH_W+F_COMPUTE_OW_W-1:0] k_ohow;
+  logic [2*F_COMPUTE_OG_W-1:0] k_ogig;
+  logic [2*F_COMPUTE_KH_W-1:0] k_khkw;
+  logic [F_COMPUTE_OW_W+F_COMPUTE_STRIDE_W-1:0] k_wc, k_rsin;
+  logic [F_COMPUTE_OW_W+F_COMPUTE_STRIDE_W:0] k_wcols, k_rowsin;
+  logic [F_COMPUTE_OH_W+F_COMPUTE_OW_W+F_COMPUTE_OG_W-1:0] k_nw;
+  logic [2*F_COMPUTE_OG_W+2*F_COMPUTE_KH_W-1:0] k_wsz;
+  logic [F_COMPUTE_IBUF_WORD_W+1:0] k_ie, k_ie_lo;     // ((oh-1)*s + kh)*in_cols*ig, saturating: k_ie_ov
+  logic [2*F_COMPUTE_OG_W+2*F_COMPUTE_KH_W+1:0] k_wend;
+  logic k_byp, k_win, k_nw_oob, k_w_oob, k_ie_ov, k_ie_ov_q, k_i_oob;
+  /* verilator lint_off PINCONNECTEMPTY */
+  mul_tree #(.AW(F_COMPUTE_OH_W), .BW(F_COMPUTE_OW_W)) u_ohow (.clk, .a(f_oh), .b(f_ow), .p(k_ohow), .ovf());
+  mul_tree #(.AW(F_COMPUTE_OG_W), .BW(F_COMPUTE_IG_W)) u_ogig (.clk, .a(f_og), .b(f_ig), .p(k_ogig), .ovf());
+  mul_tree #(.AW(F_COMPUTE_KH_W), .BW(F_COMPUTE_KW_W)) u_khkw (.clk, .a(f_kh), .b(f_kw), .p(k_khkw), .ovf());
+  mul_tree #(.AW(F_COMPUTE_OW_W), .BW(F_COMPUTE_STRIDE_W)) u_wc (.clk, .a(k_owm1), .b(f_s), .p(k_wc), .ovf());
+  mul_tree #(.AW(F_COMPUTE_OH_W), .BW(F_COMPUTE_STRIDE_W)) u_rsin (.clk, .a(k_ohm1), .b(f_s), .p(k_rsin), .ovf());
+  mul_tree #(.AW($bits(k_ohow)), .BW(F_COMPUTE_OG_W)) u_nw (.clk, .a(k_ohow), .b(f_og), .p(k_nw), .ovf());
+  mul_tree #(.AW($bits(k_ogig)), .BW($bits(k_khkw))) u_wsz (.clk, .a(k_ogig), .b(k_khkw), .p(k_wsz), .ovf());
+  /* verilator lint_on PINCONNECTEMPTY */
+  mul_tree #(.AW(RS_W), .BW($bits(k_rowsin)), .PW($bits(k_ie))) u_ie (
+    .clk, .a(su_rs), .b(k_rowsin), .p(k_ie), .ovf(k_ie_ov));
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr || cp_state == C_IDLE) cp_ck <= '0;
+    else if (cp_ck <= 4'(CK_LAT)) cp_ck <= cp_ck + 1'b1;
+    k_owm1 <= f_ow - 1'b1;
+    k_ohm1 <= f_oh - 1'b1;
+    k_byp <= ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN)'(f_og) << LOG2_TM)
+             > ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN)'(f_ig) << LOG2_TN);
+    k_wcols <= ($bits(k_wcols))'(k_wc) + ($bits(k_wcols))'(f_kw);
+    k_rowsin <= ($bits(k_rowsin))'(k_rsin) + ($bits(k_rowsin))'(f_kh);
+    k_win <= k_wcols > ($bits(k_wcols))'(f_in_cols);
+    k_nw_oob <= k_nw > ($bits(k_nw))'(ACC_WORDS);
+    k_wend <= ($bits(k_wend))'(f_wbuf_word) + ($bits(k_wend))'(k_wsz);
+    k_w_oob <= k_wend > ($bits(k_wend))'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8);
+    k_ie_lo <= ($bits(k_ie_lo))'(f_ibuf_word) + k_ie;
+    k_ie_ov_q <= k_ie_ov || k_ie[$bits(k_ie)-1];
+    k_i_oob <= k_ie_ov_q || k_ie_lo > ($bits(k_ie_lo))'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8);
+  end
+  assign oob = cp_ck == 4'(CK_LAT) && (k_win || k_i_oob || k_nw_oob || (cp_bypass ? k_byp : k_w_oob));
+
+  // ---- pipeline: q_*[k] holds the step issued k cycles ago
+  logic [NS:1] q_v, q_first, q_last, q_two;
+  logic [AC_AW-1:0] q_aw0 [NS:1];
+  logic [AC_AW-1:0] q_aw1 [NS:2];
+  logic [LOG2_TN-1:0] q1_boff;                         // bypass: lane of the first element
+  logic [IB_AW-1:0] q1_ia, q1_ib;
+  logic [WB_AW-1:0] q1_wa;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) q_v <= '0;
+    else q_v <= {q_v[NS-1:1], cp_issue};
+    q_first <= {q_first[NS-1:1], k_first};
+    q_last <= {q_last[NS-1:1], w_done};
+    q_two <= {q_two[NS-1:1], cp_two};
+    q_aw0[1] <= a_ao;
+    for (int k = 2; k <= NS; k++) q_aw0[k] <= q_aw0[k - 1];
+    q_aw1[2] <= q_aw0[1] + AC_AW'(f_og);
+    for (int k = 3; k <= NS; k++) q_aw1[k] <= q_aw1[k - 1];
+    q1_boff <= TM >= TN ? '0 : a_bo[LOG2_TN-1:0];     // (o*Tm is a multiple of Tn when Tm >= Tn)
+    // stage 1: the RAM read addresses (bypass: the first IBUF word of the o group and the next)
+    q1_ia <= cp_bypass ? a_pw + IB_AW'(a_bo >> LOG2_TN) : a_pw + a_off;
+    q1_ib <= cp_bypass ? a_pw + IB_AW'(a_bo >> LOG2_TN) + 1'b1 : a_pw + a_off + IB_AW'(su_sig);
+    q1_wa <= a_ww;
+  end
+  assign cp_ib_a = q1_ia;
+  assign cp_ib_b = q1_ib;
+  assign cp_wb_a = q1_wa;
+
+  // stage 2: the words of the banks in use out of the RAMs, into the PE array
+  wire [TN*16-1:0] ib_a = ib_rd_a[16 * TN * cp_ibuf_bank +: 16 * TN];
+  wire [TN*16-1:0] ib_b = ib_rd_b[16 * TN * cp_ibuf_bank +: 16 * TN];
+  wire [WL*16-1:0] wb = wb_rd[16 * WL * cp_wbuf_bank +: 16 * WL];
+  logic [TM*16-1:0] cp_byp;                            // bypass elements (stage 2), delayed to stage SR
+  logic [TM*16-1:0] q_byp [PE_LAT];
+  logic [LOG2_TN-1:0] q1_boff_2;                       // the bypass lane of the words at stage 2
   always_comb begin
     for (int m = 0; m < TM; m++) begin
-      cp_wd0[ACC_W * m +: ACC_W] = cp_acc_init ? cp_run0[m] : cp_run0[m] + signed'(acc_a[ACC_W * m +: ACC_W]);
-      cp_wd1[ACC_W * m +: ACC_W] = cp_acc_init ? cp_run1[m] : cp_run1[m] + signed'(acc_b[ACC_W * m +: ACC_W]);
+      logic [LOG2_TN:0] rel;
+      rel = (LOG2_TN + 1)'(q1_boff_2) + (LOG2_TN + 1)'(m);
+      cp_byp[16 * m +: 16] = rel < (LOG2_TN + 1)'(TN) ? ib_a[16 * LOG2_TN'(rel) +: 16]
+                                                      : ib_b[16 * LOG2_TN'(rel) +: 16];
+    end
+  end
+  always_ff @(posedge clk) begin
+    q1_boff_2 <= q1_boff;
+    q_byp[0] <= cp_byp;
+    for (int k = 1; k < PE_LAT; k++) q_byp[k] <= q_byp[k - 1];
+  end
+  logic [TM*ACC_W-1:0] pe_sum0, pe_sum1;
+  pe_array u_pe (
+    .clk, .p16(prec16), .x0(ib_a), .x1(q_two[2] ? ib_b : '0),
+    .w(wb), .sum0(pe_sum0), .sum1(pe_sum1));
+
+  // stage SR: running sums of the output word(s); ACC = (acc_init ? 0 : ACC) + the tile's partial sums at SR + 1
+  function automatic logic [ACC_W-1:0] add_cs(input logic [ACC_W-1:0] a, input logic [ACC_W-1:0] b);
+    // a + b as a carry-select adder: the low half, and the high half with carry-in 0 and 1, chosen by the low
+    // half's carry (three carry chains of about ACC_W / 2 bits side by side)
+    localparam int H = ACC_W / 2;
+    logic [H:0] lo;
+    logic [ACC_W-H-1:0] h0;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [ACC_W-H:0] h1;                              // (2 a + 1) + (2 b + 1) = 2 (a + b + 1)
+    /* verilator lint_on UNUSEDSIGNAL */
+    lo = {1'b0, a[H-1:0]} + {1'b0, b[H-1:0]};
+    h0 = a[ACC_W-1:H] + b[ACC_W-1:H];
+    h1 = {a[ACC_W-1:H], 1'b1} + {b[ACC_W-1:H], 1'b1};
+    add_cs = {lo[H] ? h1[ACC_W-H:1] : h0, lo[H-1:0]};
+  endfunction
+  logic [ACC_W-1:0] cp_run0 [TM];                      // running sums of the output word(s)
+  logic [ACC_W-1:0] cp_run1 [TM];
+  always_ff @(posedge clk) begin
+    if (q_v[SR]) begin
+      for (int m = 0; m < TM; m++) begin
+        logic [ACC_W-1:0] s0, s1;
+        s0 = cp_bypass ? ACC_W'(signed'(q_byp[PE_LAT-1][16 * m +: 16])) : pe_sum0[ACC_W * m +: ACC_W];
+        s1 = cp_bypass ? '0 : pe_sum1[ACC_W * m +: ACC_W];
+        cp_run0[m] <= q_first[SR] ? s0 : add_cs(cp_run0[m], s0);
+        cp_run1[m] <= q_first[SR] ? s1 : add_cs(cp_run1[m], s1);
+      end
+    end
+  end
+  assign cp_s2_aw0 = q_aw0[SR];
+  assign cp_s2_aw1 = q_aw1[SR];
+  assign cp_s3_aw0 = q_aw0[NS];
+  assign cp_s3_aw1 = q_aw1[NS];
+  assign cp_s3_two = q_two[NS];
+  assign cp_wr = q_v[NS] && q_last[NS];
+  wire [TM*ACC_W-1:0] acc_a = acc_rd_a[ACC_W * TM * cp_acc_bank +: ACC_W * TM];
+  wire [TM*ACC_W-1:0] acc_b = acc_rd_b[ACC_W * TM * cp_acc_bank +: ACC_W * TM];
+  always_comb begin
+    for (int m = 0; m < TM; m++) begin
+      cp_wd0[ACC_W * m +: ACC_W] = cp_acc_init ? cp_run0[m] : add_cs(cp_run0[m], acc_a[ACC_W * m +: ACC_W]);
+      cp_wd1[ACC_W * m +: ACC_W] = cp_acc_init ? cp_run1[m] : add_cs(cp_run1[m], acc_b[ACC_W * m +: ACC_W]);
     end
   end
   assign idle = cp_state == C_IDLE;
   assign pe_busy = cp_state == C_RUN;
-  wire unused = &{1'b0, cp_ins[H_PUSH_NEXT_LSB], 1'b0};
+  wire unused = &{1'b0, cp_ins[H_PUSH_NEXT_LSB], q_first[NS], q_last[SR], su_sig, 1'b0};
 endmodule
 `default_nettype wire

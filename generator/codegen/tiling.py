@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from generator.spec.timing import COMPUTE_FILL, POST_FILL, WBUF, HwConfig, transfer_cycles
+from generator.spec.timing import POST_FILL, WBUF, HwConfig, transfer_cycles
 from generator.ir.graph import Graph, GraphError
 
 
@@ -211,7 +211,7 @@ def _step_costs(L: Layer, hw: HwConfig, vin, plan: Plan, acc_rows, acc_cols, til
         chunk_ig = ceil_div(tile_og * hw.tm, hw.tn)
         ifmap = transfer_cycles(hw, acc_rows, acc_cols, min(plan.tile_oc, L.OC) * eb, vin.row, vin.pix,
                                 dst_pitch=chunk_ig)
-        return 1, ifmap, 0, COMPUTE_FILL + acc_rows * acc_cols * tile_og   # bypass: one pixel per cycle
+        return 1, ifmap, 0, hw.compute_fill + acc_rows * acc_cols * tile_og   # bypass: one pixel per cycle
     n_ic = ceil_div(L.mapped_ic, plan.tile_ic)
     chunk_ig = ceil_div(min(plan.tile_ic, L.mapped_ic), hw.tn)
     if L.fold:
@@ -222,9 +222,9 @@ def _step_costs(L: Layer, hw: HwConfig, vin, plan: Plan, acc_rows, acc_cols, til
         ifmap = transfer_cycles(hw, in_rows, in_cols, min(plan.tile_ic, L.IC) * eb, vin.row, vin.pix,
                                 dst_pitch=chunk_ig)
     weights = transfer_cycles(hw, 1, 1, tile_og * chunk_ig * taps * hw.tn * hw.tm * eb, 0, 0, buf=WBUF)
-    compute = COMPUTE_FILL + acc_rows * ceil_div(acc_cols, hw.pix_lanes) * tile_og * chunk_ig * taps
+    compute = hw.compute_fill + acc_rows * ceil_div(acc_cols, hw.pix_lanes) * tile_og * chunk_ig * taps
     if hw.pix_lanes == 2 and chunk_ig * taps == 1 and n_ic > 1:   # int8 one-step accumulation: every other cycle
-        compute += (compute - COMPUTE_FILL) * (n_ic - 1) // n_ic
+        compute += (compute - hw.compute_fill) * (n_ic - 1) // n_ic
     return n_ic, ifmap, weights, compute
 
 

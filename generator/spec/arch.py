@@ -30,3 +30,18 @@ REQUANT_STAGES = 11
 #: cycles of POST's per-instruction setup (rtl/post.sv: serial multipliers and dividers, no wide multiply or divide
 #: in one cycle; rendered into the package as POST_SETUP)
 POST_SETUP = 39
+#: register stages of a PE (rtl/pe_array.sv) before its adder tree: the DSP48E2's A/B, M and P registers
+PE_DSP_STAGES = 3
+#: cycles of COMPUTE's per-instruction setup (rtl/compute.sv: the address steps in_cols*ig, ig*stride and
+#: in_cols*ig*stride by registered shift-and-add multiplies (rtl/mul_tree.sv), two in series: 2 + 1 clocks;
+#: rendered into the package as CP_SETUP)
+COMPUTE_SETUP = 3
+
+
+def pe_tree_stages(tn: int) -> int:
+    """Register stages of a PE-array adder tree over ``tn`` products (rtl/pe_array.sv, PE_TREE_ST): log2(tn)
+    adder levels plus the level combining the int8 / int16 product fields, a register after every second level
+    and after the last: ``ceil((log2(tn) + 1) / 2)``. Raises ValueError unless ``tn`` is a power of two >= 2."""
+    if tn < 2 or tn & (tn - 1):
+        raise ValueError(f"tn must be a power of two >= 2, got {tn}")
+    return (tn.bit_length() - 1) // 2 + 1

@@ -18,7 +18,7 @@ Cost model (cycles of the PL clock):
   unless the beat holds more than one *chunk* (pieces between beat, pixel-run and WBUF word boundaries, at most
   Tn elements / Tm records each; span segments: two runs per cycle), so a LOAD takes the larger of the DDR
   time and the chunk count; ``LOAD_SETUP`` adds the per-instruction segment constants.
-* COMPUTE: ``COMPUTE_FILL`` + oh * ceil(ow / P) * og * ig * kh * kw, with P = 2 output pixels per DSP48E2 in
+* COMPUTE: ``HwConfig.compute_fill`` + oh * ceil(ow / P) * og * ig * kh * kw, with P = 2 output pixels per DSP48E2 in
   int8 (two activations packed in the 27-bit A port share the weight on the 18-bit B port) and P = 1 in int16;
   int8 accumulation into ACC (acc_init = 0) with ig * kh * kw = 1 takes two cycles per step (the two ACC ports
   serve both pixels' read-modify-write). A bypass COMPUTE (a copy through the accumulators) moves one pixel per
@@ -34,11 +34,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from generator.spec.arch import POST_SETUP, REQUANT_STAGES
+from generator.spec.arch import COMPUTE_SETUP, PE_DSP_STAGES, POST_SETUP, REQUANT_STAGES, pe_tree_stages
 from generator.spec.board import Board
 
-#: cycles of a COMPUTE besides its steps (setup, the RAM / product / accumulator pipeline drained)
-COMPUTE_FILL = 7
+#: cycles of a COMPUTE besides its steps and its PE array's pipeline (:attr:`HwConfig.compute_fill`): the queue
+#: pop, the setup, the read-address and RAM stages, the ACC read-modify-write, the token push
+COMPUTE_BASE = 6 + COMPUTE_SETUP
 #: cycles of a POST besides its window steps (the serial setup, RAM read stage, the requantization pipeline drained)
 POST_FILL = 4 + POST_SETUP + REQUANT_STAGES
 #: extra cycles of a LOAD: the per-instruction segment constants (LD_SETUP), the return to LD_IDLE
@@ -96,6 +97,12 @@ class HwConfig:
                    rd_latency=a.ddr_read_latency_cycles, wr_latency=a.ddr_write_latency_cycles,
                    acc_bits=a.acc_bits_int8 if bits == 8 else a.acc_bits_int16, config_id=a.config_id(),
                    clock_mhz=board.pl_clock_mhz, board=board.name)
+
+    @property
+    def compute_fill(self) -> int:
+        """Cycles of a COMPUTE besides its steps (rtl/compute.sv): :data:`COMPUTE_BASE` plus the PE array's
+        pipeline (the DSP48E2's A/B, M, P registers and the adder tree's register stages for Tn)."""
+        return COMPUTE_BASE + PE_DSP_STAGES + pe_tree_stages(self.tn)
 
     @property
     def macs_per_cycle(self) -> int:
@@ -226,13 +233,13 @@ def insn_cycles(hw: HwConfig, insn) -> int:
                                src_pitch=f["src_pitch"])
     if op == "COMPUTE":
         if f["bypass"]:   # one pixel per cycle (a copy through the accumulators, no multiplies)
-            return COMPUTE_FILL + f["oh"] * f["ow"] * f["og"]
+            return hw.compute_fill + f["oh"] * f["ow"] * f["og"]
         px = f["oh"] * math.ceil(f["ow"] / hw.pix_lanes) * f["og"]
         k = f["ig"] * f["kh"] * f["kw"]
         # int8 accumulation into ACC of a one-step output word: a step every other cycle (both ACC ports serve
         # the two pixels' read-modify-write)
         alt = 2 if hw.pix_lanes == 2 and not f["acc_init"] and k == 1 else 1
-        return COMPUTE_FILL + px * k * alt
+        return hw.compute_fill + px * k * alt
     if op == "POST":
         k = max(f["pool_k"], 1)
         return POST_FILL + f["out_rows"] * f["out_cols"] * k * k * f["og"]

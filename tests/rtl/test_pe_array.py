@@ -1,7 +1,7 @@
 """rtl/pe_array.sv against numpy: per output lane m, sum0 = sum_n x0[n]*w[m][n] and (int8, two activations packed
 in each DSP48E2 A port at PACK_SHIFT) sum1 = sum_n x1[n]*w[m][n], int16: sum0 only, sum1 = 0; ACC_W-bit two's
-complement, one clock of latency, a new random operand set every cycle (extremes included), int8 and int16
-interleaved."""
+complement, PE_LAT clocks of latency (the DSP48E2's A/B, M and P registers and the registered adder tree), a new
+random operand set every cycle (extremes included), int8 and int16 interleaved."""
 from __future__ import annotations
 
 import random
@@ -44,7 +44,8 @@ async def products_match_numpy(dut):
     nrng = np.random.default_rng(args["seed"])
     Clock(dut.clk, 10, unit="ns").start()
     checked = {0: 0, 1: 0}
-    for cyc in range(args["cycles"]):
+    pending = []                                             # references of the operands in flight
+    for cyc in range(args["cycles"] + args["lat"]):
         p16 = int(rng.random() < 0.5)
         lo, hi = (-32768, 32767) if p16 else (-128, 127)
         if cyc % 7 == 0:                                     # extremes: the packing's borrow and the sign corners
@@ -59,12 +60,16 @@ async def products_match_numpy(dut):
         dut.x0.value = pack(x0)
         dut.x1.value = pack(x1)
         dut.w.value = pack(w.reshape(-1))
+        pending.append((p16,
+                        [wrap(int(np.dot(w[m].astype(object), x0.astype(object))), acc_w) for m in range(tm)],
+                        [0] * tm if p16 else
+                        [wrap(int(np.dot(w[m].astype(object), x1.astype(object))), acc_w) for m in range(tm)]))
         await RisingEdge(dut.clk)
         await Timer(1, unit="ns")
-        # outputs of the operands applied before this edge
-        ref0 = [wrap(int(np.dot(w[m].astype(object), x0.astype(object))), acc_w) for m in range(tm)]
-        ref1 = ([0] * tm if p16 else
-                [wrap(int(np.dot(w[m].astype(object), x1.astype(object))), acc_w) for m in range(tm)])
+        if len(pending) < args["lat"]:
+            continue
+        # outputs of the operands applied lat edges ago
+        p16, ref0, ref1 = pending.pop(0)
         got0 = unpack_signed(int(dut.sum0.value), tm, acc_w)
         got1 = unpack_signed(int(dut.sum1.value), tm, acc_w)
         assert got0 == ref0, f"cycle {cyc} p16={p16}: sum0 {got0} != {ref0}"
@@ -81,4 +86,5 @@ def pe_build():
 def test_pe_array_products(pe_build):
     p = package_context(pe_build.board)
     pe_build.run("test_pe_array", "products_match_numpy",
-                 {"seed": 11, "cycles": 300, "tn": p["tn"], "tm": p["tm"], "acc_w": p["acc_w"]})
+                 {"seed": 11, "cycles": 300, "tn": p["tn"], "tm": p["tm"], "acc_w": p["acc_w"],
+                  "lat": p["pe_dsp_st"] + p["pe_tree_st"]})

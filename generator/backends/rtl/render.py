@@ -18,7 +18,8 @@ from generator import ROOT_DIR
 from generator.backends.context import shared_context
 from generator.spec import isa
 from generator.spec.arch import (AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS, DSP_A_BITS, DSP_B_BITS, PACK_SHIFT,
-                                  POST_SETUP, REQUANT_STAGES, RTL_QUEUES)
+                                  POST_SETUP, REQUANT_STAGES, RTL_QUEUES, COMPUTE_SETUP,
+                                  PE_DSP_STAGES, pe_tree_stages)
 from generator.spec.board import Board
 from generator.spec.memories import storage_binding
 from generator.spec.timing import MAX_READ_BURSTS, HwConfig
@@ -28,8 +29,8 @@ RTL_DIR = ROOT_DIR / "rtl"
 TEMPLATES = RTL_DIR / "templates"
 #: hand-written RTL sources, in compile order (after the rendered package): primitives, the units, the top
 RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_array.sv", "ctrl_regs.sv", "token_queues.sv", "axi_rd_arb.sv",
-               "fetch_dispatch.sv", "seg_gen.sv", "load.sv", "load_wr.sv", "compute.sv", "seq_mul.sv", "seq_div.sv",
-               "requant.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "accel_top.sv"]
+               "fetch_dispatch.sv", "seg_gen.sv", "load.sv", "load_wr.sv", "mul_tree.sv", "compute.sv", "seq_mul.sv",
+               "seq_div.sv", "requant.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "accel_top.sv"]
 TOP = "accel_top"
 
 
@@ -96,7 +97,8 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         acc_w=max(h8.acc_bits, h16.acc_bits), ld_outst=MAX_READ_BURSTS, rom_words=max(rom_words, 1),
         ram_styles=ram_styles(board), rtl_queues=RTL_QUEUES, axi_boundary=AXI_BOUNDARY_BYTES,
         axi_max_beats=AXI_MAX_BURST_BEATS, dsp_a_w=DSP_A_BITS, dsp_b_w=DSP_B_BITS, pack_shift=PACK_SHIFT,
-        rq_lat=REQUANT_STAGES, post_setup=POST_SETUP)
+        rq_lat=REQUANT_STAGES, post_setup=POST_SETUP,
+        cp_setup=COMPUTE_SETUP, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=PE_DSP_STAGES)
 
 
 def _env() -> jinja2.Environment:

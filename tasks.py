@@ -110,34 +110,46 @@ def timing(c, board="zcu19eg", config="tiny", unit=None, out=None, check=False):
             "image": "image file or shipped image name",
             "out": "artifact folder (default build/BOARD/MODEL-HASH/QUANT)",
             "overlay": "where vivado_bd.tcl puts the .bit + .hwh (default overlay/BOARD/)",
-            "require_tools": "fail if vitis_hls or vivado is not on PATH (scripted bitstream builds)", **MODEL_HELP})
+            "require_tools": "fail if vitis_hls or vivado is not on PATH (scripted bitstream builds)",
+            "kernel": "hls (default: the HLS kernel) or rtl (the verified RTL as a Vivado IP)", **MODEL_HELP})
 def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, image="bus", out=None, overlay=None,
-          require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None):
-    """5. Build the HLS kernel: C-sim bit-exact, report, Vitis/Vivado.
+          require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls"):
+    """5. Build the bitstream sources: the HLS kernel (C-sim bit-exact, report) or the RTL IP; Vivado.
 
-    Compiles, renders the HLS kernel (program in its ROM) and the Vitis HLS / Vivado scripts, runs the kernel's g++
-    C-simulation on IMAGE bit-exact against the golden simulator, draws its detections, writes report.md
-    (resources, predicted cycles and FPS); then runs vitis_hls and vivado if they are on PATH, else names the
-    commands."""
-    from generator.flows.build import build_flow
+    --kernel hls (default): compiles, renders the HLS kernel (program in its ROM) and the Vitis HLS / Vivado
+    scripts, runs the kernel's g++ C-simulation on IMAGE bit-exact against the golden simulator, draws its
+    detections, writes report.md (resources, predicted cycles and FPS); then runs vitis_hls and vivado if they are
+    on PATH, else names the commands. --kernel rtl: the verified RTL with the program in its ROM as a Vivado IP
+    (package_ip.tcl, vivado_bd.tcl, XDC, sources), Verilator-linted; then vivado if on PATH, else the commands."""
+    from generator.flows.build import build_flow, build_rtl_flow
 
-    r = _flow(build_flow, board, quant, not per_tensor, model, image, out, overlay, require_tools, cfg, weights,
-              names, yolo_cfg, log=print)
+    if kernel not in ("hls", "rtl"):
+        _die(f"--kernel {kernel!r}: choose hls or rtl")
+    if kernel == "rtl":
+        r = _flow(build_rtl_flow, board, quant, not per_tensor, model, out, overlay, require_tools, cfg, weights,
+                  names, yolo_cfg, log=print)
+    else:
+        r = _flow(build_flow, board, quant, not per_tensor, model, image, out, overlay, require_tools, cfg, weights,
+                  names, yolo_cfg, log=print)
     if r.tools_message:
         print(r.tools_message)
 
 
 @task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "overlay": "folder with the overlay .bit + .hwh (default: overlay/BOARD/ when built)",
-            "out": "output folder (default: build/package)", **MODEL_HELP})
+            "out": "output folder (default: build/package)",
+            "kernel": "whose overlay: hls (overlay/BOARD/) or rtl (overlay/BOARD/rtl/, invoke build --kernel rtl)",
+            **MODEL_HELP})
 def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, overlay=None, out=None, cfg=None,
-            weights=None, names=None, yolo_cfg=None):
+            weights=None, names=None, yolo_cfg=None, kernel="hls"):
     """6. Deployment package for the board: folder + tarball.
 
-    Program artifacts, host/, the overlay when built, a README: what to copy onto BOARD's PYNQ image."""
+    Program artifacts, host/, the overlay when built (the HLS kernel's or, with --kernel rtl, the RTL IP's), a
+    README: what to copy onto BOARD's PYNQ image."""
     from generator.flows.package import package_flow
 
-    d, tar = _flow(package_flow, board, quant, not per_tensor, model, overlay, out, cfg, weights, names, yolo_cfg)
+    d, tar = _flow(package_flow, board, quant, not per_tensor, model, overlay, out, cfg, weights, names, yolo_cfg,
+                   kernel)
     print(f"wrote {d}/ and {tar} ({tar.stat().st_size / 1e6:.1f} MB)")
     print(f"on the board: tar xzf {tar.name} && cd {d.name} && sudo -E python3 detect.py images/bus.jpg")
 

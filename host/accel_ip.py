@@ -7,18 +7,19 @@ from pathlib import Path
 from pynq import DefaultIP
 
 from .errors import PackageError
-from .registers import KERNEL_VLNV
+from .registers import ACCEL_VLNVS
 
 
 class AccelIP(DefaultIP):
     """``DefaultIP`` driver of the accelerator's AXI-Lite slave (Vitis HLS ``ap_ctrl_hs`` block).
 
-    PYNQ binds it to every IP with VLNV :data:`host.registers.KERNEL_VLNV` in a loaded overlay. Register names,
+    PYNQ binds it to every IP with a VLNV of :data:`host.registers.ACCEL_VLNVS` in a loaded overlay: the HLS
+    kernel's control block or the RTL packaged as an IP, which share the register map. Register names,
     offsets and widths come from the package manifest (:meth:`set_register_map`); 64-bit registers are two 32-bit
     words (low word first).
     """
 
-    bindto = [KERNEL_VLNV]
+    bindto = list(ACCEL_VLNVS)
 
     def __init__(self, description):
         super().__init__(description=description)
@@ -62,10 +63,11 @@ class AccelIP(DefaultIP):
 def open_accel_ip(package: Path, bitfile=None, download=True):
     """The accelerator's control IP: from ``bitfile`` (default: the only ``*.bit`` in ``package``, if any) loaded
     with ``pynq.Overlay``, else from the active PYNQ device's ``ip_dict`` (a design already loaded). The IP is the
-    one whose VLNV is :data:`KERNEL_VLNV` (also inside a hierarchy). Returns (overlay or None, :class:`AccelIP`).
+    one whose VLNV is one of :data:`host.registers.ACCEL_VLNVS` (the HLS kernel's or the RTL IP's; also inside a
+    hierarchy). Returns (overlay or None, :class:`AccelIP`).
 
     Raises:
-        PackageError: several bitstreams in ``package``, or no IP with :data:`KERNEL_VLNV`.
+        PackageError: several bitstreams in ``package``, or no IP with an accelerator VLNV.
     """
     if bitfile is None:
         bits = sorted(package.glob("*.bit"))
@@ -76,9 +78,9 @@ def open_accel_ip(package: Path, bitfile=None, download=True):
         from pynq import Overlay
 
         ov = Overlay(str(bitfile), download=download)
-        names = [k for k, d in ov.ip_dict.items() if d.get("type") == KERNEL_VLNV]
+        names = [k for k, d in ov.ip_dict.items() if d.get("type") in ACCEL_VLNVS]
         if not names:
-            raise PackageError(f"{bitfile}: no IP with VLNV {KERNEL_VLNV} in the overlay "
+            raise PackageError(f"{bitfile}: no IP with VLNV {' or '.join(ACCEL_VLNVS)} in the overlay "
                                f"(found {sorted(d.get('type') for d in ov.ip_dict.values())})")
         ip = ov
         for part in names[0].split("/"):        # IP inside a hierarchy: ip_dict key "hier/accel_0"
@@ -89,10 +91,10 @@ def open_accel_ip(package: Path, bitfile=None, download=True):
     from pynq.pl_server.device import Device
 
     dev = Device.active_device
-    ips = {k: d for k, d in (getattr(dev, "ip_dict", None) or {}).items() if d.get("type") == KERNEL_VLNV}
+    ips = {k: d for k, d in (getattr(dev, "ip_dict", None) or {}).items() if d.get("type") in ACCEL_VLNVS}
     if not ips:
         raise PackageError(f"{package}: no *.bit in the package and the active PYNQ device has no IP "
-                           f"{KERNEL_VLNV} loaded")
+                           f"{' or '.join(ACCEL_VLNVS)} loaded")
     desc = dict(next(iter(ips.values())))
     desc.setdefault("device", dev)
     return None, AccelIP(desc)

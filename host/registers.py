@@ -1,8 +1,9 @@
 """The accelerator's identity and register-level contract, shared by the driver and the generator (which imports
 it from here: the board runs ``host/`` without the generator). Pure Python.
 
-* :data:`KERNEL_VLNV`: the VLNV of the control IP the driver binds (the HLS export and the block design use it);
-  :func:`ip_vlnv` names the other exported tops the same way.
+* :data:`KERNEL_VLNV`: the VLNV of the HLS kernel's control IP (the HLS export and the block design use it);
+  :func:`ip_vlnv` names the other exported tops the same way; :data:`RTL_KERNEL_VLNV` the RTL packaged as an IP;
+  the driver binds either (:data:`ACCEL_VLNVS`).
 * ``hw_info`` (read-only register): ``isa_version | Tn << 8 | Tm << 16 | modes << 24``, bit ``HW_INFO_MODES[p]``
   of ``modes`` set for each precision ``p`` the bitstream implements (:func:`pack_hw_info`, :func:`unpack_hw_info`).
 * the base-address and size registers of each base register (:data:`BASE_ADDR_REGS`, :data:`SIZE_REGS`); offsets
@@ -12,8 +13,12 @@ from __future__ import annotations
 
 from .manifest import BASE_REGS
 
-#: VLNV of the accelerator's control IP (Vitis HLS top function ``accel``; the RTL top stands in for it)
+#: VLNV of the accelerator's control IP (Vitis HLS top function ``accel``; the RTL top stands in for it in simulation)
 KERNEL_VLNV = "xilinx.com:hls:accel:1.0"
+#: VLNV of the RTL packaged as a Vivado IP (``invoke build --kernel rtl``: rtl/accel_rtl.sv), same register map
+RTL_KERNEL_VLNV = "yolofpga:rtl:accel_rtl:1.0"
+#: every VLNV the driver binds (one accelerator per overlay)
+ACCEL_VLNVS = (KERNEL_VLNV, RTL_KERNEL_VLNV)
 #: precision mode bits of ``hw_info[31:24]`` (same numbering as the CONFIG instruction's precision field)
 HW_INFO_MODES = {"int8": 0, "int16": 1}
 #: register holding each base register's DDR address / its buffer's size in bytes

@@ -307,9 +307,9 @@ module compute
   assign cp_wb_a = q1_wa;
 
   // stage 2: the words of the banks in use out of the RAMs, into the PE array
-  wire [TN*16-1:0] ib_a = ib_rd_a[16 * TN * cp_ibuf_bank +: 16 * TN];
-  wire [TN*16-1:0] ib_b = ib_rd_b[16 * TN * cp_ibuf_bank +: 16 * TN];
-  wire [WL*16-1:0] wb = wb_rd[16 * WL * cp_wbuf_bank +: 16 * WL];
+  wire [TN*16-1:0] ib_a = cp_ibuf_bank ? ib_rd_a[16 * TN +: 16 * TN] : ib_rd_a[0 +: 16 * TN];
+  wire [TN*16-1:0] ib_b = cp_ibuf_bank ? ib_rd_b[16 * TN +: 16 * TN] : ib_rd_b[0 +: 16 * TN];
+  wire [WL*16-1:0] wb = cp_wbuf_bank ? wb_rd[16 * WL +: 16 * WL] : wb_rd[0 +: 16 * WL];
   logic [TM*16-1:0] cp_byp;                            // bypass elements (stage 2), delayed to stage SR
   logic [TM*16-1:0] q_byp [PE_LAT];
   logic [LOG2_TN-1:0] q1_boff_2;                       // the bypass lane of the words at stage 2
@@ -365,8 +365,8 @@ module compute
   assign cp_s3_aw1 = q_aw1[NS];
   assign cp_s3_two = q_two[NS];
   assign cp_wr = q_v[NS] && q_last[NS];
-  wire [TM*ACC_W-1:0] acc_a = acc_rd_a[ACC_W * TM * cp_acc_bank +: ACC_W * TM];
-  wire [TM*ACC_W-1:0] acc_b = acc_rd_b[ACC_W * TM * cp_acc_bank +: ACC_W * TM];
+  wire [TM*ACC_W-1:0] acc_a = cp_acc_bank ? acc_rd_a[ACC_W * TM +: ACC_W * TM] : acc_rd_a[0 +: ACC_W * TM];
+  wire [TM*ACC_W-1:0] acc_b = cp_acc_bank ? acc_rd_b[ACC_W * TM +: ACC_W * TM] : acc_rd_b[0 +: ACC_W * TM];
   always_comb begin
     for (int m = 0; m < TM; m++) begin
       cp_wd0[ACC_W * m +: ACC_W] = cp_acc_init ? cp_run0[m] : add_cs(cp_run0[m], acc_a[ACC_W * m +: ACC_W]);

@@ -1,6 +1,10 @@
 """The build flow (``invoke build``): compile, render the HLS kernel (program in its ROM) and the Vitis HLS /
 Vivado scripts, C-simulate the kernel on an image bit-exact against the golden simulator, estimate its resources
-and cycles, write report.md and the detections; then run vitis_hls and vivado when they are on PATH."""
+and cycles, write report.md and the detections; then run vitis_hls and vivado when they are on PATH.
+
+``kernel="rtl"`` (:func:`build_rtl_flow`) takes the second bitstream path instead: the verified RTL of ``rtl/``
+with the program in its instruction ROM, packaged as a Vivado IP (:mod:`generator.backends.rtl.ip`: sources,
+package_ip.tcl, vivado_bd.tcl, the XDC), linted by Verilator; then vivado when it is on PATH."""
 from __future__ import annotations
 
 import json
@@ -82,6 +86,67 @@ def _run_tools(hls_dir: Path, require_tools: bool) -> str:
     subprocess.run(["vitis_hls", "-f", "run_hls.tcl"], cwd=hls_dir, check=True)
     subprocess.run(["vivado", "-mode", "batch", "-source", "vivado_bd.tcl"], cwd=hls_dir, check=True)
     return ""
+
+
+@dataclass
+class RtlBuildResult:
+    """``out``: the RTL build folder (``src/``, package_ip.tcl, vivado_bd.tcl, accel_rtl_ooc.xdc, README.txt);
+    ``files``: {name: Path}; ``n_insns``: instructions in the ROM; ``cycles``: latency-model cycles per frame;
+    ``clock_mhz``: PL clock; ``fmax_line``: frames/s at the fmax ``invoke timing`` estimated, or how to get it;
+    ``tools_message``: the Vivado commands to run by hand ("" when they ran)."""
+    out: Path
+    files: dict
+    n_insns: int
+    cycles: int
+    clock_mhz: float
+    fmax_line: str
+    tools_message: str = ""
+
+    def summary(self) -> str:
+        """Lines naming what was written, the lint verdict and the predicted frame time."""
+        mhz = self.clock_mhz
+        return (f"RTL IP written: {len(self.files['sources'])} sources in {self.out / 'src'}, "
+                f"{', '.join(self.files['tcl'])} in {self.out}; Verilator lint (-Wall) clean\n"
+                f"program: {self.n_insns} instructions in the IP's ROM; latency model {self.cycles} cycles = "
+                f"{mhz * 1e6 / self.cycles:.1f} FPS at the board's {mhz:g} MHz\n{self.fmax_line}")
+
+
+def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, out=None, overlay=None,
+                   require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None,
+                   log=print) -> RtlBuildResult:
+    """``invoke build --kernel rtl``: compile ``model`` for ``board``, write its artifacts and the RTL IP build
+    (:func:`generator.backends.rtl.ip.render_ip`) into ``<out>/rtl/``, lint it with Verilator, and run Vivado
+    (package_ip.tcl, then vivado_bd.tcl) when it is on PATH; ``overlay``: where vivado_bd.tcl puts the .bit + .hwh
+    (default overlay/<board>/rtl/). Raises FlowError (RtlError, lint findings, a missing Vivado with
+    ``require_tools``)."""
+    from generator.backends.rtl import RtlError
+    from generator.backends.rtl import ip
+    from generator.codegen.artifacts import write_artifacts
+    from generator.flows.timing import fmax_line
+
+    od = out_folder(out) if out else None
+    if overlay:
+        out_folder(overlay)
+    model = resolve_model(model, cfg, weights, names, od)
+    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg)
+    d = Path(write_artifacts(comp, artifact_dir(comp, out))) / "rtl"
+    log(f"writing the RTL IP (program in its instruction ROM) into {d} and linting it with Verilator ...")
+    try:
+        r = ip.render_ip(comp.board, d, comp.program.blob, overlay, jobs=4)
+        ip.lint(r["sources"])
+    except RtlError as e:
+        raise FlowError(str(e)) from None
+    cycles = sum(p.cycles for p in comp.program.plans)
+    (d / "README.txt").write_text(ip.missing_tools_message(d) + "\n")
+    res = RtlBuildResult(d, {"sources": r["sources"], "tcl": list(r["files"])}, len(comp.program.insns), cycles,
+                         comp.board.pl_clock_mhz, fmax_line(cycles, comp.board.name, "board",
+                                                            comp.board.pl_clock_mhz)[1])
+    log(res.summary())
+    try:
+        res.tools_message = ip.run_tools(d, require_tools)
+    except RtlError as e:
+        raise FlowError(str(e)) from None
+    return res
 
 
 def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, image="bus", out=None,

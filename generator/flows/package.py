@@ -97,13 +97,19 @@ register values.
 """
 
 
-def find_overlay(board: str, overlay_dir=None) -> list[Path]:
+def find_overlay(board: str, overlay_dir=None, kernel: str = "hls") -> list[Path]:
     """The overlay's ``.bit`` + ``.hwh`` (empty when no bitstream has been built).
 
-    Looks in ``overlay_dir`` if given, else ``overlay/<board>/`` and ``build/<board>/overlay/``.
-    Raises FileNotFoundError: ``overlay_dir`` given but holds no .bit, or a .bit without its .hwh.
+    Looks in ``overlay_dir`` if given, else for ``kernel`` "hls" in ``overlay/<board>/`` and
+    ``build/<board>/overlay/``, for "rtl" (the RTL IP of ``invoke build --kernel rtl``) in ``overlay/<board>/rtl/``.
+    Raises FileNotFoundError: ``overlay_dir`` given but holds no .bit, or a .bit without its .hwh; ValueError: an
+    unknown ``kernel``.
     """
-    dirs = [Path(overlay_dir)] if overlay_dir else [ROOT / "overlay" / board, ROOT / "build" / board / "overlay"]
+    if kernel not in ("hls", "rtl"):
+        raise ValueError(f"kernel {kernel!r}: choose hls or rtl")
+    defaults = ([ROOT / "overlay" / board / "rtl"] if kernel == "rtl" else
+                [ROOT / "overlay" / board, ROOT / "build" / board / "overlay"])
+    dirs = [Path(overlay_dir)] if overlay_dir else defaults
     for d in dirs:
         bits = sorted(d.glob("*.bit")) if d.is_dir() else []
         if len(bits) > 1:
@@ -118,10 +124,12 @@ def find_overlay(board: str, overlay_dir=None) -> list[Path]:
     return []
 
 
-def build_package(c: Compiled, out_root, overlay_dir=None, name: str | None = None) -> tuple[Path, Path]:
+def build_package(c: Compiled, out_root, overlay_dir=None, name: str | None = None,
+                  kernel: str = "hls") -> tuple[Path, Path]:
     """Write the package folder and its tarball under ``out_root``, named
     ``yolofpga-<board>-<model key>-<quant>`` (:func:`generator.flows.pipeline.model_key`: two models never share a
-    folder). Returns (folder, tarball)."""
+    folder), with the overlay of ``kernel`` (:func:`find_overlay`: the HLS kernel's or the RTL IP's; the driver
+    binds either). Returns (folder, tarball)."""
     from generator.flows.pipeline import model_key
 
     out_root = Path(out_root)
@@ -130,7 +138,7 @@ def build_package(c: Compiled, out_root, overlay_dir=None, name: str | None = No
     if d.exists():
         shutil.rmtree(d)
     write_artifacts(c, d)
-    overlay = find_overlay(c.board.name, overlay_dir)
+    overlay = find_overlay(c.board.name, overlay_dir, kernel)
     for f in overlay:
         shutil.copy2(f, d / f.name)
     shutil.copytree(ROOT / "host", d / "host", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -158,15 +166,16 @@ def build_package(c: Compiled, out_root, overlay_dir=None, name: str | None = No
 
 
 def package_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, overlay=None, out=None,
-                 cfg=None, weights=None, names=None, yolo_cfg=None) -> tuple[Path, Path]:
+                 cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls") -> tuple[Path, Path]:
     """Compile ``model`` for ``board`` (darknet ``cfg`` + ``weights`` converted under ``out`` when given) and write
-    its deployment package into ``out`` (default build/package/): (package folder, tarball). Raises FlowError."""
+    its deployment package into ``out`` (default build/package/) with the overlay of ``kernel`` ("hls" or "rtl"):
+    (package folder, tarball). Raises FlowError."""
     from generator.flows.inputs import FlowError, compile_checked, out_folder, resolve_model
 
     od = out_folder(out if out else ROOT / "build" / "package")
     comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, od if out else None),
                            progress=False, names=names, yolo_cfg=yolo_cfg, require_detection=True)
     try:
-        return build_package(comp, od, overlay_dir=overlay)
-    except FileNotFoundError as e:
+        return build_package(comp, od, overlay_dir=overlay, kernel=kernel)
+    except (FileNotFoundError, ValueError) as e:
         raise FlowError(str(e)) from None

@@ -20,7 +20,9 @@ over the RTL (issue 5, "simulation backends": (b) the RTL under cocotb). Used by
   the time the CPU spends between two polls. The driver's own ``time.sleep`` between polls is wall-clock time in
   which the simulator is stopped, so run it with ``poll_interval_s=0`` and a wall-clock ``timeout_s`` long enough
   for the simulation.
-* ``ip_dict``: the accelerator (VLNV :data:`host.registers.KERNEL_VLNV`) as in :class:`GoldenSimDevice`.
+* ``ip_dict``: the accelerator (VLNV :data:`host.registers.KERNEL_VLNV`, or
+  :data:`~host.registers.RTL_KERNEL_VLNV` when the top is the Vivado IP rtl/accel_rtl.sv) as in
+  :class:`GoldenSimDevice`.
 
 Only the thread started by :func:`cocotb.task.bridge` may touch the registers (``resume`` refuses other threads);
 memory (allocate/flush/invalidate) may be used from any thread (``detect_stream``'s pre-processing worker).
@@ -37,7 +39,7 @@ from pynq.pl_server.device import Device
 
 from generator.spec import isa
 from generator.exec.pynq_golden import carve_buffer
-from host.registers import KERNEL_VLNV
+from host.registers import KERNEL_VLNV, RTL_KERNEL_VLNV
 
 REG = {n: o for n, o, _, _ in isa.REGISTERS}
 
@@ -47,7 +49,7 @@ class RtlSimDevice(Device):
 
     Args:
         dut: the cocotb handle of ``accel_top`` (ports ``clk``, ``rst_n``, ``s_axil_*``, ``m_axi_*``, ``interrupt``).
-        clock_ns: period of the clock the bench drives on ``dut.clk`` (for :meth:`cycles_now`).
+        clock_ns: period of the clock the bench drives on ``dut.clk`` / ``dut.ap_clk`` (for :meth:`cycles_now`).
         mem_bytes: size of the simulated DDR (a power of two).
         mem_base: physical address of its first byte (a multiple of ``mem_bytes``).
         accel_base: physical address of the accelerator's AXI-Lite slave (64 KiB range).
@@ -78,11 +80,18 @@ class RtlSimDevice(Device):
         self.dut, self.clock_ns = dut, float(clock_ns)
         self.capabilities = {"REGISTER_RW": True}
         self._ddr = mmap.mmap(-1, mem_bytes)
-        self.ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n, reset_active_level=False,
+        # the top: rtl/accel_top.sv (clk, rst_n, s_axil_*, m_axi_*) or the Vivado IP rtl/accel_rtl.sv (ap_clk,
+        # ap_rst_n, s_axi_control_*, m_axi_gmem_*, VLNV RTL_KERNEL_VLNV)
+        ip = hasattr(dut, "ap_clk")
+        self.clk, self.rst_n = (dut.ap_clk, dut.ap_rst_n) if ip else (dut.clk, dut.rst_n)
+        self.vlnv = RTL_KERNEL_VLNV if ip else KERNEL_VLNV
+        self.ram = AxiRam(AxiBus.from_prefix(dut, "m_axi_gmem" if ip else "m_axi"), self.clk, self.rst_n,
+                          reset_active_level=False,
                           size=mem_bytes, mem=self._ddr)
         if rd_latency:
             self.ram.read_if.ar_channel.set_pause_generator(itertools.cycle([True] * int(rd_latency) + [False]))
-        self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst_n,
+        self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axi_control" if ip else "s_axil"), self.clk,
+                                  self.rst_n,
                                   reset_active_level=False)
         for part in (self.axil.write_if, self.axil.read_if):
             part.log.setLevel(logging.WARNING)     # it logs every access at INFO
@@ -98,7 +107,7 @@ class RtlSimDevice(Device):
         self._args = {}
         self._read_word = resume(self._aread)
         self._write_word = resume(self._awrite)
-        self.ip_dict = {"accel_0": {"fullpath": "accel_0", "type": KERNEL_VLNV, "phys_addr": accel_base,
+        self.ip_dict = {"accel_0": {"fullpath": "accel_0", "type": self.vlnv, "phys_addr": accel_base,
                                     "addr_range": self.accel_range, "state": None, "interrupts": {},
                                     "gpio": {}, "parameters": {}, "device": self}}
         self.mem_dict, self.gpio_dict, self.interrupt_pins, self.interrupt_controllers = {}, {}, {}, {}
@@ -112,10 +121,10 @@ class RtlSimDevice(Device):
         """Hold ``rst_n`` low for ``cycles`` clock cycles, then release it (call before the driver runs)."""
         from cocotb.triggers import ClockCycles
 
-        self.dut.rst_n.value = 0
-        await ClockCycles(self.dut.clk, cycles)
-        self.dut.rst_n.value = 1
-        await ClockCycles(self.dut.clk, 2)
+        self.rst_n.value = 0
+        await ClockCycles(self.clk, cycles)
+        self.rst_n.value = 1
+        await ClockCycles(self.clk, 2)
 
     def cycles_now(self) -> int:
         """Simulation time in clock cycles."""

@@ -22,7 +22,7 @@ from generator.exec import run_golden
 from host.accel_ip import AccelIP
 from host.driver import (AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageMismatchError,
                          YoloAccelerator)
-from host.registers import KERNEL_VLNV
+from host.registers import KERNEL_VLNV, RTL_KERNEL_VLNV
 from host.preprocess import load_image
 
 from helpers import board
@@ -74,7 +74,7 @@ def test_driver_detections_equal_invoke_detect(package, images, reference, compi
     with active(dev):
         acc = YoloAccelerator(package, timeout_s=SIM_TIMEOUT_S)
         assert type(acc.ip) is AccelIP and acc.overlay is None
-        assert dev.ip_dict["accel_0"]["type"] == KERNEL_VLNV and AccelIP.bindto == [KERNEL_VLNV]
+        assert dev.ip_dict["accel_0"]["type"] == KERNEL_VLNV and AccelIP.bindto == [KERNEL_VLNV, RTL_KERNEL_VLNV]
         assert all(isinstance(b, PynqBuffer) for b in (acc.weights_buf, acc.act_buf, acc.insn_buf,
                                                        acc.sets[0].input, acc.sets[0].output))
         dets = acc.detect(images["bus"])

@@ -6,7 +6,8 @@ The model is the official YOLOv4-tiny (darknet cfg + weights) with its input siz
 416x416 in the slow test), compiled for an 8x8 PE array (the RTL tests' TINY configuration with the weight and
 parameter buffers enlarged until every YOLOv4-tiny layer fits). On a real photo, the driver's detections and the
 raw head values over the RTL backend must equal those over the golden backend (generator.exec.pynq_golden) for the same
-board configuration and package."""
+board configuration and package. The RTL is the Vivado IP's top (rtl/accel_rtl.sv, ``invoke build --kernel rtl``):
+its port names, and its VLNV the driver binds."""
 from __future__ import annotations
 from generator import ROOT_DIR
 
@@ -36,8 +37,10 @@ from generator.frontend.onnx_loader import load_onnx
 from generator.spec.timing import HwConfig
 from generator.exec.pynq_golden import GoldenSimDevice, active
 from generator.quant.quantize import QuantConfig, calibrate, quantize
-from generator.backends.rtl import TOP, write_rtl
+from generator.backends.rtl import RTL_DIR, write_rtl
+from generator.backends.rtl.ip import IP_TOP
 from host.driver import YoloAccelerator
+from host.registers import RTL_KERNEL_VLNV
 from host.preprocess import load_image
 
 from generator.exec.rtl import TINY
@@ -81,15 +84,20 @@ def yolo_package(size: int, brd, out: Path, quant: str = "int8-asym") -> Path:
 
 
 class DriverRtlBench:
-    """One Verilator build of the RTL for ``brd``; :meth:`run` runs the driver over it (one simulator process)."""
+    """One Verilator build of the RTL for ``brd``; :meth:`run` runs the driver over it (one simulator process).
+    ``top``: the Vivado IP's top rtl/accel_rtl.sv (the ports and VLNV of ``invoke build --kernel rtl``, default)
+    or accel_top (the HLS kernel's VLNV)."""
 
-    def __init__(self, brd, name):
+    def __init__(self, brd, name, top=IP_TOP):
         from cocotb_tools.runner import get_runner
-        self.board, self.dir = brd, BUILD / name
+        self.board, self.dir, self.top = brd, BUILD / name, top
         t0 = time.perf_counter()
         srcs = write_rtl(brd, self.dir / "src")
+        if top == IP_TOP:
+            shutil.copyfile(RTL_DIR / f"{IP_TOP}.sv", self.dir / "src" / f"{IP_TOP}.sv")
+            srcs.append(self.dir / "src" / f"{IP_TOP}.sv")
         self.runner = get_runner("verilator")
-        verilator_build(self.runner, sources=srcs, hdl_toplevel=TOP, build_dir=self.dir / "sim",
+        verilator_build(self.runner, sources=srcs, hdl_toplevel=top, build_dir=self.dir / "sim",
                         build_args=["-O2", "--x-assign", "fast", "--x-initial", "fast"])
         self.build_s = time.perf_counter() - t0
 
@@ -103,7 +111,7 @@ class DriverRtlBench:
         (case_dir / "case.json").write_text(json.dumps(case))
         t0 = time.perf_counter()
         try:
-            self.runner.test(test_module="fakes.driver_rtl_tb", hdl_toplevel=TOP, build_dir=self.dir / "sim",
+            self.runner.test(test_module="fakes.driver_rtl_tb", hdl_toplevel=self.top, build_dir=self.dir / "sim",
                              test_dir=case_dir, extra_env={"DRIVER_RTL_CASE": str(case_dir / "case.json")},
                              results_xml=str(case_dir / "results.xml"), log_file=case_dir / "sim.log")
         except SystemExit:          # the runner exits when the cocotb test fails
@@ -163,6 +171,7 @@ def test_driver_over_rtl_equals_golden_64(rtl_bench, yolo_tiny_board, pkg64):
     # probe=True: the driver's identification probe for the HLS IP (fetch_ddr = 1, n_insns = 0) first, forced
     # here since the RTL's hw_info is never 0: it ends with NO_END alone and the frame after it is still exact
     res = rtl_bench.run(pkg, images, BUILD / "yolo_tiny" / "cases" / "yolo64", probe=True)
+    assert res["ip_type"] == RTL_KERNEL_VLNV      # the Vivado IP's top, bound by its own VLNV, same register map
     assert res["probe_status"] == 1 << isa.STATUS_BITS["NO_END"]
     _check_equal(res, gold, "bus")
     f = res["frames"]["bus"]

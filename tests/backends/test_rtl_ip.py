@@ -1,0 +1,200 @@
+"""The RTL as a Vivado IP (``invoke build --kernel rtl``, generator/backends/rtl/ip.py): the IP top's ports
+(rtl/accel_rtl.sv) under the names the IP packager infers, Verilator lint of the board configuration, package_ip.tcl
+and vivado_bd.tcl executed by tclsh with stub Vivado commands (interfaces, associations, the register map against
+generator/spec/isa.py, the VLNV the driver binds, the ROM and the clock constraint as IP files; the PS configuration
+identical to the HLS block design's), the XDC's period, the flow end to end and its errors. The driver binding the
+IP by its VLNV over the RTL is tests/host/test_driver_rtl.py."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from generator import ROOT_DIR
+from generator.backends import hls
+from generator.backends.rtl import RtlError, rom_image
+from generator.backends.rtl import ip
+from generator.spec import isa
+from generator.spec.board import load_board
+from host.registers import RTL_KERNEL_VLNV
+
+needs_tclsh = pytest.mark.skipif(shutil.which("tclsh") is None, reason="tclsh not installed (setup.sh installs tcl)")
+
+_STUBS = r"""
+set ::log {}
+proc _log {cmd args} { lappend ::log [list $cmd {*}$args] }
+namespace eval ipx {}
+foreach cmd {create_project set_property add_files update_compile_order update_ip_catalog create_bd_design
+             apply_bd_automation connect_bd_net connect_bd_intf_net assign_bd_address validate_bd_design
+             save_bd_design launch_runs wait_on_run current_project current_fileset get_runs
+             ipx::package_project ipx::current_core ipx::infer_bus_interfaces ipx::infer_bus_interface
+             ipx::associate_bus_interfaces ipx::add_bus_parameter ipx::add_memory_map ipx::add_address_block
+             ipx::add_register ipx::create_xgui_files ipx::update_checksums ipx::check_integrity ipx::save_core} {
+    proc $cmd {args} [string map [list CMD $cmd] {_log CMD {*}$args; return CMD}]
+}
+proc get_files {args} { return "file:[lindex $args end]" }
+proc ipx::get_bus_interfaces {args} { return "busif:[lindex $args 0]" }
+proc get_board_parts {args} { _log get_board_parts {*}$args; return $::bp_found }
+proc get_bd_pins {args} { return "pin:[lindex $args end]" }
+proc get_bd_intf_pins {args} { return "intf:[lindex $args end]" }
+proc create_bd_cell {args} { _log create_bd_cell {*}$args; return [lindex $args end] }
+proc make_wrapper {args} { _log make_wrapper {*}$args; return vivado_prj/system_wrapper.v }
+proc get_property {name obj} { return "100%" }
+rename exit _real_exit
+proc exit {args} {}
+file mkdir vivado_prj/TOP_bd.runs/impl_1 vivado_prj/TOP_bd.gen/sources_1/bd/system/hw_handoff
+set f [open vivado_prj/TOP_bd.runs/impl_1/system_wrapper.bit w]; puts $f BIT; close $f
+set f [open vivado_prj/TOP_bd.gen/sources_1/bd/system/hw_handoff/system.hwh w]; puts $f HWH; close $f
+source SCRIPT
+set f [open calls.txt w]
+foreach c $::log { puts $f $c }
+close $f
+"""
+
+
+def _run_tcl(d, script: str, top: str, bp: str = "") -> list[str]:
+    (d / "stub.tcl").write_text(f"set ::bp_found {{{bp}}}\n" + _STUBS.replace("SCRIPT", script).replace("TOP", top))
+    r = subprocess.run(["tclsh", "stub.tcl"], cwd=d, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr + r.stdout
+    return (d / "calls.txt").read_text().splitlines()
+
+
+@pytest.fixture(scope="module")
+def zcu19eg_ip(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rtl_ip")
+    prog = bytes(range(256)) * 2                                # 16 instructions: only the ROM image matters here
+    return load_board("zcu19eg"), d, ip.render_ip(load_board("zcu19eg"), d, prog, overlay=d / "overlay"), prog
+
+
+def test_ip_top_ports_are_the_names_the_packager_infers():
+    """Every port of rtl/accel_rtl.sv is ap_clk, ap_rst_n, interrupt or an AXI4 / AXI4-Lite signal under the
+    prefix m_axi_gmem_ / s_axi_control_, and every signal of both interfaces is there."""
+    text = (ip.RTL_DIR / "accel_rtl.sv").read_text()
+    ports = re.findall(r"^\s*(?:input|output)\s+wire\s*(?:\[[^\]]*\])?\s*(\w+)", text, re.M)
+    axi = ["awid", "awaddr", "awlen", "awsize", "awburst", "awlock", "awcache", "awprot", "awvalid", "awready",
+           "wdata", "wstrb", "wlast", "wvalid", "wready", "bid", "bresp", "bvalid", "bready", "arid", "araddr",
+           "arlen", "arsize", "arburst", "arlock", "arcache", "arprot", "arvalid", "arready", "rid", "rdata",
+           "rresp", "rlast", "rvalid", "rready"]
+    axil = ["awaddr", "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready", "bresp", "bvalid", "bready",
+            "araddr", "arvalid", "arready", "rdata", "rresp", "rvalid", "rready"]
+    expected = {"ap_clk", "ap_rst_n", "interrupt"} | {f"m_axi_gmem_{s}" for s in axi} \
+        | {f"s_axi_control_{s}" for s in axil}
+    assert set(ports) == expected and len(ports) == len(expected)
+
+
+def test_ip_sources_lint_clean_with_the_rom(zcu19eg_ip):
+    """The written sources of the board configuration (32 x 32) lint clean under the IP top, the ROM image is the
+    program's, and the IP top names it."""
+    b, d, r, prog = zcu19eg_ip
+    assert [s.name for s in r["sources"]][-1] == "accel_rtl.sv"
+    ip.lint(r["sources"])
+    assert (d / "src" / ip.ROM_FILE).read_text() == rom_image(prog)
+    assert f'parameter string ROM_FILE = "{ip.ROM_FILE}"' in (d / "src" / "accel_rtl.sv").read_text()
+
+
+@needs_tclsh
+def test_package_ip_tcl_in_tclsh_with_stub_commands(zcu19eg_ip):
+    """package_ip.tcl: the part, every source and the ROM as a memory file, the clock constraint, the VLNV the
+    driver binds, both AXI interfaces inferred and associated with ap_clk, reset active low, level interrupt, and
+    an address block holding exactly the registers of generator/spec/isa.py."""
+    b, d, r, _ = zcu19eg_ip
+    calls = _run_tcl(d, "package_ip.tcl", ip.IP_TOP)
+    assert calls[0] == f"create_project -force {ip.IP_TOP}_ip ip_prj -part {b.part}"
+    added = " ".join(c for c in calls if c.startswith("add_files"))
+    for s in r["sources"]:
+        assert f"src/{s.name}" in added
+    assert f"src/{ip.ROM_FILE}" in added and "accel_rtl_ooc.xdc" in added
+    assert f"set_property file_type {{Memory File}} file:{ip.ROM_FILE}" in calls
+    vendor, library, name, version = RTL_KERNEL_VLNV.split(":")
+    pkg = next(c for c in calls if c.startswith("ipx::package_project"))
+    assert f"-vendor {vendor} -library {library}" in pkg
+    assert any(f"name {name} version {version}" in c for c in calls)
+    assert "ipx::infer_bus_interfaces xilinx.com:interface:aximm_rtl:1.0 ipx::current_core" in calls
+    assert "ipx::associate_bus_interfaces -busif s_axi_control -clock ap_clk ipx::current_core" in calls
+    assert "ipx::associate_bus_interfaces -busif m_axi_gmem -clock ap_clk ipx::current_core" in calls
+    assert "ipx::associate_bus_interfaces -clock ap_clk -reset ap_rst_n ipx::current_core" in calls
+    props = [c for c in calls if c.startswith("set_property")]
+    assert "set_property value ACTIVE_LOW ipx::add_bus_parameter" in props
+    assert "set_property value LEVEL_HIGH ipx::add_bus_parameter" in props
+    assert f"set_property value {int(b.pl_clock_mhz * 1e6)} ipx::add_bus_parameter" in props
+    regs = [c.split()[1] for c in calls if c.startswith("ipx::add_register")]
+    assert regs == [n for n, *_ in isa.REGISTERS]
+    sets = [c for c in props if "address_offset" in c]
+    for (n, off, bits, acc), c in zip(isa.REGISTERS, sets):
+        assert f"address_offset 0x{off:02X} size {bits} access {'read-only' if acc == 'r' else 'read-write'}" in c
+    block = next(c for c in props if "usage register" in c)
+    rng = int(re.search(r"range (\d+)", block).group(1))
+    assert rng >= isa.REGISTERS[-1][1] + 4 and rng & (rng - 1) == 0
+    assert calls[-1] == "ipx::save_core ipx::current_core"
+
+
+@needs_tclsh
+@pytest.mark.parametrize("brd", ["zcu19eg", "kv260"])
+def test_vivado_bd_tcl_has_the_hls_ps_configuration(tmp_path, brd):
+    """vivado_bd.tcl of the RTL IP: the same part, board preset and Zynq UltraScale+ PS configuration as the HLS
+    block design (call for call), the IP by its VLNV with s_axi_control on HPM0, m_axi_gmem on HP0 and the
+    interrupt, and the overlay copied where invoke package --kernel rtl finds it."""
+    from generator.flows.package import find_overlay
+    b = load_board(brd)
+    bp = f"{b.vivado_board_part}:1.0" if b.vivado_board_part else ""
+    (tmp_path / "hls").mkdir()
+    hls.render(b, tmp_path / "hls", overlay_dir=tmp_path / "hls_ov")
+    ov = tmp_path / "rtl_ov"
+    ip.render_ip(b, tmp_path / "rtl", bytes(isa.INSN_BYTES), overlay=ov)
+    h = _run_tcl(tmp_path / "hls", "vivado_bd.tcl", hls.TOP, bp)
+    r = _run_tcl(tmp_path / "rtl", "vivado_bd.tcl", ip.IP_TOP, bp)
+    ps = [c for c in h if c.endswith(" zynq_ultra_ps_e_0") and not c.startswith("create_bd_cell")]
+    assert ps and ps == [c for c in r if c.endswith(" zynq_ultra_ps_e_0") and not c.startswith("create_bd_cell")]
+    assert r[0] == f"create_project -force {ip.IP_TOP}_bd vivado_prj -part {b.part}"
+    assert [c for c in h if "board_part" in c] == [c for c in r if "board_part" in c]
+    assert f"create_bd_cell -type ip -vlnv {RTL_KERNEL_VLNV} {ip.IP_TOP}_0" in r
+    intf = " | ".join(c for c in r if c.startswith("connect_bd_intf_net"))
+    assert f"{ip.IP_TOP}_0/s_axi_control" in intf and f"{ip.IP_TOP}_0/m_axi_gmem" in intf
+    assert "M_AXI_HPM0_FPD" in intf and "S_AXI_HP0_FPD" in intf
+    assert any(f"{ip.IP_TOP}_0/interrupt" in c and "pl_ps_irq0" in c for c in r)
+    assert any(f"{ip.IP_TOP}_0/ap_clk" in c and "pl_clk0" in c for c in r)
+    assert any(c.startswith("launch_runs impl_1 -to_step write_bitstream") for c in r)
+    stem = f"yolofpga_rtl_{brd}"
+    assert [p.name for p in find_overlay(brd, ov, "rtl")] == [f"{stem}.bit", f"{stem}.hwh"]
+
+
+def test_xdc_constrains_ap_clk_at_the_board_clock(zcu19eg_ip):
+    b, d, _, _ = zcu19eg_ip
+    xdc = (d / "accel_rtl_ooc.xdc").read_text()
+    period = float(re.search(r"create_clock -period ([\d.]+) -name ap_clk \[get_ports ap_clk\]", xdc).group(1))
+    assert period == pytest.approx(1e3 / b.pl_clock_mhz, abs=1e-3)
+
+
+def test_render_refuses_a_partial_program(tmp_path):
+    with pytest.raises(RtlError, match="whole number of 32-byte instructions"):
+        ip.render_ip(load_board("zcu19eg"), tmp_path, bytes(40))
+
+
+def test_build_rtl_flow_writes_the_ip_and_names_the_vivado_commands(tmp_path, monkeypatch):
+    """build_rtl_flow for zcu19eg on a machine without Vivado: the program's ROM, the Tcl, the XDC, lint clean,
+    and the two Vivado commands in order (printed and in README.txt)."""
+    from generator.flows.build import build_rtl_flow
+    real_which = shutil.which
+    monkeypatch.setattr(ip.shutil, "which", lambda n, **k: None if n == "vivado" else real_which(n, **k))
+    lines = []
+    r = build_rtl_flow("zcu19eg", out=tmp_path / "b", log=lines.append)
+    d = r.out
+    assert d == tmp_path / "b" / "rtl"
+    for f in ip.IP_FILES + ["README.txt", f"src/{ip.ROM_FILE}", "src/accel_rtl.sv", "src/accel_pkg.sv"]:
+        assert (d / f).is_file(), f
+    blob = (tmp_path / "b" / "program.bin").read_bytes()
+    assert (d / "src" / ip.ROM_FILE).read_text() == rom_image(blob) and r.n_insns == len(blob) // isa.INSN_BYTES
+    msg = r.tools_message
+    assert msg.index("-source package_ip.tcl") < msg.index("-source vivado_bd.tcl")
+    assert (d / "README.txt").read_text() == msg + "\n"
+    assert "lint (-Wall) clean" in "\n".join(lines)
+
+
+def test_build_with_an_unknown_kernel_exits_2():
+    r = subprocess.run([str(Path(sys.executable).parent / "invoke"), "build", "--kernel", "vhdl"], cwd=ROOT_DIR,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.strip() == "error: --kernel 'vhdl': choose hls or rtl"

@@ -38,9 +38,10 @@
 //   A/B, M, P / adder-tree / ACC read-modify-write pipeline drained before the tokens are pushed; PE_LAT = 3 +
 //   PE_TREE_ST). Steps are one per cycle, except int8 accumulation (acc_init = 0) with ig*kh*kw = 1: one step
 //   every two cycles.
-// * POST: 4 + window steps (setup of the address constants; the RAM read stage).
+// * POST: 4 + POST_SETUP + RQ_LAT + window steps (the serial setup of the address constants, the RAM read stage,
+//   the requantization pipeline).
 // * STORE: beats stay one per cycle, across bursts, segments and pixels: with awready and wready high,
-//   8 + beats + (cycles from the last W beat to its write response) from leaving the queue to the next
+//   7 + SD_SETUP + beats + (cycles from the last W beat to its write response) from leaving the queue to the next
 //   instruction. Pixels contiguous in DDR but not in OBUF (elems != src_pitch*Tm) are one segment each.
 // Errors (generator/spec/isa.py STATUS_BITS): the first error sets its status bit, no instruction starts afterwards
 // (instructions already executing finish), and the run ends with ap_done. Found at dispatch: ILLEGAL_OPCODE (opcode,

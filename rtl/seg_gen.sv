@@ -6,7 +6,10 @@
 // Each segment is cut into AXI4 INCR bursts: beat-aligned start, not across an AXI_BOUNDARY, at most AXI_MAX_BEATS
 // beats. One new segment (`take`, when none is being issued or its last burst is accepted) or one burst address per
 // cycle; `fire`: the burst on (cur, blen) is accepted (valid: the unit's `seg_v && its own conditions`).
-// `en` gates taking segments (the unit's run state, no range error). Positions advance by additions only.
+// `en` gates taking segments (the unit's run state, no range error). Positions advance by additions only, on the
+// bits that matter for the clock: DDR addresses are AXI_AW bits (carry-select adds, accel_pkg addr_add), a burst
+// address advances within its 4 KB page (the page number by an increment), beats are counted on 28 bits
+// (segments are under 4 GB: the DDR size registers are 32 bits), positions on the instruction fields' 12 bits.
 `default_nettype none
 module seg_gen
   import accel_pkg::*;
@@ -41,59 +44,97 @@ module seg_gen
   output logic [31:0]  seg_idx
 );
   localparam int BOUND_W = $clog2(AXI_BOUNDARY);
-  logic [31:0] r, c;                   // position of the next segment
-  logic [63:0] rowaddr;                // DDR address of row r
-  logic [63:0] left;                   // beats of the segment not yet in a burst
-  assign more = r < rows;
-  always_comb begin
-    logic [63:0] cap;
-    cap = (64'(AXI_BOUNDARY) - 64'(cur[BOUND_W-1:0])) >> LOG2_BYTES;
-    if (cap > 64'(AXI_MAX_BEATS)) cap = 64'(AXI_MAX_BEATS);
-    blast = left <= cap;
-    blen = blast ? 9'(left) : 9'(cap);
-  end
+  localparam int PW = 16;              // positions (rows, cols: 12-bit instruction fields)
+  localparam int LW = 32 - LOG2_BYTES; // beats of a segment
+  logic [PW-1:0] r, c;                 // position of the next segment
+  logic c_last;                        // c is the row's last column (registered: c + 1 >= cols)
+  logic c_init;                        // no segment taken since init: c_last not yet set (rows / cols may become
+                                       // valid only after init)
+  logic [AXI_AW-1:0] rowaddr, nxt_a;   // DDR address of row r, of the next segment
+  logic [AXI_AW-1:0] cur_a, start_a, end_a;
+  logic [LW-1:0] left;                 // beats of the segment not yet in a burst
+  wire [PW-1:0] rows_w = PW'(rows), cols_w = PW'(cols);
+  wire row_end = c_init ? cols_w <= 1 : c_last;
+  assign more = r < rows_w;
+  assign nxt_addr = 64'(nxt_a);
+  assign cur = 64'(cur_a);
+  assign seg_start = 64'(start_a);
+  assign seg_end = 64'(end_a);
+  // beats the next burst may have: the first burst of a segment up to the 4 KB boundary (set at `take` from the
+  // segment's start), every later one starts on a boundary (the bursts before it ended there) and may have CAP_MAX
+  localparam int CAP_MAX = AXI_BOUNDARY / AXI_BYTES < AXI_MAX_BEATS ? AXI_BOUNDARY / AXI_BYTES : AXI_MAX_BEATS;
+  logic [8:0] cap;
+  always_comb blen = blast ? 9'(left) : cap;     // (blast: left <= cap, a register updated with them)
   assign take = en && (!seg_v || (fire && blast)) && more;
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       {r, c, nxt_idx, seg_idx} <= '0;
-      {rowaddr, nxt_addr, cur, left, seg_start, seg_end} <= '0;
-      {seg_v, first} <= '0;
+      {rowaddr, nxt_a, cur_a, left, start_a, end_a} <= '0;
+      cap <= '0;
+      blast <= 1'b0;
+      {seg_v, first, c_last, c_init} <= '0;
     end else if (init) begin
       r <= '0;
       c <= '0;
-      rowaddr <= init_addr;
-      nxt_addr <= init_addr;
+      c_init <= 1'b1;
+      rowaddr <= AXI_AW'(init_addr);
+      nxt_a <= AXI_AW'(init_addr);
       nxt_idx <= init_idx;
       seg_v <= 1'b0;
     end else begin
       if (fire) begin
-        cur <= cur + (64'(blen) << LOG2_BYTES);
-        left <= left - 64'(blen);
+        logic [BOUND_W:0] off;
+        // the next burst (when this is not the segment's last, it has cap beats and ends on a boundary or after
+        // CAP_MAX beats): the page number counts when the page offset wraps
+        off = (BOUND_W + 1)'(cur_a[BOUND_W-1:0]) + ((BOUND_W + 1)'(cap) << LOG2_BYTES);
+        cur_a <= {cur_a[AXI_AW-1:BOUND_W] + (AXI_AW - BOUND_W)'(off[BOUND_W]), off[BOUND_W-1:0]};
+        left <= blast ? '0 : left - LW'(cap);
+        cap <= 9'(CAP_MAX);
+        blast <= left - LW'(cap) <= LW'(CAP_MAX);
         first <= 1'b0;
         if (blast) seg_v <= 1'b0;
       end
       if (take) begin
+        logic [LOG2_BYTES+1:0] lo;
         seg_v <= 1'b1;
         first <= 1'b1;
-        seg_start <= nxt_addr;
-        seg_end <= nxt_addr + seg_bytes;
+        start_a <= nxt_a;
+        end_a <= addr_add(nxt_a, AXI_AW'(seg_bytes[31:0]));
         seg_idx <= nxt_idx;
-        cur <= nxt_addr & ~64'(AXI_BYTES - 1);
-        left <= (64'(nxt_addr[LOG2_BYTES-1:0]) + seg_bytes + 64'(AXI_BYTES - 1)) >> LOG2_BYTES;
+        cur_a <= nxt_a & ~AXI_AW'(AXI_BYTES - 1);
+        // beats: (start's byte in its beat + bytes + AXI_BYTES - 1) / AXI_BYTES, the low bits' carry added alone
+        lo = (LOG2_BYTES + 2)'(nxt_a[LOG2_BYTES-1:0]) + (LOG2_BYTES + 2)'(seg_bytes[LOG2_BYTES-1:0])
+             + (LOG2_BYTES + 2)'(AXI_BYTES - 1);
+        begin
+          logic [BOUND_W:0] cp;
+          logic [8:0] cn;
+          logic [LW-1:0] ln;
+          cp = (BOUND_W + 1)'(AXI_BOUNDARY / AXI_BYTES) - (BOUND_W + 1)'(nxt_a[BOUND_W-1:LOG2_BYTES]);
+          cn = cp > (BOUND_W + 1)'(CAP_MAX) ? 9'(CAP_MAX) : 9'(cp);
+          ln = LW'(seg_bytes[31:LOG2_BYTES]) + LW'(lo >> LOG2_BYTES);
+          cap <= cn;
+          left <= ln;
+          blast <= ln <= LW'(cn);
+        end
         nxt_idx <= nxt_idx + idx_step;
+        c_init <= 1'b0;
         if (all_seg) begin
-          r <= rows;
-        end else if (row_seg || c + 32'd1 >= cols) begin
+          r <= rows_w;
+        end else if (row_seg || row_end) begin
           c <= '0;
-          r <= r + 32'd1;
-          rowaddr <= rowaddr + row_stride;
-          nxt_addr <= rowaddr + row_stride;
+          c_last <= cols_w <= 1;
+          r <= r + 1'b1;
+          rowaddr <= addr_add(rowaddr, AXI_AW'(row_stride));
+          nxt_a <= addr_add(rowaddr, AXI_AW'(row_stride));
         end else begin
-          c <= c + 32'd1;
-          nxt_addr <= nxt_addr + pix_stride;
+          c <= c + 1'b1;
+          c_last <= c + PW'(2) >= cols_w;
+          nxt_a <= addr_add(nxt_a, AXI_AW'(pix_stride));
         end
       end
     end
   end
+  wire unused = &{1'b0, init_addr[63:AXI_AW], rows[31:PW], cols[31:PW], row_stride[63:AXI_AW],
+                  pix_stride[63:AXI_AW], seg_bytes[63:32], 1'b0};
 endmodule
 `default_nettype wire

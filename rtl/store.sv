@@ -7,6 +7,9 @@
 // into the output FIFO (W channel), so the beats go out back to back. Done when every write response is in.
 // Range checks (OUT_OF_RANGE): DDR bytes [ddr_offset, end) of the base register's buffer and the OBUF elements,
 // computed in S_SETUP, compared in the first S_RUN cycle (no address issued yet): a refused STORE writes nothing.
+// S_SETUP takes SD_SETUP cycles: its multiplies are registered shift-and-add trees (rtl/mul_tree.sv) free-running
+// on the instruction register, the DDR extent's sums carry-select adds (accel_pkg addr_add), the compares split
+// so that no carry chain passes 32 bits.
 // Legend: sd_ STORE instruction / address side; sdh_ the head descriptor; OBUF position of a DDR byte u =
 // (element << prec16) + byte within the element; lo / hi the valid bytes [lo, hi) of a beat; OL OBUF lanes.
 `default_nettype none
@@ -179,11 +182,53 @@ module store
   assign m_axi_wvalid = !oq_empty;
 
   logic sd_chk;                                                       // first S_RUN cycle: range check
-  logic [63:0] sd_ddr_end;
-  logic [39:0] sd_ob_end;
+  logic [2:0] sd_su;                                                  // setup cycle
   wire [1:0] sd_ins_base = st_ins[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];
-  assign oob = sd_chk && (sd_ddr_end > 64'(ddr_sizes[32 * sd_ins_base +: 32])
-                          || sd_ob_end > 40'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8) << LOG2_TM);
+  // ---- setup values, free-running on st_ins (valid from the first S_SETUP cycle, 1): cycle each is valid in
+  localparam int RB_W = F_STORE_ELEMS_W + 1 + F_STORE_COLS_W;         // run bytes x cols
+  localparam int PX_W = F_STORE_SRC_PITCH_W + LOG2_TM;                // OBUF elements per pixel
+  wire [31:0] sd_pix = sd_src_pitch << LOG2_TM;
+  logic [F_STORE_ROWS_W-1:0] su_rows1;                                // 2: rows - 1
+  logic [F_STORE_COLS_W-1:0] su_cols1;                                // 2: cols - 1
+  logic su_rc, su_oc, su_ac;                                          // 2, 2, 4
+  logic [RB_W-1:0] su_rowbytes;                                       // 3: run bytes x cols
+  logic [PX_W+F_STORE_COLS_W-1:0] su_pixcols;                         // 3: pix x cols
+  logic [31:0] su_segall, su_obn, su_rsr, su_psc;                     // 5, 5, 4, 4 (+ overflow flags)
+  logic su_segall_ov, su_obn_ov, su_rsr_ov, su_psc_ov;
+  logic [AXI_AW-1:0] su_e1, su_e2, su_e3;                             // 5, 5, 6: the DDR extent's sums
+  logic su_e_ov, su_ddr_oob;                                          // 6, 7
+  logic [24:0] su_ob1;                                                // 6: obn + elems
+  logic su_ob_hi, su_ob_oob;                                          // 6, 7
+  /* verilator lint_off PINCONNECTEMPTY */
+  mul_tree #(.AW(F_STORE_ELEMS_W + 1), .BW(F_STORE_COLS_W)) u_rb (
+    .clk, .a((F_STORE_ELEMS_W + 1)'(sd_run)), .b(F_STORE_COLS_W'(sd_cols)), .p(su_rowbytes), .ovf());
+  mul_tree #(.AW(PX_W), .BW(F_STORE_COLS_W)) u_pc (
+    .clk, .a(PX_W'(sd_pix)), .b(F_STORE_COLS_W'(sd_cols)), .p(su_pixcols), .ovf());
+  /* verilator lint_on PINCONNECTEMPTY */
+  mul_tree #(.AW(RB_W), .BW(F_STORE_ROWS_W), .PW(32)) u_sa (
+    .clk, .a(su_rowbytes), .b(F_STORE_ROWS_W'(sd_rows)), .p(su_segall), .ovf(su_segall_ov));
+  mul_tree #(.AW(PX_W + F_STORE_COLS_W), .BW(F_STORE_ROWS_W), .PW(32)) u_ob (
+    .clk, .a(su_pixcols), .b(F_STORE_ROWS_W'(sd_rows)), .p(su_obn), .ovf(su_obn_ov));
+  mul_tree #(.AW(F_STORE_ROW_STRIDE_W), .BW(F_STORE_ROWS_W), .PW(32)) u_rs (
+    .clk, .a(F_STORE_ROW_STRIDE_W'(sd_row_stride)), .b(su_rows1), .p(su_rsr), .ovf(su_rsr_ov));
+  mul_tree #(.AW(F_STORE_PIX_STRIDE_W), .BW(F_STORE_COLS_W), .PW(32)) u_ps (
+    .clk, .a(F_STORE_PIX_STRIDE_W'(sd_pix_stride)), .b(su_cols1), .p(su_psc), .ovf(su_psc_ov));
+  always_ff @(posedge clk) begin
+    su_rows1 <= F_STORE_ROWS_W'(sd_rows) - 1'b1;
+    su_cols1 <= F_STORE_COLS_W'(sd_cols) - 1'b1;
+    su_oc <= sd_elems == sd_pix;                                      // the pixels' elements are contiguous in OBUF
+    su_rc <= sd_cols == 1 || (sd_elems == sd_pix && sd_pix_stride == 64'(sd_run));
+    su_ac <= su_rc && (sd_rows == 1 || (su_oc && sd_row_stride == 64'(su_rowbytes)));
+    su_e1 <= addr_add(AXI_AW'(st_ins[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W]), AXI_AW'(su_rsr));
+    su_e2 <= addr_add(AXI_AW'(su_psc), AXI_AW'(sd_run));
+    su_e3 <= addr_add(su_e1, su_e2);
+    su_e_ov <= su_rsr_ov || su_psc_ov;
+    su_ddr_oob <= su_e_ov || su_e3[AXI_AW-1:32] != '0 || su_e3[31:0] > ddr_sizes[32 * sd_ins_base +: 32];
+    su_ob1 <= su_obn[24:0] + 25'(sd_elems);
+    su_ob_hi <= su_obn_ov || su_obn[31:24] != '0;
+    su_ob_oob <= su_ob_hi || su_ob1 - 25'(sd_pix) > 25'((prec16 ? OBUF_WORDS16 : OBUF_WORDS8) << LOG2_TM);
+  end
+  assign oob = sd_chk && (su_ddr_oob || su_ob_oob);
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
@@ -194,14 +239,15 @@ module store
       {sd_seg_bytes, sd_seg_elstep, sd_u} <= '0;
       sd_outst <= '0;
       sd_chk <= 1'b0;
-      {sd_ddr_end, sd_ob_end} <= '0;
+      sd_su <= '0;
     end else begin
-      sd_chk <= st_state == S_SETUP;
+      sd_chk <= st_state == S_SETUP && sd_su == 3'(SD_SETUP - 1);
       sd_outst <= sd_outst + 16'(aw_fire) - 16'(m_axi_bvalid);
       case (st_state)
         S_IDLE:
           if (st_go) begin
             st_ins <= sq_rdata;
+            sd_su <= '0;
             st_state <= S_DONE;
             if (sq_op == OP_END) end_done <= 1'b1;
             if (sq_op == OP_POST) st_state <= S_POST;
@@ -210,25 +256,13 @@ module store
                 && sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] != 0) st_state <= S_SETUP;
           end
         S_POST: if (post_done) st_state <= S_DONE;
-        S_SETUP: begin                                  // per-instruction segment constants (LUT multiplies)
-          logic rc, ac, oc;
-          logic [63:0] rowbytes;
-          logic [31:0] pix;
-          pix = sd_src_pitch << LOG2_TM;                // OBUF elements per pixel
-          oc = sd_elems == pix;                         // the pixels' elements are contiguous in OBUF
-          rowbytes = mul_lut(64'(sd_run), 16'(sd_cols));
-          rc = sd_cols == 1 || (oc && sd_pix_stride == 64'(sd_run));
-          ac = rc && (sd_rows == 1 || (oc && sd_row_stride == rowbytes));
-          sd_row_contig <= rc;
-          sd_all_contig <= ac;
-          sd_seg_bytes <= ac ? mul_lut(rowbytes, 16'(sd_rows)) : rc ? rowbytes : 64'(sd_run);
-          sd_seg_elstep <= rc ? 32'(mul_lut(64'(pix), 16'(sd_cols))) : pix;
-          sd_ddr_end <= 64'(st_ins[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W])
-                        + 64'(mul48(48'(sd_row_stride), 16'(sd_rows - 32'd1)))
-                        + 64'(mul48(48'(sd_pix_stride), 16'(sd_cols - 32'd1))) + 64'(sd_run);
-          // (pix*cols: the segment step's multiply)
-          sd_ob_end <= mul40(40'(mul_lut(64'(pix), 16'(sd_cols))), 16'(sd_rows)) - 40'(pix) + 40'(sd_elems);
-          st_state <= S_RUN;
+        S_SETUP: begin                                  // per-instruction segment constants (registered above)
+          sd_su <= sd_su + 1'b1;
+          sd_row_contig <= su_rc;
+          sd_all_contig <= su_ac;
+          sd_seg_bytes <= su_ac ? 64'(su_segall) : su_rc ? 64'(su_rowbytes) : 64'(sd_run);
+          sd_seg_elstep <= su_rc ? 32'(su_pixcols) : sd_pix;
+          if (sd_su == 3'(SD_SETUP - 1)) st_state <= S_RUN;
         end
         S_RUN: begin
           if (aw_fire) sd_u <= sd_u + (32'(sg_blen) << LOG2_BYTES);
@@ -245,7 +279,7 @@ module store
       endcase
     end
   end
-  wire unused = &{1'b0, m_axi_bid, m_axi_bresp, sg_more, sg_nxt_addr, sg_cur, sg_idx, sg_start[63:LOG2_BYTES],
+  wire unused = &{1'b0, su_segall_ov, m_axi_bid, m_axi_bresp, sg_more, sg_nxt_addr, sg_cur, sg_idx, sg_start[63:LOG2_BYTES],
                   sg_end[63:LOG2_BYTES], sdq_count, oq_full, 1'b0};
 endmodule
 `default_nettype wire

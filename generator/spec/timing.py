@@ -34,7 +34,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from generator.spec.arch import COMPUTE_SETUP, PE_DSP_STAGES, POST_SETUP, REQUANT_STAGES, pe_tree_stages
+from generator.spec.arch import (COMPUTE_SETUP, PE_DSP_STAGES, POST_SETUP, REQUANT_STAGES, STORE_SETUP,
+                                  pe_tree_stages)
 from generator.spec.board import Board
 
 #: cycles of a COMPUTE besides its steps and its PE array's pipeline (:attr:`HwConfig.compute_fill`): the queue
@@ -49,9 +50,9 @@ SIMPLE_OP_CYCLES = 1
 MAX_READ_BURSTS = 32
 #: cycles of a LOAD besides latency, beats and LOAD_SETUP (instruction issue, first address, completion)
 XFER_OVERHEAD = 4
-#: cycles of a STORE besides the beats and the write-response latency (issue, first address, the OBUF read
-#: stage and output FIFO ahead of the first W beat, completion)
-STORE_OVERHEAD = 8
+#: cycles of a STORE besides the beats and the write-response latency (issue, the setup, first address, the OBUF
+#: read stage and output FIFO ahead of the first W beat, completion)
+STORE_OVERHEAD = 7 + STORE_SETUP
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from generator import ROOT_DIR
 from generator.backends.context import shared_context
 from generator.spec import isa
 from generator.spec.arch import (AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS, DSP_A_BITS, DSP_B_BITS, PACK_SHIFT,
-                                  POST_SETUP, REQUANT_STAGES, RTL_QUEUES, COMPUTE_SETUP,
+                                  POST_SETUP, REQUANT_STAGES, RTL_QUEUES, COMPUTE_SETUP, STORE_SETUP,
                                   PE_DSP_STAGES, pe_tree_stages)
 from generator.spec.board import Board
 from generator.spec.memories import storage_binding
@@ -67,6 +67,9 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         raise RtlError(f"{board.name}: the RTL needs power-of-two tn/tm, got {a.tn}x{a.tm}")
     if a.axi_data_width_bits > isa.INSN_BITS:
         raise RtlError(f"{board.name}: axi_data_width_bits={a.axi_data_width_bits} wider than an instruction")
+    if a.axi_data_width_bits * AXI_MAX_BURST_BEATS < 8 * AXI_BOUNDARY_BYTES:
+        raise RtlError(f"{board.name}: axi_data_width_bits={a.axi_data_width_bits}: the RTL's burst generator needs "
+                       f"a {AXI_BOUNDARY_BYTES}-byte page in at most {AXI_MAX_BURST_BEATS} beats (>= 128 bits)")
     if a.tn < 2 or a.tm < 2 or a.tm > 2 * a.tn:
         raise RtlError(f"{board.name}: the RTL needs 2 <= tn and 2 <= tm <= 2*tn (bypass reads Tm elements from at "
                        f"most two IBUF words), got {a.tn}x{a.tm}")
@@ -98,7 +101,7 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         ram_styles=ram_styles(board), rtl_queues=RTL_QUEUES, axi_boundary=AXI_BOUNDARY_BYTES,
         axi_max_beats=AXI_MAX_BURST_BEATS, dsp_a_w=DSP_A_BITS, dsp_b_w=DSP_B_BITS, pack_shift=PACK_SHIFT,
         rq_lat=REQUANT_STAGES, post_setup=POST_SETUP,
-        cp_setup=COMPUTE_SETUP, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=PE_DSP_STAGES)
+        cp_setup=COMPUTE_SETUP, sd_setup=STORE_SETUP, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=PE_DSP_STAGES)
 
 
 def _env() -> jinja2.Environment:

@@ -8,6 +8,9 @@
 // for the extra chunks. Span segments: the previous beat is kept, each run is written whole from the two-beat
 // window once its last byte has arrived (two runs per cycle through both IBUF ports); load_wr formats the writes.
 // Range checks (OUT_OF_RANGE): extents computed in LD_SETUP, compared in the first LD_RUN cycle (no address yet).
+// LD_SETUP takes LD_SETUP_CYC cycles: its multiplies are registered shift-and-add trees (rtl/mul_tree.sv)
+// free-running on the instruction register, the extents' sums carry-select adds (accel_pkg addr_add), the compares
+// split so that no carry chain passes 32 bits.
 // Legend: ld_ instruction / address side; ldr_ the data side's position in the burst at the head of ldq (burst
 // address, segment start / end, beat, byte pointer, byte within the run (e), run's first element (pb)); sp_ span
 // segments (run q = the next run ending in the data, qoff its segment byte offset, qpb its first element).
@@ -77,7 +80,7 @@ module load
   logic [63:0] ld_seg_bytes;                                          // bytes of one segment
   logic [31:0] ld_seg_pbstep, ld_run_step;                            // element/entry index step per segment / run
   // DDR address of the transfer, its first element / record index (seg_gen takes them in LD_SETUP)
-  wire [63:0] ld_start = base_addrs[64 * ld_base_reg +: 64] + 64'(ld_ddr_offset);
+  wire [63:0] ld_start = 64'(addr_add(AXI_AW'(base_addrs[64 * ld_base_reg +: 64]), AXI_AW'(ld_ddr_offset)));
   wire [31:0] ld_pb_start = ld_is_pbuf ? ld_dst_word
                             : ld_is_wbuf ? (ld_dst_word << LOG2_WL) + ld_dst_elem
                                          : (ld_dst_word << LOG2_TN) + ld_dst_elem;
@@ -85,8 +88,7 @@ module load
 
   // ---- address side
   logic ld_chk;                                                       // first LD_RUN cycle: range check
-  logic [63:0] ld_ddr_end;                                            // one past the last DDR byte, from the base
-  logic [63:0] ld_buf_end, ld_buf_cap;                                // one past the last element / record, bound
+  logic [2:0] ld_su;                                                  // setup cycle
   logic ld_bad_buf;                                                   // LOAD.buf names no buffer
   logic sg_take, sg_more, sg_v, sg_blast, sg_first;
   logic [63:0] sg_nxt_addr, sg_cur, sg_start, sg_end;
@@ -102,18 +104,26 @@ module load
   assign arvalid = ld_state == LD_RUN && sg_v && 32'(ld_outst) < 32'(LD_OUTST);
   assign araddr = sg_cur;
   assign arlen = 8'(sg_blen - 9'd1);
-  // burst descriptors: {burst address, segment start, segment end, element index of the segment, first burst}
-  localparam int LDQ_W = 64 + 64 + 64 + 32 + 1;
+  // burst descriptors, narrow (computed on the address side so that the data side does no wide arithmetic):
+  // {segment offset of the burst's first beat (cur - start, 32 bits, negative for a segment's first burst),
+  //  first valid byte of its first beat (segment's first burst, else 0), the bytes of the segment's last beat,
+  //  the burst is the segment's last, element index of the segment, first burst}
+  localparam int PW_ = BYTE_POS_W;
+  localparam int LDQ_W = 32 + 2 * PW_ + 1 + 32 + 1;
   logic ldq_empty, ldq_full;
   logic [LDQ_W-1:0] ldq_rdata;
   logic [$clog2(LD_OUTST):0] ldq_count;
   logic ld_fire;                                                      // the current beat is consumed (rready)
+  wire [PW_-1:0] sg_lo0 = sg_first ? PW_'(sg_start[LOG2_BYTES-1:0]) : '0;
+  wire [PW_-1:0] sg_hil = sg_end[LOG2_BYTES-1:0] == '0 ? PW_'(AXI_BYTES) : PW_'(sg_end[LOG2_BYTES-1:0]);
   sync_fifo #(.W(LDQ_W), .DEPTH(LD_OUTST)) u_ldq (
-    .clk, .rst_n, .clr, .wr(ar_ok), .wdata({sg_cur, sg_start, sg_end, sg_idx, sg_first}),
+    .clk, .rst_n, .clr, .wr(ar_ok),
+    .wdata({sg_cur[31:0] - sg_start[31:0], sg_lo0, sg_hil, sg_blast, sg_idx, sg_first}),
     .rd(ld_fire && rlast), .rdata(ldq_rdata), .empty(ldq_empty), .full(ldq_full), .count(ldq_count));
-  wire [63:0] ldr_burst = ldq_rdata[LDQ_W-1 -: 64];
-  wire [63:0] ldr_start = ldq_rdata[LDQ_W-65 -: 64];
-  wire [63:0] ldr_end = ldq_rdata[LDQ_W-129 -: 64];
+  wire [31:0] ldr_boff = ldq_rdata[LDQ_W-1 -: 32];
+  wire [PW_-1:0] ldr_lo0 = ldq_rdata[LDQ_W-33 -: PW_];
+  wire [PW_-1:0] ldr_hil = ldq_rdata[LDQ_W-33-PW_ -: PW_];
+  wire ldr_lastseg = ldq_rdata[33];
   wire [31:0] ldr_pb0 = ldq_rdata[32:1];
   wire ldr_first = ldq_rdata[0];
 
@@ -123,8 +133,6 @@ module load
   assign pop_c2l = ld_go && lq_rdata[H_POP_NEXT_LSB];
   assign push_l2c = ld_state == LD_DONE && ld_ins[H_PUSH_NEXT_LSB];
   assign idle = ld_state == LD_IDLE;
-  assign oob = ld_chk && (ld_bad_buf || ld_ddr_end > 64'(ddr_sizes[32 * ld_base_reg +: 32])
-                          || ld_buf_end > ld_buf_cap);
   always_comb begin
     cfg_err_isa = 1'b0;
     cfg_err_cfg = 1'b0;
@@ -137,6 +145,69 @@ module load
     end
   end
 
+  // ---- setup values, free-running on ld_ins (valid from the first LD_SETUP cycle, 1): the cycle each is valid in
+  localparam int RUN_W = F_LOAD_ELEMS_W + LOG2_PB;                    // bytes of a run
+  localparam int STEP_W = F_LOAD_DST_PITCH_W + (LOG2_WL > LOG2_TN ? LOG2_WL : LOG2_TN);
+  wire [31:0] ld_step = ld_is_pbuf ? ld_elems : ld_is_wbuf ? ld_dst_pitch << LOG2_WL : ld_dst_pitch << LOG2_TN;
+  logic [F_LOAD_ROWS_W-1:0] su_rows1;                                 // 2: rows - 1
+  logic [F_LOAD_COLS_W-1:0] su_cols1;                                 // 2: cols - 1
+  logic su_rc, su_ac, su_sp0, su_sp;                                  // 2, 4, 2, 7
+  logic [31:0] su_rowbytes, su_colstep, su_tot, su_segall;            // 3, 3, 5, 5
+  logic [31:0] su_spanp, su_rsr;                                      // 4, 4
+  logic su_rowbytes_ov, su_tot_ov, su_segall_ov, su_spanp_ov, su_rsr_ov;
+  logic [AXI_AW-1:0] su_span;                                         // 5: pix_stride * (cols - 1) + run
+  logic [AXI_AW-1:0] su_e1, su_e2, su_e3;                             // 5, 5, 6: the DDR extent's sums
+  logic su_ddr_oob;                                                   // 7
+  logic [31:0] su_k0;                                                 // 2: first element / record + elems
+  logic [AXI_AW-1:0] su_nstep;                                        // 2: -step
+  logic [AXI_AW-1:0] su_k1, su_b;                                     // 3: that - step; 6: + tot (the buffer extent)
+  logic su_buf_oob;                                                   // 7
+  wire [31:0] ld_buf_cap = ld_is_pbuf ? 32'(PBUF_ENTRIES)
+                           : ld_is_wbuf ? 32'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8) << LOG2_WL
+                                        : 32'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8) << LOG2_TN;
+  mul_tree #(.AW(RUN_W), .BW(F_LOAD_COLS_W), .PW(32)) u_rb (
+    .clk, .a(RUN_W'(ld_run)), .b(F_LOAD_COLS_W'(ld_cols)), .p(su_rowbytes), .ovf(su_rowbytes_ov));
+  /* verilator lint_off PINCONNECTEMPTY */
+  mul_tree #(.AW(STEP_W), .BW(F_LOAD_COLS_W), .PW(32)) u_cs (
+    .clk, .a(STEP_W'(ld_step)), .b(F_LOAD_COLS_W'(ld_cols)), .p(su_colstep), .ovf());
+  /* verilator lint_on PINCONNECTEMPTY */
+  mul_tree #(.AW(32), .BW(F_LOAD_ROWS_W), .PW(32)) u_tot (
+    .clk, .a(su_colstep), .b(F_LOAD_ROWS_W'(ld_rows)), .p(su_tot), .ovf(su_tot_ov));
+  mul_tree #(.AW(32), .BW(F_LOAD_ROWS_W), .PW(32)) u_sa (
+    .clk, .a(su_rowbytes), .b(F_LOAD_ROWS_W'(ld_rows)), .p(su_segall), .ovf(su_segall_ov));
+  mul_tree #(.AW(F_LOAD_PIX_STRIDE_W), .BW(F_LOAD_COLS_W), .PW(32)) u_sp (
+    .clk, .a(F_LOAD_PIX_STRIDE_W'(ld_pix_stride)), .b(su_cols1), .p(su_spanp), .ovf(su_spanp_ov));
+  mul_tree #(.AW(F_LOAD_ROW_STRIDE_W), .BW(F_LOAD_ROWS_W), .PW(32)) u_rs (
+    .clk, .a(F_LOAD_ROW_STRIDE_W'(ld_row_stride)), .b(su_rows1), .p(su_rsr), .ovf(su_rsr_ov));
+  always_ff @(posedge clk) begin
+    su_rows1 <= F_LOAD_ROWS_W'(ld_rows) - 1'b1;
+    su_cols1 <= F_LOAD_COLS_W'(ld_cols) - 1'b1;
+    su_rc <= ld_cols == 1 || ld_pix_stride == 64'(ld_run);
+    su_ac <= su_rc && (ld_rows == 1 || (!su_rowbytes_ov && ld_row_stride == 64'(su_rowbytes)));
+    // row span (generator/spec/timing.py use_span): IBUF runs that overlap, fit one beat and the lanes, and whose
+    // span takes no more beats than the runs one by one
+    su_sp0 <= !(ld_cols == 1 || ld_pix_stride == 64'(ld_run)) && ld_is_ibuf && ld_pix_stride != 0
+              && ld_pix_stride < 64'(ld_run) && 64'(ld_run) <= ld_pix_stride << 1 && ld_run <= 32'(AXI_BYTES)
+              && ld_elems <= 32'(TN) && ld_dst_pitch != 0;
+    su_span <= addr_add(AXI_AW'(su_spanp), AXI_AW'(ld_run));
+    // ceil(span / AXI_BYTES) <= cols, as span <= cols * AXI_BYTES
+    su_sp <= su_sp0 && !su_spanp_ov && su_span[AXI_AW-1:32] == '0
+             && su_span[31:0] <= 32'(F_LOAD_COLS_W'(ld_cols)) << LOG2_BYTES;
+    su_e1 <= addr_add(AXI_AW'(ld_ddr_offset), AXI_AW'(su_rsr));
+    su_e2 <= addr_add(AXI_AW'(su_spanp), AXI_AW'(ld_run));
+    su_e3 <= addr_add(su_e1, su_e2);
+    su_ddr_oob <= su_rsr_ov || su_spanp_ov || su_e3[AXI_AW-1:32] != '0
+                  || su_e3[31:0] > ddr_sizes[32 * ld_base_reg +: 32];
+    // the buffer extent: first element + tot - step + elems, in that order of availability
+    su_k0 <= ld_pb_start + ld_elems;
+    su_nstep <= {{(AXI_AW - 32){ld_step != 0}}, 32'd0 - ld_step};     // -step on AXI_AW bits
+    su_k1 <= addr_add(AXI_AW'(su_k0), su_nstep);
+    su_b <= addr_add(su_k1, AXI_AW'(su_tot));
+    su_buf_oob <= su_tot_ov || su_b[AXI_AW-1:32] != '0 || su_b[31:0] > ld_buf_cap;
+  end
+  wire unused_su = &{1'b0, su_segall_ov, 1'b0};
+  assign oob = ld_chk && (ld_bad_buf || su_ddr_oob || su_buf_oob);
+
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       ld_state <= LD_IDLE;
@@ -145,14 +216,15 @@ module load
       {ld_row_contig, ld_span, ld_all_contig} <= '0;
       {ld_seg_bytes, ld_seg_pbstep, ld_run_step} <= '0;
       ld_chk <= 1'b0;
-      {ld_ddr_end, ld_buf_end, ld_buf_cap} <= '0;
+      ld_su <= '0;
       ld_bad_buf <= 1'b0;
     end else begin
-      ld_chk <= ld_state == LD_SETUP;
+      ld_chk <= ld_state == LD_SETUP && ld_su == 3'(LD_SETUP_CYC - 1);
       case (ld_state)
         LD_IDLE:
           if (ld_go) begin
             ld_ins <= lq_rdata;
+            ld_su <= '0;
             ld_state <= LD_DONE;
             if (lq_op == OP_CONFIG) begin
               prec16 <= 32'(lq_rdata[F_CONFIG_PRECISION_LSB +: F_CONFIG_PRECISION_W]) == PREC_INT16;
@@ -162,39 +234,16 @@ module load
               ld_state <= LD_SETUP;
             end
           end
-        LD_SETUP: begin                                 // segment constants and range extents (LUT multiplies)
-          logic rc, ac, sp;
-          logic [63:0] rowbytes, colstep, span, tot;
-          logic [31:0] step;
-          step = ld_is_pbuf ? ld_elems : ld_is_wbuf ? ld_dst_pitch << LOG2_WL : ld_dst_pitch << LOG2_TN;
-          rowbytes = mul_lut(64'(ld_run), 16'(ld_cols));                  // bytes of a row's runs
-          colstep = mul_lut(64'(step), 16'(ld_cols));
-          rc = ld_cols == 1 || ld_pix_stride == 64'(ld_run);
-          ac = rc && (ld_rows == 1 || ld_row_stride == rowbytes);
-          // row span (generator/spec/timing.py use_span): IBUF runs that overlap, fit one beat and the lanes, and
-          // whose span takes no more beats than the runs one by one
-          span = mul_lut(ld_pix_stride, 16'(ld_cols - 32'd1)) + 64'(ld_run);
-          sp = !rc && ld_is_ibuf && ld_pix_stride != 0 && ld_pix_stride < 64'(ld_run)
-               && 64'(ld_run) <= ld_pix_stride << 1 && ld_run <= 32'(AXI_BYTES) && ld_elems <= 32'(TN)
-               && ld_dst_pitch != 0 && ((span + 64'(AXI_BYTES - 1)) >> LOG2_BYTES) <= 64'(ld_cols);
-          tot = mul_lut(colstep, 16'(ld_rows));                          // index step of all the runs
-          ld_row_contig <= rc;
-          ld_all_contig <= ac;
-          ld_span <= sp;
-          ld_seg_bytes <= ac ? mul_lut(rowbytes, 16'(ld_rows)) : rc ? rowbytes : sp ? span : 64'(ld_run);
-          ld_seg_pbstep <= ac ? 32'(tot) : (rc || sp) ? 32'(colstep) : step;
-          ld_ddr_end <= 64'(ld_ddr_offset) + 64'(mul48(48'(ld_row_stride), 16'(ld_rows - 32'd1)))
-                        + mul_lut(ld_pix_stride, 16'(ld_cols - 32'd1)) + 64'(ld_run);   // (the span's multiply)
-          ld_buf_end <= ld_is_pbuf ? 64'(ld_dst_word) + tot
-                        : (ld_is_wbuf ? (64'(ld_dst_word) << LOG2_WL) : (64'(ld_dst_word) << LOG2_TN))
-                          + 64'(ld_dst_elem)
-                          + tot - 64'(step) + 64'(ld_elems);
-          ld_buf_cap <= ld_is_pbuf ? 64'(PBUF_ENTRIES)
-                        : ld_is_wbuf ? 64'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8) << LOG2_WL
-                                     : 64'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8) << LOG2_TN;
+        LD_SETUP: begin                                 // segment constants (registered above), LD_SETUP_CYC cycles
+          ld_su <= ld_su + 1'b1;
+          ld_row_contig <= su_rc;
+          ld_all_contig <= su_ac;
+          ld_span <= su_sp;
+          ld_seg_bytes <= su_ac ? 64'(su_segall) : su_rc ? 64'(su_rowbytes) : su_sp ? 64'(su_span) : 64'(ld_run);
+          ld_seg_pbstep <= su_ac ? su_tot : (su_rc || su_sp) ? su_colstep : ld_step;
           ld_bad_buf <= !ld_is_pbuf && !ld_is_wbuf && 32'(ld_buf) != BUF_IBUF;
-          ld_run_step <= step;
-          ld_state <= LD_RUN;
+          ld_run_step <= ld_step;
+          if (ld_su == 3'(LD_SETUP_CYC - 1)) ld_state <= LD_RUN;
         end
         LD_RUN:                                         // one segment set up, or one burst address, per cycle
           if (oob) ld_state <= LD_WAIT;                 // refused: nothing issued
@@ -208,11 +257,12 @@ module load
 
   // ---- data side: the chunk of the current beat written this cycle
   localparam int PW = BYTE_POS_W;
-  logic [7:0] ldr_beat;                                               // beat within the current burst
+  logic ldr_b0;                                                       // the beat is the burst's first
+  logic [31:0] ldr_off_q;                                             // segment offset of the beat (after beat 0)
   logic [PW-1:0] ldr_ptr;                                             // next byte of the current beat
   logic [31:0] ldr_e, ldr_pb;                                         // byte within the run, run's first element
-  wire [63:0] ldr_cur = ldr_burst + (64'(ldr_beat) << LOG2_BYTES);
-  wire ld_segstart = ldr_first && ldr_beat == 0 && ldr_ptr == 0;      // first byte of a segment: fresh position
+  wire [31:0] ldr_off = ldr_b0 ? ldr_boff : ldr_off_q;                // segment offset of the beat
+  wire ld_segstart = ldr_first && ldr_b0 && ldr_ptr == 0;             // first byte of a segment: fresh position
   wire [31:0] ld_e = ld_segstart ? 32'd0 : ldr_e;
   wire [31:0] ld_pb = ld_segstart ? ldr_pb0 : ldr_pb;
   logic [PW-1:0] ld_j0, ld_hi;                                        // chunk start, end of the beat's valid bytes
@@ -222,12 +272,11 @@ module load
   logic ld_consumed;
   logic [2:0] sp_e;                                                   // span: runs q, q + 1, q + 2 end in this beat
   always_comb begin
-    logic [63:0] d;
     logic [PW-1:0] lo;
     logic [31:0] avail, lim, c;
-    lo = ldr_cur < ldr_start ? PW'(ldr_start - ldr_cur) : '0;
-    d = ldr_end - ldr_cur;
-    ld_hi = d >= 64'(AXI_BYTES) ? PW'(AXI_BYTES) : PW'(d);
+    // the valid bytes [lo, hi) of the beat: from the segment's first byte (its first beat), to its end (its last)
+    lo = ldr_first && ldr_b0 ? ldr_lo0 : '0;
+    ld_hi = ldr_lastseg && rlast ? ldr_hil : PW'(AXI_BYTES);
     ld_j0 = ldr_ptr > lo ? ldr_ptr : lo;
     avail = ld_hi > ld_j0 ? 32'(ld_hi - ld_j0) : 32'd0;
     if (ld_is_pbuf) begin
@@ -262,8 +311,8 @@ module load
   logic [PW-1:0] sp_wi;                                               // window byte of run q's first byte
   always_comb begin
     logic [31:0] bend, len, lim;
-    bend = 32'(ldr_cur - ldr_start) + 32'(AXI_BYTES);                // segment offset just past this beat
-    len = 32'(ldr_end - ldr_start);
+    bend = ldr_off + 32'(AXI_BYTES);                                 // segment offset just past this beat
+    len = ld_seg_bytes[31:0];                                         // (every segment of the LOAD: seg_bytes)
     lim = bend < len ? bend : len;
     for (int k = 0; k < 3; k++)
       sp_e[k] = ld_span && rvalid && sp_qoff + (k == 0 ? 32'd0 : k == 1 ? sp_stride : sp_stride << 1) + ld_run <= lim;
@@ -273,7 +322,8 @@ module load
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       ld_outst <= '0;
-      ldr_beat <= '0;
+      ldr_b0 <= 1'b1;
+      ldr_off_q <= '0;
       ldr_ptr <= '0;
       ldr_e <= '0;
       ldr_pb <= '0;
@@ -288,7 +338,8 @@ module load
         ldr_qpb <= sp_e[1] ? sp_qpb + (ld_run_step << 1) : sp_e[0] ? sp_qpb + ld_run_step : sp_qpb;
         if (ld_consumed) begin
           ldr_ptr <= '0;
-          ldr_beat <= rlast ? 8'd0 : ldr_beat + 8'd1;
+          ldr_b0 <= rlast;
+          ldr_off_q <= ldr_off + 32'(AXI_BYTES);
         end else begin
           ldr_ptr <= PW'(1);                                          // (not the segment's first cycle any more)
         end
@@ -302,7 +353,8 @@ module load
         end
         if (ld_consumed) begin
           ldr_ptr <= '0;
-          ldr_beat <= rlast ? 8'd0 : ldr_beat + 8'd1;
+          ldr_b0 <= rlast;
+          ldr_off_q <= ldr_off + 32'(AXI_BYTES);
         end else begin
           ldr_ptr <= ld_j0 + PW'(ld_cnt);
         end
@@ -316,7 +368,7 @@ module load
     .sp_qpb, .sp_wi, .sp_stride, .run_bytes(ld_run), .run_step(ld_run_step),
     .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data, .wbw_row, .pbw_we, .pbw_data, .pbw_row);
 
-  wire unused = &{1'b0, sg_blast, sg_nxt_addr, sg_nxt_idx, sg_take, ldq_empty,
-                  ldq_full, ldq_count, 1'b0};
+  wire unused = &{1'b0, sg_nxt_addr, sg_nxt_idx, sg_take, ldq_empty, ldq_full, ldq_count, sg_cur[63:32],
+                  sg_start[63:32], sg_end[63:LOG2_BYTES], 1'b0};
 endmodule
 `default_nettype wire

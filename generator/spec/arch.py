@@ -39,6 +39,9 @@ COMPUTE_SETUP = 3
 #: cycles of STORE's per-instruction setup (rtl/store.sv: segment constants and range extents by registered
 #: shift-and-add multiplies, two in series, then the DDR extent's three sums and compare; rendered as SD_SETUP)
 STORE_SETUP = 6
+#: cycles of LOAD's per-instruction setup (rtl/load.sv LD_SETUP: segment constants and range extents by registered
+#: shift-and-add multiplies, two in series, the span test, the extents' sums and compares; rendered as LD_SETUP_CYC)
+LOAD_SETUP_CYCLES = 6
 
 
 def pe_tree_stages(tn: int) -> int:

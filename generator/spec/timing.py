@@ -34,8 +34,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from generator.spec.arch import (COMPUTE_SETUP, PE_DSP_STAGES, POST_SETUP, REQUANT_STAGES, STORE_SETUP,
-                                  pe_tree_stages)
+from generator.spec.arch import (COMPUTE_SETUP, LOAD_SETUP_CYCLES, PE_DSP_STAGES, POST_SETUP, REQUANT_STAGES,
+                                  STORE_SETUP, pe_tree_stages)
 from generator.spec.board import Board
 
 #: cycles of a COMPUTE besides its steps and its PE array's pipeline (:attr:`HwConfig.compute_fill`): the queue
@@ -43,8 +43,9 @@ from generator.spec.board import Board
 COMPUTE_BASE = 6 + COMPUTE_SETUP
 #: cycles of a POST besides its window steps (the serial setup, RAM read stage, the requantization pipeline drained)
 POST_FILL = 4 + POST_SETUP + REQUANT_STAGES
-#: extra cycles of a LOAD: the per-instruction segment constants (LD_SETUP), the return to LD_IDLE
-LOAD_SETUP = 3
+#: extra cycles of a LOAD: the per-instruction segment constants (LD_SETUP, LOAD_SETUP_CYCLES cycles), the return
+#: to LD_IDLE
+LOAD_SETUP = 2 + LOAD_SETUP_CYCLES
 SIMPLE_OP_CYCLES = 1
 #: read bursts the LOAD module keeps in flight (rendered into the RTL package as LD_OUTST)
 MAX_READ_BURSTS = 32

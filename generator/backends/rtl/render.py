@@ -19,6 +19,7 @@ from generator.backends.context import shared_context
 from generator.spec import isa
 from generator.spec.arch import (AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS, DSP_A_BITS, DSP_B_BITS, PACK_SHIFT,
                                   POST_SETUP, REQUANT_STAGES, RTL_QUEUES, COMPUTE_SETUP, STORE_SETUP,
+                                  LOAD_SETUP_CYCLES,
                                   PE_DSP_STAGES, pe_tree_stages)
 from generator.spec.board import Board
 from generator.spec.memories import storage_binding
@@ -101,7 +102,7 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         ram_styles=ram_styles(board), rtl_queues=RTL_QUEUES, axi_boundary=AXI_BOUNDARY_BYTES,
         axi_max_beats=AXI_MAX_BURST_BEATS, dsp_a_w=DSP_A_BITS, dsp_b_w=DSP_B_BITS, pack_shift=PACK_SHIFT,
         rq_lat=REQUANT_STAGES, post_setup=POST_SETUP,
-        cp_setup=COMPUTE_SETUP, sd_setup=STORE_SETUP, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=PE_DSP_STAGES)
+        cp_setup=COMPUTE_SETUP, sd_setup=STORE_SETUP, ld_setup=LOAD_SETUP_CYCLES, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=PE_DSP_STAGES)
 
 
 def _env() -> jinja2.Environment:

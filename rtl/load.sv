@@ -105,7 +105,7 @@ module load
   assign araddr = sg_cur;
   assign arlen = 8'(sg_blen - 9'd1);
   // burst descriptors, narrow (computed on the address side so that the data side does no wide arithmetic):
-  // {segment offset of the burst's first beat (cur - start, 32 bits, negative for a segment's first burst),
+  // {segment offset just past the burst's first beat (cur - start + AXI_BYTES, 32 bits),
   //  first valid byte of its first beat (segment's first burst, else 0), the bytes of the segment's last beat,
   //  the burst is the segment's last, element index of the segment, first burst}
   localparam int PW_ = BYTE_POS_W;
@@ -118,9 +118,9 @@ module load
   wire [PW_-1:0] sg_hil = sg_end[LOG2_BYTES-1:0] == '0 ? PW_'(AXI_BYTES) : PW_'(sg_end[LOG2_BYTES-1:0]);
   sync_fifo #(.W(LDQ_W), .DEPTH(LD_OUTST)) u_ldq (
     .clk, .rst_n, .clr, .wr(ar_ok),
-    .wdata({sg_cur[31:0] - sg_start[31:0], sg_lo0, sg_hil, sg_blast, sg_idx, sg_first}),
+    .wdata({sg_cur[31:0] - sg_start[31:0] + 32'(AXI_BYTES), sg_lo0, sg_hil, sg_blast, sg_idx, sg_first}),
     .rd(ld_fire && rlast), .rdata(ldq_rdata), .empty(ldq_empty), .full(ldq_full), .count(ldq_count));
-  wire [31:0] ldr_boff = ldq_rdata[LDQ_W-1 -: 32];
+  wire [31:0] ldr_bend0 = ldq_rdata[LDQ_W-1 -: 32];
   wire [PW_-1:0] ldr_lo0 = ldq_rdata[LDQ_W-33 -: PW_];
   wire [PW_-1:0] ldr_hil = ldq_rdata[LDQ_W-33-PW_ -: PW_];
   wire ldr_lastseg = ldq_rdata[33];
@@ -258,10 +258,10 @@ module load
   // ---- data side: the chunk of the current beat written this cycle
   localparam int PW = BYTE_POS_W;
   logic ldr_b0;                                                       // the beat is the burst's first
-  logic [31:0] ldr_off_q;                                             // segment offset of the beat (after beat 0)
+  logic [31:0] ldr_bend_q;                                            // segment offset past the beat (after beat 0)
   logic [PW-1:0] ldr_ptr;                                             // next byte of the current beat
   logic [31:0] ldr_e, ldr_pb;                                         // byte within the run, run's first element
-  wire [31:0] ldr_off = ldr_b0 ? ldr_boff : ldr_off_q;                // segment offset of the beat
+  wire [31:0] ldr_bend = ldr_b0 ? ldr_bend0 : ldr_bend_q;             // segment offset just past the beat
   wire ld_segstart = ldr_first && ldr_b0 && ldr_ptr == 0;             // first byte of a segment: fresh position
   wire [31:0] ld_e = ld_segstart ? 32'd0 : ldr_e;
   wire [31:0] ld_pb = ld_segstart ? ldr_pb0 : ldr_pb;
@@ -271,29 +271,42 @@ module load
   logic [31:0] ld_ph;                                                 // byte within it where the chunk starts
   logic ld_consumed;
   logic [2:0] sp_e;                                                   // span: runs q, q + 1, q + 2 end in this beat
+  // The chunk on narrow values (a chunk has at most AXI_BYTES bytes): the run's remaining bytes (ldr_rem) and the
+  // lanes' limit saturated at AXI_BYTES, so the path to rready holds no wide compare.
+  localparam int LIM_W = (LOG2_WL + 2 > LOG2_TM + LOG2_PB + 1 ? LOG2_WL + 2 : LOG2_TM + LOG2_PB + 1) + 1;
+  logic [31:0] ldr_rem;                                               // bytes of the run not yet written
+  wire [31:0] ld_rem = ld_segstart ? ld_run : ldr_rem;
+  wire ld_rem_le = ld_rem[31:LOG2_BYTES] == '0 || (ld_rem[31:LOG2_BYTES + 1] == '0 && ld_rem[LOG2_BYTES-1:0] == '0);
+  wire [PW-1:0] ld_remc = ld_rem_le ? PW'(ld_rem) : PW'(AXI_BYTES);  // min(rem, AXI_BYTES)
+  logic ld_run_done;                                                  // the chunk ends the run
   always_comb begin
-    logic [PW-1:0] lo;
-    logic [31:0] avail, lim, c;
+    logic [PW-1:0] lo, avail, c, limc;
+    logic [LIM_W-1:0] lim;
+    logic [LOG2_WL-1:0] idx_lo;
+    idx_lo = '0;
     // the valid bytes [lo, hi) of the beat: from the segment's first byte (its first beat), to its end (its last)
     lo = ldr_first && ldr_b0 ? ldr_lo0 : '0;
     ld_hi = ldr_lastseg && rlast ? ldr_hil : PW'(AXI_BYTES);
     ld_j0 = ldr_ptr > lo ? ldr_ptr : lo;
-    avail = ld_hi > ld_j0 ? 32'(ld_hi - ld_j0) : 32'd0;
+    avail = ld_hi > ld_j0 ? ld_hi - ld_j0 : '0;
     if (ld_is_pbuf) begin
       ld_idx0 = ld_pb + (ld_e >> LOG2_PB);
       ld_ph = 32'(ld_e[LOG2_PB-1:0]);
-      lim = 32'(TM * PARAM_BYTES) - ld_ph;
+      lim = LIM_W'(TM * PARAM_BYTES) - LIM_W'(ld_e[LOG2_PB-1:0]);
     end else begin
       ld_idx0 = ld_pb + (prec16 ? ld_e >> 1 : ld_e);
       ld_ph = 32'(prec16 & ld_e[0]);
-      if (ld_is_wbuf) lim = ((32'(WL) - 32'(ld_idx0[LOG2_WL-1:0])) << prec16) - ld_ph;
-      else lim = (32'(TN) << prec16) - ld_ph;
+      idx_lo = ld_pb[LOG2_WL-1:0] + (prec16 ? ld_e[LOG2_WL:1] : ld_e[LOG2_WL-1:0]);
+      if (ld_is_wbuf) lim = ((LIM_W'(WL) - LIM_W'(idx_lo)) << prec16) - LIM_W'(prec16 & ld_e[0]);
+      else lim = (LIM_W'(TN) << prec16) - LIM_W'(prec16 & ld_e[0]);
     end
+    limc = lim >= LIM_W'(AXI_BYTES) ? PW'(AXI_BYTES) : PW'(lim);
     c = avail;
-    if (ld_run - ld_e < c) c = ld_run - ld_e;
-    if (lim < c) c = lim;
-    ld_cnt = c;
-    ld_consumed = ld_span ? !sp_e[2] : 32'(ld_j0) + c >= 32'(ld_hi);
+    if (ld_remc < c) c = ld_remc;
+    if (limc < c) c = limc;
+    ld_cnt = 32'(c);
+    ld_run_done = ld_rem_le && c == ld_remc;
+    ld_consumed = ld_span ? !sp_e[2] : (PW + 1)'(ld_j0) + (PW + 1)'(c) >= (PW + 1)'(ld_hi);
   end
   wire ld_wr = rvalid && ld_cnt != 0 && !ld_span;
   assign ld_fire = rvalid && ld_consumed;
@@ -303,58 +316,73 @@ module load
   // segment: bytes [k*stride, k*stride + run) from its start); the beat is held while a third run ends in it. The
   // window is {this beat, the previous beat of the segment}: a run ending in this beat starts at most
   // AXI_BYTES - 1 bytes before it (run <= AXI_BYTES).
-  logic [31:0] ldr_qoff, ldr_qpb;                                     // next run: segment byte offset, element
+  logic [PW-1:0] ldr_qoff;                                            // next run: segment byte offset (low bits)
+  logic [31:0] ldr_qpb;                                               //   its first element
+  logic [31:0] ldr_qe [3];                                            // the segment offsets where runs q..q+2 end
+  logic [31:0] ld_qe0 [3];                                            //   at the segment's start: k*stride + run
   logic [AXI_DW-1:0] ld_prev;                                         // the LOAD's previous beat
-  wire [31:0] sp_qoff = ld_segstart ? 32'd0 : ldr_qoff;
+  wire [PW-1:0] sp_qoff = ld_segstart ? '0 : ldr_qoff;
   wire [31:0] sp_qpb = ld_segstart ? ldr_pb0 : ldr_qpb;
   wire [31:0] sp_stride = 32'(ld_pix_stride);
   logic [PW-1:0] sp_wi;                                               // window byte of run q's first byte
   always_comb begin
-    logic [31:0] bend, len, lim;
-    bend = ldr_off + 32'(AXI_BYTES);                                 // segment offset just past this beat
+    logic [31:0] len, lim;
     len = ld_seg_bytes[31:0];                                         // (every segment of the LOAD: seg_bytes)
-    lim = bend < len ? bend : len;
-    for (int k = 0; k < 3; k++)
-      sp_e[k] = ld_span && rvalid && sp_qoff + (k == 0 ? 32'd0 : k == 1 ? sp_stride : sp_stride << 1) + ld_run <= lim;
-    sp_wi = PW'(sp_qoff + 32'(2 * AXI_BYTES) - bend);
+    lim = ldr_bend < len ? ldr_bend : len;
+    for (int k = 0; k < 3; k++) sp_e[k] = ld_span && rvalid && (ld_segstart ? ld_qe0[k] : ldr_qe[k]) <= lim;
+    sp_wi = sp_qoff + PW'(2 * AXI_BYTES) - PW'(ldr_bend);
+  end
+  always_ff @(posedge clk) begin
+    if (ld_state == LD_SETUP) begin
+      ld_qe0[0] <= ld_run;
+      ld_qe0[1] <= sp_stride + ld_run;
+      ld_qe0[2] <= (sp_stride << 1) + ld_run;
+    end
   end
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       ld_outst <= '0;
       ldr_b0 <= 1'b1;
-      ldr_off_q <= '0;
+      ldr_bend_q <= '0;
       ldr_ptr <= '0;
       ldr_e <= '0;
+      ldr_rem <= '0;
       ldr_pb <= '0;
       ldr_qoff <= '0;
       ldr_qpb <= '0;
+      for (int k = 0; k < 3; k++) ldr_qe[k] <= '0;
       ld_prev <= '0;
     end else begin
       ld_outst <= ld_outst + ($clog2(LD_OUTST) + 1)'(ar_ok) - ($clog2(LD_OUTST) + 1)'(ld_fire && rlast);
       if (ld_fire) ld_prev <= rdata;
       if (rvalid && ld_span) begin
-        ldr_qoff <= sp_e[1] ? sp_qoff + (sp_stride << 1) : sp_e[0] ? sp_qoff + sp_stride : sp_qoff;
+        ldr_qoff <= sp_e[1] ? sp_qoff + PW'(sp_stride << 1) : sp_e[0] ? sp_qoff + PW'(sp_stride) : sp_qoff;
         ldr_qpb <= sp_e[1] ? sp_qpb + (ld_run_step << 1) : sp_e[0] ? sp_qpb + ld_run_step : sp_qpb;
+        for (int k = 0; k < 3; k++)
+          ldr_qe[k] <= (ld_segstart ? ld_qe0[k] : ldr_qe[k])
+                       + (sp_e[1] ? sp_stride << 1 : sp_e[0] ? sp_stride : 32'd0);
         if (ld_consumed) begin
           ldr_ptr <= '0;
           ldr_b0 <= rlast;
-          ldr_off_q <= ldr_off + 32'(AXI_BYTES);
+          ldr_bend_q <= ldr_bend + 32'(AXI_BYTES);
         end else begin
           ldr_ptr <= PW'(1);                                          // (not the segment's first cycle any more)
         end
       end else if (rvalid) begin
-        if (ld_e + ld_cnt >= ld_run) begin
+        if (ld_run_done) begin
           ldr_e <= '0;
+          ldr_rem <= ld_run;
           ldr_pb <= ld_pb + ld_run_step;
         end else begin
           ldr_e <= ld_e + ld_cnt;
+          ldr_rem <= ld_rem - ld_cnt;
           ldr_pb <= ld_pb;
         end
         if (ld_consumed) begin
           ldr_ptr <= '0;
           ldr_b0 <= rlast;
-          ldr_off_q <= ldr_off + 32'(AXI_BYTES);
+          ldr_bend_q <= ldr_bend + 32'(AXI_BYTES);
         end else begin
           ldr_ptr <= ld_j0 + PW'(ld_cnt);
         end

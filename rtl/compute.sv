@@ -248,7 +248,7 @@ module compute
   logic [2*F_COMPUTE_OG_W+2*F_COMPUTE_KH_W-1:0] k_wsz;
   logic [F_COMPUTE_IBUF_WORD_W+1:0] k_ie, k_ie_lo;     // ((oh-1)*s + kh)*in_cols*ig, saturating: k_ie_ov
   logic [2*F_COMPUTE_OG_W+2*F_COMPUTE_KH_W+1:0] k_wend;
-  logic k_byp, k_win, k_nw_oob, k_w_oob, k_ie_ov, k_ie_ov_q, k_i_oob;
+  logic k_byp, k_win, k_nw_oob, k_w_oob, k_ie_ov, k_ie_hi, k_i_oob;
   /* verilator lint_off PINCONNECTEMPTY */
   mul_tree #(.AW(F_COMPUTE_OH_W), .BW(F_COMPUTE_OW_W)) u_ohow (.clk, .a(f_oh), .b(f_ow), .p(k_ohow), .ovf());
   mul_tree #(.AW(F_COMPUTE_OG_W), .BW(F_COMPUTE_IG_W)) u_ogig (.clk, .a(f_og), .b(f_ig), .p(k_ogig), .ovf());
@@ -274,8 +274,9 @@ module compute
     k_wend <= ($bits(k_wend))'(f_wbuf_word) + ($bits(k_wend))'(k_wsz);
     k_w_oob <= k_wend > ($bits(k_wend))'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8);
     k_ie_lo <= ($bits(k_ie_lo))'(f_ibuf_word) + k_ie;
-    k_ie_ov_q <= k_ie_ov || k_ie[$bits(k_ie)-1];
-    k_i_oob <= k_ie_ov_q || k_ie_lo > ($bits(k_ie_lo))'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8);
+    k_ie_hi <= k_ie[$bits(k_ie)-1];
+    // (u_ie's overflow comes one clock after its product)
+    k_i_oob <= k_ie_ov || k_ie_hi || k_ie_lo > ($bits(k_ie_lo))'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8);
   end
   assign oob = cp_ck == 4'(CK_LAT) && (k_win || k_i_oob || k_nw_oob || (cp_bypass ? k_byp : k_w_oob));
 

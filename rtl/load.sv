@@ -151,10 +151,10 @@ module load
   wire [31:0] ld_step = ld_is_pbuf ? ld_elems : ld_is_wbuf ? ld_dst_pitch << LOG2_WL : ld_dst_pitch << LOG2_TN;
   logic [F_LOAD_ROWS_W-1:0] su_rows1;                                 // 2: rows - 1
   logic [F_LOAD_COLS_W-1:0] su_cols1;                                 // 2: cols - 1
-  logic su_rc, su_ac, su_sp0, su_sp;                                  // 2, 4, 2, 7
+  logic su_rc, su_ac, su_sp0, su_sp;                                  // 2, 5, 2, 6
   logic [31:0] su_rowbytes, su_colstep, su_tot, su_segall;            // 3, 3, 5, 5
   logic [31:0] su_spanp, su_rsr;                                      // 4, 4
-  logic su_rowbytes_ov, su_tot_ov, su_segall_ov, su_spanp_ov, su_rsr_ov;
+  logic su_rowbytes_ov, su_tot_ov, su_segall_ov, su_spanp_ov, su_rsr_ov;   // one cycle after their products
   logic [AXI_AW-1:0] su_span;                                         // 5: pix_stride * (cols - 1) + run
   logic [AXI_AW-1:0] su_e1, su_e2, su_e3;                             // 5, 5, 6: the DDR extent's sums
   logic su_ddr_oob;                                                   // 7

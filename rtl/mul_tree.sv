@@ -3,8 +3,7 @@
 // tree of PW-bit adders, a register after every second adder level and after the last, so no stage has more than
 // two adders in series (a few LUT levels, carry chains of PW bits at most); the overflow of each partial product and
 // adder is carried along as a sticky bit.
-// Latency MUL_LAT = max(1, ceil(clog2(BW) / 2)) clocks from a / b to p / ovf (mul_lat in accel_pkg), a new operand
-// pair every clock.
+// Latency max(1, ceil(clog2(BW) / 2)) clocks from a / b to p, one more to ovf; a new operand pair every clock.
 `default_nettype none
 module mul_tree #(
   parameter int AW = 12,                // multiplicand bits
@@ -19,6 +18,9 @@ module mul_tree #(
 );
   localparam int L = BW > 1 ? $clog2(BW) : 0;          // adder levels
   localparam int N = 1 << L;                           // leaves (partial products, padded with zeros)
+  // o: the overflow, one clock behind the sums (its own pipeline, so that no stage holds a carry-out and an
+  // OR-reduction in series): the leaves' overflow registered, each adder's carry-out registered (c_q), ORed in
+  // the levels' stages as the sums are
   for (genvar l = 0; l <= L; l++) begin : g_lvl
     logic [PW-1:0] s [N >> l];
     logic o [N >> l];
@@ -28,7 +30,7 @@ module mul_tree #(
           wire [AW+j-1:0] sh = (AW + j)'(a) << j;
           if (AW + j > PW) begin : g_cut
             assign s[j] = b[j] ? sh[PW-1:0] : '0;
-            assign o[j] = b[j] && |sh[AW+j-1:PW];
+            always_ff @(posedge clk) o[j] <= b[j] && |sh[AW+j-1:PW];
           end else begin : g_fit
             assign s[j] = b[j] ? PW'(sh) : '0;
             assign o[j] = 1'b0;
@@ -39,7 +41,9 @@ module mul_tree #(
         end
       end else begin : g_add
         wire [PW:0] sum = {1'b0, g_lvl[l - 1].s[2 * j]} + {1'b0, g_lvl[l - 1].s[2 * j + 1]};
-        wire ov = sum[PW] || g_lvl[l - 1].o[2 * j] || g_lvl[l - 1].o[2 * j + 1];
+        logic c_q;                                     // this adder's carry-out, one clock later
+        always_ff @(posedge clk) c_q <= sum[PW];
+        wire ov = c_q || g_lvl[l - 1].o[2 * j] || g_lvl[l - 1].o[2 * j + 1];
         if (l % 2 == 0 || l == L) begin : g_reg
           always_ff @(posedge clk) {o[j], s[j]} <= {ov, sum[PW-1:0]};
         end else begin : g_comb
@@ -49,7 +53,8 @@ module mul_tree #(
     end
   end
   if (L == 0) begin : g_one
-    always_ff @(posedge clk) {ovf, p} <= {g_lvl[0].o[0], g_lvl[0].s[0]};
+    always_ff @(posedge clk) p <= g_lvl[0].s[0];
+    always_ff @(posedge clk) ovf <= g_lvl[0].o[0];
   end else begin : g_out
     assign {ovf, p} = {g_lvl[L].o[0], g_lvl[L].s[0]};
   end

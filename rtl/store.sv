@@ -3,8 +3,8 @@
 // contiguous, else one per row when the pixels of a row are, else one per pixel run; pixels merge only if they are
 // contiguous in DDR and in OBUF, elems = src_pitch*Tm), one burst address per cycle into a descriptor FIFO (sdq),
 // up to ST_OUTST bursts ahead of the data. Data side: a read stage (sr_) takes the beats of the head descriptor one
-// per cycle and reads their OBUF window (port B); the cycle after (sr1_), the beat's bytes are selected and pushed
-// into the output FIFO (W channel), so the beats go out back to back. Done when every write response is in.
+// per cycle and reads their OBUF window (port B), each byte's lane and strobe registered; the cycle after (sr1_),
+// the beat's bytes are selected and pushed into the output FIFO (W channel), so the beats go out back to back. Done when every write response is in.
 // Range checks (OUT_OF_RANGE): DDR bytes [ddr_offset, end) of the base register's buffer and the OBUF elements,
 // computed in S_SETUP, compared in the first S_RUN cycle (no address issued yet): a refused STORE writes nothing.
 // S_SETUP takes SD_SETUP cycles: its multiplies are registered shift-and-add trees (rtl/mul_tree.sv) free-running
@@ -135,8 +135,10 @@ module store
   logic [$clog2(OQ_DEPTH):0] oq_count;
   logic [8:0] sr_beat;
   logic sr1_v, sr1_last;                                              // the beat whose window the RAMs output
-  logic [LOG2_OL:0] sr1_u;
-  logic [PW-1:0] sr1_lo, sr1_hi;
+  logic [LOG2_OL-1:0] sr1_lane [AXI_BYTES];                           // OBUF lane of each byte of the beat
+  logic [AXI_BYTES-1:0] sr1_hib;                                      //   its high byte (int16, odd position)
+  logic [AXI_BYTES-1:0] sr1_strb;                                     // its bytes in [lo, hi)
+  logic [AXI_DW-1:0] sr1_data;                                        // its bytes from the OBUF lanes
   wire [31:0] sr_u = sdh_u + (32'(sr_beat) << LOG2_BYTES);
   assign sr_last = sr_beat + 9'd1 >= sdh_blen;
   assign sr_go = !sdq_empty && 32'(oq_count) + 32'(sr1_v) < 32'(OQ_DEPTH);
@@ -155,29 +157,30 @@ module store
       sr1_v <= sr_go;
       if (sr_go) sr_beat <= sr_last ? 9'd0 : sr_beat + 9'd1;
     end
-    sr1_u <= (LOG2_OL + 1)'(sr_u);
-    sr1_lo <= sr_beat == 0 ? sdh_lo : '0;
-    sr1_hi <= sr_last ? sdh_hi : PW'(AXI_BYTES);
+    for (int j = 0; j < AXI_BYTES; j++) begin
+      logic [LOG2_OL:0] v;
+      v = (LOG2_OL + 1)'(sr_u) + (LOG2_OL + 1)'(j);                   // OBUF position of byte j
+      sr1_lane[j] <= prec16 ? v[LOG2_OL:1] : v[LOG2_OL-1:0];
+      sr1_hib[j] <= prec16 && v[0];
+      sr1_strb[j] <= PW'(j) >= (sr_beat == 0 ? sdh_lo : '0) && PW'(j) < (sr_last ? sdh_hi : PW'(AXI_BYTES));
+    end
     sr1_last <= sr_last;
   end
   // beat bytes: [lo, hi) are the transfer's; byte j is at OBUF position u + j
-  logic [AXI_DW-1:0] sr1_data;
-  logic [AXI_BYTES-1:0] sr1_strb;
   always_comb begin
     for (int j = 0; j < AXI_BYTES; j++) begin
-      logic [LOG2_OL:0] v;
-      logic [LOG2_OL-1:0] e;
       logic [15:0] el;
-      v = sr1_u + (LOG2_OL + 1)'(j);
-      e = prec16 ? v[LOG2_OL:1] : v[LOG2_OL-1:0];
-      el = ob_rd[16 * e +: 16];
-      sr1_strb[j] = PW'(j) >= sr1_lo && PW'(j) < sr1_hi;
-      sr1_data[8 * j +: 8] = sr1_strb[j] ? ((prec16 && v[0]) ? el[15:8] : el[7:0]) : 8'd0;
+      el = ob_rd[16 * sr1_lane[j] +: 16];
+      sr1_data[8 * j +: 8] = sr1_hib[j] ? el[15:8] : el[7:0];
     end
   end
-  // output FIFO: the W channel
+  // output FIFO: the W channel (bytes outside [lo, hi) zeroed)
+  function automatic logic [AXI_DW-1:0] strb_mask(input logic [AXI_BYTES-1:0] st);
+    for (int j = 0; j < AXI_BYTES; j++) strb_mask[8 * j +: 8] = {8{st[j]}};
+  endfunction
   sync_fifo #(.W(1 + AXI_BYTES + AXI_DW), .DEPTH(OQ_DEPTH)) u_soq (
-    .clk, .rst_n, .clr, .wr(sr1_v), .wdata({sr1_last, sr1_strb, sr1_data}), .rd(m_axi_wready),
+    .clk, .rst_n, .clr, .wr(sr1_v), .wdata({sr1_last, sr1_strb, sr1_data & strb_mask(sr1_strb)}),
+    .rd(m_axi_wready),
     .rdata({m_axi_wlast, m_axi_wstrb, m_axi_wdata}), .empty(oq_empty), .full(oq_full), .count(oq_count));
   assign m_axi_wvalid = !oq_empty;
 
@@ -193,10 +196,10 @@ module store
   logic su_rc, su_oc, su_ac;                                          // 2, 2, 4
   logic [RB_W-1:0] su_rowbytes;                                       // 3: run bytes x cols
   logic [PX_W+F_STORE_COLS_W-1:0] su_pixcols;                         // 3: pix x cols
-  logic [31:0] su_segall, su_obn, su_rsr, su_psc;                     // 5, 5, 4, 4 (+ overflow flags)
+  logic [31:0] su_segall, su_obn, su_rsr, su_psc;                     // 5, 5, 4, 4 (overflow flags: 6, 6, 5, 5)
   logic su_segall_ov, su_obn_ov, su_rsr_ov, su_psc_ov;
   logic [AXI_AW-1:0] su_e1, su_e2, su_e3;                             // 5, 5, 6: the DDR extent's sums
-  logic su_e_ov, su_ddr_oob;                                          // 6, 7
+  logic su_ddr_oob;                                                   // 7
   logic [24:0] su_ob1;                                                // 6: obn + elems
   logic su_ob_hi, su_ob_oob;                                          // 6, 7
   /* verilator lint_off PINCONNECTEMPTY */
@@ -222,11 +225,13 @@ module store
     su_e1 <= addr_add(AXI_AW'(st_ins[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W]), AXI_AW'(su_rsr));
     su_e2 <= addr_add(AXI_AW'(su_psc), AXI_AW'(sd_run));
     su_e3 <= addr_add(su_e1, su_e2);
-    su_e_ov <= su_rsr_ov || su_psc_ov;
-    su_ddr_oob <= su_e_ov || su_e3[AXI_AW-1:32] != '0 || su_e3[31:0] > ddr_sizes[32 * sd_ins_base +: 32];
+    // (each multiply's overflow comes one clock after its product)
+    su_ddr_oob <= su_rsr_ov || su_psc_ov || su_e3[AXI_AW-1:32] != '0
+                  || su_e3[31:0] > ddr_sizes[32 * sd_ins_base +: 32];
     su_ob1 <= su_obn[24:0] + 25'(sd_elems);
-    su_ob_hi <= su_obn_ov || su_obn[31:24] != '0;
-    su_ob_oob <= su_ob_hi || su_ob1 - 25'(sd_pix) > 25'((prec16 ? OBUF_WORDS16 : OBUF_WORDS8) << LOG2_TM);
+    su_ob_hi <= su_obn[31:24] != '0;
+    su_ob_oob <= su_obn_ov || su_ob_hi
+                 || su_ob1 - 25'(sd_pix) > 25'((prec16 ? OBUF_WORDS16 : OBUF_WORDS8) << LOG2_TM);
   end
   assign oob = sd_chk && (su_ddr_oob || su_ob_oob);
 

@@ -180,7 +180,7 @@ def test_tiny_meets_300mhz(tiny_timing):
 
 
 @needs_yosys
-@pytest.mark.parametrize("unit", ["pe_array", "seg_gen", "fetch_dispatch"])
+@pytest.mark.parametrize("unit", ["pe_array", "compute", "seg_gen", "fetch_dispatch"])
 def test_pipelined_units_meet_300mhz(tmp_path, unit):
     """The units pipelined for the clock keep meeting the limits out of context (TINY; seconds of Yosys each):
     no path over 6 LUT levels or 32 carry bits, estimated fmax >= 300 MHz; the PE array's 64 DSP48E2s with their
@@ -188,7 +188,7 @@ def test_pipelined_units_meet_300mhz(tmp_path, unit):
     from generator.flows.timing import timing_flow
     r = timing_flow("zcu19eg", "tiny", unit=unit, out=tmp_path, log=lambda *a: None)
     assert r.over_levels == 0 and r.over_carry == 0 and r.fmax_mhz >= rt.TARGET_MHZ, rt.report(r, unit)
-    if unit == "pe_array":
+    if unit in ("pe_array", "compute"):
         assert dict(r.dsp) == {"mp": TINY["tn"] * TINY["tm"]}
 
 

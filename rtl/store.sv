@@ -193,7 +193,7 @@ module store
   wire [31:0] sd_pix = sd_src_pitch << LOG2_TM;
   logic [F_STORE_ROWS_W-1:0] su_rows1;                                // 2: rows - 1
   logic [F_STORE_COLS_W-1:0] su_cols1;                                // 2: cols - 1
-  logic su_rc, su_oc, su_ac;                                          // 2, 2, 4
+  logic su_ps_run, su_rc, su_oc, su_ac;                               // 2, 3, 2, 4
   logic [RB_W-1:0] su_rowbytes;                                       // 3: run bytes x cols
   logic [PX_W+F_STORE_COLS_W-1:0] su_pixcols;                         // 3: pix x cols
   logic [31:0] su_segall, su_obn, su_rsr, su_psc;                     // 5, 5, 4, 4 (overflow flags: 6, 6, 5, 5)
@@ -220,7 +220,8 @@ module store
     su_rows1 <= F_STORE_ROWS_W'(sd_rows) - 1'b1;
     su_cols1 <= F_STORE_COLS_W'(sd_cols) - 1'b1;
     su_oc <= sd_elems == sd_pix;                                      // the pixels' elements are contiguous in OBUF
-    su_rc <= sd_cols == 1 || (sd_elems == sd_pix && sd_pix_stride == 64'(sd_run));
+    su_ps_run <= sd_pix_stride == 64'(sd_run);
+    su_rc <= sd_cols == 1 || (su_oc && su_ps_run);
     su_ac <= su_rc && (sd_rows == 1 || (su_oc && sd_row_stride == 64'(su_rowbytes)));
     su_e1 <= addr_add(AXI_AW'(st_ins[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W]), AXI_AW'(su_rsr));
     su_e2 <= addr_add(AXI_AW'(su_psc), AXI_AW'(sd_run));

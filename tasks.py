@@ -109,7 +109,8 @@ def timing(c, board="zcu19eg", config="tiny", unit=None, out=None, check=False):
 @task(help={"board": "board name (boards/*.yaml)", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "image": "image file or shipped image name",
             "out": "artifact folder (default build/BOARD/MODEL-HASH/QUANT)",
-            "overlay": "where vivado_bd.tcl puts the .bit + .hwh (default overlay/BOARD/)",
+            "overlay": "where vivado_bd.tcl puts the .bit + .hwh (default overlay/BOARD/, with --kernel rtl "
+                       "overlay/BOARD/rtl/)",
             "require_tools": "fail if vitis_hls or vivado is not on PATH (scripted bitstream builds)",
             "kernel": "hls (default: the HLS kernel) or rtl (the verified RTL as a Vivado IP)", **MODEL_HELP})
 def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, image="bus", out=None, overlay=None,

@@ -29,9 +29,9 @@
 //
 // Timing (mirrored by generator/spec/timing.py, which the scheduler and the golden simulator use; calibrated per
 // instruction and per layer against this RTL), cycles per instruction:
-// * LOAD: 3 + 4 + the read latency + max(beats at the DDR rate, write chunks). A beat whose bytes span two pixel
-//   runs, or hold more elements than the lane memories take at once (int8 beats of 16 bytes into Tn = 8 lanes;
-//   more than Tm PBUF records; a WBUF word boundary), takes one extra cycle per extra chunk; beats within one
+// * LOAD: 2 + LD_SETUP_CYC + 4 + the read latency + max(beats at the DDR rate, write chunks). A beat whose
+//   bytes span two pixel runs, or hold more elements than the lane memories take at once (int8 beats of 16
+//   bytes into Tn = 8 lanes; more than Tm PBUF records; a WBUF word boundary), takes one extra cycle per extra chunk; beats within one
 //   run of >= Tn elements (the YOLOv4-tiny ifmap / weight loads with IC, OC multiples of 32 at 128-bit AXI)
 //   take one cycle. Span beats: one cycle, or ceil(n / 2) when n > 2 runs end in the beat.
 // * COMPUTE: 6 + CP_SETUP + PE_LAT + steps (the setup's registered multiplies, the read-address / RAM / DSP48E2

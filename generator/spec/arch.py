@@ -22,6 +22,8 @@ RUN_QUEUE_DEPTH = 2
 RTL_QUEUES = {"FETCH_BURST": 4, "IFQ_DEPTH": 16, "MQ_DEPTH": 8, "ST_OUTST": 16, "OQ_DEPTH": 4}
 #: AXI4 (ARM IHI0022): no burst crosses a 4 KB boundary; an INCR burst has at most 256 beats
 AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS = 4096, 256
+#: byte-address width of the AXI4 master (rendered into the RTL package as AXI_AW, the Vivado IP's m_axi_gmem)
+AXI_ADDR_BITS = 40
 #: DSP48E2 multiplier port widths (UG579: signed 27 x 18)
 DSP_A_BITS, DSP_B_BITS = 27, 18
 #: register stages of the requantization pipeline in POST (rtl/requant.sv, rendered into the package as RQ_LAT):

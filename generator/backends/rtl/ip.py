@@ -31,7 +31,9 @@ import jinja2
 
 from generator import ROOT_DIR
 from generator.backends.rtl.render import RTL_DIR, TEMPLATES, RtlError, package_context, write_rtl
+from generator.backends.hls.kernel import OVERLAY_ROOT
 from generator.spec import isa
+from generator.spec.arch import AXI_ADDR_BITS
 from generator.spec.board import Board
 from host.registers import RTL_KERNEL_VLNV
 
@@ -40,8 +42,6 @@ IP_TOP = "accel_rtl"
 #: files of the RTL build folder, in the order they are used
 IP_FILES = ["package_ip.tcl", "accel_rtl_ooc.xdc", "vivado_bd.tcl"]
 ROM_FILE = "insn_rom.hex"
-#: where vivado_bd.tcl copies the RTL overlay by default: overlay/<board>/rtl/
-OVERLAY_ROOT = ROOT_DIR / "overlay"
 #: the Vivado commands, in order, run in the build folder
 TOOL_COMMANDS = [["vivado", "-mode", "batch", "-source", "package_ip.tcl"],
                  ["vivado", "-mode", "batch", "-source", "vivado_bd.tcl"]]
@@ -76,7 +76,8 @@ def ip_context(board: Board, rom_words: int, sources: list[str], overlay: str | 
     return dict(board=board.name, part=board.part, board_part=board.vivado_board_part or "", clock_mhz=mhz,
                 clock_hz=int(round(mhz * 1e6)), period_ns=f"{1e3 / mhz:.3f}", top=IP_TOP, vlnv=RTL_KERNEL_VLNV,
                 vendor=vendor, library=library, name=name, version=version, axi_bits=p["axi_bits"],
-                axi_addr_bits=40, axil_range=1 << p["axil_aw"], registers=register_block(), rom_file=ROM_FILE,
+                axi_addr_bits=AXI_ADDR_BITS, axil_range=1 << p["axil_aw"], registers=register_block(),
+                rom_file=ROM_FILE,
                 rom_words=rom_words, xdc="accel_rtl_ooc.xdc", sources=sources, ip_dir="ip_repo/accel_rtl",
                 ip_repo="ip_repo", overlay_dir=str(overlay or overlay_dir(board)),
                 overlay_name=f"yolofpga_rtl_{board.name}", jobs=int(jobs))

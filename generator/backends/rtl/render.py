@@ -17,7 +17,8 @@ import numpy as np
 from generator import ROOT_DIR
 from generator.backends.context import shared_context
 from generator.spec import isa
-from generator.spec.arch import (AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS, DSP_A_BITS, DSP_B_BITS, PACK_SHIFT,
+from generator.spec.arch import (AXI_ADDR_BITS, AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS, DSP_A_BITS, DSP_B_BITS,
+                                  PACK_SHIFT,
                                   POST_SETUP, REQUANT_STAGES, RTL_QUEUES, COMPUTE_SETUP, STORE_SETUP,
                                   LOAD_SETUP_CYCLES,
                                   PE_DSP_STAGES, pe_tree_stages)
@@ -100,7 +101,8 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         obuf_elems=max(h8.obuf_words, h16.obuf_words) * a.tm,
         acc_w=max(h8.acc_bits, h16.acc_bits), ld_outst=MAX_READ_BURSTS, rom_words=max(rom_words, 1),
         ram_styles=ram_styles(board), rtl_queues=RTL_QUEUES, axi_boundary=AXI_BOUNDARY_BYTES,
-        axi_max_beats=AXI_MAX_BURST_BEATS, dsp_a_w=DSP_A_BITS, dsp_b_w=DSP_B_BITS, pack_shift=PACK_SHIFT,
+        axi_max_beats=AXI_MAX_BURST_BEATS, axi_addr_bits=AXI_ADDR_BITS,
+        dsp_a_w=DSP_A_BITS, dsp_b_w=DSP_B_BITS, pack_shift=PACK_SHIFT,
         rq_lat=REQUANT_STAGES, post_setup=POST_SETUP,
         cp_setup=COMPUTE_SETUP, sd_setup=STORE_SETUP, ld_setup=LOAD_SETUP_CYCLES, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=PE_DSP_STAGES)
 

@@ -1,19 +1,16 @@
 // LOAD module: executes CONFIG (precision, ISA / configuration checks) and LOAD (DDR -> IBUF / WBUF / PBUF).
-// Address side: seg_gen cuts the transfer into segments: the whole transfer (rows and pixels contiguous), one row
-// of contiguous pixels, one row span (IBUF only: pixel runs that overlap, 0 < stride < run <= 2 x stride, run <= one
-// beat, e.g. the folded first layer: every byte of the span is fetched once), or one pixel run; one burst address
-// per cycle, up to LD_OUTST bursts in flight; a descriptor FIFO (ldq) carries each burst's segment to the data side.
-// Data side: each beat is written as chunks, one per cycle: a chunk is the beat's bytes of one pixel run that touch
-// each lane memory at most once (IBUF: <= Tn elements; WBUF: within one word; PBUF: <= Tm records); rready is held
-// for the extra chunks. Span segments: the previous beat is kept, each run is written whole from the two-beat
-// window once its last byte has arrived (two runs per cycle through both IBUF ports); load_wr formats the writes.
+// Address side (here): seg_gen cuts the transfer into segments: the whole transfer (rows and pixels contiguous),
+// one row of contiguous pixels, one row span (IBUF only: pixel runs that overlap, 0 < stride < run <= 2 x stride,
+// run <= one beat, e.g. the folded first layer: every byte of the span is fetched once), or one pixel run; one
+// burst address per cycle, up to LD_OUTST bursts in flight, each burst's descriptor to the data side.
+// Data side: rtl/load_rd.sv (beat FIFO, registered rready, one chunk of a beat per cycle: the beat's bytes of one
+// pixel run that touch each lane memory at most once; span segments: two whole runs per cycle from a two-beat
+// window) and rtl/load_wr.sv (write formatting in registered stages): LD_DATA_STAGES cycles from a beat's arrival
+// to its last write; the LOAD completes when the data side is empty.
 // Range checks (OUT_OF_RANGE): extents computed in LD_SETUP, compared in the first LD_RUN cycle (no address yet).
 // LD_SETUP takes LD_SETUP_CYC cycles: its multiplies are registered shift-and-add trees (rtl/mul_tree.sv)
 // free-running on the instruction register, the extents' sums carry-select adds (accel_pkg addr_add), the compares
-// split so that no carry chain passes 32 bits.
-// Legend: ld_ instruction / address side; ldr_ the data side's position in the burst at the head of ldq (burst
-// address, segment start / end, beat, byte pointer, byte within the run (e), run's first element (pb)); sp_ span
-// segments (run q = the next run ending in the data, qoff its segment byte offset, qpb its first element).
+// split so that no carry chain passes 32 bits; the data side's constants (rq_*) are registered there too.
 `default_nettype none
 module load
   import accel_pkg::*;
@@ -104,28 +101,12 @@ module load
   assign arvalid = ld_state == LD_RUN && sg_v && 32'(ld_outst) < 32'(LD_OUTST);
   assign araddr = sg_cur;
   assign arlen = 8'(sg_blen - 9'd1);
-  // burst descriptors, narrow (computed on the address side so that the data side does no wide arithmetic):
-  // {segment offset just past the burst's first beat (cur - start + AXI_BYTES, 32 bits),
-  //  first valid byte of its first beat (segment's first burst, else 0), the bytes of the segment's last beat,
-  //  the burst is the segment's last, element index of the segment, first burst}
+  // burst descriptors (load_rd): {first valid byte of its first beat (segment's first burst, else 0), the bytes of
+  // the segment's last beat, the burst is the segment's last, element index of the segment, first burst}
   localparam int PW_ = BYTE_POS_W;
-  localparam int LDQ_W = 32 + 2 * PW_ + 1 + 32 + 1;
-  logic ldq_empty, ldq_full;
-  logic [LDQ_W-1:0] ldq_rdata;
-  logic [$clog2(LD_OUTST):0] ldq_count;
-  logic ld_fire;                                                      // the current beat is consumed (rready)
   wire [PW_-1:0] sg_lo0 = sg_first ? PW_'(sg_start[LOG2_BYTES-1:0]) : '0;
   wire [PW_-1:0] sg_hil = sg_end[LOG2_BYTES-1:0] == '0 ? PW_'(AXI_BYTES) : PW_'(sg_end[LOG2_BYTES-1:0]);
-  sync_fifo #(.W(LDQ_W), .DEPTH(LD_OUTST)) u_ldq (
-    .clk, .rst_n, .clr, .wr(ar_ok),
-    .wdata({sg_cur[31:0] - sg_start[31:0] + 32'(AXI_BYTES), sg_lo0, sg_hil, sg_blast, sg_idx, sg_first}),
-    .rd(ld_fire && rlast), .rdata(ldq_rdata), .empty(ldq_empty), .full(ldq_full), .count(ldq_count));
-  wire [31:0] ldr_bend0 = ldq_rdata[LDQ_W-1 -: 32];
-  wire [PW_-1:0] ldr_lo0 = ldq_rdata[LDQ_W-33 -: PW_];
-  wire [PW_-1:0] ldr_hil = ldq_rdata[LDQ_W-33-PW_ -: PW_];
-  wire ldr_lastseg = ldq_rdata[33];
-  wire [31:0] ldr_pb0 = ldq_rdata[32:1];
-  wire ldr_first = ldq_rdata[0];
+  logic ld_last_fire, rd_busy, wr_busy;
 
   wire [3:0] lq_op = lq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
   wire ld_go = ld_state == LD_IDLE && run && !stop && !lq_empty && !(lq_rdata[H_POP_NEXT_LSB] && !has_c2l);
@@ -151,7 +132,10 @@ module load
   wire [31:0] ld_step = ld_is_pbuf ? ld_elems : ld_is_wbuf ? ld_dst_pitch << LOG2_WL : ld_dst_pitch << LOG2_TN;
   logic [F_LOAD_ROWS_W-1:0] su_rows1;                                 // 2: rows - 1
   logic [F_LOAD_COLS_W-1:0] su_cols1;                                 // 2: cols - 1
-  logic su_rc, su_ac, su_sp0, su_sp;                                  // 2, 5, 2, 6
+  logic su_rc, su_ac, su_sp0, su_sp;                                  // 3, 5, 3, 6
+  logic [RUN_W-1:0] su_run;                                           // 2: bytes of a run
+  logic su_sp_ok;                                                     // 2: span conditions not on the run
+  logic su_rseq;                                                      // 4: row_stride == run * cols
   logic [31:0] su_rowbytes, su_colstep, su_tot, su_segall;            // 3, 3, 5, 5
   logic [31:0] su_spanp, su_rsr;                                      // 4, 4
   logic su_rowbytes_ov, su_tot_ov, su_segall_ov, su_spanp_ov, su_rsr_ov;   // one cycle after their products
@@ -182,13 +166,15 @@ module load
   always_ff @(posedge clk) begin
     su_rows1 <= F_LOAD_ROWS_W'(ld_rows) - 1'b1;
     su_cols1 <= F_LOAD_COLS_W'(ld_cols) - 1'b1;
-    su_rc <= ld_cols == 1 || ld_pix_stride == 64'(ld_run);
-    su_ac <= su_rc && (ld_rows == 1 || (!su_rowbytes_ov && ld_row_stride == 64'(su_rowbytes)));
+    su_run <= RUN_W'(ld_run);
+    su_rc <= ld_cols == 1 || ld_pix_stride == 64'(su_run);
+    su_rseq <= ld_row_stride == 64'(su_rowbytes);
+    su_ac <= su_rc && (ld_rows == 1 || (!su_rowbytes_ov && su_rseq));
     // row span (generator/spec/timing.py use_span): IBUF runs that overlap, fit one beat and the lanes, and whose
     // span takes no more beats than the runs one by one
-    su_sp0 <= !(ld_cols == 1 || ld_pix_stride == 64'(ld_run)) && ld_is_ibuf && ld_pix_stride != 0
-              && ld_pix_stride < 64'(ld_run) && 64'(ld_run) <= ld_pix_stride << 1 && ld_run <= 32'(AXI_BYTES)
-              && ld_elems <= 32'(TN) && ld_dst_pitch != 0;
+    su_sp_ok <= ld_is_ibuf && ld_pix_stride != 0 && ld_elems <= 32'(TN) && ld_dst_pitch != 0;
+    su_sp0 <= !(ld_cols == 1 || ld_pix_stride == 64'(su_run)) && su_sp_ok && ld_pix_stride < 64'(su_run)
+              && 64'(su_run) <= ld_pix_stride << 1 && su_run <= RUN_W'(AXI_BYTES);
     su_span <= addr_add(AXI_AW'(su_spanp), AXI_AW'(ld_run));
     // ceil(span / AXI_BYTES) <= cols, as span <= cols * AXI_BYTES
     su_sp <= su_sp0 && !su_spanp_ov && su_span[AXI_AW-1:32] == '0
@@ -248,155 +234,52 @@ module load
         LD_RUN:                                         // one segment set up, or one burst address, per cycle
           if (oob) ld_state <= LD_WAIT;                 // refused: nothing issued
           else if (!sg_v && !sg_more) ld_state <= LD_WAIT;   // every segment issued
-        LD_WAIT: if (ld_outst == 0) ld_state <= LD_DONE;
+        LD_WAIT: if (ld_outst == 0 && !rd_busy && !wr_busy) ld_state <= LD_DONE;
         LD_DONE: ld_state <= LD_IDLE;
         default: ld_state <= LD_IDLE;
       endcase
     end
   end
 
-  // ---- data side: the chunk of the current beat written this cycle
-  localparam int PW = BYTE_POS_W;
-  logic ldr_b0;                                                       // the beat is the burst's first
-  logic [31:0] ldr_bend_q;                                            // segment offset past the beat (after beat 0)
-  logic [PW-1:0] ldr_ptr;                                             // next byte of the current beat
-  logic [31:0] ldr_e, ldr_pb;                                         // byte within the run, run's first element
-  wire [31:0] ldr_bend = ldr_b0 ? ldr_bend0 : ldr_bend_q;             // segment offset just past the beat
-  wire ld_segstart = ldr_first && ldr_b0 && ldr_ptr == 0;             // first byte of a segment: fresh position
-  wire [31:0] ld_e = ld_segstart ? 32'd0 : ldr_e;
-  wire [31:0] ld_pb = ld_segstart ? ldr_pb0 : ldr_pb;
-  logic [PW-1:0] ld_j0, ld_hi;                                        // chunk start, end of the beat's valid bytes
-  logic [31:0] ld_cnt;                                                // chunk bytes
-  logic [31:0] ld_idx0;                                               // element / record of the chunk's first byte
-  logic [31:0] ld_ph;                                                 // byte within it where the chunk starts
-  logic ld_consumed;
-  logic [2:0] sp_e;                                                   // span: runs q, q + 1, q + 2 end in this beat
-  // The chunk on narrow values (a chunk has at most AXI_BYTES bytes): the run's remaining bytes (ldr_rem) and the
-  // lanes' limit saturated at AXI_BYTES, so the path to rready holds no wide compare.
-  localparam int LIM_W = (LOG2_WL + 2 > LOG2_TM + LOG2_PB + 1 ? LOG2_WL + 2 : LOG2_TM + LOG2_PB + 1) + 1;
-  logic [31:0] ldr_rem;                                               // bytes of the run not yet written
-  wire [31:0] ld_rem = ld_segstart ? ld_run : ldr_rem;
-  wire ld_rem_le = ld_rem[31:LOG2_BYTES] == '0 || (ld_rem[31:LOG2_BYTES + 1] == '0 && ld_rem[LOG2_BYTES-1:0] == '0);
-  wire [PW-1:0] ld_remc = ld_rem_le ? PW'(ld_rem) : PW'(AXI_BYTES);  // min(rem, AXI_BYTES)
-  logic ld_run_done;                                                  // the chunk ends the run
-  always_comb begin
-    logic [PW-1:0] lo, avail, c, limc;
-    logic [LIM_W-1:0] lim;
-    logic [LOG2_WL-1:0] idx_lo;
-    idx_lo = '0;
-    // the valid bytes [lo, hi) of the beat: from the segment's first byte (its first beat), to its end (its last)
-    lo = ldr_first && ldr_b0 ? ldr_lo0 : '0;
-    ld_hi = ldr_lastseg && rlast ? ldr_hil : PW'(AXI_BYTES);
-    ld_j0 = ldr_ptr > lo ? ldr_ptr : lo;
-    avail = ld_hi > ld_j0 ? ld_hi - ld_j0 : '0;
-    if (ld_is_pbuf) begin
-      ld_idx0 = ld_pb + (ld_e >> LOG2_PB);
-      ld_ph = 32'(ld_e[LOG2_PB-1:0]);
-      lim = LIM_W'(TM * PARAM_BYTES) - LIM_W'(ld_e[LOG2_PB-1:0]);
-    end else begin
-      ld_idx0 = ld_pb + (prec16 ? ld_e >> 1 : ld_e);
-      ld_ph = 32'(prec16 & ld_e[0]);
-      idx_lo = ld_pb[LOG2_WL-1:0] + (prec16 ? ld_e[LOG2_WL:1] : ld_e[LOG2_WL-1:0]);
-      if (ld_is_wbuf) lim = ((LIM_W'(WL) - LIM_W'(idx_lo)) << prec16) - LIM_W'(prec16 & ld_e[0]);
-      else lim = (LIM_W'(TN) << prec16) - LIM_W'(prec16 & ld_e[0]);
-    end
-    limc = lim >= LIM_W'(AXI_BYTES) ? PW'(AXI_BYTES) : PW'(lim);
-    c = avail;
-    if (ld_remc < c) c = ld_remc;
-    if (limc < c) c = limc;
-    ld_cnt = 32'(c);
-    ld_run_done = ld_rem_le && c == ld_remc;
-    ld_consumed = ld_span ? !sp_e[2] : (PW + 1)'(ld_j0) + (PW + 1)'(c) >= (PW + 1)'(ld_hi);
-  end
-  wire ld_wr = rvalid && ld_cnt != 0 && !ld_span;
-  assign ld_fire = rvalid && ld_consumed;
-  assign rready = ld_consumed;
-
-  // ---- span segments: run q (port A) and run q + 1 (port B) are written when they end in this beat (run k of the
-  // segment: bytes [k*stride, k*stride + run) from its start); the beat is held while a third run ends in it. The
-  // window is {this beat, the previous beat of the segment}: a run ending in this beat starts at most
-  // AXI_BYTES - 1 bytes before it (run <= AXI_BYTES).
-  logic [PW-1:0] ldr_qoff;                                            // next run: segment byte offset (low bits)
-  logic [31:0] ldr_qpb;                                               //   its first element
-  logic [31:0] ldr_qe [3];                                            // the segment offsets where runs q..q+2 end
-  logic [31:0] ld_qe0 [3];                                            //   at the segment's start: k*stride + run
-  logic [AXI_DW-1:0] ld_prev;                                         // the LOAD's previous beat
-  wire [PW-1:0] sp_qoff = ld_segstart ? '0 : ldr_qoff;
-  wire [31:0] sp_qpb = ld_segstart ? ldr_pb0 : ldr_qpb;
-  wire [31:0] sp_stride = 32'(ld_pix_stride);
-  logic [PW-1:0] sp_wi;                                               // window byte of run q's first byte
-  always_comb begin
-    logic [31:0] len, lim;
-    len = ld_seg_bytes[31:0];                                         // (every segment of the LOAD: seg_bytes)
-    lim = ldr_bend < len ? ldr_bend : len;
-    for (int k = 0; k < 3; k++) sp_e[k] = ld_span && rvalid && (ld_segstart ? ld_qe0[k] : ldr_qe[k]) <= lim;
-    sp_wi = sp_qoff + PW'(2 * AXI_BYTES) - PW'(ldr_bend);
-  end
+  // ---- data side: constants of the LOAD (registered in LD_SETUP), load_rd, load_wr
+  localparam int SPD_W = LOG2_BYTES + 4;
+  logic rq_wbuf, rq_pbuf, rq_ibuf;
+  logic [RUN_W-1:0] rq_run;
+  logic [F_LOAD_COLS_W-1:0] rq_cols;
+  logic [SPD_W-1:0] rq_stride;
   always_ff @(posedge clk) begin
     if (ld_state == LD_SETUP) begin
-      ld_qe0[0] <= ld_run;
-      ld_qe0[1] <= sp_stride + ld_run;
-      ld_qe0[2] <= (sp_stride << 1) + ld_run;
+      {rq_ibuf, rq_wbuf, rq_pbuf} <= {ld_is_ibuf, ld_is_wbuf, ld_is_pbuf};
+      rq_run <= RUN_W'(ld_run);
+      rq_cols <= F_LOAD_COLS_W'(ld_cols);
+      rq_stride <= SPD_W'(ld_pix_stride);
     end
   end
+  logic w_chunk, w_span;
+  logic [1:0] w_spe;
+  logic [AXI_DW-1:0] w_data, w_prev;
+  logic [PW_-1:0] w_j0, w_cnt;
+  logic [RUN_W-1:0] w_e;
+  logic [31:0] w_pb, w_qpb;
+  logic [SPD_W-1:0] w_d0;
+  load_rd #(.RUN_W(RUN_W), .SPD_W(SPD_W)) u_rd (
+    .clk, .rst_n, .clr, .init(ld_state == LD_SETUP), .prec16, .is_wbuf(rq_wbuf), .is_pbuf(rq_pbuf), .span(ld_span), .run_bytes(rq_run),
+    .run_step(ld_run_step), .cols(rq_cols), .sp_stride(rq_stride),
+    .wl_lo(ld_pb_start[LOG2_WL-1:0]), .dq_wr(ar_ok),
+    .dq_wdata({sg_lo0, sg_hil, sg_blast, sg_idx, sg_first}), .rvalid, .rdata, .rlast, .rready,
+    .last_fire(ld_last_fire), .busy(rd_busy), .w_chunk, .w_span, .w_spe, .w_data, .w_prev, .w_j0, .w_cnt, .w_e,
+    .w_pb, .w_d0, .w_qpb);
+  load_wr #(.RUN_W(RUN_W), .SPD_W(SPD_W)) u_wr (
+    .clk, .rst_n, .clr, .prec16, .is_ibuf(rq_ibuf), .is_wbuf(rq_wbuf), .is_pbuf(rq_pbuf), .run_bytes(rq_run),
+    .run_step(ld_run_step), .sp_stride(rq_stride), .w_chunk, .w_span, .w_spe, .w_data, .w_prev, .w_j0, .w_cnt,
+    .w_e, .w_pb, .w_d0, .w_qpb, .busy(wr_busy), .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data, .wbw_row,
+    .pbw_we, .pbw_data, .pbw_row);
 
   always_ff @(posedge clk) begin
-    if (!rst_n || clr) begin
-      ld_outst <= '0;
-      ldr_b0 <= 1'b1;
-      ldr_bend_q <= '0;
-      ldr_ptr <= '0;
-      ldr_e <= '0;
-      ldr_rem <= '0;
-      ldr_pb <= '0;
-      ldr_qoff <= '0;
-      ldr_qpb <= '0;
-      for (int k = 0; k < 3; k++) ldr_qe[k] <= '0;
-      ld_prev <= '0;
-    end else begin
-      ld_outst <= ld_outst + ($clog2(LD_OUTST) + 1)'(ar_ok) - ($clog2(LD_OUTST) + 1)'(ld_fire && rlast);
-      if (ld_fire) ld_prev <= rdata;
-      if (rvalid && ld_span) begin
-        ldr_qoff <= sp_e[1] ? sp_qoff + PW'(sp_stride << 1) : sp_e[0] ? sp_qoff + PW'(sp_stride) : sp_qoff;
-        ldr_qpb <= sp_e[1] ? sp_qpb + (ld_run_step << 1) : sp_e[0] ? sp_qpb + ld_run_step : sp_qpb;
-        for (int k = 0; k < 3; k++)
-          ldr_qe[k] <= (ld_segstart ? ld_qe0[k] : ldr_qe[k])
-                       + (sp_e[1] ? sp_stride << 1 : sp_e[0] ? sp_stride : 32'd0);
-        if (ld_consumed) begin
-          ldr_ptr <= '0;
-          ldr_b0 <= rlast;
-          ldr_bend_q <= ldr_bend + 32'(AXI_BYTES);
-        end else begin
-          ldr_ptr <= PW'(1);                                          // (not the segment's first cycle any more)
-        end
-      end else if (rvalid) begin
-        if (ld_run_done) begin
-          ldr_e <= '0;
-          ldr_rem <= ld_run;
-          ldr_pb <= ld_pb + ld_run_step;
-        end else begin
-          ldr_e <= ld_e + ld_cnt;
-          ldr_rem <= ld_rem - ld_cnt;
-          ldr_pb <= ld_pb;
-        end
-        if (ld_consumed) begin
-          ldr_ptr <= '0;
-          ldr_b0 <= rlast;
-          ldr_bend_q <= ldr_bend + 32'(AXI_BYTES);
-        end else begin
-          ldr_ptr <= ld_j0 + PW'(ld_cnt);
-        end
-      end
-    end
+    if (!rst_n || clr) ld_outst <= '0;
+    else ld_outst <= ld_outst + ($clog2(LD_OUTST) + 1)'(ar_ok) - ($clog2(LD_OUTST) + 1)'(ld_last_fire);
   end
-
-  load_wr u_wr (
-    .prec16, .rdata, .prev(ld_prev), .is_ibuf(ld_is_ibuf), .is_wbuf(ld_is_wbuf), .is_pbuf(ld_is_pbuf),
-    .wr(ld_wr), .j0(ld_j0), .ph(ld_ph), .idx0(ld_idx0), .cnt(ld_cnt), .span(ld_span), .sp_e(sp_e[1:0]),
-    .sp_qpb, .sp_wi, .sp_stride, .run_bytes(ld_run), .run_step(ld_run_step),
-    .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data, .wbw_row, .pbw_we, .pbw_data, .pbw_row);
-
-  wire unused = &{1'b0, sg_nxt_addr, sg_nxt_idx, sg_take, ldq_empty, ldq_full, ldq_count, sg_cur[63:32],
-                  sg_start[63:32], sg_end[63:LOG2_BYTES], 1'b0};
+  wire unused = &{1'b0, sg_nxt_addr, sg_nxt_idx, sg_take, sg_cur, sg_start[63:LOG2_BYTES], sg_end[63:LOG2_BYTES],
+                  1'b0};
 endmodule
 `default_nettype wire

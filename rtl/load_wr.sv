@@ -1,32 +1,44 @@
-// LOAD write formatting (combinational): the chunk of the current beat (or, for span segments, runs q and q + 1
-// from the two-beat window) as write enables / data / rows of the IBUF lane memories (ports A and B), the WBUF word
-// and the PBUF lane memories. Every element is stored 16 bits wide (int8 sign-extended).
-// Legend: j0 chunk's first byte in the beat, ph its byte within its first element / record, idx0 that element's
-// index, cnt the chunk's bytes; MW bits of the chunk mask (bytes from the first element's first byte);
-// ibp_ the per-port IBUF source (rotated data, first element, byte mask of IXW-bit positions); G = AXI_BYTES: the
-// WBUF unit groups (units: int8 elements, int16 bytes) a chunk can touch are g0 and g0 + 1.
+// LOAD write formatting, pipelined (LD_WR_STAGES register stages counting load_rd's chunk register): the chunk of
+// a beat (or, for span segments, runs q and q + 1 from the two-beat window) as write enables / data / rows of the
+// IBUF lane memories (ports A and B), the WBUF word and the PBUF lane memories. Every element is stored 16 bits
+// wide (int8 sign-extended).
+//   x2_: the chunk's first element (idx0 = pb + e / element bytes), its byte within it (ph), rotate amounts, the
+//        chunk's byte mask, the span runs' window offsets (wi: run q's first byte in {beat, previous beat});
+//   x3_: the beat rotated (byte u of the chunk, counted from its first element's first byte, at byte u), per IBUF
+//        port: data, first element, byte mask; the WBUF unit groups and mask;
+//   outputs (registered): per lane, the element k = (lane - idx0) mod lanes, its row idx0 / lanes or the next one.
+// Legend: MW bits of the chunk mask (bytes from the first element's first byte); G = AXI_BYTES: the WBUF unit
+// groups (units: int8 elements, int16 bytes) a chunk can touch are g0 and g0 + 1.
 `default_nettype none
 module load_wr
   import accel_pkg::*;
-(
+#(
+  parameter int RUN_W = 24,
+  parameter int SPD_W = LOG2_BYTES + 4
+) (
+  input  wire                   clk,
+  input  wire                   rst_n,
+  input  wire                   clr,
   input  wire                   prec16,
-  input  wire [AXI_DW-1:0]      rdata,          // this beat
-  input  wire [AXI_DW-1:0]      prev,           // the previous beat of the segment (span window)
   input  wire                   is_ibuf,
   input  wire                   is_wbuf,
   input  wire                   is_pbuf,
-  input  wire                   wr,             // a chunk is written (not span)
-  input  wire [BYTE_POS_W-1:0]  j0,
-  input  wire [31:0]            ph,
-  input  wire [31:0]            idx0,
-  input  wire [31:0]            cnt,
-  input  wire                   span,
-  input  wire [1:0]             sp_e,           // span: run q / q + 1 ends in this beat
-  input  wire [31:0]            sp_qpb,         // span: first element of run q
-  input  wire [BYTE_POS_W-1:0]  sp_wi,          // span: window byte of run q's first byte
-  input  wire [31:0]            sp_stride,
-  input  wire [31:0]            run_bytes,
+  input  wire [RUN_W-1:0]       run_bytes,
   input  wire [31:0]            run_step,       // element index step per run
+  input  wire [SPD_W-1:0]       sp_stride,
+  // the chunk (load_rd)
+  input  wire                   w_chunk,
+  input  wire                   w_span,
+  input  wire [1:0]             w_spe,
+  input  wire [AXI_DW-1:0]      w_data,
+  input  wire [AXI_DW-1:0]      w_prev,
+  input  wire [BYTE_POS_W-1:0]  w_j0,
+  input  wire [BYTE_POS_W-1:0]  w_cnt,
+  input  wire [RUN_W-1:0]       w_e,
+  input  wire [31:0]            w_pb,
+  input  wire [SPD_W-1:0]       w_d0,
+  input  wire [31:0]            w_qpb,
+  output logic                  busy,           // a chunk in these stages
   output logic [2*2*TN-1:0]     ibw_we,
   output logic [2*16*TN-1:0]    ibw_data,
   output logic [2*IB_AW*TN-1:0] ibw_row,
@@ -38,132 +50,193 @@ module load_wr
   output logic [PB_AW*TM-1:0]   pbw_row
 );
   localparam int PW = BYTE_POS_W;
-  // beat rotated so that chunk byte u (counted from the chunk's first element / record) is ld_rot byte u mod
-  // AXI_BYTES; the WBUF rotation also aligns element q of the word: element q byte b is ld_rotw byte (q*eb + b)
-  logic [AXI_DW-1:0] ld_rot, ld_rotw;
-  always_comb begin
-    logic [LOG2_BYTES-1:0] sh, shw;
-    sh = LOG2_BYTES'(j0) - LOG2_BYTES'(ph);
-    shw = sh - (LOG2_BYTES'(idx0) << prec16);
-    for (int r = 0; r < AXI_BYTES; r++) begin
-      ld_rot[8 * r +: 8] = rdata[8 * ((r + 32'(sh)) & (AXI_BYTES - 1)) +: 8];
-      ld_rotw[8 * r +: 8] = rdata[8 * ((r + 32'(shw)) & (AXI_BYTES - 1)) +: 8];
-    end
-  end
-  // chunk mask: bit u set for the bytes u in [ph, ph + cnt) (cnt <= AXI_BYTES, ph < PARAM_BYTES)
+  localparam int LB = LOG2_BYTES;
   localparam int MW = AXI_BYTES + PARAM_BYTES;
-  logic [MW-1:0] ld_mask;
-  always_comb begin
-    logic [MW-1:0] ones;
-    ones = MW'(((MW + 1)'(1) << cnt[PW-1:0]) - (MW + 1)'(1));
-    ld_mask = wr ? ones << ph[LOG2_PB-1:0] : '0;
-  end
-  // span: run q / q + 1 from its first byte
-  logic [AXI_DW-1:0] sp_rot [2];
-  always_comb begin
-    logic [2*AXI_DW-1:0] win;
-    logic [PW-1:0] w1;
-    win = {rdata, prev};
-    w1 = sp_wi + PW'(sp_stride);
-    for (int r = 0; r < AXI_BYTES; r++) begin
-      sp_rot[0][8 * r +: 8] = win[8 * ((r + 32'(sp_wi)) & (2 * AXI_BYTES - 1)) +: 8];
-      sp_rot[1][8 * r +: 8] = win[8 * ((r + 32'(w1)) & (2 * AXI_BYTES - 1)) +: 8];
-    end
+  localparam int G = AXI_BYTES;
+  localparam int LOG2_G = LOG2_BYTES;
+
+  // n ones from bit 0 (n <= AXI_BYTES), as a thermometer code (no carry chain)
+  function automatic logic [AXI_BYTES-1:0] ones(input logic [PW-1:0] n);
+    for (int i = 0; i < AXI_BYTES; i++) ones[i] = PW'(i) < n;
+  endfunction
+
+  // ---- x2: positions
+  logic x2_chunk, x2_span;
+  logic [1:0] x2_spe;
+  logic [AXI_DW-1:0] x2_data, x2_prev;
+  logic [31:0] x2_idx0, x2_qpb, x2_qpb1;
+  logic [LOG2_PB-1:0] x2_ph;
+  logic [LB-1:0] x2_sh, x2_shw;
+  logic [AXI_BYTES-1:0] x2_ones;                                      // the chunk's bytes from bit 0
+  logic [PW-1:0] x2_wi, x2_wi1, x2_cnt;
+  wire [31:0] e_el = is_pbuf ? 32'(w_e >> LOG2_PB) : prec16 ? 32'(w_e >> 1) : 32'(w_e);   // elements into the run
+  wire [LOG2_PB-1:0] ph = is_pbuf ? w_e[LOG2_PB-1:0] : LOG2_PB'(prec16 & w_e[0]);
+  wire [LB-1:0] sh = LB'(w_j0) - LB'(ph);
+  wire [LB-1:0] idx_lo = LB'(w_pb) + LB'(e_el);
+  always_ff @(posedge clk) begin
+    x2_spe <= w_spe;
+    x2_data <= w_data;
+    x2_prev <= w_prev;
+    x2_idx0 <= w_pb + e_el;
+    x2_qpb <= w_qpb;
+    x2_qpb1 <= w_qpb + run_step;
+    x2_ph <= ph;
+    x2_sh <= sh;
+    x2_shw <= sh - (idx_lo << prec16);
+    x2_ones <= w_chunk ? ones(w_cnt) : '0;
+    x2_wi <= PW'(w_d0) - PW'(run_bytes);                              // (mod 2 AXI_BYTES)
+    x2_wi1 <= PW'(w_d0) - PW'(run_bytes) + PW'(sp_stride);
+    x2_cnt <= w_cnt;
   end
 
-  // IBUF lane writes, port A (a chunk, or span run q) and port B (span run q + 1): lane n takes the element
-  // k = (n - idx0) mod Tn, word idx0 / Tn or the next one
-  localparam int IXW = $clog2(2 * TN + MW);
-  localparam int IMX = 2 ** IXW;
-  logic [AXI_DW-1:0] ibp_rot [2];
-  logic [31:0] ibp_idx0 [2];
-  logic [IMX-1:0] ibp_mask [2];
-  always_comb begin
-    logic [IMX-1:0] runm;
-    runm = IMX'(((IMX + 1)'(1) << run_bytes[PW-1:0]) - (IMX + 1)'(1));
-    ibp_rot[0] = span ? sp_rot[0] : ld_rot;
-    ibp_idx0[0] = span ? sp_qpb : idx0;
-    ibp_mask[0] = span ? (sp_e[0] ? runm : '0) : IMX'(ld_mask);
-    ibp_rot[1] = sp_rot[1];
-    ibp_idx0[1] = sp_qpb + run_step;
-    ibp_mask[1] = sp_e[1] ? runm : '0;
-  end
-  for (genvar pt = 0; pt < 2; pt++) begin : g_ibw
-    wire [31:0] row0 = ibp_idx0[pt] >> LOG2_TN;
-    wire ok0 = row0 < 32'(IB_D);
-    wire ok1 = row0 + 32'd1 < 32'(IB_D);
-    always_comb begin
+  // ---- x3: IBUF per lane and port the window bytes of its element (src0 / src1: the window {beat, previous
+  // beat}, a chunk's bytes in the beat's half) and its byte within the chunk / run (u), the bytes written per port
+  // [lob, hib); the beat rotated for PBUF (chunk byte u at byte u) and WBUF (word element q at byte q * eb); the
+  // WBUF unit groups
+  localparam int UW = LOG2_TN + 2;
+  localparam int HW = (UW > PW ? UW : PW) + 1;
+  logic x3_chunk;
+  logic [2*AXI_DW-1:0] x3_win;
+  logic [2*TN*UW-1:0] x3_u;
+  logic [2*TN*PW-1:0] x3_src0, x3_src1;                               // low byte; high byte (int8: = src0)
+  logic [1:0] x3_ok0, x3_ok1;                                         // IBUF word idx0 / Tn (+ 1) exists
+  logic x3_pok0, x3_pok1;                                             // PBUF row idx0 / Tm (+ 1) exists
+  logic [2*TN-1:0] x3_nxt;                                            // the element is in the next word
+  logic [HW-1:0] x3_lob [2], x3_hib [2];
+  logic [AXI_DW-1:0] x3_rot, x3_rotw;
+  logic [31:0] x3_idx0 [2];
+  logic [MW-1:0] x3_mask;                                             // PBUF: the chunk's bytes
+  logic [LOG2_WL+1-LOG2_G:0] x3_g0;
+  logic [2*G-1:0] x3_wm;
+  logic [WB_AW-1:0] x3_wrow;
+  always_ff @(posedge clk) begin
+    x3_win <= {x2_data, x2_prev};
+    for (int pt = 0; pt < 2; pt++)
       for (int n = 0; n < TN; n++) begin
-        logic [LOG2_TN-1:0] k;
-        logic [LOG2_TN+1:0] u0, u1;
+        logic [LOG2_TN-1:0] lo, k;
+        logic [UW-1:0] u;
+        lo = pt == 0 ? LOG2_TN'(x2_span ? x2_qpb : x2_idx0) : LOG2_TN'(x2_qpb1);
+        k = LOG2_TN'(n) - lo;                                         // (mod Tn)
+        u = UW'(k) << prec16;
+        x3_u[UW * (TN * pt + n) +: UW] <= u;
+        x3_nxt[TN * pt + n] <= LOG2_TN'(n) < lo;
+        if (pt == 0 && !x2_span) begin
+          x3_src0[PW * n +: PW] <= {1'b1, LB'(x2_sh) + LB'(u)};
+          x3_src1[PW * n +: PW] <= {1'b1, LB'(x2_sh) + LB'(u) + LB'(prec16)};
+        end else begin
+          x3_src0[PW * (TN * pt + n) +: PW] <= (pt == 0 ? x2_wi : x2_wi1) + PW'(u);
+          x3_src1[PW * (TN * pt + n) +: PW] <= (pt == 0 ? x2_wi : x2_wi1) + PW'(u) + PW'(prec16);
+        end
+      end
+    x3_lob[0] <= x2_span ? '0 : HW'(x2_ph);
+    x3_hib[0] <= x2_span ? (x2_spe[0] ? HW'(run_bytes[PW-1:0]) : '0) : x2_chunk ? HW'(x2_ph) + HW'(x2_cnt) : '0;
+    x3_lob[1] <= '0;
+    x3_hib[1] <= x2_span && x2_spe[1] ? HW'(run_bytes[PW-1:0]) : '0;
+    x3_idx0[0] <= x2_span ? x2_qpb : x2_idx0;
+    x3_idx0[1] <= x2_qpb1;
+    for (int pt = 0; pt < 2; pt++) begin
+      logic [31:0] r;
+      r = (pt == 0 ? (x2_span ? x2_qpb : x2_idx0) : x2_qpb1) >> LOG2_TN;
+      x3_ok0[pt] <= is_ibuf && r < 32'(IB_D);
+      x3_ok1[pt] <= is_ibuf && r + 32'd1 < 32'(IB_D);
+    end
+    x3_pok0 <= is_pbuf && x2_idx0 >> LOG2_TM < 32'(PB_D);
+    x3_pok1 <= is_pbuf && (x2_idx0 >> LOG2_TM) + 32'd1 < 32'(PB_D);
+  end
+  always_ff @(posedge clk) begin
+    logic [LOG2_WL:0] us;
+    logic [31:0] wrow;
+    for (int r = 0; r < AXI_BYTES; r++) begin
+      x3_rot[8 * r +: 8] <= x2_data[8 * ((r + 32'(x2_sh)) & (AXI_BYTES - 1)) +: 8];
+      x3_rotw[8 * r +: 8] <= x2_data[8 * ((r + 32'(x2_shw)) & (AXI_BYTES - 1)) +: 8];
+    end
+    x3_mask <= MW'(x2_ones) << x2_ph;
+    us = ((LOG2_WL + 1)'(x2_idx0[LOG2_WL-1:0]) << prec16) + (LOG2_WL + 1)'(x2_ph);
+    wrow = x2_idx0 >> LOG2_WL;
+    x3_g0 <= (LOG2_WL + 2 - LOG2_G)'(us >> LOG2_G);
+    x3_wm <= x2_chunk && is_wbuf && wrow < 32'(WB_D)
+             ? (2 * G)'(ones(x2_cnt)) << us[LOG2_G-1:0] : '0;
+    x3_wrow <= WB_AW'(wrow);
+  end
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      x2_chunk <= 1'b0;
+      x2_span <= 1'b0;
+      x3_chunk <= 1'b0;
+    end else begin
+      x2_chunk <= w_chunk;
+      x2_span <= w_span;
+      x3_chunk <= x2_chunk || x2_span;
+    end
+  end
+  assign busy = x2_chunk || x2_span || x3_chunk;
+  wire unused = &{1'b0, run_bytes, sp_stride, w_j0, w_d0, 1'b0};   // (only their low bits are used)
+
+  // ---- outputs. IBUF lane writes, port A (a chunk, or span run q) and port B (span run q + 1): lane n takes the
+  // element k = (n - idx0) mod Tn (its byte u = k * element bytes), word idx0 / Tn or the next one
+  for (genvar pt = 0; pt < 2; pt++) begin : g_ibw
+    wire [31:0] row0 = x3_idx0[pt] >> LOG2_TN;
+    always_ff @(posedge clk) begin
+      for (int n = 0; n < TN; n++) begin
+        logic [UW-1:0] u0;
         logic [7:0] d0, d1;
-        logic nxt, ok;
-        k = LOG2_TN'(n) - ibp_idx0[pt][LOG2_TN-1:0];
-        nxt = LOG2_TN'(n) < ibp_idx0[pt][LOG2_TN-1:0];
-        ok = is_ibuf && (nxt ? ok1 : ok0);
-        u0 = (LOG2_TN + 2)'(k) << prec16;
-        u1 = u0 + (LOG2_TN + 2)'(1);
-        d0 = ibp_rot[pt][8 * LOG2_BYTES'(u0) +: 8];
-        d1 = ibp_rot[pt][8 * LOG2_BYTES'(u1) +: 8];
-        ibw_row[IB_AW * TN * pt + IB_AW * n +: IB_AW] = IB_AW'(row0 + 32'(nxt));
-        if (!ok) ibw_we[2 * TN * pt + 2 * n +: 2] = 2'b00;
-        else if (prec16) ibw_we[2 * TN * pt + 2 * n +: 2] = {ibp_mask[pt][IXW'(u1)], ibp_mask[pt][IXW'(u0)]};
-        else ibw_we[2 * TN * pt + 2 * n +: 2] = {2{ibp_mask[pt][IXW'(u0)]}};
-        ibw_data[16 * TN * pt + 16 * n +: 16] = prec16 ? {d1, d0} : {{8{d0[7]}}, d0};
+        logic nxt, ok, w0, w1;
+        u0 = x3_u[UW * (TN * pt + n) +: UW];
+        nxt = x3_nxt[TN * pt + n];
+        ok = nxt ? x3_ok1[pt] : x3_ok0[pt];
+        w0 = HW'(u0) >= x3_lob[pt] && HW'(u0) < x3_hib[pt];
+        w1 = HW'(u0) + HW'(1) >= x3_lob[pt] && HW'(u0) + HW'(1) < x3_hib[pt];
+        d0 = x3_win[8 * x3_src0[PW * (TN * pt + n) +: PW] +: 8];
+        d1 = x3_win[8 * x3_src1[PW * (TN * pt + n) +: PW] +: 8];
+        ibw_row[IB_AW * TN * pt + IB_AW * n +: IB_AW] <= IB_AW'(row0 + 32'(nxt));
+        if (!ok || (!rst_n || clr)) ibw_we[2 * TN * pt + 2 * n +: 2] <= 2'b00;
+        else ibw_we[2 * TN * pt + 2 * n +: 2] <= prec16 ? {w1, w0} : {2{w0}};
+        ibw_data[16 * TN * pt + 16 * n +: 16] <= {prec16 ? d1 : {8{d1[7]}}, d0};   // (int8: d1 = d0)
       end
     end
   end
 
   // WBUF word write: the chunk covers units [us, us + cnt) of word idx0 / WL, at most two groups of G units: unit
   // x is written if its group is g0 (bit x mod G of the shifted mask) or g0 + 1 (bit G + x mod G)
-  localparam int G = AXI_BYTES;
-  localparam int LOG2_G = LOG2_BYTES;
-  wire [31:0] wbw_row32 = idx0 >> LOG2_WL;
-  assign wbw_row = WB_AW'(wbw_row32);
-  wire [LOG2_WL:0] wbw_us = ((LOG2_WL + 1)'(idx0[LOG2_WL-1:0]) << prec16) + (LOG2_WL + 1)'(ph);
-  wire [LOG2_WL+1-LOG2_G:0] wbw_g0 = (LOG2_WL + 2 - LOG2_G)'(wbw_us >> LOG2_G);
-  wire [2*G-1:0] wbw_m = wr && is_wbuf && wbw_row32 < 32'(WB_D)
-                         ? (2 * G)'(((2 * G + 1)'(1) << cnt[PW-1:0]) - (2 * G + 1)'(1)) << wbw_us[LOG2_G-1:0] : '0;
   function automatic logic wb_unit(input int x, input logic [LOG2_WL+1-LOG2_G:0] g0, input logic [2*G-1:0] m);
     wb_unit = ((LOG2_WL + 2 - LOG2_G)'(x / G) == g0 && m[x % G])
            || ((LOG2_WL + 2 - LOG2_G)'(x / G) == g0 + 1'b1 && m[G + x % G]);
   endfunction
-  always_comb begin
+  always_ff @(posedge clk) begin
+    wbw_row <= x3_wrow;
     for (int q = 0; q < WL; q++) begin
       logic [7:0] d0, d1, e8;
-      d0 = ld_rotw[8 * ((2 * q) % AXI_BYTES) +: 8];
-      d1 = ld_rotw[8 * ((2 * q + 1) % AXI_BYTES) +: 8];
-      e8 = ld_rotw[8 * (q % AXI_BYTES) +: 8];
-      if (prec16) wbw_we[2 * q +: 2] = {wb_unit(2 * q + 1, wbw_g0, wbw_m), wb_unit(2 * q, wbw_g0, wbw_m)};
-      else wbw_we[2 * q +: 2] = {2{wb_unit(q, wbw_g0, wbw_m)}};
-      wbw_data[16 * q +: 16] = prec16 ? {d1, d0} : {{8{e8[7]}}, e8};
+      d0 = x3_rotw[8 * ((2 * q) % AXI_BYTES) +: 8];
+      d1 = x3_rotw[8 * ((2 * q + 1) % AXI_BYTES) +: 8];
+      e8 = x3_rotw[8 * (q % AXI_BYTES) +: 8];
+      if (!rst_n || clr) wbw_we[2 * q +: 2] <= 2'b00;
+      else if (prec16) wbw_we[2 * q +: 2] <= {wb_unit(2 * q + 1, x3_g0, x3_wm), wb_unit(2 * q, x3_g0, x3_wm)};
+      else wbw_we[2 * q +: 2] <= {2{wb_unit(q, x3_g0, x3_wm)}};
+      wbw_data[16 * q +: 16] <= prec16 ? {d1, d0} : {{8{e8[7]}}, e8};
     end
   end
 
   // PBUF lane writes: lane l takes chunk record k = (l - idx0) mod Tm (k*16 + b < MW)
   localparam int PXW = $clog2(PARAM_BYTES * TM + MW);
   localparam int PMX = 2 ** PXW;
-  wire [PMX-1:0] pb_mask = PMX'(ld_mask);
-  wire [31:0] pbw_row0 = idx0 >> LOG2_TM;
-  wire pbw_ok0 = is_pbuf && pbw_row0 < 32'(PB_D);
-  wire pbw_ok1 = is_pbuf && pbw_row0 + 32'd1 < 32'(PB_D);
-  always_comb begin
+  wire [PMX-1:0] pb_mask = PMX'(x3_mask);
+  wire [31:0] pbw_row0 = x3_idx0[0] >> LOG2_TM;                   // (PBUF: never a span)
+  always_ff @(posedge clk) begin
     for (int l = 0; l < TM; l++) begin
       logic [LOG2_TM-1:0] k;
       logic nxt;
-      k = LOG2_TM'(l) - idx0[LOG2_TM-1:0];
-      nxt = LOG2_TM'(l) < idx0[LOG2_TM-1:0];
-      pbw_row[PB_AW * l +: PB_AW] = PB_AW'(pbw_row0 + 32'(nxt));
+      k = LOG2_TM'(l) - x3_idx0[0][LOG2_TM-1:0];
+      nxt = LOG2_TM'(l) < x3_idx0[0][LOG2_TM-1:0];
+      pbw_row[PB_AW * l +: PB_AW] <= PB_AW'(pbw_row0 + 32'(nxt));
       for (int b = 0; b < PARAM_BYTES; b++) begin
         logic [LOG2_TM+LOG2_PB-1:0] u;
         u = ((LOG2_TM + LOG2_PB)'(k) << LOG2_PB) + (LOG2_TM + LOG2_PB)'(b);
-        pbw_we[PARAM_BYTES * l + b] = (nxt ? pbw_ok1 : pbw_ok0) && pb_mask[PXW'(u)];
+        pbw_we[PARAM_BYTES * l + b] <= !(!rst_n || clr) && (nxt ? x3_pok1 : x3_pok0) && pb_mask[PXW'(u)];
         // (u mod AXI_BYTES: its low bits are b, a constant)
-        pbw_data[PREC_W * l + 8 * b +: 8] = AXI_BYTES <= PARAM_BYTES ? ld_rot[8 * (b % AXI_BYTES) +: 8]
-                                                                     : ld_rot[8 * LOG2_BYTES'(u) +: 8];
+        pbw_data[PREC_W * l + 8 * b +: 8] <= AXI_BYTES <= PARAM_BYTES ? x3_rot[8 * (b % AXI_BYTES) +: 8]
+                                                                      : x3_rot[8 * LB'(u) +: 8];
       end
     end
   end
-  wire unused = &{1'b0, j0, ph, cnt, sp_stride, run_bytes, 1'b0};   // (only their low bits are used)
 endmodule
 `default_nettype wire

@@ -21,23 +21,24 @@ module sync_fifo #(
   assign rdata = mem[rp];
   assign empty = count == 0;
   assign full = count == (AW+1)'(DEPTH);
+  wire push = wr && !full, pull = rd && !empty;
+  wire inc = push && !pull, dec = pull && !push;
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       wp <= '0;
       rp <= '0;
       count <= '0;
     end else begin
-      if (wr && !full) begin
-        wp <= wp + 1'b1;
-      end
-      if (rd && !empty) begin
-        rp <= rp + 1'b1;
-      end
-      count <= count + (AW+1)'(wr && !full) - (AW+1)'(rd && !empty);
+      if (push) wp <= wp + 1'b1;
+      if (pull) rp <= rp + 1'b1;
+      // count + 1 and count - 1 side by side, selected AND-OR (as a mux of the two adders synthesis would share one
+      // adder behind the mux, after rd)
+      count <= ({(AW+1){inc}} & (count + 1'b1)) | ({(AW+1){dec}} & (count - 1'b1))
+               | ({(AW+1){!inc && !dec}} & count);
     end
   end
   always_ff @(posedge clk) begin
-    if (wr && !full) mem[wp] <= wdata;
+    if (push) mem[wp] <= wdata;
   end
 endmodule
 `default_nettype wire

@@ -44,6 +44,10 @@ STORE_SETUP = 6
 #: cycles of LOAD's per-instruction setup (rtl/load.sv LD_SETUP: segment constants and range extents by registered
 #: shift-and-add multiplies, two in series, the span test, the extents' sums and compares; rendered as LD_SETUP_CYC)
 LOAD_SETUP_CYCLES = 6
+#: register stages of LOAD's data side a burst's last beat adds to the LOAD (rtl/load_rd.sv, rtl/load_wr.sv): the
+#: beat FIFO, the walker's beat register, the chunk register, load_wr's two stages (x2, x3); its output registers
+#: write the buffers in the cycle the LOAD completes
+LOAD_DATA_STAGES = 5
 
 
 def pe_tree_stages(tn: int) -> int:

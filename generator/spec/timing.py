@@ -15,9 +15,10 @@ Cost model (cycles of the PL clock):
   segment costs ``ceil((addr % beat + bytes) / beat)`` beats at its real address (base registers are
   page-aligned). At most :data:`MAX_READ_BURSTS` read bursts are in flight (one address per cycle), which bounds
   a LOAD of many short bursts to that many bursts per read latency. A LOAD's data side writes a beat per cycle
-  unless the beat holds more than one *chunk* (pieces between beat, pixel-run and WBUF word boundaries, at most
-  Tn elements / Tm records each; span segments: two runs per cycle), so a LOAD takes the larger of the DDR
-  time and the chunk count; ``LOAD_SETUP`` adds the per-instruction segment constants.
+  unless the beat holds more than one *chunk* (pieces between beat, pixel-run and lane-group boundaries: groups of
+  Tn elements / Tm records from each run's first byte, WBUF words; span segments: two runs per cycle), so a LOAD
+  takes the larger of the DDR time and the chunk count; ``LOAD_SETUP`` adds the per-instruction segment constants,
+  ``XFER_OVERHEAD`` the data side's register stages (``LOAD_DATA_STAGES``).
 * COMPUTE: ``HwConfig.compute_fill`` + oh * ceil(ow / P) * og * ig * kh * kw, with P = 2 output pixels per DSP48E2 in
   int8 (two activations packed in the 27-bit A port share the weight on the 18-bit B port) and P = 1 in int16;
   int8 accumulation into ACC (acc_init = 0) with ig * kh * kw = 1 takes two cycles per step (the two ACC ports
@@ -34,8 +35,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from generator.spec.arch import (COMPUTE_SETUP, LOAD_SETUP_CYCLES, PE_DSP_STAGES, POST_SETUP, REQUANT_STAGES,
-                                  STORE_SETUP, pe_tree_stages)
+from generator.spec.arch import (COMPUTE_SETUP, LOAD_DATA_STAGES, LOAD_SETUP_CYCLES, PE_DSP_STAGES, POST_SETUP,
+                                  REQUANT_STAGES, STORE_SETUP, pe_tree_stages)
 from generator.spec.board import Board
 
 #: cycles of a COMPUTE besides its steps and its PE array's pipeline (:attr:`HwConfig.compute_fill`): the queue
@@ -49,8 +50,9 @@ LOAD_SETUP = 2 + LOAD_SETUP_CYCLES
 SIMPLE_OP_CYCLES = 1
 #: read bursts the LOAD module keeps in flight (rendered into the RTL package as LD_OUTST)
 MAX_READ_BURSTS = 32
-#: cycles of a LOAD besides latency, beats and LOAD_SETUP (instruction issue, first address, completion)
-XFER_OVERHEAD = 4
+#: cycles of a LOAD besides latency, beats and LOAD_SETUP (instruction issue, first address, the data side's
+#: stages, completion)
+XFER_OVERHEAD = 4 + LOAD_DATA_STAGES
 #: cycles of a STORE besides the beats and the write-response latency (issue, the setup, first address, the OBUF
 #: read stage and output FIFO ahead of the first W beat, completion)
 STORE_OVERHEAD = 7 + STORE_SETUP
@@ -148,17 +150,18 @@ def _load_chunks(beat: int, buf: int, eb: int, tn: int, tm: int, seg_bytes: int,
     """Write cycles of the LOAD data side for one segment of ``seg_bytes`` bytes starting at address residue
     ``a0`` (mod beat) whose first byte is element ``e0`` (mod a WBUF word; unused otherwise).
 
-    Contiguous segments: each beat is written as chunks: pieces between beat, pixel-run and (WBUF) word
-    boundaries, each split into at most Tn elements (IBUF) or Tm records (PBUF). Span segments (``span_stride``
-    > 0): one cycle per beat, or ceil(n / 2) when n > 2 runs end in the beat (two runs written per cycle)."""
+    Contiguous segments: one chunk per cycle, a chunk being a piece between beat, pixel-run and lane-group
+    boundaries (rtl/load_rd.sv): a run's lane groups are Tn elements (IBUF) / Tm records (PBUF) from its first byte,
+    WBUF words. Span segments (``span_stride`` > 0): one cycle per beat, or ceil(n / 2) when n > 2 runs end in the
+    beat (two runs written per cycle)."""
     nbeats = int(_beats(a0, seg_bytes, beat))
     if span_stride:
         last = a0 + np.arange(ncols, dtype=np.int64) * span_stride + run_bytes - 1
         n_end = np.bincount(last // beat, minlength=nbeats)
         return int(np.maximum(1, (n_end + 1) // 2).sum())
-    cap = tn * eb if buf == IBUF else (tm * eb if buf == PBUF else 1 << 40)
-    simple = (a0 % beat == 0 and run_bytes % beat == 0 and cap >= beat
-              and (buf != WBUF or ((tn * tm * eb) % beat == 0 and (e0 * eb) % beat == 0)))
+    cap = tn * eb if buf == IBUF else tm * eb
+    simple = (a0 % beat == 0 and run_bytes % beat == 0
+              and (cap % beat == 0 if buf != WBUF else ((tn * tm * eb) % beat == 0 and (e0 * eb) % beat == 0)))
     if simple:
         return nbeats
     cuts = [np.arange((beat - a0) % beat or beat, seg_bytes, beat, dtype=np.int64),
@@ -168,8 +171,13 @@ def _load_chunks(beat: int, buf: int, eb: int, tn: int, tm: int, seg_bytes: int,
         o = np.arange(eb, seg_bytes, eb, dtype=np.int64)
         idx = e0 + (o // run_bytes) * run_step + (o % run_bytes) // eb
         cuts.append(o[idx % wl == 0])
+    elif cap < run_bytes:
+        o = np.arange(cap, seg_bytes, cap, dtype=np.int64) if run_bytes % cap == 0 else \
+            (np.arange(0, seg_bytes, run_bytes, dtype=np.int64)[:, None]
+             + np.arange(cap, run_bytes, cap, dtype=np.int64)[None, :]).ravel()
+        cuts.append(o)
     pts = np.unique(np.concatenate([np.array([0, seg_bytes], dtype=np.int64), *cuts]))
-    return int(_cdiv(np.diff(pts), cap).sum())
+    return len(pts) - 1
 
 
 def transfer_cycles(hw: HwConfig, rows: int, cols: int, run_bytes: int, row_stride: int, pix_stride: int,

@@ -31,8 +31,8 @@ RTL_DIR = ROOT_DIR / "rtl"
 TEMPLATES = RTL_DIR / "templates"
 #: hand-written RTL sources, in compile order (after the rendered package): primitives, the units, the top
 RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_array.sv", "ctrl_regs.sv", "token_queues.sv", "axi_rd_arb.sv",
-               "fetch_dispatch.sv", "seg_gen.sv", "load.sv", "load_wr.sv", "mul_tree.sv", "compute.sv", "seq_mul.sv",
-               "seq_div.sv", "requant.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "accel_top.sv"]
+               "fetch_dispatch.sv", "seg_gen.sv", "load_rd.sv", "load_wr.sv", "load.sv", "mul_tree.sv", "compute.sv",
+               "seq_mul.sv", "seq_div.sv", "requant.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "accel_top.sv"]
 TOP = "accel_top"
 
 

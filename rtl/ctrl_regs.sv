@@ -52,10 +52,12 @@ module ctrl_regs
   assign s_axil_wready = wr_en;
   assign s_axil_bresp = 2'b00;
   assign s_axil_rresp = 2'b00;
-  assign s_axil_arready = !s_axil_rvalid;
+  logic rd_q;                                                         // a read address taken, data next cycle
+  logic [AXIL_AW-1:0] ra_q;
+  assign s_axil_arready = !s_axil_rvalid && !rd_q;
   assign irq = gie && |(isr & ier);
   wire [31:0] wa = 32'(s_axil_awaddr);
-  wire [31:0] ra = 32'(s_axil_araddr);
+  wire [31:0] ra = 32'(ra_q);
   wire [AXIL_AW-3:0] widx = s_axil_awaddr[AXIL_AW-1:2];
 
   assign base_addrs = {regw[REG_BASE3 / 4 + 1], regw[REG_BASE3 / 4], regw[REG_BASE2 / 4 + 1], regw[REG_BASE2 / 4],
@@ -88,6 +90,8 @@ module ctrl_regs
       s_axil_bvalid <= 1'b0;
       s_axil_rvalid <= 1'b0;
       s_axil_rdata <= '0;
+      rd_q <= 1'b0;
+      ra_q <= '0;
       start_pulse <= 1'b0;
       run <= 1'b0;
       status_r <= '0;
@@ -120,9 +124,14 @@ module ctrl_regs
           default: regw[widx] <= s_axil_wdata;
         endcase
       end
-      // ---- reads
+      // ---- reads: the address registered, the data and rvalid in the next cycle
       if (s_axil_rvalid && s_axil_rready) s_axil_rvalid <= 1'b0;
-      if (s_axil_arvalid && !s_axil_rvalid) begin
+      if (s_axil_arvalid && s_axil_arready) begin
+        rd_q <= 1'b1;
+        ra_q <= s_axil_araddr;
+      end
+      if (rd_q) begin
+        rd_q <= 1'b0;
         s_axil_rvalid <= 1'b1;
         case (ra)
           REG_CTRL: begin
@@ -137,7 +146,7 @@ module ctrl_regs
           REG_HW_INFO: s_axil_rdata <= HW_INFO;
           REG_CONFIG_ID: s_axil_rdata <= CONFIG_ID;
           REG_CYCLES: s_axil_rdata <= cycles_r;
-          default: s_axil_rdata <= regw[s_axil_araddr[AXIL_AW-1:2]];
+          default: s_axil_rdata <= regw[ra_q[AXIL_AW-1:2]];
         endcase
       end
       // ---- run control

@@ -1,6 +1,6 @@
 // Completion, error status and debug counters.
 // err_bits: the status bits (accel_pkg ST_*) raised this cycle; `stop` (registered): an error was raised, no
-// instruction starts afterwards. finish: the run ends (every unit idle, no read in flight) after an error, after
+// instruction starts afterwards. finish (registered): the run ends (every unit idle, no read in flight) after an error, after
 // END with the queues empty, or when the fetch ran out of instructions. TOKENS_LEFT: the program ended normally with
 // tokens in a FIFO. WATCHDOG: WATCHDOG_CYCLES cycles of a run without progress (no unit executing, no instruction
 // fetched or dispatched, no read in flight): without progress no token can arrive, so it is a deadlock.
@@ -60,10 +60,18 @@ module status
     else if (err_bits != 0) stop <= 1'b1;
   end
 
+  // finish and TOKENS_LEFT registered (one cycle after the condition; everything stays idle meanwhile)
   wire all_idle = ld_idle && cp_idle && st_idle && fe_idle && !rd_busy;
-  assign finish = run && !start_pulse && all_idle
-                  && (stop || (end_done && queues_empty) || (fe_exhausted && queues_empty));
-  assign tokens_left = finish && !stop && end_done && queues_empty && tok_any;
+  wire finish_c = run && all_idle && (stop || (end_done && queues_empty) || (fe_exhausted && queues_empty));
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      finish <= 1'b0;
+      tokens_left <= 1'b0;
+    end else begin
+      finish <= finish_c;
+      tokens_left <= finish_c && !stop && end_done && queues_empty && tok_any;
+    end
+  end
   localparam int WDW = $clog2(WATCHDOG_CYCLES) + 1;
   logic [WDW-1:0] wd_cnt;
   wire wd_progress = !ld_idle || !cp_idle || !st_idle || !fe_idle || insn_moved || rd_busy;

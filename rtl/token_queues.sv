@@ -22,27 +22,32 @@ module token_queues
 );
   localparam int TW = TOKEN_COUNT_BITS;
   localparam logic [TW-1:0] FULL = TW'(DEPTH);
-  wire ovf_l2c = push_l2c && !pop_l2c && cnt_l2c == FULL;
-  wire ovf_c2l = push_c2l && !pop_c2l && cnt_c2l == FULL;
-  wire ovf_c2s = push_c2s && !pop_c2s && cnt_c2s == FULL;
-  wire ovf_s2c = push_s2c && !pop_s2c && cnt_s2c == FULL;
-  assign overflow = ovf_l2c || ovf_c2l || ovf_c2s || ovf_s2c;
-  assign has_l2c = cnt_l2c != 0;
-  assign has_c2l = cnt_c2l != 0;
-  assign has_c2s = cnt_c2s != 0;
-  assign has_s2c = cnt_s2c != 0;
-  assign any = has_l2c || has_c2l || has_c2s || has_s2c;
+  // per FIFO q (0 l2c, 1 c2l, 2 c2s, 3 s2c): the count, and its flags non-zero / full as registers next to it
+  // (updated from the push / pop of the cycle: the units' start conditions read registers, no compare)
+  wire [3:0] push = {push_s2c, push_c2s, push_c2l, push_l2c};
+  wire [3:0] pop = {pop_s2c, pop_c2s, pop_c2l, pop_l2c};
+  logic [TW-1:0] cnt [4];
+  logic [3:0] nz, full, ovf;
+  always_comb for (int q = 0; q < 4; q++) ovf[q] = push[q] && !pop[q] && full[q];
+  assign overflow = |ovf;
+  assign {has_s2c, has_c2s, has_c2l, has_l2c} = nz;
+  assign {cnt_s2c, cnt_c2s, cnt_c2l, cnt_l2c} = {cnt[3], cnt[2], cnt[1], cnt[0]};
+  assign any = |nz;
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
-      cnt_l2c <= '0;
-      cnt_c2l <= '0;
-      cnt_c2s <= '0;
-      cnt_s2c <= '0;
+      for (int q = 0; q < 4; q++) cnt[q] <= '0;
+      nz <= '0;
+      full <= '0;
     end else begin
-      if (!ovf_l2c) cnt_l2c <= cnt_l2c + TW'(push_l2c) - TW'(pop_l2c);
-      if (!ovf_c2l) cnt_c2l <= cnt_c2l + TW'(push_c2l) - TW'(pop_c2l);
-      if (!ovf_c2s) cnt_c2s <= cnt_c2s + TW'(push_c2s) - TW'(pop_c2s);
-      if (!ovf_s2c) cnt_s2c <= cnt_s2c + TW'(push_s2c) - TW'(pop_s2c);
+      for (int q = 0; q < 4; q++) begin
+        logic inc, dec;
+        inc = push[q] && !pop[q] && !full[q];
+        dec = pop[q] && !push[q];
+        // count + 1 / - 1 side by side, selected AND-OR (a mux of two adders would be shared behind the mux)
+        cnt[q] <= ({TW{inc}} & (cnt[q] + 1'b1)) | ({TW{dec}} & (cnt[q] - 1'b1)) | ({TW{!inc && !dec}} & cnt[q]);
+        nz[q] <= inc || (dec ? cnt[q] != TW'(1) : nz[q]);
+        full[q] <= inc ? cnt[q] == FULL - 1'b1 : dec ? 1'b0 : full[q];
+      end
     end
   end
 endmodule

@@ -62,28 +62,31 @@ async def status_matches_isa(dut):
         await _edge(dut)
         getattr(dut, sig).value = 0
         await Timer(1, unit="ns")
+        await _edge(dut)
         assert int(dut.stop.value) == 1 and int(dut.finish.value) == 0, name    # LOAD still busy
         dut.ld_idle.value = 1
-        await Timer(1, unit="ns")
+        await _edge(dut)                                               # (finish is registered)
         assert int(dut.finish.value) == 1, name
     # normal end: END done and queues empty, every unit idle; with tokens left: TOKENS_LEFT
     for tokens in (0, 1):
         await _start(dut, end_done=1, queues_empty=0, tok_any=tokens)
+        await _edge(dut)
         assert int(dut.finish.value) == 0
         for s in ("fe_idle", "cp_idle", "st_idle"):                 # any busy unit holds the end
             getattr(dut, s).value = 0
             dut.queues_empty.value = 1
-            await Timer(1, unit="ns")
+            await _edge(dut)
             assert int(dut.finish.value) == 0, s
             getattr(dut, s).value = 1
         dut.rd_busy.value = 1
-        await Timer(1, unit="ns")
+        await _edge(dut)
         assert int(dut.finish.value) == 0
         dut.rd_busy.value = 0
-        await Timer(1, unit="ns")
+        await _edge(dut)
         assert int(dut.finish.value) == 1
         assert int(dut.err_bits.value) == (tokens << isa.STATUS_BITS["TOKENS_LEFT"])
     await _start(dut, fe_exhausted=1)                                 # the fetch ran out (NO_END is raised apart)
+    await _edge(dut)
     assert int(dut.finish.value) == 1 and int(dut.err_bits.value) == 0
     # watchdog: WATCHDOG_CYCLES cycles without progress; any progress restarts the count
     await _start(dut, queues_empty=0)

@@ -2,12 +2,15 @@
 // Setup (CP_SETUP cycles): the address steps in_cols*ig, ig*stride and in_cols*ig*stride by registered shift-and-add
 // multiplies (rtl/mul_tree.sv), the loop counters' reload values. Pipeline of a step, by stage:
 //   0 issue: one (i, ky, kx) step per cycle; down-counters with registered last flags, addresses kept
-//     incrementally;  1: the IBUF / WBUF read addresses registered into the RAMs;  2: the words out of the RAMs
-//     into the PE array (bank select, int8 pair) and the bypass lanes;  2 + PE_LAT (SR): the PE sums, the running
-//     sums of the output word(s) updated, the ACC words read for the read-modify-write;  SR + 1: ACC written.
+//     incrementally;  1: the IBUF / WBUF read addresses registered into the RAMs;  2: the words out of the RAMs,
+//     bank-selected, registered;  3: into the PE array (int8 pair) and the bypass lanes;  3 + PE_LAT (SR): the PE
+//     sums, the running sums of the output word(s) updated, the ACC words read for the read-modify-write;
+//     SR + 1: the ACC words (bank-selected) and the word's sums registered;  SR + 2: their sum registered;
+//     SR + 3 (NS): ACC written.
 // int8: two output pixels (x0, x1 = x0 + 1) per step (packed DSP), int16 and bypass: one. int8 accumulation into
-// ACC (acc_init = 0) of a K = ig*kh*kw = 1 instruction issues every other cycle (cp_alt: the two ACC ports serve
-// both pixels' read and write). 48-bit sums are carry-select adders of two halves (no carry chain over 32 bits).
+// ACC (acc_init = 0): both ACC ports read at SR and write at SR + 3 for the two pixels, so a word's read must not
+// fall 3 cycles after the previous word's write: K = ig*kh*kw = 1 issues every other cycle (su_alt), K = 3 leaves
+// a cycle after each word (su_gap). 48-bit sums are carry-select adders of two halves (no carry chain over 32 bits).
 // Legend: c_* loop down-counters and l_* their last flags; a_* addresses; su_* setup values; k_* range-check
 // extents; q_* stage registers (index = stage); aw0 / aw1 ACC words of pixel x0 / x1; bypass: a copy of IBUF
 // elements through the accumulators (Tm elements from two IBUF words).
@@ -42,15 +45,18 @@ module compute
   output logic [IB_AW-1:0]      cp_ib_a,        // IBUF read words, ports A / B
   output logic [IB_AW-1:0]      cp_ib_b,
   output logic [WB_AW-1:0]      cp_wb_a,        // WBUF read word
-  // ACC read-modify-write: read words at stage SR (s2: aw0 port A, aw1 port B), write at SR + 1 (s3)
+  // ACC read-modify-write: read words at stage SR (s2: aw0 port A, aw1 port B), write at NS = SR + 3 (s3)
   output logic                  cp_acc_bank,
   output logic                  cp_wr,
   output logic                  cp_s3_two,
   output logic [AC_AW-1:0]      cp_s2_aw0, cp_s2_aw1, cp_s3_aw0, cp_s3_aw1,
   output logic [TM*ACC_W-1:0]   cp_wd0, cp_wd1
 );
-  localparam int SR = 2 + PE_LAT;                      // stage of the PE sums (registers) and the ACC read
-  localparam int NS = SR + 1;                          // stages after issue (the last one writes ACC)
+  localparam int SR = 3 + PE_LAT;                      // stage of the PE sums (registers) and the ACC read
+  localparam int NS = SR + ACC_RMW_D;                  // stages after issue (the last one writes ACC)
+  if (ACC_RMW_D != 3) begin : g_bad_rmw
+    $error("compute: the ACC read-modify-write has 3 stages (RAM read, registered operands, registered sum)");
+  end
   localparam int CK_LAT = 8;                           // range check: cycles from the setup's start to the verdict
                                                        // (the longest chain: ohm1, rsin, rowsin, the 3-clock ie)
   localparam int BO_W = F_COMPUTE_OG_W + LOG2_TM;      // bypass element offset o*Tm
@@ -93,7 +99,7 @@ module compute
   logic [F_COMPUTE_OW_W-1:0] su_x1;                    // steps per row - 1 (int8: pixel pairs)
   logic [F_COMPUTE_OH_W-1:0] su_y1;
   logic su_kx0, su_ky0, su_i0, su_o0, su_x0, su_y0;    // reload value 0: the counter starts at its last
-  logic su_pack, su_odd, su_alt;
+  logic su_pack, su_odd, su_alt, su_gap;
   /* verilator lint_off PINCONNECTEMPTY */
   mul_tree #(.AW(F_COMPUTE_IN_COLS_W), .BW(F_COMPUTE_IG_W)) u_rs (.clk, .a(f_in_cols), .b(f_ig), .p(su_rs), .ovf());
   mul_tree #(.AW(F_COMPUTE_IG_W), .BW(F_COMPUTE_STRIDE_W)) u_sig (.clk, .a(f_ig), .b(f_s), .p(su_sig), .ovf());
@@ -110,6 +116,8 @@ module compute
     su_odd <= f_ow[0];
     su_x1 <= (!prec16 && !cp_bypass) ? (f_ow - 1'b1) >> 1 : f_ow - 1'b1;
     su_alt <= !prec16 && !cp_bypass && !cp_acc_init && f_ig == 1 && f_kh == 1 && f_kw == 1;
+    su_gap <= !prec16 && !cp_bypass && !cp_acc_init && ((f_ig == 3 && f_kh == 1 && f_kw == 1)
+              || (f_ig == 1 && f_kh == 3 && f_kw == 1) || (f_ig == 1 && f_kh == 1 && f_kw == 3));
     {su_kx0, su_ky0, su_i0, su_o0, su_x0, su_y0}
       <= {su_kx1 == 0, su_ky1 == 0, su_i1 == 0, su_o1 == 0, su_x1 == 0, su_y1 == 0};
   end
@@ -125,8 +133,8 @@ module compute
   logic [AC_AW-1:0] a_awp, a_ao;                       // ACC word of the pixel (p*og), of the output word
   logic [BO_W-1:0] a_bo;                               // bypass: element o*Tm
   logic [2:0] su_cnt;
-  logic cp_issued;
-  wire cp_issue = cp_state == C_RUN && !(su_alt && cp_issued);
+  logic cp_issued, cp_gap;                             // a step / a word's last step issued last cycle
+  wire cp_issue = cp_state == C_RUN && !(su_alt && cp_issued) && !(su_gap && cp_gap);
   wire w_done = cp_bypass || (l_kx && l_ky && l_i);   // last (i, ky, kx) step of the output word(s)
   wire cp_two = su_pack && !(l_x && su_odd);          // two output pixels this step
   wire o_wrap = w_done && l_o;
@@ -138,9 +146,11 @@ module compute
       cp_state <= C_IDLE;
       cp_ins <= '0;
       cp_issued <= 1'b0;
+      cp_gap <= 1'b0;
       su_cnt <= '0;
     end else begin
       cp_issued <= cp_issue;
+      cp_gap <= cp_issue && w_done;
       case (cp_state)
         C_IDLE:
           if (cp_go) begin
@@ -307,32 +317,38 @@ module compute
   assign cp_ib_b = q1_ib;
   assign cp_wb_a = q1_wa;
 
-  // stage 2: the words of the banks in use out of the RAMs, into the PE array
-  wire [TN*16-1:0] ib_a = cp_ibuf_bank ? ib_rd_a[16 * TN +: 16 * TN] : ib_rd_a[0 +: 16 * TN];
-  wire [TN*16-1:0] ib_b = cp_ibuf_bank ? ib_rd_b[16 * TN +: 16 * TN] : ib_rd_b[0 +: 16 * TN];
-  wire [WL*16-1:0] wb = cp_wbuf_bank ? wb_rd[16 * WL +: 16 * WL] : wb_rd[0 +: 16 * WL];
-  logic [TM*16-1:0] cp_byp;                            // bypass elements (stage 2), delayed to stage SR
+  // stage 2: the words of the banks in use out of the RAMs, registered; stage 3: into the PE array
+  logic [TN*16-1:0] ib_a, ib_b;
+  logic [WL*16-1:0] wb;
+  always_ff @(posedge clk) begin
+    ib_a <= cp_ibuf_bank ? ib_rd_a[16 * TN +: 16 * TN] : ib_rd_a[0 +: 16 * TN];
+    ib_b <= cp_ibuf_bank ? ib_rd_b[16 * TN +: 16 * TN] : ib_rd_b[0 +: 16 * TN];
+    wb <= cp_wbuf_bank ? wb_rd[16 * WL +: 16 * WL] : wb_rd[0 +: 16 * WL];
+  end
+  logic [TM*16-1:0] cp_byp;                            // bypass elements (stage 3), delayed to stage SR
   logic [TM*16-1:0] q_byp [PE_LAT];
-  logic [LOG2_TN-1:0] q1_boff_2;                       // the bypass lane of the words at stage 2
+  logic [LOG2_TN-1:0] q1_boff_2, q1_boff_3;            // the bypass lane of the words at stage 2, 3
   always_comb begin
     for (int m = 0; m < TM; m++) begin
       logic [LOG2_TN:0] rel;
-      rel = (LOG2_TN + 1)'(q1_boff_2) + (LOG2_TN + 1)'(m);
+      rel = (LOG2_TN + 1)'(q1_boff_3) + (LOG2_TN + 1)'(m);
       cp_byp[16 * m +: 16] = rel < (LOG2_TN + 1)'(TN) ? ib_a[16 * LOG2_TN'(rel) +: 16]
                                                       : ib_b[16 * LOG2_TN'(rel) +: 16];
     end
   end
   always_ff @(posedge clk) begin
     q1_boff_2 <= q1_boff;
+    q1_boff_3 <= q1_boff_2;
     q_byp[0] <= cp_byp;
     for (int k = 1; k < PE_LAT; k++) q_byp[k] <= q_byp[k - 1];
   end
   logic [TM*ACC_W-1:0] pe_sum0, pe_sum1;
   pe_array u_pe (
-    .clk, .p16(prec16), .x0(ib_a), .x1(q_two[2] ? ib_b : '0),
+    .clk, .p16(prec16), .x0(ib_a), .x1(q_two[3] ? ib_b : '0),
     .w(wb), .sum0(pe_sum0), .sum1(pe_sum1));
 
-  // stage SR: running sums of the output word(s); ACC = (acc_init ? 0 : ACC) + the tile's partial sums at SR + 1
+  // stage SR: running sums of the output word(s); ACC = (acc_init ? 0 : ACC) + the tile's partial sums, written at
+  // NS (the ACC words and the sums registered at SR + 1, their sum at SR + 2)
   function automatic logic [ACC_W-1:0] add_cs(input logic [ACC_W-1:0] a, input logic [ACC_W-1:0] b);
     // a + b as a carry-select adder: the low half, and the high half with carry-in 0 and 1, chosen by the low
     // half's carry (three carry chains of about ACC_W / 2 bits side by side)
@@ -366,12 +382,17 @@ module compute
   assign cp_s3_aw1 = q_aw1[NS];
   assign cp_s3_two = q_two[NS];
   assign cp_wr = q_v[NS] && q_last[NS];
-  wire [TM*ACC_W-1:0] acc_a = cp_acc_bank ? acc_rd_a[ACC_W * TM +: ACC_W * TM] : acc_rd_a[0 +: ACC_W * TM];
-  wire [TM*ACC_W-1:0] acc_b = cp_acc_bank ? acc_rd_b[ACC_W * TM +: ACC_W * TM] : acc_rd_b[0 +: ACC_W * TM];
-  always_comb begin
+  logic [TM*ACC_W-1:0] acc_a, acc_b, run_a, run_b;
+  always_ff @(posedge clk) begin
+    acc_a <= cp_acc_bank ? acc_rd_a[ACC_W * TM +: ACC_W * TM] : acc_rd_a[0 +: ACC_W * TM];
+    acc_b <= cp_acc_bank ? acc_rd_b[ACC_W * TM +: ACC_W * TM] : acc_rd_b[0 +: ACC_W * TM];
     for (int m = 0; m < TM; m++) begin
-      cp_wd0[ACC_W * m +: ACC_W] = cp_acc_init ? cp_run0[m] : add_cs(cp_run0[m], acc_a[ACC_W * m +: ACC_W]);
-      cp_wd1[ACC_W * m +: ACC_W] = cp_acc_init ? cp_run1[m] : add_cs(cp_run1[m], acc_b[ACC_W * m +: ACC_W]);
+      run_a[ACC_W * m +: ACC_W] <= cp_run0[m];
+      run_b[ACC_W * m +: ACC_W] <= cp_run1[m];
+      cp_wd0[ACC_W * m +: ACC_W] <= cp_acc_init ? run_a[ACC_W * m +: ACC_W]
+                                                : add_cs(run_a[ACC_W * m +: ACC_W], acc_a[ACC_W * m +: ACC_W]);
+      cp_wd1[ACC_W * m +: ACC_W] <= cp_acc_init ? run_b[ACC_W * m +: ACC_W]
+                                                : add_cs(run_b[ACC_W * m +: ACC_W], acc_b[ACC_W * m +: ACC_W]);
     end
   end
   assign idle = cp_state == C_IDLE;

@@ -38,6 +38,9 @@ PE_DSP_STAGES = 3
 #: in_cols*ig*stride by registered shift-and-add multiplies (rtl/mul_tree.sv), two in series: 2 + 1 clocks;
 #: rendered into the package as CP_SETUP)
 COMPUTE_SETUP = 3
+#: cycles from COMPUTE's read of an ACC word to its write (rtl/compute.sv: the RAM read, the ACC word and the sums
+#: registered, their sum registered); odd, so that a word issued every other cycle never reads while one is written
+ACC_RMW_DISTANCE = 3
 #: cycles of STORE's per-instruction setup (rtl/store.sv: segment constants and range extents by registered
 #: shift-and-add multiplies, two in series, then the DDR extent's three sums and compare; rendered as SD_SETUP)
 STORE_SETUP = 6

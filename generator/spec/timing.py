@@ -35,13 +35,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from generator.spec.arch import (COMPUTE_SETUP, LOAD_DATA_STAGES, LOAD_SETUP_CYCLES, PE_DSP_STAGES, POST_SETUP,
+from generator.spec.arch import (ACC_RMW_DISTANCE, COMPUTE_SETUP, LOAD_DATA_STAGES, LOAD_SETUP_CYCLES, PE_DSP_STAGES, POST_SETUP,
                                   REQUANT_STAGES, STORE_SETUP, pe_tree_stages)
 from generator.spec.board import Board
 
 #: cycles of a COMPUTE besides its steps and its PE array's pipeline (:attr:`HwConfig.compute_fill`): the queue
-#: pop, the setup, the read-address and RAM stages, the ACC read-modify-write, the token push
-COMPUTE_BASE = 6 + COMPUTE_SETUP
+#: pop, the setup, the read-address, RAM and RAM-data register stages, the ACC read-modify-write, the token push
+COMPUTE_BASE = 7 + COMPUTE_SETUP + ACC_RMW_DISTANCE - 1
 #: cycles of a POST besides its window steps (the serial setup, RAM read stage, the requantization pipeline drained)
 POST_FILL = 4 + POST_SETUP + REQUANT_STAGES
 #: extra cycles of a LOAD: the per-instruction segment constants (LD_SETUP, LOAD_SETUP_CYCLES cycles), the return
@@ -246,10 +246,12 @@ def insn_cycles(hw: HwConfig, insn) -> int:
             return hw.compute_fill + f["oh"] * f["ow"] * f["og"]
         px = f["oh"] * math.ceil(f["ow"] / hw.pix_lanes) * f["og"]
         k = f["ig"] * f["kh"] * f["kw"]
-        # int8 accumulation into ACC of a one-step output word: a step every other cycle (both ACC ports serve
-        # the two pixels' read-modify-write)
-        alt = 2 if hw.pix_lanes == 2 and not f["acc_init"] and k == 1 else 1
-        return hw.compute_fill + px * k * alt
+        # int8 accumulation into ACC: both ACC ports serve the two pixels' read-modify-write
+        # (ACC_RMW_DISTANCE cycles from a word's ACC read to its write: a word of K = 1 issues every other cycle,
+        # K = 3 leaves a cycle after each word, so that no read falls on that write)
+        rmw = hw.pix_lanes == 2 and not f["acc_init"]
+        per_word = 2 if rmw and k == 1 else k + 1 if rmw and k == ACC_RMW_DISTANCE else k
+        return hw.compute_fill + px * per_word
     if op == "POST":
         k = max(f["pool_k"], 1)
         return POST_FILL + f["out_rows"] * f["out_cols"] * k * k * f["og"]

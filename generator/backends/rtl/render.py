@@ -17,11 +17,9 @@ import numpy as np
 from generator import ROOT_DIR
 from generator.backends.context import shared_context
 from generator.spec import isa
-from generator.spec.arch import (AXI_ADDR_BITS, AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS, DSP_A_BITS, DSP_B_BITS,
-                                  PACK_SHIFT,
-                                  POST_SETUP, REQUANT_STAGES, RTL_QUEUES, COMPUTE_SETUP, STORE_SETUP,
-                                  LOAD_SETUP_CYCLES,
-                                  PE_DSP_STAGES, pe_tree_stages)
+from generator.spec.arch import (ACC_RMW_DISTANCE, AXI_ADDR_BITS, AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS,
+                                  COMPUTE_SETUP, DSP_A_BITS, DSP_B_BITS, LOAD_SETUP_CYCLES, PACK_SHIFT, PE_DSP_STAGES,
+                                  POST_SETUP, REQUANT_STAGES, RTL_QUEUES, STORE_SETUP, pe_tree_stages)
 from generator.spec.board import Board
 from generator.spec.memories import storage_binding
 from generator.spec.timing import MAX_READ_BURSTS, HwConfig
@@ -104,7 +102,7 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         axi_max_beats=AXI_MAX_BURST_BEATS, axi_addr_bits=AXI_ADDR_BITS,
         dsp_a_w=DSP_A_BITS, dsp_b_w=DSP_B_BITS, pack_shift=PACK_SHIFT,
         rq_lat=REQUANT_STAGES, post_setup=POST_SETUP,
-        cp_setup=COMPUTE_SETUP, sd_setup=STORE_SETUP, ld_setup=LOAD_SETUP_CYCLES, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=PE_DSP_STAGES)
+        cp_setup=COMPUTE_SETUP, acc_rmw=ACC_RMW_DISTANCE, sd_setup=STORE_SETUP, ld_setup=LOAD_SETUP_CYCLES, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=PE_DSP_STAGES)
 
 
 def _env() -> jinja2.Environment:

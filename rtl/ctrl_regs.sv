@@ -52,9 +52,11 @@ module ctrl_regs
   assign s_axil_wready = wr_en;
   assign s_axil_bresp = 2'b00;
   assign s_axil_rresp = 2'b00;
-  logic rd_q;                                                         // a read address taken, data next cycle
+  logic rd_q, rd2_q;                                                  // a read address taken; decoded
   logic [AXIL_AW-1:0] ra_q;
-  assign s_axil_arready = !s_axil_rvalid && !rd_q;
+  logic [7:0] rsel;                                                   // CTRL, GIE, IER, ISR, STATUS, HW_INFO,
+  logic [31:0] rw_q;                                                  // CONFIG_ID, CYCLES; else the file word
+  assign s_axil_arready = !s_axil_rvalid && !rd_q && !rd2_q;
   assign irq = gie && |(isr & ier);
   wire [31:0] wa = 32'(s_axil_awaddr);
   wire [31:0] ra = 32'(ra_q);
@@ -91,7 +93,10 @@ module ctrl_regs
       s_axil_rvalid <= 1'b0;
       s_axil_rdata <= '0;
       rd_q <= 1'b0;
+      rd2_q <= 1'b0;
       ra_q <= '0;
+      rsel <= '0;
+      rw_q <= '0;
       start_pulse <= 1'b0;
       run <= 1'b0;
       status_r <= '0;
@@ -124,30 +129,30 @@ module ctrl_regs
           default: regw[widx] <= s_axil_wdata;
         endcase
       end
-      // ---- reads: the address registered, the data and rvalid in the next cycle
+      // ---- reads: the address registered; next cycle the register decoded (one-hot) and the register file word
+      // selected; the cycle after, the data and rvalid
       if (s_axil_rvalid && s_axil_rready) s_axil_rvalid <= 1'b0;
       if (s_axil_arvalid && s_axil_arready) begin
         rd_q <= 1'b1;
         ra_q <= s_axil_araddr;
       end
+      rd2_q <= rd_q;
       if (rd_q) begin
         rd_q <= 1'b0;
+        rsel <= {ra == REG_CTRL, ra == REG_GIE, ra == REG_IER, ra == REG_ISR, ra == REG_STATUS, ra == REG_HW_INFO,
+                 ra == REG_CONFIG_ID, ra == REG_CYCLES};
+        rw_q <= regw[ra_q[AXIL_AW-1:2]];
+      end
+      if (rd2_q) begin
         s_axil_rvalid <= 1'b1;
-        case (ra)
-          REG_CTRL: begin
-            s_axil_rdata <= ctrl_word;
-            ap_done_r <= 1'b0;                  // clear on read
-            ap_ready_r <= 1'b0;
-          end
-          REG_GIE: s_axil_rdata <= {31'b0, gie};
-          REG_IER: s_axil_rdata <= {30'b0, ier};
-          REG_ISR: s_axil_rdata <= {30'b0, isr};
-          REG_STATUS: s_axil_rdata <= status_r;
-          REG_HW_INFO: s_axil_rdata <= HW_INFO;
-          REG_CONFIG_ID: s_axil_rdata <= CONFIG_ID;
-          REG_CYCLES: s_axil_rdata <= cycles_r;
-          default: s_axil_rdata <= regw[ra_q[AXIL_AW-1:2]];
-        endcase
+        s_axil_rdata <= ({32{rsel[7]}} & ctrl_word) | ({32{rsel[6]}} & {31'b0, gie})
+                        | ({32{rsel[5]}} & {30'b0, ier}) | ({32{rsel[4]}} & {30'b0, isr})
+                        | ({32{rsel[3]}} & status_r) | ({32{rsel[2]}} & HW_INFO) | ({32{rsel[1]}} & CONFIG_ID)
+                        | ({32{rsel[0]}} & cycles_r) | ({32{rsel == '0}} & rw_q);
+        if (rsel[7]) begin                      // clear on read
+          ap_done_r <= 1'b0;
+          ap_ready_r <= 1'b0;
+        end
       end
       // ---- run control
       if (start_pulse) begin

@@ -174,21 +174,26 @@ module post
   endfunction
 
   // POST range checks: prepared in P_SETUP; ACC / PBUF compared in the first P_RUN cycle, the OBUF elements
-  // (rows x cols x og words, pp_k_ob) the cycle after; the POST cannot finish earlier than that (P_RUN, P_DRAIN,
-  // S_DONE), so the next instruction of the STORE module never starts after an error.
-  logic pp_chk1, pp_chk2, pp_k_pb, pp_k_zero;
+  // (rows x cols x og words, pp_k_ob) the cycle after, each raised one cycle later; the POST cannot finish earlier
+  // than that (P_RUN, P_DRAIN through the requantization pipeline, S_DONE), so the next instruction of the STORE
+  // module never starts after an error.
+  logic pp_chk1, pp_chk2, pp_chk3, pp_k_pb, pp_k_zero, pp_bad1, pp_bad2;
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       pp_chk1 <= 1'b0;
       pp_chk2 <= 1'b0;
+      pp_chk3 <= 1'b0;
     end else begin
       pp_chk1 <= pp_setup_last;
       pp_chk2 <= pp_chk1;
+      pp_chk3 <= pp_chk2;
     end
+    // the compares registered, raised a cycle later (at chk2 / chk3, still before the POST can finish)
+    pp_bad1 <= pp_rw_big || pp_lastrow > pp_acc_room || pp_k_pb;
+    pp_bad2 <= pp_ob_ovf || pp_k_ob > 32'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8);
   end
   // (ACC words oh*ow*og = (oh-1)*ow*og + ow*og > ACC_WORDS  <=>  (oh-1)*ow*og > ACC_WORDS - ow*og)
-  assign oob = !pp_k_zero && ((pp_chk1 && (pp_rw_big || pp_lastrow > pp_acc_room || pp_k_pb))
-                                 || (pp_chk2 && (pp_ob_ovf || pp_k_ob > 32'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8))));
+  assign oob = !pp_k_zero && ((pp_chk2 && pp_bad1) || (pp_chk3 && pp_bad2));
   // (products within 32 bits; ACC words taken modulo the ACC address width)
   wire unused_ovf = &{1'b0, pp_rw_ovf, pp_lc_ovf, pp_lr_ovf, pp_kc_ovf, pp_lastcol, pp_psrow, pp_pscol, 1'b0};
 

@@ -55,7 +55,8 @@ module seg_gen
   logic [LW-1:0] left;                 // beats of the segment not yet in a burst
   wire [PW-1:0] rows_w = PW'(rows), cols_w = PW'(cols);
   wire row_end = c_init ? cols_w <= 1 : c_last;
-  assign more = r < rows_w;
+  // more (registered): r < rows, set at init (rows valid then) and kept with r
+  wire more_row = r + PW'(1) < rows_w;
   assign nxt_addr = 64'(nxt_a);
   assign cur = 64'(cur_a);
   assign seg_start = 64'(start_a);
@@ -72,9 +73,10 @@ module seg_gen
       {rowaddr, nxt_a, cur_a, left, start_a, end_a} <= '0;
       cap <= '0;
       blast <= 1'b0;
-      {seg_v, first, c_last, c_init} <= '0;
+      {seg_v, first, c_last, c_init, more} <= '0;
     end else if (init) begin
       r <= '0;
+      more <= rows_w != 0;
       c <= '0;
       c_init <= 1'b1;
       rowaddr <= AXI_AW'(init_addr);
@@ -120,10 +122,12 @@ module seg_gen
         c_init <= 1'b0;
         if (all_seg) begin
           r <= rows_w;
+          more <= 1'b0;
         end else if (row_seg || row_end) begin
           c <= '0;
           c_last <= cols_w <= 1;
           r <= r + 1'b1;
+          more <= more_row;
           rowaddr <= addr_add(rowaddr, AXI_AW'(row_stride));
           nxt_a <= addr_add(rowaddr, AXI_AW'(row_stride));
         end else begin

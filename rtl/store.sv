@@ -74,8 +74,6 @@ module store
   assign idle = st_state == S_IDLE;
   assign retire = st_state == S_DONE;
 
-  wire [1:0]  sd_base_reg = sq_rdata[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];   // (read at dispatch)
-  wire [31:0] sd_ddr_offset = 32'(sq_rdata[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W]);
   wire [31:0] sd_rows = 32'(st_ins[F_STORE_ROWS_LSB +: F_STORE_ROWS_W]);
   wire [31:0] sd_cols = 32'(st_ins[F_STORE_COLS_LSB +: F_STORE_COLS_W]);
   wire [31:0] sd_elems = 32'(st_ins[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W]);
@@ -93,8 +91,12 @@ module store
   logic [63:0] sg_nxt_addr, sg_cur, sg_start, sg_end;
   logic [31:0] sg_nxt_idx, sg_idx;
   logic [8:0] sg_blen;
+  // DDR address of the transfer (seg_gen takes it in S_SETUP)
+  wire [1:0] sd_ins_base = st_ins[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];
+  wire [63:0] sd_start = 64'(addr_add(AXI_AW'(base_addrs[64 * sd_ins_base +: 64]),
+                                      AXI_AW'(st_ins[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W])));
   seg_gen u_seg (
-    .clk, .rst_n, .clr, .init(st_go), .init_addr(base_addrs[64 * sd_base_reg +: 64] + 64'(sd_ddr_offset)),
+    .clk, .rst_n, .clr, .init(st_state == S_SETUP), .init_addr(sd_start),
     .init_idx(32'd0), .rows(sd_rows), .cols(sd_cols), .row_stride(sd_row_stride), .pix_stride(sd_pix_stride),
     .all_seg(sd_all_contig), .row_seg(sd_row_contig), .seg_bytes(sd_seg_bytes), .idx_step(sd_seg_elstep),
     .en(st_state == S_RUN && !oob), .fire(aw_fire), .take(sg_take), .nxt_addr(sg_nxt_addr), .nxt_idx(sg_nxt_idx),
@@ -186,14 +188,13 @@ module store
 
   logic sd_chk;                                                       // first S_RUN cycle: range check
   logic [2:0] sd_su;                                                  // setup cycle
-  wire [1:0] sd_ins_base = st_ins[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];
   // ---- setup values, free-running on st_ins (valid from the first S_SETUP cycle, 1): cycle each is valid in
   localparam int RB_W = F_STORE_ELEMS_W + 1 + F_STORE_COLS_W;         // run bytes x cols
   localparam int PX_W = F_STORE_SRC_PITCH_W + LOG2_TM;                // OBUF elements per pixel
   wire [31:0] sd_pix = sd_src_pitch << LOG2_TM;
   logic [F_STORE_ROWS_W-1:0] su_rows1;                                // 2: rows - 1
   logic [F_STORE_COLS_W-1:0] su_cols1;                                // 2: cols - 1
-  logic su_ps_run, su_rc, su_oc, su_ac;                               // 2, 3, 2, 4
+  logic su_ps_run, su_rc, su_oc, su_rseq, su_ac;                      // 2, 3, 2, 4, 5
   logic [RB_W-1:0] su_rowbytes;                                       // 3: run bytes x cols
   logic [PX_W+F_STORE_COLS_W-1:0] su_pixcols;                         // 3: pix x cols
   logic [31:0] su_segall, su_obn, su_rsr, su_psc;                     // 5, 5, 4, 4 (overflow flags: 6, 6, 5, 5)
@@ -222,7 +223,8 @@ module store
     su_oc <= sd_elems == sd_pix;                                      // the pixels' elements are contiguous in OBUF
     su_ps_run <= sd_pix_stride == 64'(sd_run);
     su_rc <= sd_cols == 1 || (su_oc && su_ps_run);
-    su_ac <= su_rc && (sd_rows == 1 || (su_oc && sd_row_stride == 64'(su_rowbytes)));
+    su_rseq <= sd_row_stride == 64'(su_rowbytes);
+    su_ac <= su_rc && (sd_rows == 1 || (su_oc && su_rseq));
     su_e1 <= addr_add(AXI_AW'(st_ins[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W]), AXI_AW'(su_rsr));
     su_e2 <= addr_add(AXI_AW'(su_psc), AXI_AW'(sd_run));
     su_e3 <= addr_add(su_e1, su_e2);

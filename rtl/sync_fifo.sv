@@ -19,8 +19,8 @@ module sync_fifo #(
   logic [W-1:0] mem [DEPTH];
   logic [AW-1:0] wp, rp;
   assign rdata = mem[rp];
-  assign empty = count == 0;
-  assign full = count == (AW+1)'(DEPTH);
+  logic nz;                                                           // (flags as registers next to count)
+  assign empty = !nz;
   wire push = wr && !full, pull = rd && !empty;
   wire inc = push && !pull, dec = pull && !push;
   always_ff @(posedge clk) begin
@@ -28,6 +28,8 @@ module sync_fifo #(
       wp <= '0;
       rp <= '0;
       count <= '0;
+      nz <= 1'b0;
+      full <= 1'b0;
     end else begin
       if (push) wp <= wp + 1'b1;
       if (pull) rp <= rp + 1'b1;
@@ -35,6 +37,8 @@ module sync_fifo #(
       // adder behind the mux, after rd)
       count <= ({(AW+1){inc}} & (count + 1'b1)) | ({(AW+1){dec}} & (count - 1'b1))
                | ({(AW+1){!inc && !dec}} & count);
+      nz <= inc || (dec ? count != (AW+1)'(1) : nz);
+      full <= inc ? count == (AW+1)'(DEPTH - 1) : dec ? 1'b0 : full;
     end
   end
   always_ff @(posedge clk) begin

@@ -1,7 +1,7 @@
 // Dependency tokens of the ISA (generator/spec/isa.py): four FIFOs, each a counter of TOKEN_COUNT_BITS bits holding up
 // to DEPTH tokens. l2c: LOAD -> COMPUTE, c2l: COMPUTE -> LOAD, c2s: COMPUTE -> STORE module, s2c: STORE module ->
 // COMPUTE. A push onto a full FIFO (not popped in the same cycle) is an overflow: the count stays, `overflow` is
-// raised (status TOKEN_OVERFLOW). A unit pops only when its FIFO is non-zero (`has_*`; it waits otherwise).
+// raised (status TOKEN_OVERFLOW) the next cycle. A unit pops only when its FIFO is non-zero (`has_*`; it waits otherwise).
 `default_nettype none
 module token_queues
   import accel_pkg::*;
@@ -17,7 +17,7 @@ module token_queues
   input  wire                        push_s2c, pop_s2c,
   output logic [TOKEN_COUNT_BITS-1:0] cnt_l2c, cnt_c2l, cnt_c2s, cnt_s2c,
   output logic                       has_l2c, has_c2l, has_c2s, has_s2c,
-  output logic                       overflow,       // a push onto a full FIFO this cycle
+  output logic                       overflow,       // a push onto a full FIFO last cycle (registered)
   output logic                       any             // a FIFO holds tokens
 );
   localparam int TW = TOKEN_COUNT_BITS;
@@ -29,7 +29,6 @@ module token_queues
   logic [TW-1:0] cnt [4];
   logic [3:0] nz, full, ovf;
   always_comb for (int q = 0; q < 4; q++) ovf[q] = push[q] && !pop[q] && full[q];
-  assign overflow = |ovf;
   assign {has_s2c, has_c2s, has_c2l, has_l2c} = nz;
   assign {cnt_s2c, cnt_c2s, cnt_c2l, cnt_l2c} = {cnt[3], cnt[2], cnt[1], cnt[0]};
   assign any = |nz;
@@ -38,7 +37,9 @@ module token_queues
       for (int q = 0; q < 4; q++) cnt[q] <= '0;
       nz <= '0;
       full <= '0;
+      overflow <= 1'b0;
     end else begin
+      overflow <= |ovf;
       for (int q = 0; q < 4; q++) begin
         logic inc, dec;
         inc = push[q] && !pop[q] && !full[q];

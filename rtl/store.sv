@@ -62,7 +62,7 @@ module store
 );
   localparam int PW = BYTE_POS_W;
   typedef enum logic [2:0] {S_IDLE, S_POST, S_SETUP, S_RUN, S_DONE} st_state_t;
-  st_state_t st_state;
+  (* fsm_encoding = "none" *) st_state_t st_state;
   wire [3:0] sq_op = sq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
   wire st_go = st_state == S_IDLE && run && !stop && !sq_empty && !(sq_rdata[H_POP_PREV_LSB] && !has_c2s);
   assign sq_rd = st_go;
@@ -86,6 +86,7 @@ module store
   logic [31:0] sd_seg_elstep;                                         // OBUF element index step per segment
   logic [31:0] sd_u;                                                  // OBUF position of the next burst
   logic [15:0] sd_outst;                                              // write bursts awaiting their response
+  logic sd_none;                                                      // sd_outst == 0
   wire aw_fire = m_axi_awvalid && m_axi_awready;
   logic sg_take, sg_more, sg_v, sg_blast, sg_first;
   logic [63:0] sg_nxt_addr, sg_cur, sg_start, sg_end;
@@ -246,11 +247,15 @@ module store
       {sd_row_contig, sd_all_contig} <= '0;
       {sd_seg_bytes, sd_seg_elstep, sd_u} <= '0;
       sd_outst <= '0;
+      sd_none <= 1'b1;
       sd_chk <= 1'b0;
       sd_su <= '0;
     end else begin
       sd_chk <= st_state == S_SETUP && sd_su == 3'(SD_SETUP - 1);
-      sd_outst <= sd_outst + 16'(aw_fire) - 16'(m_axi_bvalid);
+      // (count + 1 / - 1 side by side, selected AND-OR; its zero flag a register next to it)
+      sd_outst <= ({16{aw_fire && !m_axi_bvalid}} & (sd_outst + 16'd1))
+                  | ({16{m_axi_bvalid && !aw_fire}} & (sd_outst - 16'd1)) | ({16{aw_fire == m_axi_bvalid}} & sd_outst);
+      sd_none <= aw_fire && !m_axi_bvalid ? 1'b0 : m_axi_bvalid && !aw_fire ? sd_outst == 16'd1 : sd_none;
       case (st_state)
         S_IDLE:
           if (st_go) begin
@@ -278,7 +283,7 @@ module store
             st_state <= S_DONE;                         // refused: nothing written
           end else if (sg_take) begin
             sd_u <= (sg_nxt_idx << prec16) - 32'(sg_nxt_addr[LOG2_BYTES-1:0]);
-          end else if (!sg_v && sdq_empty && !sr1_v && oq_empty && sd_outst == 0 && !m_axi_bvalid) begin
+          end else if (!sg_v && sdq_empty && !sr1_v && oq_empty && sd_none && !m_axi_bvalid) begin
             st_state <= S_DONE;                         // every burst written and acknowledged
           end
         end

@@ -41,8 +41,8 @@ module fetch_dispatch
   output logic [INSN_BITS-1:0]  lq_rdata, cq_rdata, sq_rdata,
   output logic                  lq_empty, cq_empty, sq_empty,
   // status
-  output logic                  illegal,        // ILLEGAL_OPCODE this cycle
-  output logic                  cfg_missing,    // CONFIG_MISSING this cycle
+  output logic                  illegal,        // ILLEGAL_OPCODE (registered: found last cycle)
+  output logic                  cfg_missing,    // CONFIG_MISSING (registered)
   output logic                  no_end,         // NO_END
   output logic                  fe_idle,
   output logic                  fe_exhausted,   // nothing more to fetch, nothing left to dispatch, no END
@@ -218,19 +218,20 @@ module fetch_dispatch
   wire d_to_cp = ifq_rdata[INSN_BITS + 1];
   wire d_to_st = ifq_rdata[INSN_BITS];
   wire [INSN_BITS-1:0] d_insn = ifq_rdata[INSN_BITS-1:0];
+  logic ill_c, cfgm_c;
   always_comb begin
     lq_wr = 1'b0;
     cq_wr = 1'b0;
     sq_wr = 1'b0;
     ifq_rd = 1'b0;
-    illegal = 1'b0;
-    cfg_missing = 1'b0;
-    if (run && !stop && !disp_end && !ifq_empty) begin
+    ill_c = 1'b0;
+    cfgm_c = 1'b0;
+    if (run && !stop && !illegal && !cfg_missing && !disp_end && !ifq_empty) begin
       if (d_bad) begin
-        illegal = 1'b1;
+        ill_c = 1'b1;
         ifq_rd = 1'b1;
       end else if (disp_first && !d_config) begin
-        cfg_missing = 1'b1;
+        cfgm_c = 1'b1;
         ifq_rd = 1'b1;
       end else if (d_to_ld && !lq_full) begin
         lq_wr = 1'b1;
@@ -244,11 +245,16 @@ module fetch_dispatch
       end
     end
   end
+  // ILLEGAL_OPCODE / CONFIG_MISSING registered (raised the cycle after; no dispatch meanwhile, then stop)
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       disp_end <= 1'b0;
       disp_first <= 1'b1;
+      illegal <= 1'b0;
+      cfg_missing <= 1'b0;
     end else begin
+      illegal <= ill_c;
+      cfg_missing <= cfgm_c;
       if (sq_wr && d_end) disp_end <= 1'b1;
       if (lq_wr || cq_wr || sq_wr) disp_first <= 1'b0;
     end

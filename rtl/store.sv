@@ -70,7 +70,8 @@ module store
   assign push_s2c = st_state == S_DONE && st_ins[H_PUSH_PREV_LSB];
   assign post_start = st_go && sq_op == OP_POST;
   // the RTL reads the Tm records of an output group from one PBUF row: pbuf_oc must be a multiple of Tm
-  assign post_err = st_go && sq_op == OP_POST && sq_rdata[F_POST_PBUF_OC_LSB +: LOG2_TM] != 0;
+  always_ff @(posedge clk)                             // (raised the cycle after the dispatch; the POST runs on)
+    post_err <= rst_n && !clr && st_go && sq_op == OP_POST && sq_rdata[F_POST_PBUF_OC_LSB +: LOG2_TM] != 0;
   assign idle = st_state == S_IDLE;
   assign retire = st_state == S_DONE;
 

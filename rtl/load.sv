@@ -114,18 +114,19 @@ module load
   assign pop_c2l = ld_go && lq_rdata[H_POP_NEXT_LSB];
   assign push_l2c = ld_state == LD_DONE && ld_ins[H_PUSH_NEXT_LSB];
   assign idle = ld_state == LD_IDLE;
-  // CONFIG's checks on the instruction register, raised in its LD_DONE cycle (before its token, if any, is pushed)
-  always_comb begin
-    cfg_err_isa = 1'b0;
-    cfg_err_cfg = 1'b0;
-    if (ld_state == LD_DONE && ld_ins[H_OPCODE_LSB +: H_OPCODE_W] == OP_CONFIG) begin
-      cfg_err_isa = 32'(ld_ins[F_CONFIG_ISA_VERSION_LSB +: F_CONFIG_ISA_VERSION_W]) != ISA_VERSION;
-      cfg_err_cfg = !cfg_err_isa && (32'(ld_ins[F_CONFIG_TN_LSB +: F_CONFIG_TN_W]) != TN
-                 || 32'(ld_ins[F_CONFIG_TM_LSB +: F_CONFIG_TM_W]) != TM
-                 || ld_ins[F_CONFIG_CONFIG_ID_LSB +: F_CONFIG_CONFIG_ID_W] != CONFIG_ID
-                 || 32'(ld_ins[F_CONFIG_PRECISION_LSB +: F_CONFIG_PRECISION_W]) > 32'd1);
-    end
+  // CONFIG's checks: compared on the queue head into registers every cycle (those of the instruction taken are
+  // there in its LD_DONE cycle), raised in LD_DONE (before its token, if any, is pushed)
+  logic ck_isa, ck_cfg;
+  always_ff @(posedge clk) begin
+    ck_isa <= 32'(lq_rdata[F_CONFIG_ISA_VERSION_LSB +: F_CONFIG_ISA_VERSION_W]) != ISA_VERSION;
+    ck_cfg <= 32'(lq_rdata[F_CONFIG_TN_LSB +: F_CONFIG_TN_W]) != TN
+              || 32'(lq_rdata[F_CONFIG_TM_LSB +: F_CONFIG_TM_W]) != TM
+              || lq_rdata[F_CONFIG_CONFIG_ID_LSB +: F_CONFIG_CONFIG_ID_W] != CONFIG_ID
+              || 32'(lq_rdata[F_CONFIG_PRECISION_LSB +: F_CONFIG_PRECISION_W]) > 32'd1;
   end
+  wire ld_cfg_done = ld_state == LD_DONE && ld_ins[H_OPCODE_LSB +: H_OPCODE_W] == OP_CONFIG;
+  assign cfg_err_isa = ld_cfg_done && ck_isa;
+  assign cfg_err_cfg = ld_cfg_done && !ck_isa && ck_cfg;
 
   // ---- setup values, free-running on ld_ins (valid from the first LD_SETUP cycle, 1): the cycle each is valid in
   localparam int RUN_W = F_LOAD_ELEMS_W + LOG2_PB;                    // bytes of a run

@@ -62,7 +62,7 @@ module compute
   localparam int BO_W = F_COMPUTE_OG_W + LOG2_TM;      // bypass element offset o*Tm
   localparam int RS_W = F_COMPUTE_IN_COLS_W + F_COMPUTE_IG_W;
   typedef enum logic [2:0] {C_IDLE, C_SETUP, C_RUN, C_DRAIN, C_DONE} cp_state_t;
-  cp_state_t cp_state;
+  (* fsm_encoding = "none" *) cp_state_t cp_state;
   logic [INSN_BITS-1:0] cp_ins;
   assign      cp_acc_bank = cp_ins[F_COMPUTE_ACC_BANK_LSB +: F_COMPUTE_ACC_BANK_W];
   wire        cp_ibuf_bank = cp_ins[F_COMPUTE_IBUF_BANK_LSB +: F_COMPUTE_IBUF_BANK_W];

@@ -17,26 +17,33 @@ from host.manifest import build_manifest, entry
 
 
 def schedule_table(c: Compiled) -> str:
-    """Per-layer table: geometry, tiles, loop order, predicted cycles, ideal cycles, DDR bytes."""
+    """Per-layer table: geometry, tiles, loop order, predicted cycles, ideal cycles, and the DDR bytes the plan
+    moves against the layer's compulsory bytes and its I/O lower bound under the on-chip buffers
+    (:meth:`~generator.codegen.tiling.Layer.io_lower_bound`)."""
     hw = c.hw
     rows = [f"{'layer':<14}{'kind':<6}{'IC':>5}{'OC':>5}{'K/S':>5}{'in':>10}{'out':>10}  {'tiles':<30}"
-            f"{'cycles':>10}{'ideal':>10}{'util':>6}{'DDR bytes':>12}"]
-    tot_c = tot_b = tot_i = 0
+            f"{'cycles':>10}{'ideal':>10}{'util':>6}{'DDR bytes':>12}{'compulsory':>12}{'lower bnd':>12}"]
+    tot = dict(c=0, b=0, i=0, comp=0, lb=0)
     for L, p in zip(c.program.layers, c.program.plans):
         ideal = L.macs / hw.macs_per_cycle
         util = ideal / p.cycles if p.cycles else 0
         fold = " fold" if L.fold else ""
+        comp, lb = L.compulsory_bytes(hw.elem_bytes), L.io_lower_bound(hw)
         rows.append(f"{L.name:<14}{L.kind:<6}{L.IC:>5}{L.OC:>5}{f'{L.K}/{L.S}':>5}{f'{L.H}x{L.W}':>10}"
                     f"{f'{L.OHp * L.up}x{L.OWp * L.up}':>10}  {(p.describe() + fold):<30}{p.cycles:>10}"
-                    f"{ideal:>10.0f}{util:>6.0%}{p.ddr_bytes:>12}")
-        tot_c += p.cycles
-        tot_b += p.ddr_bytes
-        tot_i += ideal
+                    f"{ideal:>10.0f}{util:>6.0%}{p.ddr_bytes:>12}{comp:>12}{lb:>12}")
+        for k, v in dict(c=p.cycles, b=p.ddr_bytes, i=ideal, comp=comp, lb=lb).items():
+            tot[k] += v
+    tot_c = tot["c"]
     fps = hw.clock_mhz * 1e6 / tot_c if tot_c else 0
-    rows.append(f"{'total':<14}{'':<76}{tot_c:>10}{tot_i:>10.0f}{tot_i / max(tot_c, 1):>6.0%}{tot_b:>12}")
+    rows.append(f"{'total':<14}{'':<76}{tot_c:>10}{tot['i']:>10.0f}{tot['i'] / max(tot_c, 1):>6.0%}{tot['b']:>12}"
+                f"{tot['comp']:>12}{tot['lb']:>12}")
     rows.append(f"sum of per-layer predictions: {tot_c} cycles = {tot_c / hw.clock_mhz / 1e3:.2f} ms at "
                 f"{hw.clock_mhz:.0f} MHz ({fps:.1f} frames/s); PE array {hw.tn}x{hw.tm}, "
                 f"{hw.macs_per_cycle} MACs/cycle in int{hw.bits}")
+    rows.append(f"DDR traffic: {tot['b'] / 1e6:.2f} MB per frame = {tot['b'] / max(tot['comp'], 1):.2f} x compulsory "
+                f"({tot['comp'] / 1e6:.2f} MB), {tot['b'] / max(tot['lb'], 1):.2f} x the I/O lower bound "
+                f"({tot['lb'] / 1e6:.2f} MB)")
     return "\n".join(rows)
 
 

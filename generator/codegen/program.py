@@ -1,9 +1,11 @@
-"""The compiled program: per layer the plan with the fewest predicted cycles, the DDR layout, and the whole
+"""The compiled program: per layer the plan chosen by :func:`schedule_layer`, the DDR layout, and the whole
 instruction stream with its layer barriers; the dependency-token check of a program.
 
-:func:`schedule_layer` ranks a layer's tilings by the analytic estimate of :mod:`generator.codegen.tiling` and
-times the best few exactly with the timing engine (:mod:`generator.spec.timing_engine`, the one the golden
-simulator counts with, so the printed prediction is what the golden simulator counts).
+:func:`schedule_layer` ranks a layer's tilings by the analytic estimate of :mod:`generator.codegen.tiling`, times
+the best few exactly with the timing engine (:mod:`generator.spec.timing_engine`, the one the golden simulator
+counts with, so the printed prediction is what the golden simulator counts), and among the plans within
+:data:`TRAFFIC_TOLERANCE` of the fastest takes the one that moves the fewest DDR bytes (traffic-aware tiling: the
+bytes a plan moves against the layer's compulsory bytes and its I/O lower bound, :meth:`Layer.io_lower_bound`).
 """
 from __future__ import annotations
 
@@ -24,16 +26,37 @@ def _exact_timing(hw: HwConfig, insns: list) -> tuple[int, int]:
     return program_cycles(hw, prog, check_end_tokens=False), ddr_bytes(hw, insns)
 
 
-def schedule_layer(g: Graph, L: Layer, hw: HwConfig, lay: DdrLayout, top: int = 4) -> Plan:
-    """Choose the plan with the fewest predicted cycles among the ``top`` best by the analytic estimate (each
-    emitted and timed exactly; ``cycles`` and ``ddr_bytes`` set). Raises ScheduleError if none fits."""
+#: a plan may be this much slower (fraction of the fastest plan's predicted cycles) if it moves fewer DDR bytes
+TRAFFIC_TOLERANCE = 0.005
+#: plans timed exactly besides the ``top`` fastest by the estimate: those within this fraction of the best
+#: estimate (at most :data:`MAX_EXTRA_TIMED` of them, fewest estimated DDR bytes first)
+ESTIMATE_WINDOW = 0.03
+MAX_EXTRA_TIMED = 12
+
+
+def timed_plans(g: Graph, L: Layer, hw: HwConfig, lay: DdrLayout, top: int = 4) -> list[Plan]:
+    """The plans :func:`schedule_layer` chooses from, each emitted and timed exactly (``cycles`` and ``ddr_bytes``
+    set): the ``top`` best by the analytic estimate, plus up to :data:`MAX_EXTRA_TIMED` others whose estimate is
+    within :data:`ESTIMATE_WINDOW` of the best, those with the fewest estimated DDR bytes first.
+    Raises ScheduleError if none fits."""
     views = (TensorView(g, lay, L.in_tensor, hw.elem_bytes), TensorView(g, lay, L.out_tensor, hw.elem_bytes))
-    best = None
-    for p in ranked_plans(L, hw, views)[:top]:
+    ranked = ranked_plans(L, hw, views)
+    near = [p for p in ranked[top:] if p.estimate <= (1 + ESTIMATE_WINDOW) * ranked[0].estimate]
+    near.sort(key=lambda p: p.est_bytes)
+    chosen = ranked[:top] + near[:MAX_EXTRA_TIMED]
+    for p in chosen:
         p.cycles, p.ddr_bytes = _exact_timing(hw, emit_layer(g, L, p, hw, lay))
-        if best is None or p.cycles < best.cycles:
-            best = p
-    return best
+    return chosen
+
+
+def schedule_layer(g: Graph, L: Layer, hw: HwConfig, lay: DdrLayout, top: int = 4,
+                   tolerance: float = TRAFFIC_TOLERANCE) -> Plan:
+    """Choose a layer's plan among :func:`timed_plans`: the fewest DDR bytes among the plans whose predicted
+    cycles are within ``tolerance`` (a fraction) of the fastest, ties broken by cycles (``tolerance=0``: the
+    fastest). Raises ScheduleError if none fits."""
+    plans = timed_plans(g, L, hw, lay, top)
+    fastest = min(p.cycles for p in plans)
+    return min((p for p in plans if p.cycles <= fastest * (1 + tolerance)), key=lambda p: (p.ddr_bytes, p.cycles))
 
 
 @dataclass

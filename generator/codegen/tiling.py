@@ -23,10 +23,14 @@ Legend (sizes in pixels / channels):
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from generator.spec.timing import POST_FILL, WBUF, HwConfig, transfer_cycles
 from generator.ir.graph import Graph, GraphError
+
+#: bytes of one PBUF parameter record in DDR (bias, requantization multipliers and shifts of one output channel)
+PARAM_RECORD_BYTES = 16
 
 
 class ScheduleError(ValueError):
@@ -89,18 +93,49 @@ class Layer:
         """Multiply-accumulates of the layer (0 for copy layers)."""
         return 0 if self.kind != "conv" else self.OHc * self.OWc * self.OC * self.IC * self.K * self.K
 
+    def compulsory_bytes(self, elem_bytes: int) -> int:
+        """DDR bytes the layer cannot avoid (bytes): its ifmap read once, its weights (conv) and its parameter
+        records (:data:`PARAM_RECORD_BYTES` per output channel and output) read once, every output written once."""
+        outs = self.OC * self.OHp * self.OWp * self.up * self.up + sum(self.OC * sd["OH"] * sd["OW"]
+                                                                       for sd in self.sides)
+        weights = self.OC * self.IC * self.K * self.K if self.kind == "conv" else 0
+        params = self.OC * (1 + len(self.sides)) * PARAM_RECORD_BYTES
+        return (self.IC * self.H * self.W + weights + outs) * elem_bytes + params
+
+    def io_lower_bound(self, hw) -> int:
+        """Lower bound of the DDR bytes of any schedule of this layer with ``hw``'s on-chip buffers (bytes):
+        the larger of :meth:`compulsory_bytes` and the communication bound of Chen, Han and Wang, "Communication
+        Lower Bound in Convolution Accelerators" (HPCA 2020): 2 x MACs / sqrt(R x S) operand elements plus the
+        outputs, with R = K^2 / stride^2 the reuse of an ifmap element and S the elements every on-chip buffer
+        holds (:func:`onchip_elements`)."""
+        comp = self.compulsory_bytes(hw.elem_bytes)
+        if self.kind != "conv":
+            return comp
+        reuse = max(1.0, self.K * self.K / (self.S * self.S))
+        s_elems = onchip_elements(hw)
+        outs = self.OC * (self.OHp * self.OWp * self.up * self.up + sum(sd["OH"] * sd["OW"] for sd in self.sides))
+        bound = 2 * self.macs / math.sqrt(reuse * s_elems) * hw.elem_bytes + outs * hw.elem_bytes
+        return max(comp, int(math.ceil(bound)))
+
+
+def onchip_elements(hw) -> int:
+    """Elements (or accumulators) the on-chip buffers of ``hw`` hold: both banks of IBUF, WBUF and ACC, and OBUF."""
+    return 2 * (hw.ibuf_words * hw.tn + hw.wbuf_words * hw.tn * hw.tm + hw.acc_words * hw.tm) + hw.obuf_words * hw.tm
+
 
 @dataclass
 class Plan:
     """A tiling: ``tile_rows`` x ``tile_cols`` pooled-output pixels per tile, ``tile_oc`` output channels per tile,
     ``tile_ic`` input channels per chunk (0 for copy layers), loop ``order`` ("sp_oc" or "oc_sp"); once evaluated,
-    ``estimate`` (analytic cycles), ``cycles`` (exact predicted cycles) and ``ddr_bytes`` (bytes moved)."""
+    ``estimate`` (analytic cycles), ``est_bytes`` (analytic DDR bytes, full-size tiles), ``cycles`` (exact
+    predicted cycles) and ``ddr_bytes`` (bytes moved)."""
     tile_rows: int
     tile_cols: int
     tile_oc: int
     tile_ic: int
     order: str
     estimate: float = 0.0
+    est_bytes: float = 0.0
     cycles: int = 0
     ddr_bytes: int = 0
 
@@ -240,6 +275,22 @@ def _load_counts(L: Layer, plan: Plan, n_spatial, n_oc, n_ic) -> tuple[int, int]
     return (n_spatial if n_oc == 1 else (1 if n_spatial == 1 else n_spatial * n_oc)), n_oc
 
 
+def _plan_bytes(L: Layer, hw: HwConfig, plan: Plan, tile, loads, out_bytes) -> float:
+    """Analytic DDR bytes of ``plan`` with every tile full size: ``tile`` = (acc rows, acc cols, output groups),
+    ``loads`` = (ifmap LOADs, weight LOADs), ``out_bytes``: the STOREs' bytes."""
+    acc_rows, acc_cols, tile_og = tile
+    eb = hw.elem_bytes
+    if L.kind != "conv":
+        return loads[0] * acc_rows * acc_cols * min(plan.tile_oc, L.OC) * eb + out_bytes
+    chunk_ig = ceil_div(min(plan.tile_ic, L.mapped_ic), hw.tn)
+    if L.fold:
+        ifmap = L.K * acc_rows * acc_cols * L.K * L.IC * eb
+    else:
+        ifmap = ((acc_rows - 1) * L.S + L.K) * ((acc_cols - 1) * L.S + L.K) * min(plan.tile_ic, L.IC) * eb
+    weights = tile_og * chunk_ig * L.mapped_k ** 2 * hw.tn * hw.tm * eb
+    return loads[0] * ifmap + loads[1] * weights + out_bytes
+
+
 def estimate_cycles(L: Layer, hw: HwConfig, views, plan: Plan) -> float:
     """Analytic latency estimate of a plan (cycles): the busiest module plus pipeline fill and drain.
     ``views``: the (input, output) tensor views (``row`` / ``pix``: byte strides, see
@@ -262,6 +313,8 @@ def estimate_cycles(L: Layer, hw: HwConfig, views, plan: Plan) -> float:
         store += POST_FILL + rows * cols * sd["pool_k"] ** 2 * tile_og + transfer_cycles(
             hw, rows, cols, oc_bytes, vout.row, vout.pix, write=True, src_pitch=tile_og)
     loads = n_ifmap * ifmap + n_weights * weights
+    plan.est_bytes = _plan_bytes(L, hw, plan, (acc_rows, acc_cols, tile_og), (n_ifmap, n_weights),
+                                 n_spatial * n_oc * (1 + len(L.sides)) * out_rows * out_cols * oc_bytes)
     busiest = max(loads, n_spatial * n_oc * n_ic * compute, n_spatial * n_oc * store)
     return busiest + ifmap + weights + store
 

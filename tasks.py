@@ -92,11 +92,25 @@ def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_on
     _flow(resources_flow, board, rtl, out, no_uram, mapping_only, log=print)
 
 
+@task(help={"board": "board name (boards/*.yaml)", "model": "ONNX model (default: the official YOLOv4-tiny)",
+            "quant": "the int8 and the int16 mode to evaluate, comma-separated (default int8-asym,int16-sym)",
+            "out": "output folder (default build/explore/BOARD)"})
+def explore(c, board="zcu19eg", model=None, quant="int8-asym,int16-sym", out=None):
+    """4. Design-space exploration: the accelerator configuration for a board and model.
+
+    Searches Tn x Tm, m_axi width and buffer sizes under the RTL resource model, predicts frames/s with the
+    latency model on the model's own layers, prints the Pareto front, draws it (pareto.png) and records the
+    chosen configuration (chosen.yaml) in build/explore/BOARD."""
+    from generator.flows.explore import explore_flow
+
+    _flow(explore_flow, board, model, quant, out, log=print)
+
+
 @task(help={"board": "board name (boards/*.yaml)", "config": "tiny (8x8 test configuration) | board (the board file's)",
             "unit": "one RTL module out of context (e.g. post, pe_array; default: the whole accelerator)",
             "out": "work folder (default build/timing/BOARD-CONFIG[-UNIT])", "check": "exit 2 when over the limits"})
 def timing(c, board="zcu19eg", config="tiny", unit=None, out=None, check=False):
-    """4. Timing estimate of the RTL from its Yosys netlist.
+    """5. Timing estimate of the RTL from its Yosys netlist.
 
     Synthesizes the RTL (or one UNIT) with Yosys, walks the mapped netlist and reports, per endpoint, the longest
     register-to-register path: LUT levels, carry bits, DSP48E2 stages, an estimated delay for UltraScale+ -2 and
@@ -115,7 +129,7 @@ def timing(c, board="zcu19eg", config="tiny", unit=None, out=None, check=False):
             "kernel": "hls (default: the HLS kernel) or rtl (the verified RTL as a Vivado IP)", **MODEL_HELP})
 def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, image="bus", out=None, overlay=None,
           require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls"):
-    """5. Build the bitstream sources: the HLS kernel (C-sim bit-exact, report) or the RTL IP; Vivado.
+    """6. Build the bitstream sources: the HLS kernel (C-sim bit-exact, report) or the RTL IP; Vivado.
 
     --kernel hls (default): compiles, renders the HLS kernel (program in its ROM) and the Vitis HLS / Vivado
     scripts, runs the kernel's g++ C-simulation on IMAGE bit-exact against the golden simulator, draws its
@@ -143,7 +157,7 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
             **MODEL_HELP})
 def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, overlay=None, out=None, cfg=None,
             weights=None, names=None, yolo_cfg=None, kernel="hls"):
-    """6. Deployment package for the board: folder + tarball.
+    """7. Deployment package for the board: folder + tarball.
 
     Program artifacts, host/, the overlay when built (the HLS kernel's or, with --kernel rtl, the RTL IP's), a
     README: what to copy onto BOARD's PYNQ image."""
@@ -163,7 +177,7 @@ def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
             "out": "output folder (default build/rtl_frame/TAG)"})
 def rtl_frame(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_tensor=False, config="board",
               resolution=416, out=None):
-    """7. Check: one whole frame through the RTL, bit-exact, cycles.
+    """8. Check: one whole frame through the RTL, bit-exact, cycles.
 
     YOLOv4-tiny through the RTL (cocotb + Verilator), bit-exact check against the golden simulator, detections
     drawn, per-layer cycle report (RTL vs latency model, ideal cycles, PE utilization, stall cycles, DDR bytes,
@@ -179,7 +193,7 @@ def rtl_frame(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_
 
 @task(help={"board": "board name", "out": "output folder", "images": "limit the number of images (0: all)"})
 def accuracy(c, board="zcu19eg", out="build/accuracy", images=0):
-    """8. Check: mAP@0.5 and SQNR of each quantization vs float.
+    """9. Check: mAP@0.5 and SQNR of each quantization vs float.
 
     Accuracy table: float vs int16/int8 (sym/asym, per-channel/per-tensor): mAP@0.5, SQNR, parameter bytes."""
     from generator.eval.accuracy import accuracy_table
@@ -190,7 +204,7 @@ def accuracy(c, board="zcu19eg", out="build/accuracy", images=0):
 
 @task(help={"slow": "include slow tests (full frames)"})
 def test(c, slow=False):
-    """9. Check: run the test suite (pytest)."""
+    """10. Check: run the test suite (pytest)."""
     args = "-m ''" if slow else ""
     c.run(f"{sys.executable} -m pytest -q {args}", pty=False)
 
@@ -202,7 +216,7 @@ def test(c, slow=False):
             "board": "board file replacing each configuration's own", "case": "run only this case index",
             "json": "write every outcome to this JSON file"})
 def fuzz(c, cases=200, seed=1, executors="golden,ref", configs=None, board=None, case=None, json=None):
-    """10. Check: random layers through the executors, bit for bit.
+    """11. Check: random layers through the executors, bit for bit.
 
     Random layers and small graphs through the executors, compared bit for bit; one reproducer line per
     failure; last line 'N passed, M failed'. Exits 1 when a case fails."""
@@ -222,7 +236,7 @@ def fuzz(c, cases=200, seed=1, executors="golden,ref", configs=None, board=None,
 
 @task(help={"verbose": "print every refusal in full", "filter": "only node tests whose name contains this"})
 def conformance(c, verbose=False, filter=None):
-    """11. Check: the ONNX backend node tests of known operators.
+    """12. Check: the ONNX backend node tests of known operators.
 
     The node tests shipped in the onnx wheel, for every operator the compiler knows: each runs through the golden
     simulator (and the host tail) within quantization tolerance of its expected output, or is refused with one

@@ -100,8 +100,9 @@ class Board(_Strict):
 
     @property
     def ddr_bytes_per_cycle(self) -> float:
-        """Sustained DDR bytes per PL cycle: the smaller of the m_axi beat and the PS DDR bandwidth per cycle."""
-        beat = self.accelerator.axi_data_width_bits / 8
+        """Sustained DDR bytes per PL cycle: the smallest of the m_axi beat, the HP port's width (one port: a wider
+        m_axi is narrowed to it by the interconnect) and the PS DDR bandwidth per cycle."""
+        beat = min(self.accelerator.axi_data_width_bits, self.hp_port_width_bits) / 8
         ddr = self.ps_ddr.bandwidth_gbps * 1e9 / (self.pl_clock_mhz * 1e6)
         return min(beat, ddr)
 

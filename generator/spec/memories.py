@@ -28,8 +28,8 @@ the two run-descriptor queues (320 bits) and three done queues (64 bits) at the 
 of 16, and the four dependency-token queues of :data:`generator.spec.isa.TOKEN_QUEUE_DEPTH` (8-bit TDATA), counted
 as memories of the same rule (the FIFO IP maps a shallow FIFO to distributed RAM, a deep one to block RAM).
 
-**The RTL's memories** (:func:`lane_memories`): one memory per lane (IBUF Tn, WBUF Tn x Tm, ACC / OBUF Tm, PBUF Tm
-cyclic), the two ping-pong banks one address bit of each.
+**The RTL's memories** (:func:`lane_memories`): the RAMs of ``rtl/buffers.sv``, per ping-pong bank Tn IBUF and
+Tm ACC lane memories and Tm WBUF memories of Tn elements, OL OBUF lane memories, Tm PBUF memories.
 
 Mapping rule (:func:`bind`), per group of identical partitioned memories:
 
@@ -38,9 +38,11 @@ Mapping rule (:func:`bind`), per group of identical partitioned memories:
 2. the instruction ROM and the FIFOs deeper than 64 are BRAM (URAM cannot be initialized by the bitstream;
    ``axis_data_fifo`` has no URAM mode);
 3. otherwise each memory takes the cheapest BRAM aspect ratio: BRAM36 as 32K x 1 ... 1K x 36, 512 x 72 (simple
-   dual port), or half a block as BRAM18 16K x 1 ... 1K x 18, 512 x 36: ``min(ceil(width / w) * ceil(depth / d))``;
+   dual port), or half a block as BRAM18 16K x 1 ... 1K x 18, 512 x 36: ``min(ceil(width / w) * ceil(depth / d))``
+   (a true-dual-port memory without the 512-word simple-dual-port shapes);
 4. if the part has URAM, groups move from BRAM to URAM (``ceil(width / 72) * ceil(depth / 4096)`` each) in order
-   of BRAM36 saved per URAM used, a whole group at a time, while the URAMs left suffice and the move saves BRAM.
+   of BRAM36 saved per URAM used, a whole group at a time, while the URAMs left suffice and the move saves at least
+   :data:`URAM_MIN_BRAM_SAVED` BRAM36 per URAM.
    The block design's ``accel_ram`` cells take the same choice as their ``MEMORY_PRIMITIVE`` (and the store IP's
    OBUF as ``BIND_STORAGE``), the RTL as each buffer's ``ram_tdp`` STYLE (:func:`storage_binding`).
 """
@@ -57,6 +59,9 @@ BRAM36_SHAPES = [(32768, 1), (16384, 2), (8192, 4), (4096, 9), (2048, 18), (1024
 #: BRAM18 aspect ratios (each half a BRAM36)
 BRAM18_SHAPES = [(16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36)]
 URAM_DEPTH, URAM_WIDTH = 4096, 72
+#: a group moves to URAM only if it saves at least this many BRAM36 per URAM288 it takes (a URAM holds eight
+#: BRAM36's bits: a group using a small part of its URAMs is better left in block RAM)
+URAM_MIN_BRAM_SAVED = 2
 #: memories this shallow are distributed RAM (LUTs)
 LUTRAM_MAX_DEPTH = 64
 from generator.spec.arch import CMD_QUEUE_DEPTH, RUN_QUEUE_DEPTH  # noqa: E402  (architecture constants)
@@ -91,11 +96,13 @@ ARRAY_NAMES = {"IBUF": "ibuf", "WBUF": "wbuf", "ACC": "acc", "OBUF": "obuf", "PB
 @dataclass
 class Memory:
     """One group of ``count`` identical memories of ``depth`` words x ``width`` bits and where it is mapped
-    (``impl``: bram, uram or lutram; ``bram36`` / ``uram`` / ``lut``: what the whole group takes)."""
+    (``impl``: bram, uram or lutram; ``bram36`` / ``uram`` / ``lut``: what the whole group takes); ``tdp``: both
+    ports may write (true dual port: block RAM at most 36 / 18 bits wide per RAMB36E2 / RAMB18E2)."""
     name: str
     count: int
     depth: int
     width: int
+    tdp: bool = False
     impl: str = "bram"
     bram36: float = 0.0
     uram: int = 0
@@ -107,12 +114,13 @@ class Memory:
         return self.count * self.depth * self.width / 1024
 
 
-def bram36_for(depth: int, width: int) -> float:
-    """BRAM36 blocks (0.5 steps) of one depth x width memory: the cheapest BRAM36 or BRAM18 aspect ratio."""
+def bram36_for(depth: int, width: int, tdp: bool = False) -> float:
+    """BRAM36 blocks (0.5 steps) of one depth x width memory: the cheapest BRAM36 or BRAM18 aspect ratio (UG573;
+    ``tdp``: true dual port, without the 72- and 36-bit simple-dual-port shapes)."""
     if depth <= 0 or width <= 0:
         return 0.0
-    best = min(math.ceil(width / w) * math.ceil(depth / d) for d, w in BRAM36_SHAPES)
-    half = min(math.ceil(width / w) * math.ceil(depth / d) for d, w in BRAM18_SHAPES)
+    best = min(math.ceil(width / w) * math.ceil(depth / d) for d, w in BRAM36_SHAPES if not (tdp and w > 36))
+    half = min(math.ceil(width / w) * math.ceil(depth / d) for d, w in BRAM18_SHAPES if not (tdp and w > 18))
     return min(float(best), half / 2)
 
 
@@ -157,16 +165,21 @@ def kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
 
 
 def lane_memories(board: Board) -> list[Memory]:
-    """The buffers as the RTL (``rtl/``) holds them: one memory per lane (IBUF Tn, WBUF Tn x Tm, ACC / OBUF Tm,
-    PBUF Tm cyclic), the two ping-pong banks one address bit of each."""
+    """The RAMs of ``rtl/buffers.sv`` with the geometry of the rendered ``accel_pkg`` (words per bank the larger
+    of the int8 and int16 counts): per ping-pong bank Tn IBUF lane memories (true dual port) and Tm WBUF memories
+    of Tn elements and Tm ACC lane memories (true dual port); OL = max(Tm, AXI bytes) OBUF lane memories (one
+    bank); Tm PBUF memories of parameter records."""
+    from generator.spec.timing import HwConfig
+
     a = board.accelerator
-    tn, tm = a.tn, a.tm
-    acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
-    return [Memory("IBUF", tn, 2 * (a.ibuf_bank_bytes // tn), ELEM_BITS),
-            Memory("WBUF", tn * tm, 2 * (a.wbuf_bank_bytes // (tn * tm)), ELEM_BITS),
-            Memory("ACC", tm, 2 * a.acc_bank_words, acc_store),
-            Memory("OBUF", tm, a.obuf_bytes // tm, ELEM_BITS),
-            Memory("PBUF", tm, -(-a.pbuf_entries // tm), isa.PARAM_RECORD_BYTES * 8)]
+    h8, h16 = HwConfig.from_board(board, 8), HwConfig.from_board(board, 16)
+    ol = max(a.tm, a.axi_data_width_bits // 8)
+    acc_w = max(h8.acc_bits, h16.acc_bits)
+    return [Memory("IBUF", 2 * a.tn, max(h8.ibuf_words, h16.ibuf_words), ELEM_BITS, tdp=True),
+            Memory("WBUF", 2 * a.tm, max(h8.wbuf_words, h16.wbuf_words), ELEM_BITS * a.tn),
+            Memory("ACC", 2 * a.tm, a.acc_bank_words, acc_w, tdp=True),
+            Memory("OBUF", ol, -(-max(h8.obuf_words, h16.obuf_words) * a.tm // ol), ELEM_BITS, tdp=True),
+            Memory("PBUF", a.tm, -(-a.pbuf_entries // a.tm), isa.PARAM_RECORD_BYTES * 8)]
 
 
 def bind(mems: list[Memory], uram_cap: int) -> list[Memory]:
@@ -176,13 +189,13 @@ def bind(mems: list[Memory], uram_cap: int) -> list[Memory]:
         if m.depth <= LUTRAM_MAX_DEPTH and m.name != "ROM":
             m.impl, m.lut = "lutram", m.count * math.ceil(m.depth / 64) * m.width
         else:
-            m.impl, m.bram36 = "bram", m.count * bram36_for(m.depth, m.width)
+            m.impl, m.bram36 = "bram", m.count * bram36_for(m.depth, m.width, m.tdp)
     left = uram_cap
     cands = [m for m in mems if m.impl == "bram" and m.name != "ROM" and not is_fifo(m)]
     cands.sort(key=lambda m: -m.bram36 / max(1, m.count * uram_for(m.depth, m.width)))
     for m in cands:
         u = m.count * uram_for(m.depth, m.width)
-        if u <= left and m.bram36 > u:
+        if u <= left and m.bram36 >= URAM_MIN_BRAM_SAVED * u:
             m.impl, m.uram, m.bram36 = "uram", u, 0.0
             left -= u
     return mems

@@ -10,6 +10,7 @@ import pytest
 
 from generator import ROOT_DIR
 from generator.backends.rtl import package_context, write_rtl
+from generator.estimate import rtl_model
 from generator.estimate import rtl_resources as rr
 from generator.spec.board import load_board
 from generator.exec.rtl import TINY
@@ -66,6 +67,23 @@ def test_tiny_rtl_synthesizes_to_dsp48e2_and_block_ram(tiny_synth):
     assert "| DSP48E2 | 80 | 80 | 1968 |" in t and "HLS estimate" in t
 
 
+def _model_matches(r: rr.RtlResources, b) -> None:
+    """The RTL resource model's DSP48E2, BRAM36 and URAM counts within 5% of Yosys' (the DSE ranks with it)."""
+    m = rtl_model.estimate(b).used()
+    for k in ("dsp48e2", "bram36", "uram"):
+        assert abs(m[k] - r.used[k]) <= 0.05 * max(r.used[k], 1), (k, m[k], r.used[k])
+
+
+@needs_yosys
+def test_rtl_resource_model_matches_yosys_on_tiny(tiny_synth):
+    """DSP48E2, BRAM36, URAM within 5% (here: equal); LUT and FF, fitted on this run and the 32x32 one, within
+    10%."""
+    _model_matches(tiny_synth, board(**TINY))
+    m = rtl_model.estimate(board(**TINY)).used()
+    for k in ("lut", "ff"):
+        assert abs(m[k] - tiny_synth.used[k]) <= 0.1 * tiny_synth.used[k], (k, m[k], tiny_synth.used[k])
+
+
 @needs_yosys
 @pytest.mark.slow
 def test_zcu19eg_rtl_fits_its_part():
@@ -76,6 +94,7 @@ def test_zcu19eg_rtl_fits_its_part():
     r = rr.check(b, BUILD / "zcu19eg-test", log=lambda *a: None, mapping_only=True)
     _check_structure(r, b)
     assert r.used["dsp48e2"] == 32 * 32 + 2 * 32
+    _model_matches(r, b)
 
 
 def test_yosys_sources_parse_without_imports(tmp_path):

@@ -1,0 +1,164 @@
+"""Design-space exploration: which accelerator configuration a board's part should carry for a model.
+
+For a board, :func:`candidates` enumerates configurations the RTL can be rendered with: the PE array Tn x Tm
+(powers of two from 8 to 64: the RTL's address arithmetic shifts by log2 Tn and log2 Tm), the m_axi width (64 or
+128 bits, at most the board's ``hp_port_width_bits``: the RTL has one m_axi port on one HP port, so a wider port
+would not move more bytes) and a buffer preset (:data:`BUFFER_PRESETS`: IBUF / OBUF bytes per bank, WBUF bytes per
+PE, ACC words). :func:`explore` keeps those the RTL resource model (:mod:`generator.estimate.rtl_model`) fits
+within :data:`UTILIZATION_LIMIT` of the part (every DSP48E2, BRAM and URAM block, 90% of LUTs and FFs),
+compiles the model's quantized graphs for each with the latency model
+(:func:`generator.codegen.program.compile_program`: the same predictions the golden simulator counts and the RTL
+matches per layer within 1%), and returns every evaluated point with its int8 frames/s (and int16 for the
+Pareto front), its resources and its DDR traffic. :func:`pareto_front`: the points no other point beats in
+frames/s without using more of some resource (DSP48E2, BRAM36, URAM, LUT); :func:`choose`: the fastest int8 point,
+ties to the fewest DSP48E2 then BRAM36.
+
+The clock is the board's ``pl_clock_mhz``; frames/s are latency-model figures at that clock.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from generator.codegen.program import compile_program
+from generator.codegen.tiling import ScheduleError, layer_of
+from generator.estimate import rtl_model
+from generator.spec.board import Board
+from generator.spec.timing import HwConfig
+
+#: Tn and Tm the search tries (the RTL needs powers of two)
+ARRAY_SIDES = (8, 16, 32, 64)
+#: m_axi widths the search tries (bits), capped by the board's HP port width
+AXI_WIDTHS = (64, 128)
+#: buffer presets: (name, IBUF bytes per bank, WBUF bytes per PE per bank, ACC words per bank, OBUF bytes)
+BUFFER_PRESETS = (("XS", 16384, 64, 512, 16384), ("S", 65536, 144, 1024, 65536), ("M", 131072, 288, 2048, 131072),
+                  ("L", 262144, 288, 4096, 262144))
+#: the fraction of each resource of the part a configuration may use: every DSP48E2, BRAM and URAM block, 90% of
+#: the LUTs and flip-flops (the rest for routing and the platform's interconnect)
+UTILIZATION_LIMIT = {"dsp48e2": 1.0, "bram36": 1.0, "uram": 1.0, "lut": 0.9, "ff": 0.9}
+RESOURCE_KEYS = tuple(UTILIZATION_LIMIT)
+
+
+@dataclass
+class Point:
+    """One evaluated configuration: ``board`` (the board with this accelerator), ``resources`` (modelled, keys of
+    :data:`RESOURCE_KEYS`), ``fps8`` / ``fps16`` (int8 / int16 frames/s at the board clock; 0 when no tiling fits,
+    None when not evaluated), ``cycles8`` / ``cycles16`` (predicted cycles per frame), ``traffic8`` (DDR bytes per
+    int8 frame) and ``compulsory8`` (the frame's compulsory bytes), ``error`` (why the model does not compile)."""
+    board: Board
+    resources: dict
+    preset: str
+    fps8: float = 0.0
+    cycles8: int = 0
+    traffic8: int = 0
+    compulsory8: int = 0
+    fps16: float | None = None
+    cycles16: int = 0
+    error: str = ""
+    pareto: bool = False
+    chosen: bool = False
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """``TnxTm/AXI bits/preset``, e.g. ``32x32/128/L``."""
+        a = self.board.accelerator
+        return f"{a.tn}x{a.tm}/{a.axi_data_width_bits}/{self.preset}"
+
+    def row(self) -> dict:
+        """JSON-able summary."""
+        a = self.board.accelerator
+        return dict(label=self.label, tn=a.tn, tm=a.tm, axi_bits=a.axi_data_width_bits, preset=self.preset,
+                    accelerator=a.model_dump(), resources=self.resources, fps_int8=round(self.fps8, 2),
+                    cycles_int8=self.cycles8, fps_int16=None if self.fps16 is None else round(self.fps16, 2),
+                    cycles_int16=self.cycles16, ddr_bytes_int8=self.traffic8, compulsory_bytes_int8=self.compulsory8,
+                    pareto=self.pareto, chosen=self.chosen, error=self.error)
+
+
+def configured(board: Board, **acc) -> Board:
+    """``board`` with accelerator fields replaced (validated as a board file would be)."""
+    return Board.model_validate(dict(board.model_dump(), accelerator=dict(board.accelerator.model_dump(), **acc)))
+
+
+def candidates(board: Board) -> list[tuple[Board, str]]:
+    """Every (board with a candidate accelerator, buffer preset name) of the search space (module docstring),
+    the board file's own configuration first (preset ``board``)."""
+    out = [(board, "board")]
+    for tn in ARRAY_SIDES:
+        for tm in ARRAY_SIDES:
+            for axi in AXI_WIDTHS:
+                if axi > board.hp_port_width_bits:
+                    continue
+                for name, ib, wb_pe, acc, ob in BUFFER_PRESETS:
+                    out.append((configured(board, tn=tn, tm=tm, axi_data_width_bits=axi, ibuf_bank_bytes=ib,
+                                           wbuf_bank_bytes=wb_pe * tn * tm, acc_bank_words=acc, obuf_bytes=ob), name))
+    return out
+
+
+def fits(res: dict, capacity: dict, limit: dict = UTILIZATION_LIMIT) -> bool:
+    """Whether every modelled resource is within its ``limit`` (fraction) of the part's capacity."""
+    return all(res[k] <= limit[k] * capacity[k] for k in RESOURCE_KEYS)
+
+
+def evaluate(point: Point, graphs: dict) -> None:
+    """Fill ``point``'s frames/s, cycles and traffic for each precision of ``graphs`` ({8 or 16: quantized graph});
+    a configuration no tiling of the model fits gets 0 frames/s and the scheduler's message in ``error``."""
+    b = point.board
+    for bits, g in graphs.items():
+        hw = HwConfig.from_board(b, bits)
+        try:
+            prog = compile_program(g, hw)
+        except ScheduleError as e:
+            point.error, point.fps8 = str(e).split(";")[0], 0.0
+            return
+        cycles = sum(p.cycles for p in prog.plans)
+        fps = hw.clock_mhz * 1e6 / cycles
+        if bits == 8:
+            point.fps8, point.cycles8 = fps, cycles
+            point.traffic8 = sum(p.ddr_bytes for p in prog.plans)
+            point.compulsory8 = sum(layer_of(g, n, hw).compulsory_bytes(1) for n in g.macro_nodes())
+        else:
+            point.fps16, point.cycles16 = fps, cycles
+
+
+def pareto_front(points: list[Point]) -> list[Point]:
+    """The points (with int8 frames/s > 0) that no other point dominates: at least as fast in int8 with no more
+    DSP48E2, BRAM36, URAM and LUT, and better in one of them. Sets ``pareto``; returns them fastest first."""
+    keys = ("dsp48e2", "bram36", "uram", "lut")
+    ok = [p for p in points if p.fps8 > 0]
+    for p in ok:
+        p.pareto = not any(
+            q is not p and q.fps8 >= p.fps8 and all(q.resources[k] <= p.resources[k] for k in keys)
+            and (q.fps8 > p.fps8 or any(q.resources[k] < p.resources[k] for k in keys)) for q in ok)
+    return sorted((p for p in ok if p.pareto), key=lambda p: -p.fps8)
+
+
+def choose(points: list[Point]) -> Point | None:
+    """The fastest int8 point that compiles, ties (within 0.1%) to the fewest DSP48E2, then BRAM36, then URAM."""
+    ok = [p for p in points if p.fps8 > 0]
+    if not ok:
+        return None
+    best = max(p.fps8 for p in ok)
+    near = [p for p in ok if p.fps8 >= best * 0.999]
+    pick = min(near, key=lambda p: (p.resources["dsp48e2"], p.resources["bram36"], p.resources["uram"]))
+    pick.chosen = True
+    return pick
+
+
+def explore(board: Board, graphs: dict, progress=None, limit: dict = UTILIZATION_LIMIT) -> list[Point]:
+    """Evaluate every candidate of ``board`` that fits within ``limit`` of the part (module docstring).
+    ``graphs``: {8: int8 quantized graph, 16: int16 quantized graph}; int16 is evaluated for the Pareto front
+    only. ``progress``: a callable taking an iterable (e.g. tqdm) or None. Returns all fitting points, the front
+    marked (``pareto``) and the choice marked (``chosen``)."""
+    pts = []
+    for b, preset in candidates(board):
+        res = rtl_model.estimate(b).used()
+        if fits(res, board.resources.model_dump(), limit):
+            pts.append(Point(b, res, preset))
+    it = progress(pts) if progress else pts
+    for p in it:
+        evaluate(p, {8: graphs[8]})
+    front = pareto_front(pts)
+    for p in front:
+        evaluate(p, {16: graphs[16]})
+    choose(pts)
+    return pts

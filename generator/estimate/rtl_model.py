@@ -1,0 +1,70 @@
+"""Resource model of the RTL (``rtl/``) for one accelerator configuration, from its parameters alone: what the
+design-space exploration (:mod:`generator.estimate.dse`) ranks configurations with, checked against Yosys
+(:mod:`generator.estimate.rtl_resources`) on the TINY and the board configurations.
+
+Units: DSP48E2 slices; BRAM36 blocks (a RAMB18E2 counts 0.5, as Yosys' and Vivado's reports add them); URAM288
+blocks; LUTs and flip-flops (CLB).
+
+**DSP48E2** = Tn x Tm (one per PE, ``rtl/pe_array.sv``) + 2 x Tm (``rtl/requant.sv``: the (acc + 1)-bit by
+MULT_BITS-bit requantization multiply of each output lane takes two 27 x 18 slices, UG579).
+
+**Memories**: the RAMs of ``rtl/buffers.sv`` with the geometry of the rendered ``accel_pkg`` (:func:`rtl_memories`):
+per ping-pong bank Tn IBUF lane memories (16-bit elements, true dual port), Tm WBUF memories of Tn elements
+(simple dual port), Tm ACC lane memories; OL = max(Tm, AXI bytes) OBUF lane memories; Tm PBUF memories of
+parameter records. Each is counted as Yosys' ``memory_libmap`` maps it under the binding the RTL is rendered with
+(:func:`generator.spec.memories.bind`): block RAM as the cheapest aspect ratio of RAMB36E2 or RAMB18E2 (UG573:
+true dual port up to 36 / 18 bits wide, simple dual port 72 / 36 bits at 512 words), UltraRAM as
+ceil(width / 72) x ceil(depth / 4096) URAM288, memories of at most 64 words as LUTRAM.
+
+**LUT / FF**: the structural estimate of :mod:`generator.estimate.hls_resources` (per PE, per output lane, fixed
+parts, what Vivado maps adders and registers to: CARRY8 chains, DSP48E2 internal registers) with this module's
+LUTRAM in place of the HLS kernel's. Yosys counts far more (TINY: 35,648 LUT against 25,776 modelled): it builds
+the PE array's adder trees from LUT3 full adders instead of carry chains and keeps the DSP48E2 pipeline registers
+in fabric flip-flops, which Vivado would not (docs/rtl.md, "RTL resources").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from generator.spec.board import Board
+from generator.spec.memories import Memory, bind, lane_memories
+
+
+@dataclass
+class RtlEstimate:
+    """Modelled resources of one configuration and the part's capacity (keys as the board file's ``resources``)."""
+    dsp48e2: int
+    bram36: float
+    uram: int
+    lut: int
+    ff: int
+    capacity: dict
+    memories: list = field(default_factory=list)
+
+    def used(self) -> dict:
+        """{resource: modelled count}."""
+        return {"dsp48e2": self.dsp48e2, "bram36": self.bram36, "uram": self.uram, "lut": self.lut, "ff": self.ff}
+
+    def fits(self) -> bool:
+        """Whether every resource is within the part's capacity."""
+        return all(v <= self.capacity[k] for k, v in self.used().items())
+
+
+def rtl_memories(board: Board) -> list[Memory]:
+    """The RAM groups of ``rtl/buffers.sv`` for ``board``'s accelerator
+    (:func:`generator.spec.memories.lane_memories`), bound as the RTL is rendered (:func:`~generator.spec.memories.bind`,
+    the ``ram_tdp`` STYLE of each buffer) and counted as Yosys maps them (module docstring)."""
+    return bind(lane_memories(board), board.resources.uram)
+
+
+def estimate(board: Board) -> RtlEstimate:
+    """Modelled DSP48E2 / BRAM36 / URAM / LUT / FF of the RTL for ``board``'s accelerator (module docstring)."""
+    from generator.estimate import hls_resources
+
+    a = board.accelerator
+    mems = rtl_memories(board)
+    hls = hls_resources.estimate(board)
+    lut = hls.lut - sum(m.lut for m in hls.memories) + sum(m.lut for m in mems)
+    return RtlEstimate(dsp48e2=a.tn * a.tm + 2 * a.tm, bram36=sum(m.bram36 for m in mems),
+                       uram=sum(m.uram for m in mems), lut=int(lut), ff=int(hls.ff),
+                       capacity=board.resources.model_dump(), memories=mems)

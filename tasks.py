@@ -92,7 +92,7 @@ def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_on
     _flow(resources_flow, board, rtl, out, no_uram, mapping_only, log=print)
 
 
-@task(help={"board": "board name (boards/*.yaml)", "model": "ONNX model (default: the official YOLOv4-tiny)",
+@task(help={"board": "board name (boards/*.yaml) or all", "model": "ONNX model (default: the official YOLOv4-tiny)",
             "quant": "the int8 and the int16 mode to evaluate, comma-separated (default int8-asym,int16-sym)",
             "out": "output folder (default build/explore/BOARD)"})
 def explore(c, board="zcu19eg", model=None, quant="int8-asym,int16-sym", out=None):

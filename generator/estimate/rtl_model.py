@@ -13,8 +13,10 @@ per ping-pong bank Tn IBUF lane memories (16-bit elements, true dual port), Tm W
 (simple dual port), Tm ACC lane memories; OL = max(Tm, AXI bytes) OBUF lane memories; Tm PBUF memories of
 parameter records. Each is counted as Yosys' ``memory_libmap`` maps it under the binding the RTL is rendered with
 (:func:`generator.spec.memories.bind`): block RAM as the cheapest aspect ratio of RAMB36E2 or RAMB18E2 (UG573:
-true dual port up to 36 / 18 bits wide, simple dual port 72 / 36 bits at 512 words), UltraRAM as
-ceil(width / 72) x ceil(depth / 4096) URAM288, memories of at most 64 words as LUTRAM.
+true dual port up to 36 / 18 bits wide, simple dual port 72 / 36 bits at 512 words; a simple-dual-port RAM wider
+than 36 bits as 512 x 72 RAMB36E2 only), UltraRAM as 4096 x 72 URAM288 with two words of at most 36 bits per row,
+memories of at most 64 words as LUTRAM. Checked against Yosys: TINY 80 DSP48E2, 72 BRAM36, 0 URAM and zcu19eg
+32 x 32 1,088 / 768 / 96, both equal.
 
 **LUT / FF**: the structural estimate of :mod:`generator.estimate.hls_resources` (per PE, per output lane, fixed
 parts, what Vivado maps adders and registers to: CARRY8 chains, DSP48E2 internal registers) with this module's
@@ -24,10 +26,11 @@ in fabric flip-flops, which Vivado would not (docs/rtl.md, "RTL resources").
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from generator.spec.board import Board
-from generator.spec.memories import Memory, bind, lane_memories
+from generator.spec.memories import Memory, bind, bram36_for, lane_memories
 
 
 @dataclass
@@ -50,11 +53,34 @@ class RtlEstimate:
         return all(v <= self.capacity[k] for k, v in self.used().items())
 
 
+def yosys_bram36(depth: int, width: int, tdp: bool) -> float:
+    """BRAM36 blocks Yosys' ``memory_libmap`` takes for one RAM: the cheapest aspect ratio as
+    :func:`generator.spec.memories.bram36_for`, except that a simple-dual-port RAM wider than 36 bits is built
+    from 512 x 72 RAMB36E2 alone (zcu19eg's 512-bit WBUF words: 8 RAMB36E2, not 7 and a RAMB18E2)."""
+    if not tdp and width > 36 and depth <= 512:
+        return float(math.ceil(width / 72))
+    return bram36_for(depth, width, tdp)
+
+
+def yosys_uram(depth: int, width: int) -> int:
+    """URAM288 blocks Yosys takes for one RAM: 4096 x 72 each, two words of at most 36 bits side by side in a
+    72-bit row (zcu19eg's 8192 x 16 OBUF lanes: one URAM288 each, the word picked by a multiplexer)."""
+    per = 2 if width <= 36 else 1
+    return math.ceil(width * per / 72) * math.ceil(depth / (4096 * per))
+
+
 def rtl_memories(board: Board) -> list[Memory]:
     """The RAM groups of ``rtl/buffers.sv`` for ``board``'s accelerator
     (:func:`generator.spec.memories.lane_memories`), bound as the RTL is rendered (:func:`~generator.spec.memories.bind`,
-    the ``ram_tdp`` STYLE of each buffer) and counted as Yosys maps them (module docstring)."""
-    return bind(lane_memories(board), board.resources.uram)
+    the ``ram_tdp`` STYLE of each buffer) and counted as Yosys maps them (:func:`yosys_bram36`,
+    :func:`yosys_uram`)."""
+    mems = bind(lane_memories(board), board.resources.uram)
+    for m in mems:
+        if m.impl == "bram":
+            m.bram36 = m.count * yosys_bram36(m.depth, m.width, m.tdp)
+        elif m.impl == "uram":
+            m.uram = m.count * yosys_uram(m.depth, m.width)
+    return mems
 
 
 def estimate(board: Board) -> RtlEstimate:

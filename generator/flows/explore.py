@@ -2,8 +2,10 @@
 (:mod:`generator.estimate.dse`), its Pareto front printed and drawn, the chosen configuration recorded.
 
 Writes into ``build/explore/<board>/`` (or ``--out``): ``explore.json`` (every evaluated point), ``explore.md``
-(the Pareto front and the board file's own configuration), ``pareto.png`` (int8 frames/s against DSP48E2 and
-BRAM36) and ``chosen.yaml`` (the chosen ``accelerator:`` block, to paste into a board file).
+(the fastest points of the Pareto front and the board file's own configuration), ``pareto.png`` (int8 frames/s
+against DSP48E2 and BRAM36) and ``chosen.yaml`` (the chosen ``accelerator:`` block, to paste into a board file).
+``--board all`` explores every board file and writes ``build/explore/boards.md``: per board its file's
+configuration and the chosen one.
 """
 from __future__ import annotations
 
@@ -34,16 +36,23 @@ def _fmt_res(r: dict) -> str:
     return f"{r['dsp48e2']:>6} {r['bram36']:>7g} {r['uram']:>5} {r['lut']:>8} {r['ff']:>8}"
 
 
-def table(points, own) -> str:
-    """Markdown table of ``points`` (the front, fastest first) and the board file's own configuration ``own``."""
-    rows = ["| configuration (TnxTm/m_axi bits/buffers) | int8 frames/s | int16 frames/s | DSP48E2 | BRAM36 | URAM | "
-            "LUT | FF | DDR MB/frame (x compulsory) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+#: rows of the Pareto front ``explore.md`` and the log show (all of them are in ``explore.json``)
+FRONT_ROWS = 12
+
+
+def table(points, own=None, board_col: bool = False) -> str:
+    """Markdown table of ``points`` (the front, fastest first) and the board file's own configuration ``own``;
+    ``board_col``: a first column with each point's board name."""
+    rows = [("| board " if board_col else "") + "| configuration (TnxTm/m_axi bits/buffers) | int8 frames/s | "
+            "int16 frames/s | DSP48E2 | BRAM36 | URAM | LUT | FF | DDR MB/frame (x compulsory) |",
+            ("|---" if board_col else "") + "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for p in list(points) + ([own] if own else []):
         r = p.resources
-        tag = " (chosen)" if p.chosen else (" (board file)" if p is own else "")
+        tag = " (chosen)" if p.chosen else (" (board file)" if p is own or p.preset == "board" else "")
         f16 = "-" if p.fps16 is None else f"{p.fps16:.1f}"
         traffic = (f"{p.traffic8 / 1e6:.2f} ({p.traffic8 / p.compulsory8:.2f}x)" if p.compulsory8 else "-")
-        rows.append(f"| {p.label}{tag} | {p.fps8:.1f} | {f16} | {r['dsp48e2']} | {r['bram36']:g} | {r['uram']} | "
+        rows.append((f"| {p.board.name} " if board_col else "") +
+                    f"| {p.label}{tag} | {p.fps8:.1f} | {f16} | {r['dsp48e2']} | {r['bram36']:g} | {r['uram']} | "
                     f"{r['lut']:,} | {r['ff']:,} | {traffic} |")
     return "\n".join(rows)
 
@@ -76,10 +85,33 @@ def plot(points, path: Path, title: str) -> None:
 
 
 def explore_flow(board="zcu19eg", model=None, quant="int8-asym,int16-sym", out=None, log=print) -> dict:
-    """Explore ``board``'s configurations for ``model`` (default: the official YOLOv4-tiny) in the int8 and
-    int16 modes of ``quant`` (comma-separated), log the Pareto front, write the artifacts (module docstring).
-    Returns the chosen point's row (:meth:`generator.estimate.dse.Point.row`). Raises FlowError for a bad board,
-    model, mode or output folder, or when no configuration fits the part."""
+    """Explore ``board``'s configurations (``all``: every board file, :func:`explore_all`) for ``model`` (default:
+    the official YOLOv4-tiny) in the int8 and int16 modes of ``quant`` (comma-separated), log the Pareto front,
+    write the artifacts (module docstring). Returns (own point, chosen point) of :class:`generator.estimate.dse.Point`
+    (for ``all``: a list of them). Raises FlowError for a bad board, model, mode or output folder, or when no
+    configuration fits the part."""
+    if board == "all":
+        return explore_all(model, quant, out, log)
+    return _explore_one(board, model, quant, out, log)
+
+
+def explore_all(model=None, quant="int8-asym,int16-sym", out=None, log=print) -> list:
+    """:func:`explore_flow` for every board file, each into ``<out>/<board>/`` (default build/explore), and
+    ``<out>/boards.md``: per board its file's configuration and the chosen one."""
+    from generator.spec.board import known_boards
+
+    base = Path(out) if out else ROOT_DIR / "build" / "explore"
+    res = [_explore_one(n, model, quant, base / n, log) for n in known_boards()]
+    pts = [p for pair in res for p in pair]
+    md = ("# The accelerator per board (`invoke explore --board all`)\n\nint8-asym / int16-sym YOLOv4-tiny 416x416, "
+          "latency model at each board's clock; resources from the RTL resource model\n\n" + table(pts, board_col=True))
+    (out_folder(base) / "boards.md").write_text(md + "\n")
+    log(md)
+    return res
+
+
+def _explore_one(board, model, quant, out, log) -> tuple:
+    """One board of :func:`explore_flow`."""
     from tqdm import tqdm
 
     from generator.estimate import dse, rtl_model
@@ -93,8 +125,8 @@ def explore_flow(board="zcu19eg", model=None, quant="int8-asym,int16-sym", out=N
     t0 = time.time()
     graphs = _graphs(board, model, [q.strip() for q in quant.split(",") if q.strip()])
     pts = dse.explore(b, graphs, progress=lambda xs: tqdm(xs, desc=f"explore {b.name}", unit="config", leave=False))
-    own = dse.Point(b, rtl_model.estimate(b).used(), "board file")
-    dse.evaluate(own, graphs)
+    own = next((p for p in pts if p.preset == "board"), None) or dse.Point(b, rtl_model.estimate(b).used(), "board")
+    dse.evaluate(own, graphs if own.fps16 is None else {})
     front = [p for p in pts if p.pareto]
     front.sort(key=lambda p: -p.fps8)
     chosen = next((p for p in pts if p.chosen), None)
@@ -105,7 +137,10 @@ def explore_flow(board="zcu19eg", model=None, quant="int8-asym,int16-sym", out=N
             f"{len(dse.candidates(b))} candidates, {len(pts)} within the part's resources (RTL resource model; "
             f"90% of LUT and FF), evaluated with the latency model in {time.time() - t0:.0f} s. "
             f"Pareto front (int8 frames/s against DSP48E2, BRAM36, URAM, LUT), then the board file's configuration:\n")
-    md = f"{head}\n{table(front, own)}\n\nchosen: {chosen.label}, {chosen.fps8:.1f} int8 frames/s\n"
+    more = (f"\n({len(front)} points on the front, the {FRONT_ROWS} fastest shown; all points in explore.json)\n"
+            if len(front) > FRONT_ROWS else "")
+    md = (f"{head}\n{table(front[:FRONT_ROWS], own)}\n{more}\nchosen: {chosen.label}, {chosen.fps8:.1f} int8 "
+          f"frames/s\n")
     (d / "explore.md").write_text(md)
     (d / "explore.json").write_text(json.dumps(dict(board=b.name, clock_mhz=b.pl_clock_mhz, quant=quant,
                                                     points=[p.row() for p in pts], board_file=own.row()), indent=1))
@@ -114,4 +149,4 @@ def explore_flow(board="zcu19eg", model=None, quant="int8-asym,int16-sym", out=N
     plot(pts, d / "pareto.png", f"{b.name}: int8 YOLOv4-tiny frames/s at {b.pl_clock_mhz:g} MHz (latency model)")
     log(md)
     log(f"-> {d}/explore.md, explore.json, pareto.png, chosen.yaml")
-    return chosen.row()
+    return own, chosen

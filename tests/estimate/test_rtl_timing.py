@@ -194,14 +194,30 @@ def test_pipelined_units_meet_300mhz(tmp_path, unit):
         assert dict(r.dsp) == {"mp": TINY["tn"] * TINY["tm"]}
 
 
+@pytest.fixture(scope="module")
+def board_timing(tmp_path_factory):
+    """The zcu19eg board configuration's timing report, synthesized once for the tests below."""
+    from generator.flows.timing import timing_flow
+    out = tmp_path_factory.mktemp("board_timing")
+    return timing_flow("zcu19eg", "board", out=out, log=lambda *a: None), out
+
+
 @needs_yosys
 @pytest.mark.slow
-def test_board_configuration_timing(tmp_path):
-    """The zcu19eg 32x32 configuration (about half an hour of Yosys): reported, named; limits as for TINY."""
-    from generator.flows.timing import timing_flow
-    r = timing_flow("zcu19eg", "board", out=tmp_path, log=lambda *a: None)
+def test_board_configuration_timing(board_timing):
+    """The zcu19eg 32x32 configuration (about 45 minutes of Yosys): reported, named."""
+    r, out = board_timing
     assert len(r.endpoints) > 100_000 and r.fmax_mhz > 0
-    assert (tmp_path / "timing.json").exists() and (tmp_path / "yosys" / rr.NETLIST_JSON).exists()
+    assert (out / "timing.json").exists() and (out / "yosys" / rr.NETLIST_JSON).exists()
+
+
+@needs_yosys
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="the 32x32 board configuration is estimated at 246 MHz (docs/rtl.md): LOAD's "
+                   "WBUF write-enable decode and STORE's OBUF read need another register stage")
+def test_board_configuration_meets_300mhz(board_timing):
+    r, _ = board_timing
+    assert r.over_levels == 0 and r.over_carry == 0 and r.fmax_mhz >= rt.TARGET_MHZ
 
 
 def test_timing_flow_refuses_bad_arguments(tmp_path):

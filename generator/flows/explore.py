@@ -46,7 +46,7 @@ def table(points, own=None, board_col: bool = False) -> str:
     rows = [("| board " if board_col else "") + "| configuration (TnxTm/m_axi bits/buffers) | int8 frames/s | "
             "int16 frames/s | DSP48E2 | BRAM36 | URAM | LUT | FF | DDR MB/frame (x compulsory) |",
             ("|---" if board_col else "") + "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for p in list(points) + ([own] if own else []):
+    for p in list(points) + ([own] if own and all(own is not q for q in points) else []):
         r = p.resources
         tag = " (chosen)" if p.chosen else (" (board file)" if p is own or p.preset == "board" else "")
         f16 = "-" if p.fps16 is None else f"{p.fps16:.1f}"

@@ -102,7 +102,7 @@ def explore_all(model=None, quant="int8-asym,int16-sym", out=None, log=print) ->
 
     base = Path(out) if out else ROOT_DIR / "build" / "explore"
     res = [_explore_one(n, model, quant, base / n, log) for n in known_boards()]
-    pts = [p for pair in res for p in pair]
+    pts = [p for own, chosen in res for p in ((own,) if own is chosen else (own, chosen))]
     md = ("# The accelerator per board (`invoke explore --board all`)\n\nint8-asym / int16-sym YOLOv4-tiny 416x416, "
           "latency model at each board's clock; resources from the RTL resource model\n\n" + table(pts, board_col=True))
     (out_folder(base) / "boards.md").write_text(md + "\n")

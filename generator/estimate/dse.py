@@ -17,7 +17,7 @@ The clock is the board's ``pl_clock_mhz``; frames/s are latency-model figures at
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from generator.codegen.program import compile_program
 from generator.codegen.tiling import ScheduleError, layer_of
@@ -56,7 +56,6 @@ class Point:
     error: str = ""
     pareto: bool = False
     chosen: bool = False
-    extra: dict = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -108,14 +107,18 @@ def evaluate(point: Point, graphs: dict) -> None:
         try:
             prog = compile_program(g, hw)
         except ScheduleError as e:
-            point.error, point.fps8 = str(e).split(";")[0], 0.0
-            return
+            point.error = str(e).split(";")[0]
+            if bits == 8:
+                point.fps8 = 0.0
+            else:
+                point.fps16 = 0.0
+            continue
         cycles = sum(p.cycles for p in prog.plans)
         fps = hw.clock_mhz * 1e6 / cycles
         if bits == 8:
             point.fps8, point.cycles8 = fps, cycles
             point.traffic8 = sum(p.ddr_bytes for p in prog.plans)
-            point.compulsory8 = sum(layer_of(g, n, hw).compulsory_bytes(1) for n in g.macro_nodes())
+            point.compulsory8 = sum(layer_of(g, n, hw).compulsory_bytes(hw.elem_bytes) for n in g.macro_nodes())
         else:
             point.fps16, point.cycles16 = fps, cycles
 

@@ -20,37 +20,18 @@ memories of at most 64 words as LUTRAM. Checked against Yosys: TINY 80 DSP48E2, 
 
 **LUT / FF**: the structural estimate of :mod:`generator.estimate.hls_resources` (per PE, per output lane, fixed
 parts, what Vivado maps adders and registers to: CARRY8 chains, DSP48E2 internal registers) with this module's
-LUTRAM in place of the HLS kernel's. Yosys counts far more (TINY: 35,648 LUT against 25,776 modelled): it builds
+LUTRAM in place of the HLS kernel's. Yosys counts far more (TINY: 35,648 LUT against 24,456 modelled): it builds
 the PE array's adder trees from LUT3 full adders instead of carry chains and keeps the DSP48E2 pipeline registers
 in fabric flip-flops, which Vivado would not (docs/rtl.md, "RTL resources").
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
+from generator.estimate import hls_resources
+from generator.estimate.rtl_resources import expected_dsp
 from generator.spec.board import Board
 from generator.spec.memories import Memory, bind, bram36_for, lane_memories
-
-
-@dataclass
-class RtlEstimate:
-    """Modelled resources of one configuration and the part's capacity (keys as the board file's ``resources``)."""
-    dsp48e2: int
-    bram36: float
-    uram: int
-    lut: int
-    ff: int
-    capacity: dict
-    memories: list = field(default_factory=list)
-
-    def used(self) -> dict:
-        """{resource: modelled count}."""
-        return {"dsp48e2": self.dsp48e2, "bram36": self.bram36, "uram": self.uram, "lut": self.lut, "ff": self.ff}
-
-    def fits(self) -> bool:
-        """Whether every resource is within the part's capacity."""
-        return all(v <= self.capacity[k] for k, v in self.used().items())
 
 
 def yosys_bram36(depth: int, width: int, tdp: bool) -> float:
@@ -83,14 +64,14 @@ def rtl_memories(board: Board) -> list[Memory]:
     return mems
 
 
-def estimate(board: Board) -> RtlEstimate:
-    """Modelled DSP48E2 / BRAM36 / URAM / LUT / FF of the RTL for ``board``'s accelerator (module docstring)."""
-    from generator.estimate import hls_resources
-
+def estimate(board: Board):
+    """Modelled DSP48E2 / BRAM36 / URAM / LUT / FF of the RTL for ``board``'s accelerator (module docstring), as
+    a :class:`generator.estimate.hls_resources.Estimate` (``memories``: the RTL's RAM groups)."""
     a = board.accelerator
     mems = rtl_memories(board)
     hls = hls_resources.estimate(board)
     lut = hls.lut - sum(m.lut for m in hls.memories) + sum(m.lut for m in mems)
-    return RtlEstimate(dsp48e2=a.tn * a.tm + 2 * a.tm, bram36=sum(m.bram36 for m in mems),
-                       uram=sum(m.uram for m in mems), lut=int(lut), ff=int(hls.ff),
-                       capacity=board.resources.model_dump(), memories=mems)
+    return hls_resources.Estimate(board=board.name, part=board.part, tn=a.tn, tm=a.tm, dsp48e2=expected_dsp(board),
+                                  bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut),
+                                  ff=int(hls.ff), capacity=board.resources.model_dump(), memories=mems,
+                                  dsp_pe=a.tn * a.tm, dsp_post=expected_dsp(board) - a.tn * a.tm)

@@ -69,10 +69,11 @@ module load
   wire [31:0] ld_dst_word = 32'(ld_ins[F_LOAD_DST_WORD_LSB +: F_LOAD_DST_WORD_W]);
   wire [31:0] ld_dst_elem = 32'(ld_ins[F_LOAD_DST_ELEM_LSB +: F_LOAD_DST_ELEM_W]);
   wire [31:0] ld_dst_pitch = 32'(ld_ins[F_LOAD_DST_PITCH_LSB +: F_LOAD_DST_PITCH_W]);
-  wire ld_is_pbuf = 32'(ld_buf) == BUF_PBUF;
-  wire ld_is_wbuf = 32'(ld_buf) == BUF_WBUF;
+  // decoded at the dispatch from the queue head (valid with ld_ins): the buffer, the bytes of a run, the element /
+  // record index step per pixel (so that the setup multiplies start from registers)
+  logic ld_is_pbuf, ld_is_wbuf;
+  logic [31:0] ld_run, ld_step;
   wire ld_is_ibuf = !ld_is_pbuf && !ld_is_wbuf;
-  wire [31:0] ld_run = ld_is_pbuf ? ld_elems << LOG2_PB : (prec16 ? ld_elems << 1 : ld_elems);   // bytes of a run
   logic ld_row_contig, ld_all_contig, ld_span;                        // (set up per instruction)
   logic [63:0] ld_seg_bytes;                                          // bytes of one segment
   logic [31:0] ld_seg_pbstep, ld_run_step;                            // element/entry index step per segment / run
@@ -118,6 +119,17 @@ module load
   // there in its LD_DONE cycle), raised in LD_DONE (before its token, if any, is pushed)
   logic ck_isa, ck_cfg;
   always_ff @(posedge clk) begin
+    if (ld_go) begin
+      logic [1:0] b;
+      logic [31:0] el, dp;
+      b = lq_rdata[F_LOAD_BUF_LSB +: F_LOAD_BUF_W];
+      el = 32'(lq_rdata[F_LOAD_ELEMS_LSB +: F_LOAD_ELEMS_W]);
+      dp = 32'(lq_rdata[F_LOAD_DST_PITCH_LSB +: F_LOAD_DST_PITCH_W]);
+      ld_is_pbuf <= 32'(b) == BUF_PBUF;
+      ld_is_wbuf <= 32'(b) == BUF_WBUF;
+      ld_run <= 32'(b) == BUF_PBUF ? el << LOG2_PB : (prec16 ? el << 1 : el);
+      ld_step <= 32'(b) == BUF_PBUF ? el : 32'(b) == BUF_WBUF ? dp << LOG2_WL : dp << LOG2_TN;
+    end
     ck_isa <= 32'(lq_rdata[F_CONFIG_ISA_VERSION_LSB +: F_CONFIG_ISA_VERSION_W]) != ISA_VERSION;
     ck_cfg <= 32'(lq_rdata[F_CONFIG_TN_LSB +: F_CONFIG_TN_W]) != TN
               || 32'(lq_rdata[F_CONFIG_TM_LSB +: F_CONFIG_TM_W]) != TM
@@ -131,7 +143,6 @@ module load
   // ---- setup values, free-running on ld_ins (valid from the first LD_SETUP cycle, 1): the cycle each is valid in
   localparam int RUN_W = F_LOAD_ELEMS_W + LOG2_PB;                    // bytes of a run
   localparam int STEP_W = F_LOAD_DST_PITCH_W + (LOG2_WL > LOG2_TN ? LOG2_WL : LOG2_TN);
-  wire [31:0] ld_step = ld_is_pbuf ? ld_elems : ld_is_wbuf ? ld_dst_pitch << LOG2_WL : ld_dst_pitch << LOG2_TN;
   logic [F_LOAD_ROWS_W-1:0] su_rows1;                                 // 2: rows - 1
   logic [F_LOAD_COLS_W-1:0] su_cols1;                                 // 2: cols - 1
   logic su_rc, su_ac, su_sp0, su_sp;                                  // 3, 5, 3, 6

@@ -106,7 +106,8 @@ module load_wr
   logic [AXI_DW-1:0] x3_rot, x3_rotw;
   logic [31:0] x3_idx0 [2];
   logic [MW-1:0] x3_mask;                                             // PBUF: the chunk's bytes
-  logic [LOG2_WL+1-LOG2_G:0] x3_g0;
+  localparam int NG = 2 * WL > G ? 2 * WL / G : 1;                   // WBUF unit groups of a word
+  logic [NG-1:0] x3_g0;                                               // the chunk's first group, one-hot
   logic [2*G-1:0] x3_wm;
   logic [WB_AW-1:0] x3_wrow;
   always_ff @(posedge clk) begin
@@ -153,7 +154,7 @@ module load_wr
     x3_mask <= MW'(x2_ones) << x2_ph;
     us = ((LOG2_WL + 1)'(x2_idx0[LOG2_WL-1:0]) << prec16) + (LOG2_WL + 1)'(x2_ph);
     wrow = x2_idx0 >> LOG2_WL;
-    x3_g0 <= (LOG2_WL + 2 - LOG2_G)'(us >> LOG2_G);
+    for (int g = 0; g < NG; g++) x3_g0[g] <= (LOG2_WL + 2 - LOG2_G)'(us >> LOG2_G) == (LOG2_WL + 2 - LOG2_G)'(g);
     x3_wm <= x2_chunk && is_wbuf && wrow < 32'(WB_D)
              ? (2 * G)'(ones(x2_cnt)) << us[LOG2_G-1:0] : '0;
     x3_wrow <= WB_AW'(wrow);
@@ -197,10 +198,10 @@ module load_wr
   end
 
   // WBUF word write: the chunk covers units [us, us + cnt) of word idx0 / WL, at most two groups of G units: unit
-  // x is written if its group is g0 (bit x mod G of the shifted mask) or g0 + 1 (bit G + x mod G)
-  function automatic logic wb_unit(input int x, input logic [LOG2_WL+1-LOG2_G:0] g0, input logic [2*G-1:0] m);
-    wb_unit = ((LOG2_WL + 2 - LOG2_G)'(x / G) == g0 && m[x % G])
-           || ((LOG2_WL + 2 - LOG2_G)'(x / G) == g0 + 1'b1 && m[G + x % G]);
+  // x is written if its group is g0 (bit x mod G of the shifted mask) or g0 + 1 (bit G + x mod G); g0 one-hot, so
+  // each enable is a function of four register bits
+  function automatic logic wb_unit(input int x, input logic [NG-1:0] g0, input logic [2*G-1:0] m);
+    wb_unit = (g0[x / G] && m[x % G]) || (x >= G && g0[(x >= G ? x / G - 1 : 0)] && m[G + x % G]);
   endfunction
   always_ff @(posedge clk) begin
     wbw_row <= x3_wrow;

@@ -90,10 +90,11 @@ module pe_array
     wire p16_t = pq[1 + PE_TREE_ST];
     wire signed [SA:0] hi16 = (SA + 1)'(fa) + (SA + 1)'($unsigned(fb[SB-1:PACK_SHIFT]));
     wire signed [SC:0] hi8 = (SC + 1)'($unsigned(fb[SB-1:PACK_SHIFT])) - (SC + 1)'($unsigned(fc));
+    wire signed [SA-1:0] s1 = fa + signed'(SA'(fc));   // (SA bits wide: its carry chain ends there)
     always_ff @(posedge clk) begin
       sum0[ACC_W * m +: ACC_W] <= p16_t ? ACC_W'(signed'({hi16, fb[PACK_SHIFT-1:0]}))
                                         : ACC_W'(signed'({hi8, fb[PACK_SHIFT-1:0]}));
-      sum1[ACC_W * m +: ACC_W] <= p16_t ? '0 : ACC_W'(fa + signed'(SA'(fc)));
+      sum1[ACC_W * m +: ACC_W] <= p16_t ? '0 : ACC_W'(s1);
     end
   end
 endmodule

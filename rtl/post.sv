@@ -226,14 +226,15 @@ module post
       case (pp_state)
         P_IDLE:
           if (start) begin
-            {pp_y, pp_x, pp_o, pp_dy, pp_dx, pp_oidx} <= '0;
-            {pp_yu, pp_xu, pp_yb, pp_xb, pp_ay, pp_ax, pp_ady, pp_adx} <= '0;
             pp_sc <= '0;
             pp_state <= P_SETUP;
           end
         P_SETUP: begin                                  // per-instruction constants (see Setup above)
           pp_sc <= pp_sc + 6'd1;
           if (pp_sc == 6'd0) begin
+            // the counters start at 0 (cleared here, not on start: no path from the queue head into them)
+            {pp_y, pp_x, pp_o, pp_dy, pp_dx, pp_oidx} <= '0;
+            {pp_yu, pp_xu, pp_yb, pp_xb, pp_ay, pp_ax, pp_ady, pp_adx} <= '0;
             // range checks, stage 1: PBUF entries; the output rows / columns (no pooling: the tile's top-left rows
             // and columns, at most oh x ow, as the golden simulator)
             pp_pl <= pp_pk > 32'd1 || pp_ps > 32'd1;

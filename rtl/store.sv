@@ -1,10 +1,12 @@
 // STORE module: executes POST (through rtl/post.sv), STORE (OBUF -> DDR) and END, one at a time.
 // STORE address side: seg_gen cuts the transfer into segments (the whole transfer when rows and pixels are
 // contiguous, else one per row when the pixels of a row are, else one per pixel run; pixels merge only if they are
-// contiguous in DDR and in OBUF, elems = src_pitch*Tm), one burst address per cycle into a descriptor FIFO (sdq),
-// up to ST_OUTST bursts ahead of the data. Data side: a read stage (sr_) takes the beats of the head descriptor one
-// per cycle and reads their OBUF window (port B), each byte's lane and strobe registered; the cycle after (sr1_),
-// the beat's bytes are selected and pushed into the output FIFO (W channel), so the beats go out back to back. Done when every write response is in.
+// contiguous in DDR and in OBUF, elems = src_pitch*Tm), one burst per cycle: its address into an AW FIFO
+// (AWQ_DEPTH), its descriptor into a descriptor FIFO (sdq), up to ST_OUTST bursts ahead of the data. Data side
+// (generator/spec/arch.py STORE_READ_STAGES): the beats of the head descriptor are taken one per cycle into sr0_,
+// which reads their OBUF window (port B); sr1_ the RAM outputs, sr2_ their register; there the beat's bytes are
+// selected and pushed into the output FIFO (W channel), so the beats go out back to back. Done when every write
+// response is in.
 // Range checks (OUT_OF_RANGE): DDR bytes [ddr_offset, end) of the base register's buffer and the OBUF elements,
 // computed in S_SETUP, compared in the first S_RUN cycle (no address issued yet): a refused STORE writes nothing.
 // S_SETUP takes SD_SETUP cycles: its multiplies are registered shift-and-add trees (rtl/mul_tree.sv) free-running
@@ -89,6 +91,8 @@ module store
   logic [15:0] sd_outst;                                              // write bursts awaiting their response
   logic sd_none;                                                      // sd_outst == 0
   wire aw_fire = m_axi_awvalid && m_axi_awready;
+  logic sdq_empty, sdq_full, awq_empty, awq_full;
+  wire sg_fire = st_state == S_RUN && sg_v && !sdq_full && !awq_full;   // a burst: its AW queued, its descriptor
   logic sg_take, sg_more, sg_v, sg_blast, sg_first;
   logic [63:0] sg_nxt_addr, sg_cur, sg_start, sg_end;
   logic [31:0] sg_nxt_idx, sg_idx;
@@ -101,7 +105,7 @@ module store
     .clk, .rst_n, .clr, .init(st_state == S_SETUP), .init_addr(sd_start),
     .init_idx(32'd0), .rows(sd_rows), .cols(sd_cols), .row_stride(sd_row_stride), .pix_stride(sd_pix_stride),
     .all_seg(sd_all_contig), .row_seg(sd_row_contig), .seg_bytes(sd_seg_bytes), .idx_step(sd_seg_elstep),
-    .en(st_state == S_RUN && !oob), .fire(aw_fire), .take(sg_take), .nxt_addr(sg_nxt_addr), .nxt_idx(sg_nxt_idx),
+    .en(st_state == S_RUN && !oob), .fire(sg_fire), .take(sg_take), .nxt_addr(sg_nxt_addr), .nxt_idx(sg_nxt_idx),
     .more(sg_more), .seg_v(sg_v), .cur(sg_cur), .blen(sg_blen), .blast(sg_blast), .first(sg_first),
     .seg_start(sg_start), .seg_end(sg_end), .seg_idx(sg_idx));
   // valid bytes of the burst: from the segment's first byte (first burst), to its end (last burst; 0: whole beat)
@@ -111,15 +115,14 @@ module store
   // AW descriptors: {OBUF position of the burst's first beat, beats, first valid byte of the first beat, end of
   // the last beat's valid bytes}
   localparam int SDQ_W = 32 + 9 + 2 * PW;
-  logic sdq_empty, sdq_full;
   logic [SDQ_W-1:0] sdq_rdata;
   logic [$clog2(ST_OUTST):0] sdq_count;
   logic sr_go, sr_last;                                               // the read stage takes a beat, its burst's last
   sync_fifo #(.W(SDQ_W), .DEPTH(ST_OUTST)) u_sdq (
-    .clk, .rst_n, .clr, .wr(aw_fire), .wdata({sd_u, sg_blen, sd_lo, sg_blast ? sd_hi : PW'(AXI_BYTES)}),
+    .clk, .rst_n, .clr, .wr(sg_fire), .wdata({sd_u, sg_blen - 9'd1, sd_lo, sg_blast ? sd_hi : PW'(AXI_BYTES)}),
     .rd(sr_go && sr_last), .rdata(sdq_rdata), .empty(sdq_empty), .full(sdq_full), .count(sdq_count));
   wire [31:0]   sdh_u = sdq_rdata[SDQ_W-1 -: 32];
-  wire [8:0]    sdh_blen = sdq_rdata[2 * PW +: 9];
+  wire [8:0]    sdh_blen1 = sdq_rdata[2 * PW +: 9];                  // beats - 1
   wire [PW-1:0] sdh_lo = sdq_rdata[PW +: PW];
   wire [PW-1:0] sdh_hi = sdq_rdata[0 +: PW];
   assign m_axi_awid = '0;
@@ -128,54 +131,86 @@ module store
   assign m_axi_awlock = 1'b0;
   assign m_axi_awcache = 4'b0011;
   assign m_axi_awprot = 3'b000;
-  assign m_axi_awvalid = st_state == S_RUN && sg_v && !sdq_full;
-  assign m_axi_awaddr = AXI_AW'(sg_cur);
-  assign m_axi_awlen = 8'(sg_blen - 9'd1);
+  // AW FIFO: the write addresses go out independently of the data (AXI4 lets W lead AW), so a slave that takes
+  // the next address only after the current burst's data does not wait on the read stages
+  /* verilator lint_off PINCONNECTEMPTY */
+  sync_fifo #(.W(AXI_AW + 8), .DEPTH(AWQ_DEPTH)) u_awq (
+    .clk, .rst_n, .clr, .wr(sg_fire), .wdata({AXI_AW'(sg_cur), 8'(sg_blen - 9'd1)}), .rd(m_axi_awready),
+    .rdata({m_axi_awaddr, m_axi_awlen}), .empty(awq_empty), .full(awq_full), .count());
+  /* verilator lint_on PINCONNECTEMPTY */
+  assign m_axi_awvalid = !awq_empty;
   assign m_axi_bready = 1'b1;
-  // read stage: beat sr_beat of the head burst; its OBUF window [Ew, Ew + OL) (Ew: element of its first byte),
-  // lane l holding the element congruent to l. A beat is taken only while the output FIFO has room for it and the
-  // one still in the read stage.
+  // read side, three stages: sr0 (registered on taking beat sr_beat of the head burst: its OBUF position u, first
+  // valid byte, end of its valid bytes, last-beat flag) drives the OBUF read rows of its window [Ew, Ew + OL) (Ew:
+  // element of its first byte; lane l holds the element congruent to l) and registers each byte's lane and strobe
+  // into sr1; sr1: the RAMs output the window (registered into sr2, the RAM output register); sr2: the beat's bytes
+  // selected into the output FIFO. A beat is taken only while the FIFO has room for it and the ones in the stages.
   logic oq_empty, oq_full;
   logic [$clog2(OQ_DEPTH):0] oq_count;
   logic [8:0] sr_beat;
-  logic sr1_v, sr1_last;                                              // the beat whose window the RAMs output
-  logic [LOG2_OL-1:0] sr1_lane [AXI_BYTES];                           // OBUF lane of each byte of the beat
-  logic [AXI_BYTES-1:0] sr1_hib;                                      //   its high byte (int16, odd position)
-  logic [AXI_BYTES-1:0] sr1_strb;                                     // its bytes in [lo, hi)
-  logic [AXI_DW-1:0] sr1_data;                                        // its bytes from the OBUF lanes
-  wire [31:0] sr_u = sdh_u + (32'(sr_beat) << LOG2_BYTES);
-  assign sr_last = sr_beat + 9'd1 >= sdh_blen;
-  assign sr_go = !sdq_empty && 32'(oq_count) + 32'(sr1_v) < 32'(OQ_DEPTH);
+  logic sr0_v, sr0_last, sr0_first;
+  logic [31:0] sr0_u;
+  logic [PW-1:0] sr0_lo, sr0_hi;
+  logic sr1_v, sr1_last, sr2_v, sr2_last;
+  logic [LOG2_OL-1:0] sr1_lane [AXI_BYTES], sr2_lane [AXI_BYTES];    // OBUF lane of each byte of the beat
+  logic [AXI_BYTES-1:0] sr1_hib, sr2_hib;                             //   its high byte (int16, odd position)
+  logic [AXI_BYTES-1:0] sr1_strb, sr2_strb;                           // its bytes in [lo, hi)
+  logic [16*OL-1:0] sr2_rd;                                           // the window, registered
+  logic [AXI_DW-1:0] sr2_data;                                        // the beat's bytes from the OBUF lanes
+  // room for a beat: the FIFO's entries and the beats in the stages one cycle ago, plus the one that cycle may
+  // have taken, below the depth (registered, so conservative by one entry)
+  localparam int RMW = $clog2(OQ_DEPTH) + 2;
+  logic sr_room;
+  logic sr_first, sr_left1;                                           // next beat the head's first; after it, one left
+  logic [8:0] sr_left;                                                // beats of the head left after the last taken
+  assign sr_last = sr_first ? sdh_blen1 == 0 : sr_left1;
+  assign sr_go = !sdq_empty && sr_room;
+  wire [31:0] ew = prec16 ? 32'(signed'(sr0_u) >>> 1) : sr0_u;       // element of the beat's first byte
   always_comb begin
-    logic [31:0] ew, r0;
-    ew = prec16 ? 32'(signed'(sr_u) >>> 1) : sr_u;
-    r0 = ew >> LOG2_OL;
     for (int l = 0; l < OL; l++)
-      obr_row[OB_AW * l +: OB_AW] = OB_AW'(r0 + 32'(LOG2_OL'(l) < ew[LOG2_OL-1:0]));
+      obr_row[OB_AW * l +: OB_AW] = ew[LOG2_OL +: OB_AW] + OB_AW'(LOG2_OL'(l) < ew[LOG2_OL-1:0]);
   end
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       sr_beat <= '0;
-      sr1_v <= 1'b0;
+      {sr0_v, sr1_v, sr2_v} <= '0;
+      sr_room <= 1'b0;
+      sr_first <= 1'b1;
     end else begin
-      sr1_v <= sr_go;
+      if (sr_go) sr_first <= sr_last;
+      sr_room <= RMW'(oq_count) + RMW'(sr0_v) + RMW'(sr1_v) + RMW'(sr2_v) + RMW'(1) < RMW'(OQ_DEPTH);
+      {sr0_v, sr1_v, sr2_v} <= {sr_go, sr0_v, sr1_v};
       if (sr_go) sr_beat <= sr_last ? 9'd0 : sr_beat + 9'd1;
     end
+    sr0_u <= sdh_u + (32'(sr_beat) << LOG2_BYTES);
+    if (sr_go) begin
+      sr_left <= sr_first ? sdh_blen1 : sr_left - 9'd1;
+      sr_left1 <= sr_first ? sdh_blen1 == 9'd1 : sr_left == 9'd2;
+    end
+    sr0_last <= sr_last;
+    sr0_first <= sr_first;
+    sr0_lo <= sdh_lo;
+    sr0_hi <= sdh_hi;
     for (int j = 0; j < AXI_BYTES; j++) begin
       logic [LOG2_OL:0] v;
-      v = (LOG2_OL + 1)'(sr_u) + (LOG2_OL + 1)'(j);                   // OBUF position of byte j
+      v = (LOG2_OL + 1)'(sr0_u) + (LOG2_OL + 1)'(j);                  // OBUF position of byte j
       sr1_lane[j] <= prec16 ? v[LOG2_OL:1] : v[LOG2_OL-1:0];
       sr1_hib[j] <= prec16 && v[0];
-      sr1_strb[j] <= PW'(j) >= (sr_beat == 0 ? sdh_lo : '0) && PW'(j) < (sr_last ? sdh_hi : PW'(AXI_BYTES));
+      sr1_strb[j] <= PW'(j) >= (sr0_first ? sr0_lo : '0) && PW'(j) < (sr0_last ? sr0_hi : PW'(AXI_BYTES));
     end
-    sr1_last <= sr_last;
+    sr1_last <= sr0_last;
+    for (int j = 0; j < AXI_BYTES; j++) sr2_lane[j] <= sr1_lane[j];
+    sr2_hib <= sr1_hib;
+    sr2_strb <= sr1_strb;
+    sr2_last <= sr1_last;
+    sr2_rd <= ob_rd;
   end
   // beat bytes: [lo, hi) are the transfer's; byte j is at OBUF position u + j
   always_comb begin
     for (int j = 0; j < AXI_BYTES; j++) begin
       logic [15:0] el;
-      el = ob_rd[16 * sr1_lane[j] +: 16];
-      sr1_data[8 * j +: 8] = sr1_hib[j] ? el[15:8] : el[7:0];
+      el = sr2_rd[16 * sr2_lane[j] +: 16];
+      sr2_data[8 * j +: 8] = sr2_hib[j] ? el[15:8] : el[7:0];
     end
   end
   // output FIFO: the W channel (bytes outside [lo, hi) zeroed)
@@ -183,12 +218,17 @@ module store
     for (int j = 0; j < AXI_BYTES; j++) strb_mask[8 * j +: 8] = {8{st[j]}};
   endfunction
   sync_fifo #(.W(1 + AXI_BYTES + AXI_DW), .DEPTH(OQ_DEPTH)) u_soq (
-    .clk, .rst_n, .clr, .wr(sr1_v), .wdata({sr1_last, sr1_strb, sr1_data & strb_mask(sr1_strb)}),
+    .clk, .rst_n, .clr, .wr(sr2_v), .wdata({sr2_last, sr2_strb, sr2_data & strb_mask(sr2_strb)}),
     .rd(m_axi_wready),
     .rdata({m_axi_wlast, m_axi_wstrb, m_axi_wdata}), .empty(oq_empty), .full(oq_full), .count(oq_count));
   assign m_axi_wvalid = !oq_empty;
 
   logic sd_chk;                                                       // first S_RUN cycle: range check
+  logic sd_zero;                                                      // the STORE writes nothing (rows, cols or elems 0)
+  always_ff @(posedge clk)
+    if (st_go) sd_zero <= sq_rdata[F_STORE_ROWS_LSB +: F_STORE_ROWS_W] == 0
+                          || sq_rdata[F_STORE_COLS_LSB +: F_STORE_COLS_W] == 0
+                          || sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] == 0;
   logic [2:0] sd_su;                                                  // setup cycle
   // ---- setup values, free-running on st_ins (valid from the first S_SETUP cycle, 1): cycle each is valid in
   localparam int RB_W = F_STORE_ELEMS_W + 1 + F_STORE_COLS_W;         // run bytes x cols
@@ -265,9 +305,7 @@ module store
             st_state <= S_DONE;
             if (sq_op == OP_END) end_done <= 1'b1;
             if (sq_op == OP_POST) st_state <= S_POST;
-            if (sq_op == OP_STORE && sq_rdata[F_STORE_ROWS_LSB +: F_STORE_ROWS_W] != 0
-                && sq_rdata[F_STORE_COLS_LSB +: F_STORE_COLS_W] != 0
-                && sq_rdata[F_STORE_ELEMS_LSB +: F_STORE_ELEMS_W] != 0) st_state <= S_SETUP;
+            if (sq_op == OP_STORE) st_state <= S_SETUP;  // (an empty one leaves S_SETUP at once)
           end
         S_POST: if (post_done) st_state <= S_DONE;
         S_SETUP: begin                                  // per-instruction segment constants (registered above)
@@ -276,15 +314,16 @@ module store
           sd_all_contig <= su_ac;
           sd_seg_bytes <= su_ac ? 64'(su_segall) : su_rc ? 64'(su_rowbytes) : 64'(sd_run);
           sd_seg_elstep <= su_rc ? 32'(su_pixcols) : sd_pix;
-          if (sd_su == 3'(SD_SETUP - 1)) st_state <= S_RUN;
+          if (sd_zero) st_state <= S_DONE;
+          else if (sd_su == 3'(SD_SETUP - 1)) st_state <= S_RUN;
         end
         S_RUN: begin
-          if (aw_fire) sd_u <= sd_u + (32'(sg_blen) << LOG2_BYTES);
+          if (sg_fire) sd_u <= sd_u + (32'(sg_blen) << LOG2_BYTES);
           if (oob) begin
             st_state <= S_DONE;                         // refused: nothing written
           end else if (sg_take) begin
             sd_u <= (sg_nxt_idx << prec16) - 32'(sg_nxt_addr[LOG2_BYTES-1:0]);
-          end else if (!sg_v && sdq_empty && !sr1_v && oq_empty && sd_none && !m_axi_bvalid) begin
+          end else if (!sg_v && awq_empty && sdq_empty && !sr0_v && !sr1_v && !sr2_v && oq_empty && sd_none && !m_axi_bvalid) begin
             st_state <= S_DONE;                         // every burst written and acknowledged
           end
         end
@@ -293,7 +332,7 @@ module store
       endcase
     end
   end
-  wire unused = &{1'b0, su_segall_ov, m_axi_bid, m_axi_bresp, sg_more, sg_nxt_addr, sg_cur, sg_idx, sg_start[63:LOG2_BYTES],
+  wire unused = &{1'b0, ew, su_segall_ov, m_axi_bid, m_axi_bresp, sg_more, sg_nxt_addr, sg_cur, sg_idx, sg_start[63:LOG2_BYTES],
                   sg_end[63:LOG2_BYTES], sdq_count, oq_full, 1'b0};
 endmodule
 `default_nettype wire

@@ -18,8 +18,9 @@ CMD_QUEUE_DEPTH = 512
 #: depth of the HLS kernel's run-descriptor and done-report queues (one entry per run is ever in them)
 RUN_QUEUE_DEPTH = 2
 #: depths of the RTL's own queues (rendered into accel_pkg.sv): instructions per fetch burst, the fetched-instruction
-#: FIFO, each module's instruction FIFO, STORE burst descriptors ahead of the data, the STORE output (W) FIFO
-RTL_QUEUES = {"FETCH_BURST": 4, "IFQ_DEPTH": 16, "MQ_DEPTH": 8, "ST_OUTST": 16, "OQ_DEPTH": 4}
+#: FIFO, each module's instruction FIFO, STORE burst descriptors ahead of the data, the STORE output (W) FIFO, the
+#: STORE write-address (AW) FIFO (the data side starts a burst's beats as it enters, not when AW is accepted)
+RTL_QUEUES = {"FETCH_BURST": 4, "IFQ_DEPTH": 16, "MQ_DEPTH": 8, "ST_OUTST": 16, "OQ_DEPTH": 8, "AWQ_DEPTH": 4}
 #: AXI4 (ARM IHI0022): no burst crosses a 4 KB boundary; an INCR burst has at most 256 beats
 AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS = 4096, 256
 #: byte-address width of the AXI4 master (rendered into the RTL package as AXI_AW, the Vivado IP's m_axi_gmem)
@@ -44,6 +45,9 @@ ACC_RMW_DISTANCE = 3
 #: cycles of STORE's per-instruction setup (rtl/store.sv: segment constants and range extents by registered
 #: shift-and-add multiplies, two in series, then the DDR extent's three sums and compare; rendered as SD_SETUP)
 STORE_SETUP = 6
+#: register stages of STORE's read side (rtl/store.sv): the beat taken (its OBUF read rows registered), the OBUF
+#: RAM output, the RAM output register (a URAM / BRAM output register in Vivado) before the byte selection
+STORE_READ_STAGES = 3
 #: cycles of LOAD's per-instruction setup (rtl/load.sv LD_SETUP: segment constants and range extents by registered
 #: shift-and-add multiplies, two in series, the span test, the extents' sums and compares; rendered as LD_SETUP_CYC)
 LOAD_SETUP_CYCLES = 6

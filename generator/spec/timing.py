@@ -36,7 +36,7 @@ from functools import lru_cache
 import numpy as np
 
 from generator.spec.arch import (ACC_RMW_DISTANCE, COMPUTE_SETUP, LOAD_DATA_STAGES, LOAD_SETUP_CYCLES, PE_DSP_STAGES, POST_SETUP,
-                                  REQUANT_STAGES, STORE_SETUP, pe_tree_stages)
+                                  REQUANT_STAGES, STORE_READ_STAGES, STORE_SETUP, pe_tree_stages)
 from generator.spec.board import Board
 
 #: cycles of a COMPUTE besides its steps and its PE array's pipeline (:attr:`HwConfig.compute_fill`): the queue
@@ -54,8 +54,8 @@ MAX_READ_BURSTS = 32
 #: stages, completion)
 XFER_OVERHEAD = 4 + LOAD_DATA_STAGES
 #: cycles of a STORE besides the beats and the write-response latency (issue, the setup, first address, the OBUF
-#: read stage and output FIFO ahead of the first W beat, completion)
-STORE_OVERHEAD = 7 + STORE_SETUP
+#: read stages and output FIFO ahead of the first W beat, completion)
+STORE_OVERHEAD = 6 + STORE_READ_STAGES + STORE_SETUP
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 
 Writes into ``build/explore/<board>/`` (or ``--out``): ``explore.json`` (every evaluated point), ``explore.md``
 (the fastest points of the Pareto front and the board file's own configuration), ``pareto.png`` (int8 frames/s
-against DSP48E2 and BRAM36) and ``chosen.yaml`` (the chosen ``accelerator:`` block, to paste into a board file).
+against DSP48E2 and BRAM36) and ``chosen.yaml`` (the chosen ``accelerator:`` block: what ``compile``, ``build``,
+``sim`` and ``package`` use for a board file with ``accelerator_source: explore``, or to paste into a board file).
 ``--board all`` explores every board file and writes ``build/explore/boards.md``: per board its file's
 configuration and the chosen one.
 """
@@ -19,8 +20,9 @@ from generator import ROOT_DIR
 from generator.flows.inputs import FlowError, out_folder
 
 
-def _graphs(board: str, model, quants) -> dict:
-    """{bits: quantized graph} of ``model`` for each mode of ``quants`` (one int8 and one int16 mode)."""
+def _graphs(board, model, quants) -> dict:
+    """{bits: quantized graph} of ``model`` on ``board`` (a Board) for each mode of ``quants`` (one int8 and one
+    int16 mode)."""
     from generator.flows.pipeline import compile_model
 
     out = {}
@@ -115,15 +117,15 @@ def _explore_one(board, model, quant, out, log) -> tuple:
     from tqdm import tqdm
 
     from generator.estimate import dse, rtl_model
-    from generator.spec.board import BoardError, load_board
+    from generator.spec.board import BoardError, chosen_path, load_board
 
     try:
-        b = load_board(board)
+        b = load_board(board, chosen=False)                  # the file's own block: the reference point
     except BoardError as e:
         raise FlowError(str(e)) from None
-    d = out_folder(out or ROOT_DIR / "build" / "explore" / b.name)
+    d = out_folder(out or chosen_path(b.name).parent)
     t0 = time.time()
-    graphs = _graphs(board, model, [q.strip() for q in quant.split(",") if q.strip()])
+    graphs = _graphs(b, model, [q.strip() for q in quant.split(",") if q.strip()])
     pts = dse.explore(b, graphs, progress=lambda xs: tqdm(xs, desc=f"explore {b.name}", unit="config", leave=False))
     own = next((p for p in pts if p.preset == "board"), None) or dse.Point(b, rtl_model.estimate(b).used(), "board")
     dse.evaluate(own, graphs if own.fps16 is None else {})
@@ -149,4 +151,7 @@ def _explore_one(board, model, quant, out, log) -> tuple:
     plot(pts, d / "pareto.png", f"{b.name}: int8 YOLOv4-tiny frames/s at {b.pl_clock_mhz:g} MHz (latency model)")
     log(md)
     log(f"-> {d}/explore.md, explore.json, pareto.png, chosen.yaml")
+    if b.accelerator_source == "explore":
+        log(f"{b.name}: accelerator_source: explore -- compile, build, sim and package use {chosen.label}"
+            + ("" if d == chosen_path(b.name).parent else f" once chosen.yaml is in {chosen_path(b.name).parent}"))
     return own, chosen

@@ -28,7 +28,7 @@ import numpy as np
 from generator.eval import data
 
 from generator.ir import passes
-from generator.spec.board import load_board
+from generator.spec.board import chosen_path, load_board
 from generator.codegen.program import Program, compile_program
 from generator.frontend.onnx_loader import load_onnx
 from generator.spec.timing import HwConfig
@@ -260,6 +260,10 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
     """
     t0 = time.time()
     b = board if not isinstance(board, (str, Path)) else load_board(board)   # a name, a path or a Board
+    if b.accelerator_source == "explore" and progress:
+        a = b.accelerator
+        log(f"{b.name}: accelerator chosen by `invoke explore` ({chosen_path(b.name)}): Tn x Tm = {a.tn} x {a.tm}, "
+            f"{a.axi_data_width_bits}-bit m_axi")
     cfg = QuantConfig.from_mode(quant, per_channel)
     hw = HwConfig.from_board(b, cfg.bits)
     model_path = Path(model) if model else default_onnx()

@@ -4,6 +4,11 @@ Each board file is the single source of truth for a board: FPGA part, resource c
 bandwidth, PL clock, and the default accelerator configuration (PE array Tn x Tm, on-chip buffer sizes). The
 schema is a pydantic model with ``extra="forbid"``, so a misspelt key is an error naming the key and the file.
 
+``accelerator_source``: ``file`` (default: the board file pins its ``accelerator:`` block) or ``explore`` (the
+configuration ``invoke explore --board B`` chose and recorded in ``build/explore/B/chosen.yaml``; the file's block is
+then the exploration's reference point only). :func:`load_board` applies it, so ``compile``, ``build``, ``sim`` and
+``package`` use the chosen configuration for such a board.
+
 Capacities follow the Zynq UltraScale+ product tables (DS891): DSP48E2 slices, BRAM36 (36 Kb) blocks, URAM
 (288 Kb) blocks, CLB LUTs and flip-flops.
 """
@@ -15,9 +20,13 @@ import json
 from pathlib import Path
 
 import yaml
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 BOARDS_DIR = ROOT_DIR / "boards"
+#: where ``invoke explore`` records each board's chosen configuration (``<board>/chosen.yaml``)
+EXPLORE_DIR = ROOT_DIR / "build" / "explore"
 
 
 class BoardError(ValueError):
@@ -97,6 +106,7 @@ class Board(_Strict):
     hp_port_width_bits: int
     pl_clock_mhz: float = Field(gt=0)
     accelerator: AcceleratorConfig
+    accelerator_source: Literal["file", "explore"] = "file"
 
     @property
     def ddr_bytes_per_cycle(self) -> float:
@@ -112,12 +122,20 @@ def known_boards() -> list[str]:
     return sorted(p.stem for p in BOARDS_DIR.glob("*.yaml"))
 
 
-def load_board(name_or_path: str | Path) -> Board:
-    """Load and validate a board by name (``boards/<name>.yaml``) or path.
+def chosen_path(name: str) -> Path:
+    """The chosen configuration ``invoke explore --board name`` records (``build/explore/<name>/chosen.yaml``)."""
+    return EXPLORE_DIR / name / "chosen.yaml"
+
+
+def load_board(name_or_path: str | Path, chosen: bool = True) -> Board:
+    """Load and validate a board by name (``boards/<name>.yaml``) or path. For a board file with
+    ``accelerator_source: explore`` (and ``chosen``), the ``accelerator:`` block is the one in
+    :func:`chosen_path` (validated the same way); ``chosen=False`` keeps the file's block (the exploration itself).
 
     Raises:
         BoardError: unknown board (the message lists the known ones), unreadable YAML, or a schema violation
-            (the message names the file and the key path, e.g. ``accelerator.tn``).
+            (the message names the file and the key path, e.g. ``accelerator.tn``); ``accelerator_source:
+            explore`` without a recorded choice (the message says to run ``invoke explore --board <name>``).
     """
     p = Path(name_or_path)
     if not p.suffix:
@@ -130,6 +148,24 @@ def load_board(name_or_path: str | Path) -> Board:
         raise BoardError(f"{p}: not valid YAML: {e}") from None
     if not isinstance(raw, dict):
         raise BoardError(f"{p}: expected a mapping at top level")
+    b = _validate(raw, p)
+    if not chosen or b.accelerator_source != "explore":
+        return b
+    c = chosen_path(b.name)
+    if not c.is_file():
+        raise BoardError(f"{p}: accelerator_source: explore, but no configuration has been chosen for {b.name} "
+                         f"({c} does not exist): run `invoke explore --board {b.name}` first, or set "
+                         f"accelerator_source: file to use the file's accelerator block")
+    try:
+        acc = yaml.safe_load(c.read_text())
+    except yaml.YAMLError as e:
+        raise BoardError(f"{c}: not valid YAML: {e}") from None
+    if not isinstance(acc, dict) or set(acc) != {"accelerator"}:
+        raise BoardError(f"{c}: expected a mapping with one key, accelerator (as `invoke explore` writes it)")
+    return _validate({**raw, "accelerator": acc["accelerator"]}, c)
+
+
+def _validate(raw: dict, p: Path) -> Board:
     try:
         return Board.model_validate(raw)
     except ValidationError as e:

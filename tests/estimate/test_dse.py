@@ -87,3 +87,42 @@ def test_explore_small_model_on_ultra96(small_graphs):
             hw = HwConfig.from_board(p.board, bits)
             cyc = sum(x.cycles for x in compile_program(small_graphs[bits], hw).plans)
             assert fps == pytest.approx(b.pl_clock_mhz * 1e6 / cyc)
+
+
+def test_accelerator_source_explore_is_what_compile_uses(tmp_path, monkeypatch):
+    """A board file with ``accelerator_source: explore``: refused with the command to run until a choice is
+    recorded; ``invoke explore``'s flow records it; then loading the board (what compile, build, sim and package
+    do) gives the chosen accelerator, and a compiled program is scheduled for it."""
+    import yaml
+
+    from generator.flows.explore import explore_flow
+    from generator.flows.pipeline import compile_model
+    from generator.spec import board as board_mod
+    from generator.spec.board import BoardError
+
+    monkeypatch.setattr(board_mod, "EXPLORE_DIR", tmp_path / "explore")
+    raw = yaml.safe_load((board_mod.BOARDS_DIR / "ultra96v2.yaml").read_text())
+    path = tmp_path / "u96.yaml"
+    path.write_text(yaml.safe_dump({**raw, "accelerator_source": "explore"}))
+    with pytest.raises(BoardError, match="run `invoke explore --board ultra96v2` first"):
+        load_board(path)
+    assert load_board(path, chosen=False).accelerator == load_board("ultra96v2").accelerator
+    bld = Builder([1, 3, 32, 32], seed=2)
+    onnx_path = tmp_path / "small.onnx"
+    onnx_path.write_bytes(bld.model([bld.conv(bld.leaky(bld.conv("x", 16, k=3, s=2)), 24, k=1)]).SerializeToString())
+    _, chosen = explore_flow(str(path), model=str(onnx_path), log=lambda *a: None)
+    assert (tmp_path / "explore" / "ultra96v2" / "chosen.yaml").is_file()
+    b = load_board(path)
+    assert b.accelerator == chosen.board.accelerator
+    c = compile_model(path, "int8-asym", model=str(onnx_path), progress=False)
+    assert (c.hw.tn, c.hw.tm, c.hw.axi_bytes * 8) == (chosen.board.accelerator.tn, chosen.board.accelerator.tm,
+                                                       chosen.board.accelerator.axi_data_width_bits)
+    # another recorded choice (a candidate other than the file's) is what the board then has
+    other = next(cb.accelerator for cb, _ in dse.candidates(load_board("ultra96v2"))
+                 if (cb.accelerator.tn, cb.accelerator.tm) != (raw["accelerator"]["tn"], raw["accelerator"]["tm"]))
+    (tmp_path / "explore" / "ultra96v2" / "chosen.yaml").write_text(yaml.safe_dump({"accelerator": other.model_dump()}))
+    h = compile_model(path, "int8-asym", model=str(onnx_path), progress=False).hw
+    assert (h.tn, h.tm) == (other.tn, other.tm)
+    (tmp_path / "explore" / "ultra96v2" / "chosen.yaml").write_text("accelerator: {tn: 3}\n")
+    with pytest.raises(BoardError, match="chosen.yaml: invalid board file: key 'accelerator.tm'"):
+        load_board(path)

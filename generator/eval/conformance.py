@@ -12,7 +12,7 @@ Sigmoid, Reshape). :func:`run_test` then either
   and a max abs error <= :data:`MAX_ERR_REL` x the expected output's max |value| (both bounds stated in the
   table; int16 with the 2x calibration headroom leaves ~15 bits of resolution); else **FAIL** with the numbers;
 * or **refused**: the compiler raised one of :data:`REFUSALS` (GraphError, QuantError, ScheduleError,
-  HostTailError) before any simulation; the reason is the exception's one-line message, which names the node.
+  HostTailError) before any simulation; the reason is the exception's message on one line, which names the node.
 
 Any other exception, a refusal raised after simulation started, or a result outside tolerance is a **FAIL**.
 
@@ -198,7 +198,7 @@ def run_test(folder: Path, board: str = BOARD, quant: str = QUANT) -> Outcome:
         stage = "simulate"
         vals = run_compiled(gq, prog, x)
     except REFUSALS as e:
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        msg = " ".join(str(e).split()) or type(e).__name__          # (multi-line listings on one line)
         if stage == "simulate":
             return Outcome(name, "FAIL", f"{type(e).__name__} after simulation started: {msg}", ops,
                            seconds=time.time() - t0)
@@ -236,8 +236,10 @@ def reason_group(detail: str) -> str:
     import re
     etype, _, s = detail.partition(": ")
     s = s.split(";")[0]
-    s = re.sub(r"\d+ unsupported ONNX node\(s\)( in the host-side tail)?: (.*)",
-               lambda m: "unsupported op " + ", ".join(sorted(set(re.findall(r"\((\w+)\)", m.group(2)))))
+    s = re.sub(r"\d+ unsupported ONNX node\(s\)( in the host-side tail)?, by op type: (.*)",
+               lambda m: "unsupported op " + ", ".join(sorted(set(
+                   op + (f" - {why}" if why else "")
+                   for op, why in re.findall(r"(\w+) x \d+(?: \(((?:[^()]|\([^()]*\))*)\))?:", m.group(2)))))
                + (" in the host tail" if m.group(1) else ""), s)
     s = re.sub(r"node \S+ \((\w+)\)", r"\1", s)
     s = re.sub(r"element type \w+", "element type other than float32", s)

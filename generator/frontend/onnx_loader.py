@@ -99,7 +99,7 @@ def load_onnx(model_or_path) -> Graph:
     outputs = [o.name for o in g.output]
     _check_graph_io(g, tensors, nodes, elem, outputs)
     _check_nodes(nodes, elem)
-    tail = _host_tail(nodes)
+    tail = _host_tail(nodes, tensors)
     meta = {}
     for p in model.metadata_props:
         try:
@@ -183,11 +183,67 @@ def _check_graph_io(g: onnx.GraphProto, tensors: dict, nodes: list, elem: dict, 
             raise GraphError(f"graph output {o!r} is a constant (from {who}); nothing to run on the accelerator")
 
 
-def _host_tail(nodes: list) -> set:
+def _const_ints(n, k: int, attr: str, tensors: dict):
+    """Integer list of node ``n``'s input ``k`` (a constant) or, for the attribute form of older opsets, of its
+    attribute ``attr``; None when absent or not constant."""
+    if len(n.inputs) > k and n.inputs[k]:
+        t = tensors.get(n.inputs[k])
+        return None if t is None or t.data is None else [int(v) for v in np.asarray(t.data).ravel()]
+    v = n.attrs.get(attr)
+    return None if v is None else [int(x) for x in v]
+
+
+def refusal(n, tensors: dict) -> str | None:
+    """Why the accelerator cannot run node ``n`` (an IR :class:`Node` straight from ONNX), or None: an op outside
+    :data:`SUPPORTED`, a Slice other than a constant channel slice (axis 1, step 1), a Split on another axis."""
+    if n.op not in SUPPORTED:
+        return "op"
+    if n.op == "Slice":
+        starts = _const_ints(n, 1, "starts", tensors)
+        axes = _const_ints(n, 3, "axes", tensors)
+        steps = _const_ints(n, 4, "steps", tensors)
+        if starts is None or _const_ints(n, 2, "ends", tensors) is None:
+            return "non-constant starts/ends"
+        axes = list(range(len(starts))) if axes is None else axes
+        steps = [1] * len(starts) if steps is None else steps
+        if [a % 4 for a in axes] != [1] or steps != [1]:
+            return "not a channel slice (axis 1, step 1)"
+    if n.op == "Split" and n.attrs.get("axis", 0) not in (1, -3):
+        return "not a channel split (axis 1)"
+    return None
+
+
+def listing(bad: list, tensors: dict | None = None, width: int = 100) -> str:
+    """Nodes ``bad`` grouped by op type (most frequent first) with their counts, every node named, each group one
+    wrapped paragraph: ``  Slice x 8 (not a channel slice (axis 1, step 1)): a, b, ...``."""
+    import textwrap
+    from collections import defaultdict
+
+    groups = defaultdict(list)
+    for n in bad:
+        why = refusal(n, tensors or {}) if tensors is not None else "op"
+        groups[(n.op, why if why and why != "op" else "")].append(n.name)
+    order = sorted(groups, key=lambda k: (-len(groups[k]), k))
+    lines = []
+    for op, why in order:
+        head = f"{op} x {len(groups[(op, why)])}" + (f" ({why})" if why else "") + ": "
+        lines.append(textwrap.fill(head + ", ".join(groups[(op, why)]), width, initial_indent="  ",
+                                   subsequent_indent="    ", break_on_hyphens=False))
+    return "\n".join(lines)
+
+
+def _supported_text(width: int = 100) -> str:
+    import textwrap
+
+    return textwrap.fill("supported ops: " + ", ".join(sorted(SUPPORTED)), width, subsequent_indent="    ")
+
+
+def _host_tail(nodes: list, tensors: dict) -> set:
     """Names of the unsupported nodes that form a tail ending at graph outputs (every consumer of their outputs
-    is in the tail too); they run on the host. Raises GraphError for unsupported nodes outside such a tail, a
-    tail that is the whole graph, or a tail op the host cannot run."""
-    unsupported = [n for n in nodes if n.op not in SUPPORTED]
+    is in the tail too); they run on the host. Raises GraphError for unsupported nodes outside such a tail (every
+    one listed, grouped by op type, :func:`listing`), a tail that is the whole graph, or a tail op the host cannot
+    run."""
+    unsupported = [n for n in nodes if refusal(n, tensors)]
     tail = set()
     if not unsupported:
         return tail
@@ -203,19 +259,16 @@ def _host_tail(nodes: list) -> set:
                     changed = True
     bad = [n for n in unsupported if n.name not in tail]
     if bad:
-        listing = ", ".join(f"{n.name} ({n.op})" for n in bad)
-        raise GraphError(f"{len(bad)} unsupported ONNX node(s): {listing}; supported ops: "
-                         f"{', '.join(sorted(SUPPORTED))}")
+        raise GraphError(f"{len(bad)} unsupported ONNX node(s), by op type:\n{listing(bad, tensors)}\n"
+                         f"{_supported_text()}")
     if len(tail) == len(nodes):
-        listing = ", ".join(f"{n.name} ({n.op})" for n in unsupported)
-        raise GraphError(f"{len(unsupported)} unsupported ONNX node(s): {listing}; no node is left for the "
-                         f"accelerator (a host-side tail must follow accelerator layers); supported ops: "
-                         f"{', '.join(sorted(SUPPORTED))}")
+        raise GraphError(f"{len(unsupported)} unsupported ONNX node(s), by op type:\n{listing(unsupported, tensors)}"
+                         f"\nno node is left for the accelerator (a host-side tail must follow accelerator layers); "
+                         f"{_supported_text()}")
     host_bad = [n for n in nodes if n.name in tail and n.op not in HOST_OPS]
     if host_bad:
-        listing = ", ".join(f"{n.name} ({n.op})" for n in host_bad)
-        raise GraphError(f"{len(host_bad)} unsupported ONNX node(s) in the host-side tail: {listing}; neither "
-                         f"the accelerator nor the host tail runner has them (host ops: "
+        raise GraphError(f"{len(host_bad)} unsupported ONNX node(s) in the host-side tail:\n{listing(host_bad)}\n"
+                         f"neither the accelerator nor the host tail runner has them (host ops: "
                          f"{', '.join(sorted(HOST_OPS))})")
     return tail
 

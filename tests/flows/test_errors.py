@@ -53,8 +53,39 @@ def test_unsupported_ops_are_all_listed():
     s = b.op("Softmax", [y], [1, 4, 8, 8], axis=1)
     z = b.op("Sin", [s], [1, 4, 8, 8])
     w = b.conv(z, 4)
-    with pytest.raises(GraphError, match=r"2 unsupported ONNX node\(s\): Softmax_\w+ \(Softmax\), Sin_\w+ \(Sin\)"):
+    with pytest.raises(GraphError, match=r"2 unsupported ONNX node\(s\), by op type:\n  Sin x 1: Sin_\w+\n"
+                                         r"  Softmax x 1: Softmax_\w+\nsupported ops: AveragePool"):
         load_onnx(b.model([w]))
+
+
+def test_unsupported_listing_names_every_node_grouped_and_wrapped():
+    """A YOLOX-like stem (Focus: four spatial slices, SiLU as Sigmoid x Mul, a residual Add) is refused with every
+    node named once, grouped by op type with counts, the spatial Slices among them with the reason, every line at
+    most 100 characters, then the supported ops."""
+    b = Builder([1, 3, 16, 16])
+    sl = []
+    for hs, ws in ((0, 0), (1, 0), (0, 1), (1, 1)):
+        sl.append(b.op("Slice", ["x", b.const(np.array([hs, ws], np.int64)), b.const(np.array([16, 16], np.int64)),
+                                 b.const(np.array([2, 3], np.int64)), b.const(np.array([2, 2], np.int64))],
+                       [1, 3, 8, 8]))
+    y = b.conv(b.concat(*sl), 8)
+    for _ in range(3):
+        s = b.op("Sigmoid", [y], [1, 8, 8, 8])
+        m = b.op("Mul", [y, s], [1, 8, 8, 8])
+        y = b.op("Add", [b.conv(m, 8), y], [1, 8, 8, 8])
+    with pytest.raises(GraphError) as e:
+        load_onnx(b.model([b.conv(y, 4)]))
+    msg = str(e.value)
+    lines = msg.splitlines()
+    assert lines[0] == "13 unsupported ONNX node(s), by op type:"
+    assert lines[1].startswith("  Slice x 4 (not a channel slice (axis 1, step 1)): ")
+    assert [ln.split(":")[0].strip() for ln in lines if ln.startswith("  ") and not ln.startswith("   ")] == [
+        "Slice x 4 (not a channel slice (axis 1, step 1))", "Add x 3", "Mul x 3", "Sigmoid x 3"]
+    assert all(len(ln) <= 100 for ln in lines)
+    body = lines[1:next(i for i, ln in enumerate(lines) if ln.startswith("supported ops"))]
+    names = [n.strip() for ln in body for n in ln.split(": ", 1)[-1].split(",")]
+    assert sorted(n for n in names if n) == sorted(set(n for n in names if n)) and len([n for n in names if n]) == 13
+    assert "supported ops: AveragePool, BatchNormalization" in msg
 
 
 def test_unsupported_tail_runs_on_the_host():

@@ -246,6 +246,20 @@ def conformance(c, verbose=False, filter=None):
     sys.exit(main((["-v"] if verbose else []) + ([filter] if filter else [])))
 
 
+@task(help={"image": "image file or shipped image name (default bus)", "board": "board name", "quant": QUANTS,
+            "per_tensor": "per-tensor weight scales",
+            "out": "report folder (default build/compare/MODEL-QUANT)", **MODEL_HELP})
+def compare(c, model=None, image="bus", board="zcu19eg", quant="int8-asym", per_tensor=False, out=None, cfg=None,
+            weights=None, names=None, yolo_cfg=None):
+    """13. Check: float (onnxruntime) against the quantized program (golden simulator) on one image.
+
+    SQNR in dB per accelerator layer and per model output, detection agreement for a YOLO detector; writes
+    compare.md, compare.json and sqnr.png; the last line is `min SQNR: X dB` over the model outputs."""
+    from generator.flows.compare import compare_flow
+
+    _flow(compare_flow, model, image, board, quant, not per_tensor, out, cfg, weights, names, yolo_cfg)
+
+
 @task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "program": "program.bin to disassemble (default: compile)", "limit": "max lines (0: all)"})
 def disasm(c, board="zcu19eg", quant="int8-asym", per_tensor=False, program=None, limit=0):

@@ -1,0 +1,178 @@
+"""The compare flow (``invoke compare``): the float model under onnxruntime against the quantized program on the
+golden ISA simulator, for one image.
+
+Reported (and written to ``compare.md``, ``compare.json`` and the per-layer plot ``sqnr.png`` in the output folder):
+
+* SQNR of every accelerator layer's output (its channels of its DDR region, read from the golden simulator's DDR
+  image after the frame, dequantized with the tensor's scale and zero point) against the same ONNX tensor under
+  onnxruntime; layers whose output is not an ONNX tensor (fused away) have no row;
+* SQNR of every model output (the accelerator outputs dequantized, then the host-side tail if the model has one,
+  :func:`host.tail.run_tail`) against onnxruntime's;
+* for a detector (YOLO metadata and class names), the detections of both and their agreement: mAP@0.5 of the
+  quantized detections scored against the float ones (:func:`generator.eval.metrics.mean_average_precision`).
+
+SQNR = 10 log10(sum ref^2 / sum (ref - quantized)^2) in dB, over all elements of the tensor. The last line printed
+is ``min SQNR: X dB`` over the model outputs.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from generator import ROOT_DIR
+from generator.flows.inputs import FlowError, compile_checked, out_folder, real_image, resolve_model
+
+
+@dataclass
+class CompareResult:
+    """``layers``: {layer: SQNR dB}; ``outputs``: {model output: SQNR dB}; ``detections``: None, or {"float",
+    "quantized": lists of detections, "map50": float}; ``min_sqnr``: the smallest output SQNR (dB); ``out``:
+    the folder written."""
+    layers: dict
+    outputs: dict
+    detections: dict | None
+    min_sqnr: float
+    out: Path
+
+
+def sqnr_db(ref: np.ndarray, got: np.ndarray) -> float:
+    """SQNR of ``got`` against ``ref`` (same number of elements), dB; +inf when they are equal. Raises ValueError for
+    different sizes or an all-zero reference."""
+    ref = np.asarray(ref, np.float64).ravel()
+    got = np.asarray(got, np.float64).ravel()
+    if ref.size != got.size:
+        raise ValueError(f"{got.size} values against {ref.size}")
+    sig, noise = float(np.sum(ref ** 2)), float(np.sum((ref - got) ** 2))
+    if sig == 0:
+        raise ValueError("the reference is all zeros")
+    return float("inf") if noise == 0 else 10 * np.log10(sig / noise)
+
+
+def _ort_values(model_path: Path, names: list, x: np.ndarray) -> dict:
+    """onnxruntime values of the model's outputs and of the named intermediate tensors for input ``x``."""
+    import onnx
+    import onnxruntime as ort
+
+    m = onnx.load(str(model_path))
+    have = {o.name for o in m.graph.output}
+    produced = {o for n in m.graph.node for o in n.output}
+    for n in names:
+        if n in produced and n not in have:
+            m.graph.output.append(onnx.helper.make_empty_tensor_value_info(n))
+    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    outs = [o.name for o in m.graph.output]
+    return dict(zip(outs, s.run(outs, {m.graph.input[0].name: x.astype(np.float32)})))
+
+
+def _model_outputs(model_path: Path) -> list:
+    import onnx
+
+    return [o.name for o in onnx.load(str(model_path), load_external_data=False).graph.output]
+
+
+def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", per_channel=True, out=None,
+                 cfg=None, weights=None, names=None, yolo_cfg=None, log=print) -> CompareResult:
+    """Compare the float ``model`` (default: the official YOLOv4-tiny; or darknet ``cfg`` + ``weights``) with its
+    ``quant`` program for ``board`` on ``image`` (a file or a shipped image name); log and write the report into
+    ``out`` (default build/compare/<model stem>-<quant>). Raises FlowError for bad inputs, a failed simulation, or
+    a model output onnxruntime and the program disagree on in size."""
+    from generator.exec import run_golden
+    from generator.exec.runtime import read_tensor
+    from generator.flows.pipeline import detections_from_heads, net_size, quantize_image
+    from host.preprocess import darknet_resize, to_channels
+    from host.tail import run_tail
+
+    img = real_image(image)
+    od0 = Path(out) if out else None
+    comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, od0), names=names,
+                           yolo_cfg=yolo_cfg)
+    od = out_folder(out or ROOT_DIR / "build" / "compare" / f"{comp.model_path.stem}-{comp.quant.name}")
+    g, prog = comp.qgraph, comp.program
+    w, h = net_size(g)
+    x = to_channels(darknet_resize(img, w, h), g.tensors[g.inputs[0]].shape[1]).transpose(2, 0, 1)[None]
+    log(f"compare: {comp.model_path.name} float (onnxruntime) against {comp.quant.name} on the golden simulator "
+        f"({board}), image {image}")
+    heads, _, ddr, bases = run_golden(prog, g, quantize_image(comp, img), progress=True)
+    layer_out = {n.name: n.outputs[0] for n in g.macro_nodes()}
+    ref = _ort_values(comp.model_path, sorted(set(layer_out.values())), x)
+
+    def deq(name, q):
+        t = g.tensors[name]
+        return (q.astype(np.float64) - t.zero_point) * t.scale
+
+    layers = {}
+    for layer, t in layer_out.items():
+        if t in ref and ref[t].size == int(np.prod(g.tensors[t].shape)) and np.any(ref[t]):
+            layers[layer] = sqnr_db(ref[t], deq(t, read_tensor(prog, g, ddr, bases, t)))
+    vals = {o: deq(o, v).astype(np.float32)[None] for o, v in heads.items()}
+    tail = g.metadata.get("host_tail")
+    if tail:
+        for k, shp in g.metadata.get("host_tail_input_shapes", {}).items():
+            if k in vals and vals[k].size == int(np.prod(shp)):
+                vals[k] = vals[k].reshape(shp)
+        vals = run_tail(tail, g.metadata.get("host_tail_consts", {}), {**vals, g.inputs[0]: x.astype(np.float32)})
+    outputs = {}
+    for o in _model_outputs(comp.model_path):
+        if o not in vals or vals[o].size != ref[o].size:
+            raise FlowError(f"model output {o!r}: the program gives "
+                            f"{'nothing' if o not in vals else f'{vals[o].size} values'}, onnxruntime {ref[o].size}")
+        outputs[o] = sqnr_db(ref[o], vals[o])
+    dets = _detections(comp, heads, img, detections_from_heads)
+    res = CompareResult(layers, outputs, dets, min(outputs.values()), od)
+    _write(res, comp, image, log)
+    return res
+
+
+def _detections(comp, heads: dict, img: np.ndarray, decode) -> dict | None:
+    """Float and quantized detections and their agreement, or None when the model is not a YOLO detector with
+    class names."""
+    from generator.eval.accuracy import float_detections
+    from generator.eval.metrics import mean_average_precision
+    from generator.flows.pipeline import class_names
+
+    if not comp.qgraph.metadata.get("darknet_yolo") or not class_names(comp):
+        return None
+    fd = float_detections(comp.model_path, img, names=comp.names or None)
+    qd = decode(comp, heads, img.shape[1], img.shape[0])
+    return {"float": fd, "quantized": qd, "map50": mean_average_precision([qd], [fd])}
+
+
+def _write(r: CompareResult, comp, image: str, log) -> None:
+    """compare.md / compare.json / sqnr.png, and the log (last line ``min SQNR: X dB``)."""
+    lines = [f"# {comp.model_path.name}: float (onnxruntime) vs {comp.quant.name} (golden simulator), image "
+             f"{image}", "", "| layer | SQNR (dB) |", "|---|---:|"]
+    lines += [f"| {k} | {v:.1f} |" for k, v in r.layers.items()]
+    lines += ["", "| model output | SQNR (dB) |", "|---|---:|"] + [f"| {k} | {v:.1f} |" for k, v in r.outputs.items()]
+    if r.detections:
+        d = r.detections
+        lines += ["", f"detections: float {len(d['float'])}, quantized {len(d['quantized'])}; mAP@0.5 of the "
+                      f"quantized against the float ones: {d['map50']:.3f}"]
+    lines += ["", f"min SQNR: {r.min_sqnr:.1f} dB"]
+    text = "\n".join(lines)
+    (r.out / "compare.md").write_text(text + "\n")
+    (r.out / "compare.json").write_text(json.dumps({"model": str(comp.model_path), "quant": comp.quant.name,
+                                                    "image": image, "layers": r.layers, "outputs": r.outputs,
+                                                    "detections": r.detections, "min_sqnr_db": r.min_sqnr},
+                                                   indent=1, default=float))
+    _plot(r, comp, r.out / "sqnr.png")
+    log(text.replace(f"min SQNR: {r.min_sqnr:.1f} dB", f"(written: {r.out}/compare.md, compare.json, sqnr.png)\n"
+                     f"min SQNR: {r.min_sqnr:.1f} dB"))
+
+
+def _plot(r: CompareResult, comp, path: Path) -> None:
+    """Per-layer SQNR bars (PNG)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(r.layers)), 3.5))
+    ax.bar(range(len(r.layers)), [min(v, 99.0) for v in r.layers.values()], color="tab:blue")
+    ax.set_xticks(range(len(r.layers)), list(r.layers), rotation=90, fontsize=7)
+    ax.set_ylabel("SQNR vs onnxruntime (dB)")
+    ax.set_title(f"{comp.model_path.name}, {comp.quant.name}: per-layer SQNR (min output {r.min_sqnr:.1f} dB)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,4 +1,4 @@
-"""The single-layer suite shared by the bit-exact tests of every executor: ten layer kinds (each a small ONNX
+"""The single-layer suite shared by the bit-exact tests of every executor: twelve layer kinds (each a small ONNX
 graph built by :class:`generator.frontend.modelgen.Builder`, with its input channel count), five quantization
 modes (mode, per-channel weights) and two hardware configurations (zcu19eg, and TINY whose buffers force tiling)."""
 from generator.exec.rtl import TINY
@@ -50,9 +50,18 @@ def standalone_pool(b):          # pool after a concat whose input is also used 
     return b.maxpool(b.concat(a, c)), c
 
 
+def same_upper_folded(b):        # TensorFlow / Keras export: auto_pad SAME_UPPER, stride 2 (pads 0, 0, 1, 1), folded
+    return b.leaky(b.conv("x", 12, k=3, s=2, auto_pad="SAME_UPPER"))
+
+
+def asym_pads_k5(b):             # every side its own padding (top, left, bottom, right)
+    return b.conv("x", 7, k=5, p=[2, 1, 0, 3])
+
+
 KINDS = {"conv1x1": (conv1x1, 13), "conv3x3_s1": (conv3x3_s1, 13), "conv3x3_s2": (conv3x3_s2, 13),
          "first_layer_folded": (first_layer_folded, 3), "relu_pool": (relu_pool, 11),
          "pool_stride1": (pool_stride1, 6), "upsample": (upsample, 20), "concat": (concat, 9), "split": (split, 9),
-         "standalone_pool": (standalone_pool, 10)}
+         "standalone_pool": (standalone_pool, 10), "same_upper_folded": (same_upper_folded, 3),
+         "asym_pads_k5": (asym_pads_k5, 6)}
 MODES = [("int8-asym", True), ("int8-sym", True), ("int16-sym", True), ("int16-asym", True), ("int8-asym", False)]
 BOARDS = {"zcu19eg": lambda: board(), "tiny": lambda: board(**TINY)}

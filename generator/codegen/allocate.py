@@ -37,7 +37,7 @@ def _place_regions(g: Graph, layers: list, lay: DdrLayout, cursor: dict, eb: int
     reader; set each region's ``pad``/``addr`` and each tensor's ``ddr_addr`` (of element (0, 0, 0))."""
     pads = {r: 0 for r in g.regions}
     for L in layers:
-        pads[g.tensors[L.in_tensor].region] = max(pads[g.tensors[L.in_tensor].region], L.pad)
+        pads[g.tensors[L.in_tensor].region] = max(pads[g.tensors[L.in_tensor].region], *L.pads)
     for name, r in g.regions.items():
         p = pads[name]
         nbytes = (r.h + 2 * p) * (r.w + 2 * p) * r.channels * eb

@@ -70,8 +70,8 @@ class _LayerEmitter:
         self.L, self.plan, self.hw, self.lay = L, plan, hw, lay
         eb = hw.elem_bytes
         self.vin, self.vout = TensorView(g, lay, L.in_tensor, eb), TensorView(g, lay, L.out_tensor, eb)
-        if L.kind == "conv" and not L.fold and self.vin.pad < L.pad:
-            raise ScheduleError(f"layer {L.name}: input region border {self.vin.pad} < padding {L.pad}")
+        if L.kind == "conv" and not L.fold and self.vin.pad < max(L.pads):
+            raise ScheduleError(f"layer {L.name}: input region border {self.vin.pad} < padding {max(L.pads)}")
         self.vsides = [TensorView(g, lay, sd["out_tensor"], eb) for sd in L.sides]
         self.ic_chunks = tile_ranges(L.mapped_ic, plan.tile_ic) if (L.kind == "conv" and not L.fold) \
             else [(0, L.mapped_ic)]
@@ -107,7 +107,7 @@ class _LayerEmitter:
                 [(ky, kx) for ky in range(L.K) for kx in range(L.K)]
             loads = []
             for ky, kx in parts:
-                y, x = r0 * L.S - L.pad + ky, c0 * L.S - L.pad + (kx or 0)
+                y, x = r0 * L.S - L.pad + ky, c0 * L.S - L.pad_left + (kx or 0)
                 loads.append(isa.make(
                     "LOAD", buf=0, bank=bank, base_reg=vin.base_reg, ddr_offset=vin.at(y, x), rows=acc_rows,
                     cols=acc_cols, elems=L.IC * (L.K if kx is None else 1), row_stride=L.S * vin.row,
@@ -117,7 +117,7 @@ class _LayerEmitter:
         if L.kind == "conv":
             in_rows, in_cols = (acc_rows - 1) * L.S + L.K, (acc_cols - 1) * L.S + L.K
             return [isa.make("LOAD", buf=0, bank=bank, base_reg=vin.base_reg,
-                             ddr_offset=vin.at(r0 * L.S - L.pad, c0 * L.S - L.pad, ic0), rows=in_rows, cols=in_cols,
+                             ddr_offset=vin.at(r0 * L.S - L.pad, c0 * L.S - L.pad_left, ic0), rows=in_rows, cols=in_cols,
                              elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix, dst_pitch=chunk_ig)]
         return [isa.make("LOAD", buf=0, bank=bank, base_reg=vin.base_reg, ddr_offset=vin.at(r0, c0, ic0),
                          rows=acc_rows, cols=acc_cols, elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix,

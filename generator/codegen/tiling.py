@@ -72,6 +72,12 @@ class Layer:
     zp_out: int
     fold: bool = False
     sides: list = field(default_factory=list)
+    pads: tuple = (0, 0, 0, 0)                   # (top, left, bottom, right); pad == top
+
+    @property
+    def pad_left(self) -> int:
+        """Padding at the left (the column offset of the first input window)."""
+        return self.pads[1]
 
     @property
     def mapped_k(self) -> int:
@@ -152,10 +158,11 @@ def layer_of(g: Graph, n, hw: HwConfig) -> Layer:
     _, IC, H, W = ti.shape
     OC = to.shape[1]
     if m.kind == "conv":
-        K, S, pad = m.kernel, m.stride, m.pad
+        K, S, pads = m.kernel, m.stride, m.four_pads()
     else:
-        K, S, pad = 1, 1, 0
-    OHc, OWc = (H + 2 * pad - K) // S + 1, (W + 2 * pad - K) // S + 1
+        K, S, pads = 1, 1, (0, 0, 0, 0)
+    pad = pads[0]
+    OHc, OWc = (H + pads[0] + pads[2] - K) // S + 1, (W + pads[1] + pads[3] - K) // S + 1
     pool = tuple(m.pool) if m.pool else (1, 1, 0)
     OHp = (OHc + pool[2] - pool[0]) // pool[1] + 1
     OWp = (OWc + pool[2] - pool[0]) // pool[1] + 1
@@ -163,7 +170,7 @@ def layer_of(g: Graph, n, hw: HwConfig) -> Layer:
         raise GraphError(f"layer {n.name}: computed output {OHp * m.upsample}x{OWp * m.upsample} does not "
                          f"match tensor shape {to.shape}")
     L = Layer(n.name, m.kind, K, S, pad, IC, H, W, OC, OHc, OWc, pool, m.upsample, OHp, OWp,
-              n.inputs[0], n.outputs[0], bool(q["use_neg"]), q["zp_out"])
+              n.inputs[0], n.outputs[0], bool(q["use_neg"]), q["zp_out"], pads=pads)
     for o, sp, sq in zip(n.outputs[1:], m.side_pools, q.get("side", [])):
         k, s, _ = sp
         L.sides.append(dict(out_tensor=o, pool_k=k, pool_s=s, zp_out=sq["zp_out"], OH=(OHc - k) // s + 1,

@@ -2,8 +2,8 @@
 
 Each case is a random single layer or small graph, drawn from ``(seed, case index)`` alone so that any case can be
 re-run by itself: convolutions with IC and OC in 1..600, H and W in 1..64, kernels 1/3/5/7, stride 1/2,
-padding 0..K//2, ReLU / LeakyReLU / linear, fused max-pool 2/3 with stride 1/2 (and darknet's bottom/right
-padding), nearest upsampling x2/x4, chains, concat (shared DDR regions), channel split (views), stand-alone
+padding 0..K//2 (a quarter of them asymmetric: each side its own), ReLU / LeakyReLU / linear, fused max-pool 2/3
+with stride 1/2 (and darknet's bottom/right padding), nearest upsampling x2/x4, chains, concat (shared DDR regions), channel split (views), stand-alone
 pool / activation / upsample copy layers, quantized fully-connected layers (Flatten + Gemm), zero weight
 channels, every quantization mode with per-channel and per-tensor weights, inputs beyond the calibration range
 (saturation), and PE arrays with Tm != Tn. A few cases are degenerate on purpose (an output of zero size, a layer
@@ -88,10 +88,13 @@ def _conv_spec(rng, H, W, allow_pool=True, allow_up=True):
     k = int(rng.choice([1, 3, 5, 7], p=[0.3, 0.4, 0.15, 0.15]))
     s = int(rng.choice([1, 2], p=[0.7, 0.3]))
     p = int(rng.integers(0, k // 2 + 1))
+    if k > 1 and rng.random() < 0.25:                  # asymmetric: top, left, bottom, right (SAME_UPPER & co.)
+        p = [int(v) for v in rng.integers(0, k // 2 + 1, 4)]
+    pt, pl, pb, pr = p if isinstance(p, list) else [p] * 4
     act = str(rng.choice(["leaky", "relu", "linear"]))
     spec = dict(op="conv", oc=_logint(rng, 1, 600), k=k, s=s, p=p, act=act,
                 wscale=float(rng.choice([1.0, 1.0, 3.0])), zero_oc=bool(rng.random() < 0.1))
-    OH, OW = (H + 2 * p - k) // s + 1, (W + 2 * p - k) // s + 1
+    OH, OW = (H + pt + pb - k) // s + 1, (W + pl + pr - k) // s + 1
     if allow_pool and rng.random() < 0.35 and min(OH, OW) >= 3:
         pk = int(rng.choice([2, 3]))
         ps = int(rng.choice([1, 2]))

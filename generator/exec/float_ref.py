@@ -10,6 +10,7 @@ import numpy as np
 
 from generator.ir.graph import Graph, GraphError
 from generator.exec.kernels import activation, conv2d, maxpool2d, upsample_nearest
+from generator.ir.passes.common import resolve_pads
 
 
 class _Store:
@@ -56,7 +57,7 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False) -> dict:
             m = a["macro"]
             x = ins[0][0]
             if m.kind == "conv":
-                y = conv2d(x, g.const(m.weight), m.stride, m.pad) + g.const(m.bias)[:, None, None]
+                y = conv2d(x, g.const(m.weight), m.stride, m.four_pads()) + g.const(m.bias)[:, None, None]
             else:
                 y = x
             y = activation(y, m.act, m.alpha)
@@ -66,9 +67,9 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False) -> dict:
             y = upsample_nearest(y, m.upsample)
             outs = [y[None].astype(np.float32)] + side
         elif n.op == "Conv":
-            p = a.get("pads", [0, 0, 0, 0])[0]
             s = a.get("strides", [1, 1])[0]
-            y = conv2d(ins[0][0], ins[1], s, p)
+            p = resolve_pads(n, ins[0].shape[2:], list(ins[1].shape[2:]), [s, s])
+            y = conv2d(ins[0][0], ins[1], s, tuple(p))
             if len(ins) > 2 and ins[2] is not None:
                 y = y + ins[2][:, None, None]
             outs = [y[None]]

@@ -94,12 +94,14 @@ def _requant(v, mp, sp, mn, sn, use_neg, zp, qmin, qmax):
     return np.clip(out + zp, qmin, qmax)
 
 
-def _conv(x: np.ndarray, w: np.ndarray, stride: int, pad: int, pad_value: int) -> np.ndarray:
-    """Integer convolution, one kernel tap at a time: x int64 [IC, H, W], w int64 [OC, IC, KH, KW] -> int64
-    [OC, OH, OW]. Sums in float64 (exact: |sum| < 2^53 for int16 operands over fewer than 2^21 terms)."""
+def _conv(x: np.ndarray, w: np.ndarray, stride: int, pads: tuple, pad_value: int) -> np.ndarray:
+    """Integer convolution, one kernel tap at a time: x int64 [IC, H, W], w int64 [OC, IC, KH, KW], pads (top,
+    left, bottom, right) -> int64 [OC, OH, OW]. Sums in float64 (exact: |sum| < 2^53 for int16 operands over fewer
+    than 2^21 terms)."""
     oc, ic, kh, kw = w.shape
-    xp = np.full((ic, x.shape[1] + 2 * pad, x.shape[2] + 2 * pad), pad_value, np.float64)
-    xp[:, pad:pad + x.shape[1], pad:pad + x.shape[2]] = x
+    pt, pl, pb, pr = pads
+    xp = np.full((ic, x.shape[1] + pt + pb, x.shape[2] + pl + pr), pad_value, np.float64)
+    xp[:, pt:pt + x.shape[1], pl:pl + x.shape[2]] = x
     oh, ow = (xp.shape[1] - kh) // stride + 1, (xp.shape[2] - kw) // stride + 1
     out = np.zeros((oc, oh * ow), np.float64)
     for ky in range(kh):
@@ -236,7 +238,7 @@ class IndependentRef:
             m, d = n.attrs["macro"], self.layers[n.name]
             a, sl = view(n.inputs[0])
             x = a[sl]
-            acc = _conv(x, d["w"], m.stride, m.pad, d["zp_in"]) if m.kind == "conv" else x.astype(np.int64)
+            acc = _conv(x, d["w"], m.stride, m.four_pads(), d["zp_in"]) if m.kind == "conv" else x.astype(np.int64)
             v = acc + d["bias"][:, None, None]
             for k, o in enumerate(n.outputs):
                 p = d["outs"][k]

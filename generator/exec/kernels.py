@@ -10,18 +10,19 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 
-def conv2d(x: np.ndarray, w: np.ndarray, stride: int, pad: int, pad_value=0.0) -> np.ndarray:
+def conv2d(x: np.ndarray, w: np.ndarray, stride: int, pad, pad_value=0.0) -> np.ndarray:
     """Direct 2-D convolution (cross-correlation, as ONNX Conv, group 1).
 
     Args:
-        x: ifmap [IC, H, W]; w: weights [OC, IC, KH, KW]; stride, pad: symmetric, in pixels;
-        pad_value: value of the border (the zero point for quantized ifmaps).
-    Returns: ofmap [OC, OH, OW], OH = (H + 2*pad - KH)//stride + 1, dtype of ``np.result_type(x, w)``.
+        x: ifmap [IC, H, W]; w: weights [OC, IC, KH, KW]; stride in pixels; pad: pixels on every side, or
+        (top, left, bottom, right); pad_value: value of the border (the zero point for quantized ifmaps).
+    Returns: ofmap [OC, OH, OW], OH = (H + top + bottom - KH)//stride + 1, dtype of ``np.result_type(x, w)``.
     """
     oc, ic, kh, kw = w.shape
     if x.shape[0] != ic:
         raise ValueError(f"conv2d: ifmap has {x.shape[0]} channels, weights expect {ic}")
-    xp = np.pad(x, ((0, 0), (pad, pad), (pad, pad)), constant_values=pad_value) if pad else x
+    pt, pl, pb, pr = (pad,) * 4 if np.isscalar(pad) else pad
+    xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr)), constant_values=pad_value) if any((pt, pl, pb, pr)) else x
     oh = (xp.shape[1] - kh) // stride + 1
     ow = (xp.shape[2] - kw) // stride + 1
     win = sliding_window_view(xp, (kh, kw), axis=(1, 2))[:, ::stride, ::stride][:, :oh, :ow]

@@ -33,7 +33,7 @@ def run_quantized(g: Graph, x_q: np.ndarray, keep_regions: bool = False) -> dict
         m, q = n.attrs["macro"], n.attrs["q"]
         x = read(n.inputs[0])
         if m.kind == "conv":
-            acc = conv2d(x.astype(np.float64), q["w"].astype(np.float64), m.stride, m.pad,
+            acc = conv2d(x.astype(np.float64), q["w"].astype(np.float64), m.stride, m.four_pads(),
                          pad_value=float(q["zp_in"])).astype(np.int64)
         else:
             acc = x.astype(np.int64)

@@ -36,18 +36,26 @@ class Builder:
         self.inits.append(nh.from_array(np.asarray(arr), n))
         return n
 
-    def conv(self, x, oc, k=3, s=1, p=None, bias=True, scale=None):
+    def conv(self, x, oc, k=3, s=1, p=None, bias=True, scale=None, auto_pad=None):
+        """Conv k x k stride s; ``p``: pads on every side (default k // 2) or [top, left, bottom, right];
+        ``auto_pad``: SAME_UPPER / SAME_LOWER / VALID instead of pads."""
         ic = self.shapes[x][1]
         p = k // 2 if p is None else p
+        pads = [p] * 4 if np.isscalar(p) else list(p)
         scale = scale or 1.0 / np.sqrt(ic * k * k)
         w = self.const((self.rng.standard_normal((oc, ic, k, k)) * scale).astype(np.float32), "w")
         ins = [x, w]
         if bias:
             ins.append(self.const((self.rng.standard_normal(oc) * 0.1).astype(np.float32), "b"))
         y = self._n("conv")
-        self.nodes.append(h.make_node("Conv", ins, [y], kernel_shape=[k, k], strides=[s, s], pads=[p] * 4))
         H, W = self.shapes[x][2:]
-        self.shapes[y] = [1, oc, (H + 2 * p - k) // s + 1, (W + 2 * p - k) // s + 1]
+        if auto_pad:
+            self.nodes.append(h.make_node("Conv", ins, [y], kernel_shape=[k, k], strides=[s, s], auto_pad=auto_pad))
+            self.shapes[y] = [1, oc] + ([-(-H // s), -(-W // s)] if auto_pad != "VALID"
+                                        else [(H - k) // s + 1, (W - k) // s + 1])
+            return y
+        self.nodes.append(h.make_node("Conv", ins, [y], kernel_shape=[k, k], strides=[s, s], pads=pads))
+        self.shapes[y] = [1, oc, (H + pads[0] + pads[2] - k) // s + 1, (W + pads[1] + pads[3] - k) // s + 1]
         return y
 
     def bn(self, x):

@@ -1,11 +1,13 @@
 """ONNX model -> graph IR (:mod:`generator.ir.graph`), with ONNX shape inference.
 
-Supported operators (ONNX opset 11-21 semantics): Conv (group 1), BatchNormalization (inference), Relu,
+Supported operators (ONNX opset 11-21 semantics): Conv (group 1; any padding below the kernel size: symmetric,
+asymmetric, auto_pad SAME_UPPER / SAME_LOWER / VALID), BatchNormalization (inference), Relu,
 LeakyRelu, MaxPool, AveragePool / GlobalAveragePool (as a diagonal convolution), GlobalMaxPool (square maps),
 Resize/Upsample (nearest, integer scale), Concat (channel axis), Split and Slice (channel axis), Gemm/MatMul
 after Flatten (fully connected), Identity, Constant.
 
-Unsupported operators are an :class:`~generator.ir.graph.GraphError` listing every such node by name and op type,
+Unsupported operators (and Slices / Splits off the channel axis) are an :class:`~generator.ir.graph.GraphError`
+listing every such node, grouped by op type with counts (:func:`listing`),
 unless they form a tail that ends at graph outputs (e.g. a YOLO decode: Reshape/Sigmoid/...): that tail is cut,
 its inputs become the graph outputs (the host runs the post-processing with :func:`host.tail.run_tail`) and it
 is recorded in ``graph.metadata["host_tail"]`` (nodes with JSON-able attributes), ``["host_tail_inputs"]`` (the

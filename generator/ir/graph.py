@@ -203,7 +203,9 @@ class MacroAttrs:
 
     kind: "conv" (conv + bias + activation + pool + upsample + requantization) or "copy" (no weights: the ifmap
         passes the PE array unchanged; used for a stand-alone max-pool or a copy between regions).
-    kernel (KH = KW), stride, pad: convolution geometry (symmetric padding).
+    kernel (KH = KW), stride, pad: convolution geometry (symmetric padding); pads: (top, left, bottom, right)
+        when the padding is not the same on all four sides (``auto_pad`` SAME_UPPER / SAME_LOWER, TensorFlow and
+        Keras exports), else None; :meth:`four_pads` gives either as four values.
     act: "linear", "relu" or "leaky"; alpha: LeakyReLU slope.
     pool: None or (k, s, pad_end): max-pool k x k stride s, with pad_end extra rows/cols at the bottom/right
         (darknet's size=2 stride=1 pool); upsample: nearest-neighbour factor (1 = none).
@@ -222,3 +224,8 @@ class MacroAttrs:
     weight: str | None = None
     bias: str | None = None
     side_pools: list = field(default_factory=list)
+    pads: tuple | None = None
+
+    def four_pads(self) -> tuple:
+        """Padding (top, left, bottom, right) in pixels."""
+        return tuple(int(v) for v in self.pads) if self.pads else (self.pad,) * 4

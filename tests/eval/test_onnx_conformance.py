@@ -191,3 +191,11 @@ def test_host_tail_reading_the_graph_input_and_an_fc_output():
     ref = ort_run(m, x)
     for o in (r, sm):
         assert got[o].shape == ref[o].shape and sqnr_db(ref[o], got[o]) > 50, o
+
+
+def test_exporters_padding_forms_pass():
+    """Convolution padding as TensorFlow / Keras exporters write it (auto_pad SAME_UPPER, asymmetric pads) runs
+    within tolerance of the node tests' expected outputs."""
+    for name in ("test_conv_with_autopad_same", "test_conv_with_strides_and_asymmetric_padding"):
+        r = conformance.run_test(conformance.NODE_DIR / name)
+        assert r.status == "pass", f"{name}: {r.detail}"

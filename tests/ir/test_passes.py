@@ -157,7 +157,7 @@ def test_maxpool_ceil_mode_that_does_not_change_the_size_is_accepted():
 @pytest.mark.parametrize("attrs,wshape,out,msg", [
     (dict(group=2), (4, 1, 3, 3), [1, 4, 6, 6], r"Conv.*group=2"),
     (dict(dilations=[2, 2]), (4, 2, 3, 3), [1, 4, 4, 4], r"Conv.*dilations \[2, 2\]"),
-    (dict(pads=[1, 0, 1, 0]), (4, 2, 3, 3), [1, 4, 8, 6], r"Conv.*only symmetric padding.*\[1, 0, 1, 0\]"),
+    (dict(pads=[3, 0, 1, 0]), (4, 2, 3, 3), [1, 4, 10, 6], r"Conv.*pads \[3, 0, 1, 0\].*less than the kernel size 3"),
     (dict(strides=[1, 2]), (4, 2, 3, 3), [1, 4, 6, 3], r"Conv.*square kernels and strides"),
 ])
 def test_conv_refusals_name_node_and_attribute(attrs, wshape, out, msg):

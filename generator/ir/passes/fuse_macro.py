@@ -13,7 +13,7 @@ def fuse_macro(graph: Graph) -> Graph:
 
     An op joins the chain only if the previous tensor has this op as its single consumer and is not a graph
     output. Requantization joins later (quantization annotates the macro node). Raises GraphError for a Conv
-    with groups, dilation, non-square kernel or asymmetric padding.
+    with groups, dilation, a non-square kernel, or pads outside [0, kernel size).
     """
     # legend: a conv attributes, k kernel [kh, kw], s strides, d dilations, p pads, ma the fused layer's MacroAttrs
     g = graph.copy()
@@ -38,10 +38,12 @@ def fuse_macro(graph: Graph) -> Graph:
             raise GraphError(f"{where}: only square kernels and strides are supported; got kernel {k}, "
                              f"strides {s}")
         p = resolve_pads(conv, g.tensors[conv.inputs[0]].shape[2:], k, s)
-        if len(set(p)) > 1:
-            raise GraphError(f"{where}: only symmetric padding (the same on all four sides) is supported; got "
-                             f"pads {p} (top, left, bottom, right; auto_pad {attr_str(a.get('auto_pad'), 'NOTSET')})")
-        ma = MacroAttrs(kind="conv", kernel=int(k[0]), stride=int(s[0]), pad=int(p[0]), weight=conv.inputs[1])
+        if min(p) < 0 or max(p) >= int(k[0]):
+            raise GraphError(f"{where}: pads {p} (top, left, bottom, right; auto_pad "
+                             f"{attr_str(a.get('auto_pad'), 'NOTSET')}) must be at least 0 and less than the kernel "
+                             f"size {int(k[0])}")
+        ma = MacroAttrs(kind="conv", kernel=int(k[0]), stride=int(s[0]), pad=int(p[0]), weight=conv.inputs[1],
+                        pads=tuple(int(v) for v in p) if len(set(p)) > 1 else None)
         oc = g.tensors[conv.inputs[1]].shape[0]
         if len(conv.inputs) > 2 and conv.inputs[2]:
             ma.bias = conv.inputs[2]

@@ -14,7 +14,8 @@ MODEL_HELP = {"model": "ONNX model (default: official YOLOv4-tiny)",
               "weights": "darknet weights matching --cfg",
               "names": "class-names file, one per line (default: the model's, or names= of the cfg's [net])",
               "yolo_cfg": "darknet cfg whose [yolo] sections give anchors/mask/scale_x_y/classes (for an ONNX model "
-                          "without YOLO metadata)"}
+                          "without YOLO metadata)",
+              "calib": "folder of calibration images (default: the shipped set; bus and zidane held out)"}
 
 
 def _die(msg: str):
@@ -40,7 +41,7 @@ def _print_detections(dets):
 @task(help={"board": "board name (boards/*.yaml)", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "out": "artifact folder (default build/BOARD/MODEL-HASH/QUANT)", **MODEL_HELP})
 def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, out=None, cfg=None, weights=None,
-            names=None, yolo_cfg=None):
+            names=None, yolo_cfg=None, calib=None):
     """1. Compile a model to a board's program; print the schedule.
 
     Compiles the model into an instruction program for BOARD, prints the per-layer schedule and writes the
@@ -48,7 +49,7 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
     from generator.flows.compile import compile_flow
     from generator.codegen.artifacts import schedule_table
 
-    r = _flow(compile_flow, board, quant, not per_tensor, model, out, cfg, weights, names, yolo_cfg)
+    r = _flow(compile_flow, board, quant, not per_tensor, model, out, cfg, weights, names, yolo_cfg, calib=calib)
     comp = r.compiled
     print(schedule_table(comp))
     secs = ", ".join(f"{k} {v:.1f} s" for k, v in comp.seconds.items())
@@ -60,14 +61,14 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
             "out": "output folder: detections.json/.png, program artifacts in OUT/artifacts/", "board": "board name",
             "quant": QUANTS, "per_tensor": "per-tensor weight scales", **MODEL_HELP})
 def detect(c, image="bus", out="out", board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, cfg=None,
-           weights=None, names=None, yolo_cfg=None):
+           weights=None, names=None, yolo_cfg=None, calib=None):
     """2. Detect objects in an image on the golden ISA simulator.
 
     Writes OUT/detections.json and OUT/detections.png. Compiles first (program artifacts in OUT/artifacts/);
     prints the detections and the simulated frame rate."""
     from generator.flows.detect import detect_flow
 
-    r = _flow(detect_flow, image, out, board, quant, not per_tensor, model, cfg, weights, names, yolo_cfg)
+    r = _flow(detect_flow, image, out, board, quant, not per_tensor, model, cfg, weights, names, yolo_cfg, calib=calib)
     _print_detections(r.detections)
     hw = r.hw
     print(f"golden simulator: {r.cycles} cycles = {r.cycles / hw.clock_mhz / 1e3:.2f} ms at "
@@ -128,7 +129,7 @@ def timing(c, board="zcu19eg", config="tiny", unit=None, out=None, check=False):
             "require_tools": "fail if vitis_hls or vivado is not on PATH (scripted bitstream builds)",
             "kernel": "hls (default: the HLS kernel) or rtl (the verified RTL as a Vivado IP)", **MODEL_HELP})
 def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, image="bus", out=None, overlay=None,
-          require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls"):
+          require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None):
     """6. Build the bitstream sources: the HLS kernel (C-sim bit-exact, report) or the RTL IP; Vivado.
 
     --kernel hls (default): compiles, renders the HLS kernel (program in its ROM) and the Vitis HLS / Vivado
@@ -142,10 +143,10 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
         _die(f"--kernel {kernel!r}: choose hls or rtl")
     if kernel == "rtl":
         r = _flow(build_rtl_flow, board, quant, not per_tensor, model, out, overlay, require_tools, cfg, weights,
-                  names, yolo_cfg, log=print)
+                  names, yolo_cfg, log=print, calib=calib)
     else:
         r = _flow(build_flow, board, quant, not per_tensor, model, image, out, overlay, require_tools, cfg, weights,
-                  names, yolo_cfg, log=print)
+                  names, yolo_cfg, log=print, calib=calib)
     if r.tools_message:
         print(r.tools_message)
 
@@ -156,7 +157,7 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
             "kernel": "whose overlay: hls (overlay/BOARD/) or rtl (overlay/BOARD/rtl/, invoke build --kernel rtl)",
             **MODEL_HELP})
 def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, overlay=None, out=None, cfg=None,
-            weights=None, names=None, yolo_cfg=None, kernel="hls"):
+            weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None):
     """7. Deployment package for the board: folder + tarball.
 
     Program artifacts, host/, the overlay when built (the HLS kernel's or, with --kernel rtl, the RTL IP's), a
@@ -164,7 +165,7 @@ def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
     from generator.flows.package import package_flow
 
     d, tar = _flow(package_flow, board, quant, not per_tensor, model, overlay, out, cfg, weights, names, yolo_cfg,
-                   kernel)
+                   kernel, calib=calib)
     print(f"wrote {d}/ and {tar} ({tar.stat().st_size / 1e6:.1f} MB)")
     print(f"on the board: tar xzf {tar.name} && cd {d.name} && sudo -E python3 detect.py images/bus.jpg")
 
@@ -250,14 +251,14 @@ def conformance(c, verbose=False, filter=None):
             "per_tensor": "per-tensor weight scales",
             "out": "report folder (default build/compare/MODEL-QUANT)", **MODEL_HELP})
 def compare(c, model=None, image="bus", board="zcu19eg", quant="int8-asym", per_tensor=False, out=None, cfg=None,
-            weights=None, names=None, yolo_cfg=None):
+            weights=None, names=None, yolo_cfg=None, calib=None):
     """13. Check: float (onnxruntime) against the quantized program (golden simulator) on one image.
 
     SQNR in dB per accelerator layer and per model output, detection agreement for a YOLO detector; writes
     compare.md, compare.json and sqnr.png; the last line is `min SQNR: X dB` over the model outputs."""
     from generator.flows.compare import compare_flow
 
-    _flow(compare_flow, model, image, board, quant, not per_tensor, out, cfg, weights, names, yolo_cfg)
+    _flow(compare_flow, model, image, board, quant, not per_tensor, out, cfg, weights, names, yolo_cfg, calib=calib)
 
 
 @task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales",

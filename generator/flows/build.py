@@ -65,10 +65,10 @@ def _csim_check(comp, img, hls_dir: Path, overlay) -> tuple[dict, dict]:
     return r, bases
 
 
-def _frame_cycles(comp, board, quant_other: str, per_channel, model, names, yolo_cfg) -> dict:
+def _frame_cycles(comp, board, quant_other: str, per_channel, model, names, yolo_cfg, calib=None) -> dict:
     """Latency-model cycles per frame of ``comp`` and of the same model in ``quant_other``: {bits: cycles}."""
     other = compile_checked(board, quant_other, per_channel, model, progress=False, names=names,
-                            yolo_cfg=yolo_cfg)
+                            yolo_cfg=yolo_cfg, calib=calib)
     return {c.hw.bits: sum(p.cycles for p in c.program.plans) for c in (comp, other)}
 
 
@@ -113,7 +113,7 @@ class RtlBuildResult:
 
 def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, out=None, overlay=None,
                    require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None,
-                   log=print) -> RtlBuildResult:
+                   log=print, calib=None) -> RtlBuildResult:
     """``invoke build --kernel rtl``: compile ``model`` for ``board``, write its artifacts and the RTL IP build
     (:func:`generator.backends.rtl.ip.render_ip`) into ``<out>/rtl/``, lint it with Verilator, and run Vivado
     (package_ip.tcl, then vivado_bd.tcl) when it is on PATH; ``overlay``: where vivado_bd.tcl puts the .bit + .hwh
@@ -128,7 +128,7 @@ def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=N
     if overlay:
         out_folder(overlay)
     model = resolve_model(model, cfg, weights, names, od)
-    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg)
+    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib)
     d = Path(write_artifacts(comp, artifact_dir(comp, out))) / "rtl"
     log(f"writing the RTL IP (program in its instruction ROM) into {d} and linting it with Verilator ...")
     try:
@@ -151,7 +151,7 @@ def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=N
 
 def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, image="bus", out=None,
                overlay=None, require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None,
-               log=print) -> BuildResult:
+               log=print, calib=None) -> BuildResult:
     """The whole build of ``board``'s accelerator for ``model`` (see the module docstring); ``out``: the artifact
     folder (default build/<board>/<model key>/<quant>/); ``overlay``: where vivado_bd.tcl puts the .bit + .hwh;
     ``require_tools``: fail when vitis_hls or vivado is missing; ``log`` gets the progress and summary lines
@@ -168,7 +168,8 @@ def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
         out_folder(overlay)
     img = real_image(image)
     model = resolve_model(model, cfg, weights, names, od)
-    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, require_detection=True)
+    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, require_detection=True,
+                           calib=calib)
     try:
         est = hls_resources.check(comp.board, len(comp.program.insns))
     except hls_resources.ResourceError as e:
@@ -177,7 +178,8 @@ def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
     log(f"rendering the HLS kernel and scripts into {d / 'hls'} and running its C-simulation (g++) on {image} ...")
     r, bases = _csim_check(comp, img, d / "hls", overlay)
     bits = comp.hw.bits
-    cycles = _frame_cycles(comp, board, "int16-sym" if bits == 8 else "int8-asym", per_channel, model, names, yolo_cfg)
+    cycles = _frame_cycles(comp, board, "int16-sym" if bits == 8 else "int8-asym", per_channel, model, names, yolo_cfg,
+                           calib)
     try:
         kest = hls_cycles.compare(comp.board, bits, comp.program.insns)
     except hls_cycles.EstimateError as e:

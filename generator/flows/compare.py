@@ -74,7 +74,7 @@ def _model_outputs(model_path: Path) -> list:
 
 
 def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", per_channel=True, out=None,
-                 cfg=None, weights=None, names=None, yolo_cfg=None, log=print) -> CompareResult:
+                 cfg=None, weights=None, names=None, yolo_cfg=None, calib=None, log=print) -> CompareResult:
     """Compare the float ``model`` (default: the official YOLOv4-tiny; or darknet ``cfg`` + ``weights``) with its
     ``quant`` program for ``board`` on ``image`` (a file or a shipped image name); log and write the report into
     ``out`` (default build/compare/<model stem>-<quant>). Raises FlowError for bad inputs, a failed simulation, or
@@ -88,7 +88,7 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
     img = real_image(image)
     od0 = Path(out) if out else None
     comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, od0), names=names,
-                           yolo_cfg=yolo_cfg)
+                           yolo_cfg=yolo_cfg, calib=calib)
     od = out_folder(out or ROOT_DIR / "build" / "compare" / f"{comp.model_path.stem}-{comp.quant.name}")
     g, prog = comp.qgraph, comp.program
     w, h = net_size(g)

@@ -18,14 +18,15 @@ class CompileResult:
 
 
 def compile_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, out=None, cfg=None,
-                 weights=None, names=None, yolo_cfg=None) -> CompileResult:
+                 weights=None, names=None, yolo_cfg=None, calib=None) -> CompileResult:
     """Compile ``model`` (or darknet ``cfg`` + ``weights``, converted under ``out``) for ``board`` and write the
-    program artifacts into ``out`` (default build/<board>/<model key>/<quant>/). Raises FlowError."""
+    program artifacts into ``out`` (default build/<board>/<model key>/<quant>/); ``calib``: a folder of calibration
+    images (default: the shipped set). Raises FlowError."""
     from generator.codegen.artifacts import write_artifacts
 
     od = out_folder(out) if out else None
     t0 = time.time()
     comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, od), names=names,
-                           yolo_cfg=yolo_cfg)
+                           yolo_cfg=yolo_cfg, calib=calib)
     d = write_artifacts(comp, artifact_dir(comp, out))
     return CompileResult(comp, d, time.time() - t0)

@@ -25,7 +25,7 @@ class DetectResult:
 
 
 def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
-                cfg=None, weights=None, names=None, yolo_cfg=None) -> DetectResult:
+                cfg=None, weights=None, names=None, yolo_cfg=None, calib=None) -> DetectResult:
     """Compile (program artifacts in ``out``/artifacts/), run ``image`` (a file or a shipped image name) through the
     golden ISA simulator, write ``out``/detections.json and ``out``/detections.png. Raises FlowError."""
     from generator.exec import run_program
@@ -38,7 +38,7 @@ def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_
     img = real_image(image)
     art = od / "artifacts"
     comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, art), names=names,
-                           yolo_cfg=yolo_cfg, require_detection=True)
+                           yolo_cfg=yolo_cfg, require_detection=True, calib=calib)
     write_artifacts(comp, art)
     prog, g = comp.program, comp.qgraph
     ddr, bases = build_ddr(prog, quantize_image(comp, img))

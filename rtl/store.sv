@@ -142,9 +142,11 @@ module store
   assign m_axi_bready = 1'b1;
   // read side, three stages: sr0 (registered on taking beat sr_beat of the head burst: its OBUF position u, first
   // valid byte, end of its valid bytes, last-beat flag) drives the OBUF read rows of its window [Ew, Ew + OL) (Ew:
-  // element of its first byte; lane l holds the element congruent to l) and registers each byte's lane and strobe
-  // into sr1; sr1: the RAMs output the window (registered into sr2, the RAM output register); sr2: the beat's bytes
-  // selected into the output FIFO. A beat is taken only while the FIFO has room for it and the ones in the stages.
+  // element of its first byte; lane l holds the element congruent to l) and registers the rotation and the strobes
+  // into sr1; sr1: the RAMs output the window, seen as the byte array A (2 OL bytes: int16 lane l's bytes at 2l,
+  // 2l + 1; int8 lane l's byte at l and OL + l), where beat byte j is A[(r + j) mod 2 OL] (r = u mod 2 OL, int8
+  // u mod OL): A rotated by r's multiple of 8 into sr2 (AXI_BYTES + 7 bytes); sr2: rotated by r mod 8 into the
+  // output FIFO. A beat is taken only while the FIFO has room for it and the ones in the stages.
   logic oq_empty, oq_full;
   logic [$clog2(OQ_DEPTH):0] oq_count;
   logic [8:0] sr_beat;
@@ -152,10 +154,11 @@ module store
   logic [31:0] sr0_u;
   logic [PW-1:0] sr0_lo, sr0_hi;
   logic sr1_v, sr1_last, sr2_v, sr2_last;
-  logic [LOG2_OL-1:0] sr1_lane [AXI_BYTES], sr2_lane [AXI_BYTES];    // OBUF lane of each byte of the beat
-  logic [AXI_BYTES-1:0] sr1_hib, sr2_hib;                             //   its high byte (int16, odd position)
+  localparam int NB = AXI_BYTES + 7;
+  logic [LOG2_OL:0] sr1_r;                                            // rotation of the beat in A
+  logic [2:0] sr2_f;                                                  //   its part below 8
   logic [AXI_BYTES-1:0] sr1_strb, sr2_strb;                           // its bytes in [lo, hi)
-  logic [16*OL-1:0] sr2_rd;                                           // the window, registered
+  logic [8*NB-1:0] sr2_b;                                             // A rotated by r - r mod 8, first NB bytes
   logic [AXI_DW-1:0] sr2_data;                                        // the beat's bytes from the OBUF lanes
   // room for a beat: the FIFO's entries and the beats in the stages one cycle ago, plus the one that cycle may
   // have taken, below the depth (registered, so conservative by one entry)
@@ -191,27 +194,22 @@ module store
     sr0_first <= sr_first;
     sr0_lo <= sdh_lo;
     sr0_hi <= sdh_hi;
-    for (int j = 0; j < AXI_BYTES; j++) begin
-      logic [LOG2_OL:0] v;
-      v = (LOG2_OL + 1)'(sr0_u) + (LOG2_OL + 1)'(j);                  // OBUF position of byte j
-      sr1_lane[j] <= prec16 ? v[LOG2_OL:1] : v[LOG2_OL-1:0];
-      sr1_hib[j] <= prec16 && v[0];
+    sr1_r <= prec16 ? sr0_u[LOG2_OL:0] : {1'b0, sr0_u[LOG2_OL-1:0]};
+    for (int j = 0; j < AXI_BYTES; j++)
       sr1_strb[j] <= PW'(j) >= (sr0_first ? sr0_lo : '0) && PW'(j) < (sr0_last ? sr0_hi : PW'(AXI_BYTES));
-    end
     sr1_last <= sr0_last;
-    for (int j = 0; j < AXI_BYTES; j++) sr2_lane[j] <= sr1_lane[j];
-    sr2_hib <= sr1_hib;
+    for (int i = 0; i < NB; i++) begin
+      logic [LOG2_OL:0] a;
+      a = (LOG2_OL + 1)'(i) + {sr1_r[LOG2_OL:3], 3'b000};              // (mod 2 OL)
+      sr2_b[8 * i +: 8] <= prec16 ? ob_rd[8 * a +: 8] : ob_rd[16 * LOG2_OL'(a) +: 8];
+    end
+    sr2_f <= sr1_r[2:0];
     sr2_strb <= sr1_strb;
     sr2_last <= sr1_last;
-    sr2_rd <= ob_rd;
   end
-  // beat bytes: [lo, hi) are the transfer's; byte j is at OBUF position u + j
+  // beat bytes: [lo, hi) are the transfer's; byte j is at OBUF position u + j, A[(r + j) mod 2 OL]
   always_comb begin
-    for (int j = 0; j < AXI_BYTES; j++) begin
-      logic [15:0] el;
-      el = sr2_rd[16 * sr2_lane[j] +: 16];
-      sr2_data[8 * j +: 8] = sr2_hib[j] ? el[15:8] : el[7:0];
-    end
+    for (int j = 0; j < AXI_BYTES; j++) sr2_data[8 * j +: 8] = sr2_b[8 * (j + 32'(sr2_f)) +: 8];
   end
   // output FIFO: the W channel (bytes outside [lo, hi) zeroed)
   function automatic logic [AXI_DW-1:0] strb_mask(input logic [AXI_BYTES-1:0] st);
@@ -263,7 +261,7 @@ module store
     su_rows1 <= F_STORE_ROWS_W'(sd_rows) - 1'b1;
     su_cols1 <= F_STORE_COLS_W'(sd_cols) - 1'b1;
     su_oc <= sd_elems == sd_pix;                                      // the pixels' elements are contiguous in OBUF
-    su_ps_run <= sd_pix_stride == 64'(sd_run);
+    su_ps_run <= prec16 ? sd_pix_stride == 64'(sd_elems << 1) : sd_pix_stride == 64'(sd_elems);   // (two compares)
     su_rc <= sd_cols == 1 || (su_oc && su_ps_run);
     su_rseq <= sd_row_stride == 64'(su_rowbytes);
     su_ac <= su_rc && (sd_rows == 1 || (su_oc && su_rseq));

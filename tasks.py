@@ -175,7 +175,7 @@ def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
             "per_tensor": "per-tensor weight scales",
             "config": "accelerator: 'board' (the board file, e.g. 32x32), 'small' or 'tiny' (8x8 array)",
             "resolution": "network input size (multiple of 32; 416 = the official model)",
-            "out": "output folder (default build/rtl_frame/TAG)"})
+            "out": "output folder (default build/rtl_frame/TAG)"}, aliases=["sim"])
 def rtl_frame(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_tensor=False, config="board",
               resolution=416, out=None):
     """8. Check: one whole frame through the RTL, bit-exact, cycles.

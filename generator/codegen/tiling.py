@@ -13,7 +13,7 @@ A first layer with few input channels (e.g. RGB) is *folded*: KH x KW x IC becom
 1x1 convolution, gathered by KH strided LOADs, so the IC-parallel array is not left mostly idle.
 
 Legend (sizes in pixels / channels):
-  IC, OC: input / output channels; H, W: input height / width; K: kernel size (KH = KW); S: stride; pad: padding.
+  IC, OC: input / output channels; H, W: input height / width; K: kernel size (KH = KW); S: stride; pad: padding at the top (pads: top, left, bottom, right).
   Tn, Tm (``hw.tn``, ``hw.tm``): input / output channels the PE array takes per cycle.
   ig / og: input-channel groups of Tn / output-channel groups of Tm (the COMPUTE fields of the ISA).
   OHc x OWc (c: convolution): convolution output; OHp x OWp (p: pooled): after max-pooling, before nearest

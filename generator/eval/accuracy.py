@@ -35,8 +35,9 @@ CONFIGS = [("int16-sym", True), ("int16-sym", False), ("int8-asym", True), ("int
            ("int8-sym", True), ("int8-sym", False)]
 
 
-def _ort_tensors(onnx_path, names, xs):
-    """onnxruntime values of the named tensors for each input (the model with extra graph outputs)."""
+def ort_tensors(onnx_path, names, xs):
+    """onnxruntime values, per input of ``xs`` (float32 [1, C, H, W] each), of the model's outputs and of the named
+    intermediate tensors (added as extra graph outputs): a list of {tensor name: float32 array}."""
     import onnx
     import onnxruntime as ort
 
@@ -181,7 +182,7 @@ def accuracy_table(board: str, out_dir: Path, max_images: int = 0, log=print) ->
     for n in base.qgraph.macro_nodes():
         t = base.qgraph.tensors[n.outputs[0]]
         region_of[n.name] = (t.region, t.ch_offset, t.shape[1])
-    ort_vals = _ort_tensors(onnx_path, sorted({r for r, _, _ in region_of.values()}), xs)
+    ort_vals = ort_tensors(onnx_path, sorted({r for r, _, _ in region_of.values()}), xs)
     n_float_params = sum(int(np.prod(t.shape)) for t in base.graph.tensors.values() if t.is_const)
     rows = [{"config": "float (onnxruntime)", "param_bytes": n_float_params * 4, "map_vs_float": 1.0,
              "map_voc_gt": mean_average_precision([float_detections(onnx_path, arrays["voc"],

@@ -163,6 +163,13 @@ def run_compiled(gq, prog, x: np.ndarray) -> dict:
     q = QuantConfig(bits=int(t.dtype[3:]))
     xq = np.clip(np.floor(np.asarray(x, np.float64)[0] / t.scale + 0.5) + t.zero_point, q.qmin, q.qmax)
     outs, _, _, _ = run_golden(prog, gq, xq.astype(np.int64))
+    return host_outputs(gq, outs, x)
+
+
+def host_outputs(gq, outs: dict, x: np.ndarray) -> dict:
+    """The accelerator outputs ``outs`` ({name: int [C, H, W]}) dequantized (float32 [1, C, H, W], reshaped to
+    the ONNX shapes the host tail reads) and, if the model has a host tail, every tensor it computes
+    (:func:`host.tail.run_tail`, with ``x``, float32 [1, C, H, W], as the graph input). Raises HostTailError."""
     vals = {}
     for o, v in outs.items():
         to = gq.tensors[o]

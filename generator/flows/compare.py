@@ -51,22 +51,6 @@ def sqnr_db(ref: np.ndarray, got: np.ndarray) -> float:
     return float("inf") if noise == 0 else 10 * np.log10(sig / noise)
 
 
-def _ort_values(model_path: Path, names: list, x: np.ndarray) -> dict:
-    """onnxruntime values of the model's outputs and of the named intermediate tensors for input ``x``."""
-    import onnx
-    import onnxruntime as ort
-
-    m = onnx.load(str(model_path))
-    have = {o.name for o in m.graph.output}
-    produced = {o for n in m.graph.node for o in n.output}
-    for n in names:
-        if n in produced and n not in have:
-            m.graph.output.append(onnx.helper.make_empty_tensor_value_info(n))
-    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    outs = [o.name for o in m.graph.output]
-    return dict(zip(outs, s.run(outs, {m.graph.input[0].name: x.astype(np.float32)})))
-
-
 def _model_outputs(model_path: Path) -> list:
     import onnx
 
@@ -79,11 +63,12 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
     ``quant`` program for ``board`` on ``image`` (a file or a shipped image name); log and write the report into
     ``out`` (default build/compare/<model stem>-<quant>). Raises FlowError for bad inputs, a failed simulation, or
     a model output onnxruntime and the program disagree on in size."""
+    from generator.eval.accuracy import ort_tensors
+    from generator.eval.conformance import host_outputs
     from generator.exec import run_golden
     from generator.exec.runtime import read_tensor
     from generator.flows.pipeline import detections_from_heads, net_size, quantize_image
     from host.preprocess import darknet_resize, to_channels
-    from host.tail import run_tail
 
     img = real_image(image)
     od0 = Path(out) if out else None
@@ -97,7 +82,7 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
         f"({board}), image {image}")
     heads, _, ddr, bases = run_golden(prog, g, quantize_image(comp, img), progress=True)
     layer_out = {n.name: n.outputs[0] for n in g.macro_nodes()}
-    ref = _ort_values(comp.model_path, sorted(set(layer_out.values())), x)
+    ref = ort_tensors(comp.model_path, sorted(set(layer_out.values())), [x.astype(np.float32)])[0]
 
     def deq(name, q):
         t = g.tensors[name]
@@ -107,13 +92,7 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
     for layer, t in layer_out.items():
         if t in ref and ref[t].size == int(np.prod(g.tensors[t].shape)) and np.any(ref[t]):
             layers[layer] = sqnr_db(ref[t], deq(t, read_tensor(prog, g, ddr, bases, t)))
-    vals = {o: deq(o, v).astype(np.float32)[None] for o, v in heads.items()}
-    tail = g.metadata.get("host_tail")
-    if tail:
-        for k, shp in g.metadata.get("host_tail_input_shapes", {}).items():
-            if k in vals and vals[k].size == int(np.prod(shp)):
-                vals[k] = vals[k].reshape(shp)
-        vals = run_tail(tail, g.metadata.get("host_tail_consts", {}), {**vals, g.inputs[0]: x.astype(np.float32)})
+    vals = host_outputs(g, heads, x)
     outputs = {}
     for o in _model_outputs(comp.model_path):
         if o not in vals or vals[o].size != ref[o].size:

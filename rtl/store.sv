@@ -4,8 +4,8 @@
 // contiguous in DDR and in OBUF, elems = src_pitch*Tm), one burst per cycle: its address into an AW FIFO
 // (AWQ_DEPTH), its descriptor into a descriptor FIFO (sdq), up to ST_OUTST bursts ahead of the data. Data side
 // (generator/spec/arch.py STORE_READ_STAGES): the beats of the head descriptor are taken one per cycle into sr0_,
-// which reads their OBUF window (port B); sr1_ the RAM outputs, sr2_ their register; there the beat's bytes are
-// selected and pushed into the output FIFO (W channel), so the beats go out back to back. Done when every write
+// which reads their OBUF window (port B); sr1_ the RAM outputs, sr2_ their register, sr3_ the coarse byte rotation;
+// there the beat's bytes are selected and pushed into the output FIFO (W channel), so the beats go out back to back. Done when every write
 // response is in.
 // Range checks (OUT_OF_RANGE): DDR bytes [ddr_offset, end) of the base register's buffer and the OBUF elements,
 // computed in S_SETUP, compared in the first S_RUN cycle (no address issued yet): a refused STORE writes nothing.
@@ -140,26 +140,27 @@ module store
   /* verilator lint_on PINCONNECTEMPTY */
   assign m_axi_awvalid = !awq_empty;
   assign m_axi_bready = 1'b1;
-  // read side, three stages: sr0 (registered on taking beat sr_beat of the head burst: its OBUF position u, first
+  // read side, four stages: sr0 (registered on taking beat sr_beat of the head burst: its OBUF position u, first
   // valid byte, end of its valid bytes, last-beat flag) drives the OBUF read rows of its window [Ew, Ew + OL) (Ew:
   // element of its first byte; lane l holds the element congruent to l) and registers the rotation and the strobes
-  // into sr1; sr1: the RAMs output the window, seen as the byte array A (2 OL bytes: int16 lane l's bytes at 2l,
-  // 2l + 1; int8 lane l's byte at l and OL + l), where beat byte j is A[(r + j) mod 2 OL] (r = u mod 2 OL, int8
-  // u mod OL): A rotated by r's multiple of 8 into sr2 (AXI_BYTES + 7 bytes); sr2: rotated by r mod 8 into the
-  // output FIFO. A beat is taken only while the FIFO has room for it and the ones in the stages.
+  // into sr1; sr1: the RAMs output the window, registered as is into sr2; sr2: the window seen as the byte array A
+  // (2 OL bytes: int16 lane l's bytes at 2l, 2l + 1; int8 lane l's byte at l and OL + l), where beat byte j is
+  // A[(r + j) mod 2 OL] (r = u mod 2 OL, int8 u mod OL): A rotated by r's multiple of 8 into sr3 (AXI_BYTES + 7
+  // bytes); sr3: rotated by r mod 8 into the output FIFO. A beat is taken only while the FIFO has room for it and the ones in the stages.
   logic oq_empty, oq_full;
   logic [$clog2(OQ_DEPTH):0] oq_count;
   logic [8:0] sr_beat;
   logic sr0_v, sr0_last, sr0_first;
   logic [31:0] sr0_u;
   logic [PW-1:0] sr0_lo, sr0_hi;
-  logic sr1_v, sr1_last, sr2_v, sr2_last;
+  logic sr1_v, sr1_last, sr2_v, sr2_last, sr3_v, sr3_last;
   localparam int NB = AXI_BYTES + 7;
-  logic [LOG2_OL:0] sr1_r;                                            // rotation of the beat in A
-  logic [2:0] sr2_f;                                                  //   its part below 8
-  logic [AXI_BYTES-1:0] sr1_strb, sr2_strb;                           // its bytes in [lo, hi)
-  logic [8*NB-1:0] sr2_b;                                             // A rotated by r - r mod 8, first NB bytes
-  logic [AXI_DW-1:0] sr2_data;                                        // the beat's bytes from the OBUF lanes
+  logic [LOG2_OL:0] sr1_r, sr2_r;                                     // rotation of the beat in A
+  logic [2:0] sr3_f;                                                  //   its part below 8
+  logic [AXI_BYTES-1:0] sr1_strb, sr2_strb, sr3_strb;                 // its bytes in [lo, hi)
+  logic [16*OL-1:0] sr2_w;                                            // the OBUF window as read
+  logic [8*NB-1:0] sr3_b;                                             // A rotated by r - r mod 8, first NB bytes
+  logic [AXI_DW-1:0] sr3_data;                                        // the beat's bytes from the OBUF lanes
   // room for a beat: the FIFO's entries and the beats in the stages one cycle ago, plus the one that cycle may
   // have taken, below the depth (registered, so conservative by one entry)
   localparam int RMW = $clog2(OQ_DEPTH) + 2;
@@ -176,13 +177,13 @@ module store
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       sr_beat <= '0;
-      {sr0_v, sr1_v, sr2_v} <= '0;
+      {sr0_v, sr1_v, sr2_v, sr3_v} <= '0;
       sr_room <= 1'b0;
       sr_first <= 1'b1;
     end else begin
       if (sr_go) sr_first <= sr_last;
-      sr_room <= RMW'(oq_count) + RMW'(sr0_v) + RMW'(sr1_v) + RMW'(sr2_v) + RMW'(1) < RMW'(OQ_DEPTH);
-      {sr0_v, sr1_v, sr2_v} <= {sr_go, sr0_v, sr1_v};
+      sr_room <= RMW'(oq_count) + RMW'(sr0_v) + RMW'(sr1_v) + RMW'(sr2_v) + RMW'(sr3_v) + RMW'(1) < RMW'(OQ_DEPTH);
+      {sr0_v, sr1_v, sr2_v, sr3_v} <= {sr_go, sr0_v, sr1_v, sr2_v};
       if (sr_go) sr_beat <= sr_last ? 9'd0 : sr_beat + 9'd1;
     end
     sr0_u <= sdh_u + (32'(sr_beat) << LOG2_BYTES);
@@ -198,25 +199,29 @@ module store
     for (int j = 0; j < AXI_BYTES; j++)
       sr1_strb[j] <= PW'(j) >= (sr0_first ? sr0_lo : '0) && PW'(j) < (sr0_last ? sr0_hi : PW'(AXI_BYTES));
     sr1_last <= sr0_last;
-    for (int i = 0; i < NB; i++) begin
-      logic [LOG2_OL:0] a;
-      a = (LOG2_OL + 1)'(i) + {sr1_r[LOG2_OL:3], 3'b000};              // (mod 2 OL)
-      sr2_b[8 * i +: 8] <= prec16 ? ob_rd[8 * a +: 8] : ob_rd[16 * LOG2_OL'(a) +: 8];
-    end
-    sr2_f <= sr1_r[2:0];
+    sr2_w <= ob_rd;
+    sr2_r <= sr1_r;
     sr2_strb <= sr1_strb;
     sr2_last <= sr1_last;
+    for (int i = 0; i < NB; i++) begin
+      logic [LOG2_OL:0] a;
+      a = (LOG2_OL + 1)'(i) + {sr2_r[LOG2_OL:3], 3'b000};              // (mod 2 OL)
+      sr3_b[8 * i +: 8] <= prec16 ? sr2_w[8 * a +: 8] : sr2_w[16 * LOG2_OL'(a) +: 8];
+    end
+    sr3_f <= sr2_r[2:0];
+    sr3_strb <= sr2_strb;
+    sr3_last <= sr2_last;
   end
   // beat bytes: [lo, hi) are the transfer's; byte j is at OBUF position u + j, A[(r + j) mod 2 OL]
   always_comb begin
-    for (int j = 0; j < AXI_BYTES; j++) sr2_data[8 * j +: 8] = sr2_b[8 * (j + 32'(sr2_f)) +: 8];
+    for (int j = 0; j < AXI_BYTES; j++) sr3_data[8 * j +: 8] = sr3_b[8 * (j + 32'(sr3_f)) +: 8];
   end
   // output FIFO: the W channel (bytes outside [lo, hi) zeroed)
   function automatic logic [AXI_DW-1:0] strb_mask(input logic [AXI_BYTES-1:0] st);
     for (int j = 0; j < AXI_BYTES; j++) strb_mask[8 * j +: 8] = {8{st[j]}};
   endfunction
   sync_fifo #(.W(1 + AXI_BYTES + AXI_DW), .DEPTH(OQ_DEPTH)) u_soq (
-    .clk, .rst_n, .clr, .wr(sr2_v), .wdata({sr2_last, sr2_strb, sr2_data & strb_mask(sr2_strb)}),
+    .clk, .rst_n, .clr, .wr(sr3_v), .wdata({sr3_last, sr3_strb, sr3_data & strb_mask(sr3_strb)}),
     .rd(m_axi_wready),
     .rdata({m_axi_wlast, m_axi_wstrb, m_axi_wdata}), .empty(oq_empty), .full(oq_full), .count(oq_count));
   assign m_axi_wvalid = !oq_empty;
@@ -321,7 +326,7 @@ module store
             st_state <= S_DONE;                         // refused: nothing written
           end else if (sg_take) begin
             sd_u <= (sg_nxt_idx << prec16) - 32'(sg_nxt_addr[LOG2_BYTES-1:0]);
-          end else if (!sg_v && awq_empty && sdq_empty && !sr0_v && !sr1_v && !sr2_v && oq_empty && sd_none && !m_axi_bvalid) begin
+          end else if (!sg_v && awq_empty && sdq_empty && !sr0_v && !sr1_v && !sr2_v && !sr3_v && oq_empty && sd_none && !m_axi_bvalid) begin
             st_state <= S_DONE;                         // every burst written and acknowledged
           end
         end

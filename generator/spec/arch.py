@@ -46,8 +46,8 @@ ACC_RMW_DISTANCE = 3
 #: shift-and-add multiplies, two in series, then the DDR extent's three sums and compare; rendered as SD_SETUP)
 STORE_SETUP = 6
 #: register stages of STORE's read side (rtl/store.sv): the beat taken (its OBUF read rows registered), the OBUF
-#: RAM output, the RAM output register (a URAM / BRAM output register in Vivado) before the byte selection
-STORE_READ_STAGES = 3
+#: RAM output, the RAM output register (a URAM / BRAM output register in Vivado), the coarse byte rotation (by 8s)
+STORE_READ_STAGES = 4
 #: cycles of LOAD's per-instruction setup (rtl/load.sv LD_SETUP: segment constants and range extents by registered
 #: shift-and-add multiplies, two in series, the span test, the extents' sums and compares; rendered as LD_SETUP_CYC)
 LOAD_SETUP_CYCLES = 6

@@ -48,11 +48,13 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
     program artifacts (program.bin, weights.bin, manifest.json, schedule) into OUT."""
     from generator.flows.compile import compile_flow
     from generator.codegen.artifacts import schedule_table
+    from generator.quant.ranges import calibration_summary
 
     r = _flow(compile_flow, board, quant, not per_tensor, model, out, cfg, weights, names, yolo_cfg, calib=calib)
     comp = r.compiled
     print(schedule_table(comp))
     secs = ", ".join(f"{k} {v:.1f} s" for k, v in comp.seconds.items())
+    print(f"calibration: {calibration_summary(comp.qgraph)} (per region in manifest.json)")
     print(f"compiled in {r.seconds:.1f} s ({secs}); {len(comp.program.insns)} instructions, "
           f"{len(comp.program.weights)} weight bytes -> {r.out}")
 

@@ -319,7 +319,8 @@ class YoloAccelerator:
         s.output.invalidate()
         heads = []
         for h, v in zip(self.manifest["heads"], s.heads):
-            f = (v.transpose(2, 0, 1).astype(np.float32) - h["zero_point"]) * np.float32(h["scale"])
+            scale = np.asarray(h["scale"], np.float32).reshape(-1, 1, 1)   # one, or one per channel
+            f = (v.transpose(2, 0, 1).astype(np.float32) - h["zero_point"]) * scale
             heads.append(f[None])
         dets = detect(heads, self.yolo_heads, self.net_w, self.net_h, img_shape[1], img_shape[0], self.names,
                       thresh=self.thresh, nms_thresh=self.nms)

@@ -24,13 +24,15 @@ BASE_REGS = ("WEIGHTS", "ACT", "INPUT", "OUTPUT")
 PAGE = 4096
 
 _NUMBER = (int, float)
+#: a scale: one number, or a list of per-channel scales (a head quantized per output channel)
+_SCALE = (int, float, list)
 #: key -> JSON type of each entry kind, in file order. ``manifest``: the top level; ``hardware``: the accelerator the
 #: program is compiled for (compared with the ``hw_info`` / ``config_id`` registers); ``register``: one AXI-Lite
 #: register (byte offset, 32 or 64 bits, access "r" / "w" / "rw"); ``net``: the network input size in pixels;
 #: ``region``: a DDR region
 #: (``addr`` bytes into its base register's buffer, ``zp`` the border's zero point, ``bytes`` border included);
 #: ``tensor``: the input or a head (``offset`` = its region's ``addr``; ``pixel_stride`` = the region's channels;
-#: ``scale`` / ``zero_point`` dequantize it; heads add ``yolo``, the YOLO head parameters); ``layer``: one layer of
+#: ``scale`` (a number, or one per channel) / ``zero_point`` dequantize it; heads add ``yolo``, the YOLO head parameters); ``layer``: one layer of
 #: the schedule (``insns`` = [first, end) instruction indices).
 SCHEMA = {
     "manifest": {"isa_version": int, "insn_bytes": int, "n_insns": int, "board": str, "part": str,
@@ -41,15 +43,16 @@ SCHEMA = {
     "register": {"offset": int, "bits": int, "access": str},
     "net": {"width": int, "height": int},
     "region": {"name": str, "base_reg": str, "addr": int, "channels": int, "h": int, "w": int, "pad": int,
-               "zp": int, "scale": _NUMBER, "bytes": int},
+               "zp": int, "scale": _SCALE, "bytes": int},
     "tensor": {"name": str, "region": str, "base_reg": str, "offset": int, "ch_offset": int, "channels": int,
-               "h": int, "w": int, "pad": int, "pixel_stride": int, "layout": str, "scale": _NUMBER,
+               "h": int, "w": int, "pad": int, "pixel_stride": int, "layout": str, "scale": _SCALE,
                "zero_point": int, "dtype": str},
     "layer": {"name": str, "kind": str, "insns": list, "plan": str, "predicted_cycles": int, "macs": int,
               "ddr_bytes": int},
 }
-#: optional trailing keys per entry kind
-OPTIONAL = {"tensor": {"yolo": dict}}
+#: optional trailing keys per entry kind (``calibration``: per region the activation-range method, range and
+#: headroom the compiler chose, and per layer the bias correction; the driver does not need it)
+OPTIONAL = {"tensor": {"yolo": dict}, "manifest": {"calibration": dict}}
 #: the keys the driver needs (a manifest without one is refused)
 DRIVER_KEYS = ("isa_version", "insn_bytes", "n_insns", "hardware", "base_sizes", "registers", "ctrl_bits",
                "status_bits", "regions", "input", "heads", "net", "names")

@@ -16,6 +16,7 @@ from generator.frontend.onnx_loader import load_onnx
 from generator.spec.timing import HwConfig
 from generator.exec.int_ref import IndependentRef
 from generator.quant.quantize import QuantConfig, calibrate, quantize
+from generator.quant.ranges import channel_ranges, collect_histograms
 
 
 def board(name="zcu19eg", **acc) -> Board:
@@ -36,10 +37,11 @@ def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n
     rng = np.random.default_rng(seed)
     xs = [rng.random(shp).astype(np.float32) for _ in range(n_calib)]
     ranges = calibrate(g, xs, progress=False)
-    gq = quantize(g, ranges, cfg, hw.acc_bits)
+    chans = channel_ranges(collect_histograms(g, xs, ranges))   # the graph outputs' per-channel ranges
+    gq = quantize(g, ranges, cfg, hw.acc_bits, channel_ranges=chans)
     prog = codegen.compile_program(gq, hw)
     if with_ref:
-        return gq, prog, xs, IndependentRef(g, ranges, cfg.bits, cfg.symmetric, cfg.per_channel)
+        return gq, prog, xs, IndependentRef(g, ranges, cfg.bits, cfg.symmetric, cfg.per_channel, channel_ranges=chans)
     return gq, prog, xs
 
 

@@ -32,6 +32,14 @@ class DdrLayout:
     sizes: dict = field(default_factory=dict)
 
 
+def manifest_scale(obj):
+    """The manifest's ``scale`` of a quantized Region or Tensor: its float scale, or its per-channel scales as a
+    list of floats (:attr:`generator.ir.graph.Tensor.channel_scales`)."""
+    if obj.channel_scales is not None:
+        return [float(v) for v in obj.channel_scales]
+    return float(obj.scale)
+
+
 def _place_regions(g: Graph, layers: list, lay: DdrLayout, cursor: dict, eb: int) -> None:
     """Place every region after ``cursor[base_reg]`` (advanced) with a border as wide as the largest padding of a
     reader; set each region's ``pad``/``addr`` and each tensor's ``ddr_addr`` (of element (0, 0, 0))."""
@@ -42,7 +50,7 @@ def _place_regions(g: Graph, layers: list, lay: DdrLayout, cursor: dict, eb: int
         p = pads[name]
         nbytes = (r.h + 2 * p) * (r.w + 2 * p) * r.channels * eb
         lay.regions[name] = dict(base_reg=r.base_reg, addr=cursor[r.base_reg], channels=r.channels, h=r.h,
-                                 w=r.w, pad=p, zp=int(r.zero_point), scale=float(r.scale), bytes=nbytes)
+                                 w=r.w, pad=p, zp=int(r.zero_point), scale=manifest_scale(r), bytes=nbytes)
         r.pad, r.addr = p, cursor[r.base_reg]
         cursor[r.base_reg] = _align(cursor[r.base_reg] + nbytes)
     for t in g.tensors.values():   # byte address (relative to the region's base register) of element (0, 0, 0)

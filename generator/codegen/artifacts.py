@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from generator.flows.pipeline import Compiled, class_names, net_size
+from generator.codegen.allocate import manifest_scale
 from generator.ir.graph import Graph
 from generator.quant.quantize import param_bytes
 from generator.spec import isa
@@ -53,14 +54,15 @@ def _tensor_entry(g: Graph, lay, name: str, yolo: dict | None = None) -> dict:
     r = lay.regions[t.region]
     return entry("tensor", name=name, region=t.region, base_reg=r["base_reg"], offset=r["addr"],
                  ch_offset=t.ch_offset, channels=t.shape[1], h=t.shape[2], w=t.shape[3], pad=r["pad"],
-                 pixel_stride=r["channels"], layout="NHWC", scale=float(t.scale), zero_point=int(t.zero_point),
+                 pixel_stride=r["channels"], layout="NHWC", scale=manifest_scale(t), zero_point=int(t.zero_point),
                  dtype=t.dtype, **({"yolo": yolo} if yolo is not None else {}))
 
 
 def manifest(c: Compiled) -> dict:
     """The program's manifest (JSON-able, built through :func:`host.manifest.build_manifest`): ISA version,
     hardware configuration, base-register sizes, regions, input and head tensors with scales and zero points, YOLO
-    head parameters, class names, layers. Raises host.manifest.ManifestError for an entry off the schema."""
+    head parameters, class names, layers, and the calibration choices (when the pipeline made them). Raises
+    host.manifest.ManifestError for an entry off the schema."""
     g, prog, hw = c.qgraph, c.program, c.hw
     lay = prog.layout
     yolo = g.metadata.get("darknet_yolo", [])
@@ -88,6 +90,9 @@ def manifest(c: Compiled) -> dict:
                 for L, p, r in zip(prog.layers, prog.plans, prog.ranges)],
         predicted_cycles=sum(p.cycles for p in prog.plans),
         param_bytes=param_bytes(g, c.quant),
+        **({"calibration": {"regions": g.metadata["calibration"],
+                            "bias_correction": g.metadata.get("bias_correction", {})}}
+           if "calibration" in g.metadata else {}),
     )
 
 

@@ -23,7 +23,8 @@ from generator.eval import data
 from generator.flows.pipeline import (compile_model, detections_from_heads, onnx_metadata, quantize_image,
                                      resolve_class_names)
 from generator.ir.graph import GraphError
-from generator.eval.metrics import mean_average_precision
+from generator.eval.metrics import box_agreement, mean_average_precision
+from generator.quant.ranges import calibration_summary
 
 #: score threshold of the detections that are ranked for mAP (darknet's ``detector map`` ranks from 0.005, COCO from
 #: 0.001): a box just under the display threshold (0.25) still counts, with its score, so that mAP measures the
@@ -31,8 +32,14 @@ from generator.eval.metrics import mean_average_precision
 #: pseudo ground truth) are those at the display threshold.
 MAP_SCORE_THRESH = 0.005
 
-CONFIGS = [("int16-sym", True), ("int16-sym", False), ("int8-asym", True), ("int8-asym", False),
-           ("int8-sym", True), ("int8-sym", False)]
+#: (mode, per-channel weights, activation calibration, bias correction): every mode as compiled by default
+#: (per-region method choice, bias correction), and the int8 per-channel modes with min/max ranges and no bias
+#: correction: the calibration before and after the per-region choice
+CONFIGS = [("int16-sym", True, "auto", True), ("int16-sym", False, "auto", True), ("int8-asym", True, "auto", True),
+           ("int8-asym", False, "auto", True), ("int8-sym", True, "auto", True), ("int8-sym", False, "auto", True),
+           ("int8-asym", True, "minmax", False), ("int8-sym", True, "minmax", False)]
+#: the near-float configuration the int8 boxes are compared with (:func:`generator.eval.metrics.box_agreement`)
+REFERENCE = "int16-sym-pc"
 
 
 def ort_tensors(onnx_path, names, xs):
@@ -92,9 +99,10 @@ def _images(max_images: int) -> tuple[dict, list]:
     return {k: load_image(p) for k, p in imgs.items()}, voc_gt
 
 
-def _quantized_row(c, arrays: dict, ort_vals: list, region_of: dict, float_dets: dict, voc_gt) -> tuple[dict, dict]:
+def _quantized_row(c, arrays: dict, ort_vals: list, region_of: dict, float_dets: dict,
+                   voc_gt) -> tuple[dict, dict, dict]:
     """Run every image through the integer reference of compiled model ``c``; returns (its table row, its
-    per-layer SQNR in dB). ``region_of``: {layer: (ONNX tensor of its output region, channel offset, channels)};
+    per-layer SQNR in dB, its detections per image). ``region_of``: {layer: (ONNX tensor of its output region, channel offset, channels)};
     ``ort_vals``: per image, {ONNX tensor: float32 [1, C, H, W]} from onnxruntime."""
     from generator.exec import run_graph
     from generator.quant.quantize import param_bytes
@@ -114,28 +122,37 @@ def _quantized_row(c, arrays: dict, ort_vals: list, region_of: dict, float_dets:
             ref = ort_vals[i][r][0, off:off + ch].astype(np.float64)
             t = g.tensors[n.outputs[0]]
             q = res["regions"][t.region][t.ch_offset:t.ch_offset + ch]
-            deq = (q - t.zero_point) * t.scale
+            deq = (q - t.zero_point) * t.deq_scale
             sig[n.name] += float(np.sum(ref ** 2))
             noise[n.name] += float(np.sum((ref - deq) ** 2))
     s = {k: 10 * np.log10(sig[k] / max(noise[k], 1e-30)) for k in region_of if sig[k] > 0}
-    row = {"config": c.quant.name, "param_bytes": param_bytes(g, c.quant),
+    row = {"config": c.quant.name, "calibration": calibration_summary(c.qgraph), "param_bytes": param_bytes(g, c.quant),
            "map_vs_float": mean_average_precision([dets[k] for k in names], [float_dets[k] for k in names]),
            "map_voc_gt": mean_average_precision([dets["voc"]], [voc_gt]),
            "sqnr_mean": float(np.mean(list(s.values()))), "sqnr_min": float(np.min(list(s.values())))}
-    return row, s
+    return row, s, dets
 
 
-def _markdown(board: str, names: list, seconds: float, rows: list, sqnr: dict, layer_names: list) -> str:
-    """The accuracy table and the per-layer SQNR table (dB) as markdown."""
+def _markdown(board: str, names: list, seconds: float, rows: list, sqnr: dict, layer_names: list,
+              agree: dict) -> str:
+    """The accuracy table, the box agreement with :data:`REFERENCE` per image and the per-layer SQNR table (dB)."""
     lines = [f"Accuracy of YOLOv4-tiny on {len(names)} real images ({', '.join(names)}), board {board}; "
              f"`invoke accuracy` ({seconds:.0f} s)", "",
-             "| configuration | parameter bytes | mAP@0.5 vs float | mAP@0.5 vs VOC ground truth | "
-             "layer SQNR mean (dB) | layer SQNR min (dB) |", "|---|---:|---:|---:|---:|---:|"]
+             "| configuration | calibration | parameter bytes | mAP@0.5 vs float | mAP@0.5 vs VOC ground truth | "
+             f"layer SQNR mean (dB) | layer SQNR min (dB) | box IoU vs {REFERENCE}: mean / worst image's mean |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         sm = "-" if r["sqnr_mean"] is None else f"{r['sqnr_mean']:.1f}"
         sn = "-" if r["sqnr_min"] is None else f"{r['sqnr_min']:.1f}"
-        lines.append(f"| {r['config']} | {r['param_bytes']:,} | {r['map_vs_float']:.3f} | {r['map_voc_gt']:.3f} "
-                     f"| {sm} | {sn} |")
+        iou = "-" if r.get("min_mean_iou") is None else f"{r['mean_iou']:.3f} / {r['min_mean_iou']:.3f}"
+        lines.append(f"| {r['config']} | {r.get('calibration', '-')} | {r['param_bytes']:,} | {r['map_vs_float']:.3f}"
+                     f" | {r['map_voc_gt']:.3f} | {sm} | {sn} | {iou} |")
+    lines += ["", f"Box agreement with {REFERENCE} per image (mean IoU of its boxes at score >= 0.25 with the "
+              "boxes of the same label and a score within 0.1; matched / boxes):", "",
+              "| configuration | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+    for k, per in agree.items():
+        lines.append(f"| {k} | " + " | ".join(f"{per[n]['mean_iou']:.3f} ({per[n]['matched']}/{per[n]['boxes']})"
+                                           for n in names) + " |")
     lines += ["", "Per-layer SQNR (dB) against onnxruntime:", "",
               "| layer | " + " | ".join(sqnr) + " |", "|---|" + "---:|" * len(sqnr)]
     for k in layer_names:
@@ -143,7 +160,7 @@ def _markdown(board: str, names: list, seconds: float, rows: list, sqnr: dict, l
     return "\n".join(lines)
 
 
-def _plot_sqnr(sqnr: dict, layer_names: list, path: Path) -> None:
+def _plot_sqnr(sqnr: dict, layer_names: list, path: Path, title: str = "YOLOv4-tiny per-layer SQNR") -> None:
     """Per-layer SQNR of every configuration as a PNG (nothing without matplotlib)."""
     try:
         import matplotlib
@@ -156,7 +173,7 @@ def _plot_sqnr(sqnr: dict, layer_names: list, path: Path) -> None:
         ax.plot(range(len(layer_names)), [s.get(k, np.nan) for k in layer_names], marker="o", label=cname)
     ax.set_xticks(range(len(layer_names)), layer_names, rotation=70, fontsize=7)
     ax.set_ylabel("SQNR vs onnxruntime (dB)")
-    ax.set_title("YOLOv4-tiny per-layer SQNR")
+    ax.set_title(title)
     ax.grid(alpha=.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -189,16 +206,27 @@ def accuracy_table(board: str, out_dir: Path, max_images: int = 0, log=print) ->
                                                                     thresh=MAP_SCORE_THRESH)], [voc_gt]),
              "sqnr_mean": None,
              "sqnr_min": None}]
-    sqnr = {}
-    for mode, pc in CONFIGS:
-        c = compile_model(board, mode, per_channel=pc, progress=False)
-        row, sqnr[c.quant.name] = _quantized_row(c, arrays, ort_vals, region_of, float_dets, voc_gt)
+    sqnr, dets = {}, {}
+    for mode, pc, method, bc in CONFIGS:
+        c = compile_model(board, mode, per_channel=pc, progress=False, calib_method=method, bias_correction=bc)
+        key = c.quant.name + ("" if method == "auto" and bc else f" {method}{'' if bc else ', no bias corr.'}")
+        row, sqnr[key], dets[key] = _quantized_row(c, arrays, ort_vals, region_of, float_dets, voc_gt)
+        row["config"] = key
         rows.append(row)
-        log(f"  {c.quant.name}: mAP@0.5 vs float {row['map_vs_float']:.3f}")
+        log(f"  {key}: mAP@0.5 vs float {row['map_vs_float']:.3f}")
     names = list(arrays)
-    text = _markdown(board, names, time.time() - t0, rows, sqnr, layer_names)
+    agree = {k: {n: box_agreement(d[n], dets[REFERENCE][n]) for n in names} for k, d in dets.items()
+             if k != REFERENCE}
+    for r in rows:
+        if r["config"] in agree:
+            r["min_mean_iou"] = min(a["mean_iou"] for a in agree[r["config"]].values())
+            r["mean_iou"] = float(np.mean([v for a in agree[r["config"]].values() for v in a["ious"]]))
+    text = _markdown(board, names, time.time() - t0, rows, sqnr, layer_names, agree)
     log(text)
     (out_dir / "accuracy.md").write_text(text + "\n")
-    (out_dir / "accuracy.json").write_text(json.dumps({"rows": rows, "sqnr": sqnr, "images": names}, indent=1))
+    (out_dir / "accuracy.json").write_text(json.dumps({"rows": rows, "sqnr": sqnr, "images": names,
+                                                      "box_agreement": agree}, indent=1))
     _plot_sqnr(sqnr, layer_names, out_dir / "sqnr.png")
-    return {"rows": rows, "sqnr": sqnr}
+    _plot_sqnr({k: v for k, v in sqnr.items() if k.startswith("int8") and "-pc" in k}, layer_names,
+               out_dir / "sqnr_calibration.png", "int8 per-channel: min/max ranges (before) vs per-region choice")
+    return {"rows": rows, "sqnr": sqnr, "box_agreement": agree}

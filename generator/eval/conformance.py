@@ -173,7 +173,7 @@ def host_outputs(gq, outs: dict, x: np.ndarray) -> dict:
     vals = {}
     for o, v in outs.items():
         to = gq.tensors[o]
-        vals[o] = ((v.astype(np.float64) - to.zero_point) * to.scale).astype(np.float32)[None]
+        vals[o] = ((v.astype(np.float64) - to.zero_point) * to.deq_scale).astype(np.float32)[None]
     tail = gq.metadata.get("host_tail")
     if tail:
         for k, shp in gq.metadata.get("host_tail_input_shapes", {}).items():

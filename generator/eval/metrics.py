@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["iou", "average_precision", "mean_average_precision"]
+__all__ = ["iou", "average_precision", "mean_average_precision", "box_agreement"]
 
 
 def iou(box, boxes) -> np.ndarray:
@@ -117,3 +117,30 @@ def mean_average_precision(preds_per_image, gts_per_image, iou_thresh: float = 0
     if not aps:
         return float("nan")
     return float(np.mean(list(aps.values())))
+
+
+def box_agreement(preds, refs, thresh: float = 0.25, score_tol: float = 0.1) -> dict:
+    """How well one image's detections ``preds`` reproduce the reference detections ``refs`` (e.g. int8 against
+    the near-float int16 model): each reference box with score >= ``thresh`` is paired with the prediction of the
+    same label, score within ``score_tol`` of its own, and the highest IoU (0 when there is none; a prediction
+    may pair with one reference box only, references taken by descending score).
+
+    Returns {"mean_iou": mean IoU over the reference boxes (1.0 when there are none), "matched": reference boxes
+    with a partner, "boxes": reference boxes, "max_score_diff": largest |score difference| of the pairs, "ious":
+    the IoU of each reference box (0 without a partner)}.
+    """
+    ref = sorted((r for r in refs if r["score"] >= thresh), key=lambda r: -r["score"])
+    used, ious, diffs = set(), [], []
+    for r in ref:
+        cand = [i for i, p in enumerate(preds) if i not in used and p["label"] == r["label"]
+                and abs(p["score"] - r["score"]) <= score_tol]
+        if not cand:
+            ious.append(0.0)
+            continue
+        v = iou(r["box"], [preds[i]["box"] for i in cand])
+        k = int(np.argmax(v))
+        used.add(cand[k])
+        ious.append(float(v[k]))
+        diffs.append(abs(preds[cand[k]]["score"] - r["score"]))
+    return {"mean_iou": float(np.mean(ious)) if ious else 1.0, "matched": len(diffs), "boxes": len(ref),
+            "max_score_diff": float(max(diffs)) if diffs else 0.0, "ious": ious}

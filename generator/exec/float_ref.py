@@ -41,11 +41,12 @@ class _Store:
         raise GraphError(f"tensor {name!r} read before it was written")
 
 
-def run_float(g: Graph, inputs: dict, keep_all: bool = False) -> dict:
+def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None = None) -> dict:
     """Run the graph on float32 inputs (``{name: [1, C, H, W]}``).
 
     Returns ``{output name: array}``; with ``keep_all`` every activation tensor produced (used for calibration).
-    Raises GraphError on an op it does not know.
+    ``taps``: a dict that receives, per Macro node name, its input as the node reads it (float32 [C, H, W]; used
+    by bias correction). Raises GraphError on an op it does not know.
     """
     st = _Store(g)
     for k, v in inputs.items():
@@ -56,6 +57,8 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False) -> dict:
         if n.op == "Macro":
             m = a["macro"]
             x = ins[0][0]
+            if taps is not None:
+                taps[n.name] = x
             if m.kind == "conv":
                 y = conv2d(x, g.const(m.weight), m.stride, m.four_pads()) + g.const(m.bias)[:, None, None]
             else:

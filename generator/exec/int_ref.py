@@ -12,8 +12,8 @@ Formulas (Jacob et al., "Quantization and Training of Neural Networks for Effici
 Inference", CVPR 2018; Krishnamoorthi, arXiv:1806.08342), with b = 8 or 16 bits, qmin = -2^(b-1),
 qmax = 2^(b-1) - 1:
 
-* region range [lo, hi] widened to include 0 and multiplied by the headroom (2 for int16, 1 for int8; graph
-  inputs: 1, their range is known). Asymmetric: ``scale = (hi - lo) / (qmax - qmin)``,
+* region range [lo, hi] widened to include 0 and multiplied by the headroom (the given per-region one, else 2
+  for int16, 1 for int8; graph inputs: 1, their range is known). Asymmetric: ``scale = (hi - lo) / (qmax - qmin)``,
   ``zp = clip(round(qmin - lo / scale), qmin, qmax)``; symmetric: ``scale = max(|lo|, |hi|) / qmax``, ``zp = 0``
   (scale at least 1e-8 / (qmax - qmin) resp. 1e-8 / qmax);
 * scale floor: in graph order, a region written by a layer gets a scale of at least
@@ -31,7 +31,10 @@ qmax = 2^(b-1) - 1:
 * requantization of ``v = acc + B``: ``q = clip(floor((v * M + 2^(s-1)) / 2^s) + zp_out, qmin, qmax)`` with the
   negative-side (M, s) where the layer has an activation and v < 0;
 * then max-pool (k x k, stride s, window clipped at the bottom/right edge) and nearest upsampling; a second
-  (pooled) output of the same accumulators uses its own output scale: ``r = s_in * s_w / s_side``.
+  (pooled) output of the same accumulators uses its own output scale: ``r = s_in * s_w / s_side``;
+* per-channel output scales (given per-channel ranges, with per-channel weights) for a graph output that only
+  the host reads: ``scale[c] = max(|lo[c]|, |hi[c]|) * headroom / qmax``, zero point 0 in every mode, each at
+  least its own channel's floor ``s_in * s_w[c] * max(1, alpha) / 2^13``; ``r[c] = s_in * s_w[c] / scale[c]``.
 """
 from __future__ import annotations
 
@@ -62,6 +65,29 @@ def act_params(lo: float, hi: float, bits: int, symmetric: bool, headroom: float
         return max(max(abs(lo), abs(hi), 1e-8) / qmax, floor), 0
     scale = max(max(hi - lo, 1e-8) / (qmax - qmin), floor)
     return scale, int(min(max(round(qmin - lo / scale), qmin), qmax))
+
+
+def _per_channel_regions(g: Graph) -> set:
+    """Regions quantized per channel when ranges are given for them: a graph output whose region holds it alone,
+    written as the first output of a convolution Macro node, read by no node."""
+    out = set()
+    for o in g.outputs:
+        t = g.tensors[o]
+        w = [n for n in g.nodes if o in n.outputs]
+        if (t.region is None or len(w) != 1 or w[0].op != "Macro" or w[0].attrs["macro"].kind != "conv"
+                or w[0].outputs[0] != o
+                or any(o in n.inputs for n in g.nodes)):
+            continue
+        if [u.name for u in g.tensors.values() if u.region == t.region] == [o]:
+            out.add(t.region)
+    return out
+
+
+def channel_params(lo, hi, bits: int, symmetric: bool, headroom: float, floor) -> tuple[np.ndarray, int]:
+    """(scales float64 [C], zp 0) of a per-channel region (see the module docstring; symmetric in every mode)."""
+    qmax = (1 << (bits - 1)) - 1
+    sc = np.array([max(abs(float(l)), abs(float(h))) * headroom for l, h in zip(lo, hi)])
+    return np.maximum(np.maximum(sc, 1e-8) / qmax, floor), 0
 
 
 def multiplier(r: float) -> tuple[int, int]:
@@ -131,17 +157,22 @@ class IndependentRef:
         g: fused float graph (after :func:`generator.ir.passes.run_all`), regions assigned, no quantization.
         ranges: ``{region name: (min, max)}`` float calibration ranges (:func:`generator.quant.quantize.calibrate`).
         bits: 8 or 16; symmetric: symmetric activations; per_channel: per-output-channel weight scales.
+        headroom: {region: factor} (None: 2 for int16, 1 for int8); channel_ranges: {region: (min [C], max [C])}
+            of graph outputs to quantize per channel (with per_channel).
     Attributes: ``regions`` {name: (scale, zp)}, ``layers`` {node name: dict of derived integer parameters}.
     """
 
-    def __init__(self, g: Graph, ranges: dict, bits: int, symmetric: bool, per_channel: bool):
+    def __init__(self, g: Graph, ranges: dict, bits: int, symmetric: bool, per_channel: bool,
+                 headroom: dict | None = None, channel_ranges: dict | None = None):
         self.g, self.bits = g, bits
         self.qmin, self.qmax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-        headroom = 2.0 if bits == 16 else 1.0
+        room = {n: (1.0 if n in g.inputs else (2.0 if bits == 16 else 1.0) if headroom is None
+                    else headroom.get(n, 1.0)) for n in g.regions}
+        per_ch = {r: v for r, v in (channel_ranges or {}).items() if per_channel and r in _per_channel_regions(g)}
         self.regions = {}
         for name in g.regions:
             lo, hi = ranges[name]
-            self.regions[name] = act_params(lo, hi, bits, symmetric, 1.0 if name in g.inputs else headroom)
+            self.regions[name] = act_params(lo, hi, bits, symmetric, room[name])
         wmax = self.qmax
         # scale floor: a region written by a layer has at least s_in * max(s_w) * max(1, alpha) / 2^13 (in graph
         # order), so no layer needs a real multiplier above 2^13; its zero point follows the raised scale
@@ -154,9 +185,14 @@ class IndependentRef:
             floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
             for o in n.outputs:
                 reg = g.tensors[o].region
-                if self.regions[reg][0] < floor:
+                if reg in per_ch:   # per-channel scales, each with the floor of its own channel
+                    w = np.abs(g.const(m.weight).astype(np.float64)).reshape(g.tensors[o].shape[1], -1).max(axis=1)
+                    w = w if per_channel else np.full(len(w), w.max())
+                    fl = s_in * w / wmax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
+                    self.regions[reg] = channel_params(*per_ch[reg], bits, symmetric, room[reg], fl)
+                elif self.regions[reg][0] < floor:
                     lo, hi = ranges[reg]
-                    self.regions[reg] = act_params(lo, hi, bits, symmetric, headroom, floor)
+                    self.regions[reg] = act_params(lo, hi, bits, symmetric, room[reg], floor)
         self.layers = {}
         for n in g.nodes:
             if n.op != "Macro":
@@ -171,17 +207,18 @@ class IndependentRef:
                 mx = np.abs(w).reshape(oc, -1).max(axis=1)
                 if not per_channel:
                     mx = np.full(oc, mx.max())
-                s_out0 = outs[0][0]
-                s_w = np.array([v / wmax if v > 0 else s_out0 / (2 * s_in) for v in mx])
+                s_out0 = np.broadcast_to(outs[0][0], (oc,))
+                s_w = np.array([v / wmax if v > 0 else s_out0[c] / (2 * s_in) for c, v in enumerate(mx)])
                 W = np.clip(np.round(w / s_w[:, None, None, None]), -wmax, wmax).astype(np.int64)
                 B = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * W.reshape(oc, -1).sum(axis=1)
             else:
                 W, s_w, B = None, np.ones(oc), np.full(oc, -zp_in, np.int64)
             per_out = []
             for s_out, zp_out in outs:
-                pos = [multiplier(float(s_in * s_w[c] / s_out)) for c in range(oc)]
+                s_out = np.broadcast_to(s_out, (oc,))
+                pos = [multiplier(float(s_in * s_w[c] / s_out[c])) for c in range(oc)]
                 if m.act == "leaky":
-                    neg = [multiplier(float(s_in * s_w[c] / s_out) * m.alpha) for c in range(oc)]
+                    neg = [multiplier(float(s_in * s_w[c] / s_out[c]) * m.alpha) for c in range(oc)]
                 elif m.act == "relu":
                     neg = [(0, 1)] * oc
                 else:
@@ -197,8 +234,11 @@ class IndependentRef:
         bad = []
         for name, (s, zp) in self.regions.items():
             r = gq.regions[name]
-            if not math.isclose(r.scale, s, rel_tol=1e-12) or r.zero_point != zp:
-                bad.append(f"region {name}: scale/zp {r.scale:.6g}/{r.zero_point}, derived {s:.6g}/{zp}")
+            got = r.channel_scales if r.channel_scales is not None else r.scale
+            if (np.shape(got) != np.shape(s) or not np.allclose(got, s, rtol=1e-12, atol=0)
+                    or r.zero_point != zp):
+                bad.append(f"region {name}: scale/zp {np.max(got):.6g}/{r.zero_point} "
+                           f"({np.size(got)} scales), derived {np.max(s):.6g}/{zp} ({np.size(s)} scales)")
         for n in gq.macro_nodes():
             d, q = self.layers[n.name], n.attrs["q"]
             if (d["w"] is None) != (q["w"] is None) or (d["w"] is not None and not np.array_equal(d["w"], q["w"])):

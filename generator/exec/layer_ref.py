@@ -59,4 +59,4 @@ def run_quantized(g: Graph, x_q: np.ndarray, keep_regions: bool = False) -> dict
 def dequantize(g: Graph, name: str, q: np.ndarray) -> np.ndarray:
     """Integer tensor -> float32 with the tensor's scale and zero point."""
     t = g.tensors[name]
-    return ((q.astype(np.float64) - t.zero_point) * t.scale).astype(np.float32)
+    return ((q.astype(np.float64) - t.zero_point) * t.deq_scale).astype(np.float32)

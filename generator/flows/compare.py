@@ -86,7 +86,7 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
 
     def deq(name, q):
         t = g.tensors[name]
-        return (q.astype(np.float64) - t.zero_point) * t.scale
+        return (q.astype(np.float64) - t.zero_point) * t.deq_scale
 
     layers = {}
     for layer, t in layer_out.items():

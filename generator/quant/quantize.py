@@ -4,9 +4,11 @@ Scheme (Jacob et al., CVPR 2018; Krishnamoorthi, arXiv:1806.08342):
 
 * activations: per DDR region one (scale, zero point), so every tensor sharing a region (the inputs of an
   eliminated concat, the views of a split) has the same parameters; asymmetric ranges always include 0, so the
-  zero point represents 0.0 exactly and the padding border holds it; ranges get :attr:`QuantConfig.headroom`
-  except the graph input's, whose range is known; a region's scale is at least what keeps its writers' real
-  multipliers at or below 2^13 (an almost empty calibration range would otherwise need a left shift);
+  zero point represents 0.0 exactly and the padding border holds it; ranges (chosen per region by
+  :mod:`generator.quant.ranges`) get a per-region headroom (default :attr:`QuantConfig.headroom`) except the
+  graph input's, whose range is known; a region's scale is at least what keeps its writers' real multipliers at
+  or below 2^13 (an almost empty calibration range would otherwise need a left shift); a graph output only the
+  host reads (the YOLO heads) may take one scale per channel (:func:`channel_output_regions`);
 * weights: symmetric, per output channel (default) or per tensor, range [-(2^(b-1)-1), 2^(b-1)-1]; an all-zero
   channel gets the scale ``s_out / (2 s_in)`` (its output is its bias alone; the multiplier is then 1/2);
 * bias: int, with the input zero point folded in: ``B = round(b / (s_in*s_w)) - zp_in * sum(W_q)``, so the
@@ -43,9 +45,9 @@ class QuantConfig:
 
     @property
     def headroom(self) -> float:
-        """Factor applied to calibrated activation ranges. int16 has resolution to spare, so its ranges are
-        doubled (6 dB of SQNR) to avoid saturating on images brighter than the calibration set; int8 keeps the
-        calibrated range (its resolution matters more than rare saturation)."""
+        """Factor applied to calibrated activation ranges when :func:`quantize` is given no per-region headroom
+        (the compile pipeline derives one per region, :func:`generator.quant.ranges.int16_headroom`): 2 for
+        int16 (6 dB of its spare SQNR against saturation), 1 for int8."""
         return 2.0 if self.bits == 16 else 1.0
 
     @classmethod
@@ -115,7 +117,36 @@ def _act_params(lo: float, hi: float, cfg: QuantConfig, headroom: float,
     return scale, zp
 
 
-def _scale_floors(g: Graph, ranges: dict, cfg: QuantConfig) -> None:
+def channel_output_regions(g: Graph) -> list[str]:
+    """Regions that may take per-channel scales: the region of a graph output that holds that tensor alone (whole
+    region), written as the first output of a convolution Macro node and read by no node. Only the host reads them
+    (dequantizing per channel), and the requantization multiplier is per output channel anyway, so per-channel
+    output scales cost no hardware. The YOLO heads: their box channels (a few units wide) share a tensor with
+    class logits tens of units wide."""
+    out = []
+    for o in g.outputs:
+        t = g.tensors[o]
+        n = g.producer(o)
+        if (t.region is None or n is None or n.op != "Macro" or n.attrs["macro"].kind != "conv"
+                or n.outputs[0] != o or g.consumers(o)
+                or t.ch_offset != 0 or t.shape[1] != g.regions[t.region].channels):
+            continue
+        if not any(u.region == t.region and u.name != o for u in g.tensors.values()):
+            out.append(t.region)
+    return out
+
+
+def _channel_params(lo, hi, cfg: "QuantConfig", headroom: float, floor) -> tuple[np.ndarray, int]:
+    """(scales float64 [C], zero point 0) of a per-channel region with ranges [lo[c], hi[c]]: symmetric per
+    channel, ``scale[c] = max(|lo[c]|, |hi[c]|) * headroom / qmax``, at least ``floor[c]``, in every mode. A
+    channel's range from a handful of calibration images misses what they do not show (the logit of a class none
+    of them contains never turned positive, and clipping it there would cap that class's score); its magnitude
+    bounds both signs."""
+    a = np.maximum(np.abs(np.asarray(lo, np.float64)), np.abs(np.asarray(hi, np.float64))) * headroom
+    return np.maximum(np.maximum(a, 1e-8) / cfg.qmax, floor), 0
+
+
+def _scale_floors(g: Graph, ranges: dict, cfg: QuantConfig, headroom) -> None:
     """Raise output-region scales so that no layer needs a real multiplier above :data:`MAX_REAL_MULT`: a region
     whose calibrated range is (almost) empty, e.g. a ReLU output that was never positive, would otherwise need
     a left shift. In graph order, every region written by a layer gets at least
@@ -129,7 +160,7 @@ def _scale_floors(g: Graph, ranges: dict, cfg: QuantConfig) -> None:
         for o in n.outputs:
             reg = g.regions[g.tensors[o].region]
             if reg.scale < floor:
-                reg.scale, reg.zero_point = _act_params(*ranges[reg.name], cfg, cfg.headroom, floor)
+                reg.scale, reg.zero_point = _act_params(*ranges[reg.name], cfg, headroom(reg.name), floor)
 
 
 def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None = None) -> dict:
@@ -171,8 +202,15 @@ def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None
     return {k: tuple(v) for k, v in ranges.items()}
 
 
-def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int) -> Graph:
+def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headroom: dict | None = None,
+             calibration: dict | None = None, channel_ranges: dict | None = None) -> Graph:
     """Annotate a fused graph with integer parameters (returns a new graph).
+
+    ``ranges``: {region: (min, max)} float activation ranges; ``headroom``: {region: factor} applied to them
+    (None: :attr:`QuantConfig.headroom` for every region but the graph inputs); ``calibration``: the per-region
+    choices of :func:`generator.quant.ranges.select_ranges`, kept in ``metadata["calibration"]``;
+    ``channel_ranges``: {region: (min [C], max [C])} per-channel ranges of :func:`channel_output_regions`, which
+    then take per-channel scales (:func:`_channel_params`; only with per-channel weights).
 
     Sets ``region.scale/zero_point`` for every region, tensor dtype, and on every Macro node
     ``attrs["q"]`` = dict(w [OC, IC, KH, KW] int (conv only), bias [OC] int64, mult_pos/shift_pos/mult_neg/
@@ -185,12 +223,18 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int) -> Gra
     # worst the largest |accumulator| an output channel can reach, lim the accumulator's largest value
     g = graph.copy()
     dt = f"int{cfg.bits}"
+    def room(name):   # graph inputs: their range is known (0..1 images: exact 8-bit pixels in int8-asym)
+        if name in g.inputs:
+            return 1.0
+        return cfg.headroom if headroom is None else headroom.get(name, 1.0)
+
     for name, reg in g.regions.items():
         if name not in ranges:
             raise QuantError(f"region {name}: no calibration range (was it written by any layer?)")
-        # graph inputs: their range is known (0..1 images give exact 8-bit pixels in int8-asym), no headroom
-        reg.scale, reg.zero_point = _act_params(*ranges[name], cfg, 1.0 if name in g.inputs else cfg.headroom)
-    _scale_floors(g, ranges, cfg)
+        reg.scale, reg.zero_point = _act_params(*ranges[name], cfg, room(name))
+    chans = {r: v for r, v in (channel_ranges or {}).items()
+             if cfg.per_channel and r in channel_output_regions(g)}
+    _scale_floors(g, ranges, cfg, room)
     for t in g.tensors.values():
         if t.region is not None:
             r = g.regions[t.region]
@@ -206,6 +250,9 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int) -> Gra
             w = g.const(m.weight).astype(np.float64)
             b = g.const(m.bias).astype(np.float64)
             absmax = np.abs(w).reshape(oc, -1).max(axis=1) if cfg.per_channel else np.full(oc, np.abs(w).max())
+            if tout.region in chans:
+                s_out, zp_out = _per_channel_output(g, tout, chans[tout.region], absmax / wmax * s_in * max(
+                    1.0, m.alpha if m.act == "leaky" else 1.0) / MAX_REAL_MULT, cfg, room(tout.region))
             # an all-zero channel outputs its bias alone: any weight scale is exact, take the one giving r = 1/2
             s_w = np.where(absmax > 0, absmax / wmax, 0.5 * s_out / s_in)
             wq = np.clip(np.round(w / s_w[:, None, None, None]), -wmax, wmax).astype(np.int64)
@@ -232,7 +279,19 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int) -> Gra
                             zp_out=int(zp_out), qmin=cfg.qmin, qmax=cfg.qmax, s_w=s_w, side=side)
     g.metadata["quant"] = {"bits": cfg.bits, "symmetric": cfg.symmetric, "per_channel": cfg.per_channel,
                            "name": cfg.name}
+    if calibration is not None:
+        g.metadata["calibration"] = calibration
     return g
+
+
+def _per_channel_output(g: Graph, t, rng: tuple, floor: np.ndarray, cfg: QuantConfig,
+                        headroom: float) -> tuple[np.ndarray, int]:
+    """Set per-channel scales on output tensor ``t`` and its region (``scale`` None) from ranges ``rng`` = (min
+    [C], max [C]); returns (scales float64 [C], zero point)."""
+    sc, zp = _channel_params(rng[0], rng[1], cfg, headroom, floor)
+    for obj in (t, g.regions[t.region]):
+        obj.scale, obj.channel_scales, obj.zero_point = None, sc, zp
+    return sc, zp
 
 
 def _multipliers(r: np.ndarray, act: str, alpha: float, layer: str) -> dict:

@@ -62,3 +62,22 @@ def test_map_missed_gt_duplicates_and_ignored_classes():
     assert math.isnan(mean_average_precision([[]], [[]]))
     with pytest.raises(ValueError):
         mean_average_precision([[]], [])
+
+
+def test_box_agreement_pairs_same_label_within_the_score_tolerance():
+    """Reference boxes at score >= 0.25: A [0, 0, 10, 10] 0.9 pairs with the dog box shifted by 1 (IoU 90/110; the
+    exact copy is a cat, another label); B [20, 20, 30, 30] 0.5 has only a partner 0.2 lower in score, so its
+    IoU counts 0; C at 0.2 is below the threshold. Mean (90/110 + 0) / 2."""
+    from generator.eval.metrics import box_agreement
+    refs = [{"label": "dog", "score": 0.9, "box": [0, 0, 10, 10]},
+            {"label": "dog", "score": 0.5, "box": [20, 20, 30, 30]},
+            {"label": "dog", "score": 0.2, "box": [40, 40, 50, 50]}]
+    preds = [{"label": "cat", "score": 0.9, "box": [0, 0, 10, 10]},
+             {"label": "dog", "score": 0.85, "box": [1, 0, 11, 10]},
+             {"label": "dog", "score": 0.3, "box": [20, 20, 30, 30]}]
+    a = box_agreement(preds, refs)
+    assert a["boxes"] == 2 and a["matched"] == 1
+    assert a["ious"] == pytest.approx([90 / 110, 0.0])
+    assert a["mean_iou"] == pytest.approx(45 / 110)
+    assert a["max_score_diff"] == pytest.approx(0.05)
+    assert box_agreement(preds, [])["mean_iou"] == 1.0

@@ -80,7 +80,7 @@ def test_model_with_other_than_3_input_channels_compiles_and_runs_on_a_real_imag
     assert xq.shape == (channels, 32, 32)
     out, _, _, _ = run_golden(c.program, c.qgraph, xq)
     t = c.qgraph.tensors[y]
-    got = (out[y] - t.zero_point) * t.scale
+    got = (out[y] - t.zero_point) * t.deq_scale
     x = to_channels(darknet_resize(img, 32, 32), channels).transpose(2, 0, 1)[None]
     ref = ort_run(b.model([y]), np.ascontiguousarray(x, np.float32))[y][0]
     assert sqnr_db(ref, got) > 40

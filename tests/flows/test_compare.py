@@ -61,11 +61,11 @@ def test_compare_against_independent_executors(small_onnx, tmp_path):
         assert set(r.outputs) == set(c.qgraph.outputs)
         for o in c.qgraph.outputs:
             t = c.qgraph.tensors[o]
-            deq = (qo[o].astype(np.float64) - t.zero_point) * t.scale
+            deq = (qo[o].astype(np.float64) - t.zero_point) * t.deq_scale
             assert r.outputs[o] == pytest.approx(sqnr_db(fl[o], deq), abs=0.01)
         assert r.min_sqnr == min(r.outputs.values()) and r.layers and r.detections is None
-    for o in got["int8-asym"].outputs:
-        assert got["int16-sym"].outputs[o] > got["int8-asym"].outputs[o] + 30
+    for o in got["int8-asym"].outputs:   # int16 spends part of its 8 extra bits on headroom (INT16_SQNR_DB)
+        assert got["int16-sym"].outputs[o] > got["int8-asym"].outputs[o] + 15
 
 
 def test_compare_command_on_the_shipped_detector():

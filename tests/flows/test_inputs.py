@@ -314,7 +314,17 @@ def test_compile_from_darknet_files_writes_everything_under_out(tmp_path):
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
         "manifest.json", "program.asm", "program.bin", "schedule.png", "schedule.txt", "weights.bin",
         "yolov4-tiny.onnx"]
-    assert json.loads((tmp_path / "o" / "manifest.json").read_text())["names"] == data.coco_names()
+    m = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    assert m["names"] == data.coco_names()
+    # the calibration choices: every region's method (the graph outputs per channel, as their scale lists say)
+    # and every convolution's bias correction
+    cal = m["calibration"]
+    assert {r["name"] for r in m["regions"]} == set(cal["regions"])
+    for h in m["heads"]:
+        assert cal["regions"][h["region"]]["method"] == "minmax per channel" and len(h["scale"]) == h["channels"]
+    assert {v["method"] for v in cal["regions"].values()} <= {"input", "minmax", "percentile", "mse", "kl",
+                                                              "minmax per channel"}
+    assert len(cal["bias_correction"]) == len(m["layers"])
 
 
 def test_calib_folder_is_what_calibration_uses(tmp_path, monkeypatch):

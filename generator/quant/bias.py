@@ -1,0 +1,77 @@
+"""Empirical per-channel bias correction of a quantized graph.
+
+Quantizing the weights (rounding) and the activations (rounding, clipping to the calibrated range) shifts the
+mean of every output channel of a convolution; the shift is the same on every image to first order, so it can be
+measured on the calibration images and subtracted from the bias (Nagel et al., "Data-Free Quantization Through
+Weight Equalization and Bias Correction", ICCV 2019, sec. 4.2, empirical variant; Banner et al., NeurIPS 2019).
+For a convolution with float weights W [OC, IC, KH, KW], bias b and float input x, and its quantized form
+(dequantized weights Wq s_w, dequantized bias, input deq(q(x)) with the input region's scale and zero point):
+
+    delta[c] = sum_ic (sum_kh,kw Wq s_w)[c, ic] E[deq(q(x))_ic] - (sum_kh,kw W)[c, ic] E[x_ic] + (b_q - b)[c]
+
+with E the mean over the pixels of the calibration images (the image border's zero padding is neglected), and the
+integer bias becomes ``B - round(delta / (s_in s_w))``. The accumulator-width check of
+:func:`generator.quant.quantize.quantize` is made again with the corrected bias.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from generator.exec.float_ref import run_float
+from generator.ir.graph import Graph
+from generator.quant.quantize import QuantError
+
+
+def channel_means(fg: Graph, qg: Graph, images) -> dict:
+    """Per conv Macro node: (E[x] float64 [IC], E[deq(q(x))] float64 [IC]) of its input over ``images`` (float32
+    [1, C, H, W] each), x from the float graph ``fg``, quantized with the input scale / zero point of ``qg``."""
+    sums: dict = {}
+    convs = {n.name: n for n in qg.macro_nodes() if n.attrs["macro"].kind == "conv"}
+    for x in images:
+        taps: dict = {}
+        run_float(fg, {fg.inputs[0]: x}, taps=taps)
+        for name, n in convs.items():
+            t = qg.tensors[n.inputs[0]]
+            q = n.attrs["q"]
+            v = taps[name].astype(np.float64)
+            dq = (np.clip(np.round(v / t.scale) + t.zero_point, q["qmin"], q["qmax"]) - t.zero_point) * t.scale
+            a, b = sums.get(name, (0.0, 0.0))
+            sums[name] = (a + v.mean(axis=(1, 2)), b + dq.mean(axis=(1, 2)))
+    k = max(len(images), 1)
+    return {name: (a / k, b / k) for name, (a, b) in sums.items()}
+
+
+def correct_bias(qg: Graph, fg: Graph, images, acc_bits: int) -> Graph:
+    """The quantized graph ``qg`` (a copy) with every convolution's integer bias corrected for the mean shift that
+    quantization puts on its output channels (module docstring), measured on ``images`` through the float graph
+    ``fg`` (the graph ``qg`` was quantized from). Records ``metadata["bias_correction"]`` = {layer: largest
+    |correction| in accumulator units}. Raises QuantError (naming the layer) if a corrected bias could overflow
+    the ``acc_bits``-bit signed accumulator."""
+    g = qg.copy()
+    means = channel_means(fg, g, list(images))
+    amax = max(-min(n.attrs["q"]["qmin"] for n in g.macro_nodes()), max(n.attrs["q"]["qmax"] for n in g.macro_nodes()))
+    lim = (1 << (acc_bits - 1)) - 1
+    record = {}
+    for n in g.macro_nodes():
+        if n.name not in means:
+            continue
+        m, q = n.attrs["macro"], n.attrs["q"]
+        t = g.tensors[n.inputs[0]]
+        s_acc = t.scale * np.asarray(q["s_w"], np.float64)
+        w = fg.const(m.weight).astype(np.float64)
+        oc = w.shape[0]
+        wq_sum = q["w"].reshape(oc, w.shape[1], -1).sum(axis=2) * np.asarray(q["s_w"])[:, None]
+        b = fg.const(m.bias).astype(np.float64).reshape(-1)
+        b_q = (q["bias"] + t.zero_point * q["w"].reshape(oc, -1).sum(axis=1)) * s_acc
+        mx, mq = means[n.name]
+        delta = wq_sum @ mq - w.reshape(oc, w.shape[1], -1).sum(axis=2) @ mx + (b_q - b)
+        corr = np.round(delta / s_acc).astype(np.int64)
+        q["bias"] = q["bias"] - corr
+        worst = np.abs(q["w"]).reshape(oc, -1).sum(axis=1) * amax + np.abs(q["bias"])
+        if worst.max() > lim:
+            k = int(worst.argmax())
+            raise QuantError(f"layer {n.name}: after bias correction the accumulator could overflow: output channel "
+                             f"{k} can reach {int(worst[k])} > {lim} ({acc_bits}-bit signed accumulator)")
+        record[n.name] = int(np.abs(corr).max())
+    g.metadata["bias_correction"] = record
+    return g

@@ -30,7 +30,8 @@ _SCALE = (int, float, list)
 #: program is compiled for (compared with the ``hw_info`` / ``config_id`` registers); ``register``: one AXI-Lite
 #: register (byte offset, 32 or 64 bits, access "r" / "w" / "rw"); ``net``: the network input size in pixels;
 #: ``region``: a DDR region
-#: (``addr`` bytes into its base register's buffer, ``zp`` the border's zero point, ``bytes`` border included);
+#: (``addr`` bytes into its base register's buffer, ``zp`` the value its border holds: the zero point, or the
+#: smallest integer for a region read with padding by max-pools only; ``bytes`` border included);
 #: ``tensor``: the input or a head (``offset`` = its region's ``addr``; ``pixel_stride`` = the region's channels;
 #: ``scale`` (a number, or one per channel) / ``zero_point`` dequantize it; heads add ``yolo``, the YOLO head parameters); ``layer``: one layer of
 #: the schedule (``insns`` = [first, end) instruction indices).

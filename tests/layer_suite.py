@@ -58,10 +58,23 @@ def asym_pads_k5(b):             # every side its own padding (top, left, bottom
     return b.conv("x", 7, k=5, p=[2, 1, 0, 3])
 
 
+def spp(b):                      # SPP (YOLOv4, YOLOv3-SPP): stride-1 pools 13, 9, 5 padded with -inf (13 and 9 run
+    a = b.leaky(b.conv("x", 8, k=1))   # as chains of narrower pools), concat, then a padded stride-2 ceil_mode pool
+    c = b.concat(b.maxpool(a, 13, 1, pads=[6] * 4), b.maxpool(a, 9, 1, pads=[4] * 4),
+                 b.maxpool(a, 5, 1, pads=[2] * 4), a)
+    return b.maxpool(b.conv(c, 6, k=1), 3, 2, pads=[1, 1, 1, 1], ceil_mode=1)
+
+
+def csp_padded_pool(b):          # a padded pool over a concat holding a tensor a 3x3 conv reads: the pool reads a copy
+    a = b.leaky(b.conv("x", 7, k=3))
+    c = b.leaky(b.conv(a, 5, k=3))
+    return b.maxpool(b.concat(a, c), 3, 1, pads=[1, 1, 1, 1]), c
+
+
 KINDS = {"conv1x1": (conv1x1, 13), "conv3x3_s1": (conv3x3_s1, 13), "conv3x3_s2": (conv3x3_s2, 13),
          "first_layer_folded": (first_layer_folded, 3), "relu_pool": (relu_pool, 11),
          "pool_stride1": (pool_stride1, 6), "upsample": (upsample, 20), "concat": (concat, 9), "split": (split, 9),
          "standalone_pool": (standalone_pool, 10), "same_upper_folded": (same_upper_folded, 3),
-         "asym_pads_k5": (asym_pads_k5, 6)}
+         "asym_pads_k5": (asym_pads_k5, 6), "spp": (spp, 6), "csp_padded_pool": (csp_padded_pool, 5)}
 MODES = [("int8-asym", True), ("int8-sym", True), ("int16-sym", True), ("int16-asym", True), ("int8-asym", False)]
 BOARDS = {"zcu19eg": lambda: board(), "tiny": lambda: board(**TINY)}

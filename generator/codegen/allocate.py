@@ -40,17 +40,35 @@ def manifest_scale(obj):
     return float(obj.scale)
 
 
+def _border_values(g: Graph, layers: list, eb: int) -> dict:
+    """{region: the value its border holds}: the zero point (convolution padding is 0.0), or the smallest
+    integer where the readers that pad are max-pool copy layers (ONNX pads a max-pool with -inf). Raises
+    ScheduleError when a padded convolution and a padded max-pool read the same region."""
+    out = {name: int(r.zero_point) for name, r in g.regions.items()}
+    conv_pad, pool_pad = {}, {}
+    for L in layers:
+        if max(L.pads) > 0:
+            (conv_pad if L.kind == "conv" else pool_pad).setdefault(g.tensors[L.in_tensor].region, L.name)
+    for name, layer in pool_pad.items():
+        if name in conv_pad:
+            raise ScheduleError(f"region {name}: read with padding by convolution {conv_pad[name]} (border = zero "
+                                f"point) and by max-pool {layer} (border = -inf); not supported")
+        out[name] = -(1 << (8 * eb - 1))
+    return out
+
+
 def _place_regions(g: Graph, layers: list, lay: DdrLayout, cursor: dict, eb: int) -> None:
     """Place every region after ``cursor[base_reg]`` (advanced) with a border as wide as the largest padding of a
     reader; set each region's ``pad``/``addr`` and each tensor's ``ddr_addr`` (of element (0, 0, 0))."""
     pads = {r: 0 for r in g.regions}
     for L in layers:
         pads[g.tensors[L.in_tensor].region] = max(pads[g.tensors[L.in_tensor].region], *L.pads)
+    fill = _border_values(g, layers, eb)
     for name, r in g.regions.items():
         p = pads[name]
         nbytes = (r.h + 2 * p) * (r.w + 2 * p) * r.channels * eb
         lay.regions[name] = dict(base_reg=r.base_reg, addr=cursor[r.base_reg], channels=r.channels, h=r.h,
-                                 w=r.w, pad=p, zp=int(r.zero_point), scale=manifest_scale(r), bytes=nbytes)
+                                 w=r.w, pad=p, zp=fill[name], scale=manifest_scale(r), bytes=nbytes)
         r.pad, r.addr = p, cursor[r.base_reg]
         cursor[r.base_reg] = _align(cursor[r.base_reg] + nbytes)
     for t in g.tensors.values():   # byte address (relative to the region's base register) of element (0, 0, 0)

@@ -70,7 +70,7 @@ class _LayerEmitter:
         self.L, self.plan, self.hw, self.lay = L, plan, hw, lay
         eb = hw.elem_bytes
         self.vin, self.vout = TensorView(g, lay, L.in_tensor, eb), TensorView(g, lay, L.out_tensor, eb)
-        if L.kind == "conv" and not L.fold and self.vin.pad < max(L.pads):
+        if not L.fold and self.vin.pad < max(L.pads):
             raise ScheduleError(f"layer {L.name}: input region border {self.vin.pad} < padding {max(L.pads)}")
         self.vsides = [TensorView(g, lay, sd["out_tensor"], eb) for sd in L.sides]
         self.ic_chunks = tile_ranges(L.mapped_ic, plan.tile_ic) if (L.kind == "conv" and not L.fold) \
@@ -99,7 +99,7 @@ class _LayerEmitter:
 
     def _ifmap_loads(self, bank, r0, c0, acc_rows, acc_cols, ic0, ic1, chunk_ig) -> list:
         """LOADs of one step's ifmap into IBUF ``bank``: KH (or KH x KW) strided gathers when folded; the input
-        window of the acc tile for a convolution; the acc tile itself for a copy."""
+        window of the acc tile for a convolution; the acc tile itself for a copy (shifted by its padding)."""
         L, vin = self.L, self.vin
         if L.fold:
             contiguous = vin.channels == L.IC
@@ -119,9 +119,9 @@ class _LayerEmitter:
             return [isa.make("LOAD", buf=0, bank=bank, base_reg=vin.base_reg,
                              ddr_offset=vin.at(r0 * L.S - L.pad, c0 * L.S - L.pad_left, ic0), rows=in_rows, cols=in_cols,
                              elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix, dst_pitch=chunk_ig)]
-        return [isa.make("LOAD", buf=0, bank=bank, base_reg=vin.base_reg, ddr_offset=vin.at(r0, c0, ic0),
-                         rows=acc_rows, cols=acc_cols, elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix,
-                         dst_pitch=chunk_ig)]
+        return [isa.make("LOAD", buf=0, bank=bank, base_reg=vin.base_reg,
+                         ddr_offset=vin.at(r0 - L.pad, c0 - L.pad_left, ic0), rows=acc_rows, cols=acc_cols,
+                         elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix, dst_pitch=chunk_ig)]
 
     def _weight_load(self, bank, og0, tile_og, ic0, chunk_ig):
         """LOAD of the weights of output groups [og0, og0 + tile_og) x one input chunk into WBUF ``bank``."""

@@ -159,8 +159,8 @@ def layer_of(g: Graph, n, hw: HwConfig) -> Layer:
     OC = to.shape[1]
     if m.kind == "conv":
         K, S, pads = m.kernel, m.stride, m.four_pads()
-    else:
-        K, S, pads = 1, 1, (0, 0, 0, 0)
+    else:   # a copy layer's pads: read its input with that border (a padded max-pool)
+        K, S, pads = 1, 1, m.four_pads()
     pad = pads[0]
     OHc, OWc = (H + pads[0] + pads[2] - K) // S + 1, (W + pads[1] + pads[3] - K) // S + 1
     pool = tuple(m.pool) if m.pool else (1, 1, 0)

@@ -41,6 +41,17 @@ class _Store:
         raise GraphError(f"tensor {name!r} read before it was written")
 
 
+def _maxpool_node(g: Graph, n, x: np.ndarray) -> np.ndarray:
+    """ONNX MaxPool node ``n`` on x [1, C, H, W]: -inf padding (auto_pad resolved), ceil_mode as the extra
+    bottom / right rows and columns the output shape needs."""
+    a = n.attrs
+    k, s = int(a["kernel_shape"][0]), int(a.get("strides", [1, 1])[0])
+    pt, pl, pb, pr = resolve_pads(n, x.shape[2:], [k, k], [s, s])
+    oh, ow = g.tensors[n.outputs[0]].shape[2:]
+    pb, pr = max(pb, (oh - 1) * s + k - x.shape[2] - pt), max(pr, (ow - 1) * s + k - x.shape[3] - pl)
+    return maxpool2d(x[0], k, s, pads=(pt, pl, pb, pr))[None]
+
+
 def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None = None) -> dict:
     """Run the graph on float32 inputs (``{name: [1, C, H, W]}``).
 
@@ -66,7 +77,7 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None 
             y = activation(y, m.act, m.alpha)
             side = [maxpool2d(y, *sp)[None].astype(np.float32) for sp in m.side_pools]
             if m.pool:
-                y = maxpool2d(y, *m.pool)
+                y = maxpool2d(y, *m.pool, pads=m.pads if m.kind == "copy" else None)
             y = upsample_nearest(y, m.upsample)
             outs = [y[None].astype(np.float32)] + side
         elif n.op == "Conv":
@@ -83,8 +94,7 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None 
         elif n.op in ("Relu", "LeakyRelu"):
             outs = [activation(ins[0], "relu" if n.op == "Relu" else "leaky", a.get("alpha", 0.01))]
         elif n.op == "MaxPool":
-            pads = a.get("pads", [0, 0, 0, 0])
-            outs = [maxpool2d(ins[0][0], a["kernel_shape"][0], a.get("strides", [1, 1])[0], pads[2])[None]]
+            outs = [_maxpool_node(g, n, ins[0])]
         elif n.op in ("Resize", "Upsample"):
             o = g.tensors[n.outputs[0]].shape
             outs = [upsample_nearest(ins[0][0], o[2] // ins[0].shape[2])[None]]

@@ -30,7 +30,9 @@ qmax = 2^(b-1) - 1:
 * negative side: LeakyReLU(alpha) the multiplier of ``alpha * r``; ReLU M = 0, s = 1; linear the positive one;
 * requantization of ``v = acc + B``: ``q = clip(floor((v * M + 2^(s-1)) / 2^s) + zp_out, qmin, qmax)`` with the
   negative-side (M, s) where the layer has an activation and v < 0;
-* then max-pool (k x k, stride s, window clipped at the bottom/right edge) and nearest upsampling; a second
+* then max-pool (k x k, stride s, window clipped at the bottom/right edge; a copy layer's pads are the pool's
+  -inf padding, and the border of its input region holds qmin when no padded convolution reads it) and nearest
+  upsampling; a second
   (pooled) output of the same accumulators uses its own output scale: ``r = s_in * s_w / s_side``;
 * per-channel output scales (given per-channel ranges, with per-channel weights) for a graph output that only
   the host reads: ``scale[c] = max(|lo[c]|, |hi[c]|) * headroom / qmax``, zero point 0 in every mode, each at
@@ -137,12 +139,13 @@ def _conv(x: np.ndarray, w: np.ndarray, stride: int, pads: tuple, pad_value: int
     return out.astype(np.int64).reshape(oc, oh, ow)
 
 
-def _maxpool(y: np.ndarray, k: int, s: int, pad_end: int) -> np.ndarray:
+def _maxpool(y: np.ndarray, k: int, s: int, pad_end: int, pads: tuple | None = None) -> np.ndarray:
     c, h, w = y.shape
-    oh, ow = (h + pad_end - k) // s + 1, (w + pad_end - k) // s + 1
+    pt, pl, pb, pr = pads if pads is not None else (0, 0, pad_end, pad_end)
+    oh, ow = (h + pt + pb - k) // s + 1, (w + pl + pr - k) // s + 1
     lo = np.iinfo(np.int64).min
-    yp = np.full((c, h + pad_end + k, w + pad_end + k), lo, np.int64)
-    yp[:, :h, :w] = y
+    yp = np.full((c, h + pt + pb + k, w + pl + pr + k), lo, np.int64)
+    yp[:, pt:pt + h, pl:pl + w] = y
     out = np.full((c, oh, ow), lo, np.int64)
     for dy in range(k):
         for dx in range(k):
@@ -193,6 +196,13 @@ class IndependentRef:
                 elif self.regions[reg][0] < floor:
                     lo, hi = ranges[reg]
                     self.regions[reg] = act_params(lo, hi, bits, symmetric, room[reg], floor)
+        # border of each region: the zero point, or qmin where only padded max-pool copy layers read it padded
+        self.border = {}
+        for name in g.regions:
+            readers = [n.attrs["macro"] for n in g.nodes if n.op == "Macro" and g.tensors[n.inputs[0]].region == name]
+            pool_pad = any(m.kind == "copy" and m.pads for m in readers)
+            conv_pad = any(m.kind == "conv" and max(m.four_pads()) > 0 for m in readers)
+            self.border[name] = self.qmin if pool_pad and not conv_pad else self.regions[name][1]
         self.layers = {}
         for n in g.nodes:
             if n.op != "Macro":
@@ -286,7 +296,7 @@ class IndependentRef:
                              p["zp_out"], self.qmin, self.qmax)
                 if k == 0:
                     if m.pool:
-                        y = _maxpool(y, *m.pool)
+                        y = _maxpool(y, *m.pool, m.pads if m.kind == "copy" else None)
                     if m.upsample > 1:
                         y = y.repeat(m.upsample, axis=1).repeat(m.upsample, axis=2)
                 else:
@@ -315,7 +325,7 @@ def compare_ddr(ref: IndependentRef, regions: dict, prog, ddr: np.ndarray, bases
             continue
         a = region_array(ddr, bases[r["base_reg"]], r, eb).astype(np.int64)
         p, want = r["pad"], regions[name]
-        exp = np.full(a.shape, ref.regions[name][1], np.int64)
+        exp = np.full(a.shape, ref.border[name], np.int64)
         exp[p:p + r["h"], p:p + r["w"]] = want.transpose(1, 2, 0)
         diff = np.argwhere(a != exp)
         if diff.size:

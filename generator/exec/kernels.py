@@ -31,18 +31,21 @@ def conv2d(x: np.ndarray, w: np.ndarray, stride: int, pad, pad_value=0.0) -> np.
     return (w.reshape(oc, -1) @ cols).reshape(oc, oh, ow)
 
 
-def maxpool2d(x: np.ndarray, k: int, s: int, pad_end: int = 0) -> np.ndarray:
+def maxpool2d(x: np.ndarray, k: int, s: int, pad_end: int = 0, pads: tuple | None = None) -> np.ndarray:
     """Max-pool [C, H, W] with a k x k window, stride s, ``pad_end`` rows/cols of -inf at the bottom/right
-    (darknet's maxpool with padding = size - 1 and offset 0; ONNX MaxPool pads [0, 0, pad_end, pad_end]).
-    Output [C, (H + pad_end - k)//s + 1, (W + pad_end - k)//s + 1]."""
+    (darknet's maxpool with padding = size - 1 and offset 0; ONNX MaxPool pads [0, 0, pad_end, pad_end]), or
+    ``pads`` (top, left, bottom, right) of -inf, each below k. Output [C, (H + top + bottom - k)//s + 1,
+    (W + left + right - k)//s + 1]."""
     c, h, w = x.shape
-    oh = (h + pad_end - k) // s + 1
-    ow = (w + pad_end - k) // s + 1
+    pt, pl, pb, pr = pads if pads is not None else (0, 0, pad_end, pad_end)
+    oh = (h + pt + pb - k) // s + 1
+    ow = (w + pl + pr - k) // s + 1
     out = None
     for dy in range(k):
         for dx in range(k):
-            ys = np.minimum(np.arange(oh) * s + dy, h - 1)   # padded cells repeat the edge: max is unchanged
-            xs = np.minimum(np.arange(ow) * s + dx, w - 1)
+            # padded cells repeat the nearest edge cell of the same window: the max is unchanged
+            ys = np.clip(np.arange(oh) * s + dy - pt, 0, h - 1)
+            xs = np.clip(np.arange(ow) * s + dx - pl, 0, w - 1)
             v = x[:, ys][:, :, xs]
             out = v if out is None else np.maximum(out, v)
     return out

@@ -21,7 +21,7 @@ def run_quantized(g: Graph, x_q: np.ndarray, keep_regions: bool = False) -> dict
     """
     regions = {}
     for name, r in g.regions.items():
-        regions[name] = np.full((r.channels, r.h, r.w), r.zero_point, np.int64)
+        regions[name] = np.full((r.channels, r.h, r.w), r.zero_point, np.int64)   # interiors only
     t_in = g.tensors[g.inputs[0]]
     regions[t_in.region][:] = np.asarray(x_q).reshape(regions[t_in.region].shape)
 
@@ -43,8 +43,8 @@ def run_quantized(g: Graph, x_q: np.ndarray, keep_regions: bool = False) -> dict
             y = requantize(acc, p["mult_pos"], p["shift_pos"], p["mult_neg"], p["shift_neg"], q["use_neg"],
                            p["zp_out"], q["qmin"], q["qmax"])
             if k == 0:
-                if m.pool:
-                    y = maxpool2d(y, *m.pool)
+                if m.pool:   # a copy layer's pads: the pool's -inf padding (its input border holds qmin)
+                    y = maxpool2d(y, *m.pool, pads=m.pads if m.kind == "copy" else None)
                 y = upsample_nearest(y, m.upsample)
             else:
                 y = maxpool2d(y, *m.side_pools[k - 1])

@@ -80,12 +80,18 @@ class Builder:
     def relu(self, x):
         return self.unary("Relu", x)
 
-    def maxpool(self, x, k=2, s=2, pad_end=0):
+    def maxpool(self, x, k=2, s=2, pad_end=0, pads=None, ceil_mode=0):
+        """MaxPool k x k stride s; ``pads`` (top, left, bottom, right), default [0, 0, pad_end, pad_end]."""
         y = self._n("pool")
+        pt, pl, pb, pr = pads if pads is not None else (0, 0, pad_end, pad_end)
         self.nodes.append(h.make_node("MaxPool", [x], [y], kernel_shape=[k, k], strides=[s, s],
-                                      pads=[0, 0, pad_end, pad_end]))
+                                      pads=[pt, pl, pb, pr], ceil_mode=ceil_mode))
         n, c, H, W = self.shapes[x]
-        self.shapes[y] = [n, c, (H + pad_end - k) // s + 1, (W + pad_end - k) // s + 1]
+        rnd = (lambda a: -(-a // s)) if ceil_mode else (lambda a: a // s)
+        oh, ow = rnd(H + pt + pb - k) + 1, rnd(W + pl + pr - k) + 1
+        if ceil_mode:   # ONNX: the last window must start inside the input or the top/left padding
+            oh, ow = oh - ((oh - 1) * s >= H + pt), ow - ((ow - 1) * s >= W + pl)
+        self.shapes[y] = [n, c, oh, ow]
         return y
 
     def upsample(self, x, f=2):

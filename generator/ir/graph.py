@@ -221,7 +221,8 @@ class MacroAttrs:
         passes the PE array unchanged; used for a stand-alone max-pool or a copy between regions).
     kernel (KH = KW), stride, pad: convolution geometry (symmetric padding); pads: (top, left, bottom, right)
         when the padding is not the same on all four sides (``auto_pad`` SAME_UPPER / SAME_LOWER, TensorFlow and
-        Keras exports), else None; :meth:`four_pads` gives either as four values.
+        Keras exports), else None; :meth:`four_pads` gives either as four values. On a copy layer: the max-pool's
+        padding (-inf), read from its input region's border, which then holds the smallest integer.
     act: "linear", "relu" or "leaky"; alpha: LeakyReLU slope.
     pool: None or (k, s, pad_end): max-pool k x k stride s, with pad_end extra rows/cols at the bottom/right
         (darknet's size=2 stride=1 pool); upsample: nearest-neighbour factor (1 = none).

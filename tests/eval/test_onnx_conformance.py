@@ -194,8 +194,11 @@ def test_host_tail_reading_the_graph_input_and_an_fc_output():
 
 
 def test_exporters_padding_forms_pass():
-    """Convolution padding as TensorFlow / Keras exporters write it (auto_pad SAME_UPPER, asymmetric pads) runs
-    within tolerance of the node tests' expected outputs."""
-    for name in ("test_conv_with_autopad_same", "test_conv_with_strides_and_asymmetric_padding"):
+    """Convolution padding as TensorFlow / Keras exporters write it (auto_pad SAME_UPPER, asymmetric pads), and
+    max-pool padding (-inf: symmetric pads, SAME_LOWER, ceil_mode) run within tolerance of the node tests' expected
+    outputs."""
+    for name in ("test_conv_with_autopad_same", "test_conv_with_strides_and_asymmetric_padding",
+                 "test_maxpool_2d_pads", "test_maxpool_2d_same_lower", "test_maxpool_2d_ceil",
+                 "test_maxpool_2d_precomputed_same_upper"):
         r = conformance.run_test(conformance.NODE_DIR / name)
         assert r.status == "pass", f"{name}: {r.detail}"

@@ -269,3 +269,85 @@ def test_small_cfg_weight_count_errors(tmp_path):
                                            rf"\(layer 14\) needs {need} floats, only {have} left"):
         darknet_to_onnx(cfg, tmp_path / "small.weights")
     assert SMALL_CFG.splitlines()[92] == "[convolutional]"
+
+
+SPP_CFG = """[net]
+width=20
+height=16
+channels=3
+
+# 0: -> 8x16x20
+[convolutional]
+batch_normalize=1
+filters=8
+size=3
+stride=1
+pad=1
+activation=leaky
+
+# 1-6: SPP as in yolov4.cfg / yolov3-spp.cfg: darknet pads a size-k stride-1 pool by (k-1)/2 on every side
+[maxpool]
+stride=1
+size=5
+
+[route]
+layers=-2
+
+[maxpool]
+stride=1
+size=9
+
+[route]
+layers=-4
+
+[maxpool]
+stride=1
+size=13
+
+# 7: -> 32x16x20
+[route]
+layers=-1,-3,-5,-6
+
+# 8: head
+[convolutional]
+filters=14
+size=1
+stride=1
+pad=1
+activation=linear
+
+[yolo]
+mask=0,1
+anchors=2,3, 4,5
+classes=2
+num=2
+"""
+
+
+@pytest.mark.parametrize("mode", ["int8-asym", "int16-sym"])
+def test_spp_cfg_compiles_and_matches_onnxruntime(tmp_path, mode):
+    """An SPP block from a darknet cfg (max-pools 5, 9, 13 at stride 1, darknet padding) converts to ONNX pools
+    padded on every side, and compiles: the golden simulator equals the integer reference bit for bit and is within
+    the quantization error of onnxruntime on the converted model (which matches darknet's own numpy semantics
+    in the test above)."""
+    from helpers import compile_small, run_both, sqnr_db
+
+    rng = np.random.default_rng(5)
+    (tmp_path / "spp.cfg").write_text(SPP_CFG)
+    params = {0: {"bias": rng.normal(0, 0.5, 8), "scale": rng.uniform(0.5, 1.5, 8), "mean": rng.normal(0, 0.5, 8),
+                  "var": rng.uniform(0.2, 2.0, 8), "weight": rng.normal(0, 0.2, (8, 3, 3, 3))},
+              8: {"bias": rng.normal(0, 0.5, 14), "weight": rng.normal(0, 0.2, (14, 32, 1, 1))}}
+    params = {i: {k: v.astype(np.float32) for k, v in d.items()} for i, d in params.items()}
+    _write_weights(tmp_path / "spp.weights", params)
+    model = darknet_to_onnx(tmp_path / "spp.cfg", tmp_path / "spp.weights", tmp_path / "spp.onnx")
+    pads = sorted(list([a.ints for a in n.attribute if a.name == "pads"][0]) for n in model.graph.node
+                  if n.op_type == "MaxPool")
+    assert pads == [[2, 2, 2, 2], [4, 4, 4, 4], [6, 6, 6, 6]]
+    gq, prog, xs = compile_small(model, mode)
+    gold, ref, _ = run_both(gq, prog, xs[0])
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"input": xs[0]})[0]
+    o = gq.outputs[0]
+    assert np.array_equal(gold[o], ref[o])
+    t = gq.tensors[o]
+    assert sqnr_db(want[0], (ref[o] - t.zero_point) * t.deq_scale) > (30 if mode == "int8-asym" else 60)

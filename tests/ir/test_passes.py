@@ -65,6 +65,13 @@ def graphs():
     ga = b.op("GlobalAveragePool", [y], [1, 5, 1, 1])
     gm = b.op("GlobalMaxPool", [b.conv(y, 4, k=1)], [1, 4, 1, 1])
     out.append(("average_and_global_pools", b.model([ga, gm])))
+
+    b = Builder([1, 4, 15, 13], seed=7)   # SPP: padded stride-1 pools, 9 and 13 split into chains; ceil_mode pool
+    a = b.leaky(b.conv("x", 6, k=1))
+    c = b.concat(b.maxpool(a, 13, 1, pads=[6] * 4), b.maxpool(a, 9, 1, pads=[4] * 4),
+                 b.maxpool(a, 5, 1, pads=[2] * 4), a)
+    y = b.maxpool(b.conv(c, 5, k=1), 3, 2, pads=[1, 0, 1, 0], ceil_mode=1)
+    out.append(("spp_pools", b.model([y])))
     return out
 
 
@@ -134,11 +141,8 @@ def _one(op, in_shape, out_shape, inputs=None, **attrs):
 
 @pytest.mark.parametrize("attrs,out,msg", [
     (dict(dilations=[2, 2]), [1, 2, 6, 6], r"MaxPool.*dilations \[2, 2\] are not supported"),
-    (dict(pads=[1, 1, 1, 1]), [1, 2, 9, 9], r"MaxPool.*only padding at the bottom/right.*got pads \[1, 1, 1, 1\]"),
-    (dict(auto_pad="SAME_LOWER"), [1, 2, 8, 8], r"MaxPool.*got pads \[1, 1, 0, 0\].*auto_pad SAME_LOWER|"
-                                                r"MaxPool.*got pads \[1, 1, 0, 0\]"),
-    (dict(ceil_mode=1, strides=[2, 2], kernel_shape=[3, 3]), [1, 2, 4, 4],
-     r"MaxPool.*ceil_mode=1 changes the output size"),
+    (dict(pads=[2, 0, 2, 0]), [1, 2, 11, 7], r"MaxPool.*padding \[2, 0, 2, 0\].*must be below the window size 2"),
+    (dict(kernel_shape=[9, 9], strides=[2, 2]), [1, 2, 1, 1], r"MaxPool.*9x9 window is wider than the 7.*stride 1"),
 ])
 def test_maxpool_refusals_name_node_and_attribute(attrs, out, msg):
     a = dict(kernel_shape=[2, 2], strides=[1, 1])
@@ -152,6 +156,22 @@ def test_maxpool_ceil_mode_that_does_not_change_the_size_is_accepted():
     m, _ = _one("MaxPool", [1, 2, 8, 8], [1, 2, 4, 4], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
     g = passes.run_all(load_onnx(m))
     assert g.nodes[0].attrs["macro"].pool == (2, 2, 0)
+
+
+@pytest.mark.parametrize("attrs,out,pads", [
+    (dict(pads=[1, 1, 1, 1], kernel_shape=[3, 3]), [1, 2, 8, 8], (1, 1, 1, 1)),          # SPP-style "same"
+    (dict(auto_pad="SAME_LOWER"), [1, 2, 8, 8], (1, 1, 0, 0)),                            # top/left only
+    (dict(ceil_mode=1, strides=[2, 2], kernel_shape=[3, 3]), [1, 2, 4, 4], (0, 0, 1, 1)),  # ceil: one more row
+])
+def test_padded_maxpool_is_a_copy_layer_reading_a_padded_input(attrs, out, pads):
+    """A max-pool the conv's post-processing cannot take (top/left padding, ceil_mode) is a copy layer whose pads
+    are the pool's -inf padding."""
+    a = dict(kernel_shape=[2, 2], strides=[1, 1])
+    a.update(attrs)
+    m, _ = _one("MaxPool", [1, 2, 8, 8], out, **a)
+    g = passes.run_all(load_onnx(m))
+    ma = g.nodes[0].attrs["macro"]
+    assert ma.kind == "copy" and ma.pads == pads and ma.pool[2] == 0
 
 
 @pytest.mark.parametrize("attrs,wshape,out,msg", [

@@ -5,6 +5,7 @@ input or touches codegen. Shared helpers (:func:`resolve_pads`, pool / resize / 
 Order used by :func:`run_all` (:data:`PIPELINE`):
 
 1. lower_pooling: AveragePool / GlobalAveragePool -> diagonal Conv, GlobalMaxPool -> MaxPool;
+   split_large_pools: a stride-1 MaxPool wider than POST's window -> a chain of narrower ones;
 2. fold_batchnorm: BatchNormalization into the preceding Conv (or a diagonal 1x1 Conv);
 3. fc_to_conv: Flatten -> Gemm/MatMul -> an H x W Conv;
 4. hoist_pool_above_concat: op(concat(a, b)) -> concat(op(a), op(b)) for MaxPool and activations;
@@ -13,7 +14,8 @@ Order used by :func:`run_all` (:data:`PIPELINE`):
 7. assign_regions: one DDR region per activation;
 8. eliminate_concat: Concat inputs written side by side into one region;
 9. eliminate_split: Split/Slice outputs become channel views;
-10. merge_pool_copies: a k x k / stride k pool copy of a conv output -> the conv's second, pooled output.
+10. merge_pool_copies: a k x k / stride k pool copy of a conv output -> the conv's second, pooled output;
+11. separate_pool_borders: a padded max-pool reads a copy of a region a padded convolution reads too.
 
 Every pass is checked numerically against onnxruntime on small random graphs (tests/ir/test_passes.py).
 """
@@ -31,14 +33,17 @@ from generator.ir.passes.hoist_pool_above_concat import hoist_pool_above_concat
 from generator.ir.passes.lower_pooling import lower_pooling
 from generator.ir.passes.lower_standalone import lower_standalone
 from generator.ir.passes.merge_pool_copies import merge_pool_copies
+from generator.ir.passes.separate_pool_borders import separate_pool_borders
+from generator.ir.passes.split_large_pools import split_large_pools
 
-__all__ = ["PIPELINE", "run_all", "resolve_pads", "lower_pooling", "fold_batchnorm", "fc_to_conv",
-           "hoist_pool_above_concat", "fuse_macro", "lower_standalone", "assign_regions", "eliminate_concat",
-           "eliminate_split", "merge_pool_copies"]
+__all__ = ["PIPELINE", "run_all", "resolve_pads", "lower_pooling", "split_large_pools", "fold_batchnorm",
+           "fc_to_conv", "hoist_pool_above_concat", "fuse_macro", "lower_standalone", "assign_regions",
+           "eliminate_concat", "eliminate_split", "merge_pool_copies", "separate_pool_borders"]
 
 #: the passes :func:`run_all` applies, in order
-PIPELINE = (lower_pooling, fold_batchnorm, fc_to_conv, hoist_pool_above_concat, fuse_macro, lower_standalone,
-            assign_regions, eliminate_concat, eliminate_split, merge_pool_copies)
+PIPELINE = (lower_pooling, split_large_pools, fold_batchnorm, fc_to_conv, hoist_pool_above_concat, fuse_macro,
+            lower_standalone, assign_regions, eliminate_concat, eliminate_split, merge_pool_copies,
+            separate_pool_borders)
 
 
 def run_all(graph: Graph) -> Graph:

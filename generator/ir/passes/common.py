@@ -82,6 +82,41 @@ def pool_attrs(n: Node, g: Graph | None = None) -> tuple:
     return (k[0], s[0], int(pads[2]))
 
 
+def fusable_pool(n: Node, g: Graph) -> bool:
+    """True when MaxPool ``n`` can be fused behind a convolution (:func:`pool_attrs` accepts it: padding only at
+    the bottom/right, floor rounding); a padded pool runs as a stand-alone copy layer (:func:`standalone_pool`)."""
+    try:
+        pool_attrs(n, g)
+    except GraphError:
+        return False
+    return True
+
+
+def standalone_pool(n: Node, g: Graph) -> tuple[tuple, tuple | None]:
+    """((k, s, pad_end), pads) of a MaxPool node run as a stand-alone copy layer: ``pads`` None when
+    :func:`pool_attrs` accepts it, else the (top, left, bottom, right) padding (-inf in ONNX; the input region's
+    border then holds the smallest integer, which no pooled value is below), bottom / right extended to the
+    output size ``ceil_mode`` gives. Raises GraphError naming the node for dilations, non-square windows or
+    strides, or a padding of k or more (a window could hold padding alone)."""
+    if fusable_pool(n, g):
+        return pool_attrs(n, g), None
+    k = [int(v) for v in n.attrs["kernel_shape"]]
+    s = [int(v) for v in n.attrs.get("strides", [1] * len(k))]
+    d = [int(v) for v in n.attrs.get("dilations", [1] * len(k))]
+    where = f"node {n.name} (MaxPool)"
+    if len(k) != 2 or d != [1, 1] or k[0] != k[1] or s[0] != s[1]:
+        pool_attrs(n, g)   # raises with the reason
+    h, w = g.tensors[n.inputs[0]].shape[2:]
+    pads = resolve_pads(n, (h, w), k, s)
+    oh, ow = g.tensors[n.outputs[0]].shape[2:]
+    pb, pr = (oh - 1) * s[0] + k[0] - h - pads[0], (ow - 1) * s[1] + k[1] - w - pads[1]
+    four = (pads[0], pads[1], max(pads[2], pb), max(pads[3], pr))
+    if max(four) >= k[0] or min(four) < 0:
+        raise GraphError(f"{where}: padding {list(four)} (top, left, bottom, right, with ceil_mode) must be below "
+                         f"the window size {k[0]}")
+    return (k[0], s[0], 0), four
+
+
 def _nearest_src(n_out: int, n_in: int, f: int, ctm: str, nearest_mode: str) -> np.ndarray:
     """Source index of every output index of a nearest Resize along one axis (ONNX Resize-19 semantics),
     scale ``f`` = n_out / n_in, ``ctm`` its coordinate_transformation_mode. Int [n_out]; all -1 for an

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from generator.ir.graph import Graph, GraphError, MacroAttrs, Node, Tensor
-from generator.ir.passes.common import (ACT_OPS, activation_of, attr_str, pool_attrs, resize_factor, resolve_pads,
-                                        single_consumer)
+from generator.ir.passes.common import (ACT_OPS, activation_of, attr_str, fusable_pool, pool_attrs, resize_factor,
+                                        resolve_pads, single_consumer)
 
 
 def fuse_macro(graph: Graph) -> Graph:
@@ -57,7 +57,7 @@ def fuse_macro(graph: Graph) -> Graph:
             fused.append(nxt)
             cur = nxt.outputs[0]
             nxt = single_consumer(g, cur)
-        if nxt is not None and nxt.op == "MaxPool":
+        if nxt is not None and nxt.op == "MaxPool" and fusable_pool(nxt, g):
             ma.pool = pool_attrs(nxt, g)
             fused.append(nxt)
             cur = nxt.outputs[0]

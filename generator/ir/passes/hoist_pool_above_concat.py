@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from generator.ir.graph import Graph, Node, Tensor
-from generator.ir.passes.common import ACT_OPS, pool_attrs, single_consumer
+from generator.ir.passes.common import ACT_OPS, fusable_pool, pool_attrs, single_consumer
 
 
 def hoist_pool_above_concat(graph: Graph) -> Graph:
@@ -17,7 +17,7 @@ def hoist_pool_above_concat(graph: Graph) -> Graph:
         changed = False
         for cat in [n for n in g.nodes if n.op == "Concat"]:
             nxt = single_consumer(g, cat.outputs[0])
-            if nxt is None or nxt.op not in ACT_OPS | {"MaxPool"}:
+            if nxt is None or nxt.op not in ACT_OPS | {"MaxPool"} or (nxt.op == "MaxPool" and not fusable_pool(nxt, g)):
                 continue
             new_ins = []
             for k, i in enumerate(cat.inputs):

@@ -11,7 +11,7 @@ def merge_pool_copies(graph: Graph) -> Graph:
     g = graph.copy()
     for c in [n for n in g.nodes if n.op == "Macro" and n.attrs["macro"].kind == "copy"]:
         m = c.attrs["macro"]
-        if not m.pool or m.pool[0] != m.pool[1] or m.pool[2] or m.act != "linear" or m.upsample != 1:
+        if not m.pool or m.pool[0] != m.pool[1] or m.pool[2] or m.pads or m.act != "linear" or m.upsample != 1:
             continue
         p = g.producer(c.inputs[0])
         if p is None or p.op != "Macro" or p.outputs[0] != c.inputs[0]:

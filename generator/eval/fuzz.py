@@ -3,8 +3,9 @@
 Each case is a random single layer or small graph, drawn from ``(seed, case index)`` alone so that any case can be
 re-run by itself: convolutions with IC and OC in 1..600, H and W in 1..64, kernels 1/3/5/7, stride 1/2,
 padding 0..K//2 (a quarter of them asymmetric: each side its own), ReLU / LeakyReLU / linear, fused max-pool 2/3
-with stride 1/2 (and darknet's bottom/right padding), nearest upsampling x2/x4, chains, concat (shared DDR regions), channel split (views), stand-alone
-pool / activation / upsample copy layers, quantized fully-connected layers (Flatten + Gemm), zero weight
+with stride 1/2 (and darknet's bottom/right padding), nearest upsampling x2/x4, chains, concat (shared DDR
+regions), channel split (views), stand-alone pool (2/3/5/9, padded on any side, ceil_mode) / activation /
+upsample copy layers, quantized fully-connected layers (Flatten + Gemm), zero weight
 channels, every quantization mode with per-channel and per-tensor weights, inputs beyond the calibration range
 (saturation), and PE arrays with Tm != Tn. A few cases are degenerate on purpose (an output of zero size, a layer
 that fits no buffer): the compiler must refuse those with one clear line naming the node.
@@ -151,10 +152,19 @@ def draw_case(seed: int, index: int, configs: list[str], executors: list[str]) -
             a.update(s=1, p=a["k"] // 2)
             c = dict(op="conv", oc=_logint(rng, 1, 200), k=3, s=1, p=1, act="leaky", wscale=1.0, zero_oc=False)
             tail = str(rng.choice(["pool", "relu", "leaky", "up"]))
-            layers = [a, c, dict(op="standalone", what=tail, pk=int(rng.choice([2, 3])),
-                                 ps=int(rng.choice([1, 2])), up=int(rng.choice([2, 4])))]
-            if tail == "pool" and min(H, W) < 3:
+            pk = int(rng.choice([2, 3, 5, 9], p=[0.35, 0.35, 0.2, 0.1]))
+            ps = 1 if pk == 9 else int(rng.choice([1, 2]))
+            pads = [int(v) for v in rng.integers(0, pk, 4)] if rng.random() < 0.5 else [0, 0, 0, 0]
+            if pk == 9:   # split into a chain: every side's padding below the links' windows
+                pads = [min(v, 4) for v in pads]
+            layers = [a, c, dict(op="standalone", what=tail, pk=pk, ps=ps, up=int(rng.choice([2, 4])), pads=pads,
+                                 ceil=int(ps == 2 and rng.random() < 0.5))]
+            if tail == "pool" and min(H + pads[0] + pads[2], W + pads[1] + pads[3]) < pk:
                 continue
+            for n, p0, p1 in ((H, pads[0], pads[2]), (W, pads[1], pads[3])):   # ceil_mode where a last window
+                if -(-(n + p0 + p1 - pk) // ps) * ps >= n + p0:                  # would start in the padding:
+                    layers[2]["ceil"] = 0                                        # ONNX's shape inference and
+                                                                                 # reference disagree there
         elif kind == "fc":
             H = W = _logint(rng, 1, 8)     # square: a fully-connected layer becomes an H x W convolution
             ic = _logint(rng, 1, 128)
@@ -231,8 +241,8 @@ def build_model(case: dict, shapes_only: bool = False):
         c = conv(a, layers[1])
         cat = b.concat(a, c)
         t = layers[2]
-        if t["what"] == "pool":
-            y = b.maxpool(cat, k=t["pk"], s=t["ps"])
+        if t["what"] == "pool":   # padding -inf on any side (SPP, auto_pad, ceil_mode)
+            y = b.maxpool(cat, k=t["pk"], s=t["ps"], pads=t.get("pads"), ceil_mode=t.get("ceil", 0))
         elif t["what"] == "relu":
             y = b.relu(cat)
         elif t["what"] == "leaky":

@@ -1,6 +1,8 @@
-"""The single-layer suite shared by the bit-exact tests of every executor: twelve layer kinds (each a small ONNX
+"""The single-layer suite shared by the bit-exact tests of every executor: fifteen layer kinds (each a small ONNX
 graph built by :class:`generator.frontend.modelgen.Builder`, with its input channel count), five quantization
 modes (mode, per-channel weights) and two hardware configurations (zcu19eg, and TINY whose buffers force tiling)."""
+import numpy as np
+
 from generator.exec.rtl import TINY
 from helpers import board
 
@@ -71,10 +73,20 @@ def csp_padded_pool(b):          # a padded pool over a concat holding a tensor 
     return b.maxpool(b.concat(a, c), 3, 1, pads=[1, 1, 1, 1]), c
 
 
+def residual_add(b):             # darknet [shortcut] activation=leaky, then channel scaling by a constant
+    x = b.leaky(b.conv("x", 9, k=3))
+    r = b.leaky(b.conv(x, 9, k=3))
+    _, c, h, w = b.shapes[x]
+    y = b.leaky(b.op("Add", [x, r], [1, c, h, w]))
+    k = b.const(np.linspace(-1.5, 2.0, c).astype(np.float32).reshape(1, c, 1, 1))
+    return b.op("Mul", [y, k], [1, c, h, w])
+
+
 KINDS = {"conv1x1": (conv1x1, 13), "conv3x3_s1": (conv3x3_s1, 13), "conv3x3_s2": (conv3x3_s2, 13),
          "first_layer_folded": (first_layer_folded, 3), "relu_pool": (relu_pool, 11),
          "pool_stride1": (pool_stride1, 6), "upsample": (upsample, 20), "concat": (concat, 9), "split": (split, 9),
          "standalone_pool": (standalone_pool, 10), "same_upper_folded": (same_upper_folded, 3),
-         "asym_pads_k5": (asym_pads_k5, 6), "spp": (spp, 6), "csp_padded_pool": (csp_padded_pool, 5)}
+         "asym_pads_k5": (asym_pads_k5, 6), "spp": (spp, 6), "csp_padded_pool": (csp_padded_pool, 5),
+         "residual_add": (residual_add, 7)}
 MODES = [("int8-asym", True), ("int8-sym", True), ("int16-sym", True), ("int16-asym", True), ("int8-asym", False)]
 BOARDS = {"zcu19eg": lambda: board(), "tiny": lambda: board(**TINY)}

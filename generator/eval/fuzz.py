@@ -161,10 +161,8 @@ def draw_case(seed: int, index: int, configs: list[str], executors: list[str]) -
                                  ceil=int(ps == 2 and rng.random() < 0.5))]
             if tail == "pool" and min(H + pads[0] + pads[2], W + pads[1] + pads[3]) < pk:
                 continue
-            for n, p0, p1 in ((H, pads[0], pads[2]), (W, pads[1], pads[3])):   # ceil_mode where a last window
-                if -(-(n + p0 + p1 - pk) // ps) * ps >= n + p0:                  # would start in the padding:
-                    layers[2]["ceil"] = 0                                        # ONNX's shape inference and
-                                                                                 # reference disagree there
+            for n, p0, p1 in ((H, pads[0], pads[2]), (W, pads[1], pads[3])):   # no ceil_mode where a last window
+                layers[2]["ceil"] *= -(-(n + p0 + p1 - pk) // ps) * ps < n + p0  # starts in the padding (ONNX disagrees)
         elif kind == "fc":
             H = W = _logint(rng, 1, 8)     # square: a fully-connected layer becomes an H x W convolution
             ic = _logint(rng, 1, 128)

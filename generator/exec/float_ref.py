@@ -41,6 +41,23 @@ class _Store:
         raise GraphError(f"tensor {name!r} read before it was written")
 
 
+_ARITH = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}
+
+
+def _macro(g: Graph, m, x: np.ndarray) -> list:
+    """A Macro layer on x [C, H, W]: its outputs [1, C', H', W'] float32 (main, then the side pools)."""
+    if m.kind == "conv":
+        y = conv2d(x, g.const(m.weight), m.stride, m.four_pads()) + g.const(m.bias)[:, None, None]
+    else:
+        y = x
+    y = activation(y, m.act, m.alpha)
+    side = [maxpool2d(y, *sp)[None].astype(np.float32) for sp in m.side_pools]
+    if m.pool:   # a copy layer's pads: the pool's -inf padding
+        y = maxpool2d(y, *m.pool, pads=m.pads if m.kind == "copy" else None)
+    y = upsample_nearest(y, m.upsample)
+    return [y[None].astype(np.float32)] + side
+
+
 def _maxpool_node(g: Graph, n, x: np.ndarray) -> np.ndarray:
     """ONNX MaxPool node ``n`` on x [1, C, H, W]: -inf padding (auto_pad resolved), ceil_mode as the extra
     bottom / right rows and columns the output shape needs."""
@@ -66,20 +83,9 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None 
         ins = [st.get(i) if i else None for i in n.inputs]
         a = n.attrs
         if n.op == "Macro":
-            m = a["macro"]
-            x = ins[0][0]
             if taps is not None:
-                taps[n.name] = x
-            if m.kind == "conv":
-                y = conv2d(x, g.const(m.weight), m.stride, m.four_pads()) + g.const(m.bias)[:, None, None]
-            else:
-                y = x
-            y = activation(y, m.act, m.alpha)
-            side = [maxpool2d(y, *sp)[None].astype(np.float32) for sp in m.side_pools]
-            if m.pool:
-                y = maxpool2d(y, *m.pool, pads=m.pads if m.kind == "copy" else None)
-            y = upsample_nearest(y, m.upsample)
-            outs = [y[None].astype(np.float32)] + side
+                taps[n.name] = ins[0][0]
+            outs = _macro(g, a["macro"], ins[0][0])
         elif n.op == "Conv":
             s = a.get("strides", [1, 1])[0]
             p = resolve_pads(n, ins[0].shape[2:], list(ins[1].shape[2:]), [s, s])
@@ -98,6 +104,8 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None 
         elif n.op in ("Resize", "Upsample"):
             o = g.tensors[n.outputs[0]].shape
             outs = [upsample_nearest(ins[0][0], o[2] // ins[0].shape[2])[None]]
+        elif n.op in _ARITH:   # element-wise, numpy (= ONNX multidirectional) broadcasting
+            outs = [_ARITH[n.op](ins[0], ins[1]).astype(np.float32)]
         elif n.op == "Concat":
             outs = [np.concatenate(ins, axis=a.get("axis", 1))]
         elif n.op == "Split":

@@ -37,7 +37,7 @@ from generator.ir.passes.common import resolve_pads
 
 SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resize", "Upsample", "Concat",
              "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant", "AveragePool",
-             "GlobalAveragePool", "GlobalMaxPool"}
+             "GlobalAveragePool", "GlobalMaxPool", "Add", "Sub", "Mul", "Div"}
 
 
 def _attrs(node) -> dict:
@@ -197,7 +197,8 @@ def _const_ints(n, k: int, attr: str, tensors: dict):
 
 def refusal(n, tensors: dict) -> str | None:
     """Why the accelerator cannot run node ``n`` (an IR :class:`Node` straight from ONNX), or None: an op outside
-    :data:`SUPPORTED`, a Slice other than a constant channel slice (axis 1, step 1), a Split on another axis."""
+    :data:`SUPPORTED`, a Slice other than a constant channel slice (axis 1, step 1), a Split on another axis, an
+    Add / Sub / Mul / Div other than of two tensors (Add, Sub) or by a per-channel constant."""
     if n.op not in SUPPORTED:
         return "op"
     if n.op == "Slice":
@@ -212,6 +213,18 @@ def refusal(n, tensors: dict) -> str | None:
             return "not a channel slice (axis 1, step 1)"
     if n.op == "Split" and n.attrs.get("axis", 0) not in (1, -3):
         return "not a channel split (axis 1)"
+    if n.op in ("Add", "Sub", "Mul", "Div"):
+        consts = [i for i in n.inputs if i in tensors and tensors[i].is_const]
+        if len(consts) == 2:
+            return "two constants"
+        if not consts and n.op in ("Mul", "Div"):
+            return "a product or quotient of two tensors"
+        if n.op == "Div" and consts == [n.inputs[0]]:
+            return "a constant divided by a tensor"
+        v = tensors[consts[0]].data if consts else None
+        if v is not None and v.size != 1 and not (v.ndim in (3, 4) and v.shape[-2:] == (1, 1)
+                                                  and (v.ndim == 3 or v.shape[0] == 1)):
+            return "a constant that is not per channel"
     return None
 
 

@@ -8,10 +8,7 @@ from generator.frontend.onnx_loader import load_onnx
 from generator.ir.graph import GraphError
 from generator.frontend.modelgen import Builder, ort_run
 
-PIPELINE = [passes.lower_pooling, passes.fold_batchnorm, passes.fc_to_conv, passes.hoist_pool_above_concat,
-            passes.fuse_macro,
-            passes.lower_standalone, passes.assign_regions, passes.eliminate_concat, passes.eliminate_split,
-            passes.merge_pool_copies]
+PIPELINE = passes.PIPELINE
 
 
 def csp_block(b):
@@ -72,6 +69,16 @@ def graphs():
                  b.maxpool(a, 5, 1, pads=[2] * 4), a)
     y = b.maxpool(b.conv(c, 5, k=1), 3, 2, pads=[1, 0, 1, 0], ceil_mode=1)
     out.append(("spp_pools", b.model([y])))
+
+    b = Builder([1, 5, 9, 11], seed=8)    # element-wise arithmetic lowered to 1x1 convolutions
+    a = b.leaky(b.conv("x", 6, k=3))
+    r = b.conv(a, 6, k=3)
+    y = b.leaky(b.op("Add", [a, r], [1, 6, 9, 11]))                                  # residual
+    y = b.op("Sub", [b.const(np.float32(0.5)), y], [1, 6, 9, 11])                    # k - x
+    y = b.op("Div", [y, b.const(np.linspace(0.5, 3, 6).astype(np.float32).reshape(6, 1, 1))], [1, 6, 9, 11])
+    z = b.op("Sub", [y, a], [1, 6, 9, 11])                                           # a tensor minus a tensor
+    z = b.op("Mul", [b.const(np.full((1, 6, 1, 1), -2.0, np.float32)), z], [1, 6, 9, 11])
+    out.append(("elementwise", b.model([z, b.op("Add", [a, a], [1, 6, 9, 11])])))
     return out
 
 
@@ -240,4 +247,22 @@ def test_average_pool_refusals():
     b = Builder([1, 2, 8, 6])
     y = b.op("GlobalMaxPool", ["x"], [1, 2, 1, 1])
     with pytest.raises(GraphError, match=r"GlobalMaxPool.*only square inputs.*8x6"):
+        passes.run_all(load_onnx(b.model([y])))
+
+
+@pytest.mark.parametrize("op,second,msg", [
+    ("Mul", "tensor", r"Mul x 1 \(a product or quotient of two tensors\)"),
+    ("Div", "const_first", r"Div x 1 \(a constant divided by a tensor\)"),
+    ("Add", "row", r"Add x 1 \(a constant that is not per channel\)"),
+])
+def test_elementwise_refusals_name_node_and_reason(op, second, msg):
+    """Element-wise forms the accelerator has no layer for are refused (when not a host-side tail), each node
+    named with the reason."""
+    b = Builder([1, 4, 6, 6], seed=9)
+    a = b.conv("x", 4, k=1)
+    other = {"tensor": b.conv("x", 4, k=1), "const_first": b.const(np.float32(2.0)),
+             "row": b.const(np.ones(6, np.float32))}[second]
+    ins = [other, a] if second == "const_first" else [a, other]
+    y = b.conv(b.op(op, ins, [1, 4, 6, 6]), 3, k=1)
+    with pytest.raises(GraphError, match=msg):
         passes.run_all(load_onnx(b.model([y])))

@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SUPPORTED_SECTIONS = ("net", "network", "convolutional", "conv", "maxpool", "max", "route", "upsample", "yolo")
+SUPPORTED_SECTIONS = ("net", "network", "convolutional", "conv", "maxpool", "max", "route", "upsample", "shortcut",
+                      "yolo")
 CANONICAL = {"network": "net", "conv": "convolutional", "max": "maxpool"}
 ACTIVATIONS = ("leaky", "relu", "linear")
 
@@ -42,6 +43,7 @@ KNOWN_KEYS = {
                 "antialiasing", "maxpool_zero_nonmax") + _COMMON_LAYER_KEYS,
     "route": ("layers", "groups", "group_id", "stream", "wait_stream") + _COMMON_LAYER_KEYS,
     "upsample": ("stride", "scale") + _COMMON_LAYER_KEYS,
+    "shortcut": ("from", "activation", "weights_type", "weights_normalization") + _COMMON_LAYER_KEYS,
     "yolo": ("classes", "num", "mask", "max", "show_details", "max_delta", "counters_per_class",
              "label_smooth_eps", "scale_x_y", "objectness_smooth", "new_coords", "iou_normalizer",
              "obj_normalizer", "cls_normalizer", "delta_normalizer", "iou_loss", "iou_thresh_kind", "beta_nms",

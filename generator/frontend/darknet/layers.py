@@ -124,6 +124,8 @@ def build_layers(sections: list[Section], cfg_name: str) -> tuple[dict, list[Lay
             layer = _maxpool(opts, i, s, shape)
         elif kind == "route":
             layer = _route(opts, i, s, layers)
+        elif kind == "shortcut":
+            layer = _shortcut(opts, i, s, shape, layers)
         elif kind == "upsample":
             stride = opts.int_(s, "stride", 2)
             if stride < 1:
@@ -143,7 +145,9 @@ def build_layers(sections: list[Section], cfg_name: str) -> tuple[dict, list[Lay
             if used:
                 raise opts.err(l.section, f"routes to [yolo] layer {sorted(used)}: the yolo output (decoded, "
                                          f"logistic-activated) is not modelled; route to the layer before it")
-        if l.kind in ("convolutional", "maxpool", "upsample", "yolo") and l.index - 1 in yolo_idx:
+        if l.kind == "shortcut" and l.params["from"] in yolo_idx:
+            raise opts.err(l.section, f"adds [yolo] layer {l.params['from']}, which is not modelled")
+        if l.kind in ("convolutional", "maxpool", "upsample", "shortcut", "yolo") and l.index - 1 in yolo_idx:
             raise opts.err(l.section, f"takes its input from [yolo] layer {l.index - 1}, which is not modelled")
     if not yolo_idx:
         raise DarknetError(f"{cfg_name}: no [yolo] section, the model would have no output")
@@ -241,6 +245,29 @@ def _route(opts: OptionReader, i: int, s: Section, layers: list[Layer]) -> Layer
     c = sum(sh[0] for sh in shapes) // groups
     return Layer(i, s, "route", (c, shapes[0][1], shapes[0][2]),
                   {"inputs": inputs, "groups": groups, "group_id": group_id})
+
+
+def _shortcut(opts: OptionReader, i: int, s: Section, shape, layers: list[Layer]) -> Layer:
+    """[shortcut] ``s``, layer ``i``: the previous layer's output (``shape``) plus layer ``from``'s (a residual
+    connection), then ``activation`` (default linear). params: from (absolute index), activation. Only one
+    ``from``, of the same shape, and no weights (``weights_type=none``)."""
+    refs = opts.ints(s, "from")
+    if len(refs) != 1:
+        raise opts.err(s, f"from={s.options.get('from')}: exactly one layer is supported")
+    j = i + refs[0] if refs[0] < 0 else refs[0]
+    if not 0 <= j < i:
+        raise opts.err(s, f"from={s.options['from']}: layer {j} is not an earlier layer (this is layer {i})")
+    if tuple(layers[j].out_shape) != tuple(shape):
+        raise opts.err(s, f"from={s.options['from']}: layer {j} is {layers[j].out_shape[0]}x{layers[j].out_shape[1]}"
+                          f"x{layers[j].out_shape[2]}, the previous layer {shape[0]}x{shape[1]}x{shape[2]} (C x H x "
+                          f"W); only equal shapes are supported")
+    wt = s.options.get("weights_type", "none")
+    if wt != "none":
+        raise opts.err(s, f"weights_type={wt} is not supported (only none)")
+    act = s.options.get("activation", "linear")
+    if act not in ACTIVATIONS:
+        raise opts.err(s, f"activation={act!r} is not supported (supported: {', '.join(ACTIVATIONS)})")
+    return Layer(i, s, "shortcut", tuple(shape), {"from": j, "activation": act})
 
 
 def yolo_layer(opts: OptionReader, i: int, s: Section, shape) -> Layer:

@@ -1,7 +1,7 @@
 """Darknet cfg + weights -> ONNX graph.
 
 Naming (deterministic, tied to the darknet layer index ``i``: 0-based, counting every section after ``[net]``
-including ``[yolo]``): nodes ``conv_i``, ``bn_i``, ``leaky_i`` / ``relu_i``, ``maxpool_i``, ``route_i``,
+including ``[yolo]``): nodes ``conv_i``, ``bn_i``, ``leaky_i`` / ``relu_i``, ``maxpool_i``, ``route_i``, ``shortcut_i``,
 ``split_i`` (``split_i_m`` for the m-th routed layer when a grouped route has several inputs), ``concat_i``,
 ``upsample_i``; the output tensor of layer ``i`` is ``layer_i`` (intermediates ``layer_i_conv``, ``layer_i_bn``);
 initializers ``conv_i.weight``, ``conv_i.bias``, ``bn_i.scale|bias|mean|var``, ``split_i.sizes``,
@@ -88,6 +88,14 @@ def darknet_to_onnx(cfg_path, weights_path, out_path=None, names=None) -> onnx.M
                                           kernel_shape=[p["size"]] * 2, strides=[p["stride"]] * 2, pads=p["pads"]))
         elif l.kind == "route":
             _route_nodes(l, layers, out, nodes, inits)
+        elif l.kind == "shortcut":
+            act = l.params["activation"]
+            t = out if act == "linear" else f"layer_{l.index}_add"
+            nodes.append(helper.make_node("Add", [prev, f"layer_{l.params['from']}"], [t], name=f"shortcut_{l.index}"))
+            if act == "leaky":
+                nodes.append(helper.make_node("LeakyRelu", [t], [out], name=f"leaky_{l.index}", alpha=LEAKY_SLOPE))
+            elif act == "relu":
+                nodes.append(helper.make_node("Relu", [t], [out], name=f"relu_{l.index}"))
         elif l.kind == "upsample":
             _upsample_nodes(l, prev, out, nodes, inits)
         else:  # yolo: its input becomes a graph output

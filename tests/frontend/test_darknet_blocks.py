@@ -1,0 +1,196 @@
+"""Darknet blocks beyond YOLOv4-tiny's (SPP max-pools, [shortcut] residuals) through the converter and the compiler:
+the converted ONNX against darknet's semantics (numpy), and the golden simulator against the integer reference and
+onnxruntime. Weights are random, written in darknet's binary format by tests/frontend/test_darknet_small.py's
+helper."""
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from generator.frontend.darknet import DarknetError, darknet_to_onnx
+from test_darknet_small import _ref_conv, _write_weights
+
+
+SPP_CFG = """[net]
+width=20
+height=16
+channels=3
+
+# 0: -> 8x16x20
+[convolutional]
+batch_normalize=1
+filters=8
+size=3
+stride=1
+pad=1
+activation=leaky
+
+# 1-6: SPP as in yolov4.cfg / yolov3-spp.cfg: darknet pads a size-k stride-1 pool by (k-1)/2 on every side
+[maxpool]
+stride=1
+size=5
+
+[route]
+layers=-2
+
+[maxpool]
+stride=1
+size=9
+
+[route]
+layers=-4
+
+[maxpool]
+stride=1
+size=13
+
+# 7: -> 32x16x20
+[route]
+layers=-1,-3,-5,-6
+
+# 8: head
+[convolutional]
+filters=14
+size=1
+stride=1
+pad=1
+activation=linear
+
+[yolo]
+mask=0,1
+anchors=2,3, 4,5
+classes=2
+num=2
+"""
+
+
+@pytest.mark.parametrize("mode", ["int8-asym", "int16-sym"])
+def test_spp_cfg_compiles_and_matches_onnxruntime(tmp_path, mode):
+    """An SPP block from a darknet cfg (max-pools 5, 9, 13 at stride 1, darknet padding) converts to ONNX pools
+    padded on every side, and compiles: the golden simulator equals the integer reference bit for bit and is within
+    the quantization error of onnxruntime on the converted model (which matches darknet's own numpy semantics
+    in the test above)."""
+    from helpers import compile_small, run_both, sqnr_db
+
+    rng = np.random.default_rng(5)
+    (tmp_path / "spp.cfg").write_text(SPP_CFG)
+    params = {0: {"bias": rng.normal(0, 0.5, 8), "scale": rng.uniform(0.5, 1.5, 8), "mean": rng.normal(0, 0.5, 8),
+                  "var": rng.uniform(0.2, 2.0, 8), "weight": rng.normal(0, 0.2, (8, 3, 3, 3))},
+              8: {"bias": rng.normal(0, 0.5, 14), "weight": rng.normal(0, 0.2, (14, 32, 1, 1))}}
+    params = {i: {k: v.astype(np.float32) for k, v in d.items()} for i, d in params.items()}
+    _write_weights(tmp_path / "spp.weights", params)
+    model = darknet_to_onnx(tmp_path / "spp.cfg", tmp_path / "spp.weights", tmp_path / "spp.onnx")
+    pads = sorted(list([a.ints for a in n.attribute if a.name == "pads"][0]) for n in model.graph.node
+                  if n.op_type == "MaxPool")
+    assert pads == [[2, 2, 2, 2], [4, 4, 4, 4], [6, 6, 6, 6]]
+    gq, prog, xs = compile_small(model, mode)
+    gold, ref, _ = run_both(gq, prog, xs[0])
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"input": xs[0]})[0]
+    o = gq.outputs[0]
+    assert np.array_equal(gold[o], ref[o])
+    t = gq.tensors[o]
+    assert sqnr_db(want[0], (ref[o] - t.zero_point) * t.deq_scale) > (30 if mode == "int8-asym" else 60)
+
+
+SHORTCUT_CFG = """[net]
+width=12
+height=10
+channels=3
+
+# 0: -> 8x10x12
+[convolutional]
+batch_normalize=1
+filters=8
+size=3
+stride=1
+pad=1
+activation=leaky
+
+# 1: -> 8x10x12
+[convolutional]
+filters=8
+size=3
+stride=1
+pad=1
+activation=leaky
+
+# 2: residual (yolov3-tiny-prn, darknet53): layer 1 + layer 0, then leaky
+[shortcut]
+from=-2
+activation=leaky
+
+# 3: head
+[convolutional]
+filters=14
+size=1
+stride=1
+pad=1
+activation=linear
+
+[yolo]
+mask=0,1
+anchors=2,3, 4,5
+classes=2
+num=2
+"""
+
+
+@pytest.mark.parametrize("mode", ["int8-asym", "int16-sym"])
+def test_shortcut_cfg_matches_numpy_and_compiles(tmp_path, mode):
+    """A darknet [shortcut] (from=-2, activation=leaky) converts to Add + LeakyRelu matching darknet's semantics
+    (numpy, below), and compiles: the golden simulator equals the integer reference and is within the quantization
+    error of onnxruntime."""
+    from helpers import compile_small, run_both, sqnr_db
+
+    rng = np.random.default_rng(9)
+    (tmp_path / "sc.cfg").write_text(SHORTCUT_CFG)
+    params = {0: {"bias": rng.normal(0, 0.5, 8), "scale": rng.uniform(0.5, 1.5, 8), "mean": rng.normal(0, 0.5, 8),
+                  "var": rng.uniform(0.2, 2.0, 8), "weight": rng.normal(0, 0.2, (8, 3, 3, 3))},
+              1: {"bias": rng.normal(0, 0.5, 8), "weight": rng.normal(0, 0.2, (8, 8, 3, 3))},
+              3: {"bias": rng.normal(0, 0.5, 14), "weight": rng.normal(0, 0.2, (14, 8, 1, 1))}}
+    params = {i: {k: v.astype(np.float32) for k, v in d.items()} for i, d in params.items()}
+    _write_weights(tmp_path / "sc.weights", params)
+    model = darknet_to_onnx(tmp_path / "sc.cfg", tmp_path / "sc.weights", tmp_path / "sc.onnx")
+    x = rng.uniform(0, 1, (1, 3, 10, 12)).astype(np.float32)
+
+    def leaky(v):
+        return np.where(v > 0, v, 0.1 * v)
+    d0 = params[0]
+    l0 = _ref_conv(x[0].astype(np.float64), d0["weight"], None, 1, 1)
+    l0 = (l0 - d0["mean"][:, None, None]) / np.sqrt(d0["var"][:, None, None] + 1e-5)
+    l0 = leaky(l0 * d0["scale"][:, None, None] + d0["bias"][:, None, None])
+    l1 = leaky(_ref_conv(l0, params[1]["weight"], params[1]["bias"], 1, 1))
+    l3 = _ref_conv(leaky(l1 + l0), params[3]["weight"], params[3]["bias"], 1, 0)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"input": x})[0]
+    np.testing.assert_allclose(want[0], l3, rtol=1e-4, atol=1e-4 * np.abs(l3).max())
+    gq, prog, xs = compile_small(model, mode)
+    gold, ref, _ = run_both(gq, prog, xs[0])
+    o = gq.outputs[0]
+    assert np.array_equal(gold[o], ref[o])
+    t = gq.tensors[o]
+    fl = sess.run(None, {"input": xs[0]})[0]
+    assert sqnr_db(fl[0], (ref[o] - t.zero_point) * t.deq_scale) > (30 if mode == "int8-asym" else 60)
+
+
+@pytest.mark.parametrize("edit,msg", [
+    ("from=-2\nactivation=leaky", None),
+    ("from=-2,-1\nactivation=leaky", r"sc.cfg:\d+ \[shortcut\]: from=-2,-1: exactly one layer is supported"),
+    ("from=-2\nactivation=mish", r"\[shortcut\]: activation='mish' is not supported"),
+    ("from=-2\nweights_type=per_channel", r"\[shortcut\]: weights_type=per_channel is not supported"),
+    ("from=-3", r"\[shortcut\]: from=-3: layer -1 is not an earlier layer"),
+])
+def test_shortcut_refusals_name_the_cfg_line(tmp_path, edit, msg):
+    from generator.frontend.darknet.cfg import parse_cfg
+    from generator.frontend.darknet.layers import build_layers
+
+    text = SHORTCUT_CFG.replace("from=-2\nactivation=leaky", edit)
+    (tmp_path / "sc.cfg").write_text(text)
+    secs = parse_cfg(tmp_path / "sc.cfg")
+    if msg is None:
+        build_layers(secs, "sc.cfg")
+        return
+    with pytest.raises(DarknetError, match=msg):
+        build_layers(secs, "sc.cfg")

@@ -56,6 +56,8 @@ module ctrl_regs
   logic [AXIL_AW-1:0] ra_q;
   logic [7:0] rsel;                                                   // CTRL, GIE, IER, ISR, STATUS, HW_INFO,
   logic [31:0] rw_q;                                                  // CONFIG_ID, CYCLES; else the file word
+  localparam int RGB = 3;                                             // 2^RGB file words per read group
+  logic [31:0] rgrp [2**RGB];                                         // the group of the read address's word
   assign s_axil_arready = !s_axil_rvalid && !rd_q && !rd2_q;
   assign irq = gie && |(isr & ier);
   wire [31:0] wa = 32'(s_axil_awaddr);
@@ -132,16 +134,17 @@ module ctrl_regs
       // ---- reads: the address registered; next cycle the register decoded (one-hot) and the register file word
       // selected; the cycle after, the data and rvalid
       if (s_axil_rvalid && s_axil_rready) s_axil_rvalid <= 1'b0;
-      if (s_axil_arvalid && s_axil_arready) begin
-        rd_q <= 1'b1;
+      if (s_axil_arvalid && s_axil_arready) begin   // the word's group of 8 now, the word next cycle: two
+        rd_q <= 1'b1;                                  // 8:1 selects instead of one REGW_N:1
         ra_q <= s_axil_araddr;
+        for (int j = 0; j < 2**RGB; j++) rgrp[j] <= regw[{s_axil_araddr[AXIL_AW-1:2+RGB], RGB'(j)}];
       end
       rd2_q <= rd_q;
       if (rd_q) begin
         rd_q <= 1'b0;
         rsel <= {ra == REG_CTRL, ra == REG_GIE, ra == REG_IER, ra == REG_ISR, ra == REG_STATUS, ra == REG_HW_INFO,
                  ra == REG_CONFIG_ID, ra == REG_CYCLES};
-        rw_q <= regw[ra_q[AXIL_AW-1:2]];
+        rw_q <= rgrp[ra_q[2 +: RGB]];
       end
       if (rd2_q) begin
         s_axil_rvalid <= 1'b1;

@@ -73,13 +73,16 @@ module status
     end
   end
   localparam int WDW = $clog2(WATCHDOG_CYCLES) + 1;
-  logic [WDW-1:0] wd_cnt;
-  wire wd_progress = !ld_idle || !cp_idle || !st_idle || !fe_idle || insn_moved || rd_busy;
-  always_ff @(posedge clk) begin
-    if (!rst_n || clr || !run || stop || wd_progress) wd_cnt <= '0;
+  logic [WDW-1:0] wd_cnt;                                             // idle cycles since the last progress
+  logic wd_prog_q;                                                    // progress, registered (a cycle late, so
+  wire wd_progress = !ld_idle || !cp_idle || !st_idle || !fe_idle || insn_moved || rd_busy;   // the count
+  always_ff @(posedge clk) begin                                      // restarts at 1 and never fires with it)
+    wd_prog_q <= wd_progress && rst_n && !clr;
+    if (!rst_n || clr || !run || stop) wd_cnt <= '0;
+    else if (wd_prog_q) wd_cnt <= WDW'(1);
     else wd_cnt <= wd_cnt + WDW'(1);
   end
-  assign wd_fire = run && !stop && wd_cnt == WDW'(WATCHDOG_CYCLES - 1);
+  assign wd_fire = run && !stop && !wd_prog_q && wd_cnt == WDW'(WATCHDOG_CYCLES - 1);
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin

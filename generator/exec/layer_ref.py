@@ -13,44 +13,60 @@ from generator.ir.graph import Graph
 from generator.exec.kernels import conv2d, maxpool2d, requantize, upsample_nearest
 
 
+def init_regions(g: Graph, x_q: np.ndarray) -> dict:
+    """Region images {name: int64 [C, H, W]} (interiors) holding the zero point, the input region ``x_q``."""
+    regions = {name: np.full((r.channels, r.h, r.w), r.zero_point, np.int64) for name, r in g.regions.items()}
+    t_in = g.tensors[g.inputs[0]]
+    regions[t_in.region][:] = np.asarray(x_q).reshape(regions[t_in.region].shape)
+    return regions
+
+
+def read_tensor(g: Graph, regions: dict, name: str) -> np.ndarray:
+    """Tensor ``name``'s channels of its region image (int64 [C, H, W], a view)."""
+    t = g.tensors[name]
+    return regions[t.region][t.ch_offset:t.ch_offset + t.shape[1]]
+
+
+def layer_acc(g: Graph, n, regions: dict) -> np.ndarray:
+    """Macro layer ``n``'s accumulators before the bias, int64 [OC, OH, OW]: the integer convolution with the
+    input zero point as padding, or the input itself for a copy layer."""
+    m, q = n.attrs["macro"], n.attrs["q"]
+    x = read_tensor(g, regions, n.inputs[0])
+    if m.kind == "conv":
+        return conv2d(x.astype(np.float64), q["w"].astype(np.float64), m.stride, m.four_pads(),
+                      pad_value=float(q["zp_in"])).astype(np.int64)
+    return x.astype(np.int64)
+
+
+def write_layer(g: Graph, n, regions: dict, acc: np.ndarray) -> None:
+    """Add the bias to ``acc`` (:func:`layer_acc`), requantize, pool / upsample, and write every output of
+    layer ``n`` into its region image."""
+    m, q = n.attrs["macro"], n.attrs["q"]
+    acc = acc + q["bias"][:, None, None]
+    for k, o in enumerate(n.outputs):
+        p = q if k == 0 else q["side"][k - 1]
+        y = requantize(acc, p["mult_pos"], p["shift_pos"], p["mult_neg"], p["shift_neg"], q["use_neg"],
+                       p["zp_out"], q["qmin"], q["qmax"])
+        if k == 0:
+            if m.pool:   # a copy layer's pads: the pool's -inf padding (its input border holds qmin)
+                y = maxpool2d(y, *m.pool, pads=m.pads if m.kind == "copy" else None)
+            y = upsample_nearest(y, m.upsample)
+        else:
+            y = maxpool2d(y, *m.side_pools[k - 1])
+        t = g.tensors[o]
+        regions[t.region][t.ch_offset:t.ch_offset + t.shape[1]] = y
+
+
 def run_quantized(g: Graph, x_q: np.ndarray, keep_regions: bool = False) -> dict:
     """Run the quantized graph on an integer input image.
 
     Args: x_q: int [C, H, W] (or [1, C, H, W]) quantized with the input region's scale and zero point.
     Returns: ``{output name: int64 [1, C, H, W]}``; with ``keep_regions``, also ``{"regions": {name: int64 [C,H,W]}}``.
     """
-    regions = {}
-    for name, r in g.regions.items():
-        regions[name] = np.full((r.channels, r.h, r.w), r.zero_point, np.int64)   # interiors only
-    t_in = g.tensors[g.inputs[0]]
-    regions[t_in.region][:] = np.asarray(x_q).reshape(regions[t_in.region].shape)
-
-    def read(name):
-        t = g.tensors[name]
-        return regions[t.region][t.ch_offset:t.ch_offset + t.shape[1]]
-
+    regions = init_regions(g, x_q)
     for n in g.macro_nodes():
-        m, q = n.attrs["macro"], n.attrs["q"]
-        x = read(n.inputs[0])
-        if m.kind == "conv":
-            acc = conv2d(x.astype(np.float64), q["w"].astype(np.float64), m.stride, m.four_pads(),
-                         pad_value=float(q["zp_in"])).astype(np.int64)
-        else:
-            acc = x.astype(np.int64)
-        acc = acc + q["bias"][:, None, None]
-        for k, o in enumerate(n.outputs):
-            p = q if k == 0 else q["side"][k - 1]
-            y = requantize(acc, p["mult_pos"], p["shift_pos"], p["mult_neg"], p["shift_neg"], q["use_neg"],
-                           p["zp_out"], q["qmin"], q["qmax"])
-            if k == 0:
-                if m.pool:   # a copy layer's pads: the pool's -inf padding (its input border holds qmin)
-                    y = maxpool2d(y, *m.pool, pads=m.pads if m.kind == "copy" else None)
-                y = upsample_nearest(y, m.upsample)
-            else:
-                y = maxpool2d(y, *m.side_pools[k - 1])
-            t = g.tensors[o]
-            regions[t.region][t.ch_offset:t.ch_offset + t.shape[1]] = y
-    out = {o: read(o)[None] for o in g.outputs}
+        write_layer(g, n, regions, layer_acc(g, n, regions))
+    out = {o: read_tensor(g, regions, o)[None] for o in g.outputs}
     if keep_regions:
         out["regions"] = regions
     return out

@@ -1,4 +1,4 @@
-"""The single-layer suite shared by the bit-exact tests of every executor: fifteen layer kinds (each a small ONNX
+"""The single-layer suite shared by the bit-exact tests of every executor: sixteen layer kinds (each a small ONNX
 graph built by :class:`generator.frontend.modelgen.Builder`, with its input channel count), five quantization
 modes (mode, per-channel weights) and two hardware configurations (zcu19eg, and TINY whose buffers force tiling)."""
 import numpy as np
@@ -82,11 +82,15 @@ def residual_add(b):             # darknet [shortcut] activation=leaky, then cha
     return b.op("Mul", [y, k], [1, c, h, w])
 
 
+def focus(b):                    # YOLOX / YOLOv5 (< v6.0) stem: Focus (space-to-depth by four stride-2 Slices) + conv 3x3
+    return b.leaky(b.conv(b.focus("x"), 10, k=3))   # -> one 6x6 stride-2 conv on the image (folded first layer)
+
+
 KINDS = {"conv1x1": (conv1x1, 13), "conv3x3_s1": (conv3x3_s1, 13), "conv3x3_s2": (conv3x3_s2, 13),
          "first_layer_folded": (first_layer_folded, 3), "relu_pool": (relu_pool, 11),
          "pool_stride1": (pool_stride1, 6), "upsample": (upsample, 20), "concat": (concat, 9), "split": (split, 9),
          "standalone_pool": (standalone_pool, 10), "same_upper_folded": (same_upper_folded, 3),
          "asym_pads_k5": (asym_pads_k5, 6), "spp": (spp, 6), "csp_padded_pool": (csp_padded_pool, 5),
-         "residual_add": (residual_add, 7)}
+         "residual_add": (residual_add, 7), "focus": (focus, 3)}
 MODES = [("int8-asym", True), ("int8-sym", True), ("int16-sym", True), ("int16-asym", True), ("int8-asym", False)]
 BOARDS = {"zcu19eg": lambda: board(), "tiny": lambda: board(**TINY)}

@@ -115,9 +115,13 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None 
             elif None in sizes:
                 sizes = [ins[0].shape[1] // len(n.outputs)] * len(n.outputs)
             outs = np.split(ins[0], np.cumsum(sizes)[:-1], axis=1)
-        elif n.op == "Slice":
-            st0, en = int(ins[1][0]), int(ins[2][0])
-            outs = [ins[0][:, st0:en]]
+        elif n.op == "Slice":   # opset >= 10 form (starts, ends, axes, steps inputs)
+            idx = [slice(None)] * ins[0].ndim
+            axes = ins[3] if len(ins) > 3 and ins[3] is not None else range(len(ins[1]))
+            steps = ins[4] if len(ins) > 4 and ins[4] is not None else [1] * len(ins[1])
+            for st0, en, ax, sp in zip(ins[1], ins[2], axes, steps):
+                idx[int(ax)] = slice(int(st0), int(min(en, ins[0].shape[int(ax)])), int(sp))
+            outs = [ins[0][tuple(idx)]]
         elif n.op == "Flatten":
             outs = [ins[0].reshape(1, -1)]
         elif n.op == "Gemm":

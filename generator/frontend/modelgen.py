@@ -146,6 +146,32 @@ class Builder:
         self.shapes[y] = [1, end - start] + self.shapes[x][2:]
         return y
 
+    def focus(self, x, one_slice=False):
+        """YOLOv5 / YOLOX ``Focus`` as PyTorch exports it: ``cat(x[..., ::2, ::2], x[..., 1::2, ::2],
+        x[..., ::2, 1::2], x[..., 1::2, 1::2])`` on channels, each phase two Slices (rows, then columns; ends
+        INT64_MAX) or, with ``one_slice``, one Slice over both axes. H and W even."""
+        n, c, H, W = self.shapes[x]
+        big = np.iinfo(np.int64).max
+        outs = []
+        for dy, dx in ((0, 0), (1, 0), (0, 1), (1, 1)):
+            steps = [(2, dy, H), (3, dx, W)]
+            parts = [steps] if one_slice else [[st] for st in steps]
+            t = x
+            for part in parts:
+                y = self._n("slice")
+                ins = [t, self.const(np.array([p[1] for p in part], np.int64)),
+                       self.const(np.array([big] * len(part), np.int64)),
+                       self.const(np.array([p[0] for p in part], np.int64)), self.const(np.array([2] * len(part),
+                                                                                                   np.int64))]
+                self.nodes.append(h.make_node("Slice", ins, [y]))
+                shp = list(self.shapes[t])
+                for ax, st, size in part:
+                    shp[ax] = (size - st + 1) // 2
+                self.shapes[y] = shp
+                t = y
+            outs.append(t)
+        return self.concat(*outs)
+
     def op(self, op, inputs, out_shape, **attrs):
         y = self._n(op.lower())
         self.nodes.append(h.make_node(op, inputs, [y], **attrs))

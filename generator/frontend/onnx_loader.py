@@ -3,8 +3,9 @@
 Supported operators (ONNX opset 11-21 semantics): Conv (group 1; any padding below the kernel size: symmetric,
 asymmetric, auto_pad SAME_UPPER / SAME_LOWER / VALID), BatchNormalization (inference), Relu,
 LeakyRelu, MaxPool, AveragePool / GlobalAveragePool (as a diagonal convolution), GlobalMaxPool (square maps),
-Resize/Upsample (nearest, integer scale), Concat (channel axis), Split and Slice (channel axis), Gemm/MatMul
-after Flatten (fully connected), Identity, Constant.
+Resize/Upsample (nearest, integer scale), Concat (channel axis), Split and Slice (channel axis; and the stride-2
+spatial Slices of a Focus read by a Conv, :mod:`generator.ir.passes.fold_focus`), Gemm/MatMul after Flatten (fully
+connected), Identity, Constant.
 
 Unsupported operators (and Slices / Splits off the channel axis) are an :class:`~generator.ir.graph.GraphError`
 listing every such node, grouped by op type with counts (:func:`listing`),
@@ -34,6 +35,7 @@ from host.tail import HOST_OPS
 
 from generator.ir.graph import Graph, GraphError, Node, Tensor
 from generator.ir.passes.common import resolve_pads
+from generator.ir.passes.fold_focus import focus_groups
 
 SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resize", "Upsample", "Concat",
              "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant", "AveragePool",
@@ -101,7 +103,8 @@ def load_onnx(model_or_path) -> Graph:
     outputs = [o.name for o in g.output]
     _check_graph_io(g, tensors, nodes, elem, outputs)
     _check_nodes(nodes, elem)
-    tail = _host_tail(nodes, tensors)
+    focus = {s.name for f in focus_groups(nodes, tensors, shapes.get, outputs) for s in f.slices}
+    tail = _host_tail(nodes, tensors, focus)
     meta = {}
     for p in model.metadata_props:
         try:
@@ -195,12 +198,15 @@ def _const_ints(n, k: int, attr: str, tensors: dict):
     return None if v is None else [int(x) for x in v]
 
 
-def refusal(n, tensors: dict) -> str | None:
+def refusal(n, tensors: dict, focus=frozenset()) -> str | None:
     """Why the accelerator cannot run node ``n`` (an IR :class:`Node` straight from ONNX), or None: an op outside
-    :data:`SUPPORTED`, a Slice other than a constant channel slice (axis 1, step 1), a Split on another axis, an
-    Add / Sub / Mul / Div other than of two tensors (Add, Sub) or by a per-channel constant."""
+    :data:`SUPPORTED`, a Slice other than a constant channel slice (axis 1, step 1) or one of the phase slices of a
+    Focus (node names in ``focus``, :func:`generator.ir.passes.fold_focus.focus_groups`), a Split on another axis,
+    an Add / Sub / Mul / Div other than of two tensors (Add, Sub) or by a per-channel constant."""
     if n.op not in SUPPORTED:
         return "op"
+    if n.op == "Slice" and n.name in focus:
+        return None
     if n.op == "Slice":
         starts = _const_ints(n, 1, "starts", tensors)
         axes = _const_ints(n, 3, "axes", tensors)
@@ -210,7 +216,7 @@ def refusal(n, tensors: dict) -> str | None:
         axes = list(range(len(starts))) if axes is None else axes
         steps = [1] * len(starts) if steps is None else steps
         if [a % 4 for a in axes] != [1] or steps != [1]:
-            return "not a channel slice (axis 1, step 1)"
+            return "not a channel slice (axis 1, step 1) nor part of a Focus"
     if n.op == "Split" and n.attrs.get("axis", 0) not in (1, -3):
         return "not a channel split (axis 1)"
     if n.op in ("Add", "Sub", "Mul", "Div"):
@@ -253,12 +259,12 @@ def _supported_text(width: int = 100) -> str:
     return textwrap.fill("supported ops: " + ", ".join(sorted(SUPPORTED)), width, subsequent_indent="    ")
 
 
-def _host_tail(nodes: list, tensors: dict) -> set:
+def _host_tail(nodes: list, tensors: dict, focus=frozenset()) -> set:
     """Names of the unsupported nodes that form a tail ending at graph outputs (every consumer of their outputs
     is in the tail too); they run on the host. Raises GraphError for unsupported nodes outside such a tail (every
     one listed, grouped by op type, :func:`listing`), a tail that is the whole graph, or a tail op the host cannot
     run."""
-    unsupported = [n for n in nodes if refusal(n, tensors)]
+    unsupported = [n for n in nodes if refusal(n, tensors, focus)]
     tail = set()
     if not unsupported:
         return tail

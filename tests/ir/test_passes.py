@@ -79,6 +79,11 @@ def graphs():
     z = b.op("Sub", [y, a], [1, 6, 9, 11])                                           # a tensor minus a tensor
     z = b.op("Mul", [b.const(np.full((1, 6, 1, 1), -2.0, np.float32)), z], [1, 6, 9, 11])
     out.append(("elementwise", b.model([z, b.op("Add", [a, a], [1, 6, 9, 11])])))
+
+    b = Builder([1, 3, 12, 16], seed=9)   # Focus stems (YOLOX / YOLOv5 < 6.0) in both export forms, BN and stride 2
+    y1 = b.leaky(b.bn(b.conv(b.focus("x"), 8, k=3, bias=False)))
+    y2 = b.relu(b.conv(b.focus("x", one_slice=True), 4, k=3, s=2, p=[1, 0, 1, 1]))
+    out.append(("focus", b.model([y1, y2])))
     return out
 
 
@@ -97,6 +102,21 @@ def test_each_pass_matches_onnxruntime(name, model):
             np.testing.assert_allclose(got[o].reshape(r.shape), r, rtol=1e-4, atol=1e-4,
                                        err_msg=f"after {p.__name__}")
     assert all(n.op == "Macro" for n in g.nodes)
+
+
+def test_focus_folds_into_a_conv_with_twice_the_kernel_and_stride():
+    """Focus + 3x3 conv -> one 6x6 stride-2 conv on the image (pads doubled); a Focus whose concat is read by a
+    second node, or a stride-2 row slice alone, is no Focus: the loader refuses its spatial Slices."""
+    b = Builder([1, 3, 12, 16], seed=9)
+    y = b.conv(b.focus("x"), 8, k=3, p=[1, 0, 1, 1])
+    g = passes.fold_focus(load_onnx(b.model([y])))
+    assert [n.op for n in g.nodes] == ["Conv"] and g.nodes[0].inputs[0] == "x"
+    assert g.nodes[0].attrs == {"kernel_shape": [6, 6], "strides": [2, 2], "pads": [2, 0, 2, 2]}
+    assert g.tensors[g.nodes[0].inputs[1]].shape == (8, 3, 6, 6)
+    b = Builder([1, 3, 12, 16], seed=9)
+    f = b.focus("x")
+    with pytest.raises(GraphError, match=r"Slice x 8 \(not a channel slice \(axis 1, step 1\) nor part of a Focus"):
+        load_onnx(b.model([b.conv(f, 8, k=3), b.conv(f, 4, k=1)]))
 
 
 def test_passes_do_not_mutate_their_input():

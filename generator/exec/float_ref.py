@@ -89,7 +89,10 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None 
         elif n.op == "Conv":
             s = a.get("strides", [1, 1])[0]
             p = resolve_pads(n, ins[0].shape[2:], list(ins[1].shape[2:]), [s, s])
-            y = conv2d(ins[0][0], ins[1], s, tuple(p))
+            grp = int(a.get("group", 1))   # grouped: each group of input channels with its output channels
+            ocg, icg = ins[1].shape[0] // grp, ins[0].shape[1] // grp
+            y = np.concatenate([conv2d(ins[0][0][j * icg:(j + 1) * icg], ins[1][j * ocg:(j + 1) * ocg], s, tuple(p))
+                                for j in range(grp)])
             if len(ins) > 2 and ins[2] is not None:
                 y = y + ins[2][:, None, None]
             outs = [y[None]]

@@ -188,10 +188,11 @@ def test_unsupported_sections_all_listed(official, tmp_path):
     assert "yolov4-tiny.cfg:84 [sam]" in msg and "yolov4-tiny.cfg:181 [reorg]" in msg
 
 
-def test_grouped_convolution_rejected(official, tmp_path):
+def test_grouped_convolution_that_does_not_divide_is_rejected(official, tmp_path):
     cfg, weights, _ = official
-    bad = _edited_cfg(tmp_path, cfg, {58: "groups=2"})      # inside the [convolutional] of line 54
-    with pytest.raises(DarknetError, match=r"yolov4-tiny\.cfg:54 \[convolutional\]: groups=2 is not supported"):
+    bad = _edited_cfg(tmp_path, cfg, {58: "groups=5"})      # inside the [convolutional] of line 54 (32 -> 32)
+    with pytest.raises(DarknetError, match=r"yolov4-tiny\.cfg:54 \[convolutional\]: groups=5 must divide the 32 "
+                                           r"input channels and filters=32"):
         darknet_to_onnx(bad, weights)
 
 

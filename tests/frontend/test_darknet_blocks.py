@@ -194,3 +194,83 @@ def test_shortcut_refusals_name_the_cfg_line(tmp_path, edit, msg):
         return
     with pytest.raises(DarknetError, match=msg):
         build_layers(secs, "sc.cfg")
+
+
+DEPTHWISE_CFG = """[net]
+width=12
+height=10
+channels=3
+
+# 0: -> 8x10x12
+[convolutional]
+batch_normalize=1
+filters=8
+size=3
+stride=1
+pad=1
+activation=leaky
+
+# 1: depthwise 3x3 stride 2 (MobileNet / YOLOX-nano style) -> 8x5x6
+[convolutional]
+batch_normalize=1
+filters=8
+groups=8
+size=3
+stride=2
+pad=1
+activation=relu
+
+# 2: grouped 1x1, two groups -> 14x5x6 (the head)
+[convolutional]
+filters=14
+groups=2
+size=1
+stride=1
+pad=1
+activation=linear
+
+[yolo]
+mask=0,1
+anchors=2,3, 4,5
+classes=2
+num=2
+"""
+
+
+@pytest.mark.parametrize("mode", ["int8-asym", "int16-sym"])
+def test_grouped_and_depthwise_cfg_compiles_and_matches_onnxruntime(tmp_path, mode):
+    """darknet ``groups=`` (depthwise and grouped convolutions: ``filters * c/groups * size^2`` weights) converts to
+    ONNX Conv ``group``, runs as dense block-diagonal convolutions: golden == integer reference, close to
+    onnxruntime on the converted model, and that model equals a grouped convolution computed here in numpy."""
+    from helpers import compile_small, run_both, sqnr_db
+
+    rng = np.random.default_rng(9)
+    (tmp_path / "dw.cfg").write_text(DEPTHWISE_CFG)
+    bn = {"bias": rng.normal(0, 0.2, 8), "scale": rng.uniform(0.5, 1.5, 8), "mean": rng.normal(0, 0.2, 8),
+          "var": rng.uniform(0.5, 2.0, 8)}
+    params = {0: dict(bn, weight=rng.normal(0, 0.3, (8, 3, 3, 3))),
+              1: dict(bn, weight=rng.normal(0, 0.3, (8, 1, 3, 3))),
+              2: {"bias": rng.normal(0, 0.2, 14), "weight": rng.normal(0, 0.3, (14, 4, 1, 1))}}
+    params = {i: {k: v.astype(np.float32) for k, v in d.items()} for i, d in params.items()}
+    _write_weights(tmp_path / "dw.weights", params)
+    model = darknet_to_onnx(tmp_path / "dw.cfg", tmp_path / "dw.weights", tmp_path / "dw.onnx")
+    assert [a.i for n in model.graph.node for a in n.attribute if a.name == "group"] == [1, 8, 2]
+    gq, prog, xs = compile_small(model, mode)
+    gold, ref, _ = run_both(gq, prog, xs[0])
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"input": xs[0]})[0][0]
+    o = gq.outputs[0]
+    assert np.array_equal(gold[o], ref[o])
+    t = gq.tensors[o]
+    assert sqnr_db(want, (ref[o] - t.zero_point) * t.deq_scale) > (30 if mode == "int8-asym" else 60)
+
+    def bn_leaky(v, p, slope):
+        v = (v - p["mean"][:, None, None]) / np.sqrt(p["var"][:, None, None] + 1e-5) * p["scale"][:, None, None] \
+            + p["bias"][:, None, None]
+        return np.where(v > 0, v, slope * v)
+    a = bn_leaky(_ref_conv(xs[0][0].astype(np.float64), params[0]["weight"], None, 1, 1), params[0], 0.1)
+    d = np.concatenate([_ref_conv(a[c:c + 1], params[1]["weight"][c:c + 1], None, 2, 1) for c in range(8)])
+    d = bn_leaky(d, params[1], 0.0)
+    w2, b2 = params[2]["weight"], params[2]["bias"]
+    y = np.concatenate([_ref_conv(d[4 * j:4 * j + 4], w2[7 * j:7 * j + 7], b2[7 * j:7 * j + 7], 1, 0) for j in range(2)])
+    np.testing.assert_allclose(want, y, rtol=1e-3, atol=1e-3)

@@ -84,6 +84,14 @@ def graphs():
     y1 = b.leaky(b.bn(b.conv(b.focus("x"), 8, k=3, bias=False)))
     y2 = b.relu(b.conv(b.focus("x", one_slice=True), 4, k=3, s=2, p=[1, 0, 1, 1]))
     out.append(("focus", b.model([y1, y2])))
+
+    b = Builder([1, 6, 10, 9], seed=10)   # depthwise (YOLOX-nano, MobileNet) and grouped convolutions, BN folded
+    d = b.op("Conv", ["x", b.const(np.random.default_rng(3).standard_normal((6, 1, 3, 3)).astype(np.float32))],
+             [1, 6, 5, 5], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], group=6)
+    y = b.op("Conv", [b.leaky(b.bn(d)), b.const(np.random.default_rng(4).standard_normal((4, 3, 1, 1))
+                                                .astype(np.float32)), b.const(np.ones(4, np.float32))],
+             [1, 4, 5, 5], kernel_shape=[1, 1], group=2)
+    out.append(("grouped_conv", b.model([y])))
     return out
 
 
@@ -202,7 +210,6 @@ def test_padded_maxpool_is_a_copy_layer_reading_a_padded_input(attrs, out, pads)
 
 
 @pytest.mark.parametrize("attrs,wshape,out,msg", [
-    (dict(group=2), (4, 1, 3, 3), [1, 4, 6, 6], r"Conv.*group=2"),
     (dict(dilations=[2, 2]), (4, 2, 3, 3), [1, 4, 4, 4], r"Conv.*dilations \[2, 2\]"),
     (dict(pads=[3, 0, 1, 0]), (4, 2, 3, 3), [1, 4, 10, 6], r"Conv.*pads \[3, 0, 1, 0\].*less than the kernel size 3"),
     (dict(strides=[1, 2]), (4, 2, 3, 3), [1, 4, 6, 3], r"Conv.*square kernels and strides"),

@@ -7,7 +7,8 @@ subset of layers a CNN detector such as YOLOv3-tiny / YOLOv4-tiny uses:
   ``[1, channels, height, width]`` (NCHW, batch 1).
 * ``[convolutional]`` (alias ``[conv]``): ``filters``, ``size``, ``stride``, ``pad`` (``pad=1`` means padding
   ``size//2``, otherwise ``padding=``, default 0), ``batch_normalize``, ``activation`` in ``leaky`` (slope 0.1),
-  ``relu``, ``linear``. ``groups`` must be 1. Output ``(w + 2*padding - size)//stride + 1``.
+  ``relu``, ``linear``; ``groups`` (grouped / depthwise; must divide the input channels and ``filters``).
+  Output ``(w + 2*padding - size)//stride + 1``.
   ONNX: ``Conv`` (with a bias input only without BN) -> ``BatchNormalization`` (kept, epsilon 1e-5, the compiler
   folds it later) -> ``LeakyRelu(alpha=0.1)`` / ``Relu``.
 * ``[maxpool]`` (alias ``[max]``): ``size``, ``stride``, ``padding`` (default ``size-1``). Darknet's output is

@@ -156,14 +156,15 @@ def build_layers(sections: list[Section], cfg_name: str) -> tuple[dict, list[Lay
 
 def _conv(opts: OptionReader, i: int, s: Section, shape) -> Layer:
     """[convolutional] ``s``, layer ``i``, on input ``shape`` (C, H, W). params: c_in, filters, size, stride, pad,
-    bn, activation, n_floats (its float32 count in the weights file)."""
+    bn, activation, n_floats (its float32 count in the weights file), groups (grouped / depthwise convolution,
+    ``filters * c_in / groups * size * size`` weights)."""
     c, h, w = shape
     filters = opts.int_(s, "filters", 1)
     size = opts.int_(s, "size", 1)
     stride = opts.int_(s, "stride", 1)
     groups = opts.int_(s, "groups", 1)
-    if groups != 1:
-        raise opts.err(s, f"groups={groups} is not supported (only groups=1)")
+    if groups < 1 or c % groups or filters % groups:
+        raise opts.err(s, f"groups={groups} must divide the {c} input channels and filters={filters}")
     for key, default in (("dilation", 1), ("binary", 0), ("xnor", 0), ("antialiasing", 0)):
         if opts.int_(s, key, default) != default:
             raise opts.err(s, f"option {key}={s.options[key]} is not supported")
@@ -185,10 +186,10 @@ def _conv(opts: OptionReader, i: int, s: Section, shape) -> Layer:
     oh, ow = (h + 2 * pad - size) // stride + 1, (w + 2 * pad - size) // stride + 1
     if oh < 1 or ow < 1:
         raise opts.err(s, f"output size {oh}x{ow} from input {h}x{w} (size={size}, stride={stride}, pad={pad})")
-    n_floats = filters * (4 if bn else 1) + filters * c * size * size
+    n_floats = filters * (4 if bn else 1) + filters * (c // groups) * size * size   # darknet l.nweights
     return Layer(i, s, "convolutional", (filters, oh, ow),
                   {"c_in": c, "filters": filters, "size": size, "stride": stride, "pad": pad, "bn": bn,
-                   "activation": act, "n_floats": n_floats})
+                   "activation": act, "n_floats": n_floats, "groups": groups})
 
 
 def _maxpool(opts: OptionReader, i: int, s: Section, shape) -> Layer:

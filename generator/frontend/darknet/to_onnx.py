@@ -140,7 +140,8 @@ def _conv_nodes(l: Layer, prev: str, out: str, w: dict, nodes: list, inits: list
         conv_in.append(f"conv_{i}.bias")
     t = out if (not p["bn"] and p["activation"] == "linear") else f"layer_{i}_conv"
     nodes.append(helper.make_node("Conv", conv_in, [t], name=f"conv_{i}", kernel_shape=[p["size"]] * 2,
-                                  strides=[p["stride"]] * 2, pads=[p["pad"]] * 4, dilations=[1, 1], group=1))
+                                  strides=[p["stride"]] * 2, pads=[p["pad"]] * 4, dilations=[1, 1],
+                                  group=p.get("groups", 1)))
     if p["bn"]:
         for key in ("scale", "bias", "mean", "var"):
             inits.append(numpy_helper.from_array(w[key], f"bn_{i}.{key}"))

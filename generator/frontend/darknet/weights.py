@@ -56,7 +56,7 @@ def read_weights(weights_path, layers: list[Layer], cfg_name: str) -> tuple[dict
         if need > left:
             raise DarknetError(f"{wname} truncated: [{l.section.type}] at {cfg_name}:{l.section.line} (layer "
                                f"{l.index}) needs {need} floats, only {left} left")
-        f, c, k = p["filters"], p["c_in"], p["size"]
+        f, c, k = p["filters"], p["c_in"] // p.get("groups", 1), p["size"]
         arrs = {}
         for name in (("bias", "scale", "mean", "var") if p["bn"] else ("bias",)):
             arrs[name] = floats[pos:pos + f].copy()

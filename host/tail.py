@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-HOST_OPS = {"Sigmoid", "Tanh", "Exp", "Relu", "LeakyRelu", "Add", "Sub", "Mul", "Div", "Reshape", "Transpose",
-            "Flatten", "Softmax", "Concat", "Identity", "Squeeze", "Unsqueeze"}
+HOST_OPS = {"Sigmoid", "Tanh", "Exp", "Relu", "LeakyRelu", "Add", "Sub", "Mul", "Div", "Pow", "Reshape", "Transpose",
+            "Flatten", "Softmax", "Concat", "Split", "Slice", "Identity", "Squeeze", "Unsqueeze", "Conv"}
 
 
 class HostTailError(ValueError):
@@ -47,9 +47,11 @@ def _run(n: dict, ins: list) -> list:
         return [np.maximum(x, 0)]
     if op == "LeakyRelu":
         return [np.where(x >= 0, x, x * np.float32(a.get("alpha", 0.01)))]
-    if op in ("Add", "Sub", "Mul", "Div"):
-        f = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}[op]
-        return [f(x, ins[1])]
+    if op in ("Add", "Sub", "Mul", "Div", "Pow"):
+        f = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Pow": np.power}[op]
+        return [f(x, ins[1]).astype(np.result_type(x, np.float32), copy=False)]
+    if op in ("Split", "Slice", "Conv"):
+        return _run_indexing(n, ins)
     if op == "Reshape":
         shape = [int(s) for s in np.asarray(ins[1]).ravel()]
         if not a.get("allowzero", 0):
@@ -78,6 +80,36 @@ def _run(n: dict, ins: list) -> list:
             y = np.expand_dims(y, ax)
         return [y]
     raise HostTailError(f"node {n['name']} ({op}): not a host tail op")
+
+
+def _run_indexing(n: dict, ins: list) -> list:
+    """Split (``split`` as input, opset 13+, or attribute), Slice (opset 10+ inputs), and Conv as a 1x1 convolution
+    (group 1, stride 1, no padding: :func:`generator.frontend.onnx_loader.host_runnable` admits only those)."""
+    op, a, x = n["op"], n.get("attrs", {}), ins[0]
+    if op == "Split":
+        ax = int(a.get("axis", 0)) % x.ndim
+        sizes = ins[1] if len(ins) > 1 and ins[1] is not None else a.get("split")
+        if sizes is None:
+            return np.split(x, len(n["outputs"]), axis=ax)
+        return np.split(x, np.cumsum([int(v) for v in np.asarray(sizes).ravel()])[:-1], axis=ax)
+    if op == "Slice":
+        idx = [slice(None)] * x.ndim
+        starts, ends = np.asarray(ins[1]).ravel(), np.asarray(ins[2]).ravel()
+        axes = np.asarray(ins[3]).ravel() if len(ins) > 3 and ins[3] is not None else range(len(starts))
+        steps = np.asarray(ins[4]).ravel() if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
+        for st, en, ax, sp in zip(starts, ends, axes, steps):
+            ax = int(ax) % x.ndim
+            idx[ax] = slice(*slice(int(st), int(en), int(sp)).indices(x.shape[ax]))
+        return [x[tuple(idx)]]
+    w = np.asarray(ins[1], np.float32)
+    if w.ndim != 4 or w.shape[2:] != (1, 1) or int(a.get("group", 1)) != 1 or any(a.get("pads", [0] * 4)) \
+            or list(a.get("strides", [1, 1])) != [1, 1]:
+        raise HostTailError(f"node {n['name']} (Conv): the host runs only 1x1 convolutions (group 1, stride 1, no "
+                            f"padding)")
+    y = np.tensordot(w[:, :, 0, 0], x, axes=([1], [1])).swapaxes(0, 1)
+    if len(ins) > 2 and ins[2] is not None:
+        y = y + np.asarray(ins[2]).reshape(1, -1, *([1] * (x.ndim - 2)))
+    return [y.astype(np.float32)]
 
 
 def run_tail(nodes: list, consts: dict, values: dict) -> dict:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["YoloHead", "decode", "nms", "detect"]
+__all__ = ["YoloHead", "decode", "nms", "detect", "listing"]
 
 
 @dataclass
@@ -235,7 +235,13 @@ def detect(heads, yolo_heads, net_w: int, net_h: int, img_w: int, img_h: int, na
     probs = np.concatenate([p[2] for p in parts])
     if boxes.shape[0] == 0:
         return []
-    probs = nms(boxes, probs, nms_thresh)
+    return listing(boxes, nms(boxes, probs, nms_thresh), names, thresh, img_w, img_h)
+
+
+def listing(boxes: np.ndarray, probs: np.ndarray, names, thresh: float, img_w: int, img_h: int) -> list:
+    """The detection list of boxes float [N, 4] (x1, y1, x2, y2, pixels of the original image) and class
+    probabilities float [N, classes] after NMS: one entry per (box, class) with probability above ``thresh``,
+    sorted by score descending (stable), boxes clipped to the image as darknet's ``draw_detections_v3`` does."""
     bi, ci = np.nonzero(probs > np.float32(thresh))
     if bi.size == 0:
         return []

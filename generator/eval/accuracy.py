@@ -70,17 +70,27 @@ def float_detections(onnx_path, img_u8: np.ndarray, thresh=0.25, nms=0.45, sessi
     from host.preprocess import darknet_resize
     from host.yolo import YoloHead, detect
 
+    from host.exported import detect_exported, output_format
+
     m = onnx.load(str(onnx_path))
     meta = {p.key: p.value for p in m.metadata_props}
-    yolo = json.loads(meta["darknet_yolo"])
     sess = session or ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     shp = m.graph.input[0].type.tensor_type.shape.dim
     h, w = shp[2].dim_value, shp[3].dim_value
     x = darknet_resize(img_u8, w, h).transpose(2, 0, 1)[None]
-    outs = sess.run([y["output"] for y in yolo], {m.graph.input[0].name: x})
     names = resolve_class_names(onnx_metadata(onnx_path), names)
     if not names:
         raise GraphError(f"{onnx_path}: no class names (ONNX metadata 'class_names'); pass names=")
+    if "darknet_yolo" not in meta:   # an export with the decode in the graph (YOLOv5, YOLOX, YOLOv8)
+        out = sess.run(None, {m.graph.input[0].name: x})
+        fmt = output_format(out[0].shape, len(names)) if len(out) == 1 else None
+        if fmt is None:
+            raise GraphError(f"{onnx_path}: neither darknet YOLO heads (metadata 'darknet_yolo') nor one decoded "
+                             f"YOLO output for {len(names)} classes")
+        return detect_exported(out[0], fmt, w, h, img_u8.shape[1], img_u8.shape[0], names, thresh=thresh,
+                               nms_thresh=nms)
+    yolo = json.loads(meta["darknet_yolo"])
+    outs = sess.run([y["output"] for y in yolo], {m.graph.input[0].name: x})
     return detect(outs, [YoloHead.from_dict(y) for y in yolo], w, h, img_u8.shape[1], img_u8.shape[0],
                   names, thresh=thresh, nms_thresh=nms)
 

@@ -99,7 +99,7 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
             raise FlowError(f"model output {o!r}: the program gives "
                             f"{'nothing' if o not in vals else f'{vals[o].size} values'}, onnxruntime {ref[o].size}")
         outputs[o] = sqnr_db(ref[o], vals[o])
-    dets = _detections(comp, heads, img, detections_from_heads)
+    dets = _detections(comp, heads, img, lambda c, hd, iw, ih: detections_from_heads(c, hd, iw, ih, x=x))
     res = CompareResult(layers, outputs, dets, min(outputs.values()), od)
     _write(res, comp, image, log)
     return res
@@ -110,9 +110,10 @@ def _detections(comp, heads: dict, img: np.ndarray, decode) -> dict | None:
     class names."""
     from generator.eval.accuracy import float_detections
     from generator.eval.metrics import mean_average_precision
-    from generator.flows.pipeline import class_names
+    from generator.flows.pipeline import class_names, exported_output
 
-    if not comp.qgraph.metadata.get("darknet_yolo") or not class_names(comp):
+    names = class_names(comp)
+    if not names or not (comp.qgraph.metadata.get("darknet_yolo") or exported_output(comp.qgraph, names)):
         return None
     fd = float_detections(comp.model_path, img, names=comp.names or None)
     qd = decode(comp, heads, img.shape[1], img.shape[0])

@@ -228,6 +228,18 @@ def resolve_class_names(metadata: dict, names=None) -> list | None:
         return read_names(names) if isinstance(names, (str, Path)) else [str(n) for n in names]
     if metadata.get("class_names"):
         return [str(n) for n in metadata["class_names"]]
+    if metadata.get("names"):   # Ultralytics exports: "{0: 'person', 1: 'bicycle', ...}"
+        import ast
+
+        v = metadata["names"]
+        try:
+            v = ast.literal_eval(v) if isinstance(v, str) else v
+        except (ValueError, SyntaxError):
+            v = None
+        if isinstance(v, dict) and sorted(v) == list(range(len(v))):
+            return [str(v[k]) for k in range(len(v))]
+        if isinstance(v, list):
+            return [str(n) for n in v]
     sha = metadata.get("darknet_weights_sha256")
     if sha and sha == _official_weights_sha256():
         return data.coco_names()
@@ -260,22 +272,46 @@ def apply_yolo_cfg(g: Graph, yolo_cfg) -> list | None:
     return names
 
 
+def exported_output(g: Graph, names) -> tuple[str, str] | None:
+    """(output name, format) when ``g``'s host tail ends in one decoded YOLO output (an export with the decode in
+    the graph: YOLOv5, YOLOX, YOLOv8; :func:`host.exported.output_format` for ``len(names)`` classes), else None."""
+    from host.exported import output_format
+
+    outs = g.metadata.get("host_tail_outputs") or {}
+    if len(outs) != 1 or not names:
+        return None
+    (o, shape), = outs.items()
+    fmt = output_format(shape, len(names)) if shape else None
+    return (o, fmt) if fmt else None
+
+
 def check_detection(g: Graph, names, model_path) -> None:
-    """Check that ``g`` can be decoded as YOLO: every output has YOLO head parameters and the class names match
-    their ``classes``.
+    """Check that ``g`` can be decoded as YOLO: every output has darknet YOLO head parameters and the class names
+    match their ``classes``, or the model's host tail ends in one decoded export output for the class names
+    (:func:`exported_output`).
 
     Raises:
         GraphError: naming the missing piece and the options that provide it (``--yolo-cfg``, ``--names``).
     """
+    if names and exported_output(g, names):
+        return
     yolo = {y.get("output"): y for y in g.metadata.get("darknet_yolo", []) if isinstance(y, dict)}
     missing = [o for o in g.outputs if o not in yolo]
     if missing:
+        tail = g.metadata.get("host_tail_outputs") or {}
+        shapes = "; ".join(f"{o} {s}" for o, s in tail.items())
+        hint = ""
+        if tail and names:
+            hint = (f"; the model's decoded outputs ({shapes}) are not [1, N, 5 + {len(names)}] (YOLOv5, YOLOX) "
+                    f"or [1, 4 + {len(names)}, N] (YOLOv8) for {len(names)} class names")
+        elif tail:
+            hint = f"; to read its decoded outputs ({shapes}) as a YOLOv5/YOLOX/YOLOv8 export, give --names"
         raise GraphError(f"{model_path}: outputs {missing} have no YOLO head parameters (ONNX metadata "
                          f"'darknet_yolo'); give them with --yolo-cfg X.cfg (anchors, mask, scale_x_y, classes "
-                         f"of its [yolo] sections) or compile from darknet files with --cfg/--weights")
+                         f"of its [yolo] sections) or compile from darknet files with --cfg/--weights{hint}")
     if not names:
-        raise GraphError(f"{model_path}: no class names (ONNX metadata 'class_names'); give them with --names "
-                         f"FILE (one name per line) or names= in the cfg's [net]")
+        raise GraphError(f"{model_path}: no class names (ONNX metadata 'class_names' or 'names'); give them with "
+                         f"--names FILE (one name per line) or names= in the cfg's [net]")
     for o in g.outputs:
         k = int(yolo[o]["classes"])
         if k != len(names):
@@ -351,19 +387,29 @@ def quantize_image(c: Compiled, img_u8: np.ndarray) -> np.ndarray:
     return quantize_input(x, t.scale, t.zero_point, c.quant.bits).transpose(2, 0, 1).astype(np.int64)
 
 
-def detections_from_heads(c: Compiled, heads: dict, img_w: int, img_h: int, thresh=0.25, nms=0.45) -> list:
-    """Integer heads ({name: int [C, H, W]}) -> detections (host YOLO decode + NMS), pixels of the image."""
+def detections_from_heads(c: Compiled, heads: dict, img_w: int, img_h: int, thresh=0.25, nms=0.45, x=None) -> list:
+    """Integer heads ({name: int [C, H, W]}) -> detections, pixels of the image: darknet YOLO decode + NMS
+    (:func:`host.yolo.detect`), or for an export with the decode in the graph its host tail then
+    :func:`host.exported.detect_exported`. ``x``: the float input [1, C, H, W], for a tail that reads it."""
     from host.yolo import YoloHead, detect
 
     g = c.qgraph
     names = class_names(c)
     check_detection(g, names, c.model_path)
+    w, h = net_size(g)
+    exp = exported_output(g, names)
+    if exp:
+        from generator.eval.conformance import host_outputs
+        from host.exported import detect_exported
+
+        vals = host_outputs(g, heads, x)
+        return detect_exported(vals[exp[0]], exp[1], w, h, img_w, img_h, names, thresh=thresh, nms_thresh=nms)
     yolo = {y["output"]: y for y in g.metadata.get("darknet_yolo", [])}
     fl, yh = [], []
     for o in g.outputs:
         t = g.tensors[o]
         fl.append(((heads[o].astype(np.float32) - t.zero_point) * np.asarray(t.deq_scale, np.float32))[None])
         yh.append(YoloHead.from_dict(yolo[o]))
-    w, h = net_size(g)
     return detect(fl, yh, w, h, img_w, img_h, names, thresh=thresh, nms_thresh=nms)
+
 

@@ -10,7 +10,8 @@ from onnx import numpy_helper as nh
 
 
 class Builder:
-    """Accumulates nodes/initializers; ``model()`` returns a checked ONNX model (IR 8, opset 13).
+    """Accumulates nodes/initializers; ``model()`` returns a checked ONNX model (IR 8, opset ``opset``, default 13;
+    the layer methods write opset-13 forms, the same in opsets 11 to 21 except Split, whose sizes became an input).
 
     The graph input is the float32 tensor ``name`` of shape ``in_shape`` ([1, C, H, W]). Every layer method takes
     input tensor names and returns the name of its output (``split``: a list), whose NCHW shape it records in
@@ -19,7 +20,8 @@ class Builder:
     1 / sqrt(fan-in)).
     """
 
-    def __init__(self, in_shape, seed=0, name="x"):
+    def __init__(self, in_shape, seed=0, name="x", opset=13):
+        self.opset = opset
         self.rng = np.random.default_rng(seed)
         self.nodes, self.inits, self.count = [], [], 0
         self.inp = (name, list(in_shape))
@@ -97,7 +99,8 @@ class Builder:
     def upsample(self, x, f=2):
         y = self._n("up")
         sc = self.const(np.array([1, 1, f, f], np.float32), "sc")
-        self.nodes.append(h.make_node("Resize", [x, "", sc], [y], mode="nearest",
+        roi = "" if self.opset >= 13 else self.const(np.zeros(0, np.float32), "roi")   # required before opset 13
+        self.nodes.append(h.make_node("Resize", [x, roi, sc], [y], mode="nearest",
                                       coordinate_transformation_mode="asymmetric", nearest_mode="floor"))
         n, c, H, W = self.shapes[x]
         self.shapes[y] = [n, c, H * f, W * f]
@@ -181,7 +184,7 @@ class Builder:
     def model(self, outputs, check=True):
         g = h.make_graph(self.nodes, "test", [h.make_tensor_value_info(self.inp[0], TP.FLOAT, self.inp[1])],
                          [h.make_tensor_value_info(o, TP.FLOAT, self.shapes[o]) for o in outputs], self.inits)
-        m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", self.opset)])
         m.ir_version = 8
         if check:   # check=False: deliberately malformed models (the fuzzer's degenerate cases)
             onnx.checker.check_model(m, full_check=True)

@@ -13,8 +13,9 @@ unless they form a tail that ends at graph outputs (e.g. a YOLO decode: Reshape/
 its inputs become the graph outputs (the host runs the post-processing with :func:`host.tail.run_tail`) and it
 is recorded in ``graph.metadata["host_tail"]`` (nodes with JSON-able attributes), ``["host_tail_inputs"]`` (the
 accelerator outputs it reads; it may also read the graph input, which the host has), ``["host_tail_input_shapes"]``
-(their ONNX shapes: an FC output is [1, OC, 1, 1] on the accelerator, [1, OC] in ONNX) and
-``["host_tail_consts"]`` (its constant operands, numpy arrays). A tail op the host cannot run
+(their ONNX shapes: an FC output is [1, OC, 1, 1] on the accelerator, [1, OC] in ONNX),
+``["host_tail_consts"]`` (its constant operands, numpy arrays) and ``["host_tail_outputs"]`` (the model's outputs it
+produces, with their ONNX shapes). A tail op the host cannot run
 (:data:`host.tail.HOST_OPS`), or a graph with nothing left for the accelerator, is a GraphError.
 
 Every refusal is a :class:`~generator.ir.graph.GraphError` raised here or in :mod:`generator.ir.passes`, before any
@@ -259,18 +260,43 @@ def _supported_text(width: int = 100) -> str:
     return textwrap.fill("supported ops: " + ", ".join(sorted(SUPPORTED)), width, subsequent_indent="    ")
 
 
+def host_runnable(n, tensors: dict) -> bool:
+    """Whether the host tail runner (:mod:`host.tail`) runs node ``n``: an op of :data:`host.tail.HOST_OPS`; a Conv
+    only as a 1x1 convolution with one output channel (a weighted sum over channels, e.g. YOLOv8's DFL expectation
+    over its 16 bins), so that a network does not drift onto the host behind an unsupported activation."""
+    if n.op not in HOST_OPS:
+        return False
+    if n.op != "Conv":
+        return True
+    w = tensors.get(n.inputs[1]) if len(n.inputs) > 1 else None
+    a = n.attrs
+    return (w is not None and w.is_const and len(w.shape) == 4 and w.shape[0] == 1 and tuple(w.shape[2:]) == (1, 1)
+            and a.get("group", 1) == 1 and list(a.get("strides", [1, 1])) == [1, 1]
+            and not any(a.get("pads", [0, 0, 0, 0])))
+
+
 def _host_tail(nodes: list, tensors: dict, focus=frozenset()) -> set:
-    """Names of the unsupported nodes that form a tail ending at graph outputs (every consumer of their outputs
-    is in the tail too); they run on the host. Raises GraphError for unsupported nodes outside such a tail (every
-    one listed, grouped by op type, :func:`listing`), a tail that is the whole graph, or a tail op the host cannot
-    run."""
+    """Names of the nodes that form a tail ending at graph outputs (every consumer of their outputs is in the tail
+    too) and must run on the host: the unsupported nodes and every node reading, directly or not, an output of one
+    (an exported YOLO decode mixes Sigmoid with Concat, Mul and Split, which alone the accelerator could run). Raises
+    GraphError for unsupported nodes outside such a tail (every one listed, grouped by op type, :func:`listing`), a
+    tail that is the whole graph, or a tail op the host cannot run."""
     unsupported = [n for n in nodes if refusal(n, tensors, focus)]
     tail = set()
     if not unsupported:
         return tail
-    changed = True
     cand = {n.name for n in unsupported}
-    while changed:   # a node is in the tail if it is unsupported and every consumer of its outputs is in the tail
+    made = {o for n in unsupported for o in n.outputs}
+    changed = True
+    while changed:   # a node reading a host-side tensor cannot run on the accelerator either: the host may run it
+        changed = False
+        for n in nodes:
+            if n.name not in cand and made & set(n.inputs) and host_runnable(n, tensors):
+                cand.add(n.name)
+                made.update(n.outputs)
+                changed = True
+    changed = True
+    while changed:   # a node is in the tail if it is a candidate and every consumer of its outputs is in the tail
         changed = False
         for n in nodes:
             if n.name in cand and n.name not in tail:
@@ -286,7 +312,7 @@ def _host_tail(nodes: list, tensors: dict, focus=frozenset()) -> set:
         raise GraphError(f"{len(unsupported)} unsupported ONNX node(s), by op type:\n{listing(unsupported, tensors)}"
                          f"\nno node is left for the accelerator (a host-side tail must follow accelerator layers); "
                          f"{_supported_text()}")
-    host_bad = [n for n in nodes if n.name in tail and n.op not in HOST_OPS]
+    host_bad = [n for n in nodes if n.name in tail and not host_runnable(n, tensors)]
     if host_bad:
         raise GraphError(f"{len(host_bad)} unsupported ONNX node(s) in the host-side tail:\n{listing(host_bad)}\n"
                          f"neither the accelerator nor the host tail runner has them (host ops: "
@@ -312,6 +338,8 @@ def _cut_host_tail(nodes: list, tail: set, tensors: dict, inputs: list, outputs:
     meta["host_tail_input_shapes"] = {i: list(shapes[i]) for i in cut if shapes.get(i) is not None}
     meta["host_tail_consts"] = {i: np.asarray(tensors[i].data) for n in tail_nodes for i in n.inputs
                                 if i in tensors}
+    meta["host_tail_outputs"] = {o: list(shapes[o]) if shapes.get(o) is not None else None for o in outputs
+                                 if o in produced_in_tail}
     nodes = [n for n in nodes if n.name not in tail]
     return nodes, [o for o in outputs if o not in produced_in_tail] + cut
 

@@ -21,7 +21,8 @@ Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize into the I
 flush, write the base-address registers and the size of each base register's buffer (``*_size`` registers, when
 the manifest's register map has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait
 for ``ap_done`` (interrupt when the overlay has one, else polling) with a timeout, check ``status``, invalidate
-OUTPUT, dequantize the heads, YOLO decode, NMS.
+OUTPUT, dequantize the heads, YOLO decode (darknet heads, or the host tail of an export with its decode in the graph:
+:mod:`host.exported`), NMS.
 
 Identification before the first run: the Vitis HLS IP's ``hw_info`` and ``config_id`` are s_axilite output
 registers, which read 0 until the ``accel`` block has run once (it writes them first thing in every run). When
@@ -60,6 +61,7 @@ from .errors import AcceleratorError, AcceleratorTimeout, DriverError, PackageEr
 from .manifest import BASE_REGS, page_round, read_manifest, region_shape, tensor_window
 from .preprocess import preprocess
 from .registers import BASE_ADDR_REGS, SIZE_REGS, status_bit_names, unpack_hw_info
+from .exported import load_consts, tail_detections
 from .yolo import YoloHead, detect
 
 __all__ = ["DriverError", "PackageError", "PackageMismatchError", "AcceleratorTimeout", "AcceleratorError",
@@ -134,7 +136,9 @@ class YoloAccelerator:
         self.bits = int(m["hardware"]["bits"])
         self.elem = np.dtype(np.int8) if self.bits == 8 else np.dtype("<i2")
         self.region = {r["name"]: r for r in m["regions"]}
-        self.yolo_heads = [YoloHead.from_dict(h["yolo"]) for h in m["heads"]]
+        self.export = m.get("export")          # a decode in the graph: the host tail, then host.exported
+        self.tail_consts = load_consts(self.package / self.export["consts"]) if self.export else None
+        self.yolo_heads = [] if self.export else [YoloHead.from_dict(h["yolo"]) for h in m["heads"]]
         self.net_w, self.net_h = int(m["net"]["width"]), int(m["net"]["height"])
         self.names = m["names"]
 
@@ -322,6 +326,11 @@ class YoloAccelerator:
             scale = np.asarray(h["scale"], np.float32).reshape(-1, 1, 1)   # one, or one per channel
             f = (v.transpose(2, 0, 1).astype(np.float32) - h["zero_point"]) * scale
             heads.append(f[None])
+        if self.export:
+            dets = tail_detections(self.export, self.tail_consts, {h["name"]: f for h, f in zip(
+                self.manifest["heads"], heads)}, self.net_w, self.net_h, img_shape[1], img_shape[0], self.names,
+                self.thresh, self.nms)
+            return dets, (time.perf_counter() - t0) * 1e3
         dets = detect(heads, self.yolo_heads, self.net_w, self.net_h, img_shape[1], img_shape[0], self.names,
                       thresh=self.thresh, nms_thresh=self.nms)
         return dets, (time.perf_counter() - t0) * 1e3

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .tail import run_tail
 from .yolo import listing, nms
 
 FORMATS = ("obj", "noobj")
@@ -74,3 +75,20 @@ def detect_exported(out: np.ndarray, fmt: str, net_w: int, net_h: int, img_w: in
                       (c[:, 0] + c[:, 2] / 2) * sx, (c[:, 1] + c[:, 3] / 2) * sy], axis=1).astype(np.float32)
     probs[probs <= np.float32(thresh)] = 0.0
     return listing(boxes, nms(boxes, probs, nms_thresh), names, thresh, img_w, img_h)
+
+
+def load_consts(path) -> dict:
+    """The host tail's constants ({name: array}) from the package's ``tail_consts.npz``."""
+    with np.load(path) as z:
+        return {k: z[k] for k in z.files}
+
+
+def tail_detections(export: dict, consts: dict, heads: dict, net_w: int, net_h: int, img_w: int, img_h: int,
+                    names, thresh: float = 0.25, nms_thresh: float = 0.45) -> list:
+    """Detections of a package whose manifest has an ``export`` entry (:data:`host.manifest.OPTIONAL`): the
+    dequantized heads ({name: float [1, C, H, W]}) reshaped to their ONNX shapes, the host tail run
+    (:func:`host.tail.run_tail`), its decoded output turned into detections (:func:`detect_exported`). Raises
+    HostTailError or ValueError."""
+    vals = {k: v.reshape(export["input_shapes"].get(k, v.shape)) for k, v in heads.items()}
+    out = run_tail(export["tail"], consts, vals)[export["output"]]
+    return detect_exported(out, export["format"], net_w, net_h, img_w, img_h, names, thresh, nms_thresh)

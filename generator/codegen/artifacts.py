@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from generator.flows.pipeline import Compiled, class_names, net_size
+from generator.flows.pipeline import Compiled, class_names, exported_output, net_size
 from generator.codegen.allocate import manifest_scale
 from generator.ir.graph import Graph
 from generator.quant.quantize import param_bytes
@@ -84,7 +84,7 @@ def manifest(c: Compiled) -> dict:
         ctrl_bits=isa.CTRL_BITS, status_bits=isa.STATUS_BITS,
         regions=[entry("region", name=k, **v) for k, v in lay.regions.items()],
         input=_tensor_entry(g, lay, g.inputs[0]), heads=heads, net=entry("net", width=w, height=h),
-        names=(class_names(c) or []) if yolo else [],
+        names=(class_names(c) or []) if yolo or export_entry(c) else [],
         layers=[entry("layer", name=L.name, kind=L.kind, insns=list(r), plan=p.describe(), predicted_cycles=p.cycles,
                       macs=L.macs, ddr_bytes=p.ddr_bytes)
                 for L, p, r in zip(prog.layers, prog.plans, prog.ranges)],
@@ -93,7 +93,23 @@ def manifest(c: Compiled) -> dict:
         **({"calibration": {"regions": g.metadata["calibration"],
                             "bias_correction": g.metadata.get("bias_correction", {})}}
            if "calibration" in g.metadata else {}),
+        **({"export": export} if (export := export_entry(c)) else {}),
     )
+
+
+#: file of the host tail's constants beside manifest.json (``export`` models)
+TAIL_CONSTS = "tail_consts.npz"
+
+
+def export_entry(c: Compiled) -> dict | None:
+    """The manifest's ``export`` entry (:data:`host.manifest.OPTIONAL`) when the model's host tail ends in one
+    decoded YOLO output for its class names (:func:`generator.flows.pipeline.exported_output`), else None."""
+    g = c.qgraph
+    exp = exported_output(g, class_names(c))
+    if exp is None:
+        return None
+    return {"format": exp[1], "output": exp[0], "tail": g.metadata["host_tail"], "consts": TAIL_CONSTS,
+            "input_shapes": g.metadata.get("host_tail_input_shapes", {}), "graph_input": g.inputs[0]}
 
 
 def plot_schedule(c: Compiled, path: Path) -> None:
@@ -132,13 +148,16 @@ def plot_schedule(c: Compiled, path: Path) -> None:
 
 def write_artifacts(c: Compiled, out_dir: Path) -> Path:
     """Write program.bin, weights.bin, manifest.json, schedule.txt, schedule.png and program.asm into
-    ``out_dir``."""
+    ``out_dir`` (and :data:`TAIL_CONSTS` for a model with an ``export`` entry)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     blob = c.program.blob
     (out_dir / "program.bin").write_bytes(blob)
     (out_dir / "weights.bin").write_bytes(c.program.weights)
-    (out_dir / "manifest.json").write_text(json.dumps(manifest(c), indent=1))
+    man = manifest(c)
+    (out_dir / "manifest.json").write_text(json.dumps(man, indent=1))
+    if "export" in man:
+        np.savez(out_dir / TAIL_CONSTS, **{k: np.asarray(v) for k, v in c.qgraph.metadata["host_tail_consts"].items()})
     (out_dir / "schedule.txt").write_text(schedule_table(c) + "\n")
     plot_schedule(c, out_dir / "schedule.png")
     (out_dir / "program.asm").write_text(isa.disasm_program(blob) + "\n")

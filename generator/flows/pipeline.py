@@ -389,27 +389,28 @@ def quantize_image(c: Compiled, img_u8: np.ndarray) -> np.ndarray:
 
 def detections_from_heads(c: Compiled, heads: dict, img_w: int, img_h: int, thresh=0.25, nms=0.45, x=None) -> list:
     """Integer heads ({name: int [C, H, W]}) -> detections, pixels of the image: darknet YOLO decode + NMS
-    (:func:`host.yolo.detect`), or for an export with the decode in the graph its host tail then
-    :func:`host.exported.detect_exported`. ``x``: the float input [1, C, H, W], for a tail that reads it."""
+    (:func:`host.yolo.detect`), or for an export with the decode in the graph its host tail then the export decode
+    (:func:`host.exported.tail_detections`, as the driver). ``x``: the float input [1, C, H, W], for a tail that
+    reads it."""
     from host.yolo import YoloHead, detect
 
     g = c.qgraph
     names = class_names(c)
     check_detection(g, names, c.model_path)
     w, h = net_size(g)
+    fl = {o: ((heads[o].astype(np.float32) - g.tensors[o].zero_point)
+              * np.asarray(g.tensors[o].deq_scale, np.float32))[None] for o in g.outputs}
     exp = exported_output(g, names)
-    if exp:
-        from generator.eval.conformance import host_outputs
-        from host.exported import detect_exported
+    if exp:   # as the driver does it (host.exported.tail_detections), the graph input available to the tail
+        from host.exported import tail_detections
 
-        vals = host_outputs(g, heads, x)
-        return detect_exported(vals[exp[0]], exp[1], w, h, img_w, img_h, names, thresh=thresh, nms_thresh=nms)
+        e = {"format": exp[1], "output": exp[0], "tail": g.metadata["host_tail"],
+             "input_shapes": g.metadata.get("host_tail_input_shapes", {})}
+        extra = {g.inputs[0]: np.asarray(x, np.float32)} if x is not None else {}
+        return tail_detections(e, {**g.metadata.get("host_tail_consts", {}), **extra}, fl, w, h, img_w, img_h,
+                               names, thresh, nms)
     yolo = {y["output"]: y for y in g.metadata.get("darknet_yolo", [])}
-    fl, yh = [], []
-    for o in g.outputs:
-        t = g.tensors[o]
-        fl.append(((heads[o].astype(np.float32) - t.zero_point) * np.asarray(t.deq_scale, np.float32))[None])
-        yh.append(YoloHead.from_dict(yolo[o]))
-    return detect(fl, yh, w, h, img_w, img_h, names, thresh=thresh, nms_thresh=nms)
+    yh = [YoloHead.from_dict(yolo[o]) for o in g.outputs]
+    return detect([fl[o] for o in g.outputs], yh, w, h, img_w, img_h, names, thresh=thresh, nms_thresh=nms)
 
 

@@ -1,6 +1,6 @@
 """ONNX model -> graph IR (:mod:`generator.ir.graph`), with ONNX shape inference.
 
-Supported operators (ONNX opset 11-21 semantics): Conv (group 1; any padding below the kernel size: symmetric,
+Supported operators (ONNX opset 11-21 semantics): Conv (any group; any padding below the kernel size: symmetric,
 asymmetric, auto_pad SAME_UPPER / SAME_LOWER / VALID), BatchNormalization (inference), Relu,
 LeakyRelu, MaxPool, AveragePool / GlobalAveragePool (as a diagonal convolution), GlobalMaxPool (square maps),
 Resize/Upsample (nearest, integer scale), Concat (channel axis), Split and Slice (channel axis; and the stride-2

@@ -105,6 +105,8 @@ def export_entry(c: Compiled) -> dict | None:
     """The manifest's ``export`` entry (:data:`host.manifest.OPTIONAL`) when the model's host tail ends in one
     decoded YOLO output for its class names (:func:`generator.flows.pipeline.exported_output`), else None."""
     g = c.qgraph
+    if not g.metadata.get("host_tail_outputs"):
+        return None
     exp = exported_output(g, class_names(c))
     if exp is None:
         return None

@@ -373,7 +373,7 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
 def class_names(c: Compiled) -> list | None:
     """The class names of a compiled model: ``c.names``, else resolved from its graph metadata
     (:func:`resolve_class_names`); None when unknown."""
-    return c.names if c.names else resolve_class_names(c.graph.metadata)
+    return c.names if c.names else resolve_class_names((c.graph or c.qgraph).metadata)
 
 
 def quantize_image(c: Compiled, img_u8: np.ndarray) -> np.ndarray:

@@ -161,6 +161,7 @@ def _v5_decode(n: _Net, outs, nc):
 
 
 def yolov5n(n: _Net, nc):
+    """YOLOv5n (v7.0) on ``n``'s input with ``nc`` classes; returns the decoded output [1, N, 5 + nc]."""
     x = n.cba("images", 16, 6, 2, p=2)   # v6.0+ stem (6x6, stride 2, pad 2)
     x = n.c3(n.cba(x, 32, 3, 2), 32, 1)
     p3 = n.c3(n.cba(x, 64, 3, 2), 64, 2)
@@ -176,6 +177,7 @@ def yolov5n(n: _Net, nc):
 
 
 def yolox_nano(n: _Net, nc):
+    """YOLOX-nano on ``n``'s input with ``nc`` classes; returns the decoded output [1, N, 5 + nc]."""
     x = n.cba(n.focus("images"), 16, 3)
     x = n.c3(n.dwconv(x, 32, 3, 2), 32, 1, dw=True)
     p3 = n.c3(n.dwconv(x, 64, 3, 2), 64, 3, dw=True)
@@ -205,6 +207,7 @@ def yolox_nano(n: _Net, nc):
 
 
 def yolov8n(n: _Net, nc, reg_max=16):
+    """YOLOv8n on ``n``'s input with ``nc`` classes (DFL with ``reg_max`` bins); returns [1, 4 + nc, N]."""
     x = n.c2f(n.cba(n.cba("images", 16, 3, 2), 32, 3, 2), 32, 1)
     p3 = n.c2f(n.cba(x, 64, 3, 2), 64, 2)
     p4 = n.c2f(n.cba(p3, 128, 3, 2), 128, 2)

@@ -25,10 +25,11 @@ def _align(x: int, a: int = ALIGN) -> int:
 @dataclass
 class DdrLayout:
     """Byte layout of the four base-register spaces. ``regions``: name -> dict(base_reg, addr, channels, h, w,
-    pad, zp, scale, bytes); ``weights``/``params``: layer -> byte offset in WEIGHTS; ``sizes``: bytes per base."""
+    pad, zp, scale, bytes); ``weights``/``params``/``tables``: layer -> byte offset in WEIGHTS (tables: layers with an activation table); ``sizes``: bytes per base."""
     regions: dict = field(default_factory=dict)
     weights: dict = field(default_factory=dict)
     params: dict = field(default_factory=dict)
+    tables: dict = field(default_factory=dict)
     sizes: dict = field(default_factory=dict)
 
 
@@ -109,6 +110,14 @@ def _param_records(L: Layer, q: dict, hw: HwConfig) -> bytes:
     return out
 
 
+def table_records(table: np.ndarray, tm: int) -> bytes:
+    """An activation table (int [TABLE_ENTRIES, 2]: base, delta) as TBUF records in DDR: 16-byte records of four
+    (base, delta) int16 pairs, each record repeated ``tm`` times so that LOAD's lane interleave (record e to lane
+    e % Tm, row e // Tm) gives every POST lane the whole table (:data:`generator.spec.isa.TABLE_ENTRIES`)."""
+    recs = np.asarray(table, np.int64).astype("<i2").reshape(isa.TBUF_ROWS, 2 * isa.TABLE_PER_RECORD)
+    return np.repeat(recs, tm, axis=0).tobytes()
+
+
 def allocate(g: Graph, layers: list, hw: HwConfig) -> tuple[DdrLayout, bytes]:
     """Allocate regions (NHWC with a zero-point border as wide as the largest padding of a reader) and pack
     weights ([og][ig][KH][KW][Tm][Tn], zero-padded) and parameter records, each layer's aligned to
@@ -128,6 +137,10 @@ def allocate(g: Graph, layers: list, hw: HwConfig) -> tuple[DdrLayout, bytes]:
         lay.params[L.name] = len(blob)
         blob += _param_records(L, q, hw)
         blob += bytes(_align(len(blob)) - len(blob))
+        if q.get("table") is not None:
+            lay.tables[L.name] = len(blob)
+            blob += table_records(q["table"], hw.tm)
+            blob += bytes(_align(len(blob)) - len(blob))
     cursor["WEIGHTS"] = len(blob)
     lay.sizes = {k: max(v, ALIGN) for k, v in cursor.items()}
     return lay, bytes(blob)

@@ -85,6 +85,10 @@ class _LayerEmitter:
         self.out.append(isa.make("LOAD", buf=isa.BUFFERS["PBUF"], base_reg=isa.BASE_REGS["WEIGHTS"],
                                  ddr_offset=self.lay.params[L.name], rows=1, cols=1,
                                  elems=self.n_og * hw.tm * (1 + len(L.sides)), dst_word=0))
+        if L.act & isa.ACTIVATIONS["table"]:
+            self.out.append(isa.make("LOAD", buf=isa.BUFFERS["TBUF"], base_reg=isa.BASE_REGS["WEIGHTS"],
+                                     ddr_offset=self.lay.tables[L.name], rows=1, cols=1,
+                                     elems=isa.TBUF_ROWS * hw.tm, dst_word=0))
         tiles = _tile_order(L, self.plan)
         for t_idx, ((py0, py1, px0, px1), (oc0, oc1)) in enumerate(tiles):
             r0, r1 = acc_span(py0, py1, L.pool, L.OHc)
@@ -181,7 +185,7 @@ class _LayerEmitter:
         out_r, out_c = (py1 - py0) * L.up, (px1 - px0) * L.up
         free_acc = int(t_idx + 2 < n_tiles)
         self.out.append(isa.make(
-            "POST", acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og, pbuf_oc=oc0, act=int(L.act),
+            "POST", acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og, pbuf_oc=oc0, act=L.act,
             pool_k=L.pool[0], pool_s=L.pool[1], up=L.up, zp_out=L.zp_out, out_rows=out_r, out_cols=out_c,
             pop_prev=1, push_prev=free_acc if not L.sides else 0))
         self.out.append(isa.make("STORE", base_reg=vout.base_reg, ddr_offset=vout.at(py0 * L.up, px0 * L.up, oc0),
@@ -194,7 +198,7 @@ class _LayerEmitter:
             sx1 = sd["OW"] if c1 == L.OWc else c1 // s
             self.out.append(isa.make(
                 "POST", acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og,
-                pbuf_oc=(j + 1) * self.n_og * self.hw.tm + oc0, act=int(L.act), pool_k=sd["pool_k"], pool_s=s,
+                pbuf_oc=(j + 1) * self.n_og * self.hw.tm + oc0, act=L.act, pool_k=sd["pool_k"], pool_s=s,
                 up=1, zp_out=sd["zp_out"], out_rows=sy1 - sy0, out_cols=sx1 - sx0,
                 push_prev=free_acc if j == len(L.sides) - 1 else 0))
             self.out.append(isa.make("STORE", base_reg=vs.base_reg, ddr_offset=vs.at(sy0, sx0, oc0),

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from generator.spec import isa
 from generator.spec.timing import POST_FILL, WBUF, HwConfig, transfer_cycles
 from generator.ir.graph import Graph, GraphError
 
@@ -47,8 +48,9 @@ class Layer:
     """Geometry of one Macro layer (all sizes in pixels / channels; names as in the module legend).
 
     kind: "conv" or "copy"; pool: (k, s, pad_end) max-pool ((1, 1, 0): none); up: nearest-upsampling factor;
-    in_tensor / out_tensor: graph tensor names; act: LeakyReLU/ReLU (negative multiplier used); zp_out: output
-    zero point; fold: run as a 1x1 convolution over K*K*IC channels; sides: extra pooled outputs, each
+    in_tensor / out_tensor: graph tensor names; act: POST's act field (:data:`generator.spec.isa.ACTIVATIONS` bits:
+    negative-side multiplier for LeakyReLU/ReLU, activation table); zp_out: POST's zero point (the output's, or
+    the table input's); fold: run as a 1x1 convolution over K*K*IC channels; sides: extra pooled outputs, each
     dict(out_tensor, pool_k, pool_s, zp_out, OH, OW) (pooling window, stride, zero point and size of that output).
     """
     name: str
@@ -68,7 +70,7 @@ class Layer:
     OWp: int
     in_tensor: str
     out_tensor: str
-    act: bool
+    act: int
     zp_out: int
     fold: bool = False
     sides: list = field(default_factory=list)
@@ -170,7 +172,8 @@ def layer_of(g: Graph, n, hw: HwConfig) -> Layer:
         raise GraphError(f"layer {n.name}: computed output {OHp * m.upsample}x{OWp * m.upsample} does not "
                          f"match tensor shape {to.shape}")
     L = Layer(n.name, m.kind, K, S, pad, IC, H, W, OC, OHc, OWc, pool, m.upsample, OHp, OWp,
-              n.inputs[0], n.outputs[0], bool(q["use_neg"]), q["zp_out"], pads=pads)
+              n.inputs[0], n.outputs[0], (isa.ACTIVATIONS["neg_mult"] if q["use_neg"] else 0)
+              | (isa.ACTIVATIONS["table"] if q.get("table") is not None else 0), q["zp_out"], pads=pads)
     for o, sp, sq in zip(n.outputs[1:], m.side_pools, q.get("side", [])):
         k, s, _ = sp
         L.sides.append(dict(out_tensor=o, pool_k=k, pool_s=s, zp_out=sq["zp_out"], OH=(OHc - k) // s + 1,

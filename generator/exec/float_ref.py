@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from generator.ir.graph import Graph, GraphError
-from generator.exec.kernels import activation, conv2d, maxpool2d, upsample_nearest
+from generator.exec.kernels import TABLE_ACTIVATIONS, activation, conv2d, maxpool2d, upsample_nearest
 from generator.ir.passes.common import resolve_pads
 
 
@@ -44,13 +44,20 @@ class _Store:
 _ARITH = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}
 
 
-def _macro(g: Graph, m, x: np.ndarray) -> list:
-    """A Macro layer on x [C, H, W]: its outputs [1, C', H', W'] float32 (main, then the side pools)."""
+#: key of a Macro node's pre-activation values in :func:`run_float`'s ``keep_all`` result (table activations only)
+PRE_ACT = "{}#pre-activation"
+
+
+def _macro(g: Graph, m, x: np.ndarray, pre: list | None = None) -> list:
+    """A Macro layer on x [C, H, W]: its outputs [1, C', H', W'] float32 (main, then the side pools); ``pre``
+    receives the values before the activation."""
     if m.kind == "conv":
         y = conv2d(x, g.const(m.weight), m.stride, m.four_pads()) + g.const(m.bias)[:, None, None]
     else:
         y = x
-    y = activation(y, m.act, m.alpha)
+    if pre is not None:
+        pre.append(np.asarray(y, np.float32))
+    y = activation(y, m.act, m.alpha, m.beta)
     side = [maxpool2d(y, *sp)[None].astype(np.float32) for sp in m.side_pools]
     if m.pool:   # a copy layer's pads: the pool's -inf padding
         y = maxpool2d(y, *m.pool, pads=m.pads if m.kind == "copy" else None)
@@ -72,11 +79,12 @@ def _maxpool_node(g: Graph, n, x: np.ndarray) -> np.ndarray:
 def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None = None) -> dict:
     """Run the graph on float32 inputs (``{name: [1, C, H, W]}``).
 
-    Returns ``{output name: array}``; with ``keep_all`` every activation tensor produced (used for calibration).
+    Returns ``{output name: array}``; with ``keep_all`` every activation tensor produced (used for calibration)
+    and, per Macro node with a table activation, its values before the activation under ``PRE_ACT.format(name)``.
     ``taps``: a dict that receives, per Macro node name, its input as the node reads it (float32 [C, H, W]; used
     by bias correction). Raises GraphError on an op it does not know.
     """
-    st = _Store(g)
+    st, pre_vals = _Store(g), {}
     for k, v in inputs.items():
         st.put(k, np.asarray(v, np.float32))
     for n in g.nodes:
@@ -85,7 +93,10 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None 
         if n.op == "Macro":
             if taps is not None:
                 taps[n.name] = ins[0][0]
-            outs = _macro(g, a["macro"], ins[0][0])
+            pre = [] if keep_all and a["macro"].act in TABLE_ACTIVATIONS else None
+            outs = _macro(g, a["macro"], ins[0][0], pre)
+            if pre:
+                pre_vals[PRE_ACT.format(n.name)] = pre[0]
         elif n.op == "Conv":
             s = a.get("strides", [1, 1])[0]
             p = resolve_pads(n, ins[0].shape[2:], list(ins[1].shape[2:]), [s, s])
@@ -102,6 +113,8 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None 
             outs = [((ins[0] - mu[:, None, None]) * k[:, None, None] + bt[:, None, None]).astype(np.float32)]
         elif n.op in ("Relu", "LeakyRelu"):
             outs = [activation(ins[0], "relu" if n.op == "Relu" else "leaky", a.get("alpha", 0.01))]
+        elif n.op == "Act":
+            outs = [activation(ins[0], a["act"], a.get("alpha", 0.0), a.get("beta", 0.0))]
         elif n.op == "MaxPool":
             outs = [_maxpool_node(g, n, ins[0])]
         elif n.op in ("Resize", "Upsample"):
@@ -145,4 +158,5 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None 
     res = {o: st.get(o) for o in g.outputs}
     if keep_all:
         res.update({k: st.get(k) for k in st.vals})
+        res.update(pre_vals)
     return res

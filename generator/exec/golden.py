@@ -81,6 +81,7 @@ class GoldenSim:
         self.acc = [np.zeros((hw.acc_words, tm), np.int64) for _ in range(2)]
         self.obuf = np.zeros(hw.obuf_words * tm, np.int64)
         self.pbuf = np.zeros(hw.pbuf_entries, PARAM_DTYPE)
+        self.tbuf = np.zeros((isa.TBUF_ROWS * tm, 2 * isa.TABLE_PER_RECORD), np.int64)   # (base, delta) x 4 per record
         self.precision = None
         self.qmin = self.qmax = None
 
@@ -124,6 +125,16 @@ class GoldenSim:
         hw = self.hw
         rows, cols, elems = f["rows"], f["cols"], f["elems"]
         if rows * cols * elems == 0:      # an empty transfer: no access, nothing checked (as in the hardware)
+            return
+        if f["buf"] == isa.BUFFERS["TBUF"]:
+            v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, cols, elems * isa.PARAM_RECORD_BYTES,
+                               f["row_stride"], f["pix_stride"])
+            recs = np.ascontiguousarray(v).view("<i2").reshape(-1, 2 * isa.TABLE_PER_RECORD)
+            lo, n = f["dst_word"], self.tbuf.shape[0]
+            if recs.size and lo + recs.shape[0] > n:
+                raise SimError(f"instruction {k}: TBUF load of {recs.shape[0]} records at {lo} exceeds {n}",
+                               "OUT_OF_RANGE", k)
+            self.tbuf[lo:lo + recs.shape[0]] = recs
             return
         if f["buf"] == isa.BUFFERS["PBUF"]:
             v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, cols, elems * isa.PARAM_RECORD_BYTES,
@@ -218,13 +229,15 @@ class GoldenSim:
             raise SimError(f"instruction {k}: POST reads PBUF entry {oc[-1]} of {hw.pbuf_entries}", "OUT_OF_RANGE", k)
         p = self.pbuf[oc]
         v = acc + p["bias"].astype(np.int64)
-        neg = (v < 0) & bool(f["act"])
+        neg = (v < 0) & bool(f["act"] & isa.ACTIVATIONS["neg_mult"])
         m = np.where(neg, p["mult_neg"].astype(np.int64), p["mult_pos"].astype(np.int64))
         sh = np.where(neg, p["shift_neg"].astype(np.int64), p["shift_pos"].astype(np.int64))
         if (sh < 1).any():
             raise SimError(f"instruction {k}: POST with a requantization shift of 0", "ARITH_OVERFLOW", k)
         q = ((v * m + (np.int64(1) << (sh - 1))) >> sh) + f["zp_out"]
         q = np.clip(q, self.qmin, self.qmax)
+        if f["act"] & isa.ACTIVATIONS["table"]:
+            q = self._table(q)
         up = max(f["up"], 1)
         prow, pcol = f["out_rows"] // up, f["out_cols"] // up
         pk, ps = max(f["pool_k"], 1), max(f["pool_s"], 1)
@@ -246,6 +259,20 @@ class GoldenSim:
             raise SimError(f"instruction {k}: POST output of {n} elements exceeds OBUF ({self.obuf.size})",
                            "OUT_OF_RANGE", k)
         self.obuf[:n] = q.reshape(-1)
+
+    def _table(self, q: np.ndarray) -> np.ndarray:
+        """The activation table of TBUF applied to q [oh, ow, C] (lane m = channel % Tm reads its own lane
+        memory; every lane holds the same table when the compiler wrote it): see :data:`isa.TABLE_ENTRIES`."""
+        fb = self.precision - 8
+        u = q - self.qmin
+        i, fr = u >> fb, u & ((1 << fb) - 1)
+        lane = np.arange(q.shape[-1]) % self.hw.tm
+        rec = self.tbuf[(i >> 2) * self.hw.tm + lane]            # [oh, ow, C, 8]
+        j = (i & 3)[..., None]
+        base = np.take_along_axis(rec, 2 * j, -1)[..., 0]
+        delta = np.take_along_axis(rec, 2 * j + 1, -1)[..., 0]
+        r = base + ((delta * fr + (1 << (isa.TABLE_FRAC_BITS - 1))) >> isa.TABLE_FRAC_BITS)
+        return np.clip(r, self.qmin, self.qmax)
 
     def _store(self, k, f):
         hw = self.hw

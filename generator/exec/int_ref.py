@@ -44,6 +44,8 @@ import math
 
 import numpy as np
 
+from generator.exec.float_ref import PRE_ACT
+from generator.exec.kernels import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph
 
 #: requantization multiplier bits (signed; M in [2^14, 2^15)) and the largest shift, as in the ISA's PBUF record
@@ -77,6 +79,7 @@ def _per_channel_regions(g: Graph) -> set:
         t = g.tensors[o]
         w = [n for n in g.nodes if o in n.outputs]
         if (t.region is None or len(w) != 1 or w[0].op != "Macro" or w[0].attrs["macro"].kind != "conv"
+                or w[0].attrs["macro"].act in TABLE_ACTIVATIONS
                 or w[0].outputs[0] != o
                 or any(o in n.inputs for n in g.nodes)):
             continue
@@ -223,7 +226,13 @@ class IndependentRef:
                 B = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * W.reshape(oc, -1).sum(axis=1)
             else:
                 W, s_w, B = None, np.ones(oc), np.full(oc, -zp_in, np.int64)
-            per_out = []
+            per_out, table = [], None
+            if m.act in TABLE_ACTIVATIONS:   # requantized into the table's input domain, the table to the output
+                pre = ranges[PRE_ACT.format(n.name)]
+                dom = act_params(pre[0], pre[1], bits, symmetric, room[g.tensors[n.outputs[0]].region],
+                                 s_in * float(np.max(s_w)) / MAX_REAL_MULT)
+                table = self._table(m, dom, outs[0])
+                outs = [dom] * len(outs)
             for s_out, zp_out in outs:
                 s_out = np.broadcast_to(s_out, (oc,))
                 pos = [multiplier(float(s_in * s_w[c] / s_out[c])) for c in range(oc)]
@@ -236,7 +245,21 @@ class IndependentRef:
                 per_out.append(dict(mult_pos=np.array([p[0] for p in pos]), shift_pos=np.array([p[1] for p in pos]),
                                     mult_neg=np.array([p[0] for p in neg]), shift_neg=np.array([p[1] for p in neg]),
                                     zp_out=zp_out))
-            self.layers[n.name] = dict(w=W, bias=B, zp_in=zp_in, use_neg=m.act != "linear", outs=per_out)
+            self.layers[n.name] = dict(w=W, bias=B, zp_in=zp_in, use_neg=m.act in ("relu", "leaky"), outs=per_out,
+                                       table=table)
+
+    def _table(self, m, dom: tuple, out: tuple) -> np.ndarray:
+        """The 256-entry POST table of activation ``m.act`` from the input domain ``dom`` = (scale, zp) to the
+        output ``out``: entry i covers the integers from t_i = qmin + i * 2^(bits - 8); its base is f at t_i
+        rounded half up to the output grid, its delta the rise to t_(i+1) (int16; 0 in int8, a direct lookup)."""
+        (s_t, z_t), (s_o, z_o) = dom, out
+        step = (self.qmax - self.qmin + 1) // 256
+        vals = []
+        for i in range(257):
+            x = s_t * (self.qmin + i * step - z_t)
+            y = float(TABLE_ACTIVATIONS[m.act](np.array([x], np.float64), m.alpha, m.beta)[0])
+            vals.append(min(max(math.floor(y / s_o + 0.5) + z_o, self.qmin), self.qmax))
+        return np.array([(vals[i], vals[i + 1] - vals[i] if step > 1 else 0) for i in range(256)], np.int64)
 
     def check_params(self, gq: Graph) -> list[str]:
         """Compare the parameters :func:`generator.quant.quantize.quantize` stored on ``gq`` with the derived ones.
@@ -261,6 +284,9 @@ class IndependentRef:
                     if not np.array_equal(np.asarray(st[key]), o[key]):
                         c = int(np.argmax(np.asarray(st[key]) != o[key]))
                         bad.append(f"layer {n.name} output {k}: {key}[{c}] = {int(st[key][c])}, derived {int(o[key][c])}")
+                if k == 0 and (d["table"] is None) != (q.get("table") is None) or (
+                        k == 0 and d["table"] is not None and not np.array_equal(d["table"], q["table"])):
+                    bad.append(f"layer {n.name}: activation table differs from the derived one")
                 if int(st["zp_out"]) != o["zp_out"]:
                     bad.append(f"layer {n.name} output {k}: zp_out {st['zp_out']}, derived {o['zp_out']}")
         return bad
@@ -294,6 +320,11 @@ class IndependentRef:
                 p = d["outs"][k]
                 y = _requant(v, p["mult_pos"], p["shift_pos"], p["mult_neg"], p["shift_neg"], d["use_neg"],
                              p["zp_out"], self.qmin, self.qmax)
+                if d["table"] is not None:   # entry (y - qmin) >> (bits - 8), interpolated on the low bits
+                    u = y - self.qmin
+                    fb = self.bits - 8
+                    i, f = u >> fb, u & ((1 << fb) - 1)
+                    y = np.clip(d["table"][i, 0] + ((d["table"][i, 1] * f + 128) >> 8), self.qmin, self.qmax)
                 if k == 0:
                     if m.pool:
                         y = _maxpool(y, *m.pool, m.pads if m.kind == "copy" else None)

@@ -56,8 +56,35 @@ def upsample_nearest(x: np.ndarray, f: int) -> np.ndarray:
     return x.repeat(f, axis=1).repeat(f, axis=2) if f > 1 else x
 
 
-def activation(x: np.ndarray, act: str, alpha: float) -> np.ndarray:
-    """Float activation: "linear", "relu" or "leaky" (slope ``alpha`` for x < 0)."""
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _softplus(x):
+    return np.logaddexp(0.0, x)
+
+
+#: activations POST runs through its table (:data:`generator.spec.isa.TABLE_ENTRIES`), as f(x, alpha, beta) on
+#: float64 arrays: the ONNX operators' definitions (Sigmoid, HardSigmoid, HardSwish, Tanh, Softplus, Mish, Elu)
+#: and SiLU = x * Sigmoid(x) (PyTorch exports it as Sigmoid and Mul)
+TABLE_ACTIVATIONS = {
+    "sigmoid": lambda x, a, b: _sigmoid(x),
+    "silu": lambda x, a, b: x * _sigmoid(x),
+    "tanh": lambda x, a, b: np.tanh(x),
+    "hardsigmoid": lambda x, a, b: np.clip(a * x + b, 0.0, 1.0),
+    "hardswish": lambda x, a, b: x * np.clip(x / 6.0 + 0.5, 0.0, 1.0),
+    "softplus": lambda x, a, b: _softplus(x),
+    "mish": lambda x, a, b: x * np.tanh(_softplus(x)),
+    "elu": lambda x, a, b: np.where(x < 0, a * np.expm1(np.minimum(x, 0.0)), x),
+}
+
+
+def activation(x: np.ndarray, act: str, alpha: float, beta: float = 0.0) -> np.ndarray:
+    """Float activation: "linear", "relu", "leaky" (slope ``alpha`` for x < 0) or one of
+    :data:`TABLE_ACTIVATIONS` (``alpha`` / ``beta``: HardSigmoid's, Elu's alpha), computed in float64 and returned
+    as ``x``'s dtype."""
+    if act in TABLE_ACTIVATIONS:
+        return TABLE_ACTIVATIONS[act](np.asarray(x, np.float64), alpha, beta).astype(np.asarray(x).dtype)
     if act == "linear":
         return x
     if act == "relu":
@@ -87,3 +114,14 @@ def requantize(acc: np.ndarray, mult_pos, shift_pos, mult_neg, shift_neg, use_ne
         m, s = mp, sp
     v = (acc * m + (np.int64(1) << (s - 1))) >> s
     return np.clip(v + zp, qmin, qmax)
+
+
+def apply_table(q: np.ndarray, table: np.ndarray, qmin: int, qmax: int) -> np.ndarray:
+    """POST's activation table (:data:`generator.spec.isa.TABLE_ENTRIES`) on requantized values q (int64, any
+    shape, in [qmin, qmax]): u = q - qmin, entry i = u >> (bits - 8), f = the low bits;
+    ``clamp(base[i] + ((delta[i] * f + 128) >> 8))``. table: int [256, 2] (base, delta). Returns int64."""
+    fb = (qmax - qmin + 1).bit_length() - 1 - 8
+    u = np.asarray(q, np.int64) - qmin
+    i, f = u >> fb, u & ((1 << fb) - 1)
+    t = np.asarray(table, np.int64)
+    return np.clip(t[i, 0] + ((t[i, 1] * f + 128) >> 8), qmin, qmax)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from generator.ir.graph import Graph
-from generator.exec.kernels import conv2d, maxpool2d, requantize, upsample_nearest
+from generator.exec.kernels import apply_table, conv2d, maxpool2d, requantize, upsample_nearest
 
 
 def init_regions(g: Graph, x_q: np.ndarray) -> dict:
@@ -47,6 +47,8 @@ def write_layer(g: Graph, n, regions: dict, acc: np.ndarray) -> None:
         p = q if k == 0 else q["side"][k - 1]
         y = requantize(acc, p["mult_pos"], p["shift_pos"], p["mult_neg"], p["shift_neg"], q["use_neg"],
                        p["zp_out"], q["qmin"], q["qmax"])
+        if q.get("table") is not None:
+            y = apply_table(y, q["table"], q["qmin"], q["qmax"])
         if k == 0:
             if m.pool:   # a copy layer's pads: the pool's -inf padding (its input border holds qmin)
                 y = maxpool2d(y, *m.pool, pads=m.pads if m.kind == "copy" else None)

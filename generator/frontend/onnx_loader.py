@@ -37,10 +37,11 @@ from host.tail import HOST_OPS
 from generator.ir.graph import Graph, GraphError, Node, Tensor
 from generator.ir.passes.common import resolve_pads
 from generator.ir.passes.fold_focus import focus_groups
+from generator.ir.passes.fuse_activation import SINGLE_OPS, gate_of
 
 SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resize", "Upsample", "Concat",
              "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant", "AveragePool",
-             "GlobalAveragePool", "GlobalMaxPool", "Add", "Sub", "Mul", "Div"}
+             "GlobalAveragePool", "GlobalMaxPool", "Add", "Sub", "Mul", "Div"} | set(SINGLE_OPS)
 
 
 def _attrs(node) -> dict:
@@ -105,7 +106,7 @@ def load_onnx(model_or_path) -> Graph:
     _check_graph_io(g, tensors, nodes, elem, outputs)
     _check_nodes(nodes, elem)
     focus = {s.name for f in focus_groups(nodes, tensors, shapes.get, outputs) for s in f.slices}
-    tail = _host_tail(nodes, tensors, focus)
+    tail = _host_tail(nodes, tensors, focus | _gated(nodes, outputs), _decode_activations(nodes, outputs))
     meta = {}
     for p in model.metadata_props:
         try:
@@ -199,14 +200,40 @@ def _const_ints(n, k: int, attr: str, tensors: dict):
     return None if v is None else [int(x) for x in v]
 
 
-def refusal(n, tensors: dict, focus=frozenset()) -> str | None:
+def _gated(nodes: list, outputs: list) -> set:
+    """Names of the Mul nodes that are an activation as PyTorch exports it, x times a gate of x (SiLU, HardSwish,
+    Mish: :func:`generator.ir.passes.fuse_activation.gate_of`)."""
+    return {n.name for n in nodes if n.op == "Mul" and gate_of(nodes, n, outputs)}
+
+
+def _decode_activations(nodes: list, outputs: list) -> set:
+    """Names of the activation nodes (:data:`SINGLE_OPS`, not gates) from which no Conv is reachable: the output
+    decode of a detector (YOLOX's objectness and class Sigmoids feed a Concat with the box regression). They stay
+    with the host tail: on the accelerator their outputs would share one scale with the raw boxes."""
+    gates = {gn.name for n in nodes if n.op == "Mul" for gn in (gate_of(nodes, n, outputs) or (0, 0, []))[2]}
+    readers = {}
+    for n in nodes:
+        for i in n.inputs:
+            readers.setdefault(i, []).append(n)
+    feeds_conv = {}
+
+    def reaches_conv(n) -> bool:
+        if n.name not in feeds_conv:
+            feeds_conv[n.name] = False
+            feeds_conv[n.name] = any(r.op in ("Conv", "Gemm", "MatMul") or reaches_conv(r)
+                                     for o in n.outputs for r in readers.get(o, []))
+        return feeds_conv[n.name]
+    return {n.name for n in nodes if n.op in SINGLE_OPS and n.name not in gates and not reaches_conv(n)}
+
+
+def refusal(n, tensors: dict, focus=frozenset(), host=frozenset()) -> str | None:
     """Why the accelerator cannot run node ``n`` (an IR :class:`Node` straight from ONNX), or None: an op outside
     :data:`SUPPORTED`, a Slice other than a constant channel slice (axis 1, step 1) or one of the phase slices of a
     Focus (node names in ``focus``, :func:`generator.ir.passes.fold_focus.focus_groups`), a Split on another axis,
     an Add / Sub / Mul / Div other than of two tensors (Add, Sub) or by a per-channel constant."""
-    if n.op not in SUPPORTED:
+    if n.op not in SUPPORTED or n.name in host:
         return "op"
-    if n.op == "Slice" and n.name in focus:
+    if n.name in focus:     # a Focus phase Slice, or a gated product (SiLU, HardSwish, Mish)
         return None
     if n.op == "Slice":
         starts = _const_ints(n, 1, "starts", tensors)
@@ -275,13 +302,13 @@ def host_runnable(n, tensors: dict) -> bool:
             and not any(a.get("pads", [0, 0, 0, 0])))
 
 
-def _host_tail(nodes: list, tensors: dict, focus=frozenset()) -> set:
+def _host_tail(nodes: list, tensors: dict, focus=frozenset(), host=frozenset()) -> set:
     """Names of the nodes that form a tail ending at graph outputs (every consumer of their outputs is in the tail
     too) and must run on the host: the unsupported nodes and every node reading, directly or not, an output of one
     (an exported YOLO decode mixes Sigmoid with Concat, Mul and Split, which alone the accelerator could run). Raises
     GraphError for unsupported nodes outside such a tail (every one listed, grouped by op type, :func:`listing`), a
     tail that is the whole graph, or a tail op the host cannot run."""
-    unsupported = [n for n in nodes if refusal(n, tensors, focus)]
+    unsupported = [n for n in nodes if refusal(n, tensors, focus, host)]
     tail = set()
     if not unsupported:
         return tail

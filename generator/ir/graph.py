@@ -223,7 +223,9 @@ class MacroAttrs:
         when the padding is not the same on all four sides (``auto_pad`` SAME_UPPER / SAME_LOWER, TensorFlow and
         Keras exports), else None; :meth:`four_pads` gives either as four values. On a copy layer: the max-pool's
         padding (-inf), read from its input region's border, which then holds the smallest integer.
-    act: "linear", "relu" or "leaky"; alpha: LeakyReLU slope.
+    act: "linear", "relu", "leaky" or a table activation (:data:`generator.exec.kernels.TABLE_ACTIVATIONS`: sigmoid,
+        silu, tanh, hardsigmoid, hardswish, softplus, mish, elu); alpha: LeakyReLU slope (HardSigmoid's alpha,
+        Elu's alpha); beta: HardSigmoid's beta.
     pool: None or (k, s, pad_end): max-pool k x k stride s, with pad_end extra rows/cols at the bottom/right
         (darknet's size=2 stride=1 pool); upsample: nearest-neighbour factor (1 = none).
     weight, bias: names of the folded weight [OC, IC, KH, KW] and bias [OC] tensors (conv kind).
@@ -236,6 +238,7 @@ class MacroAttrs:
     pad: int = 0
     act: str = "linear"
     alpha: float = 0.0
+    beta: float = 0.0
     pool: tuple | None = None
     upsample: int = 1
     weight: str | None = None

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from generator.exec.float_ref import run_float
+from generator.exec.float_ref import PRE_ACT, run_float
+from generator.exec.kernels import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph, GraphError
-from generator.spec.isa import MAX_SHIFT, MULT_BITS
+from generator.spec.isa import MAX_SHIFT, MULT_BITS, TABLE_ENTRIES
 
 MODES = {"int8-asym": (8, False), "int8-sym": (8, True), "int16-sym": (16, True), "int16-asym": (16, False)}
 
@@ -128,6 +129,7 @@ def channel_output_regions(g: Graph) -> list[str]:
         t = g.tensors[o]
         n = g.producer(o)
         if (t.region is None or n is None or n.op != "Macro" or n.attrs["macro"].kind != "conv"
+                or n.attrs["macro"].act in TABLE_ACTIVATIONS   # one table per layer: one output scale
                 or n.outputs[0] != o or g.consumers(o)
                 or t.ch_offset != 0 or t.shape[1] != g.regions[t.region].channels):
             continue
@@ -172,7 +174,8 @@ def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None
             channels), e.g. images in 0..1 already resized for the network, or any float data.
         input_range: (lo, hi) to use for the graph-input region (the YOLO path passes (0, 1): pixels in 0..1);
             None: the min/max of ``images`` themselves.
-    Returns: ``{region name: (min, max)}`` over all inputs.
+    Returns: ``{region name: (min, max)}`` over all inputs, and for each layer with a table activation the range
+        of its values before the activation under ``PRE_ACT.format(layer name)`` (the table's input domain).
     Raises:
         QuantError: no calibration input, or one whose shape is not the graph input's (names both shapes).
     """
@@ -191,10 +194,11 @@ def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None
         vals = run_float(g, {g.inputs[0]: x}, keep_all=True)
         for name, v in vals.items():
             t = g.tensors.get(name)
-            if t is None or t.region is None:
+            key = t.region if t is not None else (name if name.endswith(PRE_ACT.format("")) else None)
+            if key is None:
                 continue
             lo, hi = float(v.min()), float(v.max())
-            r = ranges.setdefault(t.region, [lo, hi])
+            r = ranges.setdefault(key, [lo, hi])
             r[0], r[1] = min(r[0], lo), max(r[1], hi)
     if input_range is not None:
         for i in g.inputs:
@@ -269,19 +273,61 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
             k = int(worst.argmax())
             raise QuantError(f"layer {n.name}: accumulator could overflow: output channel {k} can reach "
                              f"{int(worst[k])} > {lim} ({acc_bits}-bit signed accumulator)")
+        table, act = None, m.act
+        if m.act in TABLE_ACTIVATIONS:   # requantize to the table's input domain, the table maps it to s_out
+            s_t, zp_t = _table_domain(n, ranges, cfg, room(tout.region), s_in * float(np.max(s_w)) / MAX_REAL_MULT)
+            table = activation_table(m, s_t, zp_t, float(s_out), int(zp_out), cfg.bits)
+            r, zp_out, act = s_in * s_w / s_t, zp_t, "linear"
         side = []
         for o in n.outputs[1:]:   # extra pooled outputs: same accumulator, their own output scale
             ts = g.tensors[o]
-            side.append(dict(_multipliers(r * s_out / ts.scale, m.act, m.alpha, f"layer {n.name}"),
-                             zp_out=int(ts.zero_point)))
-        n.attrs["q"] = dict(w=wq, bias=bias, **_multipliers(r, m.act, m.alpha, f"layer {n.name}"),
-                            use_neg=m.act != "linear", zp_in=int(zp_in),
+            if table is not None and (ts.scale, ts.zero_point) != (tout.scale, tout.zero_point):
+                raise QuantError(f"layer {n.name}: its {m.act} table maps to one output scale, but output {o} has "
+                                 f"scale {ts.scale:.6g} / zero point {ts.zero_point} and {tout.name} "
+                                 f"{tout.scale:.6g} / {tout.zero_point}")
+            side.append(dict(_multipliers(r if table is not None else r * s_out / ts.scale, act, m.alpha,
+                                          f"layer {n.name}"), zp_out=int(zp_out if table is not None else ts.zero_point)))
+        n.attrs["q"] = dict(w=wq, bias=bias, **_multipliers(r, act, m.alpha, f"layer {n.name}"),
+                            use_neg=act != "linear", zp_in=int(zp_in), table=table,
                             zp_out=int(zp_out), qmin=cfg.qmin, qmax=cfg.qmax, s_w=s_w, side=side)
     g.metadata["quant"] = {"bits": cfg.bits, "symmetric": cfg.symmetric, "per_channel": cfg.per_channel,
                            "name": cfg.name}
     if calibration is not None:
         g.metadata["calibration"] = calibration
     return g
+
+
+def _table_domain(n, ranges: dict, cfg: QuantConfig, headroom: float, floor: float) -> tuple[float, int]:
+    """(scale, zero point) of layer ``n``'s table input: its pre-activation range (``PRE_ACT`` key of
+    :func:`calibrate`) quantized as an activation region, the scale at least ``floor``. Raises QuantError when the
+    calibration recorded no such range."""
+    key = PRE_ACT.format(n.name)
+    if key not in ranges:
+        raise QuantError(f"layer {n.name}: no pre-activation calibration range for its "
+                         f"{n.attrs['macro'].act} table (calibrate the fused graph with this layer in it)")
+    return _act_params(*ranges[key], cfg, headroom, floor)
+
+
+def activation_table(m, s_t: float, zp_t: int, s_out: float, zp_out: int, bits: int) -> np.ndarray:
+    """The POST activation table of a layer (:data:`generator.spec.isa.TABLE_ENTRIES` entries, int64 [256, 2]:
+    base, delta) for activation ``m.act`` (:data:`generator.exec.kernels.TABLE_ACTIVATIONS`, with ``m.alpha`` /
+    ``m.beta``) from the input domain (``s_t``, ``zp_t``) to the output (``s_out``, ``zp_out``).
+
+    Entry i starts at the input integer t_i = qmin + i * 2^(bits-8): ``base = clamp(round(f(s_t (t_i - zp_t)) /
+    s_out) + zp_out)`` (round half up); int16 interpolates linearly to the next start (``delta`` = next entry's
+    value - base), int8 looks up directly (delta 0). Raises QuantError if a delta leaves int16 (a function far
+    steeper than the two scales allow)."""
+    qmin, qmax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    step = 1 << (bits - 8)
+    t = qmin + np.arange(TABLE_ENTRIES + 1, dtype=np.int64) * step
+    y = TABLE_ACTIVATIONS[m.act](s_t * (t - zp_t).astype(np.float64), m.alpha, m.beta)
+    v = np.clip(np.floor(y / s_out + 0.5) + zp_out, qmin, qmax).astype(np.int64)
+    base = v[:-1]
+    delta = v[1:] - base if bits > 8 else np.zeros_like(base)
+    if np.abs(delta).max() > 32767:
+        raise QuantError(f"{m.act} table: a segment rises by {int(np.abs(delta).max())} output steps, more than "
+                         f"an int16 delta holds")
+    return np.stack([base, delta], axis=1)
 
 
 def _per_channel_output(g: Graph, t, rng: tuple, floor: np.ndarray, cfg: QuantConfig,

@@ -58,14 +58,15 @@ def collect_histograms(g: Graph, images, ranges: dict) -> dict:
         seen = {}
         for name, v in run_float(g, {g.inputs[0]: x}, keep_all=True).items():
             t = g.tensors.get(name)
-            if t is None or t.region is None or t.region not in out:
+            key = t.region if t is not None else name     # a region, or a table layer's pre-activation values
+            if key is None or key not in out:
                 continue
-            s = out[t.region]
+            s = out[key]
             h, _ = np.histogram(v, bins=BINS, range=(s["lo"], s["hi"] if s["hi"] > s["lo"] else s["lo"] + 1e-8))
             s["hist"] += h
-            lo, hi = seen.get(t.region, (np.inf, -np.inf))
-            seen[t.region] = (min(lo, float(v.min())), max(hi, float(v.max())))
-            if t.region in per_ch:
+            lo, hi = seen.get(key, (np.inf, -np.inf))
+            seen[key] = (min(lo, float(v.min())), max(hi, float(v.max())))
+            if key in per_ch:
                 c_lo, c_hi = v.min(axis=(0, 2, 3)), v.max(axis=(0, 2, 3))
                 s["ch_lo"] = np.minimum(s.get("ch_lo", c_lo), c_lo)
                 s["ch_hi"] = np.maximum(s.get("ch_hi", c_hi), c_hi)

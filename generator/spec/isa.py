@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from host.manifest import BASE_REGS as BASE_REG_ORDER
 from host.registers import HW_INFO_MODES, status_bit_names
 
-ISA_VERSION = 1
+ISA_VERSION = 2
 INSN_BITS = 256
 INSN_BYTES = INSN_BITS // 8
 
@@ -47,11 +47,27 @@ MODULE_OF = {"NOP": "compute", "CONFIG": "load", "LOAD": "load", "COMPUTE": "com
 #: base register -> its number in the ``base_reg`` field (the order is the deployment contract's, host/manifest.py)
 BASE_REGS = {name: k for k, name in enumerate(BASE_REG_ORDER)}
 BASE_REG_NAMES = {v: k for k, v in BASE_REGS.items()}
-BUFFERS = {"IBUF": 0, "WBUF": 1, "PBUF": 2}
+BUFFERS = {"IBUF": 0, "WBUF": 1, "PBUF": 2, "TBUF": 3}
 BUFFER_NAMES = {v: k for k, v in BUFFERS.items()}
 #: CONFIG.precision values: the numbering of hw_info's mode bits (host/registers.py, read by the driver)
 PRECISIONS = dict(HW_INFO_MODES)
-ACTIVATIONS = {"linear": 0, "neg_mult": 1}   # neg_mult: acc < 0 uses the negative-side multiplier (ReLU, LeakyReLU)
+#: POST.act bits: neg_mult (bit 0) v < 0 uses the negative-side multiplier (ReLU, LeakyReLU); table (bit 1) the
+#: requantized value indexes the activation table in TBUF (Sigmoid, SiLU, Mish, HardSwish, ...: :data:`TABLE_ENTRIES`)
+ACTIVATIONS = {"linear": 0, "neg_mult": 1, "table": 2}
+
+#: Activation table (TBUF): TABLE_ENTRIES entries of (base, delta), both int16, 4 bytes each, four to a 16-byte
+#: record; every POST lane holds the whole table (TBUF = Tm lane memories of TBUF_ROWS records: LOAD buf=3 writes
+#: record e to lane e % Tm, row e // Tm, as PBUF, so the compiler stores each record Tm times in DDR). A POST with
+#: the table bit maps the clamped requantized value q (int8 / int16) through it:
+#:   u = q + 2^(bits-1) (0 .. 2^bits - 1); i = u >> (bits - 8); f = u mod 2^(bits - 8) (always 0 in int8)
+#:   q' = clamp(base[i] + ((delta[i] * f + 2^(TABLE_FRAC_BITS-1)) >> TABLE_FRAC_BITS))
+#: i.e. a direct lookup in int8 and 256 linear-interpolated segments in int16.
+TABLE_ENTRIES = 256
+TABLE_ENTRY = [("base", "int16", 0), ("delta", "int16", 2)]
+TABLE_ENTRY_BYTES = 4
+TABLE_PER_RECORD = 4
+TABLE_FRAC_BITS = 8
+TBUF_ROWS = TABLE_ENTRIES // TABLE_PER_RECORD
 
 #: PBUF record layout in DDR (little-endian), 16 bytes per output channel: (field, numpy dtype name, byte offset)
 PARAM_RECORD_BYTES = 16
@@ -70,7 +86,8 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
     # Strided 2-D DMA. For pixel (r, c) < (rows, cols) and element e < elems:
     #   src byte  = base[base_reg] + ddr_offset + r*row_stride + c*pix_stride + e*elem_bytes
     #   dst elem  = (dst_word + (r*cols + c)*dst_pitch) * lanes + dst_elem + e
-    # lanes = Tn (IBUF), Tn*Tm (WBUF), 1 (PBUF, elements are 16-byte parameter records).
+    # lanes = Tn (IBUF), Tn*Tm (WBUF), 1 (PBUF, TBUF: elements are 16-byte records, record r = dst_word + element
+    # index goes to lane r % Tm, row r // Tm).
     "LOAD": [("buf", 2), ("bank", 1), ("base_reg", 2), ("ddr_offset", 32), ("rows", 12), ("cols", 12),
              ("elems", 20), ("row_stride", 32), ("pix_stride", 24), ("dst_word", 20), ("dst_elem", 16),
              ("dst_pitch", 16)],
@@ -84,8 +101,9 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
                 ("oh", 12), ("ow", 12), ("og", 8), ("ig", 8), ("kh", 4), ("kw", 4), ("stride", 4),
                 ("in_cols", 12), ("ibuf_word", 20), ("wbuf_word", 20)],
     # Post-processing of an accumulator tile (oh x ow pixels, og words) into OBUF, per channel oc = pbuf_oc + o*Tm + m:
-    #   v = ACC + bias[oc]; (M, s) = (mult_neg, shift_neg) if act and v < 0 else (mult_pos, shift_pos)
+    #   v = ACC + bias[oc]; (M, s) = (mult_neg, shift_neg) if act bit 0 and v < 0 else (mult_pos, shift_pos)
     #   q = clamp(((v*M + 2^(s-1)) >> s) + zp_out)              (round half up, saturate to int8/int16)
+    #   act bit 1: q = the activation table's value at q (TBUF, see TABLE_ENTRIES)
     #   max-pool pool_k x pool_k, stride pool_s, window clipped to the tile (pool_k=1: none)
     #   nearest upsample by `up`; OBUF[(y*out_cols + x)*og + o][m] for y < out_rows, x < out_cols
     "POST": [("acc_bank", 1), ("oh", 12), ("ow", 12), ("og", 8), ("pbuf_oc", 12), ("act", 2), ("pool_k", 3),

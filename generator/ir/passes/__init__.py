@@ -9,6 +9,7 @@ Order used by :func:`run_all` (:data:`PIPELINE`):
    lower_grouped_conv: grouped / depthwise Conv -> a dense Conv with block-diagonal weights;
    split_large_pools: a stride-1 MaxPool wider than POST's window -> a chain of narrower ones;
 2. fold_batchnorm: BatchNormalization into the preceding Conv (or a diagonal 1x1 Conv);
+   fuse_activation: Sigmoid, SiLU (Sigmoid x Mul), Tanh, Mish, HardSigmoid, HardSwish, Softplus, Elu -> ``Act``;
    lower_elementwise: Add / Sub of two tensors -> Concat + 1x1 Conv, by a per-channel constant -> diagonal Conv;
 3. fc_to_conv: Flatten -> Gemm/MatMul -> an H x W Conv;
 4. hoist_pool_above_concat: op(concat(a, b)) -> concat(op(a), op(b)) for MaxPool and activations;
@@ -32,6 +33,7 @@ from generator.ir.passes.eliminate_split import eliminate_split
 from generator.ir.passes.fc_to_conv import fc_to_conv
 from generator.ir.passes.fold_batchnorm import fold_batchnorm
 from generator.ir.passes.fold_focus import fold_focus
+from generator.ir.passes.fuse_activation import fuse_activation
 from generator.ir.passes.fuse_macro import fuse_macro
 from generator.ir.passes.hoist_pool_above_concat import hoist_pool_above_concat
 from generator.ir.passes.lower_elementwise import lower_elementwise
@@ -42,13 +44,14 @@ from generator.ir.passes.merge_pool_copies import merge_pool_copies
 from generator.ir.passes.separate_pool_borders import separate_pool_borders
 from generator.ir.passes.split_large_pools import split_large_pools
 
-__all__ = ["PIPELINE", "run_all", "resolve_pads", "fold_focus", "lower_grouped_conv", "lower_pooling", "split_large_pools", "fold_batchnorm",
+__all__ = ["PIPELINE", "run_all", "resolve_pads", "fold_focus", "fuse_activation", "lower_grouped_conv", "lower_pooling", "split_large_pools", "fold_batchnorm",
            "lower_elementwise",
            "fc_to_conv", "hoist_pool_above_concat", "fuse_macro", "lower_standalone", "assign_regions",
            "eliminate_concat", "eliminate_split", "merge_pool_copies", "separate_pool_borders"]
 
 #: the passes :func:`run_all` applies, in order
-PIPELINE = (lower_pooling, fold_focus, lower_grouped_conv, split_large_pools, fold_batchnorm, lower_elementwise, fc_to_conv, hoist_pool_above_concat,
+PIPELINE = (lower_pooling, fold_focus, lower_grouped_conv, split_large_pools, fold_batchnorm, fuse_activation,
+            lower_elementwise, fc_to_conv, hoist_pool_above_concat,
             fuse_macro, lower_standalone, assign_regions, eliminate_concat, eliminate_split, merge_pool_copies,
             separate_pool_borders)
 

@@ -8,7 +8,7 @@ import numpy as np
 from generator.ir.graph import Graph, GraphError, Node
 
 #: ONNX activation ops the post-processing unit runs
-ACT_OPS = {"Relu", "LeakyRelu"}
+ACT_OPS = {"Relu", "LeakyRelu", "Act"}
 
 
 def single_consumer(g: Graph, t: str):
@@ -174,6 +174,9 @@ def resize_factor(g: Graph, n: Node) -> int:
 
 
 def activation_of(n: Node) -> tuple:
-    """(act, alpha) of a Relu / LeakyRelu node as :class:`~generator.ir.graph.MacroAttrs` holds them:
-    ("relu", 0.0) or ("leaky", negative slope)."""
-    return ("relu", 0.0) if n.op == "Relu" else ("leaky", float(n.attrs.get("alpha", 0.01)))
+    """(act, alpha, beta) of a Relu / LeakyRelu / Act node (:func:`generator.ir.passes.fuse_activation`) as
+    :class:`~generator.ir.graph.MacroAttrs` holds them: ("relu", 0, 0), ("leaky", negative slope, 0) or the
+    table activation's name and parameters."""
+    if n.op == "Act":
+        return n.attrs["act"], float(n.attrs.get("alpha", 0.0)), float(n.attrs.get("beta", 0.0))
+    return ("relu", 0.0, 0.0) if n.op == "Relu" else ("leaky", float(n.attrs.get("alpha", 0.01)), 0.0)

@@ -53,7 +53,7 @@ def fuse_macro(graph: Graph) -> Graph:
         cur, fused = conv.outputs[0], [conv]
         nxt = single_consumer(g, cur)
         if nxt is not None and nxt.op in ACT_OPS:
-            ma.act, ma.alpha = activation_of(nxt)
+            ma.act, ma.alpha, ma.beta = activation_of(nxt)
             fused.append(nxt)
             cur = nxt.outputs[0]
             nxt = single_consumer(g, cur)

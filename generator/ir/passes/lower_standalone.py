@@ -22,8 +22,9 @@ def lower_standalone(graph: Graph) -> Graph:
             pool, pads = standalone_pool(n, g)
             n.op, n.attrs = "Macro", {"macro": MacroAttrs(kind="copy", pool=pool, pads=pads), "fused": [n.name]}
         elif n.op in ACT_OPS:
-            act, alpha = activation_of(n)
-            n.op, n.attrs = "Macro", {"macro": MacroAttrs(kind="copy", act=act, alpha=alpha), "fused": [n.name]}
+            act, alpha, beta = activation_of(n)
+            n.op, n.attrs = "Macro", {"macro": MacroAttrs(kind="copy", act=act, alpha=alpha, beta=beta),
+                                      "fused": [n.name]}
         elif n.op in ("Resize", "Upsample"):
             f = resize_factor(g, n)
             n.inputs = n.inputs[:1]

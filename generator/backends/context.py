@@ -18,10 +18,12 @@ from host.registers import pack_hw_info
 
 def isa_tables() -> dict:
     """The ISA entries both back ends render unchanged: version, instruction width, opcodes, buffer / precision /
-    activation codes, control and status bits, parameter-record bytes, token queue depth, watchdog cycles."""
+    activation codes, control and status bits, parameter-record bytes, the activation table's geometry (entries,
+    entries per record, interpolation bits, TBUF rows per lane), token queue depth, watchdog cycles."""
     return dict(isa_version=isa.ISA_VERSION, insn_bits=isa.INSN_BITS, opcodes=isa.OPCODES, buffers=isa.BUFFERS,
                 precisions=isa.PRECISIONS, activations=isa.ACTIVATIONS, ctrl_bits=isa.CTRL_BITS,
-                status_bits=isa.STATUS_BITS, param_bytes=isa.PARAM_RECORD_BYTES,
+                status_bits=isa.STATUS_BITS, param_bytes=isa.PARAM_RECORD_BYTES, table_entries=isa.TABLE_ENTRIES,
+                table_per_record=isa.TABLE_PER_RECORD, table_frac_bits=isa.TABLE_FRAC_BITS, tbuf_rows=isa.TBUF_ROWS,
                 token_queue_depth=isa.TOKEN_QUEUE_DEPTH, watchdog_cycles=isa.WATCHDOG_CYCLES)
 
 

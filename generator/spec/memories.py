@@ -5,7 +5,7 @@ Units: BRAM36 blocks (36 Kb; a memory that fits one BRAM18 counts 0.5, as Vivado
 blocks (288 Kb, 4096 x 72); LUTs.
 
 **The HLS kernel's memories** (:func:`kernel_memories`, as the block design ``vivado_bd.tcl`` holds them): IBUF,
-WBUF, ACC and PBUF are memory ports of the HLS IPs onto simple-dual-port RAMs in the block design (one
+WBUF, ACC, PBUF and TBUF are memory ports of the HLS IPs onto simple-dual-port RAMs in the block design (one
 ``accel_ram`` cell per memory: port A written by the producer IP, port B read by the consumer IP), one RAM per
 ping-pong bank, the lanes of a word side by side (``ARRAY_RESHAPE`` on the lane dimension: one wide word per
 address). OBUF stays inside the store IP (``ARRAY_PARTITION`` on its lanes, ``BIND_STORAGE``). Elements are
@@ -19,6 +19,7 @@ WBUF       2 * Tm (banks x rows)  wbuf_bank_bytes / (Tn * Tm)                16 
 ACC        2 (banks)              acc_bank_words                             acc bits * Tm
 OBUF       Tm (store IP inside)   obuf_bytes / Tm                            16
 PBUF       Tm (cyclic)            pbuf_entries / Tm                          128 (16-byte record)
+TBUF       Tm (cyclic)            isa.TBUF_ROWS (64)                         128 (16-byte record)
 ROM        1                      instructions of the baked-in program       256
 FIFOs      12 ``axis_data_fifo``  see :data:`BD_STREAMS`                     the stream's TDATA
 =========  =====================  =========================================  ===============
@@ -29,7 +30,8 @@ of 16, and the four dependency-token queues of :data:`generator.spec.isa.TOKEN_Q
 as memories of the same rule (the FIFO IP maps a shallow FIFO to distributed RAM, a deep one to block RAM).
 
 **The RTL's memories** (:func:`lane_memories`): the RAMs of ``rtl/buffers.sv``, per ping-pong bank Tn IBUF and
-Tm ACC lane memories and Tm WBUF memories of Tn elements, OL OBUF lane memories, Tm PBUF memories.
+Tm ACC lane memories and Tm WBUF memories of Tn elements, OL OBUF lane memories, Tm PBUF memories, Tm TBUF
+memories (the activation table, one copy per POST lane).
 
 Mapping rule (:func:`bind`), per group of identical partitioned memories:
 
@@ -90,7 +92,7 @@ BD_STREAMS = [
 #: stored width of one activation / weight element (int8 and int16 share the int16 width)
 ELEM_BITS = 16
 #: buffer memory name -> the kernel's array name (the keys of storage_binding)
-ARRAY_NAMES = {"IBUF": "ibuf", "WBUF": "wbuf", "ACC": "acc", "OBUF": "obuf", "PBUF": "pbuf"}
+ARRAY_NAMES = {"IBUF": "ibuf", "WBUF": "wbuf", "ACC": "acc", "OBUF": "obuf", "PBUF": "pbuf", "TBUF": "tbuf"}
 
 
 @dataclass
@@ -150,7 +152,8 @@ def kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
             Memory("WBUF", 2 * tm, a.wbuf_bank_bytes // (tn * tm), ELEM_BITS * tn),
             Memory("ACC", 2, a.acc_bank_words, acc_store * tm),
             Memory("OBUF", tm, a.obuf_bytes // tm, ELEM_BITS),
-            Memory("PBUF", tm, -(-a.pbuf_entries // tm), isa.PARAM_RECORD_BYTES * 8)]
+            Memory("PBUF", tm, -(-a.pbuf_entries // tm), isa.PARAM_RECORD_BYTES * 8),
+            Memory("TBUF", tm, isa.TBUF_ROWS, isa.PARAM_RECORD_BYTES * 8)]
     fifos: dict = {}
     for _, _, _, _, _, depth, bits in BD_STREAMS:
         d = fifo_depth(depth)
@@ -168,7 +171,7 @@ def lane_memories(board: Board) -> list[Memory]:
     """The RAMs of ``rtl/buffers.sv`` with the geometry of the rendered ``accel_pkg`` (words per bank the larger
     of the int8 and int16 counts): per ping-pong bank Tn IBUF lane memories (true dual port) and Tm WBUF memories
     of Tn elements and Tm ACC lane memories (true dual port); OL = max(Tm, AXI bytes) OBUF lane memories (one
-    bank); Tm PBUF memories of parameter records."""
+    bank); Tm PBUF memories of parameter records; Tm TBUF memories of activation-table records."""
     from generator.spec.timing import HwConfig
 
     a = board.accelerator
@@ -179,7 +182,8 @@ def lane_memories(board: Board) -> list[Memory]:
             Memory("WBUF", 2 * a.tm, max(h8.wbuf_words, h16.wbuf_words), ELEM_BITS * a.tn),
             Memory("ACC", 2 * a.tm, a.acc_bank_words, acc_w, tdp=True),
             Memory("OBUF", ol, -(-max(h8.obuf_words, h16.obuf_words) * a.tm // ol), ELEM_BITS, tdp=True),
-            Memory("PBUF", a.tm, -(-a.pbuf_entries // a.tm), isa.PARAM_RECORD_BYTES * 8)]
+            Memory("PBUF", a.tm, -(-a.pbuf_entries // a.tm), isa.PARAM_RECORD_BYTES * 8),
+            Memory("TBUF", a.tm, isa.TBUF_ROWS, isa.PARAM_RECORD_BYTES * 8)]
 
 
 def bind(mems: list[Memory], uram_cap: int) -> list[Memory]:

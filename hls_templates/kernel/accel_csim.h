@@ -28,6 +28,7 @@ void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store
     static elem_t wbuf[2][WBUF_DEPTH][TM][TN];
     static acc_t acc[2][ACC_WORDS][TM];
     static param_t pbuf[PBUF_ENTRIES];
+    static trec_t tbuf[TBUF_ENTRIES];
     fifo<insn_t> lq(CMD_QUEUE_DEPTH), cq(CMD_QUEUE_DEPTH), sq(CMD_QUEUE_DEPTH);
     fifo<run_t> lrun(RUN_QUEUE_DEPTH), srun(RUN_QUEUE_DEPTH);
     fifo<done_t> ldone(RUN_QUEUE_DEPTH), cdone(RUN_QUEUE_DEPTH), sdone(RUN_QUEUE_DEPTH);
@@ -37,13 +38,13 @@ void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store
     ap_uint<32> st = 0, cyc = 0, hw = 0, cid = 0;
     bool fetched = false;
     std::thread tl(csim_module_thread<std::function<void()>>, 1, std::function<void()>([&] {
-        accel_load(lq, lrun, c2l, l2c, ldone, ddr_load, ibuf, wbuf, pbuf, ew, ew);
+        accel_load(lq, lrun, c2l, l2c, ldone, ddr_load, ibuf, wbuf, pbuf, tbuf, ew, ew);
     }));
     std::thread tc(csim_module_thread<std::function<void()>>, 2, std::function<void()>([&] {
         accel_compute(cq, l2c, c2l, s2c, c2s, cdone, ibuf, wbuf, acc, ew, ew);
     }));
     std::thread ts(csim_module_thread<std::function<void()>>, 3, std::function<void()>([&] {
-        accel_store(sq, srun, c2s, s2c, sdone, ddr_store, nullptr, acc, pbuf, ew, ew);
+        accel_store(sq, srun, c2s, s2c, sdone, ddr_store, nullptr, acc, pbuf, tbuf, ew, ew);
     }));
     std::thread tf([&] {
         csim::register_thread(0);

@@ -6,12 +6,12 @@
 //                  sends each module a run descriptor (base registers, buffer sizes), dispatches every instruction
 //                  to the command queue of its module, then waits for the three done reports and writes status
 //                  and cycles. m_axi: insns only.
-//   accel_load     LOAD (DDR -> IBUF / WBUF / PBUF), CONFIG; m_axi: its own read port.
+//   accel_load     LOAD (DDR -> IBUF / WBUF / PBUF / TBUF), CONFIG; m_axi: its own read port.
 //   accel_compute  COMPUTE (IBUF x WBUF -> ACC on the PE array), SYNC, NOP.
-//   accel_store    POST (ACC + PBUF -> OBUF, internal), STORE (OBUF -> DDR), END; m_axi: its own write port.
+//   accel_store    POST (ACC + PBUF (+ TBUF) -> OBUF, internal), STORE (OBUF -> DDR), END; m_axi: its own write port.
 // load / compute / store are free-running (ap_ctrl_none, one instruction per invocation) and synchronise only
 // through the four dependency-token streams l2c, c2l, c2s, s2c (depth TOKEN_QUEUE_DEPTH). IBUF and WBUF
-// (load -> compute), PBUF (load -> store) and ACC (compute -> store) are memory ports (ap_memory) onto dual-port
+// (load -> compute), PBUF and TBUF (load -> store) and ACC (compute -> store) are memory ports (ap_memory) onto dual-port
 // RAMs in the block design: exactly one writer module and one reader module each.
 //
 // Error status (generator/isa.py STATUS_BITS): fetch's validate() refuses a bad program before anything is
@@ -176,11 +176,11 @@ LOAD_BEATS:
     }
 }
 
-// LOAD into PBUF: 16-byte parameter records into pbuf[f], pbuf[f + 1], ... of each segment, every beat of every
-// segment in one pipelined loop as load_beats (the records each beat completes decoded in the same cycle)
+// LOAD into PBUF (TBUF): 16-byte records into pbuf[f], pbuf[f + 1], ... (tbuf[...], raw) of each segment, every
+// beat of every segment in one pipelined loop as load_beats (the records each beat completes decoded in the same cycle)
 static void load_param_beats(const axi_t *ddr, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes, ap_uint<32> seg_cols,
-                             ap_uint<32> seg_rows, addr_t ps, addr_t rs, flat_t step, flat_t row_step,
-                             param_t pbuf[PBUF_ENTRIES], ap_uint<32> &iters) {
+                             ap_uint<32> seg_rows, addr_t ps, addr_t rs, flat_t step, flat_t row_step, bool is_t,
+                             param_t pbuf[PBUF_ENTRIES], trec_t tbuf[TBUF_ENTRIES], ap_uint<32> &iters) {
     axi_t prev = 0;
     bool more = true;
 PBUF_BEATS:
@@ -188,6 +188,7 @@ PBUF_BEATS:
 #pragma HLS LOOP_TRIPCOUNT min=1 max=1024
 #pragma HLS PIPELINE II=1
 #pragma HLS DEPENDENCE variable=pbuf inter false
+#pragma HLS DEPENDENCE variable=tbuf inter false
         const axi_t cur = ddr[w.b];
         const ap_uint<2 * AXI_BITS> win = (cur, prev);
     PBUF_UNPACK:
@@ -203,7 +204,11 @@ PBUF_BEATS:
                 p.mult_neg = (ap_int<PARAM_MULT_NEG_BYTES * 8>)PARAM_FIELD(rec, MULT_NEG);
                 p.shift_pos = PARAM_FIELD(rec, SHIFT_POS);
                 p.shift_neg = PARAM_FIELD(rec, SHIFT_NEG);
-                pbuf[(ap_uint<16>)w.f + (ap_uint<16>)(rel >> 4)] = p;
+                const ap_uint<16> e = (ap_uint<16>)w.f + (ap_uint<16>)(rel >> 4);
+                if (is_t)
+                    tbuf[e] = rec;
+                else
+                    pbuf[e] = p;
             }
         }
         prev = cur;
@@ -217,13 +222,13 @@ PBUF_BEATS:
 // flattened pipelined loop (load_beats / load_param_beats)
 static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const run_t &run,
                       elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN], param_t pbuf[PBUF_ENTRIES],
-                      ap_uint<32> &err, ap_uint<32> &iters) {
+                      trec_t tbuf[TBUF_ENTRIES], ap_uint<32> &err, ap_uint<32> &iters) {
     const int buf = (int)F(x, LOAD, BUF), bank = (int)F(x, LOAD, BANK), sel = (int)F(x, LOAD, BASE_REG);
     const i64 off0 = F(x, LOAD, DDR_OFFSET), rows = F(x, LOAD, ROWS), cols = F(x, LOAD, COLS);
     const i64 elems = F(x, LOAD, ELEMS), rs = F(x, LOAD, ROW_STRIDE), ps = F(x, LOAD, PIX_STRIDE);
     const i64 dst_word = F(x, LOAD, DST_WORD), dst_elem = F(x, LOAD, DST_ELEM), pitch = F(x, LOAD, DST_PITCH);
     if (rows * cols * elems == 0) return;  // an empty transfer: no access, nothing checked
-    const bool is_p = buf == BUF_PBUF, is_w = buf == BUF_WBUF, i16 = prec != PREC_INT8;
+    const bool is_t = buf == BUF_TBUF, is_p = buf == BUF_PBUF || is_t, is_w = buf == BUF_WBUF, i16 = prec != PREC_INT8;
     const i64 run_bytes = is_p ? elems * PARAM_RECORD_BYTES : (i16 ? 2 * elems : elems);
     if (!ddr_in_range(run, sel, off0 + (rows - 1) * rs + (cols - 1) * ps + run_bytes)) {
         err |= STATUS_OUT_OF_RANGE;
@@ -232,7 +237,7 @@ static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const 
     // elements each pixel advances in the buffer
     i64 lanes = 1, step = elems;
     if (is_p) {
-        if (dst_word + rows * cols * elems > PBUF_ENTRIES) {
+        if (dst_word + rows * cols * elems > (is_t ? TBUF_ENTRIES : PBUF_ENTRIES)) {
             err |= STATUS_OUT_OF_RANGE;
             return;
         }
@@ -260,7 +265,7 @@ static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const 
     seg_init(w, (addr_t)base, (flat_t)(is_p ? dst_word : dst_word * lanes + dst_elem), (nbytes_t)seg_bytes);
     if (is_p)
         load_param_beats(ddr, w, max_beats, (nbytes_t)seg_bytes, (ap_uint<32>)seg_cols, (ap_uint<32>)seg_rows,
-                         (addr_t)ps, (addr_t)rs, (flat_t)step, (flat_t)(step * cols), pbuf, iters);
+                         (addr_t)ps, (addr_t)rs, (flat_t)step, (flat_t)(step * cols), is_t, pbuf, tbuf, iters);
     else
         load_beats(ddr, w, max_beats, (nbytes_t)seg_bytes, (ap_uint<32>)seg_cols, (ap_uint<32>)seg_rows, (addr_t)ps,
                    (addr_t)rs, (flat_t)step, (flat_t)(step * cols), i16, is_w, (ap_uint<1>)bank, ibuf, wbuf, iters);
@@ -477,7 +482,7 @@ static inline sum_t mul_limbs(const sum_t &v, const ap_int<18> &m) {
     return r;
 }
 
-// q = clamp(((v*M + 2^(s-1)) >> s) + zp), v = acc + bias, (M, s) of the negative side when act and v < 0
+// q = clamp(((v*M + 2^(s-1)) >> s) + zp), v = acc + bias, (M, s) of the negative side when act (bit 0) and v < 0
 static elem_t requant(const acc_t &a, const param_t &p, bool act, const ap_int<17> &zp, bool i8, ap_uint<32> &err) {
     const sum_t v = (sum_t)a + p.bias;
     const bool neg = act && v < 0;
@@ -494,13 +499,29 @@ static elem_t requant(const acc_t &a, const param_t &p, bool act, const ap_int<1
     return q > qmax ? (elem_t)qmax : q < qmin ? (elem_t)qmin : (elem_t)q;
 }
 
+// The activation table (isa.py TABLE_ENTRIES) at q: entry i = u >> (bits - 8) of u = q - qmin (lane m's copy:
+// tbuf[(i / TABLE_PER_RECORD) * TM + m]), linear interpolation by the low bits f (int16; none in int8):
+// clamp(base + ((delta * f + 2^(TABLE_FRAC_BITS-1)) >> TABLE_FRAC_BITS))
+static elem_t table_lookup(const trec_t tbuf[TBUF_ENTRIES], int m, const elem_t q, bool i8) {
+    const ap_uint<16> u = i8 ? (ap_uint<16>)(ap_uint<8>)(q + 128) : (ap_uint<16>)(q + 32768);
+    const ap_uint<8> i = i8 ? (ap_uint<8>)u : (ap_uint<8>)(u >> 8);
+    const ap_uint<8> f = i8 ? (ap_uint<8>)0 : (ap_uint<8>)u;
+    const trec_t rec = tbuf[(ap_uint<16>)(i >> 2) * TM + m];
+    const int j = (int)(i & 3);
+    const ap_int<16> base = (ap_int<16>)rec.range(32 * j + 15, 32 * j);
+    const ap_int<16> delta = (ap_int<16>)rec.range(32 * j + 31, 32 * j + 16);
+    const ap_int<26> r = (ap_int<26>)base + (((ap_int<26>)delta * (ap_int<10>)(ap_uint<9>)f + (1 << (TABLE_FRAC_BITS - 1))) >> TABLE_FRAC_BITS);
+    const ap_int<26> qmax = i8 ? 127 : 32767, qmin = i8 ? -128 : -32768;
+    return r > qmax ? (elem_t)qmax : r < qmin ? (elem_t)qmin : (elem_t)r;
+}
+
 // POST: one flattened loop over output pixels (Y, X), groups o and the pool window (dy, dx), TM lanes per cycle;
 // nearest upsampling and pooling by counters, the window clipped to the tile by min() on running offsets
 static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
-                      elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &err, ap_uint<32> &iters) {
+                      const trec_t tbuf[TBUF_ENTRIES], elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &err, ap_uint<32> &iters) {
     const int ab = (int)F(x, POST, ACC_BANK);
     const i64 oh = F(x, POST, OH), ow = F(x, POST, OW), og = F(x, POST, OG), oc0 = F(x, POST, PBUF_OC);
-    const bool act = F(x, POST, ACT) != 0;
+    const bool act = (F(x, POST, ACT) & ACT_NEG_MULT) != 0, table = (F(x, POST, ACT) & ACT_TABLE) != 0;
     const i64 pool_k = F(x, POST, POOL_K), pool_s = F(x, POST, POOL_S), up_f = F(x, POST, UP);
     const ap_int<17> zp = (ap_int<ISA_POST_ZP_OUT_W>)fld<ISA_POST_ZP_OUT_LO, ISA_POST_ZP_OUT_W>(x);
     const i64 out_rows = F(x, POST, OUT_ROWS), out_cols = F(x, POST, OUT_COLS);
@@ -543,7 +564,8 @@ POST_TILE:
     POST_LANES:
         for (int m = 0; m < TM; m++) {
 #pragma HLS UNROLL
-            const elem_t q = requant(acc[ab][aw][m], pbuf[pb + m], act, zp, i8, err);
+            const elem_t q0 = requant(acc[ab][aw][m], pbuf[pb + m], act, zp, i8, err);
+            const elem_t q = table ? table_lookup(tbuf, m, q0, i8) : q0;
             const elem_t b = (first || q > best[m]) ? q : best[m];
             best[m] = b;
             if (last) obuf[ob][m] = b;
@@ -817,13 +839,13 @@ static inline bool module_end(module_state_t &s, fifo<done_t> &done) {
 
 static void load_insn(module_state_t &s, const insn_t &x, fifo<token_t> &c2l, fifo<token_t> &l2c,
                       const axi_t *ddr, elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN],
-                      param_t pbuf[PBUF_ENTRIES], err_in_t err_in, err_out_t err_out) {
+                      param_t pbuf[PBUF_ENTRIES], trec_t tbuf[TBUF_ENTRIES], err_in_t err_in, err_out_t err_out) {
     if (FH(x, POP_NEXT)) c2l.read();
     const int op = opcode_of(x);
     if (op == OP_CONFIG)
         s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
     else if (op == OP_LOAD && s.err == 0 && err_peek(err_in) == 0)
-        exec_load(x, s.prec, ddr, s.run, ibuf, wbuf, pbuf, s.err, s.iters);
+        exec_load(x, s.prec, ddr, s.run, ibuf, wbuf, pbuf, tbuf, s.err, s.iters);
     s.iters++;
     if (s.err) err_publish(err_out, s.err);
     if (FH(x, PUSH_NEXT)) tok_push(l2c, s.err);
@@ -851,14 +873,14 @@ static void compute_insn(module_state_t &s, const insn_t &x, fifo<token_t> &l2c,
 static void store_insn(module_state_t &s, const insn_t &x, fifo<token_t> &c2s, fifo<token_t> &s2c, axi_t *ddr,
                        ap_uint<8> *ddr_b,
                        const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
-                       elem_t obuf[OBUF_DEPTH][TM], err_in_t err_in, err_out_t err_out) {
+                       const trec_t tbuf[TBUF_ENTRIES], elem_t obuf[OBUF_DEPTH][TM], err_in_t err_in, err_out_t err_out) {
     if (FH(x, POP_PREV)) c2s.read();
     const int op = opcode_of(x);
     const bool go = s.err == 0 && err_peek(err_in) == 0;
     if (op == OP_CONFIG)
         s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
     else if (op == OP_POST && go)
-        exec_post(x, s.prec, acc, pbuf, obuf, s.err, s.iters);
+        exec_post(x, s.prec, acc, pbuf, tbuf, obuf, s.err, s.iters);
     else if (op == OP_STORE && go)
         exec_store(x, s.prec, ddr, ddr_b, s.run, obuf, s.err, s.iters);
     s.iters++;

@@ -15,7 +15,8 @@ from generator.spec.board import Board
 BD_MEMORY_PORTS = [("IBUF", "ibuf", "accel_load", ["accel_compute"]),
                    ("WBUF", "wbuf", "accel_load", ["accel_compute"]),
                    ("ACC", "acc", "accel_compute", ["accel_compute", "accel_store"]),
-                   ("PBUF", "pbuf", "accel_load", ["accel_store"])]
+                   ("PBUF", "pbuf", "accel_load", ["accel_store"]),
+                   ("TBUF", "tbuf", "accel_load", ["accel_store"])]
 #: storage binding -> xpm MEMORY_PRIMITIVE
 XPM_PRIMITIVE = {"bram": "block", "uram": "ultra", "lutram": "distributed"}
 
@@ -43,7 +44,7 @@ def block_design(board: Board, rom_insns: int = 0) -> dict:
         m = by[name]
         if name == "WBUF":
             ports = [f"{var}_{b}_{r}" for b in range(2) for r in range(a.tm)]
-        elif name == "PBUF":
+        elif name in ("PBUF", "TBUF"):
             ports = [f"{var}_{r}" for r in range(a.tm)]
         else:
             ports = [f"{var}_{b}" for b in range(2)]

@@ -6,7 +6,7 @@
 //   load            LOAD module: CONFIG, LOAD (seg_gen address side, load_wr buffer write formatting)
 //   compute         COMPUTE module on the PE array (pe_array)
 //   store / post    STORE module: STORE (seg_gen address side, W channel) and POST (requantization, pooling)
-//   buffers         IBUF / WBUF / ACC / OBUF / PBUF memories (ram_tdp)
+//   buffers         IBUF / WBUF / ACC / OBUF / PBUF / TBUF memories (ram_tdp)
 //   status          completion, error status bits, watchdog, debug counters
 // Every constant comes from accel_pkg, which generator/backends/rtl/render.py renders from the ISA tables and the board file.
 //
@@ -174,15 +174,15 @@ module accel_top
   wire [2*WL-1:0] wbw_we;
   wire [16*WL-1:0] wbw_data;
   wire [WB_AW-1:0] wbw_row;
-  wire [PARAM_BYTES*TM-1:0] pbw_we;
+  wire [PARAM_BYTES*TM-1:0] pbw_we, tbw_we;
   wire [PREC_W*TM-1:0] pbw_data;
-  wire [PB_AW*TM-1:0] pbw_row;
+  wire [PW_AW*TM-1:0] pbw_row;
   load u_load (
     .clk, .rst_n, .clr, .run, .stop, .base_addrs, .ddr_sizes, .lq_rdata, .lq_empty, .lq_rd, .has_c2l, .pop_c2l,
     .push_l2c, .prec16, .cfg_err_isa, .cfg_err_cfg, .oob(ld_oob), .idle(ld_idle), .arvalid(ld_arvalid),
     .araddr(ld_araddr), .arlen(ld_arlen), .ar_ok(ld_ar_ok), .rvalid(ld_rvalid), .rready(ld_rready),
     .rdata(m_axi_rdata), .rlast(m_axi_rlast), .bank(ld_bank), .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data,
-    .wbw_row, .pbw_we, .pbw_data, .pbw_row);
+    .wbw_row, .pbw_we, .tbw_we, .pbw_data, .pbw_row);
 
   // ---- COMPUTE module (NOP, COMPUTE, SYNC)
   wire cp_oob, cp_idle, cp_busy, cp_acc_bank, cp_wr, cp_s3_two;
@@ -213,20 +213,22 @@ module accel_top
   wire pp_oob, pp_acc_rd, pp_acc_bank;
   wire [AC_AW-1:0] pp_aw;
   wire [PB_AW-1:0] pp_prow;
-  wire [PREC_W*TM-1:0] pb_rd;
+  wire [PREC_W*TM-1:0] pb_rd, tb_rd;
+  wire [TB_AW*TM-1:0] pp_trow;
   wire [OL-1:0] obw_we;
   wire [16*OL-1:0] obw_data;
   wire [OB_AW*OL-1:0] obw_row;
   post u_post (
     .clk, .rst_n, .clr, .start(post_start), .ins(st_ins), .prec16, .done(post_done), .oob(pp_oob),
-    .acc_rd(pp_acc_rd), .pp_acc_bank, .pp_aw, .acc_rd_a, .pp_prow, .pb_rd, .obw_we, .obw_data, .obw_row);
+    .acc_rd(pp_acc_rd), .pp_acc_bank, .pp_aw, .acc_rd_a, .pp_prow, .pb_rd, .pp_trow, .tb_rd, .obw_we, .obw_data,
+    .obw_row);
 
   // ---- buffer memories
   buffers u_buf (
-    .clk, .ld_bank, .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data, .wbw_row, .pbw_we, .pbw_data, .pbw_row,
+    .clk, .ld_bank, .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data, .wbw_row, .pbw_we, .tbw_we, .pbw_data, .pbw_row,
     .cp_ib_a, .cp_ib_b, .cp_wb_a, .cp_acc_bank, .cp_wr, .cp_s3_two, .cp_s2_aw0, .cp_s2_aw1, .cp_s3_aw0, .cp_s3_aw1,
     .cp_wd0, .cp_wd1, .ib_rd_a, .ib_rd_b, .wb_rd, .acc_rd_a, .acc_rd_b, .pp_acc_rd, .pp_acc_bank, .pp_aw, .pp_prow,
-    .pb_rd, .obw_we, .obw_data, .obw_row, .obr_row, .ob_rd);
+    .pb_rd, .pp_trow, .tb_rd, .obw_we, .obw_data, .obw_row, .obr_row, .ob_rd);
 
   // ---- completion, status, debug counters (dbg_*, cycles_r: sampled by the cocotb bench, generator/exec/rtl_bench.py)
   wire [31:0] dbg_st_retired, dbg_ld_busy, dbg_cp_busy;

@@ -7,6 +7,7 @@
 //         the write of a single pixel)
 //   OBUF  OL lane memories, one bank (port A: POST write, port B: STORE read of a beat's window)
 //   PBUF  Tm lane memories of PARAM_BYTES-byte records (entry e: lane e % Tm; port A LOAD, port B POST)
+//   TBUF  Tm lane memories of TB_D activation-table records (as PBUF; port B: lane l's own POST read address)
 // LOAD writes bank ld_bank only; COMPUTE never reads the bank being loaded, and the read data of both banks go out
 // (bank b at [b * width +: width]).
 `default_nettype none
@@ -23,8 +24,9 @@ module buffers
   input  wire [16*WL-1:0]       wbw_data,
   input  wire [WB_AW-1:0]       wbw_row,
   input  wire [PARAM_BYTES*TM-1:0] pbw_we,
+  input  wire [PARAM_BYTES*TM-1:0] tbw_we,
   input  wire [PREC_W*TM-1:0]   pbw_data,
-  input  wire [PB_AW*TM-1:0]    pbw_row,
+  input  wire [PW_AW*TM-1:0]    pbw_row,
   // COMPUTE
   input  wire [IB_AW-1:0]       cp_ib_a,
   input  wire [IB_AW-1:0]       cp_ib_b,
@@ -45,6 +47,8 @@ module buffers
   input  wire [AC_AW-1:0]       pp_aw,
   input  wire [PB_AW-1:0]       pp_prow,
   output logic [PREC_W*TM-1:0]  pb_rd,
+  input  wire [TB_AW*TM-1:0]    pp_trow,
+  output logic [PREC_W*TM-1:0]  tb_rd,
   input  wire [OL-1:0]          obw_we,
   input  wire [16*OL-1:0]       obw_data,
   input  wire [OB_AW*OL-1:0]    obw_row,
@@ -99,9 +103,19 @@ module buffers
     /* verilator lint_off PINCONNECTEMPTY */
     ram_tdp #(.W(PREC_W), .D(PB_D), .NB(PARAM_BYTES), .STYLE(PBUF_STYLE)) u_ram (
       .clk,
-      .a_en(1'b1), .a_we(pbw_we[PARAM_BYTES * l +: PARAM_BYTES]), .a_addr(pbw_row[PB_AW * l +: PB_AW]),
+      .a_en(1'b1), .a_we(pbw_we[PARAM_BYTES * l +: PARAM_BYTES]), .a_addr(pbw_row[PW_AW * l +: PB_AW]),
       .a_wdata(pbw_data[PREC_W * l +: PREC_W]), .a_rdata(),
       .b_en(1'b1), .b_we('0), .b_addr(pp_prow), .b_wdata('0), .b_rdata(pb_rd[PREC_W * l +: PREC_W]));
+    /* verilator lint_on PINCONNECTEMPTY */
+  end
+  for (genvar l = 0; l < TM; l++) begin : g_tbuf
+    /* verilator lint_off PINCONNECTEMPTY */
+    ram_tdp #(.W(PREC_W), .D(TB_D), .NB(PARAM_BYTES), .STYLE(TBUF_STYLE)) u_ram (
+      .clk,
+      .a_en(1'b1), .a_we(tbw_we[PARAM_BYTES * l +: PARAM_BYTES]), .a_addr(pbw_row[PW_AW * l +: TB_AW]),
+      .a_wdata(pbw_data[PREC_W * l +: PREC_W]), .a_rdata(),
+      .b_en(1'b1), .b_we('0), .b_addr(pp_trow[TB_AW * l +: TB_AW]), .b_wdata('0),
+      .b_rdata(tb_rd[PREC_W * l +: PREC_W]));
     /* verilator lint_on PINCONNECTEMPTY */
   end
 endmodule

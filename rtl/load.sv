@@ -1,4 +1,4 @@
-// LOAD module: executes CONFIG (precision, ISA / configuration checks) and LOAD (DDR -> IBUF / WBUF / PBUF).
+// LOAD module: executes CONFIG (precision, ISA / configuration checks) and LOAD (DDR -> IBUF / WBUF / PBUF / TBUF).
 // Address side (here): seg_gen cuts the transfer into segments: the whole transfer (rows and pixels contiguous),
 // one row of contiguous pixels, one row span (IBUF only: pixel runs that overlap, 0 < stride < run <= 2 x stride,
 // run <= one beat, e.g. the folded first layer: every byte of the span is fetched once), or one pixel run; one
@@ -51,8 +51,9 @@ module load
   output logic [16*WL-1:0]      wbw_data,
   output logic [WB_AW-1:0]      wbw_row,
   output logic [PARAM_BYTES*TM-1:0] pbw_we,
-  output logic [PREC_W*TM-1:0]  pbw_data,
-  output logic [PB_AW*TM-1:0]   pbw_row
+  output logic [PARAM_BYTES*TM-1:0] tbw_we,
+  output logic [PREC_W*TM-1:0]  pbw_data,       // (PBUF and TBUF records)
+  output logic [PW_AW*TM-1:0]   pbw_row
 );
   typedef enum logic [2:0] {LD_IDLE, LD_SETUP, LD_RUN, LD_WAIT, LD_DONE} ld_state_t;
   ld_state_t ld_state;
@@ -71,7 +72,7 @@ module load
   wire [31:0] ld_dst_pitch = 32'(ld_ins[F_LOAD_DST_PITCH_LSB +: F_LOAD_DST_PITCH_W]);
   // decoded at the dispatch from the queue head (valid with ld_ins): the buffer, the bytes of a run, the element /
   // record index step per pixel (so that the setup multiplies start from registers)
-  logic ld_is_pbuf, ld_is_wbuf;
+  logic ld_is_pbuf, ld_is_wbuf, ld_is_tbuf;                           // (pbuf: PBUF or TBUF, 16-byte records)
   logic [31:0] ld_run, ld_step;
   wire ld_is_ibuf = !ld_is_pbuf && !ld_is_wbuf;
   logic ld_row_contig, ld_all_contig, ld_span;                        // (set up per instruction)
@@ -125,10 +126,11 @@ module load
       b = lq_rdata[F_LOAD_BUF_LSB +: F_LOAD_BUF_W];
       el = 32'(lq_rdata[F_LOAD_ELEMS_LSB +: F_LOAD_ELEMS_W]);
       dp = 32'(lq_rdata[F_LOAD_DST_PITCH_LSB +: F_LOAD_DST_PITCH_W]);
-      ld_is_pbuf <= 32'(b) == BUF_PBUF;
+      ld_is_pbuf <= 32'(b) == BUF_PBUF || 32'(b) == BUF_TBUF;
+      ld_is_tbuf <= 32'(b) == BUF_TBUF;
       ld_is_wbuf <= 32'(b) == BUF_WBUF;
-      ld_run <= 32'(b) == BUF_PBUF ? el << LOG2_PB : (prec16 ? el << 1 : el);
-      ld_step <= 32'(b) == BUF_PBUF ? el : 32'(b) == BUF_WBUF ? dp << LOG2_WL : dp << LOG2_TN;
+      ld_run <= (32'(b) == BUF_PBUF || 32'(b) == BUF_TBUF) ? el << LOG2_PB : (prec16 ? el << 1 : el);
+      ld_step <= (32'(b) == BUF_PBUF || 32'(b) == BUF_TBUF) ? el : 32'(b) == BUF_WBUF ? dp << LOG2_WL : dp << LOG2_TN;
     end
     ck_isa <= 32'(lq_rdata[F_CONFIG_ISA_VERSION_LSB +: F_CONFIG_ISA_VERSION_W]) != ISA_VERSION;
     ck_cfg <= 32'(lq_rdata[F_CONFIG_TN_LSB +: F_CONFIG_TN_W]) != TN
@@ -159,7 +161,7 @@ module load
   logic [AXI_AW-1:0] su_nstep;                                        // 2: -step
   logic [AXI_AW-1:0] su_k1, su_b;                                     // 3: that - step; 6: + tot (the buffer extent)
   logic su_buf_oob;                                                   // 7
-  wire [31:0] ld_buf_cap = ld_is_pbuf ? 32'(PBUF_ENTRIES)
+  wire [31:0] ld_buf_cap = ld_is_pbuf ? (ld_is_tbuf ? 32'(TB_D * TM) : 32'(PBUF_ENTRIES))
                            : ld_is_wbuf ? 32'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8) << LOG2_WL
                                         : 32'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8) << LOG2_TN;
   mul_tree #(.AW(RUN_W), .BW(F_LOAD_COLS_W), .PW(32)) u_rb (
@@ -256,13 +258,13 @@ module load
 
   // ---- data side: constants of the LOAD (registered in LD_SETUP), load_rd, load_wr
   localparam int SPD_W = LOG2_BYTES + 4;
-  logic rq_wbuf, rq_pbuf, rq_ibuf;
+  logic rq_wbuf, rq_pbuf, rq_ibuf, rq_tbuf;
   logic [RUN_W-1:0] rq_run;
   logic [F_LOAD_COLS_W-1:0] rq_cols;
   logic [SPD_W-1:0] rq_stride;
   always_ff @(posedge clk) begin
     if (ld_state == LD_SETUP) begin
-      {rq_ibuf, rq_wbuf, rq_pbuf} <= {ld_is_ibuf, ld_is_wbuf, ld_is_pbuf};
+      {rq_ibuf, rq_wbuf, rq_pbuf, rq_tbuf} <= {ld_is_ibuf, ld_is_wbuf, ld_is_pbuf, ld_is_tbuf};
       rq_run <= RUN_W'(ld_run);
       rq_cols <= F_LOAD_COLS_W'(ld_cols);
       rq_stride <= SPD_W'(ld_pix_stride);
@@ -283,10 +285,11 @@ module load
     .last_fire(ld_last_fire), .busy(rd_busy), .w_chunk, .w_span, .w_spe, .w_data, .w_prev, .w_j0, .w_cnt, .w_e,
     .w_pb, .w_d0, .w_qpb);
   load_wr #(.RUN_W(RUN_W), .SPD_W(SPD_W)) u_wr (
-    .clk, .rst_n, .clr, .prec16, .is_ibuf(rq_ibuf), .is_wbuf(rq_wbuf), .is_pbuf(rq_pbuf), .run_bytes(rq_run),
+    .clk, .rst_n, .clr, .prec16, .is_ibuf(rq_ibuf), .is_wbuf(rq_wbuf), .is_pbuf(rq_pbuf), .is_tbuf(rq_tbuf),
+    .run_bytes(rq_run),
     .run_step(ld_run_step), .sp_stride(rq_stride), .w_chunk, .w_span, .w_spe, .w_data, .w_prev, .w_j0, .w_cnt,
     .w_e, .w_pb, .w_d0, .w_qpb, .busy(wr_busy), .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data, .wbw_row,
-    .pbw_we, .pbw_data, .pbw_row);
+    .pbw_we, .tbw_we, .pbw_data, .pbw_row);
 
   always_ff @(posedge clk) begin
     if (!rst_n || clr) ld_outst <= '0;

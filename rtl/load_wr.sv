@@ -1,6 +1,6 @@
 // LOAD write formatting, pipelined (LD_WR_STAGES register stages counting load_rd's chunk register): the chunk of
 // a beat (or, for span segments, runs q and q + 1 from the two-beat window) as write enables / data / rows of the
-// IBUF lane memories (ports A and B), the WBUF word and the PBUF lane memories. Every element is stored 16 bits
+// IBUF lane memories (ports A and B), the WBUF word and the PBUF (TBUF) lane memories. Every element is stored 16 bits
 // wide (int8 sign-extended).
 //   x2_: the chunk's first element (idx0 = pb + e / element bytes), its byte within it (ph), rotate amounts, the
 //        chunk's byte mask, the span runs' window offsets (wi: run q's first byte in {beat, previous beat});
@@ -22,7 +22,8 @@ module load_wr
   input  wire                   prec16,
   input  wire                   is_ibuf,
   input  wire                   is_wbuf,
-  input  wire                   is_pbuf,
+  input  wire                   is_pbuf,        // PBUF or TBUF (16-byte records)
+  input  wire                   is_tbuf,
   input  wire [RUN_W-1:0]       run_bytes,
   input  wire [31:0]            run_step,       // element index step per run
   input  wire [SPD_W-1:0]       sp_stride,
@@ -46,8 +47,9 @@ module load_wr
   output logic [16*WL-1:0]      wbw_data,
   output logic [WB_AW-1:0]      wbw_row,
   output logic [PARAM_BYTES*TM-1:0] pbw_we,
-  output logic [PREC_W*TM-1:0]  pbw_data,
-  output logic [PB_AW*TM-1:0]   pbw_row
+  output logic [PARAM_BYTES*TM-1:0] tbw_we,
+  output logic [PREC_W*TM-1:0]  pbw_data,         // (PBUF and TBUF)
+  output logic [PW_AW*TM-1:0]   pbw_row
 );
   localparam int PW = BYTE_POS_W;
   localparam int LB = LOG2_BYTES;
@@ -100,7 +102,8 @@ module load_wr
   logic [2*TN*UW-1:0] x3_u;
   logic [2*TN*PW-1:0] x3_src0, x3_src1;                               // low byte; high byte (int8: = src0)
   logic [1:0] x3_ok0, x3_ok1;                                         // IBUF word idx0 / Tn (+ 1) exists
-  logic x3_pok0, x3_pok1;                                             // PBUF row idx0 / Tm (+ 1) exists
+  logic x3_pok0, x3_pok1;                                             // PBUF (TBUF) row idx0 / Tm (+ 1) exists
+  logic x3_tb;                                                        // the records go to TBUF
   logic [2*TN-1:0] x3_nxt;                                            // the element is in the next word
   logic [HW-1:0] x3_lob [2], x3_hib [2];
   logic [AXI_DW-1:0] x3_rot, x3_rotw;
@@ -141,8 +144,9 @@ module load_wr
       x3_ok0[pt] <= is_ibuf && r < 32'(IB_D);
       x3_ok1[pt] <= is_ibuf && r + 32'd1 < 32'(IB_D);
     end
-    x3_pok0 <= is_pbuf && x2_idx0 >> LOG2_TM < 32'(PB_D);
-    x3_pok1 <= is_pbuf && (x2_idx0 >> LOG2_TM) + 32'd1 < 32'(PB_D);
+    x3_pok0 <= is_pbuf && x2_idx0 >> LOG2_TM < (is_tbuf ? 32'(TB_D) : 32'(PB_D));
+    x3_pok1 <= is_pbuf && (x2_idx0 >> LOG2_TM) + 32'd1 < (is_tbuf ? 32'(TB_D) : 32'(PB_D));
+    x3_tb <= is_tbuf;
   end
   always_ff @(posedge clk) begin
     logic [LOG2_WL:0] us;
@@ -228,11 +232,12 @@ module load_wr
       logic nxt;
       k = LOG2_TM'(l) - x3_idx0[0][LOG2_TM-1:0];
       nxt = LOG2_TM'(l) < x3_idx0[0][LOG2_TM-1:0];
-      pbw_row[PB_AW * l +: PB_AW] <= PB_AW'(pbw_row0 + 32'(nxt));
+      pbw_row[PW_AW * l +: PW_AW] <= PW_AW'(pbw_row0 + 32'(nxt));
       for (int b = 0; b < PARAM_BYTES; b++) begin
         logic [LOG2_TM+LOG2_PB-1:0] u;
         u = ((LOG2_TM + LOG2_PB)'(k) << LOG2_PB) + (LOG2_TM + LOG2_PB)'(b);
-        pbw_we[PARAM_BYTES * l + b] <= !(!rst_n || clr) && (nxt ? x3_pok1 : x3_pok0) && pb_mask[PXW'(u)];
+        pbw_we[PARAM_BYTES * l + b] <= !(!rst_n || clr) && !x3_tb && (nxt ? x3_pok1 : x3_pok0) && pb_mask[PXW'(u)];
+        tbw_we[PARAM_BYTES * l + b] <= !(!rst_n || clr) && x3_tb && (nxt ? x3_pok1 : x3_pok0) && pb_mask[PXW'(u)];
         // (u mod AXI_BYTES: its low bits are b, a constant)
         pbw_data[PREC_W * l + 8 * b +: 8] <= AXI_BYTES <= PARAM_BYTES ? x3_rot[8 * (b % AXI_BYTES) +: 8]
                                                                       : x3_rot[8 * LB'(u) +: 8];

@@ -2,7 +2,9 @@
 // OBUF, Tm lanes per cycle. S0: one (y, x, o, dy, dx) step per cycle (ACC word and PBUF row, kept incrementally: no
 // multiply or divide per cycle); S1 (pp1_): the RAM outputs into the requantization pipeline (rtl/requant.sv, RQ_LAT
 // stages, one lane each); after it (pq_) the max over the pooling window and, on the window's last step, the OBUF
-// write (OBUF port A, lane (element % OL)); P_DRAIN waits RQ_LAT + 1 cycles for the last write. Started by the STORE module (`start`, the instruction
+// write (OBUF port A, lane (element % OL)); with the table bit (act bit 1) the activation table (rtl/act_table.sv,
+// TB_LAT more stages) between the requantization and the max; P_DRAIN waits RQ_LAT (+ TB_LAT) + 1 cycles for the
+// last write. Started by the STORE module (`start`, the instruction
 // on `ins` from the next cycle); `done` in its last cycle. Range checks (OUT_OF_RANGE): stage 1 in P_SETUP, ACC /
 // PBUF compared in the first P_RUN cycle, OBUF elements the cycle after; POST cannot finish earlier.
 // Legend: y, x output position (x/up, y/up their source pixel: yb, xb = (y/up)*ps ...), o output-channel group, dy,
@@ -26,6 +28,9 @@ module post
   input  wire [2*ACC_W*TM-1:0]  acc_rd_a,       // both banks
   output logic [PB_AW-1:0]      pp_prow,
   input  wire [PREC_W*TM-1:0]   pb_rd,
+  // TBUF reads (port B, each lane its own row; rtl/act_table.sv)
+  output logic [TB_AW*TM-1:0]   pp_trow,
+  input  wire [PREC_W*TM-1:0]   tb_rd,
   // OBUF writes, one per lane
   output logic [OL-1:0]         obw_we,
   output logic [16*OL-1:0]      obw_data,
@@ -39,7 +44,8 @@ module post
   wire [31:0] pp_ow = 32'(ins[F_POST_OW_LSB +: F_POST_OW_W]);
   wire [31:0] pp_og = 32'(ins[F_POST_OG_LSB +: F_POST_OG_W]);
   wire [31:0] pp_pbuf_oc = 32'(ins[F_POST_PBUF_OC_LSB +: F_POST_PBUF_OC_W]);
-  wire        pp_act = ins[F_POST_ACT_LSB +: F_POST_ACT_W] != 0;
+  wire        pp_act = (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_NEG_MULT) != 0;
+  wire        pp_tab = (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_TABLE) != 0;
   wire [31:0] pp_pk_f = 32'(ins[F_POST_POOL_K_LSB +: F_POST_POOL_K_W]);
   wire [31:0] pp_ps_f = 32'(ins[F_POST_POOL_S_LSB +: F_POST_POOL_S_W]);
   wire [31:0] pp_up_f = 32'(ins[F_POST_UP_LSB +: F_POST_UP_W]);
@@ -109,21 +115,35 @@ module post
     requant u_requant (.clk(clk), .acc(signed'(acc_a[ACC_W * m +: ACC_W])), .rec(pb_rd[PREC_W * m +: PREC_W]),
                        .act(pp_act), .zp(pp_zp), .p16(prec16), .q(pp_q[m]));
   end
-  logic [RQ_LAT-1:0] pd_v, pd_first, pd_last;
-  logic [31:0] pd_oidx [RQ_LAT];
-  wire pq_v = pd_v[RQ_LAT-1], pq_first = pd_first[RQ_LAT-1], pq_last = pd_last[RQ_LAT-1];
-  wire [31:0] pq_oidx = pd_oidx[RQ_LAT-1];
+  // with the table bit, the activation table after it (rtl/act_table.sv, TB_LAT more registers): the window flags
+  // and the OBUF element are taken from the delay line at RQ_LAT or RQ_LAT + TB_LAT (pp_tab is the instruction's,
+  // constant while it runs; the pipeline drains before the next POST starts)
+  localparam int PD = RQ_LAT + TB_LAT;
+  logic signed [15:0] pp_t [TM];
+  for (genvar m = 0; m < TM; m++) begin : g_tb
+    act_table u_tab (.clk(clk), .q(pp_q[m]), .p16(prec16), .raddr(pp_trow[TB_AW * m +: TB_AW]),
+                     .rdata(tb_rd[PREC_W * m +: PREC_W]), .y(pp_t[m]));
+  end
+  logic [PD-1:0] pd_v, pd_first, pd_last;
+  logic [31:0] pd_oidx [PD];
+  wire pq_v = pp_tab ? pd_v[PD-1] : pd_v[RQ_LAT-1];
+  wire pq_first = pp_tab ? pd_first[PD-1] : pd_first[RQ_LAT-1];
+  wire pq_last = pp_tab ? pd_last[PD-1] : pd_last[RQ_LAT-1];
+  wire [31:0] pq_oidx = pp_tab ? pd_oidx[PD-1] : pd_oidx[RQ_LAT-1];
   always_ff @(posedge clk) begin
     if (!rst_n || clr) pd_v <= '0;
-    else pd_v <= {pd_v[RQ_LAT-2:0], pp1_v};
-    pd_first <= {pd_first[RQ_LAT-2:0], pp1_first};
-    pd_last <= {pd_last[RQ_LAT-2:0], pp1_last};
+    else pd_v <= {pd_v[PD-2:0], pp1_v};
+    pd_first <= {pd_first[PD-2:0], pp1_first};
+    pd_last <= {pd_last[PD-2:0], pp1_last};
     pd_oidx[0] <= pp1_oidx;
-    for (int k = 1; k < RQ_LAT; k++) pd_oidx[k] <= pd_oidx[k - 1];
+    for (int k = 1; k < PD; k++) pd_oidx[k] <= pd_oidx[k - 1];
   end
   always_comb begin
-    for (int m = 0; m < TM; m++)
-      pp_res[m] = (pq_first || pp_q[m] > pp_max[m]) ? pp_q[m] : pp_max[m];
+    for (int m = 0; m < TM; m++) begin
+      logic signed [15:0] v;
+      v = pp_tab ? pp_t[m] : pp_q[m];
+      pp_res[m] = (pq_first || v > pp_max[m]) ? v : pp_max[m];
+    end
   end
   always_ff @(posedge clk) begin
     if (!rst_n || clr) pp1_v <= 1'b0;
@@ -214,7 +234,7 @@ module post
 
   assign acc_rd = pp_state == P_RUN || ps_v;
   wire unused = &{1'b0, ins, 1'b0};                     // (POST uses only its own fields)
-  logic [$clog2(RQ_LAT + 2)-1:0] pp_dr;                // drain cycles left (S0b and the requantization pipeline)
+  logic [$clog2(PD + 2)-1:0] pp_dr;                    // drain cycles left (S0b, requantization (and table))
   assign done = (pp_state == P_RUN && !pp_issue) || (pp_state == P_DRAIN && pp_dr == 0);
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
@@ -331,7 +351,7 @@ module post
                 end
                 if (pp_yl) begin
                   pp_state <= P_DRAIN;
-                  pp_dr <= ($clog2(RQ_LAT + 2))'(RQ_LAT + 1);
+                  pp_dr <= pp_tab ? ($clog2(PD + 2))'(PD + 1) : ($clog2(PD + 2))'(RQ_LAT + 1);
                 end
               end
             end

@@ -1,4 +1,4 @@
-"""The single-layer suite shared by the bit-exact tests of every executor: sixteen layer kinds (each a small ONNX
+"""The single-layer suite shared by the bit-exact tests of every executor: seventeen layer kinds (each a small ONNX
 graph built by :class:`generator.frontend.modelgen.Builder`, with its input channel count), five quantization
 modes (mode, per-channel weights) and two hardware configurations (zcu19eg, and TINY whose buffers force tiling)."""
 import numpy as np
@@ -86,11 +86,17 @@ def focus(b):                    # YOLOX / YOLOv5 (< v6.0) stem: Focus (space-to
     return b.leaky(b.conv(b.focus("x"), 10, k=3))   # -> one 6x6 stride-2 conv on the image (folded first layer)
 
 
+def table_acts(b):               # POST's activation table: SiLU and Mish (gated products) fused into their convs, a
+    a = b.act(b.conv("x", 12, k=3), "silu")    # Sigmoid on a max-pooled concat (copy layers; a conv reads it, else
+    c = b.act(b.conv(a, 10, k=1), "mish")      # it would be an output decode for the host), a HardSwish conv
+    return b.act(b.conv(b.act(b.maxpool(b.concat(a, c)), "Sigmoid"), 8, k=1), "hardswish_mul")
+
+
 KINDS = {"conv1x1": (conv1x1, 13), "conv3x3_s1": (conv3x3_s1, 13), "conv3x3_s2": (conv3x3_s2, 13),
          "first_layer_folded": (first_layer_folded, 3), "relu_pool": (relu_pool, 11),
          "pool_stride1": (pool_stride1, 6), "upsample": (upsample, 20), "concat": (concat, 9), "split": (split, 9),
          "standalone_pool": (standalone_pool, 10), "same_upper_folded": (same_upper_folded, 3),
          "asym_pads_k5": (asym_pads_k5, 6), "spp": (spp, 6), "csp_padded_pool": (csp_padded_pool, 5),
-         "residual_add": (residual_add, 7), "focus": (focus, 3)}
+         "residual_add": (residual_add, 7), "focus": (focus, 3), "table_acts": (table_acts, 5)}
 MODES = [("int8-asym", True), ("int8-sym", True), ("int16-sym", True), ("int16-asym", True), ("int8-asym", False)]
 BOARDS = {"zcu19eg": lambda: board(), "tiny": lambda: board(**TINY)}

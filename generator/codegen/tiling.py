@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass, field
 
 from generator.spec import isa
+from generator.spec.arch import TABLE_STAGES
 from generator.spec.timing import POST_FILL, WBUF, HwConfig, transfer_cycles
 from generator.ir.graph import Graph, GraphError
 
@@ -316,11 +317,12 @@ def estimate_cycles(L: Layer, hw: HwConfig, views, plan: Plan) -> float:
     n_ifmap, n_weights = _load_counts(L, plan, n_spatial, n_oc, n_ic)
     out_rows, out_cols = tile_rows * L.up, tile_cols * L.up
     oc_bytes = min(plan.tile_oc, L.OC) * eb
-    store = POST_FILL + out_rows * out_cols * L.pool[0] ** 2 * tile_og + transfer_cycles(
+    fill = POST_FILL + (TABLE_STAGES if L.act & isa.ACTIVATIONS["table"] else 0)
+    store = fill + out_rows * out_cols * L.pool[0] ** 2 * tile_og + transfer_cycles(
         hw, out_rows, out_cols, oc_bytes, vout.row, vout.pix, write=True, src_pitch=tile_og)
     for sd in L.sides:
         rows, cols = out_rows // sd["pool_s"], out_cols // sd["pool_s"]
-        store += POST_FILL + rows * cols * sd["pool_k"] ** 2 * tile_og + transfer_cycles(
+        store += fill + rows * cols * sd["pool_k"] ** 2 * tile_og + transfer_cycles(
             hw, rows, cols, oc_bytes, vout.row, vout.pix, write=True, src_pitch=tile_og)
     loads = n_ifmap * ifmap + n_weights * weights
     plan.est_bytes = _plan_bytes(L, hw, plan, (acc_rows, acc_cols, tile_og), (n_ifmap, n_weights),

@@ -271,7 +271,7 @@ class KernelEstimate:
             run_bytes = 2 * elems if i16 else elems
             step = f["src_pitch"] * hw.tm
         else:
-            is_p = f["buf"] == isa.BUFFERS["PBUF"]
+            is_p = f["buf"] in (isa.BUFFERS["PBUF"], isa.BUFFERS["TBUF"])
             run_bytes = elems * isa.PARAM_RECORD_BYTES if is_p else (2 * elems if i16 else elems)
             lanes = hw.tn * hw.tm if f["buf"] == isa.BUFFERS["WBUF"] else hw.tn
             step = elems if is_p else f["dst_pitch"] * lanes
@@ -303,7 +303,7 @@ class KernelEstimate:
         if f["rows"] * f["cols"] * f["elems"] == 0:
             return INVOKE + SETUP
         _, a, nbytes = self._segments(f, store=False)
-        label = "PBUF_BEATS" if f["buf"] == isa.BUFFERS["PBUF"] else "LOAD_BEATS"
+        label = "PBUF_BEATS" if f["buf"] in (isa.BUFFERS["PBUF"], isa.BUFFERS["TBUF"]) else "LOAD_BEATS"
         nb = self._nbeats(a, nbytes)
         return INVOKE + SETUP + self._flat_beats(label, int(nb.sum()), hw.rd_latency, self.rd_outstanding)
 

@@ -82,6 +82,18 @@ class Builder:
     def relu(self, x):
         return self.unary("Relu", x)
 
+    def act(self, x, kind):
+        """A table activation as exporters write it: ``silu`` (Sigmoid, Mul), ``mish`` (Softplus, Tanh, Mul),
+        ``hardswish_mul`` (HardSigmoid alpha 1/6, Mul: PyTorch before opset 14), or an ONNX op name (Sigmoid, Tanh,
+        HardSigmoid, HardSwish (opset >= 14), Softplus, Elu, Mish (opset >= 18))."""
+        if kind == "silu":
+            return self.op("Mul", [x, self.unary("Sigmoid", x)], self.shapes[x])
+        if kind == "mish":
+            return self.op("Mul", [x, self.unary("Tanh", self.unary("Softplus", x))], self.shapes[x])
+        if kind == "hardswish_mul":
+            return self.op("Mul", [x, self.unary("HardSigmoid", x, alpha=1.0 / 6.0, beta=0.5)], self.shapes[x])
+        return self.unary(kind, x)
+
     def maxpool(self, x, k=2, s=2, pad_end=0, pads=None, ceil_mode=0):
         """MaxPool k x k stride s; ``pads`` (top, left, bottom, right), default [0, 0, pad_end, pad_end]."""
         y = self._n("pool")

@@ -24,7 +24,7 @@ Cost model (cycles of the PL clock):
   int8 accumulation into ACC (acc_init = 0) with ig * kh * kw = 1 takes two cycles per step (the two ACC ports
   serve both pixels' read-modify-write). A bypass COMPUTE (a copy through the accumulators) moves one pixel per
   cycle.
-* POST: ``POST_FILL`` + output words x pooling-window size (one accumulator word of a window per cycle, Tm
+* POST: ``POST_FILL`` (+ ``TABLE_STAGES`` with the activation table) + output words x pooling-window size (one accumulator word of a window per cycle, Tm
   lanes wide; an upsampled output word re-reads its source, so nearest upsampling costs one cycle per output).
 """
 from __future__ import annotations
@@ -36,7 +36,8 @@ from functools import lru_cache
 import numpy as np
 
 from generator.spec.arch import (ACC_RMW_DISTANCE, COMPUTE_SETUP, LOAD_DATA_STAGES, LOAD_SETUP_CYCLES, PE_DSP_STAGES, POST_SETUP,
-                                  REQUANT_STAGES, STORE_READ_STAGES, STORE_SETUP, pe_tree_stages)
+                                  REQUANT_STAGES, STORE_READ_STAGES, STORE_SETUP, TABLE_STAGES, pe_tree_stages)
+from generator.spec import isa
 from generator.spec.board import Board
 
 #: cycles of a COMPUTE besides its steps and its PE array's pipeline (:attr:`HwConfig.compute_fill`): the queue
@@ -124,7 +125,7 @@ def _beats(addr, nbytes, beat: int):
 
 
 #: LOAD buffer kinds (the ISA's ``buf`` field values)
-IBUF, WBUF, PBUF = 0, 1, 2
+IBUF, WBUF, PBUF, TBUF = 0, 1, 2, 3
 
 
 def use_span(rows: int, cols: int, run_bytes: int, pix_stride: int, beat: int, buf: int = IBUF,
@@ -232,10 +233,11 @@ def insn_cycles(hw: HwConfig, insn) -> int:
     """Cycles an instruction occupies its module (see the module docstring)."""
     f, op = insn.f, insn.op
     if op == "LOAD":
-        eb = 16 if f["buf"] == PBUF else hw.elem_bytes
+        buf = PBUF if f["buf"] == TBUF else f["buf"]     # (TBUF records take PBUF's path through LOAD)
+        eb = 16 if buf == PBUF else hw.elem_bytes
         return transfer_cycles(hw, f["rows"], f["cols"], f["elems"] * eb, f["row_stride"], f["pix_stride"],
-                               addr=f["ddr_offset"], buf=f["buf"], elems=f["elems"],
-                               dst_elem=f["dst_word"] * (hw.tn * hw.tm if f["buf"] == WBUF else hw.tn) + f["dst_elem"],
+                               addr=f["ddr_offset"], buf=buf, elems=f["elems"],
+                               dst_elem=f["dst_word"] * (hw.tn * hw.tm if buf == WBUF else hw.tn) + f["dst_elem"],
                                dst_pitch=f["dst_pitch"])
     if op == "STORE":
         return transfer_cycles(hw, f["rows"], f["cols"], f["elems"] * hw.elem_bytes, f["row_stride"],
@@ -254,5 +256,6 @@ def insn_cycles(hw: HwConfig, insn) -> int:
         return hw.compute_fill + px * per_word
     if op == "POST":
         k = max(f["pool_k"], 1)
-        return POST_FILL + f["out_rows"] * f["out_cols"] * k * k * f["og"]
+        return (POST_FILL + (TABLE_STAGES if f["act"] & isa.ACTIVATIONS["table"] else 0)
+                + f["out_rows"] * f["out_cols"] * k * k * f["og"])
     return SIMPLE_OP_CYCLES

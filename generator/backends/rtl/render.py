@@ -19,7 +19,7 @@ from generator.backends.context import shared_context
 from generator.spec import isa
 from generator.spec.arch import (ACC_RMW_DISTANCE, AXI_ADDR_BITS, AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS,
                                   COMPUTE_SETUP, DSP_A_BITS, DSP_B_BITS, LOAD_SETUP_CYCLES, PACK_SHIFT, PE_DSP_STAGES,
-                                  POST_SETUP, REQUANT_STAGES, RTL_QUEUES, STORE_SETUP, pe_tree_stages)
+                                  POST_SETUP, REQUANT_STAGES, RTL_QUEUES, STORE_SETUP, TABLE_STAGES, pe_tree_stages)
 from generator.spec.board import Board
 from generator.spec.memories import storage_binding
 from generator.spec.timing import MAX_READ_BURSTS, HwConfig
@@ -30,7 +30,7 @@ TEMPLATES = RTL_DIR / "templates"
 #: hand-written RTL sources, in compile order (after the rendered package): primitives, the units, the top
 RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_array.sv", "ctrl_regs.sv", "token_queues.sv", "axi_rd_arb.sv",
                "fetch_dispatch.sv", "seg_gen.sv", "load_rd.sv", "load_wr.sv", "load.sv", "mul_tree.sv", "compute.sv",
-               "seq_mul.sv", "seq_div.sv", "requant.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "accel_top.sv"]
+               "seq_mul.sv", "seq_div.sv", "requant.sv", "act_table.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "accel_top.sv"]
 TOP = "accel_top"
 
 
@@ -101,7 +101,7 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         ram_styles=ram_styles(board), rtl_queues=RTL_QUEUES, axi_boundary=AXI_BOUNDARY_BYTES,
         axi_max_beats=AXI_MAX_BURST_BEATS, axi_addr_bits=AXI_ADDR_BITS,
         dsp_a_w=DSP_A_BITS, dsp_b_w=DSP_B_BITS, pack_shift=PACK_SHIFT,
-        rq_lat=REQUANT_STAGES, post_setup=POST_SETUP,
+        rq_lat=REQUANT_STAGES, tb_lat=TABLE_STAGES, post_setup=POST_SETUP,
         cp_setup=COMPUTE_SETUP, acc_rmw=ACC_RMW_DISTANCE, sd_setup=STORE_SETUP, ld_setup=LOAD_SETUP_CYCLES, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=PE_DSP_STAGES)
 
 

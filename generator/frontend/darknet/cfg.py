@@ -13,7 +13,7 @@ from pathlib import Path
 SUPPORTED_SECTIONS = ("net", "network", "convolutional", "conv", "maxpool", "max", "route", "upsample", "shortcut",
                       "yolo")
 CANONICAL = {"network": "net", "conv": "convolutional", "max": "maxpool"}
-ACTIVATIONS = ("leaky", "relu", "linear")
+ACTIVATIONS = ("leaky", "relu", "linear", "logistic", "swish", "mish", "hard_swish")
 
 
 # Every key darknet's parser.c (AlexeyAB) reads in each supported section, so a real cfg (training options

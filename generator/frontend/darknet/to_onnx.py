@@ -92,10 +92,7 @@ def darknet_to_onnx(cfg_path, weights_path, out_path=None, names=None) -> onnx.M
             act = l.params["activation"]
             t = out if act == "linear" else f"layer_{l.index}_add"
             nodes.append(helper.make_node("Add", [prev, f"layer_{l.params['from']}"], [t], name=f"shortcut_{l.index}"))
-            if act == "leaky":
-                nodes.append(helper.make_node("LeakyRelu", [t], [out], name=f"leaky_{l.index}", alpha=LEAKY_SLOPE))
-            elif act == "relu":
-                nodes.append(helper.make_node("Relu", [t], [out], name=f"relu_{l.index}"))
+            _act_nodes(act, t, out, l.index, nodes)
         elif l.kind == "upsample":
             _upsample_nodes(l, prev, out, nodes, inits)
         else:  # yolo: its input becomes a graph output
@@ -150,10 +147,30 @@ def _conv_nodes(l: Layer, prev: str, out: str, w: dict, nodes: list, inits: list
                                       [t] + [f"bn_{i}.{k}" for k in ("scale", "bias", "mean", "var")],
                                       [bn_out], name=f"bn_{i}", epsilon=BN_EPSILON))
         t = bn_out
-    if p["activation"] == "leaky":
+    _act_nodes(p["activation"], t, out, i, nodes)
+
+
+def _act_nodes(act: str, t: str, out: str, i: int, nodes: list) -> None:
+    """Append darknet activation ``act`` of layer ``i`` from tensor ``t`` to ``out`` (nothing for linear):
+    leaky (LeakyRelu 0.1), relu, logistic (Sigmoid), swish (x * Sigmoid(x), as PyTorch exports SiLU), mish
+    (x * Tanh(Softplus(x))), hard_swish (x * HardSigmoid(x), alpha 1/6) -- darknet's activations.c definitions."""
+    if act == "leaky":
         nodes.append(helper.make_node("LeakyRelu", [t], [out], name=f"leaky_{i}", alpha=LEAKY_SLOPE))
-    elif p["activation"] == "relu":
+    elif act == "relu":
         nodes.append(helper.make_node("Relu", [t], [out], name=f"relu_{i}"))
+    elif act == "logistic":
+        nodes.append(helper.make_node("Sigmoid", [t], [out], name=f"logistic_{i}"))
+    elif act == "swish":
+        nodes.append(helper.make_node("Sigmoid", [t], [f"layer_{i}_sig"], name=f"swish_sig_{i}"))
+        nodes.append(helper.make_node("Mul", [t, f"layer_{i}_sig"], [out], name=f"swish_{i}"))
+    elif act == "mish":
+        nodes.append(helper.make_node("Softplus", [t], [f"layer_{i}_sp"], name=f"mish_sp_{i}"))
+        nodes.append(helper.make_node("Tanh", [f"layer_{i}_sp"], [f"layer_{i}_tanh"], name=f"mish_tanh_{i}"))
+        nodes.append(helper.make_node("Mul", [t, f"layer_{i}_tanh"], [out], name=f"mish_{i}"))
+    elif act == "hard_swish":   # (HardSwish is opset 14; x * HardSigmoid(x) with alpha 1/6 is the same function)
+        nodes.append(helper.make_node("HardSigmoid", [t], [f"layer_{i}_hsig"], name=f"hard_swish_sig_{i}",
+                                      alpha=1.0 / 6.0, beta=0.5))
+        nodes.append(helper.make_node("Mul", [t, f"layer_{i}_hsig"], [out], name=f"hard_swish_{i}"))
 
 
 def _route_nodes(l: Layer, layers: list[Layer], out: str, nodes: list, inits: list) -> None:

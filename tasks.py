@@ -263,6 +263,20 @@ def compare(c, model=None, image="bus", board="zcu19eg", quant="int8-asym", per_
     _flow(compare_flow, model, image, board, quant, not per_tensor, out, cfg, weights, names, yolo_cfg, calib=calib)
 
 
+@task(help={"out": "Markdown file for the table (default build/activations.md)"})
+def activations(c, out="build/activations.md"):
+    """14. Check: the error of POST's activation tables against the float functions (per activation, int8 / int16).
+
+    Every integer input of each table, as the compiler builds it, against the function at the same input: the
+    largest and RMS error in output steps and the SQNR in dB (generator/eval/act_error.py)."""
+    from generator.eval.act_error import error_table, markdown
+
+    text = markdown(error_table())
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(text + "\n")
+    print(text)
+
+
 @task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "program": "program.bin to disassemble (default: compile)", "limit": "max lines (0: all)"})
 def disasm(c, board="zcu19eg", quant="int8-asym", per_tensor=False, program=None, limit=0):

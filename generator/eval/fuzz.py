@@ -2,11 +2,12 @@
 
 Each case is a random single layer or small graph, drawn from ``(seed, case index)`` alone so that any case can be
 re-run by itself: convolutions with IC and OC in 1..600, H and W in 1..64, kernels 1/3/5/7, stride 1/2,
-padding 0..K//2 (a quarter of them asymmetric: each side its own), ReLU / LeakyReLU / linear, fused max-pool 2/3
-with stride 1/2 (and darknet's bottom/right padding), nearest upsampling x2/x4, chains, concat (shared DDR
-regions), channel split (views), stand-alone pool (2/3/5/9, padded on any side, ceil_mode) / activation /
-upsample copy layers, quantized fully-connected layers (Flatten + Gemm), zero weight
-channels, every quantization mode with per-channel and per-tensor weights, inputs beyond the calibration range
+padding 0..K//2 (a quarter of them asymmetric: each side its own), ReLU / LeakyReLU / linear and the table
+activations (SiLU, Sigmoid, Mish, HardSwish, Tanh, in their exported forms), fused max-pool 2/3 with stride 1/2 (and
+darknet's bottom/right padding), nearest upsampling x2/x4, chains, concat (shared DDR regions), channel split
+(views), stand-alone pool (2/3/5/9, padded on any side, ceil_mode) / activation / upsample copy layers, quantized
+fully-connected layers (Flatten + Gemm), zero weight channels, every quantization mode with per-channel and
+per-tensor weights, inputs beyond the calibration range
 (saturation), and PE arrays with Tm != Tn. A few cases are degenerate on purpose (an output of zero size, a layer
 that fits no buffer): the compiler must refuse those with one clear line naming the node.
 
@@ -85,6 +86,14 @@ def _logint(rng, lo, hi):
     return int(min(hi, max(lo, round(float(np.exp(rng.uniform(np.log(lo), np.log(hi + 1)))) - 0.5))))
 
 
+#: convolution activations drawn: leaky, relu, linear, and POST-table ones as exported (modelgen.Builder.act)
+ACTS = ["leaky", "relu", "linear", "silu", "Sigmoid", "mish", "hardswish_mul", "Tanh"]
+
+
+def _act(b, y, act):
+    return b.leaky(y) if act == "leaky" else b.relu(y) if act == "relu" else y if act == "linear" else b.act(y, act)
+
+
 def _conv_spec(rng, H, W, allow_pool=True, allow_up=True):
     k = int(rng.choice([1, 3, 5, 7], p=[0.3, 0.4, 0.15, 0.15]))
     s = int(rng.choice([1, 2], p=[0.7, 0.3]))
@@ -92,7 +101,7 @@ def _conv_spec(rng, H, W, allow_pool=True, allow_up=True):
     if k > 1 and rng.random() < 0.25:                  # asymmetric: top, left, bottom, right (SAME_UPPER & co.)
         p = [int(v) for v in rng.integers(0, k // 2 + 1, 4)]
     pt, pl, pb, pr = p if isinstance(p, list) else [p] * 4
-    act = str(rng.choice(["leaky", "relu", "linear"]))
+    act = str(rng.choice(ACTS, p=[0.25, 0.15, 0.2, 0.12, 0.07, 0.07, 0.07, 0.07]))
     spec = dict(op="conv", oc=_logint(rng, 1, 600), k=k, s=s, p=p, act=act,
                 wscale=float(rng.choice([1.0, 1.0, 3.0])), zero_oc=bool(rng.random() < 0.1))
     OH, OW = (H + pt + pb - k) // s + 1, (W + pl + pr - k) // s + 1
@@ -143,8 +152,7 @@ def draw_case(seed: int, index: int, configs: list[str], executors: list[str]) -
             b["p"] = b["k"] // 2
             layers = [a, b, dict(op="concat", pool=bool(rng.random() < 0.5) and min(H, W) >= 2)]
         elif kind == "split":
-            a = dict(op="conv", oc=2 * _logint(rng, 1, 300), k=1, s=1, p=0, act="leaky", wscale=1.0,
-                     zero_oc=False)
+            a = dict(op="conv", oc=2 * _logint(rng, 1, 300), k=1, s=1, p=0, act="leaky", wscale=1.0, zero_oc=False)
             b, _, _ = _conv_spec(rng, H, W, allow_pool=False, allow_up=False)
             layers = [a, dict(op="split", half=int(rng.integers(0, 2))), b]
         elif kind == "standalone":
@@ -193,8 +201,7 @@ def build_model(case: dict, shapes_only: bool = False):
 
     def conv(x, L):
         nonlocal macs
-        y = b.conv(x, L["oc"], k=L["k"], s=L["s"], p=L["p"],
-                   scale=L["wscale"] / np.sqrt(b.shapes[x][1] * L["k"] ** 2))
+        y = b.conv(x, L["oc"], k=L["k"], s=L["s"], p=L["p"], scale=L["wscale"] / np.sqrt(b.shapes[x][1] * L["k"] ** 2))
         _, ic, _, _ = b.shapes[x]
         _, oc, oh, ow = b.shapes[y]
         if min(oh, ow) <= 0:
@@ -207,10 +214,7 @@ def build_model(case: dict, shapes_only: bool = False):
                 arr = nh.to_array(w).copy()
                 arr[0] = 0
                 b.inits[-2] = nh.from_array(arr, w.name)
-        if L["act"] == "leaky":
-            y = b.leaky(y)
-        elif L["act"] == "relu":
-            y = b.relu(y)
+        y = _act(b, y, L["act"])
         if L.get("pool"):
             pk, ps, pe = L["pool"]
             y = b.maxpool(y, k=pk, s=ps, pad_end=pe)
@@ -254,10 +258,7 @@ def build_model(case: dict, shapes_only: bool = False):
             k = int(np.prod(b.shapes[y][1:]))
             macs += k * L["oc"]
             y = b.fc(y, L["oc"]) if len(b.shapes[y]) == 4 else b.fc_next(y, L["oc"])
-            if L["act"] == "leaky":
-                y = b.leaky(y)
-            elif L["act"] == "relu":
-                y = b.relu(y)
+            y = _act(b, y, L["act"])
         outs = [y]
     if shapes_only:
         return macs
@@ -446,5 +447,4 @@ def fuzz(cases: int, seed: int, executors=("golden", "ref"), configs=None, board
 
 def outcomes_json(outs: list[Outcome]) -> str:
     """The outcomes as JSON (case, status, detail, seconds per stage)."""
-    return json.dumps([dict(case=o.case, status=o.status, detail=o.detail, seconds=o.seconds) for o in outs],
-                      indent=1)
+    return json.dumps([dict(case=o.case, status=o.status, detail=o.detail, seconds=o.seconds) for o in outs], indent=1)

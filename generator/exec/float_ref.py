@@ -10,7 +10,7 @@ import numpy as np
 
 from generator.ir.graph import Graph, GraphError
 from generator.exec.kernels import TABLE_ACTIVATIONS, activation, conv2d, maxpool2d, upsample_nearest
-from generator.ir.passes.common import resolve_pads
+from generator.ir.passes.common import activation_of, resolve_pads
 
 
 class _Store:
@@ -48,15 +48,15 @@ _ARITH = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divid
 PRE_ACT = "{}#pre-activation"
 
 
-def _macro(g: Graph, m, x: np.ndarray, pre: list | None = None) -> list:
-    """A Macro layer on x [C, H, W]: its outputs [1, C', H', W'] float32 (main, then the side pools); ``pre``
-    receives the values before the activation."""
+def _macro(g: Graph, m, x: np.ndarray, pre: dict | None = None, key: str = "") -> list:
+    """A Macro layer on x [C, H, W]: its outputs [1, C', H', W'] float32 (main, then the side pools); ``pre[key]``
+    receives the values before a table activation."""
     if m.kind == "conv":
         y = conv2d(x, g.const(m.weight), m.stride, m.four_pads()) + g.const(m.bias)[:, None, None]
     else:
         y = x
-    if pre is not None:
-        pre.append(np.asarray(y, np.float32))
+    if pre is not None and m.act in TABLE_ACTIVATIONS:
+        pre[key] = np.asarray(y, np.float32)
     y = activation(y, m.act, m.alpha, m.beta)
     side = [maxpool2d(y, *sp)[None].astype(np.float32) for sp in m.side_pools]
     if m.pool:   # a copy layer's pads: the pool's -inf padding
@@ -93,10 +93,7 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None 
         if n.op == "Macro":
             if taps is not None:
                 taps[n.name] = ins[0][0]
-            pre = [] if keep_all and a["macro"].act in TABLE_ACTIVATIONS else None
-            outs = _macro(g, a["macro"], ins[0][0], pre)
-            if pre:
-                pre_vals[PRE_ACT.format(n.name)] = pre[0]
+            outs = _macro(g, a["macro"], ins[0][0], pre_vals if keep_all else None, PRE_ACT.format(n.name))
         elif n.op == "Conv":
             s = a.get("strides", [1, 1])[0]
             p = resolve_pads(n, ins[0].shape[2:], list(ins[1].shape[2:]), [s, s])
@@ -111,10 +108,8 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None 
             gm, bt, mu, var = ins[1:5]
             k = gm / np.sqrt(var + a.get("epsilon", 1e-5))
             outs = [((ins[0] - mu[:, None, None]) * k[:, None, None] + bt[:, None, None]).astype(np.float32)]
-        elif n.op in ("Relu", "LeakyRelu"):
-            outs = [activation(ins[0], "relu" if n.op == "Relu" else "leaky", a.get("alpha", 0.01))]
-        elif n.op == "Act":
-            outs = [activation(ins[0], a["act"], a.get("alpha", 0.0), a.get("beta", 0.0))]
+        elif n.op in ("Relu", "LeakyRelu", "Act"):
+            outs = [activation(ins[0], *activation_of(n))]
         elif n.op == "MaxPool":
             outs = [_maxpool_node(g, n, ins[0])]
         elif n.op in ("Resize", "Upsample"):

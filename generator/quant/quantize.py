@@ -218,7 +218,8 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
 
     Sets ``region.scale/zero_point`` for every region, tensor dtype, and on every Macro node
     ``attrs["q"]`` = dict(w [OC, IC, KH, KW] int (conv only), bias [OC] int64, mult_pos/shift_pos/mult_neg/
-    shift_neg [OC] int64, use_neg bool, zp_in, zp_out, qmin, qmax, s_w [OC] float).
+    shift_neg [OC] int64, use_neg bool, zp_in, zp_out (POST's zero point: the output's, or the table input's),
+    table (int64 [256, 2] activation table, or None), qmin, qmax, s_w [OC] float, side).
 
     Raises: QuantError if a region has no calibration range, a multiplier is out of range, or a layer's
         worst-case accumulator exceeds ``acc_bits`` (signed).
@@ -273,28 +274,37 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
             k = int(worst.argmax())
             raise QuantError(f"layer {n.name}: accumulator could overflow: output channel {k} can reach "
                              f"{int(worst[k])} > {lim} ({acc_bits}-bit signed accumulator)")
-        table, act = None, m.act
-        if m.act in TABLE_ACTIVATIONS:   # requantize to the table's input domain, the table maps it to s_out
-            s_t, zp_t = _table_domain(n, ranges, cfg, room(tout.region), s_in * float(np.max(s_w)) / MAX_REAL_MULT)
-            table = activation_table(m, s_t, zp_t, float(s_out), int(zp_out), cfg.bits)
-            r, zp_out, act = s_in * s_w / s_t, zp_t, "linear"
-        side = []
-        for o in n.outputs[1:]:   # extra pooled outputs: same accumulator, their own output scale
-            ts = g.tensors[o]
-            if table is not None and (ts.scale, ts.zero_point) != (tout.scale, tout.zero_point):
-                raise QuantError(f"layer {n.name}: its {m.act} table maps to one output scale, but output {o} has "
-                                 f"scale {ts.scale:.6g} / zero point {ts.zero_point} and {tout.name} "
-                                 f"{tout.scale:.6g} / {tout.zero_point}")
-            side.append(dict(_multipliers(r if table is not None else r * s_out / ts.scale, act, m.alpha,
-                                          f"layer {n.name}"), zp_out=int(zp_out if table is not None else ts.zero_point)))
-        n.attrs["q"] = dict(w=wq, bias=bias, **_multipliers(r, act, m.alpha, f"layer {n.name}"),
-                            use_neg=act != "linear", zp_in=int(zp_in), table=table,
-                            zp_out=int(zp_out), qmin=cfg.qmin, qmax=cfg.qmax, s_w=s_w, side=side)
+        n.attrs["q"] = dict(w=wq, bias=bias, zp_in=int(zp_in), qmin=cfg.qmin, qmax=cfg.qmax, s_w=s_w,
+                            **_output_params(g, n, r, (s_in, s_w), (tout, s_out, zp_out), ranges, cfg, room))
     g.metadata["quant"] = {"bits": cfg.bits, "symmetric": cfg.symmetric, "per_channel": cfg.per_channel,
                            "name": cfg.name}
     if calibration is not None:
         g.metadata["calibration"] = calibration
     return g
+
+
+def _output_params(g: Graph, n, r, s_in_w: tuple, out: tuple, ranges: dict, cfg: QuantConfig, room) -> dict:
+    """The requantization of layer ``n``'s outputs: multipliers of the real multipliers ``r`` [OC] (main output
+    ``out`` = (tensor, scale, zero point)), each extra pooled output's own, and for a table activation the table
+    (the multipliers then map to the table's input domain). Returns dict(mult_pos, shift_pos, mult_neg, shift_neg,
+    use_neg, table, zp_out, side). Raises QuantError (multiplier range, a table with outputs of other scales)."""
+    m, (s_in, s_w), (tout, s_out, zp_out) = n.attrs["macro"], s_in_w, out
+    table, act = None, m.act
+    if m.act in TABLE_ACTIVATIONS:   # requantize to the table's input domain, the table maps it to s_out
+        s_t, zp_t = _table_domain(n, ranges, cfg, room(tout.region), s_in * float(np.max(s_w)) / MAX_REAL_MULT)
+        table = activation_table(m, s_t, zp_t, float(s_out), int(zp_out), cfg.bits)
+        r, zp_out, act = s_in * s_w / s_t, zp_t, "linear"
+    side = []
+    for o in n.outputs[1:]:   # extra pooled outputs: same accumulator, their own output scale
+        ts = g.tensors[o]
+        if table is not None and (ts.scale, ts.zero_point) != (tout.scale, tout.zero_point):
+            raise QuantError(f"layer {n.name}: its {m.act} table maps to one output scale, but output {o} has "
+                             f"scale {ts.scale:.6g} / zero point {ts.zero_point} and {tout.name} "
+                             f"{tout.scale:.6g} / {tout.zero_point}")
+        side.append(dict(_multipliers(r if table is not None else r * s_out / ts.scale, act, m.alpha,
+                                      f"layer {n.name}"), zp_out=int(zp_out if table is not None else ts.zero_point)))
+    return dict(_multipliers(r, act, m.alpha, f"layer {n.name}"), use_neg=act != "linear", table=table,
+                zp_out=int(zp_out), side=side)
 
 
 def _table_domain(n, ranges: dict, cfg: QuantConfig, headroom: float, floor: float) -> tuple[float, int]:

@@ -3,8 +3,8 @@
 // (int16; 0 in int8); y = clamp(base[i] + ((delta[i] * f + 128) >> 8)). The lane's TBUF memory holds the table as
 // TB_D records of four (base, delta) int16 pairs (rtl/buffers.sv); its read is synchronous.
 // Stages: T1 the entry index and fraction (the record row goes to the RAM); T2 the RAM output; T3 the pair of the
-// record selected, base and delta registered (the DSP48E2's A/B registers); T4 delta * f (M register), T5 its P
-// register; T6 (p + 128) >>> 8; T7 + base; T8 the clamp to int8 / int16.
+// record selected, base and delta registered; T4, T5 delta * f (a shift-and-add tree in LUTs, rtl/mul_tree.sv: the
+// DSP48E2s stay with the PE array); T6 (p + 128) >>> 8; T7 + base; T8 the clamp to int8 / int16.
 `default_nettype none
 module act_table
   import accel_pkg::*;
@@ -35,18 +35,21 @@ module act_table
   end
   // T3: base and delta of pair j (A/B registers)
   logic signed [15:0] t3_base, t3_delta;
-  logic signed [8:0] t3_f;
+  logic [7:0] t3_f;
   always_ff @(posedge clk) begin
     t3_base <= signed'(rdata[32 * t2_j +: 16]);
     t3_delta <= signed'(rdata[32 * t2_j + 16 +: 16]);
-    t3_f <= signed'({1'b0, t2_f});
+    t3_f <= t2_f;
   end
-  // T4 (M), T5 (P): delta * f
-  logic signed [24:0] t4_p, t5_p;
+  // T4, T5: delta * f in LUTs (rtl/mul_tree.sv, two clocks; no DSP48E2): delta sign-extended to 24 bits, the
+  // product modulo 2^24 is exact (|delta * f| < 2^23)
+  wire [23:0] t5_pu;
+  /* verilator lint_off PINCONNECTEMPTY */
+  mul_tree #(.AW(24), .BW(8), .PW(24)) u_mul (.clk, .a(24'(t3_delta)), .b(t3_f), .p(t5_pu), .ovf());
+  /* verilator lint_on PINCONNECTEMPTY */
+  wire signed [24:0] t5_p = 25'(signed'(t5_pu));
   logic signed [15:0] t4_base, t5_base;
   always_ff @(posedge clk) begin
-    t4_p <= t3_delta * t3_f;
-    t5_p <= t4_p;
     t4_base <= t3_base;
     t5_base <= t4_base;
   end

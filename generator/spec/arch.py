@@ -31,8 +31,8 @@ DSP_A_BITS, DSP_B_BITS = 27, 18
 #: from the ACC / PBUF RAM outputs to the requantized value, so that no stage has more than a few LUT levels
 REQUANT_STAGES = 11
 #: register stages of POST's activation table (rtl/act_table.sv, rendered as TB_LAT), after the requantization:
-#: entry index, TBUF read, entry select, the DSP48E2's M and P registers of delta x fraction, rounding shift, the
-#: add of the base, the clamp. Only a POST with the table bit runs through them (the others keep REQUANT_STAGES).
+#: entry index, TBUF read, entry select, two of the shift-and-add tree of delta x fraction (LUTs, no DSP48E2),
+#: the rounding shift, the add of the base, the clamp. Only a POST with the table bit runs through them (the others keep REQUANT_STAGES).
 TABLE_STAGES = 8
 #: cycles of POST's per-instruction setup (rtl/post.sv: serial multipliers and dividers, no wide multiply or divide
 #: in one cycle; rendered into the package as POST_SETUP)

@@ -45,7 +45,7 @@ module post
   wire [31:0] pp_og = 32'(ins[F_POST_OG_LSB +: F_POST_OG_W]);
   wire [31:0] pp_pbuf_oc = 32'(ins[F_POST_PBUF_OC_LSB +: F_POST_PBUF_OC_W]);
   wire        pp_act = (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_NEG_MULT) != 0;
-  wire        pp_tab = (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_TABLE) != 0;
+  logic       pp_tab;                                   // the table bit, registered in the first setup cycle
   wire [31:0] pp_pk_f = 32'(ins[F_POST_POOL_K_LSB +: F_POST_POOL_K_W]);
   wire [31:0] pp_ps_f = 32'(ins[F_POST_POOL_S_LSB +: F_POST_POOL_S_W]);
   wire [31:0] pp_up_f = 32'(ins[F_POST_UP_LSB +: F_POST_UP_W]);
@@ -258,6 +258,7 @@ module post
             // range checks, stage 1: PBUF entries; the output rows / columns (no pooling: the tile's top-left rows
             // and columns, at most oh x ow, as the golden simulator)
             pp_pl <= pp_pk > 32'd1 || pp_ps > 32'd1;
+            pp_tab <= (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_TABLE) != 0;
             pp_k_pb <= pp_pbuf_oc + (pp_og << LOG2_TM) > 32'(PBUF_ENTRIES);
             pp_k_zero <= pp_oh == 0 || pp_ow == 0 || pp_og == 0;
             pp_pscol <= mul3(pp_og, 3'(pp_ps));

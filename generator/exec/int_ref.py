@@ -228,8 +228,10 @@ class IndependentRef:
                 W, s_w, B = None, np.ones(oc), np.full(oc, -zp_in, np.int64)
             per_out, table = [], None
             if m.act in TABLE_ACTIVATIONS:   # requantized into the table's input domain, the table to the output
-                pre = ranges[PRE_ACT.format(n.name)]
-                dom = act_params(pre[0], pre[1], bits, symmetric, room[g.tensors[n.outputs[0]].region],
+                key = PRE_ACT.format(n.name)
+                pre = ranges[key]
+                dom = act_params(pre[0], pre[1], bits, symmetric, (2.0 if bits == 16 else 1.0) if headroom is None
+                                 else headroom.get(key, 1.0),
                                  s_in * float(np.max(s_w)) / MAX_REAL_MULT)
                 table = self._table(m, dom, outs[0])
                 outs = [dom] * len(outs)

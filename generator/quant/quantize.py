@@ -291,7 +291,8 @@ def _output_params(g: Graph, n, r, s_in_w: tuple, out: tuple, ranges: dict, cfg:
     m, (s_in, s_w), (tout, s_out, zp_out) = n.attrs["macro"], s_in_w, out
     table, act = None, m.act
     if m.act in TABLE_ACTIVATIONS:   # requantize to the table's input domain, the table maps it to s_out
-        s_t, zp_t = _table_domain(n, ranges, cfg, room(tout.region), s_in * float(np.max(s_w)) / MAX_REAL_MULT)
+        floor = s_in * float(np.max(s_w)) / MAX_REAL_MULT
+        s_t, zp_t = _table_domain(n, ranges, cfg, room(PRE_ACT.format(n.name)), floor)
         table = activation_table(m, s_t, zp_t, float(s_out), int(zp_out), cfg.bits)
         r, zp_out, act = s_in * s_w / s_t, zp_t, "linear"
     side = []

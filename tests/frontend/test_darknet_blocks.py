@@ -274,3 +274,50 @@ def test_grouped_and_depthwise_cfg_compiles_and_matches_onnxruntime(tmp_path, mo
     w2, b2 = params[2]["weight"], params[2]["bias"]
     y = np.concatenate([_ref_conv(d[4 * j:4 * j + 4], w2[7 * j:7 * j + 7], b2[7 * j:7 * j + 7], 1, 0) for j in range(2)])
     np.testing.assert_allclose(want, y, rtol=1e-3, atol=1e-3)
+
+
+#: darknet activations.c: logistic, swish, mish, hard_swish (x * relu6(x + 3) / 6) in numpy
+DARKNET_ACTS = {"logistic": lambda v: 1 / (1 + np.exp(-v)), "swish": lambda v: v / (1 + np.exp(-v)),
+                "mish": lambda v: v * np.tanh(np.log1p(np.exp(v))),
+                "hard_swish": lambda v: v * np.clip(v + 3, 0, 6) / 6}
+
+
+@pytest.mark.parametrize("act", list(DARKNET_ACTS))
+def test_darknet_table_activations_convert_and_run_in_post(tmp_path, act):
+    """``activation=logistic|swish|mish|hard_swish`` convert to the ONNX forms exporters write, which equal
+    darknet's formulas (numpy); the compiled network runs each through POST's activation table (golden == integer
+    reference, close to onnxruntime)."""
+    from generator.ir.passes import run_all
+    from generator.frontend.onnx_loader import load_onnx
+    from helpers import compile_small, run_both, sqnr_db
+
+    rng = np.random.default_rng(3)
+    cfg = DEPTHWISE_CFG.replace("activation=leaky", f"activation={act}", 1).replace("groups=8\n", "")
+    (tmp_path / "a.cfg").write_text(cfg)
+    params = {0: {"bias": rng.normal(0, 0.2, 8), "scale": rng.uniform(0.5, 1.5, 8), "mean": rng.normal(0, 0.2, 8),
+                  "var": rng.uniform(0.5, 2.0, 8), "weight": rng.normal(0, 0.3, (8, 3, 3, 3))},
+              1: {"bias": rng.normal(0, 0.2, 8), "scale": rng.uniform(0.5, 1.5, 8), "mean": rng.normal(0, 0.2, 8),
+                  "var": rng.uniform(0.5, 2.0, 8), "weight": rng.normal(0, 0.3, (8, 8, 3, 3))},
+              2: {"bias": rng.normal(0, 0.2, 14), "weight": rng.normal(0, 0.3, (14, 4, 1, 1))}}
+    params = {i: {k: v.astype(np.float32) for k, v in d.items()} for i, d in params.items()}
+    _write_weights(tmp_path / "a.weights", params)
+    model = darknet_to_onnx(tmp_path / "a.cfg", tmp_path / "a.weights", tmp_path / "a.onnx")
+    want_act = {"logistic": "sigmoid", "swish": "silu", "mish": "mish", "hard_swish": "hardswish"}[act]
+    assert run_all(load_onnx(model)).macro_nodes()[0].attrs["macro"].act == want_act
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    v = np.linspace(-6, 6, 97, dtype=np.float32)     # the activation's nodes alone, against darknet's formula
+    import onnx
+    from onnx import helper
+    sub = [n for n in model.graph.node if n.name.endswith("_0") and n.op_type not in ("Conv", "BatchNormalization")]
+    g = helper.make_graph(sub, "act", [helper.make_tensor_value_info("layer_0_bn", onnx.TensorProto.FLOAT, [97])],
+                          [helper.make_tensor_value_info("layer_0", onnx.TensorProto.FLOAT, [97])])
+    m1 = helper.make_model(g, opset_imports=model.opset_import)
+    got = ort.InferenceSession(m1.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"layer_0_bn": v})[0]
+    np.testing.assert_allclose(got, DARKNET_ACTS[act](v.astype(np.float64)), rtol=1e-5, atol=1e-5)
+    gq, prog, xs = compile_small(model, "int8-asym")
+    gold, refq, _ = run_both(gq, prog, xs[0])
+    o = gq.outputs[0]
+    assert np.array_equal(gold[o], refq[o])
+    t = gq.tensors[o]
+    want = sess.run(None, {"input": xs[0]})[0][0]
+    assert sqnr_db(want, (refq[o] - t.zero_point) * t.deq_scale) > 25

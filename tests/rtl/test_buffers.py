@@ -1,8 +1,9 @@
-"""rtl/buffers.sv (the IBUF / WBUF / ACC / OBUF / PBUF lane memories and their port multiplexing) against a Python
+"""rtl/buffers.sv (the IBUF / WBUF / ACC / OBUF / PBUF / TBUF lane memories and their port multiplexing) against a Python
 model of the documented port use: LOAD writes (IBUF ports A and B, WBUF, PBUF byte enables) reach only bank ld_bank,
 COMPUTE reads both banks at its addresses when LOAD does not write the lane, ACC port A serves the COMPUTE write of
 pixel x0 / the POST read (while POST reads that bank) / the COMPUTE read, port B the other pixel; OBUF port A POST
-writes, port B STORE reads; every read one cycle after its address, a port's read data kept while it writes
+writes, port B STORE reads; TBUF written as PBUF (its own byte enables, the same rows and data), each lane read at
+its own row; every read one cycle after its address, a port's read data kept while it writes
 (no-change mode). Random traffic that never lets both ports touch one address in a cycle (as the units guarantee)."""
 from __future__ import annotations
 
@@ -61,6 +62,9 @@ def _stimulus(rng, P) -> dict:
     s["pbw_row"] = [rng.randrange(pb_d) for _ in range(tm)]
     s["pp_prow"] = rng.choice([r for r in range(pb_d) if r not in s["pbw_row"]] or [0])
     s["pbw_data"] = [R(128) for _ in range(tm)]
+    s["tbw_we"] = [R(16) if rng.random() < 0.4 and not s["pbw_we"][m] else 0 for m in range(tm)]
+    s["pp_trow"] = [rng.choice([r for r in range(P["tb_d"]) if not (s["tbw_we"][m] and r == s["pbw_row"][m] % P["tb_d"])])
+                    for m in range(tm)]
     return s
 
 
@@ -72,7 +76,8 @@ def _drive(s, P) -> dict:
         ibw_data=pack([d for pt in range(2) for d in s["ibw_data"][pt]], 16),
         ibw_row=pack([r for pt in range(2) for r in s["ibw_row"][pt]], P["ib_aw"]),
         wbw_we=pack(s["wbw_we"], 2 * tn), wbw_data=pack(s["wbw_data"], 16 * tn), wbw_row=s["wbw_row"],
-        pbw_we=pack(s["pbw_we"], 16), pbw_data=pack(s["pbw_data"], 128), pbw_row=pack(s["pbw_row"], P["pb_aw"]),
+        pbw_we=pack(s["pbw_we"], 16), pbw_data=pack(s["pbw_data"], 128), pbw_row=pack(s["pbw_row"], P["pw_aw"]),
+        tbw_we=pack(s["tbw_we"], 16), pp_trow=pack(s["pp_trow"], P["tb_aw"]),
         cp_ib_a=s["cp_a"], cp_ib_b=s["cp_b"], cp_wb_a=s["cp_wb"], cp_acc_bank=s["cp_bank"], cp_wr=s["cp_wr"],
         cp_s3_two=s["two"], cp_s2_aw0=s["s2a0"], cp_s2_aw1=s["s2a1"], cp_s3_aw0=s["s3a0"], cp_s3_aw1=s["s3a1"],
         cp_wd0=pack(s["wd0"], acc_w), cp_wd1=pack(s["wd1"], acc_w), pp_acc_rd=s["pp_rd"],
@@ -92,10 +97,11 @@ class _Model:
         self.acc = [[[0] * P["acc_words"] for _ in range(tm)] for _ in range(2)]
         self.ob = [[0] * P["ob_d"] for _ in range(ol)]
         self.pb = [[0] * P["pb_d"] for _ in range(tm)]
+        self.tb = [[0] * P["tb_d"] for _ in range(tm)]
         self.out_ib = [[[0, 0] for _ in range(tn)] for _ in range(2)]
         self.out_wb = [[0] * tm for _ in range(2)]
         self.out_acc = [[[0, 0] for _ in range(tm)] for _ in range(2)]
-        self.out_ob, self.out_pb = [0] * ol, [0] * tm
+        self.out_ob, self.out_pb, self.out_tb = [0] * ol, [0] * tm, [0] * tm
 
     def _ibuf_wbuf(self, s, b):
         here = s["ld_bank"] == b
@@ -145,6 +151,10 @@ class _Model:
                 row = s["pbw_row"][lane]
                 self.pb[lane][row] = merge(self.pb[lane][row], s["pbw_data"][lane], s["pbw_we"][lane], 8, 16)
             self.out_pb[lane] = self.pb[lane][s["pp_prow"]]
+            if s["tbw_we"][lane]:
+                row = s["pbw_row"][lane] % self.P["tb_d"]
+                self.tb[lane][row] = merge(self.tb[lane][row], s["pbw_data"][lane], s["tbw_we"][lane], 8, 16)
+            self.out_tb[lane] = self.tb[lane][s["pp_trow"][lane]]
 
     def reads(self) -> dict:
         """The read ports' expected values (registered: valid after the edge)."""
@@ -155,7 +165,7 @@ class _Model:
             wb_rd=pack([self.out_wb[b][m] for b in range(2) for m in range(tm)], 16 * tn),
             acc_rd_a=pack([self.out_acc[b][m][0] for b in range(2) for m in range(tm)], acc_w),
             acc_rd_b=pack([self.out_acc[b][m][1] for b in range(2) for m in range(tm)], acc_w),
-            ob_rd=pack(self.out_ob, 16), pb_rd=pack(self.out_pb, 128))
+            ob_rd=pack(self.out_ob, 16), pb_rd=pack(self.out_pb, 128), tb_rd=pack(self.out_tb, 128))
 
 
 @cocotb.test()
@@ -193,5 +203,6 @@ def test_buffers(buf_build):
     ib_d, wb_d, ob_d, pb_d = (-(-p["ibuf_elems"] // tn), -(-p["wbuf_elems"] // (tn * tm)), -(-p["obuf_elems"] // ol),
                               -(-p["pbuf_entries"] // tm))
     pkg = dict(tn=tn, tm=tm, ol=ol, acc_w=p["acc_w"], acc_words=p["acc_words"], ib_d=ib_d, wb_d=wb_d, ob_d=ob_d,
-               pb_d=pb_d, ib_aw=aw(ib_d), pb_aw=aw(pb_d), ob_aw=aw(ob_d))
+               pb_d=pb_d, ib_aw=aw(ib_d), pb_aw=aw(pb_d), ob_aw=aw(ob_d), tb_d=p["tbuf_rows"], tb_aw=aw(p["tbuf_rows"]),
+               pw_aw=max(aw(pb_d), aw(p["tbuf_rows"])))
     buf_build.run("test_buffers", "buffers_match_model", {"seed": 37, "cycles": 300, "pkg": pkg})

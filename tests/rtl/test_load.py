@@ -39,10 +39,11 @@ class Model:
         self.ib = rng.integers(0, 1 << 16, P["ib_d"] * P["tn"])
         self.wb = rng.integers(0, 1 << 16, P["wb_d"] * P["wl"])
         self.pb = rng.integers(0, 256, (P["pb_d"] * P["tm"], isa.PARAM_RECORD_BYTES))
+        self.tb = rng.integers(0, 256, (P["tb_d"] * P["tm"], isa.PARAM_RECORD_BYTES))
 
     def copy(self):
         m = Model.__new__(Model)
-        m.P, m.ib, m.wb, m.pb = self.P, self.ib.copy(), self.wb.copy(), self.pb.copy()
+        m.P, m.ib, m.wb, m.pb, m.tb = self.P, self.ib.copy(), self.wb.copy(), self.pb.copy(), self.tb.copy()
         return m
 
     def apply(self, dut):
@@ -61,13 +62,14 @@ class Model:
             e = (we >> (2 * q)) & 3
             if e:
                 self.wb[row * wl + q] = self._merge(self.wb[row * wl + q], (data >> (16 * q)) & 0xFFFF, e)
-        we, data, row = int(dut.pbw_we.value), int(dut.pbw_data.value), int(dut.pbw_row.value)
+        data, row = int(dut.pbw_data.value), int(dut.pbw_row.value)
         nb = isa.PARAM_RECORD_BYTES
-        for lane in range(tm):
-            r = (row >> (P["pb_aw"] * lane)) & ((1 << P["pb_aw"]) - 1)
-            for b in range(nb):
-                if we >> (nb * lane + b) & 1:
-                    self.pb[r * tm + lane, b] = (data >> (8 * nb * lane + 8 * b)) & 0xFF
+        for we, mem in ((int(dut.pbw_we.value), self.pb), (int(dut.tbw_we.value), self.tb)):
+            for lane in range(tm):
+                r = (row >> (P["pw_aw"] * lane)) & ((1 << P["pw_aw"]) - 1)
+                for b in range(nb):
+                    if we >> (nb * lane + b) & 1:
+                        mem[r * tm + lane, b] = (data >> (8 * nb * lane + 8 * b)) & 0xFF
 
     @staticmethod
     def _merge(old, new, en):
@@ -84,9 +86,9 @@ def reference(model, f, mem, p16):
             src = BASES[f["base_reg"]] + f["ddr_offset"] + r * f["row_stride"] + c * f["pix_stride"]
             pix = r * f["cols"] + c
             for e in range(f["elems"]):
-                if f["buf"] == BUFS["PBUF"]:
+                if f["buf"] in (BUFS["PBUF"], BUFS["TBUF"]):
                     a = src + e * isa.PARAM_RECORD_BYTES
-                    m.pb[f["dst_word"] + pix * f["dst_pitch"] * 0 + pix * f["elems"] + e] = \
+                    (m.pb if f["buf"] == BUFS["PBUF"] else m.tb)[f["dst_word"] + pix * f["elems"] + e] = \
                         mem[a:a + isa.PARAM_RECORD_BYTES]
                     continue
                 a = src + e * eb
@@ -99,15 +101,16 @@ def reference(model, f, mem, p16):
 
 def random_load(rng, P, p16):
     eb = 2 if p16 else 1
-    kind = rng.choice(["ibuf", "ibuf", "span", "wbuf", "pbuf"])
+    kind = rng.choice(["ibuf", "ibuf", "span", "wbuf", "pbuf", "tbuf"])
     rows, cols = rng.randint(1, 4), rng.randint(1, 6)
-    if kind == "pbuf":                         # records of consecutive output channels
+    if kind in ("pbuf", "tbuf"):               # records of consecutive output channels / an activation table
+        cap = P["pbuf_entries"] if kind == "pbuf" else P["tb_d"] * P["tm"]
         elems = rng.randint(1, 2 * P["tm"])
         run = elems * isa.PARAM_RECORD_BYTES
         pix = rng.choice([run, run + 16 * rng.randint(1, 3)])
-        rows, cols = 1, rng.randint(1, max(1, P["pbuf_entries"] // elems // 2))
-        dst = rng.randint(0, P["pbuf_entries"] - rows * cols * elems)
-        return dict(buf=BUFS["PBUF"], bank=rng.randint(0, 1), base_reg=rng.randint(0, 3),
+        rows, cols = 1, rng.randint(1, max(1, cap // elems // 2))
+        dst = rng.randint(0, cap - rows * cols * elems)
+        return dict(buf=BUFS[kind.upper()], bank=rng.randint(0, 1), base_reg=rng.randint(0, 3),
                     ddr_offset=rng.randint(0, 6000), rows=rows, cols=cols, elems=elems, row_stride=cols * pix,
                     pix_stride=pix, dst_word=dst, dst_elem=0, dst_pitch=elems)
     if kind == "span":                         # overlapping pixel runs (the folded first layer's LOADs)
@@ -203,7 +206,7 @@ async def load_matches_isa(dut):
         assert seen == {"cfg_err_isa": 0, "cfg_err_cfg": 0, "oob": 0}, (f, seen)
         assert int(dut.prec16.value) == p16
         for b in range(2):
-            for name in ("ib", "wb", "pb"):
+            for name in ("ib", "wb", "pb", "tb"):
                 got, ref = getattr(models[b], name), getattr(want[b], name)
                 bad = np.flatnonzero(np.any((got != ref).reshape(len(got), -1), axis=1))
                 assert bad.size == 0, (f"case {case} int{16 if p16 else 8} {f}: bank {b} {name} differs at "
@@ -234,6 +237,7 @@ def test_load_strided_reads(load_build):
     aw = lambda d: max((d - 1).bit_length(), 1)                        # noqa: E731
     ib_d, wb_d, pb_d = -(-p["ibuf_elems"] // tn), -(-p["wbuf_elems"] // wl), -(-p["pbuf_entries"] // tm)
     pkg = dict(tn=tn, tm=tm, wl=wl, ib_d=ib_d, wb_d=wb_d, pb_d=pb_d, ib_aw=aw(ib_d), pb_aw=aw(pb_d),
+               tb_d=p["tbuf_rows"], pw_aw=max(aw(pb_d), aw(p["tbuf_rows"])),
                axi_bytes=p["axi_bits"] // 8, pbuf_entries=p["pbuf_entries"],
                config_id=HwConfig.from_board(load_build.board, 8).config_id,
                ibuf_words8=p["ibuf_words8"], ibuf_words16=p["ibuf_words16"], wbuf_words8=p["wbuf_words8"],

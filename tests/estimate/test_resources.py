@@ -120,6 +120,6 @@ def test_rtl_binding_keeps_the_per_lane_shapes():
     from generator.backends.rtl import RAM_STYLES, ram_styles
     b = load_board("zcu19eg")
     lanes = memories.storage_binding(b, per_lane=True)
-    assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "uram", "obuf": "uram", "pbuf": "lutram"}
+    assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "uram", "obuf": "uram", "pbuf": "lutram", "tbuf": "lutram"}
     assert ram_styles(b) == {k.upper(): RAM_STYLES[v] for k, v in lanes.items()}
     assert memories.storage_binding(b)["ibuf"] == "uram" and memories.storage_binding(b)["obuf"] == "bram"

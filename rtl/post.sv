@@ -116,34 +116,38 @@ module post
                        .act(pp_act), .zp(pp_zp), .p16(prec16), .q(pp_q[m]));
   end
   // with the table bit, the activation table after it (rtl/act_table.sv, TB_LAT more registers): the window flags
-  // and the OBUF element are taken from the delay line at RQ_LAT or RQ_LAT + TB_LAT (pp_tab is the instruction's,
-  // constant while it runs; the pipeline drains before the next POST starts)
+  // and the OBUF element leave the delay line after RQ_LAT or RQ_LAT + TB_LAT registers, the last one (pq_) loaded
+  // from the stage before either tap (pp_tab: the instruction's, registered at setup, constant while it runs; the
+  // pipeline drains before the next POST starts), so that no select sits between a register and the OBUF address
+  // arithmetic; the value takes the max's compare of each candidate, then the select (one LUT per bit)
   localparam int PD = RQ_LAT + TB_LAT;
   logic signed [15:0] pp_t [TM];
   for (genvar m = 0; m < TM; m++) begin : g_tb
     act_table u_tab (.clk(clk), .q(pp_q[m]), .p16(prec16), .raddr(pp_trow[TB_AW * m +: TB_AW]),
                      .rdata(tb_rd[PREC_W * m +: PREC_W]), .y(pp_t[m]));
   end
-  logic [PD-1:0] pd_v, pd_first, pd_last;
-  logic [31:0] pd_oidx [PD];
-  wire pq_v = pp_tab ? pd_v[PD-1] : pd_v[RQ_LAT-1];
-  wire pq_first = pp_tab ? pd_first[PD-1] : pd_first[RQ_LAT-1];
-  wire pq_last = pp_tab ? pd_last[PD-1] : pd_last[RQ_LAT-1];
-  wire [31:0] pq_oidx = pp_tab ? pd_oidx[PD-1] : pd_oidx[RQ_LAT-1];
+  logic [PD-2:0] pd_v, pd_first, pd_last;
+  logic [31:0] pd_oidx [PD-1];
+  logic pq_v, pq_first, pq_last;
+  logic [31:0] pq_oidx;
   always_ff @(posedge clk) begin
-    if (!rst_n || clr) pd_v <= '0;
-    else pd_v <= {pd_v[PD-2:0], pp1_v};
-    pd_first <= {pd_first[PD-2:0], pp1_first};
-    pd_last <= {pd_last[PD-2:0], pp1_last};
+    if (!rst_n || clr) {pd_v, pq_v} <= '0;
+    else begin
+      pd_v <= {pd_v[PD-3:0], pp1_v};
+      pq_v <= pp_tab ? pd_v[PD-2] : pd_v[RQ_LAT-2];
+    end
+    pd_first <= {pd_first[PD-3:0], pp1_first};
+    pd_last <= {pd_last[PD-3:0], pp1_last};
     pd_oidx[0] <= pp1_oidx;
-    for (int k = 1; k < PD; k++) pd_oidx[k] <= pd_oidx[k - 1];
+    for (int k = 1; k < PD - 1; k++) pd_oidx[k] <= pd_oidx[k - 1];
+    pq_first <= pp_tab ? pd_first[PD-2] : pd_first[RQ_LAT-2];
+    pq_last <= pp_tab ? pd_last[PD-2] : pd_last[RQ_LAT-2];
+    pq_oidx <= pp_tab ? pd_oidx[PD-2] : pd_oidx[RQ_LAT-2];
   end
   always_comb begin
-    for (int m = 0; m < TM; m++) begin
-      logic signed [15:0] v;
-      v = pp_tab ? pp_t[m] : pp_q[m];
-      pp_res[m] = (pq_first || v > pp_max[m]) ? v : pp_max[m];
-    end
+    for (int m = 0; m < TM; m++)
+      pp_res[m] = pp_tab ? ((pq_first || pp_t[m] > pp_max[m]) ? pp_t[m] : pp_max[m])
+                         : ((pq_first || pp_q[m] > pp_max[m]) ? pp_q[m] : pp_max[m]);
   end
   always_ff @(posedge clk) begin
     if (!rst_n || clr) pp1_v <= 1'b0;

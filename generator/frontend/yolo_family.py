@@ -13,12 +13,12 @@ the input is square (``size``, a multiple of 32; 640 in the originals).
   export decode: softmax over the bins, the DFL 1x1 convolution with weights 0..15, ``dist2bbox`` (xywh) times the
   stride -> [1, 4 + classes, N].
 
-``act``: ``"silu"`` as the exporters write it (Sigmoid then Mul) or ``"leaky"`` (LeakyReLU 0.1), the variant the
-accelerator compiles today (POST has no activation table yet). The decode runs on the host (:mod:`host.tail`);
+``act``: ``"silu"`` as the exporters write it (Sigmoid then Mul; POST runs it through its activation table) or
+``"leaky"`` (LeakyReLU 0.1). The decode runs on the host (:mod:`host.tail`);
 :mod:`host.exported` turns its output into detections. The class names go into the ``names`` metadata as
 Ultralytics writes it.
 
-Usage: ``python -m generator.frontend.yolo_family yolov5n out.onnx [--size 128] [--act leaky] [--opset 17]``.
+Usage: ``python -m generator.frontend.yolo_family yolov5n out.onnx [--size 128] [--act silu|leaky] [--opset 17]``.
 """
 from __future__ import annotations
 
@@ -239,7 +239,7 @@ def yolov8n(n: _Net, nc, reg_max=16):
     return n.op("Concat", [dbox, n.unary("Sigmoid", cls)], [1, 4 + nc, N], axis=1)
 
 
-def build(family: str, size: int = 128, act: str = "leaky", opset: int = 17, classes: int = 80, seed: int = 0,
+def build(family: str, size: int = 128, act: str = "silu", opset: int = 17, classes: int = 80, seed: int = 0,
           names=None) -> onnx.ModelProto:
     """A ``family`` graph (:data:`FAMILIES`) for a ``size`` x ``size`` RGB input named ``images``, ``classes``
     classes, random weights from ``seed``, activation ``act`` (``"silu"`` or ``"leaky"``), ONNX ``opset`` (12 to 17
@@ -263,7 +263,7 @@ def main(argv=None) -> int:
     ap.add_argument("family", choices=FAMILIES)
     ap.add_argument("out")
     ap.add_argument("--size", type=int, default=128)
-    ap.add_argument("--act", choices=("silu", "leaky"), default="leaky")
+    ap.add_argument("--act", choices=("silu", "leaky"), default="silu")
     ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--classes", type=int, default=80)
     ap.add_argument("--seed", type=int, default=0)

@@ -198,8 +198,8 @@ def test_grouped_convolution_that_does_not_divide_is_rejected(official, tmp_path
 
 def test_other_cfg_errors(official, tmp_path):
     cfg, weights, _ = official
-    bad = _edited_cfg(tmp_path, cfg, {31: "activation=mish"}, name="a.cfg")  # first key wins: line 31 of conv 25
-    with pytest.raises(DarknetError, match=r"a\.cfg:25 \[convolutional\]: activation='mish'"):
+    bad = _edited_cfg(tmp_path, cfg, {31: "activation=hardtan"}, name="a.cfg")  # first key wins: line 31 of conv 25
+    with pytest.raises(DarknetError, match=r"a\.cfg:25 \[convolutional\]: activation=.hardtan."):
         darknet_to_onnx(bad, weights)
     text = cfg.read_text().replace("layers = -4", "layers = -1")               # route 31 -> the [yolo] 30 (line 217)
     (tmp_path / "b.cfg").write_text(text)

@@ -178,7 +178,7 @@ def test_shortcut_cfg_matches_numpy_and_compiles(tmp_path, mode):
 @pytest.mark.parametrize("edit,msg", [
     ("from=-2\nactivation=leaky", None),
     ("from=-2,-1\nactivation=leaky", r"sc.cfg:\d+ \[shortcut\]: from=-2,-1: exactly one layer is supported"),
-    ("from=-2\nactivation=mish", r"\[shortcut\]: activation='mish' is not supported"),
+    ("from=-2\nactivation=hardtan", r"\[shortcut\]: activation='hardtan' is not supported"),
     ("from=-2\nweights_type=per_channel", r"\[shortcut\]: weights_type=per_channel is not supported"),
     ("from=-3", r"\[shortcut\]: from=-3: layer -1 is not an earlier layer"),
 ])

@@ -209,7 +209,7 @@ def accuracy(c, board="zcu19eg", out="build/accuracy", images=0):
 def test(c, slow=False):
     """10. Check: run the test suite (pytest)."""
     args = "-m ''" if slow else ""
-    c.run(f"{sys.executable} -m pytest -q {args}", pty=False)
+    c.run(f"{sys.executable} -m pytest -q --durations=40 {args}", pty=False)   # (the slowest 40: what to trim)
 
 
 @task(help={"cases": "number of random cases", "seed": "random seed (the cases depend on it alone)",

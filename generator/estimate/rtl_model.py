@@ -11,7 +11,7 @@ MULT_BITS-bit requantization multiply of each output lane takes two 27 x 18 slic
 **Memories**: the RAMs of ``rtl/buffers.sv`` with the geometry of the rendered ``accel_pkg`` (:func:`rtl_memories`):
 per ping-pong bank Tn IBUF lane memories (16-bit elements, true dual port), Tm WBUF memories of Tn elements
 (simple dual port), Tm ACC lane memories; OL = max(Tm, AXI bytes) OBUF lane memories; Tm PBUF memories of
-parameter records. Each is counted as Yosys' ``memory_libmap`` maps it under the binding the RTL is rendered with
+parameter records and Tm TBUF memories of the activation table (64 records: LUTRAM). Each is counted as Yosys' ``memory_libmap`` maps it under the binding the RTL is rendered with
 (:func:`generator.spec.memories.bind`): block RAM as the cheapest aspect ratio of RAMB36E2 or RAMB18E2 (UG573:
 true dual port up to 36 / 18 bits wide, simple dual port 72 / 36 bits at 512 words; a simple-dual-port RAM wider
 than 36 bits as 512 x 72 RAMB36E2 only), UltraRAM as 4096 x 72 URAM288 with two words of at most 36 bits per row,
@@ -20,7 +20,7 @@ memories of at most 64 words as LUTRAM. Checked against Yosys: TINY 80 DSP48E2, 
 
 **LUT / FF**: the structural estimate of :mod:`generator.estimate.hls_resources` (per PE, per output lane, fixed
 parts, what Vivado maps adders and registers to: CARRY8 chains, DSP48E2 internal registers) with this module's
-LUTRAM in place of the HLS kernel's. Yosys counts far more (TINY: 35,648 LUT against 24,456 modelled): it builds
+LUTRAM in place of the HLS kernel's. Yosys counts far more (TINY: 40,317 LUT against 25,544 modelled): it builds
 the PE array's adder trees from LUT3 full adders instead of carry chains and keeps the DSP48E2 pipeline registers
 in fabric flip-flops, which Vivado would not (docs/rtl.md, "RTL resources").
 """

@@ -229,10 +229,8 @@ class IndependentRef:
             per_out, table = [], None
             if m.act in TABLE_ACTIVATIONS:   # requantized into the table's input domain, the table to the output
                 key = PRE_ACT.format(n.name)
-                pre = ranges[key]
-                dom = act_params(pre[0], pre[1], bits, symmetric, (2.0 if bits == 16 else 1.0) if headroom is None
-                                 else headroom.get(key, 1.0),
-                                 s_in * float(np.max(s_w)) / MAX_REAL_MULT)
+                h = (2.0 if bits == 16 else 1.0) if headroom is None else headroom.get(key, 1.0)
+                dom = act_params(*ranges[key], bits, symmetric, h, s_in * float(np.max(s_w)) / MAX_REAL_MULT)
                 table = self._table(m, dom, outs[0])
                 outs = [dom] * len(outs)
             for s_out, zp_out in outs:

@@ -57,6 +57,7 @@ def tiny_synth():
     return rr.synthesize(board(**TINY), BUILD / "tiny-test", log=lambda *a: None)
 
 
+@pytest.mark.slow   # (a Yosys synthesis or a long RTL simulation: invoke test --slow)
 @needs_yosys
 def test_tiny_rtl_synthesizes_to_dsp48e2_and_block_ram(tiny_synth):
     """TINY (8x8 PE array): 64 PE DSP48E2 + 16 requantization DSP48E2; IBUF/WBUF/ACC lane memories in BRAM."""
@@ -74,6 +75,7 @@ def _model_matches(r: rr.RtlResources, b) -> None:
         assert abs(m[k] - r.used[k]) <= 0.05 * max(r.used[k], 1), (k, m[k], r.used[k])
 
 
+@pytest.mark.slow   # (a Yosys synthesis or a long RTL simulation: invoke test --slow)
 @needs_yosys
 def test_rtl_resource_model_matches_yosys_on_tiny(tiny_synth):
     """DSP48E2, BRAM36, URAM within 5% (here: equal). LUT: the model (what Vivado would map: carry chains, DSP

@@ -155,6 +155,7 @@ def tiny_timing():
     return rt.analyze(d / "yosys" / rr.NETLIST_JSON, "accel_top", rt.instance_modules(sorted((d / "src").glob("*.sv"))))
 
 
+@pytest.mark.slow   # (a Yosys synthesis or a long RTL simulation: invoke test --slow)
 @needs_yosys
 def test_tiny_report_names_rtl_units(tiny_timing):
     r = tiny_timing
@@ -172,6 +173,7 @@ def test_tiny_report_names_rtl_units(tiny_timing):
     assert "estimated fmax" in text and "not Vivado" in text
 
 
+@pytest.mark.slow   # (a Yosys synthesis or a long RTL simulation: invoke test --slow)
 @needs_yosys
 def test_tiny_meets_300mhz(tiny_timing):
     """The whole TINY accelerator: no register-to-register path over 6 LUT levels or 32 carry bits, estimated fmax
@@ -181,6 +183,7 @@ def test_tiny_meets_300mhz(tiny_timing):
     assert set(r.dsp) == {"mp"}, r.dsp
 
 
+@pytest.mark.slow   # (a Yosys synthesis or a long RTL simulation: invoke test --slow)
 @needs_yosys
 @pytest.mark.parametrize("unit", ["pe_array", "compute", "seg_gen", "fetch_dispatch", "load"])
 def test_pipelined_units_meet_300mhz(tmp_path, unit):

@@ -92,6 +92,7 @@ def test_rtl_lint_clean(tmp_path, brd):
     assert r.returncode == 0 and "%Warning" not in r.stderr, r.stderr
 
 
+@pytest.mark.slow   # (a Yosys synthesis or a long RTL simulation: invoke test --slow)
 @needs_verilator
 def test_rtl_full_frame_small(tmp_path):
     """The whole YOLOv4-tiny frame (64x64, 8x8 PE array) through the RTL, bit-exact against the golden simulator

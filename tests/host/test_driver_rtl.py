@@ -161,6 +161,7 @@ def pkg64(yolo_tiny_board, tmp_path_factory):
     return yolo_package(64, yolo_tiny_board, tmp_path_factory.mktemp("yolo64"))
 
 
+@pytest.mark.slow   # (a Yosys synthesis or a long RTL simulation: invoke test --slow)
 @needs_verilator
 def test_driver_over_rtl_equals_golden_64(rtl_bench, yolo_tiny_board, pkg64):
     """YOLOv4-tiny at 64x64, bus.jpg: detections and head bytes over the RTL == over the golden simulator."""

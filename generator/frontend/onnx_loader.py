@@ -207,8 +207,8 @@ def _gated(nodes: list, outputs: list) -> set:
 
 
 def _decode_activations(nodes: list, outputs: list) -> set:
-    """Names of the activation nodes (:data:`SINGLE_OPS` the host tail runs, not gates) from which no Conv is
-    reachable: the output decode of a detector (YOLOX's objectness and class Sigmoids feed a Concat with the box
+    """Names of the activation nodes (:data:`SINGLE_OPS` the host tail runs, not gates) from which no Conv (nor any
+    op the host tail lacks, such as MaxPool) is reachable: the output decode of a detector (YOLOX's objectness and class Sigmoids feed a Concat with the box
     regression). They stay with the host tail: on the accelerator their outputs would share one scale with the raw
     boxes."""
     gates = {gn.name for n in nodes if n.op == "Mul" for gn in (gate_of(nodes, n, outputs) or (0, 0, []))[2]}
@@ -218,10 +218,10 @@ def _decode_activations(nodes: list, outputs: list) -> set:
             readers.setdefault(i, []).append(n)
     feeds_conv = {}
 
-    def reaches_conv(n) -> bool:
+    def reaches_conv(n) -> bool:   # (or any op the host tail does not run: then the accelerator runs it all)
         if n.name not in feeds_conv:
             feeds_conv[n.name] = False
-            feeds_conv[n.name] = any(r.op in ("Conv", "Gemm", "MatMul") or reaches_conv(r)
+            feeds_conv[n.name] = any(r.op in ("Conv", "Gemm", "MatMul") or r.op not in HOST_OPS or reaches_conv(r)
                                      for o in n.outputs for r in readers.get(o, []))
         return feeds_conv[n.name]
     return {n.name for n in nodes if n.op in SINGLE_OPS and n.op in HOST_OPS and n.name not in gates

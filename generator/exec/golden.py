@@ -267,8 +267,9 @@ class GoldenSim:
         u = q - self.qmin
         i, fr = u >> fb, u & ((1 << fb) - 1)
         lane = np.arange(q.shape[-1]) % self.hw.tm
-        rec = self.tbuf[(i >> 2) * self.hw.tm + lane]            # [oh, ow, C, 8]
-        j = (i & 3)[..., None]
+        per = isa.TABLE_PER_RECORD
+        rec = self.tbuf[(i // per) * self.hw.tm + lane]          # [oh, ow, C, 2 * per]
+        j = (i % per)[..., None]
         base = np.take_along_axis(rec, 2 * j, -1)[..., 0]
         delta = np.take_along_axis(rec, 2 * j + 1, -1)[..., 0]
         r = base + ((delta * fr + (1 << (isa.TABLE_FRAC_BITS - 1))) >> isa.TABLE_FRAC_BITS)

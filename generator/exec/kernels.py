@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from generator.spec.isa import TABLE_FRAC_BITS
+
 
 def conv2d(x: np.ndarray, w: np.ndarray, stride: int, pad, pad_value=0.0) -> np.ndarray:
     """Direct 2-D convolution (cross-correlation, as ONNX Conv, group 1).
@@ -120,8 +122,8 @@ def apply_table(q: np.ndarray, table: np.ndarray, qmin: int, qmax: int) -> np.nd
     """POST's activation table (:data:`generator.spec.isa.TABLE_ENTRIES`) on requantized values q (int64, any
     shape, in [qmin, qmax]): u = q - qmin, entry i = u >> (bits - 8), f = the low bits;
     ``clamp(base[i] + ((delta[i] * f + 128) >> 8))``. table: int [256, 2] (base, delta). Returns int64."""
-    fb = (qmax - qmin + 1).bit_length() - 1 - 8
+    fb = (qmax - qmin + 1).bit_length() - 1 - (len(table) - 1).bit_length()
     u = np.asarray(q, np.int64) - qmin
     i, f = u >> fb, u & ((1 << fb) - 1)
     t = np.asarray(table, np.int64)
-    return np.clip(t[i, 0] + ((t[i, 1] * f + 128) >> 8), qmin, qmax)
+    return np.clip(t[i, 0] + ((t[i, 1] * f + (1 << (TABLE_FRAC_BITS - 1))) >> TABLE_FRAC_BITS), qmin, qmax)

@@ -125,7 +125,7 @@ def _beats(addr, nbytes, beat: int):
 
 
 #: LOAD buffer kinds (the ISA's ``buf`` field values)
-IBUF, WBUF, PBUF, TBUF = 0, 1, 2, 3
+IBUF, WBUF, PBUF, TBUF = (isa.BUFFERS[k] for k in ("IBUF", "WBUF", "PBUF", "TBUF"))
 
 
 def use_span(rows: int, cols: int, run_bytes: int, pix_stride: int, beat: int, buf: int = IBUF,

@@ -506,8 +506,8 @@ static elem_t table_lookup(const trec_t tbuf[TBUF_ENTRIES], int m, const elem_t 
     const ap_uint<16> u = i8 ? (ap_uint<16>)(ap_uint<8>)(q + 128) : (ap_uint<16>)(q + 32768);
     const ap_uint<8> i = i8 ? (ap_uint<8>)u : (ap_uint<8>)(u >> 8);
     const ap_uint<8> f = i8 ? (ap_uint<8>)0 : (ap_uint<8>)u;
-    const trec_t rec = tbuf[(ap_uint<16>)(i >> 2) * TM + m];
-    const int j = (int)(i & 3);
+    const trec_t rec = tbuf[(ap_uint<16>)(i / TABLE_PER_RECORD) * TM + m];   // (a power of two: a shift)
+    const int j = (int)(i % TABLE_PER_RECORD);
     const ap_int<16> base = (ap_int<16>)rec.range(32 * j + 15, 32 * j);
     const ap_int<16> delta = (ap_int<16>)rec.range(32 * j + 31, 32 * j + 16);
     const ap_int<26> r = (ap_int<26>)base + (((ap_int<26>)delta * (ap_int<10>)(ap_uint<9>)f + (1 << (TABLE_FRAC_BITS - 1))) >> TABLE_FRAC_BITS);

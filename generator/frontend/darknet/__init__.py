@@ -6,8 +6,8 @@ subset of layers a CNN detector such as YOLOv3-tiny / YOLOv4-tiny uses:
 * ``[net]`` / ``[network]``: ``width``, ``height``, ``channels`` -> graph input ``input``, float32
   ``[1, channels, height, width]`` (NCHW, batch 1).
 * ``[convolutional]`` (alias ``[conv]``): ``filters``, ``size``, ``stride``, ``pad`` (``pad=1`` means padding
-  ``size//2``, otherwise ``padding=``, default 0), ``batch_normalize``, ``activation`` in ``leaky`` (slope 0.1),
-  ``relu``, ``linear``; ``groups`` (grouped / depthwise; must divide the input channels and ``filters``).
+  ``size//2``, otherwise ``padding=``, default 0), ``batch_normalize``, ``activation`` (below); ``groups`` (grouped / depthwise; must divide the
+  input channels and ``filters``).
   Output ``(w + 2*padding - size)//stride + 1``.
   ONNX: ``Conv`` (with a bias input only without BN) -> ``BatchNormalization`` (kept, epsilon 1e-5, the compiler
   folds it later) -> ``LeakyRelu(alpha=0.1)`` / ``Relu``.
@@ -19,11 +19,16 @@ subset of layers a CNN detector such as YOLOv3-tiny / YOLOv4-tiny uses:
   ``groups=G group_id=k`` -> channel ``Split`` (opset 13, sizes as an int64 initializer, all G outputs declared)
   keeping part k of every routed layer; several layers -> ``Concat`` on axis 1.
 * ``[upsample]``: ``stride`` -> ``Resize`` (nearest, ``asymmetric``, ``floor``, scales ``[1, 1, s, s]``).
+* ``[shortcut]``: ``from`` (one layer, same height and width), ``activation`` -> ``Add`` (+ the activation); with
+  different channel counts darknet adds the first min(C) channels: a channel ``Slice`` of the ``from`` layer, or a
+  ``Split`` of the previous layer whose rest is concatenated behind the sum.
 * ``[yolo]``: no ONNX node; the tensor feeding it becomes a graph output (cfg order). Its decode parameters go to
   ``model.metadata_props``.
 
-Any other section (``[shortcut]``, ``[reorg]``, ``[region]``, ``[dropout]``, ...) is a :class:`DarknetError` that
-lists every unsupported section with its cfg line at once.
+Activations: ``leaky`` (0.1), ``relu``, ``linear``, ``logistic``, ``swish``, ``mish``, ``hard_swish``. Any other
+section (``[reorg]``, ``[region]``, ``[dropout]``, ...) is a :class:`DarknetError` that lists every unsupported
+section with its cfg line at once. :mod:`~generator.frontend.darknet.family` writes YOLOv4-tiny-3l-, YOLOv7-tiny-
+and YOLOv3-tiny-PRN-shaped cfgs for the tests.
 
 Modules: :mod:`~generator.frontend.darknet.cfg` (cfg sections and option keys),
 :mod:`~generator.frontend.darknet.layers` (layers and shapes), :mod:`~generator.frontend.darknet.weights`

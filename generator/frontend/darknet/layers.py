@@ -251,17 +251,19 @@ def _route(opts: OptionReader, i: int, s: Section, layers: list[Layer]) -> Layer
 def _shortcut(opts: OptionReader, i: int, s: Section, shape, layers: list[Layer]) -> Layer:
     """[shortcut] ``s``, layer ``i``: the previous layer's output (``shape``) plus layer ``from``'s (a residual
     connection), then ``activation`` (default linear). params: from (absolute index), activation. Only one
-    ``from``, of the same shape, and no weights (``weights_type=none``)."""
+    ``from``, of the same height and width, and no weights (``weights_type=none``). The channel counts may differ
+    (partial residuals, YOLOv3-tiny-PRN): as darknet's ``shortcut_cpu`` the first min(C) channels are added, the
+    output keeps the previous layer's channels (the rest pass through, activated)."""
     refs = opts.ints(s, "from")
     if len(refs) != 1:
         raise opts.err(s, f"from={s.options.get('from')}: exactly one layer is supported")
     j = i + refs[0] if refs[0] < 0 else refs[0]
     if not 0 <= j < i:
         raise opts.err(s, f"from={s.options['from']}: layer {j} is not an earlier layer (this is layer {i})")
-    if tuple(layers[j].out_shape) != tuple(shape):
+    if tuple(layers[j].out_shape[1:]) != tuple(shape[1:]):
         raise opts.err(s, f"from={s.options['from']}: layer {j} is {layers[j].out_shape[0]}x{layers[j].out_shape[1]}"
                           f"x{layers[j].out_shape[2]}, the previous layer {shape[0]}x{shape[1]}x{shape[2]} (C x H x "
-                          f"W); only equal shapes are supported")
+                          f"W); only equal heights and widths are supported")
     wt = s.options.get("weights_type", "none")
     if wt != "none":
         raise opts.err(s, f"weights_type={wt} is not supported (only none)")

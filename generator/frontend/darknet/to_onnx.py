@@ -89,10 +89,7 @@ def darknet_to_onnx(cfg_path, weights_path, out_path=None, names=None) -> onnx.M
         elif l.kind == "route":
             _route_nodes(l, layers, out, nodes, inits)
         elif l.kind == "shortcut":
-            act = l.params["activation"]
-            t = out if act == "linear" else f"layer_{l.index}_add"
-            nodes.append(helper.make_node("Add", [prev, f"layer_{l.params['from']}"], [t], name=f"shortcut_{l.index}"))
-            _act_nodes(act, t, out, l.index, nodes)
+            _shortcut_nodes(l, layers, prev, out, nodes, inits)
         elif l.kind == "upsample":
             _upsample_nodes(l, prev, out, nodes, inits)
         else:  # yolo: its input becomes a graph output
@@ -150,7 +147,7 @@ def _conv_nodes(l: Layer, prev: str, out: str, w: dict, nodes: list, inits: list
     _act_nodes(p["activation"], t, out, i, nodes)
 
 
-def _act_nodes(act: str, t: str, out: str, i: int, nodes: list) -> None:
+def _act_nodes(act: str, t: str, out: str, i: int | str, nodes: list) -> None:
     """Append darknet activation ``act`` of layer ``i`` from tensor ``t`` to ``out`` (nothing for linear):
     leaky (LeakyRelu 0.1), relu, logistic (Sigmoid), swish (x * Sigmoid(x), as PyTorch exports SiLU), mish
     (x * Tanh(Softplus(x))), hard_swish (x * HardSigmoid(x), alpha 1/6) -- darknet's activations.c definitions."""
@@ -171,6 +168,38 @@ def _act_nodes(act: str, t: str, out: str, i: int, nodes: list) -> None:
         nodes.append(helper.make_node("HardSigmoid", [t], [f"layer_{i}_hsig"], name=f"hard_swish_sig_{i}",
                                       alpha=1.0 / 6.0, beta=0.5))
         nodes.append(helper.make_node("Mul", [t, f"layer_{i}_hsig"], [out], name=f"hard_swish_{i}"))
+
+
+def _shortcut_nodes(l: Layer, layers: list[Layer], prev: str, out: str, nodes: list, inits: list) -> None:
+    """Append the Add (+ activation) of [shortcut] layer ``l``: ``prev + layer_from``; with fewer channels in
+    ``prev`` a channel Slice of ``layer_from`` first, with more a Split of ``prev`` whose second part is only
+    activated and concatenated behind the sum (darknet adds the first min(C) channels)."""
+    i, act, j = l.index, l.params["activation"], l.params["from"]
+    c, cf = l.out_shape[0], layers[j].out_shape[0]
+    src = f"layer_{j}"
+    if cf > c:
+        for name, v in (("starts", 0), ("ends", c), ("axes", 1)):
+            inits.append(numpy_helper.from_array(np.array([v], np.int64), f"shortcut_{i}.{name}"))
+        src = f"layer_{i}_from"
+        nodes.append(helper.make_node("Slice", [f"layer_{j}", f"shortcut_{i}.starts", f"shortcut_{i}.ends",
+                                               f"shortcut_{i}.axes"], [src], name=f"shortcut_slice_{i}"))
+    if cf < c:
+        inits.append(numpy_helper.from_array(np.array([cf, c - cf], np.int64), f"shortcut_{i}.sizes"))
+        a, rest = f"layer_{i}_head", f"layer_{i}_rest"
+        nodes.append(helper.make_node("Split", [prev, f"shortcut_{i}.sizes"], [a, rest], name=f"shortcut_split_{i}",
+                                      axis=1))
+        prev = a
+    t = out if act == "linear" and cf >= c else f"layer_{i}_add"
+    nodes.append(helper.make_node("Add", [prev, src], [t], name=f"shortcut_{i}"))
+    if cf >= c:
+        _act_nodes(act, t, out, i, nodes)
+        return
+    parts = [t, rest]
+    if act != "linear":
+        parts = [f"layer_{i}_sum", f"layer_{i}_pass"]
+        _act_nodes(act, t, parts[0], i, nodes)
+        _act_nodes(act, rest, parts[1], f"{i}_pass", nodes)
+    nodes.append(helper.make_node("Concat", parts, [out], name=f"shortcut_concat_{i}", axis=1))
 
 
 def _route_nodes(l: Layer, layers: list[Layer], out: str, nodes: list, inits: list) -> None:

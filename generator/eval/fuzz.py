@@ -3,7 +3,7 @@
 Each case is a random single layer or small graph, drawn from ``(seed, case index)`` alone so that any case can be
 re-run by itself: convolutions with IC and OC in 1..600, H and W in 1..64, kernels 1/3/5/7, stride 1/2,
 padding 0..K//2 (a quarter of them asymmetric: each side its own), ReLU / LeakyReLU / linear and the table
-activations (SiLU, Sigmoid, Mish, HardSwish, Tanh, in their exported forms), fused max-pool 2/3 with stride 1/2 (and
+activations (SiLU, Sigmoid, Mish, HardSwish, Tanh, GELU, in their exported forms), fused max-pool 2/3 with stride 1/2 (and
 darknet's bottom/right padding), nearest upsampling x2/x4, chains, concat (shared DDR regions), channel split
 (views), stand-alone pool (2/3/5/9, padded on any side, ceil_mode) / activation / upsample copy layers, quantized
 fully-connected layers (Flatten + Gemm), zero weight channels, every quantization mode with per-channel and
@@ -87,7 +87,7 @@ def _logint(rng, lo, hi):
 
 
 #: convolution activations drawn: leaky, relu, linear, and POST-table ones as exported (modelgen.Builder.act)
-ACTS = ["leaky", "relu", "linear", "silu", "Sigmoid", "mish", "hardswish_mul", "Tanh"]
+ACTS = ["leaky", "relu", "linear", "silu", "Sigmoid", "mish", "hardswish_mul", "Tanh", "gelu_erf"]
 
 
 def _act(b, y, act):
@@ -101,7 +101,7 @@ def _conv_spec(rng, H, W, allow_pool=True, allow_up=True):
     if k > 1 and rng.random() < 0.25:                  # asymmetric: top, left, bottom, right (SAME_UPPER & co.)
         p = [int(v) for v in rng.integers(0, k // 2 + 1, 4)]
     pt, pl, pb, pr = p if isinstance(p, list) else [p] * 4
-    act = str(rng.choice(ACTS, p=[0.25, 0.15, 0.2, 0.12, 0.07, 0.07, 0.07, 0.07]))
+    act = str(rng.choice(ACTS, p=[0.22, 0.15, 0.2, 0.12, 0.06, 0.06, 0.06, 0.06, 0.07]))
     spec = dict(op="conv", oc=_logint(rng, 1, 600), k=k, s=s, p=p, act=act,
                 wscale=float(rng.choice([1.0, 1.0, 3.0])), zero_oc=bool(rng.random() < 0.1))
     OH, OW = (H + pt + pb - k) // s + 1, (W + pl + pr - k) // s + 1

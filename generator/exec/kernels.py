@@ -6,6 +6,8 @@ which is exact here: every product and partial sum of int8/int16 operands over a
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -66,9 +68,14 @@ def _softplus(x):
     return np.logaddexp(0.0, x)
 
 
+#: the error function, element-wise on float64 (the C library's erf; numpy has none)
+erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
 #: activations POST runs through its table (:data:`generator.spec.isa.TABLE_ENTRIES`), as f(x, alpha, beta) on
 #: float64 arrays: the ONNX operators' definitions (Sigmoid, HardSigmoid, HardSwish, Tanh, Softplus, Mish, Elu)
-#: and SiLU = x * Sigmoid(x) (PyTorch exports it as Sigmoid and Mul)
+#: and SiLU = x * Sigmoid(x) (PyTorch exports it as Sigmoid and Mul); GELU (Hendrycks and Gimpel, "Gaussian Error
+#: Linear Units", 2016) exact, x * Phi(x), and its tanh approximation (ONNX Gelu, approximate "none" / "tanh")
 TABLE_ACTIVATIONS = {
     "sigmoid": lambda x, a, b: _sigmoid(x),
     "silu": lambda x, a, b: x * _sigmoid(x),
@@ -78,6 +85,8 @@ TABLE_ACTIVATIONS = {
     "softplus": lambda x, a, b: _softplus(x),
     "mish": lambda x, a, b: x * np.tanh(_softplus(x)),
     "elu": lambda x, a, b: np.where(x < 0, a * np.expm1(np.minimum(x, 0.0)), x),
+    "gelu": lambda x, a, b: 0.5 * x * (1.0 + erf(x / math.sqrt(2.0))),
+    "gelu_tanh": lambda x, a, b: 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3))),
 }
 
 

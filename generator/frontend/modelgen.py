@@ -85,7 +85,12 @@ class Builder:
     def act(self, x, kind):
         """A table activation as exporters write it: ``silu`` (Sigmoid, Mul), ``mish`` (Softplus, Tanh, Mul),
         ``hardswish_mul`` (HardSigmoid alpha 1/6, Mul: PyTorch before opset 14), or an ONNX op name (Sigmoid, Tanh,
-        HardSigmoid, HardSwish (opset >= 14), Softplus, Elu, Mish (opset >= 18))."""
+        HardSigmoid, HardSwish (opset >= 14), Softplus, Elu, Mish (opset >= 18), Gelu (opset >= 20; ``gelu_tanh_op``:
+        approximate "tanh")); GELU as PyTorch exports it before opset 20: ``gelu_erf`` (Div by sqrt 2, Erf, Add 1,
+        Mul x, Mul 0.5), ``gelu_tanh`` (x * x * x by Muls, Mul 0.044715, Add x, Mul sqrt(2/pi), Tanh, Add 1, Mul x,
+        Mul 0.5), ``gelu_tanh_pow`` (the cube as Pow 3)."""
+        if kind.startswith("gelu"):
+            return self._gelu(x, kind)
         if kind == "silu":
             return self.op("Mul", [x, self.unary("Sigmoid", x)], self.shapes[x])
         if kind == "mish":
@@ -93,6 +98,24 @@ class Builder:
         if kind == "hardswish_mul":
             return self.op("Mul", [x, self.unary("HardSigmoid", x, alpha=1.0 / 6.0, beta=0.5)], self.shapes[x])
         return self.unary(kind, x)
+
+    def _gelu(self, x, kind):
+        """GELU of ``x`` in one of the exported forms of :meth:`act`."""
+        shp = self.shapes[x]
+
+        def c(v):
+            return self.const(np.array(v, np.float32), "k")
+
+        def bin_(op, a, b):
+            return self.op(op, [a, b], list(shp))
+        if kind == "gelu_tanh_op":
+            return self.unary("Gelu", x, approximate="tanh")
+        if kind == "gelu_erf":
+            e = self.unary("Erf", bin_("Div", x, c(1.4142135623730951)))
+            return bin_("Mul", bin_("Mul", x, bin_("Add", e, c(1.0))), c(0.5))
+        cube = bin_("Pow", x, c(3.0)) if kind == "gelu_tanh_pow" else bin_("Mul", x, bin_("Mul", x, x))
+        inner = bin_("Mul", c(0.7978845608028654), bin_("Add", x, bin_("Mul", c(0.044715), cube)))
+        return bin_("Mul", c(0.5), bin_("Mul", x, bin_("Add", c(1.0), self.unary("Tanh", inner))))
 
     def maxpool(self, x, k=2, s=2, pad_end=0, pads=None, ceil_mode=0):
         """MaxPool k x k stride s; ``pads`` (top, left, bottom, right), default [0, 0, pad_end, pad_end]."""

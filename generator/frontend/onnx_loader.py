@@ -37,7 +37,7 @@ from host.tail import HOST_OPS
 from generator.ir.graph import Graph, GraphError, Node, Tensor
 from generator.ir.passes.common import resolve_pads
 from generator.ir.passes.fold_focus import focus_groups
-from generator.ir.passes.fuse_activation import SINGLE_OPS, gate_of
+from generator.ir.passes.fuse_activation import SINGLE_OPS, chains, gate_of
 
 SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resize", "Upsample", "Concat",
              "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant", "AveragePool",
@@ -106,7 +106,7 @@ def load_onnx(model_or_path) -> Graph:
     _check_graph_io(g, tensors, nodes, elem, outputs)
     _check_nodes(nodes, elem)
     focus = {s.name for f in focus_groups(nodes, tensors, shapes.get, outputs) for s in f.slices}
-    tail = _host_tail(nodes, tensors, focus | _gated(nodes, outputs), _decode_activations(nodes, outputs))
+    tail = _host_tail(nodes, tensors, focus | _gated(nodes, tensors, outputs), _decode_activations(nodes, outputs))
     meta = {}
     for p in model.metadata_props:
         try:
@@ -200,10 +200,12 @@ def _const_ints(n, k: int, attr: str, tensors: dict):
     return None if v is None else [int(x) for x in v]
 
 
-def _gated(nodes: list, outputs: list) -> set:
-    """Names of the Mul nodes that are an activation as PyTorch exports it, x times a gate of x (SiLU, HardSwish,
-    Mish: :func:`generator.ir.passes.fuse_activation.gate_of`)."""
-    return {n.name for n in nodes if n.op == "Mul" and gate_of(nodes, n, outputs)}
+def _gated(nodes: list, tensors: dict, outputs: list) -> set:
+    """Names of the nodes that are an activation as PyTorch exports it: the Mul of x times a gate of x (SiLU,
+    HardSwish, Mish: :func:`generator.ir.passes.fuse_activation.gate_of`) and every node of an element-wise chain
+    equal to a table activation (GELU's Div, Erf, Add, Mul, Mul: :func:`~generator.ir.passes.fuse_activation.chains`)."""
+    return ({n.name for n in nodes if n.op == "Mul" and gate_of(nodes, n, outputs)}
+            | {c.name for _, _, _, cone in chains(nodes, tensors, outputs) for c in cone})
 
 
 def _decode_activations(nodes: list, outputs: list) -> set:
@@ -233,10 +235,12 @@ def refusal(n, tensors: dict, focus=frozenset(), host=frozenset()) -> str | None
     :data:`SUPPORTED`, a Slice other than a constant channel slice (axis 1, step 1) or one of the phase slices of a
     Focus (node names in ``focus``, :func:`generator.ir.passes.fold_focus.focus_groups`), a Split on another axis,
     an Add / Sub / Mul / Div other than of two tensors (Add, Sub) or by a per-channel constant."""
-    if n.op not in SUPPORTED or n.name in host:
+    if n.name in host:
         return "op"
-    if n.name in focus:     # a Focus phase Slice, or a gated product (SiLU, HardSwish, Mish)
+    if n.name in focus:     # a Focus phase Slice, a gated product (SiLU, HardSwish, Mish) or a chain (GELU)
         return None
+    if n.op not in SUPPORTED:
+        return "op"
     if n.op == "Slice":
         starts = _const_ints(n, 1, "starts", tensors)
         axes = _const_ints(n, 3, "axes", tensors)

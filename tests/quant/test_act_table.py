@@ -18,7 +18,9 @@ from generator.frontend.onnx_loader import load_onnx
 #: exported form -> (ONNX opset it needs, the table activation it becomes)
 FORMS = {"silu": (13, "silu"), "mish": (13, "mish"), "hardswish_mul": (13, "hardswish"), "Sigmoid": (13, "sigmoid"),
          "Tanh": (13, "tanh"), "HardSigmoid": (13, "hardsigmoid"), "HardSwish": (14, "hardswish"),
-         "Softplus": (13, "softplus"), "Elu": (13, "elu"), "Mish": (18, "mish")}
+         "Softplus": (13, "softplus"), "Elu": (13, "elu"), "Mish": (18, "mish"), "gelu_erf": (13, "gelu"),
+         "gelu_tanh": (13, "gelu_tanh"), "gelu_tanh_pow": (17, "gelu_tanh"), "Gelu": (20, "gelu"),
+         "gelu_tanh_op": (20, "gelu_tanh")}
 
 
 def _model(form):
@@ -75,3 +77,28 @@ def test_a_too_steep_table_is_refused():
     with pytest.raises(QuantError, match="int16 delta"):
         activation_table(SimpleNamespace(act="tanh", alpha=0.0, beta=0.0), 1.0, 0, 1e-6, 0, 16)
     assert table_error("sigmoid", "int8-asym")["max_lsb"] <= 0.5 + 1e-6
+
+
+def _chain_model(erf_div=1.4142135623730951, leak=False):
+    """GELU's exported chain on a conv output, with its divisor ``erf_div`` (sqrt 2: GELU); ``leak``: the Erf's
+    output is also read by a second convolution."""
+    b = Builder([1, 4, 8, 8], seed=2, opset=13)
+    x = b.conv("x", 6, k=3)
+    shp = b.shapes[x]
+    e = b.unary("Erf", b.op("Div", [x, b.const(np.array(erf_div, np.float32))], shp))
+    y = b.op("Mul", [b.op("Mul", [x, b.op("Add", [e, b.const(np.array(1.0, np.float32))], shp)], shp),
+                     b.const(np.array(0.5, np.float32))], shp)
+    outs = [b.conv(y, 5, k=1)] + ([b.conv(e, 3, k=1)] if leak else [])
+    return b.model(outs)
+
+
+def test_a_chain_is_an_activation_only_when_its_value_is_one():
+    """The element-wise chain is recognized by value: GELU's is fused into the convolution; the same chain with
+    another divisor, or whose Erf output another node reads, is not an activation and its Erf is refused."""
+    from generator.ir.graph import GraphError
+
+    acts = [n.attrs["macro"].act for n in run_all(load_onnx(_chain_model())).macro_nodes()]
+    assert acts == ["gelu", "linear"]
+    for m in (_chain_model(erf_div=1.3), _chain_model(leak=True)):
+        with pytest.raises(GraphError, match=r"Erf x 1"):
+            load_onnx(m)

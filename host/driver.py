@@ -314,7 +314,7 @@ class YoloAccelerator:
         t0 = time.perf_counter()
         t = self.manifest["input"]
         s.x[...] = preprocess(img, self.net_w, self.net_h, t["scale"], t["zero_point"], self.bits,
-                              int(t.get("channels", 3)))
+                              int(t.get("channels", 3)), (self.export or {}).get("resize", "stretch"))
         s.input.flush()
         return (time.perf_counter() - t0) * 1e3
 

@@ -8,8 +8,9 @@
 * ``"noobj"`` -- YOLOv8 (Ultralytics ``Detect`` with DFL): float [1, 4 + classes, N]: the same box fields, then
   the class probabilities, no objectness.
 
-The boxes are scaled from the network input to the original image by the two axes' ratios, since the host's
-pre-processing (:mod:`host.preprocess`, darknet ``resize_image``) stretches the image instead of letterboxing it.
+The boxes are mapped from the network input to the original image by undoing the pre-processing the export's
+entry names (``resize``, :data:`host.preprocess.RESIZE_MODES`): Ultralytics' centred letterbox (YOLOv5, YOLOv8),
+YOLOX's top-left letterbox, or darknet's stretch (the two axes' ratios).
 Per-class greedy NMS and the detection list are those of the darknet path (:func:`host.yolo.nms`,
 :func:`host.yolo.listing`). numpy only (PYNQ image).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .preprocess import boxes_to_image
 from .tail import run_tail
 from .yolo import listing, nms
 
@@ -37,7 +39,7 @@ def output_format(shape, classes: int) -> str | None:
 
 
 def detect_exported(out: np.ndarray, fmt: str, net_w: int, net_h: int, img_w: int, img_h: int, names,
-                    thresh: float = 0.25, nms_thresh: float = 0.45) -> list:
+                    thresh: float = 0.25, nms_thresh: float = 0.45, resize: str = "stretch") -> list:
     """Detections of one frame from an export's decoded output.
 
     Args:
@@ -46,6 +48,7 @@ def detect_exported(out: np.ndarray, fmt: str, net_w: int, net_h: int, img_w: in
         net_w, net_h: network input size in pixels; img_w, img_h: the original image's.
         names: class names, at least ``classes`` of them.
         thresh: score threshold (objectness first, for ``"obj"``); nms_thresh: IoU threshold of the per-class NMS.
+        resize: how the image became the input (:data:`host.preprocess.RESIZE_MODES`), undone on the boxes.
     Returns:
         the list of :func:`host.yolo.listing`: ``{"label", "class_id", "score", "box": [x1, y1, x2, y2]}`` in pixels
         of the original image, sorted by score.
@@ -70,9 +73,8 @@ def detect_exported(out: np.ndarray, fmt: str, net_w: int, net_h: int, img_w: in
     if not keep.any():
         return []
     c = a[keep, :4]
-    sx, sy = np.float32(img_w / net_w), np.float32(img_h / net_h)
-    boxes = np.stack([(c[:, 0] - c[:, 2] / 2) * sx, (c[:, 1] - c[:, 3] / 2) * sy,
-                      (c[:, 0] + c[:, 2] / 2) * sx, (c[:, 1] + c[:, 3] / 2) * sy], axis=1).astype(np.float32)
+    boxes = boxes_to_image(np.stack([c[:, 0] - c[:, 2] / 2, c[:, 1] - c[:, 3] / 2, c[:, 0] + c[:, 2] / 2,
+                                     c[:, 1] + c[:, 3] / 2], axis=1), img_w, img_h, net_w, net_h, resize)
     probs[probs <= np.float32(thresh)] = 0.0
     return listing(boxes, nms(boxes, probs, nms_thresh), names, thresh, img_w, img_h)
 
@@ -87,8 +89,9 @@ def tail_detections(export: dict, consts: dict, heads: dict, net_w: int, net_h: 
                     names, thresh: float = 0.25, nms_thresh: float = 0.45) -> list:
     """Detections of a package whose manifest has an ``export`` entry (:data:`host.manifest.OPTIONAL`): the
     dequantized heads ({name: float [1, C, H, W]}) reshaped to their ONNX shapes, the host tail run
-    (:func:`host.tail.run_tail`), its decoded output turned into detections (:func:`detect_exported`). Raises
-    HostTailError or ValueError."""
+    (:func:`host.tail.run_tail`), its decoded output turned into detections (:func:`detect_exported`, the boxes
+    mapped back by ``export["resize"]``, default ``stretch``). Raises HostTailError or ValueError."""
     vals = {k: v.reshape(export["input_shapes"].get(k, v.shape)) for k, v in heads.items()}
     out = run_tail(export["tail"], consts, vals)[export["output"]]
-    return detect_exported(out, export["format"], net_w, net_h, img_w, img_h, names, thresh, nms_thresh)
+    return detect_exported(out, export["format"], net_w, net_h, img_w, img_h, names, thresh, nms_thresh,
+                           export.get("resize", "stretch"))

@@ -17,7 +17,8 @@ import threading
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-__all__ = ["ImageError", "load_image", "darknet_resize", "quantize_input", "preprocess"]
+__all__ = ["ImageError", "load_image", "darknet_resize", "quantize_input", "preprocess", "RESIZE_MODES", "resize",
+           "letterbox_geometry", "boxes_to_image"]
 
 
 class ImageError(ValueError):
@@ -292,15 +293,64 @@ def quantize_input(x: np.ndarray, scale: float, zero_point: int, bits: int) -> n
     return v.astype(np.int8 if bits == 8 else np.int16)
 
 
+#: how an image becomes the network input: ``stretch`` (darknet's ``resize_image`` to the input size, the aspect
+#: ratio not kept), ``letterbox`` (Ultralytics' ``LetterBox``: scaled to fit keeping the aspect ratio, centred,
+#: padded with gray 114), ``letterbox_topleft`` (YOLOX's ``preproc``: the same scale, placed at the top left)
+RESIZE_MODES = ("stretch", "letterbox", "letterbox_topleft")
+#: letterbox padding value (uint8 gray, as Ultralytics and YOLOX pad)
+LETTERBOX_PAD = 114
+
+
+def letterbox_geometry(img_w: int, img_h: int, net_w: int, net_h: int, mode: str) -> tuple:
+    """(gain, new_w, new_h, left, top) of ``mode``: the image is scaled by ``gain`` to new_w x new_h pixels and
+    placed at (left, top) of the net_w x net_h input. ``stretch``: per-axis gains are not one number, so
+    (None, net_w, net_h, 0, 0). Ultralytics rounds the scaled size and splits the padding as
+    ``round(d / 2 -+ 0.1)``; YOLOX truncates the scaled size. Raises ValueError for an unknown mode."""
+    if mode not in RESIZE_MODES:
+        raise ValueError(f"unknown resize mode {mode!r}; one of {RESIZE_MODES}")
+    if mode == "stretch":
+        return None, net_w, net_h, 0, 0
+    r = min(net_w / img_w, net_h / img_h)
+    if mode == "letterbox_topleft":
+        return r, max(1, int(img_w * r)), max(1, int(img_h * r)), 0, 0
+    nw, nh = max(1, int(round(img_w * r))), max(1, int(round(img_h * r)))
+    dw, dh = (net_w - nw) / 2, (net_h - nh) / 2
+    return r, nw, nh, int(round(dw - 0.1)), int(round(dh - 0.1))
+
+
+def resize(img_u8: np.ndarray, width: int, height: int, mode: str = "stretch") -> np.ndarray:
+    """The network input of ``img_u8`` (uint8 [H, W, 3]) by ``mode`` (:data:`RESIZE_MODES`): float32
+    [height, width, 3] in 0..1; letterboxes resize the image part with :func:`darknet_resize` (bilinear) and pad
+    with :data:`LETTERBOX_PAD` / 255. Raises ValueError as :func:`darknet_resize` or for an unknown mode."""
+    gain, nw, nh, left, top = letterbox_geometry(img_u8.shape[1], img_u8.shape[0], width, height, mode)
+    if gain is None:
+        return darknet_resize(img_u8, width, height)
+    out = np.full((height, width, 3), np.float32(LETTERBOX_PAD) / np.float32(255), np.float32)
+    out[top:top + nh, left:left + nw] = darknet_resize(img_u8, nw, nh)
+    return out
+
+
+def boxes_to_image(boxes: np.ndarray, img_w: int, img_h: int, net_w: int, net_h: int, mode: str) -> np.ndarray:
+    """Boxes [N, 4] (x1, y1, x2, y2) in network-input pixels -> pixels of the original image, undoing ``mode``'s
+    scale and padding (float32 [N, 4], not clipped)."""
+    b = np.asarray(boxes, np.float32).reshape(-1, 4)
+    gain, _, _, left, top = letterbox_geometry(img_w, img_h, net_w, net_h, mode)
+    if gain is None:
+        return b * np.array([img_w / net_w, img_h / net_h] * 2, np.float32)
+    return ((b - np.array([left, top, left, top], np.float32)) / np.float32(gain)).astype(np.float32)
+
+
 def preprocess(img_u8: np.ndarray, width: int, height: int, scale: float, zero_point: int, bits: int,
-               channels: int = 3) -> np.ndarray:
-    """:func:`darknet_resize` then :func:`quantize_input`: the accelerator's input tensor.
+               channels: int = 3, mode: str = "stretch") -> np.ndarray:
+    """:func:`darknet_resize` (or the letterbox of ``mode``, :func:`resize`) then :func:`quantize_input`: the
+    accelerator's input tensor.
 
     Args:
         img_u8: uint8 [H, W, 3] RGB (e.g. :func:`load_image`).
         width, height: network input size (416, 416 for YOLOv4-tiny); scale, zero_point, bits: the input
             region's quantization parameters; channels: the model's input channels (manifest ``input.channels``),
-            derived from RGB by :func:`to_channels` when not 3 (1: luminance, other: RGB repeated cyclically).
+            derived from RGB by :func:`to_channels` when not 3 (1: luminance, other: RGB repeated cyclically);
+            mode: one of :data:`RESIZE_MODES` (manifest ``export.resize``; darknet models: ``stretch``).
     Returns:
         int8/int16 [height, width, channels] -- NHWC without the batch axis, the accelerator's input layout.
     Raises:
@@ -312,7 +362,9 @@ def preprocess(img_u8: np.ndarray, width: int, height: int, scale: float, zero_p
     width, height = int(width), int(height)
     _check_size(img_u8, width, height)
     x = _buf("resized", (height, width, 3), np.float32)
-    if img_u8.shape[:2] == (height, width):
+    if mode != "stretch":
+        x[...] = resize(img_u8, width, height, mode)
+    elif img_u8.shape[:2] == (height, width):
         np.divide(img_u8, np.float32(255), out=x, dtype=np.float32)
     else:
         _resize_into(img_u8, width, height, x)

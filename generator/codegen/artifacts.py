@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from generator.flows.pipeline import Compiled, class_names, exported_output, net_size
+from generator.flows.pipeline import Compiled, class_names, exported_output, input_resize, net_size
 from generator.codegen.allocate import manifest_scale
 from generator.ir.graph import Graph
 from generator.quant.quantize import param_bytes
@@ -111,7 +111,8 @@ def export_entry(c: Compiled) -> dict | None:
     if exp is None:
         return None
     return {"format": exp[1], "output": exp[0], "tail": g.metadata["host_tail"], "consts": TAIL_CONSTS,
-            "input_shapes": g.metadata.get("host_tail_input_shapes", {}), "graph_input": g.inputs[0]}
+            "input_shapes": g.metadata.get("host_tail_input_shapes", {}), "graph_input": g.inputs[0],
+            "resize": input_resize(g)}
 
 
 def plot_schedule(c: Compiled, path: Path) -> None:

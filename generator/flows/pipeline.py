@@ -122,20 +122,36 @@ def calib_files(calib) -> dict:
     return {p.name: p for p in files}
 
 
-def calibration_images(w: int, h: int, channels: int = 3, calib=None) -> dict:
-    """The calibration set of :func:`calib_files`, resized as darknet does, with ``channels`` channels derived from
-    RGB by :func:`host.preprocess.to_channels` (1: luminance, 3: RGB, other: RGB repeated cyclically). Returns
+def input_resize(g: Graph) -> str:
+    """How an image becomes ``g``'s input (:data:`host.preprocess.RESIZE_MODES`): the model's ``input_resize``
+    metadata when it has one (set it with ``onnx.helper.set_model_props``, e.g. ``letterbox_topleft`` for a YOLOX
+    export); ``letterbox`` for an Ultralytics export (``stride`` and ``names`` in its metadata) whose decode runs on
+    the host; else ``stretch`` (darknet's ``resize_image``). Raises GraphError for an unknown ``input_resize``."""
+    from host.preprocess import RESIZE_MODES
+
+    m = g.metadata
+    if "input_resize" in m:
+        if m["input_resize"] not in RESIZE_MODES:
+            raise GraphError(f"model metadata input_resize={m['input_resize']!r}: not one of {RESIZE_MODES}")
+        return m["input_resize"]
+    return "letterbox" if "stride" in m and "names" in m and m.get("host_tail_outputs") else "stretch"
+
+
+def calibration_images(w: int, h: int, channels: int = 3, calib=None, mode: str = "stretch") -> dict:
+    """The calibration set of :func:`calib_files`, resized as the model's input is (``mode``:
+    :func:`input_resize`, :func:`host.preprocess.resize`), with ``channels`` channels derived from RGB by
+    :func:`host.preprocess.to_channels` (1: luminance, 3: RGB, other: RGB repeated cyclically). Returns
     {name: float32 [1, channels, h, w]} in 0..1. Raises FileNotFoundError (see :func:`calib_files`) and
     host.preprocess.ImageError for a file that is not an image."""
-    from host.preprocess import darknet_resize, load_image, to_channels
+    from host.preprocess import load_image, resize, to_channels
 
     paths = calib_files(calib)
-    return {n: to_channels(darknet_resize(load_image(p), w, h), channels).transpose(2, 0, 1)[None]
+    return {n: to_channels(resize(load_image(p), w, h, mode), channels).transpose(2, 0, 1)[None]
             for n, p in paths.items()}
 
 
 #: version of the calibration statistics in the cache (a cache of another version is recomputed)
-STATS_VERSION = 2
+STATS_VERSION = 3
 
 
 def calibration_ranges(g: Graph, model_path: Path, progress=True, calib=None, stats: bool = False) -> dict:
@@ -159,7 +175,7 @@ def calibration_ranges(g: Graph, model_path: Path, progress=True, calib=None, st
         return c["stats"] if stats else {k: tuple(v) for k, v in c["ranges"].items()}
     w, h = net_size(g)
     ch = g.tensors[g.inputs[0]].shape[1]
-    xs = list(calibration_images(w, h, ch, calib).values())
+    xs = list(calibration_images(w, h, ch, calib, input_resize(g)).values())
     ranges = calibrate(g, xs, progress=progress, input_range=(0.0, 1.0))
     hist = collect_histograms(g, xs, ranges)
     cache.parent.mkdir(parents=True, exist_ok=True)
@@ -361,8 +377,8 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
                   channel_ranges=channel_ranges(stats))
     if bias_correction:
         w, h = net_size(g)
-        qg = correct_bias(qg, g, calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib).values(),
-                          hw.acc_bits)
+        qg = correct_bias(qg, g, calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib,
+                                                    input_resize(g)).values(), hw.acc_bits)
     prog = compile_program(qg, hw)
     t3 = time.time()
     return Compiled(g, qg, prog, hw, cfg, b, model_path,
@@ -377,13 +393,14 @@ def class_names(c: Compiled) -> list | None:
 
 
 def quantize_image(c: Compiled, img_u8: np.ndarray) -> np.ndarray:
-    """Real image (uint8 [H, W, 3] RGB) -> the network's quantized input, int64 [C, h, w] (darknet resize, then
-    C channels by :func:`host.preprocess.to_channels`: 1 luminance, 3 RGB, other RGB repeated cyclically)."""
-    from host.preprocess import darknet_resize, quantize_input, to_channels
+    """Real image (uint8 [H, W, 3] RGB) -> the network's quantized input, int64 [C, h, w] (darknet resize or the
+    model's letterbox, :func:`input_resize`, then C channels by :func:`host.preprocess.to_channels`: 1 luminance,
+    3 RGB, other RGB repeated cyclically)."""
+    from host.preprocess import quantize_input, resize, to_channels
 
     w, h = net_size(c.qgraph)
     t = c.qgraph.tensors[c.qgraph.inputs[0]]
-    x = to_channels(darknet_resize(img_u8, w, h), t.shape[1])
+    x = to_channels(resize(img_u8, w, h, input_resize(c.qgraph)), t.shape[1])
     return quantize_input(x, t.scale, t.zero_point, c.quant.bits).transpose(2, 0, 1).astype(np.int64)
 
 
@@ -405,7 +422,7 @@ def detections_from_heads(c: Compiled, heads: dict, img_w: int, img_h: int, thre
         from host.exported import tail_detections
 
         e = {"format": exp[1], "output": exp[0], "tail": g.metadata["host_tail"],
-             "input_shapes": g.metadata.get("host_tail_input_shapes", {})}
+             "input_shapes": g.metadata.get("host_tail_input_shapes", {}), "resize": input_resize(g)}
         extra = {g.inputs[0]: np.asarray(x, np.float32)} if x is not None else {}
         return tail_detections(e, {**g.metadata.get("host_tail_consts", {}), **extra}, fl, w, h, img_w, img_h,
                                names, thresh, nms)

@@ -253,8 +253,12 @@ def build(family: str, size: int = 128, act: str = "silu", opset: int = 17, clas
     out = {"yolov5n": yolov5n, "yolox_nano": yolox_nano, "yolov8n": yolov8n}[family](n, classes)
     m = n.model([out])
     names = list(names) if names is not None else [f"class{i}" for i in range(classes)]
-    onnx.helper.set_model_props(m, {"names": repr(dict(enumerate(names))), "stride": "32",
-                                    "description": f"{family}-shaped graph, random weights ({act}, opset {opset})"})
+    props = {"names": repr(dict(enumerate(names))), "description": f"{family}-shaped graph, random weights ({act}, "
+             f"opset {opset})"}
+    # Ultralytics writes stride and names (its letterbox follows); YOLOX writes nothing: its top-left letterbox is
+    # named here as a user would add it to a YOLOX export (generator.flows.pipeline.input_resize)
+    props.update({"input_resize": "letterbox_topleft"} if family == "yolox_nano" else {"stride": "32"})
+    onnx.helper.set_model_props(m, props)
     return m
 
 

@@ -91,7 +91,8 @@ def manifest(c: Compiled) -> dict:
         predicted_cycles=sum(p.cycles for p in prog.plans),
         param_bytes=param_bytes(g, c.quant),
         **({"calibration": {"regions": g.metadata["calibration"],
-                            "bias_correction": g.metadata.get("bias_correction", {})}}
+                            "bias_correction": g.metadata.get("bias_correction", {}),
+                            "equalization": g.metadata.get("equalization", {})}}
            if "calibration" in g.metadata else {}),
         **({"export": export} if (export := export_entry(c)) else {}),
     )

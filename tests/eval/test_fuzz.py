@@ -69,9 +69,9 @@ def test_fuzz_csim():
 @pytest.mark.skipif(verilator() is None, reason="verilator not installed (run ./setup.sh)")
 def test_fuzz_rtl():
     lines = []
-    outs = _run(20, ["golden", "ref", "rtl"], ["tiny", "tiny-16x8"], lines=lines)
+    outs = _run(12, ["golden", "ref", "rtl"], ["tiny", "tiny-16x8"], lines=lines)   # (invoke fuzz: more)
     assert not _fails(outs), "\n".join(lines)
-    assert sum(o.status == "pass" for o in outs) >= 14
+    assert sum(o.status == "pass" for o in outs) >= 8
     assert {o.case["config"] for o in outs if o.status == "pass"} == {"tiny", "tiny-16x8"}
 
 

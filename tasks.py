@@ -55,6 +55,10 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
     print(schedule_table(comp))
     secs = ", ".join(f"{k} {v:.1f} s" for k, v in comp.seconds.items())
     print(f"calibration: {calibration_summary(comp.qgraph)} (per region in manifest.json)")
+    eq = comp.qgraph.metadata.get("equalization", {})
+    if eq:
+        print(f"equalization: {len(eq)} of {len(comp.qgraph.regions)} regions, channel gains up to "
+              f"{max(max(v) for v in eq.values()):.2f} (per channel in manifest.json)")
     print(f"compiled in {r.seconds:.1f} s ({secs}); {len(comp.program.insns)} instructions, "
           f"{len(comp.program.weights)} weight bytes -> {r.out}")
 

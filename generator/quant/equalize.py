@@ -65,12 +65,12 @@ def eligible_regions(g: Graph) -> dict:
             writers.setdefault(r, []).append(n)
             if not ok or k > 0 or m.side_pools or m.act not in HOMOGENEOUS:
                 bad.add(r)
-        for i in n.inputs:
+        for k, i in enumerate(n.inputs):
             t = g.tensors.get(i)
             if t is None or t.region is None or t.is_const:
                 continue
             readers.setdefault(t.region, []).append(n)
-            if not ok:
+            if not ok or k > 0:         # (the weights scaled per input channel are those of the ifmap, input 0)
                 bad.add(t.region)
     return {r: (w, readers.get(r, [])) for r, w in writers.items() if r not in bad and readers.get(r)}
 

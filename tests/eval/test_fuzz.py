@@ -60,9 +60,9 @@ def test_fuzz_tier_covers_the_space(golden_ref_outcomes):
 
 def test_fuzz_csim():
     lines = []
-    outs = _run(50, ["golden", "ref", "csim"], lines=lines)
+    outs = _run(36, ["golden", "ref", "csim"], lines=lines)    # (invoke fuzz: more)
     assert not _fails(outs), "\n".join(lines)
-    assert sum(o.status == "pass" for o in outs) >= 35
+    assert sum(o.status == "pass" for o in outs) >= 25
     assert {o.case["config"] for o in outs if o.status == "pass"} == {"tiny", "tiny-8x16", "tiny-16x8"}
 
 

@@ -420,7 +420,7 @@ def test_pre_plus_post_processing_time():
     print(f"\npre+post processing of bus.jpg ({w}x{h}) -> 416x416 + 2 heads: median {med:.2f} ms "
           f"(min {min(times):.2f}, max {max(times):.2f}), {len(dets)} detections")
     # The budget is for the frame's own work: the fastest of 15 runs is robust to other load on the 2 cores, not
-    # to the machine itself (an idle run of this 2-core VM measured minima of 9.9 to 16.0 ms from one run to the
+    # to the machine itself (an idle run of this 2-core VM measured minima of 9.8 to 16.0 ms from one run to the
     # next); 30 ms is twice the slowest minimum seen and still far below a per-pixel Python loop (seconds). The
     # median is what docs/measurements.md reports.
     assert min(times) < 30.0

@@ -61,7 +61,7 @@ def yolov4_tiny_3l(size: int = 416, upsample4: bool = False) -> str:
     for f in (64, 128, 256):
         a = c.conv(f, 3)
         c.route(-1, groups=2, group_id=1)
-        b = c.conv(f // 2, 3)
+        c.conv(f // 2, 3)
         c.conv(f // 2, 3)
         c.route(-1, -2)
         stage_out.append(c.conv(f, 1))
@@ -89,7 +89,6 @@ def yolov4_tiny_3l(size: int = 416, upsample4: bool = False) -> str:
     c.route(-1, stage_out[1])
     c.conv(128, 3)
     c.head("0,1,2", V4_3L_ANCHORS, 9, **y)
-    del b
     return c.text()
 
 
@@ -110,7 +109,7 @@ def yolov7_tiny(size: int = 416) -> str:
     c = _Cfg(size)
     c.conv(32, 3, 2)
     c.conv(64, 3, 2)
-    b1 = _elan(c, 32)
+    _elan(c, 32)
     c.add("maxpool", size=2, stride=2)
     b2 = _elan(c, 64)
     c.add("maxpool", size=2, stride=2)
@@ -129,18 +128,15 @@ def yolov7_tiny(size: int = 416) -> str:
     c.conv(256, 1)
     c.route(cv1, -1)
     p5 = c.conv(256, 1)
-    c.conv(128, 1)
-    c.add("upsample", stride=2)
-    c.route(b3)
-    c.conv(128, 1)
-    c.route(-1, -3)
-    p4 = _elan(c, 64)
-    c.conv(64, 1)
-    c.add("upsample", stride=2)
-    c.route(b2)
-    c.conv(64, 1)
-    c.route(-1, -3)
-    n3 = _elan(c, 32)
+    top_down = []
+    for lateral, f in ((b3, 64), (b2, 32)):     # PANet top-down: 1x1, upsample, 1x1 of the backbone level, ELAN
+        c.conv(2 * f, 1)
+        c.add("upsample", stride=2)
+        c.route(lateral)
+        c.conv(2 * f, 1)
+        c.route(-1, -3)
+        top_down.append(_elan(c, f))
+    p4, n3 = top_down
     c.conv(128, 3, 2)
     c.route(-1, p4)
     n4 = _elan(c, 64)
@@ -151,7 +147,6 @@ def yolov7_tiny(size: int = 416) -> str:
         c.route(src)
         c.conv(f, 3)
         c.head(mask, COCO_ANCHORS, 9)
-    del b1
     return c.text()
 
 

@@ -10,10 +10,9 @@ the convolution before it (or :func:`lower_standalone` turns into a copy layer).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from generator.exec.kernels import TABLE_ACTIVATIONS, erf
 from generator.ir.graph import Graph, Node
 
 #: single ONNX operators -> (table activation, default alpha, default beta) (ONNX operator defaults)
@@ -24,8 +23,8 @@ SINGLE_OPS = {"Sigmoid": ("sigmoid", 0.0, 0.0), "Tanh": ("tanh", 0.0, 0.0), "Har
 #: element-wise operators a chain recognized by value (:func:`function_of`) may hold, as float64 numpy functions
 CHAIN_OPS = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Pow": np.power,
              "Neg": np.negative, "Sqrt": np.sqrt, "Exp": np.exp, "Log": np.log, "Reciprocal": np.reciprocal,
-             "Tanh": np.tanh, "Sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "Softplus": lambda x: np.logaddexp(0, x),
-             "Erf": np.vectorize(math.erf, otypes=[np.float64])}
+             "Tanh": np.tanh, "Sigmoid": lambda x: TABLE_ACTIVATIONS["sigmoid"](x, 0.0, 0.0),
+             "Softplus": lambda x: TABLE_ACTIVATIONS["softplus"](x, 0.0, 0.0), "Erf": erf}
 #: the table activations (no parameters) a chain may equal, and the probe points it is compared on
 CHAIN_FUNCTIONS = ("gelu", "gelu_tanh", "silu", "mish", "sigmoid", "tanh", "softplus", "hardswish")
 PROBE = np.linspace(-8.0, 8.0, 321)
@@ -112,8 +111,6 @@ def function_of(nodes, root: Node, tensors: dict, outputs=()) -> tuple | None:
     and one-element constants whose value equals one of :data:`CHAIN_FUNCTIONS` at every :data:`PROBE` point
     (relative 1e-4, absolute 1e-5), and whose inner tensors nothing else reads: (activation name, x, chain nodes).
     Else None. ``tensors``: {name: Tensor}, constants with their data; ``outputs``: the graph outputs."""
-    from generator.exec.kernels import TABLE_ACTIVATIONS
-
     if root.op not in CHAIN_OPS:
         return None
     by_out = {o: n for n in nodes for o in n.outputs}

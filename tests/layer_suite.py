@@ -1,4 +1,4 @@
-"""The single-layer suite shared by the bit-exact tests of every executor: seventeen layer kinds (each a small ONNX
+"""The single-layer suite shared by the bit-exact tests of every executor: eighteen layer kinds (each a small ONNX
 graph built by :class:`generator.frontend.modelgen.Builder`, with its input channel count), five quantization
 modes (mode, per-channel weights) and two hardware configurations (zcu19eg, and TINY whose buffers force tiling)."""
 import numpy as np
@@ -92,11 +92,22 @@ def table_acts(b):               # POST's activation table: SiLU and Mish (gated
     return b.act(b.conv(b.act(b.maxpool(b.concat(a, c)), "Sigmoid"), 8, k=1), "hardswish_mul")
 
 
+def attention_mul(b):            # products of two tensors (COMPUTE emul): channel attention (SE: x * sigmoid(fc(global
+    x = b.leaky(b.conv("x", 20, k=3, p=[1, 2, 1, 2]))   # average pool of x)), a [1, C, 1, 1] factor broadcast over
+    _, c, h, w = b.shapes[x]            # the pixels), then spatial attention (YOLOv4's SAM: x * sigmoid(conv(x)))
+    p = b.maxpool(x, 4, 4)              # (the global pool of a 3 x 3 map: a 3 x 3 convolution TINY's WBUF holds)
+    gate = b.act(b.conv(b.op("GlobalAveragePool", [p], [1, c, 1, 1]), c, k=1), "Sigmoid")
+    y = b.op("Mul", [x, gate], [1, c, h, w])
+    sam = b.act(b.conv(y, c, k=1), "Sigmoid")
+    return b.conv(b.op("Mul", [sam, y], [1, c, h, w]), 6, k=1)
+
+
 KINDS = {"conv1x1": (conv1x1, 13), "conv3x3_s1": (conv3x3_s1, 13), "conv3x3_s2": (conv3x3_s2, 13),
          "first_layer_folded": (first_layer_folded, 3), "relu_pool": (relu_pool, 11),
          "pool_stride1": (pool_stride1, 6), "upsample": (upsample, 20), "concat": (concat, 9), "split": (split, 9),
          "standalone_pool": (standalone_pool, 10), "same_upper_folded": (same_upper_folded, 3),
          "asym_pads_k5": (asym_pads_k5, 6), "spp": (spp, 6), "csp_padded_pool": (csp_padded_pool, 5),
-         "residual_add": (residual_add, 7), "focus": (focus, 3), "table_acts": (table_acts, 5)}
+         "residual_add": (residual_add, 7), "focus": (focus, 3), "table_acts": (table_acts, 5),
+         "attention_mul": (attention_mul, 6)}
 MODES = [("int8-asym", True), ("int8-sym", True), ("int16-sym", True), ("int16-asym", True), ("int8-asym", False)]
 BOARDS = {"zcu19eg": lambda: board(), "tiny": lambda: board(**TINY)}

@@ -73,6 +73,7 @@ class _LayerEmitter:
         if not L.fold and self.vin.pad < max(L.pads):
             raise ScheduleError(f"layer {L.name}: input region border {self.vin.pad} < padding {max(L.pads)}")
         self.vsides = [TensorView(g, lay, sd["out_tensor"], eb) for sd in L.sides]
+        self.vb = TensorView(g, lay, L.in_b, eb) if L.in_b else None
         self.ic_chunks = tile_ranges(L.mapped_ic, plan.tile_ic) if (L.kind == "conv" and not L.fold) \
             else [(0, L.mapped_ic)]
         self.n_og, self.n_ig = ceil_div(L.OC, hw.tm), ceil_div(L.mapped_ic, hw.tn)
@@ -123,9 +124,16 @@ class _LayerEmitter:
             return [isa.make("LOAD", buf=0, bank=bank, base_reg=vin.base_reg,
                              ddr_offset=vin.at(r0 * L.S - L.pad, c0 * L.S - L.pad_left, ic0), rows=in_rows, cols=in_cols,
                              elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix, dst_pitch=chunk_ig)]
-        return [isa.make("LOAD", buf=0, bank=bank, base_reg=vin.base_reg,
-                         ddr_offset=vin.at(r0 - L.pad, c0 - L.pad_left, ic0), rows=acc_rows, cols=acc_cols,
-                         elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix, dst_pitch=chunk_ig)]
+        loads = [isa.make("LOAD", buf=0, bank=bank, base_reg=vin.base_reg,
+                          ddr_offset=vin.at(r0 - L.pad, c0 - L.pad_left, ic0), rows=acc_rows, cols=acc_cols,
+                          elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix, dst_pitch=chunk_ig)]
+        if L.kind == "emul":   # the second factor at word b_word of each pixel (broadcast: the same C elements)
+            vb, b_word = self.vb, chunk_ig // 2
+            at, row, pix = (vb.at(0, 0, ic0), 0, 0) if L.b_broadcast else (vb.at(r0, c0, ic0), vb.row, vb.pix)
+            loads.append(isa.make("LOAD", buf=0, bank=bank, base_reg=vb.base_reg, ddr_offset=at, rows=acc_rows,
+                                  cols=acc_cols, elems=ic1 - ic0, row_stride=row, pix_stride=pix,
+                                  dst_elem=b_word * self.hw.tn, dst_pitch=chunk_ig))
+        return loads
 
     def _weight_load(self, bank, og0, tile_og, ic0, chunk_ig):
         """LOAD of the weights of output groups [og0, og0 + tile_og) x one input chunk into WBUF ``bank``."""
@@ -148,7 +156,7 @@ class _LayerEmitter:
         if L.kind == "conv":
             chunk_ig = ceil_div(ic1 - ic0, hw.tn)
         else:
-            chunk_ig = max(ceil_div(ic1 - ic0, hw.tn), ceil_div(tile_og * hw.tm, hw.tn))
+            chunk_ig = L.ifmap_ig(ic1 - ic0, tile_og, hw.tn, hw.tm)[0]
         loads, need = [], -1
         ib, refill = self.ibank.pick((sp_origin, ic))
         if refill is not None:
@@ -172,7 +180,8 @@ class _LayerEmitter:
         self.out.append(isa.make(
             "COMPUTE", acc_bank=t_idx % 2, ibuf_bank=ib, wbuf_bank=wb, acc_init=int(ci == 0),
             bypass=int(L.kind != "conv"), oh=acc_rows, ow=acc_cols, og=tile_og, ig=chunk_ig, kh=L.mapped_k,
-            kw=L.mapped_k, stride=L.mapped_stride, in_cols=in_cols, pop_prev=int(bool(loads)),
+            kw=L.mapped_k, stride=L.mapped_stride, in_cols=in_cols, emul=int(L.kind == "emul"),
+            b_word=chunk_ig // 2 if L.kind == "emul" else 0, za=L.za, zb=L.zb, pop_prev=int(bool(loads)),
             pop_next=int(ci == 0 and t_idx >= 2), push_next=int(last_chunk)))
 
     def _tile_output(self, t_idx, n_tiles, sp, acc, oc):

@@ -52,7 +52,9 @@ class Layer:
     in_tensor / out_tensor: graph tensor names; act: POST's act field (:data:`generator.spec.isa.ACTIVATIONS` bits:
     negative-side multiplier for LeakyReLU/ReLU, activation table); zp_out: POST's zero point (the output's, or
     the table input's); fold: run as a 1x1 convolution over K*K*IC channels; sides: extra pooled outputs, each
-    dict(out_tensor, pool_k, pool_s, zp_out, OH, OW) (pooling window, stride, zero point and size of that output).
+    dict(out_tensor, pool_k, pool_s, zp_out, OH, OW) (pooling window, stride, zero point and size of that output);
+    an "emul" layer (``a * b``, run as a copy with the COMPUTE's ``emul`` multipliers): in_b the second factor
+    (b_broadcast: [1, C, 1, 1], read for every pixel by a LOAD with zero strides), za / zb the factors' zero points.
     """
     name: str
     kind: str
@@ -76,6 +78,17 @@ class Layer:
     fold: bool = False
     sides: list = field(default_factory=list)
     pads: tuple = (0, 0, 0, 0)                   # (top, left, bottom, right); pad == top
+    in_b: str | None = None
+    b_broadcast: bool = False
+    za: int = 0
+    zb: int = 0
+
+    def ifmap_ig(self, tile_c: int, tile_og: int, tn: int, tm: int) -> tuple[int, int]:
+        """A copy / emul step's IBUF words per pixel and operand B's first word (0 for a copy): ``tile_c`` ifmap
+        channels and ``tile_og`` output groups need max(ceil(tile_c / Tn), ceil(tile_og * Tm / Tn)) words per
+        operand."""
+        half = max(ceil_div(tile_c, tn), ceil_div(tile_og * tm, tn))
+        return (2 * half, half) if self.kind == "emul" else (half, 0)
 
     @property
     def pad_left(self) -> int:
@@ -108,6 +121,8 @@ class Layer:
         outs = self.OC * self.OHp * self.OWp * self.up * self.up + sum(self.OC * sd["OH"] * sd["OW"]
                                                                        for sd in self.sides)
         weights = self.OC * self.IC * self.K * self.K if self.kind == "conv" else 0
+        if self.kind == "emul":   # the second factor, read once
+            weights = self.IC * (1 if self.b_broadcast else self.H * self.W)
         params = self.OC * (1 + len(self.sides)) * PARAM_RECORD_BYTES
         return (self.IC * self.H * self.W + weights + outs) * elem_bytes + params
 
@@ -179,6 +194,9 @@ def layer_of(g: Graph, n, hw: HwConfig) -> Layer:
         k, s, _ = sp
         L.sides.append(dict(out_tensor=o, pool_k=k, pool_s=s, zp_out=sq["zp_out"], OH=(OHc - k) // s + 1,
                             OW=(OWc - k) // s + 1))
+    if m.kind == "emul":
+        tb = g.tensors[n.inputs[1]]
+        L.in_b, L.b_broadcast, L.za, L.zb = n.inputs[1], tuple(tb.shape[2:]) != (H, W), q["zp_in"], q["zp_b"]
     if m.kind == "conv" and K > 1 and 2 * IC <= hw.tn and ceil_div(K * K * IC, hw.tn) < ceil_div(IC, hw.tn) * K * K:
         L.fold = True
     return L
@@ -216,7 +234,7 @@ def _fits(L: Layer, hw: HwConfig, tile_rows, tile_cols, tile_oc, tile_ic) -> boo
         if tile_og * chunk_ig * taps * hw.tn * hw.tm >= 1 << 20:
             return False
     else:
-        chunk_ig = max(ceil_div(min(tile_oc, L.OC), hw.tn), ceil_div(tile_og * hw.tm, hw.tn))
+        chunk_ig = L.ifmap_ig(min(tile_oc, L.OC), tile_og, hw.tn, hw.tm)[0]
         in_rows, in_cols = acc_rows, acc_cols
     out_rows, out_cols = min(tile_rows, L.OHp) * L.up, min(tile_cols, L.OWp) * L.up
     for sd in L.sides:   # pooled outputs need tiles made of whole pooling windows
@@ -239,7 +257,7 @@ def smallest_tile_misfit(L: Layer, hw: HwConfig) -> str:
         need = {"WBUF words": (ig * L.mapped_k ** 2, hw.wbuf_words)}
     else:
         in_rows, in_cols, need = acc_rows, acc_cols, {}
-        ig = ceil_div(hw.tm, hw.tn)
+        ig = L.ifmap_ig(hw.tm, 1, hw.tn, hw.tm)[0]
     need.update({"IBUF words": (in_rows * in_cols * ig, hw.ibuf_words),
                  "ACC words": (acc_rows * acc_cols, hw.acc_words),
                  "OBUF words": (L.up * L.up, hw.obuf_words),
@@ -254,9 +272,14 @@ def _step_costs(L: Layer, hw: HwConfig, vin, plan: Plan, acc_rows, acc_cols, til
     eb = hw.elem_bytes
     taps = L.mapped_k ** 2
     if L.kind != "conv":
-        chunk_ig = ceil_div(tile_og * hw.tm, hw.tn)
+        chunk_ig = L.ifmap_ig(min(plan.tile_oc, L.OC), tile_og, hw.tn, hw.tm)[0]
         ifmap = transfer_cycles(hw, acc_rows, acc_cols, min(plan.tile_oc, L.OC) * eb, vin.row, vin.pix,
                                 dst_pitch=chunk_ig)
+        if L.kind == "emul":   # the second factor's LOAD (broadcast: zero strides); two cycles per output word
+            row, pix = (0, 0) if L.b_broadcast else (vin.row, vin.pix)
+            ifmap += transfer_cycles(hw, acc_rows, acc_cols, min(plan.tile_oc, L.OC) * eb, row, pix,
+                                     dst_pitch=chunk_ig)
+            return 1, ifmap, 0, hw.compute_fill + 2 * acc_rows * acc_cols * tile_og
         return 1, ifmap, 0, hw.compute_fill + acc_rows * acc_cols * tile_og   # bypass: one pixel per cycle
     n_ic = ceil_div(L.mapped_ic, plan.tile_ic)
     chunk_ig = ceil_div(min(plan.tile_ic, L.mapped_ic), hw.tn)
@@ -292,7 +315,8 @@ def _plan_bytes(L: Layer, hw: HwConfig, plan: Plan, tile, loads, out_bytes) -> f
     acc_rows, acc_cols, tile_og = tile
     eb = hw.elem_bytes
     if L.kind != "conv":
-        return loads[0] * acc_rows * acc_cols * min(plan.tile_oc, L.OC) * eb + out_bytes
+        operands = 2 if L.kind == "emul" else 1
+        return operands * loads[0] * acc_rows * acc_cols * min(plan.tile_oc, L.OC) * eb + out_bytes
     chunk_ig = ceil_div(min(plan.tile_ic, L.mapped_ic), hw.tn)
     if L.fold:
         ifmap = L.K * acc_rows * acc_cols * L.K * L.IC * eb

@@ -36,7 +36,7 @@ kernel's C++ derives them; ``II_X`` / ``D_X`` the annotated II / depth of loop X
   responses awaited once after the last beat.
 * COMPUTE (``exec_compute``): ``INVOKE + SETUP + oh x ceil(ow / P) x og x ig x kh x kw x II_PE_TILE +
   D_PE_TILE`` (P = 2 output pixels in int8, 1 in int16); bypass: ``INVOKE + SETUP + oh x ow x og x II_BYPASS +
-  D_BYPASS``.
+  D_BYPASS`` (emul: twice the iterations, A's lanes then B's).
 * POST (``exec_post``): ``INVOKE + SETUP + R x C x og x pk^2 x II_POST_TILE + D_POST_TILE`` with R = (out_rows //
   up) x up, C likewise (without pooling the pre-upsampling size clipped to the tile), pk = max(pool_k, 1).
 * fetch (``fetch_run``): ``VALIDATE`` over the program up to END, then ``DISPATCH``: instruction k reaches its
@@ -321,7 +321,7 @@ class KernelEstimate:
         if f["oh"] * f["ow"] * f["og"] == 0:
             return INVOKE + SETUP
         if f["bypass"]:
-            return INVOKE + SETUP + self._loop("BYPASS", f["oh"] * f["ow"] * f["og"])
+            return INVOKE + SETUP + self._loop("BYPASS", f["oh"] * f["ow"] * f["og"] * (2 if f["emul"] else 1))
         P = self.hw.pix_lanes
         n = f["oh"] * _cdiv(f["ow"], P) * f["og"] * f["ig"] * f["kh"] * f["kw"]
         return INVOKE + SETUP + self._loop("PE_TILE", n)

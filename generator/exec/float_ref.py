@@ -48,11 +48,14 @@ _ARITH = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divid
 PRE_ACT = "{}#pre-activation"
 
 
-def _macro(g: Graph, m, x: np.ndarray, pre: dict | None = None, key: str = "") -> list:
-    """A Macro layer on x [C, H, W]: its outputs [1, C', H', W'] float32 (main, then the side pools); ``pre[key]``
-    receives the values before a table activation."""
+def _macro(g: Graph, m, x: np.ndarray, pre: dict | None = None, key: str = "", xb: np.ndarray | None = None) -> list:
+    """A Macro layer on x [C, H, W] (an ``emul`` layer: times xb [C, H, W] or [C, 1, 1]): its outputs
+    [1, C', H', W'] float32 (main, then the side pools); ``pre[key]`` receives the values before a table
+    activation."""
     if m.kind == "conv":
         y = conv2d(x, g.const(m.weight), m.stride, m.four_pads()) + g.const(m.bias)[:, None, None]
+    elif m.kind == "emul":
+        y = x * xb
     else:
         y = x
     if pre is not None and m.act in TABLE_ACTIVATIONS:
@@ -93,7 +96,8 @@ def run_float(g: Graph, inputs: dict, keep_all: bool = False, taps: dict | None 
         if n.op == "Macro":
             if taps is not None:
                 taps[n.name] = ins[0][0]
-            outs = _macro(g, a["macro"], ins[0][0], pre_vals if keep_all else None, PRE_ACT.format(n.name))
+            outs = _macro(g, a["macro"], ins[0][0], pre_vals if keep_all else None, PRE_ACT.format(n.name),
+                          ins[1][0] if len(ins) > 1 else None)
         elif n.op == "Conv":
             s = a.get("strides", [1, 1])[0]
             p = resolve_pads(n, ins[0].shape[2:], list(ins[1].shape[2:]), [s, s])

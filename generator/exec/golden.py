@@ -186,10 +186,14 @@ class GoldenSim:
             raise SimError(f"instruction {k}: COMPUTE tile of {nw} accumulator words exceeds {acc.shape[0]}",
                            "OUT_OF_RANGE", k)
         if f["bypass"]:
-            if og * tm > ig * tn:
-                raise SimError(f"instruction {k}: bypass of {og * tm} channels from {ig * tn} ifmap lanes",
-                               "OUT_OF_RANGE", k)
-            part = ifm[0:(oh - 1) * s + 1:s, 0:(ow - 1) * s + 1:s, :og * tm].reshape(nw, tm)
+            b0 = f["b_word"] * tn if f["emul"] else 0
+            if b0 + og * tm > ig * tn:
+                raise SimError(f"instruction {k}: bypass of {og * tm} channels from {ig * tn} ifmap lanes"
+                               + (f" (operand B at lane {b0})" if f["emul"] else ""), "OUT_OF_RANGE", k)
+            pix = ifm[0:(oh - 1) * s + 1:s, 0:(ow - 1) * s + 1:s]
+            part = pix[..., :og * tm].reshape(nw, tm).astype(np.int64)
+            if f["emul"]:   # (A - za) * (B - zb), A at lane o*Tm + m, B at b_word*Tn + o*Tm + m
+                part = (part - f["za"]) * (pix[..., b0:b0 + og * tm].reshape(nw, tm).astype(np.int64) - f["zb"])
         else:
             n_w = og * ig * kh * kw * tm * tn
             w0 = f["wbuf_word"] * tn * tm

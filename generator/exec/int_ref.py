@@ -24,6 +24,8 @@ qmax = 2^(b-1) - 1:
   takes the scale that makes its multiplier 1/2: ``s_w = s_out / (2 s_in)``;
 * bias with the input zero point folded in: ``B = round(b / (s_in * s_w)) - zp_in * sum(W)``; copy layers
   (pool / activation / upsample without a convolution): ``B = -zp_in``, real multiplier ``s_in / s_out``;
+  element-wise products ``a * b``: accumulator ``(A - zp_a) (B - zp_b)``, no bias, the factor b's scale in the
+  place of s_w (real multiplier ``s_a s_b / s_out``, scale floor ``s_a s_b / 2^13``);
 * real multiplier ``r = s_in * s_w / s_out`` written ``r = f * 2^e`` with f in [0.5, 1) (``math.frexp``):
   ``M = round(f * 2^15)``, ``s = 15 - e`` (``M = 2^15`` becomes ``2^14`` with ``s - 1``); a shift above 63 is
   capped at 63 with ``M = round(r * 2^63)``; r = 0 gives M = 0, s = 1;
@@ -187,7 +189,10 @@ class IndependentRef:
                 continue
             m = n.attrs["macro"]
             s_in = self.regions[g.tensors[n.inputs[0]].region][0]
-            smax = float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0
+            if m.kind == "emul":
+                smax = self.regions[g.tensors[n.inputs[1]].region][0]
+            else:
+                smax = float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0
             floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
             for o in n.outputs:
                 reg = g.tensors[o].region
@@ -224,6 +229,8 @@ class IndependentRef:
                 s_w = np.array([v / wmax if v > 0 else s_out0[c] / (2 * s_in) for c, v in enumerate(mx)])
                 W = np.clip(np.round(w / s_w[:, None, None, None]), -wmax, wmax).astype(np.int64)
                 B = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * W.reshape(oc, -1).sum(axis=1)
+            elif m.kind == "emul":   # the second factor's scale in the weight's place, no bias
+                W, s_w, B = None, np.full(oc, self.regions[g.tensors[n.inputs[1]].region][0]), np.zeros(oc, np.int64)
             else:
                 W, s_w, B = None, np.ones(oc), np.full(oc, -zp_in, np.int64)
             per_out, table = [], None
@@ -245,8 +252,9 @@ class IndependentRef:
                 per_out.append(dict(mult_pos=np.array([p[0] for p in pos]), shift_pos=np.array([p[1] for p in pos]),
                                     mult_neg=np.array([p[0] for p in neg]), shift_neg=np.array([p[1] for p in neg]),
                                     zp_out=zp_out))
-            self.layers[n.name] = dict(w=W, bias=B, zp_in=zp_in, use_neg=m.act in ("relu", "leaky"), outs=per_out,
-                                       table=table)
+            zp_b = self.regions[g.tensors[n.inputs[1]].region][1] if m.kind == "emul" else 0
+            self.layers[n.name] = dict(w=W, bias=B, zp_in=zp_in, zp_b=zp_b, use_neg=m.act in ("relu", "leaky"),
+                                       outs=per_out, table=table)
 
     def _table(self, m, dom: tuple, out: tuple) -> np.ndarray:
         """The 256-entry POST table of activation ``m.act`` from the input domain ``dom`` = (scale, zp) to the
@@ -314,7 +322,13 @@ class IndependentRef:
             m, d = n.attrs["macro"], self.layers[n.name]
             a, sl = view(n.inputs[0])
             x = a[sl]
-            acc = _conv(x, d["w"], m.stride, m.four_pads(), d["zp_in"]) if m.kind == "conv" else x.astype(np.int64)
+            if m.kind == "conv":
+                acc = _conv(x, d["w"], m.stride, m.four_pads(), d["zp_in"])
+            elif m.kind == "emul":   # (a - zp_a) * (b - zp_b), b [C, H, W] or broadcast [C, 1, 1]
+                b, bsl = view(n.inputs[1])
+                acc = (x.astype(np.int64) - d["zp_in"]) * (b[bsl].astype(np.int64) - d["zp_b"])
+            else:
+                acc = x.astype(np.int64)
             v = acc + d["bias"][:, None, None]
             for k, o in enumerate(n.outputs):
                 p = d["outs"][k]

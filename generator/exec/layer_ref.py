@@ -29,12 +29,15 @@ def read_tensor(g: Graph, regions: dict, name: str) -> np.ndarray:
 
 def layer_acc(g: Graph, n, regions: dict) -> np.ndarray:
     """Macro layer ``n``'s accumulators before the bias, int64 [OC, OH, OW]: the integer convolution with the
-    input zero point as padding, or the input itself for a copy layer."""
+    input zero point as padding, the input itself for a copy layer, ``(a - zp_in) * (b - zp_b)`` for an emul layer
+    (b [C, H, W] or [C, 1, 1])."""
     m, q = n.attrs["macro"], n.attrs["q"]
     x = read_tensor(g, regions, n.inputs[0])
     if m.kind == "conv":
         return conv2d(x.astype(np.float64), q["w"].astype(np.float64), m.stride, m.four_pads(),
                       pad_value=float(q["zp_in"])).astype(np.int64)
+    if m.kind == "emul":
+        return (x.astype(np.int64) - q["zp_in"]) * (read_tensor(g, regions, n.inputs[1]).astype(np.int64) - q["zp_b"])
     return x.astype(np.int64)
 
 

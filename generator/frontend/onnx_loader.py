@@ -106,7 +106,8 @@ def load_onnx(model_or_path) -> Graph:
     _check_graph_io(g, tensors, nodes, elem, outputs)
     _check_nodes(nodes, elem)
     focus = {s.name for f in focus_groups(nodes, tensors, shapes.get, outputs) for s in f.slices}
-    tail = _host_tail(nodes, tensors, focus | _gated(nodes, tensors, outputs), _decode_activations(nodes, outputs))
+    shaped = {**{k: Tensor(k, tuple(v)) for k, v in shapes.items() if v is not None and None not in v}, **tensors}
+    tail = _host_tail(nodes, shaped, focus | _gated(nodes, tensors, outputs), _decode_activations(nodes, outputs))
     meta = {}
     for p in model.metadata_props:
         try:
@@ -234,7 +235,8 @@ def refusal(n, tensors: dict, focus=frozenset(), host=frozenset()) -> str | None
     """Why the accelerator cannot run node ``n`` (an IR :class:`Node` straight from ONNX), or None: an op outside
     :data:`SUPPORTED`, a Slice other than a constant channel slice (axis 1, step 1) or one of the phase slices of a
     Focus (node names in ``focus``, :func:`generator.ir.passes.fold_focus.focus_groups`), a Split on another axis,
-    an Add / Sub / Mul / Div other than of two tensors (Add, Sub) or by a per-channel constant."""
+    an Add / Sub / Mul / Div other than of two tensors (Add, Sub, Mul: equal shapes or a [1, C, 1, 1] factor) or by a
+    per-channel constant."""
     if n.name in host:
         return "op"
     if n.name in focus:     # a Focus phase Slice, a gated product (SiLU, HardSwish, Mish) or a chain (GELU)
@@ -257,8 +259,12 @@ def refusal(n, tensors: dict, focus=frozenset(), host=frozenset()) -> str | None
         consts = [i for i in n.inputs if i in tensors and tensors[i].is_const]
         if len(consts) == 2:
             return "two constants"
-        if not consts and n.op in ("Mul", "Div"):
-            return "a product or quotient of two tensors"
+        if not consts and n.op == "Div":
+            return "a quotient of two tensors"
+        if not consts and n.op == "Mul":
+            shapes = [tuple(tensors[i].shape) if i in tensors and tensors[i].shape else None for i in n.inputs]
+            if None in shapes or not _product_shapes(*shapes):
+                return "a product of tensors of shapes other than equal or [1, C, 1, 1] broadcast"
         if n.op == "Div" and consts == [n.inputs[0]]:
             return "a constant divided by a tensor"
         v = tensors[consts[0]].data if consts else None
@@ -266,6 +272,14 @@ def refusal(n, tensors: dict, focus=frozenset(), host=frozenset()) -> str | None
                                                   and (v.ndim == 3 or v.shape[0] == 1)):
             return "a constant that is not per channel"
     return None
+
+
+def _product_shapes(sa: tuple, sb: tuple) -> bool:
+    """True when the hardware multiplies tensors of shapes ``sa`` and ``sb``: equal [1, C, H, W] shapes, or one of
+    them [1, C, 1, 1] broadcast over the other's pixels."""
+    if len(sa) != 4 or len(sb) != 4:
+        return False
+    return sa == sb or sb == (1, sa[1], 1, 1) or sa == (1, sb[1], 1, 1)
 
 
 def listing(bad: list, tensors: dict | None = None, width: int = 100) -> str:

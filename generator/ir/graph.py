@@ -217,8 +217,10 @@ class Graph:
 class MacroAttrs:
     """Attributes of a fused accelerator layer (``Macro`` node).
 
-    kind: "conv" (conv + bias + activation + pool + upsample + requantization) or "copy" (no weights: the ifmap
-        passes the PE array unchanged; used for a stand-alone max-pool or a copy between regions).
+    kind: "conv" (conv + bias + activation + pool + upsample + requantization), "copy" (no weights: the ifmap
+        passes the PE array unchanged; used for a stand-alone max-pool or a copy between regions) or "emul" (the
+        element-wise product of its two inputs ``a * b``, ``b`` of a's shape or [1, C, 1, 1] broadcast over the
+        pixels: the COMPUTE bypass with its ``emul`` multipliers, then requantization).
     kernel (KH = KW), stride, pad: convolution geometry (symmetric padding); pads: (top, left, bottom, right)
         when the padding is not the same on all four sides (``auto_pad`` SAME_UPPER / SAME_LOWER, TensorFlow and
         Keras exports), else None; :meth:`four_pads` gives either as four values. On a copy layer: the max-pool's

@@ -152,12 +152,16 @@ def _scale_floors(g: Graph, ranges: dict, cfg: QuantConfig, headroom) -> None:
     """Raise output-region scales so that no layer needs a real multiplier above :data:`MAX_REAL_MULT`: a region
     whose calibrated range is (almost) empty, e.g. a ReLU output that was never positive, would otherwise need
     a left shift. In graph order, every region written by a layer gets at least
-    ``s_in * max_c(s_w[c]) * max(1, alpha) / MAX_REAL_MULT`` (copy layers: s_w = 1); its zero point follows."""
+    ``s_in * max_c(s_w[c]) * max(1, alpha) / MAX_REAL_MULT`` (copy layers: s_w = 1; emul layers: s_w = the second
+    factor's scale); its zero point follows."""
     wmax = (1 << (cfg.bits - 1)) - 1
     for n in g.macro_nodes():
         m = n.attrs["macro"]
         s_in = g.regions[g.tensors[n.inputs[0]].region].scale
-        smax = float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0
+        if m.kind == "emul":   # the product's second factor plays the weight's part: s_in * s_b / s_out
+            smax = g.regions[g.tensors[n.inputs[1]].region].scale
+        else:
+            smax = float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0
         floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
         for o in n.outputs:
             reg = g.regions[g.tensors[o].region]
@@ -218,7 +222,8 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
 
     Sets ``region.scale/zero_point`` for every region, tensor dtype, and on every Macro node
     ``attrs["q"]`` = dict(w [OC, IC, KH, KW] int (conv only), bias [OC] int64, mult_pos/shift_pos/mult_neg/
-    shift_neg [OC] int64, use_neg bool, zp_in, zp_out (POST's zero point: the output's, or the table input's),
+    shift_neg [OC] int64, use_neg bool, zp_in, zp_b (an emul layer's second factor's zero point, else 0), zp_out
+    (POST's zero point: the output's, or the table input's),
     table (int64 [256, 2] activation table, or None), qmin, qmax, s_w [OC] float, side).
 
     Raises: QuantError if a region has no calibration range, a multiplier is out of range, or a layer's
@@ -264,6 +269,11 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
             bias = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * wq.reshape(oc, -1).sum(axis=1)
             worst = np.abs(wq).reshape(oc, -1).sum(axis=1) * amax + np.abs(bias)
             r = s_in * s_w / s_out
+        elif m.kind == "emul":   # ACC = (A - za) (B - zb): no bias, r = s_a s_b / s_out
+            tb = g.tensors[n.inputs[1]]
+            wq, s_w, bias = None, np.full(oc, tb.scale), np.zeros(oc, np.int64)
+            worst = np.full(oc, (amax + abs(zp_in)) * (amax + abs(tb.zero_point)))
+            r = s_in * s_w / s_out
         else:
             wq, s_w = None, np.ones(oc)
             bias = np.full(oc, -zp_in, np.int64)
@@ -274,7 +284,8 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
             k = int(worst.argmax())
             raise QuantError(f"layer {n.name}: accumulator could overflow: output channel {k} can reach "
                              f"{int(worst[k])} > {lim} ({acc_bits}-bit signed accumulator)")
-        n.attrs["q"] = dict(w=wq, bias=bias, zp_in=int(zp_in), qmin=cfg.qmin, qmax=cfg.qmax, s_w=s_w,
+        zp_b = int(g.tensors[n.inputs[1]].zero_point) if m.kind == "emul" else 0
+        n.attrs["q"] = dict(w=wq, bias=bias, zp_in=int(zp_in), zp_b=zp_b, qmin=cfg.qmin, qmax=cfg.qmax, s_w=s_w,
                             **_output_params(g, n, r, (s_in, s_w), (tout, s_out, zp_out), ranges, cfg, room))
     g.metadata["quant"] = {"bits": cfg.bits, "symmetric": cfg.symmetric, "per_channel": cfg.per_channel,
                            "name": cfg.name}

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from host.manifest import BASE_REGS as BASE_REG_ORDER
 from host.registers import HW_INFO_MODES, status_bit_names
 
-ISA_VERSION = 2
+ISA_VERSION = 3
 INSN_BITS = 256
 INSN_BYTES = INSN_BITS // 8
 
@@ -97,9 +97,14 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
     #                                   * IBUF[ibuf_bank][ibuf_word + ((oy*stride + ky)*in_cols + ox*stride + kx)*ig + i][n]
     # bypass=1 (copy/pool layers): ACC[..][(oy*ow+ox)*og + o][m] (+)= IBUF element (o*Tm + m) of pixel
     #   (oy*stride, ox*stride), i.e. channel c = o*Tm + m of the ifmap tile (ig = ceil(og*Tm/Tn) words per pixel).
+    # bypass=1, emul=1 (element-wise product of two tensors): ACC[..][(oy*ow+ox)*og + o][m] (+)=
+    #   (IBUF element (o*Tm + m) - za) * (IBUF element (b_word*Tn + o*Tm + m) - zb) of that pixel: operand A's
+    #   channels from the pixel's first word, B's from its word b_word (b_word*Tn + og*Tm <= ig*Tn). Two cycles per
+    #   output word (A's lanes, then B's, on the bypass read path), Tm multipliers (DSP48E2) after it.
     "COMPUTE": [("acc_bank", 1), ("ibuf_bank", 1), ("wbuf_bank", 1), ("acc_init", 1), ("bypass", 1),
                 ("oh", 12), ("ow", 12), ("og", 8), ("ig", 8), ("kh", 4), ("kw", 4), ("stride", 4),
-                ("in_cols", 12), ("ibuf_word", 20), ("wbuf_word", 20)],
+                ("in_cols", 12), ("ibuf_word", 20), ("wbuf_word", 20), ("emul", 1), ("b_word", 8), ("za", 16),
+                ("zb", 16)],
     # Post-processing of an accumulator tile (oh x ow pixels, og words) into OBUF, per channel oc = pbuf_oc + o*Tm + m:
     #   v = ACC + bias[oc]; (M, s) = (mult_neg, shift_neg) if act bit 0 and v < 0 else (mult_pos, shift_pos)
     #   q = clamp(((v*M + 2^(s-1)) >> s) + zp_out)              (round half up, saturate to int8/int16)
@@ -115,7 +120,7 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
     "SYNC": [],
     "END": [],
 }
-SIGNED_FIELDS = {("POST", "zp_out")}
+SIGNED_FIELDS = {("POST", "zp_out"), ("COMPUTE", "za"), ("COMPUTE", "zb")}
 
 
 class IsaError(ValueError):
@@ -307,7 +312,8 @@ WATCHDOG_CYCLES = 1 << 12
 #:                            registers; the golden simulator without sizes: outside the DDR image), an on-chip
 #:                            index outside IBUF / WBUF / PBUF / ACC / OBUF (LOAD.buf = 3 included), a COMPUTE
 #:                            window wider than its tile (``(ow-1)*stride + kw > in_cols``), a bypass of more
-#:                            channels than the ifmap lanes; RTL only: POST.pbuf_oc not a multiple of Tm
+#:                            channels than the ifmap lanes (emul: ``b_word*Tn + og*Tm > ig*Tn``); RTL only:
+#:                            POST.pbuf_oc not a multiple of Tm
 #: CONFIG_MISSING         4   the first instruction is not CONFIG (any instruction before CONFIG)
 #: NO_END                 5   the program runs off its end: ``n_insns`` instructions (DDR fetch) or the whole ROM
 #:                            without an END (an empty program included)

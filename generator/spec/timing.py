@@ -23,7 +23,7 @@ Cost model (cycles of the PL clock):
   int8 (two activations packed in the 27-bit A port share the weight on the 18-bit B port) and P = 1 in int16;
   int8 accumulation into ACC (acc_init = 0) with ig * kh * kw = 1 takes two cycles per step (the two ACC ports
   serve both pixels' read-modify-write). A bypass COMPUTE (a copy through the accumulators) moves one pixel per
-  cycle.
+  cycle; an element-wise product (``emul``) takes two per output word (operand A's lanes, then B's).
 * POST: ``POST_FILL`` (+ ``TABLE_STAGES`` with the activation table) + output words x pooling-window size (one accumulator word of a window per cycle, Tm
   lanes wide; an upsampled output word re-reads its source, so nearest upsampling costs one cycle per output).
 """
@@ -244,8 +244,8 @@ def insn_cycles(hw: HwConfig, insn) -> int:
                                f["pix_stride"], write=True, addr=f["ddr_offset"], elems=f["elems"],
                                src_pitch=f["src_pitch"])
     if op == "COMPUTE":
-        if f["bypass"]:   # one pixel per cycle (a copy through the accumulators, no multiplies)
-            return hw.compute_fill + f["oh"] * f["ow"] * f["og"]
+        if f["bypass"]:   # one pixel per cycle (a copy through the accumulators); emul: A's lanes, then B's
+            return hw.compute_fill + f["oh"] * f["ow"] * f["og"] * (2 if f["emul"] else 1)
         px = f["oh"] * math.ceil(f["ow"] / hw.pix_lanes) * f["og"]
         k = f["ig"] * f["kh"] * f["kw"]
         # int8 accumulation into ACC: both ACC ports serve the two pixels' read-modify-write

@@ -1,9 +1,10 @@
-"""Pass: element-wise Add / Sub of two tensors and Add / Sub / Mul / Div by a per-channel constant -> 1x1 Conv."""
+"""Pass: element-wise Add / Sub of two tensors and Add / Sub / Mul / Div by a per-channel constant -> 1x1 Conv; the
+product of two tensors -> an ``emul`` Macro layer."""
 from __future__ import annotations
 
 import numpy as np
 
-from generator.ir.graph import Graph, GraphError, Node, Tensor
+from generator.ir.graph import Graph, GraphError, MacroAttrs, Node, Tensor
 
 ELEMENTWISE = ("Add", "Sub", "Mul", "Div")
 
@@ -30,9 +31,14 @@ def lower_elementwise(graph: Graph) -> Graph:
     * ``x + k``, ``x - k``, ``k - x``, ``x * k``, ``x / k`` with a per-channel constant k -> a diagonal 1x1 Conv
       (weight 1, -1, k or 1 / k; bias k, -k or 0).
 
-    Raises GraphError naming the node for operands of different shapes (broadcasting), a product or quotient of
-    two tensors, a constant divided by a tensor, or a constant that is not per channel (the loader refuses those
-    forms first, :func:`generator.frontend.onnx_loader.refusal`).
+    * ``a * b`` of two tensors (attention, channel scaling: SE blocks, darknet ``[scale_channels]`` / ``[sam]``),
+      ``b`` of a's shape or [1, C, 1, 1] (either operand; the broadcast one becomes ``b``) -> a Macro layer of kind
+      ``emul`` (:class:`~generator.ir.graph.MacroAttrs`): both operands keep their own scale and zero point, the
+      product ``(A - za) (B - zb)`` is requantized by ``s_a s_b / s_y``.
+
+    Raises GraphError naming the node for operands of different shapes (broadcasting other than a product's
+    [1, C, 1, 1]), a quotient of two tensors, a constant divided by a tensor, or a constant that is not per channel
+    (the loader refuses those forms first, :func:`generator.frontend.onnx_loader.refusal`).
     """
     g = graph.copy()
     for n in [n for n in g.nodes if n.op in ELEMENTWISE]:
@@ -41,6 +47,9 @@ def lower_elementwise(graph: Graph) -> Graph:
         _, c, h, w = g.tensors[y].shape
         consts = [i for i in n.inputs if g.tensors[i].is_const]
         wt, bias, idx, new = np.zeros((c, c, 1, 1)), np.zeros(c), g.nodes.index(n), []
+        if not consts and n.op == "Mul":
+            g.nodes[idx] = _product(g, n, where)
+            continue
         if not consts:
             a, b = n.inputs
             if n.op not in ("Add", "Sub"):
@@ -83,3 +92,16 @@ def lower_elementwise(graph: Graph) -> Graph:
         g.nodes[idx:idx + 1] = new
     g.prune()
     return g
+
+
+def _product(g: Graph, n: Node, where: str) -> Node:
+    """The ``emul`` Macro node of ``Mul(a, b)`` of two tensors (the broadcast [1, C, 1, 1] operand second).
+    Raises GraphError for other shapes."""
+    a, b = n.inputs
+    sa, sb, sy = (tuple(g.tensors[t].shape) for t in (a, b, n.outputs[0]))
+    if sa != sy:
+        a, b, sa, sb = b, a, sb, sa
+    if len(sy) != 4 or sa != sy or sb not in (sy, (1, sy[1], 1, 1)):
+        raise GraphError(f"{where}: operands of shapes {list(sa)} and {list(sb)}; a product needs equal "
+                         f"[1, C, H, W] shapes or one of them [1, C, 1, 1]")
+    return Node(n.name, "Macro", [a, b], list(n.outputs), {"macro": MacroAttrs(kind="emul"), "fused": [n.name]})

@@ -189,10 +189,8 @@ class IndependentRef:
                 continue
             m = n.attrs["macro"]
             s_in = self.regions[g.tensors[n.inputs[0]].region][0]
-            if m.kind == "emul":
-                smax = self.regions[g.tensors[n.inputs[1]].region][0]
-            else:
-                smax = float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0
+            smax = (self.regions[g.tensors[n.inputs[1]].region][0] if m.kind == "emul"   # (b's scale: emul)
+                    else float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0)
             floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
             for o in n.outputs:
                 reg = g.tensors[o].region
@@ -204,13 +202,7 @@ class IndependentRef:
                 elif self.regions[reg][0] < floor:
                     lo, hi = ranges[reg]
                     self.regions[reg] = act_params(lo, hi, bits, symmetric, room[reg], floor)
-        # border of each region: the zero point, or qmin where only padded max-pool copy layers read it padded
-        self.border = {}
-        for name in g.regions:
-            readers = [n.attrs["macro"] for n in g.nodes if n.op == "Macro" and g.tensors[n.inputs[0]].region == name]
-            pool_pad = any(m.kind == "copy" and m.pads for m in readers)
-            conv_pad = any(m.kind == "conv" and max(m.four_pads()) > 0 for m in readers)
-            self.border[name] = self.qmin if pool_pad and not conv_pad else self.regions[name][1]
+        self.border = {name: self._border(name) for name in g.regions}
         self.layers = {}
         for n in g.nodes:
             if n.op != "Macro":
@@ -255,6 +247,15 @@ class IndependentRef:
             zp_b = self.regions[g.tensors[n.inputs[1]].region][1] if m.kind == "emul" else 0
             self.layers[n.name] = dict(w=W, bias=B, zp_in=zp_in, zp_b=zp_b, use_neg=m.act in ("relu", "leaky"),
                                        outs=per_out, table=table)
+
+    def _border(self, name: str) -> int:
+        """The value region ``name``'s border holds: the zero point, or qmin where only padded max-pool copy layers
+        read it padded."""
+        g = self.g
+        readers = [n.attrs["macro"] for n in g.nodes if n.op == "Macro" and g.tensors[n.inputs[0]].region == name]
+        pool_pad = any(m.kind == "copy" and m.pads for m in readers)
+        conv_pad = any(m.kind == "conv" and max(m.four_pads()) > 0 for m in readers)
+        return self.qmin if pool_pad and not conv_pad else self.regions[name][1]
 
     def _table(self, m, dom: tuple, out: tuple) -> np.ndarray:
         """The 256-entry POST table of activation ``m.act`` from the input domain ``dom`` = (scale, zp) to the

@@ -269,16 +269,8 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
             bias = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * wq.reshape(oc, -1).sum(axis=1)
             worst = np.abs(wq).reshape(oc, -1).sum(axis=1) * amax + np.abs(bias)
             r = s_in * s_w / s_out
-        elif m.kind == "emul":   # ACC = (A - za) (B - zb): no bias, r = s_a s_b / s_out
-            tb = g.tensors[n.inputs[1]]
-            wq, s_w, bias = None, np.full(oc, tb.scale), np.zeros(oc, np.int64)
-            worst = np.full(oc, (amax + abs(zp_in)) * (amax + abs(tb.zero_point)))
-            r = s_in * s_w / s_out
         else:
-            wq, s_w = None, np.ones(oc)
-            bias = np.full(oc, -zp_in, np.int64)
-            worst = np.full(oc, amax + abs(zp_in))
-            r = np.full(oc, s_in / s_out)
+            wq, (s_w, bias, worst, r) = None, _bypass_params(g, n, (s_in, zp_in), s_out, amax)
         lim = (1 << (acc_bits - 1)) - 1
         if worst.max() > lim:
             k = int(worst.argmax())
@@ -292,6 +284,19 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
     if calibration is not None:
         g.metadata["calibration"] = calibration
     return g
+
+
+def _bypass_params(g: Graph, n, a_in: tuple, s_out: float, amax: int) -> tuple:
+    """(s_w [OC], bias [OC], worst |accumulator| [OC], real multipliers r [OC]) of a layer without weights: a copy
+    (ACC = A, bias -za, r = s_a / s_out) or an emul layer (ACC = (A - za) (B - zb), no bias, the second factor's
+    scale in the weight scale's place: r = s_a s_b / s_out). ``a_in``: the first input's (scale, zero point)."""
+    (s_in, zp_in), oc = a_in, g.tensors[n.outputs[0]].shape[1]
+    if n.attrs["macro"].kind == "emul":
+        tb = g.tensors[n.inputs[1]]
+        s_w = np.full(oc, tb.scale)
+        return (s_w, np.zeros(oc, np.int64), np.full(oc, (amax + abs(zp_in)) * (amax + abs(tb.zero_point))),
+                s_in * s_w / s_out)
+    return np.ones(oc), np.full(oc, -zp_in, np.int64), np.full(oc, amax + abs(zp_in)), np.full(oc, s_in / s_out)
 
 
 def _output_params(g: Graph, n, r, s_in_w: tuple, out: tuple, ranges: dict, cfg: QuantConfig, room) -> dict:

@@ -278,7 +278,8 @@ def test_average_pool_refusals():
 
 
 @pytest.mark.parametrize("op,second,msg", [
-    ("Mul", "tensor", r"Mul x 1 \(a product or quotient of two tensors\)"),
+    ("Div", "tensor", r"Div x 1 \(a quotient of two tensors\)"),
+    ("Mul", "column", r"Mul x 1 \(a product of tensors of shapes other than equal or \[1, C, 1, 1\] broadcast\)"),
     ("Div", "const_first", r"Div x 1 \(a constant divided by a tensor\)"),
     ("Add", "row", r"Add x 1 \(a constant that is not per channel\)"),
 ])
@@ -288,7 +289,8 @@ def test_elementwise_refusals_name_node_and_reason(op, second, msg):
     b = Builder([1, 4, 6, 6], seed=9)
     a = b.conv("x", 4, k=1)
     other = {"tensor": b.conv("x", 4, k=1), "const_first": b.const(np.float32(2.0)),
-             "row": b.const(np.ones(6, np.float32))}[second]
+             "row": b.const(np.ones(6, np.float32)),
+             "column": b.op("MaxPool", ["x"], [1, 4, 1, 6], kernel_shape=[6, 1], strides=[1, 1])}[second]
     ins = [other, a] if second == "const_first" else [a, other]
     y = b.conv(b.op(op, ins, [1, 4, 6, 6]), 3, k=1)
     with pytest.raises(GraphError, match=msg):

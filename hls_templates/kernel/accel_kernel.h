@@ -314,30 +314,50 @@ static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][
     // address steps (products of instruction fields, once per instruction)
     const baddr_t step_x = s * ig, step_y = s * in_cols * ig, row_in = in_cols * ig;
     if (bypass) {
-        if (og * TM > ig * TN) {
+        // emul: each output word takes two iterations on the same read path, operand A's lanes (held, minus za),
+        // then B's at element b_word * TN further (minus zb) into TM multipliers (18 x 18 bits: one DSP48E2 each)
+        const bool emul = F(x, COMPUTE, EMUL) != 0;
+        const i64 b0 = emul ? F(x, COMPUTE, B_WORD) * TN : 0;
+        if (b0 + og * TM > ig * TN) {
             err |= STATUS_OUT_OF_RANGE;
             return;
         }
-        const trip_t n = oh * ow * og;
+        const ap_int<17> za = (ap_int<ISA_COMPUTE_ZA_W>)fld<ISA_COMPUTE_ZA_LO, ISA_COMPUTE_ZA_W>(x);
+        const ap_int<17> zb = (ap_int<ISA_COMPUTE_ZB_W>)fld<ISA_COMPUTE_ZB_LO, ISA_COMPUTE_ZB_W>(x);
+        const trip_t n = oh * ow * og * (emul ? 2 : 1);
         ap_uint<12> ox = 0;
         ap_uint<8> o = 0;
+        ap_uint<1> ph = 0;     // emul: 0 = operand A's iteration, 1 = B's
         ap_uint<16> chb = 0;  // o * TM, by a counter
+        ap_int<18> a_lane[TM];
+#pragma HLS ARRAY_PARTITION variable=a_lane complete
         baddr_t row = iw0, pix = iw0, aw = 0;
     BYPASS:
         for (trip_t t = 0; t < n; t++) {  // II=1 depth=4
-#pragma HLS LOOP_TRIPCOUNT min=1 max=4096
+#pragma HLS LOOP_TRIPCOUNT min=1 max=8192
 #pragma HLS PIPELINE II=1
 #pragma HLS DEPENDENCE variable=acc inter false
+            const bool hold = emul && ph == 0;
         BYP_LANES:
             for (int m = 0; m < TM; m++) {
 #pragma HLS UNROLL
-                const ap_uint<16> ch = chb + m;
+                const ap_uint<18> ch = chb + (ph ? b0 : 0) + m;
                 const elem_t v = ibuf[ib][pix + ch / TN][ch % TN];
-                const sum_t tv = init ? (sum_t)v : (sum_t)(acc[ab][aw][m] + v);
-                if (tv >= lim || tv <= -lim) err |= STATUS_ARITH_OVERFLOW;
-                acc[ab][aw][m] = tv;
+                if (hold) {
+                    a_lane[m] = v - za;
+                } else {
+                    const sum_t p = emul ? (sum_t)(a_lane[m] * (ap_int<18>)(v - zb)) : (sum_t)v;
+                    const sum_t tv = init ? p : (sum_t)(acc[ab][aw][m] + p);
+                    if (tv >= lim || tv <= -lim) err |= STATUS_ARITH_OVERFLOW;
+                    acc[ab][aw][m] = tv;
+                }
             }
             iters++;
+            if (hold) {
+                ph = 1;
+                continue;
+            }
+            ph = 0;
             aw++;
             chb += TM;
             if (++o == og) {

@@ -13,7 +13,11 @@
 // a cycle after each word (su_gap). 48-bit sums are carry-select adders of two halves (no carry chain over 32 bits).
 // Legend: c_* loop down-counters and l_* their last flags; a_* addresses; su_* setup values; k_* range-check
 // extents; q_* stage registers (index = stage); aw0 / aw1 ACC words of pixel x0 / x1; bypass: a copy of IBUF
-// elements through the accumulators (Tm elements from two IBUF words).
+// elements through the accumulators (Tm elements from two IBUF words). emul (a bypass variant, the element-wise
+// product of two tensors): two steps per output word on the bypass path, operand A's lanes (element o*Tm), then
+// B's (element b_word*Tn + o*Tm); at stage SR - 3 of B's step the delay line holds both, registered minus their
+// zero points (SR - 2: 18-bit DSP48E2 A/B registers), multiplied (SR - 1: M register), SR: P register, the word's
+// sum (A's step contributes 0).
 `default_nettype none
 module compute
   import accel_pkg::*;
@@ -60,6 +64,10 @@ module compute
   localparam int CK_LAT = 8;                           // range check: cycles from the setup's start to the verdict
                                                        // (the longest chain: ohm1, rsin, rowsin, the 3-clock ie)
   localparam int BO_W = F_COMPUTE_OG_W + LOG2_TM;      // bypass element offset o*Tm
+  localparam int BE_W = (BO_W > F_COMPUTE_B_WORD_W + LOG2_TN ? BO_W : F_COMPUTE_B_WORD_W + LOG2_TN) + 1;
+  if (PE_LAT < 4) begin : g_bad_emul
+    $error("compute: emul takes its operands from the bypass delay line at stage SR - 3 (needs PE_LAT >= 4)");
+  end
   localparam int RS_W = F_COMPUTE_IN_COLS_W + F_COMPUTE_IG_W;
   typedef enum logic [2:0] {C_IDLE, C_SETUP, C_RUN, C_DRAIN, C_DONE} cp_state_t;
   (* fsm_encoding = "none" *) cp_state_t cp_state;
@@ -69,6 +77,10 @@ module compute
   wire        cp_wbuf_bank = cp_ins[F_COMPUTE_WBUF_BANK_LSB +: F_COMPUTE_WBUF_BANK_W];
   wire        cp_acc_init = cp_ins[F_COMPUTE_ACC_INIT_LSB +: F_COMPUTE_ACC_INIT_W];
   wire        cp_bypass = cp_ins[F_COMPUTE_BYPASS_LSB +: F_COMPUTE_BYPASS_W];
+  wire        cp_emul = cp_bypass && cp_ins[F_COMPUTE_EMUL_LSB +: F_COMPUTE_EMUL_W];
+  wire [F_COMPUTE_B_WORD_W-1:0] f_b_word = cp_ins[F_COMPUTE_B_WORD_LSB +: F_COMPUTE_B_WORD_W];
+  wire [F_COMPUTE_ZA_W-1:0] f_za = cp_ins[F_COMPUTE_ZA_LSB +: F_COMPUTE_ZA_W];
+  wire [F_COMPUTE_ZB_W-1:0] f_zb = cp_ins[F_COMPUTE_ZB_LSB +: F_COMPUTE_ZB_W];
   wire [F_COMPUTE_OH_W-1:0] f_oh = cp_ins[F_COMPUTE_OH_LSB +: F_COMPUTE_OH_W];
   wire [F_COMPUTE_OW_W-1:0] f_ow = cp_ins[F_COMPUTE_OW_LSB +: F_COMPUTE_OW_W];
   wire [F_COMPUTE_OG_W-1:0] f_og = cp_ins[F_COMPUTE_OG_LSB +: F_COMPUTE_OG_W];
@@ -113,6 +125,7 @@ module compute
     su_o1 <= f_og - 1'b1;
     su_y1 <= f_oh - 1'b1;
     su_pack <= !prec16 && !cp_bypass;
+    su_be <= BE_W'(f_b_word) << LOG2_TN;
     su_odd <= f_ow[0];
     su_x1 <= (!prec16 && !cp_bypass) ? (f_ow - 1'b1) >> 1 : f_ow - 1'b1;
     su_alt <= !prec16 && !cp_bypass && !cp_acc_init && f_ig == 1 && f_kh == 1 && f_kw == 1;
@@ -132,10 +145,12 @@ module compute
   logic [WB_AW-1:0] a_ww;                              // WBUF word
   logic [AC_AW-1:0] a_awp, a_ao;                       // ACC word of the pixel (p*og), of the output word
   logic [BO_W-1:0] a_bo;                               // bypass: element o*Tm
+  logic [BE_W-1:0] a_be, su_be;                        // emul: operand B's element b_word*Tn + o*Tm; its start
+  logic e_ph;                                          // emul: this step reads operand B (A's step came before)
   logic [2:0] su_cnt;
   logic cp_issued, cp_gap;                             // a step / a word's last step issued last cycle
   wire cp_issue = cp_state == C_RUN && !(su_alt && cp_issued) && !(su_gap && cp_gap);
-  wire w_done = cp_bypass || (l_kx && l_ky && l_i);   // last (i, ky, kx) step of the output word(s)
+  wire w_done = cp_bypass ? (!cp_emul || e_ph) : (l_kx && l_ky && l_i);   // last step of the output word(s)
   wire cp_two = su_pack && !(l_x && su_odd);          // two output pixels this step
   wire o_wrap = w_done && l_o;
   wire x_wrap = o_wrap && l_x;
@@ -187,8 +202,11 @@ module compute
       a_awp <= '0;
       a_ao <= '0;
       a_bo <= '0;
+      a_be <= su_be;
+      e_ph <= 1'b0;
     end else if (cp_issue) begin
       k_first <= w_done;
+      e_ph <= cp_emul && !e_ph;
       // (i, ky, kx): kx innermost
       if (w_done || l_kx) {c_kx, l_kx} <= {su_kx1, su_kx0};
       else {c_kx, l_kx} <= {c_kx - 1'b1, c_kx == 1};
@@ -209,10 +227,12 @@ module compute
           a_ww <= a_ww + 1'b1;
           a_ao <= a_ao + 1'b1;
           a_bo <= a_bo + BO_W'(TM);
+          a_be <= a_be + BE_W'(TM);
         end else begin                                  // next pixel (pair)
           {c_o, l_o} <= {su_o1, su_o0};
           a_ww <= WB_AW'(f_wbuf_word);
           a_bo <= '0;
+          a_be <= su_be;
           a_awp <= awp_next;
           a_ao <= awp_next;
           if (!l_x) begin
@@ -275,8 +295,9 @@ module compute
     else if (cp_ck <= 4'(CK_LAT)) cp_ck <= cp_ck + 1'b1;
     k_owm1 <= f_ow - 1'b1;
     k_ohm1 <= f_oh - 1'b1;
-    k_byp <= ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN)'(f_og) << LOG2_TM)
-             > ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN)'(f_ig) << LOG2_TN);
+    k_byp <= ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(f_og) << LOG2_TM)
+             + (cp_emul ? (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(su_be) : '0)
+             > ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(f_ig) << LOG2_TN);
     k_wcols <= ($bits(k_wcols))'(k_wc) + ($bits(k_wcols))'(f_kw);
     k_rowsin <= ($bits(k_rowsin))'(k_rsin) + ($bits(k_rowsin))'(f_kh);
     k_win <= k_wcols > ($bits(k_wcols))'(f_in_cols);
@@ -308,9 +329,10 @@ module compute
     q_aw1[2] <= q_aw0[1] + AC_AW'(f_og);
     for (int k = 3; k <= NS; k++) q_aw1[k] <= q_aw1[k - 1];
     q1_boff <= TM >= TN ? '0 : a_bo[LOG2_TN-1:0];     // (o*Tm is a multiple of Tn when Tm >= Tn)
-    // stage 1: the RAM read addresses (bypass: the first IBUF word of the o group and the next)
-    q1_ia <= cp_bypass ? a_pw + IB_AW'(a_bo >> LOG2_TN) : a_pw + a_off;
-    q1_ib <= cp_bypass ? a_pw + IB_AW'(a_bo >> LOG2_TN) + 1'b1 : a_pw + a_off + IB_AW'(su_sig);
+    // stage 1: the RAM read addresses (bypass: the first IBUF word of the o group and the next; emul B: of B's)
+    q1_ia <= cp_bypass ? a_pw + IB_AW'((e_ph ? a_be : BE_W'(a_bo)) >> LOG2_TN) : a_pw + a_off;
+    q1_ib <= cp_bypass ? a_pw + IB_AW'((e_ph ? a_be : BE_W'(a_bo)) >> LOG2_TN) + 1'b1
+                       : a_pw + a_off + IB_AW'(su_sig);
     q1_wa <= a_ww;
   end
   assign cp_ib_a = q1_ia;
@@ -342,6 +364,21 @@ module compute
     q_byp[0] <= cp_byp;
     for (int k = 1; k < PE_LAT; k++) q_byp[k] <= q_byp[k - 1];
   end
+  // emul: at stage SR - 3 of B's step, q_byp[PE_LAT - 4] holds B's lanes and q_byp[PE_LAT - 3] A's (one step
+  // ahead); minus the zero points into the DSP48E2 A/B registers, M, P: the product at SR
+  localparam int EJ = PE_LAT - 4;
+  logic signed [17:0] em_a [TM];
+  logic signed [17:0] em_b [TM];
+  logic signed [35:0] em_m [TM];
+  logic signed [35:0] em_p [TM];
+  always_ff @(posedge clk) begin
+    for (int m = 0; m < TM; m++) begin
+      em_a[m] <= 18'(signed'(q_byp[EJ + 1][16 * m +: 16])) - 18'(signed'(f_za));
+      em_b[m] <= 18'(signed'(q_byp[EJ][16 * m +: 16])) - 18'(signed'(f_zb));
+      em_m[m] <= em_a[m] * em_b[m];
+      em_p[m] <= em_m[m];
+    end
+  end
   logic [TM*ACC_W-1:0] pe_sum0, pe_sum1;
   pe_array u_pe (
     .clk, .p16(prec16), .x0(ib_a), .x1(q_two[3] ? ib_b : '0),
@@ -369,7 +406,8 @@ module compute
     if (q_v[SR]) begin
       for (int m = 0; m < TM; m++) begin
         logic [ACC_W-1:0] s0, s1;
-        s0 = cp_bypass ? ACC_W'(signed'(q_byp[PE_LAT-1][16 * m +: 16])) : pe_sum0[ACC_W * m +: ACC_W];
+        s0 = cp_emul ? (q_last[SR] ? ACC_W'(em_p[m]) : '0)
+             : cp_bypass ? ACC_W'(signed'(q_byp[PE_LAT-1][16 * m +: 16])) : pe_sum0[ACC_W * m +: ACC_W];
         s1 = cp_bypass ? '0 : pe_sum1[ACC_W * m +: ACC_W];
         cp_run0[m] <= q_first[SR] ? s0 : add_cs(cp_run0[m], s0);
         cp_run1[m] <= q_first[SR] ? s1 : add_cs(cp_run1[m], s1);

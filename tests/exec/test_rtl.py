@@ -132,11 +132,11 @@ def test_rtl_performance_int8_vs_int16(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("tn,tm", [(8, 16), (16, 8)], ids=["tm=2tn", "tm<tn"])
 def test_rtl_tm_ne_tn_bit_exact(tn, tm):
-    """Tm != Tn: bypass reading Tm elements from two IBUF words (Tm = 2 Tn) or at a lane offset (Tm < Tn), OBUF and
+    """Tm != Tn: bypass (and emul) reading Tm elements from two IBUF words (Tm = 2 Tn) or at a lane offset (Tm < Tn), OBUF and
     PBUF lane offsets; TINY buffers otherwise (two Verilator builds, about a minute)."""
     brd = board(**dict(TINY, tn=tn, tm=tm))
     rtl = RtlExecutor(brd, f"tiny_{tn}x{tm}", quiet=False)
-    for kind in ("concat", "split", "conv3x3_s2", "upsample"):
+    for kind in ("concat", "split", "conv3x3_s2", "upsample", "attention_mul"):
         for mode in ("int8-asym", "int16-sym"):
             build, ic = KINDS[kind]
             b = Builder([1, ic, 14, 12], seed=zlib.crc32(kind.encode()) % 1000)

@@ -10,7 +10,8 @@ Units: DSP48E2 slices; BRAM36 blocks (36 Kb; a memory that fits one BRAM18 count
 packed into its 27-bit A port, so int8 does twice the MACs on the same slices) ``+ Tm * dsp_per_requant``
 (post-processing: one requantization multiplier per output lane, ``(acc_bits + 1)``-bit accumulator-plus-bias
 times the ``MULT_BITS``-bit multiplier; a 27 x 18 signed DSP48E2 takes 27 bits of the wide operand, each further
-slice 26 more: ``1 + ceil(max(0, a - 27) / 26)``, 2 slices for the 48-bit int16 accumulator).
+slice 26 more: ``1 + ceil(max(0, a - 27) / 26)``, 2 slices for the 48-bit int16 accumulator) ``+ Tm``
+(COMPUTE's element-wise product, ``emul``: one 18 x 18 multiply per output lane, :data:`DSP_PER_EMUL_LANE`).
 
 **Memories**: the kernel's buffers, instruction ROM and the block design's stream FIFOs, each group mapped onto
 BRAM, URAM or LUTRAM by the rule of :mod:`generator.spec.memories` (:func:`generator.spec.memories.bind`, the
@@ -70,6 +71,7 @@ class Estimate:
     memories: list = field(default_factory=list)
     dsp_pe: int = 0
     dsp_post: int = 0
+    dsp_emul: int = 0
 
     def used(self) -> dict:
         """{resource: estimate}, keys as in the board file's ``resources``."""
@@ -97,6 +99,10 @@ class Estimate:
         return "\n".join(rows)
 
 
+#: DSP48E2 slices per output lane of COMPUTE's element-wise product (an 18 x 18 signed multiply)
+DSP_PER_EMUL_LANE = 1
+
+
 def dsp_per_requant(acc_bits: int, mult_bits: int = isa.MULT_BITS) -> int:
     """DSP48E2 slices of one ``(acc_bits + 1)`` x ``mult_bits`` signed multiply (27 x 18 per slice, 26 more
     bits of the wide operand per extra slice)."""
@@ -114,6 +120,7 @@ def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
     dsp_pe = tn * tm
     dsp_post = tm * dsp_per_requant(acc_store)
+    dsp_emul = tm * DSP_PER_EMUL_LANE
     mems = memories.bound_kernel_memories(board, rom_insns)
     g = PACK_GROUP
     n_mem = sum(m.count for m in mems if not memories.is_fifo(m))
@@ -122,9 +129,10 @@ def estimate(board: Board, rom_insns: int = 0) -> Estimate:
            + tm * (LUT_PER_LANE + 2 * math.ceil(tn / g) * acc_store) + n_mem * LUT_PER_MEMORY
            + LUT_FIXED * a.axi_data_width_bits // 128 + sum(m.lut for m in mems) + n_fifo * LUT_PER_FIFO)
     ff = tn * tm * FF_PER_PE + tm * FF_PER_LANE + FF_FIXED * a.axi_data_width_bits // 128 + n_fifo * FF_PER_FIFO
-    return Estimate(board=board.name, part=board.part, tn=tn, tm=tm, dsp48e2=dsp_pe + dsp_post,
+    return Estimate(board=board.name, part=board.part, tn=tn, tm=tm, dsp48e2=dsp_pe + dsp_post + dsp_emul,
                     bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut), ff=int(ff),
-                    capacity=board.resources.model_dump(), memories=mems, dsp_pe=dsp_pe, dsp_post=dsp_post)
+                    capacity=board.resources.model_dump(), memories=mems, dsp_pe=dsp_pe, dsp_post=dsp_post,
+                    dsp_emul=dsp_emul)
 
 
 def check(board: Board, rom_insns: int = 0) -> Estimate:

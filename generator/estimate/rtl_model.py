@@ -6,7 +6,8 @@ Units: DSP48E2 slices; BRAM36 blocks (a RAMB18E2 counts 0.5, as Yosys' and Vivad
 blocks; LUTs and flip-flops (CLB).
 
 **DSP48E2** = Tn x Tm (one per PE, ``rtl/pe_array.sv``) + 2 x Tm (``rtl/requant.sv``: the (acc + 1)-bit by
-MULT_BITS-bit requantization multiply of each output lane takes two 27 x 18 slices, UG579).
+MULT_BITS-bit requantization multiply of each output lane takes two 27 x 18 slices, UG579) + Tm (``rtl/compute.sv``:
+the 18 x 18 multiply of the element-wise product, ``emul``, per output lane).
 
 **Memories**: the RAMs of ``rtl/buffers.sv`` with the geometry of the rendered ``accel_pkg`` (:func:`rtl_memories`):
 per ping-pong bank Tn IBUF lane memories (16-bit elements, true dual port), Tm WBUF memories of Tn elements
@@ -15,8 +16,8 @@ parameter records and Tm TBUF memories of the activation table (64 records: LUTR
 (:func:`generator.spec.memories.bind`): block RAM as the cheapest aspect ratio of RAMB36E2 or RAMB18E2 (UG573:
 true dual port up to 36 / 18 bits wide, simple dual port 72 / 36 bits at 512 words; a simple-dual-port RAM wider
 than 36 bits as 512 x 72 RAMB36E2 only), UltraRAM as 4096 x 72 URAM288 with two words of at most 36 bits per row,
-memories of at most 64 words as LUTRAM. Checked against Yosys: TINY 80 DSP48E2, 72 BRAM36, 0 URAM and zcu19eg
-32 x 32 1,088 / 768 / 96, both equal.
+memories of at most 64 words as LUTRAM. Checked against Yosys: TINY 88 DSP48E2, 72 BRAM36, 0 URAM and zcu19eg
+32 x 32 1,120 / 768 / 96, both equal.
 
 **LUT / FF**: the structural estimate of :mod:`generator.estimate.hls_resources` (per PE, per output lane, fixed
 parts, what Vivado maps adders and registers to: CARRY8 chains, DSP48E2 internal registers) with this module's
@@ -74,4 +75,5 @@ def estimate(board: Board):
     return hls_resources.Estimate(board=board.name, part=board.part, tn=a.tn, tm=a.tm, dsp48e2=expected_dsp(board),
                                   bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut),
                                   ff=int(hls.ff), capacity=board.resources.model_dump(), memories=mems,
-                                  dsp_pe=a.tn * a.tm, dsp_post=expected_dsp(board) - a.tn * a.tm)
+                                  dsp_pe=a.tn * a.tm, dsp_post=2 * a.tm,
+                                  dsp_emul=expected_dsp(board) - a.tn * a.tm - 2 * a.tm)

@@ -22,7 +22,7 @@ def test_every_board_fits_with_its_program(name):
     c = compile_model(name, "int8-asym", progress=False)
     e = hls_resources.check(b, len(c.program.insns))
     assert e.over() == []
-    assert e.dsp48e2 == b.accelerator.tn * b.accelerator.tm + e.dsp_post
+    assert e.dsp48e2 == b.accelerator.tn * b.accelerator.tm + e.dsp_post + b.accelerator.tm
     for k, v in e.used().items():
         assert 0 < v <= e.capacity[k] or (k == "uram" and v == 0 == e.capacity[k])
     assert sum(m.uram for m in e.memories) <= b.resources.uram

@@ -33,7 +33,7 @@ def _memory_mapping(log_text: str) -> dict:
 
 def _check_structure(r: rr.RtlResources, b) -> None:
     a = b.accelerator
-    assert r.used["dsp48e2"] == rr.expected_dsp(b) == a.tn * a.tm + 2 * a.tm
+    assert r.used["dsp48e2"] == rr.expected_dsp(b) == a.tn * a.tm + 3 * a.tm
     assert r.estimate is not None and r.used["dsp48e2"] == r.estimate.dsp48e2      # the HLS estimate agrees
     maps = _memory_mapping(r.log.read_text())
     groups = {"g_ibuf": 2 * a.tn, "g_wbuf": 2 * a.tm, "g_acc": 2 * a.tm}

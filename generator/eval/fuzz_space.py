@@ -128,6 +128,19 @@ def draw_case(seed: int, index: int, configs: list[str], executors: list[str]) -
     return case
 
 
+def _product(b, a: str, L: dict) -> str:
+    """``a * g`` (or ``g * a``: ``L["swap"]``) with the gate g of ``L["gate"]``: ``a`` itself (square), act(conv
+    of a's global average pool) ([1, C, 1, 1], SE) or act(k x k conv of a) (one shape, SAM)."""
+    _, c, h, w = b.shapes[a]
+    if L["gate"] == "square":
+        g = a
+    elif L["gate"] == "se":
+        g = _act(b, b.conv(b.op("GlobalAveragePool", [a], [1, c, 1, 1]), c, k=1), L["act"])
+    else:
+        g = _act(b, b.conv(a, c, k=L["k"]), L["act"])
+    return b.op("Mul", [g, a] if L["swap"] else [a, g], [1, c, h, w])
+
+
 def _macs(case) -> int:
     """Multiply-accumulates of the case's convolutions and FC layers (negative when a tensor would be empty)."""
     return build_model(case, shapes_only=True)
@@ -194,15 +207,7 @@ def build_model(case: dict, shapes_only: bool = False):
             y = b.upsample(cat, t["up"])
         outs = [y, c]
     elif case["kind"] == "emul":
-        a, L = conv("x", layers[0]), layers[1]
-        _, c, h, w = b.shapes[a]
-        if L["gate"] == "square":
-            g = a
-        elif L["gate"] == "se":
-            g = _act(b, b.conv(b.op("GlobalAveragePool", [a], [1, c, 1, 1]), c, k=1), L["act"])
-        else:
-            g = _act(b, b.conv(a, c, k=L["k"]), L["act"])
-        outs = [b.op("Mul", [g, a] if L["swap"] else [a, g], [1, c, h, w])]
+        outs = [_product(b, conv("x", layers[0]), layers[1])]
     elif case["kind"] == "fc":
         y = "x"
         for L in layers:

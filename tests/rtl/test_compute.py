@@ -1,7 +1,7 @@
 """rtl/compute.sv with rtl/pe_array.sv (COMPUTE: the tile convolution on the PE array into the accumulators, bypass
-copies) against the ISA's definition (generator/spec/isa.py FORMATS COMPUTE) computed here with numpy on random IBUF /
+copies, element-wise products) against the ISA's definition (generator/spec/isa.py FORMATS COMPUTE) computed here with numpy on random IBUF /
 WBUF / ACC contents and random instructions (kernel sizes, strides, accumulate or initialise, int8 with two pixels
-per DSP and int16, bypass); the bench models the synchronous-read lane memories (IBUF / WBUF reads, both ACC ports
+per DSP and int16, bypass, emul with zero points up to the extremes); the bench models the synchronous-read lane memories (IBUF / WBUF reads, both ACC ports
 with writes in no-change mode) exactly as rtl/buffers.sv wires them. Also the cycles each instruction occupies the
 module, against the latency model (generator/spec/timing.py insn_cycles) the scheduler and the golden simulator use."""
 from __future__ import annotations
@@ -47,6 +47,9 @@ def reference(ib, wb, acc, f, tn, tm, acc_w):
                     px = f["ibuf_word"] + ((oy * s) * f["in_cols"] + ox * s) * ig
                     flat = ib[px:px + ig].reshape(-1)
                     v = flat[o * tm:o * tm + tm].astype(object)
+                    if f.get("emul"):   # (A - za) * (B - zb), B at element b_word * Tn + o * Tm
+                        b0 = f["b_word"] * tn + o * tm
+                        v = (v - f["za"]) * (flat[b0:b0 + tm].astype(object) - f["zb"])
                 else:
                     v = np.zeros(tm, object)
                     for i in range(ig):
@@ -63,6 +66,7 @@ def reference(ib, wb, acc, f, tn, tm, acc_w):
 
 def random_compute(rng, P, p16):
     ibw, wbw = (P["ibuf_words16"], P["wbuf_words16"]) if p16 else (P["ibuf_words8"], P["wbuf_words8"])
+    lo, hi = (-32768, 32767) if p16 else (-128, 127)
     for _ in range(1000):
         bypass = rng.random() < 0.15
         k = 1 if bypass else rng.choice([1, 1, 2, 3])
@@ -70,13 +74,18 @@ def random_compute(rng, P, p16):
         s = rng.choice([1, 1, 2])
         oh, ow, og = rng.randint(1, 4), rng.randint(1, 5), rng.randint(1, 2)
         ig = -(-og * P["tm"] // P["tn"]) if bypass else rng.randint(1, 2)
+        emul = bypass and rng.random() < 0.5     # element-wise product: B in the words after A's (+ a spare word)
+        b_word = ig + rng.randint(0, 1) if emul else 0
+        ig = b_word + ig if emul else ig
         if not bypass and rng.random() < 0.3:            # K = ig*kh*kw = 3 (a cycle after each word, see compute.sv)
             ig, kh, kw = rng.choice([(3, 1, 1), (1, 3, 1), (1, 1, 3)])
         in_cols = (ow - 1) * s + kw + rng.randint(0, 2)
         rows_in = (oh - 1) * s + kh
         f = dict(acc_bank=rng.randint(0, 1), ibuf_bank=rng.randint(0, 1), wbuf_bank=rng.randint(0, 1),
                  acc_init=rng.randint(0, 1), bypass=int(bypass), oh=oh, ow=ow, og=og, ig=ig, kh=kh, kw=kw, stride=s,
-                 in_cols=in_cols, ibuf_word=0, wbuf_word=0)
+                 in_cols=in_cols, ibuf_word=0, wbuf_word=0, emul=int(emul), b_word=b_word,
+                 za=rng.choice([0, lo, hi, rng.randint(lo, hi)]) if emul else 0,
+                 zb=rng.choice([0, lo, hi, rng.randint(lo, hi)]) if emul else 0)
         if oh * ow * og > P["acc_words"] or rows_in * in_cols * ig >= ibw or og * ig * kh * kw >= wbw:
             continue
         f["ibuf_word"] = rng.randint(0, ibw - rows_in * in_cols * ig)
@@ -153,7 +162,7 @@ async def compute_matches_isa(dut):
     dut.rst_n.value = 1
     await ClockCycles(dut.clk, 2)
     await Timer(1, unit="ns")
-    n_alt = n_gap = 0
+    n_alt = n_gap = n_emul = 0
     for case in range(args["cases"]):
         p16 = case % 2
         lo, hi = (-32768, 32767) if p16 else (-128, 127)
@@ -178,7 +187,8 @@ async def compute_matches_isa(dut):
         assert cycles == model - int(alt or gap), (f, cycles, model)
         n_alt += alt
         n_gap += gap
-    assert n_alt and n_gap and args["cases"] - n_alt - n_gap > 10    # every timing rule was exercised
+        n_emul += f["emul"]
+    assert n_alt and n_gap and n_emul and args["cases"] - n_alt - n_gap > 10    # every timing rule was exercised
 
 
 @pytest.fixture(scope="module")
@@ -192,4 +202,4 @@ def test_compute_conv(compute_build):
     pkg = dict(tn=tn, tm=tm, acc_w=p["acc_w"], acc_words=p["acc_words"], ib_d=-(-p["ibuf_elems"] // tn),
                wb_d=-(-p["wbuf_elems"] // (tn * tm)), ibuf_words8=p["ibuf_words8"], ibuf_words16=p["ibuf_words16"],
                wbuf_words8=p["wbuf_words8"], wbuf_words16=p["wbuf_words16"])
-    compute_build.run("test_compute", "compute_matches_isa", {"seed": 31, "cases": 40, "pkg": pkg})
+    compute_build.run("test_compute", "compute_matches_isa", {"seed": 31, "cases": 60, "pkg": pkg})

@@ -312,9 +312,9 @@ class YoloAccelerator:
 
     def _pre(self, img, s: _BufferSet) -> float:
         t0 = time.perf_counter()
-        t = self.manifest["input"]
+        t, e = self.manifest["input"], self.export or {}
         s.x[...] = preprocess(img, self.net_w, self.net_h, t["scale"], t["zero_point"], self.bits,
-                              int(t.get("channels", 3)), (self.export or {}).get("resize", "stretch"))
+                              int(t.get("channels", 3)), e.get("resize", "stretch"), t.get("format", "rgb01"))
         s.input.flush()
         return (time.perf_counter() - t0) * 1e3
 

@@ -56,7 +56,7 @@ SCHEMA = {
 #: ``export``: a model whose decode is in the graph (YOLOv5, YOLOX, YOLOv8 exports): the host-tail nodes, the ONNX
 #: shapes of the accelerator outputs it reads, its constants' file (``tail_consts.npz`` beside the manifest), its
 #: decoded output and that output's format (:mod:`host.exported`); such a manifest's heads carry no ``yolo``)
-OPTIONAL = {"tensor": {"yolo": dict}, "manifest": {"calibration": dict, "export": dict}}
+OPTIONAL = {"tensor": {"yolo": dict, "format": str}, "manifest": {"calibration": dict, "export": dict}}
 #: the keys the driver needs (a manifest without one is refused)
 DRIVER_KEYS = ("isa_version", "insn_bytes", "n_insns", "hardware", "base_sizes", "registers", "ctrl_bits",
                "status_bits", "regions", "input", "heads", "net", "names")

@@ -18,7 +18,7 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 __all__ = ["ImageError", "load_image", "darknet_resize", "quantize_input", "preprocess", "RESIZE_MODES", "resize",
-           "letterbox_geometry", "boxes_to_image"]
+           "letterbox_geometry", "boxes_to_image", "INPUT_FORMATS", "input_range", "to_input"]
 
 
 class ImageError(ValueError):
@@ -260,8 +260,33 @@ def to_channels(x: np.ndarray, channels: int) -> np.ndarray:
     return np.ascontiguousarray(x[:, :, np.arange(channels) % 3], dtype=np.float32)
 
 
+#: what the network's input values are: ``rgb01`` (RGB scaled to 0..1: darknet, Ultralytics), ``rgb255`` (RGB
+#: 0..255), ``bgr255`` (BGR 0..255, unnormalized: the official YOLOX ONNX export, as OpenCV reads images)
+INPUT_FORMATS = ("rgb01", "rgb255", "bgr255")
+
+
+def input_range(fmt: str) -> tuple:
+    """The (min, max) of an input pixel in format ``fmt`` (:data:`INPUT_FORMATS`). Raises ValueError."""
+    if fmt not in INPUT_FORMATS:
+        raise ValueError(f"unknown input format {fmt!r}; one of {INPUT_FORMATS}")
+    return (0.0, 255.0) if fmt.endswith("255") else (0.0, 1.0)
+
+
+def to_input(x: np.ndarray, channels: int, fmt: str = "rgb01") -> np.ndarray:
+    """An RGB image float [H, W, 3] (0..1) as the network's input values, float32 [H, W, channels]:
+    :func:`to_channels`, then for ``fmt`` (:data:`INPUT_FORMATS`) the channel order reversed (``bgr255``, three
+    channels) and the values times 255 (``*255``). Raises ValueError for an unknown format (and as
+    :func:`to_channels`)."""
+    hi = input_range(fmt)[1]
+    y = to_channels(x, channels)
+    if fmt.startswith("bgr") and y.shape[2] == 3:
+        y = y[:, :, ::-1]
+    return np.ascontiguousarray(y * np.float32(hi) if hi != 1.0 else y, dtype=np.float32)
+
+
 def quantize_input(x: np.ndarray, scale: float, zero_point: int, bits: int) -> np.ndarray:
-    """Affine-quantize the 0..1 float image for the accelerator's input region.
+    """Affine-quantize the float image (0..1, or 0..255: :data:`INPUT_FORMATS`) for the accelerator's input
+    region.
 
     ``q = clip(floor(x/scale + 0.5) + zero_point, -2^(bits-1), 2^(bits-1)-1)`` (round half up, computed in
     float64), the inverse of ``x = (q - zero_point) * scale``.
@@ -341,7 +366,7 @@ def boxes_to_image(boxes: np.ndarray, img_w: int, img_h: int, net_w: int, net_h:
 
 
 def preprocess(img_u8: np.ndarray, width: int, height: int, scale: float, zero_point: int, bits: int,
-               channels: int = 3, mode: str = "stretch") -> np.ndarray:
+               channels: int = 3, mode: str = "stretch", fmt: str = "rgb01") -> np.ndarray:
     """:func:`darknet_resize` (or the letterbox of ``mode``, :func:`resize`) then :func:`quantize_input`: the
     accelerator's input tensor.
 
@@ -350,7 +375,8 @@ def preprocess(img_u8: np.ndarray, width: int, height: int, scale: float, zero_p
         width, height: network input size (416, 416 for YOLOv4-tiny); scale, zero_point, bits: the input
             region's quantization parameters; channels: the model's input channels (manifest ``input.channels``),
             derived from RGB by :func:`to_channels` when not 3 (1: luminance, other: RGB repeated cyclically);
-            mode: one of :data:`RESIZE_MODES` (manifest ``export.resize``; darknet models: ``stretch``).
+            mode: one of :data:`RESIZE_MODES` (manifest ``export.resize``; darknet models: ``stretch``);
+            fmt: one of :data:`INPUT_FORMATS` (manifest ``export.input_format``; darknet models: ``rgb01``).
     Returns:
         int8/int16 [height, width, channels] -- NHWC without the batch axis, the accelerator's input layout.
     Raises:
@@ -368,6 +394,6 @@ def preprocess(img_u8: np.ndarray, width: int, height: int, scale: float, zero_p
         np.divide(img_u8, np.float32(255), out=x, dtype=np.float32)
     else:
         _resize_into(img_u8, width, height, x)
-    if channels != 3:
-        x = to_channels(x, channels)
+    if channels != 3 or fmt != "rgb01":
+        x = to_input(x, channels, fmt)
     return quantize_input(x, scale, zero_point, bits)

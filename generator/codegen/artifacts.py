@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from generator.flows.pipeline import Compiled, class_names, exported_output, input_resize, net_size
+from generator.flows.pipeline import Compiled, class_names, exported_output, input_format, input_resize, net_size
 from generator.codegen.allocate import manifest_scale
 from generator.ir.graph import Graph
 from generator.quant.quantize import param_bytes
@@ -48,14 +48,16 @@ def schedule_table(c: Compiled) -> str:
     return "\n".join(rows)
 
 
-def _tensor_entry(g: Graph, lay, name: str, yolo: dict | None = None) -> dict:
-    """The manifest entry (:data:`host.manifest.SCHEMA` ``"tensor"``) of graph tensor ``name``."""
+def _tensor_entry(g: Graph, lay, name: str, yolo: dict | None = None, fmt: str | None = None) -> dict:
+    """The manifest entry (:data:`host.manifest.SCHEMA` ``"tensor"``) of graph tensor ``name`` (``fmt``: the
+    input's pixel format, :data:`host.preprocess.INPUT_FORMATS`)."""
     t = g.tensors[name]
     r = lay.regions[t.region]
     return entry("tensor", name=name, region=t.region, base_reg=r["base_reg"], offset=r["addr"],
                  ch_offset=t.ch_offset, channels=t.shape[1], h=t.shape[2], w=t.shape[3], pad=r["pad"],
                  pixel_stride=r["channels"], layout="NHWC", scale=manifest_scale(t), zero_point=int(t.zero_point),
-                 dtype=t.dtype, **({"yolo": yolo} if yolo is not None else {}))
+                 dtype=t.dtype, **({"yolo": yolo} if yolo is not None else {}),
+                 **({"format": fmt} if fmt is not None else {}))
 
 
 def manifest(c: Compiled) -> dict:
@@ -83,7 +85,7 @@ def manifest(c: Compiled) -> dict:
         registers={n: entry("register", offset=o, bits=b, access=a) for n, o, b, a in isa.REGISTERS},
         ctrl_bits=isa.CTRL_BITS, status_bits=isa.STATUS_BITS,
         regions=[entry("region", name=k, **v) for k, v in lay.regions.items()],
-        input=_tensor_entry(g, lay, g.inputs[0]), heads=heads, net=entry("net", width=w, height=h),
+        input=_tensor_entry(g, lay, g.inputs[0], fmt=input_format(g)), heads=heads, net=entry("net", width=w, height=h),
         names=(class_names(c) or []) if yolo or export_entry(c) else [],
         layers=[entry("layer", name=L.name, kind=L.kind, insns=list(r), plan=p.describe(), predicted_cycles=p.cycles,
                       macs=L.macs, ddr_bytes=p.ddr_bytes)

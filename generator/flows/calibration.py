@@ -15,6 +15,7 @@ from generator.eval import data
 from generator.ir.graph import Graph, GraphError
 from generator.quant.quantize import calibrate
 from generator.quant.ranges import collect_histograms
+from host.preprocess import input_range
 
 #: the build folder: artifacts and calibration caches per model (``build/<model key>/``)
 BUILD = ROOT_DIR / "build"
@@ -90,16 +91,39 @@ def input_resize(g: Graph) -> str:
     return "letterbox" if "stride" in m and "names" in m and m.get("host_tail_outputs") else "stretch"
 
 
-def calibration_images(w: int, h: int, channels: int = 3, calib=None, mode: str = "stretch") -> dict:
+def input_format(g: Graph) -> str:
+    """What ``g``'s input values are (:data:`host.preprocess.INPUT_FORMATS`): the model's ``input_format``
+    metadata (e.g. ``bgr255`` for the official YOLOX export: BGR, 0..255, unnormalized), else ``rgb01``. Raises
+    GraphError for an unknown one."""
+    from host.preprocess import INPUT_FORMATS
+
+    fmt = g.metadata.get("input_format", "rgb01")
+    if fmt not in INPUT_FORMATS:
+        raise GraphError(f"model metadata input_format={fmt!r}: not one of {INPUT_FORMATS}")
+    return fmt
+
+
+def model_input(g: Graph, img_u8: np.ndarray) -> np.ndarray:
+    """A uint8 RGB image [H, W, 3] as ``g``'s float input, float32 [1, C, h, w]: resized by :func:`input_resize`,
+    C channels in :func:`input_format` (:func:`host.preprocess.to_input`)."""
+    from host.preprocess import resize, to_input
+
+    w, h = net_size(g)
+    x = to_input(resize(img_u8, w, h, input_resize(g)), g.tensors[g.inputs[0]].shape[1], input_format(g))
+    return x.transpose(2, 0, 1)[None]
+
+
+def calibration_images(w: int, h: int, channels: int = 3, calib=None, mode: str = "stretch",
+                       fmt: str = "rgb01") -> dict:
     """The calibration set of :func:`calib_files`, resized as the model's input is (``mode``:
     :func:`input_resize`, :func:`host.preprocess.resize`), with ``channels`` channels derived from RGB by
-    :func:`host.preprocess.to_channels` (1: luminance, 3: RGB, other: RGB repeated cyclically). Returns
-    {name: float32 [1, channels, h, w]} in 0..1. Raises FileNotFoundError (see :func:`calib_files`) and
-    host.preprocess.ImageError for a file that is not an image."""
-    from host.preprocess import load_image, resize, to_channels
+    :func:`host.preprocess.to_channels` (1: luminance, 3: RGB, other: RGB repeated cyclically), in pixel format
+    ``fmt`` (:func:`input_format`). Returns {name: float32 [1, channels, h, w]} (0..1, or 0..255). Raises
+    FileNotFoundError (see :func:`calib_files`) and host.preprocess.ImageError for a file that is not an image."""
+    from host.preprocess import load_image, resize, to_input
 
     paths = calib_files(calib)
-    return {n: to_channels(resize(load_image(p), w, h, mode), channels).transpose(2, 0, 1)[None]
+    return {n: to_input(resize(load_image(p), w, h, mode), channels, fmt).transpose(2, 0, 1)[None]
             for n, p in paths.items()}
 
 
@@ -132,8 +156,8 @@ def calibration_ranges(g: Graph, model_path: Path, progress=True, calib=None, st
         return c["stats"] if stats else {k: tuple(v) for k, v in c["ranges"].items()}
     w, h = net_size(g)
     ch = g.tensors[g.inputs[0]].shape[1]
-    xs = list(calibration_images(w, h, ch, calib, input_resize(g)).values())
-    ranges = calibrate(g, xs, progress=progress, input_range=(0.0, 1.0))
+    xs = list(calibration_images(w, h, ch, calib, input_resize(g), input_format(g)).values())
+    ranges = calibrate(g, xs, progress=progress, input_range=input_range(input_format(g)))
     hist = collect_histograms(g, xs, ranges)
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"model_sha256_16": digest, "images_sha256_16": set_hash,
@@ -163,7 +187,8 @@ def equalized_graph(g: Graph, model_path: Path, calib=None, alpha: float = EQUAL
     c = json.loads(cache.read_text()) if cache.is_file() else {}
     if c.get("model_sha256_16") != digest or not set(c.get("spans", {})) >= set(g.regions):
         w, h = net_size(g)
-        xs = calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib, input_resize(g)).values()
+        xs = calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib, input_resize(g),
+                                input_format(g)).values()
         sp = channel_spans(g, xs)
         c = {"model_sha256_16": digest, "spans": {r: [lo.tolist(), hi.tolist()] for r, (lo, hi) in sp.items()}}
         cache.parent.mkdir(parents=True, exist_ok=True)

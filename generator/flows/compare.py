@@ -67,9 +67,8 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
     from generator.eval.conformance import host_outputs
     from generator.exec import run_golden
     from generator.exec.runtime import read_tensor
-    from generator.flows.pipeline import detections_from_heads, input_resize, net_size, quantize_image
+    from generator.flows.pipeline import detections_from_heads, model_input, quantize_image
     from generator.quant.equalize import tensor_gains
-    from host.preprocess import resize, to_channels
 
     img = real_image(image)
     od0 = Path(out) if out else None
@@ -77,8 +76,7 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
                            yolo_cfg=yolo_cfg, calib=calib)
     od = out_folder(out or ROOT_DIR / "build" / "compare" / f"{comp.model_path.stem}-{comp.quant.name}")
     g, prog = comp.qgraph, comp.program
-    w, h = net_size(g)
-    x = to_channels(resize(img, w, h, input_resize(g)), g.tensors[g.inputs[0]].shape[1]).transpose(2, 0, 1)[None]
+    x = model_input(g, img)
     log(f"compare: {comp.model_path.name} float (onnxruntime) against {comp.quant.name} on the golden simulator "
         f"({board}), image {image}")
     heads, _, ddr, bases = run_golden(prog, g, quantize_image(comp, img), progress=True)

@@ -74,7 +74,8 @@ def onnx_metadata(path) -> dict:
 # re-exported: the calibration inputs and the build folder's cache paths live in generator.flows.calibration
 from generator.flows.calibration import (BUILD, CALIB_SUFFIXES, EQUALIZE_ALPHA, STATS_VERSION,  # noqa: E402,F401
                                          calib_cache_path, calib_files, calibration_images, calibration_ranges,
-                                         equalized_graph, file_sha256, input_resize, model_key, net_size)
+                                         equalized_graph, file_sha256, input_format, input_resize, model_input,
+                                         model_key, net_size)
 
 
 @dataclass
@@ -274,7 +275,7 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
     if bias_correction:
         w, h = net_size(g)
         qg = correct_bias(qg, g, calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib,
-                                                    input_resize(g)).values(), hw.acc_bits)
+                                                    input_resize(g), input_format(g)).values(), hw.acc_bits)
     prog = compile_program(qg, hw)
     t3 = time.time()
     return Compiled(g, qg, prog, hw, cfg, b, model_path,
@@ -291,12 +292,11 @@ def class_names(c: Compiled) -> list | None:
 def quantize_image(c: Compiled, img_u8: np.ndarray) -> np.ndarray:
     """Real image (uint8 [H, W, 3] RGB) -> the network's quantized input, int64 [C, h, w] (darknet resize or the
     model's letterbox, :func:`input_resize`, then C channels by :func:`host.preprocess.to_channels`: 1 luminance,
-    3 RGB, other RGB repeated cyclically)."""
-    from host.preprocess import quantize_input, resize, to_channels
+    3 RGB, other RGB repeated cyclically; in the model's pixel format, :func:`input_format`)."""
+    from host.preprocess import quantize_input
 
-    w, h = net_size(c.qgraph)
     t = c.qgraph.tensors[c.qgraph.inputs[0]]
-    x = to_channels(resize(img_u8, w, h, input_resize(c.qgraph)), t.shape[1])
+    x = model_input(c.qgraph, img_u8)[0].transpose(1, 2, 0)
     return quantize_input(x, t.scale, t.zero_point, c.quant.bits).transpose(2, 0, 1).astype(np.int64)
 
 

@@ -255,9 +255,11 @@ def build(family: str, size: int = 128, act: str = "silu", opset: int = 17, clas
     names = list(names) if names is not None else [f"class{i}" for i in range(classes)]
     props = {"names": repr(dict(enumerate(names))), "description": f"{family}-shaped graph, random weights ({act}, "
              f"opset {opset})"}
-    # Ultralytics writes stride and names (its letterbox follows); YOLOX writes nothing: its top-left letterbox is
-    # named here as a user would add it to a YOLOX export (generator.flows.pipeline.input_resize)
-    props.update({"input_resize": "letterbox_topleft"} if family == "yolox_nano" else {"stride": "32"})
+    # Ultralytics writes stride and names (its letterbox follows); YOLOX writes nothing: its top-left letterbox and
+    # its unnormalized BGR input (0..255, as OpenCV reads images) are named here as a user would add them to a YOLOX
+    # export (generator.flows.calibration.input_resize / input_format)
+    props.update({"input_resize": "letterbox_topleft", "input_format": "bgr255"} if family == "yolox_nano"
+                 else {"stride": "32"})
     onnx.helper.set_model_props(m, props)
     return m
 

@@ -47,12 +47,12 @@ class _Net(Builder):
             return self.leaky(x)
         return self.op("Mul", [x, self.unary("Sigmoid", x)], list(self.shapes[x]))
 
-    def cba(self, x, c, k=1, s=1, groups=1, p=None):
+    def cba(self, x, c, k=1, s=1, groups=1, p=None, wscale=1.0):
         """Conv (no bias) + BatchNormalization + activation, padding ``p`` (default k // 2), ``groups``
-        (depthwise: = channels)."""
+        (depthwise: = channels), weights of standard deviation ``wscale / sqrt(fan-in)``."""
         p = k // 2 if p is None else p
         ic = self.shapes[x][1]
-        w = self.const((self.rng.standard_normal((c, ic // groups, k, k)) / np.sqrt(ic // groups * k * k))
+        w = self.const((self.rng.standard_normal((c, ic // groups, k, k)) * wscale / np.sqrt(ic // groups * k * k))
                        .astype(np.float32), "w")
         _, _, hh, ww = self.shapes[x]
         o = (hh + 2 * p - k) // s + 1, (ww + 2 * p - k) // s + 1
@@ -178,7 +178,7 @@ def yolov5n(n: _Net, nc):
 
 def yolox_nano(n: _Net, nc):
     """YOLOX-nano on ``n``'s input with ``nc`` classes; returns the decoded output [1, N, 5 + nc]."""
-    x = n.cba(n.focus("images"), 16, 3)
+    x = n.cba(n.focus("images"), 16, 3, wscale=1 / 255)   # (its input is 0..255 BGR: a trained stem scales it)
     x = n.c3(n.dwconv(x, 32, 3, 2), 32, 1, dw=True)
     p3 = n.c3(n.dwconv(x, 64, 3, 2), 64, 3, dw=True)
     p4 = n.c3(n.dwconv(p3, 128, 3, 2), 128, 3, dw=True)

@@ -177,15 +177,15 @@ def _edited_cfg(tmp_path, cfg, inserts: dict[int, str], name="yolov4-tiny.cfg"):
 
 def test_unsupported_sections_all_listed(official, tmp_path):
     cfg, weights, _ = official
-    # [sam] inserted before line 84 ([maxpool]) lands on line 84; [reorg] before line 178 lands on 178 + 3
-    bad = _edited_cfg(tmp_path, cfg, {84: "[sam]\nfrom=-3\nactivation=linear\n",
+    # [dropout] inserted before line 84 ([maxpool]) lands on line 84; [reorg] before line 178 lands on 178 + 3
+    bad = _edited_cfg(tmp_path, cfg, {84: "[dropout]\nprobability=0.5\ndropblock=0\n",
                                       178: "[reorg]\nstride=2\n"})
-    assert bad.read_text().splitlines()[83] == "[sam]" and bad.read_text().splitlines()[180] == "[reorg]"
+    assert bad.read_text().splitlines()[83] == "[dropout]" and bad.read_text().splitlines()[180] == "[reorg]"
     with pytest.raises(DarknetError) as e:
         darknet_to_onnx(bad, weights)
     msg = str(e.value)
     assert "2 unsupported section(s)" in msg
-    assert "yolov4-tiny.cfg:84 [sam]" in msg and "yolov4-tiny.cfg:181 [reorg]" in msg
+    assert "yolov4-tiny.cfg:84 [dropout]" in msg and "yolov4-tiny.cfg:181 [reorg]" in msg
 
 
 def test_grouped_convolution_that_does_not_divide_is_rejected(official, tmp_path):

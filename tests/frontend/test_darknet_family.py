@@ -2,7 +2,8 @@
 random weights in darknet's binary format, 64x64): they convert to ONNX, compile for zcu19eg, the golden simulator
 equals the independent integer reference bit for bit on the whole DDR image and is within the quantization error of
 onnxruntime on the converted model; every [yolo] head reaches the manifest. The partial residuals of YOLOv3-tiny-PRN
-([shortcut] between layers of different channel counts) are checked against darknet's rule in numpy."""
+([shortcut] between layers of different channel counts) and the attention layers ([sam], [scale_channels] with
+[avgpool]) are checked against darknet's rules in numpy."""
 from __future__ import annotations
 
 import numpy as np
@@ -85,3 +86,41 @@ def test_partial_shortcut_follows_darknet(tmp_path, c_prev, c_from, act):
     xq = quantize_input(gq, xs[0])
     _, _, ddr, bases = run_golden(prog, gq, xq)
     assert compare_ddr(iref, iref.run(xq), prog, ddr, bases) == []
+
+
+@pytest.mark.parametrize("act", ["linear", "logistic"])
+def test_sam_and_scale_channels_follow_darknet(tmp_path, act):
+    """[scale_channels] (an SE block: [avgpool], two 1x1 convolutions, the C x 1 x 1 gate times an earlier layer) and
+    [sam] (spatial attention: an earlier layer times the previous one, element by element), as darknet's
+    forward_scale_channels_layer / forward_sam_layer compute them, checked on onnxruntime's layer outputs; the
+    compiled program (COMPUTE emul) matches the integer reference and onnxruntime."""
+    from helpers import compile_small, quantize_input, sqnr_db
+
+    text = ("[net]\nwidth=8\nheight=8\nchannels=3\n"
+            "[convolutional]\nbatch_normalize=1\nfilters=16\nsize=3\nstride=1\npad=1\nactivation=leaky\n"
+            "[avgpool]\n"
+            "[convolutional]\nfilters=4\nsize=1\nstride=1\npad=1\nactivation=relu\n"
+            "[convolutional]\nfilters=16\nsize=1\nstride=1\npad=1\nactivation=logistic\n"
+            f"[scale_channels]\nfrom=-4\nactivation={act}\n"
+            "[convolutional]\nbatch_normalize=1\nfilters=16\nsize=3\nstride=1\npad=1\nactivation=leaky\n"
+            "[convolutional]\nfilters=16\nsize=1\nstride=1\npad=1\nactivation=logistic\n"
+            f"[sam]\nfrom=-2\nactivation={act}\n"
+            "[convolutional]\nfilters=18\nsize=1\nstride=1\npad=1\nactivation=linear\n"
+            "[yolo]\nmask=0,1,2\nanchors=10,13, 16,30, 33,23\nclasses=1\nnum=3\n")
+    model = _convert(tmp_path, "attention", text)
+    x = np.random.default_rng(6).random((1, 3, 8, 8)).astype(np.float32)
+    out = _layer_outputs(model, x)
+    f = (lambda v: 1 / (1 + np.exp(-v))) if act == "logistic" else (lambda v: v)
+    np.testing.assert_allclose(out[1], out[0].mean(axis=(1, 2), keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out[4], f(out[0] * out[3]), rtol=1e-5, atol=1e-6)    # one factor per channel
+    np.testing.assert_allclose(out[7], f(out[5] * out[6]), rtol=1e-5, atol=1e-6)    # element by element
+    gq, prog, xs, iref = compile_small(model, "int8-asym", with_ref=True)
+    assert sum(n.attrs["macro"].kind == "emul" for n in gq.macro_nodes()) == 2
+    xq = quantize_input(gq, xs[0])
+    gold, _, ddr, bases = run_golden(prog, gq, xq)
+    assert compare_ddr(iref, iref.run(xq), prog, ddr, bases) == []
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    o = gq.outputs[0]
+    t = gq.tensors[o]
+    s = sqnr_db(sess.run(None, {"input": xs[0]})[0][0], (gold[o] - t.zero_point) * t.deq_scale)
+    assert s > 20, f"SQNR {s:.1f} dB against onnxruntime"

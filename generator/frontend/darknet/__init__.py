@@ -22,6 +22,10 @@ subset of layers a CNN detector such as YOLOv3-tiny / YOLOv4-tiny uses:
 * ``[shortcut]``: ``from`` (one layer, same height and width), ``activation`` -> ``Add`` (+ the activation); with
   different channel counts darknet adds the first min(C) channels: a channel ``Slice`` of the ``from`` layer, or a
   ``Split`` of the previous layer whose rest is concatenated behind the sum.
+* ``[sam]`` / ``[scale_channels]``: ``from`` (one layer), ``activation`` -> ``Mul`` of the ``from`` layer and the
+  previous one (+ the activation): equal shapes (spatial attention), or the previous layer C x 1 x 1, one factor
+  per channel (``scale_wh=0``; channel attention, squeeze-and-excitation).
+* ``[avgpool]``: global average pool -> ``GlobalAveragePool`` (C x 1 x 1; the compiler needs a square map).
 * ``[yolo]``: no ONNX node; the tensor feeding it becomes a graph output (cfg order). Its decode parameters go to
   ``model.metadata_props``.
 

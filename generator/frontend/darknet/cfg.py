@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SUPPORTED_SECTIONS = ("net", "network", "convolutional", "conv", "maxpool", "max", "route", "upsample", "shortcut",
-                      "yolo")
+                      "sam", "scale_channels", "avgpool", "yolo")
 CANONICAL = {"network": "net", "conv": "convolutional", "max": "maxpool"}
 ACTIVATIONS = ("leaky", "relu", "linear", "logistic", "swish", "mish", "hard_swish")
 
@@ -44,6 +44,9 @@ KNOWN_KEYS = {
     "route": ("layers", "groups", "group_id", "stream", "wait_stream") + _COMMON_LAYER_KEYS,
     "upsample": ("stride", "scale") + _COMMON_LAYER_KEYS,
     "shortcut": ("from", "activation", "weights_type", "weights_normalization") + _COMMON_LAYER_KEYS,
+    "sam": ("from", "activation") + _COMMON_LAYER_KEYS,
+    "avgpool": _COMMON_LAYER_KEYS,
+    "scale_channels": ("from", "scale_wh", "activation") + _COMMON_LAYER_KEYS,
     "yolo": ("classes", "num", "mask", "max", "show_details", "max_delta", "counters_per_class",
              "label_smooth_eps", "scale_x_y", "objectness_smooth", "new_coords", "iou_normalizer",
              "obj_normalizer", "cls_normalizer", "delta_normalizer", "iou_loss", "iou_thresh_kind", "beta_nms",

@@ -126,6 +126,10 @@ def build_layers(sections: list[Section], cfg_name: str) -> tuple[dict, list[Lay
             layer = _route(opts, i, s, layers)
         elif kind == "shortcut":
             layer = _shortcut(opts, i, s, shape, layers)
+        elif kind in ("sam", "scale_channels"):
+            layer = _product(opts, i, s, shape, layers, kind)
+        elif kind == "avgpool":   # global average pool (darknet's forward_avgpool_layer): C x 1 x 1
+            layer = Layer(i, s, kind, (shape[0], 1, 1), {})
         elif kind == "upsample":
             stride = opts.int_(s, "stride", 2)
             if stride < 1:
@@ -145,9 +149,10 @@ def build_layers(sections: list[Section], cfg_name: str) -> tuple[dict, list[Lay
             if used:
                 raise opts.err(l.section, f"routes to [yolo] layer {sorted(used)}: the yolo output (decoded, "
                                          f"logistic-activated) is not modelled; route to the layer before it")
-        if l.kind == "shortcut" and l.params["from"] in yolo_idx:
+        if l.kind in ("shortcut", "sam", "scale_channels") and l.params["from"] in yolo_idx:
             raise opts.err(l.section, f"adds [yolo] layer {l.params['from']}, which is not modelled")
-        if l.kind in ("convolutional", "maxpool", "upsample", "shortcut", "yolo") and l.index - 1 in yolo_idx:
+        if l.kind in ("convolutional", "maxpool", "upsample", "shortcut", "sam", "scale_channels", "avgpool", "yolo") \
+                and l.index - 1 in yolo_idx:
             raise opts.err(l.section, f"takes its input from [yolo] layer {l.index - 1}, which is not modelled")
     if not yolo_idx:
         raise DarknetError(f"{cfg_name}: no [yolo] section, the model would have no output")
@@ -271,6 +276,32 @@ def _shortcut(opts: OptionReader, i: int, s: Section, shape, layers: list[Layer]
     if act not in ACTIVATIONS:
         raise opts.err(s, f"activation={act!r} is not supported (supported: {', '.join(ACTIVATIONS)})")
     return Layer(i, s, "shortcut", tuple(shape), {"from": j, "activation": act})
+
+
+def _product(opts: OptionReader, i: int, s: Section, shape, layers: list[Layer], kind: str) -> Layer:
+    """[sam] / [scale_channels] ``s``, layer ``i``: layer ``from``'s output times the previous layer's (``shape``),
+    then ``activation`` (default linear), as darknet's ``forward_sam_layer`` (element by element, equal shapes:
+    spatial attention) and ``forward_scale_channels_layer`` (the previous layer C x 1 x 1, one factor per channel
+    of ``from``'s C x H x W; ``scale_wh=0`` only). params: from (absolute index), activation. The output has
+    ``from``'s shape."""
+    refs = opts.ints(s, "from")
+    if len(refs) != 1:
+        raise opts.err(s, f"from={s.options.get('from')}: exactly one layer is supported")
+    j = i + refs[0] if refs[0] < 0 else refs[0]
+    if not 0 <= j < i:
+        raise opts.err(s, f"from={s.options['from']}: layer {j} is not an earlier layer (this is layer {i})")
+    fs = tuple(layers[j].out_shape)
+    want = (fs[0], 1, 1) if kind == "scale_channels" else fs
+    if kind == "scale_channels" and opts.int_(s, "scale_wh", 0) != 0:
+        raise opts.err(s, "scale_wh=1 (one factor per pixel) is not supported (only 0: one per channel)")
+    if tuple(shape) != want:
+        raise opts.err(s, f"from={s.options['from']}: layer {j} is {'x'.join(map(str, fs))} (C x H x W), the "
+                          f"previous layer {'x'.join(map(str, shape))}; [{kind}] needs it "
+                          f"{'x'.join(map(str, want))}")
+    act = s.options.get("activation", "linear")
+    if act not in ACTIVATIONS:
+        raise opts.err(s, f"activation={act!r} is not supported (supported: {', '.join(ACTIVATIONS)})")
+    return Layer(i, s, kind, fs, {"from": j, "activation": act})
 
 
 def yolo_layer(opts: OptionReader, i: int, s: Section, shape) -> Layer:

@@ -90,6 +90,12 @@ def darknet_to_onnx(cfg_path, weights_path, out_path=None, names=None) -> onnx.M
             _route_nodes(l, layers, out, nodes, inits)
         elif l.kind == "shortcut":
             _shortcut_nodes(l, layers, prev, out, nodes, inits)
+        elif l.kind == "avgpool":
+            nodes.append(helper.make_node("GlobalAveragePool", [prev], [out], name=f"avgpool_{l.index}"))
+        elif l.kind in ("sam", "scale_channels"):   # from-layer x previous layer (broadcast [C, 1, 1]), activation
+            t = out if l.params["activation"] == "linear" else f"layer_{l.index}_mul"
+            nodes.append(helper.make_node("Mul", [f"layer_{l.params['from']}", prev], [t], name=f"{l.kind}_{l.index}"))
+            _act_nodes(l.params["activation"], t, out, l.index, nodes)
         elif l.kind == "upsample":
             _upsample_nodes(l, prev, out, nodes, inits)
         else:  # yolo: its input becomes a graph output

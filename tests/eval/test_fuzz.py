@@ -1,5 +1,5 @@
 """Seeded random-layer fuzzing (generator/eval/fuzz.py) in the default test run: 200 cases on the golden simulator and
-the independent integer reference (every hardware configuration), 50 on the C-simulation and 20 on the RTL (tiny
+the independent integer reference (every hardware configuration), 36 on the C-simulation and 12 on the RTL (tiny
 configurations, Tm != Tn included), all bit for bit. Also: the tiers cover the space they claim, and the fuzzer
 catches planted defects (a wrong multiplier, a wrong bias fold, a corrupted DDR byte)."""
 from __future__ import annotations
@@ -43,7 +43,8 @@ def test_fuzz_tier_covers_the_space(golden_ref_outcomes):
     ran = [o.case for o in outs if o.status == "pass"]
     assert len(ran) >= 150, f"only {len(ran)} of 200 cases ran"
     convs = [L for c in ran for L in c["layers"] if L["op"] == "conv"]
-    assert {c["kind"] for c in ran} >= {"conv", "chain", "concat", "split", "standalone", "fc"}
+    assert {c["kind"] for c in ran} >= {"conv", "chain", "concat", "split", "standalone", "fc", "emul"}
+    assert {c["layers"][1]["gate"] for c in ran if c["kind"] == "emul"} == {"sam", "se", "square"}
     assert {(c["mode"], c["per_channel"]) for c in ran} == set(fz.QUANT_MODES)
     assert {c["config"] for c in ran} == set(fz.CONFIGS)
     assert {L["k"] for L in convs} == {1, 3, 5, 7} and {L["s"] for L in convs} == {1, 2}

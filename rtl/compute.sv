@@ -279,6 +279,7 @@ module compute
   logic [F_COMPUTE_IBUF_WORD_W+1:0] k_ie, k_ie_lo;     // ((oh-1)*s + kh)*in_cols*ig, saturating: k_ie_ov
   logic [2*F_COMPUTE_OG_W+2*F_COMPUTE_KH_W+1:0] k_wend;
   logic k_byp, k_win, k_nw_oob, k_w_oob, k_ie_ov, k_ie_hi, k_i_oob;
+  logic [F_COMPUTE_OG_W+LOG2_TM+LOG2_TN:0] k_bsum;
   /* verilator lint_off PINCONNECTEMPTY */
   mul_tree #(.AW(F_COMPUTE_OH_W), .BW(F_COMPUTE_OW_W)) u_ohow (.clk, .a(f_oh), .b(f_ow), .p(k_ohow), .ovf());
   mul_tree #(.AW(F_COMPUTE_OG_W), .BW(F_COMPUTE_IG_W)) u_ogig (.clk, .a(f_og), .b(f_ig), .p(k_ogig), .ovf());
@@ -295,9 +296,10 @@ module compute
     else if (cp_ck <= 4'(CK_LAT)) cp_ck <= cp_ck + 1'b1;
     k_owm1 <= f_ow - 1'b1;
     k_ohm1 <= f_oh - 1'b1;
-    k_byp <= ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(f_og) << LOG2_TM)
-             + (cp_emul ? (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(su_be) : '0)
-             > ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(f_ig) << LOG2_TN);
+    // (emul: B's lanes end at b_word*Tn + og*Tm; the sum registered before the compare)
+    k_bsum <= ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(f_og) << LOG2_TM)
+              + (cp_ins[F_COMPUTE_EMUL_LSB] ? (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(su_be) : '0);
+    k_byp <= k_bsum > ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(f_ig) << LOG2_TN);
     k_wcols <= ($bits(k_wcols))'(k_wc) + ($bits(k_wcols))'(f_kw);
     k_rowsin <= ($bits(k_rowsin))'(k_rsin) + ($bits(k_rowsin))'(f_kh);
     k_win <= k_wcols > ($bits(k_wcols))'(f_in_cols);

@@ -59,11 +59,11 @@ def test_unsupported_ops_are_all_listed():
 
 
 def test_unsupported_listing_names_every_node_grouped_and_wrapped():
-    """A YOLOX-like stem (Focus: four spatial slices, a gate x * Erf(x) as GELU's decomposition has it, a residual
-    Add) is refused with every unsupported node named once (the Focus folds into its convolution and the residual
-    Adds compile, SiLU's Sigmoid x Mul would run in POST's table; Erf has no table and a stride-2 row slice outside
-    a Focus no layer), grouped by op type with counts, the spatial Slice and the products of two tensors with their
-    reason, every line at most 100 characters, then the supported ops."""
+    """A YOLOX-like stem (Focus: four spatial slices, a quotient x / Erf(x), a residual Add) is refused with every
+    unsupported node named once (the Focus folds into its convolution and the residual Adds compile; Erf has no
+    table, a quotient of two tensors no unit and a stride-2 row slice outside a Focus no layer), grouped by op type
+    with counts, the spatial Slice and the quotients with their reason, every line at most 100 characters, then the
+    supported ops."""
     b = Builder([1, 3, 16, 16])
     sl = []
     for hs, ws in ((0, 0), (1, 0), (0, 1), (1, 1)):
@@ -73,7 +73,7 @@ def test_unsupported_listing_names_every_node_grouped_and_wrapped():
     y = b.conv(b.concat(*sl), 8)
     for _ in range(3):
         s = b.op("Erf", [y], [1, 8, 8, 8])
-        m = b.op("Mul", [y, s], [1, 8, 8, 8])
+        m = b.op("Div", [y, s], [1, 8, 8, 8])
         y = b.op("Add", [b.conv(m, 8), y], [1, 8, 8, 8])
     rows = b.op("Slice", [y, b.const(np.array([0], np.int64)), b.const(np.array([8], np.int64)),
                           b.const(np.array([2], np.int64)), b.const(np.array([2], np.int64))], [1, 8, 4, 8])
@@ -83,7 +83,7 @@ def test_unsupported_listing_names_every_node_grouped_and_wrapped():
     lines = msg.splitlines()
     assert lines[0] == "7 unsupported ONNX node(s), by op type:"
     assert [ln.split(":")[0].strip() for ln in lines if ln.startswith("  ") and not ln.startswith("   ")] == [
-        "Erf x 3", "Mul x 3 (a product or quotient of two tensors)",
+        "Div x 3 (a quotient of two tensors)", "Erf x 3",
         "Slice x 1 (not a channel slice (axis 1, step 1) nor part of a Focus)"]
     assert all(len(ln) <= 100 for ln in lines)
     body = lines[1:next(i for i, ln in enumerate(lines) if ln.startswith("supported ops"))]

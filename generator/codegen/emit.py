@@ -102,9 +102,10 @@ class _LayerEmitter:
         self._write_after_read_tokens()
         return self.out
 
-    def _ifmap_loads(self, bank, r0, c0, acc_rows, acc_cols, ic0, ic1, chunk_ig) -> list:
+    def _ifmap_loads(self, bank, r0, c0, acc_rows, acc_cols, ic0, ic1, chunk_ig, b_word=0) -> list:
         """LOADs of one step's ifmap into IBUF ``bank``: KH (or KH x KW) strided gathers when folded; the input
-        window of the acc tile for a convolution; the acc tile itself for a copy (shifted by its padding)."""
+        window of the acc tile for a convolution; the acc tile itself for a copy (shifted by its padding), and for an
+        emul layer its second factor at IBUF word ``b_word`` of each pixel."""
         L, vin = self.L, self.vin
         if L.fold:
             contiguous = vin.channels == L.IC
@@ -128,7 +129,7 @@ class _LayerEmitter:
                           ddr_offset=vin.at(r0 - L.pad, c0 - L.pad_left, ic0), rows=acc_rows, cols=acc_cols,
                           elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix, dst_pitch=chunk_ig)]
         if L.kind == "emul":   # the second factor at word b_word of each pixel (broadcast: the same C elements)
-            vb, b_word = self.vb, chunk_ig // 2
+            vb = self.vb
             at, row, pix = (vb.at(0, 0, ic0), 0, 0) if L.b_broadcast else (vb.at(r0, c0, ic0), vb.row, vb.pix)
             loads.append(isa.make("LOAD", buf=0, bank=bank, base_reg=vb.base_reg, ddr_offset=at, rows=acc_rows,
                                   cols=acc_cols, elems=ic1 - ic0, row_stride=row, pix_stride=pix,
@@ -154,14 +155,14 @@ class _LayerEmitter:
         (oc0, oc1), (ic0, ic1) = oc, ic
         og0, tile_og = oc0 // hw.tm, ceil_div(oc1 - oc0, hw.tm)
         if L.kind == "conv":
-            chunk_ig = ceil_div(ic1 - ic0, hw.tn)
-        else:
-            chunk_ig = L.ifmap_ig(ic1 - ic0, tile_og, hw.tn, hw.tm)[0]
+            chunk_ig, b_word = ceil_div(ic1 - ic0, hw.tn), 0
+        else:   # (b_word: an emul layer's second factor's first IBUF word of a pixel)
+            chunk_ig, b_word = L.ifmap_ig(ic1 - ic0, tile_og, hw.tn, hw.tm)
         loads, need = [], -1
         ib, refill = self.ibank.pick((sp_origin, ic))
         if refill is not None:
             need = max(need, refill)
-            loads += self._ifmap_loads(ib, r0, c0, acc_rows, acc_cols, ic0, ic1, chunk_ig)
+            loads += self._ifmap_loads(ib, r0, c0, acc_rows, acc_cols, ic0, ic1, chunk_ig, b_word)
         wb = 0
         if L.kind == "conv":
             wb, refill = self.wbank.pick((oc, ic))
@@ -181,7 +182,7 @@ class _LayerEmitter:
             "COMPUTE", acc_bank=t_idx % 2, ibuf_bank=ib, wbuf_bank=wb, acc_init=int(ci == 0),
             bypass=int(L.kind != "conv"), oh=acc_rows, ow=acc_cols, og=tile_og, ig=chunk_ig, kh=L.mapped_k,
             kw=L.mapped_k, stride=L.mapped_stride, in_cols=in_cols, emul=int(L.kind == "emul"),
-            b_word=chunk_ig // 2 if L.kind == "emul" else 0, za=L.za, zb=L.zb, pop_prev=int(bool(loads)),
+            b_word=b_word, za=L.za, zb=L.zb, pop_prev=int(bool(loads)),
             pop_next=int(ci == 0 and t_idx >= 2), push_next=int(last_chunk)))
 
     def _tile_output(self, t_idx, n_tiles, sp, acc, oc):

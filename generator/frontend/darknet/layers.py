@@ -253,18 +253,25 @@ def _route(opts: OptionReader, i: int, s: Section, layers: list[Layer]) -> Layer
                   {"inputs": inputs, "groups": groups, "group_id": group_id})
 
 
-def _shortcut(opts: OptionReader, i: int, s: Section, shape, layers: list[Layer]) -> Layer:
-    """[shortcut] ``s``, layer ``i``: the previous layer's output (``shape``) plus layer ``from``'s (a residual
-    connection), then ``activation`` (default linear). params: from (absolute index), activation. Only one
-    ``from``, of the same height and width, and no weights (``weights_type=none``). The channel counts may differ
-    (partial residuals, YOLOv3-tiny-PRN): as darknet's ``shortcut_cpu`` the first min(C) channels are added, the
-    output keeps the previous layer's channels (the rest pass through, activated)."""
+def _from_layer(opts: OptionReader, i: int, s: Section) -> int:
+    """The absolute index of the one earlier layer that ``from=`` of section ``s`` (layer ``i``) names (negative:
+    relative to ``i``). Raises DarknetError naming the cfg line for several layers or one that is not earlier."""
     refs = opts.ints(s, "from")
     if len(refs) != 1:
         raise opts.err(s, f"from={s.options.get('from')}: exactly one layer is supported")
     j = i + refs[0] if refs[0] < 0 else refs[0]
     if not 0 <= j < i:
         raise opts.err(s, f"from={s.options['from']}: layer {j} is not an earlier layer (this is layer {i})")
+    return j
+
+
+def _shortcut(opts: OptionReader, i: int, s: Section, shape, layers: list[Layer]) -> Layer:
+    """[shortcut] ``s``, layer ``i``: the previous layer's output (``shape``) plus layer ``from``'s (a residual
+    connection), then ``activation`` (default linear). params: from (absolute index), activation. Only one
+    ``from``, of the same height and width, and no weights (``weights_type=none``). The channel counts may differ
+    (partial residuals, YOLOv3-tiny-PRN): as darknet's ``shortcut_cpu`` the first min(C) channels are added, the
+    output keeps the previous layer's channels (the rest pass through, activated)."""
+    j = _from_layer(opts, i, s)
     if tuple(layers[j].out_shape[1:]) != tuple(shape[1:]):
         raise opts.err(s, f"from={s.options['from']}: layer {j} is {layers[j].out_shape[0]}x{layers[j].out_shape[1]}"
                           f"x{layers[j].out_shape[2]}, the previous layer {shape[0]}x{shape[1]}x{shape[2]} (C x H x "
@@ -284,12 +291,7 @@ def _product(opts: OptionReader, i: int, s: Section, shape, layers: list[Layer],
     spatial attention) and ``forward_scale_channels_layer`` (the previous layer C x 1 x 1, one factor per channel
     of ``from``'s C x H x W; ``scale_wh=0`` only). params: from (absolute index), activation. The output has
     ``from``'s shape."""
-    refs = opts.ints(s, "from")
-    if len(refs) != 1:
-        raise opts.err(s, f"from={s.options.get('from')}: exactly one layer is supported")
-    j = i + refs[0] if refs[0] < 0 else refs[0]
-    if not 0 <= j < i:
-        raise opts.err(s, f"from={s.options['from']}: layer {j} is not an earlier layer (this is layer {i})")
+    j = _from_layer(opts, i, s)
     fs = tuple(layers[j].out_shape)
     want = (fs[0], 1, 1) if kind == "scale_channels" else fs
     if kind == "scale_channels" and opts.int_(s, "scale_wh", 0) != 0:

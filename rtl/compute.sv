@@ -279,7 +279,7 @@ module compute
   logic [F_COMPUTE_IBUF_WORD_W+1:0] k_ie, k_ie_lo;     // ((oh-1)*s + kh)*in_cols*ig, saturating: k_ie_ov
   logic [2*F_COMPUTE_OG_W+2*F_COMPUTE_KH_W+1:0] k_wend;
   logic k_byp, k_win, k_nw_oob, k_w_oob, k_ie_ov, k_ie_hi, k_i_oob;
-  logic [F_COMPUTE_OG_W+LOG2_TM+LOG2_TN:0] k_bsum;
+  logic [F_COMPUTE_OG_W+LOG2_TM+LOG2_TN:0] k_bsum, k_ogtm;
   /* verilator lint_off PINCONNECTEMPTY */
   mul_tree #(.AW(F_COMPUTE_OH_W), .BW(F_COMPUTE_OW_W)) u_ohow (.clk, .a(f_oh), .b(f_ow), .p(k_ohow), .ovf());
   mul_tree #(.AW(F_COMPUTE_OG_W), .BW(F_COMPUTE_IG_W)) u_ogig (.clk, .a(f_og), .b(f_ig), .p(k_ogig), .ovf());
@@ -297,8 +297,8 @@ module compute
     k_owm1 <= f_ow - 1'b1;
     k_ohm1 <= f_oh - 1'b1;
     // (emul: B's lanes end at b_word*Tn + og*Tm; the sum registered before the compare)
-    k_bsum <= ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(f_og) << LOG2_TM)
-              + (cp_ins[F_COMPUTE_EMUL_LSB] ? (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(su_be) : '0);
+    k_ogtm <= (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(f_og) * (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(TM);
+    k_bsum <= k_ogtm + (cp_ins[F_COMPUTE_EMUL_LSB] ? (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(su_be) : '0);
     k_byp <= k_bsum > ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(f_ig) << LOG2_TN);
     k_wcols <= ($bits(k_wcols))'(k_wc) + ($bits(k_wcols))'(f_kw);
     k_rowsin <= ($bits(k_rowsin))'(k_rsin) + ($bits(k_rowsin))'(f_kh);
@@ -330,7 +330,8 @@ module compute
     for (int k = 2; k <= NS; k++) q_aw0[k] <= q_aw0[k - 1];
     q_aw1[2] <= q_aw0[1] + AC_AW'(f_og);
     for (int k = 3; k <= NS; k++) q_aw1[k] <= q_aw1[k - 1];
-    q1_boff <= TM >= TN ? '0 : a_bo[LOG2_TN-1:0];     // (o*Tm is a multiple of Tn when Tm >= Tn)
+    q1_boff <= TM % TN == 0 ? '0 : a_bo[LOG2_TN-1:0];  // (o*Tm is a multiple of Tn when Tn divides Tm; B's offset
+                                                         // b_word*Tn + o*Tm has the same lane)
     // stage 1: the RAM read addresses (bypass: the first IBUF word of the o group and the next; emul B: of B's)
     q1_ia <= cp_bypass ? a_pw + IB_AW'((e_ph ? a_be : BE_W'(a_bo)) >> LOG2_TN) : a_pw + a_off;
     q1_ib <= cp_bypass ? a_pw + IB_AW'((e_ph ? a_be : BE_W'(a_bo)) >> LOG2_TN) + 1'b1

@@ -64,7 +64,8 @@ module load_rd
   output logic [31:0]           w_qpb           // span: run q's first element
 );
   localparam int PW = BYTE_POS_W;
-  localparam int CAP_W = $clog2((2 * WL > 16 * TM ? 2 * WL : 16 * TM) + 1);   // lane-limit bytes
+  localparam int WLP = 1 << LOG2_WL, TMP = 1 << LOG2_TM;             // WBUF / PBUF lane pitches (isa.lane_pitch)
+  localparam int CAP_W = $clog2((2 * WLP > 16 * TMP ? 2 * WLP : 16 * TMP) + 1);   // lane-limit bytes
   localparam int BQ_DEPTH = 4;
   if (CAP_W > RUN_W) begin : g_bad_widths
     $error("load_rd: the lane limit is wider than a run's byte count");
@@ -78,8 +79,8 @@ module load_rd
   logic [SPD_W-1:0] sinc [4], sninc [4];                              // d step per sp_st, its negation
   logic [2:0] cols_gt;                                                // cols > k
   always_ff @(posedge clk) begin
-    cap <= is_pbuf ? CAP_W'(TM * PARAM_BYTES) : is_wbuf ? CAP_W'(WL) << prec16 : CAP_W'(TN) << prec16;
-    lim_run <= is_wbuf ? (CAP_W'(WL) - CAP_W'(wl_lo)) << prec16 : cap;
+    cap <= is_pbuf ? CAP_W'(TMP * PARAM_BYTES) : is_wbuf ? CAP_W'(WLP) << prec16 : CAP_W'(TN) << prec16;
+    lim_run <= is_wbuf ? (CAP_W'(WLP) - CAP_W'(wl_lo)) << prec16 : cap;
     run_rlhi <= |run_bytes[RUN_W-1:CAP_W];
     for (int k = 0; k < 3; k++) cols_gt[k] <= 32'(cols) > k;
     for (int k = 0; k < 3; k++) dkc[k] <= SPD_W'(k) * sp_stride + SPD_W'(run_bytes) - SPD_W'(AXI_BYTES);

@@ -77,7 +77,8 @@ module post
   logic [F_POST_OH_W-1:0] pp_oh1;
   logic [F_POST_OW_W-1:0] pp_ow1;
   logic pp_oh0, pp_ow0;
-  logic [31:0] pp_oidx;                                 // OBUF element of (y, x, o): ((y*cols + x)*og + o)*Tm
+  localparam int OIDX_STEP = OL == TM ? 1 : TM;
+  logic [31:0] pp_oidx;                                 // OBUF word (OL = Tm) or element of (y, x, o): (y*cols + x)*og + o (x Tm)
   logic signed [15:0] pp_max [TM];
   logic signed [15:0] pp_res [TM];
   wire pp_wfirst = pp_dy == 0 && pp_dx == 0;
@@ -227,9 +228,10 @@ module post
     for (int l = 0; l < OL; l++) begin
       logic [LOG2_OL-1:0] rel;
       logic [31:0] row;
-      // (pq_oidx is a multiple of Tm: with OL = Tm, lane l always takes element m = l)
+      // (OL = Tm: pq_oidx counts output words, lane l takes element m = l; else it counts elements, a multiple of
+      // Tm < OL, both powers of two)
       rel = OL == TM ? LOG2_OL'(l) : LOG2_OL'(l) - pq_oidx[LOG2_OL-1:0];
-      row = (pq_oidx >> LOG2_OL) + (OL == TM ? 32'd0 : 32'(LOG2_OL'(l) < pq_oidx[LOG2_OL-1:0]));
+      row = OL == TM ? pq_oidx : (pq_oidx >> LOG2_OL) + 32'(LOG2_OL'(l) < pq_oidx[LOG2_OL-1:0]);
       obw_we[l] = ob_pwr && 32'(rel) < 32'(TM) && row < 32'(OB_D);
       obw_data[16 * l +: 16] = pp_res[32'(rel) < 32'(TM) ? 32'(rel) : 32'd0];
       obw_row[OB_AW * l +: OB_AW] = OB_AW'(row);
@@ -263,7 +265,7 @@ module post
             // and columns, at most oh x ow, as the golden simulator)
             pp_pl <= pp_pk > 32'd1 || pp_ps > 32'd1;
             pp_tab <= (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_TABLE) != 0;
-            pp_k_pb <= pp_pbuf_oc + (pp_og << LOG2_TM) > 32'(PBUF_ENTRIES);
+            pp_k_pb <= pp_pbuf_oc + (pp_og << LOG2_TM) > 32'(PB_D << LOG2_TM);   // (records at a 2^LOG2_TM pitch)
             pp_k_zero <= pp_oh == 0 || pp_ow == 0 || pp_og == 0;
             pp_pscol <= mul3(pp_og, 3'(pp_ps));
             pp_og2 <= F_POST_OG_W'(pp_og - 32'd2);
@@ -320,7 +322,7 @@ module post
           end else begin
             {pp_dx, pp_dy, pp_adx, pp_ady} <= '0;
             {pp_dxl, pp_dyl} <= {2{pp_pkz}};
-            pp_oidx <= pp_oidx + 32'(TM);
+            pp_oidx <= pp_oidx + 32'(OIDX_STEP);
             if (!pp_ol) begin
               pp_o <= pp_o + 1'b1;
               pp_ol <= pp_o == pp_og2;

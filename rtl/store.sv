@@ -86,8 +86,14 @@ module store
   wire [31:0] sd_run = prec16 ? sd_elems << 1 : sd_elems;             // bytes of a pixel run
   logic sd_row_contig, sd_all_contig;                                 // (set up per instruction)
   logic [63:0] sd_seg_bytes;                                          // bytes of one segment
-  logic [31:0] sd_seg_elstep;                                         // OBUF element index step per segment
-  logic [31:0] sd_u;                                                  // OBUF position of the next burst
+  logic [31:0] sd_seg_wstep;                                          // OBUF Tm-word index step per segment
+  // OBUF position of a DDR byte as (row, off): OBUF row (OL lanes) and byte within the row's RB = OL << prec16 bytes
+  // (Tm need not be a power of two: with OL = Tm the rows are the output words, no division anywhere)
+  localparam int OFF_W = LOG2_OL + 2;
+  localparam int OLW = OL / TM;                                      // Tm-words per OBUF row (1, or 2^k: Tm < OL)
+  localparam int LOG2_OLW = $clog2(OLW);
+  logic [OB_AW-1:0] sd_srow;                                          // the segment's first beat: its row, byte
+  logic [OFF_W-1:0] sd_soff;
   logic [15:0] sd_outst;                                              // write bursts awaiting their response
   logic sd_none;                                                      // sd_outst == 0
   wire aw_fire = m_axi_awvalid && m_axi_awready;
@@ -104,7 +110,7 @@ module store
   seg_gen u_seg (
     .clk, .rst_n, .clr, .init(st_state == S_SETUP), .init_addr(sd_start),
     .init_idx(32'd0), .rows(sd_rows), .cols(sd_cols), .row_stride(sd_row_stride), .pix_stride(sd_pix_stride),
-    .all_seg(sd_all_contig), .row_seg(sd_row_contig), .seg_bytes(sd_seg_bytes), .idx_step(sd_seg_elstep),
+    .all_seg(sd_all_contig), .row_seg(sd_row_contig), .seg_bytes(sd_seg_bytes), .idx_step(sd_seg_wstep),
     .en(st_state == S_RUN && !oob), .fire(sg_fire), .take(sg_take), .nxt_addr(sg_nxt_addr), .nxt_idx(sg_nxt_idx),
     .more(sg_more), .seg_v(sg_v), .cur(sg_cur), .blen(sg_blen), .blast(sg_blast), .first(sg_first),
     .seg_start(sg_start), .seg_end(sg_end), .seg_idx(sg_idx));
@@ -112,16 +118,19 @@ module store
   wire [PW-1:0] sd_lo = sg_first ? PW'(sg_start[LOG2_BYTES-1:0]) : '0;
   wire [PW-1:0] sd_hi = sg_end[LOG2_BYTES-1:0] == 0 ? PW'(AXI_BYTES) : PW'(sg_end[LOG2_BYTES-1:0]);
 
-  // AW descriptors: {OBUF position of the burst's first beat, beats, first valid byte of the first beat, end of
-  // the last beat's valid bytes}
-  localparam int SDQ_W = 32 + 9 + 2 * PW;
+  // AW descriptors: {the burst is its segment's first, OBUF position (row, off) of the segment's first beat, beats,
+  // first valid byte of the first beat, end of the last beat's valid bytes}
+  localparam int SDQ_W = 1 + OB_AW + OFF_W + 9 + 2 * PW;
   logic [SDQ_W-1:0] sdq_rdata;
   logic [$clog2(ST_OUTST):0] sdq_count;
   logic sr_go, sr_last;                                               // the read stage takes a beat, its burst's last
   sync_fifo #(.W(SDQ_W), .DEPTH(ST_OUTST)) u_sdq (
-    .clk, .rst_n, .clr, .wr(sg_fire), .wdata({sd_u, sg_blen - 9'd1, sd_lo, sg_blast ? sd_hi : PW'(AXI_BYTES)}),
+    .clk, .rst_n, .clr, .wr(sg_fire),
+    .wdata({sg_first, sd_srow, sd_soff, sg_blen - 9'd1, sd_lo, sg_blast ? sd_hi : PW'(AXI_BYTES)}),
     .rd(sr_go && sr_last), .rdata(sdq_rdata), .empty(sdq_empty), .full(sdq_full), .count(sdq_count));
-  wire [31:0]   sdh_u = sdq_rdata[SDQ_W-1 -: 32];
+  wire          sdh_sf = sdq_rdata[SDQ_W-1];
+  wire [OB_AW-1:0] sdh_row = sdq_rdata[SDQ_W-2 -: OB_AW];
+  wire [OFF_W-1:0] sdh_off = sdq_rdata[SDQ_W-2-OB_AW -: OFF_W];
   wire [8:0]    sdh_blen1 = sdq_rdata[2 * PW +: 9];                  // beats - 1
   wire [PW-1:0] sdh_lo = sdq_rdata[PW +: PW];
   wire [PW-1:0] sdh_hi = sdq_rdata[0 +: PW];
@@ -140,18 +149,18 @@ module store
   /* verilator lint_on PINCONNECTEMPTY */
   assign m_axi_awvalid = !awq_empty;
   assign m_axi_bready = 1'b1;
-  // read side, four stages: sr0 (registered on taking beat sr_beat of the head burst: its OBUF position u, first
+  // read side, four stages: sr0 (registered on taking a beat of the head burst: its OBUF position (row, off), first
   // valid byte, end of its valid bytes, last-beat flag) drives the OBUF read rows of its window [Ew, Ew + OL) (Ew:
   // element of its first byte; lane l holds the element congruent to l) and registers the rotation and the strobes
   // into sr1; sr1: the RAMs output the window, registered as is into sr2; sr2: the window seen as the byte array A
   // (2 OL bytes: int16 lane l's bytes at 2l, 2l + 1; int8 lane l's byte at l and OL + l), where beat byte j is
-  // A[(r + j) mod 2 OL] (r = u mod 2 OL, int8 u mod OL): A rotated by r's multiple of 8 into sr3 (AXI_BYTES + 7
-  // bytes); sr3: rotated by r mod 8 into the output FIFO. A beat is taken only while the FIFO has room for it and the ones in the stages.
+  // A[(r + j) mod 2 OL] (r = off: the beat's first byte within its row, int16 < 2 OL, int8 < OL): A rotated by r's
+  // multiple of 8 into sr3 (AXI_BYTES + 7 bytes); sr3: rotated by r mod 8 into the output FIFO. A beat is taken only while the FIFO has room for it and the ones in the stages.
   logic oq_empty, oq_full;
   logic [$clog2(OQ_DEPTH):0] oq_count;
-  logic [8:0] sr_beat;
   logic sr0_v, sr0_last, sr0_first;
-  logic [31:0] sr0_u;
+  logic [OB_AW-1:0] sr0_row;                                          // the beat's first byte: OBUF row, byte
+  logic [OFF_W-1:0] sr0_off;
   logic [PW-1:0] sr0_lo, sr0_hi;
   logic sr1_v, sr1_last, sr2_v, sr2_last, sr3_v, sr3_last;
   localparam int NB = AXI_BYTES + 7;
@@ -169,14 +178,16 @@ module store
   logic [8:0] sr_left;                                                // beats of the head left after the last taken
   assign sr_last = sr_first ? sdh_blen1 == 0 : sr_left1;
   assign sr_go = !sdq_empty && sr_room;
-  wire [31:0] ew = prec16 ? 32'(signed'(sr0_u) >>> 1) : sr0_u;       // element of the beat's first byte
+  wire [OFF_W-1:0] ew_lane = prec16 ? sr0_off >> 1 : sr0_off;        // lane of the beat's first byte
   always_comb begin
     for (int l = 0; l < OL; l++)
-      obr_row[OB_AW * l +: OB_AW] = ew[LOG2_OL +: OB_AW] + OB_AW'(LOG2_OL'(l) < ew[LOG2_OL-1:0]);
+      obr_row[OB_AW * l +: OB_AW] = sr0_row + OB_AW'(OFF_W'(l) < ew_lane);
   end
+  // the next beat's position: a segment's first beat from its descriptor, else the last taken beat's + AXI_BYTES
+  wire [OFF_W:0] sr_inc = (OFF_W + 1)'(sr0_off) + (OFF_W + 1)'(AXI_BYTES);
+  wire [OFF_W:0] sr_rb = prec16 ? (OFF_W + 1)'(2 * OL) : (OFF_W + 1)'(OL);
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
-      sr_beat <= '0;
       {sr0_v, sr1_v, sr2_v, sr3_v} <= '0;
       sr_room <= 1'b0;
       sr_first <= 1'b1;
@@ -184,9 +195,18 @@ module store
       if (sr_go) sr_first <= sr_last;
       sr_room <= RMW'(oq_count) + RMW'(sr0_v) + RMW'(sr1_v) + RMW'(sr2_v) + RMW'(sr3_v) + RMW'(1) < RMW'(OQ_DEPTH);
       {sr0_v, sr1_v, sr2_v, sr3_v} <= {sr_go, sr0_v, sr1_v, sr2_v};
-      if (sr_go) sr_beat <= sr_last ? 9'd0 : sr_beat + 9'd1;
     end
-    sr0_u <= sdh_u + (32'(sr_beat) << LOG2_BYTES);
+    if (sr_go) begin
+      if (sr_first && sdh_sf) begin
+        sr0_row <= sdh_row;
+        sr0_off <= sdh_off;
+      end else if (sr_inc >= sr_rb) begin
+        sr0_row <= sr0_row + 1'b1;
+        sr0_off <= OFF_W'(sr_inc - sr_rb);
+      end else begin
+        sr0_off <= OFF_W'(sr_inc);
+      end
+    end
     if (sr_go) begin
       sr_left <= sr_first ? sdh_blen1 : sr_left - 9'd1;
       sr_left1 <= sr_first ? sdh_blen1 == 9'd1 : sr_left == 9'd2;
@@ -195,7 +215,7 @@ module store
     sr0_first <= sr_first;
     sr0_lo <= sdh_lo;
     sr0_hi <= sdh_hi;
-    sr1_r <= prec16 ? sr0_u[LOG2_OL:0] : {1'b0, sr0_u[LOG2_OL-1:0]};
+    sr1_r <= (LOG2_OL + 1)'(sr0_off);
     for (int j = 0; j < AXI_BYTES; j++)
       sr1_strb[j] <= PW'(j) >= (sr0_first ? sr0_lo : '0) && PW'(j) < (sr0_last ? sr0_hi : PW'(AXI_BYTES));
     sr1_last <= sr0_last;
@@ -204,9 +224,11 @@ module store
     sr2_strb <= sr1_strb;
     sr2_last <= sr1_last;
     for (int i = 0; i < NB; i++) begin
-      logic [LOG2_OL:0] a;
-      a = (LOG2_OL + 1)'(i) + {sr2_r[LOG2_OL:3], 3'b000};              // (mod 2 OL)
-      sr3_b[8 * i +: 8] <= prec16 ? sr2_w[8 * a +: 8] : sr2_w[16 * LOG2_OL'(a) +: 8];
+      logic [LOG2_OL+1:0] a, a16, a8;
+      a = (LOG2_OL + 2)'(i) + (LOG2_OL + 2)'({sr2_r[LOG2_OL:3], 3'b000});   // < 2 OL + NB
+      a16 = a >= (LOG2_OL + 2)'(2 * OL) ? a - (LOG2_OL + 2)'(2 * OL) : a;   // (mod 2 OL)
+      a8 = a >= (LOG2_OL + 2)'(OL) ? a - (LOG2_OL + 2)'(OL) : a;            // (mod OL: a < 2 OL in int8)
+      sr3_b[8 * i +: 8] <= prec16 ? sr2_w[8 * a16 +: 8] : sr2_w[16 * a8 +: 8];
     end
     sr3_f <= sr2_r[2:0];
     sr3_strb <= sr2_strb;
@@ -236,7 +258,10 @@ module store
   // ---- setup values, free-running on st_ins (valid from the first S_SETUP cycle, 1): cycle each is valid in
   localparam int RB_W = F_STORE_ELEMS_W + 1 + F_STORE_COLS_W;         // run bytes x cols
   localparam int PX_W = F_STORE_SRC_PITCH_W + LOG2_TM;                // OBUF elements per pixel
-  wire [31:0] sd_pix = sd_src_pitch << LOG2_TM;
+  logic [31:0] sd_pix;                                                // src_pitch * Tm (registered at the dispatch)
+  always_ff @(posedge clk)
+    if (st_go) sd_pix <= 32'(sq_rdata[F_STORE_SRC_PITCH_LSB +: F_STORE_SRC_PITCH_W]) * 32'(TM);
+  logic [F_STORE_SRC_PITCH_W+F_STORE_COLS_W-1:0] su_pwcols;          // 3: src_pitch x cols (Tm-words)
   logic [F_STORE_ROWS_W-1:0] su_rows1;                                // 2: rows - 1
   logic [F_STORE_COLS_W-1:0] su_cols1;                                // 2: cols - 1
   logic su_ps_run, su_rc, su_oc, su_rseq, su_ac;                      // 2, 3, 2, 4, 5
@@ -253,6 +278,8 @@ module store
     .clk, .a((F_STORE_ELEMS_W + 1)'(sd_run)), .b(F_STORE_COLS_W'(sd_cols)), .p(su_rowbytes), .ovf());
   mul_tree #(.AW(PX_W), .BW(F_STORE_COLS_W)) u_pc (
     .clk, .a(PX_W'(sd_pix)), .b(F_STORE_COLS_W'(sd_cols)), .p(su_pixcols), .ovf());
+  mul_tree #(.AW(F_STORE_SRC_PITCH_W), .BW(F_STORE_COLS_W)) u_pw (
+    .clk, .a(F_STORE_SRC_PITCH_W'(sd_src_pitch)), .b(F_STORE_COLS_W'(sd_cols)), .p(su_pwcols), .ovf());
   /* verilator lint_on PINCONNECTEMPTY */
   mul_tree #(.AW(RB_W), .BW(F_STORE_ROWS_W), .PW(32)) u_sa (
     .clk, .a(su_rowbytes), .b(F_STORE_ROWS_W'(sd_rows)), .p(su_segall), .ovf(su_segall_ov));
@@ -279,7 +306,7 @@ module store
     su_ob1 <= su_obn[24:0] + 25'(sd_elems);
     su_ob_hi <= su_obn[31:24] != '0;
     su_ob_oob <= su_obn_ov || su_ob_hi
-                 || su_ob1 - 25'(sd_pix) > 25'((prec16 ? OBUF_WORDS16 : OBUF_WORDS8) << LOG2_TM);
+                 || su_ob1 - 25'(sd_pix) > (prec16 ? 25'(OBUF_WORDS16 * TM) : 25'(OBUF_WORDS8 * TM));
   end
   assign oob = sd_chk && (su_ddr_oob || su_ob_oob);
 
@@ -289,7 +316,7 @@ module store
       st_ins <= '0;
       end_done <= 1'b0;
       {sd_row_contig, sd_all_contig} <= '0;
-      {sd_seg_bytes, sd_seg_elstep, sd_u} <= '0;
+      {sd_seg_bytes, sd_seg_wstep, sd_srow, sd_soff} <= '0;
       sd_outst <= '0;
       sd_none <= 1'b1;
       sd_chk <= 1'b0;
@@ -316,16 +343,26 @@ module store
           sd_row_contig <= su_rc;
           sd_all_contig <= su_ac;
           sd_seg_bytes <= su_ac ? 64'(su_segall) : su_rc ? 64'(su_rowbytes) : 64'(sd_run);
-          sd_seg_elstep <= su_rc ? 32'(su_pixcols) : sd_pix;
+          sd_seg_wstep <= su_rc ? 32'(su_pwcols) : sd_src_pitch;
           if (sd_zero) st_state <= S_DONE;
           else if (sd_su == 3'(SD_SETUP - 1)) st_state <= S_RUN;
         end
         S_RUN: begin
-          if (sg_fire) sd_u <= sd_u + (32'(sg_blen) << LOG2_BYTES);
           if (oob) begin
             st_state <= S_DONE;                         // refused: nothing written
           end else if (sg_take) begin
-            sd_u <= (sg_nxt_idx << prec16) - 32'(sg_nxt_addr[LOG2_BYTES-1:0]);
+            // the segment's first Tm-word w: row w / OLW, byte (w mod OLW) * Tm << prec16; its first beat starts
+            // the address's low bytes before it (the previous row when that crosses the row's start)
+            logic [OFF_W:0] o0, al;
+            o0 = (OFF_W + 1)'((sg_nxt_idx & 32'(OLW - 1)) * 32'(TM)) << prec16;
+            al = (OFF_W + 1)'(sg_nxt_addr[LOG2_BYTES-1:0]);
+            if (o0 >= al) begin
+              sd_srow <= OB_AW'(sg_nxt_idx >> LOG2_OLW);
+              sd_soff <= OFF_W'(o0 - al);
+            end else begin
+              sd_srow <= OB_AW'(sg_nxt_idx >> LOG2_OLW) - 1'b1;
+              sd_soff <= OFF_W'(o0 + (prec16 ? (OFF_W + 1)'(2 * OL) : (OFF_W + 1)'(OL)) - al);
+            end
           end else if (!sg_v && awq_empty && sdq_empty && !sr0_v && !sr1_v && !sr2_v && !sr3_v && oq_empty && sd_none && !m_axi_bvalid) begin
             st_state <= S_DONE;                         // every burst written and acknowledged
           end
@@ -335,7 +372,7 @@ module store
       endcase
     end
   end
-  wire unused = &{1'b0, ew, su_segall_ov, m_axi_bid, m_axi_bresp, sg_more, sg_nxt_addr, sg_cur, sg_idx, sg_start[63:LOG2_BYTES],
+  wire unused = &{1'b0, su_segall_ov, m_axi_bid, m_axi_bresp, sg_more, sg_nxt_addr, sg_cur, sg_idx, sg_start[63:LOG2_BYTES],
                   sg_end[63:LOG2_BYTES], sdq_count, oq_full, 1'b0};
 endmodule
 `default_nettype wire

@@ -40,7 +40,8 @@ def accelerator(board: Board) -> dict:
     return dict(board=board.name, tn=a.tn, tm=a.tm, axi_bits=a.axi_data_width_bits, config_id=h8.config_id,
                 ibuf_words8=h8.ibuf_words, ibuf_words16=h16.ibuf_words, wbuf_words8=h8.wbuf_words,
                 wbuf_words16=h16.wbuf_words, obuf_words8=h8.obuf_words, obuf_words16=h16.obuf_words,
-                acc_words=h8.acc_words, pbuf_entries=a.pbuf_entries, acc_bits8=h8.acc_bits,
+                acc_words=h8.acc_words, pbuf_entries=a.pbuf_entries, pbuf_rows=h8.pbuf_rows,
+                tm_pitch=h8.tm_pitch, wbuf_pitch=h8.wbuf_pitch, acc_bits8=h8.acc_bits,
                 acc_bits16=h16.acc_bits, hw_info=hw_info(board))
 
 

@@ -94,28 +94,30 @@ def _weight_bytes(L: Layer, w: np.ndarray, hw: HwConfig, dt) -> bytes:
 
 def _param_records(L: Layer, q: dict, hw: HwConfig) -> bytes:
     """One PBUF record (:data:`generator.spec.isa.PARAM_RECORD`) per output channel, padded to whole Tm groups,
-    for the main output and then for each extra pooled output."""
-    n_records = ceil_div(L.OC, hw.tm) * hw.tm
+    for the main output and then for each extra pooled output; group o's records at o * lane_pitch(Tm) (padding
+    records after each group when Tm is not a power of two)."""
+    n_og, pitch = ceil_div(L.OC, hw.tm), hw.tm_pitch
+    pos = (np.arange(L.OC) // hw.tm) * pitch + np.arange(L.OC) % hw.tm   # record index of each channel
     out = b""
     for p in [q] + list(q.get("side", [])):
-        rec = np.zeros(n_records, np.dtype([(nm, np.dtype(t).newbyteorder("<")) for nm, t, _ in isa.PARAM_RECORD]))
-        rec["bias"][:L.OC] = q["bias"]
-        rec["mult_pos"][:L.OC] = p["mult_pos"]
-        rec["mult_neg"][:L.OC] = p["mult_neg"]
-        rec["shift_pos"][:L.OC] = p["shift_pos"]
-        rec["shift_neg"][:L.OC] = p["shift_neg"]
-        rec["shift_pos"][L.OC:] = 1
-        rec["shift_neg"][L.OC:] = 1
+        rec = np.zeros(n_og * pitch, np.dtype([(nm, np.dtype(t).newbyteorder("<")) for nm, t, _ in isa.PARAM_RECORD]))
+        rec["shift_pos"] = 1
+        rec["shift_neg"] = 1
+        rec["bias"][pos] = q["bias"]
+        rec["mult_pos"][pos] = p["mult_pos"]
+        rec["mult_neg"][pos] = p["mult_neg"]
+        rec["shift_pos"][pos] = p["shift_pos"]
+        rec["shift_neg"][pos] = p["shift_neg"]
         out += rec.tobytes()
     return out
 
 
 def table_records(table: np.ndarray, tm: int) -> bytes:
     """An activation table (int [TABLE_ENTRIES, 2]: base, delta) as TBUF records in DDR: 16-byte records of four
-    (base, delta) int16 pairs, each record repeated ``tm`` times so that LOAD's lane interleave (record e to lane
-    e % Tm, row e // Tm) gives every POST lane the whole table (:data:`generator.spec.isa.TABLE_ENTRIES`)."""
+    (base, delta) int16 pairs, each record repeated lane_pitch(``tm``) times so that LOAD's lane interleave (record
+    e to lane e % P, row e // P) gives every POST lane the whole table (:data:`generator.spec.isa.TABLE_ENTRIES`)."""
     recs = np.asarray(table, np.int64).astype("<i2").reshape(isa.TBUF_ROWS, 2 * isa.TABLE_PER_RECORD)
-    return np.repeat(recs, tm, axis=0).tobytes()
+    return np.repeat(recs, isa.lane_pitch(tm), axis=0).tobytes()
 
 
 def allocate(g: Graph, layers: list, hw: HwConfig) -> tuple[DdrLayout, bytes]:

@@ -85,11 +85,11 @@ class _LayerEmitter:
         L, hw = self.L, self.hw
         self.out.append(isa.make("LOAD", buf=isa.BUFFERS["PBUF"], base_reg=isa.BASE_REGS["WEIGHTS"],
                                  ddr_offset=self.lay.params[L.name], rows=1, cols=1,
-                                 elems=self.n_og * hw.tm * (1 + len(L.sides)), dst_word=0))
+                                 elems=self.n_og * hw.tm_pitch * (1 + len(L.sides)), dst_word=0))
         if L.act & isa.ACTIVATIONS["table"]:
             self.out.append(isa.make("LOAD", buf=isa.BUFFERS["TBUF"], base_reg=isa.BASE_REGS["WEIGHTS"],
                                      ddr_offset=self.lay.tables[L.name], rows=1, cols=1,
-                                     elems=isa.TBUF_ROWS * hw.tm, dst_word=0))
+                                     elems=isa.TBUF_ROWS * hw.tm_pitch, dst_word=0))
         tiles = _tile_order(L, self.plan)
         for t_idx, ((py0, py1, px0, px1), (oc0, oc1)) in enumerate(tiles):
             r0, r1 = acc_span(py0, py1, L.pool, L.OHc)
@@ -139,10 +139,14 @@ class _LayerEmitter:
     def _weight_load(self, bank, og0, tile_og, ic0, chunk_ig):
         """LOAD of the weights of output groups [og0, og0 + tile_og) x one input chunk into WBUF ``bank``."""
         hw, taps = self.hw, self.L.mapped_k ** 2
-        word = taps * hw.tn * hw.tm   # elements of one (og, ig) block
-        return isa.make("LOAD", buf=1, bank=bank, base_reg=isa.BASE_REGS["WEIGHTS"],
-                        ddr_offset=self.lay.weights[self.L.name] + (og0 * self.n_ig + ic0 // hw.tn) * word
-                        * hw.elem_bytes,
+        wl = hw.tn * hw.tm
+        word = taps * wl   # elements of one (og, ig) block
+        off = self.lay.weights[self.L.name] + (og0 * self.n_ig + ic0 // hw.tn) * word * hw.elem_bytes
+        if hw.wbuf_pitch != wl:   # WBUF words at a power-of-two element pitch: one run per word
+            return isa.make("LOAD", buf=1, bank=bank, base_reg=isa.BASE_REGS["WEIGHTS"], ddr_offset=off,
+                            rows=tile_og, cols=chunk_ig * taps, elems=wl,
+                            row_stride=self.n_ig * word * hw.elem_bytes, pix_stride=wl * hw.elem_bytes, dst_pitch=1)
+        return isa.make("LOAD", buf=1, bank=bank, base_reg=isa.BASE_REGS["WEIGHTS"], ddr_offset=off,
                         rows=tile_og, cols=1, elems=chunk_ig * word, row_stride=self.n_ig * word * hw.elem_bytes,
                         pix_stride=0, dst_pitch=chunk_ig * taps)
 
@@ -195,7 +199,8 @@ class _LayerEmitter:
         out_r, out_c = (py1 - py0) * L.up, (px1 - px0) * L.up
         free_acc = int(t_idx + 2 < n_tiles)
         self.out.append(isa.make(
-            "POST", acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og, pbuf_oc=oc0, act=L.act,
+            "POST", acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og,
+            pbuf_oc=oc0 // self.hw.tm * self.hw.tm_pitch, act=L.act,
             pool_k=L.pool[0], pool_s=L.pool[1], up=L.up, zp_out=L.zp_out, out_rows=out_r, out_cols=out_c,
             pop_prev=1, push_prev=free_acc if not L.sides else 0))
         self.out.append(isa.make("STORE", base_reg=vout.base_reg, ddr_offset=vout.at(py0 * L.up, px0 * L.up, oc0),
@@ -208,7 +213,7 @@ class _LayerEmitter:
             sx1 = sd["OW"] if c1 == L.OWc else c1 // s
             self.out.append(isa.make(
                 "POST", acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og,
-                pbuf_oc=(j + 1) * self.n_og * self.hw.tm + oc0, act=L.act, pool_k=sd["pool_k"], pool_s=s,
+                pbuf_oc=((j + 1) * self.n_og + oc0 // self.hw.tm) * self.hw.tm_pitch, act=L.act, pool_k=sd["pool_k"], pool_s=s,
                 up=1, zp_out=sd["zp_out"], out_rows=sy1 - sy0, out_cols=sx1 - sx0,
                 push_prev=free_acc if j == len(L.sides) - 1 else 0))
             self.out.append(isa.make("STORE", base_reg=vs.base_reg, ddr_offset=vs.at(sy0, sx0, oc0),

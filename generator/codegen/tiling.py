@@ -240,9 +240,9 @@ def _fits(L: Layer, hw: HwConfig, tile_rows, tile_cols, tile_oc, tile_ic) -> boo
     for sd in L.sides:   # pooled outputs need tiles made of whole pooling windows
         if (tile_rows < L.OHp and tile_rows % sd["pool_s"]) or (tile_cols < L.OWp and tile_cols % sd["pool_s"]):
             return False
-    pbuf_records = ceil_div(L.OC, hw.tm) * hw.tm * (1 + len(L.sides))
+    pbuf_records = ceil_div(L.OC, hw.tm) * hw.tm_pitch * (1 + len(L.sides))
     return (in_rows * in_cols * chunk_ig <= hw.ibuf_words and acc_rows * acc_cols * tile_og <= hw.acc_words
-            and out_rows * out_cols * tile_og <= hw.obuf_words and pbuf_records <= hw.pbuf_entries
+            and out_rows * out_cols * tile_og <= hw.obuf_words and pbuf_records <= hw.pbuf_index
             and max(in_rows, in_cols, out_rows, out_cols) < 4096 and tile_og < 256 and chunk_ig < 256)
 
 
@@ -262,7 +262,7 @@ def smallest_tile_misfit(L: Layer, hw: HwConfig) -> str:
                  "ACC words": (acc_rows * acc_cols, hw.acc_words),
                  "OBUF words": (L.up * L.up, hw.obuf_words),
                  "PBUF records (all output channels of the layer)":
-                     (ceil_div(L.OC, hw.tm) * hw.tm * (1 + len(L.sides)), hw.pbuf_entries)})
+                     (ceil_div(L.OC, hw.tm) * hw.tm_pitch * (1 + len(L.sides)), hw.pbuf_index)})
     bad = [f"{k} needs {n}, has {m}" for k, (n, m) in need.items() if n > m]
     return ": smallest tile: " + "; ".join(bad) if bad else ""
 

@@ -1,9 +1,10 @@
 """Design-space exploration: which accelerator configuration a board's part should carry for a model.
 
 For a board, :func:`candidates` enumerates configurations the RTL can be rendered with: the PE array Tn x Tm
-(powers of two from 8 to 64: the RTL's address arithmetic shifts by log2 Tn and log2 Tm), the m_axi width (64 or
-128 bits, at most the board's ``hp_port_width_bits``: the RTL has one m_axi port on one HP port, so a wider port
-would not move more bytes) and a buffer preset (:data:`BUFFER_PRESETS`: IBUF / OBUF bytes per bank, WBUF bytes per
+(Tn a power of two from 8 to 64, Tm from :data:`TM_SIDES`: powers of two and multiples of 8 between them) and the
+m_axi width (:data:`AXI_WIDTHS`, at most the board's ``hp_port_width_bits``: the RTL has one m_axi port on one HP
+port, so a wider port would not move more bytes) that :func:`generator.spec.arch.array_error` allows (m_axi at
+least 128 bits, the bypass's two-word window), and a buffer preset (:data:`BUFFER_PRESETS`: IBUF / OBUF bytes per bank, WBUF bytes per
 PE, ACC words). :func:`explore` keeps those the RTL resource model (:mod:`generator.estimate.rtl_model`) fits
 within :data:`UTILIZATION_LIMIT` of the part (every DSP48E2, BRAM and URAM block, 90% of LUTs and FFs),
 compiles the model's quantized graphs for each with the latency model
@@ -17,16 +18,22 @@ The clock is the board's ``pl_clock_mhz``; frames/s are latency-model figures at
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
 from dataclasses import dataclass
 
 from generator.codegen.program import compile_program
 from generator.codegen.tiling import ScheduleError, layer_of
 from generator.estimate import rtl_model
+from generator.spec.arch import array_error
 from generator.spec.board import Board
 from generator.spec.timing import HwConfig
 
-#: Tn and Tm the search tries (the RTL needs powers of two)
+#: Tn the search tries (the RTL needs powers of two: its adder trees)
 ARRAY_SIDES = (8, 16, 32, 64)
+#: Tm the search tries: powers of two and 24, 40, 48, 56 (non-powers of two where they fit the part better:
+#: xczu19eg's 1,968 DSP48E2 hold 32x48 but not 32x64)
+TM_SIDES = (8, 16, 24, 32, 40, 48, 56, 64)
 #: m_axi widths the search tries (bits), capped by the board's HP port width
 AXI_WIDTHS = (64, 128)
 #: buffer presets: (name, IBUF bytes per bank, WBUF bytes per PE per bank, ACC words per bank, OBUF bytes)
@@ -83,9 +90,9 @@ def candidates(board: Board) -> list[tuple[Board, str]]:
     the board file's own configuration first (preset ``board``)."""
     out = [(board, "board")]
     for tn in ARRAY_SIDES:
-        for tm in ARRAY_SIDES:
+        for tm in TM_SIDES:
             for axi in AXI_WIDTHS:
-                if axi > board.hp_port_width_bits:
+                if axi > board.hp_port_width_bits or array_error(tn, tm, axi):
                     continue
                 for name, ib, wb_pe, acc, ob in BUFFER_PRESETS:
                     out.append((configured(board, tn=tn, tm=tm, axi_data_width_bits=axi, ibuf_bank_bytes=ib,
@@ -147,21 +154,53 @@ def choose(points: list[Point]) -> Point | None:
     return pick
 
 
-def explore(board: Board, graphs: dict, progress=None, limit: dict = UTILIZATION_LIMIT) -> list[Point]:
+_WORK: tuple = ()   # (points, graphs) of the running exploration, inherited by the forked workers
+
+
+def _evaluate_one(job: tuple) -> tuple:
+    """Worker of :func:`_evaluate_all`: point ``job[0]`` of :data:`_WORK` for precision ``job[1]``; returns the
+    fields :func:`evaluate` set."""
+    k, bits = job
+    p = _WORK[0][k]
+    evaluate(p, {bits: _WORK[1][bits]})
+    return k, p.fps8, p.cycles8, p.traffic8, p.compulsory8, p.fps16, p.cycles16, p.error
+
+
+def _evaluate_all(pts: list, graphs: dict, bits: int, progress=None, workers: int | None = None) -> None:
+    """:func:`evaluate` every point of ``pts`` for ``bits``, in ``workers`` forked processes (default: one per
+    CPU; 1 or no ``fork`` on this platform: in this process)."""
+    global _WORK
+    workers = workers or os.cpu_count() or 1
+    jobs = [(k, bits) for k in range(len(pts))]
+    if workers < 2 or len(pts) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        for p in (progress(pts) if progress else pts):
+            evaluate(p, {bits: graphs[bits]})
+        return
+    _WORK = (pts, graphs)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            res = pool.imap_unordered(_evaluate_one, jobs)
+            for k, *fields in (progress(res, total=len(jobs)) if progress else res):
+                p = pts[k]
+                (p.fps8, p.cycles8, p.traffic8, p.compulsory8, p.fps16, p.cycles16, p.error) = fields
+    finally:
+        _WORK = ()
+
+
+def explore(board: Board, graphs: dict, progress=None, limit: dict = UTILIZATION_LIMIT,
+            workers: int | None = None) -> list[Point]:
     """Evaluate every candidate of ``board`` that fits within ``limit`` of the part (module docstring).
     ``graphs``: {8: int8 quantized graph, 16: int16 quantized graph}; int16 is evaluated for the Pareto front
-    only. ``progress``: a callable taking an iterable (e.g. tqdm) or None. Returns all fitting points, the front
-    marked (``pareto``) and the choice marked (``chosen``)."""
+    only. ``progress``: a callable taking an iterable and ``total`` (e.g. tqdm) or None; ``workers``: processes
+    (default one per CPU). Returns all fitting points, the front marked (``pareto``) and the choice marked
+    (``chosen``)."""
     pts = []
     for b, preset in candidates(board):
         res = rtl_model.estimate(b).used()
         if fits(res, board.resources.model_dump(), limit):
             pts.append(Point(b, res, preset))
-    it = progress(pts) if progress else pts
-    for p in it:
-        evaluate(p, {8: graphs[8]})
+    _evaluate_all(pts, graphs, 8, progress, workers)
     front = pareto_front(pts)
-    for p in front:
-        evaluate(p, {16: graphs[16]})
+    _evaluate_all(front, graphs, 16, None, workers)
     choose(pts)
     return pts

@@ -273,7 +273,7 @@ class KernelEstimate:
         else:
             is_p = f["buf"] in (isa.BUFFERS["PBUF"], isa.BUFFERS["TBUF"])
             run_bytes = elems * isa.PARAM_RECORD_BYTES if is_p else (2 * elems if i16 else elems)
-            lanes = hw.tn * hw.tm if f["buf"] == isa.BUFFERS["WBUF"] else hw.tn
+            lanes = hw.wbuf_pitch if f["buf"] == isa.BUFFERS["WBUF"] else hw.tn
             step = elems if is_p else f["dst_pitch"] * lanes
         rs, ps = f["row_stride"], f["pix_stride"]
         whole_px = ps == run_bytes and step == elems

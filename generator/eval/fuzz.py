@@ -56,6 +56,8 @@ CONFIGS = {
     "tiny": ("zcu19eg", TINY),
     "tiny-8x16": ("zcu19eg", dict(TINY, tm=16, wbuf_bank_bytes=16384)),
     "tiny-16x8": ("zcu19eg", dict(TINY, tn=16, ibuf_bank_bytes=6144, wbuf_bank_bytes=16384)),
+    # Tm not a power of two: PBUF / TBUF records and WBUF elements at a power-of-two lane pitch, OBUF rows of 24
+    "tiny-16x24": ("zcu19eg", dict(TINY, tn=16, tm=24, ibuf_bank_bytes=6144, wbuf_bank_bytes=49152)),
     "zcu19eg": ("zcu19eg", {}),
     "zcu102": ("zcu102", {}),
 }
@@ -229,7 +231,7 @@ def fuzz(cases: int, seed: int, executors=("golden", "ref"), configs=None, board
     """
     executors = list(executors)
     if configs is None:
-        configs = list(CONFIGS) if set(executors) <= {"golden", "ref"} else ["tiny", "tiny-8x16", "tiny-16x8"]
+        configs = list(CONFIGS) if set(executors) <= {"golden", "ref"} else [c for c in CONFIGS if c.startswith("tiny")]
     for c in configs:
         config_board(c, board)
     fz = Fuzzer(executors, board, work)

@@ -77,11 +77,11 @@ class GoldenSim:
             self.size = [int(sizes[isa.BASE_REG_NAMES[i]]) for i in range(len(isa.BASE_REGS))]
         tn, tm = hw.tn, hw.tm
         self.ibuf = [np.zeros(hw.ibuf_words * tn, np.int64) for _ in range(2)]
-        self.wbuf = [np.zeros(hw.wbuf_words * tn * tm, np.int64) for _ in range(2)]
+        self.wbuf = [np.zeros(hw.wbuf_words * hw.wbuf_pitch, np.int64) for _ in range(2)]   # words x pitch
         self.acc = [np.zeros((hw.acc_words, tm), np.int64) for _ in range(2)]
         self.obuf = np.zeros(hw.obuf_words * tm, np.int64)
-        self.pbuf = np.zeros(hw.pbuf_entries, PARAM_DTYPE)
-        self.tbuf = np.zeros((isa.TBUF_ROWS * tm, 2 * isa.TABLE_PER_RECORD), np.int64)   # (base, delta) x 4 per record
+        self.pbuf = np.zeros(hw.pbuf_index, PARAM_DTYPE)                                  # rows x Tm pitch
+        self.tbuf = np.zeros((isa.TBUF_ROWS * hw.tm_pitch, 2 * isa.TABLE_PER_RECORD), np.int64)   # (base, delta) x 4 per record
         self.precision = None
         self.qmin = self.qmax = None
 
@@ -141,8 +141,8 @@ class GoldenSim:
                                f["row_stride"], f["pix_stride"])
             recs = np.ascontiguousarray(v).view(PARAM_DTYPE).reshape(-1)
             lo = f["dst_word"]
-            if recs.size and lo + recs.size > hw.pbuf_entries:
-                raise SimError(f"instruction {k}: PBUF load of {recs.size} records at {lo} exceeds {hw.pbuf_entries}",
+            if recs.size and lo + recs.size > hw.pbuf_index:
+                raise SimError(f"instruction {k}: PBUF load of {recs.size} records at {lo} exceeds {hw.pbuf_index}",
                                "OUT_OF_RANGE", k)
             self.pbuf[lo:lo + recs.size] = recs
             return
@@ -152,7 +152,7 @@ class GoldenSim:
         if f["buf"] == isa.BUFFERS["IBUF"]:
             buf, lanes = self.ibuf[f["bank"]], hw.tn
         elif f["buf"] == isa.BUFFERS["WBUF"]:
-            buf, lanes = self.wbuf[f["bank"]], hw.tn * hw.tm
+            buf, lanes = self.wbuf[f["bank"]], hw.wbuf_pitch
         else:
             raise SimError(f"instruction {k}: LOAD into unknown buffer {f['buf']}", "OUT_OF_RANGE", k)
         pix = np.arange(rows * cols).reshape(rows, cols)
@@ -195,12 +195,11 @@ class GoldenSim:
             if f["emul"]:   # (A - za) * (B - zb), A at lane o*Tm + m, B at b_word*Tn + o*Tm + m
                 part = (part - f["za"]) * (pix[..., b0:b0 + og * tm].reshape(nw, tm).astype(np.int64) - f["zb"])
         else:
-            n_w = og * ig * kh * kw * tm * tn
-            w0 = f["wbuf_word"] * tn * tm
-            wb = self.wbuf[f["wbuf_bank"]]
-            if w0 + n_w > wb.size:
-                raise SimError(f"instruction {k}: COMPUTE reads WBUF beyond its {wb.size} elements", "OUT_OF_RANGE", k)
-            w = wb[w0:w0 + n_w].reshape(og, ig, kh, kw, tm, tn).astype(np.float64)
+            n_w, w0 = og * ig * kh * kw, f["wbuf_word"]
+            wb = self.wbuf[f["wbuf_bank"]].reshape(hw.wbuf_words, hw.wbuf_pitch)
+            if w0 + n_w > wb.shape[0]:
+                raise SimError(f"instruction {k}: COMPUTE reads WBUF beyond its {wb.shape[0]} words", "OUT_OF_RANGE", k)
+            w = wb[w0:w0 + n_w, :tm * tn].reshape(og, ig, kh, kw, tm, tn).astype(np.float64)
             out = np.zeros((oh * ow, og * tm), np.float64)
             ifm64 = ifm.astype(np.float64)
             for ky in range(kh):
@@ -228,9 +227,12 @@ class GoldenSim:
             raise SimError(f"instruction {k}: POST reads {oh * ow * og} accumulator words of {hw.acc_words}",
                            "OUT_OF_RANGE", k)
         acc = self.acc[f["acc_bank"]][:oh * ow * og].reshape(oh, ow, C)
-        oc = f["pbuf_oc"] + np.arange(C)
-        if oc[-1] >= hw.pbuf_entries:
-            raise SimError(f"instruction {k}: POST reads PBUF entry {oc[-1]} of {hw.pbuf_entries}", "OUT_OF_RANGE", k)
+        if f["pbuf_oc"] % hw.tm_pitch:
+            raise SimError(f"instruction {k}: POST pbuf_oc {f['pbuf_oc']} is not a multiple of the PBUF row pitch "
+                           f"{hw.tm_pitch}", "OUT_OF_RANGE", k)
+        oc = (f["pbuf_oc"] + np.arange(og)[:, None] * hw.tm_pitch + np.arange(tm)).reshape(-1)   # record of o, m
+        if oc[-1] >= hw.pbuf_index:
+            raise SimError(f"instruction {k}: POST reads PBUF entry {oc[-1]} of {hw.pbuf_index}", "OUT_OF_RANGE", k)
         p = self.pbuf[oc]
         v = acc + p["bias"].astype(np.int64)
         neg = (v < 0) & bool(f["act"] & isa.ACTIVATIONS["neg_mult"])
@@ -272,7 +274,7 @@ class GoldenSim:
         i, fr = u >> fb, u & ((1 << fb) - 1)
         lane = np.arange(q.shape[-1]) % self.hw.tm
         per = isa.TABLE_PER_RECORD
-        rec = self.tbuf[(i // per) * self.hw.tm + lane]          # [oh, ow, C, 2 * per]
+        rec = self.tbuf[(i // per) * self.hw.tm_pitch + lane]          # [oh, ow, C, 2 * per]
         j = (i % per)[..., None]
         base = np.take_along_axis(rec, 2 * j, -1)[..., 0]
         delta = np.take_along_axis(rec, 2 * j + 1, -1)[..., 0]

@@ -45,7 +45,12 @@ def verilator() -> str | None:
 
 
 def board_config(name: str = "zcu19eg", config: str = "board", **acc) -> Board:
-    """Board ``name`` with the accelerator overrides of ``config`` (see :data:`CONFIGS`) and ``acc``."""
+    """Board ``name`` with the accelerator overrides of ``config`` (see :data:`CONFIGS`) and ``acc``; ``board``
+    without overrides is the board as the flows load it (the exploration's choice for a board file with
+    ``accelerator_source: explore``, :func:`generator.spec.board.load_board`)."""
+    if config == "board" and not acc:
+        from generator.spec.board import load_board
+        return load_board(name)
     raw = yaml.safe_load((BOARDS_DIR / f"{name}.yaml").read_text())
     raw["accelerator"].update(CONFIGS[config], **acc)
     return Board.model_validate(raw)

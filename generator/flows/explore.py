@@ -126,7 +126,8 @@ def _explore_one(board, model, quant, out, log) -> tuple:
     d = out_folder(out or chosen_path(b.name).parent)
     t0 = time.time()
     graphs = _graphs(b, model, [q.strip() for q in quant.split(",") if q.strip()])
-    pts = dse.explore(b, graphs, progress=lambda xs: tqdm(xs, desc=f"explore {b.name}", unit="config", leave=False))
+    pts = dse.explore(b, graphs, progress=lambda xs, total=None: tqdm(xs, total=total, desc=f"explore {b.name}",
+                                                                  unit="config", leave=False))
     own = next((p for p in pts if p.preset == "board"), None) or dse.Point(b, rtl_model.estimate(b).used(), "board")
     dse.evaluate(own, graphs if own.fps16 is None else {})
     front = [p for p in pts if p.pareto]

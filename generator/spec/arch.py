@@ -68,3 +68,32 @@ def pe_tree_stages(tn: int) -> int:
     if tn < 2 or tn & (tn - 1):
         raise ValueError(f"tn must be a power of two >= 2, got {tn}")
     return (tn.bit_length() - 1) // 2 + 1
+
+
+def array_error(tn: int, tm: int, axi_bits: int) -> str:
+    """Why the RTL (and the HLS kernel, one microarchitecture) cannot be built with a Tn x Tm PE array on an
+    ``axi_bits``-bit m_axi port, or "" when it can:
+
+    - the burst generator covers a :data:`AXI_BOUNDARY_BYTES` page in at most :data:`AXI_MAX_BURST_BEATS` beats
+      (m_axi at least 128 bits wide);
+    - Tn a power of two >= 2 (the adder trees, :func:`pe_tree_stages`; IBUF words split by bit slicing);
+    - Tm a power of two, or a multiple of 8 of at least the m_axi width in bytes: the OBUF then has Tm lanes, a
+      row per output word, and STORE rotates a row in 8-byte steps (rtl/store.sv); PBUF / TBUF records and WBUF
+      elements are addressed at a power-of-two lane pitch (:func:`generator.spec.isa.lane_pitch`);
+    - Tn - gcd(Tn, Tm) + Tm <= 2 Tn: a bypass (copy / product) reads the Tm elements of output group o from two
+      IBUF words, starting at lane o*Tm mod Tn (rtl/compute.sv)."""
+    import math
+
+    if axi_bits * AXI_MAX_BURST_BEATS < 8 * AXI_BOUNDARY_BYTES:
+        return (f"the burst generator needs a {AXI_BOUNDARY_BYTES}-byte page in at most {AXI_MAX_BURST_BEATS} "
+                f"beats: m_axi at least {8 * AXI_BOUNDARY_BYTES // AXI_MAX_BURST_BEATS} bits wide, got {axi_bits}")
+    if tn < 2 or tn & (tn - 1):
+        return f"tn must be a power of two >= 2 (the PE array's adder trees), got {tn}"
+    axi_bytes = axi_bits // 8
+    if tm < 2 or (tm & (tm - 1) and (tm % 8 or tm < axi_bytes)):
+        return (f"tm must be a power of two, or a multiple of 8 of at least the m_axi width in bytes ({axi_bytes}: "
+                f"OBUF rows of Tm lanes rotated in 8-byte steps), got {tm}")
+    if tn - math.gcd(tn, tm) + tm > 2 * tn:
+        return (f"a bypass reads Tm elements from two IBUF words at lane o*Tm mod Tn: needs Tn - gcd(Tn, Tm) + Tm "
+                f"<= 2*Tn, got {tn}x{tm}")
+    return ""

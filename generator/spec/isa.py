@@ -57,7 +57,8 @@ ACTIVATIONS = {"linear": 0, "neg_mult": 1, "table": 2}
 
 #: Activation table (TBUF): TABLE_ENTRIES entries of (base, delta), both int16, 4 bytes each, four to a 16-byte
 #: record; every POST lane holds the whole table (TBUF = Tm lane memories of TBUF_ROWS records: LOAD buf=3 writes
-#: record e to lane e % Tm, row e // Tm, as PBUF, so the compiler stores each record Tm times in DDR). A POST with
+#: record e to lane e % P, row e // P, P = lane_pitch(Tm), as PBUF, so the compiler stores each record Tm times in
+#: DDR, P - Tm padding records after them). A POST with
 #: the table bit maps the clamped requantized value q (int8 / int16) through it:
 #:   u = q + 2^(bits-1) (0 .. 2^bits - 1); i = u >> (bits - 8); f = u mod 2^(bits - 8) (always 0 in int8)
 #:   q' = clamp(base[i] + ((delta[i] * f + 2^(TABLE_FRAC_BITS-1)) >> TABLE_FRAC_BITS))
@@ -77,6 +78,18 @@ PARAM_RECORD = [("bias", "int64", 0), ("mult_pos", "int16", 8), ("mult_neg", "in
 MULT_BITS = 16
 MAX_SHIFT = 63
 
+
+
+def lane_pitch(lanes: int) -> int:
+    """The index pitch of a buffer row of ``lanes`` lanes: the power of two at or above it (1 for 1). PBUF and TBUF
+    records, and WBUF elements, are addressed as row * lane_pitch + lane so that the hardware splits an index into
+    row and lane by bit slicing (Tm need not be a power of two: the lanes lane_pitch(Tm) > lane >= Tm do not exist).
+    Raises ValueError for lanes < 1."""
+    if lanes < 1:
+        raise ValueError(f"lane_pitch needs at least one lane, got {lanes}")
+    return 1 << (lanes - 1).bit_length()
+
+
 HEADER = [("opcode", 4), ("pop_prev", 1), ("pop_next", 1), ("push_prev", 1), ("push_next", 1)]
 
 FORMATS: dict[str, list[tuple[str, int]]] = {
@@ -86,8 +99,9 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
     # Strided 2-D DMA. For pixel (r, c) < (rows, cols) and element e < elems:
     #   src byte  = base[base_reg] + ddr_offset + r*row_stride + c*pix_stride + e*elem_bytes
     #   dst elem  = (dst_word + (r*cols + c)*dst_pitch) * lanes + dst_elem + e
-    # lanes = Tn (IBUF), Tn*Tm (WBUF), 1 (PBUF, TBUF: elements are 16-byte records, record r = dst_word + element
-    # index goes to lane r % Tm, row r // Tm).
+    # lanes = Tn (IBUF), lane_pitch(Tn*Tm) (WBUF: element q = m*Tn + n of a word; q >= Tn*Tm is no element and
+    # is not written), 1 (PBUF, TBUF: elements are 16-byte records, record r = dst_word + element index goes to
+    # lane r % P, row r // P, P = lane_pitch(Tm); lanes P > r % P >= Tm do not exist and are not written).
     "LOAD": [("buf", 2), ("bank", 1), ("base_reg", 2), ("ddr_offset", 32), ("rows", 12), ("cols", 12),
              ("elems", 20), ("row_stride", 32), ("pix_stride", 24), ("dst_word", 20), ("dst_elem", 16),
              ("dst_pitch", 16)],
@@ -105,8 +119,9 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
                 ("oh", 12), ("ow", 12), ("og", 8), ("ig", 8), ("kh", 4), ("kw", 4), ("stride", 4),
                 ("in_cols", 12), ("ibuf_word", 20), ("wbuf_word", 20), ("emul", 1), ("b_word", 8), ("za", 16),
                 ("zb", 16)],
-    # Post-processing of an accumulator tile (oh x ow pixels, og words) into OBUF, per channel oc = pbuf_oc + o*Tm + m:
-    #   v = ACC + bias[oc]; (M, s) = (mult_neg, shift_neg) if act bit 0 and v < 0 else (mult_pos, shift_pos)
+    # Post-processing of an accumulator tile (oh x ow pixels, og words) into OBUF, per output lane m of group o the
+    # PBUF record r = pbuf_oc + o*P + m (P = lane_pitch(Tm); pbuf_oc a multiple of P):
+    #   v = ACC + bias[r]; (M, s) = (mult_neg, shift_neg) if act bit 0 and v < 0 else (mult_pos, shift_pos)
     #   q = clamp(((v*M + 2^(s-1)) >> s) + zp_out)              (round half up, saturate to int8/int16)
     #   act bit 1: q = the activation table's value at q (TBUF, see TABLE_ENTRIES)
     #   max-pool pool_k x pool_k, stride pool_s, window clipped to the tile (pool_k=1: none)

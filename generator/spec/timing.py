@@ -110,6 +110,26 @@ class HwConfig:
         return COMPUTE_BASE + PE_DSP_STAGES + pe_tree_stages(self.tn)
 
     @property
+    def tm_pitch(self) -> int:
+        """PBUF / TBUF record index pitch of a row of Tm lanes (:func:`generator.spec.isa.lane_pitch`)."""
+        return isa.lane_pitch(self.tm)
+
+    @property
+    def wbuf_pitch(self) -> int:
+        """WBUF element index pitch of a word of Tn x Tm elements (:func:`generator.spec.isa.lane_pitch`)."""
+        return isa.lane_pitch(self.tn * self.tm)
+
+    @property
+    def pbuf_rows(self) -> int:
+        """PBUF rows (one record per output lane each): ceil(pbuf_entries / Tm)."""
+        return -(-self.pbuf_entries // self.tm)
+
+    @property
+    def pbuf_index(self) -> int:
+        """PBUF record indices (rows x :attr:`tm_pitch`): a LOAD or POST beyond them is OUT_OF_RANGE."""
+        return self.pbuf_rows * self.tm_pitch
+
+    @property
     def macs_per_cycle(self) -> int:
         """Peak MACs per cycle of the PE array (Tn x Tm x pixel lanes)."""
         return self.tn * self.tm * self.pix_lanes
@@ -146,14 +166,14 @@ def _cdiv(a, b):
 
 
 @lru_cache(maxsize=65536)
-def _load_chunks(beat: int, buf: int, eb: int, tn: int, tm: int, seg_bytes: int, run_bytes: int, a0: int,
+def _load_chunks(beat: int, buf: int, eb: int, tn: int, tm: int, wl: int, seg_bytes: int, run_bytes: int, a0: int,
                  e0: int, run_step: int, span_stride: int, ncols: int) -> int:
     """Write cycles of the LOAD data side for one segment of ``seg_bytes`` bytes starting at address residue
     ``a0`` (mod beat) whose first byte is element ``e0`` (mod a WBUF word; unused otherwise).
 
     Contiguous segments: one chunk per cycle, a chunk being a piece between beat, pixel-run and lane-group
-    boundaries (rtl/load_rd.sv): a run's lane groups are Tn elements (IBUF) / Tm records (PBUF) from its first byte,
-    WBUF words. Span segments (``span_stride`` > 0): one cycle per beat, or ceil(n / 2) when n > 2 runs end in the
+    boundaries (rtl/load_rd.sv): a run's lane groups are Tn elements (IBUF) / lane_pitch(Tm) records (PBUF) from its
+    first byte, WBUF words (lane_pitch(Tn x Tm) element indices).  ``tm`` / ``wl``: lane_pitch(Tm), lane_pitch(Tn Tm). Span segments (``span_stride`` > 0): one cycle per beat, or ceil(n / 2) when n > 2 runs end in the
     beat (two runs written per cycle)."""
     nbeats = int(_beats(a0, seg_bytes, beat))
     if span_stride:
@@ -162,13 +182,12 @@ def _load_chunks(beat: int, buf: int, eb: int, tn: int, tm: int, seg_bytes: int,
         return int(np.maximum(1, (n_end + 1) // 2).sum())
     cap = tn * eb if buf == IBUF else tm * eb
     simple = (a0 % beat == 0 and run_bytes % beat == 0
-              and (cap % beat == 0 if buf != WBUF else ((tn * tm * eb) % beat == 0 and (e0 * eb) % beat == 0)))
+              and (cap % beat == 0 if buf != WBUF else ((wl * eb) % beat == 0 and (e0 * eb) % beat == 0)))
     if simple:
         return nbeats
     cuts = [np.arange((beat - a0) % beat or beat, seg_bytes, beat, dtype=np.int64),
             np.arange(run_bytes, seg_bytes, run_bytes, dtype=np.int64)]
     if buf == WBUF:
-        wl = tn * tm
         o = np.arange(eb, seg_bytes, eb, dtype=np.int64)
         idx = e0 + (o // run_bytes) * run_step + (o % run_bytes) // eb
         cuts.append(o[idx % wl == 0])
@@ -201,7 +220,7 @@ def transfer_cycles(hw: HwConfig, rows: int, cols: int, run_bytes: int, row_stri
         row_contig = False
     span = not write and not row_contig and use_span(rows, cols, run_bytes, pix_stride, beat, buf, elems,
                                                      hw.tn, dst_pitch)
-    run_step = elems if buf == PBUF else dst_pitch * (hw.tn * hw.tm if buf == WBUF else hw.tn)
+    run_step = elems if buf == PBUF else dst_pitch * (hw.wbuf_pitch if buf == WBUF else hw.tn)
     if row_contig:
         row_bytes = cols * run_bytes
         if rows == 1 or row_stride == row_bytes:
@@ -221,9 +240,9 @@ def transfer_cycles(hw: HwConfig, rows: int, cols: int, run_bytes: int, row_stri
     data = max(data, math.ceil(bursts * latency / MAX_READ_BURSTS))
     if span or not (buf == IBUF and run_bytes % beat == 0 and hw.tn * eb >= beat and addr % beat == 0
                     and row_stride % beat == 0 and pix_stride % beat == 0):
-        e0 = dst_elem % (hw.tn * hw.tm) if buf == WBUF else 0
+        e0 = dst_elem % hw.wbuf_pitch if buf == WBUF else 0
         res, cnt = np.unique(seg_addr % beat, return_counts=True)
-        chunks = sum(int(c) * _load_chunks(beat, buf, eb, hw.tn, hw.tm, seg_bytes, run_bytes, int(a), e0, run_step,
+        chunks = sum(int(c) * _load_chunks(beat, buf, eb, hw.tn, hw.tm_pitch, hw.wbuf_pitch, seg_bytes, run_bytes, int(a), e0, run_step,
                                            pix_stride if span else 0, cols) for a, c in zip(res, cnt))
         data = max(data, chunks)
     return XFER_OVERHEAD + LOAD_SETUP + latency + data
@@ -237,7 +256,7 @@ def insn_cycles(hw: HwConfig, insn) -> int:
         eb = 16 if buf == PBUF else hw.elem_bytes
         return transfer_cycles(hw, f["rows"], f["cols"], f["elems"] * eb, f["row_stride"], f["pix_stride"],
                                addr=f["ddr_offset"], buf=buf, elems=f["elems"],
-                               dst_elem=f["dst_word"] * (hw.tn * hw.tm if buf == WBUF else hw.tn) + f["dst_elem"],
+                               dst_elem=f["dst_word"] * (hw.wbuf_pitch if buf == WBUF else hw.tn) + f["dst_elem"],
                                dst_pitch=f["dst_pitch"])
     if op == "STORE":
         return transfer_cycles(hw, f["rows"], f["cols"], f["elems"] * hw.elem_bytes, f["row_stride"],

@@ -166,8 +166,8 @@ LOAD_BEATS:
                 const flat_t f = w.f + (flat_t)(i16 ? (rel_t)(rel >> 1) : rel);
                 if (!is_w)
                     ibuf[bank][f / TN][f % TN] = v;
-                else
-                    wbuf[bank][f / (TN * TM)][(f / TN) % TM][f % TN] = v;
+                else if ((f & (WBUF_PITCH - 1)) < TN * TM)  // (elements >= TN * TM of a word: none)
+                    wbuf[bank][f >> LOG2_WBUF_PITCH][(f & (WBUF_PITCH - 1)) / TN][f % TN] = v;
             }
         }
         prev = cur;
@@ -204,11 +204,14 @@ PBUF_BEATS:
                 p.mult_neg = (ap_int<PARAM_MULT_NEG_BYTES * 8>)PARAM_FIELD(rec, MULT_NEG);
                 p.shift_pos = PARAM_FIELD(rec, SHIFT_POS);
                 p.shift_neg = PARAM_FIELD(rec, SHIFT_NEG);
-                const ap_uint<16> e = (ap_uint<16>)w.f + (ap_uint<16>)(rel >> 4);
-                if (is_t)
-                    tbuf[e] = rec;
-                else
-                    pbuf[e] = p;
+                const ap_uint<16> e = (ap_uint<16>)w.f + (ap_uint<16>)(rel >> 4);   // row * TM_PITCH + lane
+                const ap_uint<16> lane = e & (TM_PITCH - 1), at = (e >> LOG2_TM_PITCH) * TM + lane;
+                if (lane < TM) {
+                    if (is_t)
+                        tbuf[at] = rec;
+                    else
+                        pbuf[at] = p;
+                }
             }
         }
         prev = cur;
@@ -237,12 +240,12 @@ static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const 
     // elements each pixel advances in the buffer
     i64 lanes = 1, step = elems;
     if (is_p) {
-        if (dst_word + rows * cols * elems > (is_t ? TBUF_ENTRIES : PBUF_ENTRIES)) {
+        if (dst_word + rows * cols * elems > (is_t ? TBUF_INDEX : PBUF_INDEX)) {
             err |= STATUS_OUT_OF_RANGE;
             return;
         }
     } else if (buf == BUF_IBUF || is_w) {
-        lanes = is_w ? TN * TM : TN;
+        lanes = is_w ? WBUF_PITCH : TN;
         step = pitch * lanes;
         const i64 words = !is_w ? (i16 ? IBUF_WORDS_INT16 : IBUF_WORDS_INT8) : (i16 ? WBUF_WORDS_INT16 : WBUF_WORDS_INT8);
         if ((dst_word + (rows * cols - 1) * pitch) * lanes + dst_elem + elems > words * lanes) {
@@ -547,7 +550,7 @@ static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_W
     const i64 out_rows = F(x, POST, OUT_ROWS), out_cols = F(x, POST, OUT_COLS);
     const bool i8 = prec == PREC_INT8;
     if (oh * ow * og == 0) return;
-    if (oh * ow * og > ACC_WORDS || oc0 + og * TM - 1 >= PBUF_ENTRIES) {
+    if (oh * ow * og > ACC_WORDS || (oc0 & (TM_PITCH - 1)) != 0 || oc0 + (og - 1) * TM_PITCH + TM - 1 >= PBUF_INDEX) {
         err |= STATUS_OUT_OF_RANGE;
         return;
     }
@@ -570,7 +573,8 @@ static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_W
     ap_uint<12> Y = 0, X = 0;
     ap_uint<3> yc = 0, xc = 0, dy = 0, dx = 0;
     ap_uint<8> o = 0;
-    ap_uint<16> pb = oc0;  // PBUF record of lane 0 of group o
+    const ap_uint<16> pb0 = (oc0 >> LOG2_TM_PITCH) * TM;  // PBUF array entry of group 0, lane 0
+    ap_uint<16> pb = pb0;                                  // of group o, lane 0
     baddr_t y_base = 0, x_base = 0, r_off = 0, c_off = 0, ob = 0;
     elem_t best[TM];
 #pragma HLS ARRAY_PARTITION variable=best complete
@@ -610,7 +614,7 @@ POST_TILE:
             pb += TM;
         } else {
             o = 0;
-            pb = oc0;
+            pb = pb0;
             if (++X != C) {
                 if (++xc == up) {
                     xc = 0;

@@ -130,13 +130,15 @@ def test_rtl_performance_int8_vs_int16(tmp_path):
 
 @needs_verilator
 @pytest.mark.slow
-@pytest.mark.parametrize("tn,tm", [(8, 16), (16, 8)], ids=["tm=2tn", "tm<tn"])
+@pytest.mark.parametrize("tn,tm", [(8, 16), (16, 8), (16, 24)], ids=["tm=2tn", "tm<tn", "tm-not-pow2"])
 def test_rtl_tm_ne_tn_bit_exact(tn, tm):
-    """Tm != Tn: bypass (and emul) reading Tm elements from two IBUF words (Tm = 2 Tn) or at a lane offset (Tm < Tn), OBUF and
-    PBUF lane offsets; TINY buffers otherwise (two Verilator builds, about a minute)."""
-    brd = board(**dict(TINY, tn=tn, tm=tm))
+    """Tm != Tn: bypass (and emul) reading Tm elements from two IBUF words (Tm = 2 Tn) or at a lane offset (Tm < Tn,
+    or Tm = 24 on Tn = 16: o*Tm mod Tn = 0 or 8), OBUF and PBUF lane offsets, and a Tm that is not a power of two
+    (OBUF rows of 24 lanes, PBUF / TBUF records and WBUF elements at a power-of-two lane pitch); TINY buffers
+    otherwise (three Verilator builds, about two minutes)."""
+    brd = board(**dict(TINY, tn=tn, tm=tm, **(dict(wbuf_bank_bytes=49152) if tm % 8 == 0 and tm & (tm - 1) else {})))
     rtl = RtlExecutor(brd, f"tiny_{tn}x{tm}", quiet=False)
-    for kind in ("concat", "split", "conv3x3_s2", "upsample", "attention_mul"):
+    for kind in ("concat", "split", "conv3x3_s2", "upsample", "attention_mul", "table_acts", "first_layer_folded"):
         for mode in ("int8-asym", "int16-sym"):
             build, ic = KINDS[kind]
             b = Builder([1, ic, 14, 12], seed=zlib.crc32(kind.encode()) % 1000)

@@ -17,7 +17,7 @@ import numpy as np
 from generator import ROOT_DIR
 from generator.backends.context import shared_context
 from generator.spec import isa
-from generator.spec.arch import (ACC_RMW_DISTANCE, AXI_ADDR_BITS, AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS,
+from generator.spec.arch import (array_error, ACC_RMW_DISTANCE, AXI_ADDR_BITS, AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS,
                                   COMPUTE_SETUP, DSP_A_BITS, DSP_B_BITS, LOAD_SETUP_CYCLES, PACK_SHIFT, PE_DSP_STAGES,
                                   POST_SETUP, REQUANT_STAGES, RTL_QUEUES, STORE_SETUP, TABLE_STAGES, pe_tree_stages)
 from generator.spec.board import Board
@@ -38,10 +38,6 @@ class RtlError(ValueError):
     """The board's accelerator configuration cannot be rendered as RTL (the message says which field)."""
 
 
-def _pow2(v: int) -> bool:
-    return v > 0 and v & (v - 1) == 0
-
-
 #: storage binding of generator/spec/memories.py (``storage_binding``) -> ``ram_tdp`` STYLE (lutram: left to
 #: synthesis, which maps such shallow memories to LUTRAM)
 RAM_STYLES = {"lutram": 0, "bram": 1, "uram": 2}
@@ -60,19 +56,15 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
     both precisions, :func:`generator.backends.context.shared_context`) plus the RTL's own entries (field,
     register and parameter-record tables as (name, position, width), element counts, ROM words, RAM styles).
 
-    Raises RtlError if the configuration cannot be rendered as RTL (power-of-two lanes, AXI width, accumulator)."""
+    Raises RtlError if the configuration cannot be rendered as RTL (lane counts, AXI width, accumulator)."""
     a = board.accelerator
     h8, h16 = HwConfig.from_board(board, 8), HwConfig.from_board(board, 16)
-    if not (_pow2(a.tn) and _pow2(a.tm)):
-        raise RtlError(f"{board.name}: the RTL needs power-of-two tn/tm, got {a.tn}x{a.tm}")
+    bad = array_error(a.tn, a.tm, a.axi_data_width_bits)
+    if bad:
+        raise RtlError(f"{board.name}: accelerator (tn {a.tn}, tm {a.tm}, axi_data_width_bits "
+                       f"{a.axi_data_width_bits}): {bad}")
     if a.axi_data_width_bits > isa.INSN_BITS:
         raise RtlError(f"{board.name}: axi_data_width_bits={a.axi_data_width_bits} wider than an instruction")
-    if a.axi_data_width_bits * AXI_MAX_BURST_BEATS < 8 * AXI_BOUNDARY_BYTES:
-        raise RtlError(f"{board.name}: axi_data_width_bits={a.axi_data_width_bits}: the RTL's burst generator needs "
-                       f"a {AXI_BOUNDARY_BYTES}-byte page in at most {AXI_MAX_BURST_BEATS} beats (>= 128 bits)")
-    if a.tn < 2 or a.tm < 2 or a.tm > 2 * a.tn:
-        raise RtlError(f"{board.name}: the RTL needs 2 <= tn and 2 <= tm <= 2*tn (bypass reads Tm elements from at "
-                       f"most two IBUF words), got {a.tn}x{a.tm}")
     acc_w = max(a.acc_bits_int8, a.acc_bits_int16)
     if not 27 <= acc_w <= 52:
         raise RtlError(f"{board.name}: the RTL's requantization splits the (acc_bits + 1)-bit operand into two "

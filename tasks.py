@@ -218,7 +218,7 @@ def test(c, slow=False):
 
 @task(help={"cases": "number of random cases", "seed": "random seed (the cases depend on it alone)",
             "executors": "comma-separated: golden,ref,csim,rtl (golden always runs; the others are compared with it)",
-            "configs": "comma-separated hardware configurations (tiny, tiny-8x16, tiny-16x8, zcu19eg, zcu102; "
+            "configs": "comma-separated hardware configurations (tiny, tiny-8x16, tiny-16x8, tiny-16x24, zcu19eg, zcu102; "
                        "default: all for golden/ref, the tiny ones with csim or rtl)",
             "board": "board file replacing each configuration's own", "case": "run only this case index",
             "json": "write every outcome to this JSON file"})

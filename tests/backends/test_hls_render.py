@@ -64,7 +64,8 @@ def test_config_header_comes_from_the_board(tmp_path, brd):
     b = BOARDS[brd]()
     hls.render(b, tmp_path)
     names = ["TN", "TM", "IBUF_WORDS_INT8", "IBUF_WORDS_INT16", "WBUF_WORDS_INT8", "WBUF_WORDS_INT16", "ACC_WORDS",
-             "OBUF_WORDS_INT8", "OBUF_WORDS_INT16", "PBUF_ENTRIES", "ACC_BITS_INT8", "ACC_BITS_INT16", "AXI_BITS"]
+             "OBUF_WORDS_INT8", "OBUF_WORDS_INT16", "PBUF_ENTRIES", "PBUF_INDEX", "TM_PITCH", "WBUF_PITCH",
+             "ACC_BITS_INT8", "ACC_BITS_INT16", "AXI_BITS"]
     src = ['#include <cstdio>', '#include "config.h"', 'int main() {']
     src += [f'std::printf("%lld\\n", (long long)({n}));' for n in names]
     src += ['std::printf("%u %u\\n", CONFIG_ID, HW_INFO); return 0; }']
@@ -72,7 +73,7 @@ def test_config_header_comes_from_the_board(tmp_path, brd):
     out = _gxx(tmp_path / "c.cpp", tmp_path / "c", tmp_path).split()
     h8, h16 = HwConfig.from_board(b, 8), HwConfig.from_board(b, 16)
     want = [h8.tn, h8.tm, h8.ibuf_words, h16.ibuf_words, h8.wbuf_words, h16.wbuf_words, h8.acc_words, h8.obuf_words,
-            h16.obuf_words, h8.pbuf_entries, h8.acc_bits, h16.acc_bits, b.accelerator.axi_data_width_bits,
+            h16.obuf_words, h8.pbuf_rows * h8.tm, h8.pbuf_index, h8.tm_pitch, h8.wbuf_pitch, h8.acc_bits, h16.acc_bits, b.accelerator.axi_data_width_bits,
             h8.config_id, isa.ISA_VERSION | h8.tn << 8 | h8.tm << 16 | MODES24]
     assert [int(x) for x in out] == want
 

@@ -116,10 +116,10 @@ def test_block_design_structure_is_counted(name, tmp_path):
 
 def test_rtl_binding_keeps_the_per_lane_shapes():
     """The RTL's ram_style follows the mapping rule over its own per-lane memories, not the block design's wide
-    words (which map zcu19eg's IBUF to URAM and OBUF to BRAM instead)."""
+    words (which map zcu19eg's IBUF to URAM instead)."""
     from generator.backends.rtl import RAM_STYLES, ram_styles
     b = load_board("zcu19eg")
     lanes = memories.storage_binding(b, per_lane=True)
-    assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "uram", "obuf": "uram", "pbuf": "lutram", "tbuf": "lutram"}
+    assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "uram", "obuf": "bram", "pbuf": "lutram", "tbuf": "lutram"}
     assert ram_styles(b) == {k.upper(): RAM_STYLES[v] for k, v in lanes.items()}
-    assert memories.storage_binding(b)["ibuf"] == "uram" and memories.storage_binding(b)["obuf"] == "bram"
+    assert memories.storage_binding(b)["ibuf"] == "uram"

@@ -4,8 +4,8 @@ For a board, :func:`candidates` enumerates configurations the RTL can be rendere
 (Tn a power of two from 8 to 64, Tm from :data:`TM_SIDES`: powers of two and multiples of 8 between them) and the
 m_axi width (:data:`AXI_WIDTHS`, at most the board's ``hp_port_width_bits``: the RTL has one m_axi port on one HP
 port, so a wider port would not move more bytes) that :func:`generator.spec.arch.array_error` allows (m_axi at
-least 128 bits, the bypass's two-word window), and a buffer preset (:data:`BUFFER_PRESETS`: IBUF / OBUF bytes per bank, WBUF bytes per
-PE, ACC words). :func:`explore` keeps those the RTL resource model (:mod:`generator.estimate.rtl_model`) fits
+least 128 bits, the bypass's two-word window), and a buffer preset (:data:`BUFFER_PRESETS`: IBUF / OBUF bytes
+per bank, WBUF bytes per PE, ACC words). :func:`explore` keeps those the RTL resource model (:mod:`generator.estimate.rtl_model`) fits
 within :data:`UTILIZATION_LIMIT` of the part (every DSP48E2, BRAM and URAM block, 90% of LUTs and FFs),
 compiles the model's quantized graphs for each with the latency model
 (:func:`generator.codegen.program.compile_program`: the same predictions the golden simulator counts and the RTL

@@ -80,8 +80,8 @@ class GoldenSim:
         self.wbuf = [np.zeros(hw.wbuf_words * hw.wbuf_pitch, np.int64) for _ in range(2)]   # words x pitch
         self.acc = [np.zeros((hw.acc_words, tm), np.int64) for _ in range(2)]
         self.obuf = np.zeros(hw.obuf_words * tm, np.int64)
-        self.pbuf = np.zeros(hw.pbuf_index, PARAM_DTYPE)                                  # rows x Tm pitch
-        self.tbuf = np.zeros((isa.TBUF_ROWS * hw.tm_pitch, 2 * isa.TABLE_PER_RECORD), np.int64)   # (base, delta) x 4 per record
+        self.pbuf = np.zeros(hw.pbuf_index, PARAM_DTYPE)                         # rows x lane pitch (isa)
+        self.tbuf = np.zeros((isa.TBUF_ROWS * hw.tm_pitch, 2 * isa.TABLE_PER_RECORD), np.int64)   # (base, delta) x 4
         self.precision = None
         self.qmin = self.qmax = None
 

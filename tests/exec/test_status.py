@@ -132,6 +132,10 @@ def _cases():
         "acc_post": (lambda b: _patch(b["prog"], _first(b["prog"], "POST"), oh=b["prog"].hw.acc_words),
                      "OUT_OF_RANGE", True),
         "obuf_store": (lambda b: _patch(b["prog"], _first(b["prog"], "STORE"), src_pitch=255), "OUT_OF_RANGE", True),
+        # POST's PBUF row: pbuf_oc a multiple of the row pitch (isa.lane_pitch(Tm)), its groups within the rows
+        "pbuf_post_pitch": (lambda b: _patch(b["prog"], _first(b["prog"], "POST"), pbuf_oc=1), "OUT_OF_RANGE", True),
+        "pbuf_post_rows": (lambda b: _patch(b["prog"], _first(b["prog"], "POST"), pbuf_oc=b["prog"].hw.pbuf_index),
+                           "OUT_OF_RANGE", True),
         "missing_end": (lambda b: b["prog"].blob[:-isa.INSN_BYTES], "NO_END", False),
         "token_underflow": (lambda b: _patch(b["prog"], 1, pop_next=1), "WATCHDOG", True),
         "token_overflow": (lambda b: _before_end(b["prog"], [isa.make("SYNC", push_next=1)]

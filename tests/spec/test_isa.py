@@ -137,3 +137,18 @@ def test_timing_engine_alone_counts_what_the_golden_simulator_counts():
         mods = [n.module or "" for n in nodes if isinstance(n, ast.ImportFrom)]
         mods += [a.name for n in nodes if isinstance(n, ast.Import) for a in n.names]
         assert not [m for m in mods if m.startswith("generator.exec")], f"{f.name} imports an executor"
+
+
+def test_lane_pitch_and_the_arrays_the_rtl_builds():
+    """isa.lane_pitch: the power of two at or above the lane count; arch.array_error: non-power-of-two Tm only as
+    a multiple of 8 of at least the m_axi bytes whose bypass window fits two IBUF words, m_axi >= 128 bits."""
+    from generator.spec.arch import array_error
+    assert [isa.lane_pitch(n) for n in (1, 2, 3, 8, 24, 48, 64, 1536)] == [1, 2, 4, 8, 32, 64, 64, 2048]
+    with pytest.raises(ValueError):
+        isa.lane_pitch(0)
+    assert not any(array_error(tn, tm, 128) for tn, tm in ((32, 48), (16, 24), (32, 40), (8, 8), (16, 8), (8, 16)))
+    assert "power of two" in array_error(24, 32, 128)                  # Tn: the adder trees
+    assert "multiple of 8" in array_error(32, 20, 128)
+    assert "multiple of 8" in array_error(32, 12, 128) and "multiple of 8" in array_error(32, 8 + 4, 256)
+    assert "two IBUF words" in array_error(8, 24, 128)                 # 8 - 8 + 24 > 16
+    assert "128 bits" in array_error(32, 48, 64)

@@ -213,7 +213,8 @@ class _LayerEmitter:
             sx1 = sd["OW"] if c1 == L.OWc else c1 // s
             self.out.append(isa.make(
                 "POST", acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og,
-                pbuf_oc=((j + 1) * self.n_og + oc0 // self.hw.tm) * self.hw.tm_pitch, act=L.act, pool_k=sd["pool_k"], pool_s=s,
+                pbuf_oc=((j + 1) * self.n_og + oc0 // self.hw.tm) * self.hw.tm_pitch, act=L.act,
+                pool_k=sd["pool_k"], pool_s=s,
                 up=1, zp_out=sd["zp_out"], out_rows=sy1 - sy0, out_cols=sx1 - sx0,
                 push_prev=free_acc if j == len(L.sides) - 1 else 0))
             self.out.append(isa.make("STORE", base_reg=vs.base_reg, ddr_offset=vs.at(sy0, sx0, oc0),

@@ -7,6 +7,8 @@ own (instruction format, register map, status bits, token queue depth) in :mod:`
 """
 from __future__ import annotations
 
+import math
+
 #: int8 packing into one DSP48E2: A = (x_hi << PACK_SHIFT) + x_lo, so the low product occupies bits
 #: [PACK_SHIFT-1:0] of the P output (signed) and the high one the bits above
 PACK_SHIFT = 18
@@ -82,8 +84,6 @@ def array_error(tn: int, tm: int, axi_bits: int) -> str:
       elements are addressed at a power-of-two lane pitch (:func:`generator.spec.isa.lane_pitch`);
     - Tn - gcd(Tn, Tm) + Tm <= 2 Tn: a bypass (copy / product) reads the Tm elements of output group o from two
       IBUF words, starting at lane o*Tm mod Tn (rtl/compute.sv)."""
-    import math
-
     if axi_bits * AXI_MAX_BURST_BEATS < 8 * AXI_BOUNDARY_BYTES:
         return (f"the burst generator needs a {AXI_BOUNDARY_BYTES}-byte page in at most {AXI_MAX_BURST_BEATS} "
                 f"beats: m_axi at least {8 * AXI_BOUNDARY_BYTES // AXI_MAX_BURST_BEATS} bits wide, got {axi_bits}")

@@ -57,8 +57,8 @@ ACTIVATIONS = {"linear": 0, "neg_mult": 1, "table": 2}
 
 #: Activation table (TBUF): TABLE_ENTRIES entries of (base, delta), both int16, 4 bytes each, four to a 16-byte
 #: record; every POST lane holds the whole table (TBUF = Tm lane memories of TBUF_ROWS records: LOAD buf=3 writes
-#: record e to lane e % P, row e // P, P = lane_pitch(Tm), as PBUF, so the compiler stores each record Tm times in
-#: DDR, P - Tm padding records after them). A POST with
+#: record e to lane e % P, row e // P, P = lane_pitch(Tm), as PBUF, so the compiler stores each record P times in
+#: DDR; the copies for lanes P > lane >= Tm go nowhere). A POST with
 #: the table bit maps the clamped requantized value q (int8 / int16) through it:
 #:   u = q + 2^(bits-1) (0 .. 2^bits - 1); i = u >> (bits - 8); f = u mod 2^(bits - 8) (always 0 in int8)
 #:   q' = clamp(base[i] + ((delta[i] * f + 2^(TABLE_FRAC_BITS-1)) >> TABLE_FRAC_BITS))

@@ -162,7 +162,7 @@ module load
   logic [AXI_AW-1:0] su_k1, su_b;                                     // 3: that - step; 6: + tot (the buffer extent)
   logic su_buf_oob;                                                   // 7
   // (buffer capacity in the LOAD's index space: PBUF / TBUF records and WBUF elements at their 2^k lane pitch)
-  wire [31:0] ld_buf_cap = ld_is_pbuf ? (ld_is_tbuf ? 32'(TB_D) << LOG2_TM : 32'(PB_D) << LOG2_TM)
+  wire [31:0] ld_buf_cap = ld_is_pbuf ? (ld_is_tbuf ? 32'(TB_D * TM_PITCH) : 32'(PB_D * TM_PITCH))
                            : ld_is_wbuf ? 32'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8) << LOG2_WL
                                         : 32'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8) << LOG2_TN;
   mul_tree #(.AW(RUN_W), .BW(F_LOAD_COLS_W), .PW(32)) u_rb (

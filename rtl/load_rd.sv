@@ -64,7 +64,7 @@ module load_rd
   output logic [31:0]           w_qpb           // span: run q's first element
 );
   localparam int PW = BYTE_POS_W;
-  localparam int WLP = 1 << LOG2_WL, TMP = 1 << LOG2_TM;             // WBUF / PBUF lane pitches (isa.lane_pitch)
+  localparam int WLP = WL_PITCH, TMP = TM_PITCH;                     // WBUF / PBUF lane pitches (isa.lane_pitch)
   localparam int CAP_W = $clog2((2 * WLP > 16 * TMP ? 2 * WLP : 16 * TMP) + 1);   // lane-limit bytes
   localparam int BQ_DEPTH = 4;
   if (CAP_W > RUN_W) begin : g_bad_widths

@@ -222,7 +222,7 @@ module load_wr
   end
 
   // PBUF lane writes: lane l takes chunk record k = (l - idx0) mod Tm (k*16 + b < MW)
-  localparam int PXW = $clog2(PARAM_BYTES * (1 << LOG2_TM) + MW);
+  localparam int PXW = $clog2(PARAM_BYTES * TM_PITCH + MW);
   localparam int PMX = 2 ** PXW;
   wire [PMX-1:0] pb_mask = PMX'(x3_mask);
   wire [31:0] pbw_row0 = x3_idx0[0] >> LOG2_TM;                   // (PBUF: never a span)

@@ -265,7 +265,7 @@ module post
             // and columns, at most oh x ow, as the golden simulator)
             pp_pl <= pp_pk > 32'd1 || pp_ps > 32'd1;
             pp_tab <= (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_TABLE) != 0;
-            pp_k_pb <= pp_pbuf_oc + (pp_og << LOG2_TM) > 32'(PB_D << LOG2_TM);   // (records at a 2^LOG2_TM pitch)
+            pp_k_pb <= pp_pbuf_oc + (pp_og << LOG2_TM) > 32'(PB_D * TM_PITCH);   // (records at TM_PITCH)
             pp_k_zero <= pp_oh == 0 || pp_ow == 0 || pp_og == 0;
             pp_pscol <= mul3(pp_og, 3'(pp_ps));
             pp_og2 <= F_POST_OG_W'(pp_og - 32'd2);

@@ -96,8 +96,8 @@ module accel_top
   output logic [2:0]            m_axi_awprot,
   output logic                  m_axi_awvalid,
   input  wire                   m_axi_awready,
-  output logic [AXI_DW-1:0]     m_axi_wdata,
-  output logic [AXI_BYTES-1:0]  m_axi_wstrb,
+  output logic [PORT_DW-1:0]     m_axi_wdata,
+  output logic [PORT_DW/8-1:0]  m_axi_wstrb,
   output logic                  m_axi_wlast,
   output logic                  m_axi_wvalid,
   input  wire                   m_axi_wready,
@@ -116,12 +116,59 @@ module accel_top
   output logic                  m_axi_arvalid,
   input  wire                   m_axi_arready,
   input  wire [0:0]             m_axi_rid,
-  input  wire [AXI_DW-1:0]      m_axi_rdata,
+  input  wire [PORT_DW-1:0]      m_axi_rdata,
   input  wire [1:0]             m_axi_rresp,
   input  wire                   m_axi_rlast,
   input  wire                   m_axi_rvalid,
-  output logic                  m_axi_rready
+  output logic                  m_axi_rready,
+  // ---- the second HP port (HP_PORTS = 2: rtl/axi_hp_split.sv; else idle)
+  output logic [0:0]            m_axi1_awid,
+  output logic [AXI_AW-1:0]     m_axi1_awaddr,
+  output logic [7:0]            m_axi1_awlen,
+  output logic [2:0]            m_axi1_awsize,
+  output logic [1:0]            m_axi1_awburst,
+  output logic                  m_axi1_awlock,
+  output logic [3:0]            m_axi1_awcache,
+  output logic [2:0]            m_axi1_awprot,
+  output logic                  m_axi1_awvalid,
+  input  wire                   m_axi1_awready,
+  output logic [PORT_DW-1:0]     m_axi1_wdata,
+  output logic [PORT_DW/8-1:0]  m_axi1_wstrb,
+  output logic                  m_axi1_wlast,
+  output logic                  m_axi1_wvalid,
+  input  wire                   m_axi1_wready,
+  input  wire [0:0]             m_axi1_bid,
+  input  wire [1:0]             m_axi1_bresp,
+  input  wire                   m_axi1_bvalid,
+  output logic                  m_axi1_bready,
+  output logic [0:0]            m_axi1_arid,
+  output logic [AXI_AW-1:0]     m_axi1_araddr,
+  output logic [7:0]            m_axi1_arlen,
+  output logic [2:0]            m_axi1_arsize,
+  output logic [1:0]            m_axi1_arburst,
+  output logic                  m_axi1_arlock,
+  output logic [3:0]            m_axi1_arcache,
+  output logic [2:0]            m_axi1_arprot,
+  output logic                  m_axi1_arvalid,
+  input  wire                   m_axi1_arready,
+  input  wire [0:0]             m_axi1_rid,
+  input  wire [PORT_DW-1:0]      m_axi1_rdata,
+  input  wire [1:0]             m_axi1_rresp,
+  input  wire                   m_axi1_rlast,
+  input  wire                   m_axi1_rvalid,
+  output logic                  m_axi1_rready
 );
+  // ---- the units' AXI4 master (x_axi_*, AXI_DW bits) onto the HP port(s)
+  logic [0:0] x_axi_awid, x_axi_arid, x_axi_bid, x_axi_rid;
+  logic [AXI_AW-1:0] x_axi_awaddr, x_axi_araddr;
+  logic [7:0] x_axi_awlen, x_axi_arlen;
+  logic [2:0] x_axi_awsize, x_axi_awprot, x_axi_arsize, x_axi_arprot;
+  logic [1:0] x_axi_awburst, x_axi_arburst, x_axi_bresp, x_axi_rresp;
+  logic [3:0] x_axi_awcache, x_axi_arcache;
+  logic x_axi_awlock, x_axi_awvalid, x_axi_awready, x_axi_wlast, x_axi_wvalid, x_axi_wready, x_axi_bvalid,
+        x_axi_bready, x_axi_arlock, x_axi_arvalid, x_axi_arready, x_axi_rlast, x_axi_rvalid, x_axi_rready;
+  logic [AXI_DW-1:0] x_axi_wdata, x_axi_rdata;
+  logic [AXI_BYTES-1:0] x_axi_wstrb;
   wire clr;                                             // start_pulse: clears the units at the start of a run
   wire run, stop, finish;
   wire [31:0] err_bits, status_r, cycles_r;
@@ -142,9 +189,12 @@ module accel_top
   wire [7:0] fe_arlen, ld_arlen;
   axi_rd_arb u_rd (
     .clk, .rst_n, .fe_arvalid, .fe_araddr, .fe_arlen, .fe_ar_ok, .fe_rready, .fe_rvalid, .ld_arvalid, .ld_araddr,
-    .ld_arlen, .ld_ar_ok, .ld_rready, .ld_rvalid, .busy(rd_busy), .m_axi_arid, .m_axi_araddr, .m_axi_arlen,
-    .m_axi_arsize, .m_axi_arburst, .m_axi_arlock, .m_axi_arcache, .m_axi_arprot, .m_axi_arvalid, .m_axi_arready,
-    .m_axi_rlast, .m_axi_rvalid, .m_axi_rready);
+    .ld_arlen, .ld_ar_ok, .ld_rready, .ld_rvalid, .busy(rd_busy), .m_axi_arid(x_axi_arid),
+    .m_axi_araddr(x_axi_araddr), .m_axi_arlen(x_axi_arlen),
+    .m_axi_arsize(x_axi_arsize), .m_axi_arburst(x_axi_arburst), .m_axi_arlock(x_axi_arlock),
+    .m_axi_arcache(x_axi_arcache), .m_axi_arprot(x_axi_arprot), .m_axi_arvalid(x_axi_arvalid),
+    .m_axi_arready(x_axi_arready),
+    .m_axi_rlast(x_axi_rlast), .m_axi_rvalid(x_axi_rvalid), .m_axi_rready(x_axi_rready));
 
   // ---- fetch and dispatch into the LOAD (lq_), COMPUTE (cq_) and STORE-module (sq_) queues
   wire lq_rd, cq_rd, sq_rd, lq_empty, cq_empty, sq_empty;
@@ -152,7 +202,7 @@ module accel_top
   wire illegal, cfg_missing, no_end, fe_idle, fe_exhausted, insn_moved, queues_empty;
   fetch_dispatch #(.ROM_FILE(ROM_FILE)) u_fetch (
     .clk, .rst_n, .clr, .run, .stop, .fetch_ddr, .insns_addr, .n_insns, .fe_arvalid, .fe_araddr, .fe_arlen,
-    .fe_ar_ok, .fe_rvalid, .fe_rready, .rdata(m_axi_rdata), .rlast(m_axi_rlast), .lq_rd, .cq_rd, .sq_rd, .lq_rdata,
+    .fe_ar_ok, .fe_rvalid, .fe_rready, .rdata(x_axi_rdata), .rlast(x_axi_rlast), .lq_rd, .cq_rd, .sq_rd, .lq_rdata,
     .cq_rdata, .sq_rdata, .lq_empty, .cq_empty, .sq_empty, .illegal, .cfg_missing, .no_end, .fe_idle, .fe_exhausted,
     .insn_moved, .queues_empty);
 
@@ -181,7 +231,7 @@ module accel_top
     .clk, .rst_n, .clr, .run, .stop, .base_addrs, .ddr_sizes, .lq_rdata, .lq_empty, .lq_rd, .has_c2l, .pop_c2l,
     .push_l2c, .prec16, .cfg_err_isa, .cfg_err_cfg, .oob(ld_oob), .idle(ld_idle), .arvalid(ld_arvalid),
     .araddr(ld_araddr), .arlen(ld_arlen), .ar_ok(ld_ar_ok), .rvalid(ld_rvalid), .rready(ld_rready),
-    .rdata(m_axi_rdata), .rlast(m_axi_rlast), .bank(ld_bank), .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data,
+    .rdata(x_axi_rdata), .rlast(x_axi_rlast), .bank(ld_bank), .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data,
     .wbw_row, .pbw_we, .tbw_we, .pbw_data, .pbw_row);
 
   // ---- COMPUTE module (NOP, COMPUTE, SYNC)
@@ -207,9 +257,13 @@ module accel_top
   store u_st (
     .clk, .rst_n, .clr, .run, .stop, .prec16, .base_addrs, .ddr_sizes, .sq_rdata, .sq_empty, .sq_rd, .has_c2s,
     .pop_c2s, .push_s2c, .post_start, .st_ins, .post_done, .post_err, .oob(sd_oob), .end_done, .idle(st_idle),
-    .retire(st_retire), .obr_row, .ob_rd, .m_axi_awid, .m_axi_awaddr, .m_axi_awlen, .m_axi_awsize, .m_axi_awburst,
-    .m_axi_awlock, .m_axi_awcache, .m_axi_awprot, .m_axi_awvalid, .m_axi_awready, .m_axi_wdata, .m_axi_wstrb,
-    .m_axi_wlast, .m_axi_wvalid, .m_axi_wready, .m_axi_bid, .m_axi_bresp, .m_axi_bvalid, .m_axi_bready);
+    .retire(st_retire), .obr_row, .ob_rd, .m_axi_awid(x_axi_awid), .m_axi_awaddr(x_axi_awaddr),
+    .m_axi_awlen(x_axi_awlen), .m_axi_awsize(x_axi_awsize), .m_axi_awburst(x_axi_awburst),
+    .m_axi_awlock(x_axi_awlock), .m_axi_awcache(x_axi_awcache), .m_axi_awprot(x_axi_awprot),
+    .m_axi_awvalid(x_axi_awvalid), .m_axi_awready(x_axi_awready), .m_axi_wdata(x_axi_wdata),
+    .m_axi_wstrb(x_axi_wstrb),
+    .m_axi_wlast(x_axi_wlast), .m_axi_wvalid(x_axi_wvalid), .m_axi_wready(x_axi_wready), .m_axi_bid(x_axi_bid),
+    .m_axi_bresp(x_axi_bresp), .m_axi_bvalid(x_axi_bvalid), .m_axi_bready(x_axi_bready));
   wire pp_oob, pp_acc_rd, pp_acc_bank;
   wire [AC_AW-1:0] pp_aw;
   wire [PB_AW-1:0] pp_prow;
@@ -238,8 +292,98 @@ module accel_top
     .ld_idle, .cp_idle, .st_idle, .rd_busy, .insn_moved, .queues_empty, .fe_exhausted, .end_done, .cp_busy,
     .st_retire, .err_bits, .stop, .finish, .dbg_st_retired, .dbg_ld_busy, .dbg_cp_busy);
 
+  // ---- the HP port(s): one port carries the units' master as is; two split every burst (rtl/axi_hp_split.sv)
+  localparam logic [3:0] AXI_CACHE = 4'b0011;
+  if (HP_PORTS == 1) begin : g_one_port
+    assign m_axi_awid = x_axi_awid;
+    assign m_axi_awaddr = x_axi_awaddr;
+    assign m_axi_awlen = x_axi_awlen;
+    assign m_axi_awsize = x_axi_awsize;
+    assign m_axi_awburst = x_axi_awburst;
+    assign m_axi_awlock = x_axi_awlock;
+    assign m_axi_awcache = x_axi_awcache;
+    assign m_axi_awprot = x_axi_awprot;
+    assign m_axi_awvalid = x_axi_awvalid;
+    assign x_axi_awready = m_axi_awready;
+    assign m_axi_wdata = x_axi_wdata;
+    assign m_axi_wstrb = x_axi_wstrb;
+    assign m_axi_wlast = x_axi_wlast;
+    assign m_axi_wvalid = x_axi_wvalid;
+    assign x_axi_wready = m_axi_wready;
+    assign x_axi_bid = m_axi_bid;
+    assign x_axi_bresp = m_axi_bresp;
+    assign x_axi_bvalid = m_axi_bvalid;
+    assign m_axi_bready = x_axi_bready;
+    assign m_axi_arid = x_axi_arid;
+    assign m_axi_araddr = x_axi_araddr;
+    assign m_axi_arlen = x_axi_arlen;
+    assign m_axi_arsize = x_axi_arsize;
+    assign m_axi_arburst = x_axi_arburst;
+    assign m_axi_arlock = x_axi_arlock;
+    assign m_axi_arcache = x_axi_arcache;
+    assign m_axi_arprot = x_axi_arprot;
+    assign m_axi_arvalid = x_axi_arvalid;
+    assign x_axi_arready = m_axi_arready;
+    assign x_axi_rid = m_axi_rid;
+    assign x_axi_rdata = m_axi_rdata;
+    assign x_axi_rresp = m_axi_rresp;
+    assign x_axi_rlast = m_axi_rlast;
+    assign x_axi_rvalid = m_axi_rvalid;
+    assign m_axi_rready = x_axi_rready;
+    assign {m_axi1_awid, m_axi1_awaddr, m_axi1_awlen, m_axi1_awsize, m_axi1_awburst, m_axi1_awlock, m_axi1_awcache,
+            m_axi1_awprot, m_axi1_awvalid, m_axi1_wdata, m_axi1_wstrb, m_axi1_wlast, m_axi1_wvalid, m_axi1_bready,
+            m_axi1_arid, m_axi1_araddr, m_axi1_arlen, m_axi1_arsize, m_axi1_arburst, m_axi1_arlock, m_axi1_arcache,
+            m_axi1_arprot, m_axi1_arvalid, m_axi1_rready} = '0;
+    wire unused1 = &{1'b0, m_axi1_awready, m_axi1_wready, m_axi1_bid, m_axi1_bresp, m_axi1_bvalid, m_axi1_arready,
+                     m_axi1_rid, m_axi1_rdata, m_axi1_rresp, m_axi1_rlast, m_axi1_rvalid, 1'b0};
+  end else begin : g_two_ports
+    logic [2*AXI_AW-1:0] araddr, awaddr;
+    logic [15:0] arlen, awlen;
+    logic [1:0] arvalid, awvalid, wlast, wvalid, rready, bready;
+    logic [AXI_DW-1:0] wdata;
+    logic [AXI_BYTES-1:0] wstrb;
+    axi_hp_split #(.DW(AXI_DW), .AW(AXI_AW), .OUTST(HP_OUTST), .FDEPTH(HP_FDEPTH)) u_split (
+      .clk, .rst_n, .s_araddr(x_axi_araddr), .s_arlen(x_axi_arlen), .s_arvalid(x_axi_arvalid),
+      .s_arready(x_axi_arready), .s_rdata(x_axi_rdata), .s_rlast(x_axi_rlast), .s_rvalid(x_axi_rvalid),
+      .s_rready(x_axi_rready), .s_awaddr(x_axi_awaddr), .s_awlen(x_axi_awlen), .s_awvalid(x_axi_awvalid),
+      .s_awready(x_axi_awready), .s_wdata(x_axi_wdata), .s_wstrb(x_axi_wstrb), .s_wvalid(x_axi_wvalid),
+      .s_wready(x_axi_wready), .s_bvalid(x_axi_bvalid), .s_bready(x_axi_bready),
+      .m_araddr(araddr), .m_arlen(arlen), .m_arvalid(arvalid), .m_arready({m_axi1_arready, m_axi_arready}),
+      .m_rdata({m_axi1_rdata, m_axi_rdata}), .m_rlast({m_axi1_rlast, m_axi_rlast}),
+      .m_rvalid({m_axi1_rvalid, m_axi_rvalid}), .m_rready(rready), .m_awaddr(awaddr), .m_awlen(awlen),
+      .m_awvalid(awvalid), .m_awready({m_axi1_awready, m_axi_awready}), .m_wdata(wdata), .m_wstrb(wstrb),
+      .m_wlast(wlast), .m_wvalid(wvalid), .m_wready({m_axi1_wready, m_axi_wready}),
+      .m_bvalid({m_axi1_bvalid, m_axi_bvalid}), .m_bready(bready));
+    assign x_axi_rid = '0;
+    assign x_axi_rresp = '0;
+    assign x_axi_bid = '0;
+    assign x_axi_bresp = '0;
+    assign {m_axi1_araddr, m_axi_araddr} = araddr;
+    assign {m_axi1_arlen, m_axi_arlen} = arlen;
+    assign {m_axi1_arvalid, m_axi_arvalid} = arvalid;
+    assign {m_axi1_rready, m_axi_rready} = rready;
+    assign {m_axi1_awaddr, m_axi_awaddr} = awaddr;
+    assign {m_axi1_awlen, m_axi_awlen} = awlen;
+    assign {m_axi1_awvalid, m_axi_awvalid} = awvalid;
+    assign {m_axi1_wdata, m_axi_wdata} = wdata;
+    assign {m_axi1_wstrb, m_axi_wstrb} = wstrb;
+    assign {m_axi1_wlast, m_axi_wlast} = wlast;
+    assign {m_axi1_wvalid, m_axi_wvalid} = wvalid;
+    assign {m_axi1_bready, m_axi_bready} = bready;
+    assign {m_axi1_awid, m_axi_awid, m_axi1_arid, m_axi_arid} = '0;
+    assign {m_axi1_awsize, m_axi_awsize, m_axi1_arsize, m_axi_arsize} = {4{3'(LOG2_BYTES - 1)}};
+    assign {m_axi1_awburst, m_axi_awburst, m_axi1_arburst, m_axi_arburst} = {4{2'b01}};
+    assign {m_axi1_awlock, m_axi_awlock, m_axi1_arlock, m_axi_arlock} = '0;
+    assign {m_axi1_awcache, m_axi_awcache, m_axi1_arcache, m_axi_arcache} = {4{AXI_CACHE}};
+    assign {m_axi1_awprot, m_axi_awprot, m_axi1_arprot, m_axi_arprot} = '0;
+    wire unused2 = &{1'b0, x_axi_awid, x_axi_awsize, x_axi_awburst, x_axi_awlock, x_axi_awcache, x_axi_awprot,
+                     x_axi_wlast, x_axi_arsize, x_axi_arburst, x_axi_arlock, x_axi_arcache, x_axi_arprot,
+                     m_axi_bid, m_axi_bresp, m_axi1_bid, m_axi1_bresp, m_axi_rid, m_axi_rresp, m_axi1_rid,
+                     m_axi1_rresp, 1'b0};
+  end
+
   // unused inputs (IDs, responses, write strobes of the control port) and the bench's probes
-  wire unused = &{1'b0, s_axil_wstrb, m_axi_rid, m_axi_rresp, status_r, cycles_r,
+  wire unused = &{1'b0, s_axil_wstrb, x_axi_rid, x_axi_rresp, x_axi_arid, status_r, cycles_r,
                   dbg_st_retired, dbg_ld_busy, dbg_cp_busy, 1'b0};
 endmodule
 `default_nettype wire

@@ -2,9 +2,10 @@
 
 For a board, :func:`candidates` enumerates configurations the RTL can be rendered with: the PE array Tn x Tm
 (Tn a power of two from 8 to 64, Tm from :data:`TM_SIDES`: powers of two and multiples of 8 between them) and the
-m_axi width (:data:`AXI_WIDTHS`, at most the board's ``hp_port_width_bits``: the RTL has one m_axi port on one HP
-port, so a wider port would not move more bytes) that :func:`generator.spec.arch.array_error` allows (m_axi at
-least 128 bits, the bypass's two-word window), and a buffer preset (:data:`BUFFER_PRESETS`: IBUF / OBUF bytes
+DDR path (:func:`port_options`: an m_axi of :data:`AXI_WIDTHS` up to the board's ``hp_port_width_bits`` on one HP
+port -- a wider one would move no more bytes -- or one of twice the port width split over two HP ports,
+``rtl/axi_hp_split.sv``) that :func:`generator.spec.arch.array_error` allows (m_axi at least 128 bits, the
+bypass's two-word window, Tm at least the m_axi bytes), and a buffer preset (:data:`BUFFER_PRESETS`: IBUF / OBUF bytes
 per bank, WBUF bytes per PE, ACC words). :func:`explore` keeps those the RTL resource model (:mod:`generator.estimate.rtl_model`) fits
 within :data:`UTILIZATION_LIMIT` of the part (every DSP48E2, BRAM and URAM block, 90% of LUTs and FFs),
 compiles the model's quantized graphs for each with the latency model
@@ -66,9 +67,10 @@ class Point:
 
     @property
     def label(self) -> str:
-        """``TnxTm/AXI bits/preset``, e.g. ``32x32/128/L``."""
+        """``TnxTm/AXI bits/preset``, e.g. ``32x32/128/L``; two HP ports: ``32x48/2x128/M``."""
         a = self.board.accelerator
-        return f"{a.tn}x{a.tm}/{a.axi_data_width_bits}/{self.preset}"
+        axi = f"2x{a.axi_data_width_bits // 2}" if a.hp_ports == 2 else str(a.axi_data_width_bits)
+        return f"{a.tn}x{a.tm}/{axi}/{self.preset}"
 
     def row(self) -> dict:
         """JSON-able summary."""
@@ -82,7 +84,14 @@ class Point:
 
 def configured(board: Board, **acc) -> Board:
     """``board`` with accelerator fields replaced (validated as a board file would be)."""
+    acc = dict(dict(hp_ports=1) if acc.get("axi_data_width_bits", 0) <= board.hp_port_width_bits else {}, **acc)
     return Board.model_validate(dict(board.model_dump(), accelerator=dict(board.accelerator.model_dump(), **acc)))
+
+
+def port_options(board: Board) -> list[tuple[int, int]]:
+    """(m_axi bits, HP ports) the search tries on ``board``: each of :data:`AXI_WIDTHS` up to the board's
+    ``hp_port_width_bits`` on one HP port, and twice the port width over two HP ports."""
+    return [(w, 1) for w in AXI_WIDTHS if w <= board.hp_port_width_bits] + [(2 * board.hp_port_width_bits, 2)]
 
 
 def candidates(board: Board) -> list[tuple[Board, str]]:
@@ -91,12 +100,13 @@ def candidates(board: Board) -> list[tuple[Board, str]]:
     out = [(board, "board")]
     for tn in ARRAY_SIDES:
         for tm in TM_SIDES:
-            for axi in AXI_WIDTHS:
-                if axi > board.hp_port_width_bits or array_error(tn, tm, axi):
+            for axi, ports in port_options(board):
+                if array_error(tn, tm, axi):
                     continue
                 for name, ib, wb_pe, acc, ob in BUFFER_PRESETS:
-                    out.append((configured(board, tn=tn, tm=tm, axi_data_width_bits=axi, ibuf_bank_bytes=ib,
-                                           wbuf_bank_bytes=wb_pe * tn * tm, acc_bank_words=acc, obuf_bytes=ob), name))
+                    out.append((configured(board, tn=tn, tm=tm, axi_data_width_bits=axi, hp_ports=ports,
+                                           ibuf_bank_bytes=ib, wbuf_bank_bytes=wb_pe * tn * tm, acc_bank_words=acc,
+                                           obuf_bytes=ob), name))
     return out
 
 

@@ -14,7 +14,8 @@ estimator takes II and depth only from the parsed annotations, so editing an ann
 
 Per instruction (:meth:`KernelEstimate.insn_cycles`; trip counts from the instruction's fields exactly as the
 kernel's C++ derives them; ``II_X`` / ``D_X`` the annotated II / depth of loop X; ``beat_ii = max(II, ceil(axi_bytes
-/ ddr_bytes_per_cycle))``, the DDR bandwidth bounding a beat per cycle; ``Lr`` / ``Lw`` the board's
+x hp_ports / ddr_bytes_per_cycle))``, the DDR bandwidth of one HP port bounding a beat per cycle (each module's
+m_axi is on one port); ``Lr`` / ``Lw`` the board's
 ``ddr_read_latency_cycles`` / ``ddr_write_latency_cycles``):
 
 * every instruction: ``INVOKE`` = 2 cycles, the free-running module's invocation (command-stream read with the
@@ -249,7 +250,9 @@ class KernelEstimate:
             raise EstimateError(f"{KERNEL_FILE} has no annotated loop(s) {missing} the estimator needs")
         self.ann = ann
         self.used: set = set()
-        self.beat_ii_min = max(1, math.ceil(self.hw.axi_bytes / self.hw.bytes_per_cycle))
+        # each module's m_axi sits on one HP port (two HP ports: LOAD on one, fetch and STORE on the other; the RTL
+        # instead splits every burst over both, rtl/axi_hp_split.sv)
+        self.beat_ii_min = max(1, math.ceil(self.hw.axi_bytes * self.hw.hp_ports / self.hw.bytes_per_cycle))
         self.rd_outstanding, self.wr_outstanding = m_axi_outstanding()
 
     # ---- loop primitives

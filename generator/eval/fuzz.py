@@ -58,6 +58,9 @@ CONFIGS = {
     "tiny-16x8": ("zcu19eg", dict(TINY, tn=16, ibuf_bank_bytes=6144, wbuf_bank_bytes=16384)),
     # Tm not a power of two: PBUF / TBUF records and WBUF elements at a power-of-two lane pitch, OBUF rows of 24
     "tiny-16x24": ("zcu19eg", dict(TINY, tn=16, tm=24, ibuf_bank_bytes=6144, wbuf_bank_bytes=49152)),
+    # a 256-bit m_axi split over two 128-bit HP ports (rtl/axi_hp_split.sv; 32-byte beats: Tm >= 32)
+    "tiny-16x32-2hp": ("zcu19eg", dict(TINY, tn=16, tm=32, ibuf_bank_bytes=6144, wbuf_bank_bytes=65536,
+                                       axi_data_width_bits=256, hp_ports=2)),
     "zcu19eg": ("zcu19eg", {}),
     "zcu102": ("zcu102", {}),
 }
@@ -226,12 +229,14 @@ def fuzz(cases: int, seed: int, executors=("golden", "ref"), configs=None, board
     per failure (with its reproducer) and the summary; the last line is ``N passed, M failed``.
 
     Args: configs: hardware configurations to draw from (default: every configuration of :data:`CONFIGS` when
-        only golden/ref run, the tiny ones when csim or rtl runs); board: board file for every configuration.
+        only golden/ref run, the tiny ones when csim or rtl runs, without the two-HP-port one when csim runs: the
+        HLS kernel has one m_axi per module); board: board file for every configuration.
     Returns: the outcomes. Raises FuzzError for an unknown executor or configuration.
     """
     executors = list(executors)
     if configs is None:
-        configs = list(CONFIGS) if set(executors) <= {"golden", "ref"} else [c for c in CONFIGS if c.startswith("tiny")]
+        configs = list(CONFIGS) if set(executors) <= {"golden", "ref"} else [
+            c for c in CONFIGS if c.startswith("tiny") and not ("csim" in executors and CONFIGS[c][1].get("hp_ports"))]
     for c in configs:
         config_board(c, board)
     fz = Fuzzer(executors, board, work)

@@ -5,7 +5,8 @@ the ideal cycles, PE utilization and DDR bytes). The whole network through the R
 flow :mod:`generator.flows.rtl_frame`; programs run through the executor interface :mod:`generator.exec`.
 
 Board configurations: ``config="board"`` is the board file as is; ``config="tiny"`` the same board with a Tn = Tm =
-8 array and small buffers (the configuration of the RTL tests), for runs that must finish in minutes.
+8 array and small buffers (the configuration of the RTL tests), for runs that must finish in minutes; ``small`` an
+8x8 array with buffers for few tiles, ``small-2hp`` a 16x32 one on two HP ports.
 """
 from __future__ import annotations
 from generator import ROOT_DIR
@@ -35,7 +36,9 @@ TINY = dict(tn=8, tm=8, ibuf_bank_bytes=3072, wbuf_bank_bytes=4608, acc_bank_wor
 #: a "small" configuration for whole frames in minutes: Tn = Tm = 8 with buffers large enough for few tiles
 SMALL = dict(tn=8, tm=8, ibuf_bank_bytes=65536, wbuf_bank_bytes=36864, acc_bank_words=1024, obuf_bytes=32768,
              pbuf_entries=1024)
-CONFIGS = {"board": {}, "tiny": TINY, "small": SMALL}
+#: "small" with a 256-bit m_axi split over two HP ports (rtl/axi_hp_split.sv) on a 16x32 array (32-byte beats)
+SMALL_2HP = dict(SMALL, tn=16, tm=32, wbuf_bank_bytes=147456, axi_data_width_bits=256, hp_ports=2)
+CONFIGS = {"board": {}, "tiny": TINY, "small": SMALL, "small-2hp": SMALL_2HP}
 
 
 def verilator() -> str | None:
@@ -111,7 +114,7 @@ class RtlBuild:
         lat = a.ddr_read_latency_cycles if rd_latency is None else rd_latency
         meta = {"bases": {k: int(v) for k, v in bases.items()}, "sizes": {k: int(v) for k, v in sizes.items()},
                 "insns": insns, "n_insns": len(blob) // isa.INSN_BYTES,
-                "rd_latency": lat, "wr_latency": a.ddr_write_latency_cycles,
+                "rd_latency": lat, "wr_latency": a.ddr_write_latency_cycles, "hp_ports": a.hp_ports,
                 "rd_beats_per_cycle": self.board.ddr_bytes_per_cycle / (a.axi_data_width_bits / 8),
                 "timeout_cycles": timeout_cycles, "fetch_ddr": fetch_ddr, "progress_every": progress_every}
         (case_dir / "case.json").write_text(json.dumps(meta))

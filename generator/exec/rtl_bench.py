@@ -1,7 +1,8 @@
 """cocotb bench of the RTL accelerator (run by :class:`generator.exec.rtl.RtlBuild` through the cocotb runner, one
 simulator process per program).
 
-* DDR: cocotbext-axi ``AxiRam`` loaded with the case's DDR image, its read side replaced by a pipelined model of a
+* DDR: cocotbext-axi ``AxiRam`` loaded with the case's DDR image (with two HP ports, ``hp_ports`` 2, a second
+  ``AxiRam`` on ``m_axi1`` over the same memory, each port modelled as below), its read side replaced by a pipelined model of a
   DDR controller: every read burst's first beat comes ``rd_latency`` cycles after its address was accepted (the
   board's ``ddr_read_latency_cycles``), several bursts may be outstanding, and the data beats are throttled to the
   board's sustained DDR bytes per cycle (``rd_beats_per_cycle`` < 1 pauses the R and W channels accordingly);
@@ -122,14 +123,19 @@ async def run_program(dut):
     cyc = _Cycles(dut.clk)
     ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n, reset_active_level=False, size=ddr.size)
     ram.write(0, ddr.tobytes())
-    logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)     # no line per burst
-    pipelined_read(ram, dut.clk, cyc, int(meta.get("rd_latency", 0)))
-    if int(meta.get("wr_latency", 0)) > 0:
-        delayed_write_response(ram, dut.clk, int(meta["wr_latency"]))
+    rams = [ram]
+    if int(meta.get("hp_ports", 1)) == 2:   # the second HP port: the same memory behind another AXI slave
+        rams.append(AxiRam(AxiBus.from_prefix(dut, "m_axi1"), dut.clk, dut.rst_n, reset_active_level=False,
+                           size=ddr.size, mem=ram.mem))
     bpc = float(meta.get("rd_beats_per_cycle", 1.0))
-    if bpc < 1.0:
-        ram.read_if.r_channel.set_pause_generator(throttle(bpc))
-        ram.write_if.w_channel.set_pause_generator(throttle(bpc))
+    for name, r in zip(("m_axi", "m_axi1"), rams):
+        logging.getLogger(f"cocotb.{dut._name}.{name}").setLevel(logging.WARNING)     # no line per burst
+        pipelined_read(r, dut.clk, cyc, int(meta.get("rd_latency", 0)))
+        if int(meta.get("wr_latency", 0)) > 0:
+            delayed_write_response(r, dut.clk, int(meta["wr_latency"]))
+        if bpc < 1.0:
+            r.read_if.r_channel.set_pause_generator(throttle(bpc))
+            r.write_if.w_channel.set_pause_generator(throttle(bpc))
     axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst_n, reset_active_level=False)
     dut.rst_n.value = 0
     await ClockCycles(dut.clk, 5)

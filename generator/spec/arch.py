@@ -27,6 +27,10 @@ RTL_QUEUES = {"FETCH_BURST": 4, "IFQ_DEPTH": 16, "MQ_DEPTH": 8, "ST_OUTST": 16, 
 AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS = 4096, 256
 #: byte-address width of the AXI4 master (rendered into the RTL package as AXI_AW, the Vivado IP's m_axi_gmem)
 AXI_ADDR_BITS = 40
+#: two HP ports (rtl/axi_hp_split.sv): bursts in flight per direction (order FIFO entries) and data FIFO words
+#: (of the m_axi width) per port and direction -- half of the longest burst (4 KB at 256 bits: 128 beats) with
+#: room to spare, so port 1 can run half a burst ahead of the in-order output
+HP_SPLIT_OUTSTANDING, HP_SPLIT_FIFO_WORDS = 64, 128
 #: DSP48E2 multiplier port widths (UG579: signed 27 x 18)
 DSP_A_BITS, DSP_B_BITS = 27, 18
 #: register stages of the requantization pipeline in POST (rtl/requant.sv, rendered into the package as RQ_LAT):

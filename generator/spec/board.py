@@ -63,7 +63,10 @@ class AcceleratorConfig(_Strict):
         acc_bank_words: accumulator words (Tm accumulators each) per bank; two banks.
         obuf_bytes: post-processed output tile buffer, bytes.
         pbuf_entries: per-output-channel parameter records (bias, requantization multipliers and shifts).
-        axi_data_width_bits: m_axi data width to DDR (bits per beat).
+        axi_data_width_bits: m_axi data width to DDR (bits per beat) of the units.
+        hp_ports: PS-side HP ports (S_AXI_HPn_FPD, UG1085 ch. 35) the m_axi is spread over: 1, or 2 with
+            ``axi_data_width_bits`` twice the board's ``hp_port_width_bits`` (the RTL splits every burst across
+            both, rtl/axi_hp_split.sv), so DDR moves twice a port's bytes per cycle.
         ddr_read_latency_cycles / ddr_write_latency_cycles: first-beat latency of an AXI4 read / write, PL cycles.
         acc_bits_int8 / acc_bits_int16: accumulator width per mode, bits (signed).
     """
@@ -75,6 +78,7 @@ class AcceleratorConfig(_Strict):
     obuf_bytes: int = Field(gt=0)
     pbuf_entries: int = Field(gt=0, le=4096)
     axi_data_width_bits: int
+    hp_ports: Literal[1, 2] = 1
     ddr_read_latency_cycles: int = Field(ge=0)
     ddr_write_latency_cycles: int = Field(ge=0)
     acc_bits_int8: int = Field(ge=16, le=64)
@@ -88,7 +92,8 @@ class AcceleratorConfig(_Strict):
 
     def config_id(self) -> int:
         """32-bit identifier of this configuration (hash of its fields); the CONFIG instruction carries it."""
-        blob = json.dumps(self.model_dump(), sort_keys=True).encode()
+        d = self.model_dump(exclude={"hp_ports"} if self.hp_ports == 1 else None)   # ids of one-port boards kept
+        blob = json.dumps(d, sort_keys=True).encode()
         return int.from_bytes(hashlib.sha256(blob).digest()[:4], "little")
 
 
@@ -108,11 +113,22 @@ class Board(_Strict):
     accelerator: AcceleratorConfig
     accelerator_source: Literal["file", "explore"] = "file"
 
+    @model_validator(mode="after")
+    def _check_ports(self):
+        a = self.accelerator
+        if a.hp_ports == 2 and a.axi_data_width_bits != 2 * self.hp_port_width_bits:
+            raise ValueError(f"accelerator.hp_ports: 2 HP ports split an m_axi of twice the port width: "
+                             f"axi_data_width_bits must be {2 * self.hp_port_width_bits} (2 x hp_port_width_bits), "
+                             f"got {a.axi_data_width_bits}")
+        return self
+
     @property
     def ddr_bytes_per_cycle(self) -> float:
-        """Sustained DDR bytes per PL cycle: the smallest of the m_axi beat, the HP port's width (one port: a wider
-        m_axi is narrowed to it by the interconnect) and the PS DDR bandwidth per cycle."""
-        beat = min(self.accelerator.axi_data_width_bits, self.hp_port_width_bits) / 8
+        """Sustained DDR bytes per PL cycle: the smallest of the m_axi beat, the HP ports' width (``hp_ports`` x
+        ``hp_port_width_bits``: one port narrows a wider m_axi through the interconnect) and the PS DDR bandwidth
+        per cycle."""
+        a = self.accelerator
+        beat = min(a.axi_data_width_bits, a.hp_ports * self.hp_port_width_bits) / 8
         ddr = self.ps_ddr.bandwidth_gbps * 1e9 / (self.pl_clock_mhz * 1e6)
         return min(beat, ddr)
 

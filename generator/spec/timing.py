@@ -35,7 +35,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from generator.spec.arch import (ACC_RMW_DISTANCE, COMPUTE_SETUP, LOAD_DATA_STAGES, LOAD_SETUP_CYCLES, PE_DSP_STAGES, POST_SETUP,
+from generator.spec.arch import (ACC_RMW_DISTANCE, AXI_BOUNDARY_BYTES, COMPUTE_SETUP, LOAD_DATA_STAGES, LOAD_SETUP_CYCLES, PE_DSP_STAGES, POST_SETUP,
                                   REQUANT_STAGES, STORE_READ_STAGES, STORE_SETUP, TABLE_STAGES, pe_tree_stages)
 from generator.spec import isa
 from generator.spec.board import Board
@@ -57,6 +57,9 @@ XFER_OVERHEAD = 4 + LOAD_DATA_STAGES
 #: cycles of a STORE besides the beats and the write-response latency (issue, the setup, first address, the OBUF
 #: read stages and output FIFO ahead of the first W beat, completion)
 STORE_OVERHEAD = 6 + STORE_READ_STAGES + STORE_SETUP
+#: two HP ports (rtl/axi_hp_split.sv): the register stages a LOAD's data and a STORE's write response pass besides
+#: the one-port path (R: beat pairing, data FIFO, output slice; W: data FIFO, then two port beats per word)
+HP_SPLIT_READ_STAGES, HP_SPLIT_WRITE_STAGES = 3, 2
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,7 @@ class HwConfig:
     config_id: int
     clock_mhz: float
     board: str
+    hp_ports: int = 1
 
     @classmethod
     def from_board(cls, board: Board, bits: int) -> "HwConfig":
@@ -101,7 +105,7 @@ class HwConfig:
                    axi_bytes=a.axi_data_width_bits // 8,
                    rd_latency=a.ddr_read_latency_cycles, wr_latency=a.ddr_write_latency_cycles,
                    acc_bits=a.acc_bits_int8 if bits == 8 else a.acc_bits_int16, config_id=a.config_id(),
-                   clock_mhz=board.pl_clock_mhz, board=board.name)
+                   clock_mhz=board.pl_clock_mhz, board=board.name, hp_ports=a.hp_ports)
 
     @property
     def compute_fill(self) -> int:
@@ -142,6 +146,19 @@ class HwConfig:
 def _beats(addr, nbytes, beat: int):
     """Beats of the AXI bursts covering ``nbytes`` bytes from byte address ``addr`` (int or array)."""
     return (np.asarray(addr) % beat + nbytes + beat - 1) // beat
+
+
+def _split_tail(addr: int, nbytes: int, beat: int, write: bool) -> int:
+    """Cycles two HP ports (rtl/axi_hp_split.sv) add to a transfer whose last segment is ``nbytes`` bytes from
+    ``addr``, besides the splitter's register stages: its last burst (from the last 4 KB boundary) of N beats is cut
+    into about N / 2 beats on port 0 and the rest on port 1, each port moving half a beat per cycle. A read's last
+    burst is handed over in order, port 0's part at the port's rate first: about N cycles more than on one port of
+    twice the width; a write's port 1 part starts N / 2 beats late: about N / 2 more (calibrated on the RTL:
+    ``invoke rtl-frame --config small-2hp --resolution 64``)."""
+    end = addr + nbytes
+    start = max(addr, (end - 1) // AXI_BOUNDARY_BYTES * AXI_BOUNDARY_BYTES)
+    n = int(_beats(start, end - start, beat))
+    return n // 2 + HP_SPLIT_WRITE_STAGES if write else n + HP_SPLIT_READ_STAGES
 
 
 #: LOAD buffer kinds (the ISA's ``buf`` field values)
@@ -235,6 +252,8 @@ def transfer_cycles(hw: HwConfig, rows: int, cols: int, run_bytes: int, row_stri
     beats = int(_beats(seg_addr, seg_bytes, beat).sum())
     bursts = len(seg_addr)
     data = math.ceil(beats * beat / hw.bytes_per_cycle)
+    if hw.hp_ports == 2:   # the last burst's second part follows its first, which a port delivers at half rate
+        data += _split_tail(int(seg_addr[-1]), int(np.broadcast_to(seg_bytes, seg_addr.shape)[-1]), beat, write)
     if write:
         return STORE_OVERHEAD + latency + data
     data = max(data, math.ceil(bursts * latency / MAX_READ_BURSTS))

@@ -29,12 +29,14 @@ def test_candidates_are_what_the_rtl_can_render():
     arrays = {(c.accelerator.tn, c.accelerator.tm, c.accelerator.axi_data_width_bits) for c, _ in cands[1:]}
     assert len(cands) == 1 + len(arrays) * len(dse.BUFFER_PRESETS)
     assert {tm for _, tm, _ in arrays} >= {24, 48} and (8, 24, 128) not in arrays
+    assert (32, 48, 256) in arrays and (16, 24, 256) not in arrays   # 256-bit beats: a non-power-of-two Tm >= 32
     for c, _ in cands[1:]:
         a = c.accelerator
-        assert a.axi_data_width_bits <= b.hp_port_width_bits
+        assert a.axi_data_width_bits == b.hp_port_width_bits * a.hp_ports or (
+            a.hp_ports == 1 and a.axi_data_width_bits < b.hp_port_width_bits)
         assert a.wbuf_bank_bytes % (a.tn * a.tm) == 0
-    for tn, tm, axi in itertools.product(dse.ARRAY_SIDES, dse.TM_SIDES, dse.AXI_WIDTHS):
-        brd = dse.configured(b, tn=tn, tm=tm, axi_data_width_bits=axi)
+    for tn, tm, (axi, ports) in itertools.product(dse.ARRAY_SIDES, dse.TM_SIDES, [(64, 1), (128, 1), (256, 2)]):
+        brd = dse.configured(b, tn=tn, tm=tm, axi_data_width_bits=axi, hp_ports=ports)
         try:
             package_context(brd)
             ok = True
@@ -44,10 +46,17 @@ def test_candidates_are_what_the_rtl_can_render():
 
 
 def test_a_wider_m_axi_than_the_hp_port_moves_no_more_bytes():
-    b = load_board("zcu19eg")
+    """One HP port narrows a 256-bit m_axi to its 128 bits; two ports (the RTL's burst splitter) move 32 bytes per
+    cycle; two ports need an m_axi of twice the port width (a board error naming the field otherwise)."""
+    b = load_board("zcu19eg", chosen=False)
     wide = dse.configured(b, axi_data_width_bits=256)
     assert wide.ddr_bytes_per_cycle == b.ddr_bytes_per_cycle == 16.0
     assert HwConfig.from_board(wide, 8).bytes_per_cycle == 16.0
+    two = dse.configured(b, axi_data_width_bits=256, hp_ports=2)
+    assert two.ddr_bytes_per_cycle == 32.0 and HwConfig.from_board(two, 8).hp_ports == 2
+    assert two.accelerator.config_id() != wide.accelerator.config_id()
+    with pytest.raises(ValueError, match="hp_ports"):
+        dse.configured(b, axi_data_width_bits=128, hp_ports=2)
 
 
 def _pt(fps, dsp, bram, uram, lut):

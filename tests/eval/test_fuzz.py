@@ -70,10 +70,11 @@ def test_fuzz_csim():
 @pytest.mark.skipif(verilator() is None, reason="verilator not installed (run ./setup.sh)")
 def test_fuzz_rtl():
     lines = []
-    outs = _run(12, ["golden", "ref", "rtl"], ["tiny", "tiny-16x24"], lines=lines)   # (invoke fuzz: more)
+    configs = ["tiny", "tiny-16x24", "tiny-16x32-2hp"]     # the last on two HP ports (rtl/axi_hp_split.sv)
+    outs = _run(15, ["golden", "ref", "rtl"], configs, lines=lines)   # (invoke fuzz: more)
     assert not _fails(outs), "\n".join(lines)
-    assert sum(o.status == "pass" for o in outs) >= 8
-    assert {o.case["config"] for o in outs if o.status == "pass"} == {"tiny", "tiny-16x24"}
+    assert sum(o.status == "pass" for o in outs) >= 10
+    assert {o.case["config"] for o in outs if o.status == "pass"} == set(configs)
 
 
 # ------------------------------------------------------------------------------ the fuzzer catches defects

@@ -76,6 +76,7 @@ def ip_context(board: Board, rom_words: int, sources: list[str], overlay: str | 
     return dict(board=board.name, part=board.part, board_part=board.vivado_board_part or "", clock_mhz=mhz,
                 clock_hz=int(round(mhz * 1e6)), period_ns=f"{1e3 / mhz:.3f}", top=IP_TOP, vlnv=RTL_KERNEL_VLNV,
                 vendor=vendor, library=library, name=name, version=version, axi_bits=p["axi_bits"],
+                hp_ports=board.accelerator.hp_ports, port_bits=p["axi_bits"] // board.accelerator.hp_ports,
                 axi_addr_bits=AXI_ADDR_BITS, axil_range=1 << p["axil_aw"], registers=register_block(),
                 rom_file=ROM_FILE,
                 rom_words=rom_words, xdc="accel_rtl_ooc.xdc", sources=sources, ip_dir="ip_repo/accel_rtl",

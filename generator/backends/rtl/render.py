@@ -18,6 +18,7 @@ from generator import ROOT_DIR
 from generator.backends.context import shared_context
 from generator.spec import isa
 from generator.spec.arch import (array_error, ACC_RMW_DISTANCE, AXI_ADDR_BITS, AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS,
+                                  HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING,
                                   COMPUTE_SETUP, DSP_A_BITS, DSP_B_BITS, LOAD_SETUP_CYCLES, PACK_SHIFT, PE_DSP_STAGES,
                                   POST_SETUP, REQUANT_STAGES, RTL_QUEUES, STORE_SETUP, TABLE_STAGES, pe_tree_stages)
 from generator.spec.board import Board
@@ -30,7 +31,8 @@ TEMPLATES = RTL_DIR / "templates"
 #: hand-written RTL sources, in compile order (after the rendered package): primitives, the units, the top
 RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_array.sv", "ctrl_regs.sv", "token_queues.sv", "axi_rd_arb.sv",
                "fetch_dispatch.sv", "seg_gen.sv", "load_rd.sv", "load_wr.sv", "load.sv", "mul_tree.sv", "compute.sv",
-               "seq_mul.sv", "seq_div.sv", "requant.sv", "act_table.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "accel_top.sv"]
+               "seq_mul.sv", "seq_div.sv", "requant.sv", "act_table.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "axi_hp_split.sv",
+               "accel_top.sv"]
 TOP = "accel_top"
 
 
@@ -91,7 +93,8 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         obuf_elems=max(h8.obuf_words, h16.obuf_words) * a.tm,
         acc_w=max(h8.acc_bits, h16.acc_bits), ld_outst=MAX_READ_BURSTS, rom_words=max(rom_words, 1),
         ram_styles=ram_styles(board), rtl_queues=RTL_QUEUES, axi_boundary=AXI_BOUNDARY_BYTES,
-        axi_max_beats=AXI_MAX_BURST_BEATS, axi_addr_bits=AXI_ADDR_BITS,
+        axi_max_beats=AXI_MAX_BURST_BEATS, axi_addr_bits=AXI_ADDR_BITS, hp_ports=a.hp_ports,
+        hp_outst=HP_SPLIT_OUTSTANDING, hp_fdepth=HP_SPLIT_FIFO_WORDS,
         dsp_a_w=DSP_A_BITS, dsp_b_w=DSP_B_BITS, pack_shift=PACK_SHIFT,
         rq_lat=REQUANT_STAGES, tb_lat=TABLE_STAGES, post_setup=POST_SETUP,
         cp_setup=COMPUTE_SETUP, acc_rmw=ACC_RMW_DISTANCE, sd_setup=STORE_SETUP, ld_setup=LOAD_SETUP_CYCLES, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=PE_DSP_STAGES)

@@ -69,34 +69,51 @@ module axi_hp_split #(
   localparam int LB = $clog2(DW / 8);   // log2 of the core's beat bytes
   localparam int OW = $clog2(OUTST);
 
-  // ======================= address split (one function for AR and AW)
-  // h0: beats of port 0 (the odd one when tog is 0); h0 and N - h0 as "minus one" plus a zero flag
+  // ======================= address split (AR and AW alike)
+  // A burst of N = len + 1 beats, hm = len >> 1: N even gives both ports N / 2 = hm + 1 beats; N odd gives the
+  // odd beat to port 0 when tog is 0, else to port 1. Returns {z0, z1, h0 - 1, h1 - 1} (z: a part of no beats).
   function automatic logic [17:0] split(input logic [7:0] len, input logic tog);
-    logic [8:0] n, h0, h1;
-    n = {1'b0, len} + 9'd1;
-    h0 = (n + {8'd0, !tog}) >> 1;
-    h1 = n - h0;
-    return {h0 == 9'd0, h1 == 9'd0, 8'(h0 - 9'd1), 8'(h1 - 9'd1)};
+    logic [6:0] hm, hd;
+    logic more0, more1;
+    hm = len[7:1];
+    hd = hm - 7'd1;
+    more0 = len[0] || !tog;                       // port 0 has hm + 1 beats
+    more1 = len[0] || tog;
+    split = {len == 8'd0 && tog, len == 8'd0 && !tog, 1'b0, more0 ? hm : hd, 1'b0, more1 ? hm : hd};
   endfunction
-  // a part of h beats (hm1 = h - 1) as a port burst: 2h port beats
-  function automatic logic [7:0] plen(input logic [6:0] hm1);   // a part has at most 128 beats
-    return {hm1, 1'b1};
+  // a part of h beats (hm1 = h - 1, at most 128 beats) as a port burst: 2h port beats
+  function automatic logic [7:0] plen(input logic [6:0] hm1);
+    plen = {hm1, 1'b1};
   endfunction
-  function automatic logic [AW-1:0] addr1(input logic [AW-1:0] a, input logic [7:0] h0m1, input logic z0);
-    logic [11:0] off;
-    off = z0 ? 12'd0 : 12'((({4'd0, h0m1} + 12'd1) << LB));
-    return {a[AW-1:12], a[11:0] + off};
+  // port 1's address: h0 core beats on, within the page (a beat-aligned core address: bits below LB are zero)
+  function automatic logic [AW-LB-1:0] addr1(input logic [AW-LB-1:0] a, input logic [7:0] len, input logic tog);
+    logic [11-LB:0] beat;                          // (in core beats: a is the address without its LB zero bits)
+    beat = a[11-LB:0] + (11-LB+1)'(len[7:1]) + (11-LB+1)'(len[0] || !tog);
+    addr1 = {a[AW-LB-1:12-LB], beat};
   endfunction
+
+  // the core's bursts enter through a two-entry FIFO (registered ready towards the core)
+  logic ai_full, ai_empty, wi_full, wi_empty;
+  logic [AW+7:0] ai_head, wi_head;
+  logic [1:0] ai_count, wi_count;
+  logic ar_take, aw_take;
+  sync_fifo #(.W(AW + 8), .DEPTH(2)) u_ai (
+    .clk, .rst_n, .clr(1'b0), .wr(s_arvalid && !ai_full), .wdata({s_arlen, s_araddr}), .rd(ar_take),
+    .rdata(ai_head), .empty(ai_empty), .full(ai_full), .count(ai_count));
+  sync_fifo #(.W(AW + 8), .DEPTH(2)) u_wi (
+    .clk, .rst_n, .clr(1'b0), .wr(s_awvalid && !wi_full), .wdata({s_awlen, s_awaddr}), .rd(aw_take),
+    .rdata(wi_head), .empty(wi_empty), .full(wi_full), .count(wi_count));
+  assign s_arready = !ai_full;
+  assign s_awready = !wi_full;
 
   // ======================= read
   logic rtog;
-  wire [17:0] rs = split(s_arlen, rtog);
-  logic ro_full, ro_empty;
-  logic [17:0] ro_head;
-  logic [OW:0] ro_count;
+  wire [7:0] a_len = ai_head[AW +: 8];
+  wire [AW-1:0] a_addr = ai_head[AW-1:0];
+  wire [17:0] rs = split(a_len, rtog);
+  logic ro_full;
   wire ar_free0 = !m_arvalid[0] || m_arready[0], ar_free1 = !m_arvalid[1] || m_arready[1];
-  assign s_arready = ar_free0 && ar_free1 && !ro_full;
-  wire ar_fire = s_arvalid && s_arready;
+  assign ar_take = !ai_empty && ar_free0 && ar_free1 && !ro_full;
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       m_arvalid <= 2'b00;
@@ -104,22 +121,23 @@ module axi_hp_split #(
     end else begin
       if (m_arready[0]) m_arvalid[0] <= 1'b0;
       if (m_arready[1]) m_arvalid[1] <= 1'b0;
-      if (ar_fire) begin
+      if (ar_take) begin
         m_arvalid <= {!rs[16], !rs[17]};
-        if (!s_arlen[0]) rtog <= !rtog;            // N odd: the other port takes the next odd beat
+        if (!a_len[0]) rtog <= !rtog;             // N odd: the other port takes the next odd beat
       end
     end
   end
   always_ff @(posedge clk) begin
-    if (ar_fire) begin
-      m_araddr <= {addr1(s_araddr, rs[15:8], rs[17]), s_araddr};
+    if (ar_take) begin
+      m_araddr <= {addr1(a_addr[AW-1:LB], a_len, rtog), LB'(0), a_addr};
       m_arlen <= {plen(rs[6:0]), plen(rs[14:8])};
     end
   end
-  logic rd_pop;
-  sync_fifo #(.W(18), .DEPTH(OUTST)) u_ro (
-    .clk, .rst_n, .clr(1'b0), .wr(ar_fire), .wdata(rs), .rd(rd_pop), .rdata(ro_head), .empty(ro_empty),
-    .full(ro_full), .count(ro_count));
+  // the order of the parts: which port's words the core gets next (registered flags, hp_seq)
+  logic r_ok, r_ph, r_plast, r_end, r_take;
+  hp_seq #(.OUTST(OUTST)) u_rseq (
+    .clk, .rst_n, .wr(ar_take), .wdata(rs), .full(ro_full), .take(r_take), .valid(r_ok), .ph(r_ph),
+    .part_last(r_plast), .burst_last(r_end));
 
   // per port: pair the port beats into DW-bit words
   logic [1:0] rhalf, rf_full, rf_empty, rf_rd;
@@ -143,26 +161,10 @@ module axi_hp_split #(
   end
 
   // in order: the head burst's port-0 words, then its port-1 words, into the output slice
-  logic rph;                                       // reading the head burst's port-1 part
-  logic [7:0] rcnt;
-  wire r_p1 = rph || ro_head[17];                  // port 1's part (port 0's is empty)
-  wire r_last_part = rcnt == (r_p1 ? ro_head[7:0] : ro_head[15:8]);
-  wire r_end = r_last_part && (r_p1 || ro_head[16]);
-  wire r_avail = !ro_empty && !(r_p1 ? rf_empty[1] : rf_empty[0]);
   logic o_v, k_v, o_last, k_last;                  // output slice and its skid register
   logic [DW-1:0] o_data, k_data;
-  wire r_take = r_avail && !k_v;
-  assign rf_rd = {r_take && r_p1, r_take && !r_p1};
-  assign rd_pop = r_take && r_end;
-  always_ff @(posedge clk) begin
-    if (!rst_n) begin
-      rph <= 1'b0;
-      rcnt <= 8'd0;
-    end else if (r_take) begin
-      rcnt <= r_last_part ? 8'd0 : rcnt + 8'd1;
-      if (r_last_part) rph <= !r_end;
-    end
-  end
+  assign r_take = r_ok && !(r_ph ? rf_empty[1] : rf_empty[0]) && !k_v;
+  assign rf_rd = {r_take && r_ph, r_take && !r_ph};
   wire o_fire = o_v && s_rready;
   always_ff @(posedge clk) begin
     if (!rst_n) begin
@@ -175,7 +177,7 @@ module axi_hp_split #(
       end else if (r_take && o_v && !o_fire) k_v <= 1'b1;
     end
   end
-  wire [DW-1:0] r_word = r_p1 ? rf_data[1] : rf_data[0];
+  wire [DW-1:0] r_word = r_ph ? rf_data[1] : rf_data[0];
   always_ff @(posedge clk) begin
     if (!o_v || o_fire) begin
       o_data <= k_v ? k_data : r_word;
@@ -192,14 +194,12 @@ module axi_hp_split #(
 
   // ======================= write
   logic wtog;
-  wire [17:0] ws = split(s_awlen, wtog);
-  logic wo_full, wo_empty, bo_full, bo_empty;
-  logic [17:0] wo_head;
-  logic [1:0] bo_head;
-  logic [OW:0] wo_count, bo_count;
+  wire [7:0] w_len = wi_head[AW +: 8];
+  wire [AW-1:0] w_addr = wi_head[AW-1:0];
+  wire [17:0] ws = split(w_len, wtog);
+  logic wo_full, bo_full;
   wire aw_free0 = !m_awvalid[0] || m_awready[0], aw_free1 = !m_awvalid[1] || m_awready[1];
-  assign s_awready = aw_free0 && aw_free1 && !wo_full && !bo_full;
-  wire aw_fire = s_awvalid && s_awready;
+  assign aw_take = !wi_empty && aw_free0 && aw_free1 && !wo_full && !bo_full;
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       m_awvalid <= 2'b00;
@@ -207,56 +207,37 @@ module axi_hp_split #(
     end else begin
       if (m_awready[0]) m_awvalid[0] <= 1'b0;
       if (m_awready[1]) m_awvalid[1] <= 1'b0;
-      if (aw_fire) begin
+      if (aw_take) begin
         m_awvalid <= {!ws[16], !ws[17]};
-        if (!s_awlen[0]) wtog <= !wtog;
+        if (!w_len[0]) wtog <= !wtog;
       end
     end
   end
   always_ff @(posedge clk) begin
-    if (aw_fire) begin
-      m_awaddr <= {addr1(s_awaddr, ws[15:8], ws[17]), s_awaddr};
+    if (aw_take) begin
+      m_awaddr <= {addr1(w_addr[AW-1:LB], w_len, wtog), LB'(0), w_addr};
       m_awlen <= {plen(ws[6:0]), plen(ws[14:8])};
     end
   end
-  logic w_pop, b_pop;
-  sync_fifo #(.W(18), .DEPTH(OUTST)) u_wo (
-    .clk, .rst_n, .clr(1'b0), .wr(aw_fire), .wdata(ws), .rd(w_pop), .rdata(wo_head), .empty(wo_empty),
-    .full(wo_full), .count(wo_count));
-  sync_fifo #(.W(2), .DEPTH(OUTST)) u_bo (          // which ports answer for each burst
-    .clk, .rst_n, .clr(1'b0), .wr(aw_fire), .wdata({!ws[16], !ws[17]}), .rd(b_pop), .rdata(bo_head),
-    .empty(bo_empty), .full(bo_full), .count(bo_count));
-
   // the core's W beats of the head burst: port 0's part, then port 1's
-  logic wph;
-  logic [7:0] wcnt;
+  logic w_ok, w_ph, w_plast, w_end, w_take;
   logic [1:0] wf_full, wf_wr;
-  wire w_p1 = wph || wo_head[17];
-  wire w_last_part = wcnt == (w_p1 ? wo_head[7:0] : wo_head[15:8]);
-  wire w_end = w_last_part && (w_p1 || wo_head[16]);
-  assign s_wready = !wo_empty && !(w_p1 ? wf_full[1] : wf_full[0]);
-  wire w_fire = s_wvalid && s_wready;
-  assign wf_wr = {w_fire && w_p1, w_fire && !w_p1};
-  assign w_pop = w_fire && w_end;
-  always_ff @(posedge clk) begin
-    if (!rst_n) begin
-      wph <= 1'b0;
-      wcnt <= 8'd0;
-    end else if (w_fire) begin
-      wcnt <= w_last_part ? 8'd0 : wcnt + 8'd1;
-      if (w_last_part) wph <= !w_end;
-    end
-  end
-  // per port: a FIFO word as two beats, WLAST on the second half of the part's last word; write responses counted
-  logic [5:0] bcnt [2];
-  logic [1:0] b_need;
+  hp_seq #(.OUTST(OUTST)) u_wseq (
+    .clk, .rst_n, .wr(aw_take), .wdata(ws), .full(wo_full), .take(w_take), .valid(w_ok), .ph(w_ph),
+    .part_last(w_plast), .burst_last(w_end));
+  assign s_wready = w_ok && !(w_ph ? wf_full[1] : wf_full[0]);
+  assign w_take = s_wvalid && s_wready;
+  assign wf_wr = {w_take && w_ph, w_take && !w_ph};
+  // per port: a FIFO word as two beats, WLAST on the second half of the part's last word; responses counted
+  logic [1:0] bnz, b_dec;
   for (genvar p = 0; p < 2; p++) begin : g_wport
     logic [DW+DW/8:0] q;
     logic half, empty;
+    logic [5:0] bcnt;
     logic [$clog2(FDEPTH):0] cnt;
     wire fire = m_wvalid[p] && m_wready[p];
     sync_fifo #(.W(DW + DW/8 + 1), .DEPTH(FDEPTH)) u_wf (
-      .clk, .rst_n, .clr(1'b0), .wr(wf_wr[p]), .wdata({w_last_part, s_wstrb, s_wdata}), .rd(fire && half),
+      .clk, .rst_n, .clr(1'b0), .wr(wf_wr[p]), .wdata({w_plast, s_wstrb, s_wdata}), .rd(fire && half),
       .rdata(q), .empty(empty), .full(wf_full[p]), .count(cnt));
     assign m_wvalid[p] = !empty;
     assign m_wdata[p*PW +: PW] = half ? q[PW +: PW] : q[0 +: PW];
@@ -266,18 +247,39 @@ module axi_hp_split #(
       if (!rst_n) half <= 1'b0;
       else if (fire) half <= !half;
     end
-    assign m_bready[p] = bcnt[p] != 6'h3f;
-    wire inc = m_bvalid[p] && m_bready[p], dec = b_pop && b_need[p];
+    // responses in, not yet handed to the core: count and a registered non-zero flag
+    assign m_bready[p] = !bcnt[5];
+    wire inc = m_bvalid[p] && m_bready[p];
     always_ff @(posedge clk) begin
-      if (!rst_n) bcnt[p] <= 6'd0;
-      else if (inc && !dec) bcnt[p] <= bcnt[p] + 6'd1;
-      else if (dec && !inc) bcnt[p] <= bcnt[p] - 6'd1;
+      if (!rst_n) begin
+        bcnt <= 6'd0;
+        bnz[p] <= 1'b0;
+      end else if (inc != b_dec[p]) begin
+        bcnt <= inc ? bcnt + 6'd1 : bcnt - 6'd1;
+        bnz[p] <= inc || bcnt != 6'd1;
+      end
     end
     wire unused = &{1'b0, cnt, 1'b0};
   end
-  assign b_need = bo_head;
-  assign s_bvalid = !bo_empty && (!b_need[0] || bcnt[0] != 6'd0) && (!b_need[1] || bcnt[1] != 6'd0);
+  // the core's write response: the head burst's parts have answered (order FIFO of the parts each burst has,
+  // its head in registers)
+  logic bo_empty, bh_v, b_pop;
+  logic [1:0] bo_head, bh_need;
+  logic [OW:0] bo_count;
+  wire b_load = !bo_empty && (!bh_v || b_pop);
+  sync_fifo #(.W(2), .DEPTH(OUTST)) u_bo (
+    .clk, .rst_n, .clr(1'b0), .wr(aw_take), .wdata({!ws[16], !ws[17]}), .rd(b_load), .rdata(bo_head),
+    .empty(bo_empty), .full(bo_full), .count(bo_count));
+  always_ff @(posedge clk) begin
+    if (!rst_n) bh_v <= 1'b0;
+    else if (b_load || b_pop) bh_v <= b_load;
+  end
+  always_ff @(posedge clk) begin
+    if (b_load) bh_need <= bo_head;
+  end
+  assign s_bvalid = bh_v && (!bh_need[0] || bnz[0]) && (!bh_need[1] || bnz[1]);
   assign b_pop = s_bvalid && s_bready;
-  wire unused = &{1'b0, ro_count, wo_count, bo_count, 1'b0};
+  assign b_dec = {2{b_pop}} & bh_need;
+  wire unused = &{1'b0, bo_count, ai_count, wi_count, r_plast, w_end, 1'b0};
 endmodule
 `default_nettype wire

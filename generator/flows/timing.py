@@ -9,7 +9,7 @@ from pathlib import Path
 from generator import ROOT_DIR
 from generator.flows.inputs import FlowError, out_folder
 
-CONFIGS = ("tiny", "board", "small")
+CONFIGS = ("tiny", "board", "small", "small-2hp")
 
 
 def timing_flow(board="zcu19eg", config="tiny", unit=None, out=None, check=False, log=print):

@@ -30,12 +30,13 @@ from host.manifest import page_round
 ROOT = ROOT_DIR
 BUILD = ROOT / "build" / "rtl_sim"
 VENV_BIN = Path(sys.executable).parent
-#: accelerator overrides of the "tiny" configuration (Tn = Tm = 8, tiny buffers that force tiling)
+#: accelerator overrides of the "tiny" configuration (Tn = Tm = 8, tiny buffers that force tiling; one 128-bit
+#: HP port, whatever the board file has)
 TINY = dict(tn=8, tm=8, ibuf_bank_bytes=3072, wbuf_bank_bytes=4608, acc_bank_words=96, obuf_bytes=2048,
-            pbuf_entries=256)
+            pbuf_entries=256, axi_data_width_bits=128, hp_ports=1)
 #: a "small" configuration for whole frames in minutes: Tn = Tm = 8 with buffers large enough for few tiles
 SMALL = dict(tn=8, tm=8, ibuf_bank_bytes=65536, wbuf_bank_bytes=36864, acc_bank_words=1024, obuf_bytes=32768,
-             pbuf_entries=1024)
+             pbuf_entries=1024, axi_data_width_bits=128, hp_ports=1)
 #: "small" with a 256-bit m_axi split over two HP ports (rtl/axi_hp_split.sv) on a 16x32 array (32-byte beats)
 SMALL_2HP = dict(SMALL, tn=16, tm=32, wbuf_bank_bytes=147456, axi_data_width_bits=256, hp_ports=2)
 CONFIGS = {"board": {}, "tiny": TINY, "small": SMALL, "small-2hp": SMALL_2HP}

@@ -81,7 +81,7 @@ def test_vivado_bd_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     assert any(f"-vlnv {KERNEL_VLNV} {hls.TOP}_0" in c for c in cells)
     ps = next(c for c in calls if "PSU__SAXIGP2__DATA_WIDTH" in c)
     cfg = dict(re.findall(r"CONFIG\.(\S+) \{?([^\s}]+)\}?", ps))
-    assert int(cfg["PSU__SAXIGP2__DATA_WIDTH"]) == b.accelerator.axi_data_width_bits
+    assert int(cfg["PSU__SAXIGP2__DATA_WIDTH"]) == min(b.accelerator.axi_data_width_bits, b.hp_port_width_bits)
     assert float(cfg["PSU__CRL_APB__PL0_REF_CTRL__FREQMHZ"]) == b.pl_clock_mhz
     assert cfg["PSU__USE__S_AXI_GP2"] == "1" and cfg["PSU__USE__IRQ0"] == "1" and cfg["PSU__USE__M_AXI_GP0"] == "1"
     assert (tmp_path / "accel_ram.v").is_file()
@@ -174,12 +174,19 @@ def _check_memories(b, bd, cells, intf, edge, props):
 
 
 def _check_wiring(bd, edge, nets, props):
-    """Every m_axi through the SmartConnect to HP0; control on HPM0; the interrupt; the error wire; one clock
-    net and one reset net reaching every IP and FIFO."""
-    for i, (cell, port) in enumerate([("accel_0", "m_axi_gmem"), ("accel_load_0", "m_axi_load_gmem"),
-                                      ("accel_store_0", "m_axi_store_gmem")]):
-        assert (f"intf:{cell}/{port}", f"intf:smartconnect_hp0/S0{i}_AXI") in edge
-    assert "CONFIG.NUM_SI 3 " in props["smartconnect_hp0"]
+    """Every m_axi through the SmartConnect to HP0 (an m_axi wider than the HP port: LOAD's alone, fetch and
+    STORE through another to HP1); control on HPM0; the interrupt; the error wire; one clock net and one reset net
+    reaching every IP and FIFO."""
+    if "smartconnect_hp1" in props:
+        assert ("intf:accel_load_0/m_axi_load_gmem", "intf:smartconnect_hp0/S00_AXI") in edge
+        assert ("intf:accel_0/m_axi_gmem", "intf:smartconnect_hp1/S00_AXI") in edge
+        assert ("intf:accel_store_0/m_axi_store_gmem", "intf:smartconnect_hp1/S01_AXI") in edge
+        assert ("intf:smartconnect_hp1/M00_AXI", "intf:zynq_ultra_ps_e_0/S_AXI_HP1_FPD") in edge
+    else:
+        for i, (cell, port) in enumerate([("accel_0", "m_axi_gmem"), ("accel_load_0", "m_axi_load_gmem"),
+                                          ("accel_store_0", "m_axi_store_gmem")]):
+            assert (f"intf:{cell}/{port}", f"intf:smartconnect_hp0/S0{i}_AXI") in edge
+        assert "CONFIG.NUM_SI 3 " in props["smartconnect_hp0"]
     assert ("intf:smartconnect_hp0/M00_AXI", "intf:zynq_ultra_ps_e_0/S_AXI_HP0_FPD") in edge
     assert ("intf:zynq_ultra_ps_e_0/M_AXI_HPM0_FPD", "intf:smartconnect_ctrl/S00_AXI") in edge
     assert ("intf:smartconnect_ctrl/M00_AXI", "intf:accel_0/s_axi_control") in edge

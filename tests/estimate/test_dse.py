@@ -48,7 +48,7 @@ def test_candidates_are_what_the_rtl_can_render():
 def test_a_wider_m_axi_than_the_hp_port_moves_no_more_bytes():
     """One HP port narrows a 256-bit m_axi to its 128 bits; two ports (the RTL's burst splitter) move 32 bytes per
     cycle; two ports need an m_axi of twice the port width (a board error naming the field otherwise)."""
-    b = load_board("zcu19eg", chosen=False)
+    b = dse.configured(load_board("zcu19eg", chosen=False), axi_data_width_bits=128, hp_ports=1)
     wide = dse.configured(b, axi_data_width_bits=256)
     assert wide.ddr_bytes_per_cycle == b.ddr_bytes_per_cycle == 16.0
     assert HwConfig.from_board(wide, 8).bytes_per_cycle == 16.0

@@ -26,7 +26,10 @@ KDIR = KERNEL_DIR
 
 @pytest.fixture(scope="module")
 def zcu():
-    return load_board("zcu19eg")
+    """zcu19eg's 32x48 array on one 128-bit HP port: the DDR path of the HLS kernel's modules (each one m_axi on
+    one port), so that the latency model and the kernel describe the same machine (the board file's two ports
+    split every burst in the RTL only)."""
+    return board("zcu19eg", axi_data_width_bits=128, hp_ports=1)
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +220,7 @@ def test_tiny_program_scheduled(tiny_prog):
 def frame(zcu, loops):
     from generator.flows.pipeline import compile_model
     t0 = time.time()
-    c = compile_model("zcu19eg", "int8-asym", progress=False, log=lambda *a, **k: None)
+    c = compile_model(zcu, "int8-asym", progress=False, log=lambda *a, **k: None)
     cmp = he.compare(zcu, 8, c.program.insns, loops)
     print(f"\nframe: compile + estimate {time.time() - t0:.1f} s")
     print("\n".join(kernel_estimate_lines(cmp)))

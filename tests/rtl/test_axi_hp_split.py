@@ -64,137 +64,143 @@ def _expect_parts(exp, tog, ch, a, n):
         exp[1].append((a + h0 * IB, 2 * (n - h0)))
 
 
-async def _split_run(dut, rng, n_reads, n_writes, stream=False):
-    """Drive the splitter for a random (or, ``stream``, a back-to-back) mix; returns the cycles from the first
-    core address to the last core beat or response."""
-    mem = bytearray(rng.randbytes(1 << 20))
-    expect = bytearray(mem)
-    lat = (lambda: 12) if stream else (lambda: rng.randint(3, 30))
-    rdy = (lambda: True) if stream else (lambda: rng.random() < 0.7)
-    ports = [_Port(rng, mem, lat, rdy) for _ in range(2)]
-    # the core's bursts: reads in [0, 32 KB); writes from 32 KB on, each to bytes of its own (the STORE module
-    # writes each output once; the ports may complete two bursts to the same bytes in either order)
+def _bursts(rng, n_reads, n_writes, stream):
+    """The core's bursts (address, beats): reads in [0, 32 KB); writes from 32 KB on, each to bytes of its own
+    (the STORE module writes each output once; the ports may complete two bursts to the same bytes in either
+    order). ``stream``: 128-beat bursts (whole 4 KB pages) back to back."""
+    if stream:
+        return (deque((k * 4096 % 32768, 128) for k in range(n_reads)),
+                deque((32768 + k * 4096, 128) for k in range(n_writes)))
+
     def size():
-        return 128 if stream else rng.choice([1, 2, 3, 5, 8, 16, 33, 64, rng.randint(1, 128)])
-
-    def read_burst():
+        return rng.choice([1, 2, 3, 5, 8, 16, 33, 64, rng.randint(1, 128)])
+    reads = deque()
+    for _ in range(n_reads):
         n = size()
-        return rng.randrange(8) * 4096 + rng.randrange(0, 4096 // IB - n + 1) * IB, n
-
-    free = [32768]
-
-    def write_burst():
+        reads.append((rng.randrange(8) * 4096 + rng.randrange(0, 4096 // IB - n + 1) * IB, n))
+    writes, free = deque(), 32768
+    for _ in range(n_writes):
         n = size()
-        a = free[0] + rng.randrange(3) * IB
+        a = free + rng.randrange(3) * IB
         if a // 4096 != (a + n * IB - 1) // 4096:
             a = (a // 4096 + 1) * 4096
-        free[0] = a + n * IB
-        return a, n
-    reads = deque(read_burst() for _ in range(n_reads))
-    writes = deque(write_burst() for _ in range(n_writes))
-    r_out, w_beats, b_wait = deque(), deque(), 0
-    if stream:
-        reads = deque((k * 4096 % 32768, 128) for k in range(n_reads))
-        writes = deque((32768 + k * 4096, 128) for k in range(n_writes))
-    cyc, start, last = 0, None, 0
-    exp_ar, exp_aw, tog = [deque(), deque()], [deque(), deque()], {"r": 0, "w": 0}
-    while reads or writes or r_out or w_beats or b_wait:
-        cyc += 1
-        assert cyc < 200000, "stuck"
-        ar = reads[0] if reads and (stream or rng.random() < 0.5) else None
-        dut.s_arvalid.value = int(ar is not None)
-        if ar:
-            dut.s_araddr.value, dut.s_arlen.value = ar[0], ar[1] - 1
-        dut.s_rready.value = int(stream or rng.random() < 0.8)
-        aw = writes[0] if writes and (stream or rng.random() < 0.5) else None
-        dut.s_awvalid.value = int(aw is not None)
-        if aw:
-            dut.s_awaddr.value, dut.s_awlen.value = aw[0], aw[1] - 1
-        wv = bool(w_beats) and (stream or rng.random() < 0.8)
-        dut.s_wvalid.value = int(wv)
-        if w_beats:
-            dut.s_wdata.value, dut.s_wstrb.value = w_beats[0][1], w_beats[0][2]
+        free = a + n * IB
+        writes.append((a, n))
+    return reads, writes
+
+
+class _SplitBench:
+    """The core (random bursts, W data, ready) and two DDR ports (:class:`_Port`) around the splitter, one cycle
+    at a time: :meth:`drive` sets the inputs, :meth:`sample` checks the outputs and returns the handshakes,
+    :meth:`update` moves the model past the clock edge."""
+
+    def __init__(self, dut, rng, n_reads, n_writes, stream):
+        self.dut, self.rng, self.stream = dut, rng, stream
+        self.mem = bytearray(rng.randbytes(1 << 20))
+        self.expect = bytearray(self.mem)
+        lat = (lambda: 12) if stream else (lambda: rng.randint(3, 30))
+        rdy = (lambda: True) if stream else (lambda: rng.random() < 0.7)
+        self.ports = [_Port(rng, self.mem, lat, rdy) for _ in range(2)]
+        self.reads, self.writes = _bursts(rng, n_reads, n_writes, stream)
+        self.r_out, self.w_beats, self.b_wait = deque(), deque(), 0
+        self.exp = {"ar": [deque(), deque()], "aw": [deque(), deque()]}
+        self.tog = {"r": 0, "w": 0}
+        self.cyc, self.start, self.last = 0, None, 0
+
+    def busy(self):
+        return self.reads or self.writes or self.r_out or self.w_beats or self.b_wait
+
+    def drive(self):
+        dut, rng, st = self.dut, self.rng, self.stream
+        self.ar = self.reads[0] if self.reads and (st or rng.random() < 0.5) else None
+        dut.s_arvalid.value = int(self.ar is not None)
+        if self.ar:
+            dut.s_araddr.value, dut.s_arlen.value = self.ar[0], self.ar[1] - 1
+        dut.s_rready.value = int(st or rng.random() < 0.8)
+        self.aw = self.writes[0] if self.writes and (st or rng.random() < 0.5) else None
+        dut.s_awvalid.value = int(self.aw is not None)
+        if self.aw:
+            dut.s_awaddr.value, dut.s_awlen.value = self.aw[0], self.aw[1] - 1
+        self.wv = bool(self.w_beats) and (st or rng.random() < 0.8)
+        dut.s_wvalid.value = int(self.wv)
+        if self.w_beats:
+            dut.s_wdata.value, dut.s_wstrb.value = self.w_beats[0][1], self.w_beats[0][2]
         dut.s_bready.value = 1
-        arr = awr = wr = rv = rl = bv = 0
-        rdata = 0
-        rbeat = [None, None]
-        for p, pt in enumerate(ports):
+        arr = awr = wr = rv = rl = bv = rdata = 0
+        for p, pt in enumerate(self.ports):
             arr |= int(pt.p_ready()) << p
             awr |= int(pt.p_ready()) << p
             wr |= int(pt.p_ready()) << p
-            rbeat[p] = pt.r_beat(cyc) if pt.p_ready() else None
-            if rbeat[p]:
-                rv |= 1 << p
-                rl |= int(rbeat[p][1]) << p
-                rdata |= rbeat[p][0] << (p * PW)
-            bv |= int(bool(pt.b) and pt.b[0] <= cyc) << p
+            beat = pt.r_beat(self.cyc) if pt.p_ready() else None
+            if beat:
+                rv, rl, rdata = rv | 1 << p, rl | int(beat[1]) << p, rdata | beat[0] << (p * PW)
+            bv |= int(bool(pt.b) and pt.b[0] <= self.cyc) << p
         dut.m_arready.value, dut.m_awready.value, dut.m_wready.value = arr, awr, wr
         dut.m_rvalid.value, dut.m_rlast.value, dut.m_rdata.value, dut.m_bvalid.value = rv, rl, rdata, bv
-        await Timer(1, unit="ns")
-        # sample the handshakes of this cycle
-        s_ar = ar is not None and int(dut.s_arready.value)
-        s_r = int(dut.s_rvalid.value) and int(dut.s_rready.value)
-        s_aw = aw is not None and int(dut.s_awready.value)
-        s_w = wv and int(dut.s_wready.value)
-        s_b = int(dut.s_bvalid.value)
-        if s_r:
-            assert r_out, "read data without a burst"
-            beats = r_out[0]
-            assert int(dut.s_rdata.value) == beats[0], f"cycle {cyc}: read data"
-            assert int(dut.s_rlast.value) == int(len(beats) == 1), f"cycle {cyc}: RLAST"
-        if s_b:
-            assert b_wait > 0, "write response without a burst"
+
+    def sample(self):
+        """Check the core-side outputs; returns (core handshakes, port handshakes) of this cycle."""
+        dut = self.dut
+        core = dict(ar=self.ar is not None and int(dut.s_arready.value),
+                    r=int(dut.s_rvalid.value) and int(dut.s_rready.value),
+                    aw=self.aw is not None and int(dut.s_awready.value),
+                    w=self.wv and int(dut.s_wready.value), b=int(dut.s_bvalid.value))
+        if core["r"]:
+            assert self.r_out, "read data without a burst"
+            assert int(dut.s_rdata.value) == self.r_out[0][0], f"cycle {self.cyc}: read data"
+            assert int(dut.s_rlast.value) == int(len(self.r_out[0]) == 1), f"cycle {self.cyc}: RLAST"
+        assert not core["b"] or self.b_wait > 0, "write response without a burst"
         fires = []
-        for p, pt in enumerate(ports):
-            if _bit(dut.m_arvalid, p) and _bit(dut.m_arready, p):
-                a, ln = _field(dut.m_araddr, p, AW), _field(dut.m_arlen, p, 8)
-                fires.append(("ar", p, a, pt.check_burst(a, ln)))
+        for p, pt in enumerate(self.ports):
+            for ch in ("ar", "aw"):
+                if _bit(getattr(dut, f"m_{ch}valid"), p) and _bit(getattr(dut, f"m_{ch}ready"), p):
+                    a, ln = _field(getattr(dut, f"m_{ch}addr"), p, AW), _field(getattr(dut, f"m_{ch}len"), p, 8)
+                    fires.append((ch, p, a, pt.check_burst(a, ln)))
             if _bit(dut.m_rvalid, p) and _bit(dut.m_rready, p):
                 fires.append(("r", p))
-            if _bit(dut.m_awvalid, p) and _bit(dut.m_awready, p):
-                a, ln = _field(dut.m_awaddr, p, AW), _field(dut.m_awlen, p, 8)
-                fires.append(("aw", p, a, pt.check_burst(a, ln)))
             if _bit(dut.m_wvalid, p) and _bit(dut.m_wready, p):
-                fires.append(("w", p, _field(dut.m_wdata, p, PW), _field(dut.m_wstrb, p, PB),
-                              _bit(dut.m_wlast, p)))
+                fires.append(("w", p, _field(dut.m_wdata, p, PW), _field(dut.m_wstrb, p, PB), _bit(dut.m_wlast, p)))
             if _bit(dut.m_bvalid, p) and _bit(dut.m_bready, p):
                 fires.append(("b", p))
-        await RisingEdge(dut.clk)
-        # the model after the edge
-        if s_ar:
-            start = cyc if start is None else start
-            a, n = reads.popleft()
-            r_out.append([int.from_bytes(mem[a + k * IB: a + (k + 1) * IB], "little") for k in range(n)])
-            _expect_parts(exp_ar, tog, "r", a, n)
-        if s_r:
-            r_out[0].pop(0)
-            if not r_out[0]:
-                r_out.popleft()
-            last = cyc
-        if s_aw:
-            start = cyc if start is None else start
-            a, n = writes.popleft()
-            _expect_parts(exp_aw, tog, "w", a, n)
+        return core, fires
+
+    def update_core(self, core):
+        if core["ar"]:
+            self.start = self.cyc if self.start is None else self.start
+            a, n = self.reads.popleft()
+            self.r_out.append([int.from_bytes(self.mem[a + k * IB: a + (k + 1) * IB], "little") for k in range(n)])
+            _expect_parts(self.exp["ar"], self.tog, "r", a, n)
+        if core["r"]:
+            self.r_out[0].pop(0)
+            if not self.r_out[0]:
+                self.r_out.popleft()
+            self.last = self.cyc
+        if core["aw"]:
+            self.start = self.cyc if self.start is None else self.start
+            a, n = self.writes.popleft()
+            _expect_parts(self.exp["aw"], self.tog, "w", a, n)
             for k in range(n):
-                data = rng.getrandbits(DW)
-                strb = (1 << IB) - 1 if stream else rng.getrandbits(IB)
+                data = self.rng.getrandbits(DW)
+                strb = (1 << IB) - 1 if self.stream else self.rng.getrandbits(IB)
                 for j in range(IB):
                     if strb >> j & 1:
-                        expect[a + k * IB + j] = (data >> (8 * j)) & 0xFF
-                w_beats.append((k == n - 1, data, strb))
-            b_wait += 1
-        if s_w:
-            w_beats.popleft()
-        if s_b:
-            b_wait -= 1
-            last = cyc
+                        self.expect[a + k * IB + j] = (data >> (8 * j)) & 0xFF
+                self.w_beats.append((k == n - 1, data, strb))
+            self.b_wait += 1
+        if core["w"]:
+            self.w_beats.popleft()
+        if core["b"]:
+            self.b_wait -= 1
+            self.last = self.cyc
+
+    def update_ports(self, fires):
         for f in fires:
-            pt = ports[f[1]]
+            pt = self.ports[f[1]]
             if f[0] in ("ar", "aw"):
-                want = (exp_ar if f[0] == "ar" else exp_aw)[f[1]]
+                want = self.exp[f[0]][f[1]]
                 assert want and want.popleft() == (f[2], f[3]), (f, "not the expected part of the core's burst")
             if f[0] == "ar":
-                pt.ar.append([f[2], 0, cyc + pt.lat(), f[3]])
+                pt.ar.append([f[2], 0, self.cyc + pt.lat(), f[3]])
                 pt.rd_bytes += f[3] * PB
             elif f[0] == "r":
                 pt.ar[0][1] += 1
@@ -204,25 +210,46 @@ async def _split_run(dut, rng, n_reads, n_writes, stream=False):
                 pt.aw.append([f[2], 0, f[3]])
                 pt.wr_bytes += f[3] * PB
             elif f[0] == "w":
-                assert pt.aw, f"port {f[1]}: W beat before its address"
-                a, k, n = pt.aw[0]
-                for j in range(PB):
-                    if f[3] >> j & 1:
-                        mem[a + k * PB + j] = (f[2] >> (8 * j)) & 0xFF
-                assert f[4] == int(k == n - 1), f"port {f[1]}: WLAST"
-                pt.aw[0][1] += 1
-                if pt.aw[0][1] == n:
-                    pt.aw.popleft()
-                    pt.b.append(cyc + (2 if stream else rng.randint(1, 20)))
+                self._port_write(f, pt)
             elif f[0] == "b":
                 pt.b.popleft()
+
+    def _port_write(self, f, pt):
+        assert pt.aw, f"port {f[1]}: W beat before its address"
+        a, k, n = pt.aw[0]
+        for j in range(PB):
+            if f[3] >> j & 1:
+                self.mem[a + k * PB + j] = (f[2] >> (8 * j)) & 0xFF
+        assert f[4] == int(k == n - 1), f"port {f[1]}: WLAST"
+        pt.aw[0][1] += 1
+        if pt.aw[0][1] == n:
+            pt.aw.popleft()
+            pt.b.append(self.cyc + (2 if self.stream else self.rng.randint(1, 20)))
+
+    def check_end(self):
+        assert self.mem == self.expect, "memory differs from the model after the writes"
+        for what in ("rd_bytes", "wr_bytes"):
+            a, b = (getattr(pt, what) for pt in self.ports)
+            assert abs(a - b) <= IB, f"{what}: the ports carry {a} and {b} bytes"
+
+
+async def _split_run(dut, rng, n_reads, n_writes, stream=False):
+    """Drive the splitter for a random (or, ``stream``, a back-to-back) mix; returns the cycles from the first
+    core address to the last core beat or response."""
+    tb = _SplitBench(dut, rng, n_reads, n_writes, stream)
+    while tb.busy():
+        tb.cyc += 1
+        assert tb.cyc < 200000, "stuck"
+        tb.drive()
+        await Timer(1, unit="ns")
+        core, fires = tb.sample()
+        await RisingEdge(dut.clk)
+        tb.update_core(core)
+        tb.update_ports(fires)
         await Timer(1, unit="ns")
     await ClockCycles(dut.clk, 5)
-    assert mem == expect, "memory differs from the model after the writes"
-    for what in ("rd_bytes", "wr_bytes"):
-        d = abs(getattr(ports[0], what) - getattr(ports[1], what))
-        assert d <= IB, f"{what}: ports carry {getattr(ports[0], what)} and {getattr(ports[1], what)} bytes"
-    return last - start + 1
+    tb.check_end()
+    return tb.last - tb.start + 1
 
 
 async def _reset(dut):

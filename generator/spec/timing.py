@@ -18,7 +18,8 @@ Cost model (cycles of the PL clock):
   unless the beat holds more than one *chunk* (pieces between beat, pixel-run and lane-group boundaries: groups of
   Tn elements / Tm records from each run's first byte, WBUF words; span segments: two runs per cycle), so a LOAD
   takes the larger of the DDR time and the chunk count; ``LOAD_SETUP`` adds the per-instruction segment constants,
-  ``XFER_OVERHEAD`` the data side's register stages (``LOAD_DATA_STAGES``).
+  ``XFER_OVERHEAD`` the data side's register stages (``LOAD_DATA_STAGES``). Two HP ports (``hp_ports`` 2: the
+  RTL's burst splitter, ``rtl/axi_hp_split.sv``) double the bytes per cycle and add :func:`_split_tail` per transfer.
 * COMPUTE: ``HwConfig.compute_fill`` + oh * ceil(ow / P) * og * ig * kh * kw, with P = 2 output pixels per DSP48E2 in
   int8 (two activations packed in the 27-bit A port share the weight on the 18-bit B port) and P = 1 in int16;
   int8 accumulation into ACC (acc_init = 0) with ig * kh * kw = 1 takes two cycles per step (the two ACC ports
@@ -35,8 +36,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from generator.spec.arch import (ACC_RMW_DISTANCE, AXI_BOUNDARY_BYTES, COMPUTE_SETUP, LOAD_DATA_STAGES, LOAD_SETUP_CYCLES, PE_DSP_STAGES, POST_SETUP,
-                                  REQUANT_STAGES, STORE_READ_STAGES, STORE_SETUP, TABLE_STAGES, pe_tree_stages)
+from generator.spec.arch import (ACC_RMW_DISTANCE, AXI_BOUNDARY_BYTES, COMPUTE_SETUP, LOAD_DATA_STAGES,
+                                  LOAD_SETUP_CYCLES, PE_DSP_STAGES, POST_SETUP, REQUANT_STAGES, STORE_READ_STAGES,
+                                  STORE_SETUP, TABLE_STAGES, pe_tree_stages)
 from generator.spec import isa
 from generator.spec.board import Board
 

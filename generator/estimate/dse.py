@@ -83,7 +83,8 @@ class Point:
 
 
 def configured(board: Board, **acc) -> Board:
-    """``board`` with accelerator fields replaced (validated as a board file would be)."""
+    """``board`` with accelerator fields replaced (validated as a board file would be); an m_axi no wider than the
+    board's HP port gets one HP port unless ``hp_ports`` is given (so a two-port board file narrows cleanly)."""
     acc = dict(dict(hp_ports=1) if acc.get("axi_data_width_bits", 0) <= board.hp_port_width_bits else {}, **acc)
     return Board.model_validate(dict(board.model_dump(), accelerator=dict(board.accelerator.model_dump(), **acc)))
 

@@ -8,6 +8,7 @@
 //   store / post    STORE module: STORE (seg_gen address side, W channel) and POST (requantization, pooling)
 //   buffers         IBUF / WBUF / ACC / OBUF / PBUF / TBUF memories (ram_tdp)
 //   status          completion, error status bits, watchdog, debug counters
+//   axi_hp_split    HP_PORTS = 2: every burst of the units' AXI_DW-bit master split over two HP ports (m_axi, m_axi1)
 // Every constant comes from accel_pkg, which generator/backends/rtl/render.py renders from the ISA tables and the board file.
 //
 //

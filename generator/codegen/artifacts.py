@@ -18,28 +18,29 @@ from host.manifest import build_manifest, entry
 
 
 def schedule_table(c: Compiled) -> str:
-    """Per-layer table: geometry, tiles, loop order, predicted cycles, ideal cycles, and the DDR bytes the plan
+    """Per-layer table: geometry, tiles, loop order, predicted cycles (the layer's share of the whole program's
+    timing, :attr:`~generator.codegen.program.Program.layer_cycles`), ideal cycles, and the DDR bytes the plan
     moves against the layer's compulsory bytes and its I/O lower bound under the on-chip buffers
     (:meth:`~generator.codegen.tiling.Layer.io_lower_bound`)."""
     hw = c.hw
     rows = [f"{'layer':<14}{'kind':<6}{'IC':>5}{'OC':>5}{'K/S':>5}{'in':>10}{'out':>10}  {'tiles':<30}"
             f"{'cycles':>10}{'ideal':>10}{'util':>6}{'DDR bytes':>12}{'compulsory':>12}{'lower bnd':>12}"]
     tot = dict(c=0, b=0, i=0, comp=0, lb=0)
-    for L, p in zip(c.program.layers, c.program.plans):
+    for L, p, cyc in zip(c.program.layers, c.program.plans, c.program.layer_cycles):
         ideal = L.macs / hw.macs_per_cycle
-        util = ideal / p.cycles if p.cycles else 0
+        util = ideal / cyc if cyc else 0
         fold = " fold" if L.fold else ""
         comp, lb = L.compulsory_bytes(hw.elem_bytes), L.io_lower_bound(hw)
         rows.append(f"{L.name:<14}{L.kind:<6}{L.IC:>5}{L.OC:>5}{f'{L.K}/{L.S}':>5}{f'{L.H}x{L.W}':>10}"
-                    f"{f'{L.OHp * L.up}x{L.OWp * L.up}':>10}  {(p.describe() + fold):<30}{p.cycles:>10}"
+                    f"{f'{L.OHp * L.up}x{L.OWp * L.up}':>10}  {(p.describe() + fold):<30}{cyc:>10}"
                     f"{ideal:>10.0f}{util:>6.0%}{p.ddr_bytes:>12}{comp:>12}{lb:>12}")
-        for k, v in dict(c=p.cycles, b=p.ddr_bytes, i=ideal, comp=comp, lb=lb).items():
+        for k, v in dict(c=cyc, b=p.ddr_bytes, i=ideal, comp=comp, lb=lb).items():
             tot[k] += v
-    tot_c = tot["c"]
+    tot_c = c.program.cycles
     fps = hw.clock_mhz * 1e6 / tot_c if tot_c else 0
     rows.append(f"{'total':<14}{'':<76}{tot_c:>10}{tot['i']:>10.0f}{tot['i'] / max(tot_c, 1):>6.0%}{tot['b']:>12}"
                 f"{tot['comp']:>12}{tot['lb']:>12}")
-    rows.append(f"sum of per-layer predictions: {tot_c} cycles = {tot_c / hw.clock_mhz / 1e3:.2f} ms at "
+    rows.append(f"frame (timing engine): {tot_c} cycles = {tot_c / hw.clock_mhz / 1e3:.2f} ms at "
                 f"{hw.clock_mhz:.0f} MHz ({fps:.1f} frames/s); PE array {hw.tn}x{hw.tm}, "
                 f"{hw.macs_per_cycle} MACs/cycle in int{hw.bits}")
     rows.append(f"DDR traffic: {tot['b'] / 1e6:.2f} MB per frame = {tot['b'] / max(tot['comp'], 1):.2f} x compulsory "
@@ -87,10 +88,10 @@ def manifest(c: Compiled) -> dict:
         regions=[entry("region", name=k, **v) for k, v in lay.regions.items()],
         input=_tensor_entry(g, lay, g.inputs[0], fmt=input_format(g)), heads=heads, net=entry("net", width=w, height=h),
         names=(class_names(c) or []) if yolo or export_entry(c) else [],
-        layers=[entry("layer", name=L.name, kind=L.kind, insns=list(r), plan=p.describe(), predicted_cycles=p.cycles,
+        layers=[entry("layer", name=L.name, kind=L.kind, insns=list(r), plan=p.describe(), predicted_cycles=cyc,
                       macs=L.macs, ddr_bytes=p.ddr_bytes)
-                for L, p, r in zip(prog.layers, prog.plans, prog.ranges)],
-        predicted_cycles=sum(p.cycles for p in prog.plans),
+                for L, p, r, cyc in zip(prog.layers, prog.plans, prog.ranges, prog.layer_cycles)],
+        predicted_cycles=prog.cycles,
         param_bytes=param_bytes(g, c.quant),
         **({"calibration": {"regions": g.metadata["calibration"],
                             "bias_correction": g.metadata.get("bias_correction", {}),
@@ -127,7 +128,7 @@ def plot_schedule(c: Compiled, path: Path) -> None:
 
     hw = c.hw
     names = [L.name for L in c.program.layers]
-    cyc = np.array([p.cycles for p in c.program.plans], float)
+    cyc = np.array(c.program.layer_cycles, float)
     ideal = np.array([L.macs / hw.macs_per_cycle for L in c.program.layers])
     fig, ax = plt.subplots(figsize=(12, 4.8))
     x = np.arange(len(names))

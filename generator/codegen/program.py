@@ -9,14 +9,15 @@ bytes a plan moves against the layer's compulsory bytes and its I/O lower bound,
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from generator.spec import isa
 from generator.spec.timing import HwConfig
-from generator.spec.timing_engine import FIFO_OF, program_cycles
+from generator.spec.timing_engine import FIFO_OF, ModuleTimer, program_cycles
 from generator.ir.graph import Graph
 from generator.codegen.allocate import DdrLayout, TensorView, allocate
 from generator.codegen.emit import config_insn, ddr_bytes, emit_layer
+from generator.codegen.prefetch import pbuf_bases, place_pbuf, prefetch_constants
 from generator.codegen.tiling import Layer, Plan, ScheduleError, layer_of, ranked_plans
 
 
@@ -62,7 +63,8 @@ def schedule_layer(g: Graph, L: Layer, hw: HwConfig, lay: DdrLayout, top: int = 
 @dataclass
 class Program:
     """A compiled program: instructions, weights blob, DDR layout, layers with their plans and instruction
-    ranges, and the predicted cycles of the whole frame."""
+    ranges, and the timing engine's cycles of the whole frame (``cycles``) and of each layer (``layer_cycles``,
+    :func:`frame_timing`; a plan's own ``cycles`` time its layer alone)."""
     insns: list
     weights: bytes
     layout: DdrLayout
@@ -71,6 +73,7 @@ class Program:
     ranges: list
     hw: HwConfig
     cycles: int = 0
+    layer_cycles: list = field(default_factory=list)
 
     @property
     def blob(self) -> bytes:
@@ -80,31 +83,48 @@ class Program:
 
 def compile_program(g: Graph, hw: HwConfig, progress=None) -> Program:
     """Schedule every layer, allocate DDR and emit the whole instruction stream: CONFIG, per layer its
-    instructions followed by a barrier (last STORE -> SYNC -> next layer's first LOAD), END.
+    instructions followed by a barrier (last STORE -> SYNC -> next layer's first non-constant LOAD), END; each
+    layer's PBUF records and first weight tile prefetched ahead of that barrier (:mod:`generator.codegen.prefetch`).
 
     Raises ScheduleError / GraphError for layers that cannot be mapped.
     """
     layers = [layer_of(g, n, hw) for n in g.macro_nodes()]
     lay, wblob = allocate(g, layers, hw)
-    insns = [config_insn(hw)]
-    plans, ranges = [], []
-    for k, L in enumerate(layers):
+    plans, bodies = [], []
+    for L in layers:
         plan = schedule_layer(g, L, hw, lay)
-        body = emit_layer(g, L, plan, hw, lay)
-        if k > 0:
-            body[0].f["pop_next"] = 1      # wait for the barrier of the previous layer
-        if k < len(layers) - 1:
-            body[-1].f["push_prev"] = 1    # last STORE -> SYNC
-            body.append(isa.make("SYNC", pop_next=1, push_prev=1))
-        ranges.append((len(insns), len(insns) + len(body)))
-        insns.extend(body)
+        bodies.append(emit_layer(g, L, plan, hw, lay))
         plans.append(plan)
         if progress:
             progress(L, plan)
+    bases = pbuf_bases([b[0].f["elems"] for b in bodies], hw.pbuf_index)
+    insns, ranges = [config_insn(hw)], []
+    for k, body in enumerate(bodies):
+        place_pbuf(body, bases[k] or 0)
+        if k > 0:   # the constants ahead of the barrier of the previous layer (generator.codegen.prefetch)
+            body = prefetch_constants(bodies[k - 1], body, bases[k] is not None)
+        if k < len(bodies) - 1:
+            body[-1].f["push_prev"] = 1    # last STORE -> SYNC
+            body.append(isa.make("SYNC", pop_next=1, push_prev=1))
+        bodies[k] = body
+        ranges.append((len(insns), len(insns) + len(body)))
+        insns.extend(body)
     insns.append(isa.make("END"))
     check_tokens(insns)
     prog = Program(insns, wblob, lay, layers, plans, ranges, hw)
+    prog.cycles, prog.layer_cycles = frame_timing(hw, insns, ranges)
     return prog
+
+
+def frame_timing(hw: HwConfig, insns: list, ranges: list) -> tuple[int, list]:
+    """(cycles of the whole program, cycles of each layer) with the timing engine: a layer's cycles run from the
+    previous layer's end to its own, a layer ending when the store module finishes its last instruction (as the
+    RTL's per-layer report counts, :func:`generator.exec.rtl.layer_report`). Layers overlap only by the prefetch
+    of their constants (:mod:`generator.codegen.prefetch`). Raises TokenError for a program that cannot run."""
+    t = ModuleTimer(hw, insns)
+    total = t.run()
+    ends = [int(max(t.end[k] for k in range(a, b) if insns[k].module == "store")) for a, b in ranges]
+    return total, [e - p for e, p in zip(ends, [0] + ends[:-1])]
 
 
 def check_tokens(insns: list) -> dict:

@@ -131,7 +131,7 @@ def evaluate(point: Point, graphs: dict) -> None:
             else:
                 point.fps16 = 0.0
             continue
-        cycles = sum(p.cycles for p in prog.plans)
+        cycles = prog.cycles
         fps = hw.clock_mhz * 1e6 / cycles
         if bits == 8:
             point.fps8, point.cycles8 = fps, cycles

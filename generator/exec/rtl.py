@@ -134,7 +134,7 @@ class RtlBuild:
 def layer_report(prog, res: dict) -> list[dict]:
     """Per layer of ``prog``: RTL cycles (from the STORE-module retirement timestamps of ``res``: the layer ends
     when the store module finishes its last instruction; layers are separated by a barrier), the model's
-    predicted cycles (the plan's), ideal cycles (MACs / (Tn x Tm x pixel lanes)), PE utilization (ideal / RTL),
+    predicted cycles (the layer's share of the whole program's timing, ``prog.layer_cycles``), ideal cycles (MACs / (Tn x Tm x pixel lanes)), PE utilization (ideal / RTL),
     PE-array busy fraction, stall cycles (cycles of the layer in which the PE array did not compute: waiting
     for LOAD, for POST/STORE to free an accumulator bank, or at the layer barrier), DDR bytes, and the RTL /
     model ratio. Cycles are PL clock cycles."""
@@ -143,16 +143,16 @@ def layer_report(prog, res: dict) -> list[dict]:
     st_index = np.cumsum([ins.op in st_ops for ins in prog.insns])     # store-module instructions up to k
     ret = res.get("retire", [])
     rows, prev = [], [0, 0, 0]
-    for L, p, (a, b) in zip(prog.layers, prog.plans, prog.ranges):
+    for L, p, (a, b), model in zip(prog.layers, prog.plans, prog.ranges, prog.layer_cycles):
         n = int(st_index[b - 1])                                        # retirements up to the layer's end
         end = ret[n - 1] if 0 < n <= len(ret) else None
         ideal = L.macs / hw.macs_per_cycle
-        row = {"layer": L.name, "kind": L.kind, "model": int(p.cycles), "ideal": ideal, "ddr_bytes": int(p.ddr_bytes)}
+        row = {"layer": L.name, "kind": L.kind, "model": int(model), "ideal": ideal, "ddr_bytes": int(p.ddr_bytes)}
         if end is not None:
             cyc = end[0] - prev[0]
             busy = end[2] - prev[2]
             row.update(rtl=cyc, util=ideal / cyc if cyc else 0.0, pe_busy=busy / cyc if cyc else 0.0,
-                       stall=cyc - busy, ratio=cyc / p.cycles if p.cycles else 0.0)
+                       stall=cyc - busy, ratio=cyc / model if model else 0.0)
             prev = end
         rows.append(row)
     return rows

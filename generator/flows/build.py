@@ -69,7 +69,7 @@ def _frame_cycles(comp, board, quant_other: str, per_channel, model, names, yolo
     """Latency-model cycles per frame of ``comp`` and of the same model in ``quant_other``: {bits: cycles}."""
     other = compile_checked(board, quant_other, per_channel, model, progress=False, names=names,
                             yolo_cfg=yolo_cfg, calib=calib)
-    return {c.hw.bits: sum(p.cycles for p in c.program.plans) for c in (comp, other)}
+    return {c.hw.bits: c.program.cycles for c in (comp, other)}
 
 
 def _run_tools(hls_dir: Path, require_tools: bool) -> str:
@@ -136,7 +136,7 @@ def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=N
         ip.lint(r["sources"])
     except RtlError as e:
         raise FlowError(str(e)) from None
-    cycles = sum(p.cycles for p in comp.program.plans)
+    cycles = comp.program.cycles
     (d / "README.txt").write_text(ip.missing_tools_message(d) + "\n")
     res = RtlBuildResult(d, {"sources": r["sources"], "tcl": list(r["files"])}, len(comp.program.insns), cycles,
                          comp.board.pl_clock_mhz, fmax_line(cycles, comp.board.name, "board",

@@ -152,7 +152,7 @@ def build_package(c: Compiled, out_root, overlay_dir=None, name: str | None = No
             shutil.copy2(shipped[k], d / "images" / f"{k}{Path(shipped[k]).suffix}")
     (d / "detect.py").write_text(DETECT_PY)
     hw = c.hw
-    cycles = sum(p.cycles for p in c.program.plans)
+    cycles = c.program.cycles
     (d / "README.md").write_text(README.format(
         name=name, board=c.board.name, part=c.board.part, quant=c.quant.name, n_insns=len(c.program.insns),
         weights=len(c.program.weights), tn=hw.tn, tm=hw.tm, config_id=hw.config_id, clock=hw.clock_mhz,

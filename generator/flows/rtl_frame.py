@@ -92,7 +92,7 @@ def _run_both(brd, prog, ddr, bases, tag: str, case_dir: Path, log) -> tuple:
     rtl = RtlExecutor(brd, tag, quiet=False).prepare()
     log(f"built in {time.time() - t0:.1f} s; running the frame (progress every 25 store-module instructions in "
         f"{case_dir / 'sim.log'}) ...")
-    model = sum(p.cycles for p in prog.plans)
+    model = prog.cycles
     t1 = time.time()
     run = rtl.run(prog, ddr, bases, case=case_dir, timeout_cycles=max(50 * model, 1_000_000), progress_every=25)
     sim_s = time.time() - t1
@@ -154,7 +154,7 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     head = _header(brd, comp, image, quant, per_channel, config, resolution, verdict, gold.cycles, sim_s)
     (out / "report.txt").write_text(head + text + "\n")
     rep = {"bit_exact": ok, "diff_bytes": diff, "rtl_cycles": total, "golden_cycles": gold.cycles,
-           "model_cycles": sum(p.cycles for p in prog.plans), "layers": rows, "sim_seconds": sim_s,
+           "model_cycles": prog.cycles, "layers": rows, "sim_seconds": sim_s,
            "clock_mhz": brd.pl_clock_mhz, "quant": quant, "bits": hw.bits,
            "pe_util": sum(r["ideal"] for r in rows) / total if total else None,
            "max_layer_error": max(abs(r["ratio"] - 1) for r in rows) if all("ratio" in r for r in rows) else None,

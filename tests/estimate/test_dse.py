@@ -16,6 +16,7 @@ from generator.ir import passes
 from generator.quant.quantize import QuantConfig, calibrate, quantize
 from generator.spec.board import load_board
 from generator.spec.timing import HwConfig
+from generator.spec.timing_engine import program_cycles
 
 
 def test_candidates_are_what_the_rtl_can_render():
@@ -107,7 +108,7 @@ def test_explore_small_model_on_ultra96(small_graphs):
         assert p.resources == rtl_model.estimate(p.board).used()
         for bits, fps in ((8, p.fps8), (16, p.fps16)):
             hw = HwConfig.from_board(p.board, bits)
-            cyc = sum(x.cycles for x in compile_program(small_graphs[bits], hw).plans)
+            cyc = program_cycles(hw, compile_program(small_graphs[bits], hw).insns)
             assert fps == pytest.approx(b.pl_clock_mhz * 1e6 / cyc)
 
 

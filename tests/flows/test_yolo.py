@@ -83,14 +83,15 @@ def test_golden_simulator_frame_bit_exact_fast_and_finds_what_float_finds(compil
         # every published object is found with the right label
         for label, scores in EXPECTED[name].items():
             assert sum(d["label"] == label for d in dets) >= len(scores), (name, label, dets)
-    # the scheduler's per-layer predictions add up to the simulated frame (barriers make them independent)
-    predicted = sum(p.cycles for p in compiled.program.plans)
-    assert abs(res.cycles - predicted) / predicted < 0.02
+    # the simulated frame is the compiler's prediction; its layers, each timed alone by the scheduler, add up to
+    # at most 3% more (a layer's constants load during the previous layer's drain)
+    assert res.cycles == compiled.program.cycles
+    alone = sum(p.cycles for p in compiled.program.plans)
+    assert 0.97 * alone <= res.cycles <= alone
 
 
 def test_int8_is_about_twice_as_fast_as_int16():
     c8 = compile_model("zcu19eg", "int8-asym", progress=False)
     c16 = compile_model("zcu19eg", "int16-sym", progress=False)
-    cyc8 = sum(p.cycles for p in c8.program.plans)
-    cyc16 = sum(p.cycles for p in c16.program.plans)
+    cyc8, cyc16 = c8.program.cycles, c16.program.cycles
     assert cyc16 / cyc8 > 1.5, (cyc8, cyc16)

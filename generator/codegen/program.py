@@ -17,7 +17,7 @@ from generator.spec.timing_engine import FIFO_OF, ModuleTimer, program_cycles
 from generator.ir.graph import Graph
 from generator.codegen.allocate import DdrLayout, TensorView, allocate
 from generator.codegen.emit import config_insn, ddr_bytes, emit_layer
-from generator.codegen.prefetch import pbuf_bases, place_pbuf, prefetch_constants
+from generator.codegen.overlap import join_layers, pbuf_bases
 from generator.codegen.tiling import Layer, Plan, ScheduleError, layer_of, ranked_plans
 
 
@@ -83,8 +83,8 @@ class Program:
 
 def compile_program(g: Graph, hw: HwConfig, progress=None) -> Program:
     """Schedule every layer, allocate DDR and emit the whole instruction stream: CONFIG, per layer its
-    instructions followed by a barrier (last STORE -> SYNC -> next layer's first non-constant LOAD), END; each
-    layer's PBUF records and first weight tile prefetched ahead of that barrier (:mod:`generator.codegen.prefetch`).
+    instructions followed by a barrier SYNC, END; layers overlap at their boundaries (constants prefetched, the
+    first output tile during the previous layer's drain: :mod:`generator.codegen.overlap`).
 
     Raises ScheduleError / GraphError for layers that cannot be mapped.
     """
@@ -98,17 +98,9 @@ def compile_program(g: Graph, hw: HwConfig, progress=None) -> Program:
         if progress:
             progress(L, plan)
     bases = pbuf_bases([b[0].f["elems"] for b in bodies], hw.pbuf_index)
-    insns, ranges = [config_insn(hw)], []
-    for k, body in enumerate(bodies):
-        place_pbuf(body, bases[k] or 0)
-        if k > 0:   # the constants ahead of the barrier of the previous layer (generator.codegen.prefetch)
-            body = prefetch_constants(bodies[k - 1], body, bases[k] is not None)
-        if k < len(bodies) - 1:
-            body[-1].f["push_prev"] = 1    # last STORE -> SYNC
-            body.append(isa.make("SYNC", pop_next=1, push_prev=1))
-        bodies[k] = body
-        ranges.append((len(insns), len(insns) + len(body)))
-        insns.extend(body)
+    joined, ranges = join_layers(bodies, bases, hw)   # (generator.codegen.overlap)
+    insns = [config_insn(hw)] + joined
+    ranges = [(a + 1, b + 1) for a, b in ranges]
     insns.append(isa.make("END"))
     check_tokens(insns)
     prog = Program(insns, wblob, lay, layers, plans, ranges, hw)
@@ -119,8 +111,8 @@ def compile_program(g: Graph, hw: HwConfig, progress=None) -> Program:
 def frame_timing(hw: HwConfig, insns: list, ranges: list) -> tuple[int, list]:
     """(cycles of the whole program, cycles of each layer) with the timing engine: a layer's cycles run from the
     previous layer's end to its own, a layer ending when the store module finishes its last instruction (as the
-    RTL's per-layer report counts, :func:`generator.exec.rtl.layer_report`). Layers overlap only by the prefetch
-    of their constants (:mod:`generator.codegen.prefetch`). Raises TokenError for a program that cannot run."""
+    RTL's per-layer report counts, :func:`generator.exec.rtl.layer_report`; layers overlap at their boundaries,
+    :mod:`generator.codegen.overlap`). Raises TokenError for a program that cannot run."""
     t = ModuleTimer(hw, insns)
     total = t.run()
     ends = [int(max(t.end[k] for k in range(a, b) if insns[k].module == "store")) for a, b in ranges]

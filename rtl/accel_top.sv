@@ -252,12 +252,13 @@ module accel_top
 
   // ---- STORE module (POST through u_post, STORE, END)
   wire post_start, post_done, post_err, sd_oob, end_done, st_idle, st_retire;
-  wire [INSN_BITS-1:0] st_ins;
+  wire [INSN_BITS-1:0] post_ins;
+  wire [OBW_W-1:0] post_words;
   wire [OB_AW*OL-1:0] obr_row;
   wire [16*OL-1:0] ob_rd;
   store u_st (
     .clk, .rst_n, .clr, .run, .stop, .prec16, .base_addrs, .ddr_sizes, .sq_rdata, .sq_empty, .sq_rd, .has_c2s,
-    .pop_c2s, .push_s2c, .post_start, .st_ins, .post_done, .post_err, .oob(sd_oob), .end_done, .idle(st_idle),
+    .pop_c2s, .push_s2c, .post_start, .post_ins, .post_done, .post_words, .post_err, .oob(sd_oob), .end_done, .idle(st_idle),
     .retire(st_retire), .obr_row, .ob_rd, .m_axi_awid(x_axi_awid), .m_axi_awaddr(x_axi_awaddr),
     .m_axi_awlen(x_axi_awlen), .m_axi_awsize(x_axi_awsize), .m_axi_awburst(x_axi_awburst),
     .m_axi_awlock(x_axi_awlock), .m_axi_awcache(x_axi_awcache), .m_axi_awprot(x_axi_awprot),
@@ -274,9 +275,9 @@ module accel_top
   wire [16*OL-1:0] obw_data;
   wire [OB_AW*OL-1:0] obw_row;
   post u_post (
-    .clk, .rst_n, .clr, .start(post_start), .ins(st_ins), .prec16, .done(post_done), .oob(pp_oob),
+    .clk, .rst_n, .clr, .start(post_start), .ins(post_ins), .prec16, .done(post_done), .oob(pp_oob),
     .acc_rd(pp_acc_rd), .pp_acc_bank, .pp_aw, .acc_rd_a, .pp_prow, .pb_rd, .pp_trow, .tb_rd, .obw_we, .obw_data,
-    .obw_row);
+    .obw_row, .words_done(post_words));
 
   // ---- buffer memories
   buffers u_buf (

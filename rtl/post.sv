@@ -34,7 +34,10 @@ module post
   // OBUF writes, one per lane
   output logic [OL-1:0]         obw_we,
   output logic [16*OL-1:0]      obw_data,
-  output logic [OB_AW*OL-1:0]   obw_row
+  output logic [OB_AW*OL-1:0]   obw_row,
+  // OBUF Tm-words written so far, in order (every word w < words_done holds its value): the STORE after this POST
+  // overlaps it and reads only those (rtl/store.sv)
+  output logic [OBW_W-1:0]      words_done
 );
   typedef enum logic [1:0] {P_IDLE, P_SETUP, P_RUN, P_DRAIN} pp_state_t;
   pp_state_t pp_state;
@@ -237,6 +240,10 @@ module post
       obw_row[OB_AW * l +: OB_AW] = OB_AW'(row);
     end
   end
+
+  always_ff @(posedge clk)
+    if (!rst_n || clr || start) words_done <= '0;
+    else if (ob_pwr) words_done <= (OL == TM ? OBW_W'(pq_oidx) : OBW_W'(pq_oidx >> LOG2_TM)) + 1'b1;
 
   assign acc_rd = pp_state == P_RUN || ps_v;
   wire unused = &{1'b0, ins, 1'b0};                     // (POST uses only its own fields)

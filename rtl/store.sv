@@ -1,4 +1,9 @@
-// STORE module: executes POST (through rtl/post.sv), STORE (OBUF -> DDR) and END, one at a time.
+// STORE module: executes POST (through rtl/post.sv), STORE (OBUF -> DDR) and END in order. A POST is handed to
+// rtl/post.sv (its own copy of the instruction, post_ins) and the next instruction dispatched the cycle after: a
+// STORE then overlaps the POST, taking a segment only once the POST has written the OBUF words of STORE_SEG_AHEAD
+// segments from that one on plus two rows (post_words, registered, so the compare is on registers), or has finished;
+// a POST or END waits for the POST before it. The POST's token push comes at its end, before the overlapping
+// STORE's (which finishes only after the POST), so pushes keep program order.
 // STORE address side: seg_gen cuts the transfer into segments (the whole transfer when rows and pixels are
 // contiguous, else one per row when the pixels of a row are, else one per pixel run; pixels merge only if they are
 // contiguous in DDR and in OBUF, elems = src_pitch*Tm), one burst per cycle: its address into an AW FIFO
@@ -32,9 +37,10 @@ module store
   input  wire                   has_c2s,
   output logic                  pop_c2s,
   output logic                  push_s2c,
-  output logic                  post_start,     // POST: the instruction is on st_ins from the next cycle
-  output logic [INSN_BITS-1:0]  st_ins,
+  output logic                  post_start,     // POST: the instruction is on post_ins from the next cycle
+  output logic [INSN_BITS-1:0]  post_ins,
   input  wire                   post_done,
+  input  wire [OBW_W-1:0]       post_words,     // OBUF Tm-words the running POST has written (rtl/post.sv)
   output logic                  post_err,       // OUT_OF_RANGE: POST.pbuf_oc not a multiple of Tm
   output logic                  oob,            // OUT_OF_RANGE this cycle (STORE)
   output logic                  end_done,       // END executed
@@ -63,19 +69,33 @@ module store
   output logic                  m_axi_bready
 );
   localparam int PW = BYTE_POS_W;
-  typedef enum logic [2:0] {S_IDLE, S_POST, S_SETUP, S_RUN, S_DONE} st_state_t;
+  typedef enum logic [2:0] {S_IDLE, S_SETUP, S_RUN, S_DONE} st_state_t;
   (* fsm_encoding = "none" *) st_state_t st_state;
   wire [3:0] sq_op = sq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
-  wire st_go = st_state == S_IDLE && run && !stop && !sq_empty && !(sq_rdata[H_POP_PREV_LSB] && !has_c2s);
+  logic [INSN_BITS-1:0] st_ins;                                      // the STORE (END) being executed
+  logic post_act, post_push;                                          // a POST runs; it pushes a token at its end
+  wire st_go = st_state == S_IDLE && run && !stop && !sq_empty && !(sq_rdata[H_POP_PREV_LSB] && !has_c2s)
+               && !(post_act && sq_op != OP_STORE);
   assign sq_rd = st_go;
   assign pop_c2s = st_go && sq_rdata[H_POP_PREV_LSB];
-  assign push_s2c = st_state == S_DONE && st_ins[H_PUSH_PREV_LSB];
+  assign push_s2c = (st_state == S_DONE && st_ins[H_PUSH_PREV_LSB]) || (post_done && post_push);
   assign post_start = st_go && sq_op == OP_POST;
+  always_ff @(posedge clk) begin
+    if (!rst_n || clr) begin
+      {post_act, post_push} <= '0;
+    end else if (post_start) begin
+      post_act <= 1'b1;
+      post_push <= sq_rdata[H_PUSH_PREV_LSB];
+    end else if (post_done) begin
+      post_act <= 1'b0;
+    end
+    if (post_start) post_ins <= sq_rdata;
+  end
   // the RTL reads the Tm records of an output group from one PBUF row: pbuf_oc must be a multiple of Tm
   always_ff @(posedge clk)                             // (raised the cycle after the dispatch; the POST runs on)
     post_err <= rst_n && !clr && st_go && sq_op == OP_POST && sq_rdata[F_POST_PBUF_OC_LSB +: LOG2_TM] != 0;
-  assign idle = st_state == S_IDLE;
-  assign retire = st_state == S_DONE;
+  assign idle = st_state == S_IDLE && !post_act;
+  assign retire = st_state == S_DONE || post_done;
 
   wire [31:0] sd_rows = 32'(st_ins[F_STORE_ROWS_LSB +: F_STORE_ROWS_W]);
   wire [31:0] sd_cols = 32'(st_ins[F_STORE_COLS_LSB +: F_STORE_COLS_W]);
@@ -107,11 +127,27 @@ module store
   wire [1:0] sd_ins_base = st_ins[F_STORE_BASE_REG_LSB +: F_STORE_BASE_REG_W];
   wire [63:0] sd_start = 64'(addr_add(AXI_AW'(base_addrs[64 * sd_ins_base +: 64]),
                                       AXI_AW'(st_ins[F_STORE_DDR_OFFSET_LSB +: F_STORE_DDR_OFFSET_W])));
+  // overlap with a running POST: take the next segment (Tm-words [nxt_idx, nxt_idx + wstep)) only when the POST has
+  // written nxt_idx + STORE_SEG_AHEAD * wstep + 2 rows of words (the last beat's window reads the next row). The
+  // sums are registered one per cycle, so the compare lags two takes: three segments ahead cover them. A single
+  // segment (all contiguous) waits for the POST's end; the words gate is trusted 15 cycles after the dispatch.
+  localparam int OB_SLACK = 2 * OLW;
+  logic [OBW_W-1:0] sd_ws3, sd_ahead, sg_ahead;
+  logic sg_words_ok;
+  logic [3:0] sd_gv;
+  always_ff @(posedge clk) begin
+    sd_ws3 <= OBW_W'(sd_seg_wstep) + OBW_W'(sd_seg_wstep << 1);
+    sd_ahead <= sd_ws3 + OBW_W'(OB_SLACK);
+    sg_ahead <= OBW_W'(sg_nxt_idx) + sd_ahead;
+    sg_words_ok <= !sd_all_contig && sg_ahead <= post_words;
+    sd_gv <= st_go ? '0 : sd_gv + 4'(sd_gv != 4'hf);
+  end
+  wire sg_ok = !post_act || (sd_gv == 4'hf && sg_words_ok);
   seg_gen u_seg (
     .clk, .rst_n, .clr, .init(st_state == S_SETUP), .init_addr(sd_start),
     .init_idx(32'd0), .rows(sd_rows), .cols(sd_cols), .row_stride(sd_row_stride), .pix_stride(sd_pix_stride),
     .all_seg(sd_all_contig), .row_seg(sd_row_contig), .seg_bytes(sd_seg_bytes), .idx_step(sd_seg_wstep),
-    .en(st_state == S_RUN && !oob), .fire(sg_fire), .take(sg_take), .nxt_addr(sg_nxt_addr), .nxt_idx(sg_nxt_idx),
+    .en(st_state == S_RUN && !oob && sg_ok), .fire(sg_fire), .take(sg_take), .nxt_addr(sg_nxt_addr), .nxt_idx(sg_nxt_idx),
     .more(sg_more), .seg_v(sg_v), .cur(sg_cur), .blen(sg_blen), .blast(sg_blast), .first(sg_first),
     .seg_start(sg_start), .seg_end(sg_end), .seg_idx(sg_idx));
   // valid bytes of the burst: from the segment's first byte (first burst), to its end (last burst; 0: whole beat)
@@ -334,22 +370,22 @@ module store
             sd_su <= '0;
             st_state <= S_DONE;
             if (sq_op == OP_END) end_done <= 1'b1;
-            if (sq_op == OP_POST) st_state <= S_POST;
+            if (sq_op == OP_POST) st_state <= S_IDLE;    // (rtl/post.sv runs it; the next one may overlap it)
             if (sq_op == OP_STORE) st_state <= S_SETUP;  // (an empty one leaves S_SETUP at once)
           end
-        S_POST: if (post_done) st_state <= S_DONE;
         S_SETUP: begin                                  // per-instruction segment constants (registered above)
           sd_su <= sd_su + 1'b1;
           sd_row_contig <= su_rc;
           sd_all_contig <= su_ac;
           sd_seg_bytes <= su_ac ? 64'(su_segall) : su_rc ? 64'(su_rowbytes) : 64'(sd_run);
           sd_seg_wstep <= su_rc ? 32'(su_pwcols) : sd_src_pitch;
-          if (sd_zero) st_state <= S_DONE;
-          else if (sd_su == 3'(SD_SETUP - 1)) st_state <= S_RUN;
+          if (sd_zero) begin
+            if (!post_act) st_state <= S_DONE;          // (after the POST: its push comes first)
+          end else if (sd_su == 3'(SD_SETUP - 1)) st_state <= S_RUN;
         end
         S_RUN: begin
           if (oob) begin
-            st_state <= S_DONE;                         // refused: nothing written
+            st_state <= S_DONE;                         // refused: nothing written (the run stops)
           end else if (sg_take) begin
             // the segment's first Tm-word w: row w / OLW, byte (w mod OLW) * Tm << prec16; its first beat starts
             // the address's low bytes before it (the previous row when that crosses the row's start)
@@ -363,7 +399,8 @@ module store
               sd_srow <= OB_AW'(sg_nxt_idx >> LOG2_OLW) - 1'b1;
               sd_soff <= OFF_W'(o0 + (prec16 ? (OFF_W + 1)'(2 * OL) : (OFF_W + 1)'(OL)) - al);
             end
-          end else if (!sg_v && awq_empty && sdq_empty && !sr0_v && !sr1_v && !sr2_v && !sr3_v && oq_empty && sd_none && !m_axi_bvalid) begin
+          end else if (!sg_v && awq_empty && sdq_empty && !sr0_v && !sr1_v && !sr2_v && !sr3_v && oq_empty && sd_none
+                       && !m_axi_bvalid && !post_act) begin
             st_state <= S_DONE;                         // every burst written and acknowledged
           end
         end

@@ -269,6 +269,43 @@ def transfer_cycles(hw: HwConfig, rows: int, cols: int, run_bytes: int, row_stri
     return XFER_OVERHEAD + LOAD_SETUP + latency + data
 
 
+#: segments the RTL's STORE keeps behind the POST it overlaps (it takes a segment once the POST has written the
+#: words of three segments from its start on: rtl/store.sv), and the cycles from the POST's OBUF write to the take
+STORE_SEG_AHEAD, STORE_GATE_CYCLES = 3, 3
+
+
+def _store_segments(hw: HwConfig, f: dict) -> tuple[int, int, bool]:
+    """(segments, OBUF Tm-words per segment, all in one segment) of a STORE with fields ``f``, as the RTL's
+    segment generator cuts it (see :func:`transfer_cycles`)."""
+    contig_obuf = f["elems"] == f["src_pitch"] * hw.tm
+    row_contig = f["cols"] == 1 or (contig_obuf and f["pix_stride"] == f["elems"] * hw.elem_bytes)
+    if row_contig and (f["rows"] == 1 or (contig_obuf and f["row_stride"] == f["cols"] * f["elems"] * hw.elem_bytes)):
+        return 1, f["rows"] * f["cols"] * f["src_pitch"], True
+    if row_contig:
+        return f["rows"], f["cols"] * f["src_pitch"], False
+    return f["rows"] * f["cols"], f["src_pitch"], False
+
+
+def post_store_end(hw: HwConfig, post, t_post: int, store, t_store: int) -> int:
+    """End cycle of a STORE started at ``t_store`` while the POST before it (started at ``t_post``) still runs
+    (rtl/store.sv): it takes a segment only when the POST has written the OBUF words of :data:`STORE_SEG_AHEAD`
+    segments from that one on (or has finished), so it ends after the later of its own time (from the take of
+    its first segment) and the time of its last segments after the POST's end."""
+    c_post, c_store = insn_cycles(hw, post), insn_cycles(hw, store)
+    f = store.f
+    n_seg, ws, whole = _store_segments(hw, f)
+    k2 = max(post.f["pool_k"], 1) ** 2
+    words = f["rows"] * f["cols"] * f["src_pitch"]
+    post_end = t_post + c_post
+    need = min(words, STORE_SEG_AHEAD * ws + 2 * (hw.tm_pitch // hw.tm if hw.axi_bytes > hw.tm else 1))
+    first = post_end - (words - need) * k2 + STORE_GATE_CYCLES if not whole and need < words else post_end + 1
+    own = max(t_store, first - STORE_SETUP - 2) + c_store
+    late = min(n_seg, STORE_SEG_AHEAD) if not whole else 1    # the segments taken only after the POST's end
+    seg_bytes = (f["rows"] * f["cols"] if whole else f["cols"] if ws > f["src_pitch"] else 1) * f["elems"] * hw.elem_bytes
+    tail = transfer_cycles(hw, 1, late, seg_bytes, 0, seg_bytes, write=True, addr=f["ddr_offset"])
+    return max(own, post_end + 1 + STORE_GATE_CYCLES + tail - STORE_SETUP)
+
+
 def insn_cycles(hw: HwConfig, insn) -> int:
     """Cycles an instruction occupies its module (see the module docstring)."""
     f, op = insn.f, insn.op

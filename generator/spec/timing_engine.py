@@ -22,7 +22,7 @@ from collections import deque
 import numpy as np
 
 from generator.spec import isa
-from generator.spec.timing import HwConfig, insn_cycles
+from generator.spec.timing import HwConfig, insn_cycles, post_store_end
 
 #: the modules, in the order the engine looks at their queue heads
 MODULES = ("load", "compute", "store")
@@ -33,6 +33,8 @@ FIFO_OF = {("load", "pop_next"): "c2l", ("load", "push_next"): "l2c",
            ("compute", "pop_next"): "s2c", ("compute", "push_next"): "c2s",
            ("store", "pop_prev"): "c2s", ("store", "push_prev"): "s2c"}
 TOKEN_FIFOS = ("l2c", "c2l", "c2s", "s2c")
+#: cycles a POST holds the store module's dispatch (the STORE after it starts the next cycle)
+POST_DISPATCH = 1
 
 
 class TokenError(RuntimeError):
@@ -60,8 +62,13 @@ class ModuleTimer:
     each instruction; 0 after END), ``busy`` / ``stall`` (module -> cycles executing / waiting for tokens).
     """
 
-    def __init__(self, hw: HwConfig, insns: list, cost=None, issue=None, cmd_depth: int | None = None):
+    def __init__(self, hw: HwConfig, insns: list, cost=None, issue=None, cmd_depth: int | None = None,
+                 overlap: bool | None = None):
         self.hw, self.insns, self.cost, self.cmd_depth = hw, insns, cost or insn_cycles, cmd_depth
+        #: a STORE overlaps the POST before it (the RTL's store module, :func:`generator.spec.timing.post_store_end`);
+        #: default: with the RTL's cost model only
+        self.overlap = cost is None if overlap is None else overlap
+        self.post = None   # the running POST: (start, end, instruction)
         self.queues = {m: deque() for m in MODULES}
         for k, ins in enumerate(insns):
             self.queues[ins.module].append(k)
@@ -119,6 +126,8 @@ class ModuleTimer:
             if d is None:
                 continue
             t = max(self.free[m], d)
+            if m == "store" and self.post is not None and ins.op != "STORE":
+                t = max(t, self.post[1])   # one POST at a time; END after it
             ok = True
             for flag in ("pop_prev", "pop_next"):
                 if ins.f[flag]:
@@ -149,10 +158,17 @@ class ModuleTimer:
             on_start(k, ins)
         c = self.cost(self.hw, ins)
         self.stall[m] += t - self.free[m]
-        self.start[k], self.end[k] = t, t + c
+        end = t + c
+        if self.overlap and ins.op == "STORE" and self.post is not None and self.post[1] > t:
+            end = post_store_end(self.hw, self.post[2], self.post[0], ins, t)
+        self.start[k], self.end[k] = t, end
         self.started[k] = True
-        self.free[m] = t + c
-        self.busy[m] += c
+        self.free[m] = end
+        self.busy[m] += end - t
+        if self.overlap and ins.op == "POST":   # the store module dispatches the next STORE while it runs
+            self.post = (t, end, ins)
+            self.free[m] = t + POST_DISPATCH
+            self.busy[m] -= c - POST_DISPATCH
         for flag in ("push_prev", "push_next"):
             if ins.f[flag]:
                 ch = FIFO_OF.get((m, flag))
@@ -162,7 +178,7 @@ class ModuleTimer:
                 if len(self.fifo[ch]) >= isa.TOKEN_QUEUE_DEPTH:
                     raise TokenError(f"instruction {k}: {ins.op} pushes onto the full {ch} token FIFO "
                                      f"({isa.TOKEN_QUEUE_DEPTH} tokens)", "TOKEN_OVERFLOW", k)
-                self.fifo[ch].append(t + c)
+                self.fifo[ch].append(end)
         self.queues[m].popleft()
 
     def run(self, on_start=None, check_end_tokens: bool = True) -> int:
@@ -175,7 +191,7 @@ class ModuleTimer:
         left = {c: len(v) for c, v in self.fifo.items() if v}
         if check_end_tokens and left:
             raise TokenError(f"tokens left in the FIFOs at the end of the program: {left}", "TOKENS_LEFT")
-        self.cycles = int(max(self.free.values()))
+        self.cycles = int(max(*self.free.values(), self.post[1] if self.post else 0))
         return self.cycles
 
 

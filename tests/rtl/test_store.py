@@ -86,7 +86,7 @@ async def store_matches_isa(dut):
     Clock(dut.clk, 10, unit="ns").start()
     ram = AxiRamWrite(AxiWriteBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n, reset_active_level=False, size=DDR)
     logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)
-    await reset_with_regions(dut, dict(run=1, stop=0, clr=0, has_c2s=1, post_done=0, sq_empty=1, ob_rd=0), BASES, DDR)
+    await reset_with_regions(dut, dict(run=1, stop=0, clr=0, has_c2s=1, post_done=0, post_words=0, sq_empty=1, ob_rd=0), BASES, DDR)
     sizes = [DDR - b for b in BASES]                                   # as reset_with_regions drove them
     for case in range(args["cases"]):
         p16 = case % 2
@@ -116,6 +116,85 @@ async def store_matches_isa(dut):
     assert oob and np.array_equal(np.frombuffer(ram.read(0, DDR), np.uint8), mem), "refused STORE wrote DDR"
 
 
+async def _run_post_then_store(dut, f, p16, old, new, P, rate, fill):
+    """A POST (played here: after ``fill`` cycles one OBUF word every ``rate`` cycles, OBUF rows switching from
+    ``old`` to ``new`` contents as their words are written, ``post_words`` counting them) then STORE ``f``,
+    dispatched back to back. Returns (cycle of the POST's end, cycle of the STORE's retirement, token pushes: the
+    cycles push_s2c was high)."""
+    ol, ob_aw, tm = P["ol"], P["ob_aw"], P["tm"]
+    words = (f["rows"] * f["cols"] - 1) * f["src_pitch"] + -(-f["elems"] // tm)
+    dut.prec16.value = p16
+    queue = [isa.make("POST", push_prev=1), isa.make("STORE", **f)]
+    dut.sq_rdata.value = int.from_bytes(isa.encode(queue[0]), "little")
+    dut.sq_empty.value = 0
+    rows, start, written, post_end, pushes = None, None, 0, None, []
+    for cyc in range(40000):
+        if rows is not None:   # element e = row * OL + l is new once its word e // Tm is written
+            dut.ob_rd.value = sum((int((new if (r * ol + l) // tm < written else old)[r * ol + l]) & 0xFFFF)
+                                  << (16 * l) for l in range(ol) for r in [(rows >> (ob_aw * l)) & ((1 << ob_aw) - 1)])
+        if start is not None and post_end is None and cyc - start > fill and (cyc - start) % rate == 0:
+            written += 1
+        done = start is not None and post_end is None and written > words + 2
+        dut.post_words.value = written
+        dut.post_done.value = int(done)
+        await Timer(1, unit="ns")
+        rows = int(dut.obr_row.value)
+        took, retire, push = int(dut.sq_rd.value), int(dut.retire.value), int(dut.push_s2c.value)
+        await RisingEdge(dut.clk)
+        await Timer(1, unit="ns")
+        if push:
+            pushes.append(cyc)
+        if done:
+            post_end = cyc
+            assert retire, "the POST retires at its end"
+        elif retire:
+            return post_end, cyc, pushes
+        if took:
+            if start is None:
+                start = cyc
+            queue.pop(0)
+            if queue:
+                dut.sq_rdata.value = int.from_bytes(isa.encode(queue[0]), "little")
+            else:
+                dut.sq_empty.value = 1
+    raise AssertionError("POST + STORE do not finish")
+
+
+@cocotb.test()
+async def store_overlaps_post(dut):
+    """A STORE dispatched while the POST before it writes OBUF reads only the words the POST has written: DDR as the
+    ISA defines with the POST's data (a read ahead of the POST shows as old OBUF data); the POST's token push at its
+    end, the STORE retiring after it."""
+    from cocotbext.axi import AxiRamWrite, AxiWriteBus
+    args = unit_args()
+    P = args["pkg"]
+    tm = P["tm"]
+    rng = random.Random(args["seed"])
+    nrng = np.random.default_rng(args["seed"])
+    Clock(dut.clk, 10, unit="ns").start()
+    ram = AxiRamWrite(AxiWriteBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n, reset_active_level=False, size=DDR)
+    logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)
+    await reset_with_regions(dut, dict(run=1, stop=0, clr=0, has_c2s=1, post_done=0, post_words=0, sq_empty=1,
+                                       ob_rd=0), BASES, DDR)
+    for case in range(args["cases"]):
+        p16 = case % 2
+        eb = 2 if p16 else 1
+        words = P["obuf_words16"] if p16 else P["obuf_words8"]
+        lo, hi = (-32768, 32767) if p16 else (-128, 127)
+        old, new = (nrng.integers(lo, hi + 1, P["ob_d"] * P["ol"]) for _ in range(2))
+        mem = nrng.integers(0, 256, DDR, dtype=np.uint8)
+        ram.write(0, mem.tobytes())
+        f = random_store(rng, tm, words * tm, eb)
+        rate, fill = rng.choice([1, 1, 2, 4]), rng.randint(3, 60)
+        post_end, store_end, pushes = await _run_post_then_store(dut, f, p16, old, new, P, rate, fill)
+        await ClockCycles(dut.clk, 2)
+        got = np.frombuffer(ram.read(0, DDR), np.uint8)
+        bad = np.flatnonzero(got != reference(mem, f, new, tm, eb))
+        assert bad.size == 0, (f"case {case} {f} int{8 * eb} rate {rate}: {bad.size} bytes differ, first "
+                               f"{[(int(a), int(got[a]), int(mem[a])) for a in bad[:6]]}")
+        assert pushes == [post_end] and store_end > post_end, (pushes, post_end, store_end)
+
+
 @pytest.fixture(scope="module")
 def store_build():
     return UnitBuild("store")
@@ -128,3 +207,12 @@ def test_store_strided_writes(store_build):
     pkg = {"tm": p["tm"], "ol": ol, "ob_d": ob_d, "ob_aw": max((ob_d - 1).bit_length(), 1),
            "obuf_words8": p["obuf_words8"], "obuf_words16": p["obuf_words16"]}
     store_build.run("test_store", "store_matches_isa", {"seed": 23, "cases": 16, "pkg": pkg})
+
+
+def test_store_overlapping_post(store_build):
+    p = package_context(store_build.board)
+    ol = max(p["tm"], p["axi_bits"] // 8)
+    ob_d = -(-p["obuf_elems"] // ol)
+    pkg = {"tm": p["tm"], "ol": ol, "ob_d": ob_d, "ob_aw": max((ob_d - 1).bit_length(), 1),
+           "obuf_words8": p["obuf_words8"], "obuf_words16": p["obuf_words16"]}
+    store_build.run("test_store", "store_overlaps_post", {"seed": 29, "cases": 24, "pkg": pkg})

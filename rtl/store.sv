@@ -358,7 +358,7 @@ module store
       sd_chk <= 1'b0;
       sd_su <= '0;
     end else begin
-      sd_chk <= st_state == S_SETUP && sd_su == 3'(SD_SETUP - 1);
+      sd_chk <= st_state == S_SETUP && sd_su == 3'(SD_SETUP - 1) && !sd_zero;   // (an empty STORE may wait)
       // (count + 1 / - 1 side by side, selected AND-OR; its zero flag a register next to it)
       sd_outst <= ({16{aw_fire && !m_axi_bvalid}} & (sd_outst + 16'd1))
                   | ({16{m_axi_bvalid && !aw_fire}} & (sd_outst - 16'd1)) | ({16{aw_fire == m_axi_bvalid}} & sd_outst);

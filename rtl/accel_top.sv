@@ -251,14 +251,14 @@ module accel_top
     .cp_s3_aw1, .cp_wd0, .cp_wd1);
 
   // ---- STORE module (POST through u_post, STORE, END)
-  wire post_start, post_done, post_err, sd_oob, end_done, st_idle, st_retire;
+  wire post_start, post_done, post_err, sd_oob, end_done, st_idle, st_retire, pp_oob;
   wire [INSN_BITS-1:0] post_ins;
   wire [OBW_W-1:0] post_words;
   wire [OB_AW*OL-1:0] obr_row;
   wire [16*OL-1:0] ob_rd;
   store u_st (
     .clk, .rst_n, .clr, .run, .stop, .prec16, .base_addrs, .ddr_sizes, .sq_rdata, .sq_empty, .sq_rd, .has_c2s,
-    .pop_c2s, .push_s2c, .post_start, .post_ins, .post_done, .post_words, .post_err, .oob(sd_oob), .end_done, .idle(st_idle),
+    .pop_c2s, .push_s2c, .post_start, .post_ins, .post_done, .post_words, .post_oob(pp_oob), .post_err, .oob(sd_oob), .end_done, .idle(st_idle),
     .retire(st_retire), .obr_row, .ob_rd, .m_axi_awid(x_axi_awid), .m_axi_awaddr(x_axi_awaddr),
     .m_axi_awlen(x_axi_awlen), .m_axi_awsize(x_axi_awsize), .m_axi_awburst(x_axi_awburst),
     .m_axi_awlock(x_axi_awlock), .m_axi_awcache(x_axi_awcache), .m_axi_awprot(x_axi_awprot),
@@ -266,7 +266,7 @@ module accel_top
     .m_axi_wstrb(x_axi_wstrb),
     .m_axi_wlast(x_axi_wlast), .m_axi_wvalid(x_axi_wvalid), .m_axi_wready(x_axi_wready), .m_axi_bid(x_axi_bid),
     .m_axi_bresp(x_axi_bresp), .m_axi_bvalid(x_axi_bvalid), .m_axi_bready(x_axi_bready));
-  wire pp_oob, pp_acc_rd, pp_acc_bank;
+  wire pp_acc_rd, pp_acc_bank;
   wire [AC_AW-1:0] pp_aw;
   wire [PB_AW-1:0] pp_prow;
   wire [PREC_W*TM-1:0] pb_rd, tb_rd;

@@ -41,6 +41,7 @@ module store
   output logic [INSN_BITS-1:0]  post_ins,
   input  wire                   post_done,
   input  wire [OBW_W-1:0]       post_words,     // OBUF Tm-words the running POST has written (rtl/post.sv)
+  input  wire                   post_oob,       // the POST refused (OUT_OF_RANGE): the STORE after it takes nothing
   output logic                  post_err,       // OUT_OF_RANGE: POST.pbuf_oc not a multiple of Tm
   output logic                  oob,            // OUT_OF_RANGE this cycle (STORE)
   output logic                  end_done,       // END executed
@@ -74,6 +75,7 @@ module store
   wire [3:0] sq_op = sq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
   logic [INSN_BITS-1:0] st_ins;                                      // the STORE (END) being executed
   logic post_act, post_push;                                          // a POST runs; it pushes a token at its end
+  logic post_fail;                                                    // a POST was refused (until the next start)
   wire st_go = st_state == S_IDLE && run && !stop && !sq_empty && !(sq_rdata[H_POP_PREV_LSB] && !has_c2s)
                && !(post_act && sq_op != OP_STORE);
   assign sq_rd = st_go;
@@ -90,6 +92,7 @@ module store
       post_act <= 1'b0;
     end
     if (post_start) post_ins <= sq_rdata;
+    post_fail <= rst_n && !clr && (post_fail || post_oob || post_err);
   end
   // the RTL reads the Tm records of an output group from one PBUF row: pbuf_oc must be a multiple of Tm
   always_ff @(posedge clk)                             // (raised the cycle after the dispatch; the POST runs on)
@@ -142,7 +145,7 @@ module store
     sg_words_ok <= !sd_all_contig && sg_ahead <= post_words;
     sd_gv <= st_go ? '0 : sd_gv + 4'(sd_gv != 4'hf);
   end
-  wire sg_ok = !post_act || (sd_gv == 4'hf && sg_words_ok);
+  wire sg_ok = !post_fail && (!post_act || (sd_gv == 4'hf && sg_words_ok));
   seg_gen u_seg (
     .clk, .rst_n, .clr, .init(st_state == S_SETUP), .init_addr(sd_start),
     .init_idx(32'd0), .rows(sd_rows), .cols(sd_cols), .row_stride(sd_row_stride), .pix_stride(sd_pix_stride),
@@ -384,8 +387,8 @@ module store
           end else if (sd_su == 3'(SD_SETUP - 1)) st_state <= S_RUN;
         end
         S_RUN: begin
-          if (oob) begin
-            st_state <= S_DONE;                         // refused: nothing written (the run stops)
+          if (oob || post_fail) begin
+            st_state <= S_DONE;                         // refused, or its POST was: nothing written (the run stops)
           end else if (sg_take) begin
             // the segment's first Tm-word w: row w / OLW, byte (w mod OLW) * Tm << prec16; its first beat starts
             // the address's low bytes before it (the previous row when that crosses the row's start)

@@ -2,7 +2,10 @@
 
 The three modules (load, compute, store) each run their instructions in program order, concurrently,
 synchronised only by the four dependency-token FIFOs (:data:`FIFO_OF`); an instruction occupies its module for
-``cost(hw, insn)`` cycles (default :func:`generator.spec.timing.insn_cycles`). Among the module queue heads that
+``cost(hw, insn)`` cycles (default :func:`generator.spec.timing.insn_cycles`), except that, with the RTL's cost
+model (``overlap``), a POST holds the store module for :data:`POST_DISPATCH` cycle and runs on beside the STORE
+after it (rtl/post.sv beside rtl/store.sv; :func:`generator.spec.timing.post_store_end` gives that STORE's end),
+and a POST or END waits for the POST before it; its token pushes come at its end. Among the module queue heads that
 are ready (every token they pop is available), the one that can start earliest runs first (ties: the lower
 instruction index). The in-order fetch issues instruction k no earlier than ``issue[k]`` (default k: one
 instruction per cycle) and, with a command-queue depth, no earlier than one cycle after issuing k - 1 and than
@@ -82,6 +85,7 @@ class ModuleTimer:
         self.stall = {m: 0 for m in MODULES}
         self.start = np.zeros(len(insns), np.int64)
         self.end = np.zeros(len(insns), np.int64)
+        self.release = np.zeros(len(insns), np.int64)       # cycle the module takes its next command after k
         self.cycles = 0
         self.issue = np.arange(len(insns), dtype=np.int64) if issue is None else np.asarray(issue, np.int64)
         self.queue_pos = np.zeros(self.total, np.int64)     # position of instruction k in its module's queue
@@ -107,7 +111,7 @@ class ModuleTimer:
                 if p > 0:   # read when the module finished the instruction before it
                     if not self.started[q[p - 1]]:
                         return None
-                    r = max(r, int(self.end[q[p - 1]]))
+                    r = max(r, int(self.release[q[p - 1]]))
                 t = max(t, r)
             self.dispatched[j] = t
             self.fetch_ptr += 1
@@ -169,6 +173,7 @@ class ModuleTimer:
             self.post = (t, end, ins)
             self.free[m] = t + POST_DISPATCH
             self.busy[m] -= c - POST_DISPATCH
+        self.release[k] = self.free[m]
         for flag in ("push_prev", "push_next"):
             if ins.f[flag]:
                 ch = FIFO_OF.get((m, flag))

@@ -86,7 +86,8 @@ async def store_matches_isa(dut):
     Clock(dut.clk, 10, unit="ns").start()
     ram = AxiRamWrite(AxiWriteBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n, reset_active_level=False, size=DDR)
     logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)
-    await reset_with_regions(dut, dict(run=1, stop=0, clr=0, has_c2s=1, post_done=0, post_words=0, sq_empty=1, ob_rd=0), BASES, DDR)
+    await reset_with_regions(dut, dict(run=1, stop=0, clr=0, has_c2s=1, post_done=0, post_words=0, post_oob=0,
+                                       sq_empty=1, ob_rd=0), BASES, DDR)
     sizes = [DDR - b for b in BASES]                                   # as reset_with_regions drove them
     for case in range(args["cases"]):
         p16 = case % 2
@@ -174,7 +175,7 @@ async def store_overlaps_post(dut):
     Clock(dut.clk, 10, unit="ns").start()
     ram = AxiRamWrite(AxiWriteBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n, reset_active_level=False, size=DDR)
     logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)
-    await reset_with_regions(dut, dict(run=1, stop=0, clr=0, has_c2s=1, post_done=0, post_words=0, sq_empty=1,
+    await reset_with_regions(dut, dict(run=1, stop=0, clr=0, has_c2s=1, post_done=0, post_words=0, post_oob=0, sq_empty=1,
                                        ob_rd=0), BASES, DDR)
     for case in range(args["cases"]):
         p16 = case % 2

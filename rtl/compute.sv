@@ -147,6 +147,7 @@ module compute
   logic [BO_W-1:0] a_bo;                               // bypass: element o*Tm
   logic [BE_W-1:0] a_be, su_be;                        // emul: operand B's element b_word*Tn + o*Tm; its start
   logic e_ph;                                          // emul: this step reads operand B (A's step came before)
+  wire [BE_W-1:0] a_bsel = e_ph ? a_be : BE_W'(a_bo);   // the bypass's element: B's (emul phase 1), else A's
   logic [2:0] su_cnt;
   logic cp_issued, cp_gap;                             // a step / a word's last step issued last cycle
   wire cp_issue = cp_state == C_RUN && !(su_alt && cp_issued) && !(su_gap && cp_gap);
@@ -333,8 +334,8 @@ module compute
     q1_boff <= TM % TN == 0 ? '0 : a_bo[LOG2_TN-1:0];  // (o*Tm is a multiple of Tn when Tn divides Tm; B's offset
                                                          // b_word*Tn + o*Tm has the same lane)
     // stage 1: the RAM read addresses (bypass: the first IBUF word of the o group and the next; emul B: of B's)
-    q1_ia <= cp_bypass ? a_pw + IB_AW'((e_ph ? a_be : BE_W'(a_bo)) >> LOG2_TN) : a_pw + a_off;
-    q1_ib <= cp_bypass ? a_pw + IB_AW'((e_ph ? a_be : BE_W'(a_bo)) >> LOG2_TN) + 1'b1
+    q1_ia <= cp_bypass ? a_pw + IB_AW'(a_bsel >> LOG2_TN) : a_pw + a_off;
+    q1_ib <= cp_bypass ? a_pw + IB_AW'(a_bsel >> LOG2_TN) + 1'b1
                        : a_pw + a_off + IB_AW'(su_sig);
     q1_wa <= a_ww;
   end

@@ -2,7 +2,9 @@
 
 Modules: :mod:`~generator.codegen.tiling` (layer geometry, the tilings that fit, their latency estimate),
 :mod:`~generator.codegen.allocate` (DDR regions, weights blob), :mod:`~generator.codegen.emit` (one layer's
-instructions), :mod:`~generator.codegen.program` (the plan per layer, the whole program, the token check).
+instructions), :mod:`~generator.codegen.overlap` (layers joined, overlapping at their boundaries),
+:mod:`~generator.codegen.tokens` (token flags from dependency lists), :mod:`~generator.codegen.program` (the plan per
+layer, the whole program, the token check).
 
 Public API: :func:`compile_program` (-> :class:`Program`), :func:`check_tokens` (a program's token FIFOs) and
 :class:`ScheduleError` (a layer that no tiling fits, naming the layer and the buffer).

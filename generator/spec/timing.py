@@ -27,6 +27,8 @@ Cost model (cycles of the PL clock):
   cycle; an element-wise product (``emul``) takes two per output word (operand A's lanes, then B's).
 * POST: ``POST_FILL`` (+ ``TABLE_STAGES`` with the activation table) + output words x pooling-window size (one accumulator word of a window per cycle, Tm
   lanes wide; an upsampled output word re-reads its source, so nearest upsampling costs one cycle per output).
+  The STORE after a POST overlaps it (rtl/store.sv): :func:`post_store_end` gives its end, the timing engine
+  (:mod:`generator.spec.timing_engine`) starts it the cycle after the POST's.
 """
 from __future__ import annotations
 

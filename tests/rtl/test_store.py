@@ -75,19 +75,23 @@ async def _run_store(dut, f, p16, obuf, P):
     raise AssertionError("STORE does not finish")
 
 
-@cocotb.test()
-async def store_matches_isa(dut):
+async def _start(dut):
+    """The bench: (args, package parameters, random generators, the AxiRamWrite DDR), the unit reset with every
+    input idle."""
     from cocotbext.axi import AxiRamWrite, AxiWriteBus
     args = unit_args()
-    P = args["pkg"]
-    tm = P["tm"]
-    rng = random.Random(args["seed"])
-    nrng = np.random.default_rng(args["seed"])
     Clock(dut.clk, 10, unit="ns").start()
     ram = AxiRamWrite(AxiWriteBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n, reset_active_level=False, size=DDR)
     logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)
     await reset_with_regions(dut, dict(run=1, stop=0, clr=0, has_c2s=1, post_done=0, post_words=0, post_oob=0,
                                        sq_empty=1, ob_rd=0), BASES, DDR)
+    return args, args["pkg"], random.Random(args["seed"]), np.random.default_rng(args["seed"]), ram
+
+
+@cocotb.test()
+async def store_matches_isa(dut):
+    args, P, rng, nrng, ram = await _start(dut)
+    tm = P["tm"]
     sizes = [DDR - b for b in BASES]                                   # as reset_with_regions drove them
     for case in range(args["cases"]):
         p16 = case % 2
@@ -166,17 +170,8 @@ async def store_overlaps_post(dut):
     """A STORE dispatched while the POST before it writes OBUF reads only the words the POST has written: DDR as the
     ISA defines with the POST's data (a read ahead of the POST shows as old OBUF data); the POST's token push at its
     end, the STORE retiring after it."""
-    from cocotbext.axi import AxiRamWrite, AxiWriteBus
-    args = unit_args()
-    P = args["pkg"]
+    args, P, rng, nrng, ram = await _start(dut)
     tm = P["tm"]
-    rng = random.Random(args["seed"])
-    nrng = np.random.default_rng(args["seed"])
-    Clock(dut.clk, 10, unit="ns").start()
-    ram = AxiRamWrite(AxiWriteBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n, reset_active_level=False, size=DDR)
-    logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)
-    await reset_with_regions(dut, dict(run=1, stop=0, clr=0, has_c2s=1, post_done=0, post_words=0, post_oob=0, sq_empty=1,
-                                       ob_rd=0), BASES, DDR)
     for case in range(args["cases"]):
         p16 = case % 2
         eb = 2 if p16 else 1
@@ -201,19 +196,20 @@ def store_build():
     return UnitBuild("store")
 
 
-def test_store_strided_writes(store_build):
-    p = package_context(store_build.board)
+def _pkg(build) -> dict:
+    """The package parameters the bench needs (Tm, OBUF lanes, rows, row address bits, words per precision)."""
+    p = package_context(build.board)
     ol = max(p["tm"], p["axi_bits"] // 8)
     ob_d = -(-p["obuf_elems"] // ol)
-    pkg = {"tm": p["tm"], "ol": ol, "ob_d": ob_d, "ob_aw": max((ob_d - 1).bit_length(), 1),
-           "obuf_words8": p["obuf_words8"], "obuf_words16": p["obuf_words16"]}
+    return {"tm": p["tm"], "ol": ol, "ob_d": ob_d, "ob_aw": max((ob_d - 1).bit_length(), 1),
+            "obuf_words8": p["obuf_words8"], "obuf_words16": p["obuf_words16"]}
+
+
+def test_store_strided_writes(store_build):
+    pkg = _pkg(store_build)
     store_build.run("test_store", "store_matches_isa", {"seed": 23, "cases": 16, "pkg": pkg})
 
 
 def test_store_overlapping_post(store_build):
-    p = package_context(store_build.board)
-    ol = max(p["tm"], p["axi_bits"] // 8)
-    ob_d = -(-p["obuf_elems"] // ol)
-    pkg = {"tm": p["tm"], "ol": ol, "ob_d": ob_d, "ob_aw": max((ob_d - 1).bit_length(), 1),
-           "obuf_words8": p["obuf_words8"], "obuf_words16": p["obuf_words16"]}
+    pkg = _pkg(store_build)
     store_build.run("test_store", "store_overlaps_post", {"seed": 29, "cases": 24, "pkg": pkg})

@@ -17,7 +17,8 @@ ACT (written by the accelerator only), and ``buffer_sets`` (default 2) INPUT/OUT
 be pre-processed and the previous one post-processed while the accelerator runs (:meth:`detect_stream`). Each
 region is filled with its zero point once (its padding border is never written again).
 
-Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize into the INPUT region (NHWC, padded),
+Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize into the INPUT region (NHWC, padded; or,
+for an im2col region, into host memory and from there as the first convolution's patches, :mod:`host.manifest`),
 flush, write the base-address registers and the size of each base register's buffer (``*_size`` registers, when
 the manifest's register map has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait
 for ``ap_done`` (interrupt when the overlay has one, else polling) with a timeout, check ``status``, invalidate
@@ -58,7 +59,7 @@ from pynq import allocate
 
 from .accel_ip import open_accel_ip
 from .errors import AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageMismatchError
-from .manifest import BASE_REGS, page_round, read_manifest, region_shape, tensor_window
+from .manifest import BASE_REGS, im2col_into, page_round, read_manifest, region_shape, tensor_window
 from .preprocess import preprocess
 from .registers import BASE_ADDR_REGS, SIZE_REGS, status_bit_names, unpack_hw_info
 from .exported import load_consts, tail_detections
@@ -81,7 +82,16 @@ class _BufferSet:
             if r["base_reg"] in ("INPUT", "OUTPUT"):
                 acc._region_view(bufs[r["base_reg"]], r)[...] = r["zp"]
         t = m["input"]
-        self.x = acc._region_view(self.input, acc.region[t["region"]])[tensor_window(t)]
+        r = acc.region[t["region"]]
+        if t["layout"] not in ("NHWC", "IM2COL") or (t["layout"] == "IM2COL") != ("im2col" in r):
+            raise PackageError(f"input tensor {t['name']}: layout {t['layout']!r} with region {r['name']} "
+                               f"({'im2col' if 'im2col' in r else 'NHWC'}): not a layout this driver writes")
+        self.im2col, self.fill = r.get("im2col"), r["zp"]
+        if self.im2col:   # the image in host memory, written into the region as patches (host.manifest)
+            self.region = acc._region_view(self.input, r)
+            self.x = np.empty((t["h"], t["w"], t["channels"]), acc.elem)
+        else:
+            self.x = acc._region_view(self.input, r)[tensor_window(t)]
         self.heads = [acc._region_view(bufs[h["base_reg"]], acc.region[h["region"]])[tensor_window(h)]
                       for h in m["heads"]]
         self.bases = {k: int(b.device_address) for k, b in bufs.items()}
@@ -315,6 +325,8 @@ class YoloAccelerator:
         t, e = self.manifest["input"], self.export or {}
         s.x[...] = preprocess(img, self.net_w, self.net_h, t["scale"], t["zero_point"], self.bits,
                               int(t.get("channels", 3)), e.get("resize", "stretch"), t.get("format", "rgb01"))
+        if s.im2col:
+            im2col_into(s.region, s.x, s.im2col, s.fill)
         s.input.flush()
         return (time.perf_counter() - t0) * 1e3
 

@@ -10,11 +10,19 @@ instruction's ``base_reg`` field); the host allocates one buffer per base regist
 to whole :data:`PAGE` pages). Each *region* is an NHWC tensor of ``h x w x channels`` elements with a ``pad``-wide
 zero-point border, at byte ``addr`` of its base register's buffer (:func:`region_shape`). A *tensor* (the input,
 each head) is ``channels`` consecutive channels from ``ch_offset`` of a region's interior (:func:`tensor_window`).
+
+An *im2col* region (the entry has an ``im2col`` key, the input tensor's ``layout`` is ``"IM2COL"``) holds the input
+of a first convolution with few input channels as that convolution's patches: pixel (oy, ox) of its ``h x w``
+(the convolution's output size, no border) is the K x K x C patch of the image under the kernel, in (ky, kx, c)
+order, padded to ``channels`` elements with the zero point (:func:`im2col_into`); the accelerator then reads one
+contiguous run per output pixel instead of K strided runs (``generator/codegen/emit.py``).
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import numpy as np
 
 from .errors import PackageError
 
@@ -56,7 +64,12 @@ SCHEMA = {
 #: ``export``: a model whose decode is in the graph (YOLOv5, YOLOX, YOLOv8 exports): the host-tail nodes, the ONNX
 #: shapes of the accelerator outputs it reads, its constants' file (``tail_consts.npz`` beside the manifest), its
 #: decoded output and that output's format (:mod:`host.exported`); such a manifest's heads carry no ``yolo``)
-OPTIONAL = {"tensor": {"yolo": dict, "format": str}, "manifest": {"calibration": dict, "export": dict}}
+#: ``region.im2col``: the image an im2col region is made of and the convolution's geometry (:func:`im2col_into`)
+OPTIONAL = {"tensor": {"yolo": dict, "format": str}, "manifest": {"calibration": dict, "export": dict},
+            "region": {"im2col": dict}}
+#: keys of a region's ``im2col`` entry: kernel ``k``, stride ``s``, ``pads`` (top, left, bottom, right) and the
+#: image's ``h``, ``w``, ``c`` (NHWC)
+IM2COL_KEYS = ("k", "s", "pads", "h", "w", "c")
 #: the keys the driver needs (a manifest without one is refused)
 DRIVER_KEYS = ("isa_version", "insn_bytes", "n_insns", "hardware", "base_sizes", "registers", "ctrl_bits",
                "status_bits", "regions", "input", "heads", "net", "names")
@@ -138,3 +151,33 @@ def tensor_window(t: dict) -> tuple[slice, slice, slice]:
     """The [h, w, channels] window of tensor entry ``t`` (input or head) in its region's [H+2p, W+2p, C] array."""
     p = t["pad"]
     return slice(p, p + t["h"]), slice(p, p + t["w"]), slice(t["ch_offset"], t["ch_offset"] + t["channels"])
+
+
+def im2col_into(out: np.ndarray, x: np.ndarray, spec: dict, fill: int) -> np.ndarray:
+    """Write the im2col patches of image ``x`` into ``out`` (an im2col region, see the module docstring).
+
+    Element (oy, ox, (ky K + kx) C + c) of ``out`` [OH, OW, CP] is ``x[oy S - top + ky, ox S - left + kx, c]`` of
+    ``x`` [H, W, C] (int8 / int16, NHWC), ``fill`` (the zero point) where that falls into the padding and for the
+    elements from K K C on. ``spec``: the region's ``im2col`` entry (:data:`IM2COL_KEYS`). Returns ``out``.
+
+    Raises:
+        ValueError: ``x`` is not [h, w, c] of ``spec``, or ``out`` is not [OH, OW, >= K K C] of that convolution.
+    """
+    k, s, (top, left, bottom, right) = int(spec["k"]), int(spec["s"]), spec["pads"]
+    h, w, c = int(spec["h"]), int(spec["w"]), int(spec["c"])
+    oh, ow = (h + top + bottom - k) // s + 1, (w + left + right - k) // s + 1
+    if x.shape != (h, w, c):
+        raise ValueError(f"im2col: image {x.shape}, the region is made of [{h}, {w}, {c}]")
+    if out.shape[:2] != (oh, ow) or out.shape[2] < k * k * c:
+        raise ValueError(f"im2col: region {out.shape}, a {k}x{k} stride-{s} convolution of [{h}, {w}, {c}] needs "
+                         f"[{oh}, {ow}, >= {k * k * c}]")
+    out[...] = fill
+    for ky in range(k):
+        y0, y1 = max(0, -(-(top - ky) // s)), min(oh, (h - 1 + top - ky) // s + 1)
+        for kx in range(k):
+            x0, x1 = max(0, -(-(left - kx) // s)), min(ow, (w - 1 + left - kx) // s + 1)
+            if y1 > y0 and x1 > x0:
+                iy, ix = y0 * s - top + ky, x0 * s - left + kx
+                out[y0:y1, x0:x1, (ky * k + kx) * c:(ky * k + kx + 1) * c] = \
+                    x[iy:iy + (y1 - y0 - 1) * s + 1:s, ix:ix + (x1 - x0 - 1) * s + 1:s]
+    return out

@@ -58,18 +58,44 @@ def _border_values(g: Graph, layers: list, eb: int) -> dict:
     return out
 
 
-def _place_regions(g: Graph, layers: list, lay: DdrLayout, cursor: dict, eb: int) -> None:
+def im2col_regions(g: Graph, layers: list, tn: int) -> dict:
+    """{region: (layer, padded channels)} of the input regions laid out as im2col (:mod:`host.manifest`): an
+    INPUT region whose only reader is a folded first convolution (:attr:`generator.codegen.tiling.Layer.fold`)
+    reading all of it. Its pixels become that convolution's K x K x IC patches, padded to a whole number of Tn
+    input-channel words (``tn``), so the layer's ifmap is one contiguous run per output pixel."""
+    readers = {}
+    for L in layers:
+        for t in (L.in_tensor, L.in_b):
+            if t:
+                readers.setdefault(g.tensors[t].region, []).append(L)
+    out = {}
+    for name, Ls in readers.items():
+        L, r = Ls[0], g.regions[name]
+        t = g.tensors[L.in_tensor]
+        if (len(Ls) == 1 and L.fold and r.base_reg == "INPUT" and t.region == name and t.ch_offset == 0
+                and t.shape[1] == r.channels == L.IC and (r.h, r.w) == (L.H, L.W)):
+            out[name] = (L, ceil_div(L.mapped_ic, tn) * tn)
+    return out
+
+
+def _place_regions(g: Graph, layers: list, lay: DdrLayout, cursor: dict, eb: int, tn: int) -> None:
     """Place every region after ``cursor[base_reg]`` (advanced) with a border as wide as the largest padding of a
-    reader; set each region's ``pad``/``addr`` and each tensor's ``ddr_addr`` (of element (0, 0, 0))."""
+    reader (an im2col input region, :func:`im2col_regions`: none); set each region's ``pad``/``addr`` and each
+    tensor's ``ddr_addr`` (of element (0, 0, 0))."""
     pads = {r: 0 for r in g.regions}
     for L in layers:
         pads[g.tensors[L.in_tensor].region] = max(pads[g.tensors[L.in_tensor].region], *L.pads)
     fill = _border_values(g, layers, eb)
+    cols = im2col_regions(g, layers, tn)
     for name, r in g.regions.items():
-        p = pads[name]
-        nbytes = (r.h + 2 * p) * (r.w + 2 * p) * r.channels * eb
-        lay.regions[name] = dict(base_reg=r.base_reg, addr=cursor[r.base_reg], channels=r.channels, h=r.h,
-                                 w=r.w, pad=p, zp=fill[name], scale=manifest_scale(r), bytes=nbytes)
+        p = 0 if name in cols else pads[name]
+        h, w, c = (cols[name][0].OHc, cols[name][0].OWc, cols[name][1]) if name in cols else (r.h, r.w, r.channels)
+        nbytes = (h + 2 * p) * (w + 2 * p) * c * eb
+        lay.regions[name] = dict(base_reg=r.base_reg, addr=cursor[r.base_reg], channels=c, h=h, w=w, pad=p,
+                                 zp=fill[name], scale=manifest_scale(r), bytes=nbytes)
+        if name in cols:
+            L = cols[name][0]
+            lay.regions[name]["im2col"] = dict(k=L.K, s=L.S, pads=list(L.pads), h=r.h, w=r.w, c=r.channels)
         r.pad, r.addr = p, cursor[r.base_reg]
         cursor[r.base_reg] = _align(cursor[r.base_reg] + nbytes)
     for t in g.tensors.values():   # byte address (relative to the region's base register) of element (0, 0, 0)
@@ -127,7 +153,7 @@ def allocate(g: Graph, layers: list, hw: HwConfig) -> tuple[DdrLayout, bytes]:
     eb = hw.elem_bytes
     lay = DdrLayout()
     cursor = {k: 0 for k in isa.BASE_REGS}
-    _place_regions(g, layers, lay, cursor, eb)
+    _place_regions(g, layers, lay, cursor, eb, hw.tn)
     blob = bytearray()
     dt = np.int8 if eb == 1 else np.dtype("<i2")
     for L in layers:
@@ -161,6 +187,7 @@ class TensorView:
         self.row = (r["w"] + 2 * r["pad"]) * self.pix
         self.pad, self.c0, self.eb, self.addr = r["pad"], tt.ch_offset, eb, r["addr"]
         self.channels = r["channels"]
+        self.im2col = r.get("im2col")   # an im2col input region (host.manifest): its pixels are patches
 
     def at(self, y: int, x: int, c: int = 0) -> int:
         """Byte offset (from the base register) of element (y, x, c); y, x may reach into the border.

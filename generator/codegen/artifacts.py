@@ -56,7 +56,7 @@ def _tensor_entry(g: Graph, lay, name: str, yolo: dict | None = None, fmt: str |
     r = lay.regions[t.region]
     return entry("tensor", name=name, region=t.region, base_reg=r["base_reg"], offset=r["addr"],
                  ch_offset=t.ch_offset, channels=t.shape[1], h=t.shape[2], w=t.shape[3], pad=r["pad"],
-                 pixel_stride=r["channels"], layout="NHWC", scale=manifest_scale(t), zero_point=int(t.zero_point),
+                 pixel_stride=r["channels"], layout="IM2COL" if r.get("im2col") else "NHWC", scale=manifest_scale(t), zero_point=int(t.zero_point),
                  dtype=t.dtype, **({"yolo": yolo} if yolo is not None else {}),
                  **({"format": fmt} if fmt is not None else {}))
 

@@ -103,10 +103,15 @@ class _LayerEmitter:
         return self.out
 
     def _ifmap_loads(self, bank, r0, c0, acc_rows, acc_cols, ic0, ic1, chunk_ig, b_word=0) -> list:
-        """LOADs of one step's ifmap into IBUF ``bank``: KH (or KH x KW) strided gathers when folded; the input
-        window of the acc tile for a convolution; the acc tile itself for a copy (shifted by its padding), and for an
-        emul layer its second factor at IBUF word ``b_word`` of each pixel."""
+        """LOADs of one step's ifmap into IBUF ``bank``: KH (or KH x KW) strided gathers when folded (one run per
+        output pixel when the input is im2col: its pixels are the patches); the input window of the acc tile for a
+        convolution; the acc tile itself for a copy (shifted by its padding), and for an emul layer its second factor
+        at IBUF word ``b_word`` of each pixel."""
         L, vin = self.L, self.vin
+        if L.fold and vin.im2col:
+            return [isa.make("LOAD", buf=0, bank=bank, base_reg=vin.base_reg, ddr_offset=vin.at(r0, c0),
+                             rows=acc_rows, cols=acc_cols, elems=vin.channels, row_stride=vin.row, pix_stride=vin.pix,
+                             dst_word=0, dst_elem=0, dst_pitch=chunk_ig)]
         if L.fold:
             contiguous = vin.channels == L.IC
             parts = [(ky, None) for ky in range(L.K)] if contiguous else \

@@ -283,7 +283,10 @@ def _step_costs(L: Layer, hw: HwConfig, vin, plan: Plan, acc_rows, acc_cols, til
         return 1, ifmap, 0, hw.compute_fill + acc_rows * acc_cols * tile_og   # bypass: one pixel per cycle
     n_ic = ceil_div(L.mapped_ic, plan.tile_ic)
     chunk_ig = ceil_div(min(plan.tile_ic, L.mapped_ic), hw.tn)
-    if L.fold:
+    if L.fold and vin.im2col:
+        ifmap = transfer_cycles(hw, acc_rows, acc_cols, vin.pix, vin.row, vin.pix, elems=vin.channels,
+                                dst_pitch=chunk_ig)
+    elif L.fold:
         ifmap = L.K * transfer_cycles(hw, acc_rows, acc_cols, L.K * L.IC * eb, L.S * vin.row, L.S * vin.pix,
                                       elems=L.K * L.IC, dst_pitch=chunk_ig)
     else:
@@ -309,16 +312,19 @@ def _load_counts(L: Layer, plan: Plan, n_spatial, n_oc, n_ic) -> tuple[int, int]
     return (n_spatial if n_oc == 1 else (1 if n_spatial == 1 else n_spatial * n_oc)), n_oc
 
 
-def _plan_bytes(L: Layer, hw: HwConfig, plan: Plan, tile, loads, out_bytes) -> float:
+def _plan_bytes(L: Layer, hw: HwConfig, plan: Plan, tile, loads, out_bytes, im2col_pix: int = 0) -> float:
     """Analytic DDR bytes of ``plan`` with every tile full size: ``tile`` = (acc rows, acc cols, output groups),
-    ``loads`` = (ifmap LOADs, weight LOADs), ``out_bytes``: the STOREs' bytes."""
+    ``loads`` = (ifmap LOADs, weight LOADs), ``out_bytes``: the STOREs' bytes; ``im2col_pix``: bytes per pixel
+    of an im2col input (0: not im2col)."""
     acc_rows, acc_cols, tile_og = tile
     eb = hw.elem_bytes
     if L.kind != "conv":
         operands = 2 if L.kind == "emul" else 1
         return operands * loads[0] * acc_rows * acc_cols * min(plan.tile_oc, L.OC) * eb + out_bytes
     chunk_ig = ceil_div(min(plan.tile_ic, L.mapped_ic), hw.tn)
-    if L.fold:
+    if L.fold and im2col_pix:
+        ifmap = acc_rows * acc_cols * im2col_pix
+    elif L.fold:
         ifmap = L.K * acc_rows * acc_cols * L.K * L.IC * eb
     else:
         ifmap = ((acc_rows - 1) * L.S + L.K) * ((acc_cols - 1) * L.S + L.K) * min(plan.tile_ic, L.IC) * eb
@@ -350,7 +356,8 @@ def estimate_cycles(L: Layer, hw: HwConfig, views, plan: Plan) -> float:
             hw, rows, cols, oc_bytes, vout.row, vout.pix, write=True, src_pitch=tile_og)
     loads = n_ifmap * ifmap + n_weights * weights
     plan.est_bytes = _plan_bytes(L, hw, plan, (acc_rows, acc_cols, tile_og), (n_ifmap, n_weights),
-                                 n_spatial * n_oc * (1 + len(L.sides)) * out_rows * out_cols * oc_bytes)
+                                 n_spatial * n_oc * (1 + len(L.sides)) * out_rows * out_cols * oc_bytes,
+                                 vin.pix if vin.im2col else 0)
     busiest = max(loads, n_spatial * n_oc * n_ic * compute, n_spatial * n_oc * store)
     return busiest + ifmap + weights + store
 

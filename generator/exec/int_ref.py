@@ -362,6 +362,7 @@ def compare_ddr(ref: IndependentRef, regions: dict, prog, ddr: np.ndarray, bases
     Returns: a list of differences, each naming the region, the count and the first differing (c, y, x).
     """
     from generator.exec.runtime import region_array
+    from host.manifest import im2col_into
 
     bad = []
     eb = prog.hw.elem_bytes
@@ -372,7 +373,10 @@ def compare_ddr(ref: IndependentRef, regions: dict, prog, ddr: np.ndarray, bases
         a = region_array(ddr, bases[r["base_reg"]], r, eb).astype(np.int64)
         p, want = r["pad"], regions[name]
         exp = np.full(a.shape, ref.border[name], np.int64)
-        exp[p:p + r["h"], p:p + r["w"]] = want.transpose(1, 2, 0)
+        if r.get("im2col"):   # the input as its patches (host.manifest.im2col_into)
+            im2col_into(exp, want.transpose(1, 2, 0), r["im2col"], ref.border[name])
+        else:
+            exp[p:p + r["h"], p:p + r["w"]] = want.transpose(1, 2, 0)
         diff = np.argwhere(a != exp)
         if diff.size:
             y, x, c = (int(v) for v in diff[0])

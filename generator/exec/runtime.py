@@ -7,7 +7,7 @@ import numpy as np
 
 from generator.spec import isa
 from generator.codegen.program import Program
-from host.manifest import page_round, region_shape
+from host.manifest import im2col_into, page_round, region_shape
 
 
 def region_array(ddr: np.ndarray, base: int, r: dict, eb: int) -> np.ndarray:
@@ -38,11 +38,21 @@ def build_ddr(prog: Program, x_q: np.ndarray) -> tuple[np.ndarray, dict]:
     inp = [r for r in lay.regions.values() if r["base_reg"] == "INPUT"]
     if len(inp) != 1:
         raise ValueError(f"expected one input region, found {len(inp)}")
-    r = inp[0]
+    write_input(region_array(ddr, bases["INPUT"], inp[0], eb), inp[0], x_q)
+    return ddr, bases
+
+
+def write_input(a: np.ndarray, r: dict, x_q: np.ndarray) -> None:
+    """Write the quantized input ``x_q`` (int [C, H, W] or [1, C, H, W]) into ``a``, the whole [H + 2p, W + 2p, C]
+    array of input region ``r``: its interior, or for an im2col region its patches
+    (:func:`host.manifest.im2col_into`, the driver's layout)."""
+    if r.get("im2col"):
+        c = r["im2col"]
+        im2col_into(a, np.asarray(x_q).reshape(c["c"], c["h"], c["w"]).transpose(1, 2, 0), c, r["zp"])
+        return
     x = np.asarray(x_q).reshape(r["channels"], r["h"], r["w"])
     p = r["pad"]
-    region_array(ddr, bases["INPUT"], r, eb)[p:p + r["h"], p:p + r["w"]] = x.transpose(1, 2, 0)
-    return ddr, bases
+    a[p:p + r["h"], p:p + r["w"]] = x.transpose(1, 2, 0)
 
 
 def read_tensor(prog: Program, g, ddr: np.ndarray, bases: dict, name: str) -> np.ndarray:

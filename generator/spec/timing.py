@@ -299,7 +299,7 @@ def post_store_end(hw: HwConfig, post, t_post: int, store, t_store: int) -> int:
     k2 = max(post.f["pool_k"], 1) ** 2
     words = f["rows"] * f["cols"] * f["src_pitch"]
     post_end = t_post + c_post
-    need = min(words, STORE_SEG_AHEAD * ws + 2 * (hw.tm_pitch // hw.tm if hw.axi_bytes > hw.tm else 1))
+    need = min(words, STORE_SEG_AHEAD * ws + 2 * (max(hw.tm, hw.axi_bytes) // hw.tm))   # 2 OBUF rows (OL / Tm words)
     first = post_end - (words - need) * k2 + STORE_GATE_CYCLES if not whole and need < words else post_end + 1
     own = max(t_store, first - STORE_SETUP - 2) + c_store
     late = min(n_seg, STORE_SEG_AHEAD) if not whole else 1    # the segments taken only after the POST's end

@@ -59,3 +59,44 @@ def test_hw_info_and_registers_are_the_isas():
     assert set(SIZE_REGS.values()) <= names and {k.lower() for k in BASE_REGS} <= names
     assert ip_vlnv("accel") == KERNEL_VLNV
     assert page_round(0) == 0 and page_round(1) == 4096 and page_round(4096) == 4096
+
+
+@pytest.mark.parametrize("k,s,pads,hw", [(3, 2, (1, 1, 1, 1), (13, 11)), (3, 2, (0, 0, 1, 1), (12, 12)),
+                                         (6, 2, (2, 2, 2, 2), (10, 14)), (3, 1, (1, 1, 1, 1), (7, 9))])
+def test_im2col_patches_times_folded_weights_are_the_convolution(k, s, pads, hw):
+    """An im2col region (host.manifest.im2col_into) times the weights in the compiler's folded order
+    ([OC, IC, K, K] -> [OC, (ky, kx, ic)], generator/codegen/allocate.py) is the convolution onnxruntime computes,
+    padding included; the elements past K K C hold the fill value."""
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    from host.manifest import im2col_into
+
+    rng = np.random.default_rng(k * 100 + s)
+    (h, w), c, oc = hw, 3, 5
+    x = rng.integers(-100, 100, (h, w, c)).astype(np.int16)
+    wt = rng.integers(-9, 9, (oc, c, k, k)).astype(np.float32)
+    spec = dict(k=k, s=s, pads=list(pads), h=h, w=w, c=c)
+    oh, ow = (h + pads[0] + pads[2] - k) // s + 1, (w + pads[1] + pads[3] - k) // s + 1
+    cp = -(-k * k * c // 32) * 32
+    cols = im2col_into(np.zeros((oh, ow, cp), np.int16), x, spec, 0)
+    assert (cols[..., k * k * c:] == 0).all()
+    folded = wt.transpose(0, 2, 3, 1).reshape(oc, -1)
+    got = cols[..., :k * k * c].astype(np.float64) @ folded.T.astype(np.float64)
+    node = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[k, k], strides=[s, s],
+                            pads=[pads[0], pads[1], pads[2], pads[3]])
+    graph = helper.make_graph([node], "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, w])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                              [helper.make_tensor("w", TensorProto.FLOAT, wt.shape, wt.ravel())])
+    sess = ort.InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+                                .SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"x": x.transpose(2, 0, 1)[None].astype(np.float32)})[0][0].transpose(1, 2, 0)
+    np.testing.assert_array_equal(got, want)
+    filled = im2col_into(np.zeros((oh, ow, cp), np.int16), x, spec, -7)
+    assert (filled[..., k * k * c:] == -7).all() and (filled[0, 0, :c] == (-7 if pads[0] or pads[1] else x[0, 0])).all()
+    with pytest.raises(ValueError, match="needs"):
+        im2col_into(np.zeros((oh + 1, ow, cp), np.int16), x, spec, 0)
+    with pytest.raises(ValueError, match="made of"):
+        im2col_into(np.zeros((oh, ow, cp), np.int16), x[:-1], spec, 0)

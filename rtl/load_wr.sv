@@ -203,22 +203,41 @@ module load_wr
 
   // WBUF word write: the chunk covers units [us, us + cnt) of word idx0 / WL, at most two groups of G units: unit
   // x is written if its group is g0 (bit x mod G of the shifted mask) or g0 + 1 (bit G + x mod G); g0 one-hot, so
-  // each enable is a function of four register bits
-  function automatic logic wb_unit(input int x, input logic [NG-1:0] g0, input logic [2*G-1:0] m);
-    wb_unit = (g0[x / G] && m[x % G]) || (x >= G && g0[(x >= G ? x / G - 1 : 0)] && m[G + x % G]);
-  endfunction
-  always_ff @(posedge clk) begin
-    wbw_row <= x3_wrow;
-    for (int q = 0; q < WL; q++) begin
-      logic [7:0] d0, d1, e8;
-      d0 = x3_rotw[8 * ((2 * q) % AXI_BYTES) +: 8];
-      d1 = x3_rotw[8 * ((2 * q + 1) % AXI_BYTES) +: 8];
-      e8 = x3_rotw[8 * (q % AXI_BYTES) +: 8];
-      if (!rst_n || clr) wbw_we[2 * q +: 2] <= 2'b00;
-      else if (prec16) wbw_we[2 * q +: 2] <= {wb_unit(2 * q + 1, x3_g0, x3_wm), wb_unit(2 * q, x3_g0, x3_wm)};
-      else wbw_we[2 * q +: 2] <= {2{wb_unit(q, x3_g0, x3_wm)}};
-      wbw_data[16 * q +: 16] <= prec16 ? {d1, d0} : {{8{e8[7]}}, e8};
+  // each enable is a function of four register bits. One generate block per element, its unit indices constants
+  // (no function calls or loop variables for the synthesis front end to unroll).
+  always_ff @(posedge clk) wbw_row <= x3_wrow;
+  for (genvar q = 0; q < WL; q++) begin : g_wbw
+    localparam int UA = 2 * q, UB = 2 * q + 1;   // int16: the element's two byte units; int8: unit q
+    wire ea = x3_g0[UA / G] && x3_wm[UA % G];
+    wire eb = x3_g0[UB / G] && x3_wm[UB % G];
+    wire e8 = x3_g0[q / G] && x3_wm[q % G];
+    wire fa, fb, f8;                             // the unit in group g0 + 1
+    if (UA >= G) begin : g_a
+      assign fa = x3_g0[UA / G - 1] && x3_wm[G + UA % G];
+    end else begin : g_na
+      assign fa = 1'b0;
     end
+    if (UB >= G) begin : g_b
+      assign fb = x3_g0[UB / G - 1] && x3_wm[G + UB % G];
+    end else begin : g_nb
+      assign fb = 1'b0;
+    end
+    if (q >= G) begin : g_8
+      assign f8 = x3_g0[q / G - 1] && x3_wm[G + q % G];
+    end else begin : g_n8
+      assign f8 = 1'b0;
+    end
+    logic [1:0] we;
+    logic [15:0] d;
+    always_ff @(posedge clk) begin
+      if (!rst_n || clr) we <= 2'b00;
+      else if (prec16) we <= {eb || fb, ea || fa};
+      else we <= {2{e8 || f8}};
+      d <= prec16 ? {x3_rotw[8 * (UB % AXI_BYTES) +: 8], x3_rotw[8 * (UA % AXI_BYTES) +: 8]}
+                  : {{8{x3_rotw[8 * (q % AXI_BYTES) + 7]}}, x3_rotw[8 * (q % AXI_BYTES) +: 8]};
+    end
+    assign wbw_we[2 * q +: 2] = we;
+    assign wbw_data[16 * q +: 16] = d;
   end
 
   // PBUF lane writes: lane l takes chunk record k = (l - idx0) mod Tm (k*16 + b < MW)

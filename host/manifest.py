@@ -171,13 +171,13 @@ def im2col_into(out: np.ndarray, x: np.ndarray, spec: dict, fill: int) -> np.nda
     if out.shape[:2] != (oh, ow) or out.shape[2] < k * k * c:
         raise ValueError(f"im2col: region {out.shape}, a {k}x{k} stride-{s} convolution of [{h}, {w}, {c}] needs "
                          f"[{oh}, {ow}, >= {k * k * c}]")
-    out[...] = fill
+    # kernel row ky of every patch is K x C consecutive elements of the bordered image's row oy S + ky, from column
+    # ox S: one strided view of the bordered image per kernel row (K copies of K C-element runs)
+    xp = np.full((h + top + bottom, w + left + right, c), fill, out.dtype)
+    xp[top:top + h, left:left + w] = x
+    sy, sx, se = xp.strides
     for ky in range(k):
-        y0, y1 = max(0, -(-(top - ky) // s)), min(oh, (h - 1 + top - ky) // s + 1)
-        for kx in range(k):
-            x0, x1 = max(0, -(-(left - kx) // s)), min(ow, (w - 1 + left - kx) // s + 1)
-            if y1 > y0 and x1 > x0:
-                iy, ix = y0 * s - top + ky, x0 * s - left + kx
-                out[y0:y1, x0:x1, (ky * k + kx) * c:(ky * k + kx + 1) * c] = \
-                    x[iy:iy + (y1 - y0 - 1) * s + 1:s, ix:ix + (x1 - x0 - 1) * s + 1:s]
+        out[:, :, ky * k * c:(ky + 1) * k * c] = np.lib.stride_tricks.as_strided(
+            xp[ky:], shape=(oh, ow, k * c), strides=(s * sy, s * sx, se), writeable=False)
+    out[:, :, k * k * c:] = fill
     return out

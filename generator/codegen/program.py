@@ -28,11 +28,11 @@ def _exact_timing(hw: HwConfig, insns: list) -> tuple[int, int]:
 
 
 #: a plan may be this much slower (fraction of the fastest plan's predicted cycles) if it moves fewer DDR bytes
-TRAFFIC_TOLERANCE = 0.005
+TRAFFIC_TOLERANCE = 0.015
 #: plans timed exactly besides the ``top`` fastest by the estimate: those within this fraction of the best
 #: estimate (at most :data:`MAX_EXTRA_TIMED` of them, fewest estimated DDR bytes first)
-ESTIMATE_WINDOW = 0.03
-MAX_EXTRA_TIMED = 12
+ESTIMATE_WINDOW = 0.10
+MAX_EXTRA_TIMED = 40
 
 
 def timed_plans(g: Graph, L: Layer, hw: HwConfig, lay: DdrLayout, top: int = 4) -> list[Plan]:

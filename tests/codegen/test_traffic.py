@@ -1,4 +1,4 @@
-"""Traffic-aware tiling: the scheduler takes, among the plans within 0.5% of the fastest, the one that moves the
+"""Traffic-aware tiling: the scheduler takes, among the plans within 1.5% of the fastest, the one that moves the
 fewest DDR bytes; the compulsory bytes and the I/O lower bound it is measured against."""
 import math
 
@@ -34,7 +34,7 @@ def yolo():
 
 
 def test_every_layer_takes_the_least_traffic_within_the_tolerance(yolo):
-    """Each chosen plan is within 0.5% of the fastest timed plan and no timed plan that fast moves fewer bytes;
+    """Each chosen plan is within 1.5% of the fastest timed plan and no timed plan that fast moves fewer bytes;
     on conv_10 the choice matters: plans as fast move up to 2.8 MB or more, the chosen one less than 1.7 MB."""
     c, layers, lay = yolo
     for L in layers:
@@ -51,7 +51,7 @@ def test_every_layer_takes_the_least_traffic_within_the_tolerance(yolo):
 def test_whole_frame_traffic_drops_at_the_same_speed(yolo):
     """Against a speed-only choice (per layer the first of the fastest timed plans in the estimate's order, what
     the scheduler took before it looked at traffic), the frame moves at least 4% fewer bytes and takes at most
-    0.5% more cycles; every layer moves at least its compulsory bytes."""
+    1.5% more cycles; every layer moves at least its compulsory bytes."""
     c, layers, lay = yolo
     fast = []
     for L in layers:
@@ -59,7 +59,7 @@ def test_whole_frame_traffic_drops_at_the_same_speed(yolo):
         fast.append(next(p for p in plans if p.cycles == min(q.cycles for q in plans)))
     chosen = c.program.plans
     assert sum(p.ddr_bytes for p in chosen) <= 0.96 * sum(p.ddr_bytes for p in fast)
-    assert sum(p.cycles for p in chosen) <= 1.005 * sum(p.cycles for p in fast)
+    assert sum(p.cycles for p in chosen) <= (1 + TRAFFIC_TOLERANCE) * sum(p.cycles for p in fast)
     for L, p in zip(layers, chosen):
         assert p.ddr_bytes >= L.compulsory_bytes(c.hw.elem_bytes), L.name
 

@@ -65,6 +65,19 @@ def test_compile_is_fast(compiled):
     assert len(compiled.program.layers) == 21   # the 21 convolutions; pools fused or merged as second outputs
 
 
+def test_frame_traffic_within_a_quarter_of_the_compulsory_bytes(compiled):
+    """Issue 15's traffic target on zcu19eg: the DDR bytes the frame's LOADs and STOREs move, counted from the
+    instructions, are at most 1.25x the compulsory bytes (each ifmap, weight, parameter record and ofmap once; the
+    input counted as the image, not as its im2col patches)."""
+    from generator.codegen.program import ddr_bytes
+
+    prog, eb = compiled.program, compiled.hw.elem_bytes
+    moved = ddr_bytes(prog.hw, prog.insns)
+    compulsory = sum(L.compulsory_bytes(eb) for L in prog.layers)
+    assert moved == sum(p.ddr_bytes for p in prog.plans)
+    assert moved <= 1.25 * compulsory, (moved, compulsory)
+
+
 def test_golden_simulator_frame_bit_exact_fast_and_finds_what_float_finds(compiled):
     imgs = _images()
     for name in ("bus", "zidane", "dog"):

@@ -118,10 +118,10 @@ def test_rtl_full_frame_small(tmp_path):
 def test_rtl_performance_int8_vs_int16(tmp_path):
     """The whole YOLOv4-tiny frame at 416x416 on the zcu19eg board file's configuration (the exploration's 32x48
     PE array on two HP ports) through the RTL in int8 and int16: both frames bit-exact, every layer within 2% of the
-    latency model, int8 at least 195 frames/s at the board's 300 MHz (198.0 measured) and at least 1.85x the frames
-    per second of int16 (the model's ratio is 1.91: the DDR-bound layers, which two HP ports speed up, weigh more
+    latency model, int8 at least 200 frames/s at the board's 300 MHz (201.8 measured) and at least 1.85x the frames
+    per second of int16 (the model's ratio is 1.95: the DDR-bound layers, which two HP ports speed up, weigh more
     in int16), PE utilization (ideal cycles of the real MACs / RTL cycles) at least 60% (Tm = 48 pads the 32- and
-    64-channel layers to 48 and 96 lanes: 74% int8 measured). About 40 minutes."""
+    64-channel layers to 48 and 96 lanes: 76% int8 measured). About 40 minutes."""
     from generator.flows.rtl_frame import simulate_frame
     reps = {q: simulate_frame("zcu19eg", "bus", q, config="board", resolution=416, out=tmp_path / q,
                               log=lambda *a: None) for q in ("int8-asym", "int16-sym")}
@@ -129,7 +129,7 @@ def test_rtl_performance_int8_vs_int16(tmp_path):
         assert rep["bit_exact"], f"{q}: {rep['diff_bytes']} DDR bytes differ"
         assert rep["pe_util"] >= 0.60, f"{q}: PE utilization {rep['pe_util']:.1%}"
         assert rep["max_layer_error"] <= 0.02, f"{q}: a layer is {rep['max_layer_error']:.1%} off the model"
-    assert reps["int8-asym"]["fps"] >= 195, f"int8: {reps['int8-asym']['fps']:.1f} frames/s"
+    assert reps["int8-asym"]["fps"] >= 200, f"int8: {reps['int8-asym']['fps']:.1f} frames/s"
     ratio = reps["int8-asym"]["fps"] / reps["int16-sym"]["fps"]
     assert ratio >= 1.85, f"int8 is only {ratio:.2f}x the FPS of int16"
 

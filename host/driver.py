@@ -17,13 +17,12 @@ ACT (written by the accelerator only), and ``buffer_sets`` (default 2) INPUT/OUT
 be pre-processed and the previous one post-processed while the accelerator runs (:meth:`detect_stream`). Each
 region is filled with its zero point once (its padding border is never written again).
 
-Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize into the INPUT region (NHWC, padded; or,
-for an im2col region, into host memory and from there as the first convolution's patches, :mod:`host.manifest`),
-flush, write the base-address registers and the size of each base register's buffer (``*_size`` registers, when
-the manifest's register map has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait
-for ``ap_done`` (interrupt when the overlay has one, else polling) with a timeout, check ``status``, invalidate
-OUTPUT, dequantize the heads, YOLO decode (darknet heads, or the host tail of an export with its decode in the graph:
-:mod:`host.exported`), NMS.
+Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize into the INPUT region (NHWC, padded; an
+im2col region: as the first convolution's patches, :func:`host.manifest.input_target`), flush, write the base
+registers and each base register's buffer size (``*_size`` registers, when the register map has them: the
+accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait for ``ap_done`` (interrupt when the overlay
+has one, else polling) with a timeout, check ``status``, invalidate OUTPUT, dequantize the heads, YOLO decode
+(darknet heads, or the host tail of an export with its decode in the graph: :mod:`host.exported`), NMS.
 
 Identification before the first run: the Vitis HLS IP's ``hw_info`` and ``config_id`` are s_axilite output
 registers, which read 0 until the ``accel`` block has run once (it writes them first thing in every run). When
@@ -36,16 +35,14 @@ registers) ``hw_info`` is never 0, so no probe runs; a probe there would end the
 fetch is exhausted at once, NO_END, no AXI access).
 
 The IP is found by its VLNV, never by name: the block design also holds ``accel_load``, ``accel_compute`` and
-``accel_store`` (VLNVs ``xilinx.com:hls:accel_<module>:1.0``, no registers), FIFOs and memories.
-
-The manifest's schema and DDR layout are :mod:`host.manifest`; the register-level contract (VLNV, ``hw_info``)
-is :mod:`host.registers`. Errors (:mod:`host.errors`): :class:`PackageError` (missing/inconsistent files),
+``accel_store`` (VLNVs ``xilinx.com:hls:accel_<module>:1.0``, no registers), FIFOs and memories. The manifest's
+schema and DDR layout are :mod:`host.manifest`; the register-level contract (VLNV, ``hw_info``) is
+:mod:`host.registers`. Errors (:mod:`host.errors`): :class:`PackageError` (missing/inconsistent files),
 :class:`PackageMismatchError` (the hardware's ISA version / PE array / precision / configuration id differ from
-the package's), :class:`AcceleratorTimeout`
-(no ``ap_done`` within the timeout; carries the register values), :class:`AcceleratorError` (``status`` != 0;
-names the status bits from the manifest's ``status_bits``, carries the register values; also raised by the
-constructor, with the hardware's PARTIAL_INSN bit, for a ``program.bin`` that is not whole instructions, which
-the instruction-count register cannot express). The driver never waits without a timeout.
+the package's), :class:`AcceleratorTimeout` (no ``ap_done`` within the timeout; carries the register values),
+:class:`AcceleratorError` (``status`` != 0; names the status bits from the manifest's ``status_bits``, carries the
+register values; also raised by the constructor, with the hardware's PARTIAL_INSN bit, for a ``program.bin`` that
+is not whole instructions, which the instruction-count register cannot express). Every wait has a timeout.
 """
 from __future__ import annotations
 
@@ -59,7 +56,7 @@ from pynq import allocate
 
 from .accel_ip import open_accel_ip
 from .errors import AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageMismatchError
-from .manifest import BASE_REGS, im2col_into, page_round, read_manifest, region_shape, tensor_window
+from .manifest import BASE_REGS, input_target, page_round, read_manifest, region_shape, tensor_window
 from .preprocess import preprocess
 from .registers import BASE_ADDR_REGS, SIZE_REGS, status_bit_names, unpack_hw_info
 from .exported import load_consts, tail_detections
@@ -83,15 +80,7 @@ class _BufferSet:
                 acc._region_view(bufs[r["base_reg"]], r)[...] = r["zp"]
         t = m["input"]
         r = acc.region[t["region"]]
-        if t["layout"] not in ("NHWC", "IM2COL") or (t["layout"] == "IM2COL") != ("im2col" in r):
-            raise PackageError(f"input tensor {t['name']}: layout {t['layout']!r} with region {r['name']} "
-                               f"({'im2col' if 'im2col' in r else 'NHWC'}): not a layout this driver writes")
-        self.im2col, self.fill = r.get("im2col"), r["zp"]
-        if self.im2col:   # the image in host memory, written into the region as patches (host.manifest)
-            self.region = acc._region_view(self.input, r)
-            self.x = np.empty((t["h"], t["w"], t["channels"]), acc.elem)
-        else:
-            self.x = acc._region_view(self.input, r)[tensor_window(t)]
+        self.x, self.commit_input = input_target(acc._region_view(self.input, r), t, r)
         self.heads = [acc._region_view(bufs[h["base_reg"]], acc.region[h["region"]])[tensor_window(h)]
                       for h in m["heads"]]
         self.bases = {k: int(b.device_address) for k, b in bufs.items()}
@@ -325,8 +314,7 @@ class YoloAccelerator:
         t, e = self.manifest["input"], self.export or {}
         s.x[...] = preprocess(img, self.net_w, self.net_h, t["scale"], t["zero_point"], self.bits,
                               int(t.get("channels", 3)), e.get("resize", "stretch"), t.get("format", "rgb01"))
-        if s.im2col:
-            im2col_into(s.region, s.x, s.im2col, s.fill)
+        s.commit_input()   # (an im2col input: its patches into the region)
         s.input.flush()
         return (time.perf_counter() - t0) * 1e3
 

@@ -181,3 +181,21 @@ def im2col_into(out: np.ndarray, x: np.ndarray, spec: dict, fill: int) -> np.nda
             xp[ky:], shape=(oh, ow, k * c), strides=(s * sy, s * sx, se), writeable=False)
     out[:, :, k * k * c:] = fill
     return out
+
+
+def input_target(region: np.ndarray, t: dict, r: dict):
+    """``(x, commit)``: the [h, w, channels] array the host writes input tensor entry ``t`` into, and the call that
+    puts it into ``region``, the [H + 2p, W + 2p, C] array of region entry ``r``: for an NHWC region ``x`` is the
+    window itself (``commit`` does nothing), for an im2col region a host array whose patches ``commit`` writes
+    (:func:`im2col_into`, the border value ``r["zp"]`` in the padding).
+
+    Raises:
+        PackageError: ``t``'s layout is neither NHWC nor IM2COL, or disagrees with the region.
+    """
+    if t["layout"] not in ("NHWC", "IM2COL") or (t["layout"] == "IM2COL") != ("im2col" in r):
+        raise PackageError(f"input tensor {t['name']}: layout {t['layout']!r} with region {r['name']} "
+                           f"({'im2col' if 'im2col' in r else 'NHWC'}): not a layout this driver writes")
+    if "im2col" not in r:
+        return region[tensor_window(t)], lambda: None
+    x = np.empty((t["h"], t["w"], t["channels"]), region.dtype)
+    return x, lambda: im2col_into(region, x, r["im2col"], r["zp"])

@@ -25,8 +25,9 @@ def board(name="zcu19eg", **acc) -> Board:
     return board_config(name, **acc)
 
 
-def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n_calib=4, with_ref=False):
-    """Passes, calibration on random inputs, quantization and program for ``model``.
+def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n_calib=4, with_ref=False, **kw):
+    """Passes, calibration on random inputs, quantization and program for ``model`` (``kw``: to
+    :func:`generator.codegen.compile_program`, e.g. the traffic ``tolerance``).
     Returns (quantized graph, program, calibration inputs); with ``with_ref`` also the independent integer
     reference (:class:`generator.exec.int_ref.IndependentRef`) built from the float graph and the same ranges."""
     brd = brd or board()
@@ -39,7 +40,7 @@ def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n
     ranges = calibrate(g, xs, progress=False)
     chans = channel_ranges(collect_histograms(g, xs, ranges))   # the graph outputs' per-channel ranges
     gq = quantize(g, ranges, cfg, hw.acc_bits, channel_ranges=chans)
-    prog = codegen.compile_program(gq, hw)
+    prog = codegen.compile_program(gq, hw, **kw)
     if with_ref:
         return gq, prog, xs, IndependentRef(g, ranges, cfg.bits, cfg.symmetric, cfg.per_channel, channel_ranges=chans)
     return gq, prog, xs

@@ -81,10 +81,12 @@ class Program:
         return isa.encode_program(self.insns)
 
 
-def compile_program(g: Graph, hw: HwConfig, progress=None) -> Program:
+def compile_program(g: Graph, hw: HwConfig, progress=None, tolerance: float = TRAFFIC_TOLERANCE) -> Program:
     """Schedule every layer, allocate DDR and emit the whole instruction stream: CONFIG, per layer its
     instructions followed by a barrier SYNC, END; layers overlap at their boundaries (constants prefetched, the
-    first output tile during the previous layer's drain: :mod:`generator.codegen.overlap`).
+    first output tile during the previous layer's drain: :mod:`generator.codegen.overlap`). ``tolerance``: per
+    layer, how much slower than the fastest (a fraction) a plan that moves fewer DDR bytes may be
+    (:func:`schedule_layer`).
 
     Raises ScheduleError / GraphError for layers that cannot be mapped.
     """
@@ -92,7 +94,7 @@ def compile_program(g: Graph, hw: HwConfig, progress=None) -> Program:
     lay, wblob = allocate(g, layers, hw)
     plans, bodies = [], []
     for L in layers:
-        plan = schedule_layer(g, L, hw, lay)
+        plan = schedule_layer(g, L, hw, lay, tolerance=tolerance)
         bodies.append(emit_layer(g, L, plan, hw, lay))
         plans.append(plan)
         if progress:

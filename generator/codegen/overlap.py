@@ -23,8 +23,6 @@ executor honours the overlap without change.
 """
 from __future__ import annotations
 
-import copy
-
 from generator.codegen.tokens import ddr_overlap, set_tokens, token_pairs
 from generator.spec import isa
 
@@ -164,13 +162,18 @@ def _pair_cycles(hw, prev: list, body: list, pbuf_early: bool, choice) -> int:
     from generator.codegen.emit import config_insn
     from generator.spec.timing_engine import program_cycles
 
-    prev, body = copy.deepcopy(prev) + [isa.make("SYNC")], copy.deepcopy(body)
+    prev, body = _copies(prev) + [isa.make("SYNC")], _copies(body)
     deps = {ch: token_pairs(prev, ch) + token_pairs(body, ch) for ch in ("c2l", "s2c")}
     body, extra = _join(prev, body, pbuf_early, hw.elem_bytes, choice)
     insns = [config_insn(hw)] + prev + body + [isa.make("END")]
     for ch in deps:
         set_tokens(insns, ch, deps[ch] + extra[ch])
     return program_cycles(hw, insns, check_end_tokens=False)
+
+
+def _copies(insns: list) -> list:
+    """Copies of ``insns`` whose fields :func:`_join` and the token flags may change (the fields are ints)."""
+    return [isa.Insn(i.op, dict(i.f)) for i in insns]
 
 
 def _join(prev: list, body: list, pbuf_early: bool, elem_bytes: int, choice) -> tuple[list, dict]:

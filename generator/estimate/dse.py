@@ -19,8 +19,11 @@ The clock is the board's ``pl_clock_mhz``; frames/s are latency-model figures at
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import multiprocessing
 import os
+import pickle
 from dataclasses import dataclass
 
 from generator.codegen.program import compile_program
@@ -177,41 +180,81 @@ def _evaluate_one(job: tuple) -> tuple:
     return k, p.fps8, p.cycles8, p.traffic8, p.compulsory8, p.fps16, p.cycles16, p.error
 
 
-def _evaluate_all(pts: list, graphs: dict, bits: int, progress=None, workers: int | None = None) -> None:
+def timing_key(board: Board, bits: int, graph_id: str) -> tuple:
+    """The key under which a configuration's latency-model results are the same on every board: the graph
+    (``graph_id``, e.g. :func:`graph_fingerprint`), the precision and ``board``'s :class:`HwConfig` without its
+    clock, name and config id (the compiler's cycles and bytes do not depend on them)."""
+    return bits, graph_id, dataclasses.replace(HwConfig.from_board(board, bits), clock_mhz=0.0, board="", config_id=0)
+
+
+def graph_fingerprint(g) -> str:
+    """SHA-256 (hex) of a quantized graph's pickle: equal for the same model and quantization on any board."""
+    return hashlib.sha256(pickle.dumps(g)).hexdigest()
+
+
+def _fill(p: Point, bits: int, cycles: int, traffic: int, compulsory: int, error: str) -> None:
+    """Set ``p``'s results for ``bits`` from cycles per frame (0: no tiling fits, ``error`` says why)."""
+    fps = p.board.pl_clock_mhz * 1e6 / cycles if cycles else 0.0
+    if bits == 8:
+        p.fps8, p.cycles8, p.traffic8, p.compulsory8 = fps, cycles, traffic, compulsory
+    else:
+        p.fps16, p.cycles16 = fps, cycles
+    if error:
+        p.error = error.replace("{board}", p.board.name)
+
+
+def _evaluate_all(pts: list, graphs: dict, bits: int, progress=None, workers: int | None = None,
+                  cache: dict | None = None) -> None:
     """:func:`evaluate` every point of ``pts`` for ``bits``, in ``workers`` forked processes (default: one per
-    CPU; 1 or no ``fork`` on this platform: in this process)."""
+    CPU; 1 or no ``fork`` on this platform: in this process). ``cache``: {:func:`timing_key`: (cycles, bytes,
+    compulsory bytes, error)} of earlier evaluations (another board of the same run), read and extended."""
     global _WORK
+    gid = graph_fingerprint(graphs[bits]) if cache is not None else ""
+    todo = []
+    for p in pts:
+        key = timing_key(p.board, bits, gid) if cache is not None else None
+        if key is not None and key in cache:
+            _fill(p, bits, *cache[key])
+        else:
+            todo.append(p)
     workers = workers or os.cpu_count() or 1
-    jobs = [(k, bits) for k in range(len(pts))]
-    if workers < 2 or len(pts) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        for p in (progress(pts) if progress else pts):
+    if workers < 2 or len(todo) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        for p in (progress(todo) if progress else todo):
             evaluate(p, {bits: graphs[bits]})
-        return
-    _WORK = (pts, graphs)
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            res = pool.imap_unordered(_evaluate_one, jobs)
-            for k, *fields in (progress(res, total=len(jobs)) if progress else res):
-                p = pts[k]
-                (p.fps8, p.cycles8, p.traffic8, p.compulsory8, p.fps16, p.cycles16, p.error) = fields
-    finally:
-        _WORK = ()
+    else:
+        _WORK = (todo, graphs)
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                res = pool.imap_unordered(_evaluate_one, [(k, bits) for k in range(len(todo))])
+                for k, *fields in (progress(res, total=len(todo)) if progress else res):
+                    p = todo[k]
+                    (p.fps8, p.cycles8, p.traffic8, p.compulsory8, p.fps16, p.cycles16, p.error) = fields
+        finally:
+            _WORK = ()
+    if cache is not None:
+        for p in todo:
+            cyc = p.cycles8 if bits == 8 else p.cycles16
+            ok = (p.fps8 if bits == 8 else p.fps16) > 0
+            cache[timing_key(p.board, bits, gid)] = (cyc if ok else 0, p.traffic8 if bits == 8 else 0,
+                                                     p.compulsory8 if bits == 8 else 0,
+                                                     "" if ok else p.error.replace(p.board.name, "{board}"))
 
 
 def explore(board: Board, graphs: dict, progress=None, limit: dict = UTILIZATION_LIMIT,
-            workers: int | None = None) -> list[Point]:
+            workers: int | None = None, cache: dict | None = None) -> list[Point]:
     """Evaluate every candidate of ``board`` that fits within ``limit`` of the part (module docstring).
     ``graphs``: {8: int8 quantized graph, 16: int16 quantized graph}; int16 is evaluated for the Pareto front
     only. ``progress``: a callable taking an iterable and ``total`` (e.g. tqdm) or None; ``workers``: processes
-    (default one per CPU). Returns all fitting points, the front marked (``pareto``) and the choice marked
+    (default one per CPU); ``cache``: results shared between the boards of one run (:func:`_evaluate_all`; the same
+    configuration is compiled once). Returns all fitting points, the front marked (``pareto``) and the choice marked
     (``chosen``)."""
     pts = []
     for b, preset in candidates(board):
         res = rtl_model.estimate(b).used()
         if fits(res, board.resources.model_dump(), limit):
             pts.append(Point(b, res, preset))
-    _evaluate_all(pts, graphs, 8, progress, workers)
+    _evaluate_all(pts, graphs, 8, progress, workers, cache)
     front = pareto_front(pts)
-    _evaluate_all(front, graphs, 16, None, workers)
+    _evaluate_all(front, graphs, 16, None, workers, cache)
     choose(pts)
     return pts

@@ -103,7 +103,8 @@ def explore_all(model=None, quant="int8-asym,int16-sym", out=None, log=print) ->
     from generator.spec.board import known_boards
 
     base = Path(out) if out else ROOT_DIR / "build" / "explore"
-    res = [_explore_one(n, model, quant, base / n, log) for n in known_boards()]
+    cache = {}          # a configuration found on several boards is compiled once (dse.timing_key)
+    res = [_explore_one(n, model, quant, base / n, log, cache) for n in known_boards()]
     pts = [p for own, chosen in res for p in ((own,) if own is chosen else (own, chosen))]
     md = ("# The accelerator per board (`invoke explore --board all`)\n\nint8-asym / int16-sym YOLOv4-tiny 416x416, "
           "latency model at each board's clock; resources from the RTL resource model\n\n" + table(pts, board_col=True))
@@ -112,8 +113,9 @@ def explore_all(model=None, quant="int8-asym,int16-sym", out=None, log=print) ->
     return res
 
 
-def _explore_one(board, model, quant, out, log) -> tuple:
-    """One board of :func:`explore_flow`."""
+def _explore_one(board, model, quant, out, log, cache=None) -> tuple:
+    """One board of :func:`explore_flow`; ``cache``: latency-model results shared with the run's other boards
+    (:func:`generator.estimate.dse.explore`)."""
     from tqdm import tqdm
 
     from generator.estimate import dse, rtl_model
@@ -127,7 +129,7 @@ def _explore_one(board, model, quant, out, log) -> tuple:
     t0 = time.time()
     graphs = _graphs(b, model, [q.strip() for q in quant.split(",") if q.strip()])
     pts = dse.explore(b, graphs, progress=lambda xs, total=None: tqdm(xs, total=total, desc=f"explore {b.name}",
-                                                                  unit="config", leave=False))
+                                                                  unit="config", leave=False), cache=cache)
     own = next((p for p in pts if p.preset == "board"), None) or dse.Point(b, rtl_model.estimate(b).used(), "board")
     dse.evaluate(own, graphs if own.fps16 is None else {})
     front = [p for p in pts if p.pareto]

@@ -112,6 +112,25 @@ def test_explore_small_model_on_ultra96(small_graphs):
             assert fps == pytest.approx(b.pl_clock_mhz * 1e6 / cyc)
 
 
+def test_a_shared_cache_gives_each_board_what_its_own_exploration_gives(small_graphs):
+    """`explore --board all` compiles a configuration found on several boards once (dse.timing_key): kv260
+    explored after ultra96v2 with their shared cache gets every figure its exploration alone computes, at its
+    own clock (250 MHz, ultra96v2's 200), and the configurations common to both boards are not compiled again."""
+    u, k = load_board("ultra96v2", chosen=False), load_board("kv260", chosen=False)
+    cache = {}
+    dse.explore(u, small_graphs, cache=cache, workers=1)
+    known = len(cache)
+    calls = []
+    shared = dse.explore(k, small_graphs, cache=cache, workers=1,
+                         progress=lambda xs, total=None: [calls.append(x) or x for x in xs])
+    alone = dse.explore(k, small_graphs, workers=1)
+    fields = ("label", "fps8", "cycles8", "traffic8", "compulsory8", "fps16", "cycles16", "error", "pareto", "chosen")
+    assert [[getattr(p, f) for f in fields] for p in shared] == [[getattr(p, f) for f in fields] for p in alone]
+    common = [p for p in alone if dse.timing_key(p.board, 8, dse.graph_fingerprint(small_graphs[8])) in
+              {key for key in list(cache)[:known]}]
+    assert common and len(calls) == len(alone) - len(common)
+
+
 def test_accelerator_source_explore_is_what_compile_uses(tmp_path, monkeypatch):
     """A board file with ``accelerator_source: explore``: refused with the command to run until a choice is
     recorded; ``invoke explore``'s flow records it; then loading the board (what compile, build, sim and package

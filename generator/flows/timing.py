@@ -39,7 +39,8 @@ def timing_flow(board="zcu19eg", config="tiny", unit=None, out=None, check=False
         raise FlowError(f"board {board!r}: {e}") from None
     d = Path(out_folder(out)) if out else timing_dir(board, config, unit)
     log(f"timing: synthesizing {top} ({board}, {config}: Tn x Tm = {b.accelerator.tn} x {b.accelerator.tm}) "
-        f"with Yosys into {d} -- a few minutes for the whole TINY design, about half an hour for a 32x32 board")
+        f"with Yosys into {d} -- a few minutes for the whole TINY design, 45 minutes for a 32x32 board, over an hour "
+        f"for 32x48")
     try:
         syn = rtl_resources.synthesize(b, d, log=log, top=top)
         r = rtl_timing.analyze(d / "yosys" / rtl_resources.NETLIST_JSON, top,

@@ -240,10 +240,11 @@ module load_wr
     assign wbw_data[16 * q +: 16] = d;
   end
 
-  // PBUF lane writes: lane l takes chunk record k = (l - idx0) mod Tm (k*16 + b < MW)
-  localparam int PXW = $clog2(PARAM_BYTES * TM_PITCH + MW);
-  localparam int PMX = 2 ** PXW;
-  wire [PMX-1:0] pb_mask = PMX'(x3_mask);
+  // PBUF lane writes: lane l takes chunk record k = (l - idx0) mod Tm, byte b of it if the chunk mask has bit
+  // u = k * PARAM_BYTES + b (u < MW). The mask is read at MXW bits of u behind the compare u < MW: a selection
+  // among MW / PARAM_BYTES bits (b is a constant), not among all PARAM_BYTES x Tm bytes of the lanes (a mux that
+  // grows with Tm^2 in lanes and inputs, and that Yosys' techmap expanded to more than 24 GB at 32x48).
+  localparam int MXW = $clog2(MW);
   wire [31:0] pbw_row0 = x3_idx0[0] >> LOG2_TM;                   // (PBUF: never a span)
   always_ff @(posedge clk) begin
     for (int l = 0; l < TM; l++) begin
@@ -254,9 +255,11 @@ module load_wr
       pbw_row[PW_AW * l +: PW_AW] <= PW_AW'(pbw_row0 + 32'(nxt));
       for (int b = 0; b < PARAM_BYTES; b++) begin
         logic [LOG2_TM+LOG2_PB-1:0] u;
+        logic pm;
         u = ((LOG2_TM + LOG2_PB)'(k) << LOG2_PB) + (LOG2_TM + LOG2_PB)'(b);
-        pbw_we[PARAM_BYTES * l + b] <= !(!rst_n || clr) && !x3_tb && (nxt ? x3_pok1 : x3_pok0) && pb_mask[PXW'(u)];
-        tbw_we[PARAM_BYTES * l + b] <= !(!rst_n || clr) && x3_tb && (nxt ? x3_pok1 : x3_pok0) && pb_mask[PXW'(u)];
+        pm = 32'(u) < 32'(MW) && x3_mask[MXW'(u)];
+        pbw_we[PARAM_BYTES * l + b] <= !(!rst_n || clr) && !x3_tb && (nxt ? x3_pok1 : x3_pok0) && pm;
+        tbw_we[PARAM_BYTES * l + b] <= !(!rst_n || clr) && x3_tb && (nxt ? x3_pok1 : x3_pok0) && pm;
         // (u mod AXI_BYTES: its low bits are b, a constant)
         pbw_data[PREC_W * l + 8 * b +: 8] <= AXI_BYTES <= PARAM_BYTES ? x3_rot[8 * (b % AXI_BYTES) +: 8]
                                                                       : x3_rot[8 * LB'(u) +: 8];

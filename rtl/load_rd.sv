@@ -220,9 +220,12 @@ module load_rd
       ngt_n[k] = (sp_st[0] && 32'(nleft) > k) || (sp_st[1] && 32'(nleft) > k + 1)
                  || ((sp_st[2] || sp_st[3]) && 32'(nleft) > k + 2);
     end
-  wire [F_LOAD_COLS_W-1:0] nleft_n = nleft - ({F_LOAD_COLS_W{sp_st[1]}} & F_LOAD_COLS_W'(1))
-                                           - ({F_LOAD_COLS_W{sp_st[2] || sp_st[3]}} & F_LOAD_COLS_W'(2));
-  wire [31:0] qpb_n = qpb + (({32{sp_st[1]}} & run_step) | ({32{sp_st[2] || sp_st[3]}} & (run_step << 1)));
+  wire [F_LOAD_COLS_W-1:0] nleft_1 = nleft - F_LOAD_COLS_W'(1), nleft_2 = nleft - F_LOAD_COLS_W'(2);
+  wire [F_LOAD_COLS_W-1:0] nleft_n = ({F_LOAD_COLS_W{sp_st[0]}} & nleft) | ({F_LOAD_COLS_W{sp_st[1]}} & nleft_1)
+                                     | ({F_LOAD_COLS_W{sp_st[2] || sp_st[3]}} & nleft_2);
+  // (the three sums side by side from registers, then the one-hot selection: no select logic before the carry)
+  wire [31:0] qpb_1 = qpb + run_step, qpb_2 = qpb + (run_step << 1);
+  wire [31:0] qpb_n = ({32{sp_st[0]}} & qpb) | ({32{sp_st[1]}} & qpb_1) | ({32{sp_st[2] || sp_st[3]}} & qpb_2);
   wire [CAP_W-1:0] gleft_a = gleft - CAP_W'(avail);
   wire [PW-1:0] ptr_g = ptr + gleft[PW-1:0];
   wire [PW-1:0] avail_g = avail - gleft[PW-1:0];

@@ -71,10 +71,12 @@ module load_wr
   logic [LB-1:0] x2_sh, x2_shw;
   logic [AXI_BYTES-1:0] x2_ones;                                      // the chunk's bytes from bit 0
   logic [PW-1:0] x2_wi, x2_wi1, x2_cnt;
+  logic [LOG2_WL:0] x2_us;                                            // WBUF: the chunk's first unit in its word
   wire [31:0] e_el = is_pbuf ? 32'(w_e >> LOG2_PB) : prec16 ? 32'(w_e >> 1) : 32'(w_e);   // elements into the run
   wire [LOG2_PB-1:0] ph = is_pbuf ? w_e[LOG2_PB-1:0] : LOG2_PB'(prec16 & w_e[0]);
   wire [LB-1:0] sh = LB'(w_j0) - LB'(ph);
   wire [LB-1:0] idx_lo = LB'(w_pb) + LB'(e_el);
+  wire [LOG2_WL-1:0] idx_wl = LOG2_WL'(w_pb) + LOG2_WL'(e_el);       // (idx0 mod WL)
   always_ff @(posedge clk) begin
     x2_spe <= w_spe;
     x2_data <= w_data;
@@ -89,6 +91,7 @@ module load_wr
     x2_wi <= PW'(w_d0) - PW'(run_bytes);                              // (mod 2 AXI_BYTES)
     x2_wi1 <= PW'(w_d0) - PW'(run_bytes) + PW'(sp_stride);
     x2_cnt <= w_cnt;
+    x2_us <= ((LOG2_WL + 1)'(idx_wl) << prec16) + (LOG2_WL + 1)'(ph);
   end
 
   // ---- x3: IBUF per lane and port the window bytes of its element (src0 / src1: the window {beat, previous
@@ -149,18 +152,22 @@ module load_wr
     x3_tb <= is_tbuf;
   end
   always_ff @(posedge clk) begin
-    logic [LOG2_WL:0] us;
+    logic [LOG2_G-1:0] ulo;
     logic [31:0] wrow;
+    logic wok;
     for (int r = 0; r < AXI_BYTES; r++) begin
       x3_rot[8 * r +: 8] <= x2_data[8 * ((r + 32'(x2_sh)) & (AXI_BYTES - 1)) +: 8];
       x3_rotw[8 * r +: 8] <= x2_data[8 * ((r + 32'(x2_shw)) & (AXI_BYTES - 1)) +: 8];
     end
     x3_mask <= MW'(x2_ones) << x2_ph;
-    us = ((LOG2_WL + 1)'(x2_idx0[LOG2_WL-1:0]) << prec16) + (LOG2_WL + 1)'(x2_ph);
     wrow = x2_idx0 >> LOG2_WL;
-    for (int g = 0; g < NG; g++) x3_g0[g] <= (LOG2_WL + 2 - LOG2_G)'(us >> LOG2_G) == (LOG2_WL + 2 - LOG2_G)'(g);
-    x3_wm <= x2_chunk && is_wbuf && wrow < 32'(WB_D)
-             ? (2 * G)'(ones(x2_cnt)) << us[LOG2_G-1:0] : '0;
+    for (int g = 0; g < NG; g++) x3_g0[g] <= (LOG2_WL + 2 - LOG2_G)'(x2_us >> LOG2_G) == (LOG2_WL + 2 - LOG2_G)'(g);
+    // units [ulo, ulo + cnt) of the two groups (cnt <= G): per bit two compares of registers with a constant (a
+    // shifted thermometer code would be a 2G-bit shifter behind an adder)
+    ulo = x2_us[LOG2_G-1:0];
+    wok = x2_chunk && is_wbuf && wrow < 32'(WB_D);
+    for (int x = 0; x < 2 * G; x++)
+      x3_wm[x] <= wok && (LOG2_G + 1)'(x) >= (LOG2_G + 1)'(ulo) && (LOG2_G + 1)'(x - 32'(ulo)) < (LOG2_G + 1)'(x2_cnt);
     x3_wrow <= WB_AW'(wrow);
   end
   always_ff @(posedge clk) begin

@@ -40,14 +40,17 @@ module mul_tree #(
           assign o[j] = 1'b0;
         end
       end else begin : g_add
-        wire [PW:0] sum = {1'b0, g_lvl[l - 1].s[2 * j]} + {1'b0, g_lvl[l - 1].s[2 * j + 1]};
-        logic c_q;                                     // this adder's carry-out, one clock later
-        always_ff @(posedge clk) c_q <= sum[PW];
+        wire [PW-1:0] x = g_lvl[l - 1].s[2 * j], y = g_lvl[l - 1].s[2 * j + 1];
+        wire [PW-1:0] sum = x + y;
+        // this adder's carry-out, one clock later: from the operands' and the sum's top bits (a LUT after the PW-bit
+        // chain, not a PW + 1st carry bit)
+        logic c_q;
+        always_ff @(posedge clk) c_q <= (x[PW-1] && y[PW-1]) || ((x[PW-1] || y[PW-1]) && !sum[PW-1]);
         wire ov = c_q || g_lvl[l - 1].o[2 * j] || g_lvl[l - 1].o[2 * j + 1];
         if (l % 2 == 0 || l == L) begin : g_reg
-          always_ff @(posedge clk) {o[j], s[j]} <= {ov, sum[PW-1:0]};
+          always_ff @(posedge clk) {o[j], s[j]} <= {ov, sum};
         end else begin : g_comb
-          assign {o[j], s[j]} = {ov, sum[PW-1:0]};
+          assign {o[j], s[j]} = {ov, sum};
         end
       end
     end

@@ -6,9 +6,16 @@ Flow (:func:`synthesize`): :func:`generator.backends.rtl.write_rtl` renders the 
 a Yosys-0.23-parsable copy is made (that version parses no ``import`` statement: every name of ``accel_pkg`` is
 qualified as ``accel_pkg::NAME``, ``parameter string`` becomes an untyped parameter); then
 
-    read_verilog -sv ...; synth_xilinx -family xcup -noiopad -flatten [-uram] -top accel_top
+    read_verilog -sv ...; synth_xilinx -family xcup -noiopad -flatten -nowidelut [-uram] -top accel_top
     (the script of synth_xilinx without its SAT-based ``share`` pass, which takes minutes on this design and only
     merges mutually exclusive operators); stat -json
+
+``-nowidelut``: LUT mapping to LUT1..LUT6 only. Without it ABC may build 7- and 8-input functions as LUT6 +
+MUXF7 (+ MUXF8), which its unit-delay model counts as one level and the timing estimate
+(:mod:`generator.estimate.rtl_timing`) counts as two or three, as Vivado's logic-level count does: ABC then picks
+those by area where they deepen a path (the LOAD's 64:1 byte selection of the 256-bit path: 9 counted levels
+with wide LUTs, 5 without). With LUT6 only, ABC's depth-oriented mapping minimizes what the estimate measures.
+Vivado re-maps the logic anyway; the LUT count changes by a few percent (MUXF7/8 are not counted as LUTs).
 
 Counting (Yosys cell names are the UltraScale+ primitives of UG974):
 
@@ -148,7 +155,7 @@ def yosys_script(srcs: list[Path], uram: bool, stat_json: Path, mapping_only: bo
     mapped netlist as :data:`NETLIST_JSON` beside it (read by :mod:`generator.estimate.rtl_timing`).
     ``mapping_only``: stop after the DSP48E2 and block-RAM / UltraRAM mapping (their counts are final there; LUT
     and FF are not mapped yet). ``top``: the module synthesized (another RTL unit: out of context)."""
-    opts = f"-family xcup -noiopad -flatten {'-uram ' if uram else ''}-top {top}"
+    opts = f"-family xcup -noiopad -flatten -nowidelut {'-uram ' if uram else ''}-top {top}"
     return "; ".join([
         "read_verilog -sv " + " ".join(p.name for p in srcs),
         f"synth_xilinx {opts} -run :coarse",

@@ -183,7 +183,8 @@ def count(cells: dict, mapping_only: bool = False) -> dict:
 
 
 def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float | None = None,
-               log=print, reuse: bool = True, mapping_only: bool = False, top: str = TOP) -> RtlResources:
+               log=print, reuse: bool = True, mapping_only: bool = False, top: str = TOP,
+               also: tuple = ()) -> RtlResources:
     """Synthesize ``board``'s RTL with Yosys into ``out`` (sources, ``yosys.log``, ``stat.json``) and count its
     resources.
 
@@ -198,6 +199,8 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
         top: the RTL module synthesized (default the whole accelerator; a unit such as ``post`` out of context).
         reuse: reuse the result of an earlier run in ``out`` when the Yosys sources, script and Yosys version are
             the same (``out/yosys/inputs.sha256``); ``seconds`` is then the earlier run's time.
+        also: other work folders whose run is reused the same way when ``out`` has none (e.g. the whole-design
+            run of ``invoke timing``, the same script).
 
     Raises RtlResourceError when yosys is not installed (``apt-get install yosys``), fails or times out.
     Synthesis of the default boards' 32x32 arrays takes a long time (see the README); the 8x8 test configuration
@@ -223,11 +226,13 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
     h = hashlib.sha256("\0".join([version, script] + [p.read_text() for p in ys]).encode()).hexdigest()
     stamp, timef = out / "yosys" / "inputs.sha256", out / "yosys" / "seconds.txt"
     netlist = out / "yosys" / NETLIST_JSON
-    if reuse and stamp.exists() and stamp.read_text() == h and stat_json.exists() and timef.exists() and (
-            mapping_only or netlist.exists()):
-        log(f"yosys: reusing {stat_json} (same sources, script and {version})")
-        return _result(board, json.loads(stat_json.read_text())["design"]["num_cells_by_type"],
-                       float(timef.read_text()), logf, uram, mapping_only)
+    for y in [out / "yosys"] + [Path(o) / "yosys" for o in also] if reuse else []:
+        st, tf = y / "inputs.sha256", y / "seconds.txt"
+        if st.exists() and st.read_text() == h and (y / stat_json.name).exists() and tf.exists() and (
+                mapping_only or (y / NETLIST_JSON).exists()):
+            log(f"yosys: reusing {y / stat_json.name} (same sources, script and {version})")
+            return _result(board, json.loads((y / stat_json.name).read_text())["design"]["num_cells_by_type"],
+                           float(tf.read_text()), y / logf.name, uram, mapping_only)
     for f in (stamp, stat_json, netlist):
         f.unlink(missing_ok=True)
     log(f"yosys synth_xilinx -family xcup: {board.name} Tn x Tm = {a.tn} x {a.tm}, top {top} (log: {logf})")

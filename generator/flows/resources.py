@@ -11,7 +11,8 @@ from generator.flows.inputs import FlowError, out_folder
 
 def resources_flow(board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_only=False, log=print) -> None:
     """``log`` the HLS estimate's tables for ``board``; with ``rtl``, synthesize the RTL in ``out`` (default
-    build/rtl_resources/<board>; ``no_uram``: no URAM288; ``mapping_only``: stop after DSP / RAM mapping) and log
+    build/rtl_resources/<board>, or the matching run of ``invoke timing --config board`` when there is one;
+    ``no_uram``: no URAM288; ``mapping_only``: stop after DSP / RAM mapping) and log
     its report. Raises FlowError for a bad board or work folder, a failed synthesis, or a design that does not fit
     the part (the synthesized RTL checked first)."""
     from generator.estimate import hls_resources, rtl_resources
@@ -29,7 +30,10 @@ def resources_flow(board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_
     if rtl:
         d = Path(out) if out else ROOT_DIR / "build" / "rtl_resources" / board
         try:
-            r = rtl_resources.synthesize(b, d, uram=False if no_uram else None, mapping_only=mapping_only)
+            # (without --out, the whole-design run of `invoke timing --config board` is reused when it matches)
+            from generator.flows.timing import timing_dir
+            r = rtl_resources.synthesize(b, d, uram=False if no_uram else None, mapping_only=mapping_only,
+                                         also=() if out else (timing_dir(board, "board"),))
         except rtl_resources.RtlResourceError as err:
             raise FlowError(str(err)) from None
         log(rtl_resources.report(r))

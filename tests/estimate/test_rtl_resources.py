@@ -129,3 +129,24 @@ def test_over_capacity_is_refused_with_the_numbers(monkeypatch, tmp_path):
         rr.check(b, tmp_path)
     msg = str(ei.value)
     assert "ultra96v2" in msg and b.part in msg and "dsp48e2 400 / 360 (over)" in msg and "bram36 11.5 / 216" in msg
+
+
+def test_a_matching_run_in_another_folder_is_reused(monkeypatch, tmp_path):
+    """``also``: the run of another work folder (the whole-design `invoke timing` run) with the same sources,
+    script and Yosys is reused, not repeated; a folder with no such run synthesizes again."""
+    fake = tmp_path / "yosys"
+    runs = tmp_path / "runs"
+    fake.write_text("#!/bin/sh\n[ \"$1\" = -V ] && { echo 'Yosys 0.0 (fake)'; exit 0; }\n"
+                    f"echo run >> {runs}\n"
+                    "echo '{\"design\": {\"num_cells_by_type\": {\"DSP48E2\": 88, \"LUT6\": 7}}}' > stat.json\n"
+                    "echo '{}' > netlist.json\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(rr, "yosys", lambda: str(fake))
+    b = board(**TINY)
+    first = rr.synthesize(b, tmp_path / "timing", log=lambda *a: None)
+    again = rr.synthesize(b, tmp_path / "resources", log=lambda *a: None, also=(tmp_path / "timing",))
+    assert runs.read_text().count("run") == 1
+    assert again.used == first.used and again.used["dsp48e2"] == 88
+    rr.synthesize(b, tmp_path / "other", log=lambda *a: None)
+    rr.synthesize(b, tmp_path / "mapping", log=lambda *a: None, mapping_only=True, also=(tmp_path / "timing",))
+    assert runs.read_text().count("run") == 3                  # (a mapping-only script is another script)

@@ -14,7 +14,7 @@ qualified as ``accel_pkg::NAME``, ``parameter string`` becomes an untyped parame
 MUXF7 (+ MUXF8), which its unit-delay model counts as one level and the timing estimate
 (:mod:`generator.estimate.rtl_timing`) counts as two or three, as Vivado's logic-level count does: ABC then picks
 those by area where they deepen a path (the LOAD's 64:1 byte selection of the 256-bit path: 9 counted levels
-with wide LUTs, 5 without). With LUT6 only, ABC's depth-oriented mapping minimizes what the estimate measures.
+with wide LUTs, 4 without). With LUT6 only, ABC's depth-oriented mapping minimizes what the estimate measures.
 Vivado re-maps the logic anyway; the LUT count changes by a few percent (MUXF7/8 are not counted as LUTs).
 
 Counting (Yosys cell names are the UltraScale+ primitives of UG974):

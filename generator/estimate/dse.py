@@ -128,20 +128,11 @@ def evaluate(point: Point, graphs: dict) -> None:
         try:
             prog = compile_program(g, hw)
         except ScheduleError as e:
-            point.error = str(e).split(";")[0]
-            if bits == 8:
-                point.fps8 = 0.0
-            else:
-                point.fps16 = 0.0
+            _fill(point, bits, 0, 0, 0, str(e).split(";")[0])
             continue
-        cycles = prog.cycles
-        fps = hw.clock_mhz * 1e6 / cycles
-        if bits == 8:
-            point.fps8, point.cycles8 = fps, cycles
-            point.traffic8 = sum(p.ddr_bytes for p in prog.plans)
-            point.compulsory8 = sum(layer_of(g, n, hw).compulsory_bytes(hw.elem_bytes) for n in g.macro_nodes())
-        else:
-            point.fps16, point.cycles16 = fps, cycles
+        compulsory = (sum(layer_of(g, n, hw).compulsory_bytes(hw.elem_bytes) for n in g.macro_nodes())
+                      if bits == 8 else 0)
+        _fill(point, bits, prog.cycles, sum(p.ddr_bytes for p in prog.plans), compulsory, "")
 
 
 def pareto_front(points: list[Point]) -> list[Point]:

@@ -298,7 +298,7 @@ module compute
     k_owm1 <= f_ow - 1'b1;
     k_ohm1 <= f_oh - 1'b1;
     // (emul: B's lanes end at b_word*Tn + og*Tm; the sum registered before the compare)
-    k_ogtm <= (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(f_og) * (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(TM);
+    k_ogtm <= (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(times_tm(32'(f_og)));
     k_bsum <= k_ogtm + (cp_ins[F_COMPUTE_EMUL_LSB] ? (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(su_be) : '0);
     k_byp <= k_bsum > ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(f_ig) << LOG2_TN);
     k_wcols <= ($bits(k_wcols))'(k_wc) + ($bits(k_wcols))'(f_kw);

@@ -299,7 +299,7 @@ module store
   localparam int PX_W = F_STORE_SRC_PITCH_W + LOG2_TM;                // OBUF elements per pixel
   logic [31:0] sd_pix;                                                // src_pitch * Tm (registered at the dispatch)
   always_ff @(posedge clk)
-    if (st_go) sd_pix <= 32'(sq_rdata[F_STORE_SRC_PITCH_LSB +: F_STORE_SRC_PITCH_W]) * 32'(TM);
+    if (st_go) sd_pix <= times_tm(32'(sq_rdata[F_STORE_SRC_PITCH_LSB +: F_STORE_SRC_PITCH_W]));
   logic [F_STORE_SRC_PITCH_W+F_STORE_COLS_W-1:0] su_pwcols;          // 3: src_pitch x cols (Tm-words)
   logic [F_STORE_ROWS_W-1:0] su_rows1;                                // 2: rows - 1
   logic [F_STORE_COLS_W-1:0] su_cols1;                                // 2: cols - 1

@@ -637,10 +637,33 @@ POST_TILE:
 }
 
 // ------------------------------------------------------------------------------------------ STORE
-// the beat of a STORE segment whose first byte is rel0 bytes after the segment's start: OBUF elements (flat index
-// f0 + element) packed into their byte lanes, strb = the bytes inside the segment
-static void store_build_beat(rel_t rel0, nbytes_t nbytes, bool i16, flat_t f0, const elem_t obuf[OBUF_DEPTH][TM],
-                             axi_t &w, ap_uint<AXI_BYTES> &strb) {
+// An OBUF position (word, lane) of an element, kept without a division by Tm (Tm need not be a power of two:
+// 24, 40, 48, 56): advanced by less than OBUF_WRAPS x Tm lanes at a time, each wrap one compare (as the RTL's
+// STORE walks (row, byte) incrementally)
+#define OBUF_WRAPS (1 + (AXI_BYTES - 1) / TM)
+typedef ap_int<34> oword_t;   // OBUF word (negative before a segment's first element)
+typedef ap_int<16> olane_t;   // lane, in [0, TM) after obuf_wrap
+
+static inline void obuf_wrap(oword_t &w, olane_t &l) {
+OBUF_WRAP:
+    for (int c = 0; c < OBUF_WRAPS; c++) {
+#pragma HLS UNROLL
+        if (l >= TM) {
+            l -= TM;
+            w++;
+        } else if (l < 0) {
+            l += TM;
+            w--;
+        }
+    }
+}
+
+// the beat of a STORE segment whose first byte is rel0 bytes after the segment's start: OBUF elements packed
+// into their byte lanes, strb = the bytes inside the segment. (gw, gl): the OBUF position of the element at the
+// beat's byte 0 (rel0 >> log2 element bytes after the segment's first element); odd: rel0 is odd (int16: byte j
+// is in element (odd + j) >> 1 from it)
+static void store_build_beat(rel_t rel0, nbytes_t nbytes, bool i16, oword_t gw, olane_t gl, bool odd,
+                             const elem_t obuf[OBUF_DEPTH][TM], axi_t &w, ap_uint<AXI_BYTES> &strb) {
     w = 0;
     strb = 0;
 STORE_PACK:
@@ -648,35 +671,59 @@ STORE_PACK:
 #pragma HLS UNROLL
         const rel_t rel = rel0 + j;
         if (rel >= 0 && rel < (rel_t)nbytes) {
-            const flat_t f = f0 + (flat_t)(i16 ? (rel_t)(rel >> 1) : rel);
-            const ap_uint<16> v = (ap_uint<16>)obuf[f / TM][f % TM];
+            oword_t ew = gw;
+            const int k = i16 ? (j + (odd ? 1 : 0)) >> 1 : j;   // the element's offset from byte 0's
+            olane_t el = gl + (olane_t)k;
+            obuf_wrap(ew, el);
+            const ap_uint<16> v = (ap_uint<16>)obuf[ew][el];
             w.range((j << 3) + 7, j << 3) = (i16 && rel[0]) ? v.range(15, 8) : v.range(7, 0);
             strb[j] = 1;
         }
     }
 }
 
+// the OBUF position of the element at byte 0 of a segment's first beat: the segment's first element is lane 0 of
+// word fw (STORE segments start at pixels, src_pitch words apart), byte 0 is -rel0 bytes before it
+static inline void store_seg_pos(flat_t fw, rel_t rel0, bool i16, oword_t &gw, olane_t &gl) {
+    const ap_uint<AXI_LOG2_BYTES + 1> back = (ap_uint<AXI_LOG2_BYTES + 1>)(-rel0);   // (0 <= -rel0 < AXI_BYTES)
+    gw = (oword_t)fw;
+    const olane_t b = (olane_t)back;
+    gl = i16 ? (olane_t)(-((b + 1) >> 1)) : (olane_t)(-b);
+    obuf_wrap(gw, gl);
+}
+
 // STORE: every beat of every segment in one pipelined loop on the module's fixed pointer, streamed back to back
 // (num_write_outstanding = 32: the write responses are awaited once, after the last beat, as the RTL's write
 // stream); a whole beat is a full-strobe write, a partial first / last beat of a segment a strobed write
-// (write_partial_beat), both in the same cycle slot.
+// (write_partial_beat), both in the same cycle slot. The walk's element index w.f counts OBUF words (lane 0 of a
+// pixel); (gw, gl) follows the beat's byte 0 by AXI_BYTES / element bytes lanes per beat.
 static void store_beats(axi_t *ddr, ap_uint<8> *ddr_b, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes,
                         ap_uint<32> seg_cols, ap_uint<32> seg_rows, addr_t ps, addr_t rs, flat_t step, flat_t row_step,
                         bool i16, const elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &iters) {
     bool more = true;
+    oword_t gw;
+    olane_t gl;
+    store_seg_pos(w.f, w.rel, i16, gw, gl);
 STORE_BEATS:
     for (ap_uint<32> n = 0; n < max_beats && more; n++) {  // II=1 depth=3
 #pragma HLS LOOP_TRIPCOUNT min=1 max=16384
 #pragma HLS PIPELINE II=1
         axi_t v;
         ap_uint<AXI_BYTES> strb;
-        store_build_beat(w.rel, nbytes, i16, w.f, obuf, v, strb);
+        store_build_beat(w.rel, nbytes, i16, gw, gl, w.rel[0], obuf, v, strb);
         if (strb == (ap_uint<AXI_BYTES>)-1)
             ddr[w.b] = v;
         else
             write_partial_beat(ddr, ddr_b, w.b, v, strb);
         iters++;
+        const bool in_seg = w.b != w.b_last;
         more = seg_next(w, nbytes, seg_cols, seg_rows, ps, rs, step, row_step);
+        if (in_seg) {
+            gl += (olane_t)(i16 ? AXI_BYTES / 2 : AXI_BYTES);
+            obuf_wrap(gw, gl);
+        } else {
+            store_seg_pos(w.f, w.rel, i16, gw, gl);
+        }
     }
 }
 
@@ -687,7 +734,7 @@ static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, ap_uint<8> 
     const int sel = (int)F(x, STORE, BASE_REG);
     const i64 off0 = F(x, STORE, DDR_OFFSET), rows = F(x, STORE, ROWS), cols = F(x, STORE, COLS);
     const i64 elems = F(x, STORE, ELEMS), rs = F(x, STORE, ROW_STRIDE), ps = F(x, STORE, PIX_STRIDE);
-    const i64 pitch = F(x, STORE, SRC_PITCH) * TM;
+    const i64 pitch_w = F(x, STORE, SRC_PITCH), pitch = pitch_w * TM;   // OBUF words / elements per pixel
     const bool i16 = prec != PREC_INT8;
     const i64 run_bytes = i16 ? 2 * elems : elems;
     if (rows * cols * elems == 0) return;  // an empty transfer: no access, nothing checked
@@ -705,8 +752,9 @@ static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, ap_uint<8> 
     const ap_uint<32> max_beats = mb > 0xFFFFFFFFLL ? (ap_uint<32>)0xFFFFFFFFu : (ap_uint<32>)mb;
     seg_walk w;
     seg_init(w, (addr_t)(ddr_base(run, sel) + off0), 0, (nbytes_t)seg_bytes);
+    // (the walk counts OBUF words: a pixel is src_pitch words, a row cols pixels)
     store_beats(ddr, ddr_b, w, max_beats, (nbytes_t)seg_bytes, (ap_uint<32>)seg_cols, (ap_uint<32>)seg_rows,
-                (addr_t)ps, (addr_t)rs, (flat_t)pitch, (flat_t)(pitch * cols), i16, obuf, iters);
+                (addr_t)ps, (addr_t)rs, (flat_t)pitch_w, (flat_t)(pitch_w * cols), i16, obuf, iters);
 }
 
 // ------------------------------------------------------------------------------------------ tokens

@@ -153,7 +153,9 @@ module load_rd
   logic gq_full, gq_empty, gq_pop;
   logic [GQ_W-1:0] gq_head;
   wire [CAP_W-1:0] gen_gl = gen_first ? lim_run : cap;                // the group's limit
-  wire gen_end = !gen_rlhi && gen_rleft[CAP_W-1:0] <= gen_gl;         // the run ends in this group
+  // the run ends in this group; the run bytes left after it: for either limit side by side, selected after the
+  // compare / carry (gen_first a register)
+  wire gen_end = !gen_rlhi && (gen_first ? gen_rleft[CAP_W-1:0] <= lim_run : gen_rleft[CAP_W-1:0] <= cap);
   wire gen_push = !init && !gq_full;
   /* verilator lint_off PINCONNECTEMPTY */
   sync_fifo #(.W(GQ_W), .DEPTH(GQ_DEPTH)) u_gq (
@@ -161,7 +163,8 @@ module load_rd
     .wdata({gen_end ? gen_rleft[CAP_W-1:0] : gen_gl, gen_end, gen_e}), .rd(gq_pop), .rdata(gq_head),
     .empty(gq_empty), .full(gq_full), .count());
   /* verilator lint_on PINCONNECTEMPTY */
-  wire [RUN_W-1:0] gen_rl_n = gen_rleft - RUN_W'(gen_gl);
+  wire [RUN_W-1:0] gen_rl_f = gen_rleft - RUN_W'(lim_run), gen_rl_c = gen_rleft - RUN_W'(cap);
+  wire gen_hi_f = |gen_rl_f[RUN_W-1:CAP_W], gen_hi_c = |gen_rl_c[RUN_W-1:CAP_W];
   always_ff @(posedge clk) begin
     if (init || gen_push && gen_end) begin
       gen_rleft <= run_bytes;
@@ -169,8 +172,8 @@ module load_rd
       gen_e <= '0;
       gen_first <= 1'b1;
     end else if (gen_push) begin
-      gen_rleft <= gen_rl_n;
-      gen_rlhi <= |gen_rl_n[RUN_W-1:CAP_W];
+      gen_rleft <= gen_first ? gen_rl_f : gen_rl_c;
+      gen_rlhi <= gen_first ? gen_hi_f : gen_hi_c;
       gen_e <= gen_e + RUN_W'(gen_gl);
       gen_first <= 1'b0;
     end

@@ -174,20 +174,17 @@ def _check_memories(b, bd, cells, intf, edge, props):
 
 
 def _check_wiring(bd, edge, nets, props):
-    """Every m_axi through the SmartConnect to HP0 (an m_axi wider than the HP port: LOAD's alone, fetch and
-    STORE through another to HP1); control on HPM0; the interrupt; the error wire; one clock net and one reset net
-    reaching every IP and FIFO."""
-    if "smartconnect_hp1" in props:
-        assert ("intf:accel_load_0/m_axi_load_gmem", "intf:smartconnect_hp0/S00_AXI") in edge
-        assert ("intf:accel_0/m_axi_gmem", "intf:smartconnect_hp1/S00_AXI") in edge
-        assert ("intf:accel_store_0/m_axi_store_gmem", "intf:smartconnect_hp1/S01_AXI") in edge
-        assert ("intf:smartconnect_hp1/M00_AXI", "intf:zynq_ultra_ps_e_0/S_AXI_HP1_FPD") in edge
+    """Every m_axi through the SmartConnect to HP0, or with two HP ports LOAD and STORE through accel_hp_0 (the
+    burst splitter) onto HP0 + HP1 and the program fetch through a SmartConnect onto HP2; control on HPM0; the
+    interrupt; the error wire; one clock net and one reset net reaching every IP and FIFO."""
+    if "accel_hp_0" in props:
+        _check_two_ports(edge, nets, props)
     else:
         for i, (cell, port) in enumerate([("accel_0", "m_axi_gmem"), ("accel_load_0", "m_axi_load_gmem"),
                                           ("accel_store_0", "m_axi_store_gmem")]):
             assert (f"intf:{cell}/{port}", f"intf:smartconnect_hp0/S0{i}_AXI") in edge
         assert "CONFIG.NUM_SI 3 " in props["smartconnect_hp0"]
-    assert ("intf:smartconnect_hp0/M00_AXI", "intf:zynq_ultra_ps_e_0/S_AXI_HP0_FPD") in edge
+        assert ("intf:smartconnect_hp0/M00_AXI", "intf:zynq_ultra_ps_e_0/S_AXI_HP0_FPD") in edge
     assert ("intf:zynq_ultra_ps_e_0/M_AXI_HPM0_FPD", "intf:smartconnect_ctrl/S00_AXI") in edge
     assert ("intf:smartconnect_ctrl/M00_AXI", "intf:accel_0/s_axi_control") in edge
     assert ["pin:accel_0/interrupt", "pin:zynq_ultra_ps_e_0/pl_ps_irq0"] in nets
@@ -204,6 +201,26 @@ def _check_wiring(bd, edge, nets, props):
         assert f"pin:{t}_0/ap_clk" in clk and f"pin:{t}_0/ap_rst_n" in rst
     for f in bd["streams"]:
         assert f"pin:fifo_{f['name']}/s_axis_aclk" in clk and f"pin:fifo_{f['name']}/s_axis_aresetn" in rst
+
+
+def _check_two_ports(edge, nets, props):
+    """Two HP ports: LOAD's and STORE's m_axi on accel_hp_0 (the RTL's splitter, at the m_axi width and the RTL's
+    outstanding / FIFO depths), its halves on HP0 / HP1, the fetch on HP2, all on the one clock and reset."""
+    from generator.spec.arch import HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING
+    assert ("intf:accel_load_0/m_axi_load_gmem", "intf:accel_hp_0/s_axi_load") in edge
+    assert ("intf:accel_store_0/m_axi_store_gmem", "intf:accel_hp_0/s_axi_store") in edge
+    assert ("intf:accel_hp_0/m00_axi", "intf:zynq_ultra_ps_e_0/S_AXI_HP0_FPD") in edge
+    assert ("intf:accel_hp_0/m01_axi", "intf:zynq_ultra_ps_e_0/S_AXI_HP1_FPD") in edge
+    assert ("intf:accel_0/m_axi_gmem", "intf:smartconnect_hp2/S00_AXI") in edge
+    assert ("intf:smartconnect_hp2/M00_AXI", "intf:zynq_ultra_ps_e_0/S_AXI_HP2_FPD") in edge
+    assert (f"CONFIG.DW 256 CONFIG.OUTST {HP_SPLIT_OUTSTANDING} CONFIG.FDEPTH {HP_SPLIT_FIFO_WORDS}"
+            in props["accel_hp_0"])
+    clk = next(n for n in nets if n[0] == "pin:zynq_ultra_ps_e_0/pl_clk0")
+    rst = next(n for n in nets if n[0] == "pin:proc_sys_reset_0/peripheral_aresetn")
+    for p in ("zynq_ultra_ps_e_0/saxihp1_fpd_aclk", "zynq_ultra_ps_e_0/saxihp2_fpd_aclk", "accel_hp_0/aclk",
+              "smartconnect_hp2/aclk"):
+        assert f"pin:{p}" in clk
+    assert "pin:accel_hp_0/aresetn" in rst and "pin:smartconnect_hp2/aresetn" in rst
 
 
 _ACCEL_RAM_TB = r"""
@@ -271,9 +288,10 @@ def test_accel_ram_lints_and_shares_its_read_port(tmp_path):
     assert "PASS" in r.stdout and "FAIL" not in r.stdout, r.stdout + r.stderr
 
 
-def test_vivado_bd_tcl_wider_m_axi_uses_two_hp_ports(tmp_path):
-    """A 256-bit m_axi (the RTL tests' configuration): HP ports are 128 bits, so LOAD gets HP0 and the program
-    fetch + STORE HP1, each through its own SmartConnect (which narrows the width)."""
+def test_vivado_bd_tcl_two_hp_ports_through_the_splitter(tmp_path):
+    """hp_ports 2 (zcu19eg's 256-bit m_axi): LOAD and STORE through accel_hp_0 (hls_templates/bd/accel_hp.v around
+    rtl/axi_hp_split.sv, both added to the project) onto HP0 + HP1, the program fetch on HP2 (all 128 bits); with
+    one HP port the same m_axi goes through one SmartConnect onto HP0."""
     import shutil
 
     if shutil.which("tclsh") is None:
@@ -285,12 +303,26 @@ def test_vivado_bd_tcl_wider_m_axi_uses_two_hp_ports(tmp_path):
     assert r.returncode == 0, r.stderr
     calls = (tmp_path / "calls.txt").read_text().splitlines()
     edge = {tuple(c.split()[1:]) for c in calls if c.startswith("connect_bd_intf_net")}
-    assert ("intf:accel_load_0/m_axi_load_gmem", "intf:smartconnect_hp0/S00_AXI") in edge
-    assert ("intf:accel_0/m_axi_gmem", "intf:smartconnect_hp1/S00_AXI") in edge
-    assert ("intf:accel_store_0/m_axi_store_gmem", "intf:smartconnect_hp1/S01_AXI") in edge
-    assert ("intf:smartconnect_hp1/M00_AXI", "intf:zynq_ultra_ps_e_0/S_AXI_HP1_FPD") in edge
+    nets = [c.split()[1:] for c in calls if c.startswith("connect_bd_net")]
+    props = {c.split()[-1]: c for c in calls if c.startswith("set_property -dict")}
+    _check_two_ports(edge, nets, props)
+    added = next(c for c in calls if c.startswith("add_files -norecurse") and "accel_hp.v" in c)
+    for f in ["accel_hp.v", "sync_fifo.sv", "hp_seq.sv", "axi_hp_split.sv"]:
+        assert f in added and (tmp_path / f).is_file()
+    assert "create_bd_cell -type module -reference accel_hp accel_hp_0" in calls
     ps = " ".join(c for c in calls if "PSU__SAXIGP" in c)
-    assert "PSU__SAXIGP2__DATA_WIDTH 128" in ps and "PSU__SAXIGP3__DATA_WIDTH 128" in ps
+    for g in (2, 3, 4):
+        assert f"PSU__USE__S_AXI_GP{g} 1" in ps and f"PSU__SAXIGP{g}__DATA_WIDTH 128" in ps
+    # one HP port: no splitter, everything through one SmartConnect onto HP0
+    one = tmp_path / "one"
+    hls.render(board("zcu19eg", axi_data_width_bits=256, hp_ports=1), one, overlay_dir=one / "ov")
+    (one / "stub.tcl").write_text("set ::have_board 0\nset ::bp_found {}\n" + _VIVADO_STUBS)
+    r = subprocess.run(["tclsh", "stub.tcl"], cwd=one, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    calls = (one / "calls.txt").read_text().splitlines()
+    assert not any("accel_hp" in c for c in calls)
+    assert ("intf:accel_store_0/m_axi_store_gmem", "intf:smartconnect_hp0/S02_AXI") in \
+        {tuple(c.split()[1:]) for c in calls if c.startswith("connect_bd_intf_net")}
 
 
 def test_vivado_bd_tcl_without_installed_board_file(tmp_path):

@@ -25,15 +25,17 @@ def tiny_board(**acc):
 
 
 class UnitBuild:
-    """Verilator build of unit ``top`` (every RTL source compiled, ``top`` elaborated) for ``brd``."""
+    """Verilator build of unit ``top`` (every RTL source compiled, plus ``extra`` source files, ``top`` elaborated)
+    for ``brd``."""
 
-    def __init__(self, top: str, brd=None, name: str | None = None, parameters: dict | None = None):
+    def __init__(self, top: str, brd=None, name: str | None = None, parameters: dict | None = None,
+                 extra: list | None = None):
         from cocotb_tools.runner import get_runner
         if verilator() is None:
             raise RuntimeError("verilator not found (run ./setup.sh)")
         self.top, self.board = top, brd or tiny_board()
         self.dir = BUILD / (name or top)
-        self.srcs = write_rtl(self.board, self.dir / "src")
+        self.srcs = write_rtl(self.board, self.dir / "src") + [Path(p) for p in extra or []]
         self.runner = get_runner("verilator")
         old = os.environ.get("MAKEFLAGS")
         os.environ["MAKEFLAGS"] = f"{old or ''} OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0".strip()   # quick C++ builds

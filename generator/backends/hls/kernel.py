@@ -37,7 +37,8 @@ from generator.backends.hls.block_design import block_design
 from generator.estimate import hls_resources
 from generator.spec import isa, memories
 from generator.spec.board import Board
-from generator.spec.arch import CMD_QUEUE_DEPTH, PACK_GROUP, PACK_SHIFT, RUN_QUEUE_DEPTH
+from generator.spec.arch import (CMD_QUEUE_DEPTH, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING, PACK_GROUP, PACK_SHIFT,
+                                 RUN_QUEUE_DEPTH)
 from host.registers import HW_INFO_MODES, KERNEL_VLNV
 
 TEMPLATES_DIR = ROOT_DIR / "hls_templates"
@@ -47,9 +48,13 @@ KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.c
 #: the static kernel (hls_templates/kernel/): copied next to the rendered glue, compiled as is
 KERNEL_DIR = TEMPLATES_DIR / "kernel"     # the static C++ of the kernel (compiles without rendering)
 STATIC_FILES = ["accel_stream.h", "accel_kernel.h", "accel_csim.h"]
-#: the block design's buffer memory (hls_templates/bd/): a module reference of vivado_bd.tcl
+#: the block design's modules (hls_templates/bd/), module references of vivado_bd.tcl: the buffer memory and, on a
+#: board with two HP ports, the modules' DDR path over both (accel_hp.v around the RTL's burst splitter)
 BD_DIR = TEMPLATES_DIR / "bd"
-BD_FILES = ["accel_ram.v"]
+BD_FILES = ["accel_ram.v", "accel_hp.v"]
+#: the RTL sources accel_hp.v instantiates (rtl/; none imports the rendered accel_pkg)
+RTL_DIR = ROOT_DIR / "rtl"
+BD_RTL_FILES = ["sync_fifo.sv", "hp_seq.sv", "axi_hp_split.sv"]
 #: m_axi depths (AXI beats) of a kernel rendered without a program's layout (co-simulation needs port_depths)
 DEFAULT_PORT_DEPTHS = {"insns": 65536, "load": 1 << 20, "store": 1 << 20}
 #: the top function's name (also the Vitis HLS top)
@@ -149,7 +154,9 @@ def kernel_context(board: Board, rom: list[str], csim_argv: str = "", export_dir
                 jobs=int(jobs), storage=memories.storage_binding(board, len(rom)),
                 bd=block_design(board, len(rom)), cmd_queue_depth=CMD_QUEUE_DEPTH,
                 run_queue_depth=RUN_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS],
-                depths=dict(DEFAULT_PORT_DEPTHS, **(port_depths or {})), cosim=bool(port_depths))
+                depths=dict(DEFAULT_PORT_DEPTHS, **(port_depths or {})), cosim=bool(port_depths),
+                hp_ports=board.accelerator.hp_ports, hp_outst=HP_SPLIT_OUTSTANDING, hp_fdepth=HP_SPLIT_FIFO_WORDS,
+                bd_rtl_files=BD_RTL_FILES)
 
 
 def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim_argv: str = "",
@@ -161,7 +168,7 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
     HLS: part and clock of the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth;
     optional cosim; each top of :data:`TOPS` exported as its own IP, ``xilinx.com:hls:<top>:1.0``, to
     ``export_dir``, relative to ``out_dir``; ``accel`` is :data:`host.registers.KERNEL_VLNV`), accel_ram.v (the block design's
-    buffer memory) and vivado_bd.tcl (the Vivado block design: the four IPs, their stream FIFOs and buffer
+    buffer memory), accel_hp.v with :data:`BD_RTL_FILES` (the DDR path over two HP ports) and vivado_bd.tcl (the Vivado block design: the four IPs, their stream FIFOs and buffer
     memories, :func:`generator.backends.hls.block_design.block_design`; bitstream and hardware handoff copied to
     ``overlay_dir`` as ``yolofpga_<board>.bit`` / ``.hwh``, default ``overlay/<board>/``; ``jobs`` parallel Vivado
     runs). ``port_depths``: {"insns", "load", "store"} m_axi depths in AXI beats for a co-simulation build
@@ -178,7 +185,7 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
     ctx = kernel_context(board, rom, csim_argv, export_dir, overlay_dir, jobs, port_depths)
     env = _env()
     paths = {}
-    for d, files in ((KERNEL_DIR, STATIC_FILES), (BD_DIR, BD_FILES)):
+    for d, files in ((KERNEL_DIR, STATIC_FILES), (BD_DIR, BD_FILES), (RTL_DIR, BD_RTL_FILES)):
         for name in files:
             p = out / name
             p.write_text((d / name).read_text())

@@ -14,8 +14,9 @@ estimator takes II and depth only from the parsed annotations, so editing an ann
 
 Per instruction (:meth:`KernelEstimate.insn_cycles`; trip counts from the instruction's fields exactly as the
 kernel's C++ derives them; ``II_X`` / ``D_X`` the annotated II / depth of loop X; ``beat_ii = max(II, ceil(axi_bytes
-x hp_ports / ddr_bytes_per_cycle))``, the DDR bandwidth of one HP port bounding a beat per cycle (each module's
-m_axi is on one port); ``Lr`` / ``Lw`` the board's
+/ ddr_bytes_per_cycle))``, the DDR bandwidth bounding a beat per cycle (with two HP ports the block design puts
+LOAD's and STORE's m_axi on both through the RTL's splitter, ``hls_templates/bd/accel_hp.v``, which adds
+:func:`generator.spec.timing.split_tail` to each transfer, as in the latency model); ``Lr`` / ``Lw`` the board's
 ``ddr_read_latency_cycles`` / ``ddr_write_latency_cycles``):
 
 * every instruction: ``INVOKE`` = 2 cycles, the free-running module's invocation (command-stream read with the
@@ -44,7 +45,8 @@ m_axi is on one port); ``Lr`` / ``Lw`` the board's
   module's command queue at ``validate + D_DISPATCH + k x ii_f`` cycles; fetched from DDR (``fetch_ddr = 1``, as
   the driver runs) each instruction is ``INSN_BITS / AXI_BITS`` beats of ``FETCH_BEATS`` unrolled in the
   pipelined loop on one m_axi port, so ``ii_f = max(II, beats x II_FETCH_BEATS)`` and each loop adds ``Lr +
-  D_FETCH_BEATS``; from the ROM ``ii_f = II``.
+  D_FETCH_BEATS``, and with two HP ports (the fetch alone on a third, half the m_axi width) at least
+  ``INSN_BYTES / (ddr_bytes_per_cycle / 2)``; from the ROM ``ii_f = II``.
 
 Over a program (:meth:`KernelEstimate.program_cycles`): the golden simulator's module / token scheduler
 (:meth:`generator.exec.golden.GoldenSim.run_insns` with ``functional=False``) with this cost per instruction and the
@@ -73,7 +75,7 @@ from generator.backends.hls.lint.stubs import write_stubs
 from generator.spec import isa
 from generator.spec.arch import CMD_QUEUE_DEPTH
 from generator.spec.board import Board
-from generator.spec.timing import HwConfig
+from generator.spec.timing import HwConfig, split_tail
 
 K = ci.CursorKind
 ANNOTATION = re.compile(r"\bII\s*=\s*(\d+)\s+depth\s*=\s*(\d+)")
@@ -250,9 +252,8 @@ class KernelEstimate:
             raise EstimateError(f"{KERNEL_FILE} has no annotated loop(s) {missing} the estimator needs")
         self.ann = ann
         self.used: set = set()
-        # each module's m_axi sits on one HP port (two HP ports: LOAD on one, fetch and STORE on the other; the RTL
-        # instead splits every burst over both, rtl/axi_hp_split.sv)
-        self.beat_ii_min = max(1, math.ceil(self.hw.axi_bytes * self.hw.hp_ports / self.hw.bytes_per_cycle))
+        # LOAD's and STORE's m_axi on the DDR path (two HP ports: both through the splitter, as the RTL's units)
+        self.beat_ii_min = max(1, math.ceil(self.hw.axi_bytes / self.hw.bytes_per_cycle))
         self.rd_outstanding, self.wr_outstanding = m_axi_outstanding()
 
     # ---- loop primitives
@@ -292,13 +293,21 @@ class KernelEstimate:
         lg = self.hw.axi_bytes
         return (addr + nbytes - 1) // lg - addr // lg + 1
 
-    def _flat_beats(self, label: str, beats: int, latency: int, outstanding: int) -> int:
+    def _flat_beats(self, label: str, beats: int, latency: int, outstanding: int, tail: int = 0) -> int:
         """One flattened pipelined loop over ``beats`` beats issuing a request per beat with ``outstanding`` in
-        flight: the latency once, the beats at ``beat_ii``, or ``beats x latency / outstanding`` if larger."""
+        flight: the latency once, the beats at ``beat_ii``, or ``beats x latency / outstanding`` if larger; plus
+        ``tail``, the two-HP-port splitter's last-burst cycles."""
         lp = self.ann[label]
         self.used.add(label)
         ii = max(lp.ii, self.beat_ii_min)
-        return latency + lp.depth + max(beats * ii, math.ceil(beats * latency / outstanding))
+        return latency + lp.depth + max(beats * ii, math.ceil(beats * latency / outstanding)) + tail
+
+    def _tail(self, a, nbytes, write: bool) -> int:
+        """The splitter's cycles after the last segment (two HP ports; 0 with one)."""
+        if self.hw.hp_ports != 2:
+            return 0
+        last = int(np.broadcast_to(nbytes, np.shape(a))[-1])
+        return split_tail(int(np.ravel(a)[-1]), last, self.hw.axi_bytes, write)
 
     def load_cycles(self, f) -> int:
         """Cycles of one LOAD with fields ``f`` as the kernel's LOAD loops run it (stated II and depth)."""
@@ -308,7 +317,8 @@ class KernelEstimate:
         _, a, nbytes = self._segments(f, store=False)
         label = "PBUF_BEATS" if f["buf"] in (isa.BUFFERS["PBUF"], isa.BUFFERS["TBUF"]) else "LOAD_BEATS"
         nb = self._nbeats(a, nbytes)
-        return INVOKE + SETUP + self._flat_beats(label, int(nb.sum()), hw.rd_latency, self.rd_outstanding)
+        return INVOKE + SETUP + self._flat_beats(label, int(nb.sum()), hw.rd_latency, self.rd_outstanding,
+                                                 self._tail(a, nbytes, write=False))
 
     def store_cycles(self, f) -> int:
         """Cycles of one STORE with fields ``f`` as the kernel's STORE loops run it (stated II and depth)."""
@@ -317,7 +327,8 @@ class KernelEstimate:
             return INVOKE + SETUP
         _, a, nbytes = self._segments(f, store=True)
         nb = self._nbeats(a, nbytes)
-        return INVOKE + SETUP + self._flat_beats("STORE_BEATS", int(nb.sum()), hw.wr_latency, self.wr_outstanding)
+        return INVOKE + SETUP + self._flat_beats("STORE_BEATS", int(nb.sum()), hw.wr_latency, self.wr_outstanding,
+                                                 self._tail(a, nbytes, write=True))
 
     def compute_cycles(self, f) -> int:
         """Cycles of one COMPUTE with fields ``f`` as the kernel's COMPUTE loop runs it (stated II and depth)."""
@@ -376,6 +387,9 @@ class KernelEstimate:
                 ii_v, ii_d = max(ii_v, beats * fb.ii), max(ii_d, beats * fb.ii)
                 extra = fb.depth
             extra += self.hw.rd_latency
+            if self.hw.hp_ports == 2:   # the fetch's m_axi is narrowed onto one HP port of half the width
+                port_ii = math.ceil(isa.INSN_BYTES / (self.hw.bytes_per_cycle / 2))
+                ii_v, ii_d = max(ii_v, port_ii), max(ii_d, port_ii)
         validate = self._loop("VALIDATE", n, ii_v) + extra
         self.used.add("DISPATCH")
         t0 = validate + extra + self.ann["DISPATCH"].depth

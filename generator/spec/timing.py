@@ -19,7 +19,7 @@ Cost model (cycles of the PL clock):
   Tn elements / Tm records from each run's first byte, WBUF words; span segments: two runs per cycle), so a LOAD
   takes the larger of the DDR time and the chunk count; ``LOAD_SETUP`` adds the per-instruction segment constants,
   ``XFER_OVERHEAD`` the data side's register stages (``LOAD_DATA_STAGES``). Two HP ports (``hp_ports`` 2: the
-  RTL's burst splitter, ``rtl/axi_hp_split.sv``) double the bytes per cycle and add :func:`_split_tail` per transfer.
+  RTL's burst splitter, ``rtl/axi_hp_split.sv``) double the bytes per cycle and add :func:`split_tail` per transfer.
 * COMPUTE: ``HwConfig.compute_fill`` + oh * ceil(ow / P) * og * ig * kh * kw, with P = 2 output pixels per DSP48E2 in
   int8 (two activations packed in the 27-bit A port share the weight on the 18-bit B port) and P = 1 in int16;
   int8 accumulation into ACC (acc_init = 0) with ig * kh * kw = 1 takes two cycles per step (the two ACC ports
@@ -152,7 +152,7 @@ def _beats(addr, nbytes, beat: int):
     return (np.asarray(addr) % beat + nbytes + beat - 1) // beat
 
 
-def _split_tail(addr: int, nbytes: int, beat: int, write: bool) -> int:
+def split_tail(addr: int, nbytes: int, beat: int, write: bool) -> int:
     """Cycles two HP ports (rtl/axi_hp_split.sv) add to a transfer whose last segment is ``nbytes`` bytes from
     ``addr``, besides the splitter's register stages: its last burst (from the last 4 KB boundary) of N beats is cut
     into about N / 2 beats on port 0 and the rest on port 1, each port moving half a beat per cycle. A read's last
@@ -257,7 +257,7 @@ def transfer_cycles(hw: HwConfig, rows: int, cols: int, run_bytes: int, row_stri
     bursts = len(seg_addr)
     data = math.ceil(beats * beat / hw.bytes_per_cycle)
     if hw.hp_ports == 2:   # the last burst's second part follows its first, which a port delivers at half rate
-        data += _split_tail(int(seg_addr[-1]), int(np.broadcast_to(seg_bytes, seg_addr.shape)[-1]), beat, write)
+        data += split_tail(int(seg_addr[-1]), int(np.broadcast_to(seg_bytes, seg_addr.shape)[-1]), beat, write)
     if write:
         return STORE_OVERHEAD + latency + data
     data = max(data, math.ceil(bursts * latency / MAX_READ_BURSTS))

@@ -27,8 +27,8 @@ lanes, the accumulator read-add-write and range check (2 x 64-bit adds and compa
 datapath (bias add, rounding add, 64-bit barrel shifter, zero-point add, clamp, max-pool compare):
 :data:`LUT_PER_LANE` / :data:`FF_PER_LANE`; per partitioned memory :data:`LUT_PER_MEMORY` (write-enable decode,
 read-data mux of the two banks); plus :data:`LUT_FIXED` / :data:`FF_FIXED` for the m_axi adapter at the AXI width,
-the s_axilite register file, instruction fetch / validate / decode and the load / store address generators.
-Expect the LUT/FF figures to be off by tens of percent; DSP and memory counts follow the structure exactly,
+the s_axilite register file, instruction fetch / validate / decode and the load / store address generators; with
+two HP ports the block design's burst splitter (``hls_templates/bd/accel_hp.v``, :func:`hp_split_lut_ff`). Expect the LUT/FF figures to be off by tens of percent; DSP and memory counts follow the structure exactly,
 barring synthesis choices (e.g. HLS widening the requantization multiply beyond the data's width).
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from generator.spec import isa
 from generator.spec import memories
 from generator.spec.board import Board
-from generator.spec.arch import PACK_GROUP
+from generator.spec.arch import AXI_ADDR_BITS, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING, PACK_GROUP
 
 #: control logic of one axis_data_fifo (pointers, flags, the AXI4-Stream register slice)
 LUT_PER_FIFO, FF_PER_FIFO = 60, 80
@@ -112,6 +112,23 @@ def dsp_per_requant(acc_bits: int, mult_bits: int = isa.MULT_BITS) -> int:
     return 1 + math.ceil(max(0, a - 27) / 26)
 
 
+def hp_split_lut_ff(board: Board) -> tuple[int, int]:
+    """(LUT, FF) of ``rtl/axi_hp_split.sv`` for ``board`` ((0, 0) with one HP port): its FIFOs as LUTRAM (RAM64M,
+    UG574: 3 bits of 64 words per 4 LUTs) -- two R data FIFOs of the m_axi width and two W FIFOs of width +
+    strobes + last, :data:`~generator.spec.arch.HP_SPLIT_FIFO_WORDS` deep, three order FIFOs of 18 / 18 / 2 bits,
+    :data:`~generator.spec.arch.HP_SPLIT_OUTSTANDING` deep; flip-flops: the R output slice and its skid register,
+    the R beat-pairing registers, the four port addresses and lengths, counters and flags."""
+    a = board.accelerator
+    if a.hp_ports == 1:
+        return 0, 0
+    w = a.axi_data_width_bits
+    data_bits, order_bits = 2 * w + 2 * (w + w // 8 + 1), 18 + 18 + 2
+    lut = (math.ceil(data_bits / 3) * math.ceil(HP_SPLIT_FIFO_WORDS / 64)
+           + math.ceil(order_bits / 3) * math.ceil(HP_SPLIT_OUTSTANDING / 64)) * 4
+    ff = 2 * (w + 1) + w + 4 * (AXI_ADDR_BITS + 8) + 200
+    return lut, ff
+
+
 def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     """Estimated DSP48E2 / BRAM36 / URAM / LUT / FF of ``board``'s accelerator configuration with an instruction
     ROM of ``rom_insns`` instructions (0: programs fetched from DDR only). See the module docstring."""
@@ -128,7 +145,10 @@ def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     lut = (tn * tm * LUT_PER_PE + math.ceil(tn / g) * tm * LUT_PER_PACK_GROUP
            + tm * (LUT_PER_LANE + 2 * math.ceil(tn / g) * acc_store) + n_mem * LUT_PER_MEMORY
            + LUT_FIXED * a.axi_data_width_bits // 128 + sum(m.lut for m in mems) + n_fifo * LUT_PER_FIFO)
-    ff = tn * tm * FF_PER_PE + tm * FF_PER_LANE + FF_FIXED * a.axi_data_width_bits // 128 + n_fifo * FF_PER_FIFO
+    split_lut, split_ff = hp_split_lut_ff(board)
+    lut += split_lut
+    ff = (tn * tm * FF_PER_PE + tm * FF_PER_LANE + FF_FIXED * a.axi_data_width_bits // 128 + n_fifo * FF_PER_FIFO
+          + split_ff)
     return Estimate(board=board.name, part=board.part, tn=tn, tm=tm, dsp48e2=dsp_pe + dsp_post + dsp_emul,
                     bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut), ff=int(ff),
                     capacity=board.resources.model_dump(), memories=mems, dsp_pe=dsp_pe, dsp_post=dsp_post,

@@ -25,7 +25,7 @@ parts, what Vivado maps adders and registers to: CARRY8 chains, DSP48E2 internal
 LUTRAM in place of the HLS kernel's. Yosys counts far more (TINY: 40,317 LUT against 25,544 modelled): it builds
 the PE array's adder trees from LUT3 full adders instead of carry chains and keeps the DSP48E2 pipeline registers
 in fabric flip-flops, which Vivado would not (docs/rtl.md, "RTL resources"). Two HP ports add the burst splitter
-(:func:`hp_split_lut_ff`).
+(:func:`generator.estimate.hls_resources.hp_split_lut_ff`, which the HLS block design has too).
 """
 from __future__ import annotations
 
@@ -33,7 +33,6 @@ import math
 
 from generator.estimate import hls_resources
 from generator.estimate.rtl_resources import expected_dsp
-from generator.spec.arch import AXI_ADDR_BITS, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING
 from generator.spec.board import Board
 from generator.spec.memories import Memory, bind, bram36_for, lane_memories
 
@@ -68,33 +67,15 @@ def rtl_memories(board: Board) -> list[Memory]:
     return mems
 
 
-def hp_split_lut_ff(board: Board) -> tuple[int, int]:
-    """(LUT, FF) of ``rtl/axi_hp_split.sv`` for ``board`` ((0, 0) with one HP port): its FIFOs as LUTRAM (RAM64M,
-    UG574: 3 bits of 64 words per 4 LUTs) -- two R data FIFOs of the m_axi width and two W FIFOs of width +
-    strobes + last, :data:`~generator.spec.arch.HP_SPLIT_FIFO_WORDS` deep, three order FIFOs of 18 / 18 / 2 bits,
-    :data:`~generator.spec.arch.HP_SPLIT_OUTSTANDING` deep; flip-flops: the R output slice and its skid register,
-    the R beat-pairing registers, the four port addresses and lengths, counters and flags."""
-    a = board.accelerator
-    if a.hp_ports == 1:
-        return 0, 0
-    w = a.axi_data_width_bits
-    data_bits, order_bits = 2 * w + 2 * (w + w // 8 + 1), 18 + 18 + 2
-    lut = (math.ceil(data_bits / 3) * math.ceil(HP_SPLIT_FIFO_WORDS / 64)
-           + math.ceil(order_bits / 3) * math.ceil(HP_SPLIT_OUTSTANDING / 64)) * 4
-    ff = 2 * (w + 1) + w + 4 * (AXI_ADDR_BITS + 8) + 200
-    return lut, ff
-
-
 def estimate(board: Board):
     """Modelled DSP48E2 / BRAM36 / URAM / LUT / FF of the RTL for ``board``'s accelerator (module docstring), as
     a :class:`generator.estimate.hls_resources.Estimate` (``memories``: the RTL's RAM groups)."""
     a = board.accelerator
     mems = rtl_memories(board)
     hls = hls_resources.estimate(board)
-    split_lut, split_ff = hp_split_lut_ff(board)
-    lut = hls.lut - sum(m.lut for m in hls.memories) + sum(m.lut for m in mems) + split_lut
+    lut = hls.lut - sum(m.lut for m in hls.memories) + sum(m.lut for m in mems)   # (the splitter in both)
     return hls_resources.Estimate(board=board.name, part=board.part, tn=a.tn, tm=a.tm, dsp48e2=expected_dsp(board),
                                   bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut),
-                                  ff=int(hls.ff) + split_ff, capacity=board.resources.model_dump(), memories=mems,
+                                  ff=int(hls.ff), capacity=board.resources.model_dump(), memories=mems,
                                   dsp_pe=a.tn * a.tm, dsp_post=2 * a.tm,
                                   dsp_emul=expected_dsp(board) - a.tn * a.tm - 2 * a.tm)

@@ -154,7 +154,7 @@ module axi_hp_split #(
     always_ff @(posedge clk) begin
       if (fire && !rhalf[p]) rlo[p] <= m_rdata[p*PW +: PW];
     end
-    sync_fifo #(.W(DW), .DEPTH(FDEPTH)) u_rf (
+    sync_fifo #(.W(DW), .DEPTH(FDEPTH), .DISTRIBUTED(1'b1)) u_rf (
       .clk, .rst_n, .clr(1'b0), .wr(fire && rhalf[p]), .wdata({m_rdata[p*PW +: PW], rlo[p]}), .rd(rf_rd[p]),
       .rdata(rf_data[p]), .empty(rf_empty[p]), .full(rf_full[p]), .count(cnt));
     wire unused = &{1'b0, cnt, m_rlast[p], 1'b0};
@@ -236,7 +236,7 @@ module axi_hp_split #(
     logic [5:0] bcnt;
     logic [$clog2(FDEPTH):0] cnt;
     wire fire = m_wvalid[p] && m_wready[p];
-    sync_fifo #(.W(DW + DW/8 + 1), .DEPTH(FDEPTH)) u_wf (
+    sync_fifo #(.W(DW + DW/8 + 1), .DEPTH(FDEPTH), .DISTRIBUTED(1'b1)) u_wf (
       .clk, .rst_n, .clr(1'b0), .wr(wf_wr[p]), .wdata({w_plast, s_wstrb, s_wdata}), .rd(fire && half),
       .rdata(q), .empty(empty), .full(wf_full[p]), .count(cnt));
     assign m_wvalid[p] = !empty;

@@ -1,8 +1,12 @@
-// Synchronous FIFO (first-word fall-through): instruction queues of the fetch/dispatch unit.
+// Synchronous FIFO (first-word fall-through): instruction queues of the fetch/dispatch unit, the burst splitter's
+// data FIFOs. DISTRIBUTED = 1 binds the storage to LUTRAM (ram_style "distributed"): the splitter's 128-deep data
+// FIFOs, which synthesis would otherwise put in 17 BRAM36 the buffers need (generator/estimate/rtl_model.py counts
+// them as LUTRAM); 0 lets synthesis choose.
 `default_nettype none
 module sync_fifo #(
   parameter int W = 256,
-  parameter int DEPTH = 8
+  parameter int DEPTH = 8,
+  parameter bit DISTRIBUTED = 1'b0
 ) (
   input  wire          clk,
   input  wire          rst_n,
@@ -16,9 +20,7 @@ module sync_fifo #(
   output logic [$clog2(DEPTH):0] count
 );
   localparam int AW = $clog2(DEPTH);
-  logic [W-1:0] mem [DEPTH];
   logic [AW-1:0] wp, rp;
-  assign rdata = mem[rp];
   logic nz;                                                           // (flags as registers next to count)
   assign empty = !nz;
   wire push = wr && !full, pull = rd && !empty;
@@ -41,8 +43,18 @@ module sync_fifo #(
       full <= inc ? count == (AW+1)'(DEPTH - 1) : dec ? 1'b0 : full;
     end
   end
-  always_ff @(posedge clk) begin
-    if (push) mem[wp] <= wdata;
+  if (DISTRIBUTED) begin : g_lutram
+    (* ram_style = "distributed" *) logic [W-1:0] mem [DEPTH];
+    assign rdata = mem[rp];
+    always_ff @(posedge clk) begin
+      if (push) mem[wp] <= wdata;
+    end
+  end else begin : g_auto
+    logic [W-1:0] mem [DEPTH];
+    assign rdata = mem[rp];
+    always_ff @(posedge clk) begin
+      if (push) mem[wp] <= wdata;
+    end
   end
 endmodule
 `default_nettype wire

@@ -150,3 +150,28 @@ def test_a_matching_run_in_another_folder_is_reused(monkeypatch, tmp_path):
     rr.synthesize(b, tmp_path / "other", log=lambda *a: None)
     rr.synthesize(b, tmp_path / "mapping", log=lambda *a: None, mapping_only=True, also=(tmp_path / "timing",))
     assert runs.read_text().count("run") == 3                  # (a mapping-only script is another script)
+
+
+@needs_yosys
+def test_hp_splitter_fifos_are_lutram_at_the_board_configuration(tmp_path):
+    """The two-HP-port burst splitter (rtl/axi_hp_split.sv) at zcu19eg's 256-bit m_axi: its four 128-deep data
+    FIFOs are bound to LUTRAM (``sync_fifo`` DISTRIBUTED, ram_style "distributed"), as the resource model counts
+    them. In the whole 32x48 design Yosys put them, left to itself, in 17 BRAM36 (8 RAMB36E2 + 18 RAMB18E2),
+    one BRAM36 over the part's 984; out of context it picks LUTRAM either way, so the binding itself is checked in
+    the source, and the out-of-context synthesis (about 40 s) for no block RAM and LUTs within 25% of the model's
+    (:func:`generator.estimate.hls_resources.hp_split_lut_ff`)."""
+    from generator.estimate.hls_resources import hp_split_lut_ff
+    src = (ROOT_DIR / "rtl" / "axi_hp_split.sv").read_text()
+    fifo = (ROOT_DIR / "rtl" / "sync_fifo.sv").read_text()
+    for inst in ("u_rf", "u_wf"):
+        assert re.search(r"sync_fifo #\([^;]*\.DISTRIBUTED\(1'b1\)\) " + inst + r" \(", src), inst
+    assert re.search(r'if \(DISTRIBUTED\) begin : g_lutram\s+\(\* ram_style = "distributed" \*\) logic', fifo)
+    b = load_board("zcu19eg")
+    assert b.accelerator.hp_ports == 2
+    r = rr.synthesize(b, tmp_path, top="axi_hp_split", uram=True, log=lambda *a: None)
+    assert r.used["bram36"] == 0 and r.used["uram"] == 0 and r.used["dsp48e2"] == 0, r.used
+    maps = re.findall(r"mapping memory axi_hp_split\.(\S+) via (\S+)", r.log.read_text())
+    data = [k for k, v in maps if (".u_rf." in k or ".u_wf." in k) and "LUTRAM" in v and ".g_lutram." in k]
+    assert len(data) == 4, maps
+    lut, _ = hp_split_lut_ff(b)
+    assert abs(r.used["lut"] - lut) <= 0.25 * lut, (r.used["lut"], lut)

@@ -167,9 +167,10 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
     pragmas), insn_rom.h (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis
     HLS: part and clock of the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth;
     optional cosim; each top of :data:`TOPS` exported as its own IP, ``xilinx.com:hls:<top>:1.0``, to
-    ``export_dir``, relative to ``out_dir``; ``accel`` is :data:`host.registers.KERNEL_VLNV`), accel_ram.v (the block design's
-    buffer memory), accel_hp.v with :data:`BD_RTL_FILES` (the DDR path over two HP ports) and vivado_bd.tcl (the Vivado block design: the four IPs, their stream FIFOs and buffer
-    memories, :func:`generator.backends.hls.block_design.block_design`; bitstream and hardware handoff copied to
+    ``export_dir``, relative to ``out_dir``; ``accel`` is :data:`host.registers.KERNEL_VLNV`), accel_ram.v (the
+    block design's buffer memory), accel_hp.v with :data:`BD_RTL_FILES` (the DDR path over two HP ports) and
+    vivado_bd.tcl (the Vivado block design: the four IPs, their stream FIFOs and buffer memories,
+    :func:`generator.backends.hls.block_design.block_design`; bitstream and hardware handoff copied to
     ``overlay_dir`` as ``yolofpga_<board>.bit`` / ``.hwh``, default ``overlay/<board>/``; ``jobs`` parallel Vivado
     runs). ``port_depths``: {"insns", "load", "store"} m_axi depths in AXI beats for a co-simulation build
     (:func:`port_depths`; also selects the testbench's separate buffers in run_hls.tcl), default

@@ -12,7 +12,7 @@
 // off (never used: the LOAD module only reads, the STORE module only writes). Responses are OKAY.
 module accel_hp #(
     parameter integer DW = 256,         // the modules' m_axi data width (bits)
-    parameter integer AW = 49,          // HP port address bits (UG1085: 49-bit S_AXI_HPn_FPD addresses)
+    parameter integer AW = 40,          // port address bits (vivado_bd.tcl sets generator/spec/arch.py AXI_ADDR_BITS, as the RTL)
     parameter integer OUTST = 64,       // bursts in flight per direction (generator/spec/arch.py)
     parameter integer FDEPTH = 128      // splitter data FIFO words per port and direction
 ) (

@@ -206,14 +206,14 @@ def _check_wiring(bd, edge, nets, props):
 def _check_two_ports(edge, nets, props):
     """Two HP ports: LOAD's and STORE's m_axi on accel_hp_0 (the RTL's splitter, at the m_axi width and the RTL's
     outstanding / FIFO depths), its halves on HP0 / HP1, the fetch on HP2, all on the one clock and reset."""
-    from generator.spec.arch import HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING
+    from generator.spec.arch import AXI_ADDR_BITS, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING
     assert ("intf:accel_load_0/m_axi_load_gmem", "intf:accel_hp_0/s_axi_load") in edge
     assert ("intf:accel_store_0/m_axi_store_gmem", "intf:accel_hp_0/s_axi_store") in edge
     assert ("intf:accel_hp_0/m00_axi", "intf:zynq_ultra_ps_e_0/S_AXI_HP0_FPD") in edge
     assert ("intf:accel_hp_0/m01_axi", "intf:zynq_ultra_ps_e_0/S_AXI_HP1_FPD") in edge
     assert ("intf:accel_0/m_axi_gmem", "intf:smartconnect_hp2/S00_AXI") in edge
     assert ("intf:smartconnect_hp2/M00_AXI", "intf:zynq_ultra_ps_e_0/S_AXI_HP2_FPD") in edge
-    assert (f"CONFIG.DW 256 CONFIG.OUTST {HP_SPLIT_OUTSTANDING} CONFIG.FDEPTH {HP_SPLIT_FIFO_WORDS}"
+    assert (f"CONFIG.DW 256 CONFIG.AW {AXI_ADDR_BITS} CONFIG.OUTST {HP_SPLIT_OUTSTANDING} CONFIG.FDEPTH {HP_SPLIT_FIFO_WORDS}"
             in props["accel_hp_0"])
     clk = next(n for n in nets if n[0] == "pin:zynq_ultra_ps_e_0/pl_clk0")
     rst = next(n for n in nets if n[0] == "pin:proc_sys_reset_0/peripheral_aresetn")

@@ -37,8 +37,8 @@ from generator.backends.hls.block_design import block_design
 from generator.estimate import hls_resources
 from generator.spec import isa, memories
 from generator.spec.board import Board
-from generator.spec.arch import (CMD_QUEUE_DEPTH, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING, PACK_GROUP, PACK_SHIFT,
-                                 RUN_QUEUE_DEPTH)
+from generator.spec.arch import (AXI_ADDR_BITS, CMD_QUEUE_DEPTH, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING,
+                                 PACK_GROUP, PACK_SHIFT, RUN_QUEUE_DEPTH)
 from host.registers import HW_INFO_MODES, KERNEL_VLNV
 
 TEMPLATES_DIR = ROOT_DIR / "hls_templates"
@@ -155,7 +155,7 @@ def kernel_context(board: Board, rom: list[str], csim_argv: str = "", export_dir
                 bd=block_design(board, len(rom)), cmd_queue_depth=CMD_QUEUE_DEPTH,
                 run_queue_depth=RUN_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS],
                 depths=dict(DEFAULT_PORT_DEPTHS, **(port_depths or {})), cosim=bool(port_depths),
-                hp_ports=board.accelerator.hp_ports, hp_outst=HP_SPLIT_OUTSTANDING, hp_fdepth=HP_SPLIT_FIFO_WORDS,
+                hp_ports=board.accelerator.hp_ports, hp_addr_bits=AXI_ADDR_BITS, hp_outst=HP_SPLIT_OUTSTANDING, hp_fdepth=HP_SPLIT_FIFO_WORDS,
                 bd_rtl_files=BD_RTL_FILES)
 
 

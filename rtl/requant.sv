@@ -1,14 +1,15 @@
 // Requantization of one output lane, pipelined for the clock (REQUANT_STAGES = RQ_LAT registers from `acc` to `q`):
-//   q = clamp(((v*M + 2^(s-1)) >> s) + zp, qmin, qmax), v = acc + bias on ACC_W + 1 bits, (M, s) of the negative
+//   q = clamp(((v*M + 2^(s-1)) >> s) + zp, qmin, qmax), v = (acc + bias) >> pre (arithmetic) on DSP_A_W = 27 bits
+//   (isa.REQUANT_OPERAND_BITS: the compiler picks each channel's pre-shift so that it fits), (M, s) of the negative
 //   side when `act` and v < 0 (the golden simulator's generator.exec.kernels.requantize; s in [1, 63], isa.MAX_SHIFT).
-// Stages: R1 inputs registered (ACC RAM output, PBUF record); R2 low LO_W bits of v (carry out registered); R3 high
-// bits of v, the sign selects (M, s), DSP operands registered (A/B registers); R4 the two 27 x 18 multiplies v_lo*M,
-// v_hi*M (M registers, UG579), R5 their P registers; R6 / R7 v*M = v_hi*M*2^LO_W + v_lo*M summed in two halves
-// (carry chains of at most ~20 bits); R8 / R9 arithmetic shift by s-1 (by 8*s[5:3], then s[2:0]); R10 the rounding
-// and zp in one add (floor((x >> (s-1)) + 2*zp + 1) / 2 = round-half-up of x / 2^s, + zp) on 21 bits with the
-// out-of-range flags (|x >> (s-1)| >= 2^18 saturates whatever zp); R11 the clamp to int8 / int16. No stage has a
-// carry chain over 32 bits.
-// Legend: vl / vh the low (unsigned) / high (signed) part of v, pl / ph their products, u the sum above bit LO_W.
+// Stages: R1 inputs registered (ACC RAM output, PBUF record); R2 low LO_W bits of acc + bias (carry out registered);
+// R3 its high bits, the sign selects (M, s); R4 / R5 the pre-shift (by 8*pre[5:3], then pre[2:0]) down to the 27-bit
+// DSP operand, registered as the A / B registers; R6 the one 27 x 18 multiply v*M (M register, UG579), R7 its P
+// register; R8 / R9 arithmetic shift by s-1 (by 8*s[5:3], then s[2:0]); R10 the rounding and zp in one add
+// (floor((x >> (s-1)) + 2*zp + 1) / 2 = round-half-up of x / 2^s, + zp) on 21 bits with the out-of-range flags
+// (|x >> (s-1)| >= 2^18 saturates whatever zp); R11 the clamp to int8 / int16. No stage has a carry chain over
+// 32 bits; one DSP48E2 per lane.
+// Legend: vl / vh the low (unsigned) / high (signed) part of acc + bias, va the pre-shifted operand, pm v*M.
 `default_nettype none
 module requant
   import accel_pkg::*;
@@ -21,19 +22,18 @@ module requant
   input  wire                       p16,            // clamp to int16 (else int8)
   output logic signed [15:0]        q
 );
-  localparam int LO_W = DSP_A_W - 1;                   // v_lo: unsigned LO_W bits on the 27-bit A port
+  localparam int LO_W = DSP_A_W - 1;                   // the low part of acc + bias: LO_W bits, carry registered
   localparam int V_W = ACC_W + 1;
-  localparam int HI_W = V_W - LO_W;                    // v_hi: signed
-  localparam int PL_W = DSP_A_W + 16, PH_W = HI_W + 16;
-  localparam int U_W = PH_W, UL = U_W / 2, UH = U_W - UL;   // v*M above bit LO_W, added in two halves
-  localparam int PM_W = LO_W + U_W;                    // v*M
+  localparam int HI_W = V_W - LO_W;                    // its high part: signed
+  localparam int X_W = DSP_A_W + 7;                    // after the coarse pre-shift: the fine one moves <= 7 bits
+  localparam int PM_W = DSP_A_W + 16;                  // v*M
   localparam int SAT = 18;                             // x >> (s-1) within [-2^SAT, 2^SAT): exact; else saturated
 
   // R1: inputs
   logic signed [ACC_W-1:0] r1_acc;
   logic [V_W-1:0] r1_bias;
   logic signed [15:0] r1_mp, r1_mn;
-  logic [5:0] r1_sp, r1_sn;
+  logic [5:0] r1_sp, r1_sn, r1_pre;
   /* verilator lint_off UNUSEDSIGNAL */  // the record's upper bias bits, the shift fields' upper bits, reserved
   wire [PREC_W-1:0] rec_all = rec;
   /* verilator lint_on UNUSEDSIGNAL */
@@ -44,65 +44,56 @@ module requant
     r1_mn <= signed'(rec_all[PR_MULT_NEG_LSB +: 16]);
     r1_sp <= rec_all[PR_SHIFT_POS_LSB +: 6];
     r1_sn <= rec_all[PR_SHIFT_NEG_LSB +: 6];
+    r1_pre <= rec_all[PR_PRE_SHIFT_LSB +: 6];
   end
   // R2: v[LO_W-1:0] with its carry; the high operands passed on
   logic [LO_W:0] r2_lo;
   logic [HI_W-1:0] r2_ah, r2_bh;
   logic signed [15:0] r2_mp, r2_mn;
-  logic [5:0] r2_sp, r2_sn;
+  logic [5:0] r2_sp, r2_sn, r2_pre;
   wire [V_W-1:0] acc_x = V_W'(r1_acc);                 // sign-extended
   always_ff @(posedge clk) begin
     r2_lo <= {1'b0, acc_x[LO_W-1:0]} + {1'b0, r1_bias[LO_W-1:0]};
     r2_ah <= acc_x[V_W-1:LO_W];
     r2_bh <= r1_bias[V_W-1:LO_W];
-    {r2_mp, r2_mn, r2_sp, r2_sn} <= {r1_mp, r1_mn, r1_sp, r1_sn};
+    {r2_mp, r2_mn, r2_sp, r2_sn, r2_pre} <= {r1_mp, r1_mn, r1_sp, r1_sn, r1_pre};
   end
-  // R3: v[V_W-1:LO_W]; (M, s) by the sign of v; the multiplier operands (A/B registers)
+  // R3: acc + bias complete (high part); (M, s) by its sign
   wire [HI_W-1:0] vh = r2_ah + r2_bh + HI_W'(r2_lo[LO_W]);
   wire neg = act && vh[HI_W-1];
-  logic signed [DSP_A_W-1:0] r3_vl;
-  logic signed [HI_W-1:0] r3_vh;
+  logic signed [V_W-1:0] r3_v;
   logic signed [15:0] r3_m;
-  logic [5:0] r3_s1;                                   // s - 1
+  logic [5:0] r3_s1, r3_pre;                           // s - 1, the pre-shift
   always_ff @(posedge clk) begin
-    r3_vl <= signed'({1'b0, r2_lo[LO_W-1:0]});
-    r3_vh <= signed'(vh);
+    r3_v <= signed'({vh, r2_lo[LO_W-1:0]});
     r3_m <= neg ? r2_mn : r2_mp;
     r3_s1 <= (neg ? r2_sn : r2_sp) - 6'd1;
+    r3_pre <= r2_pre;
   end
-  // R4 (M) and R5 (P): the two multiplies
-  logic signed [PL_W-1:0] r4_pl, r5_pl;
-  logic signed [PH_W-1:0] r4_ph, r5_ph;
-  logic [5:0] r4_s1, r5_s1;
+  // R4 / R5: v = (acc + bias) >>> pre, by 8 * pre[5:3] then pre[2:0], down to the DSP's 27-bit A port (the A / B
+  // registers at R5)
+  wire signed [V_W+63:0] v_ext = (V_W + 64)'(r3_v);   // sign-extended: a shift past the top gives the sign
+  logic signed [X_W-1:0] r4_x;
+  logic [2:0] r4_pre;
+  logic signed [15:0] r4_m, r5_m;
+  logic [5:0] r4_s1, r5_s1, r6_s1, r7_s1;
+  logic signed [DSP_A_W-1:0] r5_va;
+  wire signed [X_W+6:0] x_ext = (X_W + 7)'(r4_x);
   always_ff @(posedge clk) begin
-    r4_pl <= r3_vl * r3_m;
-    r4_ph <= r3_vh * r3_m;
-    r5_pl <= r4_pl;
-    r5_ph <= r4_ph;
-    r4_s1 <= r3_s1;
-    r5_s1 <= r4_s1;
+    r4_x <= X_W'(v_ext >>> {r3_pre[5:3], 3'b000});
+    r4_pre <= r3_pre[2:0];
+    r5_va <= DSP_A_W'(x_ext >>> r4_pre);
+    {r4_m, r5_m} <= {r3_m, r4_m};
+    {r4_s1, r5_s1, r6_s1, r7_s1} <= {r3_s1, r4_s1, r5_s1, r6_s1};
   end
-  // R6 / R7: u = ph + (pl >>> LO_W), low half then high half
-  wire [U_W-1:0] pl_hi = U_W'(signed'(r5_pl[PL_W-1:LO_W]));
-  logic [UL:0] r6_ul;
-  logic [UH-1:0] r6_ph, r6_plh;
-  logic [LO_W-1:0] r6_l, r7_l;
-  logic [UL-1:0] r7_ul;
-  logic [UH-1:0] r7_uh;
-  logic [5:0] r6_s1, r7_s1;
+  // R6 (M) and R7 (P): the multiply
+  logic signed [PM_W-1:0] r6_p, r7_p;
   always_ff @(posedge clk) begin
-    r6_ul <= {1'b0, r5_ph[UL-1:0]} + {1'b0, pl_hi[UL-1:0]};
-    r6_ph <= r5_ph[U_W-1:UL];
-    r6_plh <= pl_hi[U_W-1:UL];
-    r6_l <= r5_pl[LO_W-1:0];
-    r6_s1 <= r5_s1;
-    r7_uh <= r6_ph + r6_plh + UH'(r6_ul[UL]);
-    r7_ul <= r6_ul[UL-1:0];
-    r7_l <= r6_l;
-    r7_s1 <= r6_s1;
+    r6_p <= r5_va * r5_m;
+    r7_p <= r6_p;
   end
   // R8 / R9: x >>> (s - 1), by 8 * (s-1)[5:3] then (s-1)[2:0]
-  wire signed [PM_W-1:0] pm = signed'({r7_uh, r7_ul, r7_l});
+  wire signed [PM_W-1:0] pm = r7_p;
   logic signed [PM_W-1:0] r8_x, r9_x;
   logic [2:0] r8_s;
   always_ff @(posedge clk) begin

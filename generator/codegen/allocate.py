@@ -121,7 +121,8 @@ def _weight_bytes(L: Layer, w: np.ndarray, hw: HwConfig, dt) -> bytes:
 def _param_records(L: Layer, q: dict, hw: HwConfig) -> bytes:
     """One PBUF record (:data:`generator.spec.isa.PARAM_RECORD`) per output channel, padded to whole Tm groups,
     for the main output and then for each extra pooled output; group o's records at o * lane_pitch(Tm) (padding
-    records after each group when Tm is not a power of two)."""
+    records after each group when Tm is not a power of two; multiplier 0, a pre-shift that keeps any acc_bits
+    accumulator within the requantization operand)."""
     n_og, pitch = ceil_div(L.OC, hw.tm), hw.tm_pitch
     pos = (np.arange(L.OC) // hw.tm) * pitch + np.arange(L.OC) % hw.tm   # record index of each channel
     out = b""
@@ -129,11 +130,15 @@ def _param_records(L: Layer, q: dict, hw: HwConfig) -> bytes:
         rec = np.zeros(n_og * pitch, np.dtype([(nm, np.dtype(t).newbyteorder("<")) for nm, t, _ in isa.PARAM_RECORD]))
         rec["shift_pos"] = 1
         rec["shift_neg"] = 1
+        # padding lanes (channels >= OC) may hold any accumulator (an emul or copy layer's lanes read other
+        # channels): their pre-shift brings every acc_bits value within the requantization operand
+        rec["pre_shift"] = max(0, hw.acc_bits + 1 - isa.REQUANT_OPERAND_BITS)
         rec["bias"][pos] = q["bias"]
         rec["mult_pos"][pos] = p["mult_pos"]
         rec["mult_neg"][pos] = p["mult_neg"]
         rec["shift_pos"][pos] = p["shift_pos"]
         rec["shift_neg"][pos] = p["shift_neg"]
+        rec["pre_shift"][pos] = q["pre_shift"]
         out += rec.tobytes()
     return out
 

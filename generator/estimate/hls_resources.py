@@ -7,10 +7,10 @@ Units: DSP48E2 slices; BRAM36 blocks (36 Kb; a memory that fits one BRAM18 count
 "Block RAM Tile"); URAM blocks (288 Kb, 4096 x 72); LUTs and FFs (CLB).
 
 **DSP48E2** = ``Tn * Tm`` (one per PE, in both modes: in int8 each DSP multiplies one weight by two activations
-packed into its 27-bit A port, so int8 does twice the MACs on the same slices) ``+ Tm * dsp_per_requant``
-(post-processing: one requantization multiplier per output lane, ``(acc_bits + 1)``-bit accumulator-plus-bias
-times the ``MULT_BITS``-bit multiplier; a 27 x 18 signed DSP48E2 takes 27 bits of the wide operand, each further
-slice 26 more: ``1 + ceil(max(0, a - 27) / 26)``, 2 slices for the 48-bit int16 accumulator) ``+ Tm``
+packed into its 27-bit A port, so int8 does twice the MACs on the same slices) ``+ Tm * DSP_PER_REQUANT_LANE``
+(post-processing: one requantization multiply per output lane, the accumulator-plus-bias pre-shifted to
+:data:`generator.spec.isa.REQUANT_OPERAND_BITS` = 27 bits times the ``MULT_BITS``-bit multiplier: one 27 x 18
+signed DSP48E2 in both modes) ``+ Tm``
 (COMPUTE's element-wise product, ``emul``: one 18 x 18 multiply per output lane, :data:`DSP_PER_EMUL_LANE`).
 
 **Memories**: the kernel's buffers, instruction ROM and the block design's stream FIFOs, each group mapped onto
@@ -103,13 +103,9 @@ class Estimate:
 DSP_PER_EMUL_LANE = 1
 
 
-def dsp_per_requant(acc_bits: int, mult_bits: int = isa.MULT_BITS) -> int:
-    """DSP48E2 slices of one ``(acc_bits + 1)`` x ``mult_bits`` signed multiply (27 x 18 per slice, 26 more
-    bits of the wide operand per extra slice)."""
-    a, b = acc_bits + 1, mult_bits
-    if b > 18:
-        a, b = b, a
-    return 1 + math.ceil(max(0, a - 27) / 26)
+#: DSP48E2 slices per output lane of POST's requantization: one REQUANT_OPERAND_BITS x MULT_BITS (27 x 16) signed
+#: multiply (UG579: 27 x 18 per slice)
+DSP_PER_REQUANT_LANE = 1
 
 
 def hp_split_lut_ff(board: Board) -> tuple[int, int]:
@@ -136,7 +132,7 @@ def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     tn, tm = a.tn, a.tm
     acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
     dsp_pe = tn * tm
-    dsp_post = tm * dsp_per_requant(acc_store)
+    dsp_post = tm * DSP_PER_REQUANT_LANE
     dsp_emul = tm * DSP_PER_EMUL_LANE
     mems = memories.bound_kernel_memories(board, rom_insns)
     g = PACK_GROUP

@@ -5,8 +5,9 @@ design-space exploration (:mod:`generator.estimate.dse`) ranks configurations wi
 Units: DSP48E2 slices; BRAM36 blocks (a RAMB18E2 counts 0.5, as Yosys' and Vivado's reports add them); URAM288
 blocks; LUTs and flip-flops (CLB).
 
-**DSP48E2** = Tn x Tm (one per PE, ``rtl/pe_array.sv``) + 2 x Tm (``rtl/requant.sv``: the (acc + 1)-bit by
-MULT_BITS-bit requantization multiply of each output lane takes two 27 x 18 slices, UG579) + Tm (``rtl/compute.sv``:
+**DSP48E2** = Tn x Tm (one per PE, ``rtl/pe_array.sv``) + Tm (``rtl/requant.sv``: each output lane's
+requantization multiply, the accumulator-plus-bias pre-shifted to 27 bits times the MULT_BITS-bit multiplier, is one
+27 x 18 slice, UG579) + Tm (``rtl/compute.sv``:
 the 18 x 18 multiply of the element-wise product, ``emul``, per output lane).
 
 **Memories**: the RAMs of ``rtl/buffers.sv`` with the geometry of the rendered ``accel_pkg`` (:func:`rtl_memories`):
@@ -77,5 +78,5 @@ def estimate(board: Board):
     return hls_resources.Estimate(board=board.name, part=board.part, tn=a.tn, tm=a.tm, dsp48e2=expected_dsp(board),
                                   bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut),
                                   ff=int(hls.ff), capacity=board.resources.model_dump(), memories=mems,
-                                  dsp_pe=a.tn * a.tm, dsp_post=2 * a.tm,
-                                  dsp_emul=expected_dsp(board) - a.tn * a.tm - 2 * a.tm)
+                                  dsp_pe=a.tn * a.tm, dsp_post=a.tm,
+                                  dsp_emul=expected_dsp(board) - a.tn * a.tm - a.tm)

@@ -117,11 +117,11 @@ def yosys() -> str | None:
 
 
 def expected_dsp(board: Board) -> int:
-    """DSP48E2 slices the RTL's structure needs: one per PE (Tn*Tm) plus, per output lane (Tm), two for the
-    requantization multiply and one for the element-wise product (UG579: each slice multiplies 27 x 18 bits
-    signed)."""
+    """DSP48E2 slices the RTL's structure needs: one per PE (Tn*Tm) plus, per output lane (Tm), one for the
+    requantization multiply (its operand pre-shifted to 27 bits, ``rtl/requant.sv``) and one for the element-wise
+    product (UG579: each slice multiplies 27 x 18 bits signed)."""
     a = board.accelerator
-    return a.tn * a.tm + 3 * a.tm
+    return a.tn * a.tm + 2 * a.tm
 
 
 def _package_names(pkg_text: str) -> list[str]:

@@ -234,12 +234,24 @@ class GoldenSim:
         if oc[-1] >= hw.pbuf_index:
             raise SimError(f"instruction {k}: POST reads PBUF entry {oc[-1]} of {hw.pbuf_index}", "OUT_OF_RANGE", k)
         p = self.pbuf[oc]
-        v = acc + p["bias"].astype(np.int64)
+        pre = p["pre_shift"].astype(np.int64)
+        if (pre > isa.MAX_SHIFT).any():
+            raise SimError(f"instruction {k}: POST with a requantization pre-shift over {isa.MAX_SHIFT}",
+                           "ARITH_OVERFLOW", k)
+        v = (acc + p["bias"].astype(np.int64)) >> pre
+        lim = 1 << (isa.REQUANT_OPERAND_BITS - 1)
+        bad = (v < -lim) | (v >= lim)
+        if bad.any():
+            j = np.argwhere(bad)[0]
+            raise SimError(f"instruction {k}: POST requantization operand (acc + bias) >> pre_shift = {int(v[tuple(j)])}"
+                           f" (PBUF record {int(oc[j[-1]])}, pre_shift {int(pre[j[-1]])}) outside "
+                           f"{isa.REQUANT_OPERAND_BITS} signed bits", "ARITH_OVERFLOW", k)
         neg = (v < 0) & bool(f["act"] & isa.ACTIVATIONS["neg_mult"])
         m = np.where(neg, p["mult_neg"].astype(np.int64), p["mult_pos"].astype(np.int64))
         sh = np.where(neg, p["shift_neg"].astype(np.int64), p["shift_pos"].astype(np.int64))
-        if (sh < 1).any():
-            raise SimError(f"instruction {k}: POST with a requantization shift of 0", "ARITH_OVERFLOW", k)
+        if (sh < 1).any() or (sh > isa.MAX_SHIFT).any():
+            raise SimError(f"instruction {k}: POST with a requantization shift outside [1, {isa.MAX_SHIFT}]",
+                           "ARITH_OVERFLOW", k)
         q = ((v * m + (np.int64(1) << (sh - 1))) >> sh) + f["zp_out"]
         q = np.clip(q, self.qmin, self.qmax)
         if f["act"] & isa.ACTIVATIONS["table"]:

@@ -30,8 +30,12 @@ qmax = 2^(b-1) - 1:
   ``M = round(f * 2^15)``, ``s = 15 - e`` (``M = 2^15`` becomes ``2^14`` with ``s - 1``); a shift above 63 is
   capped at 63 with ``M = round(r * 2^63)``; r = 0 gives M = 0, s = 1;
 * negative side: LeakyReLU(alpha) the multiplier of ``alpha * r``; ReLU M = 0, s = 1; linear the positive one;
-* requantization of ``v = acc + B``: ``q = clip(floor((v * M + 2^(s-1)) / 2^s) + zp_out, qmin, qmax)`` with the
-  negative-side (M, s) where the layer has an activation and v < 0;
+* requantization of ``v = floor((acc + B) / 2^p)``: ``q = clip(floor((v * M + 2^(s-1)) / 2^s) + zp_out, qmin,
+  qmax)`` with the negative-side (M, s) where the layer has an activation and v < 0. The pre-shift p of a channel
+  keeps v within 27 signed bits (one DSP48E2 operand): ``p = max(0, bit_length(worst) - 26)``, worst the largest
+  |acc + B| = ``sum |W| * max(-qmin, qmax) + |B|`` (copy layers ``max(-qmin, qmax) + |zp_in|``, products
+  ``(max(-qmin, qmax) + |zp_a|) (max(-qmin, qmax) + |zp_b|)``), and every shift s of a multiplier M != 0 is
+  lowered by p (M = 0 keeps s = 1);
 * then max-pool (k x k, stride s, window clipped at the bottom/right edge; a copy layer's pads are the pool's
   -inf padding, and the border of its input region holds qmin when no padded convolution reads it) and nearest
   upsampling; a second
@@ -245,8 +249,25 @@ class IndependentRef:
                                     mult_neg=np.array([p[0] for p in neg]), shift_neg=np.array([p[1] for p in neg]),
                                     zp_out=zp_out))
             zp_b = self.regions[g.tensors[n.inputs[1]].region][1] if m.kind == "emul" else 0
+            pre = self._pre_shift(W, B, zp_in, zp_b, m.kind, oc, per_out)
             self.layers[n.name] = dict(w=W, bias=B, zp_in=zp_in, zp_b=zp_b, use_neg=m.act in ("relu", "leaky"),
-                                       outs=per_out, table=table)
+                                       outs=per_out, table=table, pre_shift=pre)
+
+    def _pre_shift(self, W, B, zp_in: int, zp_b: int, kind: str, oc: int, per_out: list) -> np.ndarray:
+        """Each channel's pre-shift p (module docstring) from the largest |acc + B| it can reach; lowers the
+        shifts of ``per_out`` (multipliers M != 0) by p. Returns int64 [OC]."""
+        amax = max(-self.qmin, self.qmax)
+        if kind == "conv":
+            worst = [int(np.abs(W[c]).sum()) * amax + abs(int(B[c])) for c in range(oc)]
+        elif kind == "emul":
+            worst = [(amax + abs(int(zp_in))) * (amax + abs(int(zp_b)))] * oc
+        else:
+            worst = [amax + abs(int(zp_in))] * oc
+        pre = np.array([max(0, w.bit_length() - 26) for w in worst], np.int64)
+        for o in per_out:
+            for mk, sk in (("mult_pos", "shift_pos"), ("mult_neg", "shift_neg")):
+                o[sk] = np.where(np.asarray(o[mk]) == 0, 1, np.asarray(o[sk], np.int64) - pre)
+        return pre
 
     def _border(self, name: str) -> int:
         """The value region ``name``'s border holds: the zero point, or qmin where only padded max-pool copy layers
@@ -288,8 +309,9 @@ class IndependentRef:
             if not np.array_equal(d["bias"], q["bias"]):
                 bad.append(f"layer {n.name}: folded bias differs (first channel {int(np.argmax(d['bias'] != q['bias']))})")
             for k, o in enumerate(d["outs"]):
-                st = q if k == 0 else q["side"][k - 1]
-                for key in ("mult_pos", "shift_pos", "mult_neg", "shift_neg"):
+                st = dict(q if k == 0 else q["side"][k - 1], pre_shift=q["pre_shift"])
+                o = dict(o, pre_shift=d["pre_shift"])
+                for key in ("mult_pos", "shift_pos", "mult_neg", "shift_neg", "pre_shift"):
                     if not np.array_equal(np.asarray(st[key]), o[key]):
                         c = int(np.argmax(np.asarray(st[key]) != o[key]))
                         bad.append(f"layer {n.name} output {k}: {key}[{c}] = {int(st[key][c])}, derived {int(o[key][c])}")
@@ -330,7 +352,7 @@ class IndependentRef:
                 acc = (x.astype(np.int64) - d["zp_in"]) * (b[bsl].astype(np.int64) - d["zp_b"])
             else:
                 acc = x.astype(np.int64)
-            v = acc + d["bias"][:, None, None]
+            v = (acc + d["bias"][:, None, None]) >> d["pre_shift"][:, None, None]
             for k, o in enumerate(n.outputs):
                 p = d["outs"][k]
                 y = _requant(v, p["mult_pos"], p["shift_pos"], p["mult_neg"], p["shift_neg"], d["use_neg"],

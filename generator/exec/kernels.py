@@ -106,16 +106,19 @@ def activation(x: np.ndarray, act: str, alpha: float, beta: float = 0.0) -> np.n
 
 
 def requantize(acc: np.ndarray, mult_pos, shift_pos, mult_neg, shift_neg, use_neg: bool, zp: int,
-               qmin: int, qmax: int) -> np.ndarray:
+               qmin: int, qmax: int, pre_shift=0) -> np.ndarray:
     """Integer requantization with round-half-up and saturation (gemmlowp-style fixed point, Jacob et al.,
     "Quantization and Training of Neural Networks for Efficient Integer-Arithmetic-Only Inference", CVPR 2018).
 
-    ``q = clamp(((acc*M + 2^(s-1)) >> s) + zp, qmin, qmax)`` with (M, s) = (mult_neg, shift_neg) where
-    ``use_neg`` and acc < 0, else (mult_pos, shift_pos). acc: int64 array [C, ...]; M, s: per-channel int arrays
-    [C] (broadcast over the remaining axes). Returns int64.
+    ``v = acc >> pre_shift`` (arithmetic), ``q = clamp(((v*M + 2^(s-1)) >> s) + zp, qmin, qmax)`` with (M, s) =
+    (mult_neg, shift_neg) where ``use_neg`` and v < 0, else (mult_pos, shift_pos). acc: int64 array [C, ...]
+    (accumulator plus bias); M, s, pre_shift: per-channel int arrays [C] (broadcast over the remaining axes) or
+    scalars. Returns int64. (The POST instruction, :data:`generator.spec.isa.FORMATS`; the range of v is the
+    caller's to check.)
     """
     acc = acc.astype(np.int64)
     shp = (-1,) + (1,) * (acc.ndim - 1)
+    acc = acc >> np.broadcast_to(np.asarray(pre_shift, np.int64), acc.shape[:1]).reshape(shp)
     mp, sp = np.asarray(mult_pos, np.int64).reshape(shp), np.asarray(shift_pos, np.int64).reshape(shp)
     mn, sn = np.asarray(mult_neg, np.int64).reshape(shp), np.asarray(shift_neg, np.int64).reshape(shp)
     if use_neg:

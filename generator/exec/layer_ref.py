@@ -49,7 +49,7 @@ def write_layer(g: Graph, n, regions: dict, acc: np.ndarray) -> None:
     for k, o in enumerate(n.outputs):
         p = q if k == 0 else q["side"][k - 1]
         y = requantize(acc, p["mult_pos"], p["shift_pos"], p["mult_neg"], p["shift_neg"], q["use_neg"],
-                       p["zp_out"], q["qmin"], q["qmax"])
+                       p["zp_out"], q["qmin"], q["qmax"], q["pre_shift"])
         if q.get("table") is not None:
             y = apply_table(y, q["table"], q["qmin"], q["qmax"])
         if k == 0:

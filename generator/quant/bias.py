@@ -19,7 +19,7 @@ import numpy as np
 
 from generator.exec.float_ref import run_float
 from generator.ir.graph import Graph
-from generator.quant.quantize import QuantError
+from generator.quant.quantize import QuantError, set_pre_shift
 
 
 def channel_means(fg: Graph, qg: Graph, images) -> dict:
@@ -72,6 +72,7 @@ def correct_bias(qg: Graph, fg: Graph, images, acc_bits: int) -> Graph:
             k = int(worst.argmax())
             raise QuantError(f"layer {n.name}: after bias correction the accumulator could overflow: output channel "
                              f"{k} can reach {int(worst[k])} > {lim} ({acc_bits}-bit signed accumulator)")
+        set_pre_shift(q, worst, f"layer {n.name}")
         record[n.name] = int(np.abs(corr).max())
     g.metadata["bias_correction"] = record
     return g

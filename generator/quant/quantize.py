@@ -28,7 +28,7 @@ import numpy as np
 from generator.exec.float_ref import PRE_ACT, run_float
 from generator.exec.kernels import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph, GraphError
-from generator.spec.isa import MAX_SHIFT, MULT_BITS, TABLE_ENTRIES
+from generator.spec.isa import MAX_SHIFT, MULT_BITS, REQUANT_OPERAND_BITS, TABLE_ENTRIES
 
 MODES = {"int8-asym": (8, False), "int8-sym": (8, True), "int16-sym": (16, True), "int16-asym": (16, False)}
 
@@ -99,6 +99,34 @@ def quantize_multiplier(r: float, where: str) -> tuple[int, int]:
     if s < 1:
         raise QuantError(f"{where}: requantization multiplier {r:.4g} is too large (needs a left shift)")
     return m, s
+
+
+def set_pre_shift(q: dict, worst: np.ndarray, where: str) -> None:
+    """Choose each output channel's requantization pre-shift (PBUF record field ``pre_shift``,
+    :data:`generator.spec.isa.FORMATS` POST) so that the multiply's operand ``(acc + bias) >> pre_shift`` fits
+    :data:`generator.spec.isa.REQUANT_OPERAND_BITS` signed bits (one DSP48E2 A port, UG579) for every input:
+    ``pre_shift = max(0, bit_length(worst) - (REQUANT_OPERAND_BITS - 1))`` with ``worst`` [OC] the largest
+    |acc + bias| the channel can reach. The shifts of ``q`` and of its extra outputs (``q["side"]``) move by the
+    same amount, so the real multiplier stays M * 2^-(shift + pre_shift): the result differs from the unshifted
+    one only by the floor of v's pre_shift low bits (at most 2^pre_shift * M * 2^-(shift + pre_shift) output
+    units before rounding). Idempotent (reads the previous ``q["pre_shift"]``); sets ``q["pre_shift"]`` int64
+    [OC]. Raises QuantError naming ``where`` and the channel when a shift would drop below 1 (a multiplier that
+    large on so wide an accumulator saturates anyway: the layer needs a larger output scale)."""
+    worst = np.asarray(worst, np.int64)
+    old = np.asarray(q.get("pre_shift", np.zeros(len(worst), np.int64)), np.int64)
+    top = REQUANT_OPERAND_BITS - 1
+    pre = np.array([max(0, int(w).bit_length() - top) for w in worst], np.int64)
+    for p in [q] + list(q.get("side", [])):
+        for mk, sk in (("mult_pos", "shift_pos"), ("mult_neg", "shift_neg")):
+            m = np.asarray(p[mk], np.int64)
+            sh = np.where(m == 0, 1, np.asarray(p[sk], np.int64) + old - pre)
+            if (sh < 1).any():
+                c = int(np.argmax(sh < 1))
+                raise QuantError(f"{where} channel {c}: its accumulator reaches {int(worst[c])}, so the "
+                                 f"requantization needs a pre-shift of {int(pre[c])} bits, more than its shift "
+                                 f"{int(p[sk][c]) + int(old[c])} allows")
+            p[sk] = sh
+    q["pre_shift"] = pre
 
 
 #: largest real requantization multiplier a layer may need (M * 2^-s with s >= 1 reaches 2^14; one bit of margin)
@@ -279,6 +307,7 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
         zp_b = int(g.tensors[n.inputs[1]].zero_point) if m.kind == "emul" else 0
         n.attrs["q"] = dict(w=wq, bias=bias, zp_in=int(zp_in), zp_b=zp_b, qmin=cfg.qmin, qmax=cfg.qmax, s_w=s_w,
                             **_output_params(g, n, r, (s_in, s_w), (tout, s_out, zp_out), ranges, cfg, room))
+        set_pre_shift(n.attrs["q"], worst, f"layer {n.name}")
     g.metadata["quant"] = {"bits": cfg.bits, "symmetric": cfg.symmetric, "per_channel": cfg.per_channel,
                            "name": cfg.name}
     if calibration is not None:

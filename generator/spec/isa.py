@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from host.manifest import BASE_REGS as BASE_REG_ORDER
 from host.registers import HW_INFO_MODES, status_bit_names
 
-ISA_VERSION = 3
+ISA_VERSION = 4
 INSN_BITS = 256
 INSN_BYTES = INSN_BITS // 8
 
@@ -73,10 +73,16 @@ TBUF_ROWS = TABLE_ENTRIES // TABLE_PER_RECORD
 #: PBUF record layout in DDR (little-endian), 16 bytes per output channel: (field, numpy dtype name, byte offset)
 PARAM_RECORD_BYTES = 16
 PARAM_RECORD = [("bias", "int64", 0), ("mult_pos", "int16", 8), ("mult_neg", "int16", 10), ("shift_pos", "uint8", 12),
-                ("shift_neg", "uint8", 13), ("reserved", "uint16", 14)]
-#: requantization multiplier width (signed, always >= 0) and the range of the right shift
+                ("shift_neg", "uint8", 13), ("pre_shift", "uint8", 14), ("reserved", "uint8", 15)]
+#: requantization multiplier width (signed, always >= 0) and the range of the right shifts (shift_pos / shift_neg
+#: in [1, MAX_SHIFT], pre_shift in [0, MAX_SHIFT])
 MULT_BITS = 16
 MAX_SHIFT = 63
+#: width of the requantization multiply's other operand, ``(acc + bias) >> pre_shift`` (signed): the 27-bit A port of
+#: one DSP48E2 (UG579), so each output lane's multiply is one slice; the compiler picks each channel's pre_shift
+#: from its accumulator bound so that the operand fits (the golden simulator and the HLS kernel raise ARITH_OVERFLOW
+#: when it does not)
+REQUANT_OPERAND_BITS = 27
 
 
 
@@ -121,7 +127,8 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
                 ("zb", 16)],
     # Post-processing of an accumulator tile (oh x ow pixels, og words) into OBUF, per output lane m of group o the
     # PBUF record r = pbuf_oc + o*P + m (P = lane_pitch(Tm); pbuf_oc a multiple of P):
-    #   v = ACC + bias[r]; (M, s) = (mult_neg, shift_neg) if act bit 0 and v < 0 else (mult_pos, shift_pos)
+    #   v = (ACC + bias[r]) >> pre_shift[r] (arithmetic: floor), in REQUANT_OPERAND_BITS signed bits
+    #   (M, s) = (mult_neg, shift_neg) if act bit 0 and v < 0 else (mult_pos, shift_pos)
     #   q = clamp(((v*M + 2^(s-1)) >> s) + zp_out)              (round half up, saturate to int8/int16)
     #   act bit 1: q = the activation table's value at q (TBUF, see TABLE_ENTRIES)
     #   max-pool pool_k x pool_k, stride pool_s, window clipped to the tile (pool_k=1: none)
@@ -338,9 +345,10 @@ WATCHDOG_CYCLES = 1 << 12
 #: TOKEN_OVERFLOW         7   a push onto a token FIFO that already holds :data:`TOKEN_QUEUE_DEPTH` tokens
 #: TOKENS_LEFT            8   the program ended (END executed, every module idle) with tokens in a FIFO
 #: PARTIAL_INSN           9   the program is not a whole number of :data:`INSN_BYTES`-byte instructions
-#: ARITH_OVERFLOW         10  golden simulator and HLS kernel only: an accumulator leaves its acc_bits range, or a
-#:                            requantization shift outside [1, MAX_SHIFT] (the quantizer never emits either; the
-#:                            RTL does not check them)
+#: ARITH_OVERFLOW         10  golden simulator and HLS kernel only: an accumulator leaves its acc_bits range, a
+#:                            requantization shift outside [1, MAX_SHIFT] or pre_shift above MAX_SHIFT, or a
+#:                            requantization operand (acc + bias) >> pre_shift outside REQUANT_OPERAND_BITS (the
+#:                            compiler never emits any of these; the RTL does not check them)
 #: ====================== === ===========================================================================================
 #:
 #: What each executor does on an error (see :class:`generator.exec.golden.SimError`):

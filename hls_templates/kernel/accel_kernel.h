@@ -204,6 +204,7 @@ PBUF_BEATS:
                 p.mult_neg = (ap_int<PARAM_MULT_NEG_BYTES * 8>)PARAM_FIELD(rec, MULT_NEG);
                 p.shift_pos = PARAM_FIELD(rec, SHIFT_POS);
                 p.shift_neg = PARAM_FIELD(rec, SHIFT_NEG);
+                p.pre_shift = PARAM_FIELD(rec, PRE_SHIFT);
                 const ap_uint<16> e = (ap_uint<16>)w.f + (ap_uint<16>)(rel >> 4);   // row * TM_PITCH + lane
                 const ap_uint<16> lane = e & (TM_PITCH - 1), at = (e >> LOG2_TM_PITCH) * TM + lane;
                 if (lane < TM) {
@@ -493,29 +494,20 @@ PE_TILE:
 }
 
 // ------------------------------------------------------------------------------------------ POST
-// v * m mod 2^64 (v: 64-bit signed, m: a 16-bit multiplier) as three 27 x 18 DSP multiplies of 26-bit limbs
-static inline sum_t mul_limbs(const sum_t &v, const ap_int<18> &m) {
-    const ap_int<27> l0 = (ap_int<27>)(ap_uint<26>)v.range(25, 0);
-    const ap_int<27> l1 = (ap_int<27>)(ap_uint<26>)v.range(51, 26);
-    const ap_int<27> l2 = (ap_int<12>)v.range(63, 52);
-    const ap_int<45> p0 = l0 * m, p1 = l1 * m, p2 = l2 * m;
-    sum_t r = (sum_t)p0;
-    r += ((sum_t)p1) << 26;
-    r += ((sum_t)p2) << 52;
-    return r;
-}
-
-// q = clamp(((v*M + 2^(s-1)) >> s) + zp), v = acc + bias, (M, s) of the negative side when act (bit 0) and v < 0
+// q = clamp(((v*M + 2^(s-1)) >> s) + zp), v = (acc + bias) >> pre_shift in REQUANT_OPERAND_BITS (27) bits, (M, s)
+// of the negative side when act (bit 0) and v < 0: one 27 x 18 multiply (one DSP48E2, as rtl/requant.sv)
 static elem_t requant(const acc_t &a, const param_t &p, bool act, const ap_int<17> &zp, bool i8, ap_uint<32> &err) {
-    const sum_t v = (sum_t)a + p.bias;
-    const bool neg = act && v < 0;
+    const sum_t w = ((sum_t)a + p.bias) >> (p.pre_shift & 63);
+    const sum_t lim = (sum_t)1 << (REQUANT_OPERAND_BITS - 1);
+    const bool neg = act && w < 0;
     const ap_int<18> m = neg ? p.mult_neg : p.mult_pos;
     const ap_uint<8> s = neg ? p.shift_neg : p.shift_pos;
-    if (s < 1 || s > MAX_SHIFT) {
+    if (s < 1 || s > MAX_SHIFT || p.pre_shift > MAX_SHIFT || w < -lim || w >= lim) {
         err |= STATUS_ARITH_OVERFLOW;
         return 0;
     }
-    const sum_t prod = mul_limbs(v, m);
+    const ap_int<REQUANT_OPERAND_BITS> v = (ap_int<REQUANT_OPERAND_BITS>)w;
+    const sum_t prod = (sum_t)(ap_int<45>)(v * m);
     const sum_t rnd = prod + ((sum_t)1 << (s - 1));
     const sum_t q = (rnd >> s) + zp;
     const sum_t qmax = i8 ? 127 : 32767, qmin = i8 ? -128 : -32768;

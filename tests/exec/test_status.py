@@ -254,6 +254,48 @@ def test_bad_program_status_csim(base, csim_exe, tmp_path, case):
         assert np.array_equal(out, base["ddr"]), f"{case}: the refused program wrote DDR in the C-simulation"
 
 
+def _record_patch(b, **fields) -> np.ndarray:
+    """The DDR image with the layer's first PBUF record (channel 0) changed: ``fields`` of isa.PARAM_RECORD."""
+    ddr = b["ddr"].copy()
+    at = b["bases"]["WEIGHTS"] + next(iter(b["prog"].layout.params.values()))
+    rec = {n: (t, off) for n, t, off in isa.PARAM_RECORD}
+    for name, v in fields.items():
+        t, off = rec[name]
+        n = np.dtype(t).itemsize
+        ddr[at + off:at + off + n] = np.frombuffer(int(v).to_bytes(n, "little", signed=np.dtype(t).kind == "i"),
+                                                   np.uint8)
+    return ddr
+
+
+#: ARITH_OVERFLOW (golden simulator and HLS kernel only: the RTL does not check it, isa.STATUS_BITS): PBUF records
+#: the compiler never emits, and the boundary case that is fine
+ARITH_CASES = {
+    "operand_outside_27_bits": (dict(bias=1 << 40, pre_shift=13), "ARITH_OVERFLOW"),
+    "operand_pre_shifted_within": (dict(bias=1 << 40, pre_shift=15), None),
+    "pre_shift_over_63": (dict(pre_shift=64), "ARITH_OVERFLOW"),
+    "shift_zero": (dict(shift_pos=0, shift_neg=0), "ARITH_OVERFLOW"),
+}
+
+
+@pytest.mark.parametrize("case", list(ARITH_CASES))
+def test_requantization_overflow_golden_and_csim(base, csim_exe, case):
+    """A PBUF record whose requantization operand (acc + bias) >> pre_shift leaves 27 bits, or whose shifts leave
+    their range: ARITH_OVERFLOW from the golden simulator and the C-simulation alike; a large bias pre-shifted into
+    range runs, and both write the same DDR."""
+    fields, want = ARITH_CASES[case]
+    ddr = _record_patch(base, **fields)
+    try:
+        GoldenSim(base["prog"].hw, gold := ddr.copy(), base["bases"], base["sizes"]).run(base["prog"].blob)
+        g = 0
+    except SimError as e:
+        g = e.status
+    run = csim_exe.run(base["prog"], ddr, base["bases"], base["sizes"], blob=base["prog"].blob)
+    bit = isa.status_of(want) if want else 0
+    assert g == run.status == bit, f"{case}: golden {isa.status_names(g)}, csim {isa.status_names(run.status)}"
+    if want is None:
+        assert np.array_equal(gold, run.ddr) and not np.array_equal(gold, base["ddr"])
+
+
 def test_status_table_is_complete_and_rendered(base, tmp_path):
     """One bit per condition, bits 0-3 unchanged since ISA version 1, the table in the HLS header, the SV package
     and the manifest the driver reads."""

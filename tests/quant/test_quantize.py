@@ -4,9 +4,10 @@ import pytest
 
 from generator.exec import run_golden
 from generator.exec.kernels import conv2d, requantize
-from generator.quant.quantize import QuantConfig, quantize_multiplier
+from generator.quant.quantize import QuantConfig, QuantError, quantize_multiplier, set_pre_shift
+from generator.spec import isa
 from generator.frontend.modelgen import Builder
-from helpers import compile_small
+from helpers import compile_small, quantize_input
 
 
 def _py_requant(acc, m, s, zp, lo, hi):
@@ -27,6 +28,53 @@ def test_requantize_matches_python_integers_round_half_up_and_saturation():
         assert g == _py_requant(a, m, s, -5, -128, 127)
     # exact half: 3 * 2^-1 = 1.5 rounds up to 2, -1.5 rounds up to -1
     assert requantize(np.array([[3], [-3]]), [1, 1], [1, 1], [1, 1], [1, 1], False, 0, -128, 127).ravel().tolist() == [2, -1]
+
+
+def test_requantize_pre_shift_is_a_floor_shift_before_the_multiply():
+    rng = np.random.default_rng(1)
+    acc = np.concatenate([rng.integers(-2 ** 46, 2 ** 46, 2000), [-2 ** 20 - 1, -2 ** 20, -1, 0, 2 ** 20 - 1]])
+    pre = rng.integers(0, 24, acc.size)
+    m, s = rng.integers(2 ** 14, 2 ** 15, acc.size), rng.integers(1, 40, acc.size)
+    got = requantize(acc[:, None], m, s, m // 3, s, True, 3, -32768, 32767, pre)[:, 0]
+    for a, p, mm, ss, g in zip(acc.tolist(), pre.tolist(), m.tolist(), s.tolist(), got):
+        v = a >> p                                              # Python ints: floor
+        assert g == _py_requant(v, mm // 3 if v < 0 else mm, ss, 3, -32768, 32767)
+
+
+@pytest.mark.parametrize("mode", ["int8-sym", "int16-sym", "int16-asym"])
+def test_pre_shift_is_the_least_that_fits_the_operand_into_one_dsp(mode):
+    """Each channel's pre-shift is the smallest that keeps its worst-case (acc + bias) within the 27-bit operand
+    of one DSP48E2; the real multiplier M * 2^-(shift + pre_shift) is the one quantize_multiplier gives; int8
+    layers of this size need none, int16 ones do."""
+    b = Builder([1, 48, 6, 6], seed=8)
+    m = b.model([b.leaky(b.conv(b.leaky(b.conv("x", 40, k=3)), 24, k=3))])
+    gq, prog, xs = compile_small(m, mode)
+    cfg = QuantConfig.from_mode(mode)
+    amax = max(-cfg.qmin, cfg.qmax)
+    top = 1 << (isa.REQUANT_OPERAND_BITS - 1)
+    for n in gq.macro_nodes():
+        q = n.attrs["q"]
+        worst = np.abs(q["w"]).reshape(len(q["bias"]), -1).sum(axis=1) * amax + np.abs(q["bias"])
+        pre = q["pre_shift"]
+        assert ((worst >> pre) < top).all()
+        assert ((pre == 0) | ((worst >> np.maximum(pre - 1, 0)) >= top)).all()
+        assert (pre == 0).all() if mode.startswith("int8") else (pre > 0).all()
+        s_in = gq.tensors[n.inputs[0]].scale
+        s_out = np.broadcast_to(np.ravel(gq.tensors[n.outputs[0]].deq_scale), pre.shape)
+        for c in range(len(pre)):
+            assert (int(q["mult_pos"][c]), int(q["shift_pos"][c] + pre[c])) == quantize_multiplier(
+                float(s_in * q["s_w"][c] / s_out[c]), "test")
+    _, _, ddr, _ = run_golden(prog, gq, quantize_input(gq, xs[0]))   # (its operand check passes)
+
+
+def test_pre_shift_refuses_a_shift_below_one_and_is_idempotent():
+    q = dict(mult_pos=np.array([20000]), shift_pos=np.array([3]), mult_neg=np.array([0]), shift_neg=np.array([1]))
+    with pytest.raises(QuantError, match="layer L channel 0: .*pre-shift of 3 bits"):
+        set_pre_shift(dict(q), np.array([1 << 28]), "layer L")   # 29 bits: pre-shift 3, shift 3 -> 0
+    set_pre_shift(q, np.array([1 << 27]), "layer L")             # 28 bits: pre-shift 2, shift 1
+    assert (q["pre_shift"].tolist(), q["shift_pos"].tolist(), q["shift_neg"].tolist()) == ([2], [1], [1])
+    set_pre_shift(q, np.array([1 << 26]), "layer L")             # again, 27 bits: pre-shift 1, shift 2
+    assert (q["pre_shift"].tolist(), q["shift_pos"].tolist()) == ([1], [2])
 
 
 @pytest.mark.parametrize("r", [1e-6, 0.0031, 0.1, 0.5, 0.99999, 1.0, 3.7])
@@ -72,7 +120,6 @@ def test_layer_whose_output_is_never_positive_gets_a_scale_floor():
     real multiplier stays at or below 2^13 (no left shift needed), the layer compiles, and the golden simulator
     matches the independent reference (which derives the same floor) on every DDR region."""
     from generator.exec.int_ref import MAX_REAL_MULT, compare_ddr
-    from helpers import compile_small, quantize_input
 
     b = Builder([1, 4, 6, 6], seed=5)
     y = b.relu(b.conv("x", 3, k=1))

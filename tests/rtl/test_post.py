@@ -1,7 +1,7 @@
 """rtl/post.sv (bias, requantization, activation, max-pool, nearest upsample: ACC -> OBUF) against the golden
 simulator's POST semantics computed here with numpy (requantization by generator.exec.kernels.requantize, the pooling
 window clipped to the tile, nearest upsampling) on random accumulators, parameter records (bias, both
-multipliers / shifts, extremes included) and instructions, int8 and int16; the bench models the accumulator and
+multipliers / shifts, pre-shifts, extremes included) and instructions, int8 and int16; the bench models the accumulator and
 parameter RAMs (one cycle read latency) and collects the OBUF lane writes. Also the unit's cycles (setup, one window
 step per cycle, the requantization pipeline, drain) and the OUT_OF_RANGE check of the PBUF entries."""
 from __future__ import annotations
@@ -29,11 +29,12 @@ def signed(v: int, bits: int) -> int:
     return v - (1 << bits) if v >> (bits - 1) & 1 else v
 
 
-def record(bias, mp, mn, sp, sn) -> int:
+def record(bias, mp, mn, sp, sn, pre) -> int:
     """PBUF record (isa.PARAM_RECORD little-endian layout) as an integer."""
     raw = bytearray(isa.PARAM_RECORD_BYTES)
     for name, typ, off in isa.PARAM_RECORD:
-        v = {"bias": bias, "mult_pos": mp, "mult_neg": mn, "shift_pos": sp, "shift_neg": sn, "reserved": 0}[name]
+        v = {"bias": bias, "mult_pos": mp, "mult_neg": mn, "shift_pos": sp, "shift_neg": sn, "pre_shift": pre,
+             "reserved": 0}[name]
         n = np.dtype(typ).itemsize
         raw[off:off + n] = int(v).to_bytes(n, "little", signed=np.dtype(typ).kind == "i")
     return int.from_bytes(raw, "little")
@@ -46,8 +47,11 @@ def reference(acc, recs, f, qmin, qmax):
     a = acc[:oh * ow * og].reshape(oh, ow, C).astype(np.int64)
     r = recs[f["pbuf_oc"]:f["pbuf_oc"] + C]
     v = a + np.array([x[0] for x in r], np.int64)
+    pre = np.array([x[5] for x in r], np.int64)
+    lim = 1 << (isa.REQUANT_OPERAND_BITS - 1)
+    assert ((v >> pre >= -lim) & (v >> pre < lim)).all()     # the golden simulator's operand check
     q = requantize(np.moveaxis(v, 2, 0), [x[1] for x in r], [x[3] for x in r], [x[2] for x in r],
-                   [x[4] for x in r], bool(f["act"]), f["zp_out"], qmin, qmax)
+                   [x[4] for x in r], bool(f["act"]), f["zp_out"], qmin, qmax, pre)
     q = np.moveaxis(q, 0, 2)
     up = max(f["up"], 1)
     prow, pcol = f["out_rows"] // up, f["out_cols"] // up
@@ -132,7 +136,11 @@ async def post_matches_golden(dut):
     for case in range(args["cases"]):
         p16 = case % 2
         qmin, qmax = (-32768, 32767) if p16 else (-128, 127)
-        lim = 1 << (acc_w - 3)
+        # wide: |acc + bias| < 2^(acc_w - 2), pre-shifted by at least acc_w - 2 - 26 (up to 5 more); narrow
+        # (every third case): within the 27-bit operand, pre-shift 0 to 2
+        wide = case % 3 != 2
+        lim = 1 << (acc_w - 3 if wide else isa.REQUANT_OPERAND_BITS - 3)
+        pre_min = max(0, acc_w - 2 - (isa.REQUANT_OPERAND_BITS - 1)) if wide else 0
         acc = nrng.integers(-lim, lim, (2, P["acc_words"], tm))
         acc[:, ::5] = nrng.choice([-lim, lim - 1, 0, -1], acc[:, ::5].shape)        # extremes
         acc_mem = [[sum((int(acc[b, w, m]) & ((1 << acc_w) - 1)) << (acc_w * m) for m in range(tm))
@@ -141,7 +149,7 @@ async def post_matches_golden(dut):
         for _ in range(P["pbuf_entries"]):
             recs.append((rng.randint(-lim, lim), rng.choice([0, 1, 32767, rng.randint(0, 32767)]),
                          rng.randint(0, 32767), rng.randint(1, isa.MAX_SHIFT if rng.random() < 0.2 else 30),
-                         rng.randint(1, 30)))
+                         rng.randint(1, 30), pre_min + rng.choice([0, 0, 1, 2, 5 if wide else 2])))
         pbuf = [sum(record(*recs[r * tm + m]) << (8 * isa.PARAM_RECORD_BYTES * m) for m in range(tm))
                 for r in range(P["pbuf_entries"] // tm)]
         f = random_post(rng, tm, P["pbuf_entries"])

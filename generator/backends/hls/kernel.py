@@ -118,7 +118,8 @@ def isa_context() -> dict:
     regs = [dict(name=n, offset=o, bits=b, access=a) for n, o, b, a in isa.REGISTERS]
     return dict(insn_bytes=isa.INSN_BYTES, insn_log2_bits=isa.INSN_BITS.bit_length() - 1,
                 module_of=isa.MODULE_OF, formats=formats, base_regs=isa.BASE_REGS, params=params,
-                mult_bits=isa.MULT_BITS, max_shift=isa.MAX_SHIFT, hw_info_modes=HW_INFO_MODES, registers=regs)
+                mult_bits=isa.MULT_BITS, max_shift=isa.MAX_SHIFT,
+                requant_operand_bits=isa.REQUANT_OPERAND_BITS, hw_info_modes=HW_INFO_MODES, registers=regs)
 
 
 def config_context(board: Board) -> dict:

@@ -3,7 +3,7 @@
 //   (isa.REQUANT_OPERAND_BITS: the compiler picks each channel's pre-shift so that it fits), (M, s) of the negative
 //   side when `act` and v < 0 (the golden simulator's generator.exec.kernels.requantize; s in [1, 63], isa.MAX_SHIFT).
 // Stages: R1 inputs registered (ACC RAM output, PBUF record); R2 low LO_W bits of acc + bias (carry out registered);
-// R3 its high bits, the sign selects (M, s); R4 / R5 the pre-shift (by 8*pre[5:3], then pre[2:0]) down to the 27-bit
+// R3 its high bits, the sign selects s (and at R5 M); R4 / R5 the pre-shift (by 8*pre[5:3], then pre[2:0]) down to the 27-bit
 // DSP operand, registered as the A / B registers; R6 the one 27 x 18 multiply v*M (M register, UG579), R7 its P
 // register; R8 / R9 arithmetic shift by s-1 (by 8*s[5:3], then s[2:0]); R10 the rounding and zp in one add
 // (floor((x >> (s-1)) + 2*zp + 1) / 2 = round-half-up of x / 2^s, + zp) on 21 bits with the out-of-range flags
@@ -58,15 +58,17 @@ module requant
     r2_bh <= r1_bias[V_W-1:LO_W];
     {r2_mp, r2_mn, r2_sp, r2_sn, r2_pre} <= {r1_mp, r1_mn, r1_sp, r1_sn, r1_pre};
   end
-  // R3: acc + bias complete (high part); (M, s) by its sign
+  // R3: acc + bias complete (high part); s by its sign (M is selected at R5, straight into the DSP's B register:
+  // a register fed by a register chain alone would become a shift-register LUT, which the DSP cannot absorb)
   wire [HI_W-1:0] vh = r2_ah + r2_bh + HI_W'(r2_lo[LO_W]);
   wire neg = act && vh[HI_W-1];
   logic signed [V_W-1:0] r3_v;
-  logic signed [15:0] r3_m;
+  logic signed [15:0] r3_mp, r3_mn;
+  logic r3_neg;
   logic [5:0] r3_s1, r3_pre;                           // s - 1, the pre-shift
   always_ff @(posedge clk) begin
     r3_v <= signed'({vh, r2_lo[LO_W-1:0]});
-    r3_m <= neg ? r2_mn : r2_mp;
+    {r3_mp, r3_mn, r3_neg} <= {r2_mp, r2_mn, neg};
     r3_s1 <= (neg ? r2_sn : r2_sp) - 6'd1;
     r3_pre <= r2_pre;
   end
@@ -75,7 +77,8 @@ module requant
   wire signed [V_W+63:0] v_ext = (V_W + 64)'(r3_v);   // sign-extended: a shift past the top gives the sign
   logic signed [X_W-1:0] r4_x;
   logic [2:0] r4_pre;
-  logic signed [15:0] r4_m, r5_m;
+  logic signed [15:0] r4_mp, r4_mn, r5_m;
+  logic r4_neg;
   logic [5:0] r4_s1, r5_s1, r6_s1, r7_s1;
   logic signed [DSP_A_W-1:0] r5_va;
   wire signed [X_W+6:0] x_ext = (X_W + 7)'(r4_x);
@@ -83,7 +86,8 @@ module requant
     r4_x <= X_W'(v_ext >>> {r3_pre[5:3], 3'b000});
     r4_pre <= r3_pre[2:0];
     r5_va <= DSP_A_W'(x_ext >>> r4_pre);
-    {r4_m, r5_m} <= {r3_m, r4_m};
+    {r4_mp, r4_mn, r4_neg} <= {r3_mp, r3_mn, r3_neg};
+    r5_m <= r4_neg ? r4_mn : r4_mp;
     {r4_s1, r5_s1, r6_s1, r7_s1} <= {r3_s1, r4_s1, r5_s1, r6_s1};
   end
   // R6 (M) and R7 (P): the multiply

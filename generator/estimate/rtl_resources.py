@@ -20,8 +20,9 @@ Vivado re-maps the logic anyway; the LUT count changes by a few percent (MUXF7/8
 Counting (Yosys cell names are the UltraScale+ primitives of UG974):
 
 * **DSP48E2**: ``DSP48E2`` cells (UG579). The RTL has Tn*Tm of them in the PE array (one signed 27 x 18 multiply
-  per PE) plus 2 per output lane for the requantization (the ``(ACC_W + 1)``-bit x 16-bit multiply split in two
-  27 x 18 pieces) plus 1 per output lane for COMPUTE's element-wise product (``emul``, 18 x 18): ``Tn*Tm + 3*Tm``
+  per PE) plus 1 per output lane for the requantization (its operand pre-shifted to 27 bits times the 16-bit
+  multiplier, ``rtl/requant.sv``) plus 1 per output lane for COMPUTE's element-wise product (``emul``, 18 x 18):
+  ``Tn*Tm + 2*Tm``
   (:func:`expected_dsp`).
 * **BRAM36**: ``RAMB36E2`` + 0.5 x ``RAMB18E2`` (UG573: a RAMB18E2 is half a block RAM tile).
 * **URAM**: ``URAM288`` (UG573; only with ``uram=True``, i.e. ``synth_xilinx -uram``). The buffers' RAMs carry the
@@ -282,8 +283,8 @@ def report(r: RtlResources) -> str:
     mem = {k: v for k, v in r.cells.items() if k.startswith(("RAMB", "URAM")) or k in LUTRAM_SITES}
     return (f"## {r.board} ({r.part}), Tn x Tm = {r.tn} x {r.tm}: RTL synthesized by Yosys "
             f"(synth_xilinx -family xcup{' -uram' if r.uram_enabled else ''}) in {r.seconds:.0f} s\n\n{r.table()}\n\n"
-            f"DSP48E2 expected from the structure: {r.tn} x {r.tm} PEs + 2 x {r.tm} requantization + {r.tm} "
-            f"element-wise product = {r.tn * r.tm + 3 * r.tm}. Memory cells: {', '.join(f'{k} {v}' for k, v in sorted(mem.items()))}.\n"
+            f"DSP48E2 expected from the structure: {r.tn} x {r.tm} PEs + {r.tm} requantization + {r.tm} "
+            f"element-wise product = {r.tn * r.tm + 2 * r.tm}. Memory cells: {', '.join(f'{k} {v}' for k, v in sorted(mem.items()))}.\n"
             + ("" if r.used.get("lut") is None else
                f"LUT and FF are Yosys' mapping, not Vivado's: of the LUTs {r.cells.get('LUT3', 0)} are LUT3 (Yosys "
                f"builds multi-operand sums such as the PE adder trees from LUT3 full adders); Yosys 0.23 packs no "

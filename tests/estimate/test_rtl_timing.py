@@ -168,7 +168,7 @@ def test_tiny_report_names_rtl_units(tiny_timing):
     w = rows[0][2]                              # the worst: an RTL unit, its file:line or its hierarchical net
     assert w.unit in known and (w.src.split(":")[0].endswith(".sv") or w.src.startswith("net u_")), w
     assert sum(p.unit in known for _, _, p in rows) >= 3         # (RAM pins of Yosys-named cells count as unknown)
-    assert sum(r.dsp.values()) == TINY["tn"] * TINY["tm"] + 3 * TINY["tm"]   # PEs, requantization, emul
+    assert sum(r.dsp.values()) == TINY["tn"] * TINY["tm"] + 2 * TINY["tm"]   # PEs, requantization, emul
     text = rt.report(r, "TINY")
     assert "estimated fmax" in text and "not Vivado" in text
 

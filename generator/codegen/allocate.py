@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from generator.exec.kernels import record_multiplier
 from generator.spec import isa
 from generator.spec.timing import HwConfig
 from generator.ir.graph import Graph
@@ -134,10 +135,8 @@ def _param_records(L: Layer, q: dict, hw: HwConfig) -> bytes:
         # channels): their pre-shift brings every acc_bits value within the requantization operand
         rec["pre_shift"] = max(0, hw.acc_bits + 1 - isa.REQUANT_OPERAND_BITS)
         rec["bias"][pos] = q["bias"]
-        rec["mult_pos"][pos] = p["mult_pos"]
-        rec["mult_neg"][pos] = p["mult_neg"]
-        rec["shift_pos"][pos] = p["shift_pos"]
-        rec["shift_neg"][pos] = p["shift_neg"]
+        for mk, sk in (("mult_pos", "shift_pos"), ("mult_neg", "shift_neg")):
+            rec[mk][pos], rec[sk][pos] = record_multiplier(p[mk], p[sk], q["pre_shift"])
         rec["pre_shift"][pos] = q["pre_shift"]
         out += rec.tobytes()
     return out

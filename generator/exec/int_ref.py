@@ -34,8 +34,8 @@ qmax = 2^(b-1) - 1:
   qmax)`` with the negative-side (M, s) where the layer has an activation and v < 0. The pre-shift p of a channel
   keeps v within 27 signed bits (one DSP48E2 operand): ``p = max(0, bit_length(worst) - 26)``, worst the largest
   |acc + B| = ``sum |W| * max(-qmin, qmax) + |B|`` (copy layers ``max(-qmin, qmax) + |zp_in|``, products
-  ``(max(-qmin, qmax) + |zp_a|) (max(-qmin, qmax) + |zp_b|)``), and every shift s of a multiplier M != 0 is
-  lowered by p (M = 0 keeps s = 1);
+  ``(max(-qmin, qmax) + |zp_a|) (max(-qmin, qmax) + |zp_b|)``); the record's shift is s - p for a multiplier
+  M != 0 (M = 0 keeps s = 1);
 * then max-pool (k x k, stride s, window clipped at the bottom/right edge; a copy layer's pads are the pool's
   -inf padding, and the border of its input region holds qmin when no padded convolution reads it) and nearest
   upsampling; a second
@@ -254,8 +254,8 @@ class IndependentRef:
                                        outs=per_out, table=table, pre_shift=pre)
 
     def _pre_shift(self, W, B, zp_in: int, zp_b: int, kind: str, oc: int, per_out: list) -> np.ndarray:
-        """Each channel's pre-shift p (module docstring) from the largest |acc + B| it can reach; lowers the
-        shifts of ``per_out`` (multipliers M != 0) by p. Returns int64 [OC]."""
+        """Each channel's pre-shift p (module docstring) from the largest |acc + B| it can reach; stores the
+        record's multipliers and shifts of each output of ``per_out`` under ``"rec"``. Returns int64 [OC]."""
         amax = max(-self.qmin, self.qmax)
         if kind == "conv":
             worst = [int(np.abs(W[c]).sum()) * amax + abs(int(B[c])) for c in range(oc)]
@@ -263,11 +263,16 @@ class IndependentRef:
             worst = [(amax + abs(int(zp_in))) * (amax + abs(int(zp_b)))] * oc
         else:
             worst = [amax + abs(int(zp_in))] * oc
-        pre = np.array([max(0, w.bit_length() - 26) for w in worst], np.int64)
+        pre = [max(0, w.bit_length() - 26) for w in worst]
         for o in per_out:
+            rec = {}
             for mk, sk in (("mult_pos", "shift_pos"), ("mult_neg", "shift_neg")):
-                o[sk] = np.where(np.asarray(o[mk]) == 0, 1, np.asarray(o[sk], np.int64) - pre)
-        return pre
+                pairs = []
+                for m, s, p in zip(np.asarray(o[mk]).tolist(), np.asarray(o[sk]).tolist(), pre):
+                    pairs.append((0, 1) if m == 0 else (m, s - p))
+                rec[mk], rec[sk] = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
+            o["rec"] = rec
+        return np.array(pre, np.int64)
 
     def _border(self, name: str) -> int:
         """The value region ``name``'s border holds: the zero point, or qmin where only padded max-pool copy layers
@@ -354,8 +359,8 @@ class IndependentRef:
                 acc = x.astype(np.int64)
             v = (acc + d["bias"][:, None, None]) >> d["pre_shift"][:, None, None]
             for k, o in enumerate(n.outputs):
-                p = d["outs"][k]
-                y = _requant(v, p["mult_pos"], p["shift_pos"], p["mult_neg"], p["shift_neg"], d["use_neg"],
+                p, r = d["outs"][k], d["outs"][k]["rec"]
+                y = _requant(v, r["mult_pos"], r["shift_pos"], r["mult_neg"], r["shift_neg"], d["use_neg"],
                              p["zp_out"], self.qmin, self.qmax)
                 if d["table"] is not None:   # entry (y - qmin) >> (bits - 8), interpolated on the low bits
                     u = y - self.qmin

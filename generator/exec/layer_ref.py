@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from generator.ir.graph import Graph
-from generator.exec.kernels import apply_table, conv2d, maxpool2d, requantize, upsample_nearest
+from generator.exec.kernels import apply_table, conv2d, maxpool2d, record_multiplier, requantize, upsample_nearest
 
 
 def init_regions(g: Graph, x_q: np.ndarray) -> dict:
@@ -48,8 +48,9 @@ def write_layer(g: Graph, n, regions: dict, acc: np.ndarray) -> None:
     acc = acc + q["bias"][:, None, None]
     for k, o in enumerate(n.outputs):
         p = q if k == 0 else q["side"][k - 1]
-        y = requantize(acc, p["mult_pos"], p["shift_pos"], p["mult_neg"], p["shift_neg"], q["use_neg"],
-                       p["zp_out"], q["qmin"], q["qmax"], q["pre_shift"])
+        (mp, sp), (mn, sn) = (record_multiplier(p[mk], p[sk], q["pre_shift"])
+                              for mk, sk in (("mult_pos", "shift_pos"), ("mult_neg", "shift_neg")))
+        y = requantize(acc, mp, sp, mn, sn, q["use_neg"], p["zp_out"], q["qmin"], q["qmax"], q["pre_shift"])
         if q.get("table") is not None:
             y = apply_table(y, q["table"], q["qmin"], q["qmax"])
         if k == 0:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from generator.exec.float_ref import PRE_ACT, run_float
-from generator.exec.kernels import TABLE_ACTIVATIONS
+from generator.exec.kernels import TABLE_ACTIVATIONS, record_multiplier
 from generator.ir.graph import Graph, GraphError
 from generator.spec.isa import MAX_SHIFT, MULT_BITS, REQUANT_OPERAND_BITS, TABLE_ENTRIES
 
@@ -106,26 +106,26 @@ def set_pre_shift(q: dict, worst: np.ndarray, where: str) -> None:
     :data:`generator.spec.isa.FORMATS` POST) so that the multiply's operand ``(acc + bias) >> pre_shift`` fits
     :data:`generator.spec.isa.REQUANT_OPERAND_BITS` signed bits (one DSP48E2 A port, UG579) for every input:
     ``pre_shift = max(0, bit_length(worst) - (REQUANT_OPERAND_BITS - 1))`` with ``worst`` [OC] the largest
-    |acc + bias| the channel can reach. The shifts of ``q`` and of its extra outputs (``q["side"]``) move by the
-    same amount, so the real multiplier stays M * 2^-(shift + pre_shift): the result differs from the unshifted
-    one only by the floor of v's pre_shift low bits (at most 2^pre_shift * M * 2^-(shift + pre_shift) output
-    units before rounding). Idempotent (reads the previous ``q["pre_shift"]``); sets ``q["pre_shift"]`` int64
-    [OC]. Raises QuantError naming ``where`` and the channel when a shift would drop below 1 (a multiplier that
-    large on so wide an accumulator saturates anyway: the layer needs a larger output scale)."""
+    |acc + bias| the channel can reach. Sets ``q["pre_shift"]`` int64 [OC]; ``q``'s (and its extra outputs')
+    multipliers and shifts stay the real multiplier's, and the record's shift is theirs lowered by the pre-shift
+    (:func:`generator.exec.kernels.record_multiplier`), so the result differs from the unshifted one only by the
+    floor of v's pre_shift low bits (at most M * 2^-shift output units per 2^pre_shift, before rounding). Raises
+    QuantError naming ``where`` and the channel when a shift is not larger than its pre-shift (a real multiplier
+    of at least 2^(13 - pre_shift): the layer's output scale is about 2^40 times finer than its worst-case
+    accumulator reaches; give it a larger output range)."""
     worst = np.asarray(worst, np.int64)
-    old = np.asarray(q.get("pre_shift", np.zeros(len(worst), np.int64)), np.int64)
     top = REQUANT_OPERAND_BITS - 1
     pre = np.array([max(0, int(w).bit_length() - top) for w in worst], np.int64)
     for p in [q] + list(q.get("side", [])):
         for mk, sk in (("mult_pos", "shift_pos"), ("mult_neg", "shift_neg")):
-            m = np.asarray(p[mk], np.int64)
-            sh = np.where(m == 0, 1, np.asarray(p[sk], np.int64) + old - pre)
-            if (sh < 1).any():
-                c = int(np.argmax(sh < 1))
+            m, sh = np.asarray(p[mk], np.int64), np.asarray(p[sk], np.int64)
+            bad = (m != 0) & (sh - pre < 1)
+            if bad.any():
+                c = int(np.argmax(bad))
                 raise QuantError(f"{where} channel {c}: its accumulator reaches {int(worst[c])}, so the "
-                                 f"requantization needs a pre-shift of {int(pre[c])} bits, more than its shift "
-                                 f"{int(p[sk][c]) + int(old[c])} allows")
-            p[sk] = sh
+                                 f"requantization needs a pre-shift of {int(pre[c])} bits, more than its multiplier "
+                                 f"{int(m[c])} * 2^-{int(sh[c])} allows (the output scale is too fine for the "
+                                 f"accumulator: give the layer a larger output range)")
     q["pre_shift"] = pre
 
 

@@ -54,8 +54,10 @@ def test_fuzz_tier_covers_the_space(golden_ref_outcomes):
     assert max(c["in_shape"][1] for c in ran) > 300 and max(L["oc"] for L in convs) > 300
     assert any(c["saturate"] > 1 for c in ran)
     refused = [o for o in outs if o.status == "refused"]
+    # (a layer whose output scale is ~2^40 finer than its accumulator's reach needs a requantization pre-shift its
+    # shift cannot give: generator.quant.quantize.set_pre_shift refuses it)
     assert all(o.case["kind"] == "degenerate" or "no tiling fits" in o.detail or "could overflow" in o.detail
-               for o in refused), [o.detail for o in refused]
+               or "requantization needs a pre-shift" in o.detail for o in refused), [o.detail for o in refused]
     assert all(o.status == "refused" for o in outs if o.case["kind"] == "degenerate")
 
 

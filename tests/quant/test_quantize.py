@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from generator.exec import run_golden
-from generator.exec.kernels import conv2d, requantize
+from generator.exec.kernels import conv2d, record_multiplier, requantize
 from generator.quant.quantize import QuantConfig, QuantError, quantize_multiplier, set_pre_shift
 from generator.spec import isa
 from generator.frontend.modelgen import Builder
@@ -61,20 +61,28 @@ def test_pre_shift_is_the_least_that_fits_the_operand_into_one_dsp(mode):
         assert (pre == 0).all() if mode.startswith("int8") else (pre > 0).all()
         s_in = gq.tensors[n.inputs[0]].scale
         s_out = np.broadcast_to(np.ravel(gq.tensors[n.outputs[0]].deq_scale), pre.shape)
-        for c in range(len(pre)):
-            assert (int(q["mult_pos"][c]), int(q["shift_pos"][c] + pre[c])) == quantize_multiplier(
+        for c in range(len(pre)):       # q keeps the real multiplier; the record moves the pre-shift into its shift
+            assert (int(q["mult_pos"][c]), int(q["shift_pos"][c])) == quantize_multiplier(
                 float(s_in * q["s_w"][c] / s_out[c]), "test")
+        m, sh = record_multiplier(q["mult_pos"], q["shift_pos"], pre)
+        assert np.array_equal(m, q["mult_pos"]) and np.array_equal(sh, q["shift_pos"] - pre) and (sh >= 1).all()
     _, _, ddr, _ = run_golden(prog, gq, quantize_input(gq, xs[0]))   # (its operand check passes)
 
 
-def test_pre_shift_refuses_a_shift_below_one_and_is_idempotent():
-    q = dict(mult_pos=np.array([20000]), shift_pos=np.array([3]), mult_neg=np.array([0]), shift_neg=np.array([1]))
-    with pytest.raises(QuantError, match="layer L channel 0: .*pre-shift of 3 bits"):
-        set_pre_shift(dict(q), np.array([1 << 28]), "layer L")   # 29 bits: pre-shift 3, shift 3 -> 0
-    set_pre_shift(q, np.array([1 << 27]), "layer L")             # 28 bits: pre-shift 2, shift 1
-    assert (q["pre_shift"].tolist(), q["shift_pos"].tolist(), q["shift_neg"].tolist()) == ([2], [1], [1])
-    set_pre_shift(q, np.array([1 << 26]), "layer L")             # again, 27 bits: pre-shift 1, shift 2
-    assert (q["pre_shift"].tolist(), q["shift_pos"].tolist()) == ([1], [2])
+def test_record_multiplier_moves_the_pre_shift_into_the_shift():
+    m, s = record_multiplier([20000, 0, 23456], [20, 1, 6], [5, 9, 5])
+    assert m.tolist() == [20000, 0, 23456] and s.tolist() == [15, 1, 1]
+    with pytest.raises(ValueError, match="pre-shift of 6 bits exceeds the shift 6"):
+        record_multiplier([23456], [6], [6])
+
+
+def test_pre_shift_refuses_a_shift_not_above_it():
+    q = dict(mult_pos=np.array([20000, 20000]), shift_pos=np.array([3, 9]), mult_neg=np.array([0, 0]),
+             shift_neg=np.array([1, 1]))
+    set_pre_shift(q, np.array([1 << 27, 1 << 33]), "layer L")    # 28 / 34 bits: pre-shift 2 / 8
+    assert q["pre_shift"].tolist() == [2, 8] and q["shift_pos"].tolist() == [3, 9]   # (q keeps M, s)
+    with pytest.raises(QuantError, match="layer L channel 0: .*pre-shift of 3 bits, more than its multiplier"):
+        set_pre_shift(q, np.array([1 << 28, 1 << 20]), "layer L")   # 29 bits: pre-shift 3 >= shift 3
 
 
 @pytest.mark.parametrize("r", [1e-6, 0.0031, 0.1, 0.5, 0.99999, 1.0, 3.7])

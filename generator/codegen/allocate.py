@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from generator.exec.kernels import record_multiplier
 from generator.spec import isa
 from generator.spec.timing import HwConfig
 from generator.ir.graph import Graph
@@ -136,7 +135,7 @@ def _param_records(L: Layer, q: dict, hw: HwConfig) -> bytes:
         rec["pre_shift"] = max(0, hw.acc_bits + 1 - isa.REQUANT_OPERAND_BITS)
         rec["bias"][pos] = q["bias"]
         for mk, sk in (("mult_pos", "shift_pos"), ("mult_neg", "shift_neg")):
-            rec[mk][pos], rec[sk][pos] = record_multiplier(p[mk], p[sk], q["pre_shift"])
+            rec[mk][pos], rec[sk][pos] = isa.record_multiplier(p[mk], p[sk], q["pre_shift"])
         rec["pre_shift"][pos] = q["pre_shift"]
         out += rec.tobytes()
     return out

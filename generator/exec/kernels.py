@@ -130,19 +130,6 @@ def requantize(acc: np.ndarray, mult_pos, shift_pos, mult_neg, shift_neg, use_ne
     return np.clip(v + zp, qmin, qmax)
 
 
-def record_multiplier(mult, shift, pre_shift) -> tuple[np.ndarray, np.ndarray]:
-    """The PBUF record's (multiplier, shift) for the real multiplier ``mult * 2^-shift`` applied after a pre-shift
-    of the operand by ``pre_shift`` bits (:data:`generator.spec.isa.FORMATS` POST): ``(mult, shift - pre_shift)``;
-    a zero multiplier keeps shift 1. Arrays (or scalars) of int, broadcast together; returns int64 arrays.
-    Raises ValueError when a non-zero multiplier's shift would drop below 1 (the quantizer refuses such a layer,
-    :func:`generator.quant.quantize.set_pre_shift`)."""
-    m, s, p = np.broadcast_arrays(*(np.asarray(x, np.int64) for x in (mult, shift, pre_shift)))
-    s2 = np.where(m == 0, 1, s - p)
-    if (s2 < 1).any():
-        raise ValueError(f"a pre-shift of {int(p[s2 < 1].flat[0])} bits exceeds the shift {int(s[s2 < 1].flat[0])} - 1")
-    return m.astype(np.int64), s2.astype(np.int64)
-
-
 def apply_table(q: np.ndarray, table: np.ndarray, qmin: int, qmax: int) -> np.ndarray:
     """POST's activation table (:data:`generator.spec.isa.TABLE_ENTRIES`) on requantized values q (int64, any
     shape, in [qmin, qmax]): u = q - qmin, entry i = u >> (bits - 8), f = the low bits;

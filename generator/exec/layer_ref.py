@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from generator.ir.graph import Graph
-from generator.exec.kernels import apply_table, conv2d, maxpool2d, record_multiplier, requantize, upsample_nearest
+from generator.exec.kernels import apply_table, conv2d, maxpool2d, requantize, upsample_nearest
+from generator.spec.isa import record_multiplier
 
 
 def init_regions(g: Graph, x_q: np.ndarray) -> dict:

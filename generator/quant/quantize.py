@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from generator.exec.float_ref import PRE_ACT, run_float
-from generator.exec.kernels import TABLE_ACTIVATIONS, record_multiplier
+from generator.exec.kernels import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph, GraphError
 from generator.spec.isa import MAX_SHIFT, MULT_BITS, REQUANT_OPERAND_BITS, TABLE_ENTRIES
 
@@ -108,7 +108,7 @@ def set_pre_shift(q: dict, worst: np.ndarray, where: str) -> None:
     ``pre_shift = max(0, bit_length(worst) - (REQUANT_OPERAND_BITS - 1))`` with ``worst`` [OC] the largest
     |acc + bias| the channel can reach. Sets ``q["pre_shift"]`` int64 [OC]; ``q``'s (and its extra outputs')
     multipliers and shifts stay the real multiplier's, and the record's shift is theirs lowered by the pre-shift
-    (:func:`generator.exec.kernels.record_multiplier`), so the result differs from the unshifted one only by the
+    (:func:`generator.spec.isa.record_multiplier`), so the result differs from the unshifted one only by the
     floor of v's pre_shift low bits (at most M * 2^-shift output units per 2^pre_shift, before rounding). Raises
     QuantError naming ``where`` and the channel when a shift is not larger than its pre-shift (a real multiplier
     of at least 2^(13 - pre_shift): the layer's output scale is about 2^40 times finer than its worst-case

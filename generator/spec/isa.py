@@ -86,6 +86,21 @@ REQUANT_OPERAND_BITS = 27
 
 
 
+def record_multiplier(mult, shift, pre_shift) -> tuple:
+    """The PBUF record's (multiplier, shift) for the real multiplier ``mult * 2^-shift`` applied after a pre-shift
+    of the operand by ``pre_shift`` bits (:data:`FORMATS` POST): ``(mult, shift - pre_shift)``;
+    a zero multiplier keeps shift 1. Arrays (or scalars) of int, broadcast together; returns int64 arrays.
+    Raises ValueError when a non-zero multiplier's shift would drop below 1 (the quantizer refuses such a layer,
+    :func:`generator.quant.quantize.set_pre_shift`)."""
+    import numpy as np
+
+    m, s, p = np.broadcast_arrays(*(np.asarray(x, np.int64) for x in (mult, shift, pre_shift)))
+    s2 = np.where(m == 0, 1, s - p)
+    if (s2 < 1).any():
+        raise ValueError(f"a pre-shift of {int(p[s2 < 1].flat[0])} bits exceeds the shift {int(s[s2 < 1].flat[0])} - 1")
+    return m.astype(np.int64), s2.astype(np.int64)
+
+
 def lane_pitch(lanes: int) -> int:
     """The index pitch of a buffer row of ``lanes`` lanes: the power of two at or above it (1 for 1). PBUF and TBUF
     records, and WBUF elements, are addressed as row * lane_pitch + lane so that the hardware splits an index into

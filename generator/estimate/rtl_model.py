@@ -18,8 +18,8 @@ parameter records and Tm TBUF memories of the activation table (64 records: LUTR
 true dual port up to 36 / 18 bits wide, simple dual port 72 / 36 bits at 512 words; a simple-dual-port RAM wider
 than 36 bits as 512 x 72 RAMB36E2 only), UltraRAM as 4096 x 72 URAM288 with two words of at most 36 bits per row,
 memories of at most 64 words as LUTRAM. Checked against Yosys: TINY 88 DSP48E2, 72 BRAM36, 0 URAM, equal (the default
-tests); zcu19eg 32 x 32 1,088 / 768 / 96, equal, at commit fb8bb2c, before the element-wise product's 32 DSP48E2
-(modelled 1,120 now; the 32x32 synthesis was not re-run).
+tests); zcu19eg's board configuration, 32 x 48 on two HP ports, 1,632 / 968 / 96, equal (the whole design through
+``invoke resources --board zcu19eg --rtl`` at commit 224519d).
 
 **LUT / FF**: the structural estimate of :mod:`generator.estimate.hls_resources` (per PE, per output lane, fixed
 parts, what Vivado maps adders and registers to: CARRY8 chains, DSP48E2 internal registers) with this module's

@@ -250,8 +250,9 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
 
     Sets ``region.scale/zero_point`` for every region, tensor dtype, and on every Macro node
     ``attrs["q"]`` = dict(w [OC, IC, KH, KW] int (conv only), bias [OC] int64, mult_pos/shift_pos/mult_neg/
-    shift_neg [OC] int64 (the real multipliers), pre_shift [OC] int64 (:func:`set_pre_shift`), use_neg bool, zp_in, zp_b (an emul layer's second factor's zero point, else 0), zp_out
-    (POST's zero point: the output's, or the table input's),
+    shift_neg [OC] int64 (the real multipliers), pre_shift [OC] int64 (:func:`set_pre_shift`), use_neg bool,
+    zp_in, zp_b (an emul layer's second factor's zero point, else 0), zp_out (POST's zero point: the output's, or
+    the table input's),
     table (int64 [256, 2] activation table, or None), qmin, qmax, s_w [OC] float, side).
 
     Raises: QuantError if a region has no calibration range, a multiplier is out of range, or a layer's

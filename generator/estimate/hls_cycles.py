@@ -52,8 +52,10 @@ Over a program (:meth:`KernelEstimate.program_cycles`): the golden simulator's m
 (:meth:`generator.exec.golden.GoldenSim.run_insns` with ``functional=False``) with this cost per instruction and the
 dispatch times above and the command queues of depth :data:`generator.spec.arch.CMD_QUEUE_DEPTH` (the in-order
 fetch stops while the queue of the next instruction's module is full), so the estimate keeps the token
-dependencies and the overlap of the load, compute and store modules that the queues allow. Not modelled: the DDR contention between the load and
-store ports.
+dependencies and the overlap of the load, compute and store modules that the queues allow, and the STORE beside
+the POST before it (the store module hands the POST to the post module: ``overlap=True``, the latency model's
+:func:`generator.spec.timing.post_store_end` with these costs). Not modelled: the DDR contention between the load
+and store ports.
 """
 from __future__ import annotations
 
@@ -402,7 +404,7 @@ class KernelEstimate:
         from generator.exec.golden import GoldenSim
         sim = GoldenSim(self.hw, np.zeros(16, np.uint8), {k: 0 for k in isa.BASE_REG_NAMES.values()})
         return sim.run_insns(list(insns), functional=False, cost=self.insn_cycles,
-                             issue=self.dispatch_times(insns), cmd_depth=self.cmd_depth)
+                             issue=self.dispatch_times(insns), cmd_depth=self.cmd_depth, overlap=True)
 
 
 def insn_kind(insn) -> str:

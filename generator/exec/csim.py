@@ -2,7 +2,7 @@
 (:data:`GXX_FLAGS`) against the open-source ``ap_types`` headers (shipped in the ``hls4ml`` wheel that
 ``setup.sh`` installs) and run on a DDR image, bit-exact against the golden simulator.
 
-C-simulation runs the kernel's structure itself (``hls_templates/kernel/accel_csim.h``): the four tops as
+C-simulation runs the kernel's structure itself (``hls_templates/kernel/accel_csim.h``): the five tops as
 std::threads over bounded blocking FIFOs of the stated depths (``hls_templates/kernel/accel_stream.h``), load /
 compute / store called again and again as free-running blocks are, stopped when fetch has returned; a deadlock
 (every thread blocked on a FIFO that cannot move) is detected exactly and reported as WATCHDOG. It is clean under

@@ -19,6 +19,12 @@ PACK_GROUP = ((1 << (PACK_SHIFT - 1)) - 1) // (128 * 128)
 CMD_QUEUE_DEPTH = 512
 #: depth of the HLS kernel's run-descriptor and done-report queues (one entry per run is ever in them)
 RUN_QUEUE_DEPTH = 2
+#: the HLS kernel's POST unit beside its STORE (the RTL's rtl/post.sv beside rtl/store.sv): the store -> post
+#: command queue (CONFIG, POST, END; one POST runs at a time), the post -> store progress queue, and the OBUF words
+#: per progress message (a STORE segment waits until its words are reported written). The store module reads the
+#: progress queue during every STORE and drains it before any other instruction and whenever its command queue is
+#: empty, so the POST never waits on a full progress queue for long.
+POST_QUEUE_DEPTH, POST_MSG_DEPTH, POST_MSG_WORDS = 4, 16, 8
 #: depths of the RTL's own queues (rendered into accel_pkg.sv): instructions per fetch burst, the fetched-instruction
 #: FIFO, each module's instruction FIFO, STORE burst descriptors ahead of the data, the STORE output (W) FIFO, the
 #: STORE write-address (AW) FIFO (the data side starts a burst's beats as it enters, not when AW is accepted)

@@ -5,10 +5,10 @@ Units: BRAM36 blocks (36 Kb; a memory that fits one BRAM18 counts 0.5, as Vivado
 blocks (288 Kb, 4096 x 72); LUTs.
 
 **The HLS kernel's memories** (:func:`kernel_memories`, as the block design ``vivado_bd.tcl`` holds them): IBUF,
-WBUF, ACC, PBUF and TBUF are memory ports of the HLS IPs onto simple-dual-port RAMs in the block design (one
+WBUF, ACC, OBUF, PBUF and TBUF are memory ports of the HLS IPs onto simple-dual-port RAMs in the block design (one
 ``accel_ram`` cell per memory: port A written by the producer IP, port B read by the consumer IP), one RAM per
 ping-pong bank, the lanes of a word side by side (``ARRAY_RESHAPE`` on the lane dimension: one wide word per
-address). OBUF stays inside the store IP (``ARRAY_PARTITION`` on its lanes, ``BIND_STORAGE``). Elements are
+address); OBUF (post IP -> store IP), PBUF and TBUF one RAM per lane (``ARRAY_PARTITION``). Elements are
 stored 16 bits wide at the int8 depth, accumulators ``max(acc_bits_int8, acc_bits_int16)`` wide:
 
 =========  =====================  =========================================  ===============
@@ -17,16 +17,17 @@ memory     memories               depth (words)                              wid
 IBUF       2 (banks)              ibuf_bank_bytes / Tn                       16 * Tn
 WBUF       2 * Tm (banks x rows)  wbuf_bank_bytes / (Tn * Tm)                16 * Tn
 ACC        2 (banks)              acc_bank_words                             acc bits * Tm
-OBUF       Tm (store IP inside)   obuf_bytes / Tm                            16
+OBUF       Tm (lanes)             obuf_bytes / Tm                            16
 PBUF       Tm (cyclic)            pbuf_entries / Tm                          128 (16-byte record)
 TBUF       Tm (cyclic)            isa.TBUF_ROWS (64)                         128 (16-byte record)
 ROM        1                      instructions of the baked-in program       256
-FIFOs      12 ``axis_data_fifo``  see :data:`BD_STREAMS`                     the stream's TDATA
+FIFOs      14 ``axis_data_fifo``  see :data:`BD_STREAMS`                     the stream's TDATA
 =========  =====================  =========================================  ===============
 
 The block design's AXI4-Stream FIFOs: the three command queues (:data:`CMD_QUEUE_DEPTH` instructions of 256 bits),
 the two run-descriptor queues (320 bits) and three done queues (64 bits) at the ``axis_data_fifo`` minimum depth
-of 16, and the four dependency-token queues of :data:`generator.spec.isa.TOKEN_QUEUE_DEPTH` (8-bit TDATA), counted
+of 16, the store -> post command queue and the post -> store progress queue (:data:`POST_MSG_BITS`) at depth 16,
+and the four dependency-token queues of :data:`generator.spec.isa.TOKEN_QUEUE_DEPTH` (8-bit TDATA), counted
 as memories of the same rule (the FIFO IP maps a shallow FIFO to distributed RAM, a deep one to block RAM).
 
 **The RTL's memories** (:func:`lane_memories`): the RAMs of ``rtl/buffers.sv``, per ping-pong bank Tn IBUF and
@@ -45,8 +46,8 @@ Mapping rule (:func:`bind`), per group of identical partitioned memories:
 4. if the part has URAM, groups move from BRAM to URAM (``ceil(width / 72) * ceil(depth / 4096)`` each) in order
    of BRAM36 saved per URAM used, a whole group at a time, while the URAMs left suffice and the move saves at least
    :data:`URAM_MIN_BRAM_SAVED` BRAM36 per URAM.
-   The block design's ``accel_ram`` cells take the same choice as their ``MEMORY_PRIMITIVE`` (and the store IP's
-   OBUF as ``BIND_STORAGE``), the RTL as each buffer's ``ram_tdp`` STYLE (:func:`storage_binding`).
+   The block design's ``accel_ram`` cells take the same choice as their ``MEMORY_PRIMITIVE``, the RTL as each
+   buffer's ``ram_tdp`` STYLE (:func:`storage_binding`).
 """
 from __future__ import annotations
 
@@ -66,15 +67,19 @@ URAM_DEPTH, URAM_WIDTH = 4096, 72
 URAM_MIN_BRAM_SAVED = 2
 #: memories this shallow are distributed RAM (LUTs)
 LUTRAM_MAX_DEPTH = 64
-from generator.spec.arch import CMD_QUEUE_DEPTH, RUN_QUEUE_DEPTH  # noqa: E402  (architecture constants)
+from generator.spec.arch import (CMD_QUEUE_DEPTH, POST_MSG_DEPTH, POST_QUEUE_DEPTH,  # noqa: E402
+                                 RUN_QUEUE_DEPTH)  # (architecture constants)
 #: the block design's axis_data_fifo cannot be shallower than this (FIFO_DEPTH 16 ... 32768, a power of two)
 AXIS_FIFO_MIN_DEPTH = 16
 #: TDATA bits of the streams: instruction, run descriptor (4 x 48-bit base + 4 x 32-bit size), done report,
 #: token (1 bit, padded to a byte)
 RUN_BITS = len(isa.BASE_REGS) * (48 + 32)
 DONE_BITS, TOKEN_TDATA_BITS = 64, 8
+#: TDATA bits of the post -> store progress message (words 24, done 1, err 32, iters 32; padded to bytes)
+POST_MSG_BITS = 96
 #: one stream of the block design: (name, producer IP, its port, consumer IP, its port, depth, TDATA bits);
-#: IPs are the top functions of generator.backends.hls.kernel.TOPS (accel, accel_load, accel_compute, accel_store)
+#: IPs are the top functions of generator.backends.hls.kernel.TOPS (accel, accel_load, accel_compute, accel_store,
+#: accel_post)
 BD_STREAMS = [
     ("load_q", "accel", "load_q", "accel_load", "q", CMD_QUEUE_DEPTH, isa.INSN_BITS),
     ("compute_q", "accel", "compute_q", "accel_compute", "q", CMD_QUEUE_DEPTH, isa.INSN_BITS),
@@ -88,6 +93,8 @@ BD_STREAMS = [
     ("c2l", "accel_compute", "c2l", "accel_load", "c2l", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
     ("c2s", "accel_compute", "c2s", "accel_store", "c2s", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
     ("s2c", "accel_store", "s2c", "accel_compute", "s2c", isa.TOKEN_QUEUE_DEPTH, TOKEN_TDATA_BITS),
+    ("post_q", "accel_store", "post_q", "accel_post", "q", POST_QUEUE_DEPTH, isa.INSN_BITS),
+    ("p2s", "accel_post", "p2s", "accel_store", "p2s", POST_MSG_DEPTH, POST_MSG_BITS),
 ]
 #: stored width of one activation / weight element (int8 and int16 share the int16 width)
 ELEM_BITS = 16
@@ -158,10 +165,12 @@ def kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
     for _, _, _, _, _, depth, bits in BD_STREAMS:
         d = fifo_depth(depth)
         fifos[(d, bits)] = fifos.get((d, bits), 0) + 1
-    names = {isa.INSN_BITS: "cmd FIFOs", RUN_BITS: "run FIFOs", DONE_BITS: "done FIFOs",
-             TOKEN_TDATA_BITS: "token FIFOs"}
+    names = {(fifo_depth(CMD_QUEUE_DEPTH), isa.INSN_BITS): "cmd FIFOs", (fifo_depth(POST_QUEUE_DEPTH), isa.INSN_BITS):
+             "post cmd FIFO", (fifo_depth(POST_MSG_DEPTH), POST_MSG_BITS): "post progress FIFO"}
+    names.update({(fifo_depth(RUN_QUEUE_DEPTH), RUN_BITS): "run FIFOs", (fifo_depth(RUN_QUEUE_DEPTH), DONE_BITS):
+                  "done FIFOs", (fifo_depth(isa.TOKEN_QUEUE_DEPTH), TOKEN_TDATA_BITS): "token FIFOs"})
     for (d, bits), n in fifos.items():
-        mems.append(Memory(names.get(bits, f"FIFOs {bits}b"), n, d, bits))
+        mems.append(Memory(names.get((d, bits), f"FIFOs {d}x{bits}b"), n, d, bits))
     if rom_insns:
         mems.append(Memory("ROM", 1, rom_insns, isa.INSN_BITS))
     return mems
@@ -212,7 +221,7 @@ def bound_kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
 
 def storage_binding(board: Board, rom_insns: int = 0, per_lane: bool = False) -> dict:
     """{kernel array name: storage impl (bram / uram / lutram)} for the buffers: the HLS block design's memories'
-    primitive and the store IP's OBUF ``BIND_STORAGE impl=``. ``per_lane``: the same mapping rule over the RTL's
+    primitive. ``per_lane``: the same mapping rule over the RTL's
     per-lane memories (:func:`lane_memories`; the ROM and FIFOs are never URAM, so they do not change it)."""
     mems = lane_memories(board) if per_lane else kernel_memories(board, rom_insns)
     bind(mems, board.resources.uram)

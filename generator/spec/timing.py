@@ -288,12 +288,15 @@ def _store_segments(hw: HwConfig, f: dict) -> tuple[int, int, bool]:
     return f["rows"] * f["cols"], f["src_pitch"], False
 
 
-def post_store_end(hw: HwConfig, post, t_post: int, store, t_store: int) -> int:
+def post_store_end(hw: HwConfig, post, t_post: int, store, t_store: int, cost=None) -> int:
     """End cycle of a STORE started at ``t_store`` while the POST before it (started at ``t_post``) still runs
     (rtl/store.sv): it takes a segment only when the POST has written the OBUF words of :data:`STORE_SEG_AHEAD`
     segments from that one on (or has finished), so it ends after the later of its own time (from the take of
-    its first segment) and the time of its last segments after the POST's end."""
-    c_post, c_store = insn_cycles(hw, post), insn_cycles(hw, store)
+    its first segment) and the time of its last segments after the POST's end. ``cost(hw, insn)``: the POST's and
+    the STORE's own cycles (default :func:`insn_cycles`; the HLS kernel's estimate passes its loop estimate, whose
+    store module gates each segment on the words it needs, a close variant of the same rule)."""
+    cost = cost or insn_cycles
+    c_post, c_store = cost(hw, post), cost(hw, store)
     f = store.f
     n_seg, ws, whole = _store_segments(hw, f)
     k2 = max(post.f["pool_k"], 1) ** 2

@@ -68,8 +68,8 @@ class ModuleTimer:
     def __init__(self, hw: HwConfig, insns: list, cost=None, issue=None, cmd_depth: int | None = None,
                  overlap: bool | None = None):
         self.hw, self.insns, self.cost, self.cmd_depth = hw, insns, cost or insn_cycles, cmd_depth
-        #: a STORE overlaps the POST before it (the RTL's store module, :func:`generator.spec.timing.post_store_end`);
-        #: default: with the RTL's cost model only
+        #: a STORE overlaps the POST before it (the RTL's store module and the HLS kernel's store + post modules,
+        #: :func:`generator.spec.timing.post_store_end` with ``cost``); default: with the RTL's cost model only
         self.overlap = cost is None if overlap is None else overlap
         self.post = None   # the running POST: (start, end, instruction)
         self.queues = {m: deque() for m in MODULES}
@@ -164,7 +164,7 @@ class ModuleTimer:
         self.stall[m] += t - self.free[m]
         end = t + c
         if self.overlap and ins.op == "STORE" and self.post is not None and self.post[1] > t:
-            end = post_store_end(self.hw, self.post[2], self.post[0], ins, t)
+            end = post_store_end(self.hw, self.post[2], self.post[0], ins, t, self.cost)
         self.start[k], self.end[k] = t, end
         self.started[k] = True
         self.free[m] = end

@@ -1,6 +1,6 @@
-// accel_csim.h -- static (not rendered), C-simulation only: the block design in software. The four tops run as
+// accel_csim.h -- static (not rendered), C-simulation only: the block design in software. The five tops run as
 // std::threads over bounded FIFOs of the depths the ISA and the block design state (accel_stream.h): fetch once
-// (the host's ap_start), load / compute / store free-running (called again and again, as ap_ctrl_none blocks
+// (the host's ap_start), load / compute / store / post free-running (called again and again, as ap_ctrl_none blocks
 // restart), stopped when fetch has returned (csim::quit) or when every thread is blocked for good (deadlock:
 // WATCHDOG). The buffers are the dual-port memories of the block design, shared by their two modules.
 #ifndef ACCEL_CSIM_H
@@ -29,12 +29,15 @@ void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store
     static acc_t acc[2][ACC_WORDS][TM];
     static param_t pbuf[PBUF_ENTRIES];
     static trec_t tbuf[TBUF_ENTRIES];
+    static elem_t obuf[OBUF_DEPTH][TM];
     fifo<insn_t> lq(CMD_QUEUE_DEPTH), cq(CMD_QUEUE_DEPTH), sq(CMD_QUEUE_DEPTH);
     fifo<run_t> lrun(RUN_QUEUE_DEPTH), srun(RUN_QUEUE_DEPTH);
     fifo<done_t> ldone(RUN_QUEUE_DEPTH), cdone(RUN_QUEUE_DEPTH), sdone(RUN_QUEUE_DEPTH);
     fifo<token_t> l2c(TOKEN_QUEUE_DEPTH), c2l(TOKEN_QUEUE_DEPTH), c2s(TOKEN_QUEUE_DEPTH), s2c(TOKEN_QUEUE_DEPTH);
+    fifo<insn_t> pq(POST_QUEUE_DEPTH);
+    fifo<post_msg_t> p2s(POST_MSG_DEPTH);
     err_wire ew;
-    csim::reset(4);
+    csim::reset(5);
     ap_uint<32> st = 0, cyc = 0, hw = 0, cid = 0;
     bool fetched = false;
     std::thread tl(csim_module_thread<std::function<void()>>, 1, std::function<void()>([&] {
@@ -44,7 +47,10 @@ void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store
         accel_compute(cq, l2c, c2l, s2c, c2s, cdone, ibuf, wbuf, acc, ew, ew);
     }));
     std::thread ts(csim_module_thread<std::function<void()>>, 3, std::function<void()>([&] {
-        accel_store(sq, srun, c2s, s2c, sdone, ddr_store, nullptr, acc, pbuf, tbuf, ew, ew);
+        accel_store(sq, srun, c2s, s2c, sdone, pq, p2s, ddr_store, nullptr, obuf, ew, ew);
+    }));
+    std::thread tp(csim_module_thread<std::function<void()>>, 4, std::function<void()>([&] {
+        accel_post(pq, p2s, acc, pbuf, tbuf, obuf, ew, ew);
     }));
     std::thread tf([&] {
         csim::register_thread(0);
@@ -61,6 +67,7 @@ void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store
     tl.join();
     tc.join();
     ts.join();
+    tp.join();
     hw_info = HW_INFO;  // (the fetch top writes these first; a deadlocked run may not have returned them)
     config_id = CONFIG_ID;
     if (!fetched) {  // every module waits for a token (or a command) that can never come
@@ -69,6 +76,7 @@ void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store
         return;
     }
     if (st == 0 && (!l2c.empty() || !c2l.empty() || !c2s.empty() || !s2c.empty())) st |= STATUS_TOKENS_LEFT;
+    // (a POST ends before the store module takes its next instruction, END included: nothing is left between them)
     status = st;
     cycles = cyc;
 }

@@ -1,29 +1,40 @@
-// accel_kernel.h -- static (not rendered): the accelerator's four modules, shared by synthesis and C-simulation.
+// accel_kernel.h -- static (not rendered): the accelerator's five modules, shared by synthesis and C-simulation.
 // Needs the rendered accel.h (isa.h from generator/isa.py, config.h from the board file).
 //
-// Structure (after TVM-VTA, hardware/xilinx/src/vta.cc): four top functions, each its own IP in Vivado.
+// Structure (after TVM-VTA, hardware/xilinx/src/vta.cc): five top functions, each its own IP in Vivado.
 //   accel          fetch + control (ap_ctrl_hs, the isa.REGISTERS s_axilite map): checks the program (validate),
 //                  sends each module a run descriptor (base registers, buffer sizes), dispatches every instruction
 //                  to the command queue of its module, then waits for the three done reports and writes status
 //                  and cycles. m_axi: insns only.
 //   accel_load     LOAD (DDR -> IBUF / WBUF / PBUF / TBUF), CONFIG; m_axi: its own read port.
 //   accel_compute  COMPUTE (IBUF x WBUF -> ACC on the PE array), SYNC, NOP.
-//   accel_store    POST (ACC + PBUF (+ TBUF) -> OBUF, internal), STORE (OBUF -> DDR), END; m_axi: its own write port.
-// load / compute / store are free-running (ap_ctrl_none, one instruction per invocation) and synchronise only
-// through the four dependency-token streams l2c, c2l, c2s, s2c (depth TOKEN_QUEUE_DEPTH). IBUF and WBUF
-// (load -> compute), PBUF and TBUF (load -> store) and ACC (compute -> store) are memory ports (ap_memory) onto dual-port
-// RAMs in the block design: exactly one writer module and one reader module each.
+//   accel_store    STORE (OBUF -> DDR), END; m_axi: its own write port. Hands each POST (and CONFIG, END) to
+//                  accel_post (post_q) and runs the STOREs after it while the POST still writes OBUF: a STORE
+//                  segment is taken only once the POST has reported its OBUF words written (p2s, every
+//                  POST_MSG_WORDS words, and at its end), as rtl/store.sv gates on rtl/post.sv's words_done.
+//   accel_post     POST (ACC + PBUF (+ TBUF) -> OBUF).
+// load / compute / store / post are free-running (ap_ctrl_none, one instruction per invocation) and synchronise
+// only through the four dependency-token streams l2c, c2l, c2s, s2c (depth TOKEN_QUEUE_DEPTH) and store <-> post's
+// two streams. IBUF and WBUF (load -> compute), PBUF and TBUF (load -> post), ACC (compute -> post) and OBUF
+// (post -> store) are memory ports (ap_memory) onto dual-port RAMs in the block design: exactly one writer module
+// and one reader module each. The store module pops a POST's tokens before handing it over and pushes them when
+// the post module reports its end, before any later push (program order, as the RTL's store module).
 //
 // Error status (generator/isa.py STATUS_BITS): fetch's validate() refuses a bad program before anything is
 // dispatched; each module checks its instructions (OUT_OF_RANGE, TOKEN_OVERFLOW, ARITH_OVERFLOW) and publishes its
 // sticky error bits on the error wire, which every module reads after its pops: once any module has an error no
-// instruction executes anywhere (tokens still flow, every module reaches END). C-simulation also detects a
+// instruction executes anywhere (tokens still flow, every module reaches END). A POST's errors reach the store
+// module with its end report; a refused POST stops the STORE running beside it. C-simulation also detects a
 // deadlock exactly (WATCHDOG, see accel_stream.h) and tokens left at the end (TOKENS_LEFT).
 #ifndef ACCEL_KERNEL_H
 #define ACCEL_KERNEL_H
 
 #include "accel.h"
 #include "insn_rom.h"
+#if !defined(ACCEL_SYNTH) && defined(ACCEL_CSIM_SLOW_POST_US)
+#include <chrono>
+#include <thread>
+#endif
 
 typedef long long i64;
 
@@ -280,6 +291,7 @@ static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const 
 // int8 mode: A = (x_hi << PACK_SHIFT) + x_lo (two adjacent output pixels), B = the shared weight.
 #ifndef ACCEL_SYNTH
 unsigned long long accel_dsp_mul_calls = 0;  // C-simulation instrumentation: DSP multiplies issued (compute thread only)
+unsigned long long accel_beats_beside_post = 0;  // STORE beats written while the POST before it ran (store thread)
 #endif
 static inline ap_int<45> dsp_mul(ap_int<27> a, ap_int<18> b) {
 #ifndef ACCEL_SYNTH
@@ -533,7 +545,8 @@ static elem_t table_lookup(const trec_t tbuf[TBUF_ENTRIES], int m, const elem_t 
 // POST: one flattened loop over output pixels (Y, X), groups o and the pool window (dy, dx), TM lanes per cycle;
 // nearest upsampling and pooling by counters, the window clipped to the tile by min() on running offsets
 static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
-                      const trec_t tbuf[TBUF_ENTRIES], elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &err, ap_uint<32> &iters) {
+                      const trec_t tbuf[TBUF_ENTRIES], elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s,
+                      ap_uint<32> &err, ap_uint<32> &iters, ap_uint<24> &words) {
     const int ab = (int)F(x, POST, ACC_BANK);
     const i64 oh = F(x, POST, OH), ow = F(x, POST, OW), og = F(x, POST, OG), oc0 = F(x, POST, PBUF_OC);
     const bool act = (F(x, POST, ACT) & ACT_NEG_MULT) != 0, table = (F(x, POST, ACT) & ACT_TABLE) != 0;
@@ -602,6 +615,19 @@ POST_TILE:
         dx = 0;
         dy = 0;
         ob++;
+        words = ob;
+#if !defined(ACCEL_SYNTH) && defined(ACCEL_CSIM_SLOW_POST_US)
+        // C-simulation stress: a slow POST, so that the STORE beside it must wait at its words gate
+        std::this_thread::sleep_for(std::chrono::microseconds(ACCEL_CSIM_SLOW_POST_US));
+#endif
+        if ((ob & (POST_MSG_WORDS - 1)) == 0) {   // progress: the OBUF words [0, ob) are written
+            post_msg_t m;
+            m.words = ob;
+            m.done = 0;
+            m.err = 0;
+            m.iters = 0;
+            p2s.write(m);
+        }
         if (++o != og) {
             pb += TM;
         } else {
@@ -684,22 +710,63 @@ static inline void store_seg_pos(flat_t fw, rel_t rel0, bool i16, oword_t &gw, o
     obuf_wrap(gw, gl);
 }
 
+// The store module's view of the POST running in the post module beside it: its progress, its token push at its
+// end, and the error bits and loop iterations of the POSTs that have ended (the store module reports them)
+struct post_link_t {
+    bool run;             // a POST was handed over and has not reported its end
+    bool push;            // it pushes an s2c token at its end
+    ap_uint<24> words;    // the OBUF words [0, words) are written
+    ap_uint<32> err, iters;
+};
+
+static inline void post_take(post_link_t &pl, const post_msg_t &m) {
+    pl.words = m.words;
+    if (m.done) {
+        pl.run = false;
+        pl.err |= m.err;
+        pl.iters += m.iters;
+    }
+}
+
+// one access of the progress stream: blocking while the STORE waits for the POST, else only if a report is there
+static inline bool post_poll(fifo<post_msg_t> &p2s, bool wait, post_msg_t &m) {
+    if (wait) {
+        m = p2s.read();
+        return true;
+    }
+    return p2s.read_nb(m);
+}
+
 // STORE: every beat of every segment in one pipelined loop on the module's fixed pointer, streamed back to back
 // (num_write_outstanding = 32: the write responses are awaited once, after the last beat, as the RTL's write
 // stream); a whole beat is a full-strobe write, a partial first / last beat of a segment a strobed write
 // (write_partial_beat), both in the same cycle slot. The walk's element index w.f counts OBUF words (lane 0 of a
-// pixel); (gw, gl) follows the beat's byte 0 by AXI_BYTES / element bytes lanes per beat.
+// pixel); (gw, gl) follows the beat's byte 0 by AXI_BYTES / element bytes lanes per beat. Beside a running POST
+// (pl.run), each iteration takes the POST's progress report if one is there, and a segment's first beat waits
+// (iterations without a beat, each taking a report) until the POST has written the segment's seg_w OBUF words
+// from w.f, or has ended; a refused POST stops the STORE.
 static void store_beats(axi_t *ddr, ap_uint<8> *ddr_b, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes,
                         ap_uint<32> seg_cols, ap_uint<32> seg_rows, addr_t ps, addr_t rs, flat_t step, flat_t row_step,
-                        bool i16, const elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &iters) {
-    bool more = true;
+                        flat_t seg_w, bool i16, const elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s,
+                        post_link_t &pl, ap_uint<32> &iters) {
+    bool more = true, first = true;   // first: the next beat is its segment's first
     oword_t gw;
     olane_t gl;
     store_seg_pos(w.f, w.rel, i16, gw, gl);
 STORE_BEATS:
-    for (ap_uint<32> n = 0; n < max_beats && more; n++) {  // II=1 depth=3
+    for (ap_uint<32> n = 0; n < max_beats && more;) {  // II=1 depth=3
 #pragma HLS LOOP_TRIPCOUNT min=1 max=16384
 #pragma HLS PIPELINE II=1
+        const bool wait = pl.run && first && (flat_t)pl.words < w.f + seg_w;
+        post_msg_t m;
+        if (pl.run && post_poll(p2s, wait, m)) {
+            post_take(pl, m);
+            if (m.done && m.err != 0) more = false;   // the POST refused or failed: nothing more is written
+        }
+        if (wait || !more) continue;
+#ifndef ACCEL_SYNTH
+        if (pl.run) accel_beats_beside_post++;
+#endif
         axi_t v;
         ap_uint<AXI_BYTES> strb;
         store_build_beat(w.rel, nbytes, i16, gw, gl, w.rel[0], obuf, v, strb);
@@ -708,7 +775,9 @@ STORE_BEATS:
         else
             write_partial_beat(ddr, ddr_b, w.b, v, strb);
         iters++;
+        n++;
         const bool in_seg = w.b != w.b_last;
+        first = !in_seg;
         more = seg_next(w, nbytes, seg_cols, seg_rows, ps, rs, step, row_step);
         if (in_seg) {
             gl += (olane_t)(i16 ? AXI_BYTES / 2 : AXI_BYTES);
@@ -720,9 +789,10 @@ STORE_BEATS:
 }
 
 // STORE: checks, then segments as LOAD cuts them (whole transfer / contiguous row / pixel run), all their beats in
-// one flattened pipelined loop (store_beats)
+// one flattened pipelined loop (store_beats), beside the running POST (pl)
 static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, ap_uint<8> *ddr_b, const run_t &run,
-                       const elem_t obuf[OBUF_DEPTH][TM], ap_uint<32> &err, ap_uint<32> &iters) {
+                       const elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s, post_link_t &pl, ap_uint<32> &err,
+                       ap_uint<32> &iters) {
     const int sel = (int)F(x, STORE, BASE_REG);
     const i64 off0 = F(x, STORE, DDR_OFFSET), rows = F(x, STORE, ROWS), cols = F(x, STORE, COLS);
     const i64 elems = F(x, STORE, ELEMS), rs = F(x, STORE, ROW_STRIDE), ps = F(x, STORE, PIX_STRIDE);
@@ -739,6 +809,7 @@ static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, ap_uint<8> 
     const bool whole_rows = whole_px && rs == cols * ps;
     const i64 seg_rows = whole_rows ? 1 : rows, seg_cols = whole_px ? 1 : cols;
     const i64 seg_bytes = run_bytes * (whole_px ? cols : 1) * (whole_rows ? rows : 1);
+    const i64 seg_w = pitch_w * (whole_px ? cols : 1) * (whole_rows ? rows : 1);   // OBUF words of a segment
     // the loop's bound: at most ceil(bytes / beat) + 1 beats per segment (it ends after the last segment's last beat)
     const i64 mb = seg_rows * seg_cols * (((seg_bytes + AXI_BYTES - 1) >> AXI_LOG2_BYTES) + 1);
     const ap_uint<32> max_beats = mb > 0xFFFFFFFFLL ? (ap_uint<32>)0xFFFFFFFFu : (ap_uint<32>)mb;
@@ -746,7 +817,8 @@ static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, ap_uint<8> 
     seg_init(w, (addr_t)(ddr_base(run, sel) + off0), 0, (nbytes_t)seg_bytes);
     // (the walk counts OBUF words: a pixel is src_pitch words, a row cols pixels)
     store_beats(ddr, ddr_b, w, max_beats, (nbytes_t)seg_bytes, (ap_uint<32>)seg_cols, (ap_uint<32>)seg_rows,
-                (addr_t)ps, (addr_t)rs, (flat_t)pitch_w, (flat_t)(pitch_w * cols), i16, obuf, iters);
+                (addr_t)ps, (addr_t)rs, (flat_t)pitch_w, (flat_t)(pitch_w * cols), (flat_t)seg_w, i16, obuf, p2s, pl,
+                iters);
 }
 
 // ------------------------------------------------------------------------------------------ tokens
@@ -934,23 +1006,75 @@ static void compute_insn(module_state_t &s, const insn_t &x, fifo<token_t> &l2c,
     if (s.err) err_publish(err_out, s.err);
 }
 
-static void store_insn(module_state_t &s, const insn_t &x, fifo<token_t> &c2s, fifo<token_t> &s2c, axi_t *ddr,
-                       ap_uint<8> *ddr_b,
-                       const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
-                       const trec_t tbuf[TBUF_ENTRIES], elem_t obuf[OBUF_DEPTH][TM], err_in_t err_in, err_out_t err_out) {
-    if (FH(x, POP_PREV)) c2s.read();
+// wait for the running POST's end (taking its progress reports), then push its token (program order: before any
+// later push of the store module) and take its errors and iterations
+static void post_finish(module_state_t &s, post_link_t &pl, fifo<post_msg_t> &p2s, fifo<token_t> &s2c) {
+POST_WAIT:
+    while (pl.run) {
+        const post_msg_t m = p2s.read();
+        post_take(pl, m);
+    }
+    s.err |= pl.err;
+    s.iters += pl.iters;
+    pl.err = 0;
+    pl.iters = 0;
+    if (pl.push) tok_push(s2c, s.err);
+    pl.push = false;
+}
+
+static void store_insn(module_state_t &s, post_link_t &pl, const insn_t &x, fifo<token_t> &c2s,
+                       fifo<token_t> &s2c, fifo<insn_t> &post_q, fifo<post_msg_t> &p2s, axi_t *ddr,
+                       ap_uint<8> *ddr_b, const elem_t obuf[OBUF_DEPTH][TM], err_in_t err_in, err_out_t err_out) {
     const int op = opcode_of(x);
+    // only a STORE runs beside the POST before it (and not one that waits for a token: the POST's push may be
+    // what it waits for); a POST or END waits for it
+    if (op != OP_STORE || FH(x, POP_PREV)) post_finish(s, pl, p2s, s2c);
+    if (FH(x, POP_PREV)) c2s.read();
     const bool go = s.err == 0 && err_peek(err_in) == 0;
-    if (op == OP_CONFIG)
-        s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
-    else if (op == OP_POST && go)
-        exec_post(x, s.prec, acc, pbuf, tbuf, obuf, s.err, s.iters);
-    else if (op == OP_STORE && go)
-        exec_store(x, s.prec, ddr, ddr_b, s.run, obuf, s.err, s.iters);
+    bool handed = false;   // a POST handed to the post module: it pushes its token at its end
+    if (op == OP_CONFIG || op == OP_END) {
+        if (op == OP_CONFIG) s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
+        post_q.write(x);   // the post module latches the precision / ends its run
+    } else if (op == OP_POST && go) {
+        post_q.write(x);
+        pl.run = true;
+        pl.words = 0;
+        pl.push = FH(x, PUSH_PREV) != 0;
+        handed = true;
+    } else if (op == OP_STORE && go) {
+        exec_store(x, s.prec, ddr, ddr_b, s.run, obuf, p2s, pl, s.err, s.iters);
+    }
+    if (op == OP_STORE) post_finish(s, pl, p2s, s2c);   // the STORE ends after the POST beside it
     s.iters++;
     if (s.err) err_publish(err_out, s.err);
-    if (FH(x, PUSH_PREV)) tok_push(s2c, s.err);
+    if (FH(x, PUSH_PREV) && !handed) tok_push(s2c, s.err);
     if (s.err) err_publish(err_out, s.err);
+}
+
+// the post module: CONFIG latches the precision, END ends its run, a POST runs and reports its end
+static void post_insn(module_state_t &s, const insn_t &x, fifo<post_msg_t> &p2s,
+                      const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
+                      const trec_t tbuf[TBUF_ENTRIES], elem_t obuf[OBUF_DEPTH][TM], err_out_t err_out) {
+    const int op = opcode_of(x);
+    if (op == OP_END) {
+        s.active = false;
+        return;
+    }
+    if (op == OP_CONFIG) {
+        s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
+        return;
+    }
+    ap_uint<32> err = 0, iters = 0;
+    ap_uint<24> words = 0;
+    exec_post(x, s.prec, acc, pbuf, tbuf, obuf, p2s, err, iters, words);
+    s.err |= err;
+    if (s.err) err_publish(err_out, s.err);
+    post_msg_t m;
+    m.words = words;
+    m.done = 1;
+    m.err = err;
+    m.iters = iters;
+    p2s.write(m);
 }
 
 #endif

@@ -138,6 +138,17 @@ class fifo : public csim::fifo_base {
         s.cv.notify_all();
         return v;
     }
+    // hls::stream::read_nb: take the head if there is one (never waits)
+    bool read_nb(T &v) {
+        csim::sched &s = csim::sched::get();
+        std::lock_guard<std::mutex> lk(s.m);
+        if (n == 0) return false;
+        v = q.front();
+        q.pop_front();
+        n = q.size();
+        s.cv.notify_all();
+        return true;
+    }
     bool empty() {
         std::lock_guard<std::mutex> lk(csim::sched::get().m);
         return n == 0;

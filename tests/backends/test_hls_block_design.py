@@ -125,7 +125,7 @@ def _check_block_design(b, calls):
 
 def _check_streams(bd, cells, edge, props):
     """Each stream's axis_data_fifo between its producer and consumer, at a power-of-two depth >= the kernel's."""
-    assert len(bd["streams"]) == 12
+    assert len(bd["streams"]) == 14
     for f in bd["streams"]:
         fifo = f"fifo_{f['name']}"
         assert "xilinx.com:ip:axis_data_fifo" in cells[fifo]
@@ -142,6 +142,8 @@ def _check_streams(bd, cells, edge, props):
     assert (by["c2l"]["src"], by["c2l"]["dst"]) == ("accel_compute", "accel_load")
     assert (by["c2s"]["src"], by["c2s"]["dst"]) == ("accel_compute", "accel_store")
     assert (by["s2c"]["src"], by["s2c"]["dst"]) == ("accel_store", "accel_compute")
+    assert (by["post_q"]["src"], by["post_q"]["dst"]) == ("accel_store", "accel_post")
+    assert (by["p2s"]["src"], by["p2s"]["dst"]) == ("accel_post", "accel_store")
 
 
 def _check_memories(b, bd, cells, intf, edge, props):
@@ -150,7 +152,7 @@ def _check_memories(b, bd, cells, intf, edge, props):
     a = b.accelerator
     mems = {m["name"]: m for m in bd["memories"]}
     assert len(mems["IBUF"]["ports"]) == 2 and len(mems["ACC"]["ports"]) == 2
-    assert len(mems["WBUF"]["ports"]) == 2 * a.tm and len(mems["PBUF"]["ports"]) == a.tm
+    assert len(mems["WBUF"]["ports"]) == 2 * a.tm and len(mems["PBUF"]["ports"]) == a.tm == len(mems["OBUF"]["ports"])
     rams = [c for c in cells if c.endswith("_ram")]
     assert len(rams) == sum(len(m["ports"]) for m in bd["memories"])
     prim = {"bram": "block", "uram": "ultra", "lutram": "distributed"}
@@ -160,9 +162,9 @@ def _check_memories(b, bd, cells, intf, edge, props):
             assert f"CONFIG.MEMORY_PRIMITIVE {prim[m['impl']]}" in props[f"{p}_ram"]
             assert f"CONFIG.DEPTH {m['depth']} CONFIG.WIDTH {m['width']}" in props[f"{p}_ram"]
             assert (f"intf:{m['producer']}_0/{p}_PORTA", f"intf:{p}_ram/BRAM_A") in edge
-            if m["name"] == "ACC":     # compute writes A, reads B; store reads C (shares B)
+            if m["name"] == "ACC":     # compute writes A, reads B; post reads C (shares B)
                 assert (f"intf:accel_compute_0/{p}_PORTB", f"intf:{p}_ram/BRAM_B") in edge
-                assert (f"intf:accel_store_0/{p}_PORTA", f"intf:{p}_ram/BRAM_C") in edge
+                assert (f"intf:accel_post_0/{p}_PORTA", f"intf:{p}_ram/BRAM_C") in edge
                 assert "CONFIG.SHARED_B 1" in props[f"{p}_ram"]
             else:
                 assert (f"intf:{m['consumers'][0]}_0/{p}_PORTA", f"intf:{p}_ram/BRAM_B") in edge
@@ -170,7 +172,8 @@ def _check_memories(b, bd, cells, intf, edge, props):
                 assert not any(e[1] == f"intf:{p}_ram/BRAM_C" for e in intf)
     assert {m["producer"] for m in bd["memories"] if m["name"] in ("IBUF", "WBUF", "PBUF")} == {"accel_load"}
     assert mems["IBUF"]["consumers"] == mems["WBUF"]["consumers"] == ["accel_compute"]
-    assert mems["PBUF"]["consumers"] == ["accel_store"]
+    assert mems["PBUF"]["consumers"] == mems["TBUF"]["consumers"] == ["accel_post"]
+    assert (mems["OBUF"]["producer"], mems["OBUF"]["consumers"]) == ("accel_post", ["accel_store"])
 
 
 def _check_wiring(bd, edge, nets, props):
@@ -188,13 +191,15 @@ def _check_wiring(bd, edge, nets, props):
     assert ("intf:zynq_ultra_ps_e_0/M_AXI_HPM0_FPD", "intf:smartconnect_ctrl/S00_AXI") in edge
     assert ("intf:smartconnect_ctrl/M00_AXI", "intf:accel_0/s_axi_control") in edge
     assert ["pin:accel_0/interrupt", "pin:zynq_ultra_ps_e_0/pl_ps_irq0"] in nets
-    # error wire: (load | compute) | store into every module's err_in
+    # error wire: ((load | compute) | store) | post into every module's err_in
     assert ["pin:accel_load_0/err_out", "pin:err_or_0/Op1"] in nets
     assert ["pin:accel_compute_0/err_out", "pin:err_or_0/Op2"] in nets
     assert ["pin:accel_store_0/err_out", "pin:err_or_1/Op2"] in nets
     assert ["pin:err_or_0/Res", "pin:err_or_1/Op1"] in nets
-    assert ["pin:err_or_1/Res", "pin:accel_load_0/err_in", "pin:accel_compute_0/err_in",
-            "pin:accel_store_0/err_in"] in nets
+    assert ["pin:accel_post_0/err_out", "pin:err_or_2/Op2"] in nets
+    assert ["pin:err_or_1/Res", "pin:err_or_2/Op1"] in nets
+    assert ["pin:err_or_2/Res", "pin:accel_load_0/err_in", "pin:accel_compute_0/err_in",
+            "pin:accel_store_0/err_in", "pin:accel_post_0/err_in"] in nets
     clk = next(n for n in nets if n[0] == "pin:zynq_ultra_ps_e_0/pl_clk0")
     rst = next(n for n in nets if n[0] == "pin:proc_sys_reset_0/peripheral_aresetn")
     for t, _ in hls.TOPS:

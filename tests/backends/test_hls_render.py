@@ -173,7 +173,7 @@ def test_run_hls_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     names = [c.split()[0] for c in calls]
     per_ip = ["open_project", "set_top", "add_files", "add_files", "open_solution", "set_part", "create_clock",
               "config_interface", "csynth_design", "export_design", "close_project"]
-    first = per_ip[:8] + ["csim_design"] + per_ip[8:]     # the C-simulation (all four tops as threads) once
+    first = per_ip[:8] + ["csim_design"] + per_ip[8:]     # the C-simulation (all five tops as threads) once
     assert names == first + per_ip * (len(hls.TOPS) - 1)
     tops = [c.split()[1] for c in calls if c.startswith("set_top")]
     assert tops == [t for t, _ in hls.TOPS] and tops[0] == hls.TOP

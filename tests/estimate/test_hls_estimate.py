@@ -294,11 +294,15 @@ def test_board_two_hp_ports_transfers_at_the_model_rate(board_frame, kind):
     assert abs(k["hls"] / k["model"] - 1) <= 0.10, (kind, k)
 
 
-def test_board_two_hp_ports_frame_within_5_percent(board_frame):
-    """The remaining gap is the store module's POST then STORE (the RTL overlaps them): within 5% of the model."""
+def test_board_two_hp_ports_frame_within_2_percent(board_frame):
+    """The store module runs each STORE beside the POST before it (the post module writes OBUF meanwhile), as the
+    RTL: the frame within 2% of the model, and the store module busy within 10% of the model's (with POST then
+    STORE in one module, as before the post module: 1.030 and 455,130 against 292,071 cycles)."""
     c, cmp = board_frame
     assert cmp["model"] == c.program.cycles
-    assert 1.0 <= cmp["ratio"] <= 1.05, cmp["ratio"]
+    assert abs(cmp["ratio"] - 1) <= 0.02, cmp["ratio"]
+    busy = cmp["busy"]
+    assert abs(busy["hls"]["store"] / busy["model"]["store"] - 1) <= 0.10, busy
 
 
 # ------------------------------------------------------------------------------------------ command queues

@@ -70,18 +70,17 @@ def test_kernel_binds_the_estimated_storage(tmp_path):
     b = load_board("kv260")
     hls.render(b, tmp_path)
     src = (tmp_path / "accel.cpp").read_text()
-    # obuf is the store module's own (BIND_STORAGE); the others are memory ports onto the block design's RAMs
-    got = dict(re.findall(r"BIND_STORAGE variable=(\w+) type=ram_2p impl=(\w+)", src))
-    got.update(re.findall(r"BLOCK_DESIGN_MEMORY (\w+) type=ram_s2p impl=(\w+)", src))
+    # every buffer (obuf too: post -> store) is a memory port onto the block design's RAMs, none inside an IP
+    got = dict(re.findall(r"BLOCK_DESIGN_MEMORY (\w+) type=ram_s2p impl=(\w+)", src))
     assert got == memories.storage_binding(b) and got["wbuf"] == "lutram" and got["acc"] == "uram"
-    assert list(re.findall(r"BIND_STORAGE variable=(\w+)", src)) == ["obuf"]
+    assert "obuf" in got and "BIND_STORAGE" not in src
 
 
 @pytest.mark.parametrize("name", known_boards())
 def test_block_design_structure_is_counted(name, tmp_path):
     """The block design's memories and FIFOs (what vivado_bd.tcl instantiates, block_design) are the
-    estimate's: one RAM per bank (WBUF: per bank and row, PBUF: per lane), lanes side by side in one word, each
-    mapped as its group; the 12 stream FIFOs at the kernel's depths (token queues at isa.TOKEN_QUEUE_DEPTH)."""
+    estimate's: one RAM per bank (WBUF: per bank and row, OBUF, PBUF, TBUF: per lane), lanes side by side in one word, each
+    mapped as its group; the 14 stream FIFOs at the kernel's depths (token queues at isa.TOKEN_QUEUE_DEPTH)."""
     from generator.spec import isa
     b = load_board(name)
     a = b.accelerator
@@ -95,15 +94,15 @@ def test_block_design_structure_is_counted(name, tmp_path):
     assert by["IBUF"].count == 2 and by["IBUF"].width == 16 * a.tn
     assert by["WBUF"].count == 2 * a.tm and by["WBUF"].width == 16 * a.tn
     assert by["ACC"].count == 2 and by["ACC"].width == a.tm * max(a.acc_bits_int8, a.acc_bits_int16)
-    assert by["PBUF"].count == a.tm
+    assert by["PBUF"].count == by["OBUF"].count == a.tm
     fifos = [m for m in e.memories if memories.is_fifo(m)]
-    assert sum(m.count for m in fifos) == len(bd["streams"]) == 12
+    assert sum(m.count for m in fifos) == len(bd["streams"]) == 14
     tok = by["token FIFOs"]
     assert tok.count == 4 and tok.depth == isa.TOKEN_QUEUE_DEPTH
     assert by["cmd FIFOs"].count == 3 and by["cmd FIFOs"].depth == arch.CMD_QUEUE_DEPTH
     # each FIFO costs its memory and its control logic
     assert e.bram36 == sum(m.bram36 for m in e.memories) and by["cmd FIFOs"].bram36 == 3 * 4
-    no_fifo_lut = e.lut - sum(m.lut for m in fifos) - 12 * hls_resources.LUT_PER_FIFO
+    no_fifo_lut = e.lut - sum(m.lut for m in fifos) - 14 * hls_resources.LUT_PER_FIFO
     assert no_fifo_lut > 0
     # the rendered kernel states each block-design memory with its count and shape
     hls.render(b, tmp_path)

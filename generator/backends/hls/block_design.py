@@ -1,4 +1,4 @@
-"""The Vivado block design of the HLS kernel (what ``vivado_bd.tcl`` instantiates besides the PS and the four HLS
+"""The Vivado block design of the HLS kernel (what ``vivado_bd.tcl`` instantiates besides the PS and the five HLS
 IPs of :data:`generator.backends.hls.kernel.TOPS`): one ``axis_data_fifo`` per stream of
 :data:`generator.spec.memories.BD_STREAMS` and one ``accel_ram`` cell (``hls_templates/bd/accel_ram.v``) per buffer
 memory, each memory's primitive the architecture's storage binding (:mod:`generator.spec.memories`)."""
@@ -10,13 +10,14 @@ from generator.spec import memories
 from generator.spec.board import Board
 
 #: the block design's memories: (name, kernel array, producer IP, consumer IPs); ACC's port B is shared by the
-#: compute IP (accumulation reads) and the store IP (POST reads), which never read one bank at the same time
+#: compute IP (accumulation reads) and the post IP (POST reads), which never read one bank at the same time
 #: (the c2s / s2c tokens hand a bank over), so one accel_ram port B serves both
 BD_MEMORY_PORTS = [("IBUF", "ibuf", "accel_load", ["accel_compute"]),
                    ("WBUF", "wbuf", "accel_load", ["accel_compute"]),
-                   ("ACC", "acc", "accel_compute", ["accel_compute", "accel_store"]),
-                   ("PBUF", "pbuf", "accel_load", ["accel_store"]),
-                   ("TBUF", "tbuf", "accel_load", ["accel_store"])]
+                   ("ACC", "acc", "accel_compute", ["accel_compute", "accel_post"]),
+                   ("OBUF", "obuf", "accel_post", ["accel_store"]),
+                   ("PBUF", "pbuf", "accel_load", ["accel_post"]),
+                   ("TBUF", "tbuf", "accel_load", ["accel_post"])]
 #: storage binding -> xpm MEMORY_PRIMITIVE
 XPM_PRIMITIVE = {"bram": "block", "uram": "ultra", "lutram": "distributed"}
 
@@ -31,11 +32,11 @@ def _streams() -> list[dict]:
 
 
 def block_design(board: Board, rom_insns: int = 0) -> dict:
-    """What ``vivado_bd.tcl`` instantiates besides the PS and the four HLS IPs, and what the resource estimate
+    """What ``vivado_bd.tcl`` instantiates besides the PS and the five HLS IPs, and what the resource estimate
     (:mod:`generator.estimate.hls_resources`) counts:
     ``streams``: [{name, src, src_port, dst, dst_port, depth (the kernel's), fifo_depth (axis_data_fifo
     FIFO_DEPTH), bits, memory_type (block / distributed)}]; ``memories``: [{name, var, ports (one per memory:
-    bank, and row of WBUF / lane of PBUF), depth, width, impl, addr_lsb (log2 of the bytes between words on the
+    bank, and row of WBUF / lane of OBUF, PBUF and TBUF), depth, width, impl, addr_lsb (log2 of the bytes between words on the
     HLS bram port's byte address), primitive (xpm MEMORY_PRIMITIVE), producer, consumers}]."""
     by = {m.name: m for m in memories.bound_kernel_memories(board, rom_insns)}
     a = board.accelerator
@@ -44,7 +45,7 @@ def block_design(board: Board, rom_insns: int = 0) -> dict:
         m = by[name]
         if name == "WBUF":
             ports = [f"{var}_{b}_{r}" for b in range(2) for r in range(a.tm)]
-        elif name in ("PBUF", "TBUF"):
+        elif name in ("OBUF", "PBUF", "TBUF"):
             ports = [f"{var}_{r}" for r in range(a.tm)]
         else:
             ports = [f"{var}_{b}" for b in range(2)]

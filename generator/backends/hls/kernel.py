@@ -9,18 +9,21 @@ file through the shared render context (:mod:`generator.backends.context`: Tn, T
 precisions, AXI width, CONFIG id) plus the clock and the DSP packing (:mod:`generator.spec.arch`), and the top
 function's argument list from :data:`generator.spec.isa.REGISTERS`.
 
-Structure (``hls_templates/kernel/accel_kernel.h``, after TVM-VTA): four top functions, each exported as its own IP by
+Structure (``hls_templates/kernel/accel_kernel.h``, after TVM-VTA): five top functions, each exported as its own IP by
 ``run_hls.tcl`` (:data:`TOPS`): ``accel`` (fetch + control: the ``ap_ctrl_hs`` block the host starts, the
 :data:`generator.spec.isa.REGISTERS` map, m_axi on ``insns`` only) dispatches every instruction to the command queue of
-its module and sends each run's base registers and sizes to load and store; ``accel_load``, ``accel_compute`` and
-``accel_store`` are free-running (``ap_ctrl_none``, one instruction per invocation), each with its own m_axi port
-(load reads, store writes; absolute addresses), synchronised by the four dependency-token streams of depth
-:data:`generator.spec.isa.TOKEN_QUEUE_DEPTH`; IBUF/WBUF (load -> compute), PBUF (load -> store) and ACC (compute ->
-store) are memory ports with one writer and one reader module. No DATAFLOW region is left.
-The lane dimension of each memory port is ``ARRAY_RESHAPE``d (one word of Tn or Tm lanes per bank, written with
+its module and sends each run's base registers and sizes to load and store; ``accel_load``, ``accel_compute``,
+``accel_store`` and ``accel_post`` are free-running (``ap_ctrl_none``, one instruction per invocation), load and
+store each with its own m_axi port (load reads, store writes; absolute addresses), synchronised by the four
+dependency-token streams of depth :data:`generator.spec.isa.TOKEN_QUEUE_DEPTH`. The store IP hands each POST to the
+post IP (``post_q``) and runs the STOREs after it while the POST still writes OBUF, taking a STORE segment only once
+the post IP has reported its OBUF words written (``p2s``, as the RTL's rtl/post.sv beside rtl/store.sv).
+IBUF/WBUF (load -> compute), PBUF/TBUF (load -> post), ACC (compute -> post) and OBUF (post -> store) are memory
+ports with one writer and one reader module. No DATAFLOW region is left.
+The lane dimension of IBUF, WBUF and ACC is ``ARRAY_RESHAPE``d (one word of Tn or Tm lanes per bank, written with
 byte enables), so the block design (``vivado_bd.tcl``, :func:`generator.backends.hls.block_design.block_design`)
-holds one RAM per bank (WBUF: per bank and row, PBUF: per lane) and one ``axis_data_fifo`` per stream at the
-kernel's depth; ACC's read port is shared by compute and store (the tokens keep them on different banks).
+holds one RAM per bank (WBUF: per bank and row; OBUF, PBUF, TBUF: per lane) and one ``axis_data_fifo`` per stream
+at the kernel's depth; ACC's read port is shared by compute and post (the tokens keep them on different banks).
 C-simulation is unaffected (the pragmas do not change the C++ arrays).
 """
 from __future__ import annotations
@@ -38,7 +41,8 @@ from generator.estimate import hls_resources
 from generator.spec import isa, memories
 from generator.spec.board import Board
 from generator.spec.arch import (AXI_ADDR_BITS, CMD_QUEUE_DEPTH, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING,
-                                 PACK_GROUP, PACK_SHIFT, RUN_QUEUE_DEPTH)
+                                 PACK_GROUP, PACK_SHIFT, POST_MSG_DEPTH, POST_MSG_WORDS, POST_QUEUE_DEPTH,
+                                 RUN_QUEUE_DEPTH)
 from host.registers import HW_INFO_MODES, KERNEL_VLNV
 
 TEMPLATES_DIR = ROOT_DIR / "hls_templates"
@@ -59,12 +63,13 @@ BD_RTL_FILES = ["sync_fifo.sv", "hp_seq.sv", "axi_hp_split.sv"]
 DEFAULT_PORT_DEPTHS = {"insns": 65536, "load": 1 << 20, "store": 1 << 20}
 #: the top function's name (also the Vitis HLS top)
 TOP = "accel"
-#: the four top functions, each exported as its own IP (VLNV host.registers.ip_vlnv(name)); the first, the fetch /
+#: the five top functions, each exported as its own IP (VLNV host.registers.ip_vlnv(name)); the first, the fetch /
 #: control block with the isa.REGISTERS map, is host.registers.KERNEL_VLNV (the IP host/driver.py binds)
 TOPS = [(TOP, "fetch + control (ap_ctrl_hs, s_axilite, m_axi insns)"),
         (TOP + "_load", "LOAD (ap_ctrl_none, m_axi read, IBUF/WBUF/PBUF write ports)"),
         (TOP + "_compute", "COMPUTE (ap_ctrl_none, IBUF/WBUF read, ACC write ports)"),
-        (TOP + "_store", "POST + STORE (ap_ctrl_none, m_axi write, ACC/PBUF read ports)")]
+        (TOP + "_store", "STORE, END; hands POSTs to the post IP (ap_ctrl_none, m_axi write, OBUF read ports)"),
+        (TOP + "_post", "POST (ap_ctrl_none, ACC/PBUF/TBUF read ports, OBUF write ports)")]
 #: where vivado_bd.tcl copies the overlay (.bit + .hwh) by default: overlay/<board>/
 OVERLAY_ROOT = ROOT_DIR / "overlay"
 #: Vitis HLS runs csim in <project>/<solution>/csim/build, four levels below the rendered folder
@@ -154,7 +159,8 @@ def kernel_context(board: Board, rom: list[str], csim_argv: str = "", export_dir
                 overlay_dir=str(overlay_dir or OVERLAY_ROOT / board.name), overlay_name=f"yolofpga_{board.name}",
                 jobs=int(jobs), storage=memories.storage_binding(board, len(rom)),
                 bd=block_design(board, len(rom)), cmd_queue_depth=CMD_QUEUE_DEPTH,
-                run_queue_depth=RUN_QUEUE_DEPTH, tops=[dict(name=n, role=r) for n, r in TOPS],
+                run_queue_depth=RUN_QUEUE_DEPTH, post_queue_depth=POST_QUEUE_DEPTH, post_msg_depth=POST_MSG_DEPTH,
+                post_msg_words=POST_MSG_WORDS, tops=[dict(name=n, role=r) for n, r in TOPS],
                 depths=dict(DEFAULT_PORT_DEPTHS, **(port_depths or {})), cosim=bool(port_depths),
                 hp_ports=board.accelerator.hp_ports, hp_addr_bits=AXI_ADDR_BITS, hp_outst=HP_SPLIT_OUTSTANDING, hp_fdepth=HP_SPLIT_FIFO_WORDS,
                 bd_rtl_files=BD_RTL_FILES)
@@ -164,13 +170,13 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
            export_dir: str = "ip", overlay_dir: str | Path | None = None, jobs: int = 4,
            port_depths: dict | None = None) -> dict:
     """Render the kernel for ``board`` into ``out_dir``: the static kernel (:data:`STATIC_FILES` of
-    ``hls_templates/kernel/``) and the glue: isa.h, config.h, accel.h, accel.cpp (the four tops and their interface
+    ``hls_templates/kernel/``) and the glue: isa.h, config.h, accel.h, accel.cpp (the five tops and their interface
     pragmas), insn_rom.h (``program``, an encoded instruction blob, or an empty ROM), tb.cpp, run_hls.tcl (Vitis
     HLS: part and clock of the board; csim with ``csim_argv``, the testbench's arguments, if given; csynth;
     optional cosim; each top of :data:`TOPS` exported as its own IP, ``xilinx.com:hls:<top>:1.0``, to
     ``export_dir``, relative to ``out_dir``; ``accel`` is :data:`host.registers.KERNEL_VLNV`), accel_ram.v (the
     block design's buffer memory), accel_hp.v with :data:`BD_RTL_FILES` (the DDR path over two HP ports) and
-    vivado_bd.tcl (the Vivado block design: the four IPs, their stream FIFOs and buffer memories,
+    vivado_bd.tcl (the Vivado block design: the five IPs, their stream FIFOs and buffer memories,
     :func:`generator.backends.hls.block_design.block_design`; bitstream and hardware handoff copied to
     ``overlay_dir`` as ``yolofpga_<board>.bit`` / ``.hwh``, default ``overlay/<board>/``; ``jobs`` parallel Vivado
     runs). ``port_depths``: {"insns", "load", "store"} m_axi depths in AXI beats for a co-simulation build

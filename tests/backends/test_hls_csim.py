@@ -100,11 +100,13 @@ def test_csim_bit_exact_with_golden(executors, kind, mode, pc, brd):
 def test_csim_threads_clean_under_thread_sanitizer(tmp_path):
     """The threaded C-simulation (fetch, load, compute, store, post as std::threads over bounded FIFOs) built with
     -fsanitize=thread runs a layer bit-exact with no data-race report: the buffers shared by two modules and DDR
-    are ordered by the dependency tokens (OBUF, post -> store: by the progress reports) alone. (ThreadSanitizer
-    exits non-zero, 66, on any report.)"""
+    are ordered by the dependency tokens (OBUF, post -> store: by the progress reports) alone; the POST slowed
+    down (30 us per OBUF word), so that STOREs run beside POSTs. (ThreadSanitizer exits non-zero, 66, on any
+    report.)"""
     import os
     hls.render(BOARDS["tiny"](), tmp_path / "k")
-    exe = csim.compile_csim(tmp_path / "k", tmp_path / "csim_tsan", extra=["-fsanitize=thread", "-g", "-O1"])
+    exe = csim.compile_csim(tmp_path / "k", tmp_path / "csim_tsan", extra=["-fsanitize=thread", "-g", "-O1",
+                                                                           "-DACCEL_CSIM_SLOW_POST_US=30"])
     prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
     gold = _golden(prog, ddr, bases)
     img, insn_addr = csim.place_program(ddr, prog.blob)
@@ -114,7 +116,7 @@ def test_csim_threads_clean_under_thread_sanitizer(tmp_path):
     env = dict(os.environ, TSAN_OPTIONS="exitcode=66 halt_on_error=0")
     r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
     assert "ThreadSanitizer" not in r.stderr and r.returncode == 0, r.stderr[-4000:]
-    assert "status=0x0 " in r.stdout
+    assert "status=0x0 " in r.stdout and "beats_beside_post=0" not in r.stdout, r.stdout
     out = np.fromfile(tmp_path / "out.bin", np.uint8)[:ddr.size]
     assert np.array_equal(out, gold)
 

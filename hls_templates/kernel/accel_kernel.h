@@ -217,7 +217,8 @@ PBUF_BEATS:
                 p.shift_neg = PARAM_FIELD(rec, SHIFT_NEG);
                 p.pre_shift = PARAM_FIELD(rec, PRE_SHIFT);
                 const ap_uint<16> e = (ap_uint<16>)w.f + (ap_uint<16>)(rel >> 4);   // row * TM_PITCH + lane
-                const ap_uint<16> lane = e & (TM_PITCH - 1), at = (e >> LOG2_TM_PITCH) * TM + lane;
+                const ap_uint<16 - LOG2_TM_PITCH> row = e >> LOG2_TM_PITCH;   // (a narrow product by the constant TM)
+                const ap_uint<16> lane = e & (TM_PITCH - 1), at = row * (ap_uint<7>)TM + lane;
                 if (lane < TM) {
                     if (is_t)
                         tbuf[at] = rec;
@@ -1010,7 +1011,8 @@ static void compute_insn(module_state_t &s, const insn_t &x, fifo<token_t> &l2c,
 // later push of the store module) and take its errors and iterations
 static void post_finish(module_state_t &s, post_link_t &pl, fifo<post_msg_t> &p2s, fifo<token_t> &s2c) {
 POST_WAIT:
-    while (pl.run) {
+    while (pl.run) {   // one progress report per iteration (OBUF words / POST_MSG_WORDS, then the end)
+#pragma HLS LOOP_TRIPCOUNT min=1 max=513
         const post_msg_t m = p2s.read();
         post_take(pl, m);
     }

@@ -37,7 +37,8 @@ LOAD's and STORE's m_axi on both through the RTL's splitter, ``hls_templates/bd/
   segment as a strobed write in the same iteration), ``num_write_outstanding`` writes in flight, the write
   responses awaited once after the last beat.
 * COMPUTE (``exec_compute``): ``INVOKE + SETUP + oh x ceil(ow / P) x og x ig x kh x kw x II_PE_TILE +
-  D_PE_TILE`` (P = 2 output pixels in int8, 1 in int16); bypass: ``INVOKE + SETUP + oh x ow x og x II_BYPASS +
+  D_PE_TILE`` (P = 2 output pixels in int8, 1 in int16); one tap accumulating into ACC (ig x kh x kw = 1,
+  ``acc_init`` = 0, ``pe_rmw``): ``INVOKE + SETUP + oh x ow x og x II_PE_RMW + D_PE_RMW``; bypass: ``INVOKE + SETUP + oh x ow x og x II_BYPASS +
   D_BYPASS`` (emul: twice the iterations, A's lanes then B's).
 * POST (``exec_post``): ``INVOKE + SETUP + R x C x og x pk^2 x II_POST_TILE + D_POST_TILE`` with R = (out_rows //
   up) x up, C likewise (without pooling the pre-upsampling size clipped to the tile), pk = max(pool_k, 1).
@@ -93,6 +94,7 @@ FORMULA_LOOPS = {
     "LOAD_BEATS": "LOAD into IBUF / WBUF, every beat of every segment",
     "PBUF_BEATS": "LOAD into PBUF, every beat of every segment",
     "PE_TILE": "COMPUTE",
+    "PE_RMW": "COMPUTE",
     "BYPASS": "bypass COMPUTE",
     "POST_TILE": "POST",
     "STORE_BEATS": "STORE, every beat of every segment",
@@ -339,6 +341,8 @@ class KernelEstimate:
         if f["bypass"]:
             return INVOKE + SETUP + self._loop("BYPASS", f["oh"] * f["ow"] * f["og"] * (2 if f["emul"] else 1))
         P = self.hw.pix_lanes
+        if not f["acc_init"] and f["ig"] * f["kh"] * f["kw"] == 1:   # pe_rmw: one output pixel per iteration
+            return INVOKE + SETUP + self._loop("PE_RMW", f["oh"] * f["ow"] * f["og"])
         n = f["oh"] * _cdiv(f["ow"], P) * f["og"] * f["ig"] * f["kh"] * f["kw"]
         return INVOKE + SETUP + self._loop("PE_TILE", n)
 

@@ -310,6 +310,109 @@ typedef ap_int<64> sum_t;     // a PE lane's running sum / a requantization oper
 // (no multiply or division in the loop). The sums stay in registers across a pixel's ig x kh x kw taps and are
 // written to ACC (= or +=) at its last tap; each ACC word is written once per instruction, so there is no
 // dependence between iterations through acc, ibuf or wbuf.
+// One PE-array step: the TN activations of IBUF word a0 (int8: packed with word a1's, the pair's second pixel,
+// when has1) against weight row wa of every output lane: per lane the step's low / high pixel sums ls / hs (int16:
+// hs = 0), the DSP48E2 products summed along cascades of PACK_GROUP
+static inline void pe_sums(const elem_t ibuf[2][IBUF_DEPTH][TN], int ib, baddr_t a0, baddr_t a1, bool i8, bool has1,
+                           const elem_t wbuf[2][WBUF_DEPTH][TM][TN], int wb, baddr_t wa, sum_t ls[TM], sum_t hs[TM]) {
+    ap_int<27> a[TN];
+#pragma HLS ARRAY_PARTITION variable=a complete
+PE_OPERANDS:
+    for (int nn = 0; nn < TN; nn++) {
+#pragma HLS UNROLL
+        const ap_int<27> x0 = ibuf[ib][a0][nn];
+        if (i8) {
+            const ap_int<27> x1 = has1 ? (ap_int<27>)ibuf[ib][a1][nn] : (ap_int<27>)0;
+            a[nn] = (x1 << PACK_SHIFT) + x0;
+        } else {
+            a[nn] = x0;
+        }
+    }
+PE_LANES:
+    for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+        sum_t l_acc = 0, h_acc = 0;
+    PE_CASCADES:
+        for (int g = 0; g < TN; g += PACK_GROUP) {
+#pragma HLS UNROLL
+            ap_int<48> p = 0;  // DSP48E2 P register along a cascade of PACK_GROUP DSPs
+        PE_DSP:
+            for (int j = 0; j < PACK_GROUP; j++) {
+#pragma HLS UNROLL
+                if (g + j < TN) p += dsp_mul(a[g + j], (ap_int<18>)wbuf[wb][wa][m][g + j]);
+            }
+            if (i8) {
+                // low pixel: bits [PACK_SHIFT-1:0], sign-extended; high pixel: the rest, corrected by the low
+                // part's borrow (p - low is an exact multiple of 2^PACK_SHIFT)
+                const ap_int<PACK_SHIFT> l = p.range(PACK_SHIFT - 1, 0);
+                l_acc += l;
+                h_acc += (p - l) >> PACK_SHIFT;
+            } else {
+                l_acc += p;
+            }
+        }
+        ls[m] = l_acc;
+        hs[m] = h_acc;
+    }
+}
+
+// COMPUTE with one tap per output (ig x kh x kw = 1) accumulating into ACC (acc_init = 0): each output word is
+// read and written in the same step, so one output pixel per iteration (one read and one write, one per ACC port):
+// int8 takes a pair's two pixels in two iterations (the PE array in the first), as the RTL takes two cycles
+static void pe_rmw(const elem_t ibuf[2][IBUF_DEPTH][TN], int ib, const elem_t wbuf[2][WBUF_DEPTH][TM][TN], int wb,
+                   acc_t acc[2][ACC_WORDS][TM], int ab, bool i8, i64 oh, i64 ow, i64 og, i64 ww0, i64 iw0,
+                   baddr_t step_x, baddr_t step_y, sum_t lim, ap_uint<32> &err, ap_uint<32> &iters) {
+    const i64 P = i8 ? 2 : 1;
+    const trip_t n = oh * ow * og;
+    const baddr_t step_xp = P * step_x, acc_xp = P * og, acc_row = ow * og;
+    ap_uint<13> ox0 = 0;
+    ap_uint<8> o = 0;
+    ap_uint<1> ph = 0;   // int8: 0 = the pair's first pixel (and the PE array), 1 = its second
+    baddr_t row = iw0, pix = iw0, acc_r = 0, acc_p = 0;
+    sum_t hold[TM];      // the second pixel's sums
+#pragma HLS ARRAY_PARTITION variable=hold complete
+PE_RMW:
+    for (trip_t t = 0; t < n; t++) {  // II=1 depth=9
+#pragma HLS LOOP_TRIPCOUNT min=1 max=65536
+#pragma HLS PIPELINE II=1
+#pragma HLS DEPENDENCE variable=acc inter false
+        const bool has1 = i8 && ox0 + 1 < ow;
+        const baddr_t w = acc_p + o + (ph ? (baddr_t)og : (baddr_t)0);
+        sum_t ls[TM], hs[TM];
+#pragma HLS ARRAY_PARTITION variable=ls complete
+#pragma HLS ARRAY_PARTITION variable=hs complete
+        if (ph == 0) pe_sums(ibuf, ib, pix, pix + step_x, i8, has1, wbuf, wb, (baddr_t)ww0 + o, ls, hs);
+    PE_RMW_LANES:
+        for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+            const sum_t v = ph ? hold[m] : ls[m];
+            if (ph == 0) hold[m] = hs[m];
+            const sum_t t0 = (sum_t)(acc[ab][w][m] + v);
+            if (t0 >= lim || t0 <= -lim) err |= STATUS_ARITH_OVERFLOW;
+            acc[ab][w][m] = t0;
+        }
+        iters++;
+        if (ph == 0 && has1) {
+            ph = 1;
+            continue;
+        }
+        ph = 0;
+        if (++o == og) {
+            o = 0;
+            ox0 += P;
+            pix += step_xp;
+            acc_p += acc_xp;
+            if (ox0 >= ow) {
+                ox0 = 0;
+                row += step_y;
+                pix = row;
+                acc_r += acc_row;
+                acc_p = acc_r;
+            }
+        }
+    }
+}
+
 static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][IBUF_DEPTH][TN],
                          const elem_t wbuf[2][WBUF_DEPTH][TM][TN], acc_t acc[2][ACC_WORDS][TM], ap_uint<32> &err,
                          ap_uint<32> &iters) {
@@ -405,9 +508,16 @@ static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][
     ap_uint<4> ky = 0, kx = 0;
     ap_uint<24> tap = 0;
     baddr_t row = iw0, pix = iw0, toff = 0, wa = ww0, acc_r = 0, acc_p = 0;
+    if (!init && K == 1) {   // every output's one tap reads and writes its ACC words: pe_rmw
+        pe_rmw(ibuf, ib, wbuf, wb, acc, ab, i8, oh, ow, og, ww0, iw0, step_x, step_y, lim, err, iters);
+        return;
+    }
     sum_t lo[TM], hi[TM];  // the sums of the low / high pixel, in registers
+    sum_t r0[TM], r1[TM];  // the output's ACC words, read at its first tap
 #pragma HLS ARRAY_PARTITION variable=lo complete
 #pragma HLS ARRAY_PARTITION variable=hi complete
+#pragma HLS ARRAY_PARTITION variable=r0 complete
+#pragma HLS ARRAY_PARTITION variable=r1 complete
 PE_TILE:
     for (trip_t t = 0; t < n; t++) {  // II=1 depth=8
 #pragma HLS LOOP_TRIPCOUNT min=1 max=2359296
@@ -416,53 +526,30 @@ PE_TILE:
         const bool first = tap == 0, last = tap == K - 1;
         const bool has1 = i8 && ox0 + 1 < ow;
         const baddr_t a0 = pix + toff, a1 = a0 + step_x, w0 = acc_p + o, w1 = w0 + og;
-        ap_int<27> a[TN];
-#pragma HLS ARRAY_PARTITION variable=a complete
-    PE_OPERANDS:
-        for (int nn = 0; nn < TN; nn++) {
-#pragma HLS UNROLL
-            const ap_int<27> x0 = ibuf[ib][a0][nn];
-            if (i8) {
-                const ap_int<27> x1 = has1 ? (ap_int<27>)ibuf[ib][a1][nn] : (ap_int<27>)0;
-                a[nn] = (x1 << PACK_SHIFT) + x0;
-            } else {
-                a[nn] = x0;
-            }
-        }
-    PE_LANES:
+        sum_t ls[TM], hs[TM];
+#pragma HLS ARRAY_PARTITION variable=ls complete
+#pragma HLS ARRAY_PARTITION variable=hs complete
+        pe_sums(ibuf, ib, a0, a1, i8, has1, wbuf, wb, wa, ls, hs);
+    PE_ACC:
         for (int m = 0; m < TM; m++) {
 #pragma HLS UNROLL
-            sum_t l_acc = first ? (sum_t)0 : lo[m], h_acc = first ? (sum_t)0 : hi[m];
-        PE_CASCADES:
-            for (int g = 0; g < TN; g += PACK_GROUP) {
-#pragma HLS UNROLL
-                ap_int<48> p = 0;  // DSP48E2 P register along a cascade of PACK_GROUP DSPs
-            PE_DSP:
-                for (int j = 0; j < PACK_GROUP; j++) {
-#pragma HLS UNROLL
-                    if (g + j < TN) p += dsp_mul(a[g + j], (ap_int<18>)wbuf[wb][wa][m][g + j]);
-                }
-                if (i8) {
-                    // low pixel: bits [PACK_SHIFT-1:0], sign-extended; high pixel: the rest, corrected by the low
-                    // part's borrow (p - low is an exact multiple of 2^PACK_SHIFT)
-                    const ap_int<PACK_SHIFT> l = p.range(PACK_SHIFT - 1, 0);
-                    l_acc += l;
-                    h_acc += (p - l) >> PACK_SHIFT;
-                } else {
-                    l_acc += p;
-                }
-            }
+            const sum_t l_acc = (first ? (sum_t)0 : lo[m]) + ls[m], h_acc = (first ? (sum_t)0 : hi[m]) + hs[m];
             lo[m] = l_acc;
             hi[m] = h_acc;
+            // ACC: the output's words read at its first tap (unless acc_init), written at its last: two accesses
+            // per iteration at most, one per port of the true-dual-port ACC (K >= 2 here, or acc_init)
             if (last) {
-                const sum_t t0 = init ? l_acc : (sum_t)(acc[ab][w0][m] + l_acc);
+                const sum_t t0 = (init ? (sum_t)0 : r0[m]) + l_acc;
                 if (t0 >= lim || t0 <= -lim) err |= STATUS_ARITH_OVERFLOW;
                 acc[ab][w0][m] = t0;
                 if (has1) {
-                    const sum_t t1 = init ? h_acc : (sum_t)(acc[ab][w1][m] + h_acc);
+                    const sum_t t1 = (init ? (sum_t)0 : r1[m]) + h_acc;
                     if (t1 >= lim || t1 <= -lim) err |= STATUS_ARITH_OVERFLOW;
                     acc[ab][w1][m] = t1;
                 }
+            } else if (first && !init) {
+                r0[m] = acc[ab][w0][m];
+                if (has1) r1[m] = acc[ab][w1][m];
             }
         }
         iters++;

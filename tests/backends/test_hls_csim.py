@@ -97,6 +97,29 @@ def test_csim_bit_exact_with_golden(executors, kind, mode, pc, brd):
     assert diff.size == 0, f"{diff.size} DDR bytes differ from the golden simulator, first at {diff[:8]}"
 
 
+@pytest.mark.parametrize("mode,wbuf", [("int8-asym", 64), ("int16-sym", 128)])
+def test_csim_one_tap_accumulation_bit_exact(tmp_path, mode, wbuf):
+    """COMPUTEs of one tap accumulating into ACC (ig x kh x kw = 1, acc_init = 0: each output word read and written
+    in the same step, the kernel's PE_RMW loop of one output pixel per iteration): a TINY array whose WBUF holds one
+    weight word per bank makes the scheduler split a 1x1 convolution's 32 input channels into ig = 1 COMPUTEs; the
+    C-simulation writes DDR exactly as the golden simulator."""
+    from helpers import board
+    from generator.exec.rtl import TINY
+    brd = board(**dict(TINY, wbuf_bank_bytes=wbuf))
+    b = Builder([1, 32, 8, 7], seed=3)
+    gq, prog, xs = compile_small(b.model([b.leaky(b.conv("x", 16, k=1))]), mode, True, brd)
+    rmw = [i for i in prog.insns if i.op == "COMPUTE" and not i.f["bypass"] and not i.f["acc_init"]
+           and i.f["ig"] * i.f["kh"] * i.f["kw"] == 1]
+    assert len(rmw) >= 6
+    ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
+    gold = _golden(prog, ddr, bases)
+    exe = csim.compile_kernel(brd, tmp_path / "k")
+    out, info = csim.run_csim(exe, ddr, bases, prog.blob, tmp_path / "run")
+    assert info["status"] == 0, isa.status_names(info["status"])
+    diff = np.flatnonzero(out != gold)
+    assert diff.size == 0 and not np.array_equal(gold, ddr), f"{diff.size} DDR bytes differ, first at {diff[:8]}"
+
+
 def test_csim_threads_clean_under_thread_sanitizer(tmp_path):
     """The threaded C-simulation (fetch, load, compute, store, post as std::threads over bounded FIFOs) built with
     -fsanitize=thread runs a layer bit-exact with no data-race report: the buffers shared by two modules and DDR

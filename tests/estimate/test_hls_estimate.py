@@ -228,13 +228,36 @@ def frame(zcu, loops):
     return c, cmp
 
 
-def test_every_annotation_used(frame, loops, tiny_prog, tiny_bypass_prog):
-    """The frame (no bypass COMPUTE in YOLOv4-tiny) and the copy layer together use every annotated loop."""
+@pytest.fixture(scope="module")
+def tiny_one_tap_prog():
+    """A 1x1 convolution on a TINY array whose WBUF holds one weight word: ig = 1 COMPUTEs accumulating into ACC
+    (the kernel's PE_RMW loop)."""
+    b = Builder([1, 32, 8, 7], seed=3)
+    brd = board(**dict(TINY, wbuf_bank_bytes=64))
+    _, prog, _ = compile_small(b.model([b.leaky(b.conv("x", 16, k=1))]), brd=brd)
+    return brd, prog
+
+
+def test_one_tap_accumulation_by_hand(tiny_one_tap_prog):
+    """PE_RMW: one iteration per output pixel (oh x ow x og; int8 takes a pair in two), as the RTL's two cycles per
+    pixel pair of a one-tap accumulating step."""
+    brd, prog = tiny_one_tap_prog
+    est = he.KernelEstimate(brd, 8)
+    ii, d = est.ann["PE_RMW"].ii, est.ann["PE_RMW"].depth
+    rmw = [i for i in prog.insns if i.op == "COMPUTE" and not i.f["acc_init"] and i.f["ig"] * i.f["kh"] * i.f["kw"] == 1]
+    assert rmw
+    for i in rmw:
+        assert est.insn_cycles(None, i) == 2 + 4 + i.f["oh"] * i.f["ow"] * i.f["og"] * ii + d
+
+
+def test_every_annotation_used(frame, loops, tiny_prog, tiny_bypass_prog, tiny_one_tap_prog):
+    """The frame (no bypass COMPUTE in YOLOv4-tiny, no one-tap accumulation), the copy layer and the one-tap layer
+    together use every annotated loop."""
     _, cmp = frame
     used = set(cmp["used"])
-    for brd, prog in (tiny_prog, tiny_bypass_prog):
+    for brd, prog in (tiny_prog, tiny_bypass_prog, tiny_one_tap_prog):
         used |= set(he.compare(brd, 8, prog.insns)["used"])
-    assert "BYPASS" not in cmp["used"]
+    assert "BYPASS" not in cmp["used"] and "PE_RMW" not in cmp["used"]
     assert used == annotated(loops)
 
 

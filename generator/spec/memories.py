@@ -157,7 +157,7 @@ def kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
     acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
     mems = [Memory("IBUF", 2, a.ibuf_bank_bytes // tn, ELEM_BITS * tn),
             Memory("WBUF", 2 * tm, a.wbuf_bank_bytes // (tn * tm), ELEM_BITS * tn),
-            Memory("ACC", 2, a.acc_bank_words, acc_store * tm),
+            Memory("ACC", 2, a.acc_bank_words, acc_store * tm, tdp=True),   # compute: two read-write ports
             Memory("OBUF", tm, a.obuf_bytes // tm, ELEM_BITS),
             Memory("PBUF", tm, -(-a.pbuf_entries // tm), isa.PARAM_RECORD_BYTES * 8),
             Memory("TBUF", tm, isa.TBUF_ROWS, isa.PARAM_RECORD_BYTES * 8)]

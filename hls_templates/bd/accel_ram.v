@@ -1,7 +1,9 @@
 // accel_ram.v -- one on-chip buffer memory of the block design (vivado_bd.tcl adds it as a module reference; static,
-// copied by generator/hls.py). A simple-dual-port xpm_memory_sdpram of DEPTH x WIDTH bits on the PL clock:
-//   BRAM_A  written by the producer IP's memory port (Vitis HLS mode=bram: byte address, one write enable per byte)
-//   BRAM_B  read by the consumer IP's memory port
+// copied by generator/hls.py). A simple-dual-port xpm_memory_sdpram of DEPTH x WIDTH bits on the PL clock, or with
+// TDP = 1 a true-dual-port xpm_memory_tdpram (the accumulator banks: compute reads and writes on both ports):
+//   BRAM_A  written by the producer IP's memory port (Vitis HLS mode=bram: byte address, one write enable per byte;
+//           TDP: also read)
+//   BRAM_B  read by the consumer IP's memory port (TDP: also written)
 //   BRAM_C  (SHARED_B = 1) a second reader of port B: the accumulator banks, read by compute (accumulation) and by
 //           store (POST); the c2s / s2c dependency tokens hand a bank from one to the other, so the two never read
 //           the same memory in the same cycle; C's address is taken when its enable is high.
@@ -13,7 +15,8 @@ module accel_ram #(
     parameter integer WIDTH = 512,
     parameter integer ADDR_LSB = 6,
     parameter MEMORY_PRIMITIVE = "block",
-    parameter integer SHARED_B = 0
+    parameter integer SHARED_B = 0,
+    parameter integer TDP = 0
 ) (
     (* X_INTERFACE_INFO = "xilinx.com:interface:bram:1.0 BRAM_A CLK" *)
     (* X_INTERFACE_PARAMETER = "MASTER_TYPE BRAM_CTRL, MEM_ECC NONE, READ_LATENCY 1" *)
@@ -65,19 +68,40 @@ module accel_ram #(
     wire use_c = SHARED_B != 0 && enc;
     wire [31:0] raddr = use_c ? addrc : addrb;
     wire [WIDTH-1:0] rdata;
-    assign douta = {WIDTH{1'b0}};     // port A only writes
     assign doutb = rdata;
     assign doutc = rdata;
 
-    xpm_memory_sdpram #(
-        .ADDR_WIDTH_A(AW), .ADDR_WIDTH_B(AW), .BYTE_WRITE_WIDTH_A(8), .CLOCKING_MODE("common_clock"),
-        .MEMORY_PRIMITIVE(MEMORY_PRIMITIVE), .MEMORY_SIZE(DEPTH * WIDTH), .READ_DATA_WIDTH_B(WIDTH),
-        .READ_LATENCY_B(1), .WRITE_DATA_WIDTH_A(WIDTH),
-        .WRITE_MODE_B(MEMORY_PRIMITIVE == "ultra" ? "no_change" : "read_first")
-    ) mem (
-        .sleep(1'b0), .clka(clka), .ena(ena), .wea(wea), .addra(addra[ADDR_LSB +: AW]), .dina(dina),
-        .injectsbiterra(1'b0), .injectdbiterra(1'b0),
-        .clkb(clka), .rstb(1'b0), .enb(enb | (SHARED_B != 0 && enc)), .regceb(1'b1), .addrb(raddr[ADDR_LSB +: AW]),
-        .doutb(rdata), .sbiterrb(), .dbiterrb()
-    );
+    generate
+        if (TDP != 0) begin : g_tdp
+            // both ports read and write; C (a reader) shares port B: its enable selects its address, never a write
+            xpm_memory_tdpram #(
+                .ADDR_WIDTH_A(AW), .ADDR_WIDTH_B(AW), .BYTE_WRITE_WIDTH_A(8), .BYTE_WRITE_WIDTH_B(8),
+                .CLOCKING_MODE("common_clock"), .MEMORY_PRIMITIVE(MEMORY_PRIMITIVE), .MEMORY_SIZE(DEPTH * WIDTH),
+                .READ_DATA_WIDTH_A(WIDTH), .READ_DATA_WIDTH_B(WIDTH), .READ_LATENCY_A(1), .READ_LATENCY_B(1),
+                .WRITE_DATA_WIDTH_A(WIDTH), .WRITE_DATA_WIDTH_B(WIDTH),
+                .WRITE_MODE_A(MEMORY_PRIMITIVE == "ultra" ? "no_change" : "read_first"),
+                .WRITE_MODE_B(MEMORY_PRIMITIVE == "ultra" ? "no_change" : "read_first")
+            ) mem (
+                .sleep(1'b0), .clka(clka), .rsta(1'b0), .ena(ena), .regcea(1'b1), .wea(wea),
+                .addra(addra[ADDR_LSB +: AW]), .dina(dina), .douta(douta),
+                .clkb(clka), .rstb(1'b0), .enb(enb | (SHARED_B != 0 && enc)), .regceb(1'b1),
+                .web(use_c ? {(WIDTH/8){1'b0}} : web), .addrb(raddr[ADDR_LSB +: AW]), .dinb(dinb), .doutb(rdata),
+                .injectsbiterra(1'b0), .injectdbiterra(1'b0), .injectsbiterrb(1'b0), .injectdbiterrb(1'b0),
+                .sbiterra(), .dbiterra(), .sbiterrb(), .dbiterrb()
+            );
+        end else begin : g_sdp
+            assign douta = {WIDTH{1'b0}};     // port A only writes
+            xpm_memory_sdpram #(
+                .ADDR_WIDTH_A(AW), .ADDR_WIDTH_B(AW), .BYTE_WRITE_WIDTH_A(8), .CLOCKING_MODE("common_clock"),
+                .MEMORY_PRIMITIVE(MEMORY_PRIMITIVE), .MEMORY_SIZE(DEPTH * WIDTH), .READ_DATA_WIDTH_B(WIDTH),
+                .READ_LATENCY_B(1), .WRITE_DATA_WIDTH_A(WIDTH),
+                .WRITE_MODE_B(MEMORY_PRIMITIVE == "ultra" ? "no_change" : "read_first")
+            ) mem (
+                .sleep(1'b0), .clka(clka), .ena(ena), .wea(wea), .addra(addra[ADDR_LSB +: AW]), .dina(dina),
+                .injectsbiterra(1'b0), .injectdbiterra(1'b0),
+                .clkb(clka), .rstb(1'b0), .enb(enb | (SHARED_B != 0 && enc)), .regceb(1'b1),
+                .addrb(raddr[ADDR_LSB +: AW]), .doutb(rdata), .sbiterrb(), .dbiterrb()
+            );
+        end
+    endgenerate
 endmodule

@@ -161,6 +161,7 @@ def _check_memories(b, bd, cells, intf, edge, props):
             assert "-type module -reference accel_ram" in cells[f"{p}_ram"]
             assert f"CONFIG.MEMORY_PRIMITIVE {prim[m['impl']]}" in props[f"{p}_ram"]
             assert f"CONFIG.DEPTH {m['depth']} CONFIG.WIDTH {m['width']}" in props[f"{p}_ram"]
+            assert f"CONFIG.TDP {int(m['name'] == 'ACC')}" in props[f"{p}_ram"]   # ACC: compute reads + writes on both
             assert (f"intf:{m['producer']}_0/{p}_PORTA", f"intf:{p}_ram/BRAM_A") in edge
             if m["name"] == "ACC":     # compute writes A, reads B; post reads C (shares B)
                 assert (f"intf:accel_compute_0/{p}_PORTB", f"intf:{p}_ram/BRAM_B") in edge

@@ -37,7 +37,8 @@ def block_design(board: Board, rom_insns: int = 0) -> dict:
     ``streams``: [{name, src, src_port, dst, dst_port, depth (the kernel's), fifo_depth (axis_data_fifo
     FIFO_DEPTH), bits, memory_type (block / distributed)}]; ``memories``: [{name, var, ports (one per memory:
     bank, and row of WBUF / lane of OBUF, PBUF and TBUF), depth, width, impl, addr_lsb (log2 of the bytes between words on the
-    HLS bram port's byte address), primitive (xpm MEMORY_PRIMITIVE), producer, consumers}]."""
+    HLS bram port's byte address), primitive (xpm MEMORY_PRIMITIVE), producer, consumers, tdp (1: true dual port,
+    the producer reads and writes on both ports: ACC)}]."""
     by = {m.name: m for m in memories.bound_kernel_memories(board, rom_insns)}
     a = board.accelerator
     mems = []
@@ -52,5 +53,5 @@ def block_design(board: Board, rom_insns: int = 0) -> dict:
         assert len(ports) == m.count
         mems.append(dict(name=name, var=var, ports=ports, depth=m.depth, width=m.width, impl=m.impl,
                          addr_lsb=max(0, math.ceil(math.log2(m.width / 8))),
-                         primitive=XPM_PRIMITIVE[m.impl], producer=prod, consumers=cons))
+                         primitive=XPM_PRIMITIVE[m.impl], producer=prod, consumers=cons, tdp=int(m.tdp)))
     return {"streams": _streams(), "memories": mems}

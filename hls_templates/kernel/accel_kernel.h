@@ -356,6 +356,22 @@ PE_LANES:
     }
 }
 
+// COMPUTE's output walk after the last group of a pixel pair: the next P pixels of the row (IBUF word pix, ACC word
+// acc_p), or the first of the next row (row, acc_r); additions only
+static inline void next_pixels(ap_uint<13> &ox0, baddr_t &pix, baddr_t &row, baddr_t &acc_p, baddr_t &acc_r, i64 P,
+                               i64 ow, baddr_t step_xp, baddr_t acc_xp, baddr_t step_y, baddr_t acc_row) {
+    ox0 += P;
+    pix += step_xp;
+    acc_p += acc_xp;
+    if (ox0 >= ow) {
+        ox0 = 0;
+        row += step_y;
+        pix = row;
+        acc_r += acc_row;
+        acc_p = acc_r;
+    }
+}
+
 // COMPUTE with one tap per output (ig x kh x kw = 1) accumulating into ACC (acc_init = 0): each output word is
 // read and written in the same step, so one output pixel per iteration (one read and one write, one per ACC port):
 // int8 takes a pair's two pixels in two iterations (the PE array in the first), as the RTL takes two cycles
@@ -399,16 +415,7 @@ PE_RMW:
         ph = 0;
         if (++o == og) {
             o = 0;
-            ox0 += P;
-            pix += step_xp;
-            acc_p += acc_xp;
-            if (ox0 >= ow) {
-                ox0 = 0;
-                row += step_y;
-                pix = row;
-                acc_r += acc_row;
-                acc_p = acc_r;
-            }
+            next_pixels(ox0, pix, row, acc_p, acc_r, P, ow, step_xp, acc_xp, step_y, acc_row);
         }
     }
 }
@@ -564,16 +571,7 @@ PE_TILE:
             if (++o == og) {
                 o = 0;
                 wa = ww0;
-                ox0 += P;
-                pix += step_xp;
-                acc_p += acc_xp;
-                if (ox0 >= ow) {
-                    ox0 = 0;
-                    row += step_y;
-                    pix = row;
-                    acc_r += acc_row;
-                    acc_p = acc_r;
-                }
+                next_pixels(ox0, pix, row, acc_p, acc_r, P, ow, step_xp, acc_xp, step_y, acc_row);
             }
         } else {
             tap++;

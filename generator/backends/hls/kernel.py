@@ -67,7 +67,7 @@ TOP = "accel"
 #: control block with the isa.REGISTERS map, is host.registers.KERNEL_VLNV (the IP host/driver.py binds)
 TOPS = [(TOP, "fetch + control (ap_ctrl_hs, s_axilite, m_axi insns)"),
         (TOP + "_load", "LOAD (ap_ctrl_none, m_axi read, IBUF/WBUF/PBUF write ports)"),
-        (TOP + "_compute", "COMPUTE (ap_ctrl_none, IBUF/WBUF read, ACC write ports)"),
+        (TOP + "_compute", "COMPUTE (ap_ctrl_none, IBUF/WBUF read, ACC read-write ports: true dual port)"),
         (TOP + "_store", "STORE, END; hands POSTs to the post IP (ap_ctrl_none, m_axi write, OBUF read ports)"),
         (TOP + "_post", "POST (ap_ctrl_none, ACC/PBUF/TBUF read ports, OBUF write ports)")]
 #: where vivado_bd.tcl copies the overlay (.bit + .hwh) by default: overlay/<board>/

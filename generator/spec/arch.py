@@ -49,8 +49,12 @@ TABLE_STAGES = 8
 #: cycles of POST's per-instruction setup (rtl/post.sv: serial multipliers and dividers, no wide multiply or divide
 #: in one cycle; rendered into the package as POST_SETUP)
 POST_SETUP = 39
-#: register stages of a PE (rtl/pe_array.sv) before its adder tree: the DSP48E2's A/B, M and P registers
-PE_DSP_STAGES = 3
+#: DSP48E2s per PE-array chain (rtl/pe_array.sv): the products of PE_CHAIN adjacent input lanes are summed along
+#: the chain, each DSP48E2 adding its product to the previous one's P in its post-adder (the PCOUT -> PCIN cascade,
+#: UG579 ch. 2: P = M + PCIN), so the fabric adder trees sum Tn / PE_CHAIN chain outputs instead of Tn products. At
+#: most PACK_GROUP: the int8 low field holds the sum of a chain's low products without carrying into the high field.
+PE_CHAIN = 4
+assert PE_CHAIN <= PACK_GROUP and PE_CHAIN & (PE_CHAIN - 1) == 0
 #: cycles of COMPUTE's per-instruction setup (rtl/compute.sv: the address steps in_cols*ig, ig*stride and
 #: in_cols*ig*stride by registered shift-and-add multiplies (rtl/mul_tree.sv), two in series: 2 + 1 clocks;
 #: rendered into the package as CP_SETUP)
@@ -73,13 +77,29 @@ LOAD_SETUP_CYCLES = 6
 LOAD_DATA_STAGES = 5
 
 
-def pe_tree_stages(tn: int) -> int:
-    """Register stages of a PE-array adder tree over ``tn`` products (rtl/pe_array.sv, PE_TREE_ST): log2(tn)
-    adder levels plus the level combining the int8 / int16 product fields, a register after every second level
-    and after the last: ``ceil((log2(tn) + 1) / 2)``. Raises ValueError unless ``tn`` is a power of two >= 2."""
+def pe_chain(tn: int) -> int:
+    """DSP48E2s per chain of a Tn-lane PE array (rtl/pe_array.sv, PE_G): ``min(PE_CHAIN, tn)``. Raises ValueError
+    unless ``tn`` is a power of two >= 2."""
     if tn < 2 or tn & (tn - 1):
         raise ValueError(f"tn must be a power of two >= 2, got {tn}")
-    return (tn.bit_length() - 1) // 2 + 1
+    return min(PE_CHAIN, tn)
+
+
+def pe_dsp_stages(tn: int) -> int:
+    """Register stages of the PE array before its adder trees (rtl/pe_array.sv): the DSP48E2's A/B and M
+    registers, then one P register per DSP48E2 of a chain (position j of a chain takes its operands j clocks after
+    position 0, so its P holds the sum of positions 0..j of one operand set): ``2 + pe_chain(tn)``. Raises
+    ValueError as :func:`pe_chain`."""
+    return 2 + pe_chain(tn)
+
+
+def pe_tree_stages(tn: int) -> int:
+    """Register stages of a PE-array adder tree over the ``tn / pe_chain(tn)`` chain outputs of one output lane
+    (rtl/pe_array.sv, PE_TREE_ST): log2 of that adder levels plus the level combining the int8 / int16 product
+    fields, a register after every second level and after the last: ``ceil((log2(tn / G) + 1) / 2)``. Raises
+    ValueError as :func:`pe_chain`."""
+    leaves = tn // pe_chain(tn)
+    return (leaves.bit_length() - 1) // 2 + 1
 
 
 def array_error(tn: int, tm: int, axi_bits: int) -> str:

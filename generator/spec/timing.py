@@ -39,8 +39,9 @@ from functools import lru_cache
 import numpy as np
 
 from generator.spec.arch import (ACC_RMW_DISTANCE, AXI_BOUNDARY_BYTES, COMPUTE_SETUP, LOAD_DATA_STAGES,
-                                  LOAD_SETUP_CYCLES, PE_DSP_STAGES, POST_SETUP, REQUANT_STAGES, STORE_READ_STAGES,
-                                  STORE_SETUP, TABLE_STAGES, pe_tree_stages)
+                                  LOAD_SETUP_CYCLES, POST_SETUP, REQUANT_STAGES, STORE_READ_STAGES,
+                                  STORE_SETUP, TABLE_STAGES, pe_dsp_stages,
+                                  pe_tree_stages)
 from generator.spec import isa
 from generator.spec.board import Board
 
@@ -115,7 +116,7 @@ class HwConfig:
     def compute_fill(self) -> int:
         """Cycles of a COMPUTE besides its steps (rtl/compute.sv): :data:`COMPUTE_BASE` plus the PE array's
         pipeline (the DSP48E2's A/B, M, P registers and the adder tree's register stages for Tn)."""
-        return COMPUTE_BASE + PE_DSP_STAGES + pe_tree_stages(self.tn)
+        return COMPUTE_BASE + pe_dsp_stages(self.tn) + pe_tree_stages(self.tn)
 
     @property
     def tm_pitch(self) -> int:

@@ -1,6 +1,6 @@
 """rtl/pe_array.sv against numpy: per output lane m, sum0 = sum_n x0[n]*w[m][n] and (int8, two activations packed
 in each DSP48E2 A port at PACK_SHIFT) sum1 = sum_n x1[n]*w[m][n], int16: sum0 only, sum1 = 0; ACC_W-bit two's
-complement, PE_LAT clocks of latency (the DSP48E2's A/B, M and P registers and the registered adder tree), a new
+complement, PE_LAT clocks of latency (the DSP48E2 cascades' A/B, M and P registers and the registered adder tree), a new
 random operand set every cycle (extremes included), int8 and int16 interleaved."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
 
 from generator.backends.rtl import package_context
-from rtl_unit import UnitBuild, unit_args
+from rtl_unit import UnitBuild, tiny_board, unit_args
 
 
 def pack(vals, bits=16) -> int:
@@ -78,9 +78,14 @@ async def products_match_numpy(dut):
     assert checked[0] > 10 and checked[1] > 10
 
 
-@pytest.fixture(scope="module")
-def pe_build():
-    return UnitBuild("pe_array")
+#: array sizes: TINY (8 x 8: two chains of four per output lane), one chain per lane (Tn = 4), chains shorter
+#: than PE_CHAIN (Tn = 2) and a deeper tree (Tn = 32: eight chains)
+SIZES = {"tiny": {}, "tn4": {"tn": 4, "tm": 4}, "tn2": {"tn": 2, "tm": 2}, "tn32": {"tn": 32, "tm": 2}}
+
+
+@pytest.fixture(scope="module", params=list(SIZES))
+def pe_build(request):
+    return UnitBuild("pe_array", tiny_board(**SIZES[request.param]), name=f"pe_array-{request.param}")
 
 
 def test_pe_array_products(pe_build):

@@ -19,7 +19,7 @@ from generator.backends.context import shared_context
 from generator.spec import isa
 from generator.spec.arch import (array_error, ACC_RMW_DISTANCE, AXI_ADDR_BITS, AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS,
                                   HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING,
-                                  COMPUTE_SETUP, DSP_A_BITS, DSP_B_BITS, LOAD_SETUP_CYCLES, PACK_SHIFT, PE_DSP_STAGES,
+                                  COMPUTE_SETUP, DSP_A_BITS, DSP_B_BITS, LOAD_SETUP_CYCLES, PACK_SHIFT, pe_chain, pe_dsp_stages,
                                   POST_SETUP, REQUANT_STAGES, RTL_QUEUES, STORE_SETUP, TABLE_STAGES, pe_tree_stages)
 from generator.spec.board import Board
 from generator.spec.memories import storage_binding
@@ -29,7 +29,7 @@ from host.registers import SIZE_REGS
 RTL_DIR = ROOT_DIR / "rtl"
 TEMPLATES = RTL_DIR / "templates"
 #: hand-written RTL sources, in compile order (after the rendered package): primitives, the units, the top
-RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_array.sv", "ctrl_regs.sv", "token_queues.sv", "axi_rd_arb.sv",
+RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_dsp.sv", "pe_array.sv", "ctrl_regs.sv", "token_queues.sv", "axi_rd_arb.sv",
                "fetch_dispatch.sv", "seg_gen.sv", "load_rd.sv", "load_wr.sv", "load.sv", "mul_tree.sv", "compute.sv",
                "seq_mul.sv", "seq_div.sv", "requant.sv", "act_table.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "hp_seq.sv", "axi_hp_split.sv",
                "accel_top.sv"]
@@ -97,7 +97,8 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         hp_outst=HP_SPLIT_OUTSTANDING, hp_fdepth=HP_SPLIT_FIFO_WORDS,
         dsp_a_w=DSP_A_BITS, dsp_b_w=DSP_B_BITS, pack_shift=PACK_SHIFT,
         rq_lat=REQUANT_STAGES, tb_lat=TABLE_STAGES, post_setup=POST_SETUP,
-        cp_setup=COMPUTE_SETUP, acc_rmw=ACC_RMW_DISTANCE, sd_setup=STORE_SETUP, ld_setup=LOAD_SETUP_CYCLES, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=PE_DSP_STAGES)
+        cp_setup=COMPUTE_SETUP, acc_rmw=ACC_RMW_DISTANCE, sd_setup=STORE_SETUP, ld_setup=LOAD_SETUP_CYCLES, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=pe_dsp_stages(board.accelerator.tn),
+        pe_chain=pe_chain(board.accelerator.tn))
 
 
 def _env() -> jinja2.Environment:

@@ -20,7 +20,10 @@ Cells and how they count (cell library: Xilinx UG974, *UltraScale Architecture L
 * CARRY4 / CARRY8 per pin: ``S[i]``/``DI[i]`` to ``O[j]``/``CO[j]`` spans ``j - i + 1`` carry bits, ``CI`` to
   ``O[j]`` ``j + 1``; a chain continues through ``CO[last] -> CI``. The *carry chain* of a path is the longest
   run of carry bits without a LUT between them;
-* DSP48E2: Yosys 0.23 packs none of its registers on ``xcup``, so the netlist's DSPs are combinational. The
+* DSP48E2 instantiated in the RTL (rtl/pe_dsp.sv: parameters AREG / BREG / MREG / PREG set): its input
+  registers are endpoints (A / B: the arrival plus ``dsp_in``; PCIN: the cascade, ``dsp_cascade``), its P / PCOUT
+  with PREG = 1 start points (``dsp_p_clk_to_out``), the internal A/B -> M -> P stages those of its setting;
+* DSP48E2 inferred: Yosys 0.23 packs none of its registers on ``xcup``, so such DSPs are combinational. The
   analyzer infers what Vivado absorbs: the DSP's multiplier inputs (A, B, D) all driven straight by flip-flops
   (no logic between) are AREG/BREG/DREG; a P output bit driving only flip-flops is registered (MREG or PREG);
   when those flip-flops in turn drive only flip-flops, both MREG and PREG. The DSP segment then gets the delay of
@@ -61,6 +64,9 @@ DELAY_NS = {
     "dsp_reg_in": 2.20,             # AREG/BREG -> P output, no M/P register
     "dsp_reg_in_p": 1.90,           # AREG/BREG -> PREG (MREG unused), stage incl. setup
     "dsp_reg_in_mp": 1.29,          # AREG/BREG -> MREG -> PREG: the slowest of the stages (DS925: 775 MHz)
+    "dsp_in": 0.45,                 # into an instantiated DSP48E2's AREG/BREG: the route and the input setup
+    "dsp_p_clk_to_out": 0.45,       # an instantiated DSP48E2's PREG clock to P / PCOUT
+    "dsp_cascade": 0.70,            # PCIN -> ALU -> PREG (the dedicated PCOUT -> PCIN route, no fabric)
 }
 #: limits of issue 14 (a 300 MHz design on UltraScale+): LUT levels and carry bits per register-to-register path
 MAX_LUT_LEVELS, MAX_CARRY_BITS, TARGET_MHZ = 6, 32, 300.0
@@ -163,9 +169,27 @@ class TimingReport:
 _Arr = tuple
 
 
+def _dsp_regs(cell: dict) -> dict:
+    """AREG / BREG / MREG / PREG of a DSP48E2 cell as integers (all 0 for the DSPs Yosys infers on ``xcup``)."""
+    prm = cell.get("parameters", {})
+    return {k: int(str(prm.get(k, "0")), 2) if set(str(prm.get(k, "0"))) <= {"0", "1"} else int(prm[k])
+            for k in ("AREG", "BREG", "MREG", "PREG")}
+
+
+def _dsp_instantiated(cell: dict) -> bool:
+    """A DSP48E2 instantiated with its registers (rtl/pe_dsp.sv), not inferred by Yosys."""
+    return cell["type"] == "DSP48E2" and any(_dsp_regs(cell).values())
+
+
 def _dsp_setting(nl: Netlist, cell: dict) -> str:
     """Register setting Vivado can give a DSP48E2 of the netlist: ``mp`` (A/B in, M and P), ``p`` (A/B in, one
-    output register), ``in`` (A/B in only) or ``comb``. Inputs and output are judged as in the module docstring."""
+    output register), ``in`` (A/B in only) or ``comb``. Instantiated DSPs: from their parameters; inferred ones:
+    inputs and output judged as in the module docstring."""
+    if _dsp_instantiated(cell):
+        r = _dsp_regs(cell)
+        if not (r["AREG"] and r["BREG"]):
+            return "comb"
+        return {2: "mp", 1: "p", 0: "in"}[bool(r["MREG"]) + bool(r["PREG"])]
     con = cell["connections"]
     mult_in = [b for p in DSP_MULT_INPUTS for b in con.get(p, [])]
     if not nl.ff_driven(mult_in):
@@ -215,7 +239,9 @@ def _deps(nl: Netlist, bit) -> list:
     if t in FF_CELLS or t in BRAM_CELLS or t in URAM_CELLS or t in SRL_CELLS or t in CONST_CELLS:
         return []
     if t == "DSP48E2":
-        if _dsp_setting(nl, c) != "comb":
+        if _dsp_instantiated(c) and not _dsp_regs(c)["PREG"]:
+            raise TimingError(f"DSP48E2 {name}: instantiated without PREG is not in the timing model")
+        if _dsp_setting(nl, c) != "comb" or _dsp_instantiated(c):
             return []
         ports = [p for p, d in c["port_directions"].items() if d == "input"]
     elif t in CARRY_CELLS:
@@ -256,6 +282,8 @@ def _arrival(nl: Netlist, bit, deps: list, arr: dict) -> _Arr:
         kind = "bram" if t in BRAM_CELLS else "uram"
         return _start(D[f"{kind}_clk_to_out{'_reg' if reg else ''}"], f"{kind.upper()} {label}")
     ins = [arr[b] for _, _, b in deps]
+    if t == "DSP48E2" and _dsp_instantiated(c):
+        return _start(D["dsp_p_clk_to_out"], f"DSP48E2 P register {label}")
     if t == "DSP48E2":
         s = _dsp_setting(nl, c)
         if s != "comb":
@@ -318,11 +346,20 @@ def _arrivals(nl: Netlist, wanted: list) -> dict:
     return arr
 
 
-def _endpoints(nl: Netlist, mod: dict, instances: dict) -> list[tuple[str, str, str, object]]:
-    """(end label, unit, file:line, bit) of every endpoint bit (see the module docstring)."""
+def _endpoints(nl: Netlist, mod: dict, instances: dict) -> list[tuple[str, str, str, object, float]]:
+    """(end label, unit, file:line, bit, delay beyond the bit's arrival in ns) of every endpoint bit (see the
+    module docstring)."""
     out = []
     for name, c in nl.cells.items():
         t = c["type"]
+        if _dsp_instantiated(c):
+            r, (unit, src) = _dsp_regs(c), cell_src(c.get("attributes", {}))
+            for port, extra in (("A", "dsp_in"), ("B", "dsp_in"), ("PCIN", "dsp_cascade")):
+                if port in ("A", "B") and not r[port + "REG"]:
+                    raise TimingError(f"DSP48E2 {name}: instantiated without {port}REG is not in the timing model")
+                out += [(f"DSP48E2 {name.lstrip(chr(92))}.{port}[{i}]", unit, src, b, DELAY_NS[extra])
+                        for i, b in enumerate(c["connections"].get(port, [])) if not isinstance(b, str)]
+            continue
         seq = t in FF_CELLS or t in BRAM_CELLS or t in URAM_CELLS or t in SRL_CELLS or \
             (t.startswith("RAM") and t not in BRAM_CELLS)
         if not seq:
@@ -343,10 +380,10 @@ def _endpoints(nl: Netlist, mod: dict, instances: dict) -> list[tuple[str, str, 
                 if own[0] == "?":           # a cell of Yosys' own library: named by its output or input net
                     net = nl.names.get(q if t in FF_CELLS else b, "")
                     unit, src = unit_of(net, instances), f"net {net}"
-                out.append((end, unit, src, b))
+                out.append((end, unit, src, b, 0.0))
     for pname, p in mod["ports"].items():
         if p["direction"] == "output":
-            out += [(f"output {pname}[{i}]", "top", "port", b) for i, b in enumerate(p["bits"])
+            out += [(f"output {pname}[{i}]", "top", "port", b, 0.0) for i, b in enumerate(p["bits"])
                     if not isinstance(b, str)]
     return out
 
@@ -366,10 +403,10 @@ def analyze(netlist_json: Path | dict, top: str, instances: dict | None = None) 
     mod = mods[top]
     nl = Netlist(mod)
     ends = _endpoints(nl, mod, instances or {})
-    arr = _arrivals(nl, [b for *_, b in ends])
+    arr = _arrivals(nl, [b for *_, b, _ in ends])
     tail = DELAY_NS["setup"] + DELAY_NS["uncertainty"]
-    paths = [Path_(delay=a[0] + tail, levels=a[1], carry=a[3], dsp=a[4], start=a[5], end=end, unit=unit, src=src)
-             for end, unit, src, b in ends for a in [arr[b]]]
+    paths = [Path_(delay=a[0] + x + tail, levels=a[1], carry=a[3], dsp=a[4], start=a[5], end=end, unit=unit,
+                   src=src) for end, unit, src, b, x in ends for a in [arr[b]]]
     cells = Counter(c["type"] for c in nl.cells.values())
     dsp = Counter(_dsp_setting(nl, c) for c in nl.cells.values() if c["type"] == "DSP48E2")
     return TimingReport(top=top, endpoints=paths, cells=cells, dsp=dsp)

@@ -163,7 +163,7 @@ def test_tiny_report_names_rtl_units(tiny_timing):
     assert sum(r.histogram.values()) == len(r.endpoints)
     rows = r.worst_vectors()
     assert len(rows) == 20 and rows[0][2].delay == r.worst.delay
-    known = {"post", "compute", "pe_array", "load", "load_rd", "load_wr", "store", "seg_gen", "fetch_dispatch", "ctrl_regs",
+    known = {"post", "compute", "pe_array", "pe_dsp", "load", "load_rd", "load_wr", "store", "seg_gen", "fetch_dispatch", "ctrl_regs",
              "status", "axi_rd_arb", "token_queues", "buffers", "sync_fifo", "ram_tdp", "accel_top", "top", "requant"}
     w = rows[0][2]                              # the worst: an RTL unit, its file:line or its hierarchical net
     assert w.unit in known and (w.src.split(":")[0].endswith(".sv") or w.src.startswith("net u_")), w

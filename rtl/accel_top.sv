@@ -21,7 +21,9 @@
 // * COMPUTE: one (output pixel group, output-channel word) at a time, one (i, ky, kx) step per cycle on the
 //   Tn x Tm PE array (rtl/pe_array.sv). int8: each PE is one DSP48E2 27x18 multiply of two packed activations
 //   (adjacent output pixels) by one weight, so two output pixels advance per cycle; int16: one pixel per cycle.
-//   Every multiply has its A/B, M and P registers; the adder trees are registered every two levels.
+//   The PEs are cascades of PE_G DSP48E2s (P = M + PCIN, rtl/pe_dsp.sv) summing PE_G input lanes each; every
+//   multiply has its A/B, M and P registers; the adder trees over the chain outputs are registered every two
+//   levels.
 // * STORE module: POST (bias, requantization, activation, max-pool, nearest upsample; Tm lanes per cycle) and
 //   STORE: segments as LOAD (whole transfer / contiguous row / pixel run; pixels merged only where they are
 //   contiguous in DDR and in OBUF), one burst address per cycle into a descriptor FIFO ahead of the data; an OBUF
@@ -36,8 +38,8 @@
 //   run of >= Tn elements (the YOLOv4-tiny ifmap / weight loads with IC, OC multiples of 32 at 128-bit AXI)
 //   take one cycle. Span beats: one cycle, or ceil(n / 2) when n > 2 runs end in the beat.
 // * COMPUTE: 6 + CP_SETUP + PE_LAT + steps (the setup's registered multiplies, the read-address / RAM / DSP48E2
-//   A/B, M, P / adder-tree / ACC read-modify-write pipeline drained before the tokens are pushed; PE_LAT = 3 +
-//   PE_TREE_ST). Steps are one per cycle, except int8 accumulation (acc_init = 0) with ig*kh*kw = 1: one step
+//   A/B, M, cascade P / adder-tree / ACC read-modify-write pipeline drained before the tokens are pushed; PE_LAT
+//   = 2 + PE_G + PE_TREE_ST). Steps are one per cycle, except int8 accumulation (acc_init = 0) with ig*kh*kw = 1: one step
 //   every two cycles.
 // * POST: 4 + POST_SETUP + RQ_LAT + window steps (the serial setup of the address constants, the RAM read stage,
 //   the requantization pipeline).

@@ -21,8 +21,9 @@ of control.
 **LUT / FF**: a bit-width-based engineering estimate, not calibrated against a synthesis run of this kernel
 (there is no Vivado here): a b-bit adder or comparator is b LUTs (CARRY8 chains), a b-bit register b FFs.
 Per PE (Tn*Tm): :data:`LUT_PER_PE` / :data:`FF_PER_PE` (operand fan-out registers, the int8/int16 operand select,
-cascade glue); per ``PACK_GROUP`` PEs the split of the two packed int8 lanes with the sign carry (2 x 24-bit
-adds); per output lane (Tm): the fabric adder tree of the ``ceil(Tn / PACK_GROUP)`` cascade outputs for two
+cascade glue); per cascade of ``pe_chain(Tn)`` PEs (:func:`generator.spec.arch.pe_chain`, as the RTL's) the split
+of the two packed int8 lanes with the sign carry (2 x 24-bit adds); per output lane (Tm): the fabric adder tree of
+the ``Tn / pe_chain(Tn)`` cascade outputs for two
 lanes, the accumulator read-add-write and range check (2 x 64-bit adds and compares) and the requantization
 datapath (bias add, rounding add, 64-bit barrel shifter, zero-point add, clamp, max-pool compare):
 :data:`LUT_PER_LANE` / :data:`FF_PER_LANE`; per partitioned memory :data:`LUT_PER_MEMORY` (write-enable decode,
@@ -39,11 +40,11 @@ from dataclasses import dataclass, field
 from generator.spec import isa
 from generator.spec import memories
 from generator.spec.board import Board
-from generator.spec.arch import AXI_ADDR_BITS, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING, PACK_GROUP
+from generator.spec.arch import AXI_ADDR_BITS, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING, pe_chain
 
 #: control logic of one axis_data_fifo (pointers, flags, the AXI4-Stream register slice)
 LUT_PER_FIFO, FF_PER_FIFO = 60, 80
-#: int8 packed-lane split per PACK_GROUP PEs: two 24-bit adds
+#: int8 packed-lane split per cascade of pe_chain(Tn) PEs: two 24-bit adds
 LUT_PER_PACK_GROUP = 48
 LUT_PER_PE, FF_PER_PE = 10, 24
 LUT_PER_LANE, FF_PER_LANE = 560, 620
@@ -135,7 +136,7 @@ def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     dsp_post = tm * DSP_PER_REQUANT_LANE
     dsp_emul = tm * DSP_PER_EMUL_LANE
     mems = memories.bound_kernel_memories(board, rom_insns)
-    g = PACK_GROUP
+    g = pe_chain(tn)
     n_mem = sum(m.count for m in mems if not memories.is_fifo(m))
     n_fifo = sum(m.count for m in mems if memories.is_fifo(m))
     lut = (tn * tm * LUT_PER_PE + math.ceil(tn / g) * tm * LUT_PER_PACK_GROUP

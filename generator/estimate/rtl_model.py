@@ -34,7 +34,7 @@ import math
 
 from generator.estimate import hls_resources
 from generator.estimate.rtl_resources import expected_dsp
-from generator.spec.arch import DSP_A_BITS, DSP_B_BITS, PACK_GROUP, PACK_SHIFT, pe_chain
+from generator.spec.arch import DSP_A_BITS, DSP_B_BITS, PACK_SHIFT, pe_chain
 from generator.spec.board import Board
 from generator.spec.memories import Memory, bind, bram36_for, lane_memories
 
@@ -89,11 +89,11 @@ def pe_fabric(board: Board) -> tuple[int, int]:
 
 
 def _hls_pe_tree_lut(board: Board) -> int:
-    """The HLS estimate's LUTs of the PE array's fabric sums (its cascades of PACK_GROUP: the packed-lane split
-    and the adder tree of the cascade outputs, :mod:`generator.estimate.hls_resources`), replaced here by
-    :func:`pe_fabric`."""
+    """The HLS estimate's LUTs of the PE array's fabric sums (per cascade the packed-lane split, per lane the
+    adder tree of the cascade outputs, :mod:`generator.estimate.hls_resources`: a coarser count of the same
+    structure), replaced here by :func:`pe_fabric`."""
     a = board.accelerator
-    groups = math.ceil(a.tn / PACK_GROUP)
+    groups = math.ceil(a.tn / pe_chain(a.tn))
     acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
     return groups * a.tm * hls_resources.LUT_PER_PACK_GROUP + a.tm * 2 * groups * acc_store
 

@@ -312,7 +312,7 @@ typedef ap_int<64> sum_t;     // a PE lane's running sum / a requantization oper
 // dependence between iterations through acc, ibuf or wbuf.
 // One PE-array step: the TN activations of IBUF word a0 (int8: packed with word a1's, the pair's second pixel,
 // when has1) against weight row wa of every output lane: per lane the step's low / high pixel sums ls / hs (int16:
-// hs = 0), the DSP48E2 products summed along cascades of PACK_GROUP
+// hs = 0), the DSP48E2 products summed along cascades of PE_CHAIN (rtl/pe_array.sv's chains)
 static inline void pe_sums(const elem_t ibuf[2][IBUF_DEPTH][TN], int ib, baddr_t a0, baddr_t a1, bool i8, bool has1,
                            const elem_t wbuf[2][WBUF_DEPTH][TM][TN], int wb, baddr_t wa, sum_t ls[TM], sum_t hs[TM]) {
     ap_int<27> a[TN];
@@ -333,11 +333,11 @@ PE_LANES:
 #pragma HLS UNROLL
         sum_t l_acc = 0, h_acc = 0;
     PE_CASCADES:
-        for (int g = 0; g < TN; g += PACK_GROUP) {
+        for (int g = 0; g < TN; g += PE_CHAIN) {
 #pragma HLS UNROLL
-            ap_int<48> p = 0;  // DSP48E2 P register along a cascade of PACK_GROUP DSPs
+            ap_int<48> p = 0;  // DSP48E2 P register along a cascade of PE_CHAIN DSPs
         PE_DSP:
-            for (int j = 0; j < PACK_GROUP; j++) {
+            for (int j = 0; j < PE_CHAIN; j++) {
 #pragma HLS UNROLL
                 if (g + j < TN) p += dsp_mul(a[g + j], (ap_int<18>)wbuf[wb][wa][m][g + j]);
             }

@@ -41,7 +41,7 @@ from generator.estimate import hls_resources
 from generator.spec import isa, memories
 from generator.spec.board import Board
 from generator.spec.arch import (AXI_ADDR_BITS, CMD_QUEUE_DEPTH, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING,
-                                 PACK_GROUP, PACK_SHIFT, POST_MSG_DEPTH, POST_MSG_WORDS, POST_QUEUE_DEPTH,
+                                 PACK_GROUP, PACK_SHIFT, pe_chain, POST_MSG_DEPTH, POST_MSG_WORDS, POST_QUEUE_DEPTH,
                                  RUN_QUEUE_DEPTH)
 from host.registers import HW_INFO_MODES, KERNEL_VLNV
 
@@ -132,7 +132,7 @@ def config_context(board: Board) -> dict:
     axi_bytes = board.accelerator.axi_data_width_bits // 8
     return dict(part=board.part, clock_mhz=board.pl_clock_mhz, clock_ns=round(1000.0 / board.pl_clock_mhz, 4),
                 axi_bytes=axi_bytes, axi_log2=int(math.log2(axi_bytes)), pack_group=PACK_GROUP,
-                pack_shift=PACK_SHIFT)
+                pack_shift=PACK_SHIFT, pe_chain=pe_chain(board.accelerator.tn))
 
 
 def rom_words(blob: bytes | None) -> list[str]:

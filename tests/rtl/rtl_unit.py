@@ -26,10 +26,10 @@ def tiny_board(**acc):
 
 class UnitBuild:
     """Verilator build of unit ``top`` (every RTL source compiled, plus ``extra`` source files, ``top`` elaborated)
-    for ``brd``."""
+    for ``brd``; ``build_args``: more Verilator arguments (defines, ``--timing``)."""
 
     def __init__(self, top: str, brd=None, name: str | None = None, parameters: dict | None = None,
-                 extra: list | None = None):
+                 extra: list | None = None, build_args: list | None = None):
         from cocotb_tools.runner import get_runner
         if verilator() is None:
             raise RuntimeError("verilator not found (run ./setup.sh)")
@@ -41,7 +41,7 @@ class UnitBuild:
         os.environ["MAKEFLAGS"] = f"{old or ''} OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0".strip()   # quick C++ builds
         try:
             verilator_build(self.runner, sources=self.srcs, hdl_toplevel=top, build_dir=self.dir / "sim",
-                            parameters=parameters or {}, build_args=["--x-assign", "fast", "--x-initial", "fast"],
+                            parameters=parameters or {}, build_args=["--x-assign", "fast", "--x-initial", "fast"] + list(build_args or []),
                             log_file=self.dir / "build.log")
         finally:
             if old is None:

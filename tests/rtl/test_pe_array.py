@@ -4,7 +4,10 @@ complement, PE_LAT clocks of latency (the DSP48E2 cascades' A/B, M and P registe
 random operand set every cycle (extremes included), int8 and int16 interleaved."""
 from __future__ import annotations
 
+import os
 import random
+import re
+from pathlib import Path
 
 import cocotb
 import numpy as np
@@ -43,6 +46,9 @@ async def products_match_numpy(dut):
     rng = random.Random(args["seed"])
     nrng = np.random.default_rng(args["seed"])
     Clock(dut.clk, 10, unit="ns").start()
+    for _ in range(2):          # (time 0: Xilinx's DSP48E2 model sets its attributes 1 ps after it, past the edge)
+        await RisingEdge(dut.clk)
+    await Timer(1, unit="ns")
     checked = {0: 0, 1: 0}
     pending = []                                             # references of the operands in flight
     for cyc in range(args["cycles"] + args["lat"]):
@@ -93,3 +99,39 @@ def test_pe_array_products(pe_build):
     pe_build.run("test_pe_array", "products_match_numpy",
                  {"seed": 11, "cycles": 300, "tn": p["tn"], "tm": p["tm"], "acc_w": p["acc_w"],
                   "lat": p["pe_dsp_st"] + p["pe_tree_st"]})
+
+
+def unisim_dsp48e2() -> Path | None:
+    """Xilinx's DSP48E2 simulation model (unisim library, Apache-2.0): ``$XILINX_UNISIM_DSP48E2``, else the copy
+    in a Vivado installation (``$XILINX_VIVADO/data/verilog/src/unisims/DSP48E2.v``); None when neither exists."""
+    env = os.environ.get("XILINX_UNISIM_DSP48E2")
+    viv = os.environ.get("XILINX_VIVADO")
+    for p in [env, viv and Path(viv) / "data" / "verilog" / "src" / "unisims" / "DSP48E2.v"]:
+        if p and Path(p).is_file():
+            return Path(p)
+    return None
+
+
+@pytest.mark.slow   # (a Yosys synthesis or a long RTL simulation: invoke test --slow)
+@pytest.mark.expected_skip("needs Xilinx's unisim DSP48E2.v (Vivado, or XILINX_UNISIM_DSP48E2), not on these machines")
+def test_pe_array_on_xilinx_dsp48e2_model(tmp_path):
+    """The PE array as synthesis sees it (`SYNTHESIS`: rtl/pe_dsp.sv instantiates the DSP48E2 primitive with its
+    attributes, OPMODE / INMODE / ALUMODE and the cascade) simulated on Xilinx's own DSP48E2 model against numpy:
+    checks that the instantiation computes what the behavioural model of the other tests computes. Verilator has
+    no tristate ports, so the model's floating-pin defaults (``(X === 1'bz) || X``, ``(X !== 1'bz) && X``) are
+    reduced to ``X`` in a copy (every pin is driven); its delays need ``--timing``."""
+    src = unisim_dsp48e2()
+    if src is None:
+        pytest.skip("Xilinx's unisim DSP48E2.v not found (set XILINX_UNISIM_DSP48E2 or XILINX_VIVADO)")
+    text = re.sub(r"\((\w+(?:\[\d+\])?) === 1'bz\) \|\| ", "", src.read_text())
+    text = re.sub(r"\((\w+(?:\[\d+\])?) !== 1'bz\) && ", "", text)
+    model = tmp_path / "DSP48E2.v"
+    model.write_text(text)
+    b = UnitBuild("pe_array_unisim", tiny_board(), name="pe_array-unisim",
+                  extra=[model, Path(__file__).parent / "pe_array_unisim.sv"],
+                  build_args=["-DSYNTHESIS", "--timing", "-CFLAGS", "-fcoroutines", "-Wno-fatal", "-Wno-lint",
+                              "-Wno-style"])
+    p = package_context(b.board)
+    b.run("test_pe_array", "products_match_numpy",
+          {"seed": 12, "cycles": 300, "tn": p["tn"], "tm": p["tm"], "acc_w": p["acc_w"],
+           "lat": p["pe_dsp_st"] + p["pe_tree_st"]})

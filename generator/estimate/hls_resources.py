@@ -21,10 +21,9 @@ of control.
 **LUT / FF**: a bit-width-based engineering estimate, not calibrated against a synthesis run of this kernel
 (there is no Vivado here): a b-bit adder or comparator is b LUTs (CARRY8 chains), a b-bit register b FFs.
 Per PE (Tn*Tm): :data:`LUT_PER_PE` / :data:`FF_PER_PE` (operand fan-out registers, the int8/int16 operand select,
-cascade glue); per cascade of ``pe_chain(Tn)`` PEs (:func:`generator.spec.arch.pe_chain`, as the RTL's) the split
-of the two packed int8 lanes with the sign carry (2 x 24-bit adds); per output lane (Tm): the fabric adder tree of
-the ``Tn / pe_chain(Tn)`` cascade outputs for two
-lanes, the accumulator read-add-write and range check (2 x 64-bit adds and compares) and the requantization
+cascade glue); the PE array's fabric sums and skew registers (:func:`pe_fabric`: per output lane the adder tree of
+the ``Tn / pe_chain(Tn)`` cascade outputs' three product fields); per output lane (Tm): for two
+pixels, the accumulator read-add-write and range check (2 x 64-bit adds and compares) and the requantization
 datapath (bias add, rounding add, 64-bit barrel shifter, zero-point add, clamp, max-pool compare):
 :data:`LUT_PER_LANE` / :data:`FF_PER_LANE`; per partitioned memory :data:`LUT_PER_MEMORY` (write-enable decode,
 read-data mux of the two banks); plus :data:`LUT_FIXED` / :data:`FF_FIXED` for the m_axi adapter at the AXI width,
@@ -40,12 +39,11 @@ from dataclasses import dataclass, field
 from generator.spec import isa
 from generator.spec import memories
 from generator.spec.board import Board
-from generator.spec.arch import AXI_ADDR_BITS, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING, pe_chain
+from generator.spec.arch import (AXI_ADDR_BITS, DSP_A_BITS, DSP_B_BITS, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING,
+                                  PACK_SHIFT, pe_chain)
 
 #: control logic of one axis_data_fifo (pointers, flags, the AXI4-Stream register slice)
 LUT_PER_FIFO, FF_PER_FIFO = 60, 80
-#: int8 packed-lane split per cascade of pe_chain(Tn) PEs: two 24-bit adds
-LUT_PER_PACK_GROUP = 48
 LUT_PER_PE, FF_PER_PE = 10, 24
 LUT_PER_LANE, FF_PER_LANE = 560, 620
 LUT_PER_MEMORY = 8
@@ -126,25 +124,43 @@ def hp_split_lut_ff(board: Board) -> tuple[int, int]:
     return lut, ff
 
 
+def pe_fabric(board: Board) -> tuple[int, int]:
+    """(LUT, FF) of the PE array outside its DSP48E2s for ``board``'s Tn x Tm (``rtl/pe_array.sv`` and the HLS
+    kernel's ``pe_sums``, one structure): per output lane an adder tree
+    over the Tn / G chain outputs (G = :func:`generator.spec.arch.pe_chain`) of the three product fields (the
+    signed high field, the low field and its borrow, each widened by log2(Tn) bits: one LUT per bit, CARRY8) plus
+    the combining level (the high field plus the low field's carry-out, twice); registers after every second
+    level and after the last; the operand skew of chain positions j >= 2 (j - 1 fabric registers in front of the
+    DSP's own two: 16 bits of w per PE, DSP_A_BITS of A per input lane)."""
+    a = board.accelerator
+    g, lg = pe_chain(a.tn), a.tn.bit_length() - 1
+    leaves = a.tn // g
+    sa, sb, sc = DSP_A_BITS + DSP_B_BITS - PACK_SHIFT + lg, PACK_SHIFT + lg, lg + 1
+    field = sa + sb + sc
+    lut = a.tm * ((leaves - 1) * field + 2 * (sa + 1) + sc + 1)
+    reg_nodes = sum(leaves >> lv for lv in range(2, leaves.bit_length(), 2))
+    skew = sum(j - 1 for j in range(2, g))
+    ff = a.tm * (reg_nodes * field + 2 * (sa + 1)) + skew * (a.tn // g) * (16 * a.tm + DSP_A_BITS)
+    return lut, ff
+
+
 def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     """Estimated DSP48E2 / BRAM36 / URAM / LUT / FF of ``board``'s accelerator configuration with an instruction
     ROM of ``rom_insns`` instructions (0: programs fetched from DDR only). See the module docstring."""
     a = board.accelerator
     tn, tm = a.tn, a.tm
-    acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
     dsp_pe = tn * tm
     dsp_post = tm * DSP_PER_REQUANT_LANE
     dsp_emul = tm * DSP_PER_EMUL_LANE
     mems = memories.bound_kernel_memories(board, rom_insns)
-    g = pe_chain(tn)
     n_mem = sum(m.count for m in mems if not memories.is_fifo(m))
     n_fifo = sum(m.count for m in mems if memories.is_fifo(m))
-    lut = (tn * tm * LUT_PER_PE + math.ceil(tn / g) * tm * LUT_PER_PACK_GROUP
-           + tm * (LUT_PER_LANE + 2 * math.ceil(tn / g) * acc_store) + n_mem * LUT_PER_MEMORY
+    pe_lut, pe_ff = pe_fabric(board)
+    lut = (tn * tm * LUT_PER_PE + pe_lut + tm * LUT_PER_LANE + n_mem * LUT_PER_MEMORY
            + LUT_FIXED * a.axi_data_width_bits // 128 + sum(m.lut for m in mems) + n_fifo * LUT_PER_FIFO)
     split_lut, split_ff = hp_split_lut_ff(board)
     lut += split_lut
-    ff = (tn * tm * FF_PER_PE + tm * FF_PER_LANE + FF_FIXED * a.axi_data_width_bits // 128 + n_fifo * FF_PER_FIFO
+    ff = (tn * tm * FF_PER_PE + pe_ff + tm * FF_PER_LANE + FF_FIXED * a.axi_data_width_bits // 128 + n_fifo * FF_PER_FIFO
           + split_ff)
     return Estimate(board=board.name, part=board.part, tn=tn, tm=tm, dsp48e2=dsp_pe + dsp_post + dsp_emul,
                     bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut), ff=int(ff),

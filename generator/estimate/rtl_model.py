@@ -34,7 +34,6 @@ import math
 
 from generator.estimate import hls_resources
 from generator.estimate.rtl_resources import expected_dsp
-from generator.spec.arch import DSP_A_BITS, DSP_B_BITS, PACK_SHIFT, pe_chain
 from generator.spec.board import Board
 from generator.spec.memories import Memory, bind, bram36_for, lane_memories
 
@@ -69,35 +68,6 @@ def rtl_memories(board: Board) -> list[Memory]:
     return mems
 
 
-def pe_fabric(board: Board) -> tuple[int, int]:
-    """(LUT, FF) of ``rtl/pe_array.sv`` outside its DSP48E2s for ``board``'s Tn x Tm: per output lane an adder tree
-    over the Tn / G chain outputs (G = :func:`generator.spec.arch.pe_chain`) of the three product fields (the
-    signed high field, the low field and its borrow, each widened by log2(Tn) bits: one LUT per bit, CARRY8) plus
-    the combining level (the high field plus the low field's carry-out, twice); registers after every second
-    level and after the last; the operand skew of chain positions j >= 2 (j - 1 fabric registers in front of the
-    DSP's own two: 16 bits of w per PE, DSP_A_BITS of A per input lane)."""
-    a = board.accelerator
-    g, lg = pe_chain(a.tn), a.tn.bit_length() - 1
-    leaves = a.tn // g
-    sa, sb, sc = DSP_A_BITS + DSP_B_BITS - PACK_SHIFT + lg, PACK_SHIFT + lg, lg + 1
-    field = sa + sb + sc
-    lut = a.tm * ((leaves - 1) * field + 2 * (sa + 1) + sc + 1)
-    reg_nodes = sum(leaves >> lv for lv in range(2, leaves.bit_length(), 2))
-    skew = sum(j - 1 for j in range(2, g))
-    ff = a.tm * (reg_nodes * field + 2 * (sa + 1)) + skew * (a.tn // g) * (16 * a.tm + DSP_A_BITS)
-    return lut, ff
-
-
-def _hls_pe_tree_lut(board: Board) -> int:
-    """The HLS estimate's LUTs of the PE array's fabric sums (per cascade the packed-lane split, per lane the
-    adder tree of the cascade outputs, :mod:`generator.estimate.hls_resources`: a coarser count of the same
-    structure), replaced here by :func:`pe_fabric`."""
-    a = board.accelerator
-    groups = math.ceil(a.tn / pe_chain(a.tn))
-    acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
-    return groups * a.tm * hls_resources.LUT_PER_PACK_GROUP + a.tm * 2 * groups * acc_store
-
-
 def estimate(board: Board):
     """Modelled DSP48E2 / BRAM36 / URAM / LUT / FF of the RTL for ``board``'s accelerator (module docstring), as
     a :class:`generator.estimate.hls_resources.Estimate` (``memories``: the RTL's RAM groups)."""
@@ -105,10 +75,8 @@ def estimate(board: Board):
     mems = rtl_memories(board)
     hls = hls_resources.estimate(board)
     lut = hls.lut - sum(m.lut for m in hls.memories) + sum(m.lut for m in mems)   # (the splitter in both)
-    pe_lut, pe_ff = pe_fabric(board)
-    lut += pe_lut - _hls_pe_tree_lut(board)
     return hls_resources.Estimate(board=board.name, part=board.part, tn=a.tn, tm=a.tm, dsp48e2=expected_dsp(board),
                                   bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut),
-                                  ff=int(hls.ff + pe_ff), capacity=board.resources.model_dump(), memories=mems,
+                                  ff=int(hls.ff), capacity=board.resources.model_dump(), memories=mems,
                                   dsp_pe=a.tn * a.tm, dsp_post=a.tm,
                                   dsp_emul=expected_dsp(board) - a.tn * a.tm - a.tm)

@@ -331,7 +331,11 @@ PE_OPERANDS:
 PE_LANES:
     for (int m = 0; m < TM; m++) {
 #pragma HLS UNROLL
-        sum_t l_acc = 0, h_acc = 0;
+        // the lane's TN / PE_CHAIN cascade outputs P summed by fields, as rtl/pe_array.sv's adder tree: hi = sum
+        // P[47:S] (signed), lo = sum P[S-1:0] (unsigned), bw = sum P[S-1] (the low fields' signs); S = PACK_SHIFT
+        ap_int<48> hi = 0;
+        ap_uint<32> lo = 0;
+        ap_uint<8> bw = 0;
     PE_CASCADES:
         for (int g = 0; g < TN; g += PE_CHAIN) {
 #pragma HLS UNROLL
@@ -341,18 +345,19 @@ PE_LANES:
 #pragma HLS UNROLL
                 if (g + j < TN) p += dsp_mul(a[g + j], (ap_int<18>)wbuf[wb][wa][m][g + j]);
             }
-            if (i8) {
-                // low pixel: bits [PACK_SHIFT-1:0], sign-extended; high pixel: the rest, corrected by the low
-                // part's borrow (p - low is an exact multiple of 2^PACK_SHIFT)
-                const ap_int<PACK_SHIFT> l = p.range(PACK_SHIFT - 1, 0);
-                l_acc += l;
-                h_acc += (p - l) >> PACK_SHIFT;
-            } else {
-                l_acc += p;
-            }
+            hi += p >> PACK_SHIFT;
+            lo += (ap_uint<PACK_SHIFT>)p.range(PACK_SHIFT - 1, 0);
+            bw += p[PACK_SHIFT - 1];
         }
-        ls[m] = l_acc;
-        hs[m] = h_acc;
+        if (i8) {
+            // low pixel: the low fields sign-extended (sum lo - bw * 2^S); high pixel: the high fields plus each
+            // low field's borrow (sum hi + bw)
+            ls[m] = (sum_t)lo - ((sum_t)bw << PACK_SHIFT);
+            hs[m] = (sum_t)hi + (sum_t)bw;
+        } else {
+            ls[m] = ((sum_t)hi << PACK_SHIFT) + (sum_t)lo;
+            hs[m] = 0;
+        }
     }
 }
 

@@ -126,12 +126,12 @@ def hp_split_lut_ff(board: Board) -> tuple[int, int]:
 
 def pe_fabric(board: Board) -> tuple[int, int]:
     """(LUT, FF) of the PE array outside its DSP48E2s for ``board``'s Tn x Tm (``rtl/pe_array.sv`` and the HLS
-    kernel's ``pe_sums``, one structure): per output lane an adder tree
-    over the Tn / G chain outputs (G = :func:`generator.spec.arch.pe_chain`) of the three product fields (the
-    signed high field, the low field and its borrow, each widened by log2(Tn) bits: one LUT per bit, CARRY8) plus
-    the combining level (the high field plus the low field's carry-out, twice); registers after every second
-    level and after the last; the operand skew of chain positions j >= 2 (j - 1 fabric registers in front of the
-    DSP's own two: 16 bits of w per PE, DSP_A_BITS of A per input lane)."""
+    kernel's ``pe_sums``, one structure): per output lane an adder tree over the Tn / G chain outputs (G =
+    :func:`generator.spec.arch.pe_chain`) of the three product fields (the signed high field, the low field and
+    its borrow, each widened by log2(Tn) bits: one LUT per bit, CARRY8) plus the combining level (the high field
+    plus the low field's carry-out, twice); registers after every second level and after the last; the operand
+    skew of chain positions j >= 2 (j - 1 fabric registers in front of the DSP48E2's own two: 16 bits of w per
+    PE, DSP_A_BITS of A per input lane)."""
     a = board.accelerator
     g, lg = pe_chain(a.tn), a.tn.bit_length() - 1
     leaves = a.tn // g
@@ -160,8 +160,8 @@ def estimate(board: Board, rom_insns: int = 0) -> Estimate:
            + LUT_FIXED * a.axi_data_width_bits // 128 + sum(m.lut for m in mems) + n_fifo * LUT_PER_FIFO)
     split_lut, split_ff = hp_split_lut_ff(board)
     lut += split_lut
-    ff = (tn * tm * FF_PER_PE + pe_ff + tm * FF_PER_LANE + FF_FIXED * a.axi_data_width_bits // 128 + n_fifo * FF_PER_FIFO
-          + split_ff)
+    ff = (tn * tm * FF_PER_PE + pe_ff + tm * FF_PER_LANE + FF_FIXED * a.axi_data_width_bits // 128
+          + n_fifo * FF_PER_FIFO + split_ff)
     return Estimate(board=board.name, part=board.part, tn=tn, tm=tm, dsp48e2=dsp_pe + dsp_post + dsp_emul,
                     bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut), ff=int(ff),
                     capacity=board.resources.model_dump(), memories=mems, dsp_pe=dsp_pe, dsp_post=dsp_post,

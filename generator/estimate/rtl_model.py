@@ -23,9 +23,10 @@ tests); zcu19eg's board configuration, 32 x 48 on two HP ports, 1,632 / 968 / 96
 
 **LUT / FF**: the structural estimate of :mod:`generator.estimate.hls_resources` (per PE, per output lane, fixed
 parts, what Vivado maps adders and registers to: CARRY8 chains, DSP48E2 internal registers) with this module's
-LUTRAM in place of the HLS kernel's. Yosys counts far more (TINY: 40,317 LUT against 25,544 modelled): it builds
-the PE array's adder trees from LUT3 full adders instead of carry chains and keeps the DSP48E2 pipeline registers
-in fabric flip-flops, which Vivado would not (docs/rtl.md, "RTL resources"). Two HP ports add the burst splitter
+LUTRAM in place of the HLS kernel's. Yosys counts more LUTs (TINY: 37,509 against 24,336 modelled): it builds
+multi-operand sums from LUT3 full adders instead of carry chains, and keeps the registers of the multiplies it
+infers (requantization, element-wise product) in fabric flip-flops, which Vivado would not; the PE array's
+DSP48E2s are instantiated (``rtl/pe_dsp.sv``), their registers inside the primitive (docs/rtl.md, "RTL resources"). Two HP ports add the burst splitter
 (:func:`generator.estimate.hls_resources.hp_split_lut_ff`, which the HLS block design has too).
 """
 from __future__ import annotations

@@ -287,8 +287,9 @@ def report(r: RtlResources) -> str:
             f"element-wise product = {r.tn * r.tm + 2 * r.tm}. Memory cells: {', '.join(f'{k} {v}' for k, v in sorted(mem.items()))}.\n"
             + ("" if r.used.get("lut") is None else
                f"LUT and FF are Yosys' mapping, not Vivado's: of the LUTs {r.cells.get('LUT3', 0)} are LUT3 (Yosys "
-               f"builds multi-operand sums such as the PE adder trees from LUT3 full adders); Yosys 0.23 packs no "
-               f"DSP48E2 P register, so with it each PE's registered product is in FFs.\n"))
+               f"builds multi-operand sums from LUT3 full adders); Yosys 0.23 packs no register into the DSP48E2s "
+               f"it infers (requantization, element-wise product), so theirs are in FFs (the PE array's DSP48E2s "
+               f"are instantiated, rtl/pe_dsp.sv, with their registers).\n"))
 
 
 if __name__ == "__main__":   # python -m generator.estimate.rtl_resources [board ...]

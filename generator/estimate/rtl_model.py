@@ -17,16 +17,18 @@ parameter records and Tm TBUF memories of the activation table (64 records: LUTR
 (:func:`generator.spec.memories.bind`): block RAM as the cheapest aspect ratio of RAMB36E2 or RAMB18E2 (UG573:
 true dual port up to 36 / 18 bits wide, simple dual port 72 / 36 bits at 512 words; a simple-dual-port RAM wider
 than 36 bits as 512 x 72 RAMB36E2 only), UltraRAM as 4096 x 72 URAM288 with two words of at most 36 bits per row,
-memories of at most 64 words as LUTRAM. Checked against Yosys: TINY 88 DSP48E2, 72 BRAM36, 0 URAM, equal (the default
+memories of at most 64 words as LUTRAM. Checked against Yosys: TINY 80 DSP48E2, 72 BRAM36, 0 URAM, equal (the slow
 tests); zcu19eg's board configuration, 32 x 48 on two HP ports, 1,632 / 968 / 96, equal (the whole design through
 ``invoke resources --board zcu19eg --rtl`` at commit 224519d).
 
 **LUT / FF**: the structural estimate of :mod:`generator.estimate.hls_resources` (per PE, per output lane, fixed
 parts, what Vivado maps adders and registers to: CARRY8 chains, DSP48E2 internal registers) with this module's
-LUTRAM in place of the HLS kernel's. Yosys counts more LUTs (TINY: 37,509 against 24,336 modelled): it builds
-multi-operand sums from LUT3 full adders instead of carry chains, and keeps the registers of the multiplies it
-infers (requantization, element-wise product) in fabric flip-flops, which Vivado would not; the PE array's
-DSP48E2s are instantiated (``rtl/pe_dsp.sv``), their registers inside the primitive (docs/rtl.md, "RTL resources"). Two HP ports add the burst splitter
+LUTRAM in place of the HLS kernel's. Yosys counts about twice as many LUTs (TINY: 37,509 against 24,336 modelled;
+zcu19eg's 32 x 48: 225,598 against 114,284). Attributed by unit (``invoke resources --rtl``,
+:func:`generator.estimate.netlist.cells_by_unit`; docs/rtl.md, "Where the LUTs are"), the model leaves out the
+ping-pong bank select of the IBUF / WBUF / ACC read words, LOAD's IBUF lane-write rotation and the second barrel
+shifter of the requantization, and Yosys builds multi-operand sums from LUT3 full adders where Vivado uses carry
+chains; the PE array's DSP48E2s are instantiated (``rtl/pe_dsp.sv``), their registers inside the primitive. Two HP ports add the burst splitter
 (:func:`generator.estimate.hls_resources.hp_split_lut_ff`, which the HLS block design has too).
 """
 from __future__ import annotations

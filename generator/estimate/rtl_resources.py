@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.estimate import hls_resources
+from generator.estimate.netlist import cells_by_unit
 from generator.spec.board import Board
 from generator.backends.rtl import TOP, write_rtl
 
@@ -72,7 +73,9 @@ class RtlResources:
     Attributes: board, part, tn, tm; ``used`` {resource: count} (keys of :data:`RESOURCE_KEYS`, as the board
     file's ``resources``: DSP48E2 slices, BRAM36 tiles, URAM288 blocks, LUTs, FFs); ``capacity`` (the board's
     part); ``cells`` (every Yosys cell type and count); ``seconds`` (Yosys wall time); ``log`` (Yosys log path);
-    ``estimate`` (the HLS estimate of :func:`generator.estimate.hls_resources.estimate`, for comparison).
+    ``estimate`` (the HLS estimate of :func:`generator.estimate.hls_resources.estimate`, for comparison);
+    ``units`` {unit: {cell type: count}} of the mapped netlist (:func:`generator.estimate.netlist.cells_by_unit`;
+    empty after a mapping-only run).
     """
     board: str
     part: str
@@ -86,6 +89,7 @@ class RtlResources:
     estimate: hls_resources.Estimate | None = None
     uram_enabled: bool = False
     notes: list = field(default_factory=list)
+    units: dict = field(default_factory=dict)
 
     def over(self) -> list[str]:
         """Resources whose synthesized count exceeds the capacity."""
@@ -233,7 +237,7 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
                 mapping_only or (y / NETLIST_JSON).exists()):
             log(f"yosys: reusing {y / stat_json.name} (same sources, script and {version})")
             return _result(board, json.loads((y / stat_json.name).read_text())["design"]["num_cells_by_type"],
-                           float(tf.read_text()), y / logf.name, uram, mapping_only)
+                           float(tf.read_text()), y / logf.name, uram, mapping_only, top)
     for f in (stamp, stat_json, netlist):
         f.unlink(missing_ok=True)
     log(f"yosys synth_xilinx -family xcup: {board.name} Tn x Tm = {a.tn} x {a.tm}, top {top} (log: {logf})")
@@ -249,18 +253,41 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
     timef.write_text(f"{secs:.1f}")
     stamp.write_text(h)
     return _result(board, json.loads(stat_json.read_text())["design"]["num_cells_by_type"], secs, logf, uram,
-                   mapping_only)
+                   mapping_only, top)
 
 
-def _result(board: Board, cells: dict, secs: float, logf: Path, uram: bool, mapping_only: bool) -> RtlResources:
+def _result(board: Board, cells: dict, secs: float, logf: Path, uram: bool, mapping_only: bool,
+            top: str = TOP) -> RtlResources:
     a = board.accelerator
     try:
         est = hls_resources.estimate(board)
     except Exception:                                            # noqa: BLE001 - the comparison is informative
         est = None
+    units = {}
+    if not mapping_only and (logf.parent / NETLIST_JSON).exists():
+        mods = json.loads((logf.parent / NETLIST_JSON).read_text()).get("modules", {})
+        mod = mods.get(top) or mods.get("\\" + top)
+        if mod is not None:
+            units = cells_by_unit(mod, sorted(logf.parent.glob("*.sv")), top)
     return RtlResources(board=board.name, part=board.part, tn=a.tn, tm=a.tm, used=count(cells, mapping_only),
                         capacity=board.resources.model_dump(), cells=dict(cells), seconds=secs, log=logf,
-                        estimate=est, uram_enabled=uram)
+                        estimate=est, uram_enabled=uram, units=units)
+
+
+def unit_table(units: dict) -> str:
+    """Markdown table of :attr:`RtlResources.units`: per unit the resources :func:`count` gives (LUT with the
+    LUTRAM / SRL sites), of its LUTs the LUT3s, its CARRY4 cells; largest LUT count first, then the total."""
+    rows = ["| unit | LUT | of which LUT3 | CARRY4 | FF | DSP48E2 | BRAM36 | URAM |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    tot: dict = {}
+    for u, cells in sorted(units.items(), key=lambda kv: (-count(kv[1])["lut"], kv[0])) + [("total", None)]:
+        cells = tot if cells is None else cells
+        if u != "total":
+            for k, v in cells.items():
+                tot[k] = tot.get(k, 0) + v
+        r = count(cells)
+        rows.append(f"| {u} | {r['lut']:,} | {cells.get('LUT3', 0):,} | {cells.get('CARRY4', 0):,} | {r['ff']:,} | "
+                    f"{r['dsp48e2']} | {r['bram36']:g} | {r['uram']} |")
+    return "\n".join(rows)
 
 
 def check(board: Board, out: Path, **kw) -> RtlResources:
@@ -289,7 +316,11 @@ def report(r: RtlResources) -> str:
                f"LUT and FF are Yosys' mapping, not Vivado's: of the LUTs {r.cells.get('LUT3', 0)} are LUT3 (Yosys "
                f"builds multi-operand sums from LUT3 full adders); Yosys 0.23 packs no register into the DSP48E2s "
                f"it infers (requantization, element-wise product), so theirs are in FFs (the PE array's DSP48E2s "
-               f"are instantiated, rtl/pe_dsp.sv, with their registers).\n"))
+               f"are instantiated, rtl/pe_dsp.sv, with their registers).\n")
+            + ("" if not r.units else
+               "\nBy unit (the top level's instances; the PE array and the requantization lanes on their own): a cell "
+               "by its name or RTL source, ABC's LUTs by the unit of the cells they feed "
+               f"(generator/estimate/netlist.py `cells_by_unit`):\n\n{unit_table(r.units)}\n"))
 
 
 if __name__ == "__main__":   # python -m generator.estimate.rtl_resources [board ...]

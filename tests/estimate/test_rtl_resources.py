@@ -68,6 +68,26 @@ def test_tiny_rtl_synthesizes_to_dsp48e2_and_block_ram(tiny_synth):
     assert "| DSP48E2 | 80 | 80 | 1968 |" in t and "HLS estimate" in t
 
 
+@pytest.mark.slow   # (a Yosys synthesis or a long RTL simulation: invoke test --slow)
+@needs_yosys
+def test_tiny_netlist_cells_attributed_to_units(tiny_synth):
+    """Every cell of TINY's mapped netlist has a unit and the units add up to Yosys' stat; the DSP48E2s sit where the
+    RTL puts them: Tn x Tm in the PE array, Tm in the requantization lanes, Tm (the element-wise product) in
+    compute; every block RAM in the buffers."""
+    r, b = tiny_synth, board(**TINY)
+    tn, tm = b.accelerator.tn, b.accelerator.tm
+    assert "?" not in r.units, r.units["?"]
+    total: dict = {}
+    for cells in r.units.values():
+        for k, v in cells.items():
+            total[k] = total.get(k, 0) + v
+    assert total == r.cells
+    assert {u: c["DSP48E2"] for u, c in r.units.items() if c.get("DSP48E2")} == {
+        "pe_array": tn * tm, "requant": tm, "compute": tm}
+    assert {u for u, c in r.units.items() if c.get("RAMB18E2") or c.get("RAMB36E2")} == {"buffers"}
+    assert f"| total | {r.used['lut']:,} |" in rr.report(r)
+
+
 def _model_matches(r: rr.RtlResources, b) -> None:
     """The RTL resource model's DSP48E2, BRAM36 and URAM counts within 5% of Yosys' (the DSE ranks with it)."""
     m = rtl_model.estimate(b).used()

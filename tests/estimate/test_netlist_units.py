@@ -1,0 +1,89 @@
+"""Attribution of a mapped netlist's cells to RTL units (generator/estimate/netlist.py ``cell_units``), on a small
+hand-built netlist in Yosys' ``write_json`` form whose intended units are known cell by cell, and on TINY's real
+Yosys netlist (slow): every cell attributed, the per-unit counts adding up to Yosys' own ``stat``."""
+from pathlib import Path
+
+import pytest
+
+from generator.estimate import netlist as nl
+
+TOP_SV = """module accel_top (input clk, output [1:0] y);
+  load u_load (
+    .clk(clk)
+  );
+  store #(.W(8)) u_st (
+    .clk(clk)
+  );
+  assign y = 0;
+endmodule
+"""
+LOAD_SV = "module load (input clk);\n  pe_array u_pe (\n    .clk(clk)\n  );\nendmodule\n"
+
+
+def _cell(kind, ins, outs, src="/usr/share/yosys/xilinx/lut_map.v:47.26-48.41"):
+    """One cell: ``ins`` / ``outs`` {port: [bits]}."""
+    return {"type": kind, "attributes": {"src": src},
+            "port_directions": {**{p: "input" for p in ins}, **{p: "output" for p in outs}},
+            "connections": {**ins, **outs}}
+
+
+def _netlist():
+    """Cells and the units they belong to (bit numbers are nets)."""
+    ff_src = "accel_top.sv:2.3-4.4|load.sv:9.1-9.20|/usr/share/yosys/xilinx/ff_map.v:68.41-68.95"
+    cells = {
+        "ld_ff_a": (_cell("FDRE", {"D": [10]}, {"Q": [20]}, ff_src), "load"),
+        "ld_ff_b": (_cell("FDRE", {"D": [11]}, {"Q": [21]}, ff_src), "load"),
+        "st_ff": (_cell("FDRE", {"D": [12]}, {"Q": [22]}, "accel_top.sv:5.3-7.4|store.sv:3.1-3.9"), "store"),
+        # an ABC LUT feeding two load registers and one store register: load (the majority)
+        "$abc$1": (_cell("LUT3", {"I0": [1], "I1": [2], "I2": [3]}, {"O": [13]}), "load"),
+        "$abc$buf_a": (_cell("LUT1", {"I0": [13]}, {"O": [10]}), "load"),
+        "$abc$buf_b": (_cell("LUT1", {"I0": [13]}, {"O": [11]}), "load"),
+        "$abc$buf_c": (_cell("LUT1", {"I0": [13]}, {"O": [12]}), "store"),
+        # a DSP48E2 of the PE array (its RTL file is a unit of its own) and the LUT chain in front of it
+        "u_load.u_pe.dsp": (_cell("DSP48E2", {"A": [30]}, {"P": [31]}, "pe_dsp.sv:40.3-60.4"), "pe_array"),
+        "$abc$2": (_cell("LUT2", {"I0": [20], "I1": [21]}, {"O": [32]}), "pe_array"),
+        "$abc$3": (_cell("LUT2", {"I0": [32], "I1": [1]}, {"O": [30]}), "pe_array"),
+        # a RAM by its flattened name
+        "u_st.mem.0.0": (_cell("RAMB18E2", {"DIN": [22]}, {"DOUT": [40]}, "/usr/share/yosys/brams_map.v:1.1"), "store"),
+        # a counter whose register lost its RTL source: its named output net, and the increment LUT by its load
+        "$auto$ff$9": (_cell("FDRE", {"D": [51]}, {"Q": [50]}, "/usr/share/yosys/xilinx/ff_map.v:68.41-68.95"),
+                       "store"),
+        "$abc$inc": (_cell("LUT1", {"I0": [50]}, {"O": [51]}), "store"),
+        # a register and its LUT in a loop, neither named, the LUT also feeding a load register: both load (the
+        # register is resolved on the second pass, after the LUT)
+        "$abc$loop": (_cell("LUT1", {"I0": [71]}, {"O": [70]}), "load"),
+        "$auto$ff$loop": (_cell("FDRE", {"D": [70]}, {"Q": [71]}, "/usr/share/yosys/xilinx/ff_map.v:68.41-68.95"),
+                          "load"),
+        "ld_ff_c": (_cell("FDRE", {"D": [70]}, {"Q": [72]}, ff_src), "load"),
+        # logic driving a module output port: the top's
+        "$abc$out": (_cell("LUT2", {"I0": [40], "I1": [31]}, {"O": [60]}), "accel_top"),
+    }
+    mod = {"ports": {"clk": {"direction": "input", "bits": [1]}, "y": {"direction": "output", "bits": [60, "0"]}},
+           "cells": {n: c for n, (c, _) in cells.items()},
+           "netnames": {"u_st.cnt_q": {"hide_name": 0, "bits": [50]}, "$abc$n51": {"hide_name": 1, "bits": [51]}}}
+    return mod, {n: u for n, (_, u) in cells.items()}
+
+
+def _sources(tmp_path: Path) -> list[Path]:
+    (tmp_path / "accel_top.sv").write_text(TOP_SV)
+    (tmp_path / "load.sv").write_text(LOAD_SV)
+    return [tmp_path / "accel_top.sv", tmp_path / "load.sv"]
+
+
+def test_each_cell_goes_to_the_unit_it_was_built_for(tmp_path):
+    mod, want = _netlist()
+    got = nl.cell_units(mod, _sources(tmp_path))
+    assert got == want
+
+
+def test_unit_counts_add_up(tmp_path):
+    mod, want = _netlist()
+    by = nl.cells_by_unit(mod, _sources(tmp_path))
+    assert sum(sum(t.values()) for t in by.values()) == len(mod["cells"])
+    assert by["pe_array"] == {"DSP48E2": 1, "LUT2": 2}
+    assert by["load"] == {"FDRE": 4, "LUT3": 1, "LUT1": 3}
+
+
+def test_top_instances_span_their_port_lists(tmp_path):
+    _sources(tmp_path)
+    assert nl.top_instances(tmp_path / "accel_top.sv") == [(2, 4, "load", "u_load"), (5, 7, "store", "u_st")]

@@ -85,11 +85,11 @@ def unit_of(name: str, instances: dict) -> str:
 
 def instance_modules(sources: list[Path]) -> dict:
     """{instance name: module name} of the module instances (``module_name [#(...)] u_name (``) in ``sources``."""
-    pat = re.compile(r"^\s*(\w+)\s*(?:#\s*\([^;]*?\)\s*)?\b(u_\w+)\s*\(", re.M | re.S)
-    return {inst: mod for src in sources for mod, inst in pat.findall(Path(src).read_text())}
+    return {inst: mod for src in sources for mod, inst in _INSTANCE.findall(Path(src).read_text())}
 
 
-
+#: a module instance in our RTL's style: ``module_name [#(...)] u_name (``
+_INSTANCE = re.compile(r"^\s*(\w+)\s*(?:#\s*\([^;]*?\)\s*)?\b(u_\w+)\s*\(", re.M | re.S)
 #: RTL files reported as units of their own wherever they are instantiated (file stem -> unit)
 SUB_UNITS = {"pe_dsp": "pe_array", "pe_array": "pe_array", "requant": "requant"}
 
@@ -97,20 +97,18 @@ SUB_UNITS = {"pe_dsp": "pe_array", "pe_array": "pe_array", "requant": "requant"}
 def top_instances(top_sv: Path) -> list[tuple[int, int, str, str]]:
     """(first line, last line, module, instance) of every module instance in the top-level RTL file ``top_sv``."""
     text = Path(top_sv).read_text()
-    pat = re.compile(r"^\s*(\w+)\s*(?:#\s*\([^;]*?\)\s*)?\b(u_\w+)\s*\(", re.M | re.S)
     res = []
-    for m in pat.finditer(text):
+    for m in _INSTANCE.finditer(text):
         start = text.count("\n", 0, m.start()) + 1
         end = text.count("\n", 0, text.index(");", m.end())) + 1
         res.append((start, end, m.group(1), m.group(2)))
     return res
 
 
-
 def name_unit(name: str, inst_mod: dict, top_mods: dict) -> str:
-    """Unit of a cell from its flattened name (``u_buf.g_bank[0].u_ram...``, ``$flatten\\u_post.\\g_rq[0].u_requant.$mul...``):
-    a :data:`SUB_UNITS` module among its instances, else the module of its top-level instance (``top_mods``), else
-    ``?`` (a name Yosys made up, such as ABC's ``$abc$...``)."""
+    """Unit of a cell from its flattened name (``u_buf.g_bank[0].u_ram...``,
+    ``$flatten\\u_post.\\g_rq[0].u_requant.$mul...``): a :data:`SUB_UNITS` module among its instances, else the
+    module of its top-level instance (``top_mods``), else ``?`` (a name Yosys made up, such as ABC's ``$abc$...``)."""
     path = re.findall(r"(?:^|[.\\])(u_\w+)(?=\.)", name)
     for p in path:
         if inst_mod.get(p) in SUB_UNITS:

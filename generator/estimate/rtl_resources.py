@@ -277,7 +277,8 @@ def _result(board: Board, cells: dict, secs: float, logf: Path, uram: bool, mapp
 def unit_table(units: dict) -> str:
     """Markdown table of :attr:`RtlResources.units`: per unit the resources :func:`count` gives (LUT with the
     LUTRAM / SRL sites), of its LUTs the LUT3s, its CARRY4 cells; largest LUT count first, then the total."""
-    rows = ["| unit | LUT | of which LUT3 | CARRY4 | FF | DSP48E2 | BRAM36 | URAM |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| unit | LUT | of which LUT3 | CARRY4 | FF | DSP48E2 | BRAM36 | URAM |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|"]
     tot: dict = {}
     for u, cells in sorted(units.items(), key=lambda kv: (-count(kv[1])["lut"], kv[0])) + [("total", None)]:
         cells = tot if cells is None else cells

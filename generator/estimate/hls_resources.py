@@ -144,6 +144,24 @@ def pe_fabric(board: Board) -> tuple[int, int]:
     return lut, ff
 
 
+#: the parts of the LUT estimate (:func:`lut_terms`), as the RTL's units group under them
+LUT_TERMS = {"pe_array": "PE array (per PE, the fabric sums)", "lanes": "output lanes (compute, requant, post)",
+             "fixed": "LOAD, STORE, control (fixed)", "memories": "buffers, FIFOs (LUTRAM, decode)",
+             "axi_hp_split": "HP burst splitter"}
+
+
+def lut_terms(board: Board, mems: list) -> dict:
+    """{part (a :data:`LUT_TERMS` key): LUTs} of the LUT estimate for ``board`` with the bound memories ``mems``
+    (their LUTRAM, :data:`LUT_PER_MEMORY` each, :data:`LUT_PER_FIFO` per FIFO); their sum is the estimate's LUT."""
+    a = board.accelerator
+    n_mem = sum(m.count for m in mems if not memories.is_fifo(m))
+    n_fifo = sum(m.count for m in mems if memories.is_fifo(m))
+    return {"pe_array": a.tn * a.tm * LUT_PER_PE + pe_fabric(board)[0], "lanes": a.tm * LUT_PER_LANE,
+            "fixed": LUT_FIXED * a.axi_data_width_bits // 128,
+            "memories": n_mem * LUT_PER_MEMORY + sum(m.lut for m in mems) + n_fifo * LUT_PER_FIFO,
+            "axi_hp_split": hp_split_lut_ff(board)[0]}
+
+
 def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     """Estimated DSP48E2 / BRAM36 / URAM / LUT / FF of ``board``'s accelerator configuration with an instruction
     ROM of ``rom_insns`` instructions (0: programs fetched from DDR only). See the module docstring."""
@@ -153,13 +171,10 @@ def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     dsp_post = tm * DSP_PER_REQUANT_LANE
     dsp_emul = tm * DSP_PER_EMUL_LANE
     mems = memories.bound_kernel_memories(board, rom_insns)
-    n_mem = sum(m.count for m in mems if not memories.is_fifo(m))
     n_fifo = sum(m.count for m in mems if memories.is_fifo(m))
-    pe_lut, pe_ff = pe_fabric(board)
-    lut = (tn * tm * LUT_PER_PE + pe_lut + tm * LUT_PER_LANE + n_mem * LUT_PER_MEMORY
-           + LUT_FIXED * a.axi_data_width_bits // 128 + sum(m.lut for m in mems) + n_fifo * LUT_PER_FIFO)
-    split_lut, split_ff = hp_split_lut_ff(board)
-    lut += split_lut
+    _, pe_ff = pe_fabric(board)
+    lut = sum(lut_terms(board, mems).values())
+    _, split_ff = hp_split_lut_ff(board)
     ff = (tn * tm * FF_PER_PE + pe_ff + tm * FF_PER_LANE + FF_FIXED * a.axi_data_width_bits // 128
           + n_fifo * FF_PER_FIFO + split_ff)
     return Estimate(board=board.name, part=board.part, tn=tn, tm=tm, dsp48e2=dsp_pe + dsp_post + dsp_emul,

@@ -38,6 +38,7 @@ import math
 from generator.estimate import hls_resources
 from generator.estimate.rtl_resources import expected_dsp
 from generator.spec.board import Board
+from generator.spec import memories
 from generator.spec.memories import Memory, bind, bram36_for, lane_memories
 
 
@@ -77,9 +78,45 @@ def estimate(board: Board):
     a = board.accelerator
     mems = rtl_memories(board)
     hls = hls_resources.estimate(board)
-    lut = hls.lut - sum(m.lut for m in hls.memories) + sum(m.lut for m in mems)   # (the splitter in both)
+    lut = sum(lut_terms(board).values())
     return hls_resources.Estimate(board=board.name, part=board.part, tn=a.tn, tm=a.tm, dsp48e2=expected_dsp(board),
                                   bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut),
                                   ff=int(hls.ff), capacity=board.resources.model_dump(), memories=mems,
                                   dsp_pe=a.tn * a.tm, dsp_post=a.tm,
                                   dsp_emul=expected_dsp(board) - a.tn * a.tm - a.tm)
+
+
+def lut_terms(board: Board) -> dict:
+    """{part: LUTs} of the modelled RTL LUT count (:func:`generator.estimate.hls_resources.lut_terms` with the
+    RTL's LUTRAM, :func:`rtl_memories`, in place of the HLS kernel's); their sum is :func:`estimate`'s LUT."""
+    hls_mems = memories.bound_kernel_memories(board, 0)
+    t = hls_resources.lut_terms(board, hls_mems)
+    t["memories"] += sum(m.lut for m in rtl_memories(board)) - sum(m.lut for m in hls_mems)
+    return t
+
+
+#: the RTL's units (:func:`generator.estimate.netlist.cell_units`) under the model's LUT terms; others: "fixed"
+UNIT_TERMS = {"pe_array": "pe_array", "compute": "lanes", "requant": "lanes", "post": "lanes", "buffers": "memories",
+              "axi_hp_split": "axi_hp_split"}
+
+
+def yosys_lut_terms(units: dict) -> dict:
+    """{part: LUTs} of a Yosys netlist's cells by unit (:attr:`generator.estimate.rtl_resources.RtlResources.units`)
+    grouped as :func:`lut_terms` (:data:`UNIT_TERMS`), LUTs counted as :func:`generator.estimate.rtl_resources.count`
+    does (LUTRAM and SRL sites included)."""
+    from generator.estimate.rtl_resources import count
+    res = dict.fromkeys(hls_resources.LUT_TERMS, 0)
+    for u, cells in units.items():
+        res[UNIT_TERMS.get(u, "fixed")] += count(cells)["lut"]
+    return res
+
+
+def lut_comparison_table(board: Board, units: dict) -> str:
+    """Markdown table: per part of the LUT model (:data:`generator.estimate.hls_resources.LUT_TERMS`) Yosys' LUTs
+    (:func:`yosys_lut_terms` of ``units``), the model's (:func:`lut_terms`) and their ratio, then the totals."""
+    y, m = yosys_lut_terms(units), lut_terms(board)
+    rows = ["| part | Yosys LUT | model LUT | Yosys / model |", "|---|---:|---:|---:|"]
+    for k, label in list(hls_resources.LUT_TERMS.items()) + [("total", "total")]:
+        yv, mv = (sum(y.values()), sum(m.values())) if k == "total" else (y[k], m[k])
+        rows.append(f"| {label} | {yv:,} | {mv:,} | {yv / mv:.2f} |" if mv else f"| {label} | {yv:,} | 0 | - |")
+    return "\n".join(rows)

@@ -37,9 +37,46 @@ def resources_flow(board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_
         except rtl_resources.RtlResourceError as err:
             raise FlowError(str(err)) from None
         log(rtl_resources.report(r))
+        if r.units:
+            from generator.estimate import rtl_model
+            png = d / "lut_by_part.png"
+            plot_lut_parts(b, r.units, png)
+            log(f"LUTs by part of the resource model (generator/estimate/rtl_model.py `lut_terms`), Yosys against "
+                f"the model:\n\n{rtl_model.lut_comparison_table(b, r.units)}\n\n-> {png}\n")
         if r.over():
             raise FlowError(f"the synthesized RTL does not fit {b.part}: " + ", ".join(
                 f"{k} {r.used[k]:g} / {r.capacity[k]}" for k in r.over()))
     if e.over():
         raise FlowError(f"the HLS estimate does not fit {b.part}: " + ", ".join(
             f"{k} {e.used()[k]:g} / {e.capacity[k]}" for k in e.over()))
+
+
+def plot_lut_parts(board, units: dict, path: Path) -> None:
+    """``lut_by_part.png``: per part of the LUT model, Yosys' LUTs (its LUT3 full adders hatched) beside the
+    model's (:func:`generator.estimate.rtl_model.lut_terms`); ``units``: the netlist's cells by unit."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from generator.estimate import hls_resources, rtl_model
+
+    keys = list(hls_resources.LUT_TERMS)
+    y, m = rtl_model.yosys_lut_terms(units), rtl_model.lut_terms(board)
+    lut3 = dict.fromkeys(keys, 0)
+    for u, cells in units.items():
+        lut3[rtl_model.UNIT_TERMS.get(u, "fixed")] += cells.get("LUT3", 0)
+    x = range(len(keys))
+    fig, ax = plt.subplots(figsize=(10, 4.8))
+    ax.bar([i - 0.2 for i in x], [y[k] for k in keys], 0.4, color="tab:blue", label="Yosys (synth_xilinx)")
+    ax.bar([i - 0.2 for i in x], [lut3[k] for k in keys], 0.4, fill=False, hatch="//", edgecolor="0.15",
+           label="of which LUT3")
+    ax.bar([i + 0.2 for i in x], [m[k] for k in keys], 0.4, color="tab:orange", label="resource model")
+    ax.set_xticks(list(x), [hls_resources.LUT_TERMS[k] for k in keys], fontsize=8, rotation=12)
+    ax.set_ylabel("LUTs")
+    ax.set_title(f"{board.name} Tn x Tm = {board.accelerator.tn} x {board.accelerator.tm}: LUTs, Yosys "
+                 f"{sum(y.values()):,} against the model's {sum(m.values()):,}", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

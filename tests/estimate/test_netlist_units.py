@@ -87,3 +87,39 @@ def test_unit_counts_add_up(tmp_path):
 def test_top_instances_span_their_port_lists(tmp_path):
     _sources(tmp_path)
     assert nl.top_instances(tmp_path / "accel_top.sv") == [(2, 4, "load", "u_load"), (5, 7, "store", "u_st")]
+
+
+@pytest.mark.parametrize("name", ["kv260", "ultra96v2", "zcu102", "zcu104", "zcu19eg"])
+def test_lut_terms_add_up_to_the_models_lut(name):
+    """The parts the Yosys units are compared with are the LUT models' own terms: they sum to the estimates."""
+    from generator.estimate import hls_resources, rtl_model
+    from generator.spec import memories
+    from generator.spec.board import load_board
+
+    b = load_board(name, chosen=False)
+    assert sum(rtl_model.lut_terms(b).values()) == rtl_model.estimate(b).lut
+    assert sum(hls_resources.lut_terms(b, memories.bound_kernel_memories(b, 0)).values()) == \
+        hls_resources.estimate(b).lut
+
+
+def test_yosys_units_grouped_as_the_model_and_drawn(tmp_path):
+    """Units go to the model's parts (compute / requant / post: the output lanes; anything unlisted: the fixed
+    part), LUTRAM and SRL sites counted as LUTs; the comparison table's totals and the PNG."""
+    from PIL import Image
+
+    from generator.estimate import rtl_model
+    from generator.flows.resources import plot_lut_parts
+    from generator.spec.board import load_board
+
+    units = {"compute": {"LUT3": 100, "LUT6": 50}, "requant": {"LUT2": 10}, "post": {"SRL16E": 4},
+             "load": {"LUT6": 7}, "ctrl_regs": {"LUT1": 3, "FDRE": 9}, "buffers": {"RAM64M8": 2},
+             "pe_array": {"LUT4": 5, "DSP48E2": 4}}
+    y = rtl_model.yosys_lut_terms(units)
+    assert y == {"pe_array": 5, "lanes": 164, "fixed": 10, "memories": 16, "axi_hp_split": 0}
+    b = load_board("zcu19eg", chosen=False)
+    t = rtl_model.lut_comparison_table(b, units)
+    assert f"| total | 195 | {rtl_model.estimate(b).lut:,} |" in t
+    png = tmp_path / "lut.png"
+    plot_lut_parts(b, units, png)
+    with Image.open(png) as im:
+        assert im.format == "PNG" and im.width > 500

@@ -13,7 +13,7 @@ def resources_flow(board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_
     """``log`` the HLS estimate's tables for ``board``; with ``rtl``, synthesize the RTL in ``out`` (default
     build/rtl_resources/<board>, or the matching run of ``invoke timing --config board`` when there is one;
     ``no_uram``: no URAM288; ``mapping_only``: stop after DSP / RAM mapping) and log
-    its report. Raises FlowError for a bad board or work folder, a failed synthesis, or a design that does not fit
+    its report, with the netlist's LUTs against the resource model's parts (drawn to ``lut_by_part.png`` there). Raises FlowError for a bad board or work folder, a failed synthesis, or a design that does not fit
     the part (the synthesized RTL checked first)."""
     from generator.estimate import hls_resources, rtl_resources
     from generator.spec.board import BoardError, load_board

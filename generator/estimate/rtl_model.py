@@ -100,15 +100,23 @@ UNIT_TERMS = {"pe_array": "pe_array", "compute": "lanes", "requant": "lanes", "p
               "axi_hp_split": "axi_hp_split"}
 
 
-def yosys_lut_terms(units: dict) -> dict:
-    """{part: LUTs} of a Yosys netlist's cells by unit (:attr:`generator.estimate.rtl_resources.RtlResources.units`)
-    grouped as :func:`lut_terms` (:data:`UNIT_TERMS`), LUTs counted as :func:`generator.estimate.rtl_resources.count`
-    does (LUTRAM and SRL sites included)."""
-    from generator.estimate.rtl_resources import count
-    res = dict.fromkeys(hls_resources.LUT_TERMS, 0)
+def unit_parts(units: dict) -> dict:
+    """{part (a :data:`generator.estimate.hls_resources.LUT_TERMS` key): {cell type: count}}: a Yosys netlist's
+    cells by unit (:attr:`generator.estimate.rtl_resources.RtlResources.units`) grouped as :func:`lut_terms`
+    (:data:`UNIT_TERMS`)."""
+    res: dict = {k: {} for k in hls_resources.LUT_TERMS}
     for u, cells in units.items():
-        res[UNIT_TERMS.get(u, "fixed")] += count(cells)["lut"]
+        part = res[UNIT_TERMS.get(u, "fixed")]
+        for k, v in cells.items():
+            part[k] = part.get(k, 0) + v
     return res
+
+
+def yosys_lut_terms(units: dict) -> dict:
+    """{part: LUTs} of :func:`unit_parts`, LUTs counted as :func:`generator.estimate.rtl_resources.count` does
+    (LUTRAM and SRL sites included)."""
+    from generator.estimate.rtl_resources import count
+    return {k: count(cells)["lut"] for k, cells in unit_parts(units).items()}
 
 
 def lut_comparison_table(board: Board, units: dict) -> str:

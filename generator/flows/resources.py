@@ -62,9 +62,7 @@ def plot_lut_parts(board, units: dict, path: Path) -> None:
 
     keys = list(hls_resources.LUT_TERMS)
     y, m = rtl_model.yosys_lut_terms(units), rtl_model.lut_terms(board)
-    lut3 = dict.fromkeys(keys, 0)
-    for u, cells in units.items():
-        lut3[rtl_model.UNIT_TERMS.get(u, "fixed")] += cells.get("LUT3", 0)
+    lut3 = {k: cells.get("LUT3", 0) for k, cells in rtl_model.unit_parts(units).items()}
     x = range(len(keys))
     fig, ax = plt.subplots(figsize=(10, 4.8))
     ax.bar([i - 0.2 for i in x], [y[k] for k in keys], 0.4, color="tab:blue", label="Yosys (synth_xilinx)")

@@ -3,6 +3,7 @@
 ``generator/eval/``) and prints; every error exits 2 with one ``error: ...`` line."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -15,12 +16,108 @@ MODEL_HELP = {"model": "ONNX model (default: official YOLOv4-tiny)",
               "names": "class-names file, one per line (default: the model's, or names= of the cfg's [net])",
               "yolo_cfg": "darknet cfg whose [yolo] sections give anchors/mask/scale_x_y/classes (for an ONNX model "
                           "without YOLO metadata)",
-              "calib": "folder of calibration images (default: the shipped set; bus and zidane held out)"}
+              "calib": "folder of calibration images (default: the shipped set; bus and zidane held out)",
+              "input_size": "the model input's height x width for a model whose input size is symbolic (dynamic "
+                             "axes): HxW (e.g. 640x640) or one integer for a square input"}
 
 
 def _die(msg: str):
     print(f"error: {msg}", file=sys.stderr)
     sys.exit(2)
+
+
+def _one_line_parse_errors():
+    """invoke's own parse errors (an unknown task or option, an option without its value) print invoke's one line
+    and exit 1: make them the contract's ``error: ...`` line and exit 2. invoke imports this file after parsing
+    its core options and before parsing the tasks' (``invoke.program.Program.parse_tasks``), so wrapping that
+    method (and ``parse_cleanup``: ``--help TASK``) covers every task option; errors in invoke's core options
+    (``invoke --bogus``), met before this file is read, keep invoke's form."""
+    try:
+        from invoke.exceptions import ParseError
+        from invoke.program import Program
+    except ImportError:                   # another invoke: keep its own behaviour
+        return
+
+    def wrap(method):
+        def parse(self):
+            try:
+                return method(self)
+            except ParseError as e:
+                _die(_parse_message(str(e)))
+        parse.one_line = True
+        return parse
+
+    for name in ("parse_tasks", "parse_cleanup"):
+        method = getattr(Program, name, None)
+        if method is not None and not getattr(method, "one_line", False):
+            setattr(Program, name, wrap(method))
+
+
+def _parse_message(msg: str) -> str:
+    """invoke's parse-error text as the contract's line, naming the option or task."""
+    import re
+
+    m = re.match(r"No idea what '(.*)' is!", msg)
+    if m:
+        what = "option" if m.group(1).startswith("-") else "task"
+        return f"{m.group(1)}: unknown {what} (invoke --list; invoke TASK --help)"
+    m = re.match(r"Flag <Argument: ([\w-]+).*needed value", msg)
+    if m:
+        return f"--{m.group(1).replace('_', '-')}: needs a value"
+    return " ".join(msg.split())
+
+
+_one_line_parse_errors()
+
+
+def _int(name: str, value, min: int | None = None, default: int | None = None) -> int | None:
+    """The integer option ``name`` (e.g. ``"--limit"``) given as ``value`` (invoke passes the command line's str;
+    None: the option was not given, giving ``default``). Exits 2 with one line naming the option
+    (``error: --limit abc: not an integer``, ``error: --limit -3: must be >= 0``)."""
+    if value is None:
+        return default
+    try:
+        v = int(str(value).strip())
+    except ValueError:
+        _die(f"{name} {value}: not an integer")
+    if min is not None and v < min:
+        _die(f"{name} {value}: must be >= {min}")
+    return v
+
+
+def _choice(name: str, value: str, choices) -> str:
+    """``value`` if it is one of ``choices``, else exit 2 naming the option ``name`` and the choices."""
+    if value not in choices:
+        _die(f"{name} {value}: choose one of {', '.join(choices)}")
+    return value
+
+
+def _quants(value: str, several: bool = False):
+    """The quantization mode of ``--quant`` (``several``: the list of its comma-separated modes), each one of
+    :data:`generator.quant.quantize.MODES`; exit 2 naming ``--quant`` otherwise."""
+    from generator.quant.quantize import MODES
+
+    modes = [q.strip() for q in str(value).split(",") if q.strip()] if several else [value]
+    if not modes:
+        _die(f"--quant {value!r}: no quantization mode given; choose from {', '.join(MODES)}")
+    for q in modes:
+        if q not in MODES:
+            _die(f"--quant {q}: unknown quantization mode; choose one of {', '.join(MODES)}")
+    return modes if several else modes[0]
+
+
+def _input_size(value) -> dict:
+    """``--input-size`` as the flows' keyword: ``{}`` when not given, else ``{"input_size": (H, W)}`` from ``HxW``
+    (e.g. ``640x640``, ``384x640``) or one integer N (N x N); H, W >= 1. Exits 2 naming the option otherwise."""
+    if value is None:
+        return {}
+    parts = str(value).lower().replace("*", "x").split("x")
+    if len(parts) not in (1, 2) or not all(p.strip().isdigit() for p in parts):
+        _die(f"--input-size {value}: expected HxW (e.g. 640x640) or one integer for a square input")
+    hw = [int(p) for p in parts]
+    if min(hw) < 1:
+        _die(f"--input-size {value}: height and width must be >= 1")
+    return {"input_size": (hw[0], hw[-1])}
 
 
 def _flow(fn, *args, **kw):
@@ -33,6 +130,19 @@ def _flow(fn, *args, **kw):
         _die(str(e))
 
 
+def _write(path, text: str) -> None:
+    """Write a task's own output file atomically (:func:`host.fileio.atomic_write`, its folder created); an
+    ``OSError`` exits 2 with one line naming the path."""
+    from generator.flows.inputs import os_error_message
+    from host.fileio import atomic_write
+
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text)
+    except OSError as e:
+        _die(os_error_message(e))
+
+
 def _print_detections(dets):
     for d in dets:
         print(f"  {d['label']:<14} {d['score']:.2f}  box {[round(v) for v in d['box']]}")
@@ -41,7 +151,7 @@ def _print_detections(dets):
 @task(help={"board": "board name (boards/*.yaml)", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "out": "artifact folder (default build/BOARD/MODEL-HASH/QUANT)", **MODEL_HELP})
 def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, out=None, cfg=None, weights=None,
-            names=None, yolo_cfg=None, calib=None):
+            names=None, yolo_cfg=None, calib=None, input_size=None):
     """1. Compile a model to a board's program; print the schedule.
 
     Compiles the model into an instruction program for BOARD, prints the per-layer schedule and writes the
@@ -50,7 +160,9 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
     from generator.codegen.artifacts import schedule_table
     from generator.quant.ranges import calibration_summary
 
-    r = _flow(compile_flow, board, quant, not per_tensor, model, out, cfg, weights, names, yolo_cfg, calib=calib)
+    size = _input_size(input_size)
+    r = _flow(compile_flow, board, _quants(quant), not per_tensor, model, out, cfg, weights, names, yolo_cfg,
+              calib=calib, **size)
     comp = r.compiled
     print(schedule_table(comp))
     secs = ", ".join(f"{k} {v:.1f} s" for k, v in comp.seconds.items())
@@ -67,14 +179,16 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
             "out": "output folder: detections.json/.png, program artifacts in OUT/artifacts/", "board": "board name",
             "quant": QUANTS, "per_tensor": "per-tensor weight scales", **MODEL_HELP})
 def detect(c, image="bus", out="out", board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, cfg=None,
-           weights=None, names=None, yolo_cfg=None, calib=None):
+           weights=None, names=None, yolo_cfg=None, calib=None, input_size=None):
     """2. Detect objects in an image on the golden ISA simulator.
 
     Writes OUT/detections.json and OUT/detections.png. Compiles first (program artifacts in OUT/artifacts/);
     prints the detections and the simulated frame rate."""
     from generator.flows.detect import detect_flow
 
-    r = _flow(detect_flow, image, out, board, quant, not per_tensor, model, cfg, weights, names, yolo_cfg, calib=calib)
+    size = _input_size(input_size)
+    r = _flow(detect_flow, image, out, board, _quants(quant), not per_tensor, model, cfg, weights, names, yolo_cfg,
+              calib=calib, **size)
     _print_detections(r.detections)
     hw = r.hw
     print(f"golden simulator: {r.cycles} cycles = {r.cycles / hw.clock_mhz / 1e3:.2f} ms at "
@@ -110,6 +224,7 @@ def explore(c, board="zcu19eg", model=None, quant="int8-asym,int16-sym", out=Non
     chosen configuration (chosen.yaml) in build/explore/BOARD."""
     from generator.flows.explore import explore_flow
 
+    _quants(quant, several=True)
     _flow(explore_flow, board, model, quant, out, log=print)
 
 
@@ -135,7 +250,8 @@ def timing(c, board="zcu19eg", config="tiny", unit=None, out=None, check=False):
             "require_tools": "fail if vitis_hls or vivado is not on PATH (scripted bitstream builds)",
             "kernel": "hls (default: the HLS kernel) or rtl (the verified RTL as a Vivado IP)", **MODEL_HELP})
 def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, image="bus", out=None, overlay=None,
-          require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None):
+          require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None,
+          input_size=None):
     """6. Build the bitstream sources: the HLS kernel (C-sim bit-exact, report) or the RTL IP; Vivado.
 
     --kernel hls (default): compiles, renders the HLS kernel (program in its ROM) and the Vitis HLS / Vivado
@@ -145,14 +261,14 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     (package_ip.tcl, vivado_bd.tcl, XDC, sources), Verilator-linted; then vivado if on PATH, else the commands."""
     from generator.flows.build import build_flow, build_rtl_flow
 
-    if kernel not in ("hls", "rtl"):
-        _die(f"--kernel {kernel!r}: choose hls or rtl")
+    _choice("--kernel", kernel, ("hls", "rtl"))
+    quant, size = _quants(quant), _input_size(input_size)
     if kernel == "rtl":
         r = _flow(build_rtl_flow, board, quant, not per_tensor, model, out, overlay, require_tools, cfg, weights,
-                  names, yolo_cfg, log=print, calib=calib)
+                  names, yolo_cfg, log=print, calib=calib, **size)
     else:
         r = _flow(build_flow, board, quant, not per_tensor, model, image, out, overlay, require_tools, cfg, weights,
-                  names, yolo_cfg, log=print, calib=calib)
+                  names, yolo_cfg, log=print, calib=calib, **size)
     if r.tools_message:
         print(r.tools_message)
 
@@ -163,15 +279,17 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
             "kernel": "whose overlay: hls (overlay/BOARD/) or rtl (overlay/BOARD/rtl/, invoke build --kernel rtl)",
             **MODEL_HELP})
 def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, overlay=None, out=None, cfg=None,
-            weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None):
+            weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None, input_size=None):
     """7. Deployment package for the board: folder + tarball.
 
     Program artifacts, host/, the overlay when built (the HLS kernel's or, with --kernel rtl, the RTL IP's), a
     README: what to copy onto BOARD's PYNQ image."""
     from generator.flows.package import package_flow
 
-    d, tar = _flow(package_flow, board, quant, not per_tensor, model, overlay, out, cfg, weights, names, yolo_cfg,
-                   kernel, calib=calib)
+    _choice("--kernel", kernel, ("hls", "rtl"))
+    size = _input_size(input_size)
+    d, tar = _flow(package_flow, board, _quants(quant), not per_tensor, model, overlay, out, cfg, weights, names,
+                   yolo_cfg, kernel, calib=calib, **size)
     print(f"wrote {d}/ and {tar} ({tar.stat().st_size / 1e6:.1f} MB)")
     print(f"on the board: tar xzf {tar.name} && cd {d.name} && sudo -E python3 detect.py images/bus.jpg")
 
@@ -180,33 +298,38 @@ def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
             "quant": QUANTS + "; several, comma-separated (e.g. int8-asym,int16-sym), compares them",
             "per_tensor": "per-tensor weight scales",
             "config": "accelerator: 'board' (the board file, e.g. 32x32), 'small' or 'tiny' (8x8 array)",
-            "resolution": "network input size (multiple of 32; 416 = the official model)",
+            "resolution": "network input size (multiple of 32; default 416 = the official model)",
             "out": "output folder (default build/rtl_frame/TAG)"}, aliases=["sim"])
 def rtl_frame(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_tensor=False, config="board",
-              resolution=416, out=None):
+              resolution=None, out=None):
     """8. Check: one whole frame through the RTL, bit-exact, cycles.
 
     YOLOv4-tiny through the RTL (cocotb + Verilator), bit-exact check against the golden simulator, detections
     drawn, per-layer cycle report (RTL vs latency model, ideal cycles, PE utilization, stall cycles, DDR bytes,
     FPS); with several --quant values, a table comparing them (e.g. int8 against int16)."""
+    from generator.exec.rtl import CONFIGS
     from generator.flows.rtl_frame import compare_report, rtl_frame_flow
 
-    reps, table = _flow(rtl_frame_flow, board, image, [q.strip() for q in quant.split(",") if q.strip()],
-                        not per_tensor, config, int(resolution), out)
+    quants, config = _quants(quant, several=True), _choice("--config", config, CONFIGS)
+    res = _int("--resolution", resolution, min=32, default=416)
+    if res % 32:
+        _die(f"--resolution {resolution}: not a multiple of 32")
+    reps, table = _flow(rtl_frame_flow, board, image, quants, not per_tensor, config, res, out)
     if table:
         print(compare_report(reps))
         print(f"wrote {table}")
 
 
-@task(help={"board": "board name", "out": "output folder", "images": "limit the number of images (0: all)"})
-def accuracy(c, board="zcu19eg", out="build/accuracy", images=0):
+@task(help={"board": "board name", "out": "output folder", "images": "limit the number of images (default 0: all)"})
+def accuracy(c, board="zcu19eg", out="build/accuracy", images=None):
     """9. Check: mAP@0.5 and SQNR of each quantization vs float.
 
     Accuracy table: float vs int16/int8 (sym/asym, per-channel/per-tensor): mAP@0.5, SQNR, parameter bytes."""
     from generator.eval.accuracy import accuracy_table
     from generator.flows.inputs import out_folder
 
-    accuracy_table(board, _flow(out_folder, out), max_images=int(images))
+    n = _int("--images", images, min=0, default=0)
+    accuracy_table(board, _flow(out_folder, out), max_images=n)
 
 
 @task(help={"slow": "include slow tests (full frames)"})
@@ -216,27 +339,31 @@ def test(c, slow=False):
     c.run(f"{sys.executable} -m pytest -q --durations=40 {args}", pty=False)   # (the slowest 40: what to trim)
 
 
-@task(help={"cases": "number of random cases", "seed": "random seed (the cases depend on it alone)",
+@task(help={"cases": "number of random cases (default 200)", "seed": "random seed, >= 0 (default 1; the cases depend "
+                                                                    "on it alone)",
             "executors": "comma-separated: golden,ref,csim,rtl (golden always runs; the others are compared with it)",
             "configs": "comma-separated hardware configurations (tiny, tiny-8x16, tiny-16x8, tiny-16x24, zcu19eg, zcu102; "
                        "default: all for golden/ref, the tiny ones with csim or rtl)",
             "board": "board file replacing each configuration's own", "case": "run only this case index",
             "json": "write every outcome to this JSON file"})
-def fuzz(c, cases=200, seed=1, executors="golden,ref", configs=None, board=None, case=None, json=None):
+def fuzz(c, cases=None, seed=None, executors="golden,ref", configs=None, board=None, case=None, json=None):
     """11. Check: random layers through the executors, bit for bit.
 
     Random layers and small graphs through the executors, compared bit for bit; one reproducer line per
     failure; last line 'N passed, M failed'. Exits 1 when a case fails."""
     from generator.eval import fuzz as fz
+    from generator.flows.inputs import check_target
 
+    n, s, k = _int("--cases", cases, 1, 200), _int("--seed", seed, 0, 1), _int("--case", case, 0)
+    if json:
+        _flow(check_target, json, "file", "the --json outcomes")
     try:
-        outs = fz.fuzz(int(cases), int(seed), [e.strip() for e in executors.split(",") if e.strip()],
-                       [x.strip() for x in configs.split(",")] if configs else None, board,
-                       None if case is None else int(case))
+        outs = fz.fuzz(n, s, [e.strip() for e in executors.split(",") if e.strip()],
+                       [x.strip() for x in configs.split(",")] if configs else None, board, k)
     except fz.FuzzError as e:
         _die(str(e))
     if json:
-        Path(json).write_text(fz.outcomes_json(outs))
+        _write(json, fz.outcomes_json(outs))
     if any(o.status == "fail" for o in outs):
         sys.exit(1)
 
@@ -257,14 +384,16 @@ def conformance(c, verbose=False, filter=None):
             "per_tensor": "per-tensor weight scales",
             "out": "report folder (default build/compare/MODEL-QUANT)", **MODEL_HELP})
 def compare(c, model=None, image="bus", board="zcu19eg", quant="int8-asym", per_tensor=False, out=None, cfg=None,
-            weights=None, names=None, yolo_cfg=None, calib=None):
+            weights=None, names=None, yolo_cfg=None, calib=None, input_size=None):
     """13. Check: float (onnxruntime) against the quantized program (golden simulator) on one image.
 
     SQNR in dB per accelerator layer and per model output, detection agreement for a YOLO detector; writes
     compare.md, compare.json and sqnr.png; the last line is `min SQNR: X dB` over the model outputs."""
     from generator.flows.compare import compare_flow
 
-    _flow(compare_flow, model, image, board, quant, not per_tensor, out, cfg, weights, names, yolo_cfg, calib=calib)
+    size = _input_size(input_size)
+    _flow(compare_flow, model, image, board, _quants(quant), not per_tensor, out, cfg, weights, names, yolo_cfg,
+          calib=calib, **size)
 
 
 @task(help={"out": "Markdown file for the table (default build/activations.md)"})
@@ -274,18 +403,33 @@ def activations(c, out="build/activations.md"):
     Every integer input of each table, as the compiler builds it, against the function at the same input: the
     largest and RMS error in output steps and the SQNR in dB (generator/eval/act_error.py)."""
     from generator.eval.act_error import error_table, markdown
+    from generator.flows.inputs import check_target
 
+    _flow(check_target, out, "file", "the table")
     text = markdown(error_table())
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    Path(out).write_text(text + "\n")
+    _write(out, text + "\n")
     print(text)
 
 
 @task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
-            "program": "program.bin to disassemble (default: compile)", "limit": "max lines (0: all)"})
-def disasm(c, board="zcu19eg", quant="int8-asym", per_tensor=False, program=None, limit=0):
-    """Tool: disassemble a program, one instruction per line."""
-    from generator.flows.disasm import disasm_flow
+            "program": "program.bin to disassemble (default: compile)",
+            "limit": "max lines (default 0: all); only these instructions are read"})
+def disasm(c, board="zcu19eg", quant="int8-asym", per_tensor=False, program=None, limit=None):
+    """Tool: disassemble a program, one instruction per line.
 
-    lines = _flow(disasm_flow, board, quant, not per_tensor, program)
-    print("\n".join(lines[:int(limit)] if int(limit) else lines))
+    Streams the program: prints each instruction as it is decoded; a word that does not decode ends the listing
+    with one error line naming its index and byte offset (exit 2)."""
+    from generator.flows.disasm import disasm_flow
+    from generator.flows.inputs import FlowError
+
+    n = _int("--limit", limit, min=0, default=0)
+    lines = _flow(disasm_flow, board, _quants(quant) if program is None else quant, not per_tensor, program, limit=n)
+    try:
+        for line in lines:
+            print(line)
+    except FlowError as e:
+        sys.stdout.flush()
+        _die(str(e))
+    except BrokenPipeError:               # `invoke disasm | head`: the reader has gone; stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)

@@ -6,6 +6,8 @@ import os
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from .fileio import atomic_path
+
 __all__ = ["class_color", "draw_detections", "label_boxes"]
 
 # darknet image.c: colors[6][3] and get_color(), the per-class palette of draw_detections
@@ -92,7 +94,8 @@ def draw_detections(img_u8: np.ndarray, detections, out_path=None, num_classes: 
         img_u8: uint8 [H, W, 3] RGB image (the original, not the network input).
         detections: list of dicts with ``"label"``, ``"class_id"``, ``"score"``, ``"box"`` ([x1, y1, x2, y2]
             pixels of this image), as returned by :func:`host.yolo.detect`.
-        out_path: if given, the drawing is saved there as PNG (str or os.PathLike).
+        out_path: if given, the drawing is saved there as PNG (str or os.PathLike), atomically
+            (:func:`host.fileio.atomic_path`: the old file stays whole if the write fails).
         num_classes: size of the palette (the model's class count; 80 for COCO).
     Returns:
         PIL.Image.Image (mode RGB) with the drawing; the input array is not modified.
@@ -116,5 +119,6 @@ def draw_detections(img_u8: np.ndarray, detections, out_path=None, num_classes: 
         tb = d.textbbox((0, 0), _caption(det), font=font)
         d.text((x1 + _PAD - tb[0], y1 + _PAD - tb[1]), _caption(det), fill=(0, 0, 0), font=font)
     if out_path is not None:
-        im.save(os.fspath(out_path), format="PNG")
+        with atomic_path(os.fspath(out_path)) as tmp:      # (a reader never sees half a PNG)
+            im.save(tmp, format="PNG")
     return im

@@ -6,7 +6,11 @@ map, base-register sizes, regions and their zero points, input/head tensors with
 parameters, class names).
 
 A deployment package is a folder with ``manifest.json``, ``program.bin`` (32-byte instructions), ``weights.bin``
-and, when the bitstream is built, ``<name>.bit`` + ``<name>.hwh``. With a bitstream the driver loads it with
+and, when the bitstream is built, ``<name>.bit`` + ``<name>.hwh``. At load the driver checks every manifest value
+it uses (:func:`host.manifest.read_manifest`) and the size and SHA-256 of ``program.bin``, ``weights.bin`` (and an
+export's ``tail_consts.npz``) against the manifest's ``files`` entry before using them; a package whose manifest
+has no ``files`` (written before the integrity rules) loads with the exact sizes checked (``program.bin``: ``n_insns``
+instructions, ``weights.bin``: the WEIGHTS space). With a bitstream the driver loads it with
 ``pynq.Overlay`` and takes the IP whose VLNV is :data:`host.registers.KERNEL_VLNV` (a
 :class:`host.accel_ip.AccelIP`, bound through ``DefaultIP.bindto``). Without one it takes that IP from the active
 PYNQ device's ``ip_dict`` (a design already loaded, or the simulated device of ``generator/exec/pynq_golden.py`` in
@@ -39,7 +43,9 @@ The IP is found by its VLNV, never by name: the block design also holds ``accel_
 schema and DDR layout are :mod:`host.manifest`; the register-level contract (VLNV, ``hw_info``) is
 :mod:`host.registers`. Errors (:mod:`host.errors`): :class:`PackageError` (missing/inconsistent files),
 :class:`PackageMismatchError` (the hardware's ISA version / PE array / precision / configuration id differ from
-the package's), :class:`AcceleratorTimeout` (no ``ap_done`` within the timeout; carries the register values),
+the package's; its subclass :class:`PackageFileMismatchError`, also a :class:`PackageError`: a binary of the package
+differs from the manifest, naming the file), :class:`AcceleratorTimeout` (no ``ap_done`` within the timeout;
+carries the register values),
 :class:`AcceleratorError` (``status`` != 0; names the status bits from the manifest's ``status_bits``, carries the
 register values; also raised by the constructor, with the hardware's PARTIAL_INSN bit, for a ``program.bin`` that
 is not whole instructions, which the instruction-count register cannot express). Every wait has a timeout.
@@ -47,6 +53,7 @@ is not whole instructions, which the instruction-count register cannot express).
 from __future__ import annotations
 
 import asyncio
+import io
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -55,15 +62,16 @@ import numpy as np
 from pynq import allocate
 
 from .accel_ip import open_accel_ip
-from .errors import AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageMismatchError
-from .manifest import BASE_REGS, input_target, page_round, read_manifest, region_shape, tensor_window
+from .errors import (AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageFileMismatchError,
+                     PackageMismatchError)
+from .manifest import BASE_REGS, input_target, page_round, read_manifest, region_shape, tensor_window, verify_file
 from .preprocess import preprocess
 from .registers import BASE_ADDR_REGS, SIZE_REGS, status_bit_names, unpack_hw_info
 from .exported import load_consts, tail_detections
 from .yolo import YoloHead, detect
 
-__all__ = ["DriverError", "PackageError", "PackageMismatchError", "AcceleratorTimeout", "AcceleratorError",
-           "YoloAccelerator"]
+__all__ = ["DriverError", "PackageError", "PackageMismatchError", "PackageFileMismatchError", "AcceleratorTimeout",
+           "AcceleratorError", "YoloAccelerator"]
 
 
 class _BufferSet:
@@ -104,7 +112,11 @@ class YoloAccelerator:
         thresh, nms: detection threshold and NMS IoU threshold (darknet ``-thresh 0.25``, 0.45).
         buffer_sets: INPUT/OUTPUT buffer pairs (2 lets :meth:`detect_stream` overlap host and accelerator).
     Raises:
-        PackageError: missing files, sizes inconsistent with the manifest, no accelerator IP found.
+        PackageError: missing files, sizes inconsistent with the manifest, a manifest value the driver cannot use
+            (:func:`host.manifest.read_manifest`, naming the key), no accelerator IP found.
+        PackageFileMismatchError (a PackageMismatchError and a PackageError): ``program.bin``, ``weights.bin`` or
+            the export's constants differ in size or SHA-256 from the manifest's ``files`` entry (checked before
+            anything else is done with them; see :meth:`_read_bin`), naming the file.
         PackageMismatchError: the accelerator's ``hw_info``/``config_id`` differ from the manifest's.
     Attributes:
         manifest (dict), overlay (``pynq.Overlay`` or None), ip (:class:`host.accel_ip.AccelIP`), last_timing (dict of the
@@ -119,7 +131,7 @@ class YoloAccelerator:
         self.thresh, self.nms = float(thresh), float(nms)
         self.manifest = read_manifest(self.package / "manifest.json")
         m = self.manifest
-        self.program = self._read_bin("program.bin", None)
+        self.program = self._read_bin("program.bin")
         if len(self.program) % m["insn_bytes"]:      # the n_insns register counts whole instructions: refuse it here
             st = 1 << m["status_bits"]["PARTIAL_INSN"]
             raise AcceleratorError(st, ["PARTIAL_INSN"], {"program_bytes": len(self.program)},
@@ -128,7 +140,9 @@ class YoloAccelerator:
         if len(self.program) != m["n_insns"] * m["insn_bytes"]:
             raise PackageError(f"{self.package / 'program.bin'}: {len(self.program)} bytes, the manifest says "
                                f"{m['n_insns'] * m['insn_bytes']}")
-        self.weights = self._read_bin("weights.bin", None)
+        # an older manifest (no ``files``): weights.bin is exactly the WEIGHTS space (the generator's allocation:
+        # every layer's records 64-byte aligned, the space is the blob's length)
+        self.weights = self._read_bin("weights.bin", m["base_sizes"]["WEIGHTS"])
         if len(self.weights) > m["base_sizes"]["WEIGHTS"]:
             raise PackageError(f"{self.package / 'weights.bin'}: {len(self.weights)} bytes, manifest's WEIGHTS "
                                f"space is {m['base_sizes']['WEIGHTS']}")
@@ -136,7 +150,7 @@ class YoloAccelerator:
         self.elem = np.dtype(np.int8) if self.bits == 8 else np.dtype("<i2")
         self.region = {r["name"]: r for r in m["regions"]}
         self.export = m.get("export")          # a decode in the graph: the host tail, then host.exported
-        self.tail_consts = load_consts(self.package / self.export["consts"]) if self.export else None
+        self.tail_consts = self._consts() if self.export else None
         self.yolo_heads = [] if self.export else [YoloHead.from_dict(h["yolo"]) for h in m["heads"]]
         self.net_w, self.net_h = int(m["net"]["width"]), int(m["net"]["height"])
         self.names = m["names"]
@@ -165,14 +179,31 @@ class YoloAccelerator:
         self._busy = None          # buffer set of a run in flight (a timed-out run stays here)
 
     # ---- package -------------------------------------------------------------------------------------------
-    def _read_bin(self, name, size):
+    def _read_bin(self, name, size=None):
+        """The bytes of the package's file ``name``, checked against the manifest's ``files`` entry (size, then
+        SHA-256) when it has one, else against ``size`` (the exact size an older manifest implies, or None).
+
+        Raises PackageError (missing or unreadable), PackageFileMismatchError (size or digest differs)."""
         p = self.package / name
         if not p.is_file():
             raise PackageError(f"{p}: no such file")
-        b = p.read_bytes()
-        if size is not None and len(b) != size:
-            raise PackageError(f"{p}: {len(b)} bytes, the manifest says {size}")
+        try:
+            b = p.read_bytes()
+        except OSError as e:
+            raise PackageError(f"{p}: cannot be read ({e.strerror or e})") from None
+        files = self.manifest.get("files")
+        verify_file(p, files.get(name) if files else None, b, None if files else size)
         return b
+
+    def _consts(self) -> dict:
+        """The export's host-tail constants ({name: array}), verified (:meth:`_read_bin`), then read. Raises
+        PackageError (also for a file that is not an ``.npz`` of plain arrays)."""
+        name = self.export["consts"]
+        data = self._read_bin(name)
+        try:
+            return load_consts(io.BytesIO(data))
+        except Exception as e:  # noqa: BLE001 - np.load raises zipfile / ValueError / OSError kinds
+            raise PackageError(f"{self.package / name}: not an .npz of arrays ({type(e).__name__}: {e})") from None
 
     def check_hardware(self):
         """Compare ``hw_info`` (ISA version, Tn, Tm, precision modes) and ``config_id`` with the manifest.

@@ -11,17 +11,38 @@ class PackageError(DriverError):
 
 
 class PackageMismatchError(DriverError):
-    """The loaded hardware is not the one the package was compiled for.
+    """The loaded hardware is not the one the package was compiled for, or (with ``file``) a file of the package is
+    not the one its manifest describes.
 
-    Attributes: field (``"isa_version"``, ``"tn"``, ``"tm"``, ``"precision"`` or ``"config_id"``),
-    package (the manifest's value), hardware (the value read from the registers).
+    Attributes: field (``"isa_version"``, ``"tn"``, ``"tm"``, ``"precision"`` or ``"config_id"``; for a file
+    ``"bytes"`` or ``"sha256"``), package (the manifest's value), hardware (the value read from the registers; for
+    a file, the file's own value), file (the file's path, or None for a hardware mismatch), reason (one phrase
+    saying what differs, or None).
     """
 
-    def __init__(self, field, package, hardware):
+    def __init__(self, field, package, hardware, *, file=None, reason=None):
         self.field, self.package, self.hardware = field, package, hardware
+        self.file, self.reason = file, reason
+        if file is not None:
+            super().__init__(f"{file}: {reason or f'{field} differs from the manifest'} (manifest: {field} = "
+                             f"{package}, file: {field} = {hardware}): the package is damaged or mixed with "
+                             f"another build; copy or rebuild it")
+            return
         fmt = (lambda v: f"{v:#010x}") if field == "config_id" else str
-        super().__init__(f"package compiled for {field} = {fmt(package)}, the accelerator reports "
+        what = f"{reason}: " if reason else ""
+        super().__init__(f"{what}package compiled for {field} = {fmt(package)}, the accelerator reports "
                          f"{field} = {fmt(hardware)}: rebuild the package for this bitstream (or load the matching one)")
+
+
+class PackageFileMismatchError(PackageMismatchError, PackageError):
+    """A file of the package (``program.bin``, ``weights.bin``, the export's constants) differs in size or SHA-256
+    from the manifest's ``files`` entry (or, for an older manifest without it, from the sizes it implies): a
+    damaged copy, or files of two builds mixed in one folder. Both a :class:`PackageMismatchError` and a
+    :class:`PackageError`. Attributes as :class:`PackageMismatchError` (``file`` always set; ``field`` ``"bytes"``
+    or ``"sha256"``)."""
+
+    def __init__(self, file, field, package, found, reason=None):
+        super().__init__(field, package, found, file=str(file), reason=reason)
 
 
 class AcceleratorTimeout(DriverError):

@@ -12,18 +12,29 @@ the C ``resize_image`` of libdarknet on every real image.
 from __future__ import annotations
 
 import os
+import re
 import threading
+import warnings
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-__all__ = ["ImageError", "load_image", "darknet_resize", "quantize_input", "preprocess", "RESIZE_MODES", "resize",
+__all__ = ["ImageError", "MAX_IMAGE_PIXELS", "load_image", "darknet_resize", "quantize_input", "preprocess", "RESIZE_MODES", "resize",
            "letterbox_geometry", "boxes_to_image", "INPUT_FORMATS", "input_range", "to_input"]
 
 
 class ImageError(ValueError):
     """An input file is missing, unreadable, or not a decodable image; the message names the path and why."""
 
+
+MAX_IMAGE_PIXELS = 1 << 26
+"""The largest image :func:`load_image` decodes, in pixels (width x height): 67,108,864 (e.g. 8192 x 8192, or a
+48-megapixel camera's 8000 x 6000), about 200 MB as 8-bit RGB. A larger image -- or a file whose header merely
+claims one (a "decompression bomb": a few KB that would expand to gigabytes) -- is an :class:`ImageError` naming the
+file, its size and this limit, raised before any pixel is decoded. It replaces Pillow's own check
+(``PIL.Image.MAX_IMAGE_PIXELS``, about 89 MP, which only warns up to twice its value): Pillow's warning is
+silenced while an image is opened, and Pillow's error (when its limit is the lower one) becomes the same
+ImageError. Assign another value to this module attribute to change it."""
 
 BACKGROUND = (128, 128, 128)
 """RGB uint8 background that transparent pixels are composited on: a neutral mid gray (darknet pads its letterbox
@@ -55,8 +66,9 @@ def load_image(path, exif_transpose: bool = True) -> np.ndarray:
     Returns:
         np.ndarray uint8 [H, W, 3], RGB, C-contiguous (H, W of the upright image).
     Raises:
-        ImageError: the path does not exist, is not a regular file, cannot be read, is not a decodable image, or
-            has an unsupported pixel mode (the message contains the path and the reason).
+        ImageError: the path does not exist, is not a regular file, cannot be read, is not a decodable image, is
+            larger than :data:`MAX_IMAGE_PIXELS` (by its header), or has an unsupported pixel mode (the message
+            contains the path and the reason).
     """
     from PIL import ImageOps
 
@@ -66,11 +78,22 @@ def load_image(path, exif_transpose: bool = True) -> np.ndarray:
     if not os.path.isfile(p):
         raise ImageError(f"{p}: not a regular file")
     try:
-        with Image.open(p) as im:
-            im.load()
-            if exif_transpose:
-                im = ImageOps.exif_transpose(im)
-            arr = _to_rgb8(im, p)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)   # MAX_IMAGE_PIXELS decides
+            with Image.open(p) as im:
+                _check_pixels(p, im.size)
+                im.load()
+                if exif_transpose:
+                    im = ImageOps.exif_transpose(im)
+                arr = _to_rgb8(im, p)
+    except Image.DecompressionBombError as e:    # Pillow's limit (2 x PIL.Image.MAX_IMAGE_PIXELS) is the lower one
+        m = re.search(r"\((\d+) pixels\)", str(e))
+        n = int(m.group(1)) if m else None
+        if n is not None and n > MAX_IMAGE_PIXELS:
+            raise ImageError(_too_large(p, f"{n:,} pixels")) from None
+        raise ImageError(f"{p}: image of {'more' if n is None else f'{n:,}'} pixels (by its header) is over "
+                         f"Pillow's limit of {2 * (Image.MAX_IMAGE_PIXELS or 0):,} pixels "
+                         f"(2 x PIL.Image.MAX_IMAGE_PIXELS)") from None
     except UnidentifiedImageError as e:
         raise ImageError(f"{p}: not a recognised image file ({e})") from e
     except (OSError, ValueError, SyntaxError) as e:  # truncated/corrupt data, unreadable file
@@ -80,6 +103,18 @@ def load_image(path, exif_transpose: bool = True) -> np.ndarray:
     if arr.ndim != 3 or arr.shape[2] != 3 or arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ImageError(f"{p}: unexpected decoded shape {arr.shape}")
     return np.ascontiguousarray(arr)
+
+
+def _check_pixels(p: str, size: tuple) -> None:
+    """Raise ImageError when an image of ``size`` (width, height) is over :data:`MAX_IMAGE_PIXELS`."""
+    w, h = size
+    if w * h > MAX_IMAGE_PIXELS:
+        raise ImageError(_too_large(p, f"{w}x{h} = {w * h:,} pixels"))
+
+
+def _too_large(p: str, size: str) -> str:
+    return (f"{p}: image of {size} (by its header) is over the limit of {MAX_IMAGE_PIXELS:,} pixels "
+            f"(host.preprocess.MAX_IMAGE_PIXELS)")
 
 
 _WIDE_GRAY = ("I;16", "I;16L", "I;16B", "I;16N", "I")

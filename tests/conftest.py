@@ -8,8 +8,17 @@ turns the exit status into a failure. Deselected tests (``-m 'not slow'``) are n
 from __future__ import annotations
 
 import pytest
+from hypothesis import settings
 
 _UNEXPECTED = []
+
+# Hypothesis profiles (tests/flows/test_cli_property.py): the default run is derandomized and short (the same
+# examples on every run, about a minute); `--hypothesis-profile=long` draws fresh examples, many more of them.
+settings.register_profile("yolofpga", max_examples=30, derandomize=True, database=None, deadline=None,
+                          print_blob=True)
+settings.register_profile("long", max_examples=400, derandomize=False, database=None, deadline=None,
+                          print_blob=True)
+settings.load_profile("yolofpga")
 
 
 def pytest_configure(config):

@@ -1,10 +1,18 @@
 """Program artifacts of a compiled model: ``program.bin`` (32-byte instructions), ``weights.bin``, ``manifest.json``
 (the deployment contract, written through :mod:`host.manifest`, which the PYNQ driver reads through the same
 schema), ``schedule.txt`` / ``schedule.png`` (per-layer latency-model table and chart) and ``program.asm``
-(disassembly)."""
+(disassembly).
+
+Every file is written atomically (:mod:`host.fileio`: a temporary file beside it, fsync, rename), ``manifest.json``
+last; the manifest's ``files`` entry records the size and SHA-256 of ``program.bin``, ``weights.bin`` (and
+``tail_consts.npz``), so a folder a killed run left with new binaries beside an older manifest is detected (the
+driver refuses it, :func:`host.manifest.verify_file`). Two runs of the same compile write byte-identical files
+(no time stamps: the npz's zip entries carry a fixed date, the PNG no ``Software`` text)."""
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +22,8 @@ from generator.codegen.allocate import manifest_scale
 from generator.ir.graph import Graph
 from generator.quant.quantize import param_bytes
 from generator.spec import isa
-from host.manifest import build_manifest, entry
+from host.fileio import atomic_path, atomic_write
+from host.manifest import build_manifest, entry, file_entry
 
 
 def schedule_table(c: Compiled) -> str:
@@ -61,10 +70,11 @@ def _tensor_entry(g: Graph, lay, name: str, yolo: dict | None = None, fmt: str |
                  **({"format": fmt} if fmt is not None else {}))
 
 
-def manifest(c: Compiled) -> dict:
+def manifest(c: Compiled, files: dict | None = None) -> dict:
     """The program's manifest (JSON-able, built through :func:`host.manifest.build_manifest`): ISA version,
     hardware configuration, base-register sizes, regions, input and head tensors with scales and zero points, YOLO
-    head parameters, class names, layers, and the calibration choices (when the pipeline made them). Raises
+    head parameters, class names, layers, the calibration choices (when the pipeline made them), and ``files``
+    ({name: {"bytes", "sha256"}} of the package's binaries, :func:`host.manifest.file_entry`) when given. Raises
     host.manifest.ManifestError for an entry off the schema."""
     g, prog, hw = c.qgraph, c.program, c.hw
     lay = prog.layout
@@ -98,6 +108,7 @@ def manifest(c: Compiled) -> dict:
                             "equalization": g.metadata.get("equalization", {})}}
            if "calibration" in g.metadata else {}),
         **({"export": export} if (export := export_entry(c)) else {}),
+        **({"files": files} if files is not None else {}),
     )
 
 
@@ -119,9 +130,24 @@ def export_entry(c: Compiled) -> dict | None:
             "resize": input_resize(g)}
 
 
+def npz_bytes(arrays: dict) -> bytes:
+    """The content of an ``.npz`` file (a zip of ``<name>.npy`` members, stored, as ``np.savez`` writes and
+    ``np.load`` reads) of ``arrays`` ({name: array-like}, numeric dtypes), byte-stable: every member dated
+    1980-01-01 (``np.savez`` stamps the current time). Raises ValueError for an object array."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+        for k, v in arrays.items():
+            zi = zipfile.ZipInfo(f"{k}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            zi.external_attr = 0o644 << 16
+            with z.open(zi, "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.asarray(v), allow_pickle=False)
+    return buf.getvalue()
+
+
 def plot_schedule(c: Compiled, path: Path) -> None:
-    """Per-layer bar chart (PNG): predicted cycles against ideal cycles (MACs / peak MACs per cycle) and the PE
-    utilization of every layer, as the latency model predicts them."""
+    """Per-layer bar chart (PNG, written atomically, byte-stable: no ``Software`` text chunk): predicted cycles
+    against ideal cycles (MACs / peak MACs per cycle) and the PE utilization of every layer, as the latency model
+    predicts them. Raises OSError when the file cannot be written (the old one is left as it was)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -149,23 +175,31 @@ def plot_schedule(c: Compiled, path: Path) -> None:
     h2, l2 = ax2.get_legend_handles_labels()
     ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper right")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, dpi=110, format="png", metadata={"Software": None})
+    finally:
+        plt.close(fig)
 
 
 def write_artifacts(c: Compiled, out_dir: Path) -> Path:
-    """Write program.bin, weights.bin, manifest.json, schedule.txt, schedule.png and program.asm into
-    ``out_dir`` (and :data:`TAIL_CONSTS` for a model with an ``export`` entry)."""
+    """Write program.bin, weights.bin, schedule.txt, schedule.png, program.asm (and :data:`TAIL_CONSTS` for a
+    model with an ``export`` entry), then manifest.json with the size and SHA-256 of the binaries (its ``files``
+    entry), into ``out_dir`` (created). Each file is replaced atomically (:func:`host.fileio.atomic_write`), the
+    manifest last: an interrupted run leaves every file old or new, never partial, and a mix of binaries and
+    manifest of two builds is refused by the driver. Returns ``out_dir``. Raises OSError (folder not writable,
+    disk full: the files not yet replaced keep their old content) and host.manifest.ManifestError."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    blob = c.program.blob
-    (out_dir / "program.bin").write_bytes(blob)
-    (out_dir / "weights.bin").write_bytes(c.program.weights)
-    man = manifest(c)
-    (out_dir / "manifest.json").write_text(json.dumps(man, indent=1))
-    if "export" in man:
-        np.savez(out_dir / TAIL_CONSTS, **{k: np.asarray(v) for k, v in c.qgraph.metadata["host_tail_consts"].items()})
-    (out_dir / "schedule.txt").write_text(schedule_table(c) + "\n")
+    blob, weights = c.program.blob, c.program.weights
+    bins = {"program.bin": blob, "weights.bin": weights}
+    if export_entry(c) is not None:
+        bins[TAIL_CONSTS] = npz_bytes(c.qgraph.metadata["host_tail_consts"])
+    man = manifest(c, {k: file_entry(v) for k, v in bins.items()})     # checked before anything is written
+    for k, v in bins.items():
+        atomic_write(out_dir / k, v)
+    atomic_write(out_dir / "schedule.txt", schedule_table(c) + "\n")
     plot_schedule(c, out_dir / "schedule.png")
-    (out_dir / "program.asm").write_text(isa.disasm_program(blob) + "\n")
+    atomic_write(out_dir / "program.asm", isa.disasm_program(blob) + "\n")
+    atomic_write(out_dir / "manifest.json", json.dumps(man, indent=1))
     return out_dir

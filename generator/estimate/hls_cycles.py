@@ -70,6 +70,7 @@ from pathlib import Path
 import clang.cindex as ci
 import numpy as np
 
+from host.fileio import atomic_write
 from generator.backends.hls.kernel import KERNEL_DIR, STATIC_FILES, render
 from generator.backends.hls.lint import clang_ast
 from generator.backends.hls.lint.run import clang_args
@@ -132,7 +133,7 @@ def _parse(board: Board, kernel_dir: Path | None = None):
     if kernel_dir is not None:      # a kernel under test: its static headers replace the shipped ones
         for f in STATIC_FILES:
             if (Path(kernel_dir) / f).exists():
-                (d / f).write_text((Path(kernel_dir) / f).read_text())
+                atomic_write(d / f, (Path(kernel_dir) / f).read_text())
     stub = write_stubs(d / "stubs")
     args = clang_args([str(d)], [], stub)
     tu = ci.Index.create().parse(str(d / "accel.cpp"), args=args,

@@ -47,6 +47,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from host.fileio import atomic_write
 from generator.estimate import hls_resources
 from generator.estimate.netlist import cells_by_unit
 from generator.spec.board import Board
@@ -143,13 +144,13 @@ def yosys_sources(srcs: list[Path], out: Path) -> list[Path]:
     pkg = srcs[0].read_text()
     pat = re.compile(r"(?<![:\w.'])\b(" + "|".join(_package_names(pkg)) + r")\b")
     res = [out / srcs[0].name]
-    res[0].write_text(pkg)
+    atomic_write(res[0], pkg)
     for s in srcs[1:]:
         t = s.read_text()
         t = re.sub(r"^\s*import\s+accel_pkg::\*;\s*$", "", t, flags=re.M)
         t = t.replace("parameter string ", "parameter ")
         t = pat.sub(r"accel_pkg::\1", t)
-        (out / s.name).write_text(t)
+        atomic_write(out / s.name, t)
         res.append(out / s.name)
     return res
 
@@ -250,8 +251,8 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
     if r.returncode != 0 or not stat_json.exists():
         tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-15:])
         raise RtlResourceError(f"yosys failed on the {board.name} RTL (exit {r.returncode}); log: {logf}\n{tail}")
-    timef.write_text(f"{secs:.1f}")
-    stamp.write_text(h)
+    atomic_write(timef, f"{secs:.1f}")
+    atomic_write(stamp, h)
     return _result(board, json.loads(stat_json.read_text())["design"]["num_cells_by_type"], secs, logf, uram,
                    mapping_only, top)
 

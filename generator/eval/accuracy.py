@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from host.fileio import atomic_path, atomic_write
 from generator.eval import data
 from generator.flows.pipeline import (EQUALIZE_ALPHA, compile_model, detections_from_heads, onnx_metadata,
                                      quantize_image, resolve_class_names)
@@ -191,7 +192,8 @@ def _plot_sqnr(sqnr: dict, layer_names: list, path: Path, title: str = "YOLOv4-t
     ax.grid(alpha=.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
 
 
 def accuracy_table(board: str, out_dir: Path, max_images: int = 0, log=print) -> dict:
@@ -240,9 +242,9 @@ def accuracy_table(board: str, out_dir: Path, max_images: int = 0, log=print) ->
             r["mean_iou"] = float(np.mean([v for a in agree[r["config"]].values() for v in a["ious"]]))
     text = _markdown(board, names, time.time() - t0, rows, sqnr, layer_names, agree)
     log(text)
-    (out_dir / "accuracy.md").write_text(text + "\n")
-    (out_dir / "accuracy.json").write_text(json.dumps({"rows": rows, "sqnr": sqnr, "images": names,
-                                                      "box_agreement": agree}, indent=1))
+    atomic_write(out_dir / "accuracy.md", text + "\n")
+    atomic_write(out_dir / "accuracy.json", json.dumps({"rows": rows, "sqnr": sqnr, "images": names,
+                                                       "box_agreement": agree}, indent=1))
     _plot_sqnr(sqnr, layer_names, out_dir / "sqnr.png")
     _plot_sqnr({k: v for k, v in sqnr.items() if k.startswith("int8") and "-pc" in k}, layer_names,
                out_dir / "sqnr_calibration.png", "int8 per-channel: min/max ranges, no equalization (before) vs default")

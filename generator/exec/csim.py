@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from host.fileio import atomic_path, atomic_write
 from generator.backends import hls
 from generator.backends.hls import HlsError
 from generator.exec.golden import GoldenSim
@@ -106,7 +107,7 @@ def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None =
         img, insn_addr = place_program(ddr, blob)
         n = len(blob) // isa.INSN_BYTES
     fin, fout = wd / "ddr_in.bin", wd / "ddr_out.bin"
-    fin.write_bytes(img.tobytes())
+    atomic_write(fin, img.tobytes())
     args = [str(exe), str(fin), str(fout)] + [str(int(bases[k])) for k in isa.BASE_REGS] + \
            [str(insn_addr), str(n), "1" if blob is not None else "0"]
     if sizes is not None:
@@ -143,7 +144,8 @@ def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: s
     """
     out = Path(out_dir)
     hls.render(board, out, prog.blob, csim_argv=hls.vitis_csim_argv(bases), overlay_dir=overlay_dir)
-    ddr.tofile(out / "ddr_in.bin")
+    with atomic_path(out / "ddr_in.bin") as tmp:
+        ddr.tofile(tmp)
     gold = ddr.copy()
     gres = GoldenSim(prog.hw, gold, bases).run(prog.blob)
     exe = compile_csim(out)

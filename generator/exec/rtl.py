@@ -9,6 +9,7 @@ Board configurations: ``config="board"`` is the board file as is; ``config="tiny
 8x8 array with buffers for few tiles, ``small-2hp`` a 16x32 one on two HP ports.
 """
 from __future__ import annotations
+from host.fileio import atomic_path, atomic_write
 from generator import ROOT_DIR
 
 import json
@@ -110,7 +111,8 @@ class RtlBuild:
                     full.copy(), full)
         if sizes is None:
             sizes = {k: max(ddr.size - int(v), 0) for k, v in bases.items()}
-        full.tofile(case_dir / "ddr.bin")
+        with atomic_path(case_dir / "ddr.bin") as tmp:
+            full.tofile(tmp)
         a = self.board.accelerator
         lat = a.ddr_read_latency_cycles if rd_latency is None else rd_latency
         meta = {"bases": {k: int(v) for k, v in bases.items()}, "sizes": {k: int(v) for k, v in sizes.items()},
@@ -118,7 +120,7 @@ class RtlBuild:
                 "rd_latency": lat, "wr_latency": a.ddr_write_latency_cycles, "hp_ports": a.hp_ports,
                 "rd_beats_per_cycle": self.board.ddr_bytes_per_cycle / (a.axi_data_width_bits / 8),
                 "timeout_cycles": timeout_cycles, "fetch_ddr": fetch_ddr, "progress_every": progress_every}
-        (case_dir / "case.json").write_text(json.dumps(meta))
+        atomic_write(case_dir / "case.json", json.dumps(meta))
         for f in ("result.json", "ddr_out.bin"):
             (case_dir / f).unlink(missing_ok=True)
         pp = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])

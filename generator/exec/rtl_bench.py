@@ -26,6 +26,7 @@ from cocotb.triggers import ClockCycles, Event, First, RisingEdge, Timer
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam
 from cocotbext.axi.constants import AxiResp
 
+from host.fileio import atomic_write
 from generator.spec import isa
 from host.registers import SIZE_REGS
 
@@ -182,5 +183,5 @@ async def run_program(dut):
         res["irq_after_clear"] = int(dut.interrupt.value)
         res["ctrl_after_read"] = await axil.read_dword(REG["CTRL"])
     res["retire"] = retire
-    np.frombuffer(ram.read(0, ddr.size), np.uint8).tofile(case / "ddr_out.bin")
-    (case / "result.json").write_text(json.dumps(res))
+    atomic_write(case / "ddr_out.bin", bytes(ram.read(0, ddr.size)))
+    atomic_write(case / "result.json", json.dumps(res))

@@ -13,8 +13,22 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.flows.inputs import (FlowError, artifact_dir, compile_checked, out_folder, real_image,
-                                    resolve_model)
+from host.fileio import atomic_write
+from generator.flows.inputs import (FlowError, artifact_dir, check_artifact_target, check_target, compile_checked,
+                                    flow_errors, out_folder, planned_artifact_dir, real_image, resolve_model)
+
+
+def _check_build_targets(board, quant, per_channel, model, out, files=(), folders=()) -> None:
+    """Probe, before the compile, the artifact folder the build will write (:func:`planned_artifact_dir`) and its
+    ``files`` and ``folders`` (:func:`~generator.flows.inputs.check_target`). Raises FlowError naming the path."""
+    d = planned_artifact_dir(board, quant, per_channel, model, out)
+    if d is None:   # (no model file: the compile refuses it with its own message)
+        return
+    check_artifact_target(d)
+    for f in files:
+        check_target(d / f, "file", f"the build's {f}")
+    for f in folders:
+        check_target(d / f, "folder", f"the build's {f}/")
 
 
 @dataclass
@@ -111,6 +125,7 @@ class RtlBuildResult:
                 f"{mhz * 1e6 / self.cycles:.1f} FPS at the board's {mhz:g} MHz\n{self.fmax_line}")
 
 
+@flow_errors
 def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, out=None, overlay=None,
                    require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None,
                    log=print, calib=None) -> RtlBuildResult:
@@ -128,6 +143,7 @@ def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=N
     if overlay:
         out_folder(overlay)
     model = resolve_model(model, cfg, weights, names, od)
+    _check_build_targets(board, quant, per_channel, model, out, folders=("rtl",))
     comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib)
     d = Path(write_artifacts(comp, artifact_dir(comp, out))) / "rtl"
     log(f"writing the RTL IP (program in its instruction ROM) into {d} and linting it with Verilator ...")
@@ -137,7 +153,7 @@ def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=N
     except RtlError as e:
         raise FlowError(str(e)) from None
     cycles = comp.program.cycles
-    (d / "README.txt").write_text(ip.missing_tools_message(d) + "\n")
+    atomic_write(d / "README.txt", ip.missing_tools_message(d) + "\n")
     res = RtlBuildResult(d, {"sources": r["sources"], "tcl": list(r["files"])}, len(comp.program.insns), cycles,
                          comp.board.pl_clock_mhz, fmax_line(cycles, comp.board.name, "board",
                                                             comp.board.pl_clock_mhz)[1])
@@ -149,6 +165,7 @@ def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=N
     return res
 
 
+@flow_errors
 def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, image="bus", out=None,
                overlay=None, require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None,
                log=print, calib=None) -> BuildResult:
@@ -168,6 +185,8 @@ def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
         out_folder(overlay)
     img = real_image(image)
     model = resolve_model(model, cfg, weights, names, od)
+    _check_build_targets(board, quant, per_channel, model, out, ("detections.png", "detections.json", "report.md"),
+                         ("hls",))
     comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, require_detection=True,
                            calib=calib)
     try:
@@ -187,9 +206,9 @@ def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
     heads = {o: read_tensor(comp.program, comp.qgraph, r["ddr"], bases, o) for o in comp.qgraph.outputs}
     dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
     draw_detections(img, dets, d / "detections.png", num_classes=len(comp.names))
-    (d / "detections.json").write_text(json.dumps(dets, indent=1))
-    (d / "report.md").write_text(hls.report_md(comp.board, comp.quant.name, len(comp.program.insns), cycles,
-                                               bits, r, Path(image).name, dets, est, kest))
+    atomic_write(d / "detections.json", json.dumps(dets, indent=1))
+    atomic_write(d / "report.md", hls.report_md(comp.board, comp.quant.name, len(comp.program.insns), cycles,
+                                                bits, r, Path(image).name, dets, est, kest))
     res = BuildResult(d, r, cycles, bits, comp.board.pl_clock_mhz, kest, dets)
     log(res.summary())
     res.tools_message = _run_tools(d / "hls", require_tools)

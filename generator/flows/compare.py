@@ -22,8 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from host.fileio import atomic_path, atomic_write
 from generator import ROOT_DIR
-from generator.flows.inputs import FlowError, compile_checked, out_folder, real_image, resolve_model
+from generator.flows.inputs import (FlowError, check_target, compile_checked, flow_errors, model_file,
+                                    names_checked, out_folder, real_image, resolve_model)
 
 
 @dataclass
@@ -57,6 +59,23 @@ def _model_outputs(model_path: Path) -> list:
     return [o.name for o in onnx.load(str(model_path), load_external_data=False).graph.output]
 
 
+def _report_dir(board, model, quant, per_channel, out) -> Path | None:
+    """The report folder, probed before the compile with the files it gets (``out``, else
+    build/compare/<model stem>-<quant>/; None when ``model`` is no file). Raises FlowError naming a path in the way."""
+    if out:
+        d = Path(out)
+    else:
+        m = model_file(model)
+        if m is None:
+            return None
+        d = ROOT_DIR / "build" / "compare" / f"{m.stem}-{names_checked(board, quant, per_channel)[1].name}"
+    check_target(d, "folder", "the report folder")
+    for f in ("compare.md", "compare.json", "sqnr.png"):
+        check_target(d / f, "file", f"the report's {f}")
+    return d
+
+
+@flow_errors
 def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", per_channel=True, out=None,
                  cfg=None, weights=None, names=None, yolo_cfg=None, calib=None, log=print) -> CompareResult:
     """Compare the float ``model`` (default: the official YOLOv4-tiny; or darknet ``cfg`` + ``weights``) with its
@@ -72,8 +91,9 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
 
     img = real_image(image)
     od0 = Path(out) if out else None
-    comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, od0), names=names,
-                           yolo_cfg=yolo_cfg, calib=calib)
+    model = resolve_model(model, cfg, weights, names, od0)
+    _report_dir(board, model, quant, per_channel, out)
+    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib)
     od = out_folder(out or ROOT_DIR / "build" / "compare" / f"{comp.model_path.stem}-{comp.quant.name}")
     g, prog = comp.qgraph, comp.program
     x = model_input(g, img)
@@ -131,11 +151,11 @@ def _write(r: CompareResult, comp, image: str, log) -> None:
                       f"quantized against the float ones: {d['map50']:.3f}"]
     lines += ["", f"min SQNR: {r.min_sqnr:.1f} dB"]
     text = "\n".join(lines)
-    (r.out / "compare.md").write_text(text + "\n")
-    (r.out / "compare.json").write_text(json.dumps({"model": str(comp.model_path), "quant": comp.quant.name,
-                                                    "image": image, "layers": r.layers, "outputs": r.outputs,
-                                                    "detections": r.detections, "min_sqnr_db": r.min_sqnr},
-                                                   indent=1, default=float))
+    atomic_write(r.out / "compare.md", text + "\n")
+    atomic_write(r.out / "compare.json", json.dumps({"model": str(comp.model_path), "quant": comp.quant.name,
+                                                     "image": image, "layers": r.layers, "outputs": r.outputs,
+                                                     "detections": r.detections, "min_sqnr_db": r.min_sqnr},
+                                                    indent=1, default=float))
     _plot(r, comp, r.out / "sqnr.png")
     log(text.replace(f"min SQNR: {r.min_sqnr:.1f} dB", f"(written: {r.out}/compare.md, compare.json, sqnr.png)\n"
                      f"min SQNR: {r.min_sqnr:.1f} dB"))
@@ -153,5 +173,6 @@ def _plot(r: CompareResult, comp, path: Path) -> None:
     ax.set_ylabel("SQNR vs onnxruntime (dB)")
     ax.set_title(f"{comp.model_path.name}, {comp.quant.name}: per-layer SQNR (min output {r.min_sqnr:.1f} dB)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)

@@ -5,7 +5,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.flows.inputs import artifact_dir, compile_checked, out_folder, resolve_model
+from generator.flows.inputs import (artifact_dir, check_artifact_target, compile_checked, flow_errors,
+                                    out_folder, planned_artifact_dir, resolve_model)
 
 
 @dataclass
@@ -17,16 +18,22 @@ class CompileResult:
     seconds: float
 
 
+@flow_errors
 def compile_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, out=None, cfg=None,
                  weights=None, names=None, yolo_cfg=None, calib=None) -> CompileResult:
     """Compile ``model`` (or darknet ``cfg`` + ``weights``, converted under ``out``) for ``board`` and write the
     program artifacts into ``out`` (default build/<board>/<model key>/<quant>/); ``calib``: a folder of calibration
-    images (default: the shipped set). Raises FlowError."""
+    images (default: the shipped set). The artifact folder is probed before the compile (a file in its way, a
+    folder where one of its files goes, not writable: :func:`~generator.flows.inputs.check_artifact_target`).
+    Raises FlowError."""
     from generator.codegen.artifacts import write_artifacts
 
     od = out_folder(out) if out else None
     t0 = time.time()
-    comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, od), names=names,
-                           yolo_cfg=yolo_cfg, calib=calib)
+    model = resolve_model(model, cfg, weights, names, od)
+    planned = planned_artifact_dir(board, quant, per_channel, model, out)
+    if planned is not None:
+        check_artifact_target(planned)
+    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib)
     d = write_artifacts(comp, artifact_dir(comp, out))
     return CompileResult(comp, d, time.time() - t0)

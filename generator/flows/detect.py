@@ -7,7 +7,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.flows.inputs import FlowError, compile_checked, out_folder, real_image, resolve_model
+from host.fileio import atomic_write
+from generator.flows.inputs import (FlowError, check_artifact_target, check_target, compile_checked,
+                                    flow_errors, out_folder, real_image, resolve_model)
 
 
 @dataclass
@@ -24,10 +26,12 @@ class DetectResult:
     artifacts: Path
 
 
+@flow_errors
 def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
                 cfg=None, weights=None, names=None, yolo_cfg=None, calib=None) -> DetectResult:
     """Compile (program artifacts in ``out``/artifacts/), run ``image`` (a file or a shipped image name) through the
-    golden ISA simulator, write ``out``/detections.json and ``out``/detections.png. Raises FlowError."""
+    golden ISA simulator, write ``out``/detections.json and ``out``/detections.png. These targets are probed before
+    the compile (:func:`~generator.flows.inputs.check_target`). Raises FlowError."""
     from generator.exec import run_program
     from generator.exec.runtime import build_ddr, read_tensor
     from generator.codegen.artifacts import write_artifacts
@@ -36,7 +40,9 @@ def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_
 
     od = out_folder(out)
     img = real_image(image)
-    art = od / "artifacts"
+    art = check_artifact_target(od / "artifacts")
+    check_target(od / "detections.json", "file", "the detections")
+    check_target(od / "detections.png", "file", "the drawing of the detections")
     comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, art), names=names,
                            yolo_cfg=yolo_cfg, require_detection=True, calib=calib)
     write_artifacts(comp, art)
@@ -49,6 +55,6 @@ def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_
         raise FlowError(f"golden simulator: {run.error}")
     heads = {o: read_tensor(prog, g, run.ddr, bases, o) for o in g.outputs}
     dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
-    (od / "detections.json").write_text(json.dumps(dets, indent=1))
+    atomic_write(od / "detections.json", json.dumps(dets, indent=1))
     draw_detections(img, dets, od / "detections.png", num_classes=len(comp.names))
     return DetectResult(dets, run.cycles, comp.hw, secs, od / "detections.json", od / "detections.png", art)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from host.fileio import atomic_path, atomic_write
 from generator import ROOT_DIR
 from generator.flows.inputs import FlowError, out_folder
 
@@ -82,7 +83,8 @@ def plot(points, path: Path, title: str) -> None:
     axes[0].legend(loc="lower right", fontsize=8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)
 
 
@@ -108,7 +110,7 @@ def explore_all(model=None, quant="int8-asym,int16-sym", out=None, log=print) ->
     pts = [p for own, chosen in res for p in ((own,) if own is chosen else (own, chosen))]
     md = ("# The accelerator per board (`invoke explore --board all`)\n\nint8-asym / int16-sym YOLOv4-tiny 416x416, "
           "latency model at each board's clock; resources from the RTL resource model\n\n" + table(pts, board_col=True))
-    (out_folder(base) / "boards.md").write_text(md + "\n")
+    atomic_write(out_folder(base) / "boards.md", md + "\n")
     log(md)
     return res
 
@@ -146,11 +148,11 @@ def _explore_one(board, model, quant, out, log, cache=None) -> tuple:
             if len(front) > FRONT_ROWS else "")
     md = (f"{head}\n{table(front[:FRONT_ROWS], own)}\n{more}\nchosen: {chosen.label}, {chosen.fps8:.1f} int8 "
           f"frames/s\n")
-    (d / "explore.md").write_text(md)
-    (d / "explore.json").write_text(json.dumps(dict(board=b.name, clock_mhz=b.pl_clock_mhz, quant=quant,
-                                                    points=[p.row() for p in pts], board_file=own.row()), indent=1))
-    (d / "chosen.yaml").write_text(yaml.safe_dump({"accelerator": chosen.board.accelerator.model_dump()},
-                                                  sort_keys=False))
+    atomic_write(d / "explore.md", md)
+    atomic_write(d / "explore.json", json.dumps(dict(board=b.name, clock_mhz=b.pl_clock_mhz, quant=quant,
+                                                     points=[p.row() for p in pts], board_file=own.row()), indent=1))
+    atomic_write(d / "chosen.yaml", yaml.safe_dump({"accelerator": chosen.board.accelerator.model_dump()},
+                                                   sort_keys=False))
     plot(pts, d / "pareto.png", f"{b.name}: int8 YOLOv4-tiny frames/s at {b.pl_clock_mhz:g} MHz (latency model)")
     log(md)
     log(f"-> {d}/explore.md, explore.json, pareto.png, chosen.yaml")

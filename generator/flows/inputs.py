@@ -3,6 +3,7 @@ program. Each raises :class:`FlowError` with one line for the user; the tasks (`
 ``error: ...`` and exit 2."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -16,6 +17,117 @@ DARKNET_DIR = ROOT_DIR / "build" / "darknet"
 
 class FlowError(Exception):
     """A flow cannot go on: bad input (file, folder, board, model) or a failed check; the message is one line."""
+
+
+def os_error_message(e: OSError) -> str:
+    """One line for an ``OSError`` (FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError, a full
+    disk, :class:`host.fileio.LockedError`, ...): ``<path>: <reason>`` when the error names a path, else its text."""
+    if e.filename is not None and e.strerror:
+        msg = f"{e.filename}: {e.strerror}" + (f" (renaming to {e.filename2})" if e.filename2 is not None else "")
+    else:
+        msg = str(e) or type(e).__name__
+    return " ".join(msg.split())
+
+
+def flow_errors(fn):
+    """Decorator of a flow function: an ``OSError`` escaping it (an output path in the way, a folder not writable,
+    a full disk, a lock held by another run) becomes a :class:`FlowError` with :func:`os_error_message`'s one
+    line, so the task prints ``error: <path>: <reason>`` and exits 2 instead of a traceback."""
+    @functools.wraps(fn)
+    def run(*args, **kw):
+        try:
+            return fn(*args, **kw)
+        except OSError as e:
+            raise FlowError(os_error_message(e)) from None
+    return run
+
+
+def _probe_writable(folder: Path, target: Path) -> None:
+    """Create and delete a probe file in the existing ``folder`` (permission bits alone say nothing as root)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise FlowError(f"{target}: folder {folder} is not writable ({e.strerror or e})") from None
+
+
+def check_target(path, kind: str = "file", what: str = "output") -> Path:
+    """Check, creating nothing, that ``path`` can be written as a file (``kind`` "file": absent, or a file or a
+    symbolic link that an atomic write replaces) or as a folder (``kind`` "folder": absent, or a folder): no folder
+    where a file goes, no file where a folder goes, no file among its parents, its nearest existing folder
+    writable. ``what`` names the output in the message (e.g. "the detections").
+
+    Returns:
+        ``path`` as a pathlib.Path.
+    Raises:
+        FlowError: one line naming ``path`` and what is in the way.
+        ValueError: ``kind`` is neither "file" nor "folder".
+    """
+    if kind not in ("file", "folder"):
+        raise ValueError(f"check_target kind {kind!r}: file or folder")
+    p = Path(path)
+    if kind == "file" and p.is_dir():
+        raise FlowError(f"{p}: is a folder, where {what} (a file) goes")
+    if kind == "folder" and (p.exists() or p.is_symlink()) and not p.is_dir():
+        raise FlowError(f"{p}: exists and is not a folder, where {what} (a folder) goes")
+    a = p if kind == "folder" and p.is_dir() else p.parent
+    while not a.is_dir():
+        if a.exists() or a.is_symlink():
+            raise FlowError(f"{p}: {a} is a file, not a folder ({what} cannot go under it)")
+        if a == a.parent:
+            break
+        a = a.parent
+    _probe_writable(a, p)
+    return p
+
+
+#: the files :func:`generator.codegen.artifacts.write_artifacts` writes into an artifact folder
+ARTIFACT_FILES = ("program.bin", "weights.bin", "manifest.json", "schedule.txt", "schedule.png", "program.asm",
+                  "tail_consts.npz")
+
+
+def check_artifact_target(folder, what: str = "the program artifacts") -> Path:
+    """:func:`check_target` of an artifact folder and of every file of :data:`ARTIFACT_FILES` in it (a folder
+    with other content is fine: only these files are replaced). Returns ``folder`` as a Path; raises FlowError."""
+    d = check_target(folder, "folder", what)
+    for f in ARTIFACT_FILES:
+        check_target(d / f, "file", f"{what}' {f}")
+    return d
+
+
+def names_checked(board, quant, per_channel) -> tuple:
+    """(the loaded :class:`~generator.spec.board.Board`, the :class:`~generator.quant.quantize.QuantConfig`) of the
+    options, validated before any work. Raises FlowError (unknown board or bad board file, unknown mode)."""
+    from generator.quant.quantize import QuantConfig, QuantError
+    from generator.spec.board import BoardError, load_board
+
+    try:
+        b = board if not isinstance(board, (str, Path)) else load_board(board)
+        return b, QuantConfig.from_mode(quant, per_channel)
+    except (BoardError, QuantError) as e:
+        raise FlowError(str(e)) from None
+
+
+def model_file(model) -> Path | None:
+    """The ONNX file a compile of ``model`` reads (the default YOLOv4-tiny when None, converted once), or None
+    when ``model`` names no regular file (the compile then refuses it with its own message)."""
+    from generator.flows.pipeline import default_onnx
+
+    p = Path(model) if model else default_onnx()
+    return p if p.is_file() else None
+
+
+def planned_artifact_dir(board, quant, per_channel, model, out) -> Path | None:
+    """The folder :func:`artifact_dir` will give after the compile, computed before it: ``out``, else
+    build/<board>/<model key>/<quant>/; None when ``model`` is not a file. Raises FlowError (bad board or mode)."""
+    from generator.flows.pipeline import model_key
+
+    if out:
+        return Path(out)
+    b, q = names_checked(board, quant, per_channel)
+    m = model_file(model)
+    return None if m is None else ROOT_DIR / "build" / b.name / model_key(m) / q.name
 
 
 def out_folder(out) -> Path:
@@ -85,10 +197,12 @@ def resolve_model(model, cfg, weights, names, onnx_dir) -> str | None:
 
 
 def compile_checked(board, quant, per_channel, model, progress=True, names=None, yolo_cfg=None,
-                    require_detection=False, calib=None):
-    """:func:`generator.flows.pipeline.compile_model`, raising FlowError with its message on bad input;
+                    require_detection=False, calib=None, input_size=None):
+    """:func:`generator.flows.pipeline.compile_model` (``input_size``: (H, W) for a dynamic-axes model), raising
+    FlowError with its message on bad input;
     ``require_detection`` checks the YOLO head parameters and class names (from the model, ``names``,
-    ``yolo_cfg``) before calibration, hence before any simulation."""
+    ``yolo_cfg``) before calibration, hence before any simulation. An OSError (a cache path in the way or not
+    writable, a full disk) becomes FlowError with :func:`os_error_message`'s line."""
     from generator.codegen.program import ScheduleError
     from generator.flows.pipeline import compile_model
     from generator.frontend.darknet import DarknetError
@@ -100,9 +214,12 @@ def compile_checked(board, quant, per_channel, model, progress=True, names=None,
     _need_files(names=names, yolo_cfg=yolo_cfg)
     try:
         return compile_model(board, quant, per_channel=per_channel, model=model, progress=progress, names=names,
-                             yolo_cfg=yolo_cfg, require_detection=require_detection, calib=calib)
+                             yolo_cfg=yolo_cfg, require_detection=require_detection, calib=calib,
+                             input_size=input_size)
     except (BoardError, GraphError, QuantError, ScheduleError, DarknetError, FileNotFoundError, ImageError) as e:
         raise FlowError(str(e)) from None
+    except OSError as e:   # a cache or output path in the way, not writable, a full disk: one line naming it
+        raise FlowError(os_error_message(e)) from None
 
 
 def artifact_dir(c, out) -> Path:

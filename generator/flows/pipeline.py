@@ -18,6 +18,7 @@ from generator import ROOT_DIR
 
 import functools
 import json
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from generator.eval import data
 from generator.ir import passes
 from generator.spec.board import chosen_path, load_board
 from generator.codegen.program import Program, compile_program
-from generator.frontend.onnx_loader import load_onnx
+from generator.frontend.onnx_loader import check_bounds, load_onnx
 from generator.spec.timing import HwConfig
 from generator.ir.graph import Graph, GraphError
 from generator.quant.bias import correct_bias
@@ -93,12 +94,13 @@ class Compiled:
     names: list | None = None
 
 
-def load_model(model_path) -> Graph:
-    """Load an ONNX file into the graph IR, with file-level errors worded for the command line.
+def load_model(model_path, input_size: tuple[int, int] | None = None) -> Graph:
+    """Load an ONNX file into the graph IR, with file-level errors worded for the command line. ``input_size``:
+    (H, W) for a model exported with symbolic height / width (:func:`generator.frontend.onnx_loader.load_onnx`).
 
     Raises:
         GraphError: the file is missing, not a regular file, empty, not an ONNX model, or has no graph input or
-            output (the message names the path).
+            output (the message names the path); any refusal of :func:`~generator.frontend.onnx_loader.load_onnx`.
     """
     p = Path(model_path)
     if not p.exists():
@@ -107,7 +109,7 @@ def load_model(model_path) -> Graph:
         raise GraphError(f"{p}: not a regular file")
     if p.stat().st_size == 0:
         raise GraphError(f"{p}: empty file, not an ONNX model")
-    g = load_onnx(p)
+    g = load_onnx(p, input_size=input_size)
     if not g.inputs or not g.outputs:
         raise GraphError(f"{p}: not an ONNX model with a graph input and output "
                          f"({len(g.inputs)} inputs, {len(g.outputs)} outputs)")
@@ -122,36 +124,113 @@ def _official_weights_sha256() -> str | None:
         return None
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_pos(v) -> bool:
+    """A finite number > 0 (not a bool)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def _names_list(v, key: str) -> list:
+    """``v`` as a list of class names: a non-empty list of non-empty strings, or (Ultralytics) a dict {0: name, ...,
+    n-1: name} (keys ints or their strings). Raises GraphError naming the metadata ``key`` otherwise."""
+    if isinstance(v, dict):
+        try:
+            d = {int(k): n for k, n in v.items()}
+        except (TypeError, ValueError):
+            d = None
+        if d is None or sorted(d) != list(range(len(d))):
+            raise GraphError(f"ONNX metadata {key!r}: a dict of class names must have the keys 0..n-1, got "
+                             f"{list(v)[:5]}{'...' if len(v) > 5 else ''}")
+        v = [d[k] for k in range(len(d))]
+    if not isinstance(v, list) or not v:
+        raise GraphError(f"ONNX metadata {key!r}: expected a non-empty list of class names (strings), got "
+                         f"{type(v).__name__} {str(v)[:60]!r}")
+    bad = next((k for k, n in enumerate(v) if not isinstance(n, str) or not n.strip()), None)
+    if bad is not None:
+        raise GraphError(f"ONNX metadata {key!r}: class name {bad} is {v[bad]!r}, not a non-empty string")
+    return list(v)
+
+
 def resolve_class_names(metadata: dict, names=None) -> list | None:
     """Class names of a model: ``names`` (a names-file path or a list of str) if given; else the ``class_names``
-    metadata; else the COCO names for a model converted from the official YOLOv4-tiny weights (recognised by the
+    metadata (a list of strings); else the ``names`` metadata (Ultralytics: the text of a dict {0: 'person', ...},
+    or a list); else the COCO names for a model converted from the official YOLOv4-tiny weights (recognised by the
     ``darknet_weights_sha256`` metadata); else None.
 
     Raises:
         DarknetError: the names file cannot be read or is empty.
+        GraphError: ``class_names`` or ``names`` metadata present but not a list of non-empty strings (or, for
+            ``names``, a dict with the keys 0..n-1); the message names the key.
     """
     from generator.frontend.darknet import read_names
 
     if names is not None:
         return read_names(names) if isinstance(names, (str, Path)) else [str(n) for n in names]
-    if metadata.get("class_names"):
-        return [str(n) for n in metadata["class_names"]]
-    if metadata.get("names"):   # Ultralytics exports: "{0: 'person', 1: 'bicycle', ...}"
+    if "class_names" in metadata:
+        return _names_list(metadata["class_names"], "class_names")
+    if "names" in metadata:   # Ultralytics exports: "{0: 'person', 1: 'bicycle', ...}"
         import ast
 
         v = metadata["names"]
-        try:
-            v = ast.literal_eval(v) if isinstance(v, str) else v
-        except (ValueError, SyntaxError):
-            v = None
-        if isinstance(v, dict) and sorted(v) == list(range(len(v))):
-            return [str(v[k]) for k in range(len(v))]
-        if isinstance(v, list):
-            return [str(n) for n in v]
+        if isinstance(v, str):
+            try:
+                v = ast.literal_eval(v)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                raise GraphError(f"ONNX metadata 'names' = {v[:60]!r}: not a dict or list of class names") from None
+        return _names_list(v, "names")
     sha = metadata.get("darknet_weights_sha256")
     if sha and sha == _official_weights_sha256():
         return data.coco_names()
     return None
+
+
+def check_yolo_heads(g: Graph, model_path) -> None:
+    """Validate the ``darknet_yolo`` metadata of ``g`` (if present), as :class:`host.yolo.YoloHead` will read it:
+    a non-empty list of objects, each with ``output`` (one of the graph's outputs), ``anchors`` (a list of [w, h]
+    pairs, finite and > 0), ``mask`` (a non-empty list of ints, each < the number of anchor pairs: darknet's rule),
+    ``classes`` (an int >= 1), ``scale_x_y`` (optional; finite and > 0), and the output's channels equal to
+    ``len(mask) * (classes + 5)``.
+
+    Raises:
+        GraphError: ``<model>: ONNX metadata 'darknet_yolo[k].anchors': ...`` naming the key and the problem.
+    """
+    if "darknet_yolo" not in g.metadata:
+        return
+    heads = g.metadata["darknet_yolo"]
+    where = f"{model_path}: ONNX metadata"
+    if not isinstance(heads, list) or not heads:
+        raise GraphError(f"{where} 'darknet_yolo': expected a non-empty list of YOLO heads (objects with output, "
+                         f"anchors, mask, classes, scale_x_y), got {type(heads).__name__} {str(heads)[:60]!r}")
+    for k, h in enumerate(heads):
+        key = f"darknet_yolo[{k}]"
+        if not isinstance(h, dict):
+            raise GraphError(f"{where} '{key}': expected an object (output, anchors, mask, classes, scale_x_y), got "
+                             f"{type(h).__name__}")
+        for req in ("output", "anchors", "mask", "classes"):
+            if req not in h:
+                raise GraphError(f"{where} '{key}': no '{req}'")
+        o, anchors, mask, classes = h["output"], h["anchors"], h["mask"], h["classes"]
+        if not isinstance(o, str) or o not in g.outputs:
+            raise GraphError(f"{where} '{key}.output' = {o!r}: not one of the model's outputs {g.outputs}")
+        if (not isinstance(anchors, list) or not anchors
+                or not all(isinstance(a, list) and len(a) == 2 and all(_is_pos(v) for v in a) for a in anchors)):
+            raise GraphError(f"{where} '{key}.anchors' = {str(anchors)[:80]}: expected a non-empty list of [w, h] "
+                             f"pairs of finite sizes > 0")
+        if not _is_int(classes) or classes < 1:
+            raise GraphError(f"{where} '{key}.classes' = {classes!r}: expected an integer >= 1")
+        if (not isinstance(mask, list) or not mask
+                or not all(_is_int(m) and 0 <= m < len(anchors) for m in mask)):
+            raise GraphError(f"{where} '{key}.mask' = {str(mask)[:80]}: expected a non-empty list of anchor indices "
+                             f"in 0..{len(anchors) - 1} (every mask index < the number of anchor pairs)")
+        if "scale_x_y" in h and not _is_pos(h["scale_x_y"]):
+            raise GraphError(f"{where} '{key}.scale_x_y' = {h['scale_x_y']!r}: expected a finite number > 0")
+        c = g.tensors[o].shape[1] if o in g.tensors and g.tensors[o].shape else None
+        if c is not None and c != len(mask) * (classes + 5):
+            raise GraphError(f"{where} '{key}': output {o!r} has {c} channels, expected len(mask)*(classes+5) = "
+                             f"{len(mask)}*({classes}+5) = {len(mask) * (classes + 5)}")
 
 
 def apply_yolo_cfg(g: Graph, yolo_cfg) -> list | None:
@@ -199,8 +278,10 @@ def check_detection(g: Graph, names, model_path) -> None:
     (:func:`exported_output`).
 
     Raises:
-        GraphError: naming the missing piece and the options that provide it (``--yolo-cfg``, ``--names``).
+        GraphError: naming the missing piece and the options that provide it (``--yolo-cfg``, ``--names``), or
+            a malformed ``darknet_yolo`` metadata (:func:`check_yolo_heads`).
     """
+    check_yolo_heads(g, model_path)
     if names and exported_output(g, names):
         return
     yolo = {y.get("output"): y for y in g.metadata.get("darknet_yolo", []) if isinstance(y, dict)}
@@ -229,7 +310,8 @@ def check_detection(g: Graph, names, model_path) -> None:
 def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel: bool = True,
                   model: str | None = None, progress: bool = True, log=print, names=None, yolo_cfg=None,
                   require_detection: bool = False, calib=None, calib_method: str = "auto",
-                  bias_correction: bool = True, equalize: float = EQUALIZE_ALPHA) -> Compiled:
+                  bias_correction: bool = True, equalize: float = EQUALIZE_ALPHA,
+                  input_size: tuple[int, int] | None = None) -> Compiled:
     """Compile a model for a board. ``model``: an ONNX path (default: the official YOLOv4-tiny).
 
     Args:
@@ -245,6 +327,13 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
             calibration images (:func:`generator.quant.bias.correct_bias`).
         equalize: strength alpha of the per-channel activation-range equalization (:func:`equalized_graph`;
             0: none; default :data:`EQUALIZE_ALPHA`); only with per-channel weights.
+        input_size: (H, W) in pixels for a model exported with symbolic height / width (dynamic axes), else None
+            (the model's ``imgsz`` metadata); must equal a static input's size
+            (:func:`generator.frontend.onnx_loader.load_onnx`).
+
+    The loaded model is checked before any calibration: its ``darknet_yolo`` and class-name metadata
+    (:func:`check_yolo_heads`, :func:`resolve_class_names`) and its input against the accelerator's bounds at the
+    quantization's element size (:func:`generator.frontend.onnx_loader.check_bounds`).
 
     Raises BoardError, GraphError, QuantError, ScheduleError, DarknetError with messages naming the offending item.
     """
@@ -257,8 +346,11 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
     cfg = QuantConfig.from_mode(quant, per_channel)
     hw = HwConfig.from_board(b, cfg.bits)
     model_path = Path(model) if model else default_onnx()
-    g0 = load_model(model_path)
+    g0 = load_model(model_path, input_size)
+    check_bounds(g0.nodes, g0.tensors, g0.inputs[0], hw.elem_bytes)
     cfg_names = apply_yolo_cfg(g0, yolo_cfg) if yolo_cfg else None
+    if not yolo_cfg:
+        check_yolo_heads(g0, model_path)
     class_names = resolve_class_names(g0.metadata, names if names is not None else cfg_names)
     if require_detection or names is not None or yolo_cfg:
         check_detection(g0, class_names, model_path)   # names / YOLO parameters given: they must fit the model

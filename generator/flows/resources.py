@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from host.fileio import atomic_path
 from generator import ROOT_DIR
 from generator.flows.inputs import FlowError, out_folder
 
@@ -76,5 +77,6 @@ def plot_lut_parts(board, units: dict, path: Path) -> None:
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
     plt.close(fig)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from host.fileio import atomic_write
 from generator import ROOT_DIR
 
 #: default output folder of the reports: build/rtl_frame/<board>-<config>-<resolution>-<quant>/
@@ -77,7 +78,7 @@ def model_at_resolution(size: int) -> Path | None:
         cfg = data.yolov4_tiny_cfg().read_text()
         cfg = re.sub(r"(?m)^width=\d+", f"width={size}", cfg)
         cfg = re.sub(r"(?m)^height=\d+", f"height={size}", cfg)
-        (d / "yolov4-tiny.cfg").write_text(cfg)
+        atomic_write(d / "yolov4-tiny.cfg", cfg)
         darknet_to_onnx(d / "yolov4-tiny.cfg", data.yolov4_tiny_weights(), str(out), names=data.coco_names_path())
     return out
 
@@ -152,7 +153,7 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     verdict = "bit-exact" if ok else (f"MISMATCH ({diff} bytes differ, timeout {run.timeout}, status "
                                       f"{run.detail.get('status')})")
     head = _header(brd, comp, image, quant, per_channel, config, resolution, verdict, gold.cycles, sim_s)
-    (out / "report.txt").write_text(head + text + "\n")
+    atomic_write(out / "report.txt", head + text + "\n")
     rep = {"bit_exact": ok, "diff_bytes": diff, "rtl_cycles": total, "golden_cycles": gold.cycles,
            "model_cycles": prog.cycles, "layers": rows, "sim_seconds": sim_s,
            "clock_mhz": brd.pl_clock_mhz, "quant": quant, "bits": hw.bits,
@@ -161,7 +162,7 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
            "fps": brd.pl_clock_mhz * 1e6 / total if total else None, "fmax_mhz": fmax,
            "fps_at_fmax": min(fmax, brd.pl_clock_mhz) * 1e6 / total if total and fmax else None,
            "detections": dets, "out": str(out)}
-    (out / "report.json").write_text(json.dumps(rep, indent=1))
+    atomic_write(out / "report.json", json.dumps(rep, indent=1))
     log(head + text)
     for d in dets:
         log(f"  {d['label']:<14} {d['score']:.2f}  box {[round(v) for v in d['box']]}")
@@ -202,5 +203,5 @@ def rtl_frame_flow(board="zcu19eg", image="bus", quants=("int8-asym", "int16-sym
     dest = Path(out) if out else OUT_DIR
     dest.mkdir(parents=True, exist_ok=True)
     table = dest / f"compare-{board}-{config}-{resolution}.md"
-    table.write_text(compare_report(reps) + "\n")
+    atomic_write(table, compare_report(reps) + "\n")
     return reps, table

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from host.fileio import atomic_write
 from generator import ROOT_DIR
 from generator.flows.inputs import FlowError, out_folder
 
@@ -48,8 +49,8 @@ def timing_flow(board="zcu19eg", config="tiny", unit=None, out=None, check=False
     except (rtl_resources.RtlResourceError, rtl_timing.TimingError) as e:
         raise FlowError(str(e)) from None
     text = rtl_timing.report(r, f"{board} {config}, {top}, Yosys {syn.seconds:.0f} s")
-    (d / "timing.md").write_text(text)
-    (d / "timing.json").write_text(json.dumps({"board": board, "config": config, "top": top, **r.to_json()}, indent=1))
+    atomic_write(d / "timing.md", text)
+    atomic_write(d / "timing.json", json.dumps({"board": board, "config": config, "top": top, **r.to_json()}, indent=1))
     log(text)
     log(f"written: {d / 'timing.md'}, {d / 'timing.json'}")
     if check and not r.meets():

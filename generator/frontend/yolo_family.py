@@ -38,9 +38,10 @@ STRIDES = (8, 16, 32)
 class _Net(Builder):
     """A :class:`Builder` with the blocks of the three families (Conv = conv + BN + activation)."""
 
-    def __init__(self, size, seed, act, opset):
+    def __init__(self, size, seed, act, opset, dynamic=False):
         super().__init__([1, 3, size, size], seed=seed, name="images", opset=opset)
         self.act_kind = act
+        self.dynamic = dynamic
 
     def act(self, x):
         if self.act_kind == "leaky":
@@ -119,8 +120,50 @@ class _Net(Builder):
     def const_f(self, arr):
         return self.const(np.asarray(arr, np.float32))
 
-    def reshape(self, x, shape):
-        return self.op("Reshape", [x, self.const(np.array(shape, np.int64), "shape")], list(shape))
+    def reshape(self, x, shape, dims=None):
+        """Reshape ``x`` to ``shape``; with ``dims`` (dynamic export) the target is computed at run time instead:
+        ``dims`` lists per axis an int or (tensor, axis), that axis of that tensor read by Shape (as torch.onnx traces
+        ``x.view(b, 4, c, a)`` with ``b, _, a = x.shape``)."""
+        if dims is None or not self.dynamic:
+            return self.op("Reshape", [x, self.const(np.array(shape, np.int64), "shape")], list(shape))
+        return self.op("Reshape", [x, self.shape_of(dims)], list(shape))
+
+    def dim(self, x, axis):
+        """int64 [1]: axis ``axis`` of tensor ``x`` at run time (Shape then Gather)."""
+        s = self.op("Shape", [x], [len(self.shapes[x])])
+        return self.op("Gather", [s, self.const(np.array([axis], np.int64), "ax")], [1], axis=0)
+
+    def shape_of(self, dims):
+        """int64 [len(dims)]: the Concat of ``dims``, each an int (a constant) or (tensor, axis) (:meth:`dim`)."""
+        parts = [self.dim(*d) if isinstance(d, tuple) else self.const(np.array([d], np.int64), "d") for d in dims]
+        return self.op("Concat", parts, [len(dims)], axis=0)
+
+    def scalar(self, x):
+        """An int64 [1] tensor as a scalar (Reshape to shape [])."""
+        return self.op("Reshape", [x, self.const(np.zeros(0, np.int64), "shape")], [])
+
+    def dyn_anchors(self, o, stride):
+        """Ultralytics ``make_anchors`` as a dynamic export traces it for level ``o`` [1, C, ny, nx]: cell centres
+        (Range over the level's height and width read by Shape, + 0.5) [ny * nx, 2] (x, y), and the stride
+        (ConstantOfShape of ny * nx: the int64 Mul ``/model.22/Mul`` of a YOLOv8 export) [ny * nx, 1]."""
+        hh, ww = self.dim(o, 2), self.dim(o, 3)
+        zero, one = self.const(np.array(0, np.int64), "r"), self.const(np.array(1, np.int64), "r")
+        half = self.const_f(0.5)
+        cx = self.op("Add", [self.op("Cast", [self.op("Range", [zero, self.scalar(ww), one], [None])], [None],
+                                     to=onnx.TensorProto.FLOAT), half], [None])
+        cy = self.op("Add", [self.op("Cast", [self.op("Range", [zero, self.scalar(hh), one], [None])], [None],
+                                     to=onnx.TensorProto.FLOAT), half], [None])
+        grid = self.op("Concat", [hh, ww], [2], axis=0)
+        row, col = (self.const(np.array(v, np.int64), "shape") for v in ([1, -1], [-1, 1]))
+        ax = self.op("Expand", [self.op("Reshape", [cx, row], [None]), grid], [None])
+        ay = self.op("Expand", [self.op("Reshape", [cy, col], [None]), grid], [None])
+        anc = self.op("Concat", [self.op("Reshape", [ax, col], [None]), self.op("Reshape", [ay, col], [None])],
+                      [None], axis=1)
+        hw = self.op("Mul", [hh, ww], [1], name=f"/model.22/Mul{'' if stride == 8 else f'_{stride}'}")
+        st = self.op("ConstantOfShape", [self.op("Concat", [hw, self.const(np.array([1], np.int64), "d")], [2],
+                                                 axis=0)], [None],
+                     value=onnx.helper.make_tensor("value", onnx.TensorProto.FLOAT, [1], [float(stride)]))
+        return anc, st
 
 
 def _grid(ny, nx):
@@ -219,39 +262,67 @@ def yolov8n(n: _Net, nc, reg_max=16):
         _, _, ny, nx = n.shapes[o]
         box = n.head_conv(n.cba(n.cba(o, c2, 3), c2, 3), 4 * reg_max, 1.0)   # Detect.bias_init
         cls = n.head_conv(n.cba(n.cba(o, c3, 3), c3, 3), nc, np.log(5 / nc / (640 / s) ** 2))
-        flat.append(n.reshape(n.concat(box, cls), [1, 4 * reg_max + nc, ny * nx]))
-        anchors.append(_grid(ny, nx).reshape(-1, 2) + 0.5)
-        strides.append(np.full(ny * nx, s, np.float32))
-    N = sum(a.shape[0] for a in anchors)
+        flat.append(n.reshape(n.concat(box, cls), [1, 4 * reg_max + nc, ny * nx], [(o, 0), 4 * reg_max + nc, -1]))
+        if n.dynamic:
+            a, st = n.dyn_anchors(o, s)
+            anchors.append(a)
+            strides.append(st)
+        else:
+            anchors.append(_grid(ny, nx).reshape(-1, 2) + 0.5)
+            strides.append(np.full(ny * nx, s, np.float32))
+    N = sum(n.shapes[f][2] for f in flat)
     box, cls = n.split2(n.op("Concat", flat, [1, 4 * reg_max + nc, N], axis=2), [4 * reg_max, nc], axis=1)
-    b = n.op("Transpose", [n.reshape(box, [1, 4, reg_max, N])], [1, N, 4, reg_max], perm=[0, 3, 1, 2])
+    b = n.op("Transpose", [n.reshape(box, [1, 4, reg_max, N], [(box, 0), 4, reg_max, (box, 2)])], [1, N, 4, reg_max],
+             perm=[0, 3, 1, 2])
     b = n.op("Transpose", [n.unary("Softmax", b, axis=-1)], [1, reg_max, 4, N], perm=[0, 3, 2, 1])
     dfl = n.const_f(np.arange(reg_max, dtype=np.float32).reshape(1, reg_max, 1, 1))
-    d = n.reshape(n.op("Conv", [b, dfl], [1, 1, 4, N], kernel_shape=[1, 1]), [1, 4, N])
+    d = n.reshape(n.op("Conv", [b, dfl], [1, 1, 4, N], kernel_shape=[1, 1]), [1, 4, N], [(box, 0), 4, (box, 2)])
     lt, rb = n.split2(d, [2, 2], axis=1)
-    anc = n.const_f(np.concatenate(anchors).T[None])
+    if n.dynamic:   # [N, 2] -> [1, 2, N]; [N, 1] -> [1, N]
+        t = n.op("Transpose", [n.op("Concat", anchors, [N, 2], axis=0)], [2, N], perm=[1, 0])
+        anc = (n.op("Unsqueeze", [t, n.const(np.array([0], np.int64), "ax")], [1, 2, N]) if n.opset >= 13
+               else n.op("Unsqueeze", [t], [1, 2, N], axes=[0]))
+        st = n.op("Transpose", [n.op("Concat", strides, [N, 1], axis=0)], [1, N], perm=[1, 0])
+    else:
+        anc = n.const_f(np.concatenate(anchors).T[None])
+        st = n.const_f(np.concatenate(strides)[None])
     x1y1 = n.op("Sub", [anc, lt], [1, 2, N])
     x2y2 = n.op("Add", [anc, rb], [1, 2, N])
     cxy = n.op("Div", [n.op("Add", [x1y1, x2y2], [1, 2, N]), n.const_f(2.0)], [1, 2, N])
     wh = n.op("Sub", [x2y2, x1y1], [1, 2, N])
-    dbox = n.op("Mul", [n.op("Concat", [cxy, wh], [1, 4, N], axis=1), n.const_f(np.concatenate(strides)[None])],
-                [1, 4, N])
+    dbox = n.op("Mul", [n.op("Concat", [cxy, wh], [1, 4, N], axis=1), st], [1, 4, N])
     return n.op("Concat", [dbox, n.unary("Sigmoid", cls)], [1, 4 + nc, N], axis=1)
 
 
 def build(family: str, size: int = 128, act: str = "silu", opset: int = 17, classes: int = 80, seed: int = 0,
-          names=None) -> onnx.ModelProto:
+          names=None, dynamic: bool = False, imgsz: bool = True) -> onnx.ModelProto:
     """A ``family`` graph (:data:`FAMILIES`) for a ``size`` x ``size`` RGB input named ``images``, ``classes``
     classes, random weights from ``seed``, activation ``act`` (``"silu"`` or ``"leaky"``), ONNX ``opset`` (12 to 17
     checked here). The output is the decoded [1, N, 5 + classes] (yolov5n, yolox_nano) or [1, 4 + classes, N]
     (yolov8n); ``names`` (default ``class0``, ...) go into the ``names`` metadata as Ultralytics writes it.
-    Raises ValueError for an unknown family or activation, or a size that is not a multiple of 32."""
+
+    ``dynamic`` (yolov8n only): as Ultralytics exports with ``dynamic=True``: the input [batch, 3, height, width] and
+    the output [batch, 4 + classes, anchors] symbolic, the decode's reshapes, anchor centres and strides computed from
+    Shape at run time (int64 Shape, Gather, Mul, Range, ConstantOfShape), and, with ``imgsz``, the ``imgsz``
+    metadata ``"[size, size]"``; the same function as the static graph for a ``size`` x ``size`` input.
+    Raises ValueError for an unknown family or activation, a size that is not a multiple of 32, or ``dynamic`` with
+    another family."""
     if family not in FAMILIES or act not in ("silu", "leaky") or size % 32 or size < 32:
         raise ValueError(f"family {family!r} (one of {FAMILIES}), act {act!r} (silu, leaky), size {size} (a multiple "
                          f"of 32)")
-    n = _Net(size, seed, act, opset)
+    if dynamic and family != "yolov8n":
+        raise ValueError(f"dynamic axes: only yolov8n, not {family!r}")
+    n = _Net(size, seed, act, opset, dynamic)
     out = {"yolov5n": yolov5n, "yolox_nano": yolox_nano, "yolov8n": yolov8n}[family](n, classes)
     m = n.model([out])
+    if dynamic:
+        dims = m.graph.input[0].type.tensor_type.shape.dim
+        for k, p in ((0, "batch"), (2, "height"), (3, "width")):
+            dims[k].dim_param = p
+        dims = m.graph.output[0].type.tensor_type.shape.dim
+        for k, p in ((0, "batch"), (2, "anchors")):
+            dims[k].dim_param = p
+        onnx.checker.check_model(m, full_check=True)
     names = list(names) if names is not None else [f"class{i}" for i in range(classes)]
     props = {"names": repr(dict(enumerate(names))), "description": f"{family}-shaped graph, random weights ({act}, "
              f"opset {opset})"}
@@ -260,6 +331,8 @@ def build(family: str, size: int = 128, act: str = "silu", opset: int = 17, clas
     # export (generator.flows.calibration.input_resize / input_format)
     props.update({"input_resize": "letterbox_topleft", "input_format": "bgr255"} if family == "yolox_nano"
                  else {"stride": "32"})
+    if dynamic and imgsz:
+        props["imgsz"] = str([size, size])
     onnx.helper.set_model_props(m, props)
     return m
 
@@ -273,8 +346,9 @@ def main(argv=None) -> int:
     ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--classes", type=int, default=80)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--dynamic", action="store_true", help="yolov8n: symbolic batch, height, width (Ultralytics)")
     a = ap.parse_args(argv)
-    onnx.save(build(a.family, a.size, a.act, a.opset, a.classes, a.seed), a.out)
+    onnx.save(build(a.family, a.size, a.act, a.opset, a.classes, a.seed, dynamic=a.dynamic), a.out)
     return 0
 
 

@@ -209,7 +209,9 @@ def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None
     Returns: ``{region name: (min, max)}`` over all inputs, and for each layer with a table activation the range
         of its values before the activation under ``PRE_ACT.format(layer name)`` (the table's input domain).
     Raises:
-        QuantError: no calibration input, or one whose shape is not the graph input's (names both shapes).
+        QuantError: no calibration input, or one whose shape is not the graph input's (names both shapes); an input
+            or a tensor whose values are not finite (NaN, +-inf; names the tensor, its region and the input's
+            index).
     """
     from tqdm import tqdm
 
@@ -219,10 +221,13 @@ def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None
     if not images:
         raise QuantError(f"graph input {inp.name!r}: no calibration data")
     it = tqdm(images, desc="calibration", unit="img", disable=not progress)
-    for x in it:
+    for k, x in enumerate(it):
         if tuple(np.shape(x)) != tuple(inp.shape):
             raise QuantError(f"graph input {inp.name!r}: calibration input of shape {list(np.shape(x))}, the model "
                              f"takes {list(inp.shape)} (calibration data must follow the model's input shape)")
+        if not np.isfinite(x).all():
+            raise QuantError(f"graph input {inp.name!r}: calibration input {k} holds {int((~np.isfinite(x)).sum())} "
+                             f"non-finite value(s) (NaN or infinity)")
         vals = run_float(g, {g.inputs[0]: x}, keep_all=True)
         for name, v in vals.items():
             t = g.tensors.get(name)
@@ -230,6 +235,10 @@ def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None
             if key is None:
                 continue
             lo, hi = float(v.min()), float(v.max())
+            if not (np.isfinite(lo) and np.isfinite(hi)):
+                what = "the graph input" if name in g.inputs else f"tensor {name!r}"
+                raise QuantError(f"region {key}: {what} has values in [{lo}, {hi}] on calibration input {k}, not "
+                                 f"finite numbers (NaN or infinity: weights or an input that overflow float32)")
             r = ranges.setdefault(key, [lo, hi])
             r[0], r[1] = min(r[0], lo), max(r[1], hi)
     if input_range is not None:

@@ -26,7 +26,7 @@ import numpy as np
 
 from generator.exec.float_ref import run_float
 from generator.ir.graph import Graph
-from generator.quant.quantize import _act_params, channel_output_regions
+from generator.quant.quantize import QuantError, _act_params, channel_output_regions
 
 #: histogram bins per region over its calibrated [min, max] (TensorRT and ONNX Runtime use 2048)
 BINS = 2048
@@ -50,7 +50,11 @@ def collect_histograms(g: Graph, images, ranges: dict) -> dict:
         ranges: {region: (min, max)} from :func:`generator.quant.quantize.calibrate`.
     Returns: {region: {"lo", "hi", "hist": [BINS] ints, "image_lo": [...], "image_hi": [...]}} (JSON-able); the
         regions of :func:`generator.quant.quantize.channel_output_regions` add "ch_lo", "ch_hi" (per channel).
+    Raises: QuantError naming the region when a range or a calibration value is not finite (NaN or +-inf: weights
+        or an input that overflow float32), :func:`check_finite`.
     """
+    for r, (lo, hi) in ranges.items():
+        check_finite(r, lo, hi)
     out = {r: {"lo": float(lo), "hi": float(hi), "hist": np.zeros(BINS, np.int64), "image_lo": [], "image_hi": []}
            for r, (lo, hi) in ranges.items()}
     per_ch = set(channel_output_regions(g)) & set(out)
@@ -62,6 +66,7 @@ def collect_histograms(g: Graph, images, ranges: dict) -> dict:
             if key is None or key not in out:
                 continue
             s = out[key]
+            check_finite(key, float(v.min()), float(v.max()), f"on calibration image {len(s['image_lo'])}")
             h, _ = np.histogram(v, bins=BINS, range=(s["lo"], s["hi"] if s["hi"] > s["lo"] else s["lo"] + 1e-8))
             s["hist"] += h
             lo, hi = seen.get(key, (np.inf, -np.inf))
@@ -78,6 +83,16 @@ def collect_histograms(g: Graph, images, ranges: dict) -> dict:
             if k in s:
                 s[k] = np.asarray(s[k]).tolist()
     return out
+
+
+def check_finite(region: str, lo: float, hi: float, when: str = "") -> None:
+    """Raise QuantError when a calibration statistic of ``region`` (its [lo, hi]) is not finite: one line naming
+    the region (``when``: e.g. "on calibration image 3"), so that no NaN range reaches ``np.histogram`` or a
+    scale."""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise QuantError(f"region {region}: calibration values {'' if not when else when + ' '}span [{lo}, {hi}], "
+                         f"not finite numbers (NaN or infinity: weights or inputs that overflow float32); cannot "
+                         f"choose a quantization range")
 
 
 def channel_ranges(stats: dict) -> dict:
@@ -198,12 +213,14 @@ def select_ranges(stats: dict, cfg, inputs=(), method: str = "auto") -> tuple[di
         method: ``auto`` (per region the candidate of highest SQNR; int16: minmax) or one of :data:`METHODS`.
     Returns: (ranges {region: (lo, hi)}, headroom {region: factor}, choices {region: {"method", "lo", "hi",
         "headroom", "sqnr_db": {method: dB}}}) -- choices go into the manifest.
-    Raises: ValueError for an unknown method.
+    Raises: ValueError for an unknown method; QuantError for a region whose statistics are not finite
+        (:func:`check_finite`).
     """
     if method != "auto" and method not in METHODS:
         raise ValueError(f"calibration method {method!r}: choose auto or one of {', '.join(METHODS)}")
     ranges, headroom, choices = {}, {}, {}
     for r, s in stats.items():
+        check_finite(r, s["lo"], s["hi"])
         if r in inputs:
             ranges[r], headroom[r] = (s["lo"], s["hi"]), 1.0
             choices[r] = {"method": "input", "lo": s["lo"], "hi": s["hi"], "headroom": 1.0}

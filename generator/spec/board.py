@@ -149,19 +149,17 @@ def load_board(name_or_path: str | Path, chosen: bool = True) -> Board:
     :func:`chosen_path` (validated the same way); ``chosen=False`` keeps the file's block (the exploration itself).
 
     Raises:
-        BoardError: unknown board (the message lists the known ones), unreadable YAML, or a schema violation
-            (the message names the file and the key path, e.g. ``accelerator.tn``); ``accelerator_source:
+        BoardError (one line): unknown board (the message lists the known ones), a file that cannot be read, is
+            not UTF-8 or not valid YAML (:func:`read_yaml`: the byte offset, or ``file:line:column``), or a schema
+            violation (the message names the file and the key path, e.g. ``accelerator.tn``); ``accelerator_source:
             explore`` without a recorded choice (the message says to run ``invoke explore --board <name>``).
     """
     p = Path(name_or_path)
     if not p.suffix:
         p = BOARDS_DIR / f"{name_or_path}.yaml"
-    if not p.is_file():
+    if not p.exists():
         raise BoardError(f"unknown board {str(name_or_path)!r}; known boards: {', '.join(known_boards())}")
-    try:
-        raw = yaml.safe_load(p.read_text())
-    except yaml.YAMLError as e:
-        raise BoardError(f"{p}: not valid YAML: {e}") from None
+    raw = read_yaml(p)
     if not isinstance(raw, dict):
         raise BoardError(f"{p}: expected a mapping at top level")
     b = _validate(raw, p)
@@ -172,13 +170,48 @@ def load_board(name_or_path: str | Path, chosen: bool = True) -> Board:
         raise BoardError(f"{p}: accelerator_source: explore, but no configuration has been chosen for {b.name} "
                          f"({c} does not exist): run `invoke explore --board {b.name}` first, or set "
                          f"accelerator_source: file to use the file's accelerator block")
-    try:
-        acc = yaml.safe_load(c.read_text())
-    except yaml.YAMLError as e:
-        raise BoardError(f"{c}: not valid YAML: {e}") from None
+    acc = read_yaml(c)
     if not isinstance(acc, dict) or set(acc) != {"accelerator"}:
         raise BoardError(f"{c}: expected a mapping with one key, accelerator (as `invoke explore` writes it)")
     return _validate({**raw, "accelerator": acc["accelerator"]}, c)
+
+
+def read_yaml(p: Path):
+    """The YAML document of the file ``p`` (UTF-8), parsed with ``yaml.safe_load`` (None for an empty file).
+
+    Raises:
+        BoardError with one line naming ``p``: the file cannot be read (a folder, no permission: the OS reason);
+            it is not UTF-8 (the byte offset and line of the first bad byte); it is not valid YAML
+            (``file:line:column: not valid YAML: <problem>``, with where the enclosing construct began).
+    """
+    try:
+        data = Path(p).read_bytes()
+    except OSError as e:
+        raise BoardError(f"{p}: cannot read ({e.strerror or e})") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise BoardError(f"{p}: not UTF-8 text: byte 0x{data[e.start]:02x} at byte offset {e.start} (line {line}); "
+                         f"save the file as UTF-8") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as e:
+        raise BoardError(_yaml_message(p, e)) from None
+    except yaml.YAMLError as e:   # a reader error (a control character): its reason and character offset
+        text = str(e).replace('in "<unicode string>", ', "at character ")
+        raise BoardError(f"{p}: not valid YAML: {' '.join(text.split())}") from None
+
+
+def _yaml_message(p: Path, e) -> str:
+    """One line for a PyYAML ``MarkedYAMLError``: ``file:line:column: not valid YAML: problem (context)``."""
+    m = e.problem_mark or e.context_mark
+    where = f"{p}:{m.line + 1}:{m.column + 1}" if m is not None else str(p)
+    what = " ".join(str(e.problem or e.context or type(e).__name__).split())
+    if e.problem and e.context:
+        cm = e.context_mark
+        what += f" ({' '.join(e.context.split())}" + (f" started at {cm.line + 1}:{cm.column + 1})" if cm else ")")
+    return f"{where}: not valid YAML: {what}"
 
 
 def _validate(raw: dict, p: Path) -> Board:

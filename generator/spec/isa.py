@@ -285,8 +285,30 @@ def disasm(insn: Insn, index: int | None = None) -> str:
 
 
 def disasm_program(blob: bytes) -> str:
-    """Disassemble a whole program blob, one instruction per line."""
-    return "\n".join(disasm(i, k) for k, i in enumerate(decode_program(blob)))
+    """Disassemble a whole program blob, one instruction per line. Raises IsaError as :func:`disasm_stream`."""
+    import io
+
+    return "\n".join(disasm_stream(io.BytesIO(blob)))
+
+
+def disasm_stream(f, limit: int = 0):
+    """Yield one line (:func:`disasm`, with its index) per instruction read from the binary file object ``f``
+    (``open(path, "rb")``, ``io.BytesIO``), one :data:`INSN_BYTES` read each, at most ``limit`` of them (0: to the
+    end): only what is yielded is read. A word of zeros is a ``NOP``; the program's structure is not checked.
+    Raises IsaError ``instruction K (byte offset B): <why>`` at the first word that does not decode or is cut
+    short (the file's size not a multiple of INSN_BYTES)."""
+    k = 0
+    while not limit or k < limit:
+        raw = f.read(INSN_BYTES)              # a buffered read returns INSN_BYTES bytes unless at the end
+        if not raw:
+            return
+        try:
+            if len(raw) < INSN_BYTES:
+                raise IsaError(f"only {len(raw)} bytes left, not a whole {INSN_BYTES}-byte instruction")
+            yield disasm(decode(raw), k)
+        except IsaError as e:
+            raise IsaError(f"instruction {k} (byte offset {k * INSN_BYTES}): {e}") from None
+        k += 1
 
 
 # ------------------------------------------------------------------------------------------ register map

@@ -2,6 +2,7 @@
 DefaultIP calls, detections equal to `invoke detect`'s, streaming, timeout, error status, package mismatch, and
 that the driver imports without generator/onnx/onnxruntime (as on a PYNQ image)."""
 from generator import ROOT_DIR
+import json
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from generator.exec import run_golden
 from host.accel_ip import AccelIP
 from host.driver import (AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageMismatchError,
                          YoloAccelerator)
+from host.manifest import file_entry
 from host.registers import KERNEL_VLNV, RTL_KERNEL_VLNV
 from host.preprocess import load_image
 
@@ -66,6 +68,9 @@ def _patched(package, tmp_path, k, insn):
     blob = bytearray((d / "program.bin").read_bytes())
     blob[k * isa.INSN_BYTES:(k + 1) * isa.INSN_BYTES] = insn if isinstance(insn, bytes) else isa.encode(insn)
     (d / "program.bin").write_bytes(bytes(blob))
+    m = json.loads((d / "manifest.json").read_text())      # the manifest of that program, as a compiler would write
+    m["files"]["program.bin"] = file_entry(bytes(blob))    # it (else the driver refuses the file: its SHA-256)
+    (d / "manifest.json").write_text(json.dumps(m))
     return d
 
 

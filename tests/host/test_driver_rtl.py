@@ -40,6 +40,7 @@ from generator.quant.quantize import QuantConfig, calibrate, quantize
 from generator.backends.rtl import RTL_DIR, write_rtl
 from generator.backends.rtl.ip import IP_TOP
 from host.driver import YoloAccelerator
+from host.manifest import file_entry
 from host.registers import RTL_KERNEL_VLNV
 from host.preprocess import load_image
 
@@ -245,6 +246,9 @@ def test_driver_errors_over_rtl(rtl_bench, yolo_tiny_board, pkg64, tmp_path_fact
             blob = bytearray((d / "program.bin").read_bytes())
             blob[3 * isa.INSN_BYTES:4 * isa.INSN_BYTES] = insn3
             (d / "program.bin").write_bytes(bytes(blob))
+            m = json.loads((d / "manifest.json").read_text())     # (the manifest of that program: its digest)
+            m["files"]["program.bin"] = file_entry(bytes(blob))
+            (d / "manifest.json").write_text(json.dumps(m))
         return d
 
     errors = {"mismatch_tn": str(variant("tn", {"tn": 32})),

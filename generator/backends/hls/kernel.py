@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from host.fileio import atomic_path, atomic_write
 from generator import ROOT_DIR
 from generator.backends.context import shared_context
 from generator.backends.hls.block_design import block_design
@@ -196,12 +197,12 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
     for d, files in ((KERNEL_DIR, STATIC_FILES), (BD_DIR, BD_FILES), (RTL_DIR, BD_RTL_FILES)):
         for name in files:
             p = out / name
-            p.write_text((d / name).read_text())
+            atomic_write(p, (d / name).read_text())
             paths[name] = p
     for name in KERNEL_FILES:
         text = env.get_template(name + ".j2").render(**ctx)
         p = out / name
-        p.write_text(text)
+        atomic_write(p, text)
         paths[name] = p
     return paths
 
@@ -214,5 +215,6 @@ def render_cosim(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: str 
     out = Path(out_dir)
     depths = port_depths(prog, bases)
     paths = render(board, out, prog.blob, csim_argv=vitis_csim_argv(bases), port_depths=depths)
-    ddr.tofile(out / "ddr_in.bin")
+    with atomic_path(out / "ddr_in.bin") as tmp:
+        ddr.tofile(tmp)
     return dict(paths, depths=depths)

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import jinja2
 
+from host.fileio import atomic_write
 from generator import ROOT_DIR
 from generator.backends.rtl.render import RTL_DIR, TEMPLATES, RtlError, package_context, write_rtl
 from generator.backends.hls.kernel import OVERLAY_ROOT
@@ -102,7 +103,7 @@ def render_ip(board: Board, out: str | Path, program: bytes, overlay: str | Path
     default = 'parameter string ROM_FILE = ""'
     if default not in top:
         raise RtlError(f"rtl/{IP_TOP}.sv: no '{default}' to set the instruction ROM in")
-    (src / f"{IP_TOP}.sv").write_text(top.replace(default, f'parameter string ROM_FILE = "{ROM_FILE}"'))
+    atomic_write(src / f"{IP_TOP}.sv", top.replace(default, f'parameter string ROM_FILE = "{ROM_FILE}"'))
     srcs.append(src / f"{IP_TOP}.sv")
     ctx = ip_context(board, len(program) // isa.INSN_BYTES, [s.name for s in srcs], overlay, jobs)
     env = _env()
@@ -110,7 +111,7 @@ def render_ip(board: Board, out: str | Path, program: bytes, overlay: str | Path
     for f in IP_FILES:
         tpl = "accel_rtl.xdc.j2" if f.endswith(".xdc") else f + ".j2"
         files[f] = out / f
-        files[f].write_text(env.get_template(tpl).render(**ctx))
+        atomic_write(files[f], env.get_template(tpl).render(**ctx))
     return {"sources": srcs, "files": files}
 
 

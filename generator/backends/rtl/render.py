@@ -8,12 +8,12 @@ status bits, PE-array size and buffer depths are never typed by hand.
 """
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import jinja2
 import numpy as np
 
+from host.fileio import atomic_write
 from generator import ROOT_DIR
 from generator.backends.context import shared_context
 from generator.spec import isa
@@ -125,11 +125,11 @@ def write_rtl(board: Board, out: Path, program: bytes | None = None, rom_words: 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     n = rom_words or (len(program) // isa.INSN_BYTES if program else 1)
-    (out / "accel_pkg.sv").write_text(render_package(board, n))
+    atomic_write(out / "accel_pkg.sv", render_package(board, n))
     if program is not None:
-        (out / "insn_rom.hex").write_text(rom_image(program))
+        atomic_write(out / "insn_rom.hex", rom_image(program))
     srcs = [out / "accel_pkg.sv"]
     for s in RTL_SOURCES:
-        shutil.copyfile(RTL_DIR / s, out / s)
+        atomic_write(out / s, (RTL_DIR / s).read_bytes())
         srcs.append(out / s)
     return srcs

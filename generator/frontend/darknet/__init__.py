@@ -27,7 +27,13 @@ subset of layers a CNN detector such as YOLOv3-tiny / YOLOv4-tiny uses:
   per channel (``scale_wh=0``; channel attention, squeeze-and-excitation).
 * ``[avgpool]``: global average pool -> ``GlobalAveragePool`` (C x 1 x 1; the compiler needs a square map).
 * ``[yolo]``: no ONNX node; the tensor feeding it becomes a graph output (cfg order). Its decode parameters go to
-  ``model.metadata_props``.
+  ``model.metadata_props``. They are checked as darknet's ``parse_yolo`` reads them, and stricter
+  (:func:`~generator.frontend.darknet.layers.yolo_layer`): ``anchors=`` required with 2 * ``num`` values, finite and
+  > 0, every ``mask`` index < ``num``, ``classes`` >= 1, ``scale_x_y`` finite and > 0.
+
+Weights (:func:`~generator.frontend.darknet.weights.read_weights`): a NaN or infinite value, or a negative
+``rolling_variance``, is a :class:`DarknetError` naming the weights file, the array, the ``[convolutional]`` at its
+cfg line, the layer index and the first bad value with its index.
 
 Activations: ``leaky`` (0.1), ``relu``, ``linear``, ``logistic``, ``swish``, ``mish``, ``hard_swish``. Any other
 section (``[reorg]``, ``[region]``, ``[dropout]``, ...) is a :class:`DarknetError` that lists every unsupported

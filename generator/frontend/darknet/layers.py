@@ -308,22 +308,48 @@ def _product(opts: OptionReader, i: int, s: Section, shape, layers: list[Layer],
 
 def yolo_layer(opts: OptionReader, i: int, s: Section, shape) -> Layer:
     """[yolo] ``s``, layer ``i``, on input ``shape`` (C, H, W; None: not checked). params: anchors ([w, h] pairs),
-    mask, classes, scale_x_y. Raises DarknetError for new_coords, inconsistent anchors/num/mask, or channels other
-    than len(mask) * (classes + 5)."""
+    mask, classes, scale_x_y.
+
+    Darknet's rule (``parse_yolo`` in parser.c): ``num`` anchors in all (this converter's default: the pairs given),
+    ``anchors=`` gives their 2 * ``num`` values (darknet reads at most that many, and keeps placeholder anchors of 0.5
+    for the missing ones), ``mask`` picks this head's anchors by index < ``num`` (default all ``num``), and the input
+    has ``len(mask) * (classes + 5)`` channels. Beyond darknet (which decodes such values into NaN or negative
+    boxes): anchors finite and > 0, ``classes`` >= 1, ``scale_x_y`` finite and > 0.
+
+    Raises:
+        DarknetError: ``cfg:line [yolo]: ...`` for new_coords, no or malformed anchors, inconsistent
+            anchors / num / mask, classes < 1, a non-finite or non-positive scale_x_y, or channels other than
+            len(mask) * (classes + 5).
+    """
+    import math
+
     if opts.int_(s, "new_coords", 0) != 0:
         raise opts.err(s, f"new_coords={s.options['new_coords']} (scaled-YOLOv4 decode) is not supported")
     classes = opts.int_(s, "classes", 20)
+    if classes < 1:
+        raise opts.err(s, f"classes={classes}: a YOLO head needs at least one class")
+    if not s.options.get("anchors"):
+        raise opts.err(s, "no anchors= given: darknet would decode this head with placeholder anchors of 0.5 x 0.5 "
+                          "pixels; give the anchors' 2 * num values (w, h pairs)")
     anchors = opts.numbers(s, "anchors")
     if len(anchors) % 2:
-        raise opts.err(s, f"anchors has an odd count ({len(anchors)})")
+        raise opts.err(s, f"anchors has an odd count ({len(anchors)}): expected w, h pairs")
+    bad = [a for a in anchors if not (math.isfinite(a) and a > 0)]
+    if bad:
+        raise opts.err(s, f"anchors={s.options['anchors']}: {bad[0]} is not a finite positive size in pixels")
     pairs = [[anchors[k], anchors[k + 1]] for k in range(0, len(anchors), 2)]
-    num = opts.int_(s, "num", len(pairs) if pairs else 1)
+    num = opts.int_(s, "num", len(pairs))
     mask = opts.ints(s, "mask") or list(range(num))
-    if pairs and (len(pairs) != num or any(not 0 <= m < num for m in mask)):
-        raise opts.err(s, f"num={num}, {len(pairs)} anchor pairs and mask={mask} are inconsistent")
+    if num < 1 or len(pairs) != num or any(not 0 <= m < num for m in mask):
+        raise opts.err(s, f"num={num}, {len(pairs)} anchor pairs and mask={','.join(map(str, mask))} are "
+                          f"inconsistent: darknet's [yolo] needs anchors= with 2 * num values and every mask index "
+                          f"in 0..num-1")
+    scale_x_y = opts.float_(s, "scale_x_y", 1.0)
+    if not (math.isfinite(scale_x_y) and scale_x_y > 0):
+        raise opts.err(s, f"scale_x_y={s.options['scale_x_y']}: must be a finite number > 0 (1.0: plain YOLOv3 "
+                          f"decoding)")
     if shape is not None and shape[0] != len(mask) * (classes + 5):
         raise opts.err(s, f"input has {shape[0]} channels, expected len(mask)*(classes+5) = "
                          f"{len(mask)}*({classes}+5) = {len(mask) * (classes + 5)}")
     return Layer(i, s, "yolo", shape,
-                  {"anchors": pairs, "mask": mask, "classes": classes,
-                   "scale_x_y": opts.float_(s, "scale_x_y", 1.0)})
+                  {"anchors": pairs, "mask": mask, "classes": classes, "scale_x_y": scale_x_y})

@@ -16,6 +16,30 @@ from generator.frontend.darknet.cfg import DarknetError
 from generator.frontend.darknet.layers import Layer
 
 
+#: darknet's names of the arrays of a [convolutional] in the weights file, by our keys
+DARKNET_ARRAYS = {"bias": "biases", "scale": "scales", "mean": "rolling_mean", "var": "rolling_variance",
+                  "weight": "weights"}
+
+
+def _check_values(arrs: dict, l: Layer, wname: str, cfg_name: str) -> None:
+    """Refuse non-finite values in a [convolutional]'s arrays (``arrs``: float32 by key, see :func:`read_weights`)
+    and a negative rolling variance (batch normalization divides by its square root). Raises DarknetError naming
+    the weights file, the array (darknet's name), the section at ``cfg:line``, the layer, the count of bad values and
+    the first with its index."""
+    for key, a in arrs.items():
+        bad = ~np.isfinite(a) if key != "var" else ~(np.isfinite(a) & (a >= 0))
+        if not bad.any():
+            continue
+        first = tuple(int(v) for v in np.argwhere(bad)[0])
+        v = float(a[first])
+        what = "negative" if key == "var" and np.isfinite(v) else "not finite"
+        idx = first[0] if len(first) == 1 else list(first)
+        raise DarknetError(f"{wname}: {DARKNET_ARRAYS[key]} of [{l.section.type}] at {cfg_name}:{l.section.line} "
+                           f"(layer {l.index}) hold {int(bad.sum())} bad value(s) of {a.size}: {DARKNET_ARRAYS[key]}"
+                           f"[{idx}] = {v:g} is {what}"
+                           + ("; a batch-normalization variance cannot be negative" if what == "negative" else ""))
+
+
 def read_weights(weights_path, layers: list[Layer], cfg_name: str) -> tuple[dict, dict[int, dict], int]:
     """Read a darknet ``.weights`` file for the given layers (darknet's ``load_weights``).
 
@@ -26,7 +50,8 @@ def read_weights(weights_path, layers: list[Layer], cfg_name: str) -> tuple[dict
 
     Raises:
         DarknetError: unreadable or short header; a section whose floats are missing (names the weights file, the
-            section and its cfg line, floats needed and left); floats (or bytes) left over after the last conv.
+            section and its cfg line, floats needed and left); floats (or bytes) left over after the last conv;
+            a NaN or infinite value, or a negative rolling variance (:func:`_check_values`).
     """
     weights_path = Path(weights_path)
     wname = weights_path.name
@@ -63,6 +88,7 @@ def read_weights(weights_path, layers: list[Layer], cfg_name: str) -> tuple[dict
             pos += f
         arrs["weight"] = floats[pos:pos + f * c * k * k].reshape(f, c, k, k).copy()
         pos += f * c * k * k
+        _check_values(arrs, l, wname, cfg_name)
         out[l.index] = arrs
     if pos != n_total or n_extra_bytes:
         extra = f"{n_total - pos} unread float(s)" + (f" and {n_extra_bytes} stray byte(s)" if n_extra_bytes else "")

@@ -18,10 +18,10 @@ from generator.flows.inputs import (FlowError, artifact_dir, check_artifact_targ
                                     flow_errors, out_folder, planned_artifact_dir, real_image, resolve_model)
 
 
-def _check_build_targets(board, quant, per_channel, model, out, files=(), folders=()) -> None:
+def _check_build_targets(board, quant, per_channel, model, out, files=(), folders=(), input_size=None) -> None:
     """Probe, before the compile, the artifact folder the build will write (:func:`planned_artifact_dir`) and its
     ``files`` and ``folders`` (:func:`~generator.flows.inputs.check_target`). Raises FlowError naming the path."""
-    d = planned_artifact_dir(board, quant, per_channel, model, out)
+    d = planned_artifact_dir(board, quant, per_channel, model, out, input_size)
     if d is None:   # (no model file: the compile refuses it with its own message)
         return
     check_artifact_target(d)
@@ -79,10 +79,11 @@ def _csim_check(comp, img, hls_dir: Path, overlay) -> tuple[dict, dict]:
     return r, bases
 
 
-def _frame_cycles(comp, board, quant_other: str, per_channel, model, names, yolo_cfg, calib=None) -> dict:
+def _frame_cycles(comp, board, quant_other: str, per_channel, model, names, yolo_cfg, calib=None,
+                  input_size=None) -> dict:
     """Latency-model cycles per frame of ``comp`` and of the same model in ``quant_other``: {bits: cycles}."""
     other = compile_checked(board, quant_other, per_channel, model, progress=False, names=names,
-                            yolo_cfg=yolo_cfg, calib=calib)
+                            yolo_cfg=yolo_cfg, calib=calib, input_size=input_size)
     return {c.hw.bits: c.program.cycles for c in (comp, other)}
 
 
@@ -128,7 +129,7 @@ class RtlBuildResult:
 @flow_errors
 def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, out=None, overlay=None,
                    require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None,
-                   log=print, calib=None) -> RtlBuildResult:
+                   log=print, calib=None, input_size=None) -> RtlBuildResult:
     """``invoke build --kernel rtl``: compile ``model`` for ``board``, write its artifacts and the RTL IP build
     (:func:`generator.backends.rtl.ip.render_ip`) into ``<out>/rtl/``, lint it with Verilator, and run Vivado
     (package_ip.tcl, then vivado_bd.tcl) when it is on PATH; ``overlay``: where vivado_bd.tcl puts the .bit + .hwh
@@ -143,9 +144,10 @@ def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=N
     if overlay:
         out_folder(overlay)
     model = resolve_model(model, cfg, weights, names, od)
-    _check_build_targets(board, quant, per_channel, model, out, folders=("rtl",))
-    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib)
-    d = Path(write_artifacts(comp, artifact_dir(comp, out))) / "rtl"
+    _check_build_targets(board, quant, per_channel, model, out, folders=("rtl",), input_size=input_size)
+    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib,
+                           input_size=input_size)
+    d = Path(write_artifacts(comp, artifact_dir(comp, out, input_size))) / "rtl"
     log(f"writing the RTL IP (program in its instruction ROM) into {d} and linting it with Verilator ...")
     try:
         r = ip.render_ip(comp.board, d, comp.program.blob, overlay, jobs=4)
@@ -168,7 +170,7 @@ def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=N
 @flow_errors
 def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, image="bus", out=None,
                overlay=None, require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None,
-               log=print, calib=None) -> BuildResult:
+               log=print, calib=None, input_size=None) -> BuildResult:
     """The whole build of ``board``'s accelerator for ``model`` (see the module docstring); ``out``: the artifact
     folder (default build/<board>/<model key>/<quant>/); ``overlay``: where vivado_bd.tcl puts the .bit + .hwh;
     ``require_tools``: fail when vitis_hls or vivado is missing; ``log`` gets the progress and summary lines
@@ -186,19 +188,19 @@ def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
     img = real_image(image)
     model = resolve_model(model, cfg, weights, names, od)
     _check_build_targets(board, quant, per_channel, model, out, ("detections.png", "detections.json", "report.md"),
-                         ("hls",))
+                         ("hls",), input_size)
     comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, require_detection=True,
-                           calib=calib)
+                           calib=calib, input_size=input_size)
     try:
         est = hls_resources.check(comp.board, len(comp.program.insns))
     except hls_resources.ResourceError as e:
         raise FlowError(str(e)) from None
-    d = Path(write_artifacts(comp, artifact_dir(comp, out)))
+    d = Path(write_artifacts(comp, artifact_dir(comp, out, input_size)))
     log(f"rendering the HLS kernel and scripts into {d / 'hls'} and running its C-simulation (g++) on {image} ...")
     r, bases = _csim_check(comp, img, d / "hls", overlay)
     bits = comp.hw.bits
     cycles = _frame_cycles(comp, board, "int16-sym" if bits == 8 else "int8-asym", per_channel, model, names, yolo_cfg,
-                           calib)
+                           calib, input_size)
     try:
         kest = hls_cycles.compare(comp.board, bits, comp.program.insns)
     except hls_cycles.EstimateError as e:

@@ -77,11 +77,13 @@ def _report_dir(board, model, quant, per_channel, out) -> Path | None:
 
 @flow_errors
 def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", per_channel=True, out=None,
-                 cfg=None, weights=None, names=None, yolo_cfg=None, calib=None, log=print) -> CompareResult:
+                 cfg=None, weights=None, names=None, yolo_cfg=None, calib=None, log=print,
+                 input_size=None) -> CompareResult:
     """Compare the float ``model`` (default: the official YOLOv4-tiny; or darknet ``cfg`` + ``weights``) with its
     ``quant`` program for ``board`` on ``image`` (a file or a shipped image name); log and write the report into
     ``out`` (default build/compare/<model stem>-<quant>). Raises FlowError for bad inputs, a failed simulation, or
-    a model output onnxruntime and the program disagree on in size."""
+    a model output onnxruntime and the program disagree on in size. ``input_size``: (H, W) for a model with a
+    symbolic input size (onnxruntime runs it at that size)."""
     from generator.eval.accuracy import ort_tensors
     from generator.eval.conformance import host_outputs
     from generator.exec import run_golden
@@ -93,7 +95,8 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
     od0 = Path(out) if out else None
     model = resolve_model(model, cfg, weights, names, od0)
     _report_dir(board, model, quant, per_channel, out)
-    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib)
+    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib,
+                          input_size=input_size)
     od = out_folder(out or ROOT_DIR / "build" / "compare" / f"{comp.model_path.stem}-{comp.quant.name}")
     g, prog = comp.qgraph, comp.program
     x = model_input(g, img)

@@ -28,10 +28,11 @@ class DetectResult:
 
 @flow_errors
 def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
-                cfg=None, weights=None, names=None, yolo_cfg=None, calib=None) -> DetectResult:
+                cfg=None, weights=None, names=None, yolo_cfg=None, calib=None, input_size=None) -> DetectResult:
     """Compile (program artifacts in ``out``/artifacts/), run ``image`` (a file or a shipped image name) through the
     golden ISA simulator, write ``out``/detections.json and ``out``/detections.png. These targets are probed before
-    the compile (:func:`~generator.flows.inputs.check_target`). Raises FlowError."""
+    the compile (:func:`~generator.flows.inputs.check_target`). ``input_size``: (H, W) for a model with a symbolic
+    input size. Raises FlowError."""
     from generator.exec import run_program
     from generator.exec.runtime import build_ddr, read_tensor
     from generator.codegen.artifacts import write_artifacts
@@ -44,7 +45,7 @@ def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_
     check_target(od / "detections.json", "file", "the detections")
     check_target(od / "detections.png", "file", "the drawing of the detections")
     comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, art), names=names,
-                           yolo_cfg=yolo_cfg, require_detection=True, calib=calib)
+                           yolo_cfg=yolo_cfg, require_detection=True, calib=calib, input_size=input_size)
     write_artifacts(comp, art)
     prog, g = comp.program, comp.qgraph
     ddr, bases = build_ddr(prog, quantize_image(comp, img))

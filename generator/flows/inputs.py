@@ -4,6 +4,7 @@ program. Each raises :class:`FlowError` with one line for the user; the tasks (`
 from __future__ import annotations
 
 import functools
+import contextlib
 import hashlib
 import os
 import tempfile
@@ -118,16 +119,22 @@ def model_file(model) -> Path | None:
     return p if p.is_file() else None
 
 
-def planned_artifact_dir(board, quant, per_channel, model, out) -> Path | None:
+def _size_suffix(input_size) -> str:
+    """``-<H>x<W>`` for a compile at an ``--input-size`` (so two sizes of one dynamic model never share a folder)."""
+    return f"-{input_size[0]}x{input_size[1]}" if input_size else ""
+
+
+def planned_artifact_dir(board, quant, per_channel, model, out, input_size=None) -> Path | None:
     """The folder :func:`artifact_dir` will give after the compile, computed before it: ``out``, else
-    build/<board>/<model key>/<quant>/; None when ``model`` is not a file. Raises FlowError (bad board or mode)."""
+    build/<board>/<model key>/<quant>[-<H>x<W>]/; None when ``model`` is not a file. Raises FlowError (bad board
+    or mode)."""
     from generator.flows.pipeline import model_key
 
     if out:
         return Path(out)
     b, q = names_checked(board, quant, per_channel)
     m = model_file(model)
-    return None if m is None else ROOT_DIR / "build" / b.name / model_key(m) / q.name
+    return None if m is None else ROOT_DIR / "build" / b.name / model_key(m) / (q.name + _size_suffix(input_size))
 
 
 def out_folder(out) -> Path:
@@ -188,10 +195,14 @@ def resolve_model(model, cfg, weights, names, onnx_dir) -> str | None:
     if onnx_dir is None:
         h = hashlib.sha256("".join(file_sha256(f) for f in (cfg, weights, names) if f).encode()).hexdigest()[:8]
         onnx_dir = DARKNET_DIR / f"{Path(cfg).stem}-{h}"
+    made = not Path(onnx_dir).exists()
     dest = out_folder(onnx_dir) / f"{Path(cfg).stem}.onnx"
     try:
         darknet_to_onnx(cfg, weights, dest, names=names)
     except DarknetError as e:
+        if made:       # a folder this call created for the conversion is not left behind empty
+            with contextlib.suppress(OSError):
+                Path(onnx_dir).rmdir()
         raise FlowError(str(e)) from None
     return str(dest)
 
@@ -222,10 +233,11 @@ def compile_checked(board, quant, per_channel, model, progress=True, names=None,
         raise FlowError(os_error_message(e)) from None
 
 
-def artifact_dir(c, out) -> Path:
-    """``out``, else build/<board>/<model key>/<quant>/ (model key: file stem + hash of its content)."""
+def artifact_dir(c, out, input_size=None) -> Path:
+    """``out``, else build/<board>/<model key>/<quant>[-<H>x<W> with ``input_size``]/ (model key: file stem + hash
+    of its content)."""
     from generator.flows.pipeline import model_key
 
     if out:
         return Path(out)
-    return ROOT_DIR / "build" / c.board.name / model_key(c.model_path) / c.quant.name
+    return ROOT_DIR / "build" / c.board.name / model_key(c.model_path) / (c.quant.name + _size_suffix(input_size))

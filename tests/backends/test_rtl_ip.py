@@ -203,4 +203,4 @@ def test_build_rtl_flow_writes_the_ip_and_names_the_vivado_commands(tmp_path, mo
 def test_build_with_an_unknown_kernel_exits_2():
     r = subprocess.run([str(Path(sys.executable).parent / "invoke"), "build", "--kernel", "vhdl"], cwd=ROOT_DIR,
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and r.stderr.strip() == "error: --kernel 'vhdl': choose hls or rtl"
+    assert r.returncode == 2 and r.stderr.strip() == "error: --kernel vhdl: choose one of hls, rtl"

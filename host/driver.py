@@ -8,10 +8,10 @@ parameters, class names).
 A deployment package is a folder with ``manifest.json``, ``program.bin`` (32-byte instructions), ``weights.bin``
 and, when the bitstream is built, ``<name>.bit`` + ``<name>.hwh``. At load the driver checks every manifest value
 it uses (:func:`host.manifest.read_manifest`) and the size and SHA-256 of ``program.bin``, ``weights.bin`` (and an
-export's ``tail_consts.npz``) against the manifest's ``files`` entry before using them; a package whose manifest
-has no ``files`` (written before the integrity rules) loads with the exact sizes checked (``program.bin``: ``n_insns``
-instructions, ``weights.bin``: the WEIGHTS space). With a bitstream the driver loads it with
-``pynq.Overlay`` and takes the IP whose VLNV is :data:`host.registers.KERNEL_VLNV` (a
+export's ``tail_consts.npz``) against the manifest's ``files`` entry before using them (:mod:`host.package`); a
+package whose manifest has no ``files`` (written before the integrity rules) loads with the exact sizes checked
+(``program.bin``: ``n_insns`` instructions, ``weights.bin``: the WEIGHTS space). With a bitstream the driver loads
+it with ``pynq.Overlay`` and takes the IP whose VLNV is :data:`host.registers.KERNEL_VLNV` (a
 :class:`host.accel_ip.AccelIP`, bound through ``DefaultIP.bindto``). Without one it takes that IP from the active
 PYNQ device's ``ip_dict`` (a design already loaded, or the simulated device of ``generator/exec/pynq_golden.py`` in
 CI): same ``DefaultIP``/``MMIO``/``allocate`` calls either way (:func:`host.accel_ip.open_accel_ip`).
@@ -53,7 +53,6 @@ is not whole instructions, which the instruction-count register cannot express).
 from __future__ import annotations
 
 import asyncio
-import io
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -64,10 +63,11 @@ from pynq import allocate
 from .accel_ip import open_accel_ip
 from .errors import (AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageFileMismatchError,
                      PackageMismatchError)
-from .manifest import BASE_REGS, input_target, page_round, read_manifest, region_shape, tensor_window, verify_file
+from .manifest import BASE_REGS, input_target, page_round, read_manifest, region_shape, tensor_window
+from .package import load_program, load_tail_consts, load_weights
 from .preprocess import preprocess
 from .registers import BASE_ADDR_REGS, SIZE_REGS, status_bit_names, unpack_hw_info
-from .exported import load_consts, tail_detections
+from .exported import tail_detections
 from .yolo import YoloHead, detect
 
 __all__ = ["DriverError", "PackageError", "PackageMismatchError", "PackageFileMismatchError", "AcceleratorTimeout",
@@ -116,7 +116,7 @@ class YoloAccelerator:
             (:func:`host.manifest.read_manifest`, naming the key), no accelerator IP found.
         PackageFileMismatchError (a PackageMismatchError and a PackageError): ``program.bin``, ``weights.bin`` or
             the export's constants differ in size or SHA-256 from the manifest's ``files`` entry (checked before
-            anything else is done with them; see :meth:`_read_bin`), naming the file.
+            anything else is done with them; see :mod:`host.package`), naming the file.
         PackageMismatchError: the accelerator's ``hw_info``/``config_id`` differ from the manifest's.
     Attributes:
         manifest (dict), overlay (``pynq.Overlay`` or None), ip (:class:`host.accel_ip.AccelIP`), last_timing (dict of the
@@ -131,26 +131,13 @@ class YoloAccelerator:
         self.thresh, self.nms = float(thresh), float(nms)
         self.manifest = read_manifest(self.package / "manifest.json")
         m = self.manifest
-        self.program = self._read_bin("program.bin")
-        if len(self.program) % m["insn_bytes"]:      # the n_insns register counts whole instructions: refuse it here
-            st = 1 << m["status_bits"]["PARTIAL_INSN"]
-            raise AcceleratorError(st, ["PARTIAL_INSN"], {"program_bytes": len(self.program)},
-                                   f"{self.package / 'program.bin'} is {len(self.program)} bytes, not a whole number "
-                                   f"of {m['insn_bytes']}-byte instructions")
-        if len(self.program) != m["n_insns"] * m["insn_bytes"]:
-            raise PackageError(f"{self.package / 'program.bin'}: {len(self.program)} bytes, the manifest says "
-                               f"{m['n_insns'] * m['insn_bytes']}")
-        # an older manifest (no ``files``): weights.bin is exactly the WEIGHTS space (the generator's allocation:
-        # every layer's records 64-byte aligned, the space is the blob's length)
-        self.weights = self._read_bin("weights.bin", m["base_sizes"]["WEIGHTS"])
-        if len(self.weights) > m["base_sizes"]["WEIGHTS"]:
-            raise PackageError(f"{self.package / 'weights.bin'}: {len(self.weights)} bytes, manifest's WEIGHTS "
-                               f"space is {m['base_sizes']['WEIGHTS']}")
+        self.program = load_program(self.package, m)       # (verified against the manifest: host.package)
+        self.weights = load_weights(self.package, m)
         self.bits = int(m["hardware"]["bits"])
         self.elem = np.dtype(np.int8) if self.bits == 8 else np.dtype("<i2")
         self.region = {r["name"]: r for r in m["regions"]}
         self.export = m.get("export")          # a decode in the graph: the host tail, then host.exported
-        self.tail_consts = self._consts() if self.export else None
+        self.tail_consts = load_tail_consts(self.package, m) if self.export else None
         self.yolo_heads = [] if self.export else [YoloHead.from_dict(h["yolo"]) for h in m["heads"]]
         self.net_w, self.net_h = int(m["net"]["width"]), int(m["net"]["height"])
         self.names = m["names"]
@@ -177,33 +164,6 @@ class YoloAccelerator:
             s.output.flush()
         self.last_timing = {}
         self._busy = None          # buffer set of a run in flight (a timed-out run stays here)
-
-    # ---- package -------------------------------------------------------------------------------------------
-    def _read_bin(self, name, size=None):
-        """The bytes of the package's file ``name``, checked against the manifest's ``files`` entry (size, then
-        SHA-256) when it has one, else against ``size`` (the exact size an older manifest implies, or None).
-
-        Raises PackageError (missing or unreadable), PackageFileMismatchError (size or digest differs)."""
-        p = self.package / name
-        if not p.is_file():
-            raise PackageError(f"{p}: no such file")
-        try:
-            b = p.read_bytes()
-        except OSError as e:
-            raise PackageError(f"{p}: cannot be read ({e.strerror or e})") from None
-        files = self.manifest.get("files")
-        verify_file(p, files.get(name) if files else None, b, None if files else size)
-        return b
-
-    def _consts(self) -> dict:
-        """The export's host-tail constants ({name: array}), verified (:meth:`_read_bin`), then read. Raises
-        PackageError (also for a file that is not an ``.npz`` of plain arrays)."""
-        name = self.export["consts"]
-        data = self._read_bin(name)
-        try:
-            return load_consts(io.BytesIO(data))
-        except Exception as e:  # noqa: BLE001 - np.load raises zipfile / ValueError / OSError kinds
-            raise PackageError(f"{self.package / name}: not an .npz of arrays ({type(e).__name__}: {e})") from None
 
     def check_hardware(self):
         """Compare ``hw_info`` (ISA version, Tn, Tm, precision modes) and ``config_id`` with the manifest.

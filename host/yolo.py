@@ -5,7 +5,8 @@ YOLOv4-tiny cfg):
 
 * ``forward_yolo_layer``: logistic on x, y, objectness and class logits; ``x = x*scale_x_y - 0.5*(scale_x_y-1)``;
 * ``get_yolo_box``: ``bx = (col + x)/W``, ``by = (row + y)/H``, ``bw = exp(tw)*anchor_w/net_w``,
-  ``bh = exp(th)*anchor_h/net_h`` (relative to the network input);
+  ``bh = exp(th)*anchor_h/net_h`` (relative to the network input; clipped to 10,000, a box wider than any image,
+  so that a head of any magnitude gives finite boxes: darknet's float ``exp`` would give inf);
 * ``get_yolo_detections``: keep a (cell, anchor) if ``objectness > thresh``; ``prob[j] = objectness*sigmoid(cls_j)``
   set to 0 where ``<= thresh``; ``correct_yolo_boxes`` without letterbox leaves the relative box unchanged;
 * ``do_nms_sort``: per class, sort by that class's probability, zero the later boxes overlapping a kept one;
@@ -93,10 +94,13 @@ def decode(head: np.ndarray, yh: YoloHead, net_w: int, net_h: int, img_w: int, i
         obj_thresh: keep (cell, anchor) pairs with ``objectness > obj_thresh``; class probabilities
             ``objectness*sigmoid(cls)`` that are ``<= obj_thresh`` are set to 0 (darknet).
     Returns:
-        boxes: float32 [N, 4] x1, y1, x2, y2 in pixels of the original image (not clipped);
-        objectness: float32 [N];
-        class_probs: float32 [N, classes].
-        Rows are in darknet's order: cell index ``row*W + col`` major, anchor minor.
+        boxes: float32 [N, 4] x1, y1, x2, y2 in pixels of the original image (not clipped to it; finite: a
+            width or height beyond 10,000 network inputs, which covers the image anyway, is clipped to that);
+        objectness: float32 [N] in (obj_thresh, 1];
+        class_probs: float32 [N, classes] in [0, 1].
+        Rows are in darknet's order: cell index ``row*W + col`` major, anchor minor. A head of any magnitude
+        (inf included) decodes without numpy warnings; a (cell, anchor) whose box has a NaN is dropped, a NaN
+        class logit gives probability 0.
     Raises:
         ValueError: wrong head shape.
     """
@@ -120,9 +124,8 @@ def decode(head: np.ndarray, yh: YoloHead, net_w: int, net_h: int, img_w: int, i
     bx = (col + xy[:, 0]) / np.float32(W)
     by = (row + xy[:, 1]) / np.float32(H)
     anchors = np.asarray(yh.anchors, dtype=np.float64)[np.asarray(yh.mask)[anc]]   # [N, 2]
-    with np.errstate(over="ignore"):
-        bw = (np.exp(sel[:, 2].astype(np.float64)) * anchors[:, 0] / net_w).astype(np.float32)
-        bh = (np.exp(sel[:, 3].astype(np.float64)) * anchors[:, 1] / net_h).astype(np.float32)
+    bw = _box_size(sel[:, 2], anchors[:, 0], net_w)
+    bh = _box_size(sel[:, 3], anchors[:, 1], net_h)
     fw, fh = np.float32(img_w), np.float32(img_h)
     boxes = np.empty((n, 4), np.float32)
     boxes[:, 0] = (bx - bw / 2) * fw
@@ -130,8 +133,30 @@ def decode(head: np.ndarray, yh: YoloHead, net_w: int, net_h: int, img_w: int, i
     boxes[:, 2] = (bx + bw / 2) * fw
     boxes[:, 3] = (by + bh / 2) * fh
     probs = objectness[:, None] * _sigmoid(sel[:, 5:])
-    probs[probs <= np.float32(obj_thresh)] = 0.0
+    probs[~(probs > np.float32(obj_thresh))] = 0.0                  # (a NaN logit: 0 too)
+    ok = np.isfinite(boxes).all(axis=1)                              # (only a NaN in the head is not)
+    if not ok.all():
+        boxes, objectness, probs = boxes[ok], objectness[ok], probs[ok]
     return boxes, objectness, probs
+
+
+#: bound of the exponent of darknet's ``exp(tw) * anchor / net``: beyond it a box is wider than any image already
+_MAX_EXP = 80.0
+#: bound of a box's size relative to the network input: the box is then at least 10,000 images wide, so it covers
+#: the whole image wherever its centre is (``scale_x_y`` up to 1000, as the manifest allows, moves the centre by at
+#: most about 500 images), and its corners in pixels stay finite in float32 for any image size
+_MAX_REL_BOX = 1e4
+
+
+def _box_size(t: np.ndarray, anchor: np.ndarray, net: int) -> np.ndarray:
+    """float32 [N]: darknet's ``exp(t) * anchor / net`` (box width or height relative to the network input) for
+    raw ``t`` float32 [N] and ``anchor`` float64 [N] (pixels of the network input), computed in float64 with the
+    exponent clipped to :data:`_MAX_EXP` and the result to :data:`_MAX_REL_BOX`, so that a head of any magnitude
+    (a manifest's scale or zero point changed) gives finite boxes and no overflow; unchanged for any box up to
+    10,000 network inputs wide."""
+    with np.errstate(over="ignore"):        # (an anchor near the float64 limit: inf, then clipped)
+        size = np.exp(np.minimum(t.astype(np.float64), _MAX_EXP)) * anchor / net
+    return np.minimum(size, _MAX_REL_BOX).astype(np.float32)
 
 
 def _iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -54,7 +54,8 @@ def default_onnx() -> Path:
 
 
 def onnx_metadata(path) -> dict:
-    """``metadata_props`` of an ONNX file, JSON values decoded ({} when the file cannot be parsed)."""
+    """``metadata_props`` of an ONNX file, JSON values decoded, other text values kept as strings ({} when the file
+    cannot be parsed; an entry whose key or value is not UTF-8 text, i.e. corrupted, is left out). Never raises."""
     import onnx
 
     try:
@@ -63,9 +64,11 @@ def onnx_metadata(path) -> dict:
         return {}
     out = {}
     for p in m.metadata_props:
+        if not isinstance(p.key, str) or not isinstance(p.value, str):
+            continue   # invalid UTF-8 reaches Python as bytes: a corrupted entry (load_onnx refuses the file)
         try:
             out[p.key] = json.loads(p.value)
-        except ValueError:
+        except (ValueError, RecursionError):
             out[p.key] = p.value
     return out
 

@@ -18,6 +18,7 @@ from onnx import numpy_helper
 
 from generator.ir.graph import GraphError
 
+
 def _imgsz(model: onnx.ModelProto):
     """(H, W) from the ``imgsz`` metadata (Ultralytics: ``"[640, 640]"``, or one int for a square), None when
     absent. Raises GraphError naming the key for a value that is not one or two positive integers."""
@@ -68,7 +69,7 @@ def static_input(model: onnx.ModelProto, input_size) -> tuple | None:
         if not ({2, 3} & set(sym)):
             if input_size is not None and input_size != (dims[2].dim_value, dims[3].dim_value):
                 raise GraphError(f"graph input {i.name!r} has the fixed size {dims[2].dim_value} x "
-                                 f"{dims[3].dim_value} (H x W); --input-size {input_size[0]} {input_size[1]} "
+                                 f"{dims[3].dim_value} (H x W); --input-size {input_size[0]}x{input_size[1]} "
                                  f"applies only to a model exported with dynamic height and width")
             if 0 in sym:
                 dims[0].dim_value = 1
@@ -79,7 +80,7 @@ def static_input(model: onnx.ModelProto, input_size) -> tuple | None:
             what = " and ".join(f"{'height' if k == 2 else 'width'} ({label[k]})" for k in (2, 3) if k in sym)
             raise GraphError(f"graph input {i.name!r} has shape [{', '.join(label)}]: symbolic {what} (a dynamic-"
                              f"axes export) and the model has no 'imgsz' metadata; give the input size with "
-                             f"--input-size H W")
+                             f"--input-size HxW (e.g. 640x640)")
         for k, v in ((2, size[0]), (3, size[1])):
             if k not in sym and dims[k].dim_value != v:
                 raise GraphError(f"graph input {i.name!r} has shape [{', '.join(label)}]: its fixed "

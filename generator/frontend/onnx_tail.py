@@ -19,6 +19,7 @@ from generator.frontend.onnx_checks import tensor_array
 from generator.ir.graph import GraphError
 from generator.ir.passes.fuse_activation import SINGLE_OPS, chains, gate_of
 
+#: the ONNX operators the accelerator runs (some only in the forms :func:`refusal` admits)
 SUPPORTED = {"Conv", "BatchNormalization", "Relu", "LeakyRelu", "MaxPool", "Resize", "Upsample", "Concat",
              "Split", "Slice", "Gemm", "MatMul", "Flatten", "Identity", "Constant", "AveragePool",
              "GlobalAveragePool", "GlobalMaxPool", "Add", "Sub", "Mul", "Div"} | set(SINGLE_OPS)

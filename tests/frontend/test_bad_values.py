@@ -312,7 +312,7 @@ def test_symbolic_height_width_need_a_size():
     m = _symbolic(_builder_model())
     with pytest.raises(GraphError, match=r"graph input 'x' has shape \[batch, 3, height, width\]: symbolic height "
                                          r"\(height\) and width \(width\) .* no 'imgsz' metadata; give the input "
-                                         r"size with --input-size H W"):
+                                         r"size with --input-size HxW"):
         load_onnx(m)
     g = load_onnx(m, input_size=(32, 40))          # shape inference runs again with the size
     assert g.tensors["x"].shape == (1, 3, 32, 40) and g.tensors[g.outputs[0]].shape == (1, 6, 16, 20)
@@ -322,7 +322,7 @@ def test_symbolic_height_width_need_a_size():
     onnx.helper.set_model_props(m, {"imgsz": "[64, -1]"})
     with pytest.raises(GraphError, match=r"ONNX metadata 'imgsz' = '\[64, -1\]'"):
         load_onnx(m)
-    with pytest.raises(GraphError, match=r"graph input 'x' has the fixed size 16 x 24 \(H x W\); --input-size 32 40"):
+    with pytest.raises(GraphError, match=r"graph input 'x' has the fixed size 16 x 24 \(H x W\); --input-size 32x40"):
         load_onnx(_builder_model(), input_size=(32, 40))
     assert load_onnx(_builder_model(), input_size=(16, 24)).tensors["x"].shape == (1, 3, 16, 24)
 

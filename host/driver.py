@@ -140,7 +140,8 @@ class YoloAccelerator:
         self.tail_consts = load_tail_consts(self.package, m) if self.export else None
         self.yolo_heads = [] if self.export else [YoloHead.from_dict(h["yolo"]) for h in m["heads"]]
         self.net_w, self.net_h = int(m["net"]["width"]), int(m["net"]["height"])
-        self.names = m["names"]
+        # a program compiled without class names (names: []) labels its detections by class id
+        self.names = m["names"] or [f"class {k}" for k in range(max((h.classes for h in self.yolo_heads), default=0))]
 
         self.overlay, self.ip = open_accel_ip(self.package, bitfile, download)
         self.ip.set_register_map(m["registers"], m["ctrl_bits"])

@@ -253,7 +253,7 @@ def _check_tensors(m: dict, regions: dict, bits: int) -> None:
             classes.add(_yolo(h["yolo"], f"heads[{i}].yolo", h["channels"]))
     if len(classes) > 1:
         raise _Bad(f"heads: YOLO heads disagree on the number of classes {sorted(classes)}")
-    if classes and len(m["names"]) < max(classes):
+    if classes and m["names"] and len(m["names"]) < max(classes):   # (none: a compile without names, labels by id)
         raise _Bad(f"names: {len(m['names'])} class names for {max(classes)} classes")
 
 

@@ -172,11 +172,14 @@ def _check_top(m: dict) -> tuple[int, dict]:
 
 
 def _check_registers(regs) -> None:
-    """The register map: offsets inside the AXI-Lite space, 32 or 64 bits, every register the driver uses."""
+    """The register map: offsets inside the AXI-Lite space and 32-bit aligned (AXI4-Lite data is 32 bits wide; pynq's
+    MMIO refuses an unaligned offset), 32 or 64 bits, every register the driver uses."""
     regs = _of(regs, dict, "registers")
     for name, r in regs.items():
         _of(r, dict, f"registers.{name}")
         _int(r.get("offset"), f"registers.{name}.offset", 0, _MAX_REG_OFFSET - 8)
+        if r["offset"] % 4:
+            raise _Bad(f"registers.{name}.offset = {r['offset']:#x}: not a multiple of 4 (32-bit AXI-Lite registers)")
         if r.get("bits") not in (32, 64) or isinstance(r.get("bits"), bool):
             raise _Bad(f"registers.{name}.bits = {r.get('bits')!r}: not 32 or 64")
     need = [*DRIVER_REGISTERS, *(n.lower() for n in BASE_REGS)]

@@ -202,6 +202,7 @@ MANIFEST_TAMPERINGS = {
     "no status register": (_set(("registers", "status"), _DELETE), "registers: no status"),
     "class names not strings": (_set(("names",), [1]), "names: not a list of strings"),
     "a string register offset": (_set(("registers", "CTRL", "offset"), "0"), "registers.CTRL.offset"),
+    "an unaligned register offset": (_set(("registers", "status", "offset"), 0x4D), "not a multiple of 4"),
     "a negative region address": (_set(("regions", 1, "addr"), -64), ".addr = -64"),
 }
 

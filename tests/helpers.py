@@ -64,3 +64,45 @@ def run_both(gq, prog, x):
 def sqnr_db(ref, got):
     ref, got = np.asarray(ref, np.float64).ravel(), np.asarray(got, np.float64).ravel()
     return 10 * np.log10(np.sum(ref ** 2) / max(np.sum((ref - got) ** 2), 1e-30))
+
+
+INVOKE = str(__import__("pathlib").Path(__import__("sys").executable).parent / "invoke")
+
+
+def invoke(*args, timeout=300):
+    """``invoke ARGS`` in a subprocess from the repository root; stdout and stderr captured as text."""
+    import subprocess
+
+    from generator import ROOT_DIR
+
+    return subprocess.run([INVOKE, *args], cwd=ROOT_DIR, capture_output=True, text=True, timeout=timeout)
+
+
+def one_line_error(r, *needles):
+    """The error contract on a finished ``invoke`` run: exit 2, stderr exactly one line starting with 'error:'
+    that contains every needle, no traceback."""
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2, (r.returncode, r.stdout[-500:], r.stderr[-2000:])
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.stderr, r.stderr
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+
+
+def small_yolo(path, seed: int):
+    """A 32x32 two-convolution ONNX model with one YOLO head (3 anchors, 1 class "thing") in its metadata, written
+    to ``path``: compiles and detects in about a second. ``seed`` makes the weights, hence the file and its
+    calibration cache folder, unique. Returns ``path``."""
+    import json
+
+    import onnx
+
+    from generator.frontend.modelgen import Builder
+
+    b = Builder([1, 3, 32, 32], seed=seed)
+    y = b.conv(b.leaky(b.conv("x", 8, k=3)), 18, k=1)
+    m = b.model([y])
+    onnx.helper.set_model_props(m, {"darknet_yolo": json.dumps([{
+        "output": y, "anchors": [[10, 14], [23, 27], [37, 58]], "mask": [0, 1, 2], "classes": 1, "scale_x_y": 1.0}]),
+        "class_names": json.dumps(["thing"])})
+    path.write_bytes(m.SerializeToString())
+    return path

@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import math
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 from hypothesis import strategies as st
 
-from generator import ROOT_DIR
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "frontend"))
 from test_darknet_small import SMALL_CFG, _random_weights, _write_weights  # noqa: E402
 
-INVOKE = str(Path(sys.executable).parent / "invoke")
+from helpers import invoke  # noqa: E402
 #: a flow given bad input must refuse it before any long work: no example may take longer than this (s)
 TIMEOUT_S = 240
 
@@ -48,9 +46,9 @@ def make_sandbox(d: Path) -> Path:
     return d
 
 
-def run_invoke(args, cwd=ROOT_DIR):
-    """``invoke ARGS`` in a subprocess (stdout and stderr captured as text, :data:`TIMEOUT_S`)."""
-    return subprocess.run([INVOKE, *args], cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S)
+def run_invoke(args):
+    """``invoke ARGS`` in a subprocess from the repository root (:func:`helpers.invoke`, :data:`TIMEOUT_S`)."""
+    return invoke(*args, timeout=TIMEOUT_S)
 
 
 # ------------------------------------------------------------------------------------------------- the mutations

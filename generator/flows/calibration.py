@@ -23,7 +23,7 @@ from generator.eval import data
 from generator.ir.graph import Graph, GraphError
 from generator.quant.quantize import calibrate
 from generator.quant.ranges import collect_histograms
-from host.fileio import atomic_write
+from host.fileio import atomic_write, sha256_file
 from host.preprocess import input_range
 
 #: the build folder: artifacts and calibration caches per model (``build/<model key>/``)
@@ -38,7 +38,7 @@ def file_sha256(path) -> str:
     st = p.stat()
     k = (str(p), st.st_size, st.st_mtime_ns)
     if k not in _HASHES:
-        _HASHES[k] = hashlib.sha256(p.read_bytes()).hexdigest()
+        _HASHES[k] = sha256_file(p)
     return _HASHES[k]
 
 

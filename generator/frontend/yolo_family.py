@@ -348,7 +348,10 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dynamic", action="store_true", help="yolov8n: symbolic batch, height, width (Ultralytics)")
     a = ap.parse_args(argv)
-    onnx.save(build(a.family, a.size, a.act, a.opset, a.classes, a.seed, dynamic=a.dynamic), a.out)
+    from host.fileio import atomic_write
+
+    m = build(a.family, a.size, a.act, a.opset, a.classes, a.seed, dynamic=a.dynamic)
+    atomic_write(a.out, m.SerializeToString())
     return 0
 
 

@@ -15,36 +15,21 @@ import time
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
 
 from generator import ROOT_DIR
-from generator.frontend.modelgen import Builder
 from host.errors import PackageFileMismatchError, PackageMismatchError
 from host.fileio import LockedError, atomic_dir, atomic_path, atomic_write, lock_file, sha256_file
 from host.manifest import verify_file
+from helpers import invoke as _invoke, small_yolo  # noqa: E402
 
 ROOT = ROOT_DIR
-INVOKE = str(Path(sys.executable).parent / "invoke")
+from helpers import INVOKE  # noqa: E402
 #: the files of a compile's artifact folder (no export model here: no tail_consts.npz)
 ARTIFACTS = ("program.bin", "weights.bin", "manifest.json", "schedule.txt", "schedule.png", "program.asm")
 
 
-def _invoke(*args, timeout=300):
-    return subprocess.run([INVOKE, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
-
-def small_yolo(path: Path, seed: int) -> Path:
-    """A 32x32 two-convolution model with one YOLO head (3 anchors, 1 class) in its metadata: compiles and detects
-    in about a second. ``seed`` makes the weights, hence the model file and its cache folder, unique."""
-    b = Builder([1, 3, 32, 32], seed=seed)
-    y = b.conv(b.leaky(b.conv("x", 8, k=3)), 18, k=1)
-    m = b.model([y])
-    onnx.helper.set_model_props(m, {"darknet_yolo": json.dumps([{
-        "output": y, "anchors": [[10, 14], [23, 27], [37, 58]], "mask": [0, 1, 2], "classes": 1, "scale_x_y": 1.0}]),
-        "class_names": json.dumps(["thing"])})
-    path.write_bytes(m.SerializeToString())
-    return path
 
 
 def _warnings(stderr: str) -> list:

@@ -12,7 +12,6 @@ import re
 import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +19,9 @@ import pytest
 
 from generator import ROOT_DIR
 from generator.flows.inputs import FlowError
+from helpers import invoke as _invoke, one_line_error as _one_line_error  # noqa: E402
 
-INVOKE = str(Path(sys.executable).parent / "invoke")
+from helpers import INVOKE  # noqa: E402
 
 TINY_CFG = """[net]
 width=32
@@ -51,17 +51,7 @@ num=2
 """
 
 
-def _invoke(*args):
-    return subprocess.run([INVOKE, *args], cwd=ROOT_DIR, capture_output=True, text=True, timeout=300)
 
-
-def _one_line_error(r, *needles):
-    """Exit 2, exactly one stderr line starting with 'error:', containing every needle, no traceback."""
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode == 2, (r.returncode, r.stdout[-500:], r.stderr[-2000:])
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.stderr, r.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
 
 
 def _digests(folder: Path) -> dict:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import io
 import struct
-import subprocess
-import sys
 import time
 import zlib
 from pathlib import Path
@@ -16,23 +14,12 @@ import pytest
 from invoke import Context
 from PIL import Image
 
-from generator import ROOT_DIR
 from generator.spec import isa
-
-INVOKE = str(Path(sys.executable).parent / "invoke")
-
-
-def _invoke(*args, timeout=120):
-    return subprocess.run([INVOKE, *args], cwd=ROOT_DIR, capture_output=True, text=True, timeout=timeout)
+from helpers import invoke as _invoke, one_line_error as _one_line_error  # noqa: E402
 
 
-def _one_line_error(r, *needles):
-    """Exit 2, stderr exactly one line starting with 'error:' containing every needle, no traceback."""
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode == 2, (r.returncode, r.stdout[-500:], r.stderr[-2000:])
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.stderr, r.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
+
+
 
 
 def forged_png(path: Path, width: int, height: int) -> Path:

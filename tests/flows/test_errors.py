@@ -1,7 +1,5 @@
 """Bad input gives a clear error naming what was wrong and where, never a traceback or a wrong result."""
 from generator import ROOT_DIR
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,13 +12,12 @@ from generator.ir.graph import GraphError
 from generator.quant.quantize import QuantConfig, QuantError
 from helpers import board, compile_small
 from generator.frontend.modelgen import Builder
+from helpers import invoke as _invoke, one_line_error as _one_line_error  # noqa: E402
 
 ROOT = ROOT_DIR
-INVOKE = str(Path(sys.executable).parent / "invoke")
 
 
-def _invoke(*args):
-    return subprocess.run([INVOKE, *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
 
 
 def test_unknown_board_lists_known_boards():
@@ -121,13 +118,7 @@ def test_unknown_quant_mode():
         QuantConfig.from_mode("int4")
 
 
-def _one_line_error(r, *needles):
-    """Exit 2, exactly one stderr line starting with 'error:', containing every needle, no traceback."""
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode == 2, (r.returncode, r.stdout[-500:], r.stderr[-2000:])
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.stderr, r.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
+
 
 
 def _typo_cfg(tmp_path, old, new):

@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper as nh
 
-from generator import ROOT_DIR
 from generator.frontend.darknet import DarknetError, darknet_to_onnx, yolo_params
 from generator.frontend.modelgen import Builder
 from generator.frontend.onnx_loader import MAX_INPUT_PIXELS, check_bounds, isa_limits, load_onnx
@@ -24,21 +20,11 @@ from generator.quant.quantize import QuantError, calibrate
 from generator.quant.ranges import collect_histograms, select_ranges
 from generator.quant.quantize import QuantConfig
 from test_darknet_small import SMALL_CFG, _random_weights, _write_weights
-
-INVOKE = str(Path(sys.executable).parent / "invoke")
-
-
-def _invoke(*args):
-    return subprocess.run([INVOKE, *args], cwd=ROOT_DIR, capture_output=True, text=True, timeout=300)
+from helpers import invoke as _invoke, one_line_error as _one_line_error  # noqa: E402
 
 
-def _one_line_error(r, *needles):
-    """Exit 2, exactly one stderr line starting with 'error:', containing every needle, no traceback."""
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode == 2, (r.returncode, r.stdout[-500:], r.stderr[-2000:])
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.stderr, r.stderr
-    for n in needles:
-        assert n in lines[0], (n, lines[0])
+
+
 
 
 def _conv_bn_model(in_shape=(1, 3, 8, 8)):

@@ -10,26 +10,16 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
 
 from generator.codegen.artifacts import write_artifacts
 from generator.exec.pynq_golden import GoldenSimDevice, active
-from generator.frontend.modelgen import Builder
 from host.driver import PackageError, PackageFileMismatchError, PackageMismatchError, YoloAccelerator
 from host.manifest import ManifestError, build_manifest, file_entry, read_manifest, verify_file
+from helpers import small_yolo as _small_yolo  # noqa: E402
 
 
-def _small_yolo(path: Path, seed: int) -> Path:
-    """32x32, two convolutions, one YOLO head (3 anchors, 1 class) in the metadata."""
-    b = Builder([1, 3, 32, 32], seed=seed)
-    y = b.conv(b.leaky(b.conv("x", 8, k=3)), 18, k=1)
-    m = b.model([y])
-    onnx.helper.set_model_props(m, {"darknet_yolo": json.dumps([{
-        "output": y, "anchors": [[10, 14], [23, 27], [37, 58]], "mask": [0, 1, 2], "classes": 1, "scale_x_y": 1.0}]),
-        "class_names": json.dumps(["thing"])})
-    path.write_bytes(m.SerializeToString())
-    return path
+
 
 
 @pytest.fixture(scope="module")

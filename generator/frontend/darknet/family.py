@@ -186,8 +186,9 @@ def main(argv=None) -> None:
     ap.add_argument("out")
     ap.add_argument("--size", type=int, default=416)
     a = ap.parse_args(argv)
-    with open(a.out, "w") as f:
-        f.write(BUILDERS[a.family](a.size))
+    from host.fileio import atomic_write
+
+    atomic_write(a.out, BUILDERS[a.family](a.size))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from generator.frontend.darknet.cfg import DarknetError, parse_cfg
 from generator.frontend.darknet.layers import Layer, build_layers
 from generator.frontend.darknet.names import cfg_names
 from generator.frontend.darknet.weights import read_weights
+from host.fileio import atomic_write
 
 OPSET = 13
 IR_VERSION = 8
@@ -123,8 +124,8 @@ def darknet_to_onnx(cfg_path, weights_path, out_path=None, names=None) -> onnx.M
     onnx.checker.check_model(model, full_check=True)
     model = shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
     _check_inferred_shapes(model, layers)
-    if out_path is not None:
-        onnx.save(model, str(out_path))
+    if out_path is not None:          # atomically: a cut-short conversion never leaves half a model
+        atomic_write(out_path, model.SerializeToString())
     return model
 
 

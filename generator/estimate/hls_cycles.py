@@ -1,23 +1,22 @@
 """A cycle estimate of the HLS kernel from its own loop structure (not a synthesis result, and not the latency model
 of :mod:`generator.spec.timing`).
 
-The kernel (``hls_templates/kernel/accel_kernel.h``) states, beside every pipelined loop, the initiation interval
-and pipeline depth it is written for: ``for (...) {  // II=1 depth=4``. :func:`kernel_loops` renders the kernel for
-a board, parses it on its synthesis path with libclang (as :mod:`generator.backends.hls.lint` does: ``-D__SYNTHESIS__`` and
-the stub headers; HLS pragmas from the token stream, assigned to the innermost loop body holding them) and reads
-each loop's label, its ``#pragma HLS PIPELINE II=`` and ``LOOP_TRIPCOUNT``, and the ``// II=.. depth=..`` comment
-on the line of the loop's opening brace (or of its ``for``). It is an error (:class:`EstimateError`) when a
-pipelined loop has no annotation, an annotation sits on no loop or on a loop that is not pipelined, the
-annotation's II differs from the pragma's, or the estimator has no formula for an annotated loop
-(:data:`FORMULA_LOOPS`); and :class:`KernelEstimate` refuses a kernel in which a loop it needs is missing. The
-estimator takes II and depth only from the parsed annotations, so editing an annotation changes the estimate.
+:func:`kernel_loops` renders the kernel for a board and runs the port analysis of the rule checker on it
+(:func:`generator.backends.hls.lint.run.analyse_folder`: libclang on the synthesis path, ``-D__SYNTHESIS__`` and the
+stub headers): every pipelined loop reachable from a top function with its requested II, its *analysed* II (the
+memory ports, m_axi bundles and streams its iteration uses after ARRAY_PARTITION / ARRAY_RESHAPE, with its callees
+inlined and inner loops unrolled) and its depth (the analysis's rule: operations on the iteration's path). The
+estimate takes II and depth from those records only; nothing in the kernel's comments is read. It is an error
+(:class:`EstimateError`) when the kernel does not parse or a loop the formulas need (:data:`REQUIRED_LOOPS`) is
+missing.
 
 Per instruction (:meth:`KernelEstimate.insn_cycles`; trip counts from the instruction's fields exactly as the
 kernel's C++ derives them; ``II_X`` / ``D_X`` the annotated II / depth of loop X; ``beat_ii = max(II, ceil(axi_bytes
 / ddr_bytes_per_cycle))``, the DDR bandwidth bounding a beat per cycle (with two HP ports the block design puts
 LOAD's and STORE's m_axi on both through the RTL's splitter, ``hls_templates/bd/accel_hp.v``, which adds
 :func:`generator.spec.timing.split_tail` to each transfer, as in the latency model); ``Lr`` / ``Lw`` the board's
-``ddr_read_latency_cycles`` / ``ddr_write_latency_cycles``):
+``ddr_read_latency_cycles`` / ``ddr_write_latency_cycles``; ``II_X`` / ``D_X`` the analysed II / depth of loop
+X):
 
 * every instruction: ``INVOKE`` = 2 cycles, the free-running module's invocation (command-stream read with the
   token pops; error publish and token pushes). CONFIG, SYNC, NOP, END cost ``INVOKE`` only.
@@ -45,9 +44,10 @@ LOAD's and STORE's m_axi on both through the RTL's splitter, ``hls_templates/bd/
 * fetch (``fetch_run``): ``VALIDATE`` over the program up to END, then ``DISPATCH``: instruction k reaches its
   module's command queue at ``validate + D_DISPATCH + k x ii_f`` cycles; fetched from DDR (``fetch_ddr = 1``, as
   the driver runs) each instruction is ``INSN_BITS / AXI_BITS`` beats of ``FETCH_BEATS`` unrolled in the
-  pipelined loop on one m_axi port, so ``ii_f = max(II, beats x II_FETCH_BEATS)`` and each loop adds ``Lr +
-  D_FETCH_BEATS``, and with two HP ports (the fetch alone on a third, half the m_axi width) at least
-  ``INSN_BYTES / (ddr_bytes_per_cycle / 2)``; from the ROM ``ii_f = II``.
+  pipelined loop on one m_axi port, so ``ii_f = max(II, beats x II_FETCH_BEATS)`` (II: the loop's analysed II,
+  which counts those beats on the m_axi bundle) and each loop adds ``Lr + D_FETCH_BEATS``, and with two HP ports
+  (the fetch alone on a third, half the m_axi width) at least ``INSN_BYTES / (ddr_bytes_per_cycle / 2)``; from the
+  ROM ``ii_f`` = the analysed II without the m_axi bundle's bound.
 
 Over a program (:meth:`KernelEstimate.program_cycles`): the golden simulator's module / token scheduler
 (:meth:`generator.exec.golden.GoldenSim.run_insns` with ``functional=False``) with this cost per instruction and the
@@ -64,25 +64,19 @@ import math
 import re
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
-import clang.cindex as ci
 import numpy as np
 
 from host.fileio import atomic_write
 from generator.backends.hls.kernel import KERNEL_DIR, STATIC_FILES, render
-from generator.backends.hls.lint import clang_ast
-from generator.backends.hls.lint.run import clang_args
-from generator.backends.hls.lint.source import SourceFile
-from generator.backends.hls.lint.stubs import write_stubs
+from generator.backends.hls.lint.analysis import LoopRecord
+from generator.backends.hls.lint.run import LintError, analyse_folder
 from generator.spec import isa
 from generator.spec.arch import CMD_QUEUE_DEPTH
 from generator.spec.board import Board
 from generator.spec.timing import HwConfig, split_tail
 
-K = ci.CursorKind
-ANNOTATION = re.compile(r"\bII\s*=\s*(\d+)\s+depth\s*=\s*(\d+)")
 KERNEL_FILE = "accel_kernel.h"
 
 #: cycles of a module invocation (command-stream read with the token pops; error publish and token pushes)
@@ -108,114 +102,30 @@ REQUIRED_LOOPS = set(FORMULA_LOOPS) - {"FETCH_BEATS"}
 
 
 class EstimateError(RuntimeError):
-    """The kernel's loop annotations and the estimator do not match (see the module docstring)."""
+    """The kernel does not parse, or a loop the estimator's formulas need is missing (see the module docstring)."""
 
 
-@dataclass(frozen=True)
-class Loop:
-    """A loop of the kernel: label, enclosing function, line, pipelined (``#pragma HLS PIPELINE``, its II),
-    the annotation's II and depth (None if not annotated), LOOP_TRIPCOUNT (min, max) or None."""
-    label: str
-    function: str
-    line: int
-    pipelined: bool
-    pragma_ii: int | None
-    ii: int | None
-    depth: int | None
-    tripcount: tuple | None
+#: a pipelined loop of the kernel as the port analysis reports it (label, function, line, requested II, analysed
+#: II ``ii``, the memory limiting it, ``depth``)
+Loop = LoopRecord
 
 
-def _parse(board: Board, kernel_dir: Path | None = None):
-    """libclang translation unit of the kernel rendered for ``board`` (synthesis path), and the kernel file path."""
-    tmp = tempfile.TemporaryDirectory(prefix="hls_est_")
-    d = Path(tmp.name)
-    render(board, d)
-    if kernel_dir is not None:      # a kernel under test: its static headers replace the shipped ones
-        for f in STATIC_FILES:
-            if (Path(kernel_dir) / f).exists():
-                atomic_write(d / f, (Path(kernel_dir) / f).read_text())
-    stub = write_stubs(d / "stubs")
-    args = clang_args([str(d)], [], stub)
-    tu = ci.Index.create().parse(str(d / "accel.cpp"), args=args,
-                                 options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
-    errs = [x for x in tu.diagnostics if x.severity >= ci.Diagnostic.Error]
-    if errs:
-        raise EstimateError(f"the kernel does not parse: {errs[0].location.file}:{errs[0].location.line}: "
-                            f"{errs[0].spelling}")
-    return tmp, tu, d / KERNEL_FILE
-
-
-def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[Loop]:
-    """Every loop of ``accel_kernel.h`` (rendered for ``board``, parsed on the synthesis path) with its pragmas and
-    its ``// II=.. depth=..`` annotation. Raises EstimateError: a pipelined loop without an annotation, an
-    annotation on no loop or on a loop that is not pipelined, II differing from the PIPELINE pragma's. Annotations in
-    code the preprocessor skips (``#if`` branches not compiled for this board) are not read, nor are their loops."""
-    tmp, tu, path = _parse(board, kernel_dir)
-    try:
-        f = SourceFile(tu, path)
-        skipped = clang_ast.skipped_ranges(tu, path)
-        found_notes = [t for t in f.tokens if t.kind == ci.TokenKind.COMMENT and ANNOTATION.search(t.spelling)
-                       and not any(a <= t.location.offset < b for a, b in skipped)]
-        notes = {t.location.line: tuple(map(int, ANNOTATION.search(t.spelling).groups())) for t in found_notes}
-        loops, used_notes = [], set()
-        for fn in tu.cursor.get_children():
-            if fn.kind != K.FUNCTION_DECL or not fn.is_definition() or fn.location.file is None \
-                    or Path(fn.location.file.name).name != KERNEL_FILE:
-                continue
-            body = clang_ast.body(fn)
-            found = [(c, st) for c, st in clang_ast.walk(body) if c.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)]
-            lo, hi = body.extent.start.offset, body.extent.end.offset
-            scopes: dict = {}
-            for p in f.pragmas:
-                if not lo <= p.offset < hi:
-                    continue
-                best, start = None, -1
-                for lp, _ in found:
-                    b = clang_ast.loop_body(lp)
-                    if b is not None and b.extent.start.offset <= p.offset < b.extent.end.offset \
-                            and b.extent.start.offset > start:
-                        best, start = lp, b.extent.start.offset
-                if best is not None:
-                    scopes.setdefault(best.hash, []).append(p)
-            for lp, st in found:
-                label = st[-1].spelling if st and st[-1].kind == K.LABEL_STMT else f"{fn.spelling}:{lp.location.line}"
-                prags = scopes.get(lp.hash, [])
-                pipe = [p for p in prags if p.directive == "PIPELINE" and not any(a.lower() == "off" for a in p.args)]
-                pii = None
-                if pipe:
-                    m = re.search(r"II\s*=\s*(\d+)", " ".join(pipe[0].args).replace(" = ", "="))
-                    pii = int(m.group(1)) if m else 1
-                tc = None
-                for p in prags:
-                    if p.directive == "LOOP_TRIPCOUNT":
-                        kv = dict(re.findall(r"(min|max)\s*=\s*(\d+)", " ".join(p.args).replace(" = ", "=")))
-                        tc = (int(kv.get("min", 0)), int(kv.get("max", 0)))
-                b = clang_ast.loop_body(lp)
-                note = None
-                for line in dict.fromkeys((b.extent.start.line if b is not None else lp.location.line,
-                                           lp.location.line)):
-                    if line in notes and note is None:
-                        note = notes[line]
-                        used_notes.add(line)
-                loops.append(Loop(label, fn.spelling, lp.location.line, bool(pipe), pii,
-                                  note[0] if note else None, note[1] if note else None, tc))
-        errors = []
-        for line in sorted(set(notes) - used_notes):
-            errors.append(f"{KERNEL_FILE}:{line}: annotation 'II={notes[line][0]} depth={notes[line][1]}' is beside "
-                          f"no loop (it must sit on the line of the loop's opening brace or its for)")
-        for lp in loops:
-            where = f"{KERNEL_FILE}:{lp.line} loop {lp.label} in {lp.function}"
-            if lp.pipelined and lp.ii is None:
-                errors.append(f"{where}: pipelined loop without a '// II=.. depth=..' annotation")
-            elif lp.ii is not None and not lp.pipelined:
-                errors.append(f"{where}: annotated but not pipelined (no #pragma HLS PIPELINE)")
-            elif lp.ii is not None and lp.ii != lp.pragma_ii:
-                errors.append(f"{where}: annotation II={lp.ii} differs from the pragma's II={lp.pragma_ii}")
-        if errors:
-            raise EstimateError("; ".join(errors))
-        return loops
-    finally:
-        tmp.cleanup()
+def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[LoopRecord]:
+    """The pipelined loops of ``accel_kernel.h`` rendered for ``board``, as the port analysis of the rendered
+    folder reports them (module docstring); ``kernel_dir``: a kernel under test whose static headers replace the
+    shipped ones. Raises EstimateError when the kernel does not parse."""
+    with tempfile.TemporaryDirectory(prefix="hls_est_") as tmp:
+        d = Path(tmp)
+        render(board, d)
+        if kernel_dir is not None:
+            for f in STATIC_FILES:
+                if (Path(kernel_dir) / f).exists():
+                    atomic_write(d / f, (Path(kernel_dir) / f).read_text())
+        try:
+            loops, _ = analyse_folder(d)
+        except LintError as e:
+            raise EstimateError(f"the kernel does not parse: {e}") from None
+    return [lp for lp in loops if Path(lp.file).name == KERNEL_FILE]
 
 
 def m_axi_outstanding() -> tuple[int, int]:
@@ -236,10 +146,10 @@ def _cdiv(a, b):
 
 class KernelEstimate:
     """Cycle estimate of the kernel rendered for ``board`` in precision ``bits`` (8 or 16) from its loop
-    structure (module docstring). ``loops``: :func:`kernel_loops` (parsed if None). ``fetch_ddr``: the program is
-    fetched from DDR (as the driver runs it) rather than the ROM. Raises EstimateError when an annotated loop has
-    no formula here or a loop the formulas need is missing. ``used`` collects the labels of the loops the
-    estimates so far have used."""
+    structure (module docstring). ``loops``: :func:`kernel_loops` (analysed if None). ``fetch_ddr``: the program is
+    fetched from DDR (as the driver runs it) rather than the ROM. Raises EstimateError when a loop the formulas
+    need is missing. ``used`` collects the labels of the loops the estimates so far have used, ``trips`` /
+    ``cycles`` their iterations and cycles ({label: n}, :meth:`reset_counts`)."""
 
     def __init__(self, board: Board, bits: int, loops: list[Loop] | None = None, fetch_ddr: bool = True):
         self.board = board
@@ -247,28 +157,37 @@ class KernelEstimate:
         self.loops = loops if loops is not None else kernel_loops(board)
         self.fetch_ddr = fetch_ddr
         self.cmd_depth = CMD_QUEUE_DEPTH
-        ann = {lp.label: lp for lp in self.loops if lp.ii is not None}
-        extra = sorted(set(ann) - set(FORMULA_LOOPS))
-        if extra:
-            raise EstimateError(f"annotated loop(s) {extra} of {KERNEL_FILE} have no formula in the estimator "
-                                f"(generator/estimate/hls_cycles.py FORMULA_LOOPS)")
+        ann = {lp.label: lp for lp in self.loops}
         missing = sorted(REQUIRED_LOOPS - set(ann))
         if missing:
-            raise EstimateError(f"{KERNEL_FILE} has no annotated loop(s) {missing} the estimator needs")
+            raise EstimateError(f"{KERNEL_FILE} has no pipelined loop(s) {missing} the estimator needs")
         self.ann = ann
         self.used: set = set()
+        self.trips: Counter = Counter()
+        self.cycles: Counter = Counter()
         # LOAD's and STORE's m_axi on the DDR path (two HP ports: both through the splitter, as the RTL's units)
         self.beat_ii_min = max(1, math.ceil(self.hw.axi_bytes / self.hw.bytes_per_cycle))
         self.rd_outstanding, self.wr_outstanding = m_axi_outstanding()
 
-    # ---- loop primitives
-    def _loop(self, label: str, trip: int, ii_min: int = 1) -> int:
-        """trip x II + depth of the annotated loop ``label`` (0 cycles when it runs no iteration)."""
-        lp = self.ann[label]
+    def reset_counts(self) -> None:
+        """Forget the per-loop iterations and cycles counted so far."""
+        self.trips.clear()
+        self.cycles.clear()
+
+    def _count(self, label, trip, cycles):
         self.used.add(label)
+        self.trips[label] += trip
+        self.cycles[label] += cycles
+        return cycles
+
+    # ---- loop primitives
+    def _loop(self, label: str, trip: int, ii_min: int = 1, ii: int | None = None) -> int:
+        """trip x II + depth of the pipelined loop ``label`` (analysed II, or ``ii``; 0 cycles when it runs no
+        iteration)."""
+        lp = self.ann[label]
         if trip <= 0:
-            return 0
-        return trip * max(lp.ii, ii_min) + lp.depth
+            return self._count(label, 0, 0)
+        return self._count(label, trip, trip * max(lp.ii if ii is None else ii, ii_min) + lp.depth)
 
     # ---- per instruction
     def _segments(self, f, store: bool):
@@ -303,9 +222,9 @@ class KernelEstimate:
         flight: the latency once, the beats at ``beat_ii``, or ``beats x latency / outstanding`` if larger; plus
         ``tail``, the two-HP-port splitter's last-burst cycles."""
         lp = self.ann[label]
-        self.used.add(label)
         ii = max(lp.ii, self.beat_ii_min)
-        return latency + lp.depth + max(beats * ii, math.ceil(beats * latency / outstanding)) + tail
+        return self._count(label, beats,
+                           latency + lp.depth + max(beats * ii, math.ceil(beats * latency / outstanding)) + tail)
 
     def _tail(self, a, nbytes, write: bool) -> int:
         """The splitter's cycles after the last segment (two HP ports; 0 with one)."""
@@ -382,24 +301,25 @@ class KernelEstimate:
             if ins.op == "END":
                 n = k + 1
                 break
-        ii_v, ii_d = self.ann["VALIDATE"].ii, self.ann["DISPATCH"].ii
+        ii_v, ii_d = self.ann["VALIDATE"].ii_without("m_axi"), self.ann["DISPATCH"].ii_without("m_axi")
         extra = 0
         if self.fetch_ddr:
+            ii_v, ii_d = self.ann["VALIDATE"].ii, self.ann["DISPATCH"].ii
             beats = isa.INSN_BYTES // self.hw.axi_bytes
             if beats > 1:
                 fb = self.ann.get("FETCH_BEATS")
                 if fb is None:
-                    raise EstimateError("AXI narrower than an instruction but no annotated FETCH_BEATS loop")
-                self.used.add("FETCH_BEATS")
+                    raise EstimateError("AXI narrower than an instruction but no pipelined FETCH_BEATS loop")
+                self._count("FETCH_BEATS", (n + len(insns)) * beats, 0)
                 ii_v, ii_d = max(ii_v, beats * fb.ii), max(ii_d, beats * fb.ii)
                 extra = fb.depth
             extra += self.hw.rd_latency
             if self.hw.hp_ports == 2:   # the fetch's m_axi is narrowed onto one HP port of half the width
                 port_ii = math.ceil(isa.INSN_BYTES / (self.hw.bytes_per_cycle / 2))
                 ii_v, ii_d = max(ii_v, port_ii), max(ii_d, port_ii)
-        validate = self._loop("VALIDATE", n, ii_v) + extra
-        self.used.add("DISPATCH")
+        validate = self._loop("VALIDATE", n, ii=ii_v) + extra
         t0 = validate + extra + self.ann["DISPATCH"].depth
+        self._count("DISPATCH", len(insns), len(insns) * ii_d + extra + self.ann["DISPATCH"].depth)
         return t0 + np.arange(len(insns), dtype=np.int64) * ii_d
 
     # ---- whole program
@@ -435,6 +355,8 @@ def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fet
     r_m = GoldenSim(est.hw, np.zeros(16, np.uint8), {k: 0 for k in isa.BASE_REG_NAMES.values()}).run_insns(
         insns, functional=False)
     kinds: dict = {}
+    est.reset_counts()
+    est.dispatch_times(insns)
     for ins in insns:
         d = kinds.setdefault(insn_kind(ins), Counter())
         d["count"] += 1
@@ -442,4 +364,14 @@ def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fet
         d["model"] += insn_cycles(est.hw, ins)
     return {"hls": r_h.cycles, "model": r_m.cycles, "ratio": r_h.cycles / r_m.cycles,
             "kinds": {k: dict(v) for k, v in kinds.items()}, "busy": {"hls": r_h.busy, "model": r_m.busy},
-            "used": sorted(est.used)}
+            "used": sorted(est.used), "loops": loop_table(est)}
+
+
+def loop_table(est: KernelEstimate) -> list[dict]:
+    """Per pipelined loop of ``est``'s kernel: label, function, requested / analysed II, the memory limiting it,
+    depth, the iterations and cycles the estimates so far counted (``trips`` / ``cycles``; per frame after
+    :func:`compare`)."""
+    return [{"loop": lp.label, "function": lp.function, "requested_ii": lp.requested_ii, "ii": lp.ii,
+             "limit": f"{lp.limit} ({lp.storage}: {lp.reads} R, {lp.writes} W)" if lp.limit else "",
+             "depth": lp.depth, "trips": int(est.trips.get(lp.label, 0)), "cycles": int(est.cycles.get(lp.label, 0))}
+            for lp in est.loops]

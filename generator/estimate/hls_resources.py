@@ -14,9 +14,14 @@ signed DSP48E2 in both modes) ``+ Tm``
 (COMPUTE's element-wise product, ``emul``: one 18 x 18 multiply per output lane, :data:`DSP_PER_EMUL_LANE`).
 
 **Memories**: the kernel's buffers, instruction ROM and the block design's stream FIFOs, each group mapped onto
-BRAM, URAM or LUTRAM by the rule of :mod:`generator.spec.memories` (:func:`generator.spec.memories.bind`, the
-architecture's choice that the back ends also render); each FIFO adds :data:`LUT_PER_FIFO` / :data:`FF_PER_FIFO`
-of control.
+BRAM, URAM or LUTRAM by the rule of :mod:`generator.spec.memories`
+(:func:`generator.spec.memories.bound_kernel_memories`, the architecture's choice that the back ends also render):
+IBUF and ACC true dual port (block RAM without the 512 x 72 / 512 x 36 simple-dual-port shapes, URAM as two
+read-write ports, never LUTRAM), PBUF and TBUF one 128-bit record memory per lane; each FIFO adds
+:data:`LUT_PER_FIFO` / :data:`FF_PER_FIFO` of control. The block design's shared memory ports
+(``hls_templates/bd/accel_ram.v``: IBUF's two per bank, ACC's port B) each add an address multiplexer and a
+write-enable gate, about ``log2(depth) + width / 8`` LUTs, which :data:`LUT_PER_MEMORY` does not count: they are
+left inside the LUT estimate's error stated below.
 
 **LUT / FF**: a bit-width-based engineering estimate, not calibrated against a synthesis run of this kernel
 (there is no Vivado here): a b-bit adder or comparator is b LUTs (CARRY8 chains), a b-bit register b FFs.

@@ -402,7 +402,11 @@ WATCHDOG_CYCLES = 1 << 12
 #:   program before it dispatches anything (nothing executes, no DDR write); the rest in the modules while running
 #:   (each module's sticky error bits go onto an error wire that all modules read, so no instruction starts
 #:   anywhere after an error), ARITH_OVERFLOW too; the fetch block ORs the modules' done reports into ``status``.
-#:   TOKEN_OVERFLOW uses the token streams' ``full()``. The threaded C-simulation finds a deadlock exactly
+#:   TOKEN_OVERFLOW by the same pass, before anything runs: each token FIFO's pushes minus pops counted in program
+#:   order up to END (as :func:`generator.codegen.program.check_tokens`), a push finding :data:`TOKEN_QUEUE_DEPTH`
+#:   tokens is the error (the modules push with blocking writes only: the AXI4-Stream token ports take no
+#:   ``full()``), so the kernel reports it where the golden simulator may first run (and write DDR for) the
+#:   instructions before the overflowing push. The threaded C-simulation finds a deadlock exactly
 #:   (WATCHDOG: every module thread blocked on a FIFO that cannot move) and checks TOKENS_LEFT after the run; the
 #:   synthesized kernel has blocking token reads (a deadlock hangs it: the driver's timeout) and cannot look into
 #:   the block design's token FIFOs at the end (no TOKENS_LEFT).

@@ -5,24 +5,33 @@ Units: BRAM36 blocks (36 Kb; a memory that fits one BRAM18 counts 0.5, as Vivado
 blocks (288 Kb, 4096 x 72); LUTs.
 
 **The HLS kernel's memories** (:func:`kernel_memories`, as the block design ``vivado_bd.tcl`` holds them): IBUF,
-WBUF, ACC, OBUF, PBUF and TBUF are memory ports of the HLS IPs onto simple-dual-port RAMs in the block design (one
-``accel_ram`` cell per memory: port A written by the producer IP, port B read by the consumer IP), one RAM per
-ping-pong bank, the lanes of a word side by side (``ARRAY_RESHAPE`` on the lane dimension: one wide word per
-address); OBUF (post IP -> store IP), PBUF and TBUF one RAM per lane (``ARRAY_PARTITION``). Elements are
-stored 16 bits wide at the int8 depth, accumulators ``max(acc_bits_int8, acc_bits_int16)`` wide:
+WBUF, ACC, OBUF, PBUF and TBUF are memory ports of the HLS IPs (``mode=bram``) onto RAMs in the block design (one
+``accel_ram`` cell per memory, :mod:`generator.backends.hls.block_design`), one RAM per ping-pong bank with the
+lanes of a word side by side (``ARRAY_RESHAPE`` on the lane dimension: one wide word per address: WBUF per bank and
+row, ACC), or one RAM per lane (``ARRAY_PARTITION``: IBUF per bank and lane, OBUF, PBUF, TBUF). Elements are stored 16 bits wide at the int8
+depth, accumulators ``max(acc_bits_int8, acc_bits_int16)`` wide. Ports: SDP = simple dual port (the producer writes
+port A, the consumer reads port B); TDP = true dual port (both ports read and write; block RAM at most 36 bits wide
+per RAMB36E2, no 512 x 72 shape, UG573; never LUTRAM, rule 5):
 
-=========  =====================  =========================================  ===============
-memory     memories               depth (words)                              width (bits)
-=========  =====================  =========================================  ===============
-IBUF       2 (banks)              ibuf_bank_bytes / Tn                       16 * Tn
-WBUF       2 * Tm (banks x rows)  wbuf_bank_bytes / (Tn * Tm)                16 * Tn
-ACC        2 (banks)              acc_bank_words                             acc bits * Tm
-OBUF       Tm (lanes)             obuf_bytes / Tm                            16
-PBUF       Tm (cyclic)            pbuf_entries / Tm                          128 (16-byte record)
-TBUF       Tm (cyclic)            isa.TBUF_ROWS (64)                         128 (16-byte record)
-ROM        1                      instructions of the baked-in program       256
-FIFOs      14 ``axis_data_fifo``  see :data:`BD_STREAMS`                     the stream's TDATA
-=========  =====================  =========================================  ===============
+=========  =====================  ===========================  ===============  =====  ==============================
+memory     memories               depth (words)                width (bits)     ports  IPs on the ports
+=========  =====================  ===========================  ===============  =====  ==============================
+IBUF       2 * Tn (banks x lanes) ibuf_bank_bytes / Tn         16               TDP    A: LOAD's write, else COMPUTE's
+                                                                                       read; B: COMPUTE (``ram_t2p``:
+                                                                                       the int8 pixel pair)
+WBUF       2 * Tm (banks x rows)  wbuf_bank_bytes / (Tn * Tm)  16 * Tn          SDP    LOAD -> COMPUTE
+ACC        2 (banks)              acc_bank_words               acc bits * Tm    TDP    A: COMPUTE; B: COMPUTE's write,
+                                                                                       else POST's read, else COMPUTE
+OBUF       Tm (lanes)             obuf_bytes / Tm              16               SDP    POST -> STORE
+PBUF       Tm (lanes)             ceil(pbuf_entries / Tm)      128 (record)     SDP    LOAD -> POST
+TBUF       Tm (lanes)             isa.TBUF_ROWS (64)           128 (record)     SDP    LOAD -> POST
+ROM        1                      the baked-in program         256              -      (inside the fetch IP)
+FIFOs      14 ``axis_data_fifo``  see :data:`BD_STREAMS`       the stream's     -      producer -> consumer
+                                                               TDATA
+=========  =====================  ===========================  ===============  =====  ==============================
+
+PBUF and TBUF hold the raw 16-byte records (``trec_t pbuf[PBUF_ROWS][TM]``, the lane dimension partitioned: POST
+reads lane m's record from lane m's memory); the kernel decodes them.
 
 The block design's AXI4-Stream FIFOs: the three command queues (:data:`CMD_QUEUE_DEPTH` instructions of 256 bits),
 the two run-descriptor queues (320 bits) and three done queues (64 bits) at the ``axis_data_fifo`` minimum depth
@@ -45,9 +54,13 @@ Mapping rule (:func:`bind`), per group of identical partitioned memories:
    (a true-dual-port memory without the 512-word simple-dual-port shapes);
 4. if the part has URAM, groups move from BRAM to URAM (``ceil(width / 72) * ceil(depth / 4096)`` each) in order
    of BRAM36 saved per URAM used, a whole group at a time, while the URAMs left suffice and the move saves at least
-   :data:`URAM_MIN_BRAM_SAVED` BRAM36 per URAM.
-   The block design's ``accel_ram`` cells take the same choice as their ``MEMORY_PRIMITIVE``, the RTL as each
-   buffer's ``ram_tdp`` STYLE (:func:`storage_binding`).
+   :data:`URAM_MIN_BRAM_SAVED` BRAM36 per URAM;
+5. (the HLS kernel's memories, :func:`bound_kernel_memories`) a true-dual-port group that rule 1 made LUTRAM is
+   block RAM instead: distributed RAM writes through one port only (UG974, XPM_MEMORY_DPDISTRAM: "Write operations
+   are not allowed through port B").
+
+The block design's ``accel_ram`` cells take the same choice as their ``MEMORY_PRIMITIVE``, the RTL as each buffer's
+``ram_tdp`` STYLE (:func:`storage_binding`).
 """
 from __future__ import annotations
 
@@ -151,11 +164,14 @@ def is_fifo(m: Memory) -> bool:
 
 
 def kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
-    """The HLS kernel's memory groups (before mapping) for ``board``'s accelerator and a ROM of ``rom_insns``."""
+    """The HLS kernel's memory groups (before mapping) for ``board``'s accelerator and a ROM of ``rom_insns``: the
+    module docstring's table (IBUF per bank and lane and ACC true dual port, PBUF / TBUF one 128-bit memory per
+    lane), then the FIFO
+    groups by (depth, TDATA bits) and the ROM if ``rom_insns``."""
     a = board.accelerator
     tn, tm = a.tn, a.tm
     acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
-    mems = [Memory("IBUF", 2, a.ibuf_bank_bytes // tn, ELEM_BITS * tn),
+    mems = [Memory("IBUF", 2 * tn, a.ibuf_bank_bytes // tn, ELEM_BITS, tdp=True),   # compute: two reads a cycle
             Memory("WBUF", 2 * tm, a.wbuf_bank_bytes // (tn * tm), ELEM_BITS * tn),
             Memory("ACC", 2, a.acc_bank_words, acc_store * tm, tdp=True),   # compute: two read-write ports
             Memory("OBUF", tm, a.obuf_bytes // tm, ELEM_BITS),
@@ -215,14 +231,22 @@ def bind(mems: list[Memory], uram_cap: int) -> list[Memory]:
 
 
 def bound_kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
-    """:func:`kernel_memories` of ``board`` mapped by :func:`bind` onto the part's URAM."""
-    return bind(kernel_memories(board, rom_insns), board.resources.uram)
+    """:func:`kernel_memories` of ``board`` mapped by :func:`bind` onto the part's URAM, a true-dual-port group that
+    came out LUTRAM moved to block RAM (rule 5 of the module docstring: the block design's ``accel_ram`` builds a
+    TDP memory from ``xpm_memory_tdpram``, which cannot be distributed RAM)."""
+    mems = bind(kernel_memories(board, rom_insns), board.resources.uram)
+    for m in mems:
+        if m.tdp and m.impl == "lutram":
+            m.impl, m.lut, m.bram36 = "bram", 0, m.count * bram36_for(m.depth, m.width, True)
+    return mems
 
 
 def storage_binding(board: Board, rom_insns: int = 0, per_lane: bool = False) -> dict:
     """{kernel array name: storage impl (bram / uram / lutram)} for the buffers: the HLS block design's memories'
     primitive. ``per_lane``: the same mapping rule over the RTL's
     per-lane memories (:func:`lane_memories`; the ROM and FIFOs are never URAM, so they do not change it)."""
-    mems = lane_memories(board) if per_lane else kernel_memories(board, rom_insns)
-    bind(mems, board.resources.uram)
+    if per_lane:
+        mems = bind(lane_memories(board), board.resources.uram)
+    else:
+        mems = bound_kernel_memories(board, rom_insns)
     return {ARRAY_NAMES[m.name]: m.impl for m in mems if m.name in ARRAY_NAMES}

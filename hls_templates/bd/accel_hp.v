@@ -10,9 +10,16 @@
 // full-width beats at beat-aligned addresses (the host's buffers are page-aligned), within one 4 KB page, at most
 // 256 beats, one AXI ID (IDs 1 bit, answered 0, in order). The load interface's write channels and the store interface's read channels are tied
 // off (never used: the LOAD module only reads, the STORE module only writes). Responses are OKAY.
+// Addresses: a Vitis HLS m_axi address is 64 bits (run_hls.tcl: config_interface -m_axi_addr64=true, the default;
+// UG1399 "config_interface"; 32 bits would reach only the low 4 GB, not DDR_HIGH), so the slave ports take 64 bits
+// and the splitter the low AW = 40 (generator/spec/arch.py AXI_ADDR_BITS, as the RTL: the Zynq UltraScale+ address map
+// puts all of DDR below 2**40, UG1085 "System Addresses"); the master ports are PS_AW = 49 bits wide, the width of
+// S_AXI_HPn_FPD (saxigpN_araddr[48:0] of zynq_ultra_ps_e), zero-extended, so that connect_bd_intf_net joins equal
+// ADDR_WIDTHs (UG994, "Parameter Propagation") and assign_bd_address maps DDR_LOW and DDR_HIGH.
 module accel_hp #(
     parameter integer DW = 256,         // the modules' m_axi data width (bits)
-    parameter integer AW = 40,          // port address bits (vivado_bd.tcl sets generator/spec/arch.py AXI_ADDR_BITS, as the RTL)
+    parameter integer AW = 40,          // splitter address bits (vivado_bd.tcl sets generator/spec/arch.py AXI_ADDR_BITS, as the RTL)
+    parameter integer PS_AW = 49,       // HP port address bits (S_AXI_HPn_FPD)
     parameter integer OUTST = 64,       // bursts in flight per direction (generator/spec/arch.py)
     parameter integer FDEPTH = 128      // splitter data FIFO words per port and direction
 ) (
@@ -73,7 +80,7 @@ module accel_hp #(
     input  wire                 s_axi_store_rready,
     // ---- m00_axi (S_AXI_HP0_FPD)
     output wire [0:0]           m00_axi_arid,
-    output wire [AW-1:0]        m00_axi_araddr,
+    output wire [PS_AW-1:0]     m00_axi_araddr,
     output wire [7:0]           m00_axi_arlen,
     output wire [2:0]           m00_axi_arsize,
     output wire [1:0]           m00_axi_arburst,
@@ -88,7 +95,7 @@ module accel_hp #(
     input  wire                 m00_axi_rvalid,
     output wire                 m00_axi_rready,
     output wire [0:0]           m00_axi_awid,
-    output wire [AW-1:0]        m00_axi_awaddr,
+    output wire [PS_AW-1:0]     m00_axi_awaddr,
     output wire [7:0]           m00_axi_awlen,
     output wire [2:0]           m00_axi_awsize,
     output wire [1:0]           m00_axi_awburst,
@@ -107,7 +114,7 @@ module accel_hp #(
     output wire                 m00_axi_bready,
     // ---- m01_axi (S_AXI_HP1_FPD)
     output wire [0:0]           m01_axi_arid,
-    output wire [AW-1:0]        m01_axi_araddr,
+    output wire [PS_AW-1:0]     m01_axi_araddr,
     output wire [7:0]           m01_axi_arlen,
     output wire [2:0]           m01_axi_arsize,
     output wire [1:0]           m01_axi_arburst,
@@ -122,7 +129,7 @@ module accel_hp #(
     input  wire                 m01_axi_rvalid,
     output wire                 m01_axi_rready,
     output wire [0:0]           m01_axi_awid,
-    output wire [AW-1:0]        m01_axi_awaddr,
+    output wire [PS_AW-1:0]     m01_axi_awaddr,
     output wire [7:0]           m01_axi_awlen,
     output wire [2:0]           m01_axi_awsize,
     output wire [1:0]           m01_axi_awburst,
@@ -165,9 +172,12 @@ module accel_hp #(
         .m_wvalid({m01_axi_wvalid, m00_axi_wvalid}), .m_wready({m01_axi_wready, m00_axi_wready}),
         .m_bvalid({m01_axi_bvalid, m00_axi_bvalid}), .m_bready({m01_axi_bready, m00_axi_bready}));
 
-    assign {m01_axi_araddr, m00_axi_araddr} = araddr;
+    // the splitter's AW-bit port addresses, zero-extended to the HP port's PS_AW bits
+    assign m00_axi_araddr = {{(PS_AW - AW){1'b0}}, araddr[AW-1:0]};
+    assign m01_axi_araddr = {{(PS_AW - AW){1'b0}}, araddr[2*AW-1:AW]};
+    assign m00_axi_awaddr = {{(PS_AW - AW){1'b0}}, awaddr[AW-1:0]};
+    assign m01_axi_awaddr = {{(PS_AW - AW){1'b0}}, awaddr[2*AW-1:AW]};
     assign {m01_axi_arlen, m00_axi_arlen} = arlen;
-    assign {m01_axi_awaddr, m00_axi_awaddr} = awaddr;
     assign {m01_axi_awlen, m00_axi_awlen} = awlen;
     assign {m01_axi_wstrb, m00_axi_wstrb} = wstrb;
     // INCR bursts of full port beats, normal non-secure data accesses, bufferable / modifiable (as the RTL's top)

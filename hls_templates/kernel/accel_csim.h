@@ -27,8 +27,8 @@ void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store
     static elem_t ibuf[2][IBUF_DEPTH][TN];
     static elem_t wbuf[2][WBUF_DEPTH][TM][TN];
     static acc_t acc[2][ACC_WORDS][TM];
-    static param_t pbuf[PBUF_ENTRIES];
-    static trec_t tbuf[TBUF_ENTRIES];
+    static prec_t pbuf[PBUF_ROWS][TM];
+    static trec_t tbuf[TBUF_ROWS][TM];
     static elem_t obuf[OBUF_DEPTH][TM];
     fifo<insn_t> lq(CMD_QUEUE_DEPTH), cq(CMD_QUEUE_DEPTH), sq(CMD_QUEUE_DEPTH);
     fifo<run_t> lrun(RUN_QUEUE_DEPTH), srun(RUN_QUEUE_DEPTH);
@@ -41,13 +41,13 @@ void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store
     ap_uint<32> st = 0, cyc = 0, hw = 0, cid = 0;
     bool fetched = false;
     std::thread tl(csim_module_thread<std::function<void()>>, 1, std::function<void()>([&] {
-        accel_load(lq, lrun, c2l, l2c, ldone, ddr_load, ibuf, wbuf, pbuf, tbuf, ew, ew);
+        accel_load(lq, lrun, c2l, l2c, ldone, maxi<axi_t>(const_cast<axi_t *>(ddr_load)), ibuf, wbuf, pbuf, tbuf, ew, ew);
     }));
     std::thread tc(csim_module_thread<std::function<void()>>, 2, std::function<void()>([&] {
         accel_compute(cq, l2c, c2l, s2c, c2s, cdone, ibuf, wbuf, acc, ew, ew);
     }));
     std::thread ts(csim_module_thread<std::function<void()>>, 3, std::function<void()>([&] {
-        accel_store(sq, srun, c2s, s2c, sdone, pq, p2s, ddr_store, nullptr, obuf, ew, ew);
+        accel_store(sq, srun, c2s, s2c, sdone, pq, p2s, ddr_store, obuf, ew, ew);
     }));
     std::thread tp(csim_module_thread<std::function<void()>>, 4, std::function<void()>([&] {
         accel_post(pq, p2s, acc, pbuf, tbuf, obuf, ew, ew);
@@ -75,7 +75,8 @@ void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store
         cycles = 0;
         return;
     }
-    if (st == 0 && (!l2c.empty() || !c2l.empty() || !c2s.empty() || !s2c.empty())) st |= STATUS_TOKENS_LEFT;
+    if (st == 0 && (l2c.harness_count() || c2l.harness_count() || c2s.harness_count() || s2c.harness_count()))
+        st |= STATUS_TOKENS_LEFT;
     // (a POST ends before the store module takes its next instruction, END included: nothing is left between them)
     status = st;
     cycles = cyc;

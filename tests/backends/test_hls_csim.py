@@ -218,6 +218,53 @@ def test_csim_identification_probe(kernel, tmp_path):
     assert np.array_equal(out[:ddr.size], ddr)
 
 
+MAXI_PROBE = r"""
+#include <cstdio>
+#include <cstdlib>
+#include "accel_maxi.h"
+typedef ap_uint<128> w_t;
+static w_t mem[8];
+int main(int argc, char **argv) {
+    const int mode = std::atoi(argv[1]);
+    {
+        maxi<w_t> m(mem);
+        maxi<w_t> copy = m;   // (passed by value: copies share the requests)
+        copy.write_request(2, 2);
+        m.write(~w_t(0), ap_uint<16>(0x00F0));   // word 2: bytes 4..7 only
+        m.write(~w_t(0));                        // word 3: every byte
+        if (mode == 1) m.write(~w_t(0));         // beyond the request
+        if (mode != 2) m.write_response();       // mode 2: the response never taken
+        m.read_request(2, 1);
+        const w_t v = m.read();
+        if (mode == 3) m.read();                 // beyond the read request
+        std::printf("%llx %llx %llx %llx\n", (unsigned long long)v.range(63, 0).to_uint64(),
+                    (unsigned long long)v.range(127, 64).to_uint64(),
+                    (unsigned long long)mem[3].range(63, 0).to_uint64(), (unsigned long long)mem[1].to_uint64());
+    }
+    return 0;
+}
+"""
+
+
+def test_maxi_model_writes_strobed_bytes_and_aborts_on_misuse(tmp_path):
+    """The C-simulation model of hls::burst_maxi (hls_templates/kernel/accel_maxi.h): a write_request's beats
+    written with byte strobes change only the enabled bytes (AXI WSTRB: bit j = byte j), the next beats in order;
+    a write beyond the request, a request left without its write_response() and a read beyond a read request each
+    abort the C-simulation naming the misuse."""
+    from generator.exec.csim import GXX_FLAGS, ap_types_dir
+    from generator.backends.hls.kernel import KERNEL_DIR
+    (tmp_path / "probe.cpp").write_text(MAXI_PROBE)
+    exe = tmp_path / "probe"
+    subprocess.run(["g++", *GXX_FLAGS, "-isystem", str(ap_types_dir()), "-I", str(KERNEL_DIR),
+                    str(tmp_path / "probe.cpp"), "-o", str(exe)], check=True, capture_output=True, text=True)
+    ok = subprocess.run([str(exe), "0"], capture_output=True, text=True)
+    assert ok.returncode == 0 and ok.stdout.split() == ["ffffffff00000000", "0", "ffffffffffffffff", "0"], ok
+    for mode, what in ((1, "write() without an open write_request()"), (2, "write requests without their write_response()"),
+                       (3, "read() without an open read_request()")):
+        r = subprocess.run([str(exe), str(mode)], capture_output=True, text=True)
+        assert r.returncode != 0 and f"kernel bug: {what}" in r.stderr, (mode, r.returncode, r.stderr)
+
+
 # the error statuses of bad programs (C-simulation against the golden simulator, the RTL and the PYNQ driver):
 # tests/exec/test_status.py
 

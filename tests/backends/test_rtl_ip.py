@@ -33,9 +33,19 @@ foreach cmd {create_project set_property add_files update_compile_order update_i
              save_bd_design launch_runs wait_on_run current_project current_fileset get_runs
              ipx::package_project ipx::current_core ipx::infer_bus_interfaces ipx::infer_bus_interface
              ipx::associate_bus_interfaces ipx::add_bus_parameter ipx::add_memory_map ipx::add_address_block
-             ipx::add_register ipx::create_xgui_files ipx::update_checksums ipx::check_integrity ipx::save_core} {
+             ipx::add_register ipx::create_xgui_files ipx::update_checksums ipx::check_integrity ipx::save_core
+             ipx::remove_bus_parameter open_run report_timing_summary} {
     proc $cmd {args} [string map [list CMD $cmd] {_log CMD {*}$args; return CMD}]
 }
+# whether the packager's inference gave ap_clk a FREQ_HZ bus parameter
+if {![info exists ::inferred_freq]} { set ::inferred_freq 1 }
+proc ipx::get_bus_parameters {args} {
+    _log ipx::get_bus_parameters {*}$args
+    return [expr {$::inferred_freq && [lindex $args 0] eq "FREQ_HZ" ? "busparam:FREQ_HZ" : ""}]
+}
+proc get_timing_paths {args} { return [expr {[lsearch $args -hold] >= 0 ? "path:hold" : "path:setup"}] }
+proc report_timing {args} { _log report_timing {*}$args; return "WORST PATH" }
+if {![info exists ::wns]} { set ::wns 0.05 }
 proc get_files {args} { return "file:[lindex $args end]" }
 proc ipx::get_bus_interfaces {args} { return "busif:[lindex $args 0]" }
 proc get_board_parts {args} { _log get_board_parts {*}$args; return $::bp_found }
@@ -43,7 +53,10 @@ proc get_bd_pins {args} { return "pin:[lindex $args end]" }
 proc get_bd_intf_pins {args} { return "intf:[lindex $args end]" }
 proc create_bd_cell {args} { _log create_bd_cell {*}$args; return [lindex $args end] }
 proc make_wrapper {args} { _log make_wrapper {*}$args; return vivado_prj/system_wrapper.v }
-proc get_property {name obj} { return "100%" }
+proc get_property {name obj} {
+    if {$name eq "SLACK"} { return [expr {$obj eq "path:hold" ? 0.01 : $::wns}] }
+    return "100%"
+}
 rename exit _real_exit
 proc exit {args} {}
 file mkdir vivado_prj/TOP_bd.runs/impl_1 vivado_prj/TOP_bd.gen/sources_1/bd/system/hw_handoff
@@ -56,9 +69,13 @@ close $f
 """
 
 
-def _run_tcl(d, script: str, top: str, bp: str = "") -> list[str]:
-    (d / "stub.tcl").write_text(f"set ::bp_found {{{bp}}}\n" + _STUBS.replace("SCRIPT", script).replace("TOP", top))
+def _run_tcl(d, script: str, top: str, bp: str = "", pre: str = "", ok: bool = True):
+    """Execute ``script`` in ``d`` under tclsh with the stub commands (``pre``: Tcl run first); the calls it made
+    (one line each), or with ``ok`` False the CompletedProcess."""
+    (d / "stub.tcl").write_text(f"set ::bp_found {{{bp}}}\n" + pre + _STUBS.replace("SCRIPT", script).replace("TOP", top))
     r = subprocess.run(["tclsh", "stub.tcl"], cwd=d, capture_output=True, text=True)
+    if not ok:
+        return r
     assert r.returncode == 0, r.stderr + r.stdout
     return (d / "calls.txt").read_text().splitlines()
 
@@ -122,7 +139,13 @@ def test_package_ip_tcl_in_tclsh_with_stub_commands(zcu19eg_ip):
     props = [c for c in calls if c.startswith("set_property")]
     assert "set_property value ACTIVE_LOW ipx::add_bus_parameter" in props
     assert "set_property value LEVEL_HIGH ipx::add_bus_parameter" in props
-    assert f"set_property value {int(b.pl_clock_mhz * 1e6)} ipx::add_bus_parameter" in props
+    # the clock's frequency is left to the block design (propagated from the PS's PL clock): no FREQ_HZ is set, one
+    # the packager inferred is removed
+    assert not any("FREQ_HZ" in c for c in calls if c.startswith(("ipx::add_bus_parameter", "set_property")))
+    assert str(int(b.pl_clock_mhz * 1e6)) not in (d / "package_ip.tcl").read_text()
+    assert "ipx::remove_bus_parameter FREQ_HZ busif:ap_clk" in calls
+    assert not any(c.startswith("ipx::remove_bus_parameter") for c in
+                   _run_tcl(d, "package_ip.tcl", ip.IP_TOP, pre="set ::inferred_freq 0\n"))
     regs = [c.split()[1] for c in calls if c.startswith("ipx::add_register")]
     assert regs == [n for n, *_ in isa.REGISTERS]
     sets = [c for c in props if "address_offset" in c]
@@ -204,3 +227,22 @@ def test_build_with_an_unknown_kernel_exits_2():
     r = subprocess.run([str(Path(sys.executable).parent / "invoke"), "build", "--kernel", "vhdl"], cwd=ROOT_DIR,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.strip() == "error: --kernel vhdl: choose one of hls, rtl"
+
+
+@needs_tclsh
+def test_vivado_bd_tcl_refuses_a_bitstream_that_misses_timing(tmp_path):
+    """The RTL block design signs off timing as the HLS one does: a negative WNS prints the worst path and stops
+    with an error before the overlay is copied; the PS's PL clock is what the IP's ap_clk gets (propagated)."""
+    b = load_board("zcu104")
+    ov = tmp_path / "ov"
+    ip.render_ip(b, tmp_path, bytes(isa.INSN_BYTES), overlay=ov)
+    r = _run_tcl(tmp_path, "vivado_bd.tcl", ip.IP_TOP, pre="set ::wns -0.5\n", ok=False)
+    assert r.returncode != 0 and "timing not met: WNS -0.5 ns" in r.stderr and "WORST PATH" in r.stdout
+    assert not (ov / f"yolofpga_rtl_{b.name}.bit").exists()
+    calls = _run_tcl(tmp_path, "vivado_bd.tcl", ip.IP_TOP)
+    assert (ov / f"yolofpga_rtl_{b.name}.bit").is_file()
+    names = [c.split()[0] for c in calls]
+    assert names.index("validate_bd_design") < names.index("launch_runs") < names.index("open_run")
+    assert "report_timing_summary" in names
+    # no FREQ_HZ is set on the IP cell in the block design (the PS's clock propagates)
+    assert not any("FREQ_HZ" in c for c in calls if c.startswith("set_property"))

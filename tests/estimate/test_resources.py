@@ -9,7 +9,7 @@ import pytest
 from generator.backends import hls
 from generator.backends.hls.block_design import block_design
 from generator.estimate import hls_resources
-from generator.spec import arch, memories
+from generator.spec import arch, isa, memories
 from generator.spec.board import known_boards, load_board
 from helpers import board
 
@@ -71,7 +71,7 @@ def test_kernel_binds_the_estimated_storage(tmp_path):
     hls.render(b, tmp_path)
     src = (tmp_path / "accel.cpp").read_text()
     # every buffer (obuf too: post -> store) is a memory port onto the block design's RAMs, none inside an IP
-    got = dict(re.findall(r"BLOCK_DESIGN_MEMORY (\w+) type=ram_s2p impl=(\w+)", src))
+    got = dict(re.findall(r"BLOCK_DESIGN_MEMORY (\w+) type=\w+ impl=(\w+)", src))
     assert got == memories.storage_binding(b) and got["wbuf"] == "lutram" and got["acc"] == "uram"
     assert "obuf" in got and "BIND_STORAGE" not in src
 
@@ -94,7 +94,13 @@ def test_block_design_structure_is_counted(name, tmp_path):
     assert by["IBUF"].count == 2 and by["IBUF"].width == 16 * a.tn
     assert by["WBUF"].count == 2 * a.tm and by["WBUF"].width == 16 * a.tn
     assert by["ACC"].count == 2 and by["ACC"].width == a.tm * max(a.acc_bits_int8, a.acc_bits_int16)
-    assert by["PBUF"].count == by["OBUF"].count == a.tm
+    assert by["PBUF"].count == by["OBUF"].count == by["TBUF"].count == a.tm
+    # PBUF / TBUF: one memory per lane of the raw 16-byte record (pbuf[PBUF_ROWS][TM], lanes partitioned)
+    assert by["PBUF"].width == by["TBUF"].width == 128 and by["TBUF"].depth == isa.TBUF_ROWS
+    assert by["PBUF"].depth * a.tm >= a.pbuf_entries > (by["PBUF"].depth - 1) * a.tm
+    # IBUF (LOAD writes two rows a cycle, COMPUTE reads the pixel pair) and ACC are true dual port, the rest simple
+    assert {m.name for m in e.memories if m.tdp} == {"IBUF", "ACC"}
+    assert [m["tdp"] for m in bd["memories"]] == [int(m["name"] in ("IBUF", "ACC")) for m in bd["memories"]]
     fifos = [m for m in e.memories if memories.is_fifo(m)]
     assert sum(m.count for m in fifos) == len(bd["streams"]) == 14
     tok = by["token FIFOs"]
@@ -108,8 +114,8 @@ def test_block_design_structure_is_counted(name, tmp_path):
     hls.render(b, tmp_path)
     src = (tmp_path / "accel.cpp").read_text()
     for m in bd["memories"]:
-        assert (f"BLOCK_DESIGN_MEMORY {m['var']} type=ram_s2p impl={m['impl']} memories={len(m['ports'])} "
-                f"depth={m['depth']} width={m['width']}") in src
+        assert re.search(f"BLOCK_DESIGN_MEMORY {m['var']} type=\\w+ impl={m['impl']} memories={len(m['ports'])} "
+                         f"depth={m['depth']} width={m['width']}\n", src), m["var"]
 
 
 def test_rtl_binding_keeps_the_per_lane_shapes():
@@ -121,3 +127,25 @@ def test_rtl_binding_keeps_the_per_lane_shapes():
     assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "uram", "obuf": "bram", "pbuf": "lutram", "tbuf": "lutram"}
     assert ram_styles(b) == {k.upper(): RAM_STYLES[v] for k, v in lanes.items()}
     assert memories.storage_binding(b)["ibuf"] == "uram"
+
+
+def test_true_dual_port_memories_take_the_tdp_shapes_and_never_lutram():
+    """A true-dual-port memory has no 512 x 72 / 512 x 36 simple-dual-port shape (UG573: RAMB36E2 36 bits, RAMB18E2
+    18 bits wide per port in TDP) and is never LUTRAM (distributed RAM writes through one port, UG974
+    XPM_MEMORY_DPDISTRAM): the HLS kernel's IBUF banks cost what the TDP shapes give, and an IBUF shallow enough for
+    LUTRAM is block RAM in the estimate, the block design and the kernel's storage binding (SDP LUTRAM stays)."""
+    assert memories.bram36_for(512, 72) == 1 and memories.bram36_for(512, 72, tdp=True) == 2
+    assert memories.bram36_for(512, 36, tdp=True) == 1              # 1K x 36 (or two 1K x 18 halves)
+    b = load_board("ultra96v2")
+    ibuf = next(m for m in hls_resources.estimate(b).memories if m.name == "IBUF")
+    # 2048 x 256 per bank: best TDP shape 2K x 9 as BRAM18 halves, ceil(256 / 9) = 29 of them, per bank
+    assert ibuf.tdp and ibuf.impl == "bram" and ibuf.bram36 == 2 * 29 / 2
+    small = board("zcu19eg", ibuf_bank_bytes=2048)                  # 64 rows of 32 lanes: rule 1 would say LUTRAM
+    raw = {m.name: m for m in memories.bind(memories.kernel_memories(small), small.resources.uram)}
+    assert raw["IBUF"].impl == "lutram"
+    got = {m.name: m for m in memories.bound_kernel_memories(small)}
+    assert got["IBUF"].impl == "bram" and got["IBUF"].lut == 0 and got["IBUF"].bram36 == 2 * 29 / 2   # 1K x 18 BRAM18s
+    assert memories.storage_binding(small)["ibuf"] == "bram"
+    bd = {m["name"]: m for m in block_design(small)["memories"]}
+    assert bd["IBUF"]["primitive"] == "block" and bd["PBUF"]["primitive"] == "distributed"   # SDP LUTRAM stays
+    assert hls_resources.estimate(small).bram36 == sum(m.bram36 for m in got.values())

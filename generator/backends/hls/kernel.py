@@ -52,7 +52,7 @@ KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.c
                 "vivado_bd.tcl"]
 #: the static kernel (hls_templates/kernel/): copied next to the rendered glue, compiled as is
 KERNEL_DIR = TEMPLATES_DIR / "kernel"     # the static C++ of the kernel (compiles without rendering)
-STATIC_FILES = ["accel_stream.h", "accel_kernel.h", "accel_csim.h"]
+STATIC_FILES = ["accel_stream.h", "accel_maxi.h", "accel_kernel.h", "accel_csim.h"]
 #: the block design's modules (hls_templates/bd/), module references of vivado_bd.tcl: the buffer memory and, on a
 #: board with two HP ports, the modules' DDR path over both (accel_hp.v around the RTL's burst splitter)
 BD_DIR = TEMPLATES_DIR / "bd"

@@ -92,10 +92,12 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
 
 def kernel_estimate_lines(cmp: dict) -> list[str]:
     """The report.md section of a kernel cycle estimate (:func:`generator.estimate.hls_cycles.compare`'s dict:
-    "hls" / "model" cycles, their "ratio", per instruction "kinds")."""
+    "hls" / "model" cycles, their "ratio", per instruction "kinds", per pipelined loop "loops")."""
     lines = ["## Kernel cycle estimate (from the kernel's loop structure, not a synthesis result)", "",
-             "Each instruction's trip counts x the II and pipeline depth stated beside each pipelined loop of "
-             "`hls_templates/kernel/accel_kernel.h`, plus the board's DDR latency once per LOAD / STORE (one flattened loop over all its beats), scheduled with the "
+             "Each instruction's trip counts x the II and pipeline depth the port analysis gives each pipelined "
+             "loop of `hls_templates/kernel/accel_kernel.h` (`generator/backends/hls/lint/analysis.py`: the memory "
+             "ports, m_axi bundles and streams of one iteration after ARRAY_PARTITION / ARRAY_RESHAPE), plus the "
+             "board's DDR latency once per LOAD / STORE (one flattened loop over all its beats), scheduled with the "
              "token queues' overlap (`generator/estimate/hls_cycles.py`); model-cycles: the latency model "
              "(`generator/spec/timing.py`) on the same program in the golden simulator.", "",
              f"hls-cycles: {cmp['hls']}", f"model-cycles: {cmp['model']}",
@@ -105,4 +107,18 @@ def kernel_estimate_lines(cmp: dict) -> list[str]:
     for k, v in sorted(cmp["kinds"].items()):
         r = v["hls"] / v["model"] if v["model"] else float("nan")
         lines.append(f"| {k} | {v['count']} | {v['hls']} | {v['model']} | {r:.3f} |")
+    if cmp.get("loops"):
+        lines += ["", *loop_table_lines(cmp["loops"])]
     return lines
+
+
+def loop_table_lines(loops: list[dict]) -> list[str]:
+    """The per-loop table (:func:`generator.estimate.hls_cycles.loop_table`): loop, requested II, analysed II,
+    the memory that limits it, depth, trip count per frame (iterations summed over the program's instructions),
+    cycles."""
+    out = ["| loop | function | requested II | analysed II | limited by | depth | trip count per frame | cycles |",
+           "|---|---|---:|---:|---|---:|---:|---:|"]
+    for r in loops:
+        out.append(f"| {r['loop']} | {r['function']} | {r['requested_ii']} | {r['ii']} | {r['limit']} | "
+                   f"{r['depth']} | {r['trips']} | {r['cycles']} |")
+    return out

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from generator.backends.hls.lint.analysis import Analysis, LoopRecord
 from generator.backends.hls.lint.checker import Checker, Violation
 from generator.backends.hls.lint.source import SourceFile
 from generator.backends.hls.lint.stubs import write_stubs
@@ -65,17 +66,42 @@ def check(sources: list[Path], include_dirs=(), defines=(), stubs: bool = True) 
         args = clang_args([str(d) for d in include_dirs], list(defines), stub_dir)
         for src in sources:
             src = Path(src).resolve()
-            if not src.is_file():
-                raise LintError(f"{src}: no such file")
-            tu = index.parse(str(src), args=args,
-                             options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
-            errs = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
-            if errs:
-                d = errs[0]
-                loc = f"{d.location.file}:{d.location.line}" if d.location.file else str(src)
-                raise LintError(f"{loc}: {d.spelling} ({len(errs)} parse error(s))")
+            tu = _parse(index, src, args)
             out += Checker(SourceFile(tu, src)).run()
+            out += Analysis(tu, src).run().violations
     return sorted(set(out), key=lambda v: (v.file, v.line, v.rule, v.message))
+
+
+def _parse(index, src: Path, args):
+    if not src.is_file():
+        raise LintError(f"{src}: no such file")
+    tu = index.parse(str(src), args=args, options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+    errs = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error]
+    if errs:
+        d = errs[0]
+        loc = f"{d.location.file}:{d.location.line}" if d.location.file else str(src)
+        raise LintError(f"{loc}: {d.spelling} ({len(errs)} parse error(s))")
+    return tu
+
+
+def analyse_folder(folder, include_dirs=(), defines=()) -> tuple[list[LoopRecord], list[Violation]]:
+    """The port analysis of a rendered kernel folder (its ``*.cpp`` but the testbenches, each with the headers it
+    includes, on the synthesis path with the stub headers): (every pipelined loop reachable from a top, as
+    :class:`generator.backends.hls.lint.analysis.LoopRecord`, in source order; the violations of the port rules).
+    Raises LintError when a source does not parse or the folder has none."""
+    folder = Path(folder).resolve()
+    srcs = sorted(q for q in folder.glob("*.cpp") if not _is_testbench(q))
+    if not srcs:
+        raise LintError(f"{folder}: no kernel source (*.cpp)")
+    loops, vs = [], set()
+    index = ci.Index.create()
+    with tempfile.TemporaryDirectory(prefix="hls_ports_") as tmp:
+        args = clang_args([str(folder), *map(str, include_dirs)], list(defines), write_stubs(tmp))
+        for src in srcs:
+            an = Analysis(_parse(index, src, args), src).run()
+            loops += an.loops
+            vs |= an.violations
+    return sorted(loops, key=lambda r: (r.file, r.line, r.top)), sorted(vs, key=lambda v: (v.file, v.line, v.rule))
 
 
 def _is_testbench(p: Path) -> bool:

@@ -56,7 +56,7 @@ void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store
         csim::register_thread(0);
         try {
             accel((ap_uint<64>)base[0], (ap_uint<64>)base[1], (ap_uint<64>)base[2], (ap_uint<64>)base[3],
-                  insn_mem, n_insns, fetch_ddr, st, hw, cid, cyc, size[0], size[1], size[2], size[3],
+                  maxi<axi_t>(const_cast<axi_t *>(insn_mem)), n_insns, fetch_ddr, st, hw, cid, cyc, size[0], size[1], size[2], size[3],
                   lq, cq, sq, lrun, srun, ldone, cdone, sdone);
             fetched = true;
         } catch (const csim::stop &) {

@@ -1,5 +1,5 @@
 // accel_kernel.h -- static (not rendered): the accelerator's five modules, shared by synthesis and C-simulation.
-// Needs the rendered accel.h (isa.h from generator/isa.py, config.h from the board file).
+// Needs the rendered accel.h (isa.h from generator/spec/isa.py, config.h from the board file).
 //
 // Structure (after TVM-VTA, hardware/xilinx/src/vta.cc): five top functions, each its own IP in Vivado.
 //   accel          fetch + control (ap_ctrl_hs, the isa.REGISTERS s_axilite map): checks the program (validate),
@@ -21,7 +21,7 @@
 // and one reader module each. The store module pops a POST's tokens before handing it over and pushes them when
 // the post module reports its end, before any later push (program order, as the RTL's store module).
 //
-// Error status (generator/isa.py STATUS_BITS): fetch's validate() refuses a bad program before anything is
+// Error status (generator/spec/isa.py STATUS_BITS): fetch's validate() refuses a bad program before anything is
 // dispatched (TOKEN_OVERFLOW too: the tokens counted in program order; every stream access is a blocking one);
 // each module checks its instructions (OUT_OF_RANGE, ARITH_OVERFLOW) and publishes its
 // sticky error bits on the error wire, which every module reads after its pops: once any module has an error no
@@ -516,7 +516,7 @@ static void pe_rmw(const elem_t ibuf[2][IBUF_DEPTH][TN], int ib, const elem_t wb
     sum_t hold[TM];      // the second pixel's sums
 #pragma HLS ARRAY_PARTITION variable=hold complete
 PE_RMW:
-    for (trip_t t = 0; t < n; t++) {  // II=1 depth=9
+    for (trip_t t = 0; t < n; t++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=65536
 #pragma HLS PIPELINE II=1
 #pragma HLS DEPENDENCE variable=acc inter false
@@ -588,7 +588,7 @@ static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][
 #pragma HLS ARRAY_PARTITION variable=a_lane complete
         baddr_t row = iw0, pix = iw0, aw = 0;
     BYPASS:
-        for (trip_t t = 0; t < n; t++) {  // II=1 depth=4
+        for (trip_t t = 0; t < n; t++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=8192
 #pragma HLS PIPELINE II=1
 #pragma HLS DEPENDENCE variable=acc inter false
@@ -669,7 +669,7 @@ static void exec_compute(const insn_t &x, ap_uint<1> prec, const elem_t ibuf[2][
 #pragma HLS ARRAY_PARTITION variable=r0 complete
 #pragma HLS ARRAY_PARTITION variable=r1 complete
 PE_TILE:
-    for (trip_t t = 0; t < n; t++) {  // II=1 depth=8
+    for (trip_t t = 0; t < n; t++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=2359296
 #pragma HLS PIPELINE II=1
 #pragma HLS DEPENDENCE variable=acc inter false
@@ -825,7 +825,7 @@ static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_W
     elem_t best[TM];
 #pragma HLS ARRAY_PARTITION variable=best complete
 POST_TILE:
-    for (trip_t t = 0; t < n; t++) {  // II=1 depth=10
+    for (trip_t t = 0; t < n; t++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=36864
 #pragma HLS PIPELINE II=1
 #pragma HLS DEPENDENCE variable=obuf inter false
@@ -901,11 +901,9 @@ POST_TILE:
 // element order (a barrel rotation by the start lane: muxes on registers). A beat spans at most AXI_BYTES elements
 // (int8) or AXI_BYTES / 2 + 1 (int16 starting at an odd byte): with AXI_BYTES <= TM (every board synthesized) that
 // is at most TM consecutive (word, lane) positions, one per lane memory, in row gw (lanes >= the start lane gl) or
-// gw + 1 (lanes below it). The small test boards of C-simulation (AXI_BYTES > TM) read each lane memory OBUF_WRAPS
-// times per beat, rows gw + c (or gw + 1 + c), c < OBUF_WRAPS, each round rotated alike: never synthesized.
-#if defined(ACCEL_SYNTH) && AXI_BYTES > TM
-#error "STORE reads a beat's elements one per OBUF lane memory (II=1): an m_axi beat of at most TM bytes"
-#endif
+// gw + 1 (lanes below it). The small test boards (AXI_BYTES > TM: C-simulation and the estimator's tests) read each
+// lane memory OBUF_WRAPS times per beat, rows gw + c (or gw + 1 + c), c < OBUF_WRAPS, each round rotated alike: the
+// port analysis then finds STORE_BEATS at II=OBUF_WRAPS there (no #error: those boards are parsed as for synthesis).
 // An OBUF position (word, lane) of an element, kept without a division by Tm (Tm need not be a power of two:
 // 24, 40, 48, 56): advanced by less than OBUF_WRAPS x Tm lanes at a time, each wrap one compare (as the RTL's
 // STORE walks (row, byte) incrementally)
@@ -960,12 +958,13 @@ STORE_LANES:
         const oword_t r0 = wrap ? (oword_t)(gw + 1) : gw;
         int d = dm;   // the element of round c: c * TM + dm (a constant step: no multiply)
     STORE_ROUNDS:
-        for (int c = 0; c < OBUF_WRAPS; c++, d += TM) {
+        for (int c = 0; c < OBUF_WRAPS; c++) {
 #pragma HLS UNROLL
             const rel_t first = i16 ? (rel_t)(rel0 - (odd ? 1 : 0) + 2 * d) : (rel_t)(rel0 + d);   // its first byte
             const bool in_beat = i16 ? 2 * d - (odd ? 1 : 0) < AXI_BYTES : d < AXI_BYTES;
             const bool need = in_beat && first >= 0 && first < (rel_t)nbytes;
             e[c][m] = need ? obuf[r0 + c][m] : (elem_t)0;
+            d += TM;
         }
     }
 STORE_ROTATE:
@@ -1062,7 +1061,7 @@ static void store_beats(maxi<axi_t> ddr, seg_walk w, ap_uint<32> max_beats, nbyt
     olane_t gl;
     store_seg_pos(w.f, w.rel, i16, gw, gl);
 STORE_BEATS:
-    for (ap_uint<32> n = 0; n < max_beats && more;) {  // II=1 depth=3
+    for (ap_uint<32> n = 0; n < max_beats && more;) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=16384
 #pragma HLS PIPELINE II=1
         if (pl.run && first && (flat_t)pl.words < w.f + seg_w) {
@@ -1150,25 +1149,38 @@ static inline void tok_push(fifo<token_t> &s, ap_uint<32> &err) {
 }
 
 // ------------------------------------------------------------------------------------------ fetch
-// instruction k of the ROM or of the program in DDR (INSN_BITS and AXI_BITS are powers of two: shifts, no multiply)
-static insn_t read_insn(const axi_t *insns, bool from_ddr, ap_uint<32> k) {
+// The program is read in order, one instruction per pipelined iteration: from the ROM, or from DDR as one manual
+// burst over its beats (hls::burst_maxi read_request of every beat the pass reads, then read() per beat; the
+// adapter cuts it into AXI bursts of max_read_burst_length). An instruction is INSN_BEATS beats (INSN_BITS >
+// AXI_BITS: the 128-bit boards take two beats, so the fetch loops run at II = INSN_BEATS, the one read channel's
+// rate) or a beat holds INSNS_PER_BEAT instructions (held between them). INSN_BITS and AXI_BITS are powers of two.
+#define INSN_BEATS (INSN_BITS > AXI_BITS ? INSN_BITS / AXI_BITS : 1)
+#define INSNS_PER_BEAT (AXI_BITS > INSN_BITS ? AXI_BITS / INSN_BITS : 1)
+#if INSN_BEATS != 1 && INSN_BEATS != 2 && INSN_BEATS != 4
+#error "an instruction is 1, 2 or 4 m_axi beats (the fetch loops' II)"
+#endif
+
+// beats of the first n instructions
+static inline ap_uint<32> insn_beats(ap_uint<32> n) {
+    return INSN_BEATS > 1 ? (ap_uint<32>)(n * INSN_BEATS) : (ap_uint<32>)((n + INSNS_PER_BEAT - 1) / INSNS_PER_BEAT);
+}
+
+// instruction k of a pass that reads k = 0, 1, 2, ... in order (held: the beat of the instructions that share one)
+static inline insn_t next_insn(maxi<axi_t> &insns, bool from_ddr, ap_uint<32> k, axi_t &held) {
     if (!from_ddr) return INSN_ROM[k];
-#if AXI_BITS == INSN_BITS
-    return (insn_t)insns[k];   // one beat per instruction, indexed by the loop's counter (a burst can be inferred)
-#elif AXI_BITS > INSN_BITS
-    const ap_uint<48> bit = (ap_uint<48>)k << INSN_LOG2_BITS;
-    const axi_t w = insns[bit >> AXI_LOG2_BITS];
-    const int lo = (int)(bit & (AXI_BITS - 1));
-    return (insn_t)w.range(lo + INSN_BITS - 1, lo);
-#else
+#if INSN_BEATS > 1
+    (void)held;
     insn_t x = 0;
-    const ap_uint<48> b0 = (ap_uint<48>)k << (INSN_LOG2_BITS - AXI_LOG2_BITS);
 FETCH_BEATS:
-    for (int b = 0; b < INSN_BITS / AXI_BITS; b++) {  // II=1 depth=2
-#pragma HLS PIPELINE II=1
-        x.range(((b + 1) << AXI_LOG2_BITS) - 1, b << AXI_LOG2_BITS) = insns[b0 + b];
+    for (int b = 0; b < INSN_BEATS; b++) {
+#pragma HLS UNROLL
+        x.range((b + 1) * AXI_BITS - 1, b * AXI_BITS) = insns.read();
     }
     return x;
+#else
+    const int sub = (int)(k % INSNS_PER_BEAT);
+    if (sub == 0) held = insns.read();
+    return (insn_t)held.range(sub * INSN_BITS + INSN_BITS - 1, sub * INSN_BITS);
 #endif
 }
 
@@ -1179,15 +1191,26 @@ FETCH_BEATS:
 // before its push: the count goes negative, the module then waits), as generator/codegen/program.py check_tokens
 // counts them; a push that finds TOKEN_QUEUE_DEPTH tokens is TOKEN_OVERFLOW. (The modules push with blocking writes:
 // the count bounds what a FIFO must hold.)
-static ap_uint<32> validate(const axi_t *insns, bool from_ddr, ap_uint<32> n) {
+// The pass reads all n instructions (the burst it requested), checking up to the first END (kend: its index).
+static ap_uint<32> validate(maxi<axi_t> insns, bool from_ddr, ap_uint<32> n, ap_uint<32> &kend) {
     bool illegal = false, ended = false, first_config = false, overflow = false;
     ap_uint<32> cfg = 0;
     ap_int<33> l2c = 0, c2l = 0, c2s = 0, s2c = 0;   // tokens in each FIFO, in program order
+    axi_t held = 0;
+    kend = 0;
+    if (from_ddr && n > 0) insns.read_request(0, (size_t)insn_beats(n));
 VALIDATE:
-    for (ap_uint<32> k = 0; k < n; k++) {  // II=1 depth=4
+    for (ap_uint<32> k = 0; k < n; k++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=65536
+#if INSN_BEATS == 1
 #pragma HLS PIPELINE II=1
-        const insn_t x = read_insn(insns, from_ddr, k);
+#elif INSN_BEATS == 2
+#pragma HLS PIPELINE II=2
+#else
+#pragma HLS PIPELINE II=4
+#endif
+        const insn_t x = next_insn(insns, from_ddr, k, held);
+        if (illegal || ended) continue;   // (the rest of the burst is read, not checked)
         const int op = opcode_of(x);
         const int used = isa_used_bits((unsigned)op);
         const int mod = isa_module((unsigned)op);
@@ -1195,7 +1218,7 @@ VALIDATE:
             (mod == ISA_MODULE_LOAD && (FH(x, POP_PREV) || FH(x, PUSH_PREV))) ||
             (mod == ISA_MODULE_STORE && (FH(x, POP_NEXT) || FH(x, PUSH_NEXT)))) {
             illegal = true;
-            break;
+            continue;
         }
         const bool pop_p = FH(x, POP_PREV) != 0, pop_n = FH(x, POP_NEXT) != 0;
         const bool push_p = FH(x, PUSH_PREV) != 0, push_n = FH(x, PUSH_NEXT) != 0;
@@ -1233,7 +1256,7 @@ VALIDATE:
         }
         if (op == OP_END) {
             ended = true;
-            break;
+            kend = k;
         }
     }
     if (illegal) return STATUS_ILLEGAL_OPCODE;
@@ -1261,26 +1284,36 @@ static insn_t strip_flags(const insn_t &x) {
 #error "the POST overlap mark needs an unused bit above the POST format"
 #endif
 
-// the body of the fetch / control top: one run. DISPATCH reads one instruction per iteration, one ahead of the one
-// it dispatches (x: instruction k, nx: k + 1), so that a POST goes out with its overlap mark.
-static void fetch_run(const run_t &r, const axi_t *insns, ap_uint<32> n_insns, ap_uint<32> fetch_ddr,
+// the body of the fetch / control top: one run. DISPATCH reads the program up to its END (kend, from validate) as a
+// second burst, one instruction per iteration, one ahead of the one it dispatches (x: instruction k, nx: k + 1), so
+// that a POST goes out with its overlap mark.
+static void fetch_run(const run_t &r, maxi<axi_t> insns, ap_uint<32> n_insns, ap_uint<32> fetch_ddr,
                       fifo<insn_t> &lq, fifo<insn_t> &cq, fifo<insn_t> &sq, fifo<run_t> &lrun, fifo<run_t> &srun,
                       fifo<done_t> &ldone, fifo<done_t> &cdone, fifo<done_t> &sdone, ap_uint<32> &err,
                       ap_uint<32> &cycles) {
     const bool from_ddr = fetch_ddr != 0;
     const ap_uint<32> n = from_ddr ? n_insns : (ap_uint<32>)INSN_ROM_LEN;
-    const ap_uint<32> e = validate(insns, from_ddr, n);
+    ap_uint<32> kend;
+    const ap_uint<32> e = validate(insns, from_ddr, n, kend);
     lrun.write(r);
     srun.write(r);
     const insn_t end = (insn_t)OP_END;
     bool ended = false;
-    if (e == 0) {
-        insn_t x = read_insn(insns, from_ddr, 0);   // (validate found an END: n >= 1)
+    if (e == 0) {   // (validate found an END at kend: instructions 0 .. kend are dispatched)
+        axi_t held = 0;
+        if (from_ddr) insns.read_request(0, (size_t)insn_beats(kend + 1));
+        insn_t x = next_insn(insns, from_ddr, 0, held);
     DISPATCH:
-        for (ap_uint<32> k = 0; k < n && !ended; k++) {  // II=1 depth=4
+        for (ap_uint<32> k = 0; k <= kend; k++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=65536
+#if INSN_BEATS == 1
 #pragma HLS PIPELINE II=1
-            const insn_t nx = k + 1 < n ? read_insn(insns, from_ddr, k + 1) : (insn_t)0;
+#elif INSN_BEATS == 2
+#pragma HLS PIPELINE II=2
+#else
+#pragma HLS PIPELINE II=4
+#endif
+            const insn_t nx = k + 1 <= kend ? next_insn(insns, from_ddr, k + 1, held) : (insn_t)0;
             const int op = opcode_of(x);
             if (op == OP_CONFIG) {  // the load module owns CONFIG (and its tokens); the others latch the precision
                 lq.write(x);

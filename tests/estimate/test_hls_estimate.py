@@ -1,18 +1,16 @@
 """generator/estimate/hls_cycles.py: the cycle estimate of the HLS kernel from its own loop structure.
 
-(a) every pipelined loop of the kernel carries a ``// II=.. depth=..`` annotation, every annotation is used by
-the estimator, and a missing / unused annotation is an error; (b) per-instruction estimates on a TINY program
+(a) the loops the formulas need come from the port analysis of the rendered kernel (II and depth), and the
+estimate follows the records; (b) per-instruction estimates on a TINY program
 against counts derived by hand from the kernel's loops; (c) the 416x416 YOLOv4-tiny frame (zcu19eg, int8-asym,
 timing only): hls-cycles against model-cycles, per instruction kind."""
 import math
-import shutil
 import time
 
 import pytest
 
 from generator import ROOT_DIR
 from generator.backends import hls
-from generator.backends.hls.kernel import KERNEL_DIR
 from generator.backends.hls.report import kernel_estimate_lines
 from generator.estimate import hls_cycles as he
 from generator.spec import timing
@@ -21,7 +19,6 @@ from generator.exec.rtl import TINY
 from helpers import board, compile_small
 from generator.frontend.modelgen import Builder
 
-KDIR = KERNEL_DIR
 
 
 @pytest.fixture(scope="module")
@@ -37,72 +34,51 @@ def loops(zcu):
     return he.kernel_loops(zcu)
 
 
-def annotated(loops):
-    return {lp.label for lp in loops if lp.ii is not None}
+def formula_loops(loops):
+    """The labels of the analysed loops the estimator has a formula for."""
+    return {lp.label for lp in loops} & set(he.FORMULA_LOOPS)
 
 
-# ------------------------------------------------------------------------------------------ (a) annotations
-def test_every_pipelined_loop_annotated(loops):
-    pipelined = {lp.label for lp in loops if lp.pipelined}
-    assert pipelined == annotated(loops)
-    assert annotated(loops) == set(he.FORMULA_LOOPS)     # zcu19eg: 128-bit AXI, so FETCH_BEATS is compiled
+# ------------------------------------------------------------------------------------------ (a) analysed loops
+def test_every_formula_loop_analysed(loops):
+    """Every loop the formulas use is a pipelined loop the port analysis found (zcu19eg here: 128-bit AXI, so
+    FETCH_BEATS is compiled), with an analysed II at least the requested one and a depth."""
+    assert formula_loops(loops) == set(he.FORMULA_LOOPS)
     for lp in loops:
-        if lp.pipelined:
-            assert lp.ii == lp.pragma_ii and lp.depth >= 1, lp
+        assert lp.ii >= lp.requested_ii >= 1 and lp.depth >= 1, lp
 
 
-def _kernel_copy(tmp_path, old, new):
-    d = tmp_path / "kernel"
-    shutil.copytree(KDIR, d)
-    src = (d / he.KERNEL_FILE).read_text()
-    assert old in src
-    (d / he.KERNEL_FILE).write_text(src.replace(old, new, 1))
-    return d
-
-
-def test_missing_annotation_is_an_error(tmp_path, zcu):
-    d = _kernel_copy(tmp_path, "{  // II=1 depth=10", "{")
-    with pytest.raises(he.EstimateError, match="POST_TILE.*without a '// II=.. depth=..' annotation"):
-        he.kernel_loops(zcu, d)
-
-
-def test_stray_annotation_is_an_error(tmp_path, zcu):
-    d = _kernel_copy(tmp_path, "static inline int opcode_of", "// II=1 depth=3\nstatic inline int opcode_of")
-    with pytest.raises(he.EstimateError, match="beside no loop"):
-        he.kernel_loops(zcu, d)
-
-
-def test_annotation_without_formula_is_an_error(tmp_path, zcu):
-    # a pipelined, annotated loop the estimator has no formula for
-    d = _kernel_copy(tmp_path, "    LOAD_UNPACK:\n        for (int j = 0; j < AXI_BYTES; j++) {\n#pragma HLS UNROLL",
-                     "    LOAD_UNPACK:\n        for (int j = 0; j < AXI_BYTES; j++) {  // II=1 depth=2\n"
-                     "#pragma HLS PIPELINE II=1")
-    lps = he.kernel_loops(zcu, d)
-    with pytest.raises(he.EstimateError, match="LOAD_UNPACK.*no formula"):
-        he.KernelEstimate(zcu, 8, lps)
-
-
-def test_estimate_follows_the_annotation(tmp_path, zcu, loops):
-    d = _kernel_copy(tmp_path, "{  // II=1 depth=8", "{  // II=1 depth=30")
+def test_estimate_follows_the_analysis(zcu, loops):
+    """The estimate takes II and depth from the analysis's records: PE_TILE at II 2 costs one cycle more per
+    iteration, a depth 22 larger 22 cycles more."""
+    import dataclasses
     insn = type("I", (), {"op": "COMPUTE", "f": dict(oh=2, ow=4, og=1, ig=1, kh=1, kw=1, bypass=0, acc_init=1)})()
     a = he.KernelEstimate(zcu, 8, loops).insn_cycles(None, insn)
-    b = he.KernelEstimate(zcu, 8, he.kernel_loops(zcu, d)).insn_cycles(None, insn)
-    assert b - a == 22
+    pe = next(lp for lp in loops if lp.label == "PE_TILE")
+    n = 2 * 2                                      # oh x ceil(ow / 2) x og x ig x kh x kw iterations
+    for change, extra in ((dict(ii=2 * pe.ii), n * pe.ii), (dict(depth=pe.depth + 22), 22)):
+        other = [dataclasses.replace(lp, **change) if lp.label == "PE_TILE" else lp for lp in loops]
+        b = he.KernelEstimate(zcu, 8, other).insn_cycles(None, insn)
+        assert b - a == extra, (change, a, b)
+
+
+def test_missing_loop_is_an_error(zcu, loops):
+    with pytest.raises(he.EstimateError, match="POST_TILE"):
+        he.KernelEstimate(zcu, 8, [lp for lp in loops if lp.label != "POST_TILE"])
 
 
 BOARDS = sorted(p.stem for p in (ROOT_DIR / "boards").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("name", BOARDS)
-def test_every_board_kernel_annotated(name):
-    """On every board's rendered kernel the annotations check out and the estimator accepts them (FETCH_BEATS is
-    compiled only where the m_axi port is narrower than an instruction)."""
+def test_every_board_kernel_analysed(name):
+    """On every board's rendered kernel the analysis finds the loops the estimator needs (FETCH_BEATS is compiled
+    only where the m_axi port is narrower than an instruction)."""
     brd = load_board(name)
     lps = he.kernel_loops(brd)
     est = he.KernelEstimate(brd, 8, lps)
     narrow = est.hw.axi_bytes < 32
-    assert ("FETCH_BEATS" in annotated(lps)) == narrow
-    assert annotated(lps) == set(he.FORMULA_LOOPS) - (set() if narrow else {"FETCH_BEATS"})
+    assert formula_loops(lps) == set(he.FORMULA_LOOPS) - (set() if narrow else {"FETCH_BEATS"})
 
 
 # ------------------------------------------------------------------------------------------ (b) TINY instructions
@@ -132,8 +108,9 @@ def test_tiny_bypass_by_hand(tiny_bypass_prog):
     est = he.KernelEstimate(brd, 8)
     i = _first(prog, "COMPUTE", bypass=1)
     n = i.f["oh"] * i.f["ow"] * i.f["og"]
-    # one BYPASS iteration per output word (oh x ow x og), depth 4, plus INVOKE 2 + SETUP 4
-    assert est.insn_cycles(None, i) == 6 + n + 4
+    # one BYPASS iteration per output word (oh x ow x og) at its analysed II, its depth, plus INVOKE 2 + SETUP 4
+    lp = est.ann["BYPASS"]
+    assert est.insn_cycles(None, i) == 6 + n * lp.ii + lp.depth
     assert est.used == {"BYPASS"}
 
 
@@ -143,23 +120,25 @@ def _first(prog, op, **match):
 
 def test_tiny_instructions_by_hand(tiny_prog):
     """Hand counts (int8, 16-byte beats, DDR read / write latency 40 / 20; INVOKE 2 + SETUP 4 per instruction;
-    depths LOAD_BEATS / PBUF_BEATS 4, PE_TILE 8, POST_TILE 10, STORE_BEATS 3; all II = 1; 64 reads / 32 writes
-    outstanding). A LOAD / STORE is one flattened loop over every beat of every segment: the latency once."""
+    each loop's depth D from the analysis; all analysed II = 1 (asserted); 64 reads / 32 writes outstanding). A
+    LOAD / STORE is one flattened loop over every beat of every segment: the latency once."""
     brd, prog = tiny_prog
     est = he.KernelEstimate(brd, 8)
+    D = {k: lp.depth for k, lp in est.ann.items()}
+    assert all(est.ann[k].ii == 1 for k in ("LOAD_BEATS", "PBUF_BEATS", "PE_TILE", "POST_TILE", "STORE_BEATS"))
     assert (est.hw.axi_bytes, est.hw.rd_latency, est.hw.wr_latency) == (16, 40, 20)
     assert (est.rd_outstanding, est.wr_outstanding) == (64, 32)
     # PBUF: 1 x 1 run of 24 records = 384 bytes at 5184 (aligned): pix_stride 0 != 384, so one segment per run:
-    # 6 + 40 latency + 4 depth + 24 beats
+    # 6 + 40 latency + depth + 24 beats
     i = _first(prog, "LOAD", buf=2)
     assert (i.f["rows"], i.f["cols"], i.f["elems"], i.f["ddr_offset"]) == (1, 1, 24, 5184)
-    assert est.insn_cycles(None, i) == 6 + 40 + 4 + 24 == 74
+    assert est.insn_cycles(None, i) == 6 + 40 + D["PBUF_BEATS"] + 24
     # WBUF: rows (output-channel groups of the tile as scheduled) of 576 bytes (row stride 1728, 16-aligned), one
     # segment per row: 36 beats each
     i = _first(prog, "LOAD", buf=1, ddr_offset=0)
     wrows = i.f["rows"]
     assert (i.f["cols"], i.f["elems"], i.f["row_stride"], i.f["dst_pitch"]) == (1, 576, 1728, 9) and wrows in (1, 2, 3)
-    assert est.insn_cycles(None, i) == 6 + 40 + 4 + wrows * 36
+    assert est.insn_cycles(None, i) == 6 + 40 + D["LOAD_BEATS"] + wrows * 36
     # IBUF: rows x cols pixel runs of 8 bytes (pix stride 20, row stride 280; the tile as the scheduler chose it):
     # one segment per run, and a run crossing a 16-byte boundary (address residue mod 16 above 8) takes two beats
     i = _first(prog, "LOAD", buf=0, ddr_offset=0, elems=8)
@@ -171,22 +150,22 @@ def test_tiny_instructions_by_hand(tiny_prog):
             a = r * 280 + q * 20
             beats += 2 if a % 16 > 8 else 1
     assert rows * cols < beats < 2 * rows * cols           # some runs cross, some do not
-    assert est.insn_cycles(None, i) == 6 + 40 + 4 + beats
+    assert est.insn_cycles(None, i) == 6 + 40 + D["LOAD_BEATS"] + beats
     # with 32 reads outstanding (fewer than the 40 cycles of latency) the beats would be throttled to 32 / 40
     est.rd_outstanding = 32
-    assert est.insn_cycles(None, i) == 6 + 40 + 4 + math.ceil(beats * 40 / 32)
+    assert est.insn_cycles(None, i) == 6 + 40 + D["LOAD_BEATS"] + math.ceil(beats * 40 / 32)
     est.rd_outstanding = 64
     # COMPUTE: oh x ceil(ow / 2) x og x ig x kh x kw iterations of PE_TILE (the 3x3 layer's tile as scheduled)
     i = _first(prog, "COMPUTE")
     f = i.f
     og = f["og"]
     assert og == wrows and (f["ig"], f["kh"], f["kw"]) == (1, 3, 3) and f["oh"] * f["ow"] >= 8
-    assert est.insn_cycles(None, i) == 6 + f["oh"] * math.ceil(f["ow"] / 2) * og * 9 + 8
+    assert est.insn_cycles(None, i) == 6 + f["oh"] * math.ceil(f["ow"] / 2) * og * 9 + D["PE_TILE"]
     # POST: out_rows x out_cols outputs x og groups x 2 x 2 pool window iterations of POST_TILE
     i = _first(prog, "POST")
     f = i.f
     assert (f["og"], f["pool_k"], f["up"]) == (og, 2, 1)
-    assert est.insn_cycles(None, i) == 6 + f["out_rows"] * f["out_cols"] * og * 4 + 10
+    assert est.insn_cycles(None, i) == 6 + f["out_rows"] * f["out_cols"] * og * 4 + D["POST_TILE"]
     # STORE: rows x cols runs of min(17, 8 og) bytes (OBUF pitch 8 og: one segment per run unless equal), each
     # ceil((a mod 16 + run) / 16) beats at its address a: the beats streamed back to back, then the write latency
     i = _first(prog, "STORE", ddr_offset=0)
@@ -195,7 +174,7 @@ def test_tiny_instructions_by_hand(tiny_prog):
     assert (f["elems"], f["pix_stride"], f["src_pitch"]) == (run, 17, og)
     beats = sum(math.ceil(((r * f["row_stride"] + q * 17) % 16 + run) / 16)
                 for r in range(f["rows"]) for q in range(f["cols"]))
-    assert est.insn_cycles(None, i) == 6 + 20 + 3 + beats
+    assert est.insn_cycles(None, i) == 6 + 20 + D["STORE_BEATS"] + beats
     # CONFIG / SYNC / END: the module invocation only
     assert est.insn_cycles(None, prog.insns[0]) == he.INVOKE == 2
 
@@ -208,12 +187,15 @@ def test_tiny_program_scheduled(tiny_prog):
     # the modules overlap: less than the serial sum, more than the busiest module
     assert max(cmp["busy"]["hls"].values()) < cmp["hls"] < serial + int(est.dispatch_times(prog.insns)[-1])
     # fetch from DDR, 128-bit port: two FETCH_BEATS per instruction, so VALIDATE and DISPATCH at II 2; VALIDATE
-    # over the n instructions up to END (2n + depth 4) + read latency 40 + FETCH_BEATS depth 2, the same latency
-    # and depth again ahead of DISPATCH (depth 4)
+    # over the n instructions up to END (2n + its depth) + read latency 40 + FETCH_BEATS's depth, the same latency
+    # and depth again ahead of DISPATCH (its depth); from the ROM II 1 and no latency
+    D = {k: lp.depth for k, lp in est.ann.items()}
     n = next(k for k, i in enumerate(prog.insns) if i.op == "END") + 1
     d = est.dispatch_times(prog.insns)
-    assert d[0] == (2 * n + 4) + (40 + 2) + (40 + 2) + 4 and d[1] - d[0] == 2
-    assert he.KernelEstimate(brd, 8, est.loops, fetch_ddr=False).dispatch_times(prog.insns)[1] == (n + 4) + 4 + 1
+    fb = 40 + D["FETCH_BEATS"]
+    assert d[0] == (2 * n + D["VALIDATE"]) + fb + fb + D["DISPATCH"] and d[1] - d[0] == 2
+    assert he.KernelEstimate(brd, 8, est.loops, fetch_ddr=False).dispatch_times(prog.insns)[1] == \
+        (n + D["VALIDATE"]) + D["DISPATCH"] + 1
 
 
 # ------------------------------------------------------------------------------------------ (c) the 416x416 frame
@@ -244,21 +226,22 @@ def test_one_tap_accumulation_by_hand(tiny_one_tap_prog):
     brd, prog = tiny_one_tap_prog
     est = he.KernelEstimate(brd, 8)
     ii, d = est.ann["PE_RMW"].ii, est.ann["PE_RMW"].depth
+    assert ii == 1
     rmw = [i for i in prog.insns if i.op == "COMPUTE" and not i.f["acc_init"] and i.f["ig"] * i.f["kh"] * i.f["kw"] == 1]
     assert rmw
     for i in rmw:
         assert est.insn_cycles(None, i) == 2 + 4 + i.f["oh"] * i.f["ow"] * i.f["og"] * ii + d
 
 
-def test_every_annotation_used(frame, loops, tiny_prog, tiny_bypass_prog, tiny_one_tap_prog):
+def test_every_formula_loop_used(frame, loops, tiny_prog, tiny_bypass_prog, tiny_one_tap_prog):
     """The frame (no bypass COMPUTE in YOLOv4-tiny, no one-tap accumulation), the copy layer and the one-tap layer
-    together use every annotated loop."""
+    together use every loop the formulas have."""
     _, cmp = frame
     used = set(cmp["used"])
     for brd, prog in (tiny_prog, tiny_bypass_prog, tiny_one_tap_prog):
         used |= set(he.compare(brd, 8, prog.insns)["used"])
     assert "BYPASS" not in cmp["used"] and "PE_RMW" not in cmp["used"]
-    assert used == annotated(loops)
+    assert used == formula_loops(loops)
 
 
 def test_frame_model_cycles(frame):
@@ -292,6 +275,15 @@ def test_report_md_lines(frame, zcu):
     md = hls.report_md(zcu, "int8-asym", len(c.program.insns), {8: cmp["model"]}, 8, None, kernel_est=cmp)
     assert f"hls-cycles: {cmp['hls']}\n" in md and f"model-cycles: {cmp['model']}\n" in md
     assert f"hls/model: {cmp['ratio']:.3f}" in md and "not a synthesis result" in md
+    # the per-loop table: every analysed loop with its IIs, and the trip counts the per-kind sums imply
+    rows = {r["loop"]: r for r in cmp["loops"]}
+    assert set(rows) == {lp.label for lp in he.kernel_loops(zcu)}
+    for r in cmp["loops"]:
+        assert f"| {r['loop']} | {r['function']} | {r['requested_ii']} | {r['ii']} |" in md
+    assert rows["PE_TILE"]["trips"] > 0 and rows["POST_TILE"]["trips"] > 0
+    # COMPUTE's cycles: INVOKE + SETUP per instruction plus its loops' cycles
+    comp = cmp["kinds"]["COMPUTE"]
+    assert comp["hls"] == 6 * comp["count"] + sum(rows[k]["cycles"] for k in ("PE_TILE", "PE_RMW", "BYPASS"))
 
 
 @pytest.fixture(scope="module")
@@ -349,10 +341,3 @@ def test_command_queue_depth_in_the_scheduler(zcu):
     with pytest.raises(SimError) as e:
         run(2)
     assert e.value.bits == ["WATCHDOG"]
-
-
-def test_annotation_in_skipped_code_is_not_read(tmp_path, zcu):
-    """The non-synthesis branch of write_partial_beat gets an annotated loop: not compiled, not read."""
-    d = _kernel_copy(tmp_path, "    for (int j = 0; j < AXI_BYTES; j++)\n        if (strb[j]) cur",
-                     "    for (int j = 0; j < AXI_BYTES; j++)  // II=1 depth=9\n        if (strb[j]) cur")
-    assert annotated(he.kernel_loops(zcu, d)) == set(he.FORMULA_LOOPS)

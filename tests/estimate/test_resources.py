@@ -91,7 +91,7 @@ def test_block_design_structure_is_counted(name, tmp_path):
         g = by[m["name"]]
         assert (len(m["ports"]), m["depth"], m["width"], m["impl"]) == (g.count, g.depth, g.width, g.impl)
         assert 2 ** m["addr_lsb"] >= m["width"] // 8
-    assert by["IBUF"].count == 2 and by["IBUF"].width == 16 * a.tn
+    assert by["IBUF"].count == 2 * a.tn and by["IBUF"].width == 16          # one memory per bank and lane
     assert by["WBUF"].count == 2 * a.tm and by["WBUF"].width == 16 * a.tn
     assert by["ACC"].count == 2 and by["ACC"].width == a.tm * max(a.acc_bits_int8, a.acc_bits_int16)
     assert by["PBUF"].count == by["OBUF"].count == by["TBUF"].count == a.tm
@@ -138,13 +138,14 @@ def test_true_dual_port_memories_take_the_tdp_shapes_and_never_lutram():
     assert memories.bram36_for(512, 36, tdp=True) == 1              # 1K x 36 (or two 1K x 18 halves)
     b = load_board("ultra96v2")
     ibuf = next(m for m in hls_resources.estimate(b).memories if m.name == "IBUF")
-    # 2048 x 256 per bank: best TDP shape 2K x 9 as BRAM18 halves, ceil(256 / 9) = 29 of them, per bank
-    assert ibuf.tdp and ibuf.impl == "bram" and ibuf.bram36 == 2 * 29 / 2
-    small = board("zcu19eg", ibuf_bank_bytes=2048)                  # 64 rows of 32 lanes: rule 1 would say LUTRAM
+    # 2 x 16 lane memories of 2048 x 16: one BRAM36 as 2K x 18 (or two BRAM18 halves as 1K x 18) each
+    assert ibuf.tdp and ibuf.impl == "bram" and ibuf.count == 32 and ibuf.bram36 == 32
+    small = board("zcu19eg", ibuf_bank_bytes=2048)                  # 64 rows per lane: rule 1 would say LUTRAM
     raw = {m.name: m for m in memories.bind(memories.kernel_memories(small), small.resources.uram)}
     assert raw["IBUF"].impl == "lutram"
     got = {m.name: m for m in memories.bound_kernel_memories(small)}
-    assert got["IBUF"].impl == "bram" and got["IBUF"].lut == 0 and got["IBUF"].bram36 == 2 * 29 / 2   # 1K x 18 BRAM18s
+    # 64 lane memories of 64 x 16: half a BRAM36 (one BRAM18, 1K x 18) each
+    assert got["IBUF"].impl == "bram" and got["IBUF"].lut == 0 and got["IBUF"].bram36 == 64 / 2
     assert memories.storage_binding(small)["ibuf"] == "bram"
     bd = {m["name"]: m for m in block_design(small)["memories"]}
     assert bd["IBUF"]["primitive"] == "block" and bd["PBUF"]["primitive"] == "distributed"   # SDP LUTRAM stays

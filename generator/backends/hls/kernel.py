@@ -20,11 +20,18 @@ post IP (``post_q``) and runs the STOREs after it while the POST still writes OB
 the post IP has reported its OBUF words written (``p2s``, as the RTL's rtl/post.sv beside rtl/store.sv).
 IBUF/WBUF (load -> compute), PBUF/TBUF (load -> post), ACC (compute -> post) and OBUF (post -> store) are memory
 ports with one writer and one reader module. No DATAFLOW region is left.
-The lane dimension of IBUF, WBUF and ACC is ``ARRAY_RESHAPE``d (one word of Tn or Tm lanes per bank, written with
-byte enables), so the block design (``vivado_bd.tcl``, :func:`generator.backends.hls.block_design.block_design`)
-holds one RAM per bank (WBUF: per bank and row; OBUF, PBUF, TBUF: per lane) and one ``axis_data_fifo`` per stream
-at the kernel's depth; ACC's read port is shared by compute and post (the tokens keep them on different banks).
-C-simulation is unaffected (the pragmas do not change the C++ arrays).
+Every hot loop is written so that each physical memory sees at most its ports' accesses per iteration, with the
+bank or lane of a partitioned dimension a constant after unrolling (the rule checker's port analysis,
+:mod:`generator.backends.hls.lint`, proves it): IBUF is one true-dual-port memory per bank and lane (as
+``rtl/buffers.sv``; LOAD writes each at most once per cycle, COMPUTE reads two rows of it: the int8 pixel pair, the
+bypass's two channel rows); LOAD rotates each beat into lane order (IBUF lanes, WBUF lane groups, PBUF / TBUF lanes
+with the raw 16-byte records), STORE reads each OBUF lane once and rotates the lanes into the beat; the lane
+dimension of WBUF and ACC is ``ARRAY_RESHAPE``d (one word of Tn or Tm lanes per bank and row). So the block design
+(``vivado_bd.tcl``, :func:`generator.backends.hls.block_design.block_design`) holds one RAM per bank and lane of
+IBUF, per bank and row of WBUF, per bank of ACC, per lane of OBUF, PBUF and TBUF, and one ``axis_data_fifo`` per
+stream at the kernel's depth. Streams are accessed with blocking calls only; LOAD and STORE move DDR data in manual
+bursts (``hls::burst_maxi``: one request per segment; ``hls_templates/kernel/accel_maxi.h`` models it in
+C-simulation). C-simulation is otherwise unaffected (the pragmas do not change the C++ arrays).
 """
 from __future__ import annotations
 

@@ -52,8 +52,37 @@ when its init sets one loop variable to a constant, its condition compares that 
 ``<=``, ``>``, ``>=``, ``!=``) and its increment is ``++`` / ``--`` or ``+=`` / ``-=`` a constant; ``while`` and
 ``do`` loops never have one (a range-for always has).
 
+Port rules (:mod:`~generator.backends.hls.lint.analysis`; from each top function -- a function of the checked
+file whose body holds ``#pragma HLS INTERFACE`` -- with the top's arrays, pointers and streams bound through the
+callees' parameters; docs/hls-kernel.md "Port and II analysis"):
+
+``pipeline-ports`` (UG1399 "pragma HLS array_partition", "pragma HLS array_reshape", "pragma HLS bind_storage",
+"pragma HLS interface" ``storage_type``, "Optimizing for Throughput" / "Managing Pipeline Dependencies"; UG1448
+200-885 "unable to schedule ... due to limited memory ports"). One iteration of each loop holding ``#pragma HLS
+PIPELINE`` (callees inlined, inner loops unrolled with their variable substituted) charges each access to the
+physical memories it can reach: a partitioned dimension's bank is selected by an index constant after unrolling
+(``complete``: the index, ``cyclic``: mod factor, ``block``: by the block size) or by a ``cyclic`` index provably
+``k * factor + c``, else every bank; on a dimension reshaped ``complete`` accesses in one direction whose other
+indices are the same expression are one access. Exclusive arms (``if`` / ``else``, ``?:``, an ``if`` leaving the
+iteration and the statements after it) count as the worst arm, a plain ``if`` adds. Per memory: ``ram_1p`` II >=
+R + W, ``ram_2p`` / ``ram_s2p`` II >= max(R, W), ``ram_t2p`` II >= ceil((R + W) / 2), an m_axi bundle II >= max(R,
+W), a stream II >= R + W, registers (partitioned completely) unlimited; an interface port without
+``storage_type`` is ``ram_1p``, a local array ``ram_2p``. A violation when the bound exceeds the requested II,
+naming the loop, the memory, its storage, R, W and the II it forces.
+
+``axis-nonblocking`` (UG1399 "AXI4-Stream Interfaces", "Non-Blocking Accesses": not supported on ``axis``
+interfaces). ``read_nb`` / ``write_nb`` / ``empty`` / ``full`` / ``size`` on a stream that is a top's ``mode=axis``
+port, anywhere reachable from that top.
+
+``maxi-bundle`` (UG1399 "AXI4 Master Interface", bundles). Two m_axi arrays of one top on one bundle both read, or
+both written.
+
+``maxi-burst`` (UG1399 "AXI4 Master Interface" / "Preconditions and Limitations of Burst Transfer"). In a pipelined
+loop, an m_axi pointer indexed by anything but the loop variable plus a loop-invariant (no variable the loop
+writes): no burst is inferred. Accesses through ``hls::burst_maxi`` are not flagged.
+
 The synthesis code path is parsed: ``-x c++ -std=c++14 -D__SYNTHESIS__`` with stub ``ap_int.h``, ``ap_fixed.h``
-and ``hls_stream.h`` (written by ``stubs.write_stubs`` into a temporary folder ahead of the include path: just the
+``hls_stream.h`` and ``hls_burst_maxi.h`` (written by ``stubs.write_stubs`` into a temporary folder ahead of the include path: just the
 declarations the checks need -- ``ap_int<N>`` / ``ap_uint<N>`` with their conversions, ``range()``, ``[]``,
 compound assignments; ``hls::stream<T>`` with ``read`` / ``write`` / ``read_nb`` / ``write_nb`` / ``>>`` / ``<<``
 / ``empty`` / ``full`` / ``size``), since the open ``ap_common.h`` stops with ``#error`` under ``__SYNTHESIS__``.
@@ -63,7 +92,8 @@ no compiler headers (``stddef.h``): the installed gcc's are added. A parse error
 
 Modules (of ``generator.backends.hls.lint``): ``clang_ast`` (libclang glue, AST helpers), ``stubs`` (the stub
 headers), ``source`` (tokens, pragmas), ``checker`` (scopes, pipeline and trip-count rules), ``dataflow`` (dataflow
-rules), ``run`` (:func:`check`, the command line).
+rules), ``memories`` / ``symbolic`` / ``ports`` / ``analysis`` (the port rules, :func:`analyse_folder`: the
+per-loop records used by :mod:`generator.estimate.hls_cycles`), ``run`` (:func:`check`, the command line).
 
 CLI: ``python -m generator.backends.hls.lint DIR [-I DIR] [-D MACRO[=V]] [--real-headers]`` checks ``DIR/*.cpp`` and
 ``DIR/*_kernel.h`` (each file's own functions are checked, so the static kernel header that ``accel.cpp`` includes
@@ -71,7 +101,11 @@ is a source of its own; or the given files; a folder's testbenches -- ``tb*.cpp`
 folder is on the include path), prints ``file:line: rule [function] message`` per violation and exits 1 if there
 is any (2 with one ``error: ...`` line when a source does not parse).
 """
-from generator.backends.hls.lint.checker import RULES, Violation
-from generator.backends.hls.lint.run import LintError, check, main
+from generator.backends.hls.lint.analysis import PORT_RULES, LoopRecord
+from generator.backends.hls.lint.checker import RULES as _RULES, Violation
+from generator.backends.hls.lint.run import LintError, analyse_folder, check, main
 
-__all__ = ["RULES", "Violation", "LintError", "check", "main"]
+#: the rule names, as printed in each violation
+RULES = _RULES + PORT_RULES
+
+__all__ = ["RULES", "Violation", "LintError", "LoopRecord", "analyse_folder", "check", "main"]

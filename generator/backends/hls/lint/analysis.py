@@ -30,7 +30,7 @@ from generator.backends.hls.lint.checker import Violation
 from generator.backends.hls.lint.memories import Memory, local_memory, port_ii, top_memories
 from generator.backends.hls.lint.ports import Walker
 from generator.backends.hls.lint.source import SourceFile
-from generator.backends.hls.lint.symbolic import Bind, Frame, reset_cache
+from generator.backends.hls.lint.symbolic import Bind, Frame, Sym, kids, reset_cache, strip
 
 K = ci.CursorKind
 #: pipeline stages per operation class (module docstring)
@@ -79,36 +79,55 @@ class LoopCtx:
         self.written = _written(loop)
 
     def check_burst(self, w, mem, idx, c, fr):
-        """``maxi-burst``: an m_axi pointer indexed by anything but the loop variable plus a loop-invariant."""
-        if fr is self.frame and self._burstable(idx):
+        """``maxi-burst``: an m_axi pointer indexed by anything but the loop variable plus a loop-invariant (in a
+        callee: its parameters followed to the loop's expressions)."""
+        if self._burstable(idx, fr):
             return
         text = " ".join(t.spelling for t in idx.get_tokens())
         self.an.add("maxi-burst", c, w.fns[-1].spelling,
                     f"loop {self.label}: m_axi '{mem.name}' (bundle {mem.bundle}) indexed by '{text}', not the loop "
                     f"variable plus a loop-invariant offset: no burst is inferred, one transaction per access")
 
-    def _is_var(self, e):
-        e = clang_ast.strip(e)
-        return e.kind == K.DECL_REF_EXPR and e.referenced is not None and e.referenced.hash == self.var
+    def _resolve(self, e, fr):
+        """Follow a parameter bound to the caller's expression back towards the loop's frame: (expr, frame)."""
+        e = strip(e)
+        while e.kind == K.DECL_REF_EXPR and e.referenced is not None and isinstance(fr.env.get(e.referenced.hash),
+                                                                                    Sym):
+            s = fr.env[e.referenced.hash]
+            e, fr = strip(s.c), s.fr
+        return e, fr
 
-    def _invariant(self, e):
+    def _is_var(self, e, fr):
+        e, fr = self._resolve(e, fr)
+        return fr is self.frame and e.kind == K.DECL_REF_EXPR and e.referenced is not None and \
+            e.referenced.hash == self.var
+
+    def _invariant(self, e, fr):
         for c, _ in itertools.chain([(e, ())], clang_ast.walk(e)):
-            if c.kind == K.DECL_REF_EXPR and c.referenced is not None and \
-                    (c.referenced.hash in self.written or c.referenced.hash == self.var):
+            if c.kind != K.DECL_REF_EXPR or c.referenced is None:
+                continue
+            h = c.referenced.hash
+            if isinstance(fr.env.get(h), Sym):
+                s = fr.env[h]
+                if not self._invariant(s.c, s.fr):
+                    return False
+            elif fr is self.frame and (h in self.written or h == self.var):
                 return False
+            elif fr is not self.frame and h in fr.tags:
+                return False             # a callee's own variable
         return True
 
-    def _burstable(self, idx):
+    def _burstable(self, idx, fr):
         if self.var is None:
             return False
-        e = clang_ast.strip(idx)
-        if self._is_var(e):
+        e, fr = self._resolve(idx, fr)
+        if self._is_var(e, fr):
             return True
-        ch = clang_ast.children(e)
+        ch = kids(e)
         if e.kind == K.BINARY_OPERATOR and clang_ast.binop(e) in ("+", "-") and len(ch) == 2:
             a, b = ch
-            return (self._is_var(a) and self._invariant(b)) or \
-                (clang_ast.binop(e) == "+" and self._is_var(b) and self._invariant(a))
+            return (self._is_var(a, fr) and self._invariant(b, fr)) or \
+                (clang_ast.binop(e) == "+" and self._is_var(b, fr) and self._invariant(a, fr))
         return False
 
 

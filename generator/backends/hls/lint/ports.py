@@ -19,7 +19,8 @@ import itertools
 import clang.cindex as ci
 
 from generator.backends.hls.lint import clang_ast
-from generator.backends.hls.lint.symbolic import Bind, Frame, Sym, cyclic_residue, key, kids, strip, value
+from generator.backends.hls.lint.symbolic import (EMPTY, Bind, Frame, Sym, consistent, cyclic_residue, key, kids,
+                                                  prune, strip, value)
 
 K = ci.CursorKind
 TK = ci.TypeKind
@@ -28,27 +29,7 @@ STREAM_WR = {"write", "write_nb", "operator<<"}
 NONBLOCKING = {"read_nb", "write_nb", "empty", "full", "size"}
 COMPOUND = {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}
 MAX_UNROLL = 4096
-MAX_ALTS = 12
 LEAVE = (K.RETURN_STMT, K.CONTINUE_STMT, K.BREAK_STMT)
-
-
-def _prune(alts):
-    """Alternatives are (guards, accesses): drop one whose accesses another holds under fewer guards; keep the
-    MAX_ALTS with most accesses."""
-    alts = sorted(set(alts), key=lambda a: (-len(a[1]), len(a[0])))
-    out = []
-    for g, a in alts:
-        if not any(a <= b and h <= g for h, b in out):
-            out.append((g, a))
-    return out[:MAX_ALTS]
-
-
-def _consistent(g, h) -> bool:
-    """Two guard sets {(condition key, taken)} do not contradict each other."""
-    return not any((k, not v) in h for k, v in g)
-
-
-EMPTY = (frozenset(), frozenset())
 
 
 def _leaves(s) -> bool:
@@ -211,10 +192,10 @@ class Walker:
         if any(results):
             cond = cond()
         for p in set().union(*results):
-            alts = _prune([(g | {(cond, i == 0)}, a) for i, r in enumerate(results) for g, a in r.get(p, [EMPTY])])
+            alts = prune([(g | {(cond, i == 0)}, a) for i, r in enumerate(results) for g, a in r.get(p, [EMPTY])])
             before = saved.get(p)
             saved[p] = alts if before is None else \
-                _prune([(g | h, a | b) for g, a in before for h, b in alts if _consistent(g, h)])
+                prune([(g | h, a | b) for g, a in before for h, b in alts if consistent(g, h)])
 
     # ---------------------------------------------------------------------------------------- expressions
     def expr(self, c, fr):
@@ -417,7 +398,8 @@ class Walker:
             return
         items = list(b.prefix) + [(value(i, fr), key(i, fr, self.utag), i) for i in idx]
         if mem.kind == "m_axi":
-            self.charge((mem.physical(),), mem, mem.physical(), [items[-1][1] if items else "*"], read, write)
+            self.charge((mem.physical(),), mem, mem.physical(), [f"{mem.name}[{items[-1][1] if items else '*'}]"],
+                        read, write)
             return
         choices, keys = [], []
         for d in range(1, max(len(mem.dims), len(items)) + 1):
@@ -431,8 +413,7 @@ class Walker:
                     choices.append([cyclic_residue(it[2], fr, factor)])
                 else:
                     choices.append(list(range(mem.banks(d))))
-                if typ != "complete":
-                    keys.append(it[1] if it else "*")
+                keys.append(it[1] if it else "*")   # (two different indices onto one bank: two accesses)
             elif not (d in mem.reshape and mem.reshape[d][0] == "complete"):
                 keys.append(it[1] if it else "*")
         for banks in itertools.product(*choices):

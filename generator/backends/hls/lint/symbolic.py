@@ -280,3 +280,26 @@ def cyclic_residue(c, fr: Frame, factor: int, depth: int = 0) -> int | None:
             and c.referenced.hash not in fr.tags and _init(c.referenced) is not None:
         return cyclic_residue(_init(c.referenced), fr, factor, depth + 1)
     return None
+
+
+#: alternatives kept per memory by :func:`prune`
+MAX_ALTS = 12
+
+
+def prune(alts):
+    """The alternatives of the port analysis's walker are (guards, accesses): drop one whose accesses another holds under fewer guards; keep the
+    MAX_ALTS with most accesses."""
+    alts = sorted(set(alts), key=lambda a: (-len(a[1]), len(a[0])))
+    out = []
+    for g, a in alts:
+        if not any(a <= b and h <= g for h, b in out):
+            out.append((g, a))
+    return out[:MAX_ALTS]
+
+
+def consistent(g, h) -> bool:
+    """Two guard sets {(condition key, taken)} do not contradict each other."""
+    return not any((k, not v) in h for k, v in g)
+
+
+EMPTY = (frozenset(), frozenset())

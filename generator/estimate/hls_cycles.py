@@ -78,6 +78,8 @@ from generator.spec.board import Board
 from generator.spec.timing import HwConfig, split_tail
 
 KERNEL_FILE = "accel_kernel.h"
+#: STORE's bursts end at 4 KB pages (AXI4: a burst never crosses one; the kernel's store_beats)
+STORE_PAGE_BYTES = 4096
 
 #: cycles of a module invocation (command-stream read with the token pops; error publish and token pushes)
 INVOKE = 2
@@ -95,10 +97,9 @@ FORMULA_LOOPS = {
     "STORE_BEATS": "STORE, every beat of every segment",
     "VALIDATE": "fetch: the whole-program check before dispatch",
     "DISPATCH": "fetch: one instruction per iteration",
-    "FETCH_BEATS": "fetch from DDR: the beats of one instruction (AXI_BITS < INSN_BITS only)",
 }
-#: loops without which no estimate can be made (FETCH_BEATS exists only when AXI_BITS < INSN_BITS)
-REQUIRED_LOOPS = set(FORMULA_LOOPS) - {"FETCH_BEATS"}
+#: loops without which no estimate can be made
+REQUIRED_LOOPS = set(FORMULA_LOOPS)
 
 
 class EstimateError(RuntimeError):
@@ -129,14 +130,14 @@ def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[LoopRecor
 
 
 def m_axi_outstanding() -> tuple[int, int]:
-    """(num_read_outstanding of the load module's m_axi port, num_write_outstanding of the store module's), as
-    ``hls_templates/accel.cpp.j2`` states them in their INTERFACE pragmas."""
-    src = (Path(KERNEL_DIR).parent / "accel.cpp.j2").read_text()
-    rd = re.search(r"port=ddr bundle=load_gmem[^\n]*num_read_outstanding=(\d+)", src)
-    wr = re.search(r"port=ddr bundle=store_gmem[^\n]*num_write_outstanding=(\d+)", src)
+    """(burst requests LOAD keeps in flight, write requests STORE keeps without their response): the kernel's
+    ``LOAD_AHEAD`` and ``STORE_WR_OUTSTANDING`` (``hls_templates/kernel/accel_kernel.h``), the constants its request
+    walks use. Raises EstimateError when either is missing."""
+    src = (Path(KERNEL_DIR) / KERNEL_FILE).read_text()
+    rd = re.search(r"^#define LOAD_AHEAD (\d+)\s*$", src, re.M)
+    wr = re.search(r"^#define STORE_WR_OUTSTANDING (\d+)\s*$", src, re.M)
     if rd is None or wr is None:
-        raise EstimateError("accel.cpp.j2: no num_read_outstanding on the load port / num_write_outstanding on "
-                            "the store port")
+        raise EstimateError(f"{KERNEL_FILE}: no #define LOAD_AHEAD / STORE_WR_OUTSTANDING (the requests in flight)")
     return int(rd.group(1)), int(wr.group(1))
 
 
@@ -217,14 +218,16 @@ class KernelEstimate:
         lg = self.hw.axi_bytes
         return (addr + nbytes - 1) // lg - addr // lg + 1
 
-    def _flat_beats(self, label: str, beats: int, latency: int, outstanding: int, tail: int = 0) -> int:
-        """One flattened pipelined loop over ``beats`` beats issuing a request per beat with ``outstanding`` in
-        flight: the latency once, the beats at ``beat_ii``, or ``beats x latency / outstanding`` if larger; plus
-        ``tail``, the two-HP-port splitter's last-burst cycles."""
+    def _flat_beats(self, label: str, iters: int, requests: int, latency: int, outstanding: int,
+                    tail: int = 0) -> int:
+        """One flattened pipelined loop of ``iters`` iterations (a beat, or a chunk of one) moving the beats of
+        ``requests`` burst requests with ``outstanding`` of them in flight: the latency once, the iterations at
+        ``beat_ii``, or ``requests x latency / outstanding`` if larger (short bursts: the requests in flight bound
+        the rate); plus ``tail``, the two-HP-port splitter's last-burst cycles."""
         lp = self.ann[label]
         ii = max(lp.ii, self.beat_ii_min)
-        return self._count(label, beats,
-                           latency + lp.depth + max(beats * ii, math.ceil(beats * latency / outstanding)) + tail)
+        return self._count(label, iters, latency + lp.depth
+                           + max(iters * ii, math.ceil(requests * latency / outstanding)) + tail)
 
     def _tail(self, a, nbytes, write: bool) -> int:
         """The splitter's cycles after the last segment (two HP ports; 0 with one)."""
@@ -240,8 +243,11 @@ class KernelEstimate:
             return INVOKE + SETUP
         _, a, nbytes = self._segments(f, store=False)
         label = "PBUF_BEATS" if f["buf"] in (isa.BUFFERS["PBUF"], isa.BUFFERS["TBUF"]) else "LOAD_BEATS"
-        nb = self._nbeats(a, nbytes)
-        return INVOKE + SETUP + self._flat_beats(label, int(nb.sum()), hw.rd_latency, self.rd_outstanding,
+        nb = int(self._nbeats(a, nbytes).sum())
+        # IBUF / WBUF: a beat's elements in chunks of at most Tn (more than one only when a beat holds more)
+        per_beat = hw.axi_bytes // (2 if hw.bits == 16 else 1)
+        iters = nb * (_cdiv(per_beat, hw.tn) if label == "LOAD_BEATS" else 1)
+        return INVOKE + SETUP + self._flat_beats(label, iters, int(np.size(a)), hw.rd_latency, self.rd_outstanding,
                                                  self._tail(a, nbytes, write=False))
 
     def store_cycles(self, f) -> int:
@@ -250,8 +256,9 @@ class KernelEstimate:
         if f["rows"] * f["cols"] * f["elems"] == 0:
             return INVOKE + SETUP
         _, a, nbytes = self._segments(f, store=True)
-        nb = self._nbeats(a, nbytes)
-        return INVOKE + SETUP + self._flat_beats("STORE_BEATS", int(nb.sum()), hw.wr_latency, self.wr_outstanding,
+        nb = int(self._nbeats(a, nbytes).sum())
+        pages = int(((a + nbytes - 1) // STORE_PAGE_BYTES - a // STORE_PAGE_BYTES + 1).sum())   # one burst each
+        return INVOKE + SETUP + self._flat_beats("STORE_BEATS", nb, pages, hw.wr_latency, self.wr_outstanding,
                                                  self._tail(a, nbytes, write=True))
 
     def compute_cycles(self, f) -> int:
@@ -301,25 +308,20 @@ class KernelEstimate:
             if ins.op == "END":
                 n = k + 1
                 break
+        # (from the ROM the loops' bound without the m_axi bundle; from DDR the analysed II counts each
+        # instruction's beats on it, and each pass -- VALIDATE over the whole program, DISPATCH up to END -- is one
+        # burst, its read latency paid once)
         ii_v, ii_d = self.ann["VALIDATE"].ii_without("m_axi"), self.ann["DISPATCH"].ii_without("m_axi")
         extra = 0
         if self.fetch_ddr:
             ii_v, ii_d = self.ann["VALIDATE"].ii, self.ann["DISPATCH"].ii
-            beats = isa.INSN_BYTES // self.hw.axi_bytes
-            if beats > 1:
-                fb = self.ann.get("FETCH_BEATS")
-                if fb is None:
-                    raise EstimateError("AXI narrower than an instruction but no pipelined FETCH_BEATS loop")
-                self._count("FETCH_BEATS", (n + len(insns)) * beats, 0)
-                ii_v, ii_d = max(ii_v, beats * fb.ii), max(ii_d, beats * fb.ii)
-                extra = fb.depth
-            extra += self.hw.rd_latency
+            extra = self.hw.rd_latency
             if self.hw.hp_ports == 2:   # the fetch's m_axi is narrowed onto one HP port of half the width
                 port_ii = math.ceil(isa.INSN_BYTES / (self.hw.bytes_per_cycle / 2))
                 ii_v, ii_d = max(ii_v, port_ii), max(ii_d, port_ii)
-        validate = self._loop("VALIDATE", n, ii=ii_v) + extra
+        validate = self._loop("VALIDATE", len(insns), ii=ii_v) + extra
         t0 = validate + extra + self.ann["DISPATCH"].depth
-        self._count("DISPATCH", len(insns), len(insns) * ii_d + extra + self.ann["DISPATCH"].depth)
+        self._count("DISPATCH", n, n * ii_d + extra + self.ann["DISPATCH"].depth)
         return t0 + np.arange(len(insns), dtype=np.int64) * ii_d
 
     # ---- whole program

@@ -20,34 +20,35 @@ X):
 
 * every instruction: ``INVOKE`` = 2 cycles, the free-running module's invocation (command-stream read with the
   token pops; error publish and token pushes). CONFIG, SYNC, NOP, END cost ``INVOKE`` only.
-* LOAD (``exec_load``): ``INVOKE + SETUP + Lr + D + max(beats x beat_ii, ceil(beats x Lr / outstanding))``
-  (``SETUP`` = 4: field decode, the range checks' products, the segment kind and the loop bound) with D =
-  ``D_LOAD_BEATS`` (IBUF / WBUF) or ``D_PBUF_BEATS`` (PBUF): every beat of every segment is an iteration of that
-  one flattened pipelined loop, which issues a read request per beat; with ``outstanding`` =
-  ``num_read_outstanding`` of the load port (:func:`m_axi_outstanding`, from ``accel.cpp.j2``) requests in
-  flight the read latency is paid once per LOAD, and the beats are throttled to ``outstanding / Lr`` per cycle
-  if that is below one. Segments as the kernel cuts them: the whole transfer when pixels and rows are
+* LOAD (``exec_load``): ``INVOKE + SETUP + max(Lr, P) + D + max(iters x beat_ii, ceil(segments x Lr /
+  outstanding))`` (``SETUP`` = 4: field decode, the range checks' products, the segment kind and the loop bound)
+  with D = ``D_LOAD_BEATS`` (IBUF / WBUF) or ``D_PBUF_BEATS`` (PBUF): every beat of every segment is an iteration
+  of that one flattened pipelined loop (IBUF / WBUF: ``ceil(beat elements / Tn)`` iterations per beat, one unless a
+  beat holds more elements than Tn), reading the bursts a request walk issues one per segment ahead of it; with
+  ``outstanding`` = the kernel's ``LOAD_AHEAD`` bursts in flight (:func:`m_axi_outstanding`) the read latency is
+  paid once per LOAD (or the prologue ``P`` = ``REQ_PRIME`` over the first ``outstanding`` segments, if longer),
+  and short segments are throttled to ``outstanding`` per ``Lr`` cycles. Segments as the kernel cuts them: the whole transfer when pixels and rows are
   contiguous in DDR and in the buffer (``pix_stride == run bytes``, buffer step == elems, ``row_stride == cols x
   pix_stride``), else one per row, else one per pixel run; ``beats`` = the sum of each segment's beats at its
   real address (page-aligned bases: ``ddr_offset`` mod the beat).
-* STORE (``exec_store``): ``INVOKE + SETUP + Lw + D_STORE_BEATS + max(beats x beat_ii, ceil(beats x Lw /
+* STORE (``exec_store``): ``INVOKE + SETUP + Lw + D_STORE_BEATS + max(beats x beat_ii, ceil(bursts x Lw /
   outstanding))``, segments and beats as LOAD's (contiguous only if contiguous in OBUF too): the flattened
   ``STORE_BEATS`` loop writes every beat of every segment back to back (a partial first / last beat of a
-  segment as a strobed write in the same iteration), ``num_write_outstanding`` writes in flight, the write
-  responses awaited once after the last beat.
+  segment with byte strobes), one write burst per segment and 4 KB page (``bursts``), the kernel's
+  ``STORE_WR_OUTSTANDING`` bursts without their response (``outstanding``), the last ones awaited after the loop.
 * COMPUTE (``exec_compute``): ``INVOKE + SETUP + oh x ceil(ow / P) x og x ig x kh x kw x II_PE_TILE +
   D_PE_TILE`` (P = 2 output pixels in int8, 1 in int16); one tap accumulating into ACC (ig x kh x kw = 1,
   ``acc_init`` = 0, ``pe_rmw``): ``INVOKE + SETUP + oh x ow x og x II_PE_RMW + D_PE_RMW``; bypass: ``INVOKE + SETUP + oh x ow x og x II_BYPASS +
   D_BYPASS`` (emul: twice the iterations, A's lanes then B's).
 * POST (``exec_post``): ``INVOKE + SETUP + R x C x og x pk^2 x II_POST_TILE + D_POST_TILE`` with R = (out_rows //
   up) x up, C likewise (without pooling the pre-upsampling size clipped to the tile), pk = max(pool_k, 1).
-* fetch (``fetch_run``): ``VALIDATE`` over the program up to END, then ``DISPATCH``: instruction k reaches its
-  module's command queue at ``validate + D_DISPATCH + k x ii_f`` cycles; fetched from DDR (``fetch_ddr = 1``, as
-  the driver runs) each instruction is ``INSN_BITS / AXI_BITS`` beats of ``FETCH_BEATS`` unrolled in the
-  pipelined loop on one m_axi port, so ``ii_f = max(II, beats x II_FETCH_BEATS)`` (II: the loop's analysed II,
-  which counts those beats on the m_axi bundle) and each loop adds ``Lr + D_FETCH_BEATS``, and with two HP ports
-  (the fetch alone on a third, half the m_axi width) at least ``INSN_BYTES / (ddr_bytes_per_cycle / 2)``; from the
-  ROM ``ii_f`` = the analysed II without the m_axi bundle's bound.
+* fetch (``fetch_run``): ``VALIDATE`` over the whole program, then ``DISPATCH`` up to END: instruction k reaches
+  its module's command queue at ``validate + D_DISPATCH + k x ii_f`` cycles; fetched from DDR (``fetch_ddr = 1``, as
+  the driver runs) each pass is one burst over the program's beats (``Lr`` once each), ``ii_f`` the loop's analysed
+  II (which counts an instruction's ``INSN_BITS / AXI_BITS`` beats on the m_axi bundle: 2 on the 128-bit boards,
+  the II the loops request there), and with two HP ports (the fetch alone on a third, half the m_axi width) at
+  least ``INSN_BYTES / (ddr_bytes_per_cycle / 2)``; from the ROM ``ii_f`` = the analysed II without the m_axi
+  bundle's bound.
 
 Over a program (:meth:`KernelEstimate.program_cycles`): the golden simulator's module / token scheduler
 (:meth:`generator.exec.golden.GoldenSim.run_insns` with ``functional=False``) with this cost per instruction and the
@@ -90,6 +91,7 @@ SETUP = 4
 FORMULA_LOOPS = {
     "LOAD_BEATS": "LOAD into IBUF / WBUF, every beat of every segment",
     "PBUF_BEATS": "LOAD into PBUF, every beat of every segment",
+    "REQ_PRIME": "LOAD: the first bursts requested before the first beat is read",
     "PE_TILE": "COMPUTE",
     "PE_RMW": "COMPUTE",
     "BYPASS": "bypass COMPUTE",
@@ -247,7 +249,11 @@ class KernelEstimate:
         # IBUF / WBUF: a beat's elements in chunks of at most Tn (more than one only when a beat holds more)
         per_beat = hw.axi_bytes // (2 if hw.bits == 16 else 1)
         iters = nb * (_cdiv(per_beat, hw.tn) if label == "LOAD_BEATS" else 1)
-        return INVOKE + SETUP + self._flat_beats(label, iters, int(np.size(a)), hw.rd_latency, self.rd_outstanding,
+        # the request walk's prologue (REQ_PRIME: the first LOAD_AHEAD bursts requested before the first beat is
+        # read) runs inside the read latency unless it is longer
+        nseg = int(np.size(a))
+        prime = self._loop("REQ_PRIME", min(self.rd_outstanding, nseg))
+        return INVOKE + SETUP + self._flat_beats(label, iters, nseg, max(hw.rd_latency, prime), self.rd_outstanding,
                                                  self._tail(a, nbytes, write=False))
 
     def store_cycles(self, f) -> int:

@@ -348,3 +348,20 @@ def test_command_queue_depth_in_the_scheduler(zcu):
     with pytest.raises(SimError) as e:
         run(2)
     assert e.value.bits == ["WATCHDOG"]
+
+
+# ------------------------------------------------------------------------------------------ (d) the other boards
+@pytest.mark.parametrize("name", ["kv260", "ultra96v2", "zcu102", "zcu104"])
+def test_board_file_frame_within_10_percent(name):
+    """Each other board file's own configuration (its array, buffers, clock, m_axi width and HP ports): the int8
+    YOLOv4-tiny frame's hls-cycles (the port analysis of that board's rendered kernel) within 10% of model-cycles,
+    and every hot loop of LOAD, COMPUTE, POST and STORE at analysed II 1 (zcu19eg: the tests above)."""
+    from generator.flows.pipeline import compile_model
+    brd = load_board(name)
+    loops = he.kernel_loops(brd)
+    hot = {"REQ_PRIME", "LOAD_BEATS", "PBUF_BEATS", "PE_TILE", "PE_RMW", "BYPASS", "POST_TILE", "STORE_BEATS"}
+    assert {lp.label: lp.ii for lp in loops if lp.label in hot} == {k: 1 for k in hot}
+    c = compile_model(brd, "int8-asym", progress=False, log=lambda *a, **k: None)
+    cmp = he.compare(brd, 8, c.program.insns, loops)
+    print(f"\n{name}: hls-cycles {cmp['hls']}, model-cycles {cmp['model']}, ratio {cmp['ratio']:.3f}")
+    assert abs(cmp["ratio"] - 1) <= 0.10, cmp["kinds"]

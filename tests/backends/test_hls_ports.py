@@ -327,3 +327,14 @@ def test_kernel_port_taken_away_is_found(zcu_kernel, tmp_path):
     pe = next(lp for lp in loops if lp.label == "PE_TILE")
     assert (pe.ii, pe.reads, pe.storage) == (2, 2, "ram_1p") and pe.limit.startswith("ibuf bank")
     assert any(v.rule == "pipeline-ports" and "loop PE_TILE:" in v.message and "II=2" in v.message for v in vs)
+
+
+def test_loops_table_on_the_command_line(zcu_kernel, capsys):
+    """``python -m generator.backends.hls.lint --loops DIR``: the per-loop table of the folder (one row per
+    pipelined loop, analysed II beside the requested one), then the violations (none: exit 0)."""
+    from generator.backends.hls.lint import main
+    assert main(["--loops", str(zcu_kernel)]) == 0
+    rows = {ln.split(" | ")[0].strip("| "): ln.split(" | ") for ln in capsys.readouterr().out.splitlines()
+            if ln.startswith("| ") and not ln.startswith("| loop")}
+    assert set(HOT) <= set(rows)
+    assert all(rows[h][2:4] == ["1", "1"] for h in HOT), {h: rows[h] for h in HOT}

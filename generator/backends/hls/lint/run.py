@@ -119,7 +119,20 @@ def main(argv=None) -> int:
     ap.add_argument("-D", dest="define", action="append", default=[], help="macro NAME or NAME=VALUE")
     ap.add_argument("--real-headers", action="store_true",
                     help="parse with the headers on -I instead of the stubs (no __SYNTHESIS__)")
+    ap.add_argument("--loops", action="store_true",
+                    help="print each folder's pipelined loops (requested and analysed II, the memory at the bound, "
+                         "depth) before the violations")
     a = ap.parse_args(argv)
+    if a.loops:
+        try:
+            for p in (Path(x) for x in a.paths if Path(x).is_dir()):
+                print(f"{p}:\n| loop | function | requested II | analysed II | limited by | depth |\n|---|---|---:|---:|---|---:|")
+                for lp in analyse_folder(p)[0]:
+                    lim = f"{lp.limit} ({lp.storage}: {lp.reads} R, {lp.writes} W)" if lp.limit else ""
+                    print(f"| {lp.label} | {lp.function} | {lp.requested_ii} | {lp.ii} | {lim} | {lp.depth} |")
+        except LintError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     sources, incs = [], list(a.include)
     for p in map(Path, a.paths):
         if p.is_dir():

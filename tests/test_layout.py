@@ -1,6 +1,7 @@
 """The repository layout rules of the project (issue 13), checked on the source as it is.
 
-* no function over 80 lines and no module over 450 lines (generator/, host/, tests/, tasks.py);
+* no function over 80 lines and no module over 450 lines (generator/, host/, tests/, tasks.py; the RTL's files and
+  the HLS kernel's headers and templates: no file over 450 lines);
 * no import cycle between the generator's modules (module-level and function-level imports alike);
 * ``host/`` never imports the generator, onnx or onnxruntime (it runs on a PYNQ image without them);
 * README's layout table names every top-level folder and every generator subpackage that exists, and nothing
@@ -54,6 +55,16 @@ def test_rtl_one_unit_per_file():
     if re.search(r"\balways(_ff|_comb|_latch)?\b", top):
         bad.append("accel_top.sv: holds logic (an always block)")
     assert not bad, "\n".join(bad)
+
+
+def test_hls_kernel_files_under_the_module_limit():
+    """hls_templates/: every static kernel header and every template under the module limit (the kernel is one
+    header per module's operations, accel_kernel_*.h, besides accel_kernel.h)."""
+    files = sorted((ROOT / "hls_templates" / "kernel").glob("*.h")) + sorted((ROOT / "hls_templates").glob("*.j2"))
+    assert len(files) > 8
+    long = [f"{f.relative_to(ROOT)}: {f.read_text().count(chr(10))} lines" for f in files
+            if f.read_text().count("\n") > MAX_MODULE_LINES]
+    assert not long, "\n".join(long)
 
 
 def _module_name(f: Path) -> str:

@@ -70,7 +70,7 @@ from pathlib import Path
 import numpy as np
 
 from host.fileio import atomic_write
-from generator.backends.hls.kernel import KERNEL_DIR, STATIC_FILES, render
+from generator.backends.hls.kernel import KERNEL_DIR, KERNEL_HEADERS, STATIC_FILES, render
 from generator.backends.hls.lint.analysis import LoopRecord
 from generator.backends.hls.lint.run import LintError, analyse_folder
 from generator.spec import isa
@@ -114,7 +114,7 @@ Loop = LoopRecord
 
 
 def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[LoopRecord]:
-    """The pipelined loops of ``accel_kernel.h`` rendered for ``board``, as the port analysis of the rendered
+    """The pipelined loops of the kernel (``accel_kernel*.h``) rendered for ``board``, as the port analysis of the rendered
     folder reports them (module docstring); ``kernel_dir``: a kernel under test whose static headers replace the
     shipped ones. Raises EstimateError when the kernel does not parse."""
     with tempfile.TemporaryDirectory(prefix="hls_est_") as tmp:
@@ -128,18 +128,18 @@ def kernel_loops(board: Board, kernel_dir: Path | None = None) -> list[LoopRecor
             loops, _ = analyse_folder(d)
         except LintError as e:
             raise EstimateError(f"the kernel does not parse: {e}") from None
-    return [lp for lp in loops if Path(lp.file).name == KERNEL_FILE]
+    return [lp for lp in loops if Path(lp.file).name in KERNEL_HEADERS]
 
 
 def m_axi_outstanding() -> tuple[int, int]:
     """(burst requests LOAD keeps in flight, write requests STORE keeps without their response): the kernel's
-    ``LOAD_AHEAD`` and ``STORE_WR_OUTSTANDING`` (``hls_templates/kernel/accel_kernel.h``), the constants its request
-    walks use. Raises EstimateError when either is missing."""
-    src = (Path(KERNEL_DIR) / KERNEL_FILE).read_text()
+    ``LOAD_AHEAD`` and ``STORE_WR_OUTSTANDING`` (``hls_templates/kernel/accel_kernel_*.h``), the constants its
+    request walks use. Raises EstimateError when either is missing."""
+    src = "\n".join((Path(KERNEL_DIR) / f).read_text() for f in KERNEL_HEADERS)
     rd = re.search(r"^#define LOAD_AHEAD (\d+)\s*$", src, re.M)
     wr = re.search(r"^#define STORE_WR_OUTSTANDING (\d+)\s*$", src, re.M)
     if rd is None or wr is None:
-        raise EstimateError(f"{KERNEL_FILE}: no #define LOAD_AHEAD / STORE_WR_OUTSTANDING (the requests in flight)")
+        raise EstimateError("the kernel headers: no #define LOAD_AHEAD / STORE_WR_OUTSTANDING (the requests in flight)")
     return int(rd.group(1)), int(wr.group(1))
 
 
@@ -163,7 +163,7 @@ class KernelEstimate:
         ann = {lp.label: lp for lp in self.loops}
         missing = sorted(REQUIRED_LOOPS - set(ann))
         if missing:
-            raise EstimateError(f"{KERNEL_FILE} has no pipelined loop(s) {missing} the estimator needs")
+            raise EstimateError(f"the kernel has no pipelined loop(s) {missing} the estimator needs")
         self.ann = ann
         self.used: set = set()
         self.trips: Counter = Counter()

@@ -59,7 +59,11 @@ KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.c
                 "vivado_bd.tcl"]
 #: the static kernel (hls_templates/kernel/): copied next to the rendered glue, compiled as is
 KERNEL_DIR = TEMPLATES_DIR / "kernel"     # the static C++ of the kernel (compiles without rendering)
-STATIC_FILES = ["accel_stream.h", "accel_maxi.h", "accel_kernel.h", "accel_csim.h"]
+#: the kernel proper: accel_kernel.h (shared definitions, the modules' state and instruction handlers) and the
+#: parts it includes, one per module's operations (each file's functions are what the rule checker checks in it)
+KERNEL_HEADERS = ["accel_kernel.h", "accel_kernel_base.h", "accel_kernel_load.h", "accel_kernel_compute.h",
+                  "accel_kernel_post.h", "accel_kernel_store.h", "accel_kernel_fetch.h"]
+STATIC_FILES = ["accel_stream.h", "accel_maxi.h", *KERNEL_HEADERS, "accel_csim.h"]
 #: the block design's modules (hls_templates/bd/), module references of vivado_bd.tcl: the buffer memory and, on a
 #: board with two HP ports, the modules' DDR path over both (accel_hp.v around the RTL's burst splitter)
 BD_DIR = TEMPLATES_DIR / "bd"

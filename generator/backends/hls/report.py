@@ -95,9 +95,9 @@ def kernel_estimate_lines(cmp: dict) -> list[str]:
     "hls" / "model" cycles, their "ratio", per instruction "kinds", per pipelined loop "loops")."""
     lines = ["## Kernel cycle estimate (from the kernel's loop structure, not a synthesis result)", "",
              "Each instruction's trip counts x the II and pipeline depth the port analysis gives each pipelined "
-             "loop of `hls_templates/kernel/accel_kernel.h` (`generator/backends/hls/lint/analysis.py`: the memory "
-             "ports, m_axi bundles and streams of one iteration after ARRAY_PARTITION / ARRAY_RESHAPE), plus the "
-             "board's DDR latency once per LOAD / STORE (one flattened loop over all its beats), scheduled with the "
+             "loop of the kernel (`hls_templates/kernel/accel_kernel*.h`; `generator/backends/hls/lint/analysis.py`: "
+             "the memory ports, m_axi bundles and streams of one iteration after ARRAY_PARTITION / ARRAY_RESHAPE), "
+             "plus the board's DDR latency once per LOAD / STORE (one flattened loop over all its beats), scheduled with the "
              "token queues' overlap (`generator/estimate/hls_cycles.py`); model-cycles: the latency model "
              "(`generator/spec/timing.py`) on the same program in the golden simulator.", "",
              f"hls-cycles: {cmp['hls']}", f"model-cycles: {cmp['model']}",

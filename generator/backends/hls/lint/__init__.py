@@ -95,9 +95,9 @@ headers), ``source`` (tokens, pragmas), ``checker`` (scopes, pipeline and trip-c
 rules), ``memories`` / ``symbolic`` / ``ports`` / ``analysis`` (the port rules, :func:`analyse_folder`: the
 per-loop records used by :mod:`generator.estimate.hls_cycles`), ``run`` (:func:`check`, the command line).
 
-CLI: ``python -m generator.backends.hls.lint DIR [-I DIR] [-D MACRO[=V]] [--real-headers]`` checks ``DIR/*.cpp`` and
-``DIR/*_kernel.h`` (each file's own functions are checked, so the static kernel header that ``accel.cpp`` includes
-is a source of its own; or the given files; a folder's testbenches -- ``tb*.cpp``, ``*_tb.cpp``, ``*test*.cpp`` -- are left out; each source's
+CLI: ``python -m generator.backends.hls.lint DIR [-I DIR] [-D MACRO[=V]] [--real-headers] [--loops]`` checks
+``DIR/*.cpp`` and ``DIR/*_kernel*.h`` (each file's own functions are checked, so the static kernel headers that
+``accel.cpp`` includes are sources of their own; ``--loops`` first prints the per-loop table of the port analysis; or the given files; a folder's testbenches -- ``tb*.cpp``, ``*_tb.cpp``, ``*test*.cpp`` -- are left out; each source's
 folder is on the include path), prints ``file:line: rule [function] message`` per violation and exits 1 if there
 is any (2 with one ``error: ...`` line when a source does not parse).
 """

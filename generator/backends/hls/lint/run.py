@@ -114,7 +114,7 @@ def main(argv=None) -> int:
     violation (one line each, ``file:line: rule: message``), 0 when clean."""
     ap = argparse.ArgumentParser(prog="python -m generator.backends.hls.lint",
                                  description=DESCRIPTION)
-    ap.add_argument("paths", nargs="+", help="folders (their *.cpp and *_kernel.h) or C++ files")
+    ap.add_argument("paths", nargs="+", help="folders (their *.cpp and *_kernel*.h) or C++ files")
     ap.add_argument("-I", dest="include", action="append", default=[], help="include folder")
     ap.add_argument("-D", dest="define", action="append", default=[], help="macro NAME or NAME=VALUE")
     ap.add_argument("--real-headers", action="store_true",
@@ -139,7 +139,7 @@ def main(argv=None) -> int:
             # the top functions (*.cpp) and the kernel they include (*_kernel.h: its functions are only checked
             # in their own file, so the header is a source too)
             sources += sorted(q for q in p.glob("*.cpp") if not _is_testbench(q))
-            sources += sorted(p.glob("*_kernel.h"))
+            sources += sorted(p.glob("*_kernel*.h"))
             incs.append(str(p))
         else:
             sources.append(p)

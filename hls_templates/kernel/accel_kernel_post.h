@@ -1,0 +1,169 @@
+// accel_kernel_post.h -- static (not rendered), part of accel_kernel.h (the parts include each other in order: base
+// <- load <- compute <- post <- store <- fetch): POST: requantization, the activation table, pooling and upsampling.
+#ifndef ACCEL_KERNEL_POST_H
+#define ACCEL_KERNEL_POST_H
+
+#include "accel_kernel_compute.h"
+
+// ------------------------------------------------------------------------------------------ POST
+// q = clamp(((v*M + 2^(s-1)) >> s) + zp), v = (acc + bias) >> pre_shift in REQUANT_OPERAND_BITS (27) bits, (M, s)
+// of the negative side when act (bit 0) and v < 0: one 27 x 18 multiply (one DSP48E2, as rtl/requant.sv)
+// a PBUF record's fields (isa.PARAM_RECORD offsets): bit slices, no logic
+static inline param_t param_of(const prec_t &rec) {
+    param_t p;
+    p.bias = (ap_int<PARAM_BIAS_BYTES * 8>)PARAM_FIELD(rec, BIAS);
+    p.mult_pos = (ap_int<PARAM_MULT_POS_BYTES * 8>)PARAM_FIELD(rec, MULT_POS);
+    p.mult_neg = (ap_int<PARAM_MULT_NEG_BYTES * 8>)PARAM_FIELD(rec, MULT_NEG);
+    p.shift_pos = PARAM_FIELD(rec, SHIFT_POS);
+    p.shift_neg = PARAM_FIELD(rec, SHIFT_NEG);
+    p.pre_shift = PARAM_FIELD(rec, PRE_SHIFT);
+    return p;
+}
+
+static elem_t requant(const acc_t &a, const param_t &p, bool act, const ap_int<17> &zp, bool i8, ap_uint<32> &err) {
+    const sum_t w = ((sum_t)a + p.bias) >> (p.pre_shift & 63);
+    const sum_t lim = (sum_t)1 << (REQUANT_OPERAND_BITS - 1);
+    const bool neg = act && w < 0;
+    const ap_int<18> m = neg ? p.mult_neg : p.mult_pos;
+    const ap_uint<8> s = neg ? p.shift_neg : p.shift_pos;
+    if (s < 1 || s > MAX_SHIFT || p.pre_shift > MAX_SHIFT || w < -lim || w >= lim) {
+        err |= STATUS_ARITH_OVERFLOW;
+        return 0;
+    }
+    const ap_int<REQUANT_OPERAND_BITS> v = (ap_int<REQUANT_OPERAND_BITS>)w;
+    const sum_t prod = (sum_t)(ap_int<45>)(v * m);
+    const sum_t rnd = prod + ((sum_t)1 << (s - 1));
+    const sum_t q = (rnd >> s) + zp;
+    const sum_t qmax = i8 ? 127 : 32767, qmin = i8 ? -128 : -32768;
+    return q > qmax ? (elem_t)qmax : q < qmin ? (elem_t)qmin : (elem_t)q;
+}
+
+// The activation table (isa.py TABLE_ENTRIES) at q: entry i = u >> (bits - 8) of u = q - qmin (lane m's copy, in
+// lane m's own memory: tbuf[i / TABLE_PER_RECORD][m]), linear interpolation by the low bits f (int16; none in int8):
+// clamp(base + ((delta * f + 2^(TABLE_FRAC_BITS-1)) >> TABLE_FRAC_BITS))
+static elem_t table_lookup(const trec_t tbuf[TBUF_ROWS][TM], int m, const elem_t q, bool i8) {
+    const ap_uint<16> u = i8 ? (ap_uint<16>)(ap_uint<8>)(q + 128) : (ap_uint<16>)(q + 32768);
+    const ap_uint<8> i = i8 ? (ap_uint<8>)u : (ap_uint<8>)(u >> 8);
+    const ap_uint<8> f = i8 ? (ap_uint<8>)0 : (ap_uint<8>)u;
+    const trec_t rec = tbuf[i / TABLE_PER_RECORD][m];   // (a power of two: a shift)
+    const int j = (int)(i % TABLE_PER_RECORD);
+    const ap_int<16> base = (ap_int<16>)rec.range(32 * j + 15, 32 * j);
+    const ap_int<16> delta = (ap_int<16>)rec.range(32 * j + 31, 32 * j + 16);
+    const ap_int<26> r = (ap_int<26>)base + (((ap_int<26>)delta * (ap_int<10>)(ap_uint<9>)f + (1 << (TABLE_FRAC_BITS - 1))) >> TABLE_FRAC_BITS);
+    const ap_int<26> qmax = i8 ? 127 : 32767, qmin = i8 ? -128 : -32768;
+    return r > qmax ? (elem_t)qmax : r < qmin ? (elem_t)qmin : (elem_t)r;
+}
+
+// POST: one flattened loop over output pixels (Y, X), groups o and the pool window (dy, dx), TM lanes per cycle;
+// nearest upsampling and pooling by counters, the window clipped to the tile by min() on running offsets
+static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_WORDS][TM], const prec_t pbuf[PBUF_ROWS][TM],
+                      const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s,
+                      ap_uint<32> &err, ap_uint<32> &iters, ap_uint<24> &words) {
+    const int ab = (int)F(x, POST, ACC_BANK);
+    const i64 oh = F(x, POST, OH), ow = F(x, POST, OW), og = F(x, POST, OG), oc0 = F(x, POST, PBUF_OC);
+    const bool act = (F(x, POST, ACT) & ACT_NEG_MULT) != 0, table = (F(x, POST, ACT) & ACT_TABLE) != 0;
+    const i64 pool_k = F(x, POST, POOL_K), pool_s = F(x, POST, POOL_S), up_f = F(x, POST, UP);
+    const ap_int<17> zp = (ap_int<ISA_POST_ZP_OUT_W>)fld<ISA_POST_ZP_OUT_LO, ISA_POST_ZP_OUT_W>(x);
+    const i64 out_rows = F(x, POST, OUT_ROWS), out_cols = F(x, POST, OUT_COLS);
+    const bool i8 = prec == PREC_INT8;
+    if (oh * ow * og == 0) return;
+    if (oh * ow * og > ACC_WORDS || (oc0 & (TM_PITCH - 1)) != 0 || oc0 + (og - 1) * TM_PITCH + TM - 1 >= PBUF_INDEX) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    const i64 up = up_f > 1 ? up_f : 1, pk = pool_k > 1 ? pool_k : 1, ps = pool_s > 1 ? pool_s : 1;
+    const bool pool = pk > 1 || ps > 1;
+    i64 prow = out_rows / up, pcol = out_cols / up;  // (once per instruction, outside the loop)
+    if (!pool) {  // no pooling: the top-left prow x pcol pixels of the tile
+        prow = prow < oh ? prow : oh;
+        pcol = pcol < ow ? pcol : ow;
+    }
+    const i64 R = prow * up, C = pcol * up;
+    if (R * C * og > (i8 ? OBUF_WORDS_INT8 : OBUF_WORDS_INT16)) {
+        err |= STATUS_OUT_OF_RANGE;
+        return;
+    }
+    if (R * C == 0) return;
+    const trip_t n = R * C * og * pk * pk;
+    const baddr_t owog = ow * og, row_max = (oh - 1) * ow * og, col_max = (ow - 1) * og;
+    const baddr_t y_step = ps * ow * og, x_step = ps * og;
+    ap_uint<12> Y = 0, X = 0;
+    ap_uint<3> yc = 0, xc = 0, dy = 0, dx = 0;
+    ap_uint<8> o = 0;
+    const ap_uint<16> pb0 = oc0 >> LOG2_TM_PITCH;  // PBUF row of group 0 (lane m's record in lane m's memory)
+    ap_uint<16> pb = pb0;                           // of group o
+    baddr_t y_base = 0, x_base = 0, r_off = 0, c_off = 0, ob = 0;
+    elem_t best[TM];
+#pragma HLS ARRAY_PARTITION variable=best complete
+POST_TILE:
+    for (trip_t t = 0; t < n; t++) {
+#pragma HLS LOOP_TRIPCOUNT min=1 max=36864
+#pragma HLS PIPELINE II=1
+#pragma HLS DEPENDENCE variable=obuf inter false
+        const bool first = dy == 0 && dx == 0, last = dy == pk - 1 && dx == pk - 1;
+        const baddr_t aw = (r_off < row_max ? r_off : row_max) + (c_off < col_max ? c_off : col_max) + o;
+    POST_LANES:
+        for (int m = 0; m < TM; m++) {
+#pragma HLS UNROLL
+            const elem_t q0 = requant(acc[ab][aw][m], param_of(pbuf[pb][m]), act, zp, i8, err);
+            const elem_t q = table ? table_lookup(tbuf, m, q0, i8) : q0;
+            const elem_t b = (first || q > best[m]) ? q : best[m];
+            best[m] = b;
+            if (last) obuf[ob][m] = b;
+        }
+        iters++;
+        // next window element, group, output pixel (upsampling: a new source pixel every `up` outputs)
+        if (!last) {
+            if (++dx == pk) {
+                dx = 0;
+                dy++;
+                c_off = x_base;
+                r_off += owog;
+            } else {
+                c_off += og;
+            }
+            continue;
+        }
+        dx = 0;
+        dy = 0;
+        ob++;
+        words = ob;
+#if !defined(ACCEL_SYNTH) && defined(ACCEL_CSIM_SLOW_POST_US)
+        // C-simulation stress: a slow POST, so that the STORE beside it must wait at its words gate
+        std::this_thread::sleep_for(std::chrono::microseconds(ACCEL_CSIM_SLOW_POST_US));
+#endif
+        if ((ob & (POST_MSG_WORDS - 1)) == 0) {   // progress: the OBUF words [0, ob) are written
+            post_msg_t m;
+            m.words = ob;
+            m.done = 0;
+            m.err = 0;
+            m.iters = 0;
+            p2s.write(m);
+        }
+        if (++o != og) {
+            pb++;
+        } else {
+            o = 0;
+            pb = pb0;
+            if (++X != C) {
+                if (++xc == up) {
+                    xc = 0;
+                    x_base += x_step;
+                }
+            } else {
+                X = 0;
+                xc = 0;
+                x_base = 0;
+                Y++;
+                if (++yc == up) {
+                    yc = 0;
+                    y_base += y_step;
+                }
+            }
+        }
+        r_off = y_base;
+        c_off = x_base;
+    }
+}
+
+#endif  // ACCEL_KERNEL_POST_H

@@ -74,13 +74,13 @@ from generator.backends.hls.kernel import KERNEL_DIR, KERNEL_HEADERS, STATIC_FIL
 from generator.backends.hls.lint.analysis import LoopRecord
 from generator.backends.hls.lint.run import LintError, analyse_folder
 from generator.spec import isa
-from generator.spec.arch import CMD_QUEUE_DEPTH
+from generator.spec.arch import AXI_BOUNDARY_BYTES, CMD_QUEUE_DEPTH
 from generator.spec.board import Board
 from generator.spec.timing import HwConfig, split_tail
 
 KERNEL_FILE = "accel_kernel.h"
 #: STORE's bursts end at 4 KB pages (AXI4: a burst never crosses one; the kernel's store_beats)
-STORE_PAGE_BYTES = 4096
+STORE_PAGE_BYTES = AXI_BOUNDARY_BYTES
 
 #: cycles of a module invocation (command-stream read with the token pops; error publish and token pushes)
 INVOKE = 2

@@ -34,6 +34,14 @@ def ddr_bytes(hw: HwConfig, insns) -> int:
     return tot
 
 
+def _identity_fields(L: Layer) -> dict:
+    """POST's id_above / id_shift / zp_id of layer ``L`` (:data:`generator.spec.isa.ID_SHIFT_MAX`): the identity
+    above its table's window, or all 0."""
+    if L.identity is None:
+        return dict(id_above=0, id_shift=0, zp_id=0)
+    return dict(id_above=1, id_shift=int(L.identity[0]), zp_id=int(L.identity[1]))
+
+
 class _Banks:
     """The two banks of a double-buffered buffer: per bank the key of its content and the last step reading it."""
 
@@ -207,6 +215,7 @@ class _LayerEmitter:
             "POST", acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og,
             pbuf_oc=oc0 // self.hw.tm * self.hw.tm_pitch, act=L.act,
             pool_k=L.pool[0], pool_s=L.pool[1], up=L.up, zp_out=L.zp_out, out_rows=out_r, out_cols=out_c,
+            **_identity_fields(L),
             pop_prev=1, push_prev=free_acc if not L.sides else 0))
         self.out.append(isa.make("STORE", base_reg=vout.base_reg, ddr_offset=vout.at(py0 * L.up, px0 * L.up, oc0),
                                  rows=out_r, cols=out_c, elems=oc1 - oc0, row_stride=vout.row,
@@ -220,7 +229,7 @@ class _LayerEmitter:
                 "POST", acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og,
                 pbuf_oc=((j + 1) * self.n_og + oc0 // self.hw.tm) * self.hw.tm_pitch, act=L.act,
                 pool_k=sd["pool_k"], pool_s=s,
-                up=1, zp_out=sd["zp_out"], out_rows=sy1 - sy0, out_cols=sx1 - sx0,
+                up=1, zp_out=sd["zp_out"], out_rows=sy1 - sy0, out_cols=sx1 - sx0, **_identity_fields(L),
                 push_prev=free_acc if j == len(L.sides) - 1 else 0))
             self.out.append(isa.make("STORE", base_reg=vs.base_reg, ddr_offset=vs.at(sy0, sx0, oc0),
                                      rows=sy1 - sy0, cols=sx1 - sx0, elems=oc1 - oc0, row_stride=vs.row,

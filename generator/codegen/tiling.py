@@ -51,7 +51,7 @@ class Layer:
     kind: "conv" or "copy"; pool: (k, s, pad_end) max-pool ((1, 1, 0): none); up: nearest-upsampling factor;
     in_tensor / out_tensor: graph tensor names; act: POST's act field (:data:`generator.spec.isa.ACTIVATIONS` bits:
     negative-side multiplier for LeakyReLU/ReLU, activation table); zp_out: POST's zero point (the output's, or
-    the table input's); fold: run as a 1x1 convolution over K*K*IC channels; sides: extra pooled outputs, each
+    the table input's); identity: POST's (id_shift, zp_id) with id_above (None: off); fold: run as a 1x1 convolution over K*K*IC channels; sides: extra pooled outputs, each
     dict(out_tensor, pool_k, pool_s, zp_out, OH, OW) (pooling window, stride, zero point and size of that output);
     an "emul" layer (``a * b``, run as a copy with the COMPUTE's ``emul`` multipliers): in_b the second factor
     (b_broadcast: [1, C, 1, 1], read for every pixel by a LOAD with zero strides), za / zb the factors' zero points.
@@ -82,6 +82,7 @@ class Layer:
     b_broadcast: bool = False
     za: int = 0
     zb: int = 0
+    identity: tuple | None = None                # POST id_above: (id_shift, zp_id) above the table's window
 
     def ifmap_ig(self, tile_c: int, tile_og: int, tn: int, tm: int) -> tuple[int, int]:
         """A copy / emul step's IBUF words per pixel and operand B's first word (0 for a copy): ``tile_c`` ifmap
@@ -189,7 +190,8 @@ def layer_of(g: Graph, n, hw: HwConfig) -> Layer:
                          f"match tensor shape {to.shape}")
     L = Layer(n.name, m.kind, K, S, pad, IC, H, W, OC, OHc, OWc, pool, m.upsample, OHp, OWp,
               n.inputs[0], n.outputs[0], (isa.ACTIVATIONS["neg_mult"] if q["use_neg"] else 0)
-              | (isa.ACTIVATIONS["table"] if q.get("table") is not None else 0), q["zp_out"], pads=pads)
+              | (isa.ACTIVATIONS["table"] if q.get("table") is not None else 0), q["zp_out"], pads=pads,
+              identity=q.get("identity"))
     for o, sp, sq in zip(n.outputs[1:], m.side_pools, q.get("side", [])):
         k, s, _ = sp
         L.sides.append(dict(out_tensor=o, pool_k=k, pool_s=s, zp_out=sq["zp_out"], OH=(OHc - k) // s + 1,

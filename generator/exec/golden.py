@@ -252,10 +252,14 @@ class GoldenSim:
         if (sh < 1).any() or (sh > isa.MAX_SHIFT).any():
             raise SimError(f"instruction {k}: POST with a requantization shift outside [1, {isa.MAX_SHIFT}]",
                            "ARITH_OVERFLOW", k)
-        q = ((v * m + (np.int64(1) << (sh - 1))) >> sh) + f["zp_out"]
-        q = np.clip(q, self.qmin, self.qmax)
+        p0 = (v * m + (np.int64(1) << (sh - 1))) >> sh
+        q = np.clip(p0 + f["zp_out"], self.qmin, self.qmax)
         if f["act"] & isa.ACTIVATIONS["table"]:
             q = self._table(q)
+            if f["id_above"]:   # above the table's window: the identity onto the output grid
+                r = (1 << (f["id_shift"] - 1)) if f["id_shift"] else 0
+                q = np.where(p0 + f["zp_out"] > self.qmax,
+                             np.clip(((p0 + r) >> f["id_shift"]) + f["zp_id"], self.qmin, self.qmax), q)
         up = max(f["up"], 1)
         prow, pcol = f["out_rows"] // up, f["out_cols"] // up
         pk, ps = max(f["pool_k"], 1), max(f["pool_s"], 1)

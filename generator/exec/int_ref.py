@@ -53,6 +53,7 @@ import numpy as np
 from generator.exec.float_ref import PRE_ACT
 from generator.exec.kernels import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph
+from generator.quant.tables import table_domain
 
 #: requantization multiplier bits (signed; M in [2^14, 2^15)) and the largest shift, as in the ISA's PBUF record
 MULT_FRAC_BITS = 15
@@ -114,9 +115,10 @@ def multiplier(r: float) -> tuple[int, int]:
     return m, s
 
 
-def _requant(v, mp, sp, mn, sn, use_neg, zp, qmin, qmax):
+def _requant(v, mp, sp, mn, sn, use_neg, zp, qmin, qmax, clamp=True):
     """v: int64 [C, H, W]; per-channel (M, s) arrays [C]. Exact: int64 where |v * M| < 2^62, Python integers
-    otherwise (so an executor whose 64-bit product wraps shows up as a difference)."""
+    otherwise (so an executor whose 64-bit product wraps shows up as a difference). ``clamp=False``: the value
+    before the clamp to [qmin, qmax] (int64: the result of a 27-bit operand and a 16-bit multiplier fits)."""
     use_neg = bool(use_neg)
     neg = (v < 0) & use_neg
     shp = (-1,) + (1,) * (v.ndim - 1)
@@ -127,8 +129,8 @@ def _requant(v, mp, sp, mn, sn, use_neg, zp, qmin, qmax):
     else:
         so = s.astype(object)
         out = (v.astype(object) * m.astype(object) + (1 << (so - 1))) >> so
-        return np.clip(out + zp, qmin, qmax).astype(np.int64)
-    return np.clip(out + zp, qmin, qmax)
+        return (np.clip(out + zp, qmin, qmax) if clamp else out + zp).astype(np.int64)
+    return np.clip(out + zp, qmin, qmax) if clamp else out + zp
 
 
 def _conv(x: np.ndarray, w: np.ndarray, stride: int, pads: tuple, pad_value: int) -> np.ndarray:
@@ -229,13 +231,14 @@ class IndependentRef:
                 W, s_w, B = None, np.full(oc, self.regions[g.tensors[n.inputs[1]].region][0]), np.zeros(oc, np.int64)
             else:
                 W, s_w, B = None, np.ones(oc), np.full(oc, -zp_in, np.int64)
-            per_out, table = [], None
+            per_out, table, identity = [], None, None
             if m.act in TABLE_ACTIVATIONS:   # requantized into the table's input domain, the table to the output
-                key = PRE_ACT.format(n.name)
-                h = (2.0 if bits == 16 else 1.0) if headroom is None else headroom.get(key, 1.0)
-                dom = act_params(*ranges[key], bits, symmetric, h, s_in * float(np.max(s_w)) / MAX_REAL_MULT)
-                table = self._table(m, dom, outs[0])
-                outs = [dom] * len(outs)
+                key = PRE_ACT.format(n.name)   # the domain's policy is the quantizer's (generator.quant.tables)
+                s_t, z_t, ident = table_domain(lambda x, m=m: TABLE_ACTIVATIONS[m.act](x, m.alpha, m.beta),
+                                               *ranges[key], outs[0], bits, s_in * float(np.max(s_w)) / MAX_REAL_MULT)
+                table = self._table(m, (s_t, z_t), outs[0])
+                identity = None if ident is None else (ident[0], z_t, ident[1])
+                outs = [(s_t, z_t)] * len(outs)
             for s_out, zp_out in outs:
                 s_out = np.broadcast_to(s_out, (oc,))
                 pos = [multiplier(float(s_in * s_w[c] / s_out[c])) for c in range(oc)]
@@ -251,7 +254,7 @@ class IndependentRef:
             zp_b = self.regions[g.tensors[n.inputs[1]].region][1] if m.kind == "emul" else 0
             pre = self._pre_shift(W, B, zp_in, zp_b, m.kind, oc, per_out)
             self.layers[n.name] = dict(w=W, bias=B, zp_in=zp_in, zp_b=zp_b, use_neg=m.act in ("relu", "leaky"),
-                                       outs=per_out, table=table, pre_shift=pre)
+                                       outs=per_out, table=table, pre_shift=pre, identity=identity)
 
     def _pre_shift(self, W, B, zp_in: int, zp_b: int, kind: str, oc: int, per_out: list) -> np.ndarray:
         """Each channel's pre-shift p (module docstring) from the largest |acc + B| it can reach; stores the
@@ -323,6 +326,10 @@ class IndependentRef:
                 if k == 0 and (d["table"] is None) != (q.get("table") is None) or (
                         k == 0 and d["table"] is not None and not np.array_equal(d["table"], q["table"])):
                     bad.append(f"layer {n.name}: activation table differs from the derived one")
+                if k == 0 and d["identity"] is not None and tuple(q.get("identity") or ()) != (
+                        d["identity"][0], d["identity"][2]) or k == 0 and d["identity"] is None and q.get("identity"):
+                    bad.append(f"layer {n.name}: identity above the table {q.get('identity')}, derived "
+                               f"{d['identity']}")
                 if int(st["zp_out"]) != o["zp_out"]:
                     bad.append(f"layer {n.name} output {k}: zp_out {st['zp_out']}, derived {o['zp_out']}")
         return bad
@@ -360,13 +367,18 @@ class IndependentRef:
             v = (acc + d["bias"][:, None, None]) >> d["pre_shift"][:, None, None]
             for k, o in enumerate(n.outputs):
                 p, r = d["outs"][k], d["outs"][k]["rec"]
-                y = _requant(v, r["mult_pos"], r["shift_pos"], r["mult_neg"], r["shift_neg"], d["use_neg"],
-                             p["zp_out"], self.qmin, self.qmax)
+                raw = _requant(v, r["mult_pos"], r["shift_pos"], r["mult_neg"], r["shift_neg"], d["use_neg"],
+                               p["zp_out"], self.qmin, self.qmax, clamp=False)
+                y = np.clip(raw, self.qmin, self.qmax)
                 if d["table"] is not None:   # entry (y - qmin) >> (bits - 8), interpolated on the low bits
                     u = y - self.qmin
                     fb = self.bits - 8
                     i, f = u >> fb, u & ((1 << fb) - 1)
                     y = np.clip(d["table"][i, 0] + ((d["table"][i, 1] * f + 128) >> 8), self.qmin, self.qmax)
+                    if d["identity"] is not None:   # above the table's window: the identity by a shift
+                        sh, z_t, z_id = d["identity"]
+                        idv = np.clip(((raw - z_t + ((1 << sh) >> 1)) >> sh) + z_id, self.qmin, self.qmax)
+                        y = np.where(raw > self.qmax, idv, y)
                 if k == 0:
                     if m.pool:
                         y = _maxpool(y, *m.pool, m.pads if m.kind == "copy" else None)

@@ -106,15 +106,15 @@ def activation(x: np.ndarray, act: str, alpha: float, beta: float = 0.0) -> np.n
 
 
 def requantize(acc: np.ndarray, mult_pos, shift_pos, mult_neg, shift_neg, use_neg: bool, zp: int,
-               qmin: int, qmax: int, pre_shift=0) -> np.ndarray:
+               qmin: int, qmax: int, pre_shift=0, clamp: bool = True) -> np.ndarray:
     """Integer requantization with round-half-up and saturation (gemmlowp-style fixed point, Jacob et al.,
     "Quantization and Training of Neural Networks for Efficient Integer-Arithmetic-Only Inference", CVPR 2018).
 
     ``v = acc >> pre_shift`` (arithmetic), ``q = clamp(((v*M + 2^(s-1)) >> s) + zp, qmin, qmax)`` with (M, s) =
     (mult_neg, shift_neg) where ``use_neg`` and v < 0, else (mult_pos, shift_pos). acc: int64 array [C, ...]
     (accumulator plus bias); M, s, pre_shift: per-channel int arrays [C] (broadcast over the remaining axes) or
-    scalars. Returns int64. (The POST instruction, :data:`generator.spec.isa.FORMATS`; the range of v is the
-    caller's to check.)
+    scalars. Returns int64; ``clamp=False``: the value before the clamp, ``p`` of :func:`table_activate`. (The POST
+    instruction, :data:`generator.spec.isa.FORMATS`; the range of v is the caller's to check.)
     """
     acc = acc.astype(np.int64)
     shp = (-1,) + (1,) * (acc.ndim - 1)
@@ -127,7 +127,21 @@ def requantize(acc: np.ndarray, mult_pos, shift_pos, mult_neg, shift_neg, use_ne
     else:
         m, s = mp, sp
     v = (acc * m + (np.int64(1) << (s - 1))) >> s
-    return np.clip(v + zp, qmin, qmax)
+    return np.clip(v + zp, qmin, qmax) if clamp else v + zp
+
+
+def table_activate(p: np.ndarray, table: np.ndarray, qmin: int, qmax: int, identity=None) -> np.ndarray:
+    """POST's table activation of unclamped requantized values ``p`` (int64, any shape; :func:`requantize` with
+    ``clamp=False``): :func:`apply_table` on ``clamp(p)``; with ``identity`` = (id_shift, zp_t, zp_id) (POST
+    ``id_above``, :data:`generator.spec.isa.ID_SHIFT_MAX`) a value above qmax, beyond the table's window, maps to
+    ``clamp(((p - zp_t + r) >> id_shift) + zp_id)``, r = 2^(id_shift-1) (0 for id_shift 0). Returns int64."""
+    p = np.asarray(p, np.int64)
+    q = apply_table(np.clip(p, qmin, qmax), table, qmin, qmax)
+    if identity is None:
+        return q
+    k, zp_t, zp_id = (int(v) for v in identity)
+    r = (1 << (k - 1)) if k > 0 else 0
+    return np.where(p > qmax, np.clip(((p - zp_t + r) >> k) + zp_id, qmin, qmax), q)
 
 
 def apply_table(q: np.ndarray, table: np.ndarray, qmin: int, qmax: int) -> np.ndarray:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from generator.ir.graph import Graph
-from generator.exec.kernels import apply_table, conv2d, maxpool2d, requantize, upsample_nearest
+from generator.exec.kernels import conv2d, maxpool2d, requantize, table_activate, upsample_nearest
 from generator.spec.isa import record_multiplier
 
 
@@ -51,9 +51,12 @@ def write_layer(g: Graph, n, regions: dict, acc: np.ndarray) -> None:
         p = q if k == 0 else q["side"][k - 1]
         (mp, sp), (mn, sn) = (record_multiplier(p[mk], p[sk], q["pre_shift"])
                               for mk, sk in (("mult_pos", "shift_pos"), ("mult_neg", "shift_neg")))
-        y = requantize(acc, mp, sp, mn, sn, q["use_neg"], p["zp_out"], q["qmin"], q["qmax"], q["pre_shift"])
-        if q.get("table") is not None:
-            y = apply_table(y, q["table"], q["qmin"], q["qmax"])
+        table = q.get("table")
+        y = requantize(acc, mp, sp, mn, sn, q["use_neg"], p["zp_out"], q["qmin"], q["qmax"], q["pre_shift"],
+                       clamp=table is None)
+        if table is not None:
+            idn = q.get("identity")
+            y = table_activate(y, table, q["qmin"], q["qmax"], None if idn is None else (idn[0], p["zp_out"], idn[1]))
         if k == 0:
             if m.pool:   # a copy layer's pads: the pool's -inf padding (its input border holds qmin)
                 y = maxpool2d(y, *m.pool, pads=m.pads if m.kind == "copy" else None)

@@ -28,6 +28,7 @@ import numpy as np
 from generator.exec.float_ref import PRE_ACT, run_float
 from generator.exec.kernels import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph, GraphError
+from generator.quant.tables import table_domain
 from generator.spec.isa import MAX_SHIFT, MULT_BITS, REQUANT_OPERAND_BITS, TABLE_ENTRIES
 
 MODES = {"int8-asym": (8, False), "int8-sym": (8, True), "int16-sym": (16, True), "int16-asym": (16, False)}
@@ -262,7 +263,8 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
     shift_neg [OC] int64 (the real multipliers), pre_shift [OC] int64 (:func:`set_pre_shift`), use_neg bool,
     zp_in, zp_b (an emul layer's second factor's zero point, else 0), zp_out (POST's zero point: the output's, or
     the table input's),
-    table (int64 [256, 2] activation table, or None), qmin, qmax, s_w [OC] float, side).
+    table (int64 [256, 2] activation table, or None), identity ((id_shift, zp_id) of POST's identity above the
+    table's window, :mod:`generator.quant.tables`, or None), qmin, qmax, s_w [OC] float, side).
 
     Raises: QuantError if a region has no calibration range, a multiplier is out of range, or a layer's
         worst-case accumulator exceeds ``acc_bits`` (signed).
@@ -342,12 +344,12 @@ def _output_params(g: Graph, n, r, s_in_w: tuple, out: tuple, ranges: dict, cfg:
     """The requantization of layer ``n``'s outputs: multipliers of the real multipliers ``r`` [OC] (main output
     ``out`` = (tensor, scale, zero point)), each extra pooled output's own, and for a table activation the table
     (the multipliers then map to the table's input domain). Returns dict(mult_pos, shift_pos, mult_neg, shift_neg,
-    use_neg, table, zp_out, side). Raises QuantError (multiplier range, a table with outputs of other scales)."""
+    use_neg, table, zp_out, side, identity: POST's (id_shift, zp_id) or None). Raises QuantError (multiplier range, a table with outputs of other scales)."""
     m, (s_in, s_w), (tout, s_out, zp_out) = n.attrs["macro"], s_in_w, out
-    table, act = None, m.act
+    table, act, identity = None, m.act, None
     if m.act in TABLE_ACTIVATIONS:   # requantize to the table's input domain, the table maps it to s_out
         floor = s_in * float(np.max(s_w)) / MAX_REAL_MULT
-        s_t, zp_t = _table_domain(n, ranges, cfg, room(PRE_ACT.format(n.name)), floor)
+        s_t, zp_t, identity = _table_domain(n, ranges, (float(s_out), int(zp_out)), cfg, floor)
         table = activation_table(m, s_t, zp_t, float(s_out), int(zp_out), cfg.bits)
         r, zp_out, act = s_in * s_w / s_t, zp_t, "linear"
     side = []
@@ -360,18 +362,20 @@ def _output_params(g: Graph, n, r, s_in_w: tuple, out: tuple, ranges: dict, cfg:
         side.append(dict(_multipliers(r if table is not None else r * s_out / ts.scale, act, m.alpha,
                                       f"layer {n.name}"), zp_out=int(zp_out if table is not None else ts.zero_point)))
     return dict(_multipliers(r, act, m.alpha, f"layer {n.name}"), use_neg=act != "linear", table=table,
-                zp_out=int(zp_out), side=side)
+                zp_out=int(zp_out), side=side, identity=identity)
 
 
-def _table_domain(n, ranges: dict, cfg: QuantConfig, headroom: float, floor: float) -> tuple[float, int]:
-    """(scale, zero point) of layer ``n``'s table input: its pre-activation range (``PRE_ACT`` key of
-    :func:`calibrate`) quantized as an activation region, the scale at least ``floor``. Raises QuantError when the
-    calibration recorded no such range."""
+def _table_domain(n, ranges: dict, out: tuple, cfg: QuantConfig, floor: float) -> tuple[float, int, tuple | None]:
+    """(scale, zero point, identity) of layer ``n``'s table input (:func:`generator.quant.tables.table_domain`)
+    from its pre-activation range (``PRE_ACT`` key of :func:`calibrate`, no headroom) and its output ``out`` =
+    (scale, zero point); the scale at least ``floor``. Raises QuantError when the calibration recorded no such
+    range."""
     key = PRE_ACT.format(n.name)
     if key not in ranges:
         raise QuantError(f"layer {n.name}: no pre-activation calibration range for its "
                          f"{n.attrs['macro'].act} table (calibrate the fused graph with this layer in it)")
-    return _act_params(*ranges[key], cfg, headroom, floor)
+    m = n.attrs["macro"]
+    return table_domain(lambda x: TABLE_ACTIVATIONS[m.act](x, m.alpha, m.beta), *ranges[key], out, cfg.bits, floor)
 
 
 def activation_table(m, s_t: float, zp_t: int, s_out: float, zp_out: int, bits: int) -> np.ndarray:

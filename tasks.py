@@ -380,15 +380,21 @@ def conformance(c, verbose=False, filter=None):
     sys.exit(main((["-v"] if verbose else []) + ([filter] if filter else [])))
 
 
-@task(help={"image": "image file or shipped image name (default bus)", "board": "board name", "quant": QUANTS,
+@task(help={"image": "image file or shipped image name (bus, zidane, dog, ...; page: a drawn document page); "
+                     "default bus", "board": "board name", "quant": QUANTS,
             "per_tensor": "per-tensor weight scales",
-            "out": "report folder (default build/compare/MODEL-QUANT)", **MODEL_HELP})
+            "out": "report folder (default build/compare/MODEL-QUANT)",
+            **MODEL_HELP, "model": "ONNX model, or doclaynet (the DocLayNet YOLOv8n setup.sh fetches); default: "
+                                   "the official YOLOv4-tiny"})
 def compare(c, model=None, image="bus", board="zcu19eg", quant="int8-asym", per_tensor=False, out=None, cfg=None,
             weights=None, names=None, yolo_cfg=None, calib=None, input_size=None):
     """13. Check: float (onnxruntime) against the quantized program (golden simulator) on one image.
 
-    SQNR in dB per accelerator layer and per model output, detection agreement for a YOLO detector; writes
-    compare.md, compare.json and sqnr.png; the last line is `min SQNR: X dB` over the model outputs."""
+    For a YOLO detector first the detection agreement (mAP@0.5 of the quantized detections against the float
+    ones); SQNR in dB per accelerator layer and per model output, a YOLO output's box coordinates (pixels) and
+    scores (after the sigmoid) also apart; writes compare.md, compare.json and sqnr.png; the last line is
+    `min SQNR: X dB` over the layers and the model outputs (whole, boxes and scores). --model doclaynet: the
+    DocLayNet YOLOv8n setup.sh fetches; --image page: the drawn document page."""
     from generator.flows.compare import compare_flow
 
     size = _input_size(input_size)
@@ -396,19 +402,20 @@ def compare(c, model=None, image="bus", board="zcu19eg", quant="int8-asym", per_
           calib=calib, **size)
 
 
-@task(help={"out": "Markdown file for the table (default build/activations.md)"})
-def activations(c, out="build/activations.md"):
+@task(help={"out": "Markdown file for the table (default build/activations.md)",
+            "model": "also measure every table layer of this ONNX model or shipped name (doclaynet) over its "
+                     "calibrated range, int8-asym and int16-sym",
+            "board": "board name (with --model)"})
+def activations(c, out="build/activations.md", model=None, board="zcu19eg"):
     """14. Check: the error of POST's activation tables against the float functions (per activation, int8 / int16).
 
-    Every integer input of each table, as the compiler builds it, against the function at the same input: the
-    largest and RMS error in output steps and the SQNR in dB (generator/eval/act_error.py)."""
-    from generator.eval.act_error import error_table, markdown
-    from generator.flows.inputs import check_target
+    Pre-activation values on a dense grid, through POST's table as the compiler builds it (input rounding, table,
+    identity above it), against the function: the largest and RMS error in output steps and the SQNR in dB, over
+    [-8, 8] for every activation and, with --model, over each table layer's calibrated range
+    (generator/eval/act_error.py, generator/flows/activations.py)."""
+    from generator.flows.activations import activations_flow
 
-    _flow(check_target, out, "file", "the table")
-    text = markdown(error_table())
-    _write(out, text + "\n")
-    print(text)
+    _flow(activations_flow, out, model, board)
 
 
 @task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales",

@@ -1,4 +1,5 @@
-"""Detection accuracy: IoU and PASCAL-VOC-style average precision / mAP (numpy only).
+"""Detection accuracy: IoU and PASCAL-VOC-style average precision / mAP; the SQNR of a tensor and of a YOLO
+output's box and score parts apart (numpy only).
 
 Conventions (those of the VOC 2010+ devkit ``VOCevaldet`` / ``voc_eval.py`` with ``use_07_metric=False``):
 
@@ -20,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["iou", "average_precision", "mean_average_precision", "box_agreement"]
+__all__ = ["iou", "average_precision", "mean_average_precision", "box_agreement", "sqnr_db",
+           "box_score_parts", "split_sqnr"]
 
 
 def iou(box, boxes) -> np.ndarray:
@@ -144,3 +146,67 @@ def box_agreement(preds, refs, thresh: float = 0.25, score_tol: float = 0.1) -> 
         diffs.append(abs(preds[cand[k]]["score"] - r["score"]))
     return {"mean_iou": float(np.mean(ious)) if ious else 1.0, "matched": len(diffs), "boxes": len(ref),
             "max_score_diff": float(max(diffs)) if diffs else 0.0, "ious": ious}
+
+
+def sqnr_db(ref, got) -> float:
+    """SQNR of ``got`` against ``ref`` (any shapes of the same number of elements): 10 log10(sum ref^2 /
+    sum (ref - got)^2) in dB over all elements, in float64; +inf when they are equal. Raises ValueError for
+    different sizes or an all-zero reference."""
+    ref = np.asarray(ref, np.float64).ravel()
+    got = np.asarray(got, np.float64).ravel()
+    if ref.size != got.size:
+        raise ValueError(f"{got.size} values against {ref.size}")
+    sig, noise = float(np.sum(ref ** 2)), float(np.sum((ref - got) ** 2))
+    if sig == 0:
+        raise ValueError("the reference is all zeros")
+    return float("inf") if noise == 0 else 10 * np.log10(sig / noise)
+
+
+#: the YOLO output layouts :func:`box_score_parts` splits: the two export formats of :mod:`host.exported`
+#: and a raw darknet head
+LAYOUTS = ("obj", "noobj", "darknet")
+
+
+def box_score_parts(out, layout: str, head=None, net_w: int = 0, net_h: int = 0) -> tuple:
+    """The box coordinates and the scores of one YOLO output, apart.
+
+    Args:
+        out: ``"noobj"`` (YOLOv8 export): float [1, 4 + classes, N], rows centre x, centre y, width, height in
+            network-input pixels, then the class probabilities (after the sigmoid); ``"obj"`` (YOLOv5 / YOLOX
+            export): [1, N, 5 + classes], columns the same four box fields, objectness, class probabilities;
+            ``"darknet"``: a raw head [1, len(mask) * (5 + classes), H, W] (per anchor tx, ty, tw, th, objectness
+            logit, class logits), decoded by darknet's rules (:func:`host.yolo.decode` with no threshold).
+        layout: one of :data:`LAYOUTS`.
+        head: the :class:`host.yolo.YoloHead` of a ``"darknet"`` head; net_w, net_h: its network input size.
+    Returns:
+        (boxes float64 [N, 4], scores float64 [N, S]): for the exports their box fields (pixels of the network
+        input) and score fields (objectness if any, then the class probabilities); for a darknet head, per
+        (cell, anchor) the box corners x1, y1, x2, y2 in network-input pixels and the scores objectness then
+        objectness x sigmoid(class logit), darknet's class probabilities.
+    Raises:
+        ValueError: an unknown layout, an output of another shape, a darknet head without ``head``.
+    """
+    a = np.asarray(out, np.float64)
+    if layout == "darknet":
+        from host.yolo import decode
+
+        if head is None or net_w <= 0 or net_h <= 0:
+            raise ValueError("a darknet head is split with its YoloHead and the network input size")
+        boxes, obj, probs = decode(a, head, net_w, net_h, net_w, net_h, obj_thresh=-np.inf)
+        return boxes.astype(np.float64), np.concatenate([obj[:, None], probs], axis=1).astype(np.float64)
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown output layout {layout!r}; one of {LAYOUTS}")
+    if a.ndim != 3 or a.shape[0] != 1 or (a.shape[2] if layout == "obj" else a.shape[1]) < 5:
+        raise ValueError(f"a {layout!r} output must be [1, N, 5 + classes] (obj) or [1, 4 + classes, N] (noobj), "
+                         f"got {a.shape}")
+    rows = a[0] if layout == "obj" else a[0].T
+    return rows[:, :4], rows[:, 4:]
+
+
+def split_sqnr(ref, got, layout: str, head=None, net_w: int = 0, net_h: int = 0) -> dict:
+    """SQNR in dB (:func:`sqnr_db`) of the box coordinates and of the scores of ``got`` against ``ref``, split by
+    :func:`box_score_parts` (same arguments). Returns {"boxes": dB, "scores": dB}, None for a part whose reference
+    is all zeros. Raises ValueError as :func:`box_score_parts` or for outputs of different sizes."""
+    rb, rs = box_score_parts(ref, layout, head, net_w, net_h)
+    gb, gs = box_score_parts(got, layout, head, net_w, net_h)
+    return {k: (sqnr_db(r, g) if np.any(r) else None) for k, r, g in (("boxes", rb, gb), ("scores", rs, gs))}

@@ -289,15 +289,24 @@ class IndependentRef:
     def _table(self, m, dom: tuple, out: tuple) -> np.ndarray:
         """The 256-entry POST table of activation ``m.act`` from the input domain ``dom`` = (scale, zp) to the
         output ``out``: entry i covers the integers from t_i = qmin + i * 2^(bits - 8); its base is f at t_i
-        rounded half up to the output grid, its delta the rise to t_(i+1) (int16; 0 in int8, a direct lookup)."""
+        rounded half up to the output grid (clamped), its delta the rise to t_(i+1) before that value's clamp when
+        it fits int16, else to the clamped value (int16; 0 in int8, a direct lookup)."""
         (s_t, z_t), (s_o, z_o) = dom, out
         step = (self.qmax - self.qmin + 1) // 256
         vals = []
         for i in range(257):
             x = s_t * (self.qmin + i * step - z_t)
             y = float(TABLE_ACTIVATIONS[m.act](np.array([x], np.float64), m.alpha, m.beta)[0])
-            vals.append(min(max(math.floor(y / s_o + 0.5) + z_o, self.qmin), self.qmax))
-        return np.array([(vals[i], vals[i + 1] - vals[i] if step > 1 else 0) for i in range(256)], np.int64)
+            vals.append(math.floor(y / s_o + 0.5) + z_o)   # unclamped: the slope across the output's bound
+
+        def clamp(v):
+            return min(max(v, self.qmin), self.qmax)
+        rows = []
+        for i in range(256):
+            b = clamp(vals[i])
+            d = vals[i + 1] - b if abs(vals[i + 1] - b) <= 32767 else clamp(vals[i + 1]) - b
+            rows.append((b, d if step > 1 else 0))
+        return np.array(rows, np.int64)
 
     def check_params(self, gq: Graph) -> list[str]:
         """Compare the parameters :func:`generator.quant.quantize.quantize` stored on ``gq`` with the derived ones.

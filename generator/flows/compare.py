@@ -1,22 +1,29 @@
 """The compare flow (``invoke compare``): the float model under onnxruntime against the quantized program on the
 golden ISA simulator, for one image.
 
-Reported (and written to ``compare.md``, ``compare.json`` and the per-layer plot ``sqnr.png`` in the output folder):
+Reported (and written to ``compare.md``, ``compare.json`` and the plot ``sqnr.png`` in the output folder):
 
+* for a detector (YOLO metadata and class names), first, the headline: the detection agreement, mAP@0.5 of the
+  quantized detections scored against the float ones (:func:`generator.eval.metrics.mean_average_precision`);
+  both decoded by the same host code from the same network input, the float ones from onnxruntime's outputs;
 * SQNR of every accelerator layer's output (its channels of its DDR region, read from the golden simulator's DDR
   image after the frame, dequantized with the tensor's scale and zero point) against the same ONNX tensor under
   onnxruntime; layers whose output is not an ONNX tensor (fused away) have no row;
 * SQNR of every model output (the accelerator outputs dequantized, then the host-side tail if the model has one,
-  :func:`host.tail.run_tail`) against onnxruntime's;
-* for a detector (YOLO metadata and class names), the detections of both and their agreement: mAP@0.5 of the
-  quantized detections scored against the float ones (:func:`generator.eval.metrics.mean_average_precision`).
+  :func:`host.tail.run_tail`) against onnxruntime's, and for a YOLO output the SQNR of its box coordinates (pixels
+  of the network input) apart from that of its scores (after the sigmoid)
+  (:func:`generator.eval.metrics.split_sqnr`): an export's output [1, 4 + classes, N] (YOLOv8) or [1, N, 5 +
+  classes] (YOLOv5, YOLOX) split by its fields, a raw darknet head decoded by darknet's rules; the whole output's
+  figure alone is dominated by the box coordinates (hundreds of pixels against scores of 0..1).
 
-SQNR = 10 log10(sum ref^2 / sum (ref - quantized)^2) in dB, over all elements of the tensor. The last line printed
-is ``min SQNR: X dB`` over the model outputs.
+SQNR = 10 log10(sum ref^2 / sum (ref - quantized)^2) in dB, over all elements of the tensor (or part). The last
+line printed is ``min SQNR: X dB``, the smallest figure over the layers and the model outputs (whole, boxes and
+scores).
 """
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,33 +31,25 @@ import numpy as np
 
 from host.fileio import atomic_path, atomic_write
 from generator import ROOT_DIR
+from generator.eval.metrics import sqnr_db, split_sqnr  # noqa: F401 - sqnr_db re-exported (the flow's definition)
 from generator.flows.inputs import (FlowError, check_target, compile_checked, flow_errors, model_file,
                                     names_checked, out_folder, real_image, resolve_model)
 
 
 @dataclass
 class CompareResult:
-    """``layers``: {layer: SQNR dB}; ``outputs``: {model output: SQNR dB}; ``detections``: None, or {"float",
-    "quantized": lists of detections, "map50": float}; ``min_sqnr``: the smallest output SQNR (dB); ``out``:
-    the folder written."""
+    """``layers``: {layer: SQNR dB}; ``outputs``: {model output: SQNR dB}; ``parts``: {YOLO model output:
+    {"boxes": dB, "scores": dB}} (:func:`generator.eval.metrics.split_sqnr`; {} for another model);
+    ``detections``: None, or {"float", "quantized": lists of detections, "map50": float, nan without float
+    detections}; ``min_sqnr``: the smallest of every layer, output and part SQNR (dB), ``min_at`` where it is
+    ("layer X", "output X", "output X: boxes" / "scores"); ``out``: the folder written."""
     layers: dict
     outputs: dict
     detections: dict | None
     min_sqnr: float
+    min_at: str
     out: Path
-
-
-def sqnr_db(ref: np.ndarray, got: np.ndarray) -> float:
-    """SQNR of ``got`` against ``ref`` (same number of elements), dB; +inf when they are equal. Raises ValueError for
-    different sizes or an all-zero reference."""
-    ref = np.asarray(ref, np.float64).ravel()
-    got = np.asarray(got, np.float64).ravel()
-    if ref.size != got.size:
-        raise ValueError(f"{got.size} values against {ref.size}")
-    sig, noise = float(np.sum(ref ** 2)), float(np.sum((ref - got) ** 2))
-    if sig == 0:
-        raise ValueError("the reference is all zeros")
-    return float("inf") if noise == 0 else 10 * np.log10(sig / noise)
+    parts: dict
 
 
 def _model_outputs(model_path: Path) -> list:
@@ -81,7 +80,8 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
                  input_size=None) -> CompareResult:
     """Compare the float ``model`` (default: the official YOLOv4-tiny; or darknet ``cfg`` + ``weights``) with its
     ``quant`` program for ``board`` on ``image`` (a file or a shipped image name); log and write the report into
-    ``out`` (default build/compare/<model stem>-<quant>). Raises FlowError for bad inputs, a failed simulation, or
+    ``out`` (default build/compare/<model stem>-<quant>; ``model`` may be a shipped model name, ``doclaynet``).
+    Raises FlowError for bad inputs, a failed simulation, or
     a model output onnxruntime and the program disagree on in size. ``input_size``: (H, W) for a model with a
     symbolic input size (onnxruntime runs it at that size)."""
     from generator.eval.accuracy import ort_tensors
@@ -121,60 +121,128 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
             raise FlowError(f"model output {o!r}: the program gives "
                             f"{'nothing' if o not in vals else f'{vals[o].size} values'}, onnxruntime {ref[o].size}")
         outputs[o] = sqnr_db(ref[o], vals[o])
-    dets = _detections(comp, heads, img, lambda c, hd, iw, ih: detections_from_heads(c, hd, iw, ih, x=x))
-    res = CompareResult(layers, outputs, dets, min(outputs.values()), od)
+    parts = {o: split_sqnr(ref[o], vals[o], *a) for o, a in _yolo_layouts(comp).items() if o in outputs}
+    dets = _detections(comp, heads, img, ref, lambda c, hd, iw, ih: detections_from_heads(c, hd, iw, ih, x=x))
+    res = CompareResult(layers, outputs, dets, *_min_sqnr(layers, outputs, parts), od, parts)
     _write(res, comp, image, log)
     return res
 
 
-def _detections(comp, heads: dict, img: np.ndarray, decode) -> dict | None:
-    """Float and quantized detections and their agreement, or None when the model is not a YOLO detector with
-    class names."""
-    from generator.eval.accuracy import float_detections
-    from generator.eval.metrics import mean_average_precision
-    from generator.flows.pipeline import class_names, exported_output
+def _min_sqnr(layers: dict, outputs: dict, parts: dict) -> tuple:
+    """(the smallest SQNR in dB over the layers, the outputs and the outputs' box / score parts, where: "layer X",
+    "output X" or "output X: boxes" / "scores")."""
+    figs = [(v, f"layer {k}") for k, v in layers.items()] + [(v, f"output {k}") for k, v in outputs.items()]
+    figs += [(v, f"output {o}: {k}") for o, p in parts.items() for k, v in p.items() if v is not None]
+    return min(figs, key=lambda f: f[0])
 
+
+def _yolo_layouts(comp) -> dict:
+    """{model output: (layout, YoloHead or None, net_w, net_h)}, the arguments of
+    :func:`generator.eval.metrics.split_sqnr` for each YOLO output of the compiled model: its one decoded export
+    output (``"obj"`` / ``"noobj"``, :func:`generator.flows.pipeline.exported_output`), or its raw darknet heads
+    (``"darknet"``, metadata ``darknet_yolo``); {} for a model that is no YOLO detector with class names."""
+    from generator.flows.pipeline import class_names, exported_output, net_size
+    from host.yolo import YoloHead
+
+    g = comp.qgraph
     names = class_names(comp)
-    if not names or not (comp.qgraph.metadata.get("darknet_yolo") or exported_output(comp.qgraph, names)):
+    exp = exported_output(g, names) if names else None
+    if exp:
+        return {exp[0]: (exp[1], None, 0, 0)}
+    w, h = net_size(g)
+    yolo = {y.get("output"): y for y in g.metadata.get("darknet_yolo", []) if isinstance(y, dict)}
+    return {o: ("darknet", YoloHead.from_dict(yolo[o]), w, h) for o in g.outputs if o in yolo}
+
+
+def _detections(comp, heads: dict, img: np.ndarray, ref: dict, decode) -> dict | None:
+    """Float and quantized detections and their agreement, or None when the model is not a YOLO detector with
+    class names. The float detections are decoded from onnxruntime's outputs ``ref`` on the same network input as
+    the program's (the model's own resize: darknet's stretch or a letterbox), by the host's decode (the export's,
+    :func:`host.exported.detect_exported`, or darknet's, :func:`host.yolo.detect`)."""
+    from generator.eval.metrics import mean_average_precision
+    from generator.flows.pipeline import class_names, exported_output, input_resize, net_size
+    from host.exported import detect_exported
+    from host.yolo import YoloHead, detect
+
+    g = comp.qgraph
+    names = class_names(comp)
+    if not names or not (g.metadata.get("darknet_yolo") or exported_output(g, names)):
         return None
-    fd = float_detections(comp.model_path, img, names=comp.names or None)
-    qd = decode(comp, heads, img.shape[1], img.shape[0])
+    w, h = net_size(g)
+    iw, ih = img.shape[1], img.shape[0]
+    exp = exported_output(g, names)
+    if exp:
+        fd = detect_exported(ref[exp[0]], exp[1], w, h, iw, ih, names, resize=input_resize(g))
+    else:
+        yolo = {y["output"]: y for y in g.metadata["darknet_yolo"]}
+        fd = detect([ref[o] for o in g.outputs], [YoloHead.from_dict(yolo[o]) for o in g.outputs], w, h, iw, ih,
+                    names)
+    qd = decode(comp, heads, iw, ih)
     return {"float": fd, "quantized": qd, "map50": mean_average_precision([qd], [fd])}
+
+
+def _fmt(v) -> str:
+    """A dB figure for the report: one decimal, ``inf``, or ``-`` for None."""
+    return "-" if v is None else f"{v:.1f}"
+
+
+def _headline(d: dict | None) -> list:
+    """The report's first lines: the detection agreement (or that the model is no detector)."""
+    if not d:
+        return ["detection agreement: none (not a YOLO detector with class names)"]
+    m = "n/a (no float detection)" if math.isnan(d["map50"]) else f"{d['map50']:.3f}"
+    return [f"detection agreement: mAP@0.5 of the quantized detections against the float ones: {m} (float "
+            f"{len(d['float'])}, quantized {len(d['quantized'])} detections)"]
 
 
 def _write(r: CompareResult, comp, image: str, log) -> None:
     """compare.md / compare.json / sqnr.png, and the log (last line ``min SQNR: X dB``)."""
     lines = [f"# {comp.model_path.name}: float (onnxruntime) vs {comp.quant.name} (golden simulator), image "
-             f"{image}", "", "| layer | SQNR (dB) |", "|---|---:|"]
+             f"{image}", "", *_headline(r.detections), "", "| layer | SQNR (dB) |", "|---|---:|"]
     lines += [f"| {k} | {v:.1f} |" for k, v in r.layers.items()]
-    lines += ["", "| model output | SQNR (dB) |", "|---|---:|"] + [f"| {k} | {v:.1f} |" for k, v in r.outputs.items()]
-    if r.detections:
-        d = r.detections
-        lines += ["", f"detections: float {len(d['float'])}, quantized {len(d['quantized'])}; mAP@0.5 of the "
-                      f"quantized against the float ones: {d['map50']:.3f}"]
-    lines += ["", f"min SQNR: {r.min_sqnr:.1f} dB"]
+    lines += ["", "| model output | SQNR (dB) | boxes, pixels (dB) | scores, after the sigmoid (dB) |",
+              "|---|---:|---:|---:|"]
+    lines += [f"| {k} | {v:.1f} | {_fmt(r.parts.get(k, {}).get('boxes'))} | "
+              f"{_fmt(r.parts.get(k, {}).get('scores'))} |" for k, v in r.outputs.items()]
+    lines += ["", f"smallest SQNR over the layers and the model outputs (whole, boxes, scores): {r.min_at}", "",
+              f"min SQNR: {r.min_sqnr:.1f} dB"]
     text = "\n".join(lines)
     atomic_write(r.out / "compare.md", text + "\n")
-    atomic_write(r.out / "compare.json", json.dumps({"model": str(comp.model_path), "quant": comp.quant.name,
-                                                     "image": image, "layers": r.layers, "outputs": r.outputs,
-                                                     "detections": r.detections, "min_sqnr_db": r.min_sqnr},
-                                                    indent=1, default=float))
+    m50 = r.detections["map50"] if r.detections else None
+    m50 = None if m50 is None or math.isnan(m50) else m50      # (JSON has no NaN)
+    atomic_write(r.out / "compare.json", json.dumps(
+        {"map50": m50, "model": str(comp.model_path), "quant": comp.quant.name, "image": image,
+         "layers": r.layers, "outputs": r.outputs, "output_parts": r.parts,
+         "detections": r.detections and {**r.detections, "map50": m50}, "min_sqnr_db": r.min_sqnr,
+         "min_sqnr_at": r.min_at}, indent=1, default=float))
     _plot(r, comp, r.out / "sqnr.png")
-    log(text.replace(f"min SQNR: {r.min_sqnr:.1f} dB", f"(written: {r.out}/compare.md, compare.json, sqnr.png)\n"
-                     f"min SQNR: {r.min_sqnr:.1f} dB"))
+    log(text.replace(f"\nmin SQNR: {r.min_sqnr:.1f} dB", f"\n(written: {r.out}/compare.md, compare.json, "
+                     f"sqnr.png)\nmin SQNR: {r.min_sqnr:.1f} dB"))
 
 
 def _plot(r: CompareResult, comp, path: Path) -> None:
-    """Per-layer SQNR bars (PNG)."""
+    """Per-layer SQNR bars and, beside them, per model output its whole, box and score SQNR (PNG)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(r.layers)), 3.5))
+    outs = list(r.outputs)
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(max(6.0, 0.35 * len(r.layers)) + 1.2 * len(outs) + 1.5, 3.8),
+                                 gridspec_kw={"width_ratios": [max(1, len(r.layers)), 3 * len(outs) + 1]})
     ax.bar(range(len(r.layers)), [min(v, 99.0) for v in r.layers.values()], color="tab:blue")
     ax.set_xticks(range(len(r.layers)), list(r.layers), rotation=90, fontsize=7)
+    ax.set_xlim(-0.6, len(r.layers) - 0.4)
     ax.set_ylabel("SQNR vs onnxruntime (dB)")
-    ax.set_title(f"{comp.model_path.name}, {comp.quant.name}: per-layer SQNR (min output {r.min_sqnr:.1f} dB)")
+    m = r.detections["map50"] if r.detections else float("nan")
+    ax.set_title(f"{comp.model_path.name}, {comp.quant.name}: per-layer SQNR (min {r.min_sqnr:.1f} dB"
+                 + ("" if math.isnan(m) else f"; detections mAP@0.5 {m:.3f}") + ")", fontsize=9)
+    for k, (part, color) in enumerate((("whole", "tab:gray"), ("boxes", "tab:orange"), ("scores", "tab:green"))):
+        v = [r.outputs[o] if part == "whole" else r.parts.get(o, {}).get(part) for o in outs]
+        bx.bar([3 * i + k for i in range(len(outs))], [0 if x is None else min(x, 99.0) for x in v], color=color,
+               label=part)
+    bx.set_xticks([3 * i + 1 for i in range(len(outs))], outs, rotation=90, fontsize=7)
+    bx.set_title("model outputs", fontsize=9)
+    bx.legend(fontsize=7)
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png")

@@ -18,7 +18,7 @@ import yaml
 
 from host.fileio import atomic_path, atomic_write
 from generator import ROOT_DIR
-from generator.flows.inputs import FlowError, out_folder
+from generator.flows.inputs import FlowError, out_folder, shipped_model
 
 
 def _graphs(board, model, quants) -> dict:
@@ -94,6 +94,7 @@ def explore_flow(board="zcu19eg", model=None, quant="int8-asym,int16-sym", out=N
     write the artifacts (module docstring). Returns (own point, chosen point) of :class:`generator.estimate.dse.Point`
     (for ``all``: a list of them). Raises FlowError for a bad board, model, mode or output folder, or when no
     configuration fits the part."""
+    model = shipped_model(model)     # (a shipped model name: doclaynet)
     if board == "all":
         return explore_all(model, quant, out, log)
     return _explore_one(board, model, quant, out, log)

@@ -110,11 +110,31 @@ def names_checked(board, quant, per_channel) -> tuple:
         raise FlowError(str(e)) from None
 
 
+#: the shipped model names ``--model`` takes besides a path (a path that exists wins)
+SHIPPED_MODELS = ("doclaynet",)
+
+
+def shipped_model(model):
+    """``model`` with a shipped model name (:data:`SHIPPED_MODELS`) replaced by its file: ``doclaynet``, the real
+    trained YOLOv8n of DocLayNet (:func:`generator.eval.data.doclaynet_onnx`); anything else (None, a path, an
+    existing file of that name) unchanged. Raises FlowError naming ``setup.sh`` when the shipped file is absent."""
+    from generator.eval import data
+
+    if model not in SHIPPED_MODELS or Path(model).exists():
+        return model
+    try:
+        return str(data.doclaynet_onnx())
+    except data.DataMissingError as e:
+        raise FlowError(f"--model {model}: {e}") from None
+
+
 def model_file(model) -> Path | None:
-    """The ONNX file a compile of ``model`` reads (the default YOLOv4-tiny when None, converted once), or None
-    when ``model`` names no regular file (the compile then refuses it with its own message)."""
+    """The ONNX file a compile of ``model`` reads (the default YOLOv4-tiny when None, converted once; a shipped
+    model name, :func:`shipped_model`), or None when ``model`` names no regular file (the compile then refuses it
+    with its own message). Raises FlowError for a shipped model name whose file is absent."""
     from generator.flows.pipeline import default_onnx
 
+    model = shipped_model(model)
     p = Path(model) if model else default_onnx()
     return p if p.is_file() else None
 
@@ -155,15 +175,19 @@ def out_folder(out) -> Path:
 
 
 def real_image(image: str):
-    """``image`` as an HxWx3 uint8 RGB array: a file path, or the name of a shipped real image (bus, zidane, dog,
-    ...). Raises FlowError with the loader's message when it is not an image."""
+    """``image`` as an HxWx3 uint8 RGB array: a file path, or the name of a shipped image: a real photo (bus,
+    zidane, dog, ...) or ``page``, the drawn document page (:func:`generator.eval.data.page_image`, made once).
+    Raises FlowError with the loader's message when it is not an image."""
     from generator.eval import data
     from host.preprocess import ImageError, load_image
 
     if not Path(image).exists():
-        shipped = data.all_real_images()
-        if image in shipped:
-            image = str(shipped[image])
+        if image == "page":
+            image = str(data.page_image())
+        else:
+            shipped = data.all_real_images()
+            if image in shipped:
+                image = str(shipped[image])
     try:
         return load_image(image)
     except ImageError as e:
@@ -181,9 +205,10 @@ def resolve_model(model, cfg, weights, names, onnx_dir) -> str | None:
     """The ONNX model to compile: ``model``, or the darknet ``cfg`` + ``weights`` converted to ONNX (class names:
     ``names``, else the cfg's names=) as ``onnx_dir``/<cfg stem>.onnx, or, without ``onnx_dir``,
     build/darknet/<cfg stem>-<hash of the cfg, weights and names>/<cfg stem>.onnx. Raises FlowError with the
-    converter's message on bad darknet files."""
+    converter's message on bad darknet files; a shipped model name (``doclaynet``) gives its file
+    (:func:`shipped_model`)."""
     if not (cfg or weights):
-        return model
+        return shipped_model(model)
     if model:
         raise FlowError("give either --model or --cfg/--weights, not both")
     if not (cfg and weights):

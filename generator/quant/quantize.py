@@ -344,9 +344,10 @@ def _output_params(g: Graph, n, r, s_in_w: tuple, out: tuple, ranges: dict, cfg:
     """The requantization of layer ``n``'s outputs: multipliers of the real multipliers ``r`` [OC] (main output
     ``out`` = (tensor, scale, zero point)), each extra pooled output's own, and for a table activation the table
     (the multipliers then map to the table's input domain). Returns dict(mult_pos, shift_pos, mult_neg, shift_neg,
-    use_neg, table, zp_out, side, identity: POST's (id_shift, zp_id) or None). Raises QuantError (multiplier range, a table with outputs of other scales)."""
+    use_neg, table, zp_out, side, identity: POST's (id_shift, zp_id) or None, table_scale: the table's input
+    scale or None). Raises QuantError (multiplier range, a table with outputs of other scales)."""
     m, (s_in, s_w), (tout, s_out, zp_out) = n.attrs["macro"], s_in_w, out
-    table, act, identity = None, m.act, None
+    table, act, identity, s_t = None, m.act, None, None
     if m.act in TABLE_ACTIVATIONS:   # requantize to the table's input domain, the table maps it to s_out
         floor = s_in * float(np.max(s_w)) / MAX_REAL_MULT
         s_t, zp_t, identity = _table_domain(n, ranges, (float(s_out), int(zp_out)), cfg, floor)
@@ -362,7 +363,7 @@ def _output_params(g: Graph, n, r, s_in_w: tuple, out: tuple, ranges: dict, cfg:
         side.append(dict(_multipliers(r if table is not None else r * s_out / ts.scale, act, m.alpha,
                                       f"layer {n.name}"), zp_out=int(zp_out if table is not None else ts.zero_point)))
     return dict(_multipliers(r, act, m.alpha, f"layer {n.name}"), use_neg=act != "linear", table=table,
-                zp_out=int(zp_out), side=side, identity=identity)
+                zp_out=int(zp_out), side=side, identity=identity, table_scale=s_t)
 
 
 def _table_domain(n, ranges: dict, out: tuple, cfg: QuantConfig, floor: float) -> tuple[float, int, tuple | None]:
@@ -384,16 +385,20 @@ def activation_table(m, s_t: float, zp_t: int, s_out: float, zp_out: int, bits: 
     ``m.beta``) from the input domain (``s_t``, ``zp_t``) to the output (``s_out``, ``zp_out``).
 
     Entry i starts at the input integer t_i = qmin + i * 2^(bits-8): ``base = clamp(round(f(s_t (t_i - zp_t)) /
-    s_out) + zp_out)`` (round half up); int16 interpolates linearly to the next start (``delta`` = next entry's
-    value - base), int8 looks up directly (delta 0). Raises QuantError if a delta leaves int16 (a function far
-    steeper than the two scales allow)."""
+    s_out) + zp_out)`` (round half up); int16 interpolates linearly to the next start (``delta`` = the next
+    start's value before the clamp - base where that fits int16, so a segment crossing the output's bound keeps
+    the function's slope and POST's clamp saturates it; else the clamped value - base), int8 looks up directly
+    (delta 0). Raises QuantError if a delta leaves int16 (a function far steeper than the two scales allow)."""
     qmin, qmax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     step = 1 << (bits - 8)
     t = qmin + np.arange(TABLE_ENTRIES + 1, dtype=np.int64) * step
     y = TABLE_ACTIVATIONS[m.act](s_t * (t - zp_t).astype(np.float64), m.alpha, m.beta)
-    v = np.clip(np.floor(y / s_out + 0.5) + zp_out, qmin, qmax).astype(np.int64)
-    base = v[:-1]
-    delta = v[1:] - base if bits > 8 else np.zeros_like(base)
+    u = np.floor(y / s_out + 0.5) + zp_out
+    base = np.clip(u[:-1], qmin, qmax).astype(np.int64)
+    d_free = u[1:] - base                                        # a segment crossing the output's bound keeps its
+    d_clamped = np.clip(u[1:], qmin, qmax).astype(np.int64) - base   # slope where an int16 delta holds it
+    delta = (np.where(np.abs(d_free) <= 32767, d_free, d_clamped).astype(np.int64) if bits > 8
+             else np.zeros_like(base))
     if np.abs(delta).max() > 32767:
         raise QuantError(f"{m.act} table: a segment rises by {int(np.abs(delta).max())} output steps, more than "
                          f"an int16 delta holds")

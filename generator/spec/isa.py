@@ -64,11 +64,8 @@ ACTIVATIONS = {"linear": 0, "neg_mult": 1, "table": 2}
 #:   q' = clamp(base[i] + ((delta[i] * f + 2^(TABLE_FRAC_BITS-1)) >> TABLE_FRAC_BITS))
 #: i.e. a direct lookup in int8 and 256 linear-interpolated segments in int16.
 TABLE_ENTRIES = 256
-#: The identity above a table's window (POST ``id_above``): a function whose upper side is the identity (SiLU, GELU,
-#: Mish, Softplus, ELU, HardSwish: f(x) - x -> 0) gets a table over its curved part only, with the input scale
-#: s_t = s_out / 2^id_shift; a requantized value p above qmax (beyond the window) is then mapped exactly by
-#: ``((p - zp_t + 2^(id_shift-1)) >> id_shift) + zp_id`` to the output grid (zp_t: POST's zp_out, zp_id: the
-#: output's zero point): adders and a shifter, no multiplier. ID_SHIFT_MAX: the largest id_shift.
+#: POST id_above (SiLU, GELU, Mish, Softplus, ELU, HardSwish: f(x) - x -> 0): the table covers the curved part at
+#: the input scale s_out / 2^id_shift; a value above its window maps by a shift onto the output grid (FORMATS POST).
 ID_SHIFT_MAX = 15
 TABLE_ENTRY = [("base", "int16", 0), ("delta", "int16", 2)]
 TABLE_ENTRY_BYTES = 4
@@ -151,11 +148,9 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
     #   v = (ACC + bias[r]) >> pre_shift[r] (arithmetic: floor), in REQUANT_OPERAND_BITS signed bits
     #   (M, s) = (mult_neg, shift_neg) if act bit 0 and v < 0 else (mult_pos, shift_pos)
     #   q = clamp(((v*M + 2^(s-1)) >> s) + zp_out)              (round half up, saturate to int8/int16)
-    #   act bit 1: q = the activation table's value at q (TBUF, see TABLE_ENTRIES), except with id_above = 1 where
-    #     the unclamped p = ((v*M + 2^(s-1)) >> s) + zp_out exceeds qmax (above the table's window, where the
-    #     function is the identity, e.g. SiLU, GELU, HardSwish): there
-    #     q = clamp(((p - zp_out + r) >> id_shift) + zp_id), r = 2^(id_shift-1) (0 for id_shift 0): the table's
-    #     input scale is the output's / 2^id_shift, so this is the identity, rounded half up (ID_SHIFT_MAX)
+    #   act bit 1: q = the activation table's value at q (TBUF, see TABLE_ENTRIES); but with id_above where
+    #     p = ((v*M + 2^(s-1)) >> s) + zp_out (unclamped) > qmax: q = clamp(((p - zp_out + r) >> id_shift) + zp_id),
+    #     r = 2^(id_shift-1) (0 for id_shift 0): the identity above the table's window (ID_SHIFT_MAX)
     #   max-pool pool_k x pool_k, stride pool_s, window clipped to the tile (pool_k=1: none)
     #   nearest upsample by `up`; OBUF[(y*out_cols + x)*og + o][m] for y < out_rows, x < out_cols
     "POST": [("acc_bank", 1), ("oh", 12), ("ow", 12), ("og", 8), ("pbuf_oc", 12), ("act", 2), ("pool_k", 3),

@@ -10,7 +10,8 @@ from pathlib import Path
 from invoke import task
 
 QUANTS = "int8-asym|int8-sym|int16-sym|int16-asym"     # help text; the modes are generator.quant.quantize.MODES
-MODEL_HELP = {"model": "ONNX model (default: official YOLOv4-tiny)",
+MODEL_HELP = {"model": "ONNX model, or doclaynet (the DocLayNet YOLOv8n setup.sh fetches); default: the official "
+                       "YOLOv4-tiny",
               "cfg": "darknet cfg to compile from (with --weights; converted to ONNX under --out)",
               "weights": "darknet weights matching --cfg",
               "names": "class-names file, one per line (default: the model's, or names= of the cfg's [net])",

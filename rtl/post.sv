@@ -3,7 +3,8 @@
 // multiply or divide per cycle); S1 (pp1_): the RAM outputs into the requantization pipeline (rtl/requant.sv, RQ_LAT
 // stages, one lane each); after it (pq_) the max over the pooling window and, on the window's last step, the OBUF
 // write (OBUF port A, lane (element % OL)); with the table bit (act bit 1) the activation table (rtl/act_table.sv,
-// TB_LAT more stages) between the requantization and the max; P_DRAIN waits RQ_LAT (+ TB_LAT) + 1 cycles for the
+// TB_LAT more stages, with beside it the identity above the table's window of id_above) between the
+// requantization and the max; P_DRAIN waits RQ_LAT (+ TB_LAT) + 1 cycles for the
 // last write. Started by the STORE module (`start`, the instruction
 // on `ins` from the next cycle); `done` in its last cycle. Range checks (OUT_OF_RANGE): stage 1 in P_SETUP, ACC /
 // PBUF compared in the first P_RUN cycle, OBUF elements the cycle after; POST cannot finish earlier.
@@ -49,6 +50,9 @@ module post
   wire [31:0] pp_pbuf_oc = 32'(ins[F_POST_PBUF_OC_LSB +: F_POST_PBUF_OC_W]);
   wire        pp_act = (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_NEG_MULT) != 0;
   logic       pp_tab;                                   // the table bit, registered in the first setup cycle
+  logic       pp_ida;                                   // the identity above the table's window (id_above, table bit)
+  logic [F_POST_ID_SHIFT_W-1:0] pp_idsh;                // its id_shift and zp_id (registered with pp_tab)
+  logic signed [F_POST_ZP_ID_W-1:0] pp_zpid;
   wire [31:0] pp_pk_f = 32'(ins[F_POST_POOL_K_LSB +: F_POST_POOL_K_W]);
   wire [31:0] pp_ps_f = 32'(ins[F_POST_POOL_S_LSB +: F_POST_POOL_S_W]);
   wire [31:0] pp_up_f = 32'(ins[F_POST_UP_LSB +: F_POST_UP_W]);
@@ -114,10 +118,14 @@ module post
   assign pp_aw = ps_rp + ps_cp + AC_AW'(ps_o);
   // S1 .. S1+RQ_LAT: requantize the Tm accumulators (rtl/requant.sv, RQ_LAT registers), then the max over the
   // pooling window; the window flags and the OBUF element travel alongside (pq_ = after the requantization)
+  localparam int XI_W = 34;                             // requant's x for the identity above a table's window
   logic signed [15:0] pp_q [TM];
+  logic pp_above [TM];
+  logic signed [XI_W-1:0] pp_xi [TM];
   for (genvar m = 0; m < TM; m++) begin : g_rq
-    requant u_requant (.clk(clk), .acc(signed'(acc_a[ACC_W * m +: ACC_W])), .rec(pb_rd[PREC_W * m +: PREC_W]),
-                       .act(pp_act), .zp(pp_zp), .p16(prec16), .q(pp_q[m]));
+    requant #(.XI_W(XI_W)) u_requant (.clk(clk), .acc(signed'(acc_a[ACC_W * m +: ACC_W])),
+                       .rec(pb_rd[PREC_W * m +: PREC_W]), .act(pp_act), .zp(pp_zp), .p16(prec16), .q(pp_q[m]),
+                       .above(pp_above[m]), .xi(pp_xi[m]));
   end
   // with the table bit, the activation table after it (rtl/act_table.sv, TB_LAT more registers): the window flags
   // and the OBUF element leave the delay line after RQ_LAT or RQ_LAT + TB_LAT registers, the last one (pq_) loaded
@@ -127,17 +135,20 @@ module post
   localparam int PD = RQ_LAT + TB_LAT;
   logic signed [15:0] pp_t [TM];
   for (genvar m = 0; m < TM; m++) begin : g_tb
-    act_table u_tab (.clk(clk), .q(pp_q[m]), .p16(prec16), .raddr(pp_trow[TB_AW * m +: TB_AW]),
+    act_table #(.XI_W(XI_W)) u_tab (.clk(clk), .q(pp_q[m]), .above(pp_above[m]), .x(pp_xi[m]), .id_en(pp_ida),
+                     .id_sh(pp_idsh), .zp_id(pp_zpid), .p16(prec16), .raddr(pp_trow[TB_AW * m +: TB_AW]),
                      .rdata(tb_rd[PREC_W * m +: PREC_W]), .y(pp_t[m]));
   end
   logic [PD-2:0] pd_v, pd_first, pd_last;
   logic [31:0] pd_oidx [PD-1];
   logic pq_v, pq_first, pq_last;
   logic [31:0] pq_oidx;
+  // (cleared in setup: a POST without the table leaves its steps, already written from tap RQ_LAT - 2, in the
+  // line's later stages, which a next POST with the table would write again from tap PD - 2)
   always_ff @(posedge clk) begin
     if (!rst_n || clr) {pd_v, pq_v} <= '0;
     else begin
-      pd_v <= {pd_v[PD-3:0], pp1_v};
+      pd_v <= pp_state == P_SETUP ? '0 : {pd_v[PD-3:0], pp1_v};
       pq_v <= pp_tab ? pd_v[PD-2] : pd_v[RQ_LAT-2];
     end
     pd_first <= {pd_first[PD-3:0], pp1_first};
@@ -272,6 +283,9 @@ module post
             // and columns, at most oh x ow, as the golden simulator)
             pp_pl <= pp_pk > 32'd1 || pp_ps > 32'd1;
             pp_tab <= (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_TABLE) != 0;
+            pp_ida <= (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_TABLE) != 0 && ins[F_POST_ID_ABOVE_LSB];
+            pp_idsh <= ins[F_POST_ID_SHIFT_LSB +: F_POST_ID_SHIFT_W];
+            pp_zpid <= signed'(ins[F_POST_ZP_ID_LSB +: F_POST_ZP_ID_W]);
             pp_k_pb <= pp_pbuf_oc + (pp_og << LOG2_TM) > 32'(PB_D * TM_PITCH);   // (records at TM_PITCH)
             pp_k_zero <= pp_oh == 0 || pp_ow == 0 || pp_og == 0;
             pp_pscol <= mul3(pp_og, 3'(pp_ps));

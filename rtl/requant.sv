@@ -9,10 +9,17 @@
 // (floor((x >> (s-1)) + 2*zp + 1) / 2 = round-half-up of x / 2^s, + zp) on 21 bits with the out-of-range flags
 // (|x >> (s-1)| >= 2^18 saturates whatever zp); R11 the clamp to int8 / int16. No stage has a carry chain over
 // 32 bits; one DSP48E2 per lane.
+// For the identity above an activation table's window (rtl/act_table.sv, POST id_above) also, at R11 beside q:
+// `above` (the unclamped p = ((v*M + 2^(s-1)) >> s) + zp > qmax) and `xi` = x = (v*M) >> (s-1) (p - zp = (x+1) >> 1)
+// saturated to XI_W = 34 bits (exact in [-2^33, 2^33): whatever the table's id_shift <= 15 and zp_id, a larger x
+// gives the same clamped result as the bound; R10 its top bits' all-ones / all-zeros flags, R11 the saturation).
 // Legend: vl / vh the low (unsigned) / high (signed) part of acc + bias, va the pre-shifted operand, pm v*M.
 `default_nettype none
 module requant
   import accel_pkg::*;
+#(
+  parameter int XI_W = 34
+)
 (
   input  wire                       clk,
   input  wire signed [ACC_W-1:0]    acc,
@@ -20,7 +27,9 @@ module requant
   input  wire                       act,            // negative-side (M, s) for v < 0
   input  wire [15:0]                zp,
   input  wire                       p16,            // clamp to int16 (else int8)
-  output logic signed [15:0]        q
+  output logic signed [15:0]        q,
+  output logic                      above,          // p > qmax (beside q)
+  output logic signed [XI_W-1:0]    xi              // (v*M) >> (s-1), saturated to XI_W bits (beside q)
 );
   localparam int LO_W = DSP_A_W - 1;                   // the low part of acc + bias: LO_W bits, carry registered
   localparam int V_W = ACC_W + 1;
@@ -115,6 +124,8 @@ module requant
   // (x + 1) >> 1 + zp = (x + 2*zp + 1) >> 1: one add
   wire signed [SAT+2:0] rx = (SAT + 3)'(signed'(r9_x[SAT:0])) + (SAT + 3)'(signed'({zp, 1'b1}));
   wire unused_rx = rx[0];                              // (the bit shifted out by the rounding)
+  logic signed [XI_W-1:0] r10_x;
+  logic r10_xone, r10_xzero;                           // x's bits XI_W-1 and up all ones / all zeros
   always_ff @(posedge clk) begin
     for (int g = 0; g < NG; g++) begin
       r10_one[g] <= &top[6 * g +: 6];
@@ -122,6 +133,9 @@ module requant
     end
     r10_neg <= r9_x[PM_W-1];
     r10_qz <= rx[SAT+2:1];
+    r10_x <= r9_x[XI_W-1:0];
+    r10_xone <= &r9_x[PM_W-1:XI_W-1];
+    r10_xzero <= ~|r9_x[PM_W-1:XI_W-1];
   end
   wire r10_ovf = !(&r10_one) && !(&r10_zero);
   // R11: the clamp to int8 / int16
@@ -133,6 +147,9 @@ module requant
     else if (qz < qmin) q <= 16'(qmin);
     else if (qz > qmax) q <= 16'(qmax);
     else q <= 16'(qz);
+    above <= r10_ovf ? !r10_neg : qz > qmax;
+    if (r10_xone || r10_xzero) xi <= r10_x;
+    else xi <= r10_neg ? {1'b1, (XI_W - 1)'(0)} : {1'b0, {(XI_W - 1){1'b1}}};
   end
 endmodule
 `default_nettype wire

@@ -22,6 +22,11 @@ Executors (run through the executor interface :mod:`generator.exec`), each compa
 * ``rtl``: the SystemVerilog RTL under Verilator (:mod:`generator.exec.rtl`), one build per configuration; the
   whole DDR image against the golden simulator's.
 
+In half the cases the hardware executors (``csim``, ``rtl``) run a variant of the program whose POSTs draw the
+identity above the activation table's window at the instruction level (``id_above`` on and off, ``id_shift``
+0..15, ``zp_id`` anywhere in its field; :func:`generator.eval.fuzz_space.identity_variant`), against the golden
+simulator's run of that variant; ``ref`` checks the compiler's own program.
+
 A case fails when an executor differs, or when anything raises other than a clean refusal of the compiler
 (:class:`~generator.ir.graph.GraphError`, :class:`~generator.quant.quantize.QuantError`,
 :class:`~generator.codegen.program.ScheduleError`). Every failure prints a one-line reproducer.
@@ -37,7 +42,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from generator.eval.fuzz_space import ACTS, KINDS, MAC_BUDGET, QUANT_MODES, build_model, draw_case  # noqa: F401
+from generator.eval.fuzz_space import (ACTS, KINDS, MAC_BUDGET, QUANT_MODES, build_model, draw_case,  # noqa: F401
+                                       identity_variant)
 from generator.spec.board import BOARDS_DIR, Board
 
 
@@ -105,7 +111,8 @@ class Outcome:
                 t = L["op"] + (f"({L['what']})" if "what" in L else "")
             ls.append(t)
         return (f"{c['kind']} {'x'.join(map(str, c['in_shape'][1:]))} [{', '.join(ls)}] "
-                f"{c['mode']}-{'pc' if c['per_channel'] else 'pt'} {c['config']} sat{c['saturate']:g}")
+                f"{c['mode']}-{'pc' if c['per_channel'] else 'pt'} {c['config']} sat{c['saturate']:g}"
+                + (" +id" if c.get("identity") is not None else ""))
 
 
 def compile_case(case: dict, board: str | None = None):
@@ -194,17 +201,25 @@ class Fuzzer:
             xq = ref.quantize_input(x)
             ddr, bases = runtime.build_ddr(prog, xq)
             sizes = dict(prog.layout.sizes)      # every access checked against its own base register's buffer
-            gold = None
+            # the hardware's program: the identity above the table's window drawn at the instruction level
+            hw_prog = identity_variant(prog, case.get("identity")) if set(self.executors) & {"csim", "rtl"} else prog
+            gold = hw_gold = None
             for stage in self.executors:
                 t = time.time()
                 if stage == "golden":
-                    run = self._engine("golden", case["config"]).run(prog, ddr, bases, sizes)
+                    golden = self._engine("golden", case["config"])
+                    run = golden.run(prog, ddr, bases, sizes)
                     gold, bad = run.ddr, run.error
+                    if hw_prog is not prog and not bad:
+                        run = golden.run(hw_prog, ddr, bases, sizes)
+                        hw_gold, bad = run.ddr, run.error and f"identity variant: {run.error}"
+                    hw_gold = gold if hw_gold is None else hw_gold
                 elif stage == "ref":
                     bad = "; ".join((ref.check_params(gq) or compare_ddr(ref, ref.run(xq), prog, gold, bases))[:3])
                 else:
                     opts = {"case": "fuzz-case", "timeout_cycles": 20_000_000} if stage == "rtl" else {}
-                    bad = _ddr_diff(self._engine(stage, case["config"]).run(prog, ddr, bases, sizes, **opts), gold)
+                    bad = _ddr_diff(self._engine(stage, case["config"]).run(hw_prog, ddr, bases, sizes, **opts),
+                                    hw_gold)
                 sec[stage] = time.time() - t
                 if bad:
                     return Outcome(case, "fail", f"{stage}: {bad}", sec)

@@ -1,7 +1,9 @@
 """The fuzzer's case space (:mod:`generator.eval.fuzz`): what a case is, how ``(seed, index)`` draws one, and the
 ONNX model it builds (:class:`generator.frontend.modelgen.Builder`). Kinds: a convolution, chains, concat, channel
 split, stand-alone copy layers, fully-connected layers, element-wise products (``emul``: spatial attention of one
-shape, a channel-attention [1, C, 1, 1] gate, a square), and degenerate shapes the compiler must refuse."""
+shape, a channel-attention [1, C, 1, 1] gate, a square), and degenerate shapes the compiler must refuse. Half the
+cases also carry an instruction-level draw of POST's identity above the table's window (:func:`identity_variant`)
+for the hardware executors."""
 from __future__ import annotations
 
 import numpy as np
@@ -124,8 +126,47 @@ def draw_case(seed: int, index: int, configs: list[str], executors: list[str]) -
                     per_channel=pc, config=cfg, saturate=float(rng.choice([1.0, 1.0, 2.0, 4.0])),
                     model_seed=int(rng.integers(1 << 30)))
         if kind == "degenerate" or 0 <= _macs(case) <= budget:
-            return case
+            break
+    # (its own stream: the draws above stay those of earlier versions)
+    irng = np.random.default_rng([seed, index, 43])
+    case["identity"] = int(irng.integers(1 << 30)) if irng.random() < 0.5 else None
     return case
+
+
+def identity_variant(prog, seed: int | None):
+    """``prog`` with the identity above the activation table's window (POST ``id_above``, ``id_shift``, ``zp_id``;
+    :data:`generator.spec.isa.ID_SHIFT_MAX`) drawn per POST instruction from ``seed``: on a table POST id_above
+    on (3 in 4), id_shift 0..ID_SHIFT_MAX, zp_id in the precision's range or (1 in 4) anywhere in the field's, and
+    (3 in 4) zp_out raised by 1/16 to 1/2 of the range so that requantized values pass qmax; on other POSTs
+    (1 in 4) the three fields set at random (they must be ignored). The hardware executors run this program
+    against the golden simulator's run of it; the compiler's own choice is what the integer reference checks.
+    Returns a new Program, or ``prog`` itself when ``seed`` is None or no POST changed."""
+    import dataclasses
+
+    from generator.spec import isa
+
+    if seed is None:
+        return prog
+    rng = np.random.default_rng(seed)
+    bits = 16 if prog.hw.bits == 16 else 8
+    qr, fmax = 1 << (bits - 1), 1 << 15
+    out, changed = [], False
+    for ins in prog.insns:
+        if ins.op != "POST":
+            out.append(ins)
+            continue
+        table = bool(ins.f["act"] & isa.ACTIVATIONS["table"])
+        if not table and rng.random() >= 0.25:
+            out.append(ins)
+            continue
+        f = dict(ins.f, id_above=int(rng.random() < (0.75 if table else 1.0)),
+                 id_shift=int(rng.integers(0, isa.ID_SHIFT_MAX + 1)),
+                 zp_id=int(rng.integers(-fmax, fmax) if rng.random() < 0.25 else rng.integers(-qr, qr)))
+        if table and rng.random() < 0.75:
+            f["zp_out"] = int(min(fmax - 1, f["zp_out"] + rng.integers(qr // 8, qr + 1)))
+        out.append(isa.Insn(ins.op, f))
+        changed = True
+    return dataclasses.replace(prog, insns=out) if changed else prog
 
 
 def _product(b, a: str, L: dict) -> str:

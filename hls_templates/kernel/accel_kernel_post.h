@@ -20,7 +20,9 @@ static inline param_t param_of(const prec_t &rec) {
     return p;
 }
 
-static elem_t requant(const acc_t &a, const param_t &p, bool act, const ap_int<17> &zp, bool i8, ap_uint<32> &err) {
+// p = ((v*M + 2^(s-1)) >> s) + zp before the clamp (full width: the identity above a table's window needs it);
+// 0 with ARITH_OVERFLOW on a shift or operand out of range
+static sum_t requant(const acc_t &a, const param_t &p, bool act, const ap_int<17> &zp, ap_uint<32> &err) {
     const sum_t w = ((sum_t)a + p.bias) >> (p.pre_shift & 63);
     const sum_t lim = (sum_t)1 << (REQUANT_OPERAND_BITS - 1);
     const bool neg = act && w < 0;
@@ -33,9 +35,24 @@ static elem_t requant(const acc_t &a, const param_t &p, bool act, const ap_int<1
     const ap_int<REQUANT_OPERAND_BITS> v = (ap_int<REQUANT_OPERAND_BITS>)w;
     const sum_t prod = (sum_t)(ap_int<45>)(v * m);
     const sum_t rnd = prod + ((sum_t)1 << (s - 1));
-    const sum_t q = (rnd >> s) + zp;
+    return (rnd >> s) + zp;
+}
+
+// saturation to int8 / int16
+static inline elem_t clamp_q(const sum_t &q, bool i8) {
     const sum_t qmax = i8 ? 127 : 32767, qmin = i8 ? -128 : -32768;
     return q > qmax ? (elem_t)qmax : q < qmin ? (elem_t)qmin : (elem_t)q;
+}
+
+// the identity above a table's window (POST id_above, isa.py ID_SHIFT_MAX): p0 = p - zp_out onto the output grid,
+// clamp(((p0 + r) >> id_shift) + zp_id), r = 2^(id_shift-1) (0 for id_shift 0): adds and a shift; p0 within 43
+// bits (v*M of 27 x 16 bits, shifted by s >= 1)
+typedef ap_int<45> ident_t;
+static inline elem_t id_above(const ident_t &p0, const ap_uint<4> &sh, const ap_int<17> &zp_id, bool i8) {
+    ident_t r = 0;
+    if (sh != 0) r = (ident_t)1 << (sh - 1);
+    const ident_t t = (p0 + r) >> sh;
+    return clamp_q((sum_t)t + zp_id, i8);
 }
 
 // The activation table (isa.py TABLE_ENTRIES) at q: entry i = u >> (bits - 8) of u = q - qmin (lane m's copy, in
@@ -64,6 +81,9 @@ static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_W
     const bool act = (F(x, POST, ACT) & ACT_NEG_MULT) != 0, table = (F(x, POST, ACT) & ACT_TABLE) != 0;
     const i64 pool_k = F(x, POST, POOL_K), pool_s = F(x, POST, POOL_S), up_f = F(x, POST, UP);
     const ap_int<17> zp = (ap_int<ISA_POST_ZP_OUT_W>)fld<ISA_POST_ZP_OUT_LO, ISA_POST_ZP_OUT_W>(x);
+    const bool ida = table && F(x, POST, ID_ABOVE) != 0;   // the identity above the table's window
+    const ap_uint<4> id_sh = F(x, POST, ID_SHIFT);
+    const ap_int<17> zp_id = (ap_int<ISA_POST_ZP_ID_W>)fld<ISA_POST_ZP_ID_LO, ISA_POST_ZP_ID_W>(x);
     const i64 out_rows = F(x, POST, OUT_ROWS), out_cols = F(x, POST, OUT_COLS);
     const bool i8 = prec == PREC_INT8;
     if (oh * ow * og == 0) return;
@@ -105,8 +125,11 @@ POST_TILE:
     POST_LANES:
         for (int m = 0; m < TM; m++) {
 #pragma HLS UNROLL
-            const elem_t q0 = requant(acc[ab][aw][m], param_of(pbuf[pb][m]), act, zp, i8, err);
-            const elem_t q = table ? table_lookup(tbuf, m, q0, i8) : q0;
+            const sum_t p = requant(acc[ab][aw][m], param_of(pbuf[pb][m]), act, zp, err);
+            const elem_t q0 = clamp_q(p, i8);
+            const bool above = ida && p > (i8 ? 127 : 32767);
+            const elem_t q = !table ? q0
+                           : above ? id_above((ident_t)(p - zp), id_sh, zp_id, i8) : table_lookup(tbuf, m, q0, i8);
             const elem_t b = (first || q > best[m]) ? q : best[m];
             best[m] = b;
             if (last) obuf[ob][m] = b;

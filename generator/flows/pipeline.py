@@ -5,7 +5,9 @@ The default model is the official YOLOv4-tiny (darknet cfg + weights from the Yo
 to ONNX by our own converter, labelled with the package's ``coco.names``). Calibration ranges are cached per model
 in ``build/<model key>/calib.json`` (:func:`model_key`: file stem plus a hash of the file's content, so two models
 with the same file name never share a cache): they do not depend on the quantization mode, so later compiles skip
-the float calibration runs.
+the float calibration runs. A whole compile's result is cached too (:mod:`generator.flows.compile_cache`, keyed by
+the model, the options, the calibration caches and the code): compiling the same model with the same options again
+only loads it.
 
 Detection needs, per graph output, the YOLO head parameters (ONNX metadata ``darknet_yolo``, written by
 :func:`generator.frontend.darknet.darknet_to_onnx`, or a darknet cfg's ``[yolo]`` sections via ``yolo_cfg=``) and
@@ -77,9 +79,12 @@ def onnx_metadata(path) -> dict:
 
 # re-exported: the calibration inputs and the build folder's cache paths live in generator.flows.calibration
 from generator.flows.calibration import (BUILD, CALIB_SUFFIXES, EQUALIZE_ALPHA, STATS_VERSION,  # noqa: E402,F401
-                                         calib_cache_path, calib_files, calibration_images, calibration_ranges,
-                                         equalized_graph, file_sha256, input_format, input_resize, model_input,
-                                         model_key, net_size)
+                                         cache_files, calib_cache_path, calib_files, calib_set_digest,
+                                         calibration_images, calibration_ranges, equalized_graph, file_sha256,
+                                         input_format, input_resize, model_input, model_key, net_size,
+                                         reuse_budget)
+from generator.flows.compile_cache import compile_key, read_compiled, write_compiled  # noqa: E402
+from generator.exec.float_ref import reused_runs  # noqa: E402
 
 
 @dataclass
@@ -357,22 +362,31 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
     class_names = resolve_class_names(g0.metadata, names if names is not None else cfg_names)
     if require_detection or names is not None or yolo_cfg:
         check_detection(g0, class_names, model_path)   # names / YOLO parameters given: they must fit the model
-    g = passes.run_all(g0)
     eq = bool(equalize and per_channel)
+    opts = {"quant": quant, "per_channel": per_channel, "input_size": input_size, "class_names": class_names,
+            "yolo": g0.metadata.get("darknet_yolo"), "calib": calib_set_digest(calib),
+            "calib_method": calib_method, "bias_correction": bias_correction, "equalize": equalize if eq else 0}
+    hit = read_compiled(model_path, compile_key(model_path, b, opts, cache_files(model_path, calib, opts["equalize"])))
+    if hit is not None:      # (generator.flows.compile_cache: same model, options, calibration caches and code)
+        return Compiled(*hit, hw, cfg, b, model_path, {"compile_cache": time.time() - t0}, class_names)
+    g = passes.run_all(g0)
     if eq:
         g = equalized_graph(g, model_path, calib, equalize)
     t1 = time.time()
-    stats = calibration_ranges(g, model_path, progress=progress, calib=calib, stats=True)
-    ranges, headroom, choices = select_ranges(stats, cfg, inputs=g.inputs, method=calib_method)
-    t2 = time.time()
-    qg = quantize(g, ranges, cfg, hw.acc_bits, headroom=headroom, calibration=choices,
-                  channel_ranges=channel_ranges(stats))
-    if bias_correction:
-        w, h = net_size(g)
-        qg = correct_bias(qg, g, calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib,
-                                                    input_resize(g), input_format(g)).values(), hw.acc_bits)
+    with reused_runs(reuse_budget()):   # one float run per calibration image: ranges, histograms, bias correction
+        stats = calibration_ranges(g, model_path, progress=progress, calib=calib, stats=True)
+        ranges, headroom, choices = select_ranges(stats, cfg, inputs=g.inputs, method=calib_method)
+        t2 = time.time()
+        qg = quantize(g, ranges, cfg, hw.acc_bits, headroom=headroom, calibration=choices,
+                      channel_ranges=channel_ranges(stats))
+        if bias_correction:
+            w, h = net_size(g)
+            qg = correct_bias(qg, g, calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib,
+                                                        input_resize(g), input_format(g)).values(), hw.acc_bits)
     prog = compile_program(qg, hw)
     t3 = time.time()
+    write_compiled(model_path, compile_key(model_path, b, opts, cache_files(model_path, calib, opts["equalize"])),
+                   (g, qg, prog))
     return Compiled(g, qg, prog, hw, cfg, b, model_path,
                     {"frontend_passes": t1 - t0, "calibration": t2 - t1, "quantize_schedule_emit": t3 - t2},
                     class_names)

@@ -34,7 +34,12 @@ def channel_means(fg: Graph, qg: Graph, images) -> dict:
             t = qg.tensors[n.inputs[0]]
             q = n.attrs["q"]
             v = taps[name].astype(np.float64)
-            dq = (np.clip(np.round(v / t.scale) + t.zero_point, q["qmin"], q["qmax"]) - t.zero_point) * t.scale
+            dq = v / t.scale            # deq(q(v)) = (clip(round(v / s) + zp, qmin, qmax) - zp) * s, in place
+            np.round(dq, out=dq)
+            dq += t.zero_point
+            np.clip(dq, q["qmin"], q["qmax"], out=dq)
+            dq -= t.zero_point
+            dq *= t.scale
             a, b = sums.get(name, (0.0, 0.0))
             sums[name] = (a + v.mean(axis=(1, 2)), b + dq.mean(axis=(1, 2)))
     k = max(len(images), 1)

@@ -1,0 +1,43 @@
+"""The float executor's fast paths (generator/exec/float_ref.py: _conv, _table_act) against the reference kernels
+they replace (generator/exec/kernels.py: conv2d, activation), value for value: calibration's ranges must not
+depend on which one ran."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from generator.exec import float_ref, kernels
+
+
+@pytest.mark.parametrize("ic,oc,k,stride,pads,h,w", [
+    (3, 16, 3, 2, (1, 1, 1, 1), 33, 40),      # a first layer, odd size
+    (16, 8, 3, 1, (1, 1, 1, 1), 20, 18),
+    (8, 24, 5, 1, (2, 1, 2, 3), 17, 23),      # asymmetric padding
+    (12, 12, 3, 2, (0, 0, 1, 1), 16, 16),     # SAME_UPPER-like
+    (6, 10, 2, 2, (0, 0, 0, 0), 12, 14),      # no padding
+    (32, 16, 1, 1, (0, 0, 0, 0), 9, 11),      # 1x1: the reference itself
+    (32, 16, 1, 2, (0, 0, 0, 0), 9, 11),      # 1x1 stride 2
+    (4, 4, 7, 3, (3, 3, 3, 3), 21, 21)])
+def test_conv_equals_the_reference_kernel(ic, oc, k, stride, pads, h, w):
+    rng = np.random.default_rng(ic * 100 + k)
+    x = rng.standard_normal((ic, h, w)).astype(np.float32)
+    wt = rng.standard_normal((oc, ic, k, k)).astype(np.float32)
+    got = float_ref._conv(x, wt, stride, pads)
+    ref = kernels.conv2d(x, wt, stride, pads)
+    assert got.dtype == ref.dtype == np.float32 and got.shape == ref.shape
+    assert got.tobytes() == ref.tobytes()
+    again = float_ref._conv(x[:, :h - 1], wt, stride, pads)     # the reused scratch buffers hold no stale data
+    assert again.tobytes() == kernels.conv2d(x[:, :h - 1], wt, stride, pads).tobytes()
+
+
+@pytest.mark.parametrize("act", sorted(kernels.TABLE_ACTIVATIONS))
+def test_table_activation_equals_the_reference(act):
+    """Every table activation on 100k float32 values (several pieces, a ragged last one), wide range and values
+    near 0 alike, contiguous or not."""
+    rng = np.random.default_rng(7)
+    y = np.concatenate([rng.standard_normal(60_000) * 8, rng.standard_normal(40_001) * 1e-3]).astype(np.float32)
+    y = y[:7 * 3 * 4761].reshape(7, 3, 4761)
+    for v in (y, y[:, :, ::2]):                     # contiguous, and a strided view
+        got = float_ref._table_act(v, act, 0.2, 0.5)
+        ref = kernels.activation(v, act, 0.2, 0.5)
+        assert got.dtype == ref.dtype and got.shape == ref.shape and got.tobytes() == ref.tobytes()

@@ -38,6 +38,7 @@ from generator.ir.graph import Graph, GraphError
 from generator.quant.bias import correct_bias
 from generator.quant.quantize import QuantConfig, quantize
 from generator.quant.ranges import channel_ranges, select_ranges
+from generator.quant.table_ranges import tie_table_ranges
 
 ROOT = ROOT_DIR
 
@@ -376,6 +377,7 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
     with reused_runs(reuse_budget()):   # one float run per calibration image: ranges, histograms, bias correction
         stats = calibration_ranges(g, model_path, progress=progress, calib=calib, stats=True)
         ranges, headroom, choices = select_ranges(stats, cfg, inputs=g.inputs, method=calib_method)
+        ranges, choices = tie_table_ranges(g, stats, ranges, choices, cfg, headroom)
         t2 = time.time()
         qg = quantize(g, ranges, cfg, hw.acc_bits, headroom=headroom, calibration=choices,
                       channel_ranges=channel_ranges(stats))

@@ -333,11 +333,18 @@ def accuracy(c, board="zcu19eg", out="build/accuracy", images=None):
     accuracy_table(board, _flow(out_folder, out), max_images=n)
 
 
-@task(help={"slow": "include slow tests (full frames)"})
-def test(c, slow=False):
-    """10. Check: run the test suite (pytest)."""
-    args = "-m ''" if slow else ""
-    c.run(f"{sys.executable} -m pytest -q --durations=40 {args}", pty=False)   # (the slowest 40: what to trim)
+@task(help={"slow": "every test: the default tier and the slow one (whole frames, Yosys syntheses, long RTL runs)",
+            "workers": "pytest-xdist worker processes (default auto: one per core; 0: one process, no xdist)"})
+def test(c, slow=False, workers=None):
+    """10. Check: run the test suite (pytest): the fast default tier, or everything with --slow.
+
+    `invoke test`: every test not marked slow (pyproject.toml), over the cores by pytest-xdist (tests sharing a build
+    in one worker: tests/conftest.py; one BLAS thread per worker). `invoke test --slow`: every test. Both print the
+    40 slowest tests (what to trim)."""
+    n, tier = _int("--workers", workers, min=0, default=None), "-m ''" if slow else ""
+    xdist = "-p no:xdist" if n == 0 else f"-n {'auto' if n is None else n} --dist loadgroup"
+    env = {} if n == 0 else {k: os.environ.get(k, "1") for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    c.run(f"{sys.executable} -m pytest -q --durations=40 {xdist} {tier}", pty=False, env=env)
 
 
 @task(help={"cases": "number of random cases (default 200)", "seed": "random seed, >= 0 (default 1; the cases depend "

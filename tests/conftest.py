@@ -1,11 +1,24 @@
-"""Test-session policy: a skipped test fails the run unless the skip is declared expected.
+"""Test-session policy: a skipped test fails the run unless the skip is declared expected; how pytest-xdist splits
+the run over the cores.
 
 A skip hides a check; in CI (a clean clone where ``./setup.sh`` installed every tool) nothing should be skipped.
 A test that may legitimately skip says so with ``@pytest.mark.expected_skip("why")``; any other skip (a missing
 tool, an ``importorskip`` at module level, a ``pytest.skip`` inside a test) is listed at the end of the run and
-turns the exit status into a failure. Deselected tests (``-m 'not slow'``) are not skips.
+turns the exit status into a failure. Deselected tests (``-m 'not slow'``) are not skips. Under pytest-xdist a
+worker marks the report of an unexpected skip (attribute ``unexpected_skip``, which travels with the report) and
+the controller, which writes the summary and sets the exit status, collects it; a plain run does both.
+
+``invoke test`` runs ``-n auto --dist loadgroup``: :func:`pytest_xdist_make_scheduler` hands out work units
+(:func:`work_unit`), each run whole by one worker: the tests sharing a build (:data:`SHARED_BUILD_GROUPS`), the
+tests of a module that has module- or session-scoped fixtures, any other test alone. Every worker builds into its
+own folders (:func:`generator.build_dir`), so no two workers write one build folder whatever the units; the units
+only decide what is built once rather than once per worker.
 """
 from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -21,8 +34,66 @@ settings.register_profile("long", max_examples=400, derandomize=False, database=
 settings.load_profile("yolofpga")
 
 
+#: pytest-xdist work units across modules (``invoke test`` runs ``-n auto --dist loadgroup``: the tests of one unit
+#: run in one worker, so the builds they share, tests/helpers.py shared_executor, are made once there), by node id
+#: prefix: "tiny" shares TINY's RTL and C-simulation builds
+SHARED_BUILD_GROUPS = {
+    "tests/exec/test_rtl.py::test_rtl_layer_bit_exact": "tiny",
+    "tests/exec/test_status.py::": "tiny",
+    "tests/frontend/test_yolo_family.py::test_family_on_tiny_": "tiny",
+    "tests/eval/test_fuzz.py::test_fuzz_rtl": "fuzz-rtl",          # (build/rtl_sim/fuzz-tiny for both tiers)
+    "tests/eval/test_fuzz.py::test_fuzz_csim": "fuzz-csim",        # (apart from the module's golden cases)
+    "tests/exec/test_rtl.py::test_rtl_span_loads_bit_exact": "rtl-16x8",
+    "tests/exec/test_rtl.py::test_rtl_tm_ne_tn_bit_exact": "rtl-16x8",
+    "tests/estimate/test_rtl_resources.py::test_tiny": "yosys-tiny",        # (slow: TINY synthesized once)
+    "tests/estimate/test_rtl_resources.py::test_rtl_resource_model_matches_yosys_on_tiny": "yosys-tiny",
+    "tests/estimate/test_rtl_timing.py::test_tiny": "yosys-tiny",
+}
+_SHARED_FIXTURE = re.compile(r"@pytest\.fixture\([^)]*\bscope\s*=\s*[\"'](module|session)[\"']")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "expected_skip(reason): this test may skip without failing the run")
+
+
+@functools.lru_cache(maxsize=None)
+def _has_shared_fixture(module: str) -> bool:
+    """Whether the test module (path relative to the repository) defines a module- or session-scoped fixture."""
+    p = Path(__file__).resolve().parent.parent / module
+    return p.is_file() and bool(_SHARED_FIXTURE.search(p.read_text(encoding="utf-8")))
+
+
+def work_unit(nodeid: str) -> str:
+    """The pytest-xdist work unit of a test, from its node id: its shared build's (:data:`SHARED_BUILD_GROUPS`),
+    else its module's when the module defines a module- or session-scoped fixture (made once, in the worker running
+    the unit), else the test alone (the best balance between the workers)."""
+    for prefix, group in SHARED_BUILD_GROUPS.items():
+        if nodeid.startswith(prefix):
+            return group
+    module = nodeid.split("::")[0]
+    return module if _has_shared_fixture(module) else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup`` with the work units of :func:`work_unit` (xdist's own channel for ``xdist_group`` marks,
+    a suffix written into the node id, no longer takes effect under pytest 9.2: pytest-dev/pytest-xdist#1386);
+    xdist's LoadScope scheduling otherwise: the units with the most tests first, each unit to the next idle
+    worker. Other ``--dist`` modes keep xdist's schedulers."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class UnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return UnitScheduling(config, log)
+
+
+def _reason(report) -> str:
+    """The skip reason of a report (its longrepr is (path, line, reason) for a skip)."""
+    return report.longrepr[2] if isinstance(report.longrepr, (tuple, list)) else str(report.longrepr)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -30,14 +101,19 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
     if rep.skipped and not hasattr(rep, "wasxfail") and item.get_closest_marker("expected_skip") is None:
-        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
-        _UNEXPECTED.append(f"{item.nodeid}: {reason}")
+        rep.unexpected_skip = _reason(rep)          # (serialized with the report to the xdist controller)
+
+
+def pytest_runtest_logreport(report):
+    """Where the run is reported (the controller under xdist, else the one process): note an unexpected skip."""
+    if getattr(report, "unexpected_skip", None) is not None:
+        _UNEXPECTED.append(f"{report.nodeid}: {report.unexpected_skip}")
 
 
 def pytest_collectreport(report):
+    """A module skipped whole (a worker's failed or skipped collection reports reach the controller too)."""
     if report.skipped:
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        _UNEXPECTED.append(f"{report.nodeid} (whole module): {reason}")
+        _UNEXPECTED.append(f"{report.nodeid} (whole module): {_reason(report)}")
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -1,5 +1,10 @@
-"""Shared test helpers: compile a small ONNX model for a (possibly tiny) board and run it."""
+"""Shared test helpers: compile a small ONNX model for a (possibly tiny) board and run it; the compiled artifacts
+several test modules share, made once per pytest process (:func:`shared_executor`, :func:`compiled_model`: one per
+pytest-xdist worker, each worker building into its own folders, :func:`generator.build_dir`)."""
 from __future__ import annotations
+
+import functools
+import hashlib
 
 import numpy as np
 
@@ -106,3 +111,38 @@ def small_yolo(path, seed: int):
         "class_names": json.dumps(["thing"])})
     path.write_bytes(m.SerializeToString())
     return path
+
+
+_EXECUTORS: dict = {}
+
+
+def shared_executor(name: str, brd: Board, tag: str | None = None):
+    """The ``csim`` or ``rtl`` program executor (:func:`generator.exec.program_executor`'s) for the hardware
+    configuration ``brd``, made once per pytest process (each xdist worker has its own) and configuration: the
+    test modules that run programs on one configuration share its one g++ or Verilator build (made on the first
+    run). The RTL builds into build/rtl_sim/``tag``, the C-simulation into build/csim/tests-``tag`` (both per xdist
+    worker, :func:`generator.build_dir`); ``tag`` (default ``tiny`` for the TINY board, else ``cfg-<8 hex digits
+    of the configuration>``) names the folder only, the configuration is the key. Raises ExecutorError for another
+    executor name."""
+    from generator import build_dir
+    from generator.exec import CsimExecutor, ExecutorError, RtlExecutor
+    from generator.exec.rtl import TINY
+
+    if name not in ("csim", "rtl"):
+        raise ExecutorError(f"shared_executor: {name!r} is not a built executor (csim or rtl)")
+    key = hashlib.sha256(brd.model_dump_json().encode()).hexdigest()[:8]
+    if (name, key) not in _EXECUTORS:
+        folder = tag or ("tiny" if brd == board(**TINY) else f"cfg-{key}")
+        _EXECUTORS[name, key] = (RtlExecutor(brd, folder) if name == "rtl" else
+                                 CsimExecutor(brd, build_dir("csim", f"tests-{folder}")))
+    return _EXECUTORS[name, key]
+
+
+@functools.lru_cache(maxsize=None)
+def compiled_model(board_name: str = "zcu19eg", quant: str = "int8-asym", model: str | None = None):
+    """:func:`generator.flows.pipeline.compile_model` of ``model`` (default: the official YOLOv4-tiny) for
+    ``board_name`` in ``quant`` (per-channel weights, bias correction, without progress output), compiled once per
+    pytest process and shared by every test that asks for the same arguments: read it, never change it."""
+    from generator.flows.pipeline import compile_model
+
+    return compile_model(board_name, quant, model=model, progress=False)

@@ -329,9 +329,9 @@ if __name__ == "__main__":   # python -m generator.estimate.rtl_resources [board
     import sys
 
     from generator.spec.board import known_boards, load_board
-    from generator.backends.rtl import RTL_DIR
+    from generator import build_dir
 
     for name in sys.argv[1:] or known_boards():
         b = load_board(name)
-        res = check(b, RTL_DIR.parent / "build" / "rtl_resources" / name)
+        res = check(b, build_dir("rtl_resources", name))
         print(report(res))

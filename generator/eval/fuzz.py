@@ -32,7 +32,7 @@ A case fails when an executor differs, or when anything raises other than a clea
 :class:`~generator.codegen.program.ScheduleError`). Every failure prints a one-line reproducer.
 """
 from __future__ import annotations
-from generator import ROOT_DIR
+from generator import ROOT_DIR, build_dir
 
 import json
 import time
@@ -162,7 +162,7 @@ class Fuzzer:
             raise FuzzError(f"unknown executor(s) {bad}; choose from {', '.join(EXECUTORS)}")
         self.executors = ["golden"] + [e for e in EXECUTORS if e in executors and e != "golden"]
         self.board = board
-        self.work = Path(work or ROOT / "build" / "fuzz")
+        self.work = Path(work or build_dir("fuzz"))
         self._engines = {}
 
     def _engine(self, name: str, cfg: str):

@@ -128,12 +128,12 @@ def program_executor(name: str, board=None, work: Path | None = None, tag: str =
     """The program executor ``name`` (:data:`PROGRAM_EXECUTORS`) for ``board`` (a Board; csim / rtl only).
     ``work``: the csim build folder; ``tag``: the rtl build's name under ``build/rtl_sim/``.
     Raises ExecutorError for an unknown name."""
-    from generator import ROOT_DIR
+    from generator import build_dir
 
     if name == "golden":
         return GoldenExecutor()
     if name == "csim":
-        return CsimExecutor(board, work or ROOT_DIR / "build" / "csim" / (tag or board.name))
+        return CsimExecutor(board, work or build_dir("csim", tag or board.name))
     if name == "rtl":
         return RtlExecutor(board, tag or board.name)
     raise ExecutorError(f"unknown program executor {name!r}; one of {', '.join(PROGRAM_EXECUTORS)}")

@@ -10,7 +10,7 @@ Board configurations: ``config="board"`` is the board file as is; ``config="tiny
 """
 from __future__ import annotations
 from host.fileio import atomic_path, atomic_write
-from generator import ROOT_DIR
+from generator import ROOT_DIR, build_dir
 
 import json
 import os
@@ -29,7 +29,7 @@ from generator.backends.rtl import TOP, write_rtl
 from host.manifest import page_round
 
 ROOT = ROOT_DIR
-BUILD = ROOT / "build" / "rtl_sim"
+BUILD = build_dir("rtl_sim")          # (per pytest-xdist worker: build/rtl_sim-gw0, ...)
 VENV_BIN = Path(sys.executable).parent
 #: accelerator overrides of the "tiny" configuration (Tn = Tm = 8, tiny buffers that force tiling; one 128-bit
 #: HP port, whatever the board file has)

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from host.fileio import atomic_path, atomic_write
-from generator import ROOT_DIR
+from generator import build_dir
 from generator.eval.metrics import sqnr_db, split_sqnr  # noqa: F401 - sqnr_db re-exported (the flow's definition)
 from generator.flows.inputs import (FlowError, check_target, compile_checked, flow_errors, model_file,
                                     names_checked, out_folder, real_image, resolve_model)
@@ -67,7 +67,7 @@ def _report_dir(board, model, quant, per_channel, out) -> Path | None:
         m = model_file(model)
         if m is None:
             return None
-        d = ROOT_DIR / "build" / "compare" / f"{m.stem}-{names_checked(board, quant, per_channel)[1].name}"
+        d = build_dir("compare") / f"{m.stem}-{names_checked(board, quant, per_channel)[1].name}"
     check_target(d, "folder", "the report folder")
     for f in ("compare.md", "compare.json", "sqnr.png"):
         check_target(d / f, "file", f"the report's {f}")
@@ -97,7 +97,7 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
     _report_dir(board, model, quant, per_channel, out)
     comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib,
                           input_size=input_size)
-    od = out_folder(out or ROOT_DIR / "build" / "compare" / f"{comp.model_path.stem}-{comp.quant.name}")
+    od = out_folder(out or build_dir("compare") / f"{comp.model_path.stem}-{comp.quant.name}")
     g, prog = comp.qgraph, comp.program
     x = model_input(g, img)
     log(f"compare: {comp.model_path.name} float (onnxruntime) against {comp.quant.name} on the golden simulator "

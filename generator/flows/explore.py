@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from host.fileio import atomic_path, atomic_write
-from generator import ROOT_DIR
+from generator import build_dir
 from generator.flows.inputs import FlowError, out_folder, shipped_model
 
 
@@ -105,7 +105,7 @@ def explore_all(model=None, quant="int8-asym,int16-sym", out=None, log=print) ->
     ``<out>/boards.md``: per board its file's configuration and the chosen one."""
     from generator.spec.board import known_boards
 
-    base = Path(out) if out else ROOT_DIR / "build" / "explore"
+    base = Path(out) if out else build_dir("explore")
     cache = {}          # a configuration found on several boards is compiled once (dse.timing_key)
     res = [_explore_one(n, model, quant, base / n, log, cache) for n in known_boards()]
     pts = [p for own, chosen in res for p in ((own,) if own is chosen else (own, chosen))]

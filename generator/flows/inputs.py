@@ -10,10 +10,10 @@ import os
 import tempfile
 from pathlib import Path
 
-from generator import ROOT_DIR
+from generator import build_dir
 
 #: the darknet -> ONNX conversions made without an output folder: build/darknet/<cfg stem>-<hash>/
-DARKNET_DIR = ROOT_DIR / "build" / "darknet"
+DARKNET_DIR = build_dir("darknet", shared=True)
 
 
 class FlowError(Exception):
@@ -154,7 +154,7 @@ def planned_artifact_dir(board, quant, per_channel, model, out, input_size=None)
         return Path(out)
     b, q = names_checked(board, quant, per_channel)
     m = model_file(model)
-    return None if m is None else ROOT_DIR / "build" / b.name / model_key(m) / (q.name + _size_suffix(input_size))
+    return None if m is None else build_dir(b.name, model_key(m)) / (q.name + _size_suffix(input_size))
 
 
 def out_folder(out) -> Path:
@@ -265,4 +265,4 @@ def artifact_dir(c, out, input_size=None) -> Path:
 
     if out:
         return Path(out)
-    return ROOT_DIR / "build" / c.board.name / model_key(c.model_path) / (c.quant.name + _size_suffix(input_size))
+    return build_dir(c.board.name, model_key(c.model_path)) / (c.quant.name + _size_suffix(input_size))

@@ -19,7 +19,7 @@ checks to its end; a second run into the same package is refused with one line. 
 replaced only when it is empty or a package (has ``manifest.json``); any other folder there is refused, not deleted.
 """
 from __future__ import annotations
-from generator import ROOT_DIR
+from generator import ROOT_DIR, build_dir
 
 import contextlib
 import glob
@@ -274,7 +274,7 @@ def package_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=Non
 
     b, q = names_checked(board, quant, per_channel)
     overlay_files = _overlay_checked(b.name, overlay, kernel)
-    od = out_folder(out if out else ROOT / "build" / "package")
+    od = out_folder(out if out else build_dir("package"))
     model = resolve_model(model, cfg, weights, names, od if out else None)
     m = model_file(model)
     with contextlib.ExitStack() as stack:

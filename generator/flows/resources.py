@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from host.fileio import atomic_path
-from generator import ROOT_DIR
+from generator import build_dir
 from generator.flows.inputs import FlowError, out_folder
 
 
@@ -29,7 +29,7 @@ def resources_flow(board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_
     a = b.accelerator
     log(f"## {board} ({b.part}), Tn x Tm = {a.tn} x {a.tm}: HLS estimate\n\n{e.table()}\n\n{e.memory_table()}\n")
     if rtl:
-        d = Path(out) if out else ROOT_DIR / "build" / "rtl_resources" / board
+        d = Path(out) if out else build_dir("rtl_resources", board)
         try:
             # (without --out, the whole-design run of `invoke timing --config board` is reused when it matches)
             from generator.flows.timing import timing_dir

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 
 from host.fileio import atomic_write
-from generator import ROOT_DIR
+from generator import build_dir
 
 #: default output folder of the reports: build/rtl_frame/<board>-<config>-<resolution>-<quant>/
-OUT_DIR = ROOT_DIR / "build" / "rtl_frame"
+OUT_DIR = build_dir("rtl_frame")
 
 
 def format_report(rows: list[dict], hw, total_rtl: int | None, clock_mhz: float) -> str:
@@ -69,7 +69,7 @@ def model_at_resolution(size: int) -> Path | None:
         return None
     if size % 32:
         raise ValueError(f"resolution must be a multiple of 32, got {size}")
-    d = ROOT_DIR / "build" / f"yolov4-tiny-{size}"
+    d = build_dir(f"yolov4-tiny-{size}", shared=True)
     out = d / f"yolov4-tiny-{size}.onnx"
     from generator.flows.pipeline import onnx_metadata
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from host.fileio import atomic_write
-from generator import ROOT_DIR
+from generator import build_dir
 from generator.flows.inputs import FlowError, out_folder
 
 CONFIGS = ("tiny", "board", "small", "small-2hp")
@@ -62,7 +62,7 @@ def timing_flow(board="zcu19eg", config="tiny", unit=None, out=None, check=False
 
 def timing_dir(board: str, config: str, unit: str | None = None) -> Path:
     """Default work folder of :func:`timing_flow` (build/timing/<board>-<config>[-<unit>])."""
-    return ROOT_DIR / "build" / "timing" / f"{board}-{config}{'-' + unit if unit else ''}"
+    return build_dir("timing") / f"{board}-{config}{'-' + unit if unit else ''}"
 
 
 def fmax_line(cycles: int, board: str, config: str, clock_mhz: float, folder: Path | None = None) -> tuple:

@@ -13,7 +13,7 @@ Capacities follow the Zynq UltraScale+ product tables (DS891): DSP48E2 slices, B
 (288 Kb) blocks, CLB LUTs and flip-flops.
 """
 from __future__ import annotations
-from generator import ROOT_DIR
+from generator import ROOT_DIR, build_dir
 
 import hashlib
 import json
@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 BOARDS_DIR = ROOT_DIR / "boards"
 #: where ``invoke explore`` records each board's chosen configuration (``<board>/chosen.yaml``)
-EXPLORE_DIR = ROOT_DIR / "build" / "explore"
+EXPLORE_DIR = build_dir("explore")
 
 
 class BoardError(ValueError):

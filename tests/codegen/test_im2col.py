@@ -6,16 +6,16 @@ import numpy as np
 
 from generator.codegen.artifacts import manifest
 from generator.exec import runtime
-from generator.flows.pipeline import compile_model
 from generator.flows.rtl_frame import model_at_resolution
 from generator.spec import isa
+from helpers import compiled_model
 
 
 def test_first_layer_reads_its_patches_in_one_run_per_pixel():
     """At 64x64 on zcu19eg: the input region is [32, 32, Tn] patches without a border; every ifmap LOAD of conv_0
     is one run of a whole patch per output pixel (no 9-byte gathers); the manifest's input says IM2COL; the DDR
     image holds the patches of the quantized input (pixel (0, 0): the padding's zero point, then the image)."""
-    c = compile_model("zcu19eg", "int8-asym", model=model_at_resolution(64), progress=False)
+    c = compiled_model("zcu19eg", "int8-asym", str(model_at_resolution(64)))
     prog, g = c.program, c.qgraph
     r = prog.layout.regions[g.tensors[g.inputs[0]].region]
     assert r["im2col"] == dict(k=3, s=2, pads=[1, 1, 1, 1], h=64, w=64, c=3)

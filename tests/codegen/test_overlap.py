@@ -12,7 +12,7 @@ from generator.exec.rtl import SMALL
 from generator.flows.pipeline import compile_model
 from generator.flows.rtl_frame import model_at_resolution
 from generator.spec import isa
-from helpers import board
+from helpers import board, compiled_model
 
 IBUF, WBUF, PBUF, TBUF = (isa.BUFFERS[k] for k in ("IBUF", "WBUF", "PBUF", "TBUF"))
 
@@ -126,7 +126,7 @@ def unordered_conflicts(insns: list, hw) -> list[str]:
 
 @pytest.fixture(scope="module")
 def yolo64():
-    return compile_model("zcu19eg", "int8-asym", model=model_at_resolution(64), progress=False)
+    return compiled_model("zcu19eg", "int8-asym", str(model_at_resolution(64)))
 
 
 def test_every_conflict_is_ordered_on_yolov4_tiny(yolo64):
@@ -154,7 +154,7 @@ def test_every_conflict_is_ordered_on_an_8x8_array(quant, res):
 def test_every_conflict_is_ordered_on_the_board_frame(quant):
     """The shipped frame (YOLOv4-tiny 416x416 on zcu19eg): no conflict unordered; the overlap makes the frame
     shorter than its layers timed alone."""
-    prog = compile_model("zcu19eg", quant, progress=False).program
+    prog = compiled_model("zcu19eg", quant).program
     assert unordered_conflicts(prog.insns, prog.hw) == []
     assert prog.cycles < sum(p.cycles for p in prog.plans)
 

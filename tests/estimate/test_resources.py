@@ -11,15 +11,13 @@ from generator.backends.hls.block_design import block_design
 from generator.estimate import hls_resources
 from generator.spec import arch, isa, memories
 from generator.spec.board import known_boards, load_board
-from helpers import board
+from helpers import board, compiled_model
 
 
 @pytest.mark.parametrize("name", known_boards())
 def test_every_board_fits_with_its_program(name):
-    from generator.flows.pipeline import compile_model
-
     b = load_board(name)
-    c = compile_model(name, "int8-asym", progress=False)
+    c = compiled_model(name, "int8-asym")
     e = hls_resources.check(b, len(c.program.insns))
     assert e.over() == []
     assert e.dsp48e2 == b.accelerator.tn * b.accelerator.tm + e.dsp_post + b.accelerator.tm

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from generator import ROOT_DIR
+from generator import ROOT_DIR, build_dir
 from generator.backends.rtl import package_context, write_rtl
 from generator.estimate import rtl_model
 from generator.estimate import rtl_resources as rr
@@ -48,7 +48,7 @@ def _check_structure(r: rr.RtlResources, b) -> None:
     assert r.over() == []
 
 
-BUILD = ROOT_DIR / "build" / "rtl_resources"
+BUILD = build_dir("rtl_resources")
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from generator import ROOT_DIR
+from generator import build_dir
 from generator.estimate import rtl_resources as rr
 from generator.estimate import rtl_timing as rt
 from generator.exec.rtl import TINY
@@ -150,8 +150,8 @@ def test_combinational_loop_and_missing_top_are_named():
 @pytest.fixture(scope="module")
 def tiny_timing():
     """TINY synthesized by the resource flow (shared with tests/estimate/test_rtl_resources.py through its cache)."""
-    rr.synthesize(board(**TINY), ROOT_DIR / "build" / "rtl_resources" / "tiny-test", log=lambda *a: None)
-    d = ROOT_DIR / "build" / "rtl_resources" / "tiny-test"
+    d = build_dir("rtl_resources", "tiny-test")
+    rr.synthesize(board(**TINY), d, log=lambda *a: None)
     return rt.analyze(d / "yosys" / rr.NETLIST_JSON, "accel_top", rt.instance_modules(sorted((d / "src").glob("*.sv"))))
 
 

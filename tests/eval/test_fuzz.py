@@ -1,7 +1,8 @@
 """Seeded random-layer fuzzing (generator/eval/fuzz.py) in the default test run: 200 cases on the golden simulator and
-the independent integer reference (every hardware configuration), 36 on the C-simulation and 12 on the RTL (tiny
-configurations, Tm != Tn and a Tm that is not a power of two included), all bit for bit. Also: the tiers cover the space they claim, and the fuzzer
-catches planted defects (a wrong multiplier, a wrong bias fold, a corrupted DDR byte)."""
+the independent integer reference (every hardware configuration), 36 on the C-simulation (tiny configurations,
+Tm != Tn and a Tm that is not a power of two included) and 6 on the RTL (tiny), all bit for bit; the slow tier
+runs 15 on the RTL of three configurations (Tm = 24, two HP ports). Also: the tiers cover the space they claim,
+and the fuzzer catches planted defects (a wrong multiplier, a wrong bias fold, a corrupted DDR byte)."""
 from __future__ import annotations
 
 import numpy as np
@@ -69,6 +70,17 @@ def test_fuzz_csim():
     assert {o.case["config"] for o in outs if o.status == "pass"} == {"tiny", "tiny-8x16", "tiny-16x8", "tiny-16x24"}
 
 
+@pytest.mark.skipif(verilator() is None, reason="verilator not installed (run ./setup.sh)")
+def test_fuzz_rtl_tiny():
+    """6 cases on the RTL of the fuzzer's tiny configuration (one Verilator build); two more configurations and
+    more cases: the next, slow test."""
+    lines = []
+    outs = _run(6, ["golden", "ref", "rtl"], ["tiny"], lines=lines)
+    assert not _fails(outs), "\n".join(lines)
+    assert sum(o.status == "pass" for o in outs) >= 4
+
+
+@pytest.mark.slow   # (three Verilator builds, about 4 minutes: invoke test --slow)
 @pytest.mark.skipif(verilator() is None, reason="verilator not installed (run ./setup.sh)")
 def test_fuzz_rtl():
     lines = []

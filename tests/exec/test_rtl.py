@@ -1,8 +1,9 @@
 """The SystemVerilog RTL (rtl/, package rendered by generator/backends/rtl/) under cocotb + Verilator: every
-layer kind and quant mode of the single-layer suite, bit for bit against the golden ISA simulator (the whole DDR
-image after the run; executors ``rtl`` and ``golden`` of generator.exec), on the TINY configuration (Tn = Tm = 8,
-tiny buffers that force tiling). The RTL is built once per session (instructions fetched from DDR, so one build
-runs every program); each program is one simulator run.
+layer kind and quant mode of the single-layer suite (three of the modes in the slow tier: RTL_SLOW_MODES), bit for
+bit against the golden ISA simulator (the whole DDR image after the run; executors ``rtl`` and ``golden`` of
+generator.exec), on the TINY configuration (Tn = Tm = 8, tiny buffers that force tiling). The RTL is built once
+per pytest process (tests/helpers.py shared_executor; instructions fetched from DDR, so one build runs every
+program); each program is one simulator run.
 Also a lint run under ``verilator --lint-only -Wall``; the error statuses are in tests/exec/test_status.py."""
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from generator.exec import RtlExecutor, run_program, runtime
 from generator.backends.rtl import TOP, write_rtl
 from generator.exec.golden import GoldenSim
 from generator.exec.rtl import TINY
-from helpers import board, compile_small, quantize_input
+from helpers import board, compile_small, quantize_input, shared_executor
 from generator.frontend.modelgen import Builder
 from layer_suite import KINDS, MODES, first_layer_folded
 
@@ -26,11 +27,17 @@ pytest.importorskip("cocotb_tools")
 from generator.exec.rtl import BUILD, layer_report, verilator  # noqa: E402
 
 needs_verilator = pytest.mark.skipif(verilator() is None, reason="verilator not installed (run ./setup.sh)")
+#: modes whose RTL datapath a default-tier mode already drives run on the RTL in the slow tier only: the symmetric
+#: ones (zero points 0, the same value range: a case of int8-asym's and int16-asym's) and per-tensor int8-asym
+#: (per-channel records holding one value); every mode runs on the C-simulation (tests/backends/test_hls_csim.py)
+#: and the golden simulator (tests/exec/test_layers.py) in the default tier
+RTL_SLOW_MODES = {("int8-sym", True), ("int16-sym", True), ("int8-asym", False)}
 
 
 @pytest.fixture(scope="session")
 def tiny_rtl():
-    return RtlExecutor(board(**TINY), "tiny", quiet=False)
+    """The RTL of TINY, one Verilator build per pytest process (shared with tests/exec/test_status.py)."""
+    return shared_executor("rtl", board(**TINY), "tiny")
 
 
 def _layer_case(kind, mode, pc):
@@ -44,7 +51,8 @@ def _layer_case(kind, mode, pc):
 
 
 @needs_verilator
-@pytest.mark.parametrize("mode,pc", MODES, ids=[f"{m}-{'pc' if p else 'pt'}" for m, p in MODES])
+@pytest.mark.parametrize("mode,pc", [pytest.param(m, p, marks=pytest.mark.slow) if (m, p) in RTL_SLOW_MODES else (m, p)
+                                     for m, p in MODES], ids=[f"{m}-{'pc' if p else 'pt'}" for m, p in MODES])
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_rtl_layer_bit_exact(tiny_rtl, kind, mode, pc):
     prog, ddr, bases = _layer_case(kind, mode, pc)

@@ -27,13 +27,13 @@ from generator.spec import isa
 from host.manifest import page_round
 from host.registers import SIZE_REGS
 
-from generator.exec import program_executor, runtime
+from generator.exec import runtime
 from generator.codegen.artifacts import manifest
 from generator.flows.pipeline import Compiled
 from generator.quant.quantize import QuantConfig
 from generator.exec.golden import GoldenSim, SimError
 from generator.exec.rtl import TINY
-from helpers import board, compile_small, quantize_input
+from helpers import board, compile_small, quantize_input, shared_executor
 from generator.frontend.modelgen import Builder
 from layer_suite import KINDS
 
@@ -61,15 +61,15 @@ def base():
 
 
 @pytest.fixture(scope="session")
-def csim_exe(tmp_path_factory):
-    """The C-simulation executor of TINY (one g++ build for every case)."""
-    return program_executor("csim", board(**TINY), work=tmp_path_factory.mktemp("hls_status"))
+def csim_exe():
+    """The C-simulation executor of TINY (one g++ build for every case, shared with the other test modules)."""
+    return shared_executor("csim", board(**TINY))
 
 
 @pytest.fixture(scope="session")
 def rtl():
     """The RTL executor of TINY (one Verilator build, shared with tests/exec/test_rtl.py)."""
-    return program_executor("rtl", board(**TINY), tag="tiny")
+    return shared_executor("rtl", board(**TINY), "tiny")
 
 
 # ------------------------------------------------------------------------------------------------ the cases

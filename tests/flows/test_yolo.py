@@ -104,7 +104,8 @@ def test_golden_simulator_frame_bit_exact_fast_and_finds_what_float_finds(compil
 
 
 def test_int8_is_about_twice_as_fast_as_int16():
-    c8 = compile_model("zcu19eg", "int8-asym", progress=False)
-    c16 = compile_model("zcu19eg", "int16-sym", progress=False)
+    from helpers import compiled_model
+
+    c8, c16 = compiled_model("zcu19eg", "int8-asym"), compiled_model("zcu19eg", "int16-sym")
     cyc8, cyc16 = c8.program.cycles, c16.program.cycles
     assert cyc16 / cyc8 > 1.5, (cyc8, cyc16)

@@ -116,11 +116,11 @@ def test_family_on_tiny_csim_equals_golden(family, mode):
     interpolation)."""
     from generator.exec import run_program
     from generator.exec.rtl import TINY
-    from helpers import board
+    from helpers import board, shared_executor
 
     prog, ddr, bases = _tiny_program(family, mode)
     gold = run_program("golden", prog, ddr, bases)
-    run = run_program("csim", prog, ddr, bases, board(**TINY))
+    run = shared_executor("csim", board(**TINY)).run(prog, ddr, bases)
     assert run.status == 0 and gold.status == 0
     assert np.array_equal(run.ddr, gold.ddr), f"{family}: C-simulation differs from the golden simulator"
 
@@ -129,12 +129,12 @@ def test_family_on_tiny_csim_equals_golden(family, mode):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_family_on_tiny_rtl_equals_golden(family):
     """The same on the RTL under Verilator (1.5 to 3 minutes each here)."""
-    from generator.exec import RtlExecutor, run_program
+    from generator.exec import run_program
     from generator.exec.rtl import BUILD, TINY
-    from helpers import board
+    from helpers import board, shared_executor
 
     prog, ddr, bases = _tiny_program(family)
     gold = run_program("golden", prog, ddr, bases)
-    run = RtlExecutor(board(**TINY), "tiny", quiet=True).run(prog, ddr, bases, case=BUILD / "tiny" / "cases" / family)
+    run = shared_executor("rtl", board(**TINY), "tiny").run(prog, ddr, bases, case=BUILD / "tiny" / "cases" / family)
     assert not run.timeout and run.status == 0 and gold.status == 0
     assert np.array_equal(run.ddr, gold.ddr), f"{family}: RTL differs from the golden simulator"

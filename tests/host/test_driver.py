@@ -17,7 +17,7 @@ from generator.eval import data
 
 from generator.spec import isa
 from generator.codegen.artifacts import write_artifacts
-from generator.flows.pipeline import compile_model, detections_from_heads, quantize_image
+from generator.flows.pipeline import detections_from_heads, quantize_image
 from generator.exec.pynq_golden import GoldenSimDevice, active
 from generator.exec import run_golden
 from host.accel_ip import AccelIP
@@ -27,7 +27,7 @@ from host.manifest import file_entry
 from host.registers import KERNEL_VLNV, RTL_KERNEL_VLNV
 from host.preprocess import load_image
 
-from helpers import board
+from helpers import board, compiled_model
 
 ROOT = ROOT_DIR
 # the golden simulator runs a 416x416 frame in seconds of CPU time, longer on a loaded machine; the driver's 5 s
@@ -37,7 +37,7 @@ SIM_TIMEOUT_S = 300.0
 
 @pytest.fixture(scope="module")
 def compiled():
-    return compile_model("zcu19eg", "int8-asym", progress=False)
+    return compiled_model("zcu19eg", "int8-asym")
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ raw head values over the RTL backend must equal those over the golden backend (g
 board configuration and package. The RTL is the Vivado IP's top (rtl/accel_rtl.sv, ``invoke build --kernel rtl``):
 its port names, and its VLNV the driver binds."""
 from __future__ import annotations
-from generator import ROOT_DIR
+from generator import ROOT_DIR, build_dir
 
 import json
 import os
@@ -51,7 +51,7 @@ pytest.importorskip("cocotb_tools")
 from generator.exec.rtl import verilator_build  # noqa: E402
 ROOT = ROOT_DIR
 VENV_BIN = Path(sys.executable).parent
-BUILD = ROOT / "build" / "rtl_driver"
+BUILD = build_dir("rtl_driver")
 #: TINY (Tn = Tm = 8, small ifmap/accumulator/output buffers) with weight and parameter buffers big enough for
 #: YOLOv4-tiny's 3x3x256 and 512-channel layers
 YOLO_TINY = dict(TINY, wbuf_bank_bytes=73728, ibuf_bank_bytes=16384, acc_bank_words=512, obuf_bytes=8192,

@@ -6,7 +6,8 @@ import json
 import nbformat
 from nbclient import NotebookClient
 
-from generator.flows.pipeline import compile_model, detections_from_heads, quantize_image
+from generator.flows.pipeline import detections_from_heads, quantize_image
+from helpers import compiled_model
 from generator.flows.package import build_package
 from generator.exec import run_golden
 from host.preprocess import load_image
@@ -16,7 +17,7 @@ ROOT = ROOT_DIR
 
 
 def test_notebook_runs_and_detects_like_the_golden_simulator(tmp_path, monkeypatch):
-    c = compile_model("zcu19eg", "int8-asym", progress=False)
+    c = compiled_model("zcu19eg", "int8-asym")
     pkg, _ = build_package(c, tmp_path / "pkgs")
     assert (pkg / "notebooks" / "yolo_detect.ipynb").is_file()
     monkeypatch.setenv("YOLOFPGA_PACKAGE", str(pkg))

@@ -9,13 +9,14 @@ from pathlib import Path
 
 from cocotb_tools.check_results import get_results
 
+from generator import build_dir
 from generator.backends.rtl import write_rtl
 from generator.exec.rtl import verilator, verilator_build
 from generator.exec.rtl import TINY
 from helpers import board
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILD = ROOT / "build" / "rtl_units"
+BUILD = build_dir("rtl_units")
 HERE = Path(__file__).resolve().parent
 
 

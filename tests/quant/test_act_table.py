@@ -29,21 +29,15 @@ def _model(form):
     return b.model([y])
 
 
-@pytest.mark.parametrize("mode", ["int8-asym", "int16-sym"])
-@pytest.mark.parametrize("form", ["silu", "gelu_erf", "Elu", "hardswish_mul"])
-def test_wide_pre_activations_use_the_identity_above_the_table(form, mode):
-    """Weights 40x larger than the default draw: the pre-activations reach tens of units, as a real YOLOv8n's
-    first layers do. The quantizer chooses POST's identity above the table (id_above in the program), the
-    golden simulator equals the layer-level and the independent integer references bit for bit, and the output
-    stays close to onnxruntime's (the identity keeps the linear side exact)."""
+def _check_against_references_and_float(m, mode, min_db):
+    """Compile ONNX model ``m`` in ``mode`` (random calibration inputs); assert its parameters equal the independent
+    integer reference's, the golden simulator's output equals the layer-level reference's and its DDR the
+    independent reference's bit for bit, and its dequantized output is within ``min_db`` SQNR of onnxruntime's.
+    Returns the program."""
     from helpers import compile_small, quantize_input, run_both, sqnr_db
 
-    b = Builder([1, 6, 12, 12], seed=5, opset=FORMS[form][0])
-    y = b.conv(b.act(b.conv("x", 10, k=3, scale=40.0 / np.sqrt(54)), form), 7, k=1)
-    m = b.model([y])
     gq, prog, xs, iref = compile_small(m, mode, with_ref=True)
     assert iref.check_params(gq) == []
-    assert any(i.op == "POST" and i.f["id_above"] for i in prog.insns)
     x = xs[0]
     gold, ref, _ = run_both(gq, prog, x)
     out = gq.outputs[0]
@@ -54,7 +48,22 @@ def test_wide_pre_activations_use_the_identity_above_the_table(form, mode):
     t = gq.tensors[out]
     got = (gold[out].astype(np.float64) - t.zero_point) * t.deq_scale
     want = ort_run(m, x)[m.graph.output[0].name][0]
-    assert sqnr_db(want, got) > (55 if mode.startswith("int16") else 25), sqnr_db(want, got)
+    assert sqnr_db(want, got) > min_db, sqnr_db(want, got)
+    return prog
+
+
+@pytest.mark.parametrize("mode", ["int8-asym", "int16-sym"])
+@pytest.mark.parametrize("form", ["silu", "gelu_erf", "Elu", "hardswish_mul"])
+def test_wide_pre_activations_use_the_identity_above_the_table(form, mode):
+    """Weights 40x larger than the default draw: the pre-activations reach tens of units, as a real YOLOv8n's
+    first layers do. The quantizer chooses POST's identity above the table (id_above in the program), the
+    golden simulator equals the layer-level and the independent integer references bit for bit, and the output
+    stays close to onnxruntime's (the identity keeps the linear side exact)."""
+    b = Builder([1, 6, 12, 12], seed=5, opset=FORMS[form][0])
+    y = b.conv(b.act(b.conv("x", 10, k=3, scale=40.0 / np.sqrt(54)), form), 7, k=1)
+    m = b.model([y])
+    prog = _check_against_references_and_float(m, mode, 55 if mode.startswith("int16") else 25)
+    assert any(i.op == "POST" and i.f["id_above"] for i in prog.insns)
 
 
 def test_every_table_activation_has_an_exported_form():
@@ -64,24 +73,10 @@ def test_every_table_activation_has_an_exported_form():
 @pytest.mark.parametrize("mode", ["int8-asym", "int16-sym"])
 @pytest.mark.parametrize("form", list(FORMS))
 def test_exported_form_fuses_and_matches_reference_and_float(form, mode):
-    from helpers import compile_small, quantize_input, run_both, sqnr_db
-
     m = _model(form)
     acts = [n.attrs["macro"].act for n in run_all(load_onnx(m)).macro_nodes()]
     assert acts == [FORMS[form][1], "linear"], acts
-    gq, prog, xs, iref = compile_small(m, mode, with_ref=True)
-    assert iref.check_params(gq) == []
-    x = xs[0]
-    gold, ref, _ = run_both(gq, prog, x)
-    out = gq.outputs[0]
-    assert np.array_equal(gold[out], ref[out])
-    xq = quantize_input(gq, x)
-    _, _, ddr, bases = run_golden(prog, gq, xq)
-    assert compare_ddr(iref, iref.run(xq), prog, ddr, bases) == []
-    t = gq.tensors[out]
-    got = (gold[out].astype(np.float64) - t.zero_point) * t.deq_scale
-    want = ort_run(m, x)[m.graph.output[0].name][0]
-    assert sqnr_db(want, got) > (60 if mode.startswith("int16") else 28), sqnr_db(want, got)
+    _check_against_references_and_float(m, mode, 60 if mode.startswith("int16") else 28)
 
 
 def _bound_lsb(act, r, domain=(-8.0, 8.0)):

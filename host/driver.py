@@ -19,14 +19,16 @@ CI): same ``DefaultIP``/``MMIO``/``allocate`` calls either way (:func:`host.acce
 Memory (all ``pynq.allocate``, physically contiguous, cacheable): WEIGHTS and the instructions (written once),
 ACT (written by the accelerator only), and ``buffer_sets`` (default 2) INPUT/OUTPUT pairs so that a frame can
 be pre-processed and the previous one post-processed while the accelerator runs (:meth:`detect_stream`). Each
-region is filled with its zero point once (its padding border is never written again).
+region is filled with its zero point once (its padding border is never written again) and viewed with its own
+element type (``bits``: int8 or int16, :func:`host.manifest.region_dtype`; a program's input may be int8, a head int16).
 
-Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize into the INPUT region (NHWC, padded; an
-im2col region: as the first convolution's patches, :func:`host.manifest.input_target`), flush, write the base
-registers and each base register's buffer size (``*_size`` registers, when the register map has them: the
-accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait for ``ap_done`` (interrupt when the overlay
-has one, else polling) with a timeout, check ``status``, invalidate OUTPUT, dequantize the heads, YOLO decode
-(darknet heads, or the host tail of an export with its decode in the graph: :mod:`host.exported`), NMS.
+Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize (at the input tensor's ``bits``) into the
+INPUT region (NHWC, padded; an im2col region: as the first convolution's patches, :func:`host.manifest.input_target`),
+flush, write the base registers and each base register's buffer size (``*_size`` registers, when the register map
+has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait for ``ap_done`` (interrupt
+when the overlay has one, else polling) with a timeout, check ``status``, invalidate OUTPUT, dequantize the heads
+(each of its own precision), YOLO decode (darknet heads, or the host tail of an export with its decode in the
+graph: :mod:`host.exported`), NMS.
 
 Identification before the first run: the Vitis HLS IP's ``hw_info`` and ``config_id`` are s_axilite output
 registers, which read 0 until the ``accel`` block has run once (it writes them first thing in every run). When
@@ -63,7 +65,7 @@ from pynq import allocate
 from .accel_ip import open_accel_ip
 from .errors import (AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageFileMismatchError,
                      PackageMismatchError)
-from .manifest import BASE_REGS, input_target, page_round, read_manifest, region_shape, tensor_window
+from .manifest import BASE_REGS, input_target, page_round, read_manifest, region_dtype, region_shape, tensor_window
 from .package import load_program, load_tail_consts, load_weights
 from .preprocess import preprocess
 from .registers import BASE_ADDR_REGS, SIZE_REGS, status_bit_names, unpack_hw_info
@@ -117,7 +119,8 @@ class YoloAccelerator:
         PackageFileMismatchError (a PackageMismatchError and a PackageError): ``program.bin``, ``weights.bin`` or
             the export's constants differ in size or SHA-256 from the manifest's ``files`` entry (checked before
             anything else is done with them; see :mod:`host.package`), naming the file.
-        PackageMismatchError: the accelerator's ``hw_info``/``config_id`` differ from the manifest's.
+        PackageMismatchError: the accelerator's ``hw_info``/``config_id`` differ from the manifest's (a precision
+            the program uses, ``hardware.precisions``, that the bitstream does not implement included).
     Attributes:
         manifest (dict), overlay (``pynq.Overlay`` or None), ip (:class:`host.accel_ip.AccelIP`), last_timing (dict of the
         last frame: ``pre_ms``, ``accel_ms`` (wall clock start->done), ``accel_cycles``, ``accel_model_ms``
@@ -133,8 +136,7 @@ class YoloAccelerator:
         m = self.manifest
         self.program = load_program(self.package, m)       # (verified against the manifest: host.package)
         self.weights = load_weights(self.package, m)
-        self.bits = int(m["hardware"]["bits"])
-        self.elem = np.dtype(np.int8) if self.bits == 8 else np.dtype("<i2")
+        self.precisions = list(m["hardware"]["precisions"])     # e.g. ["int8", "int16"]: the regions' precisions
         self.region = {r["name"]: r for r in m["regions"]}
         self.export = m.get("export")          # a decode in the graph: the host tail, then host.exported
         self.tail_consts = load_tail_consts(self.package, m) if self.export else None
@@ -167,10 +169,12 @@ class YoloAccelerator:
         self._busy = None          # buffer set of a run in flight (a timed-out run stays here)
 
     def check_hardware(self):
-        """Compare ``hw_info`` (ISA version, Tn, Tm, precision modes) and ``config_id`` with the manifest.
+        """Compare ``hw_info`` (ISA version, Tn, Tm, precision modes) and ``config_id`` with the manifest: every
+        precision of ``hardware.precisions`` must be one of the bitstream's modes.
 
         Raises:
-            PackageMismatchError: naming the first differing field with the package's and the hardware's value.
+            PackageMismatchError: naming the first differing field with the package's and the hardware's value
+                (field ``precision``: the program's precisions against the bitstream's, joined by ``/``).
         """
         m, hw = self.manifest, self.manifest["hardware"]
         info = self.ip.read_reg("hw_info")
@@ -182,8 +186,8 @@ class YoloAccelerator:
         for k in want:
             if got[k] != want[k]:
                 raise PackageMismatchError(k, want[k], got[k])
-        if f"int{self.bits}" not in got["precisions"]:
-            raise PackageMismatchError("precision", f"int{self.bits}", "/".join(got["precisions"]) or "none")
+        if any(p not in got["precisions"] for p in self.precisions):
+            raise PackageMismatchError("precision", "/".join(self.precisions), "/".join(got["precisions"]) or "none")
         cid = self.ip.read_reg("config_id")
         if cid != hw["config_id"]:
             raise PackageMismatchError("config_id", hw["config_id"], cid)
@@ -239,14 +243,15 @@ class YoloAccelerator:
         return buf
 
     def _region_view(self, buf, r):
-        """Writable [H + 2p, W + 2p, C] int8/int16 view of region ``r`` (border included) in ``buf``."""
-        shape = region_shape(r)
-        n = shape[0] * shape[1] * shape[2] * self.elem.itemsize
+        """Writable [H + 2p, W + 2p, C] view of region ``r`` (border included) in ``buf``, of the region's element
+        type (int8 for ``bits`` 8, little-endian int16 for 16). Raises PackageError when it exceeds ``buf``."""
+        shape, elem = region_shape(r), region_dtype(r)
+        n = shape[0] * shape[1] * shape[2] * elem.itemsize
         raw = np.asarray(buf)[r["addr"]:r["addr"] + n]
         if raw.size != n:
             raise PackageError(f"region {r['name']} [{r['addr']}, {r['addr'] + n}) exceeds its "
                                f"{r['base_reg']} buffer of {buf.size} bytes")
-        return raw.view(self.elem).reshape(shape)
+        return raw.view(elem).reshape(shape)
 
     # ---- one run -------------------------------------------------------------------------------------------
     def _start(self, s: _BufferSet):
@@ -304,7 +309,7 @@ class YoloAccelerator:
     def _pre(self, img, s: _BufferSet) -> float:
         t0 = time.perf_counter()
         t, e = self.manifest["input"], self.export or {}
-        s.x[...] = preprocess(img, self.net_w, self.net_h, t["scale"], t["zero_point"], self.bits,
+        s.x[...] = preprocess(img, self.net_w, self.net_h, t["scale"], t["zero_point"], t["bits"],
                               int(t.get("channels", 3)), e.get("resize", "stretch"), t.get("format", "rgb01"))
         s.commit_input()   # (an im2col input: its patches into the region)
         s.input.flush()

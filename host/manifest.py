@@ -9,8 +9,13 @@ against its ``files`` entry. Pure Python: runs on the board without the generato
 DDR layout: the accelerator addresses DDR through four base registers (:data:`BASE_REGS`, in the order of the
 instruction's ``base_reg`` field); the host allocates one buffer per base register (``base_sizes`` bytes, rounded up
 to whole :data:`PAGE` pages). Each *region* is an NHWC tensor of ``h x w x channels`` elements with a ``pad``-wide
-zero-point border, at byte ``addr`` of its base register's buffer (:func:`region_shape`). A *tensor* (the input,
-each head) is ``channels`` consecutive channels from ``ch_offset`` of a region's interior (:func:`tensor_window`).
+zero-point border, at byte ``addr`` of its base register's buffer (:func:`region_shape`), its elements of its own
+precision: ``bits`` 8 (int8, one byte) or 16 (int16, two bytes little-endian; :func:`region_dtype`), so that one
+program mixes int8 and int16 regions (ISA version 6: a layer computes in its input's precision and writes in its
+output's). A *tensor* (the input, each head) is ``channels`` consecutive channels from ``ch_offset`` of a region's
+interior (:func:`tensor_window`), of its region's precision. The ``hardware`` entry's ``precisions`` lists the
+precisions the program's regions use, which the bitstream must implement (``hw_info``'s mode bits,
+:func:`host.registers.unpack_hw_info`).
 
 An *im2col* region (the entry has an ``im2col`` key, the input tensor's ``layout`` is ``"IM2COL"``) holds the input
 of a first convolution with few input channels as that convolution's patches: pixel (oy, ox) of its ``h x w``
@@ -38,27 +43,29 @@ _NUMBER = (int, float)
 #: a scale: one number, or a list of per-channel scales (a head quantized per output channel)
 _SCALE = (int, float, list)
 #: key -> JSON type of each entry kind, in file order. ``manifest``: the top level; ``hardware``: the accelerator the
-#: program is compiled for (compared with the ``hw_info`` / ``config_id`` registers); ``register``: one AXI-Lite
-#: register (byte offset, 32 or 64 bits, access "r" / "w" / "rw"); ``net``: the network input size in pixels;
-#: ``region``: a DDR region
-#: (``addr`` bytes into its base register's buffer, ``zp`` the value its border holds: the zero point, or the
-#: smallest integer for a region read with padding by max-pools only; ``bytes`` border included);
+#: program is compiled for (compared with the ``hw_info`` / ``config_id`` registers; ``precisions``: the names of
+#: :data:`PRECISIONS` the regions use, narrowest first; ``pix_lanes``: output pixels per DSP per cycle in int8);
+#: ``register``: one AXI-Lite register (byte offset, 32 or 64 bits, access "r" / "w" / "rw"); ``net``: the network
+#: input size in pixels; ``region``: a DDR region (``addr`` bytes into its base register's buffer, ``bits`` its
+#: element precision 8 or 16, ``zp`` the value its border holds: the zero point, or the smallest integer of its
+#: precision for a region read with padding by max-pools only; ``bytes`` border included);
 #: ``tensor``: the input or a head (``offset`` = its region's ``addr``; ``pixel_stride`` = the region's channels;
-#: ``scale`` (a number, or one per channel) / ``zero_point`` dequantize it; heads add ``yolo``, the YOLO head parameters); ``layer``: one layer of
-#: the schedule (``insns`` = [first, end) instruction indices).
+#: ``bits`` = its region's, ``dtype`` its name; ``scale`` (a number, or one per channel) / ``zero_point``
+#: dequantize it; heads add ``yolo``, the YOLO head parameters); ``layer``: one layer of the schedule (``insns`` =
+#: [first, end) instruction indices).
 SCHEMA = {
     "manifest": {"isa_version": int, "insn_bytes": int, "n_insns": int, "board": str, "part": str,
                  "clock_mhz": _NUMBER, "hardware": dict, "quant": str, "base_sizes": dict, "registers": dict,
                  "ctrl_bits": dict, "status_bits": dict, "regions": list, "input": dict, "heads": list, "net": dict,
                  "names": list, "layers": list, "predicted_cycles": int, "param_bytes": int},
-    "hardware": {"tn": int, "tm": int, "bits": int, "config_id": int, "pix_lanes": int},
+    "hardware": {"tn": int, "tm": int, "precisions": list, "config_id": int, "pix_lanes": int},
     "register": {"offset": int, "bits": int, "access": str},
     "net": {"width": int, "height": int},
     "region": {"name": str, "base_reg": str, "addr": int, "channels": int, "h": int, "w": int, "pad": int,
-               "zp": int, "scale": _SCALE, "bytes": int},
+               "bits": int, "zp": int, "scale": _SCALE, "bytes": int},
     "tensor": {"name": str, "region": str, "base_reg": str, "offset": int, "ch_offset": int, "channels": int,
                "h": int, "w": int, "pad": int, "pixel_stride": int, "layout": str, "scale": _SCALE,
-               "zero_point": int, "dtype": str},
+               "zero_point": int, "dtype": str, "bits": int},
     "layer": {"name": str, "kind": str, "insns": list, "plan": str, "predicted_cycles": int, "macs": int,
               "ddr_bytes": int},
     "file": {"bytes": int, "sha256": str},
@@ -81,6 +88,9 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 #: keys of a region's ``im2col`` entry: kernel ``k``, stride ``s``, ``pads`` (top, left, bottom, right) and the
 #: image's ``h``, ``w``, ``c`` (NHWC)
 IM2COL_KEYS = ("k", "s", "pads", "h", "w", "c")
+#: element precision name -> bits, narrowest first (the names of ``hw_info``'s mode bits,
+#: :data:`host.registers.HW_INFO_MODES`, and of the ISA's ``prec`` field)
+PRECISIONS = {"int8": 8, "int16": 16}
 #: the keys the driver needs (a manifest without one is refused)
 DRIVER_KEYS = ("isa_version", "insn_bytes", "n_insns", "hardware", "base_sizes", "registers", "ctrl_bits",
                "status_bits", "regions", "input", "heads", "net", "names")
@@ -227,6 +237,26 @@ def read_manifest(path) -> dict:
 def page_round(nbytes: int) -> int:
     """``nbytes`` rounded up to whole :data:`PAGE` pages (0 stays 0)."""
     return -(-int(nbytes) // PAGE) * PAGE
+
+
+def precision_names(bits) -> list[str]:
+    """The ``hardware.precisions`` entry of a program whose regions have the element widths ``bits`` (an iterable of
+    8 / 16): their :data:`PRECISIONS` names, each once, narrowest first. Raises ManifestError for another width."""
+    names = {b: n for n, b in PRECISIONS.items()}
+    bad = sorted({b for b in bits if b not in names}, key=str)
+    if bad:
+        raise ManifestError(f"manifest precisions: element widths {bad} are not {sorted(names)}")
+    return [n for n, b in PRECISIONS.items() if b in set(bits)]
+
+
+def region_dtype(r: dict) -> np.dtype:
+    """numpy element type of region (or tensor) entry ``r``: int8 for ``bits`` 8, little-endian int16 for 16 (the
+    accelerator's DDR layout). Raises PackageError for another ``bits``."""
+    if r.get("bits") == 8:
+        return np.dtype(np.int8)
+    if r.get("bits") == 16:
+        return np.dtype("<i2")
+    raise PackageError(f"region {r.get('name')}: bits = {r.get('bits')!r}, not 8 or 16")
 
 
 def region_shape(r: dict) -> tuple[int, int, int]:

@@ -4,12 +4,13 @@
 hand-edited ``manifest.json`` is refused at load with one :class:`host.errors.PackageError` naming the key (its
 path in the manifest, e.g. ``heads[1].yolo.mask[0]``) instead of failing later inside numpy or on the hardware.
 One function per entry kind: the top level (instruction size and count, hardware, register map, CTRL / status
-bits, base register sizes, network size, class names, clock), the regions, the input and head tensors (with the
+bits, base register sizes, network size, class names, clock), the regions (each of its own precision, ``bits`` 8
+or 16: its border value and byte size by it), the input and head tensors (of their region's precision, with the
 heads' YOLO parameters) and the ``export`` entry. Pure Python: runs on the board without the generator.
 """
 from __future__ import annotations
 
-from .manifest import BASE_REGS, IM2COL_KEYS, SCHEMA, page_round
+from .manifest import BASE_REGS, IM2COL_KEYS, PRECISIONS, SCHEMA, page_round
 
 __all__ = ["driver_problem", "DRIVER_REGISTERS", "DRIVER_CTRL_BITS", "DRIVER_STATUS_BITS"]
 
@@ -56,8 +57,9 @@ def _bits_map(v, where: str, need) -> dict:
     return v
 
 
-def _tensor(t, where: str, regions: dict, bits: int, head: bool) -> None:
-    """A ``tensor`` entry the driver reads (input) or dequantizes (head), against its region."""
+def _tensor(t, where: str, regions: dict, head: bool) -> None:
+    """A ``tensor`` entry the driver reads (input) or dequantizes (head), against its region (its ``bits`` and
+    ``dtype`` the region's precision, its zero point of that precision)."""
     _of(t, dict, where)
     for k, typ in SCHEMA["tensor"].items():
         if k not in t:
@@ -67,6 +69,11 @@ def _tensor(t, where: str, regions: dict, bits: int, head: bool) -> None:
         raise _Bad(f"{where}.region = {str(t['region'])[:40]}: no such region")
     if t["base_reg"] != r["base_reg"]:
         raise _Bad(f"{where}.base_reg = {t['base_reg']!r}: its region {r['name']} is in {r['base_reg']}")
+    bits = r["bits"]
+    if t["bits"] != bits or isinstance(t["bits"], bool):
+        raise _Bad(f"{where}.bits = {str(t['bits'])[:20]}: its region {r['name']} has bits {bits}")
+    if t["dtype"] != f"int{bits}":
+        raise _Bad(f"{where}.dtype = {str(t['dtype'])[:20]!r}: its region {r['name']} is int{bits}")
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     _int(t["zero_point"], f"{where}.zero_point", lo, hi)
     ch = _int(t["channels"], f"{where}.channels", 1, _MAX_DIM)
@@ -126,14 +133,18 @@ def driver_problem(m: dict) -> str | None:
     """What in manifest ``m`` the driver cannot use (None: nothing), naming the key: every
     :data:`host.manifest.DRIVER_KEYS` value of its schema type and in range (instruction size and count, hardware,
     the register map with :data:`DRIVER_REGISTERS` and the base-address registers, the CTRL / status bits the
-    driver uses, base register sizes up to 4 GiB, regions inside their base register's buffer, input and heads
-    inside their regions with finite positive scales and zero points of the element type, darknet heads' YOLO
-    parameters consistent with their channels and the class names), ``clock_mhz`` a number when present, the
-    ``export`` entry's keys. ``m`` must hold every :data:`host.manifest.DRIVER_KEYS` key (KeyError otherwise)."""
+    driver uses, base register sizes up to 4 GiB, regions of 8 or 16 bits inside their base register's buffer,
+    ``hardware.precisions`` the precisions the regions use, input and heads inside their regions, of their
+    precision, with finite positive scales and zero points of that precision, darknet heads' YOLO parameters
+    consistent with their channels and the class names), ``clock_mhz`` a number when present, the ``export``
+    entry's keys. ``m`` must hold every :data:`host.manifest.DRIVER_KEYS` key (KeyError otherwise)."""
     try:
-        bits, sizes = _check_top(m)
-        regions = _check_regions(m["regions"], bits, sizes)
-        _check_tensors(m, regions, bits)
+        precisions, sizes = _check_top(m)
+        regions = _check_regions(m["regions"], sizes)
+        used = [n for n, b in PRECISIONS.items() if any(r["bits"] == b for r in regions.values())]
+        if precisions != used:
+            raise _Bad(f"hardware.precisions = {precisions}: the regions use {used}")
+        _check_tensors(m, regions)
         if m.get("export") is not None:
             _check_export(m["export"])
     except _Bad as e:
@@ -141,17 +152,22 @@ def driver_problem(m: dict) -> str | None:
     return None
 
 
-def _check_top(m: dict) -> tuple[int, dict]:
+def _check_top(m: dict) -> tuple[list, dict]:
     """The top-level values (instructions, hardware, registers, CTRL / status bits, base sizes, net, names,
-    clock); returns the element width in bits and the base sizes."""
+    clock); returns the hardware's precisions (names of :data:`host.manifest.PRECISIONS`, each once, narrowest
+    first) and the base sizes."""
     _int(m["isa_version"], "isa_version", 0, 255)
     _int(m["insn_bytes"], "insn_bytes", 1, 4096)
     _int(m["n_insns"], "n_insns", 0, 1 << 31)
     hw = _of(m["hardware"], dict, "hardware")
-    for k in SCHEMA["hardware"]:
-        _int(hw.get(k), f"hardware.{k}", 0, (1 << 32) - 1)
-    if hw["bits"] not in (8, 16):
-        raise _Bad(f"hardware.bits = {hw['bits']}: not 8 or 16")
+    for k, typ in SCHEMA["hardware"].items():
+        if typ is int:
+            _int(hw.get(k), f"hardware.{k}", 0, (1 << 32) - 1)
+    precisions = _of(hw.get("precisions"), list, "hardware.precisions")
+    if not precisions or precisions != [n for n in PRECISIONS if n in precisions] \
+            or len(set(map(str, precisions))) != len(precisions):
+        raise _Bad(f"hardware.precisions = {str(precisions)[:40]}: not distinct names of {list(PRECISIONS)}, "
+                   f"narrowest first")
     _check_registers(m["registers"])
     _bits_map(m["ctrl_bits"], "ctrl_bits", DRIVER_CTRL_BITS)
     _bits_map(m["status_bits"], "status_bits", DRIVER_STATUS_BITS)
@@ -168,7 +184,7 @@ def _check_top(m: dict) -> tuple[int, dict]:
         raise _Bad("names: not a list of strings")
     if "clock_mhz" in m and m["clock_mhz"] is not None and not (_num_ok(m["clock_mhz"]) and m["clock_mhz"] >= 0):
         raise _Bad(f"clock_mhz = {m['clock_mhz']!r}: not a number")
-    return hw["bits"], sizes
+    return precisions, sizes
 
 
 def _check_registers(regs) -> None:
@@ -188,11 +204,10 @@ def _check_registers(regs) -> None:
         raise _Bad(f"registers: no {', '.join(missing)}")
 
 
-def _check_regions(items, bits: int, sizes: dict) -> dict:
-    """Every region entry: unique name, a base register, dimensions, a border value of the element type, its
-    bytes inside its base register's (page-rounded) buffer, a consistent ``im2col`` entry. Returns
-    {name: region}."""
-    eb = 1 if bits == 8 else 2
+def _check_regions(items, sizes: dict) -> dict:
+    """Every region entry: unique name, a base register, dimensions, its precision (``bits`` 8 or 16), a border
+    value of that precision, ``bytes`` its size at that precision, inside its base register's (page-rounded)
+    buffer, a consistent ``im2col`` entry. Returns {name: region}."""
     regions = {}
     for i, r in enumerate(_of(items, list, "regions")):
         where = f"regions[{i}]"
@@ -207,9 +222,15 @@ def _check_regions(items, bits: int, sizes: dict) -> dict:
             raise _Bad(f"{where}.base_reg = {str(r['base_reg'])[:20]!r}: not one of {list(BASE_REGS)}")
         dims = [_int(r[k], f"{where}.{k}", 1, _MAX_DIM) for k in ("channels", "h", "w")]
         pad = _int(r["pad"], f"{where}.pad", 0, _MAX_DIM)
+        bits = r["bits"]
+        if isinstance(bits, bool) or bits not in (8, 16):
+            raise _Bad(f"{where}.bits = {str(bits)[:20]}: not 8 or 16")
         _int(r["zp"], f"{where}.zp", -(1 << (bits - 1)), (1 << (bits - 1)) - 1)
-        end = _int(r["addr"], f"{where}.addr", 0, _MAX_BUFFER) + \
-            dims[0] * (dims[1] + 2 * pad) * (dims[2] + 2 * pad) * eb
+        nbytes = dims[0] * (dims[1] + 2 * pad) * (dims[2] + 2 * pad) * (bits // 8)
+        if _int(r["bytes"], f"{where}.bytes", 0, _MAX_BUFFER) != nbytes:
+            raise _Bad(f"{where}.bytes = {r['bytes']}: {dims[1]}x{dims[2]} pad {pad} x {dims[0]} channels of "
+                       f"int{bits} are {nbytes} bytes")
+        end = _int(r["addr"], f"{where}.addr", 0, _MAX_BUFFER) + nbytes
         if end > page_round(max(sizes[r["base_reg"]], 1)):       # (the driver's buffer: whole pages)
             raise _Bad(f"{where}: bytes [{r['addr']}, {end}) beyond its {r['base_reg']} buffer of "
                        f"{sizes[r['base_reg']]} bytes")
@@ -237,10 +258,10 @@ def _check_im2col(spec, where: str, dims: list, pad: int) -> None:
                    f"stride-{st} im2col of [{ih}, {iw}, {ic}]")
 
 
-def _check_tensors(m: dict, regions: dict, bits: int) -> None:
+def _check_tensors(m: dict, regions: dict) -> None:
     """The input tensor (and its ``format``) and the heads; without an ``export`` every head's ``yolo`` entry,
     the heads agreeing on one class count that the class names cover."""
-    _tensor(m["input"], "input", regions, bits, head=False)
+    _tensor(m["input"], "input", regions, head=False)
     if m["input"].get("format") is not None:
         from .preprocess import INPUT_FORMATS
         if m["input"]["format"] not in INPUT_FORMATS:
@@ -249,7 +270,7 @@ def _check_tensors(m: dict, regions: dict, bits: int) -> None:
     export = m.get("export")
     classes = set()
     for i, h in enumerate(heads):
-        _tensor(h, f"heads[{i}]", regions, bits, head=True)
+        _tensor(h, f"heads[{i}]", regions, head=True)
         if export is None:
             if "yolo" not in h:
                 raise _Bad(f"heads[{i}]: no yolo entry (and no export entry)")

@@ -51,7 +51,7 @@
 // non-zero unused bits, a token flag towards a missing neighbour), CONFIG_MISSING (first instruction not CONFIG);
 // at the fetch's end: NO_END; by the LOAD module: ISA_VERSION_MISMATCH / CONFIG_MISMATCH (CONFIG); OUT_OF_RANGE:
 // each module computes the extents of an instruction (DDR bytes from the base, against the *_size registers;
-// IBUF / WBUF / PBUF / ACC / OBUF indices against the bank sizes of the precision) into registers during its
+// IBUF / WBUF / PBUF / ACC / OBUF indices against the bank sizes of its own precision) into registers during its
 // setup cycle(s) and compares them before the first address goes out (LOAD / STORE: the first run cycle, which
 // issues no address; COMPUTE / POST: before the instruction can finish, so nothing downstream starts), so the
 // checks cost no cycle; token counters: TOKEN_OVERFLOW (push onto a full FIFO), TOKENS_LEFT (END done, every
@@ -220,7 +220,7 @@ module accel_top
   /* verilator lint_on PINCONNECTEMPTY */
 
   // ---- LOAD module (CONFIG, LOAD)
-  wire prec16, cfg_err_isa, cfg_err_cfg, ld_oob, ld_idle, ld_bank;
+  wire cfg_err_isa, cfg_err_cfg, ld_oob, ld_idle, ld_bank;
   wire [2*2*TN-1:0] ibw_we;
   wire [2*16*TN-1:0] ibw_data;
   wire [2*IB_AW*TN-1:0] ibw_row;
@@ -232,7 +232,7 @@ module accel_top
   wire [PW_AW*TM-1:0] pbw_row;
   load u_load (
     .clk, .rst_n, .clr, .run, .stop, .base_addrs, .ddr_sizes, .lq_rdata, .lq_empty, .lq_rd, .has_c2l, .pop_c2l,
-    .push_l2c, .prec16, .cfg_err_isa, .cfg_err_cfg, .oob(ld_oob), .idle(ld_idle), .arvalid(ld_arvalid),
+    .push_l2c, .cfg_err_isa, .cfg_err_cfg, .oob(ld_oob), .idle(ld_idle), .arvalid(ld_arvalid),
     .araddr(ld_araddr), .arlen(ld_arlen), .ar_ok(ld_ar_ok), .rvalid(ld_rvalid), .rready(ld_rready),
     .rdata(x_axi_rdata), .rlast(x_axi_rlast), .bank(ld_bank), .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data,
     .wbw_row, .pbw_we, .tbw_we, .pbw_data, .pbw_row);
@@ -247,7 +247,7 @@ module accel_top
   wire [2*16*WL-1:0] wb_rd;
   wire [2*ACC_W*TM-1:0] acc_rd_a, acc_rd_b;
   compute u_cp (
-    .clk, .rst_n, .clr, .run, .stop, .prec16, .cq_rdata, .cq_empty, .cq_rd, .has_l2c, .has_s2c, .pop_l2c, .pop_s2c,
+    .clk, .rst_n, .clr, .run, .stop, .cq_rdata, .cq_empty, .cq_rd, .has_l2c, .has_s2c, .pop_l2c, .pop_s2c,
     .push_c2l, .push_c2s, .oob(cp_oob), .idle(cp_idle), .pe_busy(cp_busy), .ib_rd_a, .ib_rd_b, .wb_rd, .acc_rd_a,
     .acc_rd_b, .cp_ib_a, .cp_ib_b, .cp_wb_a, .cp_acc_bank, .cp_wr, .cp_s3_two, .cp_s2_aw0, .cp_s2_aw1, .cp_s3_aw0,
     .cp_s3_aw1, .cp_wd0, .cp_wd1);
@@ -259,7 +259,7 @@ module accel_top
   wire [OB_AW*OL-1:0] obr_row;
   wire [16*OL-1:0] ob_rd;
   store u_st (
-    .clk, .rst_n, .clr, .run, .stop, .prec16, .base_addrs, .ddr_sizes, .sq_rdata, .sq_empty, .sq_rd, .has_c2s,
+    .clk, .rst_n, .clr, .run, .stop, .base_addrs, .ddr_sizes, .sq_rdata, .sq_empty, .sq_rd, .has_c2s,
     .pop_c2s, .push_s2c, .post_start, .post_ins, .post_done, .post_words, .post_oob(pp_oob), .post_err, .oob(sd_oob), .end_done, .idle(st_idle),
     .retire(st_retire), .obr_row, .ob_rd, .m_axi_awid(x_axi_awid), .m_axi_awaddr(x_axi_awaddr),
     .m_axi_awlen(x_axi_awlen), .m_axi_awsize(x_axi_awsize), .m_axi_awburst(x_axi_awburst),
@@ -277,7 +277,7 @@ module accel_top
   wire [16*OL-1:0] obw_data;
   wire [OB_AW*OL-1:0] obw_row;
   post u_post (
-    .clk, .rst_n, .clr, .start(post_start), .ins(post_ins), .prec16, .done(post_done), .oob(pp_oob),
+    .clk, .rst_n, .clr, .start(post_start), .ins(post_ins), .done(post_done), .oob(pp_oob),
     .acc_rd(pp_acc_rd), .pp_acc_bank, .pp_aw, .acc_rd_a, .pp_prow, .pb_rd, .pp_trow, .tb_rd, .obw_we, .obw_data,
     .obw_row, .words_done(post_words));
 

@@ -18,6 +18,9 @@
 // B's (element b_word*Tn + o*Tm); at stage SR - 3 of B's step the delay line holds both, registered minus their
 // zero points (SR - 2: 18-bit DSP48E2 A/B registers), multiplied (SR - 1: M register), SR: P register, the word's
 // sum (A's step contributes 0).
+// Precision: the COMPUTE's own prec field (cp_p16), read from the instruction register like its banks (replaced
+// only once the pipeline has drained, C_DRAIN): the step plan (int8 pixel pairs, q_two with each step), the range
+// checks' IBUF / WBUF words, the PE array's mode (delayed there with the operands, rtl/pe_array.sv).
 `default_nettype none
 module compute
   import accel_pkg::*;
@@ -27,7 +30,6 @@ module compute
   input  wire                   clr,
   input  wire                   run,
   input  wire                   stop,
-  input  wire                   prec16,
   input  wire [INSN_BITS-1:0]   cq_rdata,
   input  wire                   cq_empty,
   output logic                  cq_rd,
@@ -78,6 +80,7 @@ module compute
   wire        cp_acc_init = cp_ins[F_COMPUTE_ACC_INIT_LSB +: F_COMPUTE_ACC_INIT_W];
   wire        cp_bypass = cp_ins[F_COMPUTE_BYPASS_LSB +: F_COMPUTE_BYPASS_W];
   wire        cp_emul = cp_bypass && cp_ins[F_COMPUTE_EMUL_LSB +: F_COMPUTE_EMUL_W];
+  wire        cp_p16 = 32'(cp_ins[F_COMPUTE_PREC_LSB +: F_COMPUTE_PREC_W]) == PREC_INT16;
   wire [F_COMPUTE_B_WORD_W-1:0] f_b_word = cp_ins[F_COMPUTE_B_WORD_LSB +: F_COMPUTE_B_WORD_W];
   wire [F_COMPUTE_ZA_W-1:0] f_za = cp_ins[F_COMPUTE_ZA_LSB +: F_COMPUTE_ZA_W];
   wire [F_COMPUTE_ZB_W-1:0] f_zb = cp_ins[F_COMPUTE_ZB_LSB +: F_COMPUTE_ZB_W];
@@ -124,12 +127,12 @@ module compute
     su_i1 <= f_ig - 1'b1;
     su_o1 <= f_og - 1'b1;
     su_y1 <= f_oh - 1'b1;
-    su_pack <= !prec16 && !cp_bypass;
+    su_pack <= !cp_p16 && !cp_bypass;
     su_be <= BE_W'(f_b_word) << LOG2_TN;
     su_odd <= f_ow[0];
-    su_x1 <= (!prec16 && !cp_bypass) ? (f_ow - 1'b1) >> 1 : f_ow - 1'b1;
-    su_alt <= !prec16 && !cp_bypass && !cp_acc_init && f_ig == 1 && f_kh == 1 && f_kw == 1;
-    su_gap <= !prec16 && !cp_bypass && !cp_acc_init && ((f_ig == 3 && f_kh == 1 && f_kw == 1)
+    su_x1 <= (!cp_p16 && !cp_bypass) ? (f_ow - 1'b1) >> 1 : f_ow - 1'b1;
+    su_alt <= !cp_p16 && !cp_bypass && !cp_acc_init && f_ig == 1 && f_kh == 1 && f_kw == 1;
+    su_gap <= !cp_p16 && !cp_bypass && !cp_acc_init && ((f_ig == 3 && f_kh == 1 && f_kw == 1)
               || (f_ig == 1 && f_kh == 3 && f_kw == 1) || (f_ig == 1 && f_kh == 1 && f_kw == 3));
     {su_kx0, su_ky0, su_i0, su_o0, su_x0, su_y0}
       <= {su_kx1 == 0, su_ky1 == 0, su_i1 == 0, su_o1 == 0, su_x1 == 0, su_y1 == 0};
@@ -306,11 +309,11 @@ module compute
     k_win <= k_wcols > ($bits(k_wcols))'(f_in_cols);
     k_nw_oob <= k_nw > ($bits(k_nw))'(ACC_WORDS);
     k_wend <= ($bits(k_wend))'(f_wbuf_word) + ($bits(k_wend))'(k_wsz);
-    k_w_oob <= k_wend > ($bits(k_wend))'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8);
+    k_w_oob <= k_wend > ($bits(k_wend))'(cp_p16 ? WBUF_WORDS16 : WBUF_WORDS8);
     k_ie_lo <= ($bits(k_ie_lo))'(f_ibuf_word) + k_ie;
     k_ie_hi <= k_ie[$bits(k_ie)-1];
     // (u_ie's overflow comes one clock after its product)
-    k_i_oob <= k_ie_ov || k_ie_hi || k_ie_lo > ($bits(k_ie_lo))'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8);
+    k_i_oob <= k_ie_ov || k_ie_hi || k_ie_lo > ($bits(k_ie_lo))'(cp_p16 ? IBUF_WORDS16 : IBUF_WORDS8);
   end
   assign oob = cp_ck == 4'(CK_LAT) && (k_win || k_i_oob || k_nw_oob || (cp_bypass ? k_byp : k_w_oob));
 
@@ -385,7 +388,7 @@ module compute
   end
   logic [TM*ACC_W-1:0] pe_sum0, pe_sum1;
   pe_array u_pe (
-    .clk, .p16(prec16), .x0(ib_a), .x1(q_two[3] ? ib_b : '0),
+    .clk, .p16(cp_p16), .x0(ib_a), .x1(q_two[3] ? ib_b : '0),
     .w(wb), .sum0(pe_sum0), .sum1(pe_sum1));
 
   // stage SR: running sums of the output word(s); ACC = (acc_init ? 0 : ACC) + the tile's partial sums, written at

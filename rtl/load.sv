@@ -1,4 +1,8 @@
-// LOAD module: executes CONFIG (precision, ISA / configuration checks) and LOAD (DDR -> IBUF / WBUF / PBUF / TBUF).
+// LOAD module: executes CONFIG (ISA / configuration checks) and LOAD (DDR -> IBUF / WBUF / PBUF / TBUF).
+// Precision: each LOAD's own prec field (ISA 6: int8 / int16 element bytes and IBUF / WBUF words of that
+// precision; PBUF / TBUF records ignore it): decoded from the queue head at the dispatch (the run's bytes), read
+// from the instruction register (the buffer extent's bound) and registered into the data side's constants (rq_p16)
+// in LD_SETUP; the data side is empty before the LOAD completes, so each LOAD's beats are written in its own.
 // Address side (here): seg_gen cuts the transfer into segments: the whole transfer (rows and pixels contiguous),
 // one row of contiguous pixels, one row span (IBUF only: pixel runs that overlap, 0 < stride < run <= 2 x stride,
 // run <= one beat, e.g. the folded first layer: every byte of the span is fetched once), or one pixel run; one
@@ -28,7 +32,6 @@ module load
   input  wire                   has_c2l,
   output logic                  pop_c2l,
   output logic                  push_l2c,
-  output logic                  prec16,         // CONFIG.precision: 0 int8, 1 int16
   output logic                  cfg_err_isa,    // ISA_VERSION_MISMATCH this cycle
   output logic                  cfg_err_cfg,    // CONFIG_MISMATCH this cycle
   output logic                  oob,            // OUT_OF_RANGE this cycle
@@ -70,6 +73,7 @@ module load
   wire [31:0] ld_dst_word = 32'(ld_ins[F_LOAD_DST_WORD_LSB +: F_LOAD_DST_WORD_W]);
   wire [31:0] ld_dst_elem = 32'(ld_ins[F_LOAD_DST_ELEM_LSB +: F_LOAD_DST_ELEM_W]);
   wire [31:0] ld_dst_pitch = 32'(ld_ins[F_LOAD_DST_PITCH_LSB +: F_LOAD_DST_PITCH_W]);
+  wire        ld_p16 = 32'(ld_ins[F_LOAD_PREC_LSB +: F_LOAD_PREC_W]) == PREC_INT16;   // the LOAD's precision
   // decoded at the dispatch from the queue head (valid with ld_ins): the buffer, the bytes of a run, the element /
   // record index step per pixel (so that the setup multiplies start from registers)
   logic ld_is_pbuf, ld_is_wbuf, ld_is_tbuf;                           // (pbuf: PBUF or TBUF, 16-byte records)
@@ -123,20 +127,21 @@ module load
     if (ld_go) begin
       logic [1:0] b;
       logic [31:0] el, dp;
+      logic p16;
       b = lq_rdata[F_LOAD_BUF_LSB +: F_LOAD_BUF_W];
       el = 32'(lq_rdata[F_LOAD_ELEMS_LSB +: F_LOAD_ELEMS_W]);
       dp = 32'(lq_rdata[F_LOAD_DST_PITCH_LSB +: F_LOAD_DST_PITCH_W]);
+      p16 = 32'(lq_rdata[F_LOAD_PREC_LSB +: F_LOAD_PREC_W]) == PREC_INT16;
       ld_is_pbuf <= 32'(b) == BUF_PBUF || 32'(b) == BUF_TBUF;
       ld_is_tbuf <= 32'(b) == BUF_TBUF;
       ld_is_wbuf <= 32'(b) == BUF_WBUF;
-      ld_run <= (32'(b) == BUF_PBUF || 32'(b) == BUF_TBUF) ? el << LOG2_PB : (prec16 ? el << 1 : el);
+      ld_run <= (32'(b) == BUF_PBUF || 32'(b) == BUF_TBUF) ? el << LOG2_PB : (p16 ? el << 1 : el);
       ld_step <= (32'(b) == BUF_PBUF || 32'(b) == BUF_TBUF) ? el : 32'(b) == BUF_WBUF ? dp << LOG2_WL : dp << LOG2_TN;
     end
     ck_isa <= 32'(lq_rdata[F_CONFIG_ISA_VERSION_LSB +: F_CONFIG_ISA_VERSION_W]) != ISA_VERSION;
     ck_cfg <= 32'(lq_rdata[F_CONFIG_TN_LSB +: F_CONFIG_TN_W]) != TN
               || 32'(lq_rdata[F_CONFIG_TM_LSB +: F_CONFIG_TM_W]) != TM
-              || lq_rdata[F_CONFIG_CONFIG_ID_LSB +: F_CONFIG_CONFIG_ID_W] != CONFIG_ID
-              || 32'(lq_rdata[F_CONFIG_PRECISION_LSB +: F_CONFIG_PRECISION_W]) > 32'd1;
+              || lq_rdata[F_CONFIG_CONFIG_ID_LSB +: F_CONFIG_CONFIG_ID_W] != CONFIG_ID;
   end
   wire ld_cfg_done = ld_state == LD_DONE && ld_ins[H_OPCODE_LSB +: H_OPCODE_W] == OP_CONFIG;
   assign cfg_err_isa = ld_cfg_done && ck_isa;
@@ -163,8 +168,8 @@ module load
   logic su_buf_oob;                                                   // 7
   // (buffer capacity in the LOAD's index space: PBUF / TBUF records and WBUF elements at their 2^k lane pitch)
   wire [31:0] ld_buf_cap = ld_is_pbuf ? (ld_is_tbuf ? 32'(TB_D * TM_PITCH) : 32'(PB_D * TM_PITCH))
-                           : ld_is_wbuf ? 32'(prec16 ? WBUF_WORDS16 : WBUF_WORDS8) << LOG2_WL
-                                        : 32'(prec16 ? IBUF_WORDS16 : IBUF_WORDS8) << LOG2_TN;
+                           : ld_is_wbuf ? 32'(ld_p16 ? WBUF_WORDS16 : WBUF_WORDS8) << LOG2_WL
+                                        : 32'(ld_p16 ? IBUF_WORDS16 : IBUF_WORDS8) << LOG2_TN;
   mul_tree #(.AW(RUN_W), .BW(F_LOAD_COLS_W), .PW(32)) u_rb (
     .clk, .a(RUN_W'(ld_run)), .b(F_LOAD_COLS_W'(ld_cols)), .p(su_rowbytes), .ovf(su_rowbytes_ov));
   /* verilator lint_off PINCONNECTEMPTY */
@@ -214,7 +219,6 @@ module load
     if (!rst_n || clr) begin
       ld_state <= LD_IDLE;
       ld_ins <= '0;
-      prec16 <= 1'b0;
       {ld_row_contig, ld_span, ld_all_contig} <= '0;
       {ld_seg_bytes, ld_seg_pbstep, ld_run_step} <= '0;
       ld_chk <= 1'b0;
@@ -228,9 +232,7 @@ module load
             ld_ins <= lq_rdata;
             ld_su <= '0;
             ld_state <= LD_DONE;
-            if (lq_op == OP_CONFIG) begin
-              prec16 <= 32'(lq_rdata[F_CONFIG_PRECISION_LSB +: F_CONFIG_PRECISION_W]) == PREC_INT16;
-            end else if (lq_op == OP_LOAD && lq_rdata[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W] != 0
+            if (lq_op == OP_LOAD && lq_rdata[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W] != 0
                          && lq_rdata[F_LOAD_COLS_LSB +: F_LOAD_COLS_W] != 0
                          && lq_rdata[F_LOAD_ELEMS_LSB +: F_LOAD_ELEMS_W] != 0) begin
               ld_state <= LD_SETUP;
@@ -259,13 +261,14 @@ module load
 
   // ---- data side: constants of the LOAD (registered in LD_SETUP), load_rd, load_wr
   localparam int SPD_W = LOG2_BYTES + 4;
-  logic rq_wbuf, rq_pbuf, rq_ibuf, rq_tbuf;
+  logic rq_wbuf, rq_pbuf, rq_ibuf, rq_tbuf, rq_p16;
   logic [RUN_W-1:0] rq_run;
   logic [F_LOAD_COLS_W-1:0] rq_cols;
   logic [SPD_W-1:0] rq_stride;
   always_ff @(posedge clk) begin
     if (ld_state == LD_SETUP) begin
       {rq_ibuf, rq_wbuf, rq_pbuf, rq_tbuf} <= {ld_is_ibuf, ld_is_wbuf, ld_is_pbuf, ld_is_tbuf};
+      rq_p16 <= ld_p16;
       rq_run <= RUN_W'(ld_run);
       rq_cols <= F_LOAD_COLS_W'(ld_cols);
       rq_stride <= SPD_W'(ld_pix_stride);
@@ -279,14 +282,14 @@ module load
   logic [31:0] w_pb, w_qpb;
   logic [SPD_W-1:0] w_d0;
   load_rd #(.RUN_W(RUN_W), .SPD_W(SPD_W)) u_rd (
-    .clk, .rst_n, .clr, .init(ld_state == LD_SETUP), .prec16, .is_wbuf(rq_wbuf), .is_pbuf(rq_pbuf), .span(ld_span), .run_bytes(rq_run),
+    .clk, .rst_n, .clr, .init(ld_state == LD_SETUP), .prec16(rq_p16), .is_wbuf(rq_wbuf), .is_pbuf(rq_pbuf), .span(ld_span), .run_bytes(rq_run),
     .run_step(ld_run_step), .cols(rq_cols), .sp_stride(rq_stride),
     .wl_lo(ld_pb_start[LOG2_WL-1:0]), .dq_wr(ar_ok),
     .dq_wdata({sg_lo0, sg_hil, sg_blast, sg_idx, sg_first}), .rvalid, .rdata, .rlast, .rready,
     .last_fire(ld_last_fire), .busy(rd_busy), .w_chunk, .w_span, .w_spe, .w_data, .w_prev, .w_j0, .w_cnt, .w_e,
     .w_pb, .w_d0, .w_qpb);
   load_wr #(.RUN_W(RUN_W), .SPD_W(SPD_W)) u_wr (
-    .clk, .rst_n, .clr, .prec16, .is_ibuf(rq_ibuf), .is_wbuf(rq_wbuf), .is_pbuf(rq_pbuf), .is_tbuf(rq_tbuf),
+    .clk, .rst_n, .clr, .prec16(rq_p16), .is_ibuf(rq_ibuf), .is_wbuf(rq_wbuf), .is_pbuf(rq_pbuf), .is_tbuf(rq_tbuf),
     .run_bytes(rq_run),
     .run_step(ld_run_step), .sp_stride(rq_stride), .w_chunk, .w_span, .w_spe, .w_data, .w_prev, .w_j0, .w_cnt,
     .w_e, .w_pb, .w_d0, .w_qpb, .busy(wr_busy), .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data, .wbw_row,

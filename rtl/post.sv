@@ -10,6 +10,9 @@
 // PBUF compared in the first P_RUN cycle, OBUF elements the cycle after; POST cannot finish earlier.
 // Legend: y, x output position (x/up, y/up their source pixel: yb, xb = (y/up)*ps ...), o output-channel group, dy,
 // dx the pooling window; ay / ax / ady / adx the ACC words of row yb, column xb, dy rows and dx columns.
+// Precision: the POST's own prec field (ISA 6: the output's int8 / int16 clamp, table indexing and OBUF words),
+// registered in the first setup cycle (pp_p16, as the table bit) and constant while the POST runs; the pipeline
+// drains (P_DRAIN) before `done`, and the STORE module starts the next POST only after it.
 `default_nettype none
 module post
   import accel_pkg::*;
@@ -19,7 +22,6 @@ module post
   input  wire                   clr,
   input  wire                   start,
   input  wire [INSN_BITS-1:0]   ins,
-  input  wire                   prec16,
   output logic                  done,
   output logic                  oob,            // OUT_OF_RANGE this cycle
   // ACC read (port A of bank pp_acc_bank while acc_rd), PBUF read (port B), one cycle of RAM latency
@@ -50,6 +52,7 @@ module post
   wire [31:0] pp_pbuf_oc = 32'(ins[F_POST_PBUF_OC_LSB +: F_POST_PBUF_OC_W]);
   wire        pp_act = (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_NEG_MULT) != 0;
   logic       pp_tab;                                   // the table bit, registered in the first setup cycle
+  logic       pp_p16;                                   // the precision (prec field), registered with pp_tab
   logic       pp_ida;                                   // the identity above the table's window (id_above, table bit)
   logic [F_POST_ID_SHIFT_W-1:0] pp_idsh;                // its id_shift and zp_id (registered with pp_tab)
   logic signed [F_POST_ZP_ID_W-1:0] pp_zpid;
@@ -124,7 +127,7 @@ module post
   logic signed [XI_W-1:0] pp_xi [TM];
   for (genvar m = 0; m < TM; m++) begin : g_rq
     requant #(.XI_W(XI_W)) u_requant (.clk(clk), .acc(signed'(acc_a[ACC_W * m +: ACC_W])),
-                       .rec(pb_rd[PREC_W * m +: PREC_W]), .act(pp_act), .zp(pp_zp), .p16(prec16), .q(pp_q[m]),
+                       .rec(pb_rd[PREC_W * m +: PREC_W]), .act(pp_act), .zp(pp_zp), .p16(pp_p16), .q(pp_q[m]),
                        .above(pp_above[m]), .xi(pp_xi[m]));
   end
   // with the table bit, the activation table after it (rtl/act_table.sv, TB_LAT more registers): the window flags
@@ -136,7 +139,7 @@ module post
   logic signed [15:0] pp_t [TM];
   for (genvar m = 0; m < TM; m++) begin : g_tb
     act_table #(.XI_W(XI_W)) u_tab (.clk(clk), .q(pp_q[m]), .above(pp_above[m]), .x(pp_xi[m]), .id_en(pp_ida),
-                     .id_sh(pp_idsh), .zp_id(pp_zpid), .p16(prec16), .raddr(pp_trow[TB_AW * m +: TB_AW]),
+                     .id_sh(pp_idsh), .zp_id(pp_zpid), .p16(pp_p16), .raddr(pp_trow[TB_AW * m +: TB_AW]),
                      .rdata(tb_rd[PREC_W * m +: PREC_W]), .y(pp_t[m]));
   end
   logic [PD-2:0] pd_v, pd_first, pd_last;
@@ -229,7 +232,7 @@ module post
     end
     // the compares registered, raised a cycle later (at chk2 / chk3, still before the POST can finish)
     pp_bad1 <= pp_rw_big || pp_lastrow > pp_acc_room || pp_k_pb;
-    pp_bad2 <= pp_ob_ovf || pp_k_ob > 32'(prec16 ? OBUF_WORDS16 : OBUF_WORDS8);
+    pp_bad2 <= pp_ob_ovf || pp_k_ob > 32'(pp_p16 ? OBUF_WORDS16 : OBUF_WORDS8);
   end
   // (ACC words oh*ow*og = (oh-1)*ow*og + ow*og > ACC_WORDS  <=>  (oh-1)*ow*og > ACC_WORDS - ow*og)
   assign oob = !pp_k_zero && ((pp_chk2 && pp_bad1) || (pp_chk3 && pp_bad2));
@@ -283,6 +286,7 @@ module post
             // and columns, at most oh x ow, as the golden simulator)
             pp_pl <= pp_pk > 32'd1 || pp_ps > 32'd1;
             pp_tab <= (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_TABLE) != 0;
+            pp_p16 <= 32'(ins[F_POST_PREC_LSB +: F_POST_PREC_W]) == PREC_INT16;
             pp_ida <= (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_TABLE) != 0 && ins[F_POST_ID_ABOVE_LSB];
             pp_idsh <= ins[F_POST_ID_SHIFT_LSB +: F_POST_ID_SHIFT_W];
             pp_zpid <= signed'(ins[F_POST_ZP_ID_LSB +: F_POST_ZP_ID_W]);

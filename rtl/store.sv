@@ -18,7 +18,11 @@
 // on the instruction register, the DDR extent's sums carry-select adds (accel_pkg addr_add), the compares split
 // so that no carry chain passes 32 bits.
 // Legend: sd_ STORE instruction / address side; sdh_ the head descriptor; OBUF position of a DDR byte u =
-// (element << prec16) + byte within the element; lo / hi the valid bytes [lo, hi) of a beat; OL OBUF lanes.
+// (element << sd_p16) + byte within the element; lo / hi the valid bytes [lo, hi) of a beat; OL OBUF lanes.
+// Precision: the STORE's own prec field (sd_p16, ISA 6: element bytes, OBUF words and the OBUF window's byte
+// layout), read from the instruction register, which holds the STORE until every beat is written and
+// acknowledged (S_RUN ends with the read stages, the output FIFO and the responses empty); a POST running beside
+// it has its own (rtl/post.sv).
 `default_nettype none
 module store
   import accel_pkg::*;
@@ -28,7 +32,6 @@ module store
   input  wire                   clr,
   input  wire                   run,
   input  wire                   stop,
-  input  wire                   prec16,
   input  wire [4*64-1:0]        base_addrs,
   input  wire [4*32-1:0]        ddr_sizes,
   input  wire [INSN_BITS-1:0]   sq_rdata,
@@ -106,11 +109,12 @@ module store
   wire [63:0] sd_row_stride = 64'(st_ins[F_STORE_ROW_STRIDE_LSB +: F_STORE_ROW_STRIDE_W]);
   wire [63:0] sd_pix_stride = 64'(st_ins[F_STORE_PIX_STRIDE_LSB +: F_STORE_PIX_STRIDE_W]);
   wire [31:0] sd_src_pitch = 32'(st_ins[F_STORE_SRC_PITCH_LSB +: F_STORE_SRC_PITCH_W]);
-  wire [31:0] sd_run = prec16 ? sd_elems << 1 : sd_elems;             // bytes of a pixel run
+  wire        sd_p16 = 32'(st_ins[F_STORE_PREC_LSB +: F_STORE_PREC_W]) == PREC_INT16;   // the STORE's precision
+  wire [31:0] sd_run = sd_p16 ? sd_elems << 1 : sd_elems;             // bytes of a pixel run
   logic sd_row_contig, sd_all_contig;                                 // (set up per instruction)
   logic [63:0] sd_seg_bytes;                                          // bytes of one segment
   logic [31:0] sd_seg_wstep;                                          // OBUF Tm-word index step per segment
-  // OBUF position of a DDR byte as (row, off): OBUF row (OL lanes) and byte within the row's RB = OL << prec16 bytes
+  // OBUF position of a DDR byte as (row, off): OBUF row (OL lanes) and byte within the row's RB = OL << sd_p16 bytes
   // (Tm need not be a power of two: with OL = Tm the rows are the output words, no division anywhere)
   localparam int OFF_W = LOG2_OL + 2;
   localparam int OLW = OL / TM;                                      // Tm-words per OBUF row (1, or 2^k: Tm < OL)
@@ -217,14 +221,14 @@ module store
   logic [8:0] sr_left;                                                // beats of the head left after the last taken
   assign sr_last = sr_first ? sdh_blen1 == 0 : sr_left1;
   assign sr_go = !sdq_empty && sr_room;
-  wire [OFF_W-1:0] ew_lane = prec16 ? sr0_off >> 1 : sr0_off;        // lane of the beat's first byte
+  wire [OFF_W-1:0] ew_lane = sd_p16 ? sr0_off >> 1 : sr0_off;        // lane of the beat's first byte
   always_comb begin
     for (int l = 0; l < OL; l++)
       obr_row[OB_AW * l +: OB_AW] = sr0_row + OB_AW'(OFF_W'(l) < ew_lane);
   end
   // the next beat's position: a segment's first beat from its descriptor, else the last taken beat's + AXI_BYTES
   wire [OFF_W:0] sr_inc = (OFF_W + 1)'(sr0_off) + (OFF_W + 1)'(AXI_BYTES);
-  wire [OFF_W:0] sr_rb = prec16 ? (OFF_W + 1)'(2 * OL) : (OFF_W + 1)'(OL);
+  wire [OFF_W:0] sr_rb = sd_p16 ? (OFF_W + 1)'(2 * OL) : (OFF_W + 1)'(OL);
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       {sr0_v, sr1_v, sr2_v, sr3_v} <= '0;
@@ -267,7 +271,7 @@ module store
       a = (LOG2_OL + 2)'(i) + (LOG2_OL + 2)'({sr2_r[LOG2_OL:3], 3'b000});   // < 2 OL + NB
       a16 = a >= (LOG2_OL + 2)'(2 * OL) ? a - (LOG2_OL + 2)'(2 * OL) : a;   // (mod 2 OL)
       a8 = a >= (LOG2_OL + 2)'(OL) ? a - (LOG2_OL + 2)'(OL) : a;            // (mod OL: a < 2 OL in int8)
-      sr3_b[8 * i +: 8] <= prec16 ? sr2_w[8 * a16 +: 8] : sr2_w[16 * a8 +: 8];
+      sr3_b[8 * i +: 8] <= sd_p16 ? sr2_w[8 * a16 +: 8] : sr2_w[16 * a8 +: 8];
     end
     sr3_f <= sr2_r[2:0];
     sr3_strb <= sr2_strb;
@@ -332,7 +336,7 @@ module store
     su_rows1 <= F_STORE_ROWS_W'(sd_rows) - 1'b1;
     su_cols1 <= F_STORE_COLS_W'(sd_cols) - 1'b1;
     su_oc <= sd_elems == sd_pix;                                      // the pixels' elements are contiguous in OBUF
-    su_ps_run <= prec16 ? sd_pix_stride == 64'(sd_elems << 1) : sd_pix_stride == 64'(sd_elems);   // (two compares)
+    su_ps_run <= sd_p16 ? sd_pix_stride == 64'(sd_elems << 1) : sd_pix_stride == 64'(sd_elems);   // (two compares)
     su_rc <= sd_cols == 1 || (su_oc && su_ps_run);
     su_rseq <= sd_row_stride == 64'(su_rowbytes);
     su_ac <= su_rc && (sd_rows == 1 || (su_oc && su_rseq));
@@ -345,7 +349,7 @@ module store
     su_ob1 <= su_obn[24:0] + 25'(sd_elems);
     su_ob_hi <= su_obn[31:24] != '0;
     su_ob_oob <= su_obn_ov || su_ob_hi
-                 || su_ob1 - 25'(sd_pix) > (prec16 ? 25'(OBUF_WORDS16 * TM) : 25'(OBUF_WORDS8 * TM));
+                 || su_ob1 - 25'(sd_pix) > (sd_p16 ? 25'(OBUF_WORDS16 * TM) : 25'(OBUF_WORDS8 * TM));
   end
   assign oob = sd_chk && (su_ddr_oob || su_ob_oob);
 
@@ -390,17 +394,17 @@ module store
           if (oob || post_fail) begin
             st_state <= S_DONE;                         // refused, or its POST was: nothing written (the run stops)
           end else if (sg_take) begin
-            // the segment's first Tm-word w: row w / OLW, byte (w mod OLW) * Tm << prec16; its first beat starts
+            // the segment's first Tm-word w: row w / OLW, byte (w mod OLW) * Tm << sd_p16; its first beat starts
             // the address's low bytes before it (the previous row when that crosses the row's start)
             logic [OFF_W:0] o0, al;
-            o0 = (OFF_W + 1)'((sg_nxt_idx & 32'(OLW - 1)) * 32'(TM)) << prec16;
+            o0 = (OFF_W + 1)'((sg_nxt_idx & 32'(OLW - 1)) * 32'(TM)) << sd_p16;
             al = (OFF_W + 1)'(sg_nxt_addr[LOG2_BYTES-1:0]);
             if (o0 >= al) begin
               sd_srow <= OB_AW'(sg_nxt_idx >> LOG2_OLW);
               sd_soff <= OFF_W'(o0 - al);
             end else begin
               sd_srow <= OB_AW'(sg_nxt_idx >> LOG2_OLW) - 1'b1;
-              sd_soff <= OFF_W'(o0 + (prec16 ? (OFF_W + 1)'(2 * OL) : (OFF_W + 1)'(OL)) - al);
+              sd_soff <= OFF_W'(o0 + (sd_p16 ? (OFF_W + 1)'(2 * OL) : (OFF_W + 1)'(OL)) - al);
             end
           end else if (!sg_v && awq_empty && sdq_empty && !sr0_v && !sr1_v && !sr2_v && !sr3_v && oq_empty && sd_none
                        && !m_axi_bvalid && !post_act) begin

@@ -20,6 +20,7 @@ from generator.spec.board import Board
 from generator.frontend.onnx_loader import load_onnx
 from generator.spec.timing import HwConfig
 from generator.exec.int_ref import IndependentRef
+from generator.quant.precision import layer_bits, parse_precision, region_bits
 from generator.quant.quantize import QuantConfig, calibrate, quantize
 from generator.quant.ranges import channel_ranges, collect_histograms
 
@@ -30,9 +31,22 @@ def board(name="zcu19eg", **acc) -> Board:
     return board_config(name, **acc)
 
 
-def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n_calib=4, with_ref=False, **kw):
+def mixed_region_bits(g, base_bits: int, precision: str | None):
+    """{region: bits} for a ``--precision`` spec on the fused graph ``g`` (None: None, uniform); ``"alternate"``:
+    every other layer's output (the first, the third, ...) in the other precision than ``base_bits``."""
+    if precision is None:
+        return None
+    if precision == "alternate":
+        other = 24 - base_bits
+        precision = ",".join(f"{n.name}=int{other}" for n in list(g.macro_nodes())[::2])
+    return region_bits(g, layer_bits(g, parse_precision(precision), base_bits), base_bits)
+
+
+def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n_calib=4, with_ref=False,
+                  precision=None, **kw):
     """Passes, calibration on random inputs, quantization and program for ``model`` (``kw``: to
-    :func:`generator.codegen.compile_program`, e.g. the traffic ``tolerance``).
+    :func:`generator.codegen.compile_program`, e.g. the traffic ``tolerance``; ``precision``: a per-layer precision
+    spec or ``"alternate"``, :func:`mixed_region_bits`).
     Returns (quantized graph, program, calibration inputs); with ``with_ref`` also the independent integer
     reference (:class:`generator.exec.int_ref.IndependentRef`) built from the float graph and the same ranges."""
     brd = brd or board()
@@ -44,10 +58,13 @@ def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n
     xs = [rng.random(shp).astype(np.float32) for _ in range(n_calib)]
     ranges = calibrate(g, xs, progress=False)
     chans = channel_ranges(collect_histograms(g, xs, ranges))   # the graph outputs' per-channel ranges
-    gq = quantize(g, ranges, cfg, hw.acc_bits, channel_ranges=chans)
+    rb = mixed_region_bits(g, cfg.bits, precision)
+    acc = {8: hw.at(8).acc_bits, 16: hw.at(16).acc_bits}
+    gq = quantize(g, ranges, cfg, acc, channel_ranges=chans, region_bits=rb)
     prog = codegen.compile_program(gq, hw, **kw)
     if with_ref:
-        return gq, prog, xs, IndependentRef(g, ranges, cfg.bits, cfg.symmetric, cfg.per_channel, channel_ranges=chans)
+        return gq, prog, xs, IndependentRef(g, ranges, cfg.bits, cfg.symmetric, cfg.per_channel, channel_ranges=chans,
+                                            region_bits=rb)
     return gq, prog, xs
 
 

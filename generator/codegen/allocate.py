@@ -25,7 +25,7 @@ def _align(x: int, a: int = ALIGN) -> int:
 @dataclass
 class DdrLayout:
     """Byte layout of the four base-register spaces. ``regions``: name -> dict(base_reg, addr, channels, h, w,
-    pad, zp, scale, bytes); ``weights``/``params``/``tables``: layer -> byte offset in WEIGHTS (tables: layers with an activation table); ``sizes``: bytes per base."""
+    pad, zp, scale, bytes, bits); ``weights``/``params``/``tables``: layer -> byte offset in WEIGHTS (tables: layers with an activation table); ``sizes``: bytes per base."""
     regions: dict = field(default_factory=dict)
     weights: dict = field(default_factory=dict)
     params: dict = field(default_factory=dict)
@@ -41,7 +41,7 @@ def manifest_scale(obj):
     return float(obj.scale)
 
 
-def _border_values(g: Graph, layers: list, eb: int) -> dict:
+def _border_values(g: Graph, layers: list) -> dict:
     """{region: the value its border holds}: the zero point (convolution padding is 0.0), or the smallest
     integer where the readers that pad are max-pool copy layers (ONNX pads a max-pool with -inf). Raises
     ScheduleError when a padded convolution and a padded max-pool read the same region."""
@@ -54,7 +54,7 @@ def _border_values(g: Graph, layers: list, eb: int) -> dict:
         if name in conv_pad:
             raise ScheduleError(f"region {name}: read with padding by convolution {conv_pad[name]} (border = zero "
                                 f"point) and by max-pool {layer} (border = -inf); not supported")
-        out[name] = -(1 << (8 * eb - 1))
+        out[name] = -(1 << (g.regions[name].bits - 1))
     return out
 
 
@@ -78,21 +78,22 @@ def im2col_regions(g: Graph, layers: list, tn: int) -> dict:
     return out
 
 
-def _place_regions(g: Graph, layers: list, lay: DdrLayout, cursor: dict, eb: int, tn: int) -> None:
+def _place_regions(g: Graph, layers: list, lay: DdrLayout, cursor: dict, tn: int) -> None:
     """Place every region after ``cursor[base_reg]`` (advanced) with a border as wide as the largest padding of a
     reader (an im2col input region, :func:`im2col_regions`: none); set each region's ``pad``/``addr`` and each
     tensor's ``ddr_addr`` (of element (0, 0, 0))."""
     pads = {r: 0 for r in g.regions}
     for L in layers:
         pads[g.tensors[L.in_tensor].region] = max(pads[g.tensors[L.in_tensor].region], *L.pads)
-    fill = _border_values(g, layers, eb)
+    fill = _border_values(g, layers)
     cols = im2col_regions(g, layers, tn)
     for name, r in g.regions.items():
+        eb = r.elem_bytes
         p = 0 if name in cols else pads[name]
         h, w, c = (cols[name][0].OHc, cols[name][0].OWc, cols[name][1]) if name in cols else (r.h, r.w, r.channels)
         nbytes = (h + 2 * p) * (w + 2 * p) * c * eb
         lay.regions[name] = dict(base_reg=r.base_reg, addr=cursor[r.base_reg], channels=c, h=h, w=w, pad=p,
-                                 zp=fill[name], scale=manifest_scale(r), bytes=nbytes)
+                                 zp=fill[name], scale=manifest_scale(r), bytes=nbytes, bits=r.bits)
         if name in cols:
             L = cols[name][0]
             lay.regions[name]["im2col"] = dict(k=L.K, s=L.S, pads=list(L.pads), h=r.h, w=r.w, c=r.channels)
@@ -102,7 +103,7 @@ def _place_regions(g: Graph, layers: list, lay: DdrLayout, cursor: dict, eb: int
         if t.region is not None and t.region in lay.regions:
             r = lay.regions[t.region]
             t.ddr_addr = r["addr"] + ((r["pad"] * (r["w"] + 2 * r["pad"]) + r["pad"]) * r["channels"]
-                                      + t.ch_offset) * eb
+                                      + t.ch_offset) * (r["bits"] // 8)
 
 
 def _weight_bytes(L: Layer, w: np.ndarray, hw: HwConfig, dt) -> bytes:
@@ -132,7 +133,7 @@ def _param_records(L: Layer, q: dict, hw: HwConfig) -> bytes:
         rec["shift_neg"] = 1
         # padding lanes (channels >= OC) may hold any accumulator (an emul or copy layer's lanes read other
         # channels): their pre-shift brings every acc_bits value within the requantization operand
-        rec["pre_shift"] = max(0, hw.acc_bits + 1 - isa.REQUANT_OPERAND_BITS)
+        rec["pre_shift"] = max(0, hw.at(L.bits_in).acc_bits + 1 - isa.REQUANT_OPERAND_BITS)
         rec["bias"][pos] = q["bias"]
         for mk, sk in (("mult_pos", "shift_pos"), ("mult_neg", "shift_neg")):
             rec[mk][pos], rec[sk][pos] = isa.record_multiplier(p[mk], p[sk], q["pre_shift"])
@@ -152,14 +153,14 @@ def table_records(table: np.ndarray, tm: int) -> bytes:
 def allocate(g: Graph, layers: list, hw: HwConfig) -> tuple[DdrLayout, bytes]:
     """Allocate regions (NHWC with a zero-point border as wide as the largest padding of a reader) and pack
     weights ([og][ig][KH][KW][Tm][Tn], zero-padded) and parameter records, each layer's aligned to
-    :data:`ALIGN` bytes. Returns (layout, weights blob)."""
-    eb = hw.elem_bytes
+    :data:`ALIGN` bytes; each region's elements and each layer's weights at their own precision (a region's
+    ``bits``, a layer's input precision). Returns (layout, weights blob)."""
     lay = DdrLayout()
     cursor = {k: 0 for k in isa.BASE_REGS}
-    _place_regions(g, layers, lay, cursor, eb, hw.tn)
+    _place_regions(g, layers, lay, cursor, hw.tn)
     blob = bytearray()
-    dt = np.int8 if eb == 1 else np.dtype("<i2")
     for L in layers:
+        dt = np.int8 if L.bits_in == 8 else np.dtype("<i2")
         q = g.node(L.name).attrs["q"]
         if L.kind == "conv":
             lay.weights[L.name] = len(blob)

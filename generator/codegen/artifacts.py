@@ -19,39 +19,63 @@ import numpy as np
 
 from generator.flows.pipeline import Compiled, class_names, exported_output, input_format, input_resize, net_size
 from generator.codegen.allocate import manifest_scale
+from generator.codegen.tiling import Layer, layer_hw
 from generator.ir.graph import Graph
 from generator.quant.quantize import param_bytes
 from generator.spec import isa
 from host.fileio import atomic_path, atomic_write
-from host.manifest import build_manifest, entry, file_entry
+from host.manifest import build_manifest, entry, file_entry, precision_names
+
+
+def layer_precision(L: Layer) -> str:
+    """A layer's precision as the schedule tables show it: ``int8`` / ``int16``, or ``int16->int8`` when its
+    input (LOAD, COMPUTE) and output (POST, STORE) precisions differ (:class:`~generator.codegen.tiling.Layer`
+    ``bits_in`` / ``bits_out``)."""
+    return f"int{L.bits_in}" if L.bits_in == L.bits_out else f"int{L.bits_in}->int{L.bits_out}"
+
+
+def program_bits(c: Compiled) -> list[int]:
+    """The element widths (8, 16) the program's DDR regions use, narrowest first."""
+    return sorted({int(r["bits"]) for r in c.program.layout.regions.values()})
+
+
+def layer_bytes(L: Layer, hw) -> tuple[int, int]:
+    """(compulsory DDR bytes, I/O lower bound in bytes) of layer ``L`` at its own precisions: its input and weights
+    at ``bits_in``, its outputs at ``bits_out``, the on-chip buffers of :func:`~generator.codegen.tiling.layer_hw`
+    (:meth:`~generator.codegen.tiling.Layer.compulsory_bytes`, :meth:`~generator.codegen.tiling.Layer.io_lower_bound`,
+    which count every element at one width: the outputs' difference is added)."""
+    lh = layer_hw(hw, L)
+    outs = L.OC * (L.OHp * L.OWp * L.up * L.up + sum(sd["OH"] * sd["OW"] for sd in L.sides))
+    extra = outs * (L.bits_out - L.bits_in) // 8
+    return L.compulsory_bytes(lh.elem_bytes) + extra, L.io_lower_bound(lh) + extra
 
 
 def schedule_table(c: Compiled) -> str:
-    """Per-layer table: geometry, tiles, loop order, predicted cycles (the layer's share of the whole program's
-    timing, :attr:`~generator.codegen.program.Program.layer_cycles`), ideal cycles, and the DDR bytes the plan
-    moves against the layer's compulsory bytes and its I/O lower bound under the on-chip buffers
-    (:meth:`~generator.codegen.tiling.Layer.io_lower_bound`)."""
+    """Per-layer table: geometry, precision (:func:`layer_precision`), tiles, loop order, predicted cycles (the
+    layer's share of the whole program's timing, :attr:`~generator.codegen.program.Program.layer_cycles`), ideal
+    cycles (MACs / the peak MACs per cycle at the layer's input precision), and the DDR bytes the plan moves against
+    the layer's compulsory bytes and its I/O lower bound under the on-chip buffers (:func:`layer_bytes`)."""
     hw = c.hw
-    rows = [f"{'layer':<14}{'kind':<6}{'IC':>5}{'OC':>5}{'K/S':>5}{'in':>10}{'out':>10}  {'tiles':<30}"
+    rows = [f"{'layer':<14}{'kind':<6}{'prec':<12}{'IC':>5}{'OC':>5}{'K/S':>5}{'in':>10}{'out':>10}  {'tiles':<30}"
             f"{'cycles':>10}{'ideal':>10}{'util':>6}{'DDR bytes':>12}{'compulsory':>12}{'lower bnd':>12}"]
     tot = dict(c=0, b=0, i=0, comp=0, lb=0)
     for L, p, cyc in zip(c.program.layers, c.program.plans, c.program.layer_cycles):
-        ideal = L.macs / hw.macs_per_cycle
+        ideal = L.macs / hw.at(L.bits_in).macs_per_cycle
         util = ideal / cyc if cyc else 0
         fold = " fold" if L.fold else ""
-        comp, lb = L.compulsory_bytes(hw.elem_bytes), L.io_lower_bound(hw)
-        rows.append(f"{L.name:<14}{L.kind:<6}{L.IC:>5}{L.OC:>5}{f'{L.K}/{L.S}':>5}{f'{L.H}x{L.W}':>10}"
-                    f"{f'{L.OHp * L.up}x{L.OWp * L.up}':>10}  {(p.describe() + fold):<30}{cyc:>10}"
-                    f"{ideal:>10.0f}{util:>6.0%}{p.ddr_bytes:>12}{comp:>12}{lb:>12}")
+        comp, lb = layer_bytes(L, hw)
+        rows.append(f"{L.name:<14}{L.kind:<6}{layer_precision(L):<12}{L.IC:>5}{L.OC:>5}{f'{L.K}/{L.S}':>5}"
+                    f"{f'{L.H}x{L.W}':>10}{f'{L.OHp * L.up}x{L.OWp * L.up}':>10}  {(p.describe() + fold):<30}"
+                    f"{cyc:>10}{ideal:>10.0f}{util:>6.0%}{p.ddr_bytes:>12}{comp:>12}{lb:>12}")
         for k, v in dict(c=cyc, b=p.ddr_bytes, i=ideal, comp=comp, lb=lb).items():
             tot[k] += v
     tot_c = c.program.cycles
     fps = hw.clock_mhz * 1e6 / tot_c if tot_c else 0
-    rows.append(f"{'total':<14}{'':<76}{tot_c:>10}{tot['i']:>10.0f}{tot['i'] / max(tot_c, 1):>6.0%}{tot['b']:>12}"
+    peak = ", ".join(f"{hw.at(b).macs_per_cycle} MACs/cycle in int{b}" for b in program_bits(c))
+    rows.append(f"{'total':<14}{'':<85}{tot_c:>10}{tot['i']:>10.0f}{tot['i'] / max(tot_c, 1):>6.0%}{tot['b']:>12}"
                 f"{tot['comp']:>12}{tot['lb']:>12}")
     rows.append(f"frame (timing engine): {tot_c} cycles = {tot_c / hw.clock_mhz / 1e3:.2f} ms at "
-                f"{hw.clock_mhz:.0f} MHz ({fps:.1f} frames/s); PE array {hw.tn}x{hw.tm}, "
-                f"{hw.macs_per_cycle} MACs/cycle in int{hw.bits}")
+                f"{hw.clock_mhz:.0f} MHz ({fps:.1f} frames/s); PE array {hw.tn}x{hw.tm}, {peak}")
     rows.append(f"DDR traffic: {tot['b'] / 1e6:.2f} MB per frame = {tot['b'] / max(tot['comp'], 1):.2f} x compulsory "
                 f"({tot['comp'] / 1e6:.2f} MB), {tot['b'] / max(tot['lb'], 1):.2f} x the I/O lower bound "
                 f"({tot['lb'] / 1e6:.2f} MB)")
@@ -65,14 +89,17 @@ def _tensor_entry(g: Graph, lay, name: str, yolo: dict | None = None, fmt: str |
     r = lay.regions[t.region]
     return entry("tensor", name=name, region=t.region, base_reg=r["base_reg"], offset=r["addr"],
                  ch_offset=t.ch_offset, channels=t.shape[1], h=t.shape[2], w=t.shape[3], pad=r["pad"],
-                 pixel_stride=r["channels"], layout="IM2COL" if r.get("im2col") else "NHWC", scale=manifest_scale(t), zero_point=int(t.zero_point),
-                 dtype=t.dtype, **({"yolo": yolo} if yolo is not None else {}),
+                 pixel_stride=r["channels"], layout="IM2COL" if r.get("im2col") else "NHWC",
+                 scale=manifest_scale(t), zero_point=int(t.zero_point), dtype=t.dtype, bits=int(r["bits"]),
+                 **({"yolo": yolo} if yolo is not None else {}),
                  **({"format": fmt} if fmt is not None else {}))
 
 
 def manifest(c: Compiled, files: dict | None = None) -> dict:
     """The program's manifest (JSON-able, built through :func:`host.manifest.build_manifest`): ISA version,
-    hardware configuration, base-register sizes, regions, input and head tensors with scales and zero points, YOLO
+    hardware configuration (with the precisions the regions use, :func:`program_bits`; ``pix_lanes`` the int8
+    value), base-register sizes, regions (each with its ``bits``), input and head tensors (their region's ``bits``)
+    with scales and zero points, YOLO
     head parameters, class names, layers, the calibration choices (when the pipeline made them), and ``files``
     ({name: {"bytes", "sha256"}} of the package's binaries, :func:`host.manifest.file_entry`) when given. Raises
     host.manifest.ManifestError for an entry off the schema."""
@@ -90,8 +117,8 @@ def manifest(c: Compiled, files: dict | None = None) -> dict:
     return build_manifest(
         isa_version=isa.ISA_VERSION, insn_bytes=isa.INSN_BYTES, n_insns=len(prog.insns),
         board=c.board.name, part=c.board.part, clock_mhz=hw.clock_mhz,
-        hardware=entry("hardware", tn=hw.tn, tm=hw.tm, bits=hw.bits, config_id=hw.config_id,
-                       pix_lanes=hw.pix_lanes),
+        hardware=entry("hardware", tn=hw.tn, tm=hw.tm, precisions=precision_names(program_bits(c)),
+                       config_id=hw.config_id, pix_lanes=hw.at(8).pix_lanes),
         quant=c.quant.name, base_sizes=lay.sizes,
         registers={n: entry("register", offset=o, bits=b, access=a) for n, o, b, a in isa.REGISTERS},
         ctrl_bits=isa.CTRL_BITS, status_bits=isa.STATUS_BITS,
@@ -146,16 +173,17 @@ def npz_bytes(arrays: dict) -> bytes:
 
 def plot_schedule(c: Compiled, path: Path) -> None:
     """Per-layer bar chart (PNG, written atomically, byte-stable: no ``Software`` text chunk): predicted cycles
-    against ideal cycles (MACs / peak MACs per cycle) and the PE utilization of every layer, as the latency model
-    predicts them. Raises OSError when the file cannot be written (the old one is left as it was)."""
+    against ideal cycles (MACs / peak MACs per cycle at the layer's input precision) and the PE utilization of every
+    layer, as the latency model predicts them (a mixed-precision program's layers labelled with their precision,
+    :func:`layer_precision`). Raises OSError when the file cannot be written (the old one is left as it was)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     hw = c.hw
-    names = [L.name for L in c.program.layers]
+    names = [f"{L.name} ({layer_precision(L)})" if len(program_bits(c)) > 1 else L.name for L in c.program.layers]
     cyc = np.array(c.program.layer_cycles, float)
-    ideal = np.array([L.macs / hw.macs_per_cycle for L in c.program.layers])
+    ideal = np.array([L.macs / hw.at(L.bits_in).macs_per_cycle for L in c.program.layers])
     fig, ax = plt.subplots(figsize=(12, 4.8))
     x = np.arange(len(names))
     ax.bar(x - 0.2, cyc / 1e3, 0.4, label="predicted cycles")
@@ -168,7 +196,8 @@ def plot_schedule(c: Compiled, path: Path) -> None:
     ax2.set_ylabel("PE utilization (%)")
     ax2.set_ylim(0, 105)
     tot = cyc.sum()
-    ax.set_title(f"{c.board.name} {hw.tn}x{hw.tm} int{hw.bits} ({c.quant.name}): {tot:,.0f} cycles, "
+    prec = "+".join(f"int{b}" for b in program_bits(c))
+    ax.set_title(f"{c.board.name} {hw.tn}x{hw.tm} {prec} ({c.quant.name}): {tot:,.0f} cycles, "
                  f"{hw.clock_mhz * 1e6 / tot:.0f} frames/s at {hw.clock_mhz:.0f} MHz, "
                  f"utilization {ideal.sum() / tot:.0%} (latency model)")
     h1, l1 = ax.get_legend_handles_labels()

@@ -14,23 +14,29 @@ from generator.spec import isa
 from generator.spec.timing import HwConfig
 from generator.ir.graph import Graph
 from generator.codegen.allocate import DdrLayout, TensorView
-from generator.codegen.tiling import Layer, Plan, ScheduleError, acc_span, ceil_div, tile_ranges
+from generator.codegen.tiling import Layer, Plan, ScheduleError, acc_span, ceil_div, layer_hw, tile_ranges
 
 
 def config_insn(hw: HwConfig):
-    """The CONFIG instruction that starts every program for ``hw`` (ISA version, Tn, Tm, precision, config id)."""
-    return isa.make("CONFIG", isa_version=isa.ISA_VERSION, tn=hw.tn, tm=hw.tm,
-                    precision=isa.PRECISIONS[f"int{hw.bits}"], config_id=hw.config_id)
+    """The CONFIG instruction that starts every program for ``hw`` (ISA version, Tn, Tm, config id)."""
+    return isa.make("CONFIG", isa_version=isa.ISA_VERSION, tn=hw.tn, tm=hw.tm, config_id=hw.config_id)
+
+
+def prec_field(bits: int) -> int:
+    """The ``prec`` field value of precision ``bits`` (8 or 16; :data:`generator.spec.isa.PRECISIONS`)."""
+    return isa.PRECISIONS[f"int{bits}"]
 
 
 def ddr_bytes(hw: HwConfig, insns) -> int:
-    """Bytes moved between DDR and the accelerator by LOAD/STORE instructions."""
+    """Bytes moved between DDR and the accelerator by LOAD/STORE instructions (each at its ``prec``'s element
+    size; PBUF / TBUF records 16 bytes)."""
     tot = 0
     for i in insns:
         if i.op == "LOAD":
-            tot += i.f["rows"] * i.f["cols"] * i.f["elems"] * (16 if i.f["buf"] == 2 else hw.elem_bytes)
+            eb = isa.PARAM_RECORD_BYTES if i.f["buf"] in (isa.BUFFERS["PBUF"], isa.BUFFERS["TBUF"]) else 1 + i.f["prec"]
+            tot += i.f["rows"] * i.f["cols"] * i.f["elems"] * eb
         elif i.op == "STORE":
-            tot += i.f["rows"] * i.f["cols"] * i.f["elems"] * hw.elem_bytes
+            tot += i.f["rows"] * i.f["cols"] * i.f["elems"] * (1 + i.f["prec"])
     return tot
 
 
@@ -75,12 +81,14 @@ class _LayerEmitter:
     bank its LOADs refill or -1) for the write-after-read tokens."""
 
     def __init__(self, g: Graph, L: Layer, plan: Plan, hw: HwConfig, lay: DdrLayout):
+        hw = layer_hw(hw, L)   # the layer's input precision (its OBUF words those of its output precision)
         self.L, self.plan, self.hw, self.lay = L, plan, hw, lay
-        eb = hw.elem_bytes
-        self.vin, self.vout = TensorView(g, lay, L.in_tensor, eb), TensorView(g, lay, L.out_tensor, eb)
+        self.p_in, self.p_out = prec_field(L.bits_in), prec_field(L.bits_out)
+        eb, eb_out = L.bits_in // 8, L.bits_out // 8
+        self.vin, self.vout = TensorView(g, lay, L.in_tensor, eb), TensorView(g, lay, L.out_tensor, eb_out)
         if not L.fold and self.vin.pad < max(L.pads):
             raise ScheduleError(f"layer {L.name}: input region border {self.vin.pad} < padding {max(L.pads)}")
-        self.vsides = [TensorView(g, lay, sd["out_tensor"], eb) for sd in L.sides]
+        self.vsides = [TensorView(g, lay, sd["out_tensor"], eb_out) for sd in L.sides]
         self.vb = TensorView(g, lay, L.in_b, eb) if L.in_b else None
         self.ic_chunks = tile_ranges(L.mapped_ic, plan.tile_ic) if (L.kind == "conv" and not L.fold) \
             else [(0, L.mapped_ic)]
@@ -117,7 +125,7 @@ class _LayerEmitter:
         at IBUF word ``b_word`` of each pixel."""
         L, vin = self.L, self.vin
         if L.fold and vin.im2col:
-            return [isa.make("LOAD", buf=0, bank=bank, base_reg=vin.base_reg, ddr_offset=vin.at(r0, c0),
+            return [isa.make("LOAD", buf=0, prec=self.p_in, bank=bank, base_reg=vin.base_reg, ddr_offset=vin.at(r0, c0),
                              rows=acc_rows, cols=acc_cols, elems=vin.channels, row_stride=vin.row, pix_stride=vin.pix,
                              dst_word=0, dst_elem=0, dst_pitch=chunk_ig)]
         if L.fold:
@@ -128,23 +136,23 @@ class _LayerEmitter:
             for ky, kx in parts:
                 y, x = r0 * L.S - L.pad + ky, c0 * L.S - L.pad_left + (kx or 0)
                 loads.append(isa.make(
-                    "LOAD", buf=0, bank=bank, base_reg=vin.base_reg, ddr_offset=vin.at(y, x), rows=acc_rows,
+                    "LOAD", buf=0, prec=self.p_in, bank=bank, base_reg=vin.base_reg, ddr_offset=vin.at(y, x), rows=acc_rows,
                     cols=acc_cols, elems=L.IC * (L.K if kx is None else 1), row_stride=L.S * vin.row,
                     pix_stride=L.S * vin.pix, dst_word=0, dst_elem=(ky * L.K + (kx or 0)) * L.IC,
                     dst_pitch=chunk_ig))
             return loads
         if L.kind == "conv":
             in_rows, in_cols = (acc_rows - 1) * L.S + L.K, (acc_cols - 1) * L.S + L.K
-            return [isa.make("LOAD", buf=0, bank=bank, base_reg=vin.base_reg,
+            return [isa.make("LOAD", buf=0, prec=self.p_in, bank=bank, base_reg=vin.base_reg,
                              ddr_offset=vin.at(r0 * L.S - L.pad, c0 * L.S - L.pad_left, ic0), rows=in_rows, cols=in_cols,
                              elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix, dst_pitch=chunk_ig)]
-        loads = [isa.make("LOAD", buf=0, bank=bank, base_reg=vin.base_reg,
+        loads = [isa.make("LOAD", buf=0, prec=self.p_in, bank=bank, base_reg=vin.base_reg,
                           ddr_offset=vin.at(r0 - L.pad, c0 - L.pad_left, ic0), rows=acc_rows, cols=acc_cols,
                           elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix, dst_pitch=chunk_ig)]
         if L.kind == "emul":   # the second factor at word b_word of each pixel (broadcast: the same C elements)
             vb = self.vb
             at, row, pix = (vb.at(0, 0, ic0), 0, 0) if L.b_broadcast else (vb.at(r0, c0, ic0), vb.row, vb.pix)
-            loads.append(isa.make("LOAD", buf=0, bank=bank, base_reg=vb.base_reg, ddr_offset=at, rows=acc_rows,
+            loads.append(isa.make("LOAD", buf=0, prec=self.p_in, bank=bank, base_reg=vb.base_reg, ddr_offset=at, rows=acc_rows,
                                   cols=acc_cols, elems=ic1 - ic0, row_stride=row, pix_stride=pix,
                                   dst_elem=b_word * self.hw.tn, dst_pitch=chunk_ig))
         return loads
@@ -156,10 +164,10 @@ class _LayerEmitter:
         word = taps * wl   # elements of one (og, ig) block
         off = self.lay.weights[self.L.name] + (og0 * self.n_ig + ic0 // hw.tn) * word * hw.elem_bytes
         if hw.wbuf_pitch != wl:   # WBUF words at a power-of-two element pitch: one run per word
-            return isa.make("LOAD", buf=1, bank=bank, base_reg=isa.BASE_REGS["WEIGHTS"], ddr_offset=off,
+            return isa.make("LOAD", buf=1, prec=self.p_in, bank=bank, base_reg=isa.BASE_REGS["WEIGHTS"], ddr_offset=off,
                             rows=tile_og, cols=chunk_ig * taps, elems=wl,
                             row_stride=self.n_ig * word * hw.elem_bytes, pix_stride=wl * hw.elem_bytes, dst_pitch=1)
-        return isa.make("LOAD", buf=1, bank=bank, base_reg=isa.BASE_REGS["WEIGHTS"], ddr_offset=off,
+        return isa.make("LOAD", buf=1, prec=self.p_in, bank=bank, base_reg=isa.BASE_REGS["WEIGHTS"], ddr_offset=off,
                         rows=tile_og, cols=1, elems=chunk_ig * word, row_stride=self.n_ig * word * hw.elem_bytes,
                         pix_stride=0, dst_pitch=chunk_ig * taps)
 
@@ -196,7 +204,7 @@ class _LayerEmitter:
         in_cols = acc_cols if (L.fold or L.kind != "conv") else (acc_cols - 1) * L.S + L.K
         self.steps.append((first, len(self.out), need))
         self.out.append(isa.make(
-            "COMPUTE", acc_bank=t_idx % 2, ibuf_bank=ib, wbuf_bank=wb, acc_init=int(ci == 0),
+            "COMPUTE", prec=self.p_in, acc_bank=t_idx % 2, ibuf_bank=ib, wbuf_bank=wb, acc_init=int(ci == 0),
             bypass=int(L.kind != "conv"), oh=acc_rows, ow=acc_cols, og=tile_og, ig=chunk_ig, kh=L.mapped_k,
             kw=L.mapped_k, stride=L.mapped_stride, in_cols=in_cols, emul=int(L.kind == "emul"),
             b_word=b_word, za=L.za, zb=L.zb, pop_prev=int(bool(loads)),
@@ -212,12 +220,12 @@ class _LayerEmitter:
         out_r, out_c = (py1 - py0) * L.up, (px1 - px0) * L.up
         free_acc = int(t_idx + 2 < n_tiles)
         self.out.append(isa.make(
-            "POST", acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og,
+            "POST", prec=self.p_out, acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og,
             pbuf_oc=oc0 // self.hw.tm * self.hw.tm_pitch, act=L.act,
             pool_k=L.pool[0], pool_s=L.pool[1], up=L.up, zp_out=L.zp_out, out_rows=out_r, out_cols=out_c,
             **_identity_fields(L),
             pop_prev=1, push_prev=free_acc if not L.sides else 0))
-        self.out.append(isa.make("STORE", base_reg=vout.base_reg, ddr_offset=vout.at(py0 * L.up, px0 * L.up, oc0),
+        self.out.append(isa.make("STORE", prec=self.p_out, base_reg=vout.base_reg, ddr_offset=vout.at(py0 * L.up, px0 * L.up, oc0),
                                  rows=out_r, cols=out_c, elems=oc1 - oc0, row_stride=vout.row,
                                  pix_stride=vout.pix, src_pitch=tile_og))
         for j, (sd, vs) in enumerate(zip(L.sides, self.vsides)):
@@ -226,12 +234,12 @@ class _LayerEmitter:
             sy1 = sd["OH"] if r1 == L.OHc else r1 // s
             sx1 = sd["OW"] if c1 == L.OWc else c1 // s
             self.out.append(isa.make(
-                "POST", acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og,
+                "POST", prec=self.p_out, acc_bank=t_idx % 2, oh=r1 - r0, ow=c1 - c0, og=tile_og,
                 pbuf_oc=((j + 1) * self.n_og + oc0 // self.hw.tm) * self.hw.tm_pitch, act=L.act,
                 pool_k=sd["pool_k"], pool_s=s,
                 up=1, zp_out=sd["zp_out"], out_rows=sy1 - sy0, out_cols=sx1 - sx0, **_identity_fields(L),
                 push_prev=free_acc if j == len(L.sides) - 1 else 0))
-            self.out.append(isa.make("STORE", base_reg=vs.base_reg, ddr_offset=vs.at(sy0, sx0, oc0),
+            self.out.append(isa.make("STORE", prec=self.p_out, base_reg=vs.base_reg, ddr_offset=vs.at(sy0, sx0, oc0),
                                      rows=sy1 - sy0, cols=sx1 - sx0, elems=oc1 - oc0, row_stride=vs.row,
                                      pix_stride=vs.pix, src_pitch=tile_og))
 

@@ -90,13 +90,13 @@ def _hoist_constants(body: list, pbuf_early: bool) -> tuple[list, list, list]:
     return early + late + body[first_compute:], early, late
 
 
-def _first_tile_reads(body: list, prev_stores: list, elem_bytes: int, end: int) -> int:
+def _first_tile_reads(body: list, prev_stores: list, end: int) -> int:
     """The latest tile of ``prev_stores`` (store-module instructions per tile of the previous layer) whose STOREs
     may write DDR bytes an ifmap LOAD of ``body[:end]`` reads (:func:`generator.codegen.tokens.ddr_overlap`;
     -1: none)."""
     reads = [ins for ins in body[:end] if ins.op == "LOAD" and ins.f["buf"] == IBUF]
     for t in range(len(prev_stores) - 1, -1, -1):
-        if any(ddr_overlap(ins, r, elem_bytes) for ins in prev_stores[t] if ins.op == "STORE" for r in reads):
+        if any(ddr_overlap(ins, r) for ins in prev_stores[t] if ins.op == "STORE" for r in reads):
             return t
     return -1
 
@@ -119,9 +119,9 @@ def join_layers(bodies: list, bases: list, hw, cycles=None) -> tuple[list, list]
         place_pbuf(body, bases[k] or 0)
         if k > 0:
             early = bases[k] is not None
-            choice = min(_choices(bodies[k - 1], body, early, hw.elem_bytes),
+            choice = min(_choices(bodies[k - 1], body, early),
                          key=lambda c: (_pair_cycles(hw, bodies[k - 1], body, early, c, cycles), c is not None))
-            body, extra = _join(bodies[k - 1], body, early, hw.elem_bytes, choice)
+            body, extra = _join(bodies[k - 1], body, early, choice)
             for ch in deps:
                 deps[ch] += extra[ch]
         if k < len(bodies) - 1:
@@ -136,7 +136,7 @@ def join_layers(bodies: list, bases: list, hw, cycles=None) -> tuple[list, list]
     return insns, ranges
 
 
-def _choices(prev: list, body: list, pbuf_early: bool, elem_bytes: int) -> list:
+def _choices(prev: list, body: list, pbuf_early: bool) -> list:
     """The boundary's options: None (the plain barrier), and (j, a, slot) for every overlap the previous layer's
     STOREs allow: tiles 0..j early (j = 0, 1), reading its tiles <= a <= n - 2, the second SYNC after the
     first COMPUTE (slot 0) or after tile j's COMPUTEs (slot 1)."""
@@ -147,7 +147,7 @@ def _choices(prev: list, body: list, pbuf_early: bool, elem_bytes: int) -> list:
         return [None]
     out = [None]
     for j in range(min(2, len(starts))):
-        a = _first_tile_reads(body, prev_stores, elem_bytes, _tile_end(body, starts, j))
+        a = _first_tile_reads(body, prev_stores, _tile_end(body, starts, j))
         if a <= n - 2:
             out += [(j, a, slot) for slot in ((0, 1) if j + 1 < len(starts) else (1,))]
     return out
@@ -166,7 +166,7 @@ def _pair_cycles(hw, prev: list, body: list, pbuf_early: bool, choice, cycles=No
 
     prev, body = _copies(prev) + [isa.make("SYNC")], _copies(body)
     deps = {ch: token_pairs(prev, ch) + token_pairs(body, ch) for ch in ("c2l", "s2c")}
-    body, extra = _join(prev, body, pbuf_early, hw.elem_bytes, choice)
+    body, extra = _join(prev, body, pbuf_early, choice)
     insns = [config_insn(hw)] + prev + body + [isa.make("END")]
     for ch in deps:
         set_tokens(insns, ch, deps[ch] + extra[ch])
@@ -178,7 +178,7 @@ def _copies(insns: list) -> list:
     return [isa.Insn(i.op, dict(i.f)) for i in insns]
 
 
-def _join(prev: list, body: list, pbuf_early: bool, elem_bytes: int, choice) -> tuple[list, dict]:
+def _join(prev: list, body: list, pbuf_early: bool, choice) -> tuple[list, dict]:
     """``body`` after ``prev`` (ending with its SYNC) joined by ``choice`` (see :func:`_choices`): the reordered
     body (with a second SYNC when its first tiles overlap the previous layer's drain) and the boundary's
     dependencies ({"c2l": [...], "s2c": [...]} of (producer, consumer) pairs)."""

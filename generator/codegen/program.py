@@ -18,7 +18,7 @@ from generator.ir.graph import Graph
 from generator.codegen.allocate import DdrLayout, TensorView, allocate
 from generator.codegen.emit import config_insn, ddr_bytes, emit_layer
 from generator.codegen.overlap import join_layers, pbuf_bases
-from generator.codegen.tiling import Layer, Plan, ScheduleError, layer_of, ranked_plans
+from generator.codegen.tiling import Layer, Plan, ScheduleError, layer_hw, layer_of, ranked_plans
 
 
 class CycleMemo:
@@ -67,8 +67,8 @@ def timed_plans(g: Graph, L: Layer, hw: HwConfig, lay: DdrLayout, top: int = 4,
     set): the ``top`` best by the analytic estimate, plus up to :data:`MAX_EXTRA_TIMED` others whose estimate is
     within :data:`ESTIMATE_WINDOW` of the best, those with the fewest estimated DDR bytes first (``memo``: the
     instruction costs known so far, :class:`CycleMemo`). Raises ScheduleError if none fits."""
-    views = (TensorView(g, lay, L.in_tensor, hw.elem_bytes), TensorView(g, lay, L.out_tensor, hw.elem_bytes))
-    ranked = ranked_plans(L, hw, views)
+    views = (TensorView(g, lay, L.in_tensor, L.bits_in // 8), TensorView(g, lay, L.out_tensor, L.bits_out // 8))
+    ranked = ranked_plans(L, layer_hw(hw, L), views)
     near = [p for p in ranked[top:] if p.estimate <= (1 + ESTIMATE_WINDOW) * ranked[0].estimate]
     near.sort(key=lambda p: p.est_bytes)
     chosen = ranked[:top] + near[:MAX_EXTRA_TIMED]

@@ -24,7 +24,7 @@ Legend (sizes in pixels / channels):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from generator.spec import isa
 from generator.spec.arch import TABLE_STAGES
@@ -83,6 +83,8 @@ class Layer:
     za: int = 0
     zb: int = 0
     identity: tuple | None = None                # POST id_above: (id_shift, zp_id) above the table's window
+    bits_in: int = 8                             # precision of the input (LOAD, COMPUTE): 8 or 16
+    bits_out: int = 8                            # precision of the outputs (POST, STORE)
 
     def ifmap_ig(self, tile_c: int, tile_og: int, tn: int, tm: int) -> tuple[int, int]:
         """A copy / emul step's IBUF words per pixel and operand B's first word (0 for a copy): ``tile_c`` ifmap
@@ -169,6 +171,14 @@ class Plan:
         return f"{self.tile_rows}x{self.tile_cols}px oc{self.tile_oc} ic{self.tile_ic} {self.order}"
 
 
+def tensor_bits(t) -> int:
+    """The precision of a quantized tensor (its dtype ``int8`` / ``int16``), in bits. Raises GraphError for
+    another dtype."""
+    if t.dtype not in ("int8", "int16"):
+        raise GraphError(f"tensor {t.name}: dtype {t.dtype}, not a quantized int8 / int16 tensor")
+    return int(t.dtype[3:])
+
+
 def layer_of(g: Graph, n, hw: HwConfig) -> Layer:
     """Extract the geometry of Macro node ``n`` and decide input folding. Raises GraphError if the computed
     output size differs from the output tensor's shape."""
@@ -191,7 +201,7 @@ def layer_of(g: Graph, n, hw: HwConfig) -> Layer:
     L = Layer(n.name, m.kind, K, S, pad, IC, H, W, OC, OHc, OWc, pool, m.upsample, OHp, OWp,
               n.inputs[0], n.outputs[0], (isa.ACTIVATIONS["neg_mult"] if q["use_neg"] else 0)
               | (isa.ACTIVATIONS["table"] if q.get("table") is not None else 0), q["zp_out"], pads=pads,
-              identity=q.get("identity"))
+              identity=q.get("identity"), bits_in=tensor_bits(ti), bits_out=tensor_bits(to))
     for o, sp, sq in zip(n.outputs[1:], m.side_pools, q.get("side", [])):
         k, s, _ = sp
         L.sides.append(dict(out_tensor=o, pool_k=k, pool_s=s, zp_out=sq["zp_out"], OH=(OHc - k) // s + 1,
@@ -202,6 +212,14 @@ def layer_of(g: Graph, n, hw: HwConfig) -> Layer:
     if m.kind == "conv" and K > 1 and 2 * IC <= hw.tn and ceil_div(K * K * IC, hw.tn) < ceil_div(IC, hw.tn) * K * K:
         L.fold = True
     return L
+
+
+def layer_hw(hw: HwConfig, L: Layer) -> HwConfig:
+    """The configuration layer ``L`` is tiled with: ``hw`` at the layer's input precision (IBUF / WBUF words, pixel
+    lanes, accumulator width, input element bytes), with the OBUF words of its output precision (a mixed-precision
+    layer, :mod:`generator.spec.isa`)."""
+    h = hw.at(L.bits_in)
+    return h if L.bits_out == L.bits_in else replace(h, obuf_words=hw.at(L.bits_out).obuf_words)
 
 
 def tile_ranges(n: int, t: int) -> list[tuple[int, int]]:

@@ -66,23 +66,28 @@ def set_tokens(insns: list, ch: str, deps: list[tuple]) -> None:
         ins.f[push] = int(k in needed)
 
 
-def ddr_extent(ins, elem_bytes: int) -> tuple[int, int, int]:
-    """(base register, first byte, end byte) a LOAD or STORE touches in DDR (bounding interval, byte offsets from
-    its base register; strides are unsigned fields). ``elem_bytes``: 1 or 2 (PBUF and TBUF records: 16 bytes)."""
+def _elem_bytes(ins) -> int:
+    """Bytes per element of a LOAD / STORE: 1 + its ``prec`` (PBUF and TBUF records: 16 bytes)."""
     f = ins.f
-    eb = isa.PARAM_RECORD_BYTES if ins.op == "LOAD" and f["buf"] >= isa.BUFFERS["PBUF"] else elem_bytes
+    return isa.PARAM_RECORD_BYTES if ins.op == "LOAD" and f["buf"] >= isa.BUFFERS["PBUF"] else 1 + f["prec"]
+
+
+def ddr_extent(ins) -> tuple[int, int, int]:
+    """(base register, first byte, end byte) a LOAD or STORE touches in DDR (bounding interval, byte offsets from
+    its base register; strides are unsigned fields; elements of its ``prec``'s size)."""
+    f = ins.f
+    eb = _elem_bytes(ins)
     if not (f["rows"] and f["cols"] and f["elems"]):
         return f["base_reg"], f["ddr_offset"], f["ddr_offset"]
     end = f["ddr_offset"] + (f["rows"] - 1) * f["row_stride"] + (f["cols"] - 1) * f["pix_stride"] + f["elems"] * eb
     return f["base_reg"], f["ddr_offset"], end
 
 
-def _box(ins, elem_bytes: int, row: int, pix: int):
+def _box(ins, row: int, pix: int):
     """The (row, pixel, byte-in-pixel) index ranges a LOAD / STORE touches, in a tensor of ``row`` / ``pix``
     byte strides, or None when its own strides are not those or its runs do not fit a pixel."""
     f = ins.f
-    eb = isa.PARAM_RECORD_BYTES if ins.op == "LOAD" and f["buf"] >= isa.BUFFERS["PBUF"] else elem_bytes
-    run = f["elems"] * eb
+    run = f["elems"] * _elem_bytes(ins)
     if (f["rows"] > 1 and f["row_stride"] != row) or (f["cols"] > 1 and f["pix_stride"] != pix) or run > pix:
         return None
     r0, rest = divmod(f["ddr_offset"], row)
@@ -92,17 +97,17 @@ def _box(ins, elem_bytes: int, row: int, pix: int):
     return (r0, r0 + f["rows"]), (p0, p0 + f["cols"]), (b0, b0 + run)
 
 
-def ddr_overlap(a, b, elem_bytes: int) -> bool:
+def ddr_overlap(a, b) -> bool:
     """Whether LOAD / STORE ``a`` and ``b`` may touch a common DDR byte: their bounding intervals
     (:func:`ddr_extent`) overlap and, when both walk one tensor (equal row and pixel strides), so do their row,
-    pixel and byte-in-pixel ranges. ``elem_bytes``: 1 or 2."""
-    (ra, lo_a, hi_a), (rb, lo_b, hi_b) = ddr_extent(a, elem_bytes), ddr_extent(b, elem_bytes)
+    pixel and byte-in-pixel ranges. Elements of each one's ``prec``."""
+    (ra, lo_a, hi_a), (rb, lo_b, hi_b) = ddr_extent(a), ddr_extent(b)
     if ra != rb or hi_a <= lo_a or hi_b <= lo_b or not (lo_a < hi_b and lo_b < hi_a):
         return False
     row, pix = b.f["row_stride"], b.f["pix_stride"]
     if not (row and pix and row % pix == 0):
         return True
-    box_a, box_b = _box(a, elem_bytes, row, pix), _box(b, elem_bytes, row, pix)
+    box_a, box_b = _box(a, row, pix), _box(b, row, pix)
     if box_a is None or box_b is None:
         return True
     return all(x0 < y1 and y0 < x1 for (x0, x1), (y0, y1) in zip(box_a, box_b))

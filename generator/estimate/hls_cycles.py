@@ -197,7 +197,7 @@ class KernelEstimate:
         """(seg_rows, list of (address, bytes) of the segments) as exec_load / exec_store cut the transfer."""
         hw = self.hw
         rows, cols, elems = f["rows"], f["cols"], f["elems"]
-        i16 = hw.bits == 16
+        i16 = f["prec"] == isa.PRECISIONS["int16"]
         if store:
             run_bytes = 2 * elems if i16 else elems
             step = f["src_pitch"] * hw.tm
@@ -247,7 +247,7 @@ class KernelEstimate:
         label = "PBUF_BEATS" if f["buf"] in (isa.BUFFERS["PBUF"], isa.BUFFERS["TBUF"]) else "LOAD_BEATS"
         nb = int(self._nbeats(a, nbytes).sum())
         # IBUF / WBUF: a beat's elements in chunks of at most Tn (more than one only when a beat holds more)
-        per_beat = hw.axi_bytes // (2 if hw.bits == 16 else 1)
+        per_beat = hw.axi_bytes // (2 if f["prec"] == isa.PRECISIONS["int16"] else 1)
         iters = nb * (_cdiv(per_beat, hw.tn) if label == "LOAD_BEATS" else 1)
         # the request walk's prologue (REQ_PRIME: the first LOAD_AHEAD bursts requested before the first beat is
         # read) runs inside the read latency unless it is longer
@@ -273,7 +273,7 @@ class KernelEstimate:
             return INVOKE + SETUP
         if f["bypass"]:
             return INVOKE + SETUP + self._loop("BYPASS", f["oh"] * f["ow"] * f["og"] * (2 if f["emul"] else 1))
-        P = self.hw.pix_lanes
+        P = self.hw.at_prec(f["prec"]).pix_lanes
         if not f["acc_init"] and f["ig"] * f["kh"] * f["kw"] == 1:   # pe_rmw: one output pixel per iteration
             return INVOKE + SETUP + self._loop("PE_RMW", f["oh"] * f["ow"] * f["og"])
         n = f["oh"] * _cdiv(f["ow"], P) * f["og"] * f["ig"] * f["kh"] * f["kw"]

@@ -75,15 +75,14 @@ class GoldenSim:
             self.size = [max(ddr.size - b, 0) for b in self.base]
         else:
             self.size = [int(sizes[isa.BASE_REG_NAMES[i]]) for i in range(len(isa.BASE_REGS))]
-        tn, tm = hw.tn, hw.tm
-        self.ibuf = [np.zeros(hw.ibuf_words * tn, np.int64) for _ in range(2)]
-        self.wbuf = [np.zeros(hw.wbuf_words * hw.wbuf_pitch, np.int64) for _ in range(2)]   # words x pitch
+        tn, tm, h8 = hw.tn, hw.tm, hw.at(8)      # storage: the int8 word counts (int16 uses half of each bank)
+        self.ibuf = [np.zeros(h8.ibuf_words * tn, np.int64) for _ in range(2)]
+        self.wbuf = [np.zeros(h8.wbuf_words * hw.wbuf_pitch, np.int64) for _ in range(2)]   # words x pitch
         self.acc = [np.zeros((hw.acc_words, tm), np.int64) for _ in range(2)]
-        self.obuf = np.zeros(hw.obuf_words * tm, np.int64)
+        self.obuf = np.zeros(h8.obuf_words * tm, np.int64)
         self.pbuf = np.zeros(hw.pbuf_index, PARAM_DTYPE)                         # rows x lane pitch (isa)
         self.tbuf = np.zeros((isa.TBUF_ROWS * hw.tm_pitch, 2 * isa.TABLE_PER_RECORD), np.int64)   # (base, delta) x 4
-        self.precision = None
-        self.qmin = self.qmax = None
+        self.configured = False
 
     # ---- DDR access -------------------------------------------------------------------------------------
     def _ddr_view(self, k, base_reg, off, rows, cols, nbytes, rs, ps):
@@ -98,8 +97,13 @@ class GoldenSim:
                            f"{self.ddr.size}-byte image", "OUT_OF_RANGE", k)
         return as_strided(self.ddr[start:], shape=(rows, cols, nbytes), strides=(rs, ps, 1), writeable=True)
 
-    def _elem_dtype(self):
-        return np.dtype("<i1") if self.hw.elem_bytes == 1 else np.dtype("<i2")
+    def _at(self, f) -> HwConfig:
+        """The configuration at the instruction's ``prec`` (its element size, bank words, accumulator width)."""
+        return self.hw.at_prec(f["prec"])
+
+    @staticmethod
+    def _elem_dtype(hw: HwConfig):
+        return np.dtype("<i1") if hw.elem_bytes == 1 else np.dtype("<i2")
 
     # ---- instructions -----------------------------------------------------------------------------------
     def _config(self, k, f):
@@ -110,16 +114,7 @@ class GoldenSim:
         if (f["tn"], f["tm"], f["config_id"]) != (hw.tn, hw.tm, hw.config_id):
             raise SimError(f"instruction {k}: CONFIG for a Tn={f['tn']} Tm={f['tm']} id={f['config_id']:#x} "
                            f"accelerator, this one is Tn={hw.tn} Tm={hw.tm} id={hw.config_id:#x}", "CONFIG_MISMATCH", k)
-        names = {v: n for n, v in isa.PRECISIONS.items()}
-        if f["precision"] not in names:
-            raise SimError(f"instruction {k}: CONFIG precision {f['precision']} is none of {isa.PRECISIONS}",
-                           "CONFIG_MISMATCH", k)
-        bits = int(names[f["precision"]][3:])
-        if bits != hw.bits:
-            raise SimError(f"instruction {k}: CONFIG precision int{bits}, simulator configured for int{hw.bits}",
-                           "CONFIG_MISMATCH", k)
-        self.precision = bits
-        self.qmin, self.qmax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        self.configured = True
 
     def _load(self, k, f):
         hw = self.hw
@@ -146,25 +141,26 @@ class GoldenSim:
                                "OUT_OF_RANGE", k)
             self.pbuf[lo:lo + recs.size] = recs
             return
-        eb = hw.elem_bytes
+        hp = self._at(f)
+        eb = hp.elem_bytes
         v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, cols, elems * eb, f["row_stride"], f["pix_stride"])
-        data = np.ascontiguousarray(v).view(self._elem_dtype()).reshape(rows, cols, elems).astype(np.int64)
+        data = np.ascontiguousarray(v).view(self._elem_dtype(hp)).reshape(rows, cols, elems).astype(np.int64)
         if f["buf"] == isa.BUFFERS["IBUF"]:
-            buf, lanes = self.ibuf[f["bank"]], hw.tn
+            buf, lanes, size = self.ibuf[f["bank"]], hw.tn, hp.ibuf_words * hw.tn
         elif f["buf"] == isa.BUFFERS["WBUF"]:
-            buf, lanes = self.wbuf[f["bank"]], hw.wbuf_pitch
+            buf, lanes, size = self.wbuf[f["bank"]], hw.wbuf_pitch, hp.wbuf_words * hw.wbuf_pitch
         else:
             raise SimError(f"instruction {k}: LOAD into unknown buffer {f['buf']}", "OUT_OF_RANGE", k)
         pix = np.arange(rows * cols).reshape(rows, cols)
         start = (f["dst_word"] + pix * f["dst_pitch"]) * lanes + f["dst_elem"]
         idx = start[:, :, None] + np.arange(elems)
-        if idx.size and (idx.max() >= buf.size):
-            raise SimError(f"instruction {k}: LOAD writes element {int(idx.max())} of a {buf.size}-element "
-                           f"{isa.BUFFER_NAMES[f['buf']]} bank", "OUT_OF_RANGE", k)
+        if idx.size and (idx.max() >= size):
+            raise SimError(f"instruction {k}: LOAD writes element {int(idx.max())} of a {size}-element "
+                           f"int{hp.bits} {isa.BUFFER_NAMES[f['buf']]} bank", "OUT_OF_RANGE", k)
         buf[idx] = data
 
     def _compute(self, k, f):
-        hw = self.hw
+        hw = self._at(f)
         tn, tm = hw.tn, hw.tm
         oh, ow, og, ig, kh, kw, s = f["oh"], f["ow"], f["og"], f["ig"], f["kh"], f["kw"], f["stride"]
         if oh * ow * og == 0:
@@ -176,9 +172,10 @@ class GoldenSim:
                            f"{cols_in}", "OUT_OF_RANGE", k)
         n_i = rows_in * cols_in * ig * tn
         i0 = f["ibuf_word"] * tn
-        ib = self.ibuf[f["ibuf_bank"]]
+        ib = self.ibuf[f["ibuf_bank"]][:hw.ibuf_words * tn]
         if i0 + n_i > ib.size:
-            raise SimError(f"instruction {k}: COMPUTE reads IBUF beyond its {ib.size} elements", "OUT_OF_RANGE", k)
+            raise SimError(f"instruction {k}: COMPUTE reads IBUF beyond its {ib.size} int{hw.bits} elements",
+                           "OUT_OF_RANGE", k)
         ifm = ib[i0:i0 + n_i].reshape(rows_in, cols_in, ig * tn)
         acc = self.acc[f["acc_bank"]]
         nw = oh * ow * og
@@ -196,7 +193,7 @@ class GoldenSim:
                 part = (part - f["za"]) * (pix[..., b0:b0 + og * tm].reshape(nw, tm).astype(np.int64) - f["zb"])
         else:
             n_w, w0 = og * ig * kh * kw, f["wbuf_word"]
-            wb = self.wbuf[f["wbuf_bank"]].reshape(hw.wbuf_words, hw.wbuf_pitch)
+            wb = self.wbuf[f["wbuf_bank"]][:hw.wbuf_words * hw.wbuf_pitch].reshape(hw.wbuf_words, hw.wbuf_pitch)
             if w0 + n_w > wb.shape[0]:
                 raise SimError(f"instruction {k}: COMPUTE reads WBUF beyond its {wb.shape[0]} words", "OUT_OF_RANGE", k)
             w = wb[w0:w0 + n_w, :tm * tn].reshape(og, ig, kh, kw, tm, tn).astype(np.float64)
@@ -217,8 +214,9 @@ class GoldenSim:
             raise SimError(f"instruction {k}: accumulator overflow ({hw.acc_bits}-bit)", "ARITH_OVERFLOW", k)
 
     def _post(self, k, f):
-        hw = self.hw
+        hw = self._at(f)
         tm = hw.tm
+        qmin, qmax = -(1 << (hw.bits - 1)), (1 << (hw.bits - 1)) - 1
         oh, ow, og = f["oh"], f["ow"], f["og"]
         C = og * tm
         if C == 0 or oh * ow == 0:
@@ -253,13 +251,13 @@ class GoldenSim:
             raise SimError(f"instruction {k}: POST with a requantization shift outside [1, {isa.MAX_SHIFT}]",
                            "ARITH_OVERFLOW", k)
         p0 = (v * m + (np.int64(1) << (sh - 1))) >> sh
-        q = np.clip(p0 + f["zp_out"], self.qmin, self.qmax)
+        q = np.clip(p0 + f["zp_out"], qmin, qmax)
         if f["act"] & isa.ACTIVATIONS["table"]:
-            q = self._table(q)
+            q = self._table(q, hw.bits)
             if f["id_above"]:   # above the table's window: the identity onto the output grid
                 r = (1 << (f["id_shift"] - 1)) if f["id_shift"] else 0
-                q = np.where(p0 + f["zp_out"] > self.qmax,
-                             np.clip(((p0 + r) >> f["id_shift"]) + f["zp_id"], self.qmin, self.qmax), q)
+                q = np.where(p0 + f["zp_out"] > qmax,
+                             np.clip(((p0 + r) >> f["id_shift"]) + f["zp_id"], qmin, qmax), q)
         up = max(f["up"], 1)
         prow, pcol = f["out_rows"] // up, f["out_cols"] // up
         pk, ps = max(f["pool_k"], 1), max(f["pool_s"], 1)
@@ -277,16 +275,17 @@ class GoldenSim:
         if up > 1:
             q = q.repeat(up, axis=0).repeat(up, axis=1)
         n = q.size
-        if n > self.obuf.size:
-            raise SimError(f"instruction {k}: POST output of {n} elements exceeds OBUF ({self.obuf.size})",
-                           "OUT_OF_RANGE", k)
+        if n > hw.obuf_words * tm:
+            raise SimError(f"instruction {k}: POST output of {n} elements exceeds the int{hw.bits} OBUF "
+                           f"({hw.obuf_words * tm})", "OUT_OF_RANGE", k)
         self.obuf[:n] = q.reshape(-1)
 
-    def _table(self, q: np.ndarray) -> np.ndarray:
-        """The activation table of TBUF applied to q [oh, ow, C] (lane m = channel % Tm reads its own lane
-        memory; every lane holds the same table when the compiler wrote it): see :data:`isa.TABLE_ENTRIES`."""
-        fb = self.precision - 8
-        u = q - self.qmin
+    def _table(self, q: np.ndarray, bits: int) -> np.ndarray:
+        """The activation table of TBUF applied to q [oh, ow, C] of precision ``bits`` (lane m = channel % Tm reads
+        its own lane memory; every lane holds the same table when the compiler wrote it): see
+        :data:`isa.TABLE_ENTRIES`."""
+        fb, qmin, qmax = bits - 8, -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        u = q - qmin
         i, fr = u >> fb, u & ((1 << fb) - 1)
         lane = np.arange(q.shape[-1]) % self.hw.tm
         per = isa.TABLE_PER_RECORD
@@ -295,20 +294,21 @@ class GoldenSim:
         base = np.take_along_axis(rec, 2 * j, -1)[..., 0]
         delta = np.take_along_axis(rec, 2 * j + 1, -1)[..., 0]
         r = base + ((delta * fr + (1 << (isa.TABLE_FRAC_BITS - 1))) >> isa.TABLE_FRAC_BITS)
-        return np.clip(r, self.qmin, self.qmax)
+        return np.clip(r, qmin, qmax)
 
     def _store(self, k, f):
-        hw = self.hw
+        hw = self._at(f)
         rows, cols, elems, pitch = f["rows"], f["cols"], f["elems"], f["src_pitch"] * hw.tm
         if rows * cols * elems == 0:
             return
         need = (rows * cols - 1) * pitch + elems
-        if need > self.obuf.size:
-            raise SimError(f"instruction {k}: STORE reads OBUF beyond its {self.obuf.size} elements", "OUT_OF_RANGE", k)
+        if need > hw.obuf_words * hw.tm:
+            raise SimError(f"instruction {k}: STORE reads OBUF beyond its {hw.obuf_words * hw.tm} int{hw.bits} "
+                           f"elements", "OUT_OF_RANGE", k)
         src = self.obuf[:rows * cols * pitch].reshape(rows, cols, pitch)[:, :, :elems]
         v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, cols, elems * hw.elem_bytes,
                            f["row_stride"], f["pix_stride"])
-        v[...] = src.astype(self._elem_dtype()).view(np.uint8).reshape(rows, cols, elems * hw.elem_bytes)
+        v[...] = src.astype(self._elem_dtype(hw)).view(np.uint8).reshape(rows, cols, elems * hw.elem_bytes)
 
     # ---- scheduler ----------------------------------------------------------------------------------------
     def run(self, program: bytes, functional: bool = True, progress: bool = False) -> SimResult:
@@ -369,7 +369,7 @@ class GoldenSim:
             bar = tqdm(total=timer.total, desc="golden sim", unit="insn")
 
         def on_start(k, ins):   # the instruction's data effect, when the timing engine starts it
-            if self.precision is None and ins.op not in ("CONFIG", "NOP"):
+            if not self.configured and ins.op not in ("CONFIG", "NOP"):
                 raise SimError(f"instruction {k}: {ins.op} before CONFIG", "CONFIG_MISSING", k)
             if functional or ins.op == "CONFIG":
                 h = handlers.get(ins.op)

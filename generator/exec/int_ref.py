@@ -164,6 +164,11 @@ def _maxpool(y: np.ndarray, k: int, s: int, pad_end: int, pads: tuple | None = N
     return out
 
 
+def _qrange(bits: int) -> tuple[int, int]:
+    """(qmin, qmax) of a signed ``bits``-bit integer."""
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
 class IndependentRef:
     """The quantized network derived from the float fused graph (see the module docstring).
 
@@ -172,22 +177,24 @@ class IndependentRef:
         ranges: ``{region name: (min, max)}`` float calibration ranges (:func:`generator.quant.quantize.calibrate`).
         bits: 8 or 16; symmetric: symmetric activations; per_channel: per-output-channel weight scales.
         headroom: {region: factor} (None: 2 for int16, 1 for int8); channel_ranges: {region: (min [C], max [C])}
-            of graph outputs to quantize per channel (with per_channel).
-    Attributes: ``regions`` {name: (scale, zp)}, ``layers`` {node name: dict of derived integer parameters}.
+            of graph outputs to quantize per channel (with per_channel); region_bits: {region: 8 or 16}, the
+            precision of each region where it is not ``bits`` (mixed precision: a layer's weights, accumulator
+            bound and arithmetic follow its input region's precision, its clamp and table its output's).
+    Attributes: ``regions`` {name: (scale, zp)}, ``rbits`` {name: bits}, ``layers`` {node name: dict of derived
+        integer parameters, with ``bits_in`` / ``bits_out``}.
     """
 
     def __init__(self, g: Graph, ranges: dict, bits: int, symmetric: bool, per_channel: bool,
-                 headroom: dict | None = None, channel_ranges: dict | None = None):
+                 headroom: dict | None = None, channel_ranges: dict | None = None, region_bits: dict | None = None):
         self.g, self.bits = g, bits
-        self.qmin, self.qmax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-        room = {n: (1.0 if n in g.inputs else (2.0 if bits == 16 else 1.0) if headroom is None
+        self.rbits = {n: int((region_bits or {}).get(n, bits)) for n in g.regions}
+        room = {n: (1.0 if n in g.inputs else (2.0 if self.rbits[n] == 16 else 1.0) if headroom is None
                     else headroom.get(n, 1.0)) for n in g.regions}
         per_ch = {r: v for r, v in (channel_ranges or {}).items() if per_channel and r in _per_channel_regions(g)}
         self.regions = {}
         for name in g.regions:
             lo, hi = ranges[name]
-            self.regions[name] = act_params(lo, hi, bits, symmetric, room[name])
-        wmax = self.qmax
+            self.regions[name] = act_params(lo, hi, self.rbits[name], symmetric, room[name])
         # scale floor: a region written by a layer has at least s_in * max(s_w) * max(1, alpha) / 2^13 (in graph
         # order), so no layer needs a real multiplier above 2^13; its zero point follows the raised scale
         for n in g.nodes:
@@ -195,6 +202,7 @@ class IndependentRef:
                 continue
             m = n.attrs["macro"]
             s_in = self.regions[g.tensors[n.inputs[0]].region][0]
+            wmax = _qrange(self.rbits[g.tensors[n.inputs[0]].region])[1]
             smax = (self.regions[g.tensors[n.inputs[1]].region][0] if m.kind == "emul"   # (b's scale: emul)
                     else float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0)
             floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
@@ -204,10 +212,10 @@ class IndependentRef:
                     w = np.abs(g.const(m.weight).astype(np.float64)).reshape(g.tensors[o].shape[1], -1).max(axis=1)
                     w = w if per_channel else np.full(len(w), w.max())
                     fl = s_in * w / wmax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
-                    self.regions[reg] = channel_params(*per_ch[reg], bits, symmetric, room[reg], fl)
+                    self.regions[reg] = channel_params(*per_ch[reg], self.rbits[reg], symmetric, room[reg], fl)
                 elif self.regions[reg][0] < floor:
                     lo, hi = ranges[reg]
-                    self.regions[reg] = act_params(lo, hi, bits, symmetric, room[reg], floor)
+                    self.regions[reg] = act_params(lo, hi, self.rbits[reg], symmetric, room[reg], floor)
         self.border = {name: self._border(name) for name in g.regions}
         self.layers = {}
         for n in g.nodes:
@@ -215,6 +223,8 @@ class IndependentRef:
                 continue
             m = n.attrs["macro"]
             s_in, zp_in = self.regions[g.tensors[n.inputs[0]].region]
+            b_in, b_out = self.rbits[g.tensors[n.inputs[0]].region], self.rbits[g.tensors[n.outputs[0]].region]
+            wmax = _qrange(b_in)[1]
             outs = [self.regions[g.tensors[o].region] for o in n.outputs]
             oc = g.tensors[n.outputs[0]].shape[1]
             if m.kind == "conv":
@@ -235,8 +245,8 @@ class IndependentRef:
             if m.act in TABLE_ACTIVATIONS:   # requantized into the table's input domain, the table to the output
                 key = PRE_ACT.format(n.name)   # the domain's policy is the quantizer's (generator.quant.tables)
                 s_t, z_t, ident = table_domain(lambda x, m=m: TABLE_ACTIVATIONS[m.act](x, m.alpha, m.beta),
-                                               *ranges[key], outs[0], bits, s_in * float(np.max(s_w)) / MAX_REAL_MULT)
-                table = self._table(m, (s_t, z_t), outs[0])
+                                               *ranges[key], outs[0], b_out, s_in * float(np.max(s_w)) / MAX_REAL_MULT)
+                table = self._table(m, (s_t, z_t), outs[0], b_out)
                 identity = None if ident is None else (ident[0], z_t, ident[1])
                 outs = [(s_t, z_t)] * len(outs)
             for s_out, zp_out in outs:
@@ -252,14 +262,16 @@ class IndependentRef:
                                     mult_neg=np.array([p[0] for p in neg]), shift_neg=np.array([p[1] for p in neg]),
                                     zp_out=zp_out))
             zp_b = self.regions[g.tensors[n.inputs[1]].region][1] if m.kind == "emul" else 0
-            pre = self._pre_shift(W, B, zp_in, zp_b, m.kind, oc, per_out)
+            pre = self._pre_shift(W, B, zp_in, zp_b, m.kind, oc, per_out, b_in)
             self.layers[n.name] = dict(w=W, bias=B, zp_in=zp_in, zp_b=zp_b, use_neg=m.act in ("relu", "leaky"),
-                                       outs=per_out, table=table, pre_shift=pre, identity=identity)
+                                       outs=per_out, table=table, pre_shift=pre, identity=identity,
+                                       bits_in=b_in, bits_out=b_out)
 
-    def _pre_shift(self, W, B, zp_in: int, zp_b: int, kind: str, oc: int, per_out: list) -> np.ndarray:
-        """Each channel's pre-shift p (module docstring) from the largest |acc + B| it can reach; stores the
-        record's multipliers and shifts of each output of ``per_out`` under ``"rec"``. Returns int64 [OC]."""
-        amax = max(-self.qmin, self.qmax)
+    def _pre_shift(self, W, B, zp_in: int, zp_b: int, kind: str, oc: int, per_out: list, bits_in: int) -> np.ndarray:
+        """Each channel's pre-shift p (module docstring) from the largest |acc + B| it can reach (inputs of
+        ``bits_in``); stores the record's multipliers and shifts of each output of ``per_out`` under ``"rec"``.
+        Returns int64 [OC]."""
+        amax = 1 << (bits_in - 1)
         if kind == "conv":
             worst = [int(np.abs(W[c]).sum()) * amax + abs(int(B[c])) for c in range(oc)]
         elif kind == "emul":
@@ -284,23 +296,24 @@ class IndependentRef:
         readers = [n.attrs["macro"] for n in g.nodes if n.op == "Macro" and g.tensors[n.inputs[0]].region == name]
         pool_pad = any(m.kind == "copy" and m.pads for m in readers)
         conv_pad = any(m.kind == "conv" and max(m.four_pads()) > 0 for m in readers)
-        return self.qmin if pool_pad and not conv_pad else self.regions[name][1]
+        return _qrange(self.rbits[name])[0] if pool_pad and not conv_pad else self.regions[name][1]
 
-    def _table(self, m, dom: tuple, out: tuple) -> np.ndarray:
+    def _table(self, m, dom: tuple, out: tuple, bits: int) -> np.ndarray:
         """The 256-entry POST table of activation ``m.act`` from the input domain ``dom`` = (scale, zp) to the
         output ``out``: entry i covers the integers from t_i = qmin + i * 2^(bits - 8); its base is f at t_i
         rounded half up to the output grid (clamped), its delta the rise to t_(i+1) before that value's clamp when
         it fits int16, else to the clamped value (int16; 0 in int8, a direct lookup)."""
         (s_t, z_t), (s_o, z_o) = dom, out
-        step = (self.qmax - self.qmin + 1) // 256
+        qmin, qmax = _qrange(bits)
+        step = (qmax - qmin + 1) // 256
         vals = []
         for i in range(257):
-            x = s_t * (self.qmin + i * step - z_t)
+            x = s_t * (qmin + i * step - z_t)
             y = float(TABLE_ACTIVATIONS[m.act](np.array([x], np.float64), m.alpha, m.beta)[0])
             vals.append(math.floor(y / s_o + 0.5) + z_o)   # unclamped: the slope across the output's bound
 
         def clamp(v):
-            return min(max(v, self.qmin), self.qmax)
+            return min(max(v, qmin), qmax)
         rows = []
         for i in range(256):
             b = clamp(vals[i])
@@ -346,8 +359,9 @@ class IndependentRef:
     def quantize_input(self, x: np.ndarray) -> np.ndarray:
         """Float input [1, C, H, W] -> int64 [C, H, W] with the input region's scale and zero point
         (round half up, saturated)."""
-        s, zp = self.regions[self.g.tensors[self.g.inputs[0]].region]
-        return np.clip(np.floor(np.asarray(x, np.float64)[0] / s + 0.5) + zp, self.qmin, self.qmax).astype(np.int64)
+        reg = self.g.tensors[self.g.inputs[0]].region
+        (s, zp), (qmin, qmax) = self.regions[reg], _qrange(self.rbits[reg])
+        return np.clip(np.floor(np.asarray(x, np.float64)[0] / s + 0.5) + zp, qmin, qmax).astype(np.int64)
 
     def run(self, x_q: np.ndarray) -> dict:
         """Execute on the integer input [C, H, W]. Returns ``{region name: int64 [C, H, W]}`` (interiors)."""
@@ -374,20 +388,21 @@ class IndependentRef:
             else:
                 acc = x.astype(np.int64)
             v = (acc + d["bias"][:, None, None]) >> d["pre_shift"][:, None, None]
+            qmin, qmax = _qrange(d["bits_out"])
             for k, o in enumerate(n.outputs):
                 p, r = d["outs"][k], d["outs"][k]["rec"]
                 raw = _requant(v, r["mult_pos"], r["shift_pos"], r["mult_neg"], r["shift_neg"], d["use_neg"],
-                               p["zp_out"], self.qmin, self.qmax, clamp=False)
-                y = np.clip(raw, self.qmin, self.qmax)
+                               p["zp_out"], qmin, qmax, clamp=False)
+                y = np.clip(raw, qmin, qmax)
                 if d["table"] is not None:   # entry (y - qmin) >> (bits - 8), interpolated on the low bits
-                    u = y - self.qmin
-                    fb = self.bits - 8
+                    u = y - qmin
+                    fb = d["bits_out"] - 8
                     i, f = u >> fb, u & ((1 << fb) - 1)
-                    y = np.clip(d["table"][i, 0] + ((d["table"][i, 1] * f + 128) >> 8), self.qmin, self.qmax)
+                    y = np.clip(d["table"][i, 0] + ((d["table"][i, 1] * f + 128) >> 8), qmin, qmax)
                     if d["identity"] is not None:   # above the table's window: the identity by a shift
                         sh, z_t, z_id = d["identity"]
-                        idv = np.clip(((raw - z_t + ((1 << sh) >> 1)) >> sh) + z_id, self.qmin, self.qmax)
-                        y = np.where(raw > self.qmax, idv, y)
+                        idv = np.clip(((raw - z_t + ((1 << sh) >> 1)) >> sh) + z_id, qmin, qmax)
+                        y = np.where(raw > qmax, idv, y)
                 if k == 0:
                     if m.pool:
                         y = _maxpool(y, *m.pool, m.pads if m.kind == "copy" else None)
@@ -413,12 +428,11 @@ def compare_ddr(ref: IndependentRef, regions: dict, prog, ddr: np.ndarray, bases
     from host.manifest import im2col_into
 
     bad = []
-    eb = prog.hw.elem_bytes
     for name, r in prog.layout.regions.items():
         if name not in regions:
             bad.append(f"region {name}: in the program's DDR layout but not in the graph")
             continue
-        a = region_array(ddr, bases[r["base_reg"]], r, eb).astype(np.int64)
+        a = region_array(ddr, bases[r["base_reg"]], r).astype(np.int64)
         p, want = r["pad"], regions[name]
         exp = np.full(a.shape, ref.border[name], np.int64)
         if r.get("im2col"):   # the input as its patches (host.manifest.im2col_into)

@@ -17,7 +17,8 @@ Writing ``ap_start`` runs the program in a background thread (the accelerator ru
 work): the instructions are fetched from DDR at the ``insns`` register (``fetch_ddr = 1``; the bitstream's
 instruction ROM, ``fetch_ddr = 0``, is empty in simulation: the run ends at once with NO_END), the golden
 simulator executes them on the device memory with the four base-address registers and the four ``*_size``
-registers (each LOAD / STORE must stay inside its base register's buffer), then ``status``, ``cycles`` and
+registers (each LOAD / STORE must stay inside its base register's buffer; each instruction at its own ``prec``, so
+no precision is taken from the program's CONFIG), then ``status``, ``cycles`` and
 ``ap_done``/``ap_idle`` are set. A :class:`generator.exec.golden.SimError` sets its ``status`` bits
 (:data:`generator.spec.isa.STATUS_BITS`); a deadlock (every module waiting for a token) is WATCHDOG with ``ap_done``
 raised, as the hardware's watchdog does. ``hang=True`` makes every run hang (``ap_done`` never rises; driver timeout
@@ -38,7 +39,7 @@ from generator.spec.board import Board, load_board
 from generator.spec.timing import HwConfig
 from generator.exec.golden import GoldenSim, SimError
 from host.manifest import page_round
-from host.registers import KERNEL_VLNV, SIZE_REGS, ip_vlnv, pack_hw_info
+from host.registers import HW_INFO_MODES, KERNEL_VLNV, SIZE_REGS, ip_vlnv, pack_hw_info
 
 REG = {n: (o, b, a) for n, o, b, a in isa.REGISTERS}
 CTRL = isa.CTRL_BITS
@@ -63,8 +64,11 @@ class AccelRegisterFile:
 
     Args:
         device: the :class:`GoldenSimDevice` whose memory the accelerator reads and writes.
-        board: the board the simulated bitstream is built for (its configuration id, Tn, Tm; int8 and int16).
+        board: the board the simulated bitstream is built for (its configuration id, Tn, Tm).
         hang: never finish a run (``ap_done`` stays 0).
+        precisions: the precision modes ``hw_info`` reports (names of :data:`host.registers.HW_INFO_MODES`; default
+            both, as every bitstream is built; fewer: a driver test of a bitstream without one). The simulator runs
+            every instruction at its ``prec`` whatever this says.
         info_registers: ``"constant"``: ``hw_info`` / ``config_id`` read their values from reset (as the RTL's
             constant registers); ``"hls"``: they read 0 until the first start, as the Vitis HLS IP's s_axilite
             output registers, which the ``accel`` top writes at the start of each run.
@@ -78,13 +82,16 @@ class AccelRegisterFile:
     """
 
     def __init__(self, device: "GoldenSimDevice", board: Board, hang: bool = False,
-                 info_registers: str = "constant"):
+                 info_registers: str = "constant", precisions=tuple(HW_INFO_MODES)):
         if info_registers not in ("constant", "hls"):
             raise ValueError(f"info_registers must be 'constant' or 'hls', not {info_registers!r}")
+        if not set(precisions) <= set(HW_INFO_MODES):
+            raise ValueError(f"precisions {list(precisions)}: not names of {list(HW_INFO_MODES)}")
         self.device, self.board, self.hang = device, board, hang
         self.info_valid = info_registers == "constant"
         self.probes = 0
-        self.hw = {bits: HwConfig.from_board(board, bits) for bits in (8, 16)}
+        self.precisions = list(precisions)
+        self.hw = HwConfig.from_board(board, 8)     # (GoldenSim runs each instruction at its prec: HwConfig.at_prec)
         self.words = {}                 # 32-bit word offset -> value (argument registers)
         self.ctrl = 1 << CTRL["ap_idle"]
         self.gie = self.ier = self.isr = 0
@@ -99,13 +106,12 @@ class AccelRegisterFile:
     # ---- identification ---------------------------------------------------------------------------------
     @property
     def hw_info(self) -> int:
-        """:func:`host.registers.pack_hw_info` of the ISA version, Tn, Tm and the precisions (int8, int16)."""
-        hw = self.hw[8]
-        return pack_hw_info(isa.ISA_VERSION, hw.tn, hw.tm, [f"int{b}" for b in self.hw])
+        """:func:`host.registers.pack_hw_info` of the ISA version, Tn, Tm and the precision modes."""
+        return pack_hw_info(isa.ISA_VERSION, self.hw.tn, self.hw.tm, self.precisions)
 
     @property
     def config_id(self) -> int:
-        return self.hw[8].config_id
+        return self.hw.config_id
 
     # ---- 32-bit word access -------------------------------------------------------------------------------
     def _arg(self, name: str) -> int:
@@ -184,13 +190,8 @@ class AccelRegisterFile:
             prog = dev.read_memory(insns_addr, n_insns * isa.INSN_BYTES) if n_insns else b""
             if not prog:    # nothing fetched, nothing dispatched: the base registers are never used
                 raise SimError("n_insns = 0: no instruction fetched, no END", "NO_END")
-            bits = 8
-            if len(prog) >= isa.INSN_BYTES and prog[0] & 0xF == isa.OPCODES["CONFIG"]:
-                with contextlib.suppress(isa.IsaError):
-                    c = isa.decode(prog[:isa.INSN_BYTES])
-                    bits = 16 if c.precision == isa.PRECISIONS["int16"] else 8
             off = {k: dev.offset_of(a) for k, a in bases.items()}
-            res = GoldenSim(self.hw[bits], dev.mem, off, sizes).run(prog)
+            res = GoldenSim(self.hw, dev.mem, off, sizes).run(prog)
             cycles = res.cycles
         except SimError as e:
             err, status = str(e), e.status
@@ -244,20 +245,22 @@ class GoldenSimDevice(Device):
         hang: the accelerator never raises ``ap_done`` (timeout tests).
         info_registers: see :class:`AccelRegisterFile` (``"hls"``: hw_info / config_id read 0 before the first start).
         block_design: ``ip_dict`` as the four-IP block design's .hwh gives it (:func:`block_design_ip_dict`).
+        precisions: the precision modes its ``hw_info`` reports (see :class:`AccelRegisterFile`; default both).
     Raises:
         MemoryError (from :meth:`allocate`) when the simulated DDR is exhausted.
     """
 
     def __init__(self, board="zcu19eg", mem_bytes: int = 40 << 20, mem_base: int = 0x6000_0000,
                  accel_base: int = 0xA000_0000, hang: bool = False, info_registers: str = "constant",
-                 block_design: bool = False):
+                 block_design: bool = False, precisions=tuple(HW_INFO_MODES)):
         super().__init__("golden-sim")
         self.board = load_board(board) if isinstance(board, str) else board
         self.capabilities = {"REGISTER_RW": True}
         self.mem = np.zeros(mem_bytes, np.uint8)
         self.mem_base, self.accel_base, self.accel_range = mem_base, accel_base, 0x10000
         self._next = 0
-        self.accel = AccelRegisterFile(self, self.board, hang=hang, info_registers=info_registers)
+        self.accel = AccelRegisterFile(self, self.board, hang=hang, info_registers=info_registers,
+                                       precisions=precisions)
         self.flushes, self.invalidates = [], []      # (device address, bytes) of each call
         self.ip_dict = {"accel_0": {"fullpath": "accel_0", "type": KERNEL_VLNV, "phys_addr": accel_base,
                                     "addr_range": self.accel_range, "state": None, "interrupts": {},

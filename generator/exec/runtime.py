@@ -10,10 +10,10 @@ from generator.codegen.program import Program
 from host.manifest import im2col_into, page_round, region_shape
 
 
-def region_array(ddr: np.ndarray, base: int, r: dict, eb: int) -> np.ndarray:
-    """Writable view of a whole region (border included) as [H + 2p, W + 2p, C] int8/int16
-    (:func:`host.manifest.region_shape`; the driver views its buffers the same way)."""
-    shape = region_shape(r)
+def region_array(ddr: np.ndarray, base: int, r: dict) -> np.ndarray:
+    """Writable view of a whole region (border included) as [H + 2p, W + 2p, C] int8/int16 by the region's
+    ``bits`` (:func:`host.manifest.region_shape`; the driver views its buffers the same way)."""
+    shape, eb = region_shape(r), r["bits"] // 8
     n = shape[0] * shape[1] * shape[2] * eb
     raw = ddr[base + r["addr"]: base + r["addr"] + n]
     return raw.view(np.int8 if eb == 1 else np.dtype("<i2")).reshape(shape)
@@ -26,7 +26,7 @@ def build_ddr(prog: Program, x_q: np.ndarray) -> tuple[np.ndarray, dict]:
     Returns: (uint8 DDR image, {"WEIGHTS": addr, "ACT": addr, "INPUT": addr, "OUTPUT": addr}) with every region
         filled with its zero point (the padding borders) and the input written into its region's interior.
     """
-    lay, eb = prog.layout, prog.hw.elem_bytes
+    lay = prog.layout
     bases, cur = {}, 0
     for k in isa.BASE_REGS:
         bases[k] = cur
@@ -34,11 +34,11 @@ def build_ddr(prog: Program, x_q: np.ndarray) -> tuple[np.ndarray, dict]:
     ddr = np.zeros(cur, np.uint8)
     ddr[bases["WEIGHTS"]:bases["WEIGHTS"] + len(prog.weights)] = np.frombuffer(prog.weights, np.uint8)
     for r in lay.regions.values():
-        region_array(ddr, bases[r["base_reg"]], r, eb)[...] = r["zp"]
+        region_array(ddr, bases[r["base_reg"]], r)[...] = r["zp"]
     inp = [r for r in lay.regions.values() if r["base_reg"] == "INPUT"]
     if len(inp) != 1:
         raise ValueError(f"expected one input region, found {len(inp)}")
-    write_input(region_array(ddr, bases["INPUT"], inp[0], eb), inp[0], x_q)
+    write_input(region_array(ddr, bases["INPUT"], inp[0]), inp[0], x_q)
     return ddr, bases
 
 
@@ -59,6 +59,6 @@ def read_tensor(prog: Program, g, ddr: np.ndarray, bases: dict, name: str) -> np
     """Integer tensor ``name`` read from the DDR image: int64 [C, H, W] (its channels of its region)."""
     t = g.tensors[name]
     r = prog.layout.regions[t.region]
-    a = region_array(ddr, bases[r["base_reg"]], r, prog.hw.elem_bytes)
+    a = region_array(ddr, bases[r["base_reg"]], r)
     p = r["pad"]
     return a[p:p + r["h"], p:p + r["w"], t.ch_offset:t.ch_offset + t.shape[1]].transpose(2, 0, 1).astype(np.int64)

@@ -36,7 +36,8 @@ from generator.frontend.onnx_loader import check_bounds, load_onnx
 from generator.spec.timing import HwConfig
 from generator.ir.graph import Graph, GraphError
 from generator.quant.bias import correct_bias
-from generator.quant.quantize import QuantConfig, quantize
+from generator.quant.precision import mixed_precision, parse_precision
+from generator.quant.quantize import QuantConfig, QuantError, quantize
 from generator.quant.ranges import channel_ranges, select_ranges
 from generator.quant.table_ranges import tie_table_ranges
 
@@ -320,7 +321,7 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
                   model: str | None = None, progress: bool = True, log=print, names=None, yolo_cfg=None,
                   require_detection: bool = False, calib=None, calib_method: str = "auto",
                   bias_correction: bool = True, equalize: float = EQUALIZE_ALPHA,
-                  input_size: tuple[int, int] | None = None) -> Compiled:
+                  input_size: tuple[int, int] | None = None, precision: str | None = None) -> Compiled:
     """Compile a model for a board. ``model``: an ONNX path (default: the official YOLOv4-tiny).
 
     Args:
@@ -339,6 +340,8 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
         input_size: (H, W) in pixels for a model exported with symbolic height / width (dynamic axes), else None
             (the model's ``imgsz`` metadata); must equal a static input's size
             (:func:`generator.frontend.onnx_loader.load_onnx`).
+        precision: per-layer precision spec (:mod:`generator.quant.precision`: ``auto[:dB]``, ``int8``, ``int16``,
+            ``<layer glob>=int8|int16``, comma-separated; None: every layer in the ``quant`` mode's precision).
 
     The loaded model is checked before any calibration: its ``darknet_yolo`` and class-name metadata
     (:func:`check_yolo_heads`, :func:`resolve_class_names`) and its input against the accelerator's bounds at the
@@ -353,10 +356,14 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
         log(f"{b.name}: accelerator chosen by `invoke explore` ({chosen_path(b.name)}): Tn x Tm = {a.tn} x {a.tm}, "
             f"{a.axi_data_width_bits}-bit m_axi")
     cfg = QuantConfig.from_mode(quant, per_channel)
+    spec = parse_precision(precision)
+    if spec.auto and cfg.bits != 8:
+        raise QuantError(f"--precision auto chooses int16 layers in an int8 network; {quant} is {cfg.bits}-bit "
+                         f"(use an int8 mode, or list the int8 layers: <glob>=int8)")
     hw = HwConfig.from_board(b, cfg.bits)
     model_path = Path(model) if model else default_onnx()
     g0 = load_model(model_path, input_size)
-    check_bounds(g0.nodes, g0.tensors, g0.inputs[0], hw.elem_bytes)
+    check_bounds(g0.nodes, g0.tensors, g0.inputs[0], hw.elem_bytes if spec.uniform and not spec.default else 2)
     cfg_names = apply_yolo_cfg(g0, yolo_cfg) if yolo_cfg else None
     if not yolo_cfg:
         check_yolo_heads(g0, model_path)
@@ -367,6 +374,8 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
     opts = {"quant": quant, "per_channel": per_channel, "input_size": input_size, "class_names": class_names,
             "yolo": g0.metadata.get("darknet_yolo"), "calib": calib_set_digest(calib),
             "calib_method": calib_method, "bias_correction": bias_correction, "equalize": equalize if eq else 0}
+    if spec.text:   # (the default spec leaves the cache keys of uniform compiles as they were)
+        opts["precision"] = spec.text
     hit = read_compiled(model_path, compile_key(model_path, b, opts, cache_files(model_path, calib, opts["equalize"])))
     if hit is not None:      # (generator.flows.compile_cache: same model, options, calibration caches and code)
         return Compiled(*hit, hw, cfg, b, model_path, {"compile_cache": time.time() - t0}, class_names)
@@ -379,12 +388,16 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
         ranges, headroom, choices = select_ranges(stats, cfg, inputs=g.inputs, method=calib_method)
         ranges, choices = tie_table_ranges(g, stats, ranges, choices, cfg, headroom)
         t2 = time.time()
-        qg = quantize(g, ranges, cfg, hw.acc_bits, headroom=headroom, calibration=choices,
+        acc = {8: hw.at(8).acc_bits, 16: hw.at(16).acc_bits}
+        qg = quantize(g, ranges, cfg, acc, headroom=headroom, calibration=choices,
                       channel_ranges=channel_ranges(stats))
+        w, h = net_size(g)
+        images = calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib, input_resize(g),
+                                    input_format(g)).values() if bias_correction or spec.auto else ()
         if bias_correction:
-            w, h = net_size(g)
-            qg = correct_bias(qg, g, calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib,
-                                                        input_resize(g), input_format(g)).values(), hw.acc_bits)
+            qg = correct_bias(qg, g, images, acc)
+        if spec.text:
+            qg = mixed_precision(g, qg, stats, cfg, spec, list(images), acc, bias_correction, calib_method, log)
     prog = compile_program(qg, hw)
     t3 = time.time()
     write_compiled(model_path, compile_key(model_path, b, opts, cache_files(model_path, calib, opts["equalize"])),

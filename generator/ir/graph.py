@@ -70,7 +70,7 @@ class Region:
     ``base_reg`` is the base-address register it is relative to (ACT, INPUT or OUTPUT); ``addr`` its byte offset
     there (set by allocation). Channel stride of every tensor in the region = ``channels``. ``scale`` /
     ``zero_point`` quantize it; a graph output quantized per channel has ``channel_scales`` (float64 [channels])
-    and ``scale`` None.
+    and ``scale`` None; ``bits`` is its precision (8 or 16, every tensor in it of that dtype).
     """
     name: str
     channels: int
@@ -82,6 +82,15 @@ class Region:
     scale: float | None = None
     zero_point: int | None = None
     channel_scales: np.ndarray | None = None
+    bits: int | None = None
+
+    @property
+    def elem_bytes(self) -> int:
+        """Bytes per element in DDR of the quantized region (``bits`` 8 or 16: 1 or 2). Raises GraphError before
+        quantization."""
+        if self.bits not in (8, 16):
+            raise GraphError(f"region {self.name}: not quantized (bits {self.bits})")
+        return self.bits // 8
 
 
 @dataclass

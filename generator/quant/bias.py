@@ -32,12 +32,12 @@ def channel_means(fg: Graph, qg: Graph, images) -> dict:
         run_float(fg, {fg.inputs[0]: x}, taps=taps)
         for name, n in convs.items():
             t = qg.tensors[n.inputs[0]]
-            q = n.attrs["q"]
+            b = int(t.dtype[3:])        # the input's precision (a layer's q["qmin"] / q["qmax"] are its output's)
             v = taps[name].astype(np.float64)
             dq = v / t.scale            # deq(q(v)) = (clip(round(v / s) + zp, qmin, qmax) - zp) * s, in place
             np.round(dq, out=dq)
             dq += t.zero_point
-            np.clip(dq, q["qmin"], q["qmax"], out=dq)
+            np.clip(dq, -(1 << (b - 1)), (1 << (b - 1)) - 1, out=dq)
             dq -= t.zero_point
             dq *= t.scale
             a, b = sums.get(name, (0.0, 0.0))
@@ -46,22 +46,23 @@ def channel_means(fg: Graph, qg: Graph, images) -> dict:
     return {name: (a / k, b / k) for name, (a, b) in sums.items()}
 
 
-def correct_bias(qg: Graph, fg: Graph, images, acc_bits: int) -> Graph:
+def correct_bias(qg: Graph, fg: Graph, images, acc_bits) -> Graph:
     """The quantized graph ``qg`` (a copy) with every convolution's integer bias corrected for the mean shift that
     quantization puts on its output channels (module docstring), measured on ``images`` through the float graph
     ``fg`` (the graph ``qg`` was quantized from). Records ``metadata["bias_correction"]`` = {layer: largest
     |correction| in accumulator units}. Raises QuantError (naming the layer) if a corrected bias could overflow
-    the ``acc_bits``-bit signed accumulator."""
+    the ``acc_bits``-bit signed accumulator (an int, or {bits: width} per input precision)."""
     g = qg.copy()
     means = channel_means(fg, g, list(images))
-    amax = max(-min(n.attrs["q"]["qmin"] for n in g.macro_nodes()), max(n.attrs["q"]["qmax"] for n in g.macro_nodes()))
-    lim = (1 << (acc_bits - 1)) - 1
     record = {}
     for n in g.macro_nodes():
         if n.name not in means:
             continue
         m, q = n.attrs["macro"], n.attrs["q"]
         t = g.tensors[n.inputs[0]]
+        bits_in = int(t.dtype[3:])
+        amax, ab = 1 << (bits_in - 1), acc_bits[bits_in] if isinstance(acc_bits, dict) else acc_bits
+        lim = (1 << (ab - 1)) - 1
         s_acc = t.scale * np.asarray(q["s_w"], np.float64)
         w = fg.const(m.weight).astype(np.float64)
         oc = w.shape[0]
@@ -76,7 +77,7 @@ def correct_bias(qg: Graph, fg: Graph, images, acc_bits: int) -> Graph:
         if worst.max() > lim:
             k = int(worst.argmax())
             raise QuantError(f"layer {n.name}: after bias correction the accumulator could overflow: output channel "
-                             f"{k} can reach {int(worst[k])} > {lim} ({acc_bits}-bit signed accumulator)")
+                             f"{k} can reach {int(worst[k])} > {lim} ({ab}-bit signed accumulator)")
         set_pre_shift(q, worst, f"layer {n.name}")
         record[n.name] = int(np.abs(corr).max())
     g.metadata["bias_correction"] = record

@@ -102,8 +102,10 @@ def _activate(qg: Graph, n, pre: np.ndarray, table_in: bool, acts: bool) -> np.n
 def _store(qg: Graph, regions: dict, name: str, v: np.ndarray, q: dict, on: bool) -> None:
     """Write tensor ``name``'s values (float64 [C, H, W]) into its region's channels, on its grid when ``on``."""
     t = qg.tensors[name]
-    if on:
-        v = fake_quant(v, t.deq_scale, t.zero_point, q["qmin"], q["qmax"])
+    if on:   # (the tensor's own precision: a graph input's may differ from its reader's output precision)
+        b = int(t.dtype[3:]) if t.dtype in ("int8", "int16") else None
+        lo, hi = (-(1 << (b - 1)), (1 << (b - 1)) - 1) if b else (q["qmin"], q["qmax"])
+        v = fake_quant(v, t.deq_scale, t.zero_point, lo, hi)
     regions[t.region][t.ch_offset:t.ch_offset + t.shape[1]] = v
 
 

@@ -21,7 +21,7 @@ Scheme (Jacob et al., CVPR 2018; Krishnamoorthi, arXiv:1806.08342):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -177,16 +177,16 @@ def _channel_params(lo, hi, cfg: "QuantConfig", headroom: float, floor) -> tuple
     return np.maximum(np.maximum(a, 1e-8) / cfg.qmax, floor), 0
 
 
-def _scale_floors(g: Graph, ranges: dict, cfg: QuantConfig, headroom) -> None:
+def _scale_floors(g: Graph, ranges: dict, cfg_of, headroom) -> None:
     """Raise output-region scales so that no layer needs a real multiplier above :data:`MAX_REAL_MULT`: a region
     whose calibrated range is (almost) empty, e.g. a ReLU output that was never positive, would otherwise need
     a left shift. In graph order, every region written by a layer gets at least
     ``s_in * max_c(s_w[c]) * max(1, alpha) / MAX_REAL_MULT`` (copy layers: s_w = 1; emul layers: s_w = the second
-    factor's scale); its zero point follows."""
-    wmax = (1 << (cfg.bits - 1)) - 1
+    factor's scale); its zero point follows. ``cfg_of(region)``: the region's :class:`QuantConfig`."""
     for n in g.macro_nodes():
         m = n.attrs["macro"]
         s_in = g.regions[g.tensors[n.inputs[0]].region].scale
+        wmax = cfg_of(g.tensors[n.inputs[0]].region).qmax
         if m.kind == "emul":   # the product's second factor plays the weight's part: s_in * s_b / s_out
             smax = g.regions[g.tensors[n.inputs[1]].region].scale
         else:
@@ -195,7 +195,8 @@ def _scale_floors(g: Graph, ranges: dict, cfg: QuantConfig, headroom) -> None:
         for o in n.outputs:
             reg = g.regions[g.tensors[o].region]
             if reg.scale < floor:
-                reg.scale, reg.zero_point = _act_params(*ranges[reg.name], cfg, headroom(reg.name), floor)
+                reg.scale, reg.zero_point = _act_params(*ranges[reg.name], cfg_of(reg.name), headroom(reg.name),
+                                                        floor)
 
 
 def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None = None) -> dict:
@@ -248,15 +249,20 @@ def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None
     return {k: tuple(v) for k, v in ranges.items()}
 
 
-def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headroom: dict | None = None,
-             calibration: dict | None = None, channel_ranges: dict | None = None) -> Graph:
+def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits, headroom: dict | None = None,
+             calibration: dict | None = None, channel_ranges: dict | None = None,
+             region_bits: dict | None = None) -> Graph:
     """Annotate a fused graph with integer parameters (returns a new graph).
 
     ``ranges``: {region: (min, max)} float activation ranges; ``headroom``: {region: factor} applied to them
     (None: :attr:`QuantConfig.headroom` for every region but the graph inputs); ``calibration``: the per-region
     choices of :func:`generator.quant.ranges.select_ranges`, kept in ``metadata["calibration"]``;
     ``channel_ranges``: {region: (min [C], max [C])} per-channel ranges of :func:`channel_output_regions`, which
-    then take per-channel scales (:func:`_channel_params`; only with per-channel weights).
+    then take per-channel scales (:func:`_channel_params`; only with per-channel weights); ``region_bits``:
+    {region: 8 or 16} where a region's precision is not ``cfg.bits`` (mixed precision,
+    :mod:`generator.quant.precision`: a layer's weights and accumulator bound follow its input region's bits, its
+    clamp and activation table its output's); ``acc_bits``: the signed accumulator width, or {bits: width} per
+    input precision.
 
     Sets ``region.scale/zero_point`` for every region, tensor dtype, and on every Macro node
     ``attrs["q"]`` = dict(w [OC, IC, KH, KW] int (conv only), bias [OC] int64, mult_pos/shift_pos/mult_neg/
@@ -272,28 +278,33 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
     # legend: s_* scales, zp_* zero points, wq quantized weights, r real multipliers s_in * s_w / s_out [OC],
     # worst the largest |accumulator| an output channel can reach, lim the accumulator's largest value
     g = graph.copy()
-    dt = f"int{cfg.bits}"
+    bits = {name: int((region_bits or {}).get(name, cfg.bits)) for name in g.regions}
+    cfgs = {b: replace(cfg, bits=b) for b in set(bits.values()) | {cfg.bits}}
+    def cfg_of(name):
+        return cfgs[bits[name]]
+
     def room(name):   # graph inputs: their range is known (0..1 images: exact 8-bit pixels in int8-asym)
         if name in g.inputs:
             return 1.0
-        return cfg.headroom if headroom is None else headroom.get(name, 1.0)
+        return cfg_of(name).headroom if headroom is None else headroom.get(name, 1.0)
 
     for name, reg in g.regions.items():
         if name not in ranges:
             raise QuantError(f"region {name}: no calibration range (was it written by any layer?)")
-        reg.scale, reg.zero_point = _act_params(*ranges[name], cfg, room(name))
+        reg.scale, reg.zero_point = _act_params(*ranges[name], cfg_of(name), room(name))
+        reg.bits = bits[name]
     chans = {r: v for r, v in (channel_ranges or {}).items()
              if cfg.per_channel and r in channel_output_regions(g)}
-    _scale_floors(g, ranges, cfg, room)
+    _scale_floors(g, ranges, cfg_of, room)
     for t in g.tensors.values():
         if t.region is not None:
             r = g.regions[t.region]
-            t.scale, t.zero_point, t.dtype = r.scale, r.zero_point, dt
-    wmax = (1 << (cfg.bits - 1)) - 1
-    amax = max(-cfg.qmin, cfg.qmax)
+            t.scale, t.zero_point, t.dtype = r.scale, r.zero_point, f"int{r.bits}"
     for n in g.macro_nodes():
         m = n.attrs["macro"]
         tin, tout = g.tensors[n.inputs[0]], g.tensors[n.outputs[0]]
+        c_in, c_out = cfg_of(tin.region), cfg_of(tout.region)
+        wmax, amax = c_in.qmax, max(-c_in.qmin, c_in.qmax)
         s_in, zp_in, s_out, zp_out = tin.scale, tin.zero_point, tout.scale, tout.zero_point
         oc = tout.shape[1]
         if m.kind == "conv":
@@ -302,7 +313,7 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
             absmax = np.abs(w).reshape(oc, -1).max(axis=1) if cfg.per_channel else np.full(oc, np.abs(w).max())
             if tout.region in chans:
                 s_out, zp_out = _per_channel_output(g, tout, chans[tout.region], absmax / wmax * s_in * max(
-                    1.0, m.alpha if m.act == "leaky" else 1.0) / MAX_REAL_MULT, cfg, room(tout.region))
+                    1.0, m.alpha if m.act == "leaky" else 1.0) / MAX_REAL_MULT, c_out, room(tout.region))
             # an all-zero channel outputs its bias alone: any weight scale is exact, take the one giving r = 1/2
             s_w = np.where(absmax > 0, absmax / wmax, 0.5 * s_out / s_in)
             wq = np.clip(np.round(w / s_w[:, None, None, None]), -wmax, wmax).astype(np.int64)
@@ -311,17 +322,26 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits: int, headro
             r = s_in * s_w / s_out
         else:
             wq, (s_w, bias, worst, r) = None, _bypass_params(g, n, (s_in, zp_in), s_out, amax)
-        lim = (1 << (acc_bits - 1)) - 1
+        ab = acc_bits[c_in.bits] if isinstance(acc_bits, dict) else acc_bits
+        lim = (1 << (ab - 1)) - 1
         if worst.max() > lim:
             k = int(worst.argmax())
             raise QuantError(f"layer {n.name}: accumulator could overflow: output channel {k} can reach "
-                             f"{int(worst[k])} > {lim} ({acc_bits}-bit signed accumulator)")
+                             f"{int(worst[k])} > {lim} ({ab}-bit signed accumulator)")
         zp_b = int(g.tensors[n.inputs[1]].zero_point) if m.kind == "emul" else 0
-        n.attrs["q"] = dict(w=wq, bias=bias, zp_in=int(zp_in), zp_b=zp_b, qmin=cfg.qmin, qmax=cfg.qmax, s_w=s_w,
-                            **_output_params(g, n, r, (s_in, s_w), (tout, s_out, zp_out), ranges, cfg, room))
+        if m.kind == "emul" and bits[g.tensors[n.inputs[1]].region] != c_in.bits:
+            raise QuantError(f"layer {n.name}: its factors are int{c_in.bits} and "
+                             f"int{bits[g.tensors[n.inputs[1]].region]}; both must have one precision")
+        if any(bits[g.tensors[o].region] != c_out.bits for o in n.outputs[1:]):
+            raise QuantError(f"layer {n.name}: its outputs must share one precision")
+        n.attrs["q"] = dict(w=wq, bias=bias, zp_in=int(zp_in), zp_b=zp_b, qmin=c_out.qmin, qmax=c_out.qmax, s_w=s_w,
+                            bits_in=c_in.bits, bits_out=c_out.bits,
+                            **_output_params(g, n, r, (s_in, s_w), (tout, s_out, zp_out), ranges, c_out, room))
         set_pre_shift(n.attrs["q"], worst, f"layer {n.name}")
     g.metadata["quant"] = {"bits": cfg.bits, "symmetric": cfg.symmetric, "per_channel": cfg.per_channel,
                            "name": cfg.name}
+    if any(b != cfg.bits for b in bits.values()):
+        g.metadata["quant"]["region_bits"] = {k: v for k, v in bits.items() if v != cfg.bits}
     if calibration is not None:
         g.metadata["calibration"] = calibration
     return g
@@ -434,13 +454,14 @@ def _multipliers(r: np.ndarray, act: str, alpha: float, layer: str) -> dict:
 
 
 def param_bytes(g: Graph, cfg: QuantConfig) -> int:
-    """Bytes of weights and biases in the quantized model (weights at bits/8 bytes, biases as int32 for int8 and
-    int64 for int16, as stored before packing into PBUF records)."""
+    """Bytes of weights and biases in the quantized model (weights at bits/8 bytes of the layer's input precision,
+    biases as int32 for int8 and int64 for int16, as stored before packing into PBUF records)."""
     total = 0
     for n in g.macro_nodes():
         q = n.attrs["q"]
         if q["w"] is not None:
-            total += q["w"].size * cfg.bits // 8 + q["bias"].size * (4 if cfg.bits == 8 else 8)
+            b = q.get("bits_in", cfg.bits)
+            total += q["w"].size * b // 8 + q["bias"].size * (4 if b == 8 else 8)
     return total
 
 

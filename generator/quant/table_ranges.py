@@ -63,7 +63,7 @@ def top_crossing(f, lo: float, hi: float, top: float) -> float:
 
 
 def tie_table_ranges(g: Graph, stats: dict, ranges: dict, choices: dict, cfg,
-                     headroom: dict | None = None) -> tuple[dict, dict]:
+                     headroom: dict | None = None, region_bits: dict | None = None) -> tuple[dict, dict]:
     """Ranges and choices with every table layer's pre-activation range tied to its output range (module
     docstring); unchanged for a 16-bit ``cfg`` or a graph without table activations.
 
@@ -71,19 +71,20 @@ def tie_table_ranges(g: Graph, stats: dict, ranges: dict, choices: dict, cfg,
         g: the fused float graph the ranges were calibrated on; stats: the calibration statistics
             (:func:`generator.quant.ranges.collect_histograms`: per key ``lo``, ``hi``); ranges, choices: the
             output of :func:`generator.quant.ranges.select_ranges` for ``cfg``; headroom: its per-region headroom
-            (None: 1).
+            (None: 1); region_bits: {region: bits} of a mixed-precision graph (None: ``cfg.bits`` everywhere):
+            only tables writing an 8-bit region are tied.
     Returns: (ranges, choices), new dicts; a tied key's choice records ``method`` :data:`METHOD`, the new ``lo`` /
         ``hi`` and the method it replaces (``was``).
     Raises: QuantError naming the layer when its pre-activation or output region has no calibrated range.
     """
     ranges, choices = dict(ranges), dict(choices)
-    if cfg.bits != 8:
-        return ranges, choices
     for n in g.macro_nodes():
         m = n.attrs["macro"]
         if m.act not in TABLE_ACTIVATIONS:
             continue
         key, reg = PRE_ACT.format(n.name), g.tensors[n.outputs[0]].region
+        if (region_bits or {}).get(reg, cfg.bits) != 8:
+            continue
         if key not in stats or reg not in ranges:
             raise QuantError(f"layer {n.name}: no calibrated {'pre-activation' if key not in stats else 'output'} "
                              f"range to tie its {m.act} table's input range to")

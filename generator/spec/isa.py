@@ -25,7 +25,12 @@ instruction) carries the ISA version and the hardware configuration id; the hard
 
 Buffers (per board, see ``boards/*.yaml``): IBUF words hold Tn activations, WBUF words Tn x Tm weights
 (``[m][n]``, m = output lane), ACC words Tm accumulators, OBUF words Tm activations, PBUF one 16-byte record per
-output channel (:data:`PARAM_RECORD_BYTES`). Element sizes in DDR: 1 byte (int8 mode) or 2 bytes (int16 mode).
+output channel (:data:`PARAM_RECORD_BYTES`). Precision is per instruction (mixed precision per layer): the ``prec``
+field of LOAD (IBUF / WBUF elements), COMPUTE (int8: two packed multiplies per DSP48E2; int16: one), POST (the
+output's clamp and table indexing) and STORE selects int8 (0) or int16 (1), numbered as :data:`PRECISIONS`;
+elements are 1 byte (int8) or 2 bytes (int16) in DDR, and a buffer holds half as many int16 words as int8 words
+(``HwConfig.from_board``). A layer computes in its input's precision and writes its output's: requantization
+between precisions at a layer boundary is POST's ordinary requantization to the output's grid.
 """
 from __future__ import annotations
 
@@ -34,7 +39,7 @@ from dataclasses import dataclass
 from host.manifest import BASE_REGS as BASE_REG_ORDER
 from host.registers import HW_INFO_MODES, status_bit_names
 
-ISA_VERSION = 5
+ISA_VERSION = 6
 INSN_BITS = 256
 INSN_BYTES = INSN_BITS // 8
 
@@ -49,7 +54,7 @@ BASE_REGS = {name: k for k, name in enumerate(BASE_REG_ORDER)}
 BASE_REG_NAMES = {v: k for k, v in BASE_REGS.items()}
 BUFFERS = {"IBUF": 0, "WBUF": 1, "PBUF": 2, "TBUF": 3}
 BUFFER_NAMES = {v: k for k, v in BUFFERS.items()}
-#: CONFIG.precision values: the numbering of hw_info's mode bits (host/registers.py, read by the driver)
+#: the ``prec`` field's values (LOAD, COMPUTE, POST, STORE): the numbering of hw_info's mode bits (host/registers.py, read by the driver)
 PRECISIONS = dict(HW_INFO_MODES)
 #: POST.act bits: neg_mult (bit 0) v < 0 uses the negative-side multiplier (ReLU, LeakyReLU); table (bit 1) the
 #: requantized value indexes the activation table in TBUF (Sigmoid, SiLU, Mish, HardSwish, ...: :data:`TABLE_ENTRIES`)
@@ -118,9 +123,10 @@ HEADER = [("opcode", 4), ("pop_prev", 1), ("pop_next", 1), ("push_prev", 1), ("p
 
 FORMATS: dict[str, list[tuple[str, int]]] = {
     "NOP": [],
-    # isa_version and config_id checked by the hardware against its own; precision selects int8/int16 mode
-    "CONFIG": [("isa_version", 8), ("tn", 8), ("tm", 8), ("precision", 2), ("config_id", 32)],
-    # Strided 2-D DMA. For pixel (r, c) < (rows, cols) and element e < elems:
+    # isa_version and config_id checked by the hardware against its own
+    "CONFIG": [("isa_version", 8), ("tn", 8), ("tm", 8), ("config_id", 32)],
+    # Strided 2-D DMA. For pixel (r, c) < (rows, cols) and element e < elems (elem_bytes = 1 + prec; IBUF / WBUF
+    # banks hold the words of their prec; PBUF and TBUF records ignore prec, the compiler writes 0):
     #   src byte  = base[base_reg] + ddr_offset + r*row_stride + c*pix_stride + e*elem_bytes
     #   dst elem  = (dst_word + (r*cols + c)*dst_pitch) * lanes + dst_elem + e
     # lanes = Tn (IBUF), lane_pitch(Tn*Tm) (WBUF: element q = m*Tn + n of a word; q >= Tn*Tm is no element and
@@ -128,8 +134,9 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
     # lane r % P, row r // P, P = lane_pitch(Tm); lanes P > r % P >= Tm do not exist and are not written).
     "LOAD": [("buf", 2), ("bank", 1), ("base_reg", 2), ("ddr_offset", 32), ("rows", 12), ("cols", 12),
              ("elems", 20), ("row_stride", 32), ("pix_stride", 24), ("dst_word", 20), ("dst_elem", 16),
-             ("dst_pitch", 16)],
-    # Tile of a convolution on the PE array, for oy < oh, ox < ow, o < og, m < Tm:
+             ("dst_pitch", 16), ("prec", 1)],
+    # Tile of a convolution on the PE array (in precision prec: the IBUF / WBUF words its LOADs wrote, the
+    # accumulator range of that precision), for oy < oh, ox < ow, o < og, m < Tm:
     #   ACC[acc_bank][(oy*ow + ox)*og + o][m] (= if acc_init else +=)
     #     sum_{i<ig, ky<kh, kx<kw, n<Tn} WBUF[wbuf_bank][wbuf_word + ((o*ig + i)*kh + ky)*kw + kx][m][n]
     #                                   * IBUF[ibuf_bank][ibuf_word + ((oy*stride + ky)*in_cols + ox*stride + kx)*ig + i][n]
@@ -142,12 +149,12 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
     "COMPUTE": [("acc_bank", 1), ("ibuf_bank", 1), ("wbuf_bank", 1), ("acc_init", 1), ("bypass", 1),
                 ("oh", 12), ("ow", 12), ("og", 8), ("ig", 8), ("kh", 4), ("kw", 4), ("stride", 4),
                 ("in_cols", 12), ("ibuf_word", 20), ("wbuf_word", 20), ("emul", 1), ("b_word", 8), ("za", 16),
-                ("zb", 16)],
+                ("zb", 16), ("prec", 1)],
     # Post-processing of an accumulator tile (oh x ow pixels, og words) into OBUF, per output lane m of group o the
     # PBUF record r = pbuf_oc + o*P + m (P = lane_pitch(Tm); pbuf_oc a multiple of P):
     #   v = (ACC + bias[r]) >> pre_shift[r] (arithmetic: floor), in REQUANT_OPERAND_BITS signed bits
     #   (M, s) = (mult_neg, shift_neg) if act bit 0 and v < 0 else (mult_pos, shift_pos)
-    #   q = clamp(((v*M + 2^(s-1)) >> s) + zp_out)              (round half up, saturate to int8/int16)
+    #   q = clamp(((v*M + 2^(s-1)) >> s) + zp_out)              (round half up, saturate to int8/int16 by prec)
     #   act bit 1: q = the activation table's value at q (TBUF, see TABLE_ENTRIES); but with id_above where
     #     p = ((v*M + 2^(s-1)) >> s) + zp_out (unclamped) > qmax: q = clamp(((p - zp_out + r) >> id_shift) + zp_id),
     #     r = 2^(id_shift-1) (0 for id_shift 0): the identity above the table's window (ID_SHIFT_MAX)
@@ -155,11 +162,12 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
     #   nearest upsample by `up`; OBUF[(y*out_cols + x)*og + o][m] for y < out_rows, x < out_cols
     "POST": [("acc_bank", 1), ("oh", 12), ("ow", 12), ("og", 8), ("pbuf_oc", 12), ("act", 2), ("pool_k", 3),
              ("pool_s", 3), ("up", 3), ("zp_out", 16), ("out_rows", 12), ("out_cols", 12), ("id_above", 1),
-             ("id_shift", 4), ("zp_id", 16)],
-    # Strided 2-D write: DDR[base + ddr_offset + r*row_stride + c*pix_stride + e*elem_bytes]
+             ("id_shift", 4), ("zp_id", 16), ("prec", 1)],
+    # Strided 2-D write (elem_bytes = 1 + prec; the OBUF words its POST wrote in that precision):
+    #   DDR[base + ddr_offset + r*row_stride + c*pix_stride + e*elem_bytes]
     #   = OBUF element (r*cols + c)*src_pitch*Tm + e, for r < rows, c < cols, e < elems
     "STORE": [("base_reg", 2), ("ddr_offset", 32), ("rows", 12), ("cols", 12), ("elems", 16),
-              ("row_stride", 32), ("pix_stride", 24), ("src_pitch", 8)],
+              ("row_stride", 32), ("pix_stride", 24), ("src_pitch", 8), ("prec", 1)],
     "SYNC": [],
     "END": [],
 }
@@ -282,7 +290,7 @@ def disasm(insn: Insn, index: int | None = None) -> str:
             v = BASE_REG_NAMES.get(v, v)
         elif name == "ddr_offset":
             v = hex(v)
-        elif name == "precision":
+        elif name == "prec":
             v = {0: "int8", 1: "int16"}.get(v, v)
         parts.append(f"{name}={v}")
     head = f"{index:6d}: " if index is not None else ""
@@ -369,9 +377,7 @@ WATCHDOG_CYCLES = 1 << 12
 #: ILLEGAL_OPCODE         0   an instruction up to the first END has an opcode outside :data:`OPCODES`, non-zero bits
 #:                            above its format, or a pop/push flag towards a module its module does not border
 #:                            (LOAD-module instructions have no prev, STORE-module ones no next neighbour)
-#: CONFIG_MISMATCH        1   CONFIG for another accelerator: Tn, Tm or config_id differ from the hardware's, or a
-#:                            precision the hardware does not implement (not in :data:`PRECISIONS`; the golden
-#:                            simulator, built for one precision, also refuses the other one)
+#: CONFIG_MISMATCH        1   CONFIG for another accelerator: Tn, Tm or config_id differ from the hardware's
 #: ISA_VERSION_MISMATCH   2   CONFIG.isa_version != :data:`ISA_VERSION` (checked before CONFIG_MISMATCH)
 #: OUT_OF_RANGE           3   a LOAD / STORE byte outside [0, size) of its base register (the ``*_size``
 #:                            registers; the golden simulator without sizes: outside the DDR image), an on-chip

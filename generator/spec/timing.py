@@ -33,7 +33,7 @@ Cost model (cycles of the PL clock):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -95,6 +95,8 @@ class HwConfig:
     clock_mhz: float
     board: str
     hp_ports: int = 1
+    acc_bits_int8: int = 0
+    acc_bits_int16: int = 0
 
     @classmethod
     def from_board(cls, board: Board, bits: int) -> "HwConfig":
@@ -110,7 +112,27 @@ class HwConfig:
                    axi_bytes=a.axi_data_width_bits // 8,
                    rd_latency=a.ddr_read_latency_cycles, wr_latency=a.ddr_write_latency_cycles,
                    acc_bits=a.acc_bits_int8 if bits == 8 else a.acc_bits_int16, config_id=a.config_id(),
-                   clock_mhz=board.pl_clock_mhz, board=board.name, hp_ports=a.hp_ports)
+                   clock_mhz=board.pl_clock_mhz, board=board.name, hp_ports=a.hp_ports,
+                   acc_bits_int8=a.acc_bits_int8, acc_bits_int16=a.acc_bits_int16)
+
+    def at(self, bits: int) -> "HwConfig":
+        """The same accelerator seen at precision ``bits`` (8 or 16): the words per bank of IBUF / WBUF / OBUF for
+        that element size (the banks' bytes are fixed), its pixel lanes and accumulator width. A mixed-precision
+        program runs each instruction at its ``prec`` field's precision (:mod:`generator.spec.isa`). Raises
+        ValueError for other widths."""
+        if bits == self.bits:
+            return self
+        if bits not in (8, 16):
+            raise ValueError(f"precision must be 8 or 16 bits, got {bits}")
+        eb, k = bits // 8, self.elem_bytes
+        return replace(self, bits=bits, pix_lanes=2 if bits == 8 else 1, elem_bytes=eb,
+                       ibuf_words=self.ibuf_words * k // eb, wbuf_words=self.wbuf_words * k // eb,
+                       obuf_words=self.obuf_words * k // eb,
+                       acc_bits=self.acc_bits_int8 if bits == 8 else self.acc_bits_int16)
+
+    def at_prec(self, prec: int) -> "HwConfig":
+        """:meth:`at` for an instruction's ``prec`` field value (:data:`generator.spec.isa.PRECISIONS`)."""
+        return self.at(16 if prec == isa.PRECISIONS["int16"] else 8)
 
     @property
     def compute_fill(self) -> int:
@@ -299,6 +321,7 @@ def post_store_end(hw: HwConfig, post, t_post: int, store, t_store: int, cost=No
     cost = cost or insn_cycles
     c_post, c_store = cost(hw, post), cost(hw, store)
     f = store.f
+    hw = hw.at_prec(f.get("prec", 0)) if "prec" in f else hw
     n_seg, ws, whole = _store_segments(hw, f)
     k2 = max(post.f["pool_k"], 1) ** 2
     words = f["rows"] * f["cols"] * f["src_pitch"]
@@ -313,8 +336,10 @@ def post_store_end(hw: HwConfig, post, t_post: int, store, t_store: int, cost=No
 
 
 def insn_cycles(hw: HwConfig, insn) -> int:
-    """Cycles an instruction occupies its module (see the module docstring)."""
+    """Cycles an instruction occupies its module (see the module docstring), at its ``prec`` field's precision."""
     f, op = insn.f, insn.op
+    if "prec" in f:
+        hw = hw.at_prec(f["prec"])
     if op == "LOAD":
         buf = PBUF if f["buf"] == TBUF else f["buf"]     # (TBUF records take PBUF's path through LOAD)
         eb = 16 if buf == PBUF else hw.elem_bytes

@@ -42,13 +42,12 @@
 #include "accel_kernel_fetch.h"
 
 // ------------------------------------------------------------------------------------------ modules
-// Each module's state lives across invocations (one instruction per invocation): the run descriptor, the
-// precision latched by CONFIG, its sticky error bits and its loop iterations. An instruction pops the tokens it
+// Each module's state lives across invocations (one instruction per invocation): the run descriptor, its sticky
+// error bits and its loop iterations (an instruction's precision is its own prec field: mixed precision per layer). An instruction pops the tokens it
 // waits for, executes unless an error is set anywhere (the error wire), publishes its errors, pushes its tokens.
 struct module_state_t {
     bool active;
     run_t run;
-    ap_uint<1> prec;
     ap_uint<32> err, iters;
 };
 
@@ -57,7 +56,6 @@ static inline void module_begin(module_state_t &s, fifo<run_t> *run) {
     if (s.active) return;
     if (run) s.run = run->read();
     s.active = true;
-    s.prec = 0;
     s.err = 0;
     s.iters = 0;
 }
@@ -76,10 +74,8 @@ static void load_insn(module_state_t &s, const insn_t &x, fifo<token_t> &c2l, fi
                       prec_t pbuf[PBUF_ROWS][TM], trec_t tbuf[TBUF_ROWS][TM], err_in_t err_in, err_out_t err_out) {
     if (FH(x, POP_NEXT)) c2l.read();
     const int op = opcode_of(x);
-    if (op == OP_CONFIG)
-        s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
-    else if (op == OP_LOAD && s.err == 0 && err_peek(err_in) == 0)
-        exec_load(x, s.prec, ddr, s.run, ibuf, wbuf, pbuf, tbuf, s.err, s.iters);
+    if (op == OP_LOAD && s.err == 0 && err_peek(err_in) == 0)
+        exec_load(x, (ap_uint<1>)F(x, LOAD, PREC), ddr, s.run, ibuf, wbuf, pbuf, tbuf, s.err, s.iters);
     s.iters++;
     if (s.err) err_publish(err_out, s.err);
     if (FH(x, PUSH_NEXT)) tok_push(l2c, s.err);
@@ -93,10 +89,8 @@ static void compute_insn(module_state_t &s, const insn_t &x, fifo<token_t> &l2c,
     if (FH(x, POP_PREV)) l2c.read();
     if (FH(x, POP_NEXT)) s2c.read();
     const int op = opcode_of(x);
-    if (op == OP_CONFIG)
-        s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
-    else if (op == OP_COMPUTE && s.err == 0 && err_peek(err_in) == 0)
-        exec_compute(x, s.prec, ibuf, wbuf, acc, s.err, s.iters);
+    if (op == OP_COMPUTE && s.err == 0 && err_peek(err_in) == 0)
+        exec_compute(x, (ap_uint<1>)F(x, COMPUTE, PREC), ibuf, wbuf, acc, s.err, s.iters);
     s.iters++;
     if (s.err) err_publish(err_out, s.err);
     if (FH(x, PUSH_PREV)) tok_push(c2l, s.err);
@@ -135,8 +129,7 @@ static void store_insn(module_state_t &s, post_link_t &pl, const insn_t &x, fifo
     const bool go = s.err == 0 && err_peek(err_in) == 0;
     bool handed = false;   // a POST handed to the post module: it pushes its token at its end
     if (op == OP_CONFIG || op == OP_END) {
-        if (op == OP_CONFIG) s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
-        post_q.write(x);   // the post module latches the precision / ends its run
+        post_q.write(x);   // the post module ignores CONFIG / ends its run at END
     } else if (op == OP_POST && go) {
         insn_t y = x;
         y[POST_OVERLAP_BIT] = 0;
@@ -147,7 +140,7 @@ static void store_insn(module_state_t &s, post_link_t &pl, const insn_t &x, fifo
         handed = true;
         if (x[POST_OVERLAP_BIT] == 0) post_finish(s, pl, p2s, s2c);   // nothing runs beside it
     } else if (op == OP_STORE && go) {
-        exec_store(x, s.prec, ddr, s.run, obuf, p2s, pl, s.err, s.iters);
+        exec_store(x, (ap_uint<1>)F(x, STORE, PREC), ddr, s.run, obuf, p2s, pl, s.err, s.iters);
     }
     if (op == OP_STORE) post_finish(s, pl, p2s, s2c);   // the STORE ends after the POST beside it
     s.iters++;
@@ -156,7 +149,7 @@ static void store_insn(module_state_t &s, post_link_t &pl, const insn_t &x, fifo
     if (s.err) err_publish(err_out, s.err);
 }
 
-// the post module: CONFIG latches the precision, END ends its run, a POST runs and reports its end
+// the post module: END ends its run, a POST runs (at its prec field's precision) and reports its end
 static void post_insn(module_state_t &s, const insn_t &x, fifo<post_msg_t> &p2s,
                       const acc_t acc[2][ACC_WORDS][TM], const prec_t pbuf[PBUF_ROWS][TM],
                       const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_DEPTH][TM], err_out_t err_out) {
@@ -165,13 +158,10 @@ static void post_insn(module_state_t &s, const insn_t &x, fifo<post_msg_t> &p2s,
         s.active = false;
         return;
     }
-    if (op == OP_CONFIG) {
-        s.prec = (ap_uint<1>)F(x, CONFIG, PRECISION);
-        return;
-    }
+    if (op == OP_CONFIG) return;
     ap_uint<32> err = 0, iters = 0;
     ap_uint<24> words = 0;
-    exec_post(x, s.prec, acc, pbuf, tbuf, obuf, p2s, err, iters, words);
+    exec_post(x, (ap_uint<1>)F(x, POST, PREC), acc, pbuf, tbuf, obuf, p2s, err, iters, words);
     s.err |= err;
     if (s.err) err_publish(err_out, s.err);
     post_msg_t m;

@@ -118,8 +118,7 @@ VALIDATE:
         if (op == OP_CONFIG && cfg == 0) {
             if (F(x, CONFIG, ISA_VERSION) != ISA_VERSION)
                 cfg = STATUS_ISA_VERSION_MISMATCH;
-            else if (F(x, CONFIG, TN) != TN || F(x, CONFIG, TM) != TM || F(x, CONFIG, CONFIG_ID) != (i64)CONFIG_ID ||
-                     F(x, CONFIG, PRECISION) > 1)
+            else if (F(x, CONFIG, TN) != TN || F(x, CONFIG, TM) != TM || F(x, CONFIG, CONFIG_ID) != (i64)CONFIG_ID)
                 cfg = STATUS_CONFIG_MISMATCH;
         }
         if (op == OP_END) {
@@ -183,7 +182,7 @@ static void fetch_run(const run_t &r, maxi<axi_t> insns, ap_uint<32> n_insns, ap
 #endif
             const insn_t nx = k + 1 <= kend ? next_insn(insns, from_ddr, k + 1, held) : (insn_t)0;
             const int op = opcode_of(x);
-            if (op == OP_CONFIG) {  // the load module owns CONFIG (and its tokens); the others latch the precision
+            if (op == OP_CONFIG) {  // the load module owns CONFIG (and its tokens); the others see it too
                 lq.write(x);
                 cq.write(strip_flags(x));
                 sq.write(strip_flags(x));

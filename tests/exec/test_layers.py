@@ -44,6 +44,36 @@ def test_layer_bit_exact_and_close_to_float(kind, mode, pc, brd):
     assert res.cycles > 0
 
 
+@pytest.mark.parametrize("brd", list(BOARDS))
+@pytest.mark.parametrize("mode", ["int8-asym", "int16-sym"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_mixed_precision_layers_bit_exact(kind, mode, brd):
+    """Every other layer's output in the other precision (int8 <-> int16, requantized at each boundary): the
+    golden simulator's DDR equals the independent reference's on every region (each at its own precision), and
+    the outputs stay close to onnxruntime."""
+    build, ic = KINDS[kind]
+    b = Builder([1, ic, 14, 12], seed=zlib.crc32(kind.encode()) % 1000)
+    outs = build(b)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    m = b.model(list(outs))
+    gq, prog, xs, iref = compile_small(m, mode, True, BOARDS[brd](), with_ref=True, precision="alternate")
+    regions = {r.bits for r in gq.regions.values()}   # (a concatenation's writers share its widest precision)
+    precs = {i.f["prec"] for i in prog.insns if i.op in ("COMPUTE", "POST", "STORE")}
+    assert (precs == {0, 1}) == (regions == {8, 16})
+    assert iref.check_params(gq) == []
+    x = xs[0]
+    xq = quantize_input(gq, x)
+    assert np.array_equal(xq, iref.quantize_input(x))
+    _, _, ddr, bases = run_golden(prog, gq, xq)
+    assert compare_ddr(iref, iref.run(xq), prog, ddr, bases) == []
+    gold, ref, _ = run_both(gq, prog, x)
+    fl = ort_run(m, x)
+    for o in outs:
+        assert np.array_equal(gold[o], ref[o]), f"{o}: golden simulator differs from the integer reference"
+        s = sqnr_db(fl[o][0], dequantize(gq, o, gold[o]))
+        assert s > 28, f"{o}: SQNR {s:.1f} dB vs float"
+
+
 def test_tiny_board_really_tiles():
     """The tiny board must force several spatial tiles, output-channel tiles and input-channel chunks."""
     b = Builder([1, 20, 14, 12], seed=3)

@@ -4,7 +4,10 @@ e*elem_bytes -> element (dst_word + (r*cols + c)*dst_pitch)*lanes + dst_elem + e
 contents and random strided transfers into each buffer (int8 sign-extended, int16, 16-byte parameter records,
 overlapping pixel runs read as row spans), with a Python model of the read channel (random address-accept and beat
 delays, bursts checked against 4 KB) and of the lane memories (byte enables, rows); buffer words the LOAD must not
-touch are pre-filled and checked too. CONFIG's checks: a wrong Tm is CONFIG_MISMATCH, a wrong ISA version
+touch are pre-filled and checked too. Each case runs two LOADs back to back, each in its own precision (its prec
+field; the first int8 / int16 by turns, the second of either: a LOAD of the other precision right after one, the
+data side's constants of the first still draining); PBUF / TBUF LOADs with a random prec, which they ignore. CONFIG's
+checks: a wrong Tm is CONFIG_MISMATCH, a wrong ISA version
 ISA_VERSION_MISMATCH; LOAD beyond a size register is OUT_OF_RANGE with no burst issued."""
 from __future__ import annotations
 
@@ -193,25 +196,31 @@ async def load_matches_isa(dut):
     sizes = [DDR - b for b in BASES]                                   # as reset_with_regions drove them
     cfg = dict(isa_version=isa.ISA_VERSION, tn=P["tn"], tm=P["tm"], config_id=P["config_id"])
     enc = lambda op, **f: int.from_bytes(isa.encode(isa.make(op, **f)), "little")   # noqa: E731
+    n_mixed = 0
     for case in range(args["cases"]):
-        p16 = case % 2
         mem = nrng.integers(0, 256, DDR, dtype=np.uint8)
         models = [Model(P, nrng), Model(P, nrng)]
-        f = random_load(rng, dict(P, ibuf_words=P["ibuf_words16" if p16 else "ibuf_words8"],
-                                  wbuf_words=P["wbuf_words16" if p16 else "wbuf_words8"]), p16)
         want = [m.copy() for m in models]
-        want[f["bank"]] = reference(models[f["bank"]], f, mem, p16)
-        seen, bursts = await run_insns(dut, [enc("CONFIG", precision=p16, **cfg), enc("LOAD", **f)], mem, models, P,
-                                       rng)
-        assert seen == {"cfg_err_isa": 0, "cfg_err_cfg": 0, "oob": 0}, (f, seen)
-        assert int(dut.prec16.value) == p16
+        loads = []
+        for p16 in (case % 2, rng.randint(0, 1)):   # two LOADs back to back, each in its own precision
+            f = random_load(rng, dict(P, ibuf_words=P["ibuf_words16" if p16 else "ibuf_words8"],
+                                      wbuf_words=P["wbuf_words16" if p16 else "wbuf_words8"]), p16)
+            records = f["buf"] in (BUFS["PBUF"], BUFS["TBUF"])
+            f["prec"] = rng.randint(0, 1) if records else p16
+            want[f["bank"]] = reference(want[f["bank"]], f, mem, f["prec"])   # (records: prec ignored)
+            loads.append(f)
+        n_mixed += loads[0]["prec"] != loads[1]["prec"]
+        seen, bursts = await run_insns(dut, [enc("CONFIG", **cfg)] + [enc("LOAD", **f) for f in loads], mem, models,
+                                       P, rng)
+        assert seen == {"cfg_err_isa": 0, "cfg_err_cfg": 0, "oob": 0}, (loads, seen)
         for b in range(2):
             for name in ("ib", "wb", "pb", "tb"):
                 got, ref = getattr(models[b], name), getattr(want[b], name)
                 bad = np.flatnonzero(np.any((got != ref).reshape(len(got), -1), axis=1))
-                assert bad.size == 0, (f"case {case} int{16 if p16 else 8} {f}: bank {b} {name} differs at "
+                assert bad.size == 0, (f"case {case} {loads}: bank {b} {name} differs at "
                                        f"{bad.size} {[(int(i), got[i].tolist(), ref[i].tolist()) for i in bad[:8]]}")
         assert bursts
+    assert n_mixed >= args["cases"] // 4, f"only {n_mixed} cases mixed the precisions"
     assert SPAN_CYCLES[0] > 0, "no LOAD used row spans: the span path was not tested"
     # CONFIG mismatches and a LOAD beyond its size register
     seen, _ = await run_insns(dut, [enc("CONFIG", **dict(cfg, tm=P["tm"] * 2))], mem, models, P, rng)

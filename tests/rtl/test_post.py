@@ -6,7 +6,9 @@ multiplier, table, both), with the table the identity above its window (``id_abo
 0..15, ``zp_id`` in the precision's range and anywhere in its field; with the table bit clear the three fields are
 set too and must be ignored); the bench models the accumulator, parameter and table RAMs (one cycle read latency)
 and collects the OBUF lane writes. Also the unit's cycles (setup, one window step per cycle, the requantization
-pipeline (+ the table's), drain) and the OUT_OF_RANGE check of the PBUF entries."""
+pipeline (+ the table's), drain) and the OUT_OF_RANGE check of the PBUF entries. The POSTs run back to back (each
+started the cycle after the previous one's ``done``, as the STORE module starts them), int8 and int16 by turns, each
+in its own precision (its prec field)."""
 from __future__ import annotations
 
 import random
@@ -60,7 +62,6 @@ def golden_post(acc, recs, tables, f, bits):
     entry), lane tables ``tables`` [Tm, TABLE_ENTRIES, 2]. Returns int64 [elements written]."""
     hw = HwConfig.from_board(tiny_board(), bits)
     sim = GoldenSim(hw, np.zeros(0, np.uint8), {n: 0 for n in isa.BASE_REG_NAMES.values()})
-    sim.precision, sim.qmin, sim.qmax = bits, -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     for b in range(2):
         sim.acc[b][:acc.shape[1]] = acc[b]
     for i, r in enumerate(recs):
@@ -69,7 +70,7 @@ def golden_post(acc, recs, tables, f, bits):
         t = np.asarray(tables[lane], np.int64).reshape(isa.TBUF_ROWS, 2 * isa.TABLE_PER_RECORD)
         sim.tbuf[np.arange(isa.TBUF_ROWS) * hw.tm_pitch + lane] = t
     sim.obuf[:] = np.iinfo(np.int64).min                  # (unwritten)
-    sim._post(0, isa.make("POST", **f).f)
+    sim._post(0, isa.make("POST", **dict(f, prec=int(bits == 16))).f)
     written = sim.obuf != np.iinfo(np.int64).min
     n = int(np.argmin(written)) if not written.all() else written.size
     return sim.obuf[:n].copy()
@@ -94,14 +95,13 @@ def random_post(rng, tm, pbuf_entries, qr=128):
     return f
 
 
-async def _run_post(dut, f, p16, acc_mem, pbuf, P, tbuf=None):
-    """Start POST f; model the RAMs (``tbuf``: per lane its TBUF records as integers); returns ({OBUF element:
+async def _run_post(dut, f, acc_mem, pbuf, P, tbuf=None):
+    """Start POST f (its prec field included); model the RAMs (``tbuf``: per lane its TBUF records as integers); returns ({OBUF element:
     value}, cycles from start to done, oob seen)."""
     tm, ol, acc_w = P["tm"], P["ol"], P["acc_w"]
     tbuf = tbuf or [[0] * P["tb_d"] for _ in range(tm)]
     rec_w, tb_aw = 8 * isa.PARAM_RECORD_BYTES, P["tb_aw"]
     dut.ins.value = int.from_bytes(isa.encode(isa.make("POST", **f)), "little")
-    dut.prec16.value = p16
     dut.start.value = 1
     await RisingEdge(dut.clk)
     await Timer(1, unit="ns")
@@ -167,12 +167,12 @@ async def post_matches_golden(dut):
                          rng.randint(1, 30), pre_min + rng.choice([0, 0, 1, 2, 5 if wide else 2])))
         pbuf = [sum(record(*recs[r * tm + m]) << (8 * isa.PARAM_RECORD_BYTES * m) for m in range(tm))
                 for r in range(P["pbuf_entries"] // tm)]
-        f = random_post(rng, tm, P["pbuf_entries"], qmax + 1)
+        f = dict(random_post(rng, tm, P["pbuf_entries"], qmax + 1), prec=p16)
         tables = np.stack([nrng.integers(qmin - 8, qmax + 9, (tm, isa.TABLE_ENTRIES)),
                            nrng.integers(-(1 << 15), 1 << 15, (tm, isa.TABLE_ENTRIES))], -1)
         tbuf = [[tbuf_record(tables[m], r) for r in range(P["tb_d"])] for m in range(tm)]
         ref = golden_post(acc, recs, tables, f, 16 if p16 else 8)
-        obuf, cycles, oob = await _run_post(dut, f, p16, acc_mem, pbuf, P, tbuf)
+        obuf, cycles, oob = await _run_post(dut, f, acc_mem, pbuf, P, tbuf)
         assert not oob, f
         got = [obuf.get(k) for k in range(len(ref))]
         assert len(obuf) == len(ref), (f, len(obuf), len(ref))
@@ -190,7 +190,7 @@ async def post_matches_golden(dut):
     f = random_post(rng, tm, P["pbuf_entries"])
     f["pbuf_oc"] = P["pbuf_entries"] - tm * (f["og"] - 1) - tm + tm           # one group too far
     f["pbuf_oc"] = min(f["pbuf_oc"], (1 << 12) - tm)
-    _, _, oob = await _run_post(dut, f, 0, acc_mem, pbuf + [0] * (1 << 12), P)
+    _, _, oob = await _run_post(dut, f, acc_mem, pbuf + [0] * (1 << 12), P)
     assert oob, f
     assert ncases == args["cases"] and n_ident >= args["cases"] // 8, (ncases, n_ident)
 

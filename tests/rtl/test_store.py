@@ -3,7 +3,9 @@ against the ISA's definition of STORE (generator/spec/isa.py: DDR[base + ddr_off
 e*elem_bytes] = OBUF element (r*cols + c)*src_pitch*Tm + e), computed here with numpy on random OBUF contents and
 random strided transfers (contiguous rows / pixels / whole transfers, 4 KB crossings, int8 and int16); the DDR is
 cocotbext-axi's AxiRamWrite (its own AXI4 checks), pre-filled with random bytes so that any byte written outside the
-transfer shows. Also the OUT_OF_RANGE check (a size register too small: refused, nothing written)."""
+transfer shows. Each case runs two STOREs back to back from the queue, each in its own precision (its prec field;
+mostly an int16 and an int8 one, in either order). Also the OUT_OF_RANGE check (a size register too small: refused,
+nothing written)."""
 from __future__ import annotations
 
 import logging
@@ -50,13 +52,16 @@ def reference(mem, f, obuf, tm, eb):
     return out
 
 
-async def _run_store(dut, f, p16, obuf, P):
+async def _run_store(dut, fs, obuf, P):
+    """STOREs ``fs`` (field dicts, prec included) back to back from the queue on OBUF ``obuf``; returns whether
+    OUT_OF_RANGE was raised, once the last one retired."""
     ol, ob_aw = P["ol"], P["ob_aw"]
-    dut.prec16.value = p16
-    dut.sq_rdata.value = int.from_bytes(isa.encode(isa.make("STORE", **f)), "little")
-    dut.sq_empty.value = 0
-    rows, oob_seen = None, False
-    for cyc in range(20000):
+    queue = [int.from_bytes(isa.encode(isa.make("STORE", **f)), "little") for f in fs]
+    rows, oob_seen, retired = None, False, 0
+    for cyc in range(40000):
+        dut.sq_empty.value = int(not queue)
+        if queue:
+            dut.sq_rdata.value = queue[0]
         if rows is not None:                        # OBUF read data of last cycle's rows (port B, 1 cycle)
             dut.ob_rd.value = sum((int(obuf[((rows >> (ob_aw * l)) & ((1 << ob_aw) - 1)) * ol + l]) & 0xFFFF)
                                   << (16 * l) for l in range(ol))
@@ -68,9 +73,10 @@ async def _run_store(dut, f, p16, obuf, P):
         await RisingEdge(dut.clk)
         await Timer(1, unit="ns")
         if took:
-            dut.sq_empty.value = 1
+            queue.pop(0)
         oob_seen = oob_seen or bool(oob)
-        if retire:
+        retired += retire
+        if retired == len(fs):
             return oob_seen
     raise AssertionError("STORE does not finish")
 
@@ -93,22 +99,25 @@ async def store_matches_isa(dut):
     args, P, rng, nrng, ram = await _start(dut)
     tm = P["tm"]
     sizes = [DDR - b for b in BASES]                                   # as reset_with_regions drove them
+    n_mixed = 0
     for case in range(args["cases"]):
-        p16 = case % 2
-        eb = 2 if p16 else 1
-        words = P["obuf_words16"] if p16 else P["obuf_words8"]
-        lo, hi = (-32768, 32767) if p16 else (-128, 127)
-        obuf = nrng.integers(lo, hi + 1, P["ob_d"] * P["ol"])
+        precs = (case % 2, 1 - case % 2 if rng.random() < 0.75 else case % 2)
+        n_mixed += precs[0] != precs[1]
+        obuf = nrng.integers(-32768, 32768, P["ob_d"] * P["ol"])      # (int8 STOREs write each element's low byte)
         mem = nrng.integers(0, 256, DDR, dtype=np.uint8)
         ram.write(0, mem.tobytes())
-        f = random_store(rng, tm, words * tm, eb)
-        oob = await _run_store(dut, f, p16, obuf, P)
+        fs = [dict(random_store(rng, tm, P["obuf_words16" if p16 else "obuf_words8"] * tm, 1 + p16), prec=p16)
+              for p16 in precs]
+        oob = await _run_store(dut, fs, obuf, P)
         await ClockCycles(dut.clk, 2)
         got = np.frombuffer(ram.read(0, DDR), np.uint8)
-        want = reference(mem, f, obuf, tm, eb)
+        want = mem
+        for f in fs:                                  # the ISA's result of the two in order
+            want = reference(want, f, obuf, tm, 1 + f["prec"])
         bad = np.flatnonzero(got != want)
-        assert not oob and bad.size == 0, (f"case {case} {f} int{8 * eb}: {bad.size} bytes differ, first "
+        assert not oob and bad.size == 0, (f"case {case} {fs}: {bad.size} bytes differ, first "
                                            f"{[(int(a), int(got[a]), int(want[a]), int(mem[a])) for a in bad[:6]]}")
+    assert n_mixed >= args["cases"] // 2, f"only {n_mixed} pairs mixed the precisions"
     # OUT_OF_RANGE: the base register's size ends one byte before the transfer's last byte
     f = random_store(rng, tm, P["obuf_words8"] * tm, 1)
     last = f["ddr_offset"] + (f["rows"] - 1) * f["row_stride"] + (f["cols"] - 1) * f["pix_stride"] + f["elems"]
@@ -116,7 +125,7 @@ async def store_matches_isa(dut):
     dut.ddr_sizes.value = sum(s << (32 * k) for k, s in enumerate(sizes))
     mem = nrng.integers(0, 256, DDR, dtype=np.uint8)
     ram.write(0, mem.tobytes())
-    oob = await _run_store(dut, f, 0, obuf, P)
+    oob = await _run_store(dut, [f], obuf, P)
     await ClockCycles(dut.clk, 2)
     assert oob and np.array_equal(np.frombuffer(ram.read(0, DDR), np.uint8), mem), "refused STORE wrote DDR"
 
@@ -128,8 +137,7 @@ async def _run_post_then_store(dut, f, p16, old, new, P, rate, fill):
     cycles push_s2c was high)."""
     ol, ob_aw, tm = P["ol"], P["ob_aw"], P["tm"]
     words = (f["rows"] * f["cols"] - 1) * f["src_pitch"] + -(-f["elems"] // tm)
-    dut.prec16.value = p16
-    queue = [isa.make("POST", push_prev=1), isa.make("STORE", **f)]
+    queue = [isa.make("POST", push_prev=1, prec=p16), isa.make("STORE", **f, prec=p16)]
     dut.sq_rdata.value = int.from_bytes(isa.encode(queue[0]), "little")
     dut.sq_empty.value = 0
     rows, start, written, post_end, pushes = None, None, 0, None, []

@@ -18,6 +18,8 @@ MODEL_HELP = {"model": "ONNX model, or doclaynet (the DocLayNet YOLOv8n setup.sh
               "yolo_cfg": "darknet cfg whose [yolo] sections give anchors/mask/scale_x_y/classes (for an ONNX model "
                           "without YOLO metadata)",
               "calib": "folder of calibration images (default: the shipped set; bus and zidane held out)",
+              "precision": "per-layer precision: auto[:dB] (int16 where int8 costs too much: lowest layer SQNR "
+                           "target, default 25 dB), int8, int16, LAYER-GLOB=int8|int16; comma-separated",
               "input_size": "the model input's height x width for a model whose input size is symbolic (dynamic "
                              "axes): HxW (e.g. 640x640) or one integer for a square input"}
 
@@ -107,6 +109,21 @@ def _quants(value: str, several: bool = False):
     return modes if several else modes[0]
 
 
+def _precision(value) -> dict:
+    """``--precision`` as the flows' keyword: ``{}`` when not given, else ``{"precision": spec}``; exits 2 naming
+    the bad item (:func:`generator.quant.precision.parse_precision`)."""
+    if value is None:
+        return {}
+    from generator.quant.precision import parse_precision
+    from generator.quant.quantize import QuantError
+
+    try:
+        parse_precision(str(value))
+    except QuantError as e:
+        _die(str(e))
+    return {"precision": str(value)}
+
+
 def _input_size(value) -> dict:
     """``--input-size`` as the flows' keyword: ``{}`` when not given, else ``{"input_size": (H, W)}`` from ``HxW``
     (e.g. ``640x640``, ``384x640``) or one integer N (N x N); H, W >= 1. Exits 2 naming the option otherwise."""
@@ -152,7 +169,7 @@ def _print_detections(dets):
 @task(help={"board": "board name (boards/*.yaml)", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "out": "artifact folder (default build/BOARD/MODEL-HASH/QUANT)", **MODEL_HELP})
 def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, out=None, cfg=None, weights=None,
-            names=None, yolo_cfg=None, calib=None, input_size=None):
+            names=None, yolo_cfg=None, calib=None, input_size=None, precision=None):
     """1. Compile a model to a board's program; print the schedule.
 
     Compiles the model into an instruction program for BOARD, prints the per-layer schedule and writes the
@@ -161,7 +178,7 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
     from generator.codegen.artifacts import schedule_table
     from generator.quant.ranges import calibration_summary
 
-    size = _input_size(input_size)
+    size = {**_input_size(input_size), **_precision(precision)}
     r = _flow(compile_flow, board, _quants(quant), not per_tensor, model, out, cfg, weights, names, yolo_cfg,
               calib=calib, **size)
     comp = r.compiled
@@ -180,14 +197,14 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
             "out": "output folder: detections.json/.png, program artifacts in OUT/artifacts/", "board": "board name",
             "quant": QUANTS, "per_tensor": "per-tensor weight scales", **MODEL_HELP})
 def detect(c, image="bus", out="out", board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, cfg=None,
-           weights=None, names=None, yolo_cfg=None, calib=None, input_size=None):
+           weights=None, names=None, yolo_cfg=None, calib=None, input_size=None, precision=None):
     """2. Detect objects in an image on the golden ISA simulator.
 
     Writes OUT/detections.json and OUT/detections.png. Compiles first (program artifacts in OUT/artifacts/);
     prints the detections and the simulated frame rate."""
     from generator.flows.detect import detect_flow
 
-    size = _input_size(input_size)
+    size = {**_input_size(input_size), **_precision(precision)}
     r = _flow(detect_flow, image, out, board, _quants(quant), not per_tensor, model, cfg, weights, names, yolo_cfg,
               calib=calib, **size)
     _print_detections(r.detections)
@@ -252,7 +269,7 @@ def timing(c, board="zcu19eg", config="tiny", unit=None, out=None, check=False):
             "kernel": "hls (default: the HLS kernel) or rtl (the verified RTL as a Vivado IP)", **MODEL_HELP})
 def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, image="bus", out=None, overlay=None,
           require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None,
-          input_size=None):
+          input_size=None, precision=None):
     """6. Build the bitstream sources: the HLS kernel (C-sim bit-exact, report) or the RTL IP; Vivado.
 
     --kernel hls (default): compiles, renders the HLS kernel (program in its ROM) and the Vitis HLS / Vivado
@@ -263,7 +280,7 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     from generator.flows.build import build_flow, build_rtl_flow
 
     _choice("--kernel", kernel, ("hls", "rtl"))
-    quant, size = _quants(quant), _input_size(input_size)
+    quant, size = _quants(quant), {**_input_size(input_size), **_precision(precision)}
     if kernel == "rtl":
         r = _flow(build_rtl_flow, board, quant, not per_tensor, model, out, overlay, require_tools, cfg, weights,
                   names, yolo_cfg, log=print, calib=calib, **size)
@@ -280,7 +297,7 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
             "kernel": "whose overlay: hls (overlay/BOARD/) or rtl (overlay/BOARD/rtl/, invoke build --kernel rtl)",
             **MODEL_HELP})
 def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, overlay=None, out=None, cfg=None,
-            weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None, input_size=None):
+            weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None, input_size=None, precision=None):
     """7. Deployment package for the board: folder + tarball.
 
     Program artifacts, host/, the overlay when built (the HLS kernel's or, with --kernel rtl, the RTL IP's), a
@@ -288,7 +305,7 @@ def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
     from generator.flows.package import package_flow
 
     _choice("--kernel", kernel, ("hls", "rtl"))
-    size = _input_size(input_size)
+    size = {**_input_size(input_size), **_precision(precision)}
     d, tar = _flow(package_flow, board, _quants(quant), not per_tensor, model, overlay, out, cfg, weights, names,
                    yolo_cfg, kernel, calib=calib, **size)
     print(f"wrote {d}/ and {tar} ({tar.stat().st_size / 1e6:.1f} MB)")
@@ -395,7 +412,7 @@ def conformance(c, verbose=False, filter=None):
             **MODEL_HELP, "model": "ONNX model, or doclaynet (the DocLayNet YOLOv8n setup.sh fetches); default: "
                                    "the official YOLOv4-tiny"})
 def compare(c, model=None, image="bus", board="zcu19eg", quant="int8-asym", per_tensor=False, out=None, cfg=None,
-            weights=None, names=None, yolo_cfg=None, calib=None, input_size=None):
+            weights=None, names=None, yolo_cfg=None, calib=None, input_size=None, precision=None):
     """13. Check: float (onnxruntime) against the quantized program (golden simulator) on one image.
 
     For a YOLO detector first the detection agreement (mAP@0.5 of the quantized detections against the float
@@ -405,7 +422,7 @@ def compare(c, model=None, image="bus", board="zcu19eg", quant="int8-asym", per_
     DocLayNet YOLOv8n setup.sh fetches; --image page: the drawn document page."""
     from generator.flows.compare import compare_flow
 
-    size = _input_size(input_size)
+    size = {**_input_size(input_size), **_precision(precision)}
     _flow(compare_flow, model, image, board, _quants(quant), not per_tensor, out, cfg, weights, names, yolo_cfg,
           calib=calib, **size)
 

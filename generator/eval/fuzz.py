@@ -43,7 +43,7 @@ import numpy as np
 import yaml
 
 from generator.eval.fuzz_space import (ACTS, KINDS, MAC_BUDGET, QUANT_MODES, build_model, draw_case,  # noqa: F401
-                                       identity_variant)
+                                       identity_variant, mixed_bits)
 from generator.spec.board import BOARDS_DIR, Board
 
 
@@ -112,12 +112,13 @@ class Outcome:
             ls.append(t)
         return (f"{c['kind']} {'x'.join(map(str, c['in_shape'][1:]))} [{', '.join(ls)}] "
                 f"{c['mode']}-{'pc' if c['per_channel'] else 'pt'} {c['config']} sat{c['saturate']:g}"
-                + (" +id" if c.get("identity") is not None else ""))
+                + (" +id" if c.get("identity") is not None else "") + (" mixed" if c.get("mixed") is not None else ""))
 
 
 def compile_case(case: dict, board: str | None = None):
     """Build, calibrate (two random inputs), quantize and compile ``case``; returns (float graph, calibration
-    ranges, QuantConfig, quantized graph, Program, the case's random generator after calibration). Raises the
+    ranges, QuantConfig, quantized graph, Program, the case's random generator after calibration; a case with
+    ``mixed`` draws each layer's output precision, :func:`generator.eval.fuzz_space.mixed_bits`). Raises the
     compiler's refusals (GraphError, QuantError, ScheduleError)."""
     from generator import codegen
     from generator.frontend.onnx_loader import load_onnx
@@ -133,7 +134,8 @@ def compile_case(case: dict, board: str | None = None):
     shp = g.tensors[g.inputs[0]].shape
     rng = np.random.default_rng(case["model_seed"])
     ranges = calibrate(g, [rng.random(shp).astype(np.float32) for _ in range(2)], progress=False)
-    gq = quantize(g, ranges, cfg, hw.acc_bits)
+    gq = quantize(g, ranges, cfg, {8: hw.at(8).acc_bits, 16: hw.at(16).acc_bits},
+                  region_bits=mixed_bits(g, cfg.bits, case.get("mixed")))
     return g, ranges, cfg, gq, codegen.compile_program(gq, hw), rng
 
 
@@ -197,7 +199,8 @@ class Fuzzer:
             sec["compile"] = time.time() - t0
             sat = case["saturate"]
             x = rng.random(g.tensors[g.inputs[0]].shape).astype(np.float32) * sat - (sat - 1) / 2
-            ref = IndependentRef(g, ranges, cfg.bits, cfg.symmetric, cfg.per_channel)
+            ref = IndependentRef(g, ranges, cfg.bits, cfg.symmetric, cfg.per_channel,
+                                 region_bits=gq.metadata["quant"].get("region_bits"))
             xq = ref.quantize_input(x)
             ddr, bases = runtime.build_ddr(prog, xq)
             sizes = dict(prog.layout.sizes)      # every access checked against its own base register's buffer

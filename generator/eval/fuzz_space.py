@@ -130,7 +130,20 @@ def draw_case(seed: int, index: int, configs: list[str], executors: list[str]) -
     # (its own stream: the draws above stay those of earlier versions)
     irng = np.random.default_rng([seed, index, 43])
     case["identity"] = int(irng.integers(1 << 30)) if irng.random() < 0.5 else None
+    prng = np.random.default_rng([seed, index, 44])   # mixed precision: each layer's output int8 or int16
+    case["mixed"] = int(prng.integers(1 << 30)) if prng.random() < 0.5 else None
     return case
+
+
+def mixed_bits(g, base_bits: int, seed: int | None) -> dict | None:
+    """{region: bits} of a mixed-precision case (:func:`generator.quant.precision.region_bits` of each Macro
+    layer's output drawn int8 or int16 from ``seed``), or None for a uniform case (``seed`` None)."""
+    if seed is None:
+        return None
+    from generator.quant.precision import region_bits
+
+    rng = np.random.default_rng(seed)
+    return region_bits(g, {n.name: int(rng.choice([8, 16])) for n in g.macro_nodes()}, base_bits)
 
 
 def identity_variant(prog, seed: int | None):
@@ -148,13 +161,13 @@ def identity_variant(prog, seed: int | None):
     if seed is None:
         return prog
     rng = np.random.default_rng(seed)
-    bits = 16 if prog.hw.bits == 16 else 8
-    qr, fmax = 1 << (bits - 1), 1 << 15
+    fmax = 1 << 15
     out, changed = [], False
     for ins in prog.insns:
         if ins.op != "POST":
             out.append(ins)
             continue
+        qr = 1 << (15 if ins.f["prec"] == isa.PRECISIONS["int16"] else 7)   # the POST's own precision
         table = bool(ins.f["act"] & isa.ACTIVATIONS["table"])
         if not table and rng.random() >= 0.25:
             out.append(ins)

@@ -18,10 +18,10 @@ from generator.flows.inputs import (FlowError, artifact_dir, check_artifact_targ
                                     flow_errors, out_folder, planned_artifact_dir, real_image, resolve_model)
 
 
-def _check_build_targets(board, quant, per_channel, model, out, files=(), folders=(), input_size=None) -> None:
+def _check_build_targets(board, quant, per_channel, model, out, files=(), folders=(), input_size=None, precision=None) -> None:
     """Probe, before the compile, the artifact folder the build will write (:func:`planned_artifact_dir`) and its
     ``files`` and ``folders`` (:func:`~generator.flows.inputs.check_target`). Raises FlowError naming the path."""
-    d = planned_artifact_dir(board, quant, per_channel, model, out, input_size)
+    d = planned_artifact_dir(board, quant, per_channel, model, out, input_size, precision)
     if d is None:   # (no model file: the compile refuses it with its own message)
         return
     check_artifact_target(d)
@@ -129,7 +129,7 @@ class RtlBuildResult:
 @flow_errors
 def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, out=None, overlay=None,
                    require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None,
-                   log=print, calib=None, input_size=None) -> RtlBuildResult:
+                   log=print, calib=None, input_size=None, precision=None) -> RtlBuildResult:
     """``invoke build --kernel rtl``: compile ``model`` for ``board``, write its artifacts and the RTL IP build
     (:func:`generator.backends.rtl.ip.render_ip`) into ``<out>/rtl/``, lint it with Verilator, and run Vivado
     (package_ip.tcl, then vivado_bd.tcl) when it is on PATH; ``overlay``: where vivado_bd.tcl puts the .bit + .hwh
@@ -144,10 +144,11 @@ def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=N
     if overlay:
         out_folder(overlay)
     model = resolve_model(model, cfg, weights, names, od)
-    _check_build_targets(board, quant, per_channel, model, out, folders=("rtl",), input_size=input_size)
+    _check_build_targets(board, quant, per_channel, model, out, folders=("rtl",), input_size=input_size,
+                         precision=precision)
     comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib,
-                           input_size=input_size)
-    d = Path(write_artifacts(comp, artifact_dir(comp, out, input_size))) / "rtl"
+                           input_size=input_size, precision=precision)
+    d = Path(write_artifacts(comp, artifact_dir(comp, out, input_size, precision))) / "rtl"
     log(f"writing the RTL IP (program in its instruction ROM) into {d} and linting it with Verilator ...")
     try:
         r = ip.render_ip(comp.board, d, comp.program.blob, overlay, jobs=4)
@@ -170,7 +171,7 @@ def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=N
 @flow_errors
 def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, image="bus", out=None,
                overlay=None, require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None,
-               log=print, calib=None, input_size=None) -> BuildResult:
+               log=print, calib=None, input_size=None, precision=None) -> BuildResult:
     """The whole build of ``board``'s accelerator for ``model`` (see the module docstring); ``out``: the artifact
     folder (default build/<board>/<model key>/<quant>/); ``overlay``: where vivado_bd.tcl puts the .bit + .hwh;
     ``require_tools``: fail when vitis_hls or vivado is missing; ``log`` gets the progress and summary lines
@@ -188,14 +189,14 @@ def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
     img = real_image(image)
     model = resolve_model(model, cfg, weights, names, od)
     _check_build_targets(board, quant, per_channel, model, out, ("detections.png", "detections.json", "report.md"),
-                         ("hls",), input_size)
+                         ("hls",), input_size, precision)
     comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, require_detection=True,
-                           calib=calib, input_size=input_size)
+                           calib=calib, input_size=input_size, precision=precision)
     try:
         est = hls_resources.check(comp.board, len(comp.program.insns))
     except hls_resources.ResourceError as e:
         raise FlowError(str(e)) from None
-    d = Path(write_artifacts(comp, artifact_dir(comp, out, input_size)))
+    d = Path(write_artifacts(comp, artifact_dir(comp, out, input_size, precision)))
     log(f"rendering the HLS kernel and scripts into {d / 'hls'} and running its C-simulation (g++) on {image} ...")
     r, bases = _csim_check(comp, img, d / "hls", overlay)
     bits = comp.hw.bits

@@ -33,7 +33,7 @@ from host.fileio import atomic_path, atomic_write
 from generator import build_dir
 from generator.eval.metrics import sqnr_db, split_sqnr  # noqa: F401 - sqnr_db re-exported (the flow's definition)
 from generator.flows.inputs import (FlowError, check_target, compile_checked, flow_errors, model_file,
-                                    names_checked, out_folder, real_image, resolve_model)
+                                    names_checked, out_folder, real_image, resolve_model, suffix)
 
 
 @dataclass
@@ -50,6 +50,7 @@ class CompareResult:
     min_at: str
     out: Path
     parts: dict
+    precision: str = ""
 
 
 def _model_outputs(model_path: Path) -> list:
@@ -58,7 +59,7 @@ def _model_outputs(model_path: Path) -> list:
     return [o.name for o in onnx.load(str(model_path), load_external_data=False).graph.output]
 
 
-def _report_dir(board, model, quant, per_channel, out) -> Path | None:
+def _report_dir(board, model, quant, per_channel, out, precision=None) -> Path | None:
     """The report folder, probed before the compile with the files it gets (``out``, else
     build/compare/<model stem>-<quant>/; None when ``model`` is no file). Raises FlowError naming a path in the way."""
     if out:
@@ -67,7 +68,8 @@ def _report_dir(board, model, quant, per_channel, out) -> Path | None:
         m = model_file(model)
         if m is None:
             return None
-        d = build_dir("compare") / f"{m.stem}-{names_checked(board, quant, per_channel)[1].name}"
+        d = build_dir("compare") / f"{m.stem}-{names_checked(board, quant, per_channel)[1].name}" \
+                                   f"{suffix(None, precision)}"
     check_target(d, "folder", "the report folder")
     for f in ("compare.md", "compare.json", "sqnr.png"):
         check_target(d / f, "file", f"the report's {f}")
@@ -77,7 +79,7 @@ def _report_dir(board, model, quant, per_channel, out) -> Path | None:
 @flow_errors
 def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", per_channel=True, out=None,
                  cfg=None, weights=None, names=None, yolo_cfg=None, calib=None, log=print,
-                 input_size=None) -> CompareResult:
+                 input_size=None, precision=None) -> CompareResult:
     """Compare the float ``model`` (default: the official YOLOv4-tiny; or darknet ``cfg`` + ``weights``) with its
     ``quant`` program for ``board`` on ``image`` (a file or a shipped image name); log and write the report into
     ``out`` (default build/compare/<model stem>-<quant>; ``model`` may be a shipped model name, ``doclaynet``).
@@ -94,10 +96,11 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
     img = real_image(image)
     od0 = Path(out) if out else None
     model = resolve_model(model, cfg, weights, names, od0)
-    _report_dir(board, model, quant, per_channel, out)
+    _report_dir(board, model, quant, per_channel, out, precision)
     comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib,
-                          input_size=input_size)
-    od = out_folder(out or build_dir("compare") / f"{comp.model_path.stem}-{comp.quant.name}")
+                          input_size=input_size, precision=precision)
+    od = out_folder(out or build_dir("compare") / f"{comp.model_path.stem}-{comp.quant.name}"
+                                                      f"{suffix(None, precision)}")
     g, prog = comp.qgraph, comp.program
     x = model_input(g, img)
     log(f"compare: {comp.model_path.name} float (onnxruntime) against {comp.quant.name} on the golden simulator "
@@ -123,9 +126,30 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
         outputs[o] = sqnr_db(ref[o], vals[o])
     parts = {o: split_sqnr(ref[o], vals[o], *a) for o, a in _yolo_layouts(comp).items() if o in outputs}
     dets = _detections(comp, heads, img, ref, lambda c, hd, iw, ih: detections_from_heads(c, hd, iw, ih, x=x))
-    res = CompareResult(layers, outputs, dets, *_min_sqnr(layers, outputs, parts), od, parts)
+    res = CompareResult(layers, outputs, dets, *_min_sqnr(layers, outputs, parts), od, parts,
+                        precision_line(comp, board, quant, per_channel, model, names, yolo_cfg, calib, input_size)
+                        if precision else "")
     _write(res, comp, image, log)
     return res
+
+
+def precision_line(comp, board, quant, per_channel, model, names, yolo_cfg, calib, input_size) -> str:
+    """One line on a mixed-precision compile: its spec, the layers writing int16, and the frame's cycles and
+    frames/s by the latency model against the same model compiled uniformly in ``quant`` (compiled here; the
+    compile cache makes it cheap the second time)."""
+    base = compile_checked(board, quant, per_channel, model, progress=False, names=names, yolo_cfg=yolo_cfg,
+                           calib=calib, input_size=input_size)
+    p = comp.qgraph.metadata.get("precision", {})
+    wide, n = len(p.get("int16_layers", [])), len(list(comp.qgraph.macro_nodes()))
+    mhz = comp.hw.clock_mhz
+
+    def fps(cyc):
+        return mhz * 1e6 / cyc
+
+    return (f"precision {p.get('spec', '')}: {wide} of {n} layers write int16; latency model {comp.program.cycles:,} "
+            f"cycles = {fps(comp.program.cycles):.1f} frames/s at {mhz:g} MHz, uniform {comp.quant.name}: "
+            f"{base.program.cycles:,} cycles = {fps(base.program.cycles):.1f} frames/s "
+            f"({comp.program.cycles / base.program.cycles - 1:+.0%} cycles)")
 
 
 def _min_sqnr(layers: dict, outputs: dict, parts: dict) -> tuple:
@@ -198,7 +222,8 @@ def _headline(d: dict | None) -> list:
 def _write(r: CompareResult, comp, image: str, log) -> None:
     """compare.md / compare.json / sqnr.png, and the log (last line ``min SQNR: X dB``)."""
     lines = [f"# {comp.model_path.name}: float (onnxruntime) vs {comp.quant.name} (golden simulator), image "
-             f"{image}", "", *_headline(r.detections), "", "| layer | SQNR (dB) |", "|---|---:|"]
+             f"{image}", "", *_headline(r.detections), "", *([r.precision, ""] if r.precision else []),
+             "| layer | SQNR (dB) |", "|---|---:|"]
     lines += [f"| {k} | {v:.1f} |" for k, v in r.layers.items()]
     lines += ["", "| model output | SQNR (dB) | boxes, pixels (dB) | scores, after the sigmoid (dB) |",
               "|---|---:|---:|---:|"]
@@ -214,7 +239,7 @@ def _write(r: CompareResult, comp, image: str, log) -> None:
         {"map50": m50, "model": str(comp.model_path), "quant": comp.quant.name, "image": image,
          "layers": r.layers, "outputs": r.outputs, "output_parts": r.parts,
          "detections": r.detections and {**r.detections, "map50": m50}, "min_sqnr_db": r.min_sqnr,
-         "min_sqnr_at": r.min_at}, indent=1, default=float))
+         "min_sqnr_at": r.min_at, "precision": r.precision}, indent=1, default=float))
     _plot(r, comp, r.out / "sqnr.png")
     log(text.replace(f"\nmin SQNR: {r.min_sqnr:.1f} dB", f"\n(written: {r.out}/compare.md, compare.json, "
                      f"sqnr.png)\nmin SQNR: {r.min_sqnr:.1f} dB"))

@@ -20,7 +20,7 @@ class CompileResult:
 
 @flow_errors
 def compile_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, out=None, cfg=None,
-                 weights=None, names=None, yolo_cfg=None, calib=None, input_size=None) -> CompileResult:
+                 weights=None, names=None, yolo_cfg=None, calib=None, input_size=None, precision=None) -> CompileResult:
     """Compile ``model`` (or darknet ``cfg`` + ``weights``, converted under ``out``) for ``board`` and write the
     program artifacts into ``out`` (default build/<board>/<model key>/<quant>/); ``calib``: a folder of calibration
     images (default: the shipped set); ``input_size``: (H, W) for a model with a symbolic input size. The artifact folder is probed before the compile (a file in its way, a
@@ -31,10 +31,10 @@ def compile_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=Non
     od = out_folder(out) if out else None
     t0 = time.time()
     model = resolve_model(model, cfg, weights, names, od)
-    planned = planned_artifact_dir(board, quant, per_channel, model, out, input_size)
+    planned = planned_artifact_dir(board, quant, per_channel, model, out, input_size, precision)
     if planned is not None:
         check_artifact_target(planned)
     comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib,
-                          input_size=input_size)
-    d = write_artifacts(comp, artifact_dir(comp, out, input_size))
+                          input_size=input_size, precision=precision)
+    d = write_artifacts(comp, artifact_dir(comp, out, input_size, precision))
     return CompileResult(comp, d, time.time() - t0)

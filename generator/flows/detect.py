@@ -28,7 +28,7 @@ class DetectResult:
 
 @flow_errors
 def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
-                cfg=None, weights=None, names=None, yolo_cfg=None, calib=None, input_size=None) -> DetectResult:
+                cfg=None, weights=None, names=None, yolo_cfg=None, calib=None, input_size=None, precision=None) -> DetectResult:
     """Compile (program artifacts in ``out``/artifacts/), run ``image`` (a file or a shipped image name) through the
     golden ISA simulator, write ``out``/detections.json and ``out``/detections.png. These targets are probed before
     the compile (:func:`~generator.flows.inputs.check_target`). ``input_size``: (H, W) for a model with a symbolic
@@ -45,7 +45,7 @@ def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_
     check_target(od / "detections.json", "file", "the detections")
     check_target(od / "detections.png", "file", "the drawing of the detections")
     comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, art), names=names,
-                           yolo_cfg=yolo_cfg, require_detection=True, calib=calib, input_size=input_size)
+                           yolo_cfg=yolo_cfg, require_detection=True, calib=calib, input_size=input_size, precision=precision)
     write_artifacts(comp, art)
     prog, g = comp.program, comp.qgraph
     ddr, bases = build_ddr(prog, quantize_image(comp, img))

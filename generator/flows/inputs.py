@@ -139,12 +139,27 @@ def model_file(model) -> Path | None:
     return p if p.is_file() else None
 
 
-def _size_suffix(input_size) -> str:
-    """``-<H>x<W>`` for a compile at an ``--input-size`` (so two sizes of one dynamic model never share a folder)."""
-    return f"-{input_size[0]}x{input_size[1]}" if input_size else ""
+def suffix(input_size, precision=None) -> str:
+    """``-<H>x<W>`` for a compile at an ``--input-size``, ``-auto<dB>`` / ``-mixed-<8 hex digits of the spec>`` for
+    a ``--precision`` other than the mode's (so two sizes or precisions of one model never share a folder). Raises
+    FlowError for a bad precision spec."""
+    import hashlib
+
+    from generator.quant.precision import parse_precision
+    from generator.quant.quantize import QuantError
+
+    try:
+        spec = parse_precision(precision).text
+    except QuantError as e:
+        raise FlowError(str(e)) from None
+    size = f"-{input_size[0]}x{input_size[1]}" if input_size else ""
+    if not spec:
+        return size
+    return size + ("-" + spec.replace(":", "") if spec.startswith("auto") and "," not in spec else
+                   "-mixed-" + hashlib.sha256(spec.encode()).hexdigest()[:8])
 
 
-def planned_artifact_dir(board, quant, per_channel, model, out, input_size=None) -> Path | None:
+def planned_artifact_dir(board, quant, per_channel, model, out, input_size=None, precision=None) -> Path | None:
     """The folder :func:`artifact_dir` will give after the compile, computed before it: ``out``, else
     build/<board>/<model key>/<quant>[-<H>x<W>]/; None when ``model`` is not a file. Raises FlowError (bad board
     or mode)."""
@@ -154,7 +169,7 @@ def planned_artifact_dir(board, quant, per_channel, model, out, input_size=None)
         return Path(out)
     b, q = names_checked(board, quant, per_channel)
     m = model_file(model)
-    return None if m is None else build_dir(b.name, model_key(m)) / (q.name + _size_suffix(input_size))
+    return None if m is None else build_dir(b.name, model_key(m)) / (q.name + suffix(input_size, precision))
 
 
 def out_folder(out) -> Path:
@@ -233,8 +248,9 @@ def resolve_model(model, cfg, weights, names, onnx_dir) -> str | None:
 
 
 def compile_checked(board, quant, per_channel, model, progress=True, names=None, yolo_cfg=None,
-                    require_detection=False, calib=None, input_size=None):
-    """:func:`generator.flows.pipeline.compile_model` (``input_size``: (H, W) for a dynamic-axes model), raising
+                    require_detection=False, calib=None, input_size=None, precision=None):
+    """:func:`generator.flows.pipeline.compile_model` (``input_size``: (H, W) for a dynamic-axes model;
+    ``precision``: the per-layer precision spec, :mod:`generator.quant.precision`), raising
     FlowError with its message on bad input;
     ``require_detection`` checks the YOLO head parameters and class names (from the model, ``names``,
     ``yolo_cfg``) before calibration, hence before any simulation. An OSError (a cache path in the way or not
@@ -251,18 +267,18 @@ def compile_checked(board, quant, per_channel, model, progress=True, names=None,
     try:
         return compile_model(board, quant, per_channel=per_channel, model=model, progress=progress, names=names,
                              yolo_cfg=yolo_cfg, require_detection=require_detection, calib=calib,
-                             input_size=input_size)
+                             input_size=input_size, precision=precision)
     except (BoardError, GraphError, QuantError, ScheduleError, DarknetError, FileNotFoundError, ImageError) as e:
         raise FlowError(str(e)) from None
     except OSError as e:   # a cache or output path in the way, not writable, a full disk: one line naming it
         raise FlowError(os_error_message(e)) from None
 
 
-def artifact_dir(c, out, input_size=None) -> Path:
-    """``out``, else build/<board>/<model key>/<quant>[-<H>x<W> with ``input_size``]/ (model key: file stem + hash
-    of its content)."""
+def artifact_dir(c, out, input_size=None, precision=None) -> Path:
+    """``out``, else build/<board>/<model key>/<quant>[-<H>x<W> with ``input_size``][-<precision>]/ (model key:
+    file stem + hash of its content; :func:`suffix`)."""
     from generator.flows.pipeline import model_key
 
     if out:
         return Path(out)
-    return build_dir(c.board.name, model_key(c.model_path)) / (c.quant.name + _size_suffix(input_size))
+    return build_dir(c.board.name, model_key(c.model_path)) / (c.quant.name + suffix(input_size, precision))

@@ -261,7 +261,7 @@ def _overlay_checked(board: str, overlay, kernel: str) -> list:
 @flow_errors
 def package_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, overlay=None, out=None,
                  cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None,
-                 input_size=None) -> tuple[Path, Path]:
+                 input_size=None, precision=None) -> tuple[Path, Path]:
     """Compile ``model`` for ``board`` (darknet ``cfg`` + ``weights`` converted under ``out`` when given) and write
     its deployment package into ``out`` (default build/package/) with the overlay of ``kernel`` ("hls" or "rtl"):
     (package folder, tarball). ``input_size``: (H, W) for a model with a symbolic input size.
@@ -280,7 +280,7 @@ def package_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=Non
     with contextlib.ExitStack() as stack:
         planned = _prepare(od, package_name(b.name, m, q.name), stack) if m is not None else None
         comp = compile_checked(board, quant, per_channel, model, progress=False, names=names, yolo_cfg=yolo_cfg,
-                               require_detection=True, calib=calib, input_size=input_size)
+                               require_detection=True, calib=calib, input_size=input_size, precision=precision)
         name = package_name(comp.board.name, comp.model_path, comp.quant.name)
         d, tar = planned if planned and planned[0].name == name else _prepare(od, name, stack)
         return _write_package(comp, d, tar, name, overlay_files)

@@ -6,12 +6,15 @@ is 256 times finer). An int8 network loses by accumulation (each layer alone kee
 YOLOv8n; the error of the first layers travels through all later ones), so a layer's own low SQNR may be
 inherited. The choice therefore walks the network front to back:
 
+0. the layers nobody reads (the detection heads' last convolutions, :func:`free_int16`) are chosen first: int16
+   costs them only their output bytes;
 1. run the int8 network with the layers chosen so far exact and measure every layer's SQNR against the float
    network (:func:`generator.quant.fakequant.layer_sqnr`, the worst over the images);
-2. the *frontier*: the layers below the target whose inputs are all at or above it (the layers that cause a
-   drop rather than inherit it); if there is none, the first layer below the target in graph order;
-3. choose them (their outputs go to int16, so their readers compute in int16) and repeat, until every layer
-   reaches the target or :data:`MAX_ROUNDS` rounds have run.
+2. take the lowest layer below the target that a choice can still raise, and choose its unchosen ancestors
+   (itself included) whose own SQNR is below the target plus :data:`MARGIN_DB` (all of them if none is): the
+   errors that add up to its drop;
+3. their outputs go to int16 (so their readers compute in int16); repeat until every layer reaches the target, no
+   choice is left, or :data:`MAX_ROUNDS` rounds have run.
 
 The cost, which the compile reports, is the latency model's: the chosen layers' readers run their convolutions at
 one multiply per DSP48E2 instead of two, and move twice the bytes. This follows the per-layer sensitivity analysis
@@ -29,6 +32,8 @@ from generator.quant.fakequant import layer_sqnr
 MAX_ROUNDS = 8
 #: calibration images the analysis runs (the first ones of the set)
 AUTO_IMAGES = 2
+#: a round chooses the worst layer's ancestors below the target plus this margin (dB): their errors add up
+MARGIN_DB = 3.0
 
 
 def worst_sqnr(fg: Graph, qg: Graph, images, exact=()) -> dict:
@@ -41,19 +46,42 @@ def worst_sqnr(fg: Graph, qg: Graph, images, exact=()) -> dict:
     return out
 
 
-def _frontier(qg: Graph, sq: dict, target: float, chosen: set) -> list:
-    """The layers below ``target`` whose input layers are all at or above it (else the first below it)."""
-    writers: dict = {}   # region -> the layers writing it (a concatenation has several)
+def _ancestors(qg: Graph, name: str) -> list:
+    """The Macro layers whose outputs reach layer ``name`` (through DDR regions; a concatenation's every writer), in
+    graph order, ``name`` last."""
+    writers: dict = {}   # region -> the layers writing it
     for n in qg.macro_nodes():
         for o in n.outputs:
             writers.setdefault(qg.tensors[o].region, []).append(n.name)
-    low = [n for n in qg.macro_nodes() if sq.get(n.name, np.inf) < target and n.name not in chosen]
-    front = []
-    for n in low:
-        ins = [w for i in n.inputs for w in writers.get(qg.tensors[i].region, [])]
-        if all(sq.get(p, np.inf) >= target or p in chosen for p in ins):
-            front.append(n.name)
-    return (front or [low[0].name]) if low else []
+    nodes = {n.name: n for n in qg.macro_nodes()}
+    seen, todo = {name}, [name]
+    while todo:
+        for i in nodes[todo.pop()].inputs:
+            for w in writers.get(qg.tensors[i].region, []):
+                if w not in seen:
+                    seen.add(w)
+                    todo.append(w)
+    return [k for k in nodes if k in seen]
+
+
+def _pick(qg: Graph, sq: dict, target: float, chosen: set) -> tuple[str | None, list]:
+    """(the lowest layer below ``target`` whose SQNR a choice can still raise, the layers to choose this round):
+    that layer's unchosen ancestors (itself included) below ``target`` + :data:`MARGIN_DB`, else all of them."""
+    for name in sorted((k for k in sq if sq[k] < target), key=sq.get):
+        anc = [k for k in _ancestors(qg, name) if k not in chosen]
+        if anc:
+            near = [k for k in anc if sq.get(k, np.inf) < target + MARGIN_DB]
+            return name, near or anc
+    return None, []
+
+
+def free_int16(qg: Graph) -> list:
+    """The layers whose every output is a graph output no layer reads (the detection heads): in int16 they cost no
+    compute (no reader computes in int16), only twice their output's bytes."""
+    read = {qg.tensors[i].region for n in qg.macro_nodes() for i in n.inputs}
+    outs = {qg.tensors[o].region for o in qg.outputs}
+    return [n.name for n in qg.macro_nodes()
+            if all(qg.tensors[o].region in outs and qg.tensors[o].region not in read for o in n.outputs)]
 
 
 def choose(fg: Graph, qg: Graph, images, target_db: float, log=None) -> tuple[list, dict]:
@@ -66,21 +94,18 @@ def choose(fg: Graph, qg: Graph, images, target_db: float, log=None) -> tuple[li
         "lowest_db": the lowest layer SQNR after the last choice, "target_db": target_db}).
     """
     imgs = list(images)[:AUTO_IMAGES]
-    chosen: list = []
-    rounds = []
-    sq = worst_sqnr(fg, qg, imgs)
+    chosen = free_int16(qg)   # nothing reads them: int16 costs only their own output bytes
+    rounds = [{"chosen": list(chosen), "lowest_db": None, "layer": None}] if chosen else []
+    sq = worst_sqnr(fg, qg, imgs, exact=chosen)
     for _ in range(MAX_ROUNDS):
-        lowest = min(sq, key=sq.get) if sq else None
-        if lowest is None or sq[lowest] >= target_db:
+        lowest, pick = _pick(qg, sq, target_db, set(chosen))
+        if lowest is None:
             break
-        front = _frontier(qg, sq, target_db, set(chosen))
-        if not front:
-            break
-        chosen += front
-        rounds.append({"chosen": front, "lowest_db": round(float(sq[lowest]), 2), "layer": lowest})
+        chosen += pick
+        rounds.append({"chosen": pick, "lowest_db": round(float(sq[lowest]), 2), "layer": lowest})
         if log:
-            log(f"precision auto: lowest layer {lowest} at {sq[lowest]:.1f} dB < {target_db:g} dB: int16 outputs "
-                f"for {len(front)} layer(s) ({', '.join(front[:3])}{', ...' if len(front) > 3 else ''})")
+            log(f"precision auto: layer {lowest} at {sq[lowest]:.1f} dB < {target_db:g} dB: int16 outputs for "
+                f"{len(pick)} layer(s) ({', '.join(pick[:3])}{', ...' if len(pick) > 3 else ''})")
         sq = worst_sqnr(fg, qg, imgs, exact=chosen)
     low = min(sq.values()) if sq else float("inf")
     return chosen, {"rounds": rounds, "lowest_db": round(float(low), 2), "target_db": target_db}

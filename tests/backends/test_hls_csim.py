@@ -48,12 +48,12 @@ def executors(tmp_path_factory):
     return get
 
 
-def _layer(kind, mode, pc, brd):
+def _layer(kind, mode, pc, brd, precision=None):
     build, ic = KINDS[kind]
     b = Builder([1, ic, 14, 12], seed=zlib.crc32(kind.encode()) % 1000)
     outs = build(b)
     outs = outs if isinstance(outs, tuple) else (outs,)
-    gq, prog, xs = compile_small(b.model(list(outs)), mode, pc, BOARDS[brd]())
+    gq, prog, xs = compile_small(b.model(list(outs)), mode, pc, BOARDS[brd](), precision=precision)
     ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
     return prog, ddr, bases
 
@@ -95,6 +95,20 @@ def test_csim_bit_exact_with_golden(executors, kind, mode, pc, brd):
     run = csim_exec.run(prog, ddr, bases)
     assert run.status == 0, isa.status_names(run.status)
     assert not np.array_equal(gold, ddr)      # the program wrote something
+    diff = np.flatnonzero(run.ddr != gold)
+    assert diff.size == 0, f"{diff.size} DDR bytes differ from the golden simulator, first at {diff[:8]}"
+
+
+@pytest.mark.parametrize("brd", list(BOARDS))
+@pytest.mark.parametrize("mode", ["int8-asym", "int16-sym"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_csim_mixed_precision_bit_exact_with_golden(executors, kind, mode, brd):
+    """Every other layer in the other precision (each instruction at its own prec): DDR as the golden simulator's."""
+    prog, ddr, bases = _layer(kind, mode, True, brd, precision="alternate")
+    golden, csim_exec = executors(brd)
+    gold = golden.run(prog, ddr, bases, check=True).ddr
+    run = csim_exec.run(prog, ddr, bases)
+    assert run.status == 0, isa.status_names(run.status)
     diff = np.flatnonzero(run.ddr != gold)
     assert diff.size == 0, f"{diff.size} DDR bytes differ from the golden simulator, first at {diff[:8]}"
 

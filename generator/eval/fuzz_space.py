@@ -127,7 +127,13 @@ def draw_case(seed: int, index: int, configs: list[str], executors: list[str]) -
                     model_seed=int(rng.integers(1 << 30)))
         if kind == "degenerate" or 0 <= _macs(case) <= budget:
             break
-    # (its own stream: the draws above stay those of earlier versions)
+    return _variants(case, seed, index)
+
+
+def _variants(case: dict, seed: int, index: int) -> dict:
+    """``case`` with its instruction-level identity variant (``identity``) and its mixed precision (``mixed``)
+    drawn, each from its own stream (the draws of :func:`draw_case` stay those of earlier versions): a seed, or
+    None (half of the cases each)."""
     irng = np.random.default_rng([seed, index, 43])
     case["identity"] = int(irng.integers(1 << 30)) if irng.random() < 0.5 else None
     prng = np.random.default_rng([seed, index, 44])   # mixed precision: each layer's output int8 or int16

@@ -38,8 +38,9 @@ qmax = 2^(b-1) - 1:
   M != 0 (M = 0 keeps s = 1);
 * then max-pool (k x k, stride s, window clipped at the bottom/right edge; a copy layer's pads are the pool's
   -inf padding, and the border of its input region holds qmin when no padded convolution reads it) and nearest
-  upsampling; a second
-  (pooled) output of the same accumulators uses its own output scale: ``r = s_in * s_w / s_side``;
+  upsampling; a second (pooled) output of the same accumulators uses its own output scale: ``r = s_in * s_w / s_side``;
+* mixed precision: each region has its own b (``region_bits``); a layer's W, its accumulator bound and its
+  input's grid use its input region's b, its clamp and activation table its output region's.
 * per-channel output scales (given per-channel ranges, with per-channel weights) for a graph output that only
   the host reads: ``scale[c] = max(|lo[c]|, |hi[c]|) * headroom / qmax``, zero point 0 in every mode, each at
   least its own channel's floor ``s_in * s_w[c] * max(1, alpha) / 2^13``; ``r[c] = s_in * s_w[c] / scale[c]``.
@@ -55,11 +56,9 @@ from generator.exec.kernels import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph
 from generator.quant.tables import table_domain
 
-#: requantization multiplier bits (signed; M in [2^14, 2^15)) and the largest shift, as in the ISA's PBUF record
-MULT_FRAC_BITS = 15
-MAX_SHIFT = 63
-#: largest real multiplier a layer may need; output-region scales are raised to keep within it
-MAX_REAL_MULT = 2.0 ** 13
+#: requantization multiplier bits (signed; M in [2^14, 2^15)) and the largest shift, as in the ISA's PBUF record;
+#: the largest real multiplier a layer may need (output-region scales are raised to keep within it)
+MULT_FRAC_BITS, MAX_SHIFT, MAX_REAL_MULT = 15, 63, 2.0 ** 13
 
 
 class RefMismatch(AssertionError):
@@ -165,8 +164,7 @@ def _maxpool(y: np.ndarray, k: int, s: int, pad_end: int, pads: tuple | None = N
 
 
 def _qrange(bits: int) -> tuple[int, int]:
-    """(qmin, qmax) of a signed ``bits``-bit integer."""
-    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1   # (qmin, qmax) of a signed bits-bit integer
 
 
 class IndependentRef:
@@ -177,9 +175,8 @@ class IndependentRef:
         ranges: ``{region name: (min, max)}`` float calibration ranges (:func:`generator.quant.quantize.calibrate`).
         bits: 8 or 16; symmetric: symmetric activations; per_channel: per-output-channel weight scales.
         headroom: {region: factor} (None: 2 for int16, 1 for int8); channel_ranges: {region: (min [C], max [C])}
-            of graph outputs to quantize per channel (with per_channel); region_bits: {region: 8 or 16}, the
-            precision of each region where it is not ``bits`` (mixed precision: a layer's weights, accumulator
-            bound and arithmetic follow its input region's precision, its clamp and table its output's).
+            of graph outputs to quantize per channel (with per_channel); region_bits: {region: 8 or 16} where a
+            region's precision is not ``bits`` (mixed precision, module docstring).
     Attributes: ``regions`` {name: (scale, zp)}, ``rbits`` {name: bits}, ``layers`` {node name: dict of derived
         integer parameters, with ``bits_in`` / ``bits_out``}.
     """
@@ -188,34 +185,7 @@ class IndependentRef:
                  headroom: dict | None = None, channel_ranges: dict | None = None, region_bits: dict | None = None):
         self.g, self.bits = g, bits
         self.rbits = {n: int((region_bits or {}).get(n, bits)) for n in g.regions}
-        room = {n: (1.0 if n in g.inputs else (2.0 if self.rbits[n] == 16 else 1.0) if headroom is None
-                    else headroom.get(n, 1.0)) for n in g.regions}
-        per_ch = {r: v for r, v in (channel_ranges or {}).items() if per_channel and r in _per_channel_regions(g)}
-        self.regions = {}
-        for name in g.regions:
-            lo, hi = ranges[name]
-            self.regions[name] = act_params(lo, hi, self.rbits[name], symmetric, room[name])
-        # scale floor: a region written by a layer has at least s_in * max(s_w) * max(1, alpha) / 2^13 (in graph
-        # order), so no layer needs a real multiplier above 2^13; its zero point follows the raised scale
-        for n in g.nodes:
-            if n.op != "Macro":
-                continue
-            m = n.attrs["macro"]
-            s_in = self.regions[g.tensors[n.inputs[0]].region][0]
-            wmax = _qrange(self.rbits[g.tensors[n.inputs[0]].region])[1]
-            smax = (self.regions[g.tensors[n.inputs[1]].region][0] if m.kind == "emul"   # (b's scale: emul)
-                    else float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0)
-            floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
-            for o in n.outputs:
-                reg = g.tensors[o].region
-                if reg in per_ch:   # per-channel scales, each with the floor of its own channel
-                    w = np.abs(g.const(m.weight).astype(np.float64)).reshape(g.tensors[o].shape[1], -1).max(axis=1)
-                    w = w if per_channel else np.full(len(w), w.max())
-                    fl = s_in * w / wmax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
-                    self.regions[reg] = channel_params(*per_ch[reg], self.rbits[reg], symmetric, room[reg], fl)
-                elif self.regions[reg][0] < floor:
-                    lo, hi = ranges[reg]
-                    self.regions[reg] = act_params(lo, hi, self.rbits[reg], symmetric, room[reg], floor)
+        self._region_params(ranges, symmetric, per_channel, headroom, channel_ranges)
         self.border = {name: self._border(name) for name in g.regions}
         self.layers = {}
         for n in g.nodes:
@@ -266,6 +236,39 @@ class IndependentRef:
             self.layers[n.name] = dict(w=W, bias=B, zp_in=zp_in, zp_b=zp_b, use_neg=m.act in ("relu", "leaky"),
                                        outs=per_out, table=table, pre_shift=pre, identity=identity,
                                        bits_in=b_in, bits_out=b_out)
+
+    def _region_params(self, ranges: dict, symmetric: bool, per_channel: bool, headroom, channel_ranges) -> None:
+        """Each region's (scale, zp) into ``self.regions`` (module docstring: its own precision, its headroom, the
+        scale floor of its writers, per-channel heads)."""
+        g = self.g
+        room = {n: (1.0 if n in g.inputs else (2.0 if self.rbits[n] == 16 else 1.0) if headroom is None
+                    else headroom.get(n, 1.0)) for n in g.regions}
+        per_ch = {r: v for r, v in (channel_ranges or {}).items() if per_channel and r in _per_channel_regions(g)}
+        self.regions = {}
+        for name in g.regions:
+            lo, hi = ranges[name]
+            self.regions[name] = act_params(lo, hi, self.rbits[name], symmetric, room[name])
+        # scale floor: a region written by a layer has at least s_in * max(s_w) * max(1, alpha) / 2^13 (in graph
+        # order), so no layer needs a real multiplier above 2^13; its zero point follows the raised scale
+        for n in g.nodes:
+            if n.op != "Macro":
+                continue
+            m = n.attrs["macro"]
+            s_in = self.regions[g.tensors[n.inputs[0]].region][0]
+            wmax = _qrange(self.rbits[g.tensors[n.inputs[0]].region])[1]
+            smax = (self.regions[g.tensors[n.inputs[1]].region][0] if m.kind == "emul"   # (b's scale: emul)
+                    else float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0)
+            floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
+            for o in n.outputs:
+                reg = g.tensors[o].region
+                if reg in per_ch:   # per-channel scales, each with the floor of its own channel
+                    w = np.abs(g.const(m.weight).astype(np.float64)).reshape(g.tensors[o].shape[1], -1).max(axis=1)
+                    w = w if per_channel else np.full(len(w), w.max())
+                    fl = s_in * w / wmax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
+                    self.regions[reg] = channel_params(*per_ch[reg], self.rbits[reg], symmetric, room[reg], fl)
+                elif self.regions[reg][0] < floor:
+                    lo, hi = ranges[reg]
+                    self.regions[reg] = act_params(lo, hi, self.rbits[reg], symmetric, room[reg], floor)
 
     def _pre_shift(self, W, B, zp_in: int, zp_b: int, kind: str, oc: int, per_out: list, bits_in: int) -> np.ndarray:
         """Each channel's pre-shift p (module docstring) from the largest |acc + B| it can reach (inputs of

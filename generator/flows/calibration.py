@@ -396,3 +396,27 @@ def equalized_graph(g: Graph, model_path: Path, calib=None, alpha: float = EQUAL
     ge.metadata["equalization"] = {r: t.tolist() for r, t in gains.items()}
     ge.metadata["calibration_variant"] = f"eq{alpha:g}"
     return ge
+
+
+def quantized_graph(g: Graph, stats: dict, selected: tuple, cfg, hw, spec, calib, bias_correction: bool,
+                    calib_method: str, log) -> Graph:
+    """The fused graph ``g`` quantized (:class:`~generator.quant.quantize.QuantConfig` ``cfg``, accumulator widths of
+    :class:`~generator.spec.timing.HwConfig` ``hw``) with the ``selected`` (ranges, headroom, choices) of the
+    calibration statistics ``stats``, bias-corrected on the calibration images, then at the per-layer precision of
+    ``spec`` (:func:`generator.quant.precision.mixed_precision`). Raises QuantError."""
+    from generator.quant.bias import correct_bias
+    from generator.quant.precision import mixed_precision
+    from generator.quant.quantize import quantize
+    from generator.quant.ranges import channel_ranges
+
+    ranges, headroom, choices = selected
+    acc = {8: hw.at(8).acc_bits, 16: hw.at(16).acc_bits}
+    qg = quantize(g, ranges, cfg, acc, headroom=headroom, calibration=choices, channel_ranges=channel_ranges(stats))
+    w, h = net_size(g)
+    images = calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib, input_resize(g),
+                                input_format(g)).values() if bias_correction or spec.auto else ()
+    if bias_correction:
+        qg = correct_bias(qg, g, images, acc)
+    if spec.text:
+        qg = mixed_precision(g, qg, stats, cfg, spec, list(images), acc, bias_correction, calib_method, log)
+    return qg

@@ -35,10 +35,9 @@ from generator.codegen.program import Program, compile_program
 from generator.frontend.onnx_loader import check_bounds, load_onnx
 from generator.spec.timing import HwConfig
 from generator.ir.graph import Graph, GraphError
-from generator.quant.bias import correct_bias
-from generator.quant.precision import mixed_precision, parse_precision
-from generator.quant.quantize import QuantConfig, QuantError, quantize
-from generator.quant.ranges import channel_ranges, select_ranges
+from generator.quant.precision import parse_precision
+from generator.quant.quantize import QuantConfig, QuantError
+from generator.quant.ranges import select_ranges
 from generator.quant.table_ranges import tie_table_ranges
 
 ROOT = ROOT_DIR
@@ -84,7 +83,7 @@ from generator.flows.calibration import (BUILD, CALIB_SUFFIXES, EQUALIZE_ALPHA, 
                                          cache_files, calib_cache_path, calib_files, calib_set_digest,
                                          calibration_images, calibration_ranges, equalized_graph, file_sha256,
                                          input_format, input_resize, model_input, model_key, net_size,
-                                         reuse_budget)
+                                         quantized_graph, reuse_budget)
 from generator.flows.compile_cache import compile_key, read_compiled, write_compiled  # noqa: E402
 from generator.exec.float_ref import reused_runs  # noqa: E402
 
@@ -355,11 +354,9 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
         a = b.accelerator
         log(f"{b.name}: accelerator chosen by `invoke explore` ({chosen_path(b.name)}): Tn x Tm = {a.tn} x {a.tm}, "
             f"{a.axi_data_width_bits}-bit m_axi")
-    cfg = QuantConfig.from_mode(quant, per_channel)
-    spec = parse_precision(precision)
+    cfg, spec = QuantConfig.from_mode(quant, per_channel), parse_precision(precision)
     if spec.auto and cfg.bits != 8:
-        raise QuantError(f"--precision auto chooses int16 layers in an int8 network; {quant} is {cfg.bits}-bit "
-                         f"(use an int8 mode, or list the int8 layers: <glob>=int8)")
+        raise QuantError(f"--precision auto chooses int16 layers in an int8 network; {quant} is {cfg.bits}-bit")
     hw = HwConfig.from_board(b, cfg.bits)
     model_path = Path(model) if model else default_onnx()
     g0 = load_model(model_path, input_size)
@@ -388,16 +385,8 @@ def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel:
         ranges, headroom, choices = select_ranges(stats, cfg, inputs=g.inputs, method=calib_method)
         ranges, choices = tie_table_ranges(g, stats, ranges, choices, cfg, headroom)
         t2 = time.time()
-        acc = {8: hw.at(8).acc_bits, 16: hw.at(16).acc_bits}
-        qg = quantize(g, ranges, cfg, acc, headroom=headroom, calibration=choices,
-                      channel_ranges=channel_ranges(stats))
-        w, h = net_size(g)
-        images = calibration_images(w, h, g.tensors[g.inputs[0]].shape[1], calib, input_resize(g),
-                                    input_format(g)).values() if bias_correction or spec.auto else ()
-        if bias_correction:
-            qg = correct_bias(qg, g, images, acc)
-        if spec.text:
-            qg = mixed_precision(g, qg, stats, cfg, spec, list(images), acc, bias_correction, calib_method, log)
+        qg = quantized_graph(g, stats, (ranges, headroom, choices), cfg, hw, spec, calib, bias_correction,
+                             calib_method, log)
     prog = compile_program(qg, hw)
     t3 = time.time()
     write_compiled(model_path, compile_key(model_path, b, opts, cache_files(model_path, calib, opts["equalize"])),

@@ -28,6 +28,8 @@ import numpy as np
 from generator.exec.float_ref import PRE_ACT, run_float
 from generator.exec.kernels import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph, GraphError
+from generator.quant.scales import (MAX_REAL_MULT, _act_params, _per_channel_output,  # noqa: F401
+                                    _scale_floors, channel_output_regions)
 from generator.quant.tables import table_domain
 from generator.spec.isa import MAX_SHIFT, MULT_BITS, REQUANT_OPERAND_BITS, TABLE_ENTRIES
 
@@ -128,75 +130,6 @@ def set_pre_shift(q: dict, worst: np.ndarray, where: str) -> None:
                                  f"{int(m[c])} * 2^-{int(sh[c])} allows (the output scale is too fine for the "
                                  f"accumulator: give the layer a larger output range)")
     q["pre_shift"] = pre
-
-
-#: largest real requantization multiplier a layer may need (M * 2^-s with s >= 1 reaches 2^14; one bit of margin)
-MAX_REAL_MULT = 2.0 ** 13
-
-
-def _act_params(lo: float, hi: float, cfg: QuantConfig, headroom: float,
-                min_scale: float = 0.0) -> tuple[float, int]:
-    """(scale, zero point) of an activation range [lo, hi] (widened to include 0, times ``headroom``); the scale
-    is at least ``min_scale``; symmetric configurations get zero point 0."""
-    lo, hi = min(lo, 0.0) * headroom, max(hi, 0.0) * headroom
-    if cfg.symmetric:
-        a = max(abs(lo), abs(hi), 1e-8)
-        return max(a / cfg.qmax, min_scale), 0
-    scale = max(max(hi - lo, 1e-8) / (cfg.qmax - cfg.qmin), min_scale)
-    zp = int(np.clip(round(cfg.qmin - lo / scale), cfg.qmin, cfg.qmax))
-    return scale, zp
-
-
-def channel_output_regions(g: Graph) -> list[str]:
-    """Regions that may take per-channel scales: the region of a graph output that holds that tensor alone (whole
-    region), written as the first output of a convolution Macro node and read by no node. Only the host reads them
-    (dequantizing per channel), and the requantization multiplier is per output channel anyway, so per-channel
-    output scales cost no hardware. The YOLO heads: their box channels (a few units wide) share a tensor with
-    class logits tens of units wide."""
-    out = []
-    for o in g.outputs:
-        t = g.tensors[o]
-        n = g.producer(o)
-        if (t.region is None or n is None or n.op != "Macro" or n.attrs["macro"].kind != "conv"
-                or n.attrs["macro"].act in TABLE_ACTIVATIONS   # one table per layer: one output scale
-                or n.outputs[0] != o or g.consumers(o)
-                or t.ch_offset != 0 or t.shape[1] != g.regions[t.region].channels):
-            continue
-        if not any(u.region == t.region and u.name != o for u in g.tensors.values()):
-            out.append(t.region)
-    return out
-
-
-def _channel_params(lo, hi, cfg: "QuantConfig", headroom: float, floor) -> tuple[np.ndarray, int]:
-    """(scales float64 [C], zero point 0) of a per-channel region with ranges [lo[c], hi[c]]: symmetric per
-    channel, ``scale[c] = max(|lo[c]|, |hi[c]|) * headroom / qmax``, at least ``floor[c]``, in every mode. A
-    channel's range from a handful of calibration images misses what they do not show (the logit of a class none
-    of them contains never turned positive, and clipping it there would cap that class's score); its magnitude
-    bounds both signs."""
-    a = np.maximum(np.abs(np.asarray(lo, np.float64)), np.abs(np.asarray(hi, np.float64))) * headroom
-    return np.maximum(np.maximum(a, 1e-8) / cfg.qmax, floor), 0
-
-
-def _scale_floors(g: Graph, ranges: dict, cfg_of, headroom) -> None:
-    """Raise output-region scales so that no layer needs a real multiplier above :data:`MAX_REAL_MULT`: a region
-    whose calibrated range is (almost) empty, e.g. a ReLU output that was never positive, would otherwise need
-    a left shift. In graph order, every region written by a layer gets at least
-    ``s_in * max_c(s_w[c]) * max(1, alpha) / MAX_REAL_MULT`` (copy layers: s_w = 1; emul layers: s_w = the second
-    factor's scale); its zero point follows. ``cfg_of(region)``: the region's :class:`QuantConfig`."""
-    for n in g.macro_nodes():
-        m = n.attrs["macro"]
-        s_in = g.regions[g.tensors[n.inputs[0]].region].scale
-        wmax = cfg_of(g.tensors[n.inputs[0]].region).qmax
-        if m.kind == "emul":   # the product's second factor plays the weight's part: s_in * s_b / s_out
-            smax = g.regions[g.tensors[n.inputs[1]].region].scale
-        else:
-            smax = float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0
-        floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
-        for o in n.outputs:
-            reg = g.regions[g.tensors[o].region]
-            if reg.scale < floor:
-                reg.scale, reg.zero_point = _act_params(*ranges[reg.name], cfg_of(reg.name), headroom(reg.name),
-                                                        floor)
 
 
 def calibrate(g: Graph, images, progress: bool = True, input_range: tuple | None = None) -> dict:
@@ -301,43 +234,7 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits, headroom: d
             r = g.regions[t.region]
             t.scale, t.zero_point, t.dtype = r.scale, r.zero_point, f"int{r.bits}"
     for n in g.macro_nodes():
-        m = n.attrs["macro"]
-        tin, tout = g.tensors[n.inputs[0]], g.tensors[n.outputs[0]]
-        c_in, c_out = cfg_of(tin.region), cfg_of(tout.region)
-        wmax, amax = c_in.qmax, max(-c_in.qmin, c_in.qmax)
-        s_in, zp_in, s_out, zp_out = tin.scale, tin.zero_point, tout.scale, tout.zero_point
-        oc = tout.shape[1]
-        if m.kind == "conv":
-            w = g.const(m.weight).astype(np.float64)
-            b = g.const(m.bias).astype(np.float64)
-            absmax = np.abs(w).reshape(oc, -1).max(axis=1) if cfg.per_channel else np.full(oc, np.abs(w).max())
-            if tout.region in chans:
-                s_out, zp_out = _per_channel_output(g, tout, chans[tout.region], absmax / wmax * s_in * max(
-                    1.0, m.alpha if m.act == "leaky" else 1.0) / MAX_REAL_MULT, c_out, room(tout.region))
-            # an all-zero channel outputs its bias alone: any weight scale is exact, take the one giving r = 1/2
-            s_w = np.where(absmax > 0, absmax / wmax, 0.5 * s_out / s_in)
-            wq = np.clip(np.round(w / s_w[:, None, None, None]), -wmax, wmax).astype(np.int64)
-            bias = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * wq.reshape(oc, -1).sum(axis=1)
-            worst = np.abs(wq).reshape(oc, -1).sum(axis=1) * amax + np.abs(bias)
-            r = s_in * s_w / s_out
-        else:
-            wq, (s_w, bias, worst, r) = None, _bypass_params(g, n, (s_in, zp_in), s_out, amax)
-        ab = acc_bits[c_in.bits] if isinstance(acc_bits, dict) else acc_bits
-        lim = (1 << (ab - 1)) - 1
-        if worst.max() > lim:
-            k = int(worst.argmax())
-            raise QuantError(f"layer {n.name}: accumulator could overflow: output channel {k} can reach "
-                             f"{int(worst[k])} > {lim} ({ab}-bit signed accumulator)")
-        zp_b = int(g.tensors[n.inputs[1]].zero_point) if m.kind == "emul" else 0
-        if m.kind == "emul" and bits[g.tensors[n.inputs[1]].region] != c_in.bits:
-            raise QuantError(f"layer {n.name}: its factors are int{c_in.bits} and "
-                             f"int{bits[g.tensors[n.inputs[1]].region]}; both must have one precision")
-        if any(bits[g.tensors[o].region] != c_out.bits for o in n.outputs[1:]):
-            raise QuantError(f"layer {n.name}: its outputs must share one precision")
-        n.attrs["q"] = dict(w=wq, bias=bias, zp_in=int(zp_in), zp_b=zp_b, qmin=c_out.qmin, qmax=c_out.qmax, s_w=s_w,
-                            bits_in=c_in.bits, bits_out=c_out.bits,
-                            **_output_params(g, n, r, (s_in, s_w), (tout, s_out, zp_out), ranges, c_out, room))
-        set_pre_shift(n.attrs["q"], worst, f"layer {n.name}")
+        _layer_params(g, n, bits, cfg_of, chans, ranges, room, acc_bits)
     g.metadata["quant"] = {"bits": cfg.bits, "symmetric": cfg.symmetric, "per_channel": cfg.per_channel,
                            "name": cfg.name}
     if any(b != cfg.bits for b in bits.values()):
@@ -345,6 +242,49 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits, headroom: d
     if calibration is not None:
         g.metadata["calibration"] = calibration
     return g
+
+
+def _layer_params(g: Graph, n, bits: dict, cfg_of, chans: dict, ranges: dict, room, acc_bits) -> None:
+    """Set ``n.attrs["q"]`` of Macro layer ``n`` (:func:`quantize`'s legend): ``bits`` {region: bits}, ``cfg_of``
+    its :class:`QuantConfig` per region, ``chans`` the per-channel output ranges, ``room`` the headroom per region.
+    Raises QuantError (accumulator overflow, factors or outputs of different precisions, multiplier range)."""
+    m = n.attrs["macro"]
+    tin, tout = g.tensors[n.inputs[0]], g.tensors[n.outputs[0]]
+    c_in, c_out = cfg_of(tin.region), cfg_of(tout.region)
+    wmax, amax = c_in.qmax, max(-c_in.qmin, c_in.qmax)
+    s_in, zp_in, s_out, zp_out = tin.scale, tin.zero_point, tout.scale, tout.zero_point
+    oc = tout.shape[1]
+    if m.kind == "conv":
+        w = g.const(m.weight).astype(np.float64)
+        b = g.const(m.bias).astype(np.float64)
+        absmax = np.abs(w).reshape(oc, -1).max(axis=1) if c_in.per_channel else np.full(oc, np.abs(w).max())
+        if tout.region in chans:
+            s_out, zp_out = _per_channel_output(g, tout, chans[tout.region], absmax / wmax * s_in * max(
+                1.0, m.alpha if m.act == "leaky" else 1.0) / MAX_REAL_MULT, c_out, room(tout.region))
+        # an all-zero channel outputs its bias alone: any weight scale is exact, take the one giving r = 1/2
+        s_w = np.where(absmax > 0, absmax / wmax, 0.5 * s_out / s_in)
+        wq = np.clip(np.round(w / s_w[:, None, None, None]), -wmax, wmax).astype(np.int64)
+        bias = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * wq.reshape(oc, -1).sum(axis=1)
+        worst = np.abs(wq).reshape(oc, -1).sum(axis=1) * amax + np.abs(bias)
+        r = s_in * s_w / s_out
+    else:
+        wq, (s_w, bias, worst, r) = None, _bypass_params(g, n, (s_in, zp_in), s_out, amax)
+    ab = acc_bits[c_in.bits] if isinstance(acc_bits, dict) else acc_bits
+    lim = (1 << (ab - 1)) - 1
+    if worst.max() > lim:
+        k = int(worst.argmax())
+        raise QuantError(f"layer {n.name}: accumulator could overflow: output channel {k} can reach "
+                         f"{int(worst[k])} > {lim} ({ab}-bit signed accumulator)")
+    zp_b = int(g.tensors[n.inputs[1]].zero_point) if m.kind == "emul" else 0
+    if m.kind == "emul" and bits[g.tensors[n.inputs[1]].region] != c_in.bits:
+        raise QuantError(f"layer {n.name}: its factors are int{c_in.bits} and "
+                         f"int{bits[g.tensors[n.inputs[1]].region]}; both must have one precision")
+    if any(bits[g.tensors[o].region] != c_out.bits for o in n.outputs[1:]):
+        raise QuantError(f"layer {n.name}: its outputs must share one precision")
+    n.attrs["q"] = dict(w=wq, bias=bias, zp_in=int(zp_in), zp_b=zp_b, qmin=c_out.qmin, qmax=c_out.qmax, s_w=s_w,
+                        bits_in=c_in.bits, bits_out=c_out.bits,
+                        **_output_params(g, n, r, (s_in, s_w), (tout, s_out, zp_out), ranges, c_out, room))
+    set_pre_shift(n.attrs["q"], worst, f"layer {n.name}")
 
 
 def _bypass_params(g: Graph, n, a_in: tuple, s_out: float, amax: int) -> tuple:
@@ -423,16 +363,6 @@ def activation_table(m, s_t: float, zp_t: int, s_out: float, zp_out: int, bits: 
         raise QuantError(f"{m.act} table: a segment rises by {int(np.abs(delta).max())} output steps, more than "
                          f"an int16 delta holds")
     return np.stack([base, delta], axis=1)
-
-
-def _per_channel_output(g: Graph, t, rng: tuple, floor: np.ndarray, cfg: QuantConfig,
-                        headroom: float) -> tuple[np.ndarray, int]:
-    """Set per-channel scales on output tensor ``t`` and its region (``scale`` None) from ranges ``rng`` = (min
-    [C], max [C]); returns (scales float64 [C], zero point)."""
-    sc, zp = _channel_params(rng[0], rng[1], cfg, headroom, floor)
-    for obj in (t, g.regions[t.region]):
-        obj.scale, obj.channel_scales, obj.zero_point = None, sc, zp
-    return sc, zp
 
 
 def _multipliers(r: np.ndarray, act: str, alpha: float, layer: str) -> dict:

@@ -25,12 +25,10 @@ instruction) carries the ISA version and the hardware configuration id; the hard
 
 Buffers (per board, see ``boards/*.yaml``): IBUF words hold Tn activations, WBUF words Tn x Tm weights
 (``[m][n]``, m = output lane), ACC words Tm accumulators, OBUF words Tm activations, PBUF one 16-byte record per
-output channel (:data:`PARAM_RECORD_BYTES`). Precision is per instruction (mixed precision per layer): the ``prec``
-field of LOAD (IBUF / WBUF elements), COMPUTE (int8: two packed multiplies per DSP48E2; int16: one), POST (the
-output's clamp and table indexing) and STORE selects int8 (0) or int16 (1), numbered as :data:`PRECISIONS`;
-elements are 1 byte (int8) or 2 bytes (int16) in DDR, and a buffer holds half as many int16 words as int8 words
-(``HwConfig.from_board``). A layer computes in its input's precision and writes its output's: requantization
-between precisions at a layer boundary is POST's ordinary requantization to the output's grid.
+output channel (:data:`PARAM_RECORD_BYTES`). The ``prec`` field of LOAD (IBUF / WBUF), COMPUTE (int8: two packed
+multiplies per DSP48E2), POST (clamp, table) and STORE selects int8 (0) or int16 (1, :data:`PRECISIONS`): 1 or 2
+bytes per element in DDR, half as many int16 words per buffer (``HwConfig.at``). A layer computes in its input's
+precision and writes its output's (mixed precision: POST's requantization crosses between them).
 """
 from __future__ import annotations
 
@@ -54,8 +52,7 @@ BASE_REGS = {name: k for k, name in enumerate(BASE_REG_ORDER)}
 BASE_REG_NAMES = {v: k for k, v in BASE_REGS.items()}
 BUFFERS = {"IBUF": 0, "WBUF": 1, "PBUF": 2, "TBUF": 3}
 BUFFER_NAMES = {v: k for k, v in BUFFERS.items()}
-#: the ``prec`` field's values (LOAD, COMPUTE, POST, STORE): the numbering of hw_info's mode bits (host/registers.py, read by the driver)
-PRECISIONS = dict(HW_INFO_MODES)
+PRECISIONS = dict(HW_INFO_MODES)   # the ``prec`` field's values: the numbering of hw_info's mode bits (host/registers.py)
 #: POST.act bits: neg_mult (bit 0) v < 0 uses the negative-side multiplier (ReLU, LeakyReLU); table (bit 1) the
 #: requantized value indexes the activation table in TBUF (Sigmoid, SiLU, Mish, HardSwish, ...: :data:`TABLE_ENTRIES`)
 ACTIVATIONS = {"linear": 0, "neg_mult": 1, "table": 2}
@@ -63,8 +60,7 @@ ACTIVATIONS = {"linear": 0, "neg_mult": 1, "table": 2}
 #: Activation table (TBUF): TABLE_ENTRIES entries of (base, delta), both int16, 4 bytes each, four to a 16-byte
 #: record; every POST lane holds the whole table (TBUF = Tm lane memories of TBUF_ROWS records: LOAD buf=3 writes
 #: record e to lane e % P, row e // P, P = lane_pitch(Tm), as PBUF, so the compiler stores each record P times in
-#: DDR; the copies for lanes P > lane >= Tm go nowhere). A POST with
-#: the table bit maps the clamped requantized value q (int8 / int16) through it:
+#: DDR; the copies for lanes P > lane >= Tm go nowhere). A POST with the table bit maps the clamped q through it:
 #:   u = q + 2^(bits-1) (0 .. 2^bits - 1); i = u >> (bits - 8); f = u mod 2^(bits - 8) (always 0 in int8)
 #:   q' = clamp(base[i] + ((delta[i] * f + 2^(TABLE_FRAC_BITS-1)) >> TABLE_FRAC_BITS))
 #: i.e. a direct lookup in int8 and 256 linear-interpolated segments in int16.
@@ -73,9 +69,7 @@ TABLE_ENTRIES = 256
 #: the input scale s_out / 2^id_shift; a value above its window maps by a shift onto the output grid (FORMATS POST).
 ID_SHIFT_MAX = 15
 TABLE_ENTRY = [("base", "int16", 0), ("delta", "int16", 2)]
-TABLE_ENTRY_BYTES = 4
-TABLE_PER_RECORD = 4
-TABLE_FRAC_BITS = 8
+TABLE_ENTRY_BYTES, TABLE_PER_RECORD, TABLE_FRAC_BITS = 4, 4, 8
 TBUF_ROWS = TABLE_ENTRIES // TABLE_PER_RECORD
 
 #: PBUF record layout in DDR (little-endian), 16 bytes per output channel: (field, numpy dtype name, byte offset)

@@ -15,8 +15,9 @@ class PackageMismatchError(DriverError):
     not the one its manifest describes.
 
     Attributes: field (``"isa_version"``, ``"tn"``, ``"tm"``, ``"precision"`` or ``"config_id"``; for a file
-    ``"bytes"`` or ``"sha256"``), package (the manifest's value), hardware (the value read from the registers; for
-    a file, the file's own value), file (the file's path, or None for a hardware mismatch), reason (one phrase
+    ``"bytes"`` or ``"sha256"``), package (the manifest's value; for ``precision`` the precisions its program uses,
+    joined by ``/``), hardware (the value read from the registers: for ``precision`` the bitstream's modes; for a
+    file, the file's own value), file (the file's path, or None for a hardware mismatch), reason (one phrase
     saying what differs, or None).
     """
 

@@ -70,7 +70,7 @@ def _tensor(t, where: str, regions: dict, head: bool) -> None:
     if t["base_reg"] != r["base_reg"]:
         raise _Bad(f"{where}.base_reg = {t['base_reg']!r}: its region {r['name']} is in {r['base_reg']}")
     bits = r["bits"]
-    if t["bits"] != bits or isinstance(t["bits"], bool):
+    if isinstance(t["bits"], bool) or not isinstance(t["bits"], int) or t["bits"] != bits:
         raise _Bad(f"{where}.bits = {str(t['bits'])[:20]}: its region {r['name']} has bits {bits}")
     if t["dtype"] != f"int{bits}":
         raise _Bad(f"{where}.dtype = {str(t['dtype'])[:20]!r}: its region {r['name']} is int{bits}")
@@ -223,7 +223,7 @@ def _check_regions(items, sizes: dict) -> dict:
         dims = [_int(r[k], f"{where}.{k}", 1, _MAX_DIM) for k in ("channels", "h", "w")]
         pad = _int(r["pad"], f"{where}.pad", 0, _MAX_DIM)
         bits = r["bits"]
-        if isinstance(bits, bool) or bits not in (8, 16):
+        if isinstance(bits, bool) or not isinstance(bits, int) or bits not in (8, 16):
             raise _Bad(f"{where}.bits = {str(bits)[:20]}: not 8 or 16")
         _int(r["zp"], f"{where}.zp", -(1 << (bits - 1)), (1 << (bits - 1)) - 1)
         nbytes = dims[0] * (dims[1] + 2 * pad) * (dims[2] + 2 * pad) * (bits // 8)

@@ -19,7 +19,8 @@ KERNEL_VLNV = "xilinx.com:hls:accel:1.0"
 RTL_KERNEL_VLNV = "yolofpga:rtl:accel_rtl:1.0"
 #: every VLNV the driver binds (one accelerator per overlay)
 ACCEL_VLNVS = (KERNEL_VLNV, RTL_KERNEL_VLNV)
-#: precision mode bits of ``hw_info[31:24]`` (same numbering as the CONFIG instruction's precision field)
+#: precision mode bits of ``hw_info[31:24]`` (same numbering as the ``prec`` field of LOAD / COMPUTE / POST /
+#: STORE; a manifest's ``hardware.precisions`` names the ones its program uses)
 HW_INFO_MODES = {"int8": 0, "int16": 1}
 #: register holding each base register's DDR address / its buffer's size in bytes
 BASE_ADDR_REGS = {name: name.lower() for name in BASE_REGS}

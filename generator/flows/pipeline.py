@@ -410,7 +410,7 @@ def quantize_image(c: Compiled, img_u8: np.ndarray) -> np.ndarray:
 
     t = c.qgraph.tensors[c.qgraph.inputs[0]]
     x = model_input(c.qgraph, img_u8)[0].transpose(1, 2, 0)
-    return quantize_input(x, t.scale, t.zero_point, c.quant.bits).transpose(2, 0, 1).astype(np.int64)
+    return quantize_input(x, t.scale, t.zero_point, int(t.dtype[3:])).transpose(2, 0, 1).astype(np.int64)
 
 
 def detections_from_heads(c: Compiled, heads: dict, img_w: int, img_h: int, thresh=0.25, nms=0.45, x=None) -> list:

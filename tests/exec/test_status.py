@@ -110,7 +110,9 @@ def _cases():
         "config_missing": (lambda b: b["prog"].blob[isa.INSN_BYTES:], "CONFIG_MISSING", True),
         "config_tn": (lambda b: _patch(b["prog"], 0, tn=16), "CONFIG_MISMATCH", True),
         "config_id": (lambda b: _patch(b["prog"], 0, config_id=b["prog"].hw.config_id ^ 1), "CONFIG_MISMATCH", True),
-        "config_precision": (lambda b: _patch(b["prog"], 0, precision=2), "CONFIG_MISMATCH", True),
+        # an int16 LOAD (its own prec) into the int16 bank's first word past its end, inside the int8 bank
+        "ibuf_load_int16": (lambda b: _patch(b["prog"], _first(b["prog"], "LOAD", buf=P["IBUF"]), prec=1,
+                                             dst_word=b["prog"].hw.at(16).ibuf_words), "OUT_OF_RANGE", True),
         "isa_version": (lambda b: _patch(b["prog"], 0, isa_version=isa.ISA_VERSION + 1), "ISA_VERSION_MISMATCH", True),
         "ddr_load": (lambda b: _patch(b["prog"], _first(b["prog"], "LOAD", buf=P["IBUF"]),
                                       ddr_offset=b["sizes"]["INPUT"]), "OUT_OF_RANGE", True),

@@ -142,8 +142,7 @@ def test_illegal_opcode_status(package, images, tmp_path):
 
 def test_config_for_another_configuration_status(package, compiled, images, tmp_path):
     hw = compiled.hw
-    cfg = isa.make("CONFIG", isa_version=isa.ISA_VERSION, tn=hw.tn, tm=hw.tm, precision=0,
-                   config_id=hw.config_id ^ 0x5A5A)
+    cfg = isa.make("CONFIG", isa_version=isa.ISA_VERSION, tn=hw.tn, tm=hw.tm, config_id=hw.config_id ^ 0x5A5A)
     d = _patched(package, tmp_path, 0, cfg)
     with active(GoldenSimDevice("zcu19eg")):
         acc = YoloAccelerator(d, timeout_s=SIM_TIMEOUT_S)

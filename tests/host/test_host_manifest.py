@@ -8,10 +8,11 @@ import pytest
 
 from generator.spec import isa
 from host.errors import PackageError
-from host.manifest import BASE_REGS, SCHEMA, ManifestError, build_manifest, entry, page_round, read_manifest
+from host.manifest import (BASE_REGS, PRECISIONS, SCHEMA, ManifestError, build_manifest, entry, page_round,
+                           precision_names, read_manifest, region_dtype)
 from host.registers import HW_INFO_MODES, KERNEL_VLNV, SIZE_REGS, ip_vlnv, pack_hw_info, unpack_hw_info
 
-HW = dict(tn=32, tm=32, bits=8, config_id=0x1234, pix_lanes=2)
+HW = dict(tn=32, tm=32, precisions=["int8", "int16"], config_id=0x1234, pix_lanes=2)
 
 
 def test_entry_orders_keys_and_refuses_off_schema_fields():
@@ -24,8 +25,25 @@ def test_entry_orders_keys_and_refuses_off_schema_fields():
     with pytest.raises(ManifestError, match="tn = True"):
         entry("hardware", **dict(HW, tn=True))          # bool is not an int in the manifest
     t = dict(name="x", region="r", base_reg="INPUT", offset=0, ch_offset=0, channels=3, h=4, w=4, pad=1,
-             pixel_stride=3, layout="NHWC", scale=0.5, zero_point=0, dtype="int8")
+             pixel_stride=3, layout="NHWC", scale=0.5, zero_point=0, dtype="int8", bits=8)
     assert list(entry("tensor", **t, yolo={"classes": 1})) == [*SCHEMA["tensor"], "yolo"]
+    with pytest.raises(ManifestError, match=r"missing keys \['bits'\]"):
+        entry("tensor", **{k: v for k, v in t.items() if k != "bits"})
+    with pytest.raises(ManifestError, match="precisions = 'int8'"):
+        entry("hardware", **dict(HW, precisions="int8"))
+
+
+def test_precisions_and_element_types_per_region():
+    """hardware.precisions: the regions' widths by name, each once, narrowest first (hw_info's mode names); a
+    region's element type is its own bits' (int8, little-endian int16)."""
+    assert precision_names([16, 8, 16]) == ["int8", "int16"] and precision_names([16]) == ["int16"]
+    assert list(PRECISIONS) == list(HW_INFO_MODES) and precision_names([8]) == ["int8"]
+    with pytest.raises(ManifestError, match=r"\[12\]"):
+        precision_names([8, 12])
+    import numpy as np
+    assert region_dtype({"bits": 8}) == np.int8 and region_dtype({"bits": 16}) == np.dtype("<i2")
+    with pytest.raises(PackageError, match="region r: bits = 4"):
+        region_dtype({"name": "r", "bits": 4})
 
 
 def test_build_and_read_manifest(tmp_path):

@@ -278,9 +278,10 @@ def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
             "per_tensor": "per-tensor weight scales",
             "config": "accelerator: 'board' (the board file, e.g. 32x32), 'small' or 'tiny' (8x8 array)",
             "resolution": "network input size (multiple of 32; default 416 = the official model)",
-            "out": "output folder (default build/rtl_frame/TAG)"}, aliases=["sim"])
+            "out": "output folder (default build/rtl_frame/TAG)", "precision": MODEL_HELP["precision"]},
+      aliases=["sim"])
 def rtl_frame(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_tensor=False, config="board",
-              resolution=None, out=None):
+              resolution=None, out=None, precision=None):
     """8. Check: one whole frame through the RTL, bit-exact, cycles.
 
     YOLOv4-tiny through the RTL (cocotb + Verilator), bit-exact check against the golden simulator, detections
@@ -293,7 +294,8 @@ def rtl_frame(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_
     res = _int("--resolution", resolution, min=32, default=416)
     if res % 32:
         _die(f"--resolution {resolution}: not a multiple of 32")
-    reps, table = _flow(rtl_frame_flow, board, image, quants, not per_tensor, config, res, out)
+    reps, table = _flow(rtl_frame_flow, board, image, quants, not per_tensor, config, res, out,
+                        **_precision(precision))
     if table:
         print(compare_report(reps))
         print(f"wrote {table}")

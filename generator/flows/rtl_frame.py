@@ -111,7 +111,8 @@ def _header(brd, comp, image, quant, per_channel, config, resolution, verdict, g
 
 
 def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int8-asym", per_channel=True,
-                   config: str = "board", resolution: int = 416, out: Path | None = None, log=print) -> dict:
+                   config: str = "board", resolution: int = 416, out: Path | None = None, log=print,
+                   precision: str | None = None) -> dict:
     """Compile YOLOv4-tiny for ``board`` (accelerator overrides of ``config``), run one frame of ``image``
     through the RTL (Verilator) and the golden simulator, compare the DDR images bit for bit, draw the
     detections (from the RTL's DDR) and write ``report.txt`` / ``report.json`` / ``detections.png`` into ``out``
@@ -120,21 +121,23 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     the board clock, ``pe_util`` (ideal / RTL cycles of the frame), ``max_layer_error`` (worst per-layer
     |RTL / model - 1|), ``quant``, ``bits``, ``clock_mhz``, ``sim_seconds``, ``detections``, ``out``,
     ``fmax_mhz`` / ``fps_at_fmax``: the estimated fmax of ``invoke timing`` for this board and configuration and
-    the frames/s at it (capped at the board clock), None without an estimate)."""
+    the frames/s at it (capped at the board clock), None without an estimate). ``precision``: the per-layer
+    precision spec (:mod:`generator.quant.precision`)."""
     from generator.exec.rtl import board_config, layer_report
     from generator.exec.runtime import build_ddr, read_tensor
     from generator.flows.pipeline import compile_model, detections_from_heads, quantize_image
-    from generator.flows.inputs import real_image
+    from generator.flows.inputs import real_image, suffix
     from generator.flows.timing import fmax_line
     from host.draw import draw_detections
 
     brd = board_config(board, config)
-    tag = f"{board}-{config}-{resolution}-{quant}{'' if per_channel else '-pt'}"
+    tag = f"{board}-{config}-{resolution}-{quant}{'' if per_channel else '-pt'}{suffix(None, precision)}"
     out = Path(out).resolve() if out else OUT_DIR / tag
     out.mkdir(parents=True, exist_ok=True)
     img = real_image(image)
     t0 = time.time()
-    comp = compile_model(brd, quant, per_channel=per_channel, model=model_at_resolution(resolution), progress=False)
+    comp = compile_model(brd, quant, per_channel=per_channel, model=model_at_resolution(resolution), progress=False,
+                         precision=precision)
     prog, hw = comp.program, comp.hw
     log(f"compiled {len(prog.insns)} instructions for {board} ({config}: {hw.tn}x{hw.tm}, int{hw.bits}) at "
         f"{resolution}x{resolution} in {time.time() - t0:.1f} s")
@@ -152,11 +155,12 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     text += f"\n{line}" if line else ""
     verdict = "bit-exact" if ok else (f"MISMATCH ({diff} bytes differ, timeout {run.timeout}, status "
                                       f"{run.detail.get('status')})")
-    head = _header(brd, comp, image, quant, per_channel, config, resolution, verdict, gold.cycles, sim_s)
+    qname = quant + (f", precision {precision}" if precision else "")
+    head = _header(brd, comp, image, qname, per_channel, config, resolution, verdict, gold.cycles, sim_s)
     atomic_write(out / "report.txt", head + text + "\n")
     rep = {"bit_exact": ok, "diff_bytes": diff, "rtl_cycles": total, "golden_cycles": gold.cycles,
            "model_cycles": prog.cycles, "layers": rows, "sim_seconds": sim_s,
-           "clock_mhz": brd.pl_clock_mhz, "quant": quant, "bits": hw.bits,
+           "clock_mhz": brd.pl_clock_mhz, "quant": quant, "bits": hw.bits, "precision": precision or "",
            "pe_util": sum(r["ideal"] for r in rows) / total if total else None,
            "max_layer_error": max(abs(r["ratio"] - 1) for r in rows) if all("ratio" in r for r in rows) else None,
            "fps": brd.pl_clock_mhz * 1e6 / total if total else None, "fmax_mhz": fmax,
@@ -171,7 +175,8 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
 
 
 def rtl_frame_flow(board="zcu19eg", image="bus", quants=("int8-asym", "int16-sym"), per_channel=True,
-                   config="board", resolution=416, out=None, log=print) -> tuple[list[dict], Path | None]:
+                   config="board", resolution=416, out=None, log=print,
+                   precision=None) -> tuple[list[dict], Path | None]:
     """:func:`simulate_frame` for each precision of ``quants`` (into ``out``/<quant> when several); with several,
     also the table of :func:`compare_report` written to ``out`` (default :data:`OUT_DIR`) as
     compare-<board>-<config>-<resolution>.md. Returns (reports, that file or None). Raises FlowError for an
@@ -193,7 +198,7 @@ def rtl_frame_flow(board="zcu19eg", image="bus", quants=("int8-asym", "int16-sym
     for q in quants:
         o = out if len(quants) == 1 or out is None else str(Path(out) / q)
         rep = simulate_frame(board, image, q, per_channel=per_channel, config=config, resolution=resolution,
-                             out=o, log=log)
+                             out=o, log=log, precision=precision)
         if not rep["bit_exact"]:
             raise FlowError(f"the RTL differs from the golden simulator ({rep['diff_bytes']} DDR bytes), "
                             f"see {rep['out']}")

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 from invoke import task
+from generator.spec.board import DEFAULT_BOARD
+from generator.quant.quantize import DEFAULT_QUANT
 
 QUANTS = "int8-asym|int8-sym|int16-sym|int16-asym"     # help text; the modes are generator.quant.quantize.MODES
 MODEL_HELP = {"model": "ONNX model, or doclaynet (the DocLayNet YOLOv8n setup.sh fetches); default: the official "
@@ -70,11 +72,11 @@ def _quants(value: str, several: bool = False):
     return modes if several else modes[0]
 
 
-def _precision(value) -> dict:
-    """``--precision`` as the flows' keyword: ``{}`` when not given, else ``{"precision": spec}``; exits 2 naming
-    the bad item (:func:`generator.quant.precision.parse_precision`)."""
+def _precision(value) -> str | None:
+    """``--precision`` checked (:func:`generator.quant.precision.parse_precision`): the spec, or None when not
+    given; exits 2 naming the bad item."""
     if value is None:
-        return {}
+        return None
     from generator.quant.precision import parse_precision
     from generator.quant.quantize import QuantError
 
@@ -82,21 +84,31 @@ def _precision(value) -> dict:
         parse_precision(str(value))
     except QuantError as e:
         _die(str(e))
-    return {"precision": str(value)}
+    return str(value)
 
 
-def _input_size(value) -> dict:
-    """``--input-size`` as the flows' keyword: ``{}`` when not given, else ``{"input_size": (H, W)}`` from ``HxW``
-    (e.g. ``640x640``, ``384x640``) or one integer N (N x N); H, W >= 1. Exits 2 naming the option otherwise."""
+def _input_size(value) -> tuple | None:
+    """``--input-size`` as (H, W): None when not given, else from ``HxW`` (e.g. ``640x640``, ``384x640``) or one
+    integer N (N x N); H, W >= 1. Exits 2 naming the option otherwise."""
     if value is None:
-        return {}
+        return None
     parts = str(value).lower().replace("*", "x").split("x")
     if len(parts) not in (1, 2) or not all(p.strip().isdigit() for p in parts):
         _die(f"--input-size {value}: expected HxW (e.g. 640x640) or one integer for a square input")
     hw = [int(p) for p in parts]
     if min(hw) < 1:
         _die(f"--input-size {value}: height and width must be >= 1")
-    return {"input_size": (hw[0], hw[-1])}
+    return hw[0], hw[-1]
+
+
+def _request(board, quant, per_tensor, precision, model=None, cfg=None, weights=None, names=None, yolo_cfg=None,
+             calib=None, input_size=None) -> tuple:
+    """The compile request of a task's options, checked: (:class:`generator.flows.request.Target`,
+    :class:`generator.flows.request.ModelSource`); exits 2 naming a bad option."""
+    from generator.flows.request import ModelSource, Target
+
+    return (Target(board, _quants(quant), not per_tensor, _precision(precision)),
+            ModelSource(model, cfg, weights, names, yolo_cfg, calib, _input_size(input_size)))
 
 
 def _flow(fn, *args, **kw):
@@ -129,7 +141,7 @@ def _print_detections(dets):
 
 @task(help={"board": "board name (boards/*.yaml)", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "out": "artifact folder (default build/BOARD/MODEL-HASH/QUANT)", **MODEL_HELP})
-def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, out=None, cfg=None, weights=None,
+def compile(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model=None, out=None, cfg=None, weights=None,
             names=None, yolo_cfg=None, calib=None, input_size=None, precision=None):
     """1. Compile a model to a board's program; print the schedule.
 
@@ -139,9 +151,9 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
     from generator.codegen.artifacts import schedule_table
     from generator.quant.ranges import calibration_summary
 
-    size = {**_input_size(input_size), **_precision(precision)}
-    r = _flow(compile_flow, board, _quants(quant), not per_tensor, model, out, cfg, weights, names, yolo_cfg,
-              calib=calib, **size)
+    target, source = _request(board, quant, per_tensor, precision, model, cfg, weights, names, yolo_cfg, calib,
+                              input_size)
+    r = _flow(compile_flow, target, source, out)
     comp = r.compiled
     print(schedule_table(comp))
     secs = ", ".join(f"{k} {v:.1f} s" for k, v in comp.seconds.items())
@@ -157,7 +169,7 @@ def compile(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
 @task(help={"image": "image file, or a shipped image name (bus, zidane, dog, person, horses, ...); default bus",
             "out": "output folder: detections.json/.png, program artifacts in OUT/artifacts/", "board": "board name",
             "quant": QUANTS, "per_tensor": "per-tensor weight scales", **MODEL_HELP})
-def detect(c, image="bus", out="out", board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, cfg=None,
+def detect(c, image="bus", out="out", board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model=None, cfg=None,
            weights=None, names=None, yolo_cfg=None, calib=None, input_size=None, precision=None):
     """2. Detect objects in an image on the golden ISA simulator.
 
@@ -165,9 +177,9 @@ def detect(c, image="bus", out="out", board="zcu19eg", quant="int8-asym", per_te
     prints the detections and the simulated frame rate."""
     from generator.flows.detect import detect_flow
 
-    size = {**_input_size(input_size), **_precision(precision)}
-    r = _flow(detect_flow, image, out, board, _quants(quant), not per_tensor, model, cfg, weights, names, yolo_cfg,
-              calib=calib, **size)
+    target, source = _request(board, quant, per_tensor, precision, model, cfg, weights, names, yolo_cfg, calib,
+                              input_size)
+    r = _flow(detect_flow, image, out, target, source)
     _print_detections(r.detections)
     hw = r.hw
     print(f"golden simulator: {r.cycles} cycles = {r.cycles / hw.clock_mhz / 1e3:.2f} ms at "
@@ -181,7 +193,7 @@ def detect(c, image="bus", out="out", board="zcu19eg", quant="int8-asym", per_te
             "out": "work folder of the RTL synthesis (default build/rtl_resources/BOARD)",
             "no_uram": "forbid URAM288 in the RTL synthesis (default: allowed when the part has URAM)",
             "mapping_only": "stop the RTL synthesis after DSP48E2 / RAM mapping (no LUT/FF figures; much faster)"})
-def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_only=False):
+def resources(c, board=DEFAULT_BOARD, rtl=False, out=None, no_uram=False, mapping_only=False):
     """3. Resources of a board's accelerator vs its part (HLS, RTL).
 
     The resources of BOARD's accelerator against its part's capacity: the HLS estimate
@@ -195,7 +207,7 @@ def resources(c, board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_on
 @task(help={"board": "board name (boards/*.yaml) or all", "model": "ONNX model (default: the official YOLOv4-tiny)",
             "quant": "the int8 and the int16 mode to evaluate, comma-separated (default int8-asym,int16-sym)",
             "out": "output folder (default build/explore/BOARD)"})
-def explore(c, board="zcu19eg", model=None, quant="int8-asym,int16-sym", out=None):
+def explore(c, board=DEFAULT_BOARD, model=None, quant="int8-asym,int16-sym", out=None):
     """4. Design-space exploration: the accelerator configuration for a board and model.
 
     Searches Tn x Tm, m_axi width and buffer sizes under the RTL resource model, predicts frames/s with the
@@ -210,7 +222,7 @@ def explore(c, board="zcu19eg", model=None, quant="int8-asym,int16-sym", out=Non
 @task(help={"board": "board name (boards/*.yaml)", "config": "tiny (8x8 test configuration) | board (the board file's)",
             "unit": "one RTL module out of context (e.g. post, pe_array; default: the whole accelerator)",
             "out": "work folder (default build/timing/BOARD-CONFIG[-UNIT])", "check": "exit 2 when over the limits"})
-def timing(c, board="zcu19eg", config="tiny", unit=None, out=None, check=False):
+def timing(c, board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=False):
     """5. Timing estimate of the RTL from its Yosys netlist.
 
     Synthesizes the RTL (or one UNIT) with Yosys, walks the mapped netlist and reports, per endpoint, the longest
@@ -228,7 +240,7 @@ def timing(c, board="zcu19eg", config="tiny", unit=None, out=None, check=False):
                        "overlay/BOARD/rtl/)",
             "require_tools": "fail if vitis_hls or vivado is not on PATH (scripted bitstream builds)",
             "kernel": "hls (default: the HLS kernel) or rtl (the verified RTL as a Vivado IP)", **MODEL_HELP})
-def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, image="bus", out=None, overlay=None,
+def build(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model=None, image="bus", out=None, overlay=None,
           require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None,
           input_size=None, precision=None):
     """6. Build the bitstream sources: the HLS kernel (C-sim bit-exact, report) or the RTL IP; Vivado.
@@ -241,13 +253,12 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
     from generator.flows.build import build_flow, build_rtl_flow
 
     _choice("--kernel", kernel, ("hls", "rtl"))
-    quant, size = _quants(quant), {**_input_size(input_size), **_precision(precision)}
+    target, source = _request(board, quant, per_tensor, precision, model, cfg, weights, names, yolo_cfg, calib,
+                              input_size)
     if kernel == "rtl":
-        r = _flow(build_rtl_flow, board, quant, not per_tensor, model, out, overlay, require_tools, cfg, weights,
-                  names, yolo_cfg, log=print, calib=calib, **size)
+        r = _flow(build_rtl_flow, target, source, out, overlay, require_tools, log=print)
     else:
-        r = _flow(build_flow, board, quant, not per_tensor, model, image, out, overlay, require_tools, cfg, weights,
-                  names, yolo_cfg, log=print, calib=calib, **size)
+        r = _flow(build_flow, target, source, image, out, overlay, require_tools, log=print)
     if r.tools_message:
         print(r.tools_message)
 
@@ -257,7 +268,7 @@ def build(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, i
             "out": "output folder (default: build/package)",
             "kernel": "whose overlay: hls (overlay/BOARD/) or rtl (overlay/BOARD/rtl/, invoke build --kernel rtl)",
             **MODEL_HELP})
-def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None, overlay=None, out=None, cfg=None,
+def package(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model=None, overlay=None, out=None, cfg=None,
             weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None, input_size=None, precision=None):
     """7. Deployment package for the board: folder + tarball.
 
@@ -266,9 +277,9 @@ def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
     from generator.flows.package import package_flow
 
     _choice("--kernel", kernel, ("hls", "rtl"))
-    size = {**_input_size(input_size), **_precision(precision)}
-    d, tar = _flow(package_flow, board, _quants(quant), not per_tensor, model, overlay, out, cfg, weights, names,
-                   yolo_cfg, kernel, calib=calib, **size)
+    target, source = _request(board, quant, per_tensor, precision, model, cfg, weights, names, yolo_cfg, calib,
+                              input_size)
+    d, tar = _flow(package_flow, target, source, overlay, out, kernel)
     print(f"wrote {d}/ and {tar} ({tar.stat().st_size / 1e6:.1f} MB)")
     print(f"on the board: tar xzf {tar.name} && cd {d.name} && sudo -E python3 detect.py images/bus.jpg")
 
@@ -280,7 +291,7 @@ def package(c, board="zcu19eg", quant="int8-asym", per_tensor=False, model=None,
             "resolution": "network input size (multiple of 32; default 416 = the official model)",
             "out": "output folder (default build/rtl_frame/TAG)", "precision": MODEL_HELP["precision"]},
       aliases=["sim"])
-def rtl_frame(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_tensor=False, config="board",
+def rtl_frame(c, board=DEFAULT_BOARD, image="bus", quant="int8-asym,int16-sym", per_tensor=False, config="board",
               resolution=None, out=None, precision=None):
     """8. Check: one whole frame through the RTL, bit-exact, cycles.
 
@@ -295,14 +306,14 @@ def rtl_frame(c, board="zcu19eg", image="bus", quant="int8-asym,int16-sym", per_
     if res % 32:
         _die(f"--resolution {resolution}: not a multiple of 32")
     reps, table = _flow(rtl_frame_flow, board, image, quants, not per_tensor, config, res, out,
-                        **_precision(precision))
+                        precision=_precision(precision))
     if table:
         print(compare_report(reps))
         print(f"wrote {table}")
 
 
 @task(help={"board": "board name", "out": "output folder", "images": "limit the number of images (default 0: all)"})
-def accuracy(c, board="zcu19eg", out="build/accuracy", images=None):
+def accuracy(c, board=DEFAULT_BOARD, out="build/accuracy", images=None):
     """9. Check: mAP@0.5 and SQNR of each quantization vs float.
 
     Accuracy table: float vs int16/int8 (sym/asym, per-channel/per-tensor): mAP@0.5, SQNR, parameter bytes."""
@@ -374,7 +385,7 @@ def conformance(c, verbose=False, filter=None):
             "out": "report folder (default build/compare/MODEL-QUANT)",
             **MODEL_HELP, "model": "ONNX model, or doclaynet (the DocLayNet YOLOv8n setup.sh fetches); default: "
                                    "the official YOLOv4-tiny"})
-def compare(c, model=None, image="bus", board="zcu19eg", quant="int8-asym", per_tensor=False, out=None, cfg=None,
+def compare(c, model=None, image="bus", board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, out=None, cfg=None,
             weights=None, names=None, yolo_cfg=None, calib=None, input_size=None, precision=None):
     """13. Check: float (onnxruntime) against the quantized program (golden simulator) on one image.
 
@@ -385,16 +396,16 @@ def compare(c, model=None, image="bus", board="zcu19eg", quant="int8-asym", per_
     DocLayNet YOLOv8n setup.sh fetches; --image page: the drawn document page."""
     from generator.flows.compare import compare_flow
 
-    size = {**_input_size(input_size), **_precision(precision)}
-    _flow(compare_flow, model, image, board, _quants(quant), not per_tensor, out, cfg, weights, names, yolo_cfg,
-          calib=calib, **size)
+    target, source = _request(board, quant, per_tensor, precision, model, cfg, weights, names, yolo_cfg, calib,
+                              input_size)
+    _flow(compare_flow, target, source, image, out)
 
 
 @task(help={"out": "Markdown file for the table (default build/activations.md)",
             "model": "also measure every table layer of this ONNX model or shipped name (doclaynet) over its "
                      "calibrated range, int8-asym and int16-sym",
             "board": "board name (with --model)"})
-def activations(c, out="build/activations.md", model=None, board="zcu19eg"):
+def activations(c, out="build/activations.md", model=None, board=DEFAULT_BOARD):
     """14. Check: the error of POST's activation tables against the float functions (per activation, int8 / int16).
 
     Pre-activation values on a dense grid, through POST's table as the compiler builds it (input rounding, table,
@@ -409,7 +420,7 @@ def activations(c, out="build/activations.md", model=None, board="zcu19eg"):
 @task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "program": "program.bin to disassemble (default: compile)",
             "limit": "max lines (default 0: all); only these instructions are read"})
-def disasm(c, board="zcu19eg", quant="int8-asym", per_tensor=False, program=None, limit=None):
+def disasm(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, program=None, limit=None):
     """Tool: disassemble a program, one instruction per line.
 
     Streams the program: prints each instruction as it is decoded; a word that does not decode ends the listing

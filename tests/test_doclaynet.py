@@ -112,9 +112,10 @@ def test_page_layout_is_found_by_the_float_model(model):
 @pytest.fixture(scope="module")
 def page_compare(model, tmp_path_factory):
     from generator.flows.compare import compare_flow
+    from generator.flows.request import ModelSource
 
     out = tmp_path_factory.mktemp("doclaynet") / "cmp"
-    r = compare_flow(model="doclaynet", image="page", out=out, log=lambda *a: None)
+    r = compare_flow(source=ModelSource("doclaynet"), image="page", out=out, log=lambda *a: None)
     return r, json.loads((out / "compare.json").read_text()), (out / "compare.md").read_text()
 
 

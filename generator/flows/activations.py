@@ -8,14 +8,16 @@ Markdown, written atomically.
 """
 from __future__ import annotations
 
-from generator.flows.inputs import check_target, compile_checked, flow_errors, resolve_model
+from generator.flows.inputs import check_target, flow_errors
+from generator.flows.request import ModelSource, Target, compile_request
+from generator.spec.board import DEFAULT_BOARD
 
 #: the precisions of the per-layer measurement
 LAYER_MODES = ("int8-asym", "int16-sym")
 
 
 @flow_errors
-def activations_flow(out, model=None, board="zcu19eg", log=print) -> str:
+def activations_flow(out, model=None, board=DEFAULT_BOARD, log=print) -> str:
     """Write the activation-error report to ``out`` (a Markdown file, probed first) and return its text.
     ``model``: an ONNX file or a shipped model name (``doclaynet``) whose table layers are measured too (None:
     the fixed-domain table only). Raises FlowError for a bad target or model."""
@@ -25,10 +27,10 @@ def activations_flow(out, model=None, board="zcu19eg", log=print) -> str:
     target = check_target(out, "file", "the table")
     text = ["## Every table activation over [-8, 8]", "", markdown(error_table())]
     if model:
-        path = resolve_model(model, None, None, None, None)
+        source = ModelSource(model).resolved()
         per_mode, detail = {}, []
         for mode in LAYER_MODES:
-            comp = compile_checked(board, mode, True, path, progress=False)
+            comp = compile_request(Target(board, mode), source, progress=False)
             per_mode[mode] = rows = layer_errors(comp.qgraph)
             detail += [f"| {mode} | {r['layer']} | {r['act']} | [{r['lo']:.2f}, {r['hi']:.2f}] | "
                        f"{'yes' if r['identity'] else 'no'} | {r['max_lsb']:.2f} | {r['rms_lsb']:.2f} | "

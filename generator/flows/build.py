@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from host.fileio import atomic_write
-from generator.flows.inputs import (FlowError, artifact_dir, check_artifact_target, check_target, compile_checked,
-                                    flow_errors, out_folder, planned_artifact_dir, real_image, resolve_model)
+from generator.flows.inputs import FlowError, check_artifact_target, check_target, flow_errors, out_folder, real_image
+from generator.flows.request import ModelSource, Target, artifact_dir, compile_request, planned_artifact_dir
 
 
-def _check_build_targets(board, quant, per_channel, model, out, files=(), folders=(), input_size=None, precision=None) -> None:
+def _check_build_targets(target: Target, source: ModelSource, out, files=(), folders=()) -> None:
     """Probe, before the compile, the artifact folder the build will write (:func:`planned_artifact_dir`) and its
     ``files`` and ``folders`` (:func:`~generator.flows.inputs.check_target`). Raises FlowError naming the path."""
-    d = planned_artifact_dir(board, quant, per_channel, model, out, input_size, precision)
+    d = planned_artifact_dir(target, source, out)
     if d is None:   # (no model file: the compile refuses it with its own message)
         return
     check_artifact_target(d)
@@ -79,11 +79,9 @@ def _csim_check(comp, img, hls_dir: Path, overlay) -> tuple[dict, dict]:
     return r, bases
 
 
-def _frame_cycles(comp, board, quant_other: str, per_channel, model, names, yolo_cfg, calib=None,
-                  input_size=None) -> dict:
+def _frame_cycles(comp, target: Target, source: ModelSource, quant_other: str) -> dict:
     """Latency-model cycles per frame of ``comp`` and of the same model in ``quant_other``: {bits: cycles}."""
-    other = compile_checked(board, quant_other, per_channel, model, progress=False, names=names,
-                            yolo_cfg=yolo_cfg, calib=calib, input_size=input_size)
+    other = compile_request(target.with_quant(quant_other), source, progress=False)
     return {c.hw.bits: c.program.cycles for c in (comp, other)}
 
 
@@ -127,10 +125,9 @@ class RtlBuildResult:
 
 
 @flow_errors
-def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, out=None, overlay=None,
-                   require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None,
-                   log=print, calib=None, input_size=None, precision=None) -> RtlBuildResult:
-    """``invoke build --kernel rtl``: compile ``model`` for ``board``, write its artifacts and the RTL IP build
+def build_rtl_flow(target: Target = Target(), source: ModelSource = ModelSource(), out=None, overlay=None,
+                   require_tools=False, log=print) -> RtlBuildResult:
+    """``invoke build --kernel rtl``: compile ``source`` for ``target``, write its artifacts and the RTL IP build
     (:func:`generator.backends.rtl.ip.render_ip`) into ``<out>/rtl/``, lint it with Verilator, and run Vivado
     (package_ip.tcl, then vivado_bd.tcl) when it is on PATH; ``overlay``: where vivado_bd.tcl puts the .bit + .hwh
     (default overlay/<board>/rtl/). Raises FlowError (RtlError, lint findings, a missing Vivado with
@@ -143,12 +140,10 @@ def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=N
     od = out_folder(out) if out else None
     if overlay:
         out_folder(overlay)
-    model = resolve_model(model, cfg, weights, names, od)
-    _check_build_targets(board, quant, per_channel, model, out, folders=("rtl",), input_size=input_size,
-                         precision=precision)
-    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib,
-                           input_size=input_size, precision=precision)
-    d = Path(write_artifacts(comp, artifact_dir(comp, out, input_size, precision))) / "rtl"
+    source = source.resolved(od)
+    _check_build_targets(target, source, out, folders=("rtl",))
+    comp = compile_request(target, source)
+    d = Path(write_artifacts(comp, artifact_dir(comp, out, target, source))) / "rtl"
     log(f"writing the RTL IP (program in its instruction ROM) into {d} and linting it with Verilator ...")
     try:
         r = ip.render_ip(comp.board, d, comp.program.blob, overlay, jobs=4)
@@ -169,11 +164,10 @@ def build_rtl_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=N
 
 
 @flow_errors
-def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, image="bus", out=None,
-               overlay=None, require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None,
-               log=print, calib=None, input_size=None, precision=None) -> BuildResult:
-    """The whole build of ``board``'s accelerator for ``model`` (see the module docstring); ``out``: the artifact
-    folder (default build/<board>/<model key>/<quant>/); ``overlay``: where vivado_bd.tcl puts the .bit + .hwh;
+def build_flow(target: Target = Target(), source: ModelSource = ModelSource(), image="bus", out=None,
+               overlay=None, require_tools=False, log=print) -> BuildResult:
+    """The whole build of the target board's accelerator for ``source`` (see the module docstring); ``out``: the
+    artifact folder (default build/<board>/<model key>/<quant><suffix>/); ``overlay``: where vivado_bd.tcl puts the .bit + .hwh;
     ``require_tools``: fail when vitis_hls or vivado is missing; ``log`` gets the progress and summary lines
     (:meth:`BuildResult.summary`) before the tools run. Raises FlowError."""
     from generator.backends import hls
@@ -187,21 +181,18 @@ def build_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
     if overlay:
         out_folder(overlay)
     img = real_image(image)
-    model = resolve_model(model, cfg, weights, names, od)
-    _check_build_targets(board, quant, per_channel, model, out, ("detections.png", "detections.json", "report.md"),
-                         ("hls",), input_size, precision)
-    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, require_detection=True,
-                           calib=calib, input_size=input_size, precision=precision)
+    source = source.resolved(od)
+    _check_build_targets(target, source, out, ("detections.png", "detections.json", "report.md"), ("hls",))
+    comp = compile_request(target, source, require_detection=True)
     try:
         est = hls_resources.check(comp.board, len(comp.program.insns))
     except hls_resources.ResourceError as e:
         raise FlowError(str(e)) from None
-    d = Path(write_artifacts(comp, artifact_dir(comp, out, input_size, precision)))
+    d = Path(write_artifacts(comp, artifact_dir(comp, out, target, source)))
     log(f"rendering the HLS kernel and scripts into {d / 'hls'} and running its C-simulation (g++) on {image} ...")
     r, bases = _csim_check(comp, img, d / "hls", overlay)
     bits = comp.hw.bits
-    cycles = _frame_cycles(comp, board, "int16-sym" if bits == 8 else "int8-asym", per_channel, model, names, yolo_cfg,
-                           calib, input_size)
+    cycles = _frame_cycles(comp, target, source, "int16-sym" if bits == 8 else "int8-asym")
     try:
         kest = hls_cycles.compare(comp.board, bits, comp.program.insns)
     except hls_cycles.EstimateError as e:

@@ -32,8 +32,8 @@ import numpy as np
 from host.fileio import atomic_path, atomic_write
 from generator import build_dir
 from generator.eval.metrics import sqnr_db, split_sqnr  # noqa: F401 - sqnr_db re-exported (the flow's definition)
-from generator.flows.inputs import (FlowError, check_target, compile_checked, flow_errors, model_file,
-                                    names_checked, out_folder, real_image, resolve_model, suffix)
+from generator.flows.inputs import FlowError, check_target, flow_errors, out_folder, real_image
+from generator.flows.request import ModelSource, Target, compile_request
 
 
 @dataclass
@@ -59,17 +59,16 @@ def _model_outputs(model_path: Path) -> list:
     return [o.name for o in onnx.load(str(model_path), load_external_data=False).graph.output]
 
 
-def _report_dir(board, model, quant, per_channel, out, precision=None) -> Path | None:
+def _report_dir(target: Target, source: ModelSource, out) -> Path | None:
     """The report folder, probed before the compile with the files it gets (``out``, else
     build/compare/<model stem>-<quant>/; None when ``model`` is no file). Raises FlowError naming a path in the way."""
     if out:
         d = Path(out)
     else:
-        m = model_file(model)
+        m = source.model_file()
         if m is None:
             return None
-        d = build_dir("compare") / f"{m.stem}-{names_checked(board, quant, per_channel)[1].name}" \
-                                   f"{suffix(None, precision)}"
+        d = build_dir("compare") / f"{m.stem}-{target.checked()[1].name}{target.folder_suffix(None)}"
     check_target(d, "folder", "the report folder")
     for f in ("compare.md", "compare.json", "sqnr.png"):
         check_target(d / f, "file", f"the report's {f}")
@@ -77,15 +76,13 @@ def _report_dir(board, model, quant, per_channel, out, precision=None) -> Path |
 
 
 @flow_errors
-def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", per_channel=True, out=None,
-                 cfg=None, weights=None, names=None, yolo_cfg=None, calib=None, log=print,
-                 input_size=None, precision=None) -> CompareResult:
-    """Compare the float ``model`` (default: the official YOLOv4-tiny; or darknet ``cfg`` + ``weights``) with its
-    ``quant`` program for ``board`` on ``image`` (a file or a shipped image name); log and write the report into
-    ``out`` (default build/compare/<model stem>-<quant>; ``model`` may be a shipped model name, ``doclaynet``).
-    Raises FlowError for bad inputs, a failed simulation, or
-    a model output onnxruntime and the program disagree on in size. ``input_size``: (H, W) for a model with a
-    symbolic input size (onnxruntime runs it at that size)."""
+def compare_flow(target: Target = Target(), source: ModelSource = ModelSource(), image="bus", out=None,
+                 log=print) -> CompareResult:
+    """Compare the float model of ``source`` (default: the official YOLOv4-tiny; a shipped name such as
+    ``doclaynet``; darknet ``cfg`` + ``weights``) with its program for ``target`` on ``image`` (a file or a shipped
+    image name); log and write the report into ``out`` (default build/compare/<model stem>-<quant><suffix>).
+    Raises FlowError for bad inputs, a failed simulation, or a model output onnxruntime and the program disagree
+    on in size (onnxruntime runs a symbolic-size export at the source's ``input_size``)."""
     from generator.eval.accuracy import ort_tensors
     from generator.eval.conformance import host_outputs
     from generator.exec import run_golden
@@ -94,17 +91,15 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
     from generator.quant.equalize import tensor_gains
 
     img = real_image(image)
-    od0 = Path(out) if out else None
-    model = resolve_model(model, cfg, weights, names, od0)
-    _report_dir(board, model, quant, per_channel, out, precision)
-    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib,
-                          input_size=input_size, precision=precision)
+    source = source.resolved(Path(out) if out else None)
+    _report_dir(target, source, out)
+    comp = compile_request(target, source)
     od = out_folder(out or build_dir("compare") / f"{comp.model_path.stem}-{comp.quant.name}"
-                                                      f"{suffix(None, precision)}")
+                                                      f"{target.folder_suffix(None)}")
     g, prog = comp.qgraph, comp.program
     x = model_input(g, img)
     log(f"compare: {comp.model_path.name} float (onnxruntime) against {comp.quant.name} on the golden simulator "
-        f"({board}), image {image}")
+        f"({comp.board.name}), image {image}")
     heads, _, ddr, bases = run_golden(prog, g, quantize_image(comp, img), progress=True)
     layer_out = {n.name: n.outputs[0] for n in g.macro_nodes()}
     ref = ort_tensors(comp.model_path, sorted(set(layer_out.values())), [x.astype(np.float32)])[0]
@@ -127,18 +122,16 @@ def compare_flow(model=None, image="bus", board="zcu19eg", quant="int8-asym", pe
     parts = {o: split_sqnr(ref[o], vals[o], *a) for o, a in _yolo_layouts(comp).items() if o in outputs}
     dets = _detections(comp, heads, img, ref, lambda c, hd, iw, ih: detections_from_heads(c, hd, iw, ih, x=x))
     res = CompareResult(layers, outputs, dets, *_min_sqnr(layers, outputs, parts), od, parts,
-                        precision_line(comp, board, quant, per_channel, model, names, yolo_cfg, calib, input_size)
-                        if precision else "")
+                        precision_line(comp, target, source) if target.precision else "")
     _write(res, comp, image, log)
     return res
 
 
-def precision_line(comp, board, quant, per_channel, model, names, yolo_cfg, calib, input_size) -> str:
+def precision_line(comp, target: Target, source: ModelSource) -> str:
     """One line on a mixed-precision compile: its spec, the layers writing int16, and the frame's cycles and
-    frames/s by the latency model against the same model compiled uniformly in ``quant`` (compiled here; the
-    compile cache makes it cheap the second time)."""
-    base = compile_checked(board, quant, per_channel, model, progress=False, names=names, yolo_cfg=yolo_cfg,
-                           calib=calib, input_size=input_size)
+    frames/s by the latency model against the same model compiled uniformly in the target's mode (compiled here;
+    the compile cache makes it cheap the second time)."""
+    base = compile_request(target.with_quant(target.quant), source, progress=False)
     p = comp.qgraph.metadata.get("precision", {})
     wide, n = len(p.get("int16_layers", [])), len(list(comp.qgraph.macro_nodes()))
     mhz = comp.hw.clock_mhz

@@ -5,8 +5,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.flows.inputs import (artifact_dir, check_artifact_target, compile_checked, flow_errors,
-                                    out_folder, planned_artifact_dir, resolve_model)
+from generator.flows.inputs import check_artifact_target, flow_errors, out_folder
+from generator.flows.request import ModelSource, Target, artifact_dir, compile_request, planned_artifact_dir
 
 
 @dataclass
@@ -19,22 +19,20 @@ class CompileResult:
 
 
 @flow_errors
-def compile_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, out=None, cfg=None,
-                 weights=None, names=None, yolo_cfg=None, calib=None, input_size=None, precision=None) -> CompileResult:
-    """Compile ``model`` (or darknet ``cfg`` + ``weights``, converted under ``out``) for ``board`` and write the
-    program artifacts into ``out`` (default build/<board>/<model key>/<quant>/); ``calib``: a folder of calibration
-    images (default: the shipped set); ``input_size``: (H, W) for a model with a symbolic input size. The artifact folder is probed before the compile (a file in its way, a
-    folder where one of its files goes, not writable: :func:`~generator.flows.inputs.check_artifact_target`).
+def compile_flow(target: Target = Target(), source: ModelSource = ModelSource(), out=None) -> CompileResult:
+    """Compile ``source`` (darknet ``cfg`` + ``weights`` converted under ``out``) for ``target`` and write the
+    program artifacts into ``out`` (default build/<board>/<model key>/<quant><suffix>/,
+    :func:`~generator.flows.request.artifact_dir`). The artifact folder is probed before the compile (a file in its
+    way, a folder where one of its files goes, not writable: :func:`~generator.flows.inputs.check_artifact_target`).
     Raises FlowError."""
     from generator.codegen.artifacts import write_artifacts
 
     od = out_folder(out) if out else None
     t0 = time.time()
-    model = resolve_model(model, cfg, weights, names, od)
-    planned = planned_artifact_dir(board, quant, per_channel, model, out, input_size, precision)
+    source = source.resolved(od)
+    planned = planned_artifact_dir(target, source, out)
     if planned is not None:
         check_artifact_target(planned)
-    comp = compile_checked(board, quant, per_channel, model, names=names, yolo_cfg=yolo_cfg, calib=calib,
-                          input_size=input_size, precision=precision)
-    d = write_artifacts(comp, artifact_dir(comp, out, input_size, precision))
+    comp = compile_request(target, source)
+    d = write_artifacts(comp, artifact_dir(comp, out, target, source))
     return CompileResult(comp, d, time.time() - t0)

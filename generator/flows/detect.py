@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from host.fileio import atomic_write
-from generator.flows.inputs import (FlowError, check_artifact_target, check_target, compile_checked,
-                                    flow_errors, out_folder, real_image, resolve_model)
+from generator.flows.inputs import FlowError, check_artifact_target, check_target, flow_errors, out_folder, real_image
+from generator.flows.request import ModelSource, Target, compile_request
 
 
 @dataclass
@@ -27,12 +27,11 @@ class DetectResult:
 
 
 @flow_errors
-def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_channel=True, model=None,
-                cfg=None, weights=None, names=None, yolo_cfg=None, calib=None, input_size=None, precision=None) -> DetectResult:
-    """Compile (program artifacts in ``out``/artifacts/), run ``image`` (a file or a shipped image name) through the
-    golden ISA simulator, write ``out``/detections.json and ``out``/detections.png. These targets are probed before
-    the compile (:func:`~generator.flows.inputs.check_target`). ``input_size``: (H, W) for a model with a symbolic
-    input size. Raises FlowError."""
+def detect_flow(image="bus", out="out", target: Target = Target(), source: ModelSource = ModelSource()) -> DetectResult:
+    """Compile ``source`` for ``target`` (program artifacts in ``out``/artifacts/), run ``image`` (a file or a
+    shipped image name) through the golden ISA simulator, write ``out``/detections.json and
+    ``out``/detections.png. These targets are probed before the compile
+    (:func:`~generator.flows.inputs.check_target`). Raises FlowError."""
     from generator.exec import run_program
     from generator.exec.runtime import build_ddr, read_tensor
     from generator.codegen.artifacts import write_artifacts
@@ -44,8 +43,7 @@ def detect_flow(image="bus", out="out", board="zcu19eg", quant="int8-asym", per_
     art = check_artifact_target(od / "artifacts")
     check_target(od / "detections.json", "file", "the detections")
     check_target(od / "detections.png", "file", "the drawing of the detections")
-    comp = compile_checked(board, quant, per_channel, resolve_model(model, cfg, weights, names, art), names=names,
-                           yolo_cfg=yolo_cfg, require_detection=True, calib=calib, input_size=input_size, precision=precision)
+    comp = compile_request(target, source.resolved(art), require_detection=True)
     write_artifacts(comp, art)
     prog, g = comp.program, comp.qgraph
     ddr, bases = build_ddr(prog, quantize_image(comp, img))

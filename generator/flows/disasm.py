@@ -7,10 +7,13 @@ import os
 import stat
 from collections.abc import Iterator
 
-from generator.flows.inputs import FlowError, compile_checked
+from generator.flows.inputs import FlowError
+from generator.flows.request import ModelSource, Target, compile_request
+from generator.spec.board import DEFAULT_BOARD
+from generator.quant.quantize import DEFAULT_QUANT
 
 
-def disasm_flow(board="zcu19eg", quant="int8-asym", per_channel=True, program=None, limit: int = 0) -> Iterator[str]:
+def disasm_flow(board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_channel=True, program=None, limit: int = 0) -> Iterator[str]:
     """The disassembly of ``program`` (a program.bin path), else of the default model compiled for ``board``.
 
     The file is checked at once (FlowError for a missing, unreadable, non-regular or empty file, or a bad
@@ -31,7 +34,7 @@ def disasm_flow(board="zcu19eg", quant="int8-asym", per_channel=True, program=No
         f = _open_program(program)
         what = f"--program {program}"
     else:
-        blob = compile_checked(board, quant, per_channel, None, progress=False).program.blob
+        blob = compile_request(Target(board, quant, per_channel), ModelSource(), progress=False).program.blob
         f, what = io.BytesIO(blob), "the compiled program"
     return _lines(isa, f, limit, what)
 

@@ -19,6 +19,7 @@ import yaml
 from host.fileio import atomic_path, atomic_write
 from generator import build_dir
 from generator.flows.inputs import FlowError, out_folder, shipped_model
+from generator.spec.board import DEFAULT_BOARD
 
 
 def _graphs(board, model, quants) -> dict:
@@ -88,7 +89,7 @@ def plot(points, path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def explore_flow(board="zcu19eg", model=None, quant="int8-asym,int16-sym", out=None, log=print) -> dict:
+def explore_flow(board=DEFAULT_BOARD, model=None, quant="int8-asym,int16-sym", out=None, log=print) -> dict:
     """Explore ``board``'s configurations (``all``: every board file, :func:`explore_all`) for ``model`` (default:
     the official YOLOv4-tiny) in the int8 and int16 modes of ``quant`` (comma-separated), log the Pareto front,
     write the artifacts (module docstring). Returns (own point, chosen point) of :class:`generator.estimate.dse.Point`

@@ -139,39 +139,6 @@ def model_file(model) -> Path | None:
     return p if p.is_file() else None
 
 
-def suffix(input_size, precision=None) -> str:
-    """``-<H>x<W>`` for a compile at an ``--input-size``, ``-auto<dB>`` / ``-mixed-<8 hex digits of the spec>`` for
-    a ``--precision`` other than the mode's (so two sizes or precisions of one model never share a folder). Raises
-    FlowError for a bad precision spec."""
-    import hashlib
-
-    from generator.quant.precision import parse_precision
-    from generator.quant.quantize import QuantError
-
-    try:
-        spec = parse_precision(precision).text
-    except QuantError as e:
-        raise FlowError(str(e)) from None
-    size = f"-{input_size[0]}x{input_size[1]}" if input_size else ""
-    if not spec:
-        return size
-    return size + ("-" + spec.replace(":", "") if spec.startswith("auto") and "," not in spec else
-                   "-mixed-" + hashlib.sha256(spec.encode()).hexdigest()[:8])
-
-
-def planned_artifact_dir(board, quant, per_channel, model, out, input_size=None, precision=None) -> Path | None:
-    """The folder :func:`artifact_dir` will give after the compile, computed before it: ``out``, else
-    build/<board>/<model key>/<quant>[-<H>x<W>]/; None when ``model`` is not a file. Raises FlowError (bad board
-    or mode)."""
-    from generator.flows.pipeline import model_key
-
-    if out:
-        return Path(out)
-    b, q = names_checked(board, quant, per_channel)
-    m = model_file(model)
-    return None if m is None else build_dir(b.name, model_key(m)) / (q.name + suffix(input_size, precision))
-
-
 def out_folder(out) -> Path:
     """Create the output folder ``out`` (with its parents) and check that it is writable by creating and deleting a
     probe file in it (permission bits alone say nothing when running as root). Raises FlowError naming ``out`` when
@@ -209,7 +176,7 @@ def real_image(image: str):
         raise FlowError(str(e)) from None
 
 
-def _need_files(**files) -> None:
+def need_files(**files) -> None:
     """Raise FlowError for the first option (``--name`` from the keyword) whose file is given and missing."""
     for opt, f in files.items():
         if f is not None and not Path(f).is_file():
@@ -231,7 +198,7 @@ def resolve_model(model, cfg, weights, names, onnx_dir) -> str | None:
     from generator.flows.pipeline import file_sha256
     from generator.frontend.darknet import DarknetError, darknet_to_onnx
 
-    _need_files(cfg=cfg, weights=weights, names=names)
+    need_files(cfg=cfg, weights=weights, names=names)
     if onnx_dir is None:
         h = hashlib.sha256("".join(file_sha256(f) for f in (cfg, weights, names) if f).encode()).hexdigest()[:8]
         onnx_dir = DARKNET_DIR / f"{Path(cfg).stem}-{h}"
@@ -245,40 +212,3 @@ def resolve_model(model, cfg, weights, names, onnx_dir) -> str | None:
                 Path(onnx_dir).rmdir()
         raise FlowError(str(e)) from None
     return str(dest)
-
-
-def compile_checked(board, quant, per_channel, model, progress=True, names=None, yolo_cfg=None,
-                    require_detection=False, calib=None, input_size=None, precision=None):
-    """:func:`generator.flows.pipeline.compile_model` (``input_size``: (H, W) for a dynamic-axes model;
-    ``precision``: the per-layer precision spec, :mod:`generator.quant.precision`), raising
-    FlowError with its message on bad input;
-    ``require_detection`` checks the YOLO head parameters and class names (from the model, ``names``,
-    ``yolo_cfg``) before calibration, hence before any simulation. An OSError (a cache path in the way or not
-    writable, a full disk) becomes FlowError with :func:`os_error_message`'s line."""
-    from generator.codegen.program import ScheduleError
-    from generator.flows.pipeline import compile_model
-    from generator.frontend.darknet import DarknetError
-    from generator.ir.graph import GraphError
-    from generator.quant.quantize import QuantError
-    from generator.spec.board import BoardError
-    from host.preprocess import ImageError
-
-    _need_files(names=names, yolo_cfg=yolo_cfg)
-    try:
-        return compile_model(board, quant, per_channel=per_channel, model=model, progress=progress, names=names,
-                             yolo_cfg=yolo_cfg, require_detection=require_detection, calib=calib,
-                             input_size=input_size, precision=precision)
-    except (BoardError, GraphError, QuantError, ScheduleError, DarknetError, FileNotFoundError, ImageError) as e:
-        raise FlowError(str(e)) from None
-    except OSError as e:   # a cache or output path in the way, not writable, a full disk: one line naming it
-        raise FlowError(os_error_message(e)) from None
-
-
-def artifact_dir(c, out, input_size=None, precision=None) -> Path:
-    """``out``, else build/<board>/<model key>/<quant>[-<H>x<W> with ``input_size``][-<precision>]/ (model key:
-    file stem + hash of its content; :func:`suffix`)."""
-    from generator.flows.pipeline import model_key
-
-    if out:
-        return Path(out)
-    return build_dir(c.board.name, model_key(c.model_path)) / (c.quant.name + suffix(input_size, precision))

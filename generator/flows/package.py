@@ -31,6 +31,7 @@ from pathlib import Path
 from generator.eval import data
 from generator.codegen.artifacts import write_artifacts
 from generator.flows.inputs import FlowError, flow_errors
+from generator.flows.request import ModelSource, Target, compile_request
 from generator.flows.pipeline import Compiled
 
 ROOT = ROOT_DIR
@@ -259,28 +260,26 @@ def _overlay_checked(board: str, overlay, kernel: str) -> list:
 
 
 @flow_errors
-def package_flow(board="zcu19eg", quant="int8-asym", per_channel=True, model=None, overlay=None, out=None,
-                 cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None,
-                 input_size=None, precision=None) -> tuple[Path, Path]:
-    """Compile ``model`` for ``board`` (darknet ``cfg`` + ``weights`` converted under ``out`` when given) and write
-    its deployment package into ``out`` (default build/package/) with the overlay of ``kernel`` ("hls" or "rtl"):
-    (package folder, tarball). ``input_size``: (H, W) for a model with a symbolic input size.
+def package_flow(target: Target = Target(), source: ModelSource = ModelSource(), overlay=None, out=None,
+                 kernel="hls") -> tuple[Path, Path]:
+    """Compile ``source`` for ``target`` (darknet ``cfg`` + ``weights`` converted under ``out`` when given) and
+    write its deployment package into ``out`` (default build/package/) with the overlay of ``kernel`` ("hls" or
+    "rtl"): (package folder, tarball).
 
     Before the compile: the board, mode, ``kernel`` and overlay are checked, the package targets probed
     (:func:`check_package_target`) and the package's lock taken. Raises FlowError (one line: a bad option, a target
     in the way, another run into the same package, a failed compile or write; the previous package stays whole).
     """
-    from generator.flows.inputs import compile_checked, model_file, names_checked, out_folder, resolve_model
+    from generator.flows.inputs import out_folder
 
-    b, q = names_checked(board, quant, per_channel)
+    b, q = target.checked()
     overlay_files = _overlay_checked(b.name, overlay, kernel)
     od = out_folder(out if out else build_dir("package"))
-    model = resolve_model(model, cfg, weights, names, od if out else None)
-    m = model_file(model)
+    source = source.resolved(od if out else None)
+    m, tail = source.model_file(), target.folder_suffix(source.input_size)
     with contextlib.ExitStack() as stack:
-        planned = _prepare(od, package_name(b.name, m, q.name), stack) if m is not None else None
-        comp = compile_checked(board, quant, per_channel, model, progress=False, names=names, yolo_cfg=yolo_cfg,
-                               require_detection=True, calib=calib, input_size=input_size, precision=precision)
-        name = package_name(comp.board.name, comp.model_path, comp.quant.name)
+        planned = _prepare(od, package_name(b.name, m, q.name + tail), stack) if m is not None else None
+        comp = compile_request(target, source, progress=False, require_detection=True)
+        name = package_name(comp.board.name, comp.model_path, comp.quant.name + tail)
         d, tar = planned if planned and planned[0].name == name else _prepare(od, name, stack)
         return _write_package(comp, d, tar, name, overlay_files)

@@ -30,13 +30,13 @@ import numpy as np
 from generator.eval import data
 
 from generator.ir import passes
-from generator.spec.board import chosen_path, load_board
+from generator.spec.board import DEFAULT_BOARD, chosen_path, load_board
 from generator.codegen.program import Program, compile_program
 from generator.frontend.onnx_loader import check_bounds, load_onnx
 from generator.spec.timing import HwConfig
 from generator.ir.graph import Graph, GraphError
 from generator.quant.precision import parse_precision
-from generator.quant.quantize import QuantConfig, QuantError
+from generator.quant.quantize import DEFAULT_QUANT, QuantConfig, QuantError
 from generator.quant.ranges import select_ranges
 from generator.quant.table_ranges import tie_table_ranges
 
@@ -316,7 +316,7 @@ def check_detection(g: Graph, names, model_path) -> None:
             raise GraphError(f"{model_path}: output {o!r} has {k} classes but {len(names)} class names were given")
 
 
-def compile_model(board: str = "zcu19eg", quant: str = "int8-asym", per_channel: bool = True,
+def compile_model(board: str = DEFAULT_BOARD, quant: str = DEFAULT_QUANT, per_channel: bool = True,
                   model: str | None = None, progress: bool = True, log=print, names=None, yolo_cfg=None,
                   require_detection: bool = False, calib=None, calib_method: str = "auto",
                   bias_correction: bool = True, equalize: float = EQUALIZE_ALPHA,

@@ -8,9 +8,10 @@ from pathlib import Path
 from host.fileio import atomic_path
 from generator import build_dir
 from generator.flows.inputs import FlowError, out_folder
+from generator.spec.board import DEFAULT_BOARD
 
 
-def resources_flow(board="zcu19eg", rtl=False, out=None, no_uram=False, mapping_only=False, log=print) -> None:
+def resources_flow(board=DEFAULT_BOARD, rtl=False, out=None, no_uram=False, mapping_only=False, log=print) -> None:
     """``log`` the HLS estimate's tables for ``board``; with ``rtl``, synthesize the RTL in ``out`` (default
     build/rtl_resources/<board>, or the matching run of ``invoke timing --config board`` when there is one;
     ``no_uram``: no URAM288; ``mapping_only``: stop after DSP / RAM mapping) and log

@@ -17,6 +17,7 @@ import numpy as np
 
 from host.fileio import atomic_write
 from generator import build_dir
+from generator.spec.board import DEFAULT_BOARD
 
 #: default output folder of the reports: build/rtl_frame/<board>-<config>-<resolution>-<quant>/
 OUT_DIR = build_dir("rtl_frame")
@@ -126,12 +127,13 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     from generator.exec.rtl import board_config, layer_report
     from generator.exec.runtime import build_ddr, read_tensor
     from generator.flows.pipeline import compile_model, detections_from_heads, quantize_image
-    from generator.flows.inputs import real_image, suffix
+    from generator.flows.inputs import real_image
+    from generator.flows.request import Target
     from generator.flows.timing import fmax_line
     from host.draw import draw_detections
 
     brd = board_config(board, config)
-    tag = f"{board}-{config}-{resolution}-{quant}{'' if per_channel else '-pt'}{suffix(None, precision)}"
+    tag = f"{board}-{config}-{resolution}-{quant}{'' if per_channel else '-pt'}{Target(precision=precision).folder_suffix(None)}"
     out = Path(out).resolve() if out else OUT_DIR / tag
     out.mkdir(parents=True, exist_ok=True)
     img = real_image(image)
@@ -174,7 +176,7 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     return rep
 
 
-def rtl_frame_flow(board="zcu19eg", image="bus", quants=("int8-asym", "int16-sym"), per_channel=True,
+def rtl_frame_flow(board=DEFAULT_BOARD, image="bus", quants=("int8-asym", "int16-sym"), per_channel=True,
                    config="board", resolution=416, out=None, log=print,
                    precision=None) -> tuple[list[dict], Path | None]:
     """:func:`simulate_frame` for each precision of ``quants`` (into ``out``/<quant> when several); with several,

@@ -9,11 +9,12 @@ from pathlib import Path
 from host.fileio import atomic_write
 from generator import build_dir
 from generator.flows.inputs import FlowError, out_folder
+from generator.spec.board import DEFAULT_BOARD
 
 CONFIGS = ("tiny", "board", "small", "small-2hp")
 
 
-def timing_flow(board="zcu19eg", config="tiny", unit=None, out=None, check=False, log=print):
+def timing_flow(board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=False, log=print):
     """Synthesize ``board``'s RTL in configuration ``config`` (``tiny``: the 8x8 test configuration, ``board``:
     the board file's) -- the whole accelerator, or only the module ``unit`` out of context -- into ``out``
     (default build/timing/<board>-<config>[-<unit>]) and log the timing report; writes ``timing.md``,

@@ -34,6 +34,8 @@ from generator.quant.tables import table_domain
 from generator.spec.isa import MAX_SHIFT, MULT_BITS, REQUANT_OPERAND_BITS, TABLE_ENTRIES
 
 MODES = {"int8-asym": (8, False), "int8-sym": (8, True), "int16-sym": (16, True), "int16-asym": (16, False)}
+#: the quantization mode a task or flow compiles in when not told otherwise
+DEFAULT_QUANT = "int8-asym"
 
 
 class QuantError(ValueError):

@@ -25,6 +25,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 BOARDS_DIR = ROOT_DIR / "boards"
+#: the board a task or flow compiles for when not told otherwise
+DEFAULT_BOARD = "zcu19eg"
 #: where ``invoke explore`` records each board's chosen configuration (``<board>/chosen.yaml``)
 EXPLORE_DIR = build_dir("explore")
 

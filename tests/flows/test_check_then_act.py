@@ -19,6 +19,7 @@ import pytest
 
 from generator import ROOT_DIR
 from generator.flows.inputs import FlowError
+from generator.flows.request import ModelSource
 from helpers import invoke as _invoke, one_line_error as _one_line_error  # noqa: E402
 
 from helpers import INVOKE  # noqa: E402
@@ -95,14 +96,14 @@ def packaged(tiny, tmp_path_factory):
 @pytest.fixture
 def no_compile(monkeypatch):
     """Make every flow's compile fail loudly: a check that comes after it is not a check before the work."""
-    from generator.flows import build, compare, compile as compile_mod, detect, inputs
+    from generator.flows import build, compare, compile as compile_mod, detect, package, request
 
-    def compile_checked(*a, **kw):
+    def compile_request(*a, **kw):
         raise AssertionError("compiled before checking the options and the output targets")
 
-    for m in (inputs, build, compare, compile_mod, detect):
-        if hasattr(m, "compile_checked"):
-            monkeypatch.setattr(m, "compile_checked", compile_checked)
+    for m in (request, build, compare, compile_mod, detect, package):
+        if hasattr(m, "compile_request"):
+            monkeypatch.setattr(m, "compile_request", compile_request)
 
 
 # ------------------------------------------------------------------ package: a bad option deletes nothing
@@ -127,7 +128,7 @@ def test_package_options_are_checked_before_the_compile(tiny, tmp_path, no_compi
     (tmp_path / "NOBIT").mkdir()
     opt = {k: str(tmp_path / v) if k == "overlay" else v for k, v in opt.items()}
     with pytest.raises(FlowError, match=f"--{next(iter(opt))}"):
-        package_flow(model=str(tiny), out=str(tmp_path / "P"), **opt)
+        package_flow(source=ModelSource(str(tiny)), out=str(tmp_path / "P"), **opt)
 
 
 def _package_name(tiny) -> str:
@@ -163,7 +164,7 @@ def test_package_target_in_the_way_is_refused_before_the_compile(tiny, tmp_path,
         culprit = out / name
     before = _digests(tmp_path)
     with pytest.raises(FlowError, match=re.escape(str(culprit))):
-        package_flow(model=str(tiny), out=str(out))
+        package_flow(source=ModelSource(str(tiny)), out=str(out))
     assert _digests(tmp_path) == before
 
 
@@ -200,7 +201,7 @@ def _flow_case(case, tiny, out: Path):
         (p / "x").write_text("x")
     else:
         p.write_text("in the way")
-    return fn, {"model": str(tiny), "out": str(out)}, p
+    return fn, {"source": ModelSource(str(tiny)), "out": str(out)}, p
 
 
 @pytest.mark.parametrize("case", ["detect-json", "detect-png", "detect-artifacts", "detect-manifest",
@@ -240,7 +241,7 @@ def test_write_error_in_the_middle_leaves_the_old_package(packaged, tiny, tmp_pa
 
     monkeypatch.setattr(pk, "write_artifacts", full_disk)
     with pytest.raises(FlowError, match=r"weights\.bin: No space left on device"):
-        pk.package_flow(model=str(tiny), out=str(out))
+        pk.package_flow(source=ModelSource(str(tiny)), out=str(out))
     assert _digests(out) == before
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
 
@@ -259,23 +260,23 @@ def test_a_run_killed_in_the_middle_is_repaired_by_the_next(packaged, tiny, tmp_
     (out / f".{name}.x7y8z9ab.tmp" / "program.bin").write_bytes(b"half")
     (out / f".{name}.tar.gz.q1w2e3r4.tmp").write_bytes(b"half a tarball")
     with pytest.raises(AssertionError, match="compiled before"):
-        package_flow(model=str(tiny), out=str(out))
+        package_flow(source=ModelSource(str(tiny)), out=str(out))
     assert _digests(out) == before
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
 
 
 @pytest.mark.parametrize("exc", [IsADirectoryError, NotADirectoryError, FileExistsError, PermissionError])
 def test_oserror_during_the_compile_is_one_flow_error(monkeypatch, exc):
-    """compile_checked turns any OSError of the output side (a cache path in the way, not writable) into one
+    """compile_request turns any OSError of the output side (a cache path in the way, not writable) into one
     FlowError line naming the path."""
-    from generator.flows import inputs, pipeline
+    from generator.flows import pipeline, request
 
     def compile_model(*a, **kw):
         raise exc(21, "something in the way", "build/m-1234/calib-x.json")
 
     monkeypatch.setattr(pipeline, "compile_model", compile_model)
     with pytest.raises(FlowError, match=r"^build/m-1234/calib-x\.json: something in the way$"):
-        inputs.compile_checked("zcu19eg", "int8-asym", True, None)
+        request.compile_request(request.Target(), request.ModelSource())
 
 
 # ------------------------------------------------------------------ concurrent runs into one package

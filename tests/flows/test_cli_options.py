@@ -67,10 +67,10 @@ def test_bad_option_value_is_one_error_line(args, needle):
 def test_input_size_parser():
     import tasks
 
-    assert tasks._input_size(None) == {}
-    assert tasks._input_size("640x480") == {"input_size": (640, 480)}
-    assert tasks._input_size("384X640") == {"input_size": (384, 640)}
-    assert tasks._input_size("320") == {"input_size": (320, 320)}
+    assert tasks._input_size(None) is None
+    assert tasks._input_size("640x480") == (640, 480)
+    assert tasks._input_size("384X640") == (384, 640)
+    assert tasks._input_size("320") == (320, 320)
     for bad in ("", "x", "640x", "6.4x6", "-640", "1x2x3", "0"):
         with pytest.raises(SystemExit) as e:
             tasks._input_size(bad)
@@ -81,9 +81,12 @@ def test_input_size_parser():
                                             ("compare", "compare", "compare_flow"), ("build", "build", "build_flow"),
                                             ("build", "build", "build_rtl_flow"),
                                             ("package", "package", "package_flow")])
-def test_input_size_reaches_the_flow_only_when_given(monkeypatch, task, module, fn):
-    """``--input-size HxW`` arrives as the keyword ``input_size=(H, W)``; without it the keyword is absent (so the
-    flows' own default applies)."""
+def test_one_request_reaches_the_flow(monkeypatch, task, module, fn):
+    """Every task hands its flow one compile request: a Target (board, mode, per-channel, precision) and a
+    ModelSource (model, input size, ...) built from its options, ``--input-size HxW`` as (H, W), ``--precision``
+    as given; the defaults are the request's own (one place: generator/flows/request.py)."""
+    from generator.flows.request import ModelSource, Target
+
     import importlib
 
     import tasks
@@ -94,15 +97,17 @@ def test_input_size_reaches_the_flow_only_when_given(monkeypatch, task, module, 
         pass
 
     def fake(*args, **kw):
-        calls.append(kw)
+        calls.append([a for a in args if isinstance(a, (Target, ModelSource))])
         raise Stop
 
     monkeypatch.setattr(importlib.import_module(f"generator.flows.{module}"), fn, fake)
     extra = {"kernel": "rtl"} if fn == "build_rtl_flow" else {}
-    for given, expected in (("640x480", (640, 480)), (None, None)):
+    for given, expected, prec in (("640x480", (640, 480), "auto:22"), (None, None, None)):
         with pytest.raises(Stop):
-            getattr(tasks, task)(Context(), input_size=given, **extra)
-        assert calls[-1].get("input_size") == expected and ("input_size" in calls[-1]) == (given is not None)
+            getattr(tasks, task)(Context(), input_size=given, precision=prec, **extra)
+        target, source = calls[-1]
+        assert source.input_size == expected and target.precision == prec
+        assert (target.board, target.quant, target.per_channel) == (Target().board, Target().quant, True)
 
 
 # ---------------------------------------------------------------------------------------------------- disasm

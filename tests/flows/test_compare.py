@@ -17,7 +17,7 @@ from generator import ROOT_DIR
 from generator.frontend.modelgen import Builder
 from generator.eval.metrics import box_score_parts, split_sqnr
 from generator.flows.compare import compare_flow, sqnr_db
-from generator.flows.inputs import compile_checked
+from generator.flows.request import ModelSource, Target, compile_request
 
 INVOKE = str(Path(sys.executable).parent / "invoke")
 
@@ -51,7 +51,8 @@ def test_compare_against_independent_executors(small_onnx, tmp_path):
 
     got = {}
     for q in ("int8-asym", "int16-sym"):
-        r = compare_flow(model=str(small_onnx), image="bus", quant=q, out=tmp_path / q, log=lambda *a: None)
+        r = compare_flow(Target(quant=q), ModelSource(str(small_onnx)), image="bus", out=tmp_path / q,
+                         log=lambda *a: None)
         got[q] = r
         assert (tmp_path / q / "compare.md").read_text().strip().splitlines()[-1] == f"min SQNR: {r.min_sqnr:.1f} dB"
         assert (tmp_path / q / "sqnr.png").stat().st_size > 1000
@@ -160,9 +161,9 @@ def test_compare_splits_a_yolov8_output_as_numpy_does(tmp_path, monkeypatch):
     path.write_bytes(m.SerializeToString())
     out = m.graph.output[0].name
     compiled = []
-    monkeypatch.setattr(compare, "compile_checked", lambda *a, **k: compiled.append(compile_checked(*a, **k))
+    monkeypatch.setattr(compare, "compile_request", lambda *a, **k: compiled.append(compile_request(*a, **k))
                         or compiled[-1])   # (the program compare ran, to run it again in the integer reference)
-    r = compare_flow(model=str(path), image="bus", out=tmp_path / "r", log=lambda *a: None)
+    r = compare_flow(source=ModelSource(str(path)), image="bus", out=tmp_path / "r", log=lambda *a: None)
     c = compiled[0]
     img = real_image("bus")
     x = model_input(c.qgraph, img).astype(np.float32)

@@ -331,7 +331,8 @@ def test_calib_folder_is_what_calibration_uses(tmp_path, monkeypatch):
     """``--calib DIR``: the ranges are those of calibrate() on exactly the folder's images (non-image files
     ignored), cached apart from the shipped set's; a missing or image-less folder is refused with its name."""
     from generator.flows import calibration, pipeline
-    from generator.flows.inputs import FlowError, compile_checked
+    from generator.flows.inputs import FlowError
+    from generator.flows.request import ModelSource, Target, compile_request
     from generator.frontend.modelgen import Builder
     from generator.quant.quantize import calibrate
     from host.preprocess import darknet_resize
@@ -359,7 +360,7 @@ def test_calib_folder_is_what_calibration_uses(tmp_path, monkeypatch):
     assert len(caches) == 2 and len(own) == 1 and own[0].startswith("calib-"), caches
     assert json.loads((calib_cache_path(m).parent / own[0]).read_text())["image_files"] == ["dog.jpg", "eagle.jpg"]
     with pytest.raises(FlowError, match="--calib .*nothere: no such folder"):
-        compile_checked("zcu19eg", "int8-asym", True, str(m), progress=False, calib=str(tmp_path / "nothere"))
+        compile_request(Target(), ModelSource(str(m), calib=str(tmp_path / "nothere")), progress=False)
     (tmp_path / "empty").mkdir()
     with pytest.raises(FlowError, match="--calib .*empty: no image files"):
-        compile_checked("zcu19eg", "int8-asym", True, str(m), progress=False, calib=str(tmp_path / "empty"))
+        compile_request(Target(), ModelSource(str(m), calib=str(tmp_path / "empty")), progress=False)

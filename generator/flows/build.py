@@ -170,9 +170,9 @@ def build_flow(target: Target = Target(), source: ModelSource = ModelSource(), i
     artifact folder (default build/<board>/<model key>/<quant><suffix>/); ``overlay``: where vivado_bd.tcl puts the .bit + .hwh;
     ``require_tools``: fail when vitis_hls or vivado is missing; ``log`` gets the progress and summary lines
     (:meth:`BuildResult.summary`) before the tools run. Raises FlowError."""
-    from generator.backends import hls
     from generator.estimate import hls_cycles, hls_resources
     from generator.exec.runtime import read_tensor
+    from generator.flows.hls_report import report_md
     from generator.codegen.artifacts import write_artifacts
     from generator.flows.pipeline import detections_from_heads
     from host.draw import draw_detections
@@ -183,6 +183,10 @@ def build_flow(target: Target = Target(), source: ModelSource = ModelSource(), i
     img = real_image(image)
     source = source.resolved(od)
     _check_build_targets(target, source, out, ("detections.png", "detections.json", "report.md"), ("hls",))
+    try:   # the PE array and buffers against the part, before the compile (the ROM's share: after it)
+        hls_resources.check(target.checked()[0])
+    except hls_resources.ResourceError as e:
+        raise FlowError(str(e)) from None
     comp = compile_request(target, source, require_detection=True)
     try:
         est = hls_resources.check(comp.board, len(comp.program.insns))
@@ -201,7 +205,7 @@ def build_flow(target: Target = Target(), source: ModelSource = ModelSource(), i
     dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
     draw_detections(img, dets, d / "detections.png", num_classes=len(comp.names))
     atomic_write(d / "detections.json", json.dumps(dets, indent=1))
-    atomic_write(d / "report.md", hls.report_md(comp.board, comp.quant.name, len(comp.program.insns), cycles,
+    atomic_write(d / "report.md", report_md(comp.board, comp.quant.name, len(comp.program.insns), cycles,
                                                 bits, r, Path(image).name, dets, est, kest))
     res = BuildResult(d, r, cycles, bits, comp.board.pl_clock_mhz, kest, dets)
     log(res.summary())

@@ -10,8 +10,7 @@ import time
 import pytest
 
 from generator import ROOT_DIR
-from generator.backends import hls
-from generator.backends.hls.report import kernel_estimate_lines
+from generator.flows.hls_report import kernel_estimate_lines, report_md
 from generator.estimate import hls_cycles as he
 from generator.spec import timing
 from generator.spec.board import load_board
@@ -279,7 +278,7 @@ def test_frame_hls_cycles_within_10_percent_of_model(frame):
 
 def test_report_md_lines(frame, zcu):
     c, cmp = frame
-    md = hls.report_md(zcu, "int8-asym", len(c.program.insns), {8: cmp["model"]}, 8, None, kernel_est=cmp)
+    md = report_md(zcu, "int8-asym", len(c.program.insns), {8: cmp["model"]}, 8, None, kernel_est=cmp)
     assert f"hls-cycles: {cmp['hls']}\n" in md and f"model-cycles: {cmp['model']}\n" in md
     assert f"hls/model: {cmp['ratio']:.3f}" in md and "not a synthesis result" in md
     # the per-loop table: every analysed loop with its IIs, and the trip counts the per-kind sums imply

@@ -26,7 +26,7 @@ def test_every_board_fits_with_its_program(name):
     assert sum(m.uram for m in e.memories) <= b.resources.uram
 
 
-def test_oversize_configuration_is_refused_with_the_numbers(tmp_path):
+def test_oversize_configuration_is_refused_with_the_numbers(tmp_path, monkeypatch):
     b = board("ultra96v2", tn=32, tm=32)
     with pytest.raises(hls_resources.ResourceError) as ei:
         hls_resources.check(b)
@@ -35,9 +35,18 @@ def test_oversize_configuration_is_refused_with_the_numbers(tmp_path):
     assert "ultra96v2" in msg and "xczu3eg" in msg and "Tn=32 x Tm=32" in msg
     assert f"dsp48e2 {e.dsp48e2} / 360 (over)" in msg and e.dsp48e2 > 360
     assert re.search(r"bram36 [\d.]+ / 216", msg)
-    with pytest.raises(hls_resources.ResourceError):        # the kernel is not rendered either
-        hls.render(b, tmp_path)
-    assert not (tmp_path / "accel.cpp").exists()
+    # the build refuses it before the compile, and renders nothing
+    from generator.flows import build
+    from generator.flows.inputs import FlowError
+    from generator.flows.request import Target
+
+    def no_compile(*a, **k):
+        raise AssertionError("compiled a configuration that does not fit")
+
+    monkeypatch.setattr(build, "compile_request", no_compile)
+    with pytest.raises(FlowError, match=r"dsp48e2 \d+ / 360 \(over\)"):
+        build.build_flow(Target(board=b), out=tmp_path / "b")
+    assert not (tmp_path / "b" / "hls").exists()
 
 
 def test_estimate_scales_with_the_pe_array():

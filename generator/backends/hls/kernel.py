@@ -45,7 +45,6 @@ from host.fileio import atomic_path, atomic_write
 from generator import ROOT_DIR
 from generator.backends.context import shared_context
 from generator.backends.hls.block_design import block_design
-from generator.estimate import hls_resources
 from generator.spec import isa, memories
 from generator.spec.board import Board
 from generator.spec.arch import (AXI_ADDR_BITS, CMD_QUEUE_DEPTH, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING,
@@ -196,11 +195,11 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
     :data:`DEFAULT_PORT_DEPTHS`.
     Returns {file name: Path}.
 
-    Raises HlsError for a malformed program blob; hls_resources.ResourceError if the configuration (with this ROM)
-    does not fit the board's part; jinja2.UndefinedError for a template typo (StrictUndefined)."""
+    Raises HlsError for a malformed program blob; jinja2.UndefinedError for a template typo (StrictUndefined). Whether
+    the configuration fits the part is the build flow's check before it renders
+    (:func:`generator.estimate.hls_resources.check`)."""
     out = Path(out_dir)
     rom = rom_words(program)
-    hls_resources.check(board, len(rom))
     out.mkdir(parents=True, exist_ok=True)
     ctx = kernel_context(board, rom, csim_argv, export_dir, overlay_dir, jobs, port_depths)
     env = _env()

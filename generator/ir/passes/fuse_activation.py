@@ -5,14 +5,14 @@ PyTorch, as a gate times its input: SiLU = Mul(x, Sigmoid(x)), HardSwish = Mul(x
 Mish = Mul(x, Tanh(Softplus(x))), or as a chain of element-wise operators on one tensor with scalar constants
 (GELU before opset 20: Div, Erf, Add, Mul, Mul; its tanh approximation with Pow or Mul for the cube), recognized by
 value (:func:`function_of`). Every form becomes ``Act(x)`` with attrs ``act`` (a name of
-:data:`generator.exec.kernels.TABLE_ACTIVATIONS`), ``alpha``, ``beta``, which :func:`fuse_macro` then fuses into
+:data:`generator.ir.activations.TABLE_ACTIVATIONS`), ``alpha``, ``beta``, which :func:`fuse_macro` then fuses into
 the convolution before it (or :func:`lower_standalone` turns into a copy layer).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from generator.exec.kernels import TABLE_ACTIVATIONS, erf
+from generator.ir.activations import TABLE_ACTIVATIONS, erf
 from generator.ir.graph import Graph, Node
 
 #: single ONNX operators -> (table activation, default alpha, default beta) (ONNX operator defaults)

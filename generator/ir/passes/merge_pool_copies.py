@@ -1,7 +1,7 @@
 """Pass: a stand-alone max-pool copy layer folded into its conv layer as a second, pooled output."""
 from __future__ import annotations
 
-from generator.exec.kernels import TABLE_ACTIVATIONS
+from generator.ir.activations import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph
 
 

@@ -27,13 +27,14 @@ from types import SimpleNamespace
 import numpy as np
 
 from generator.exec.float_ref import PRE_ACT
-from generator.exec.kernels import TABLE_ACTIVATIONS, table_activate
+from generator.exec.kernels import table_activate
+from generator.ir.activations import ACTIVATIONS, TABLE_ACTIVATIONS, onnx_params
 from generator.quant.quantize import QuantConfig, _act_params, activation_table
 from generator.quant.tables import table_domain
 
 #: the pre-activation range of the fixed-domain measurement, and each activation's parameters (alpha, beta)
 DOMAIN = (-8.0, 8.0)
-PARAMS = {"hardsigmoid": (0.2, 0.5), "elu": (1.0, 0.0)}
+PARAMS = {a.name: onnx_params(a, {}) for a in ACTIVATIONS if a.params}   # (the ONNX operators' defaults)
 #: the modes of the measurement (as ``invoke compare`` reports them)
 MODES = ("int8-asym", "int16-sym")
 #: points of the pre-activation grid

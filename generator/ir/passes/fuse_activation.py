@@ -12,21 +12,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from generator.ir.activations import TABLE_ACTIVATIONS, erf
+from generator.ir.activations import CHAIN_FUNCTIONS, ONNX_OPS, TABLE_ACTIVATIONS, erf, onnx_params
 from generator.ir.graph import Graph, Node
 
-#: single ONNX operators -> (table activation, default alpha, default beta) (ONNX operator defaults)
-SINGLE_OPS = {"Sigmoid": ("sigmoid", 0.0, 0.0), "Tanh": ("tanh", 0.0, 0.0), "HardSigmoid": ("hardsigmoid", 0.2, 0.5),
-              "HardSwish": ("hardswish", 0.0, 0.0), "Softplus": ("softplus", 0.0, 0.0), "Mish": ("mish", 0.0, 0.0),
-              "Elu": ("elu", 1.0, 0.0), "Gelu": ("gelu", 0.0, 0.0)}
+#: single ONNX operators -> their activation records (:data:`generator.ir.activations.ONNX_OPS`)
+SINGLE_OPS = ONNX_OPS
 
 #: element-wise operators a chain recognized by value (:func:`function_of`) may hold, as float64 numpy functions
 CHAIN_OPS = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide, "Pow": np.power,
              "Neg": np.negative, "Sqrt": np.sqrt, "Exp": np.exp, "Log": np.log, "Reciprocal": np.reciprocal,
              "Tanh": np.tanh, "Sigmoid": lambda x: TABLE_ACTIVATIONS["sigmoid"](x, 0.0, 0.0),
              "Softplus": lambda x: TABLE_ACTIVATIONS["softplus"](x, 0.0, 0.0), "Erf": erf}
-#: the table activations (no parameters) a chain may equal, and the probe points it is compared on
-CHAIN_FUNCTIONS = ("gelu", "gelu_tanh", "silu", "mish", "sigmoid", "tanh", "softplus", "hardswish")
+#: the probe points a chain is compared on (with the activations of :data:`CHAIN_FUNCTIONS`)
 PROBE = np.linspace(-8.0, 8.0, 321)
 #: nodes a chain may have at most
 MAX_CHAIN = 16
@@ -171,10 +168,9 @@ def fuse_activation(graph: Graph) -> Graph:
         mul.op, mul.inputs, mul.attrs = "Act", [x], {"act": act, "alpha": 0.0, "beta": 0.0}
     for n in g.nodes:
         if n.op in SINGLE_OPS:
-            act, alpha, beta = SINGLE_OPS[n.op]
-            if n.op == "Gelu" and n.attrs.get("approximate", "none") in ("tanh", b"tanh"):
-                act = "gelu_tanh"
-            n.attrs = {"act": act, "alpha": float(n.attrs.get("alpha", alpha)), "beta": float(n.attrs.get("beta", beta))}
-            n.op = "Act"
+            rec = SINGLE_OPS[n.op]
+            alpha, beta = onnx_params(rec, n.attrs)
+            act = "gelu_tanh" if n.op == "Gelu" and n.attrs.get("approximate", "none") in ("tanh", b"tanh") else rec.name
+            n.attrs, n.op = {"act": act, "alpha": alpha, "beta": beta}, "Act"
     g.prune()
     return g

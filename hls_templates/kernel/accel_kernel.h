@@ -43,8 +43,9 @@
 
 // ------------------------------------------------------------------------------------------ modules
 // Each module's state lives across invocations (one instruction per invocation): the run descriptor, its sticky
-// error bits and its loop iterations (an instruction's precision is its own prec field: mixed precision per layer). An instruction pops the tokens it
-// waits for, executes unless an error is set anywhere (the error wire), publishes its errors, pushes its tokens.
+// error bits and its loop iterations (no precision: each instruction runs at its own prec field's, so layers mix
+// int8 and int16). An instruction pops the tokens it waits for, executes unless an error is set anywhere (the error
+// wire), publishes its errors, pushes its tokens.
 struct module_state_t {
     bool active;
     run_t run;

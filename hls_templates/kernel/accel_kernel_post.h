@@ -71,11 +71,18 @@ static elem_t table_lookup(const trec_t tbuf[TBUF_ROWS][TM], int m, const elem_t
     return r > qmax ? (elem_t)qmax : r < qmin ? (elem_t)qmin : (elem_t)r;
 }
 
-// POST: one flattened loop over output pixels (Y, X), groups o and the pool window (dy, dx), TM lanes per cycle;
-// nearest upsampling and pooling by counters, the window clipped to the tile by min() on running offsets
-static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_WORDS][TM], const prec_t pbuf[PBUF_ROWS][TM],
-                      const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s,
-                      ap_uint<32> &err, ap_uint<32> &iters, ap_uint<24> &words) {
+// a POST's fields (bit slices of the instruction) and the output tile's size (R x C pixels) they give, once per
+// instruction
+struct post_args_t {
+    int ab;                        // ACC bank
+    bool act, table, ida, i8;      // negative-side multiplier, activation table, identity above it, int8 (prec)
+    ap_int<17> zp, zp_id;          // output zero point, the identity's
+    ap_uint<4> id_sh;              // the identity's shift
+    i64 oh, ow, og, oc0, pk, ps, up, R, C;
+};
+
+// POST: the fields and checks; false when it writes nothing (an empty tile, or refused: OUT_OF_RANGE in err)
+static bool post_args(const insn_t &x, ap_uint<1> prec, post_args_t &a, ap_uint<32> &err) {
     const int ab = (int)F(x, POST, ACC_BANK);
     const i64 oh = F(x, POST, OH), ow = F(x, POST, OW), og = F(x, POST, OG), oc0 = F(x, POST, PBUF_OC);
     const bool act = (F(x, POST, ACT) & ACT_NEG_MULT) != 0, table = (F(x, POST, ACT) & ACT_TABLE) != 0;
@@ -86,10 +93,10 @@ static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_W
     const ap_int<17> zp_id = (ap_int<ISA_POST_ZP_ID_W>)fld<ISA_POST_ZP_ID_LO, ISA_POST_ZP_ID_W>(x);
     const i64 out_rows = F(x, POST, OUT_ROWS), out_cols = F(x, POST, OUT_COLS);
     const bool i8 = prec == PREC_INT8;
-    if (oh * ow * og == 0) return;
+    if (oh * ow * og == 0) return false;
     if (oh * ow * og > ACC_WORDS || (oc0 & (TM_PITCH - 1)) != 0 || oc0 + (og - 1) * TM_PITCH + TM - 1 >= PBUF_INDEX) {
         err |= STATUS_OUT_OF_RANGE;
-        return;
+        return false;
     }
     const i64 up = up_f > 1 ? up_f : 1, pk = pool_k > 1 ? pool_k : 1, ps = pool_s > 1 ? pool_s : 1;
     const bool pool = pk > 1 || ps > 1;
@@ -101,9 +108,59 @@ static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_W
     const i64 R = prow * up, C = pcol * up;
     if (R * C * og > (i8 ? OBUF_WORDS_INT8 : OBUF_WORDS_INT16)) {
         err |= STATUS_OUT_OF_RANGE;
-        return;
+        return false;
     }
-    if (R * C == 0) return;
+    if (R * C == 0) return false;
+    const post_args_t r = {ab, act, table, ida, i8, zp, zp_id, id_sh, oh, ow, og, oc0, pk, ps, up, R, C};
+    a = r;
+    return true;
+}
+
+// POST's pool-window walk inside a window: the next element (dx fastest, then dy) at ACC offsets c_off (column,
+// from the window's x_base) and r_off (row); additions only
+static inline void next_window_elem(ap_uint<3> &dx, ap_uint<3> &dy, baddr_t &c_off, baddr_t &r_off, i64 pk, i64 og,
+                                    baddr_t owog, baddr_t x_base) {
+    if (++dx == pk) {
+        dx = 0;
+        dy++;
+        c_off = x_base;
+        r_off += owog;
+    } else {
+        c_off += og;
+    }
+}
+
+// POST's output walk after a pixel's last group: the next output pixel (X, then Y), a new source pixel every `up`
+// outputs (nearest upsampling: xc, yc count to up) at the window bases x_base / y_base; additions only
+static inline void next_post_pixel(ap_uint<12> &X, ap_uint<3> &xc, baddr_t &x_base, ap_uint<12> &Y, ap_uint<3> &yc,
+                                   baddr_t &y_base, i64 C, i64 up, baddr_t x_step, baddr_t y_step) {
+    if (++X != C) {
+        if (++xc == up) {
+            xc = 0;
+            x_base += x_step;
+        }
+    } else {
+        X = 0;
+        xc = 0;
+        x_base = 0;
+        Y++;
+        if (++yc == up) {
+            yc = 0;
+            y_base += y_step;
+        }
+    }
+}
+
+// POST: one flattened loop over output pixels (Y, X), groups o and the pool window (dy, dx), TM lanes per cycle;
+// nearest upsampling and pooling by counters, the window clipped to the tile by min() on running offsets
+static void post_tile(const post_args_t &a, const acc_t acc[2][ACC_WORDS][TM], const prec_t pbuf[PBUF_ROWS][TM],
+                      const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s,
+                      ap_uint<32> &err, ap_uint<32> &iters, ap_uint<24> &words) {
+    const int ab = a.ab;
+    const bool act = a.act, table = a.table, ida = a.ida, i8 = a.i8;
+    const ap_int<17> zp = a.zp, zp_id = a.zp_id;
+    const ap_uint<4> id_sh = a.id_sh;
+    const i64 oh = a.oh, ow = a.ow, og = a.og, oc0 = a.oc0, pk = a.pk, ps = a.ps, up = a.up, R = a.R, C = a.C;
     const trip_t n = R * C * og * pk * pk;
     const baddr_t owog = ow * og, row_max = (oh - 1) * ow * og, col_max = (ow - 1) * og;
     const baddr_t y_step = ps * ow * og, x_step = ps * og;
@@ -137,14 +194,7 @@ POST_TILE:
         iters++;
         // next window element, group, output pixel (upsampling: a new source pixel every `up` outputs)
         if (!last) {
-            if (++dx == pk) {
-                dx = 0;
-                dy++;
-                c_off = x_base;
-                r_off += owog;
-            } else {
-                c_off += og;
-            }
+            next_window_elem(dx, dy, c_off, r_off, pk, og, owog, x_base);
             continue;
         }
         dx = 0;
@@ -168,25 +218,19 @@ POST_TILE:
         } else {
             o = 0;
             pb = pb0;
-            if (++X != C) {
-                if (++xc == up) {
-                    xc = 0;
-                    x_base += x_step;
-                }
-            } else {
-                X = 0;
-                xc = 0;
-                x_base = 0;
-                Y++;
-                if (++yc == up) {
-                    yc = 0;
-                    y_base += y_step;
-                }
-            }
+            next_post_pixel(X, xc, x_base, Y, yc, y_base, C, up, x_step, y_step);
         }
         r_off = y_base;
         c_off = x_base;
     }
+}
+
+// POST: checks and sizes (post_args), then the tile (post_tile)
+static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_WORDS][TM], const prec_t pbuf[PBUF_ROWS][TM],
+                      const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s,
+                      ap_uint<32> &err, ap_uint<32> &iters, ap_uint<24> &words) {
+    post_args_t a;
+    if (post_args(x, prec, a, err)) post_tile(a, acc, pbuf, tbuf, obuf, p2s, err, iters, words);
 }
 
 #endif  // ACCEL_KERNEL_POST_H

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from generator.backends import hls
+from generator.flows.hls_report import report_md
 from generator.exec import csim, program_executor, runtime
 from generator.exec.golden import GoldenSim
 from generator.spec import isa
@@ -354,7 +355,7 @@ def test_build_report_and_missing_tools_message(tmp_path):
     assert r["bit_exact"] and np.array_equal(r["ddr"], _golden(prog, ddr, bases))
     cyc = {8: sum(p.cycles for p in prog.plans), 16: 2 * sum(p.cycles for p in prog.plans) - 5}
     dets = [dict(label="bus", score=0.93, box=[1.0, 2.0, 30.4, 40.6], class_id=5)]
-    md = hls.report_md(b, "int8-asym", len(prog.insns), cyc, 8, r, "bus.jpg", dets)
+    md = report_md(b, "int8-asym", len(prog.insns), cyc, 8, r, "bus.jpg", dets)
     est = hls_resources.estimate(b, len(prog.insns))
     f = b.pl_clock_mhz * 1e6
     assert f"part `{b.part}`" in md and f"Tn x Tm = {b.accelerator.tn} x {b.accelerator.tm}" in md

@@ -51,7 +51,8 @@ def test_estimate_follows_the_analysis(zcu, loops):
     """The estimate takes II and depth from the analysis's records: PE_TILE at II 2 costs one cycle more per
     iteration, a depth 22 larger 22 cycles more."""
     import dataclasses
-    insn = type("I", (), {"op": "COMPUTE", "f": dict(oh=2, ow=4, og=1, ig=1, kh=1, kw=1, bypass=0, acc_init=1)})()
+    insn = type("I", (), {"op": "COMPUTE", "f": dict(oh=2, ow=4, og=1, ig=1, kh=1, kw=1, bypass=0, acc_init=1,
+                                                                   prec=0)})()
     a = he.KernelEstimate(zcu, 8, loops).insn_cycles(None, insn)
     pe = next(lp for lp in loops if lp.label == "PE_TILE")
     n = 2 * 2                                      # oh x ceil(ow / 2) x og x ig x kh x kw iterations
@@ -335,7 +336,7 @@ def test_command_queue_depth_in_the_scheduler(zcu):
     from generator.exec.golden import GoldenSim, SimError
     import numpy as np
     hw = timing.HwConfig.from_board(zcu, 8)
-    cfg = isa.make("CONFIG", isa_version=isa.ISA_VERSION, tn=hw.tn, tm=hw.tm, precision=isa.PRECISIONS["int8"],
+    cfg = isa.make("CONFIG", isa_version=isa.ISA_VERSION, tn=hw.tn, tm=hw.tm,
                    config_id=hw.config_id)
     prog = [cfg, isa.make("COMPUTE", pop_prev=1)] + [isa.make("COMPUTE") for _ in range(3)] + \
         [isa.make("LOAD", push_next=1), isa.make("END")]

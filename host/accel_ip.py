@@ -26,23 +26,24 @@ class AccelIP(DefaultIP):
         self.regs, self.ctrl_bits = {}, {}
 
     def set_register_map(self, registers: dict, ctrl_bits: dict):
-        """registers: {name: {"offset": bytes, "bits": 32|64, "access": "r"|"w"|"rw"}}; ctrl_bits: CTRL bits."""
+        """registers: {name: :class:`host.manifest_types.Register`} (``offset`` bytes, ``bits`` 32 | 64, ``access``
+        "r" | "w" | "rw"); ctrl_bits: {name: CTRL bit}."""
         self.regs, self.ctrl_bits = registers, ctrl_bits
 
     def write_reg(self, name: str, value: int):
         """Write ``value`` to the AXI-Lite register ``name`` (64-bit registers as two 32-bit words)."""
         r = self.regs[name]
         value = int(value)
-        self.write(r["offset"], value & 0xFFFFFFFF)
-        if r["bits"] == 64:
-            self.write(r["offset"] + 4, (value >> 32) & 0xFFFFFFFF)
+        self.write(r.offset, value & 0xFFFFFFFF)
+        if r.bits == 64:
+            self.write(r.offset + 4, (value >> 32) & 0xFFFFFFFF)
 
     def read_reg(self, name: str) -> int:
         """Read the AXI-Lite register ``name`` (64-bit registers from two 32-bit words)."""
         r = self.regs[name]
-        v = self.read(r["offset"])
-        if r["bits"] == 64:
-            v |= self.read(r["offset"] + 4) << 32
+        v = self.read(r.offset)
+        if r.bits == 64:
+            v |= self.read(r.offset + 4) << 32
         return v
 
     def ctrl_bit(self, ctrl: int, name: str) -> bool:

@@ -26,9 +26,9 @@ Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize (at the in
 INPUT region (NHWC, padded; an im2col region: as the first convolution's patches, :func:`host.manifest.input_target`),
 flush, write the base registers and each base register's buffer size (``*_size`` registers, when the register map
 has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait for ``ap_done`` (interrupt
-when the overlay has one, else polling) with a timeout, check ``status``, invalidate OUTPUT, dequantize the heads
-(each of its own precision), YOLO decode (darknet heads, or the host tail of an export with its decode in the
-graph: :mod:`host.exported`), NMS.
+when the overlay has one, else polling) with a timeout, check ``status``, invalidate OUTPUT, then the heads (each of
+its own precision) through the one head decoder (:class:`host.decode.Decoder`, from the manifest's head and export
+entries: dequantization, darknet YOLO decode or the host tail of an export with its decode in the graph, NMS).
 
 Identification before the first run: the Vitis HLS IP's ``hw_info`` and ``config_id`` are s_axilite output
 registers, which read 0 until the ``accel`` block has run once (it writes them first thing in every run). When
@@ -65,19 +65,19 @@ from pynq import allocate
 from .accel_ip import open_accel_ip
 from .errors import (AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageFileMismatchError,
                      PackageMismatchError)
+from .decode import Decoder
 from .manifest import BASE_REGS, input_target, page_round, read_manifest, region_dtype, region_shape, tensor_window
 from .package import load_program, load_tail_consts, load_weights
 from .preprocess import preprocess
 from .registers import BASE_ADDR_REGS, SIZE_REGS, status_bit_names, unpack_hw_info
-from .exported import tail_detections
-from .yolo import YoloHead, detect
 
 __all__ = ["DriverError", "PackageError", "PackageMismatchError", "PackageFileMismatchError", "AcceleratorTimeout",
            "AcceleratorError", "YoloAccelerator"]
 
 
 class _BufferSet:
-    """One INPUT + OUTPUT buffer pair with numpy views of the input region's interior and of every head."""
+    """One INPUT + OUTPUT buffer pair with numpy views of the input region's interior and of every head (its
+    [h, w, channels] window, in the manifest's head order)."""
 
     def __init__(self, acc, k):
         m = acc.manifest
@@ -85,14 +85,13 @@ class _BufferSet:
         self.input = acc._alloc("INPUT")
         self.output = acc._alloc("OUTPUT")
         bufs = {"WEIGHTS": acc.weights_buf, "ACT": acc.act_buf, "INPUT": self.input, "OUTPUT": self.output}
-        for r in m["regions"]:
-            if r["base_reg"] in ("INPUT", "OUTPUT"):
-                acc._region_view(bufs[r["base_reg"]], r)[...] = r["zp"]
-        t = m["input"]
-        r = acc.region[t["region"]]
+        for r in m.regions:
+            if r.base_reg in ("INPUT", "OUTPUT"):
+                acc._region_view(bufs[r.base_reg], r)[...] = r.zp
+        t = m.input
+        r = acc.region[t.region]
         self.x, self.commit_input = input_target(acc._region_view(self.input, r), t, r)
-        self.heads = [acc._region_view(bufs[h["base_reg"]], acc.region[h["region"]])[tensor_window(h)]
-                      for h in m["heads"]]
+        self.heads = [acc._region_view(bufs[h.base_reg], acc.region[h.region])[tensor_window(h)] for h in m.heads]
         self.bases = {k: int(b.device_address) for k, b in bufs.items()}
         self.sizes = {k: int(b.nbytes) for k, b in bufs.items()}      # written to the *_size registers
 
@@ -122,9 +121,10 @@ class YoloAccelerator:
         PackageMismatchError: the accelerator's ``hw_info``/``config_id`` differ from the manifest's (a precision
             the program uses, ``hardware.precisions``, that the bitstream does not implement included).
     Attributes:
-        manifest (dict), overlay (``pynq.Overlay`` or None), ip (:class:`host.accel_ip.AccelIP`), last_timing (dict of the
-        last frame: ``pre_ms``, ``accel_ms`` (wall clock start->done), ``accel_cycles``, ``accel_model_ms``
-        (cycles / clock), ``post_ms``, ``total_ms``).
+        manifest (:class:`host.manifest_types.Manifest`), decoder (:class:`host.decode.Decoder`), overlay
+        (``pynq.Overlay`` or None), ip (:class:`host.accel_ip.AccelIP`), last_timing (dict of the last frame:
+        ``pre_ms``, ``accel_ms`` (wall clock start->done), ``accel_cycles``, ``accel_model_ms`` (cycles / clock),
+        ``post_ms``, ``total_ms``).
     """
 
     def __init__(self, package, bitfile=None, download=True, timeout_s: float = 5.0, use_interrupt: bool = False,
@@ -136,17 +136,17 @@ class YoloAccelerator:
         m = self.manifest
         self.program = load_program(self.package, m)       # (verified against the manifest: host.package)
         self.weights = load_weights(self.package, m)
-        self.precisions = list(m["hardware"]["precisions"])     # e.g. ["int8", "int16"]: the regions' precisions
-        self.region = {r["name"]: r for r in m["regions"]}
-        self.export = m.get("export")          # a decode in the graph: the host tail, then host.exported
-        self.tail_consts = load_tail_consts(self.package, m) if self.export else None
-        self.yolo_heads = [] if self.export else [YoloHead.from_dict(h["yolo"]) for h in m["heads"]]
-        self.net_w, self.net_h = int(m["net"]["width"]), int(m["net"]["height"])
-        # a program compiled without class names (names: []) labels its detections by class id
-        self.names = m["names"] or [f"class {k}" for k in range(max((h.classes for h in self.yolo_heads), default=0))]
+        self.precisions = list(m.hardware.precisions)     # e.g. ["int8", "int16"]: the regions' precisions
+        self.region = {r.name: r for r in m.regions}
+        # the heads' decode (an export's host tail reads its constants; no names: labelled by class id)
+        consts = load_tail_consts(self.package, m) if m.export else None
+        try:
+            self.decoder = Decoder.from_manifest(m, consts)
+        except ValueError as e:         # (e.g. an export format this host does not decode)
+            raise PackageError(f"{self.package / 'manifest.json'}: {e}") from None
 
         self.overlay, self.ip = open_accel_ip(self.package, bitfile, download)
-        self.ip.set_register_map(m["registers"], m["ctrl_bits"])
+        self.ip.set_register_map(m.registers, m.ctrl_bits)
         self.probe_status = None       # status of the identification probe (NO_END), None if none was needed
         self.check_hardware()
         self._interrupt = self._pick_interrupt(use_interrupt)
@@ -156,9 +156,9 @@ class YoloAccelerator:
         self.insn_buf = allocate(shape=(len(self.program),), dtype=np.uint8)
         self.insn_buf[:] = np.frombuffer(self.program, np.uint8)
         self.act_buf = self._alloc("ACT")
-        for r in m["regions"]:
-            if r["base_reg"] in ("WEIGHTS", "ACT"):
-                self._region_view({"WEIGHTS": self.weights_buf, "ACT": self.act_buf}[r["base_reg"]], r)[...] = r["zp"]
+        for r in m.regions:
+            if r.base_reg in ("WEIGHTS", "ACT"):
+                self._region_view({"WEIGHTS": self.weights_buf, "ACT": self.act_buf}[r.base_reg], r)[...] = r.zp
         self.sets = [_BufferSet(self, k) for k in range(max(1, int(buffer_sets)))]
         for b in (self.weights_buf, self.insn_buf, self.act_buf):
             b.flush()
@@ -176,21 +176,21 @@ class YoloAccelerator:
             PackageMismatchError: naming the first differing field with the package's and the hardware's value
                 (field ``precision``: the program's precisions against the bitstream's, joined by ``/``).
         """
-        m, hw = self.manifest, self.manifest["hardware"]
+        m, hw = self.manifest, self.manifest.hardware
         info = self.ip.read_reg("hw_info")
         if info == 0:                  # the HLS block has not run yet: its output registers read 0
             self._probe()
             info = self.ip.read_reg("hw_info")
         got = unpack_hw_info(info)
-        want = {"isa_version": m["isa_version"], "tn": hw["tn"], "tm": hw["tm"]}
+        want = {"isa_version": m.isa_version, "tn": hw.tn, "tm": hw.tm}
         for k in want:
             if got[k] != want[k]:
                 raise PackageMismatchError(k, want[k], got[k])
         if any(p not in got["precisions"] for p in self.precisions):
             raise PackageMismatchError("precision", "/".join(self.precisions), "/".join(got["precisions"]) or "none")
         cid = self.ip.read_reg("config_id")
-        if cid != hw["config_id"]:
-            raise PackageMismatchError("config_id", hw["config_id"], cid)
+        if cid != hw.config_id:
+            raise PackageMismatchError("config_id", hw.config_id, cid)
 
     def _probe(self):
         """One run with no instruction (``fetch_ddr = 1``, ``n_insns = 0``) so that the HLS block writes
@@ -206,13 +206,13 @@ class YoloAccelerator:
         ip.write_reg("insns", 0)
         ip.write_reg("n_insns", 0)
         ip.write_reg("fetch_ddr", 1)
-        ip.write_reg("CTRL", 1 << self.manifest["ctrl_bits"]["ap_start"])
+        ip.write_reg("CTRL", 1 << self.manifest.ctrl_bits["ap_start"])
         if not self._poll(time.perf_counter() + self.timeout_s):
             raise AcceleratorTimeout(self.timeout_s, ip.snapshot())
         status = ip.read_reg("status")
-        no_end = 1 << self.manifest["status_bits"]["NO_END"]
+        no_end = 1 << self.manifest.status_bits["NO_END"]
         if status != no_end:
-            raise AcceleratorError(status, status_bit_names(status, self.manifest["status_bits"]), ip.snapshot(),
+            raise AcceleratorError(status, status_bit_names(status, self.manifest.status_bits), ip.snapshot(),
                                    f"identification probe (n_insns = 0) ended with status {status:#x}, "
                                    f"expected NO_END only")
         self.probe_status = status
@@ -237,7 +237,7 @@ class YoloAccelerator:
 
     # ---- buffers -------------------------------------------------------------------------------------------
     def _alloc(self, base_reg):
-        n = page_round(max(int(self.manifest["base_sizes"][base_reg]), 1))
+        n = page_round(max(int(self.manifest.base_sizes[base_reg]), 1))
         buf = allocate(shape=(n,), dtype=np.uint8)
         buf[:] = 0
         return buf
@@ -247,10 +247,10 @@ class YoloAccelerator:
         type (int8 for ``bits`` 8, little-endian int16 for 16). Raises PackageError when it exceeds ``buf``."""
         shape, elem = region_shape(r), region_dtype(r)
         n = shape[0] * shape[1] * shape[2] * elem.itemsize
-        raw = np.asarray(buf)[r["addr"]:r["addr"] + n]
+        raw = np.asarray(buf)[r.addr:r.addr + n]
         if raw.size != n:
-            raise PackageError(f"region {r['name']} [{r['addr']}, {r['addr'] + n}) exceeds its "
-                               f"{r['base_reg']} buffer of {buf.size} bytes")
+            raise PackageError(f"region {r.name} [{r.addr}, {r.addr + n}) exceeds its {r.base_reg} buffer of "
+                               f"{buf.size} bytes")
         return raw.view(elem).reshape(shape)
 
     # ---- one run -------------------------------------------------------------------------------------------
@@ -267,14 +267,14 @@ class YoloAccelerator:
             if SIZE_REGS[k] in ip.regs:        # the buffer's size: the hardware checks every access
                 ip.write_reg(SIZE_REGS[k], s.sizes[k])
         ip.write_reg("insns", self.insn_buf.device_address)
-        ip.write_reg("n_insns", self.manifest["n_insns"])
+        ip.write_reg("n_insns", self.manifest.n_insns)
         ip.write_reg("fetch_ddr", 1)
         if self._interrupt is not None:
             ip.write_reg("GIE", 1)
             ip.write_reg("IER", 1)   # ap_done
         self._busy = s
         self._t_start = time.perf_counter()
-        ip.write_reg("CTRL", 1 << self.manifest["ctrl_bits"]["ap_start"])
+        ip.write_reg("CTRL", 1 << self.manifest.ctrl_bits["ap_start"])
 
     def _wait(self, s: _BufferSet) -> float:
         """Wait for the run on ``s`` to finish; returns wall-clock ms since start. Raises AcceleratorTimeout,
@@ -296,7 +296,7 @@ class YoloAccelerator:
         self._busy = None
         status = ip.read_reg("status")
         if status:
-            raise AcceleratorError(status, status_bit_names(status, self.manifest["status_bits"]), ip.snapshot())
+            raise AcceleratorError(status, status_bit_names(status, self.manifest.status_bits), ip.snapshot())
         return ms
 
     # ---- host side -----------------------------------------------------------------------------------------
@@ -308,9 +308,9 @@ class YoloAccelerator:
 
     def _pre(self, img, s: _BufferSet) -> float:
         t0 = time.perf_counter()
-        t, e = self.manifest["input"], self.export or {}
-        s.x[...] = preprocess(img, self.net_w, self.net_h, t["scale"], t["zero_point"], t["bits"],
-                              int(t.get("channels", 3)), e.get("resize", "stretch"), t.get("format", "rgb01"))
+        t, e, net = self.manifest.input, self.manifest.export, self.manifest.net
+        s.x[...] = preprocess(img, net.width, net.height, t.scale, t.zero_point, t.bits, t.channels,
+                              e.resize if e else "stretch", t.format)
         s.commit_input()   # (an im2col input: its patches into the region)
         s.input.flush()
         return (time.perf_counter() - t0) * 1e3
@@ -318,22 +318,12 @@ class YoloAccelerator:
     def _post(self, img_shape, s: _BufferSet):
         t0 = time.perf_counter()
         s.output.invalidate()
-        heads = []
-        for h, v in zip(self.manifest["heads"], s.heads):
-            scale = np.asarray(h["scale"], np.float32).reshape(-1, 1, 1)   # one, or one per channel
-            f = (v.transpose(2, 0, 1).astype(np.float32) - h["zero_point"]) * scale
-            heads.append(f[None])
-        if self.export:
-            dets = tail_detections(self.export, self.tail_consts, {h["name"]: f for h, f in zip(
-                self.manifest["heads"], heads)}, self.net_w, self.net_h, img_shape[1], img_shape[0], self.names,
-                self.thresh, self.nms)
-            return dets, (time.perf_counter() - t0) * 1e3
-        dets = detect(heads, self.yolo_heads, self.net_w, self.net_h, img_shape[1], img_shape[0], self.names,
-                      thresh=self.thresh, nms_thresh=self.nms)
+        heads = {h.name: v.transpose(2, 0, 1) for h, v in zip(self.manifest.heads, s.heads)}     # [C, H, W] views
+        dets = self.decoder.detect(heads, img_shape[1], img_shape[0], self.thresh, self.nms)
         return dets, (time.perf_counter() - t0) * 1e3
 
     def _timing(self, pre_ms, accel_ms, post_ms, cyc):
-        clk = float(self.manifest.get("clock_mhz") or 0)
+        clk = float(self.manifest.clock_mhz or 0)
         return {"pre_ms": pre_ms, "accel_ms": accel_ms, "accel_cycles": cyc,
                 "accel_model_ms": cyc / clk / 1e3 if clk else None, "post_ms": post_ms,
                 "total_ms": pre_ms + accel_ms + post_ms}

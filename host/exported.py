@@ -1,5 +1,6 @@
 """Detections from the output of a YOLO ONNX export whose decode is part of the graph (run on the host by
-:func:`host.tail.run_tail`), as the YOLOv5, YOLOX and YOLOv8 exporters write it:
+:func:`host.tail.run_tail`, then decoded here: :class:`host.decode.Decoder`), as the YOLOv5, YOLOX and YOLOv8
+exporters write it:
 
 * ``"obj"`` -- YOLOv5 (``models/yolo.py`` ``Detect`` in export mode) and YOLOX (``decode_in_inference``): float
   [1, N, 5 + classes] per candidate: centre x, centre y, width, height in network-input pixels, objectness, class
@@ -19,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 
 from .preprocess import boxes_to_image
-from .tail import run_tail
 from .yolo import listing, nms
 
 FORMATS = ("obj", "noobj")
@@ -84,14 +84,3 @@ def load_consts(path) -> dict:
     with np.load(path) as z:
         return {k: z[k] for k in z.files}
 
-
-def tail_detections(export: dict, consts: dict, heads: dict, net_w: int, net_h: int, img_w: int, img_h: int,
-                    names, thresh: float = 0.25, nms_thresh: float = 0.45) -> list:
-    """Detections of a package whose manifest has an ``export`` entry (:data:`host.manifest.OPTIONAL`): the
-    dequantized heads ({name: float [1, C, H, W]}) reshaped to their ONNX shapes, the host tail run
-    (:func:`host.tail.run_tail`), its decoded output turned into detections (:func:`detect_exported`, the boxes
-    mapped back by ``export["resize"]``, default ``stretch``). Raises HostTailError or ValueError."""
-    vals = {k: v.reshape(export["input_shapes"].get(k, v.shape)) for k, v in heads.items()}
-    out = run_tail(export["tail"], consts, vals)[export["output"]]
-    return detect_exported(out, export["format"], net_w, net_h, img_w, img_h, names, thresh, nms_thresh,
-                           export.get("resize", "stretch"))

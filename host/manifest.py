@@ -3,8 +3,10 @@
 The generator's writer (:mod:`generator.codegen.artifacts`) builds every entry through :func:`entry` and the whole
 file through :func:`build_manifest`; the driver reads it through :func:`read_manifest`. Both sides therefore agree on
 one key list per entry kind (:data:`SCHEMA`), in file order (the writer's output is byte-stable); the reader also
-checks every value the driver uses (:mod:`host.manifest_check`), and :func:`verify_file` checks a package file
-against its ``files`` entry. Pure Python: runs on the board without the generator.
+checks every value the driver uses (:mod:`host.manifest_check`) and returns the typed form
+(:class:`host.manifest_types.Manifest`: one dataclass per entry kind, ``m.hardware.precisions``), and
+:func:`verify_file` checks a package file against its ``files`` entry. Pure Python: runs on the board without the
+generator.
 
 DDR layout: the accelerator addresses DDR through four base registers (:data:`BASE_REGS`, in the order of the
 instruction's ``base_reg`` field); the host allocates one buffer per base register (``base_sizes`` bytes, rounded up
@@ -33,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import PackageError, PackageFileMismatchError
+from .manifest_types import EntryError, Manifest, Region, Tensor
 
 #: the base registers, in the order of their number in the instruction's ``base_reg`` field
 BASE_REGS = ("WEIGHTS", "ACT", "INPUT", "OUTPUT")
@@ -169,13 +172,13 @@ def _files_problem(m: dict) -> str | None:
     return None
 
 
-def verify_file(path, spec: dict | None, data: bytes | None = None, expect_bytes: int | None = None) -> None:
+def verify_file(path, spec, data: bytes | None = None, expect_bytes: int | None = None) -> None:
     """Check a package file against its manifest ``files`` entry ``spec`` (size first, then SHA-256); with no
     ``spec`` (an older manifest) against ``expect_bytes`` when that is given.
 
     Args:
         path: the file (named in the error).
-        spec: its ``file`` entry ({"bytes", "sha256"}) or None.
+        spec: its ``file`` entry ({"bytes", "sha256"}, or a typed :class:`host.manifest_types.FileEntry`) or None.
         data: the file's content when already read (else the file is read).
         expect_bytes: the exact size an older manifest implies (only used when ``spec`` is None).
     Raises:
@@ -190,21 +193,21 @@ def verify_file(path, spec: dict | None, data: bytes | None = None, expect_bytes
             data = p.read_bytes()
         except OSError as e:
             raise PackageError(f"{p}: cannot be read ({e.strerror or e})") from None
-    want = spec["bytes"] if spec is not None else expect_bytes
+    want = _get(spec, "bytes") if spec is not None else expect_bytes
     if len(data) != want:
         d = len(data) - want
         how = f"{abs(d)} byte{'s' if abs(d) != 1 else ''} {'longer' if d > 0 else 'shorter'} than the manifest says"
         raise PackageFileMismatchError(p, "bytes", want, len(data), how)
     if spec is not None:
         got = hashlib.sha256(data).hexdigest()
-        if got != spec["sha256"]:
-            raise PackageFileMismatchError(p, "sha256", spec["sha256"], got,
+        if got != _get(spec, "sha256"):
+            raise PackageFileMismatchError(p, "sha256", _get(spec, "sha256"), got,
                                            "content differs from the manifest (SHA-256)")
 
 
-def read_manifest(path) -> dict:
-    """Parse a package's ``manifest.json`` and check everything the driver uses
-    (:func:`host.manifest_check.driver_problem`).
+def read_manifest(path) -> Manifest:
+    """Parse a package's ``manifest.json``, check everything the driver uses
+    (:func:`host.manifest_check.driver_problem`) and return its typed form (:class:`host.manifest_types.Manifest`).
 
     Raises:
         PackageError: no such file, not valid JSON, one of :data:`DRIVER_KEYS` missing, a ``files`` entry off
@@ -231,7 +234,10 @@ def read_manifest(path) -> dict:
     problem = driver_problem(m)
     if problem:
         raise PackageError(f"{p}: {problem}")
-    return m
+    try:
+        return Manifest.from_dict(m)
+    except EntryError as e:         # (an entry the driver does not use, e.g. a layer, that is not an object)
+        raise PackageError(f"{p}: {e}") from None
 
 
 def page_round(nbytes: int) -> int:
@@ -249,26 +255,34 @@ def precision_names(bits) -> list[str]:
     return [n for n, b in PRECISIONS.items() if b in set(bits)]
 
 
-def region_dtype(r: dict) -> np.dtype:
-    """numpy element type of region (or tensor) entry ``r``: int8 for ``bits`` 8, little-endian int16 for 16 (the
-    accelerator's DDR layout). Raises PackageError for another ``bits``."""
-    if r.get("bits") == 8:
+def _get(e, key: str, default=None):
+    """Value ``key`` of entry ``e``: a dict (as the generator's layout holds regions) or a typed entry
+    (:mod:`host.manifest_types`); ``default`` when it has none."""
+    return e.get(key, default) if isinstance(e, dict) else getattr(e, key, default)
+
+
+def region_dtype(r) -> np.dtype:
+    """numpy element type of region (or tensor) entry ``r`` (a dict or a typed entry): int8 for ``bits`` 8,
+    little-endian int16 for 16 (the accelerator's DDR layout). Raises PackageError for another ``bits``."""
+    bits = _get(r, "bits")
+    if bits == 8:
         return np.dtype(np.int8)
-    if r.get("bits") == 16:
+    if bits == 16:
         return np.dtype("<i2")
-    raise PackageError(f"region {r.get('name')}: bits = {r.get('bits')!r}, not 8 or 16")
+    raise PackageError(f"region {_get(r, 'name')}: bits = {bits!r}, not 8 or 16")
 
 
-def region_shape(r: dict) -> tuple[int, int, int]:
-    """[H + 2 pad, W + 2 pad, C] elements of region entry ``r`` (its border included)."""
-    p = r["pad"]
-    return r["h"] + 2 * p, r["w"] + 2 * p, r["channels"]
+def region_shape(r) -> tuple[int, int, int]:
+    """[H + 2 pad, W + 2 pad, C] elements of region entry ``r`` (a dict or a typed entry; its border included)."""
+    p = _get(r, "pad")
+    return _get(r, "h") + 2 * p, _get(r, "w") + 2 * p, _get(r, "channels")
 
 
-def tensor_window(t: dict) -> tuple[slice, slice, slice]:
-    """The [h, w, channels] window of tensor entry ``t`` (input or head) in its region's [H+2p, W+2p, C] array."""
-    p = t["pad"]
-    return slice(p, p + t["h"]), slice(p, p + t["w"]), slice(t["ch_offset"], t["ch_offset"] + t["channels"])
+def tensor_window(t) -> tuple[slice, slice, slice]:
+    """The [h, w, channels] window of tensor entry ``t`` (input or head; a dict or a typed entry) in its region's
+    [H+2p, W+2p, C] array."""
+    p, c0 = _get(t, "pad"), _get(t, "ch_offset")
+    return slice(p, p + _get(t, "h")), slice(p, p + _get(t, "w")), slice(c0, c0 + _get(t, "channels"))
 
 
 def im2col_into(out: np.ndarray, x: np.ndarray, spec: dict, fill: int) -> np.ndarray:
@@ -301,19 +315,21 @@ def im2col_into(out: np.ndarray, x: np.ndarray, spec: dict, fill: int) -> np.nda
     return out
 
 
-def input_target(region: np.ndarray, t: dict, r: dict):
+def input_target(region: np.ndarray, t: Tensor, r: Region):
     """``(x, commit)``: the [h, w, channels] array the host writes input tensor entry ``t`` into, and the call that
-    puts it into ``region``, the [H + 2p, W + 2p, C] array of region entry ``r``: for an NHWC region ``x`` is the
-    window itself (``commit`` does nothing), for an im2col region a host array whose patches ``commit`` writes
-    (:func:`im2col_into`, the border value ``r["zp"]`` in the padding).
+    puts it into ``region``, the [H + 2p, W + 2p, C] array of region entry ``r`` (typed entries,
+    :mod:`host.manifest_types`): for an NHWC region ``x`` is the window itself (``commit`` does nothing), for an
+    im2col region a host array whose patches ``commit`` writes (:func:`im2col_into`, the border value ``r.zp`` in the
+    padding).
 
     Raises:
         PackageError: ``t``'s layout is neither NHWC nor IM2COL, or disagrees with the region.
     """
-    if t["layout"] not in ("NHWC", "IM2COL") or (t["layout"] == "IM2COL") != ("im2col" in r):
-        raise PackageError(f"input tensor {t['name']}: layout {t['layout']!r} with region {r['name']} "
-                           f"({'im2col' if 'im2col' in r else 'NHWC'}): not a layout this driver writes")
-    if "im2col" not in r:
+    im2col = r.im2col is not None
+    if t.layout not in ("NHWC", "IM2COL") or (t.layout == "IM2COL") != im2col:
+        raise PackageError(f"input tensor {t.name}: layout {t.layout!r} with region {r.name} "
+                           f"({'im2col' if im2col else 'NHWC'}): not a layout this driver writes")
+    if not im2col:
         return region[tensor_window(t)], lambda: None
-    x = np.empty((t["h"], t["w"], t["channels"]), region.dtype)
-    return x, lambda: im2col_into(region, x, r["im2col"], r["zp"])
+    x = np.empty((t.h, t.w, t.channels), region.dtype)
+    return x, lambda: im2col_into(region, x, r.im2col, r.zp)

@@ -16,11 +16,12 @@ from pathlib import Path
 from .errors import AcceleratorError, PackageError
 from .exported import load_consts
 from .manifest import verify_file
+from .manifest_types import Manifest
 
 __all__ = ["read_package_file", "load_program", "load_weights", "load_tail_consts"]
 
 
-def read_package_file(package, manifest: dict, name: str, size: int | None = None) -> bytes:
+def read_package_file(package, manifest: Manifest, name: str, size: int | None = None) -> bytes:
     """The bytes of file ``name`` of the package folder ``package``, checked against ``manifest``'s ``files``
     entry (size, then SHA-256) when it has one, else against ``size`` (the exact size an older manifest implies,
     or None: not checked).
@@ -36,13 +37,13 @@ def read_package_file(package, manifest: dict, name: str, size: int | None = Non
         b = p.read_bytes()
     except OSError as e:
         raise PackageError(f"{p}: cannot be read ({e.strerror or e})") from None
-    files = manifest.get("files")
+    files = manifest.files
     verify_file(p, files.get(name) if files else None, b, None if files else size)
     return b
 
 
-def load_program(package, m: dict) -> bytes:
-    """``program.bin`` (``m["n_insns"]`` instructions of ``m["insn_bytes"]`` bytes), verified.
+def load_program(package, m: Manifest) -> bytes:
+    """``program.bin`` (``m.n_insns`` instructions of ``m.insn_bytes`` bytes), verified.
 
     Raises:
         PackageError, PackageFileMismatchError: as :func:`read_package_file`; also a whole number of
@@ -52,18 +53,18 @@ def load_program(package, m: dict) -> bytes:
     """
     program = read_package_file(package, m, "program.bin")
     path = Path(package) / "program.bin"
-    if len(program) % m["insn_bytes"]:      # the n_insns register counts whole instructions: refuse it here
-        st = 1 << m["status_bits"]["PARTIAL_INSN"]
+    if len(program) % m.insn_bytes:      # the n_insns register counts whole instructions: refuse it here
+        st = 1 << m.status_bits["PARTIAL_INSN"]
         raise AcceleratorError(st, ["PARTIAL_INSN"], {"program_bytes": len(program)},
-                               f"{path} is {len(program)} bytes, not a whole number of {m['insn_bytes']}-byte "
+                               f"{path} is {len(program)} bytes, not a whole number of {m.insn_bytes}-byte "
                                f"instructions")
-    if len(program) != m["n_insns"] * m["insn_bytes"]:
-        raise PackageError(f"{path}: {len(program)} bytes, the manifest says {m['n_insns'] * m['insn_bytes']}")
+    if len(program) != m.n_insns * m.insn_bytes:
+        raise PackageError(f"{path}: {len(program)} bytes, the manifest says {m.n_insns * m.insn_bytes}")
     return program
 
 
-def load_weights(package, m: dict) -> bytes:
-    """``weights.bin``, verified; at most the WEIGHTS space (``m["base_sizes"]["WEIGHTS"]`` bytes).
+def load_weights(package, m: Manifest) -> bytes:
+    """``weights.bin``, verified; at most the WEIGHTS space (``m.base_sizes["WEIGHTS"]`` bytes).
 
     Raises:
         PackageError, PackageFileMismatchError: as :func:`read_package_file`; also a file longer than the WEIGHTS
@@ -71,7 +72,7 @@ def load_weights(package, m: dict) -> bytes:
     """
     # an older manifest (no ``files``): weights.bin is exactly the WEIGHTS space (the generator's allocation:
     # every layer's records 64-byte aligned, the space is the blob's length)
-    space = m["base_sizes"]["WEIGHTS"]
+    space = m.base_sizes["WEIGHTS"]
     weights = read_package_file(package, m, "weights.bin", space)
     if len(weights) > space:
         raise PackageError(f"{Path(package) / 'weights.bin'}: {len(weights)} bytes, manifest's WEIGHTS space is "
@@ -79,14 +80,14 @@ def load_weights(package, m: dict) -> bytes:
     return weights
 
 
-def load_tail_consts(package, m: dict) -> dict:
-    """The export's host-tail constants ({name: numpy array}) from the file ``m["export"]["consts"]``, verified
+def load_tail_consts(package, m: Manifest) -> dict:
+    """The export's host-tail constants ({name: numpy array}) from the file ``m.export.consts``, verified
     (:func:`read_package_file`), then read.
 
     Raises:
         PackageError (also for a file that is not an ``.npz`` of plain arrays), PackageFileMismatchError.
     """
-    name = m["export"]["consts"]
+    name = m.export.consts
     data = read_package_file(package, m, name)
     try:
         return load_consts(io.BytesIO(data))

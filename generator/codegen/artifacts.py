@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from generator.flows.pipeline import Compiled, class_names, exported_output, input_format, input_resize, net_size
+from generator.flows.decoding import TAIL_CONSTS, decode_entries
+from generator.flows.pipeline import Compiled, class_names, input_format, net_size
 from generator.codegen.allocate import manifest_scale
 from generator.codegen.tiling import Layer, layer_hw
 from generator.ir.graph import Graph
@@ -105,14 +106,8 @@ def manifest(c: Compiled, files: dict | None = None) -> dict:
     host.manifest.ManifestError for an entry off the schema."""
     g, prog, hw = c.qgraph, c.program, c.hw
     lay = prog.layout
-    yolo = g.metadata.get("darknet_yolo", [])
-    heads = []
-    for o in g.outputs:
-        params = None
-        for y in yolo:
-            if y.get("output") == o:
-                params = y
-        heads.append(_tensor_entry(g, lay, o, params))
+    yolo, export = decode_entries(g, class_names(c))      # (what the generator's flows decode with too)
+    heads = [_tensor_entry(g, lay, o, yolo[o]) for o in g.outputs]
     w, h = net_size(g)
     return build_manifest(
         isa_version=isa.ISA_VERSION, insn_bytes=isa.INSN_BYTES, n_insns=len(prog.insns),
@@ -124,7 +119,7 @@ def manifest(c: Compiled, files: dict | None = None) -> dict:
         ctrl_bits=isa.CTRL_BITS, status_bits=isa.STATUS_BITS,
         regions=[entry("region", name=k, **v) for k, v in lay.regions.items()],
         input=_tensor_entry(g, lay, g.inputs[0], fmt=input_format(g)), heads=heads, net=entry("net", width=w, height=h),
-        names=(class_names(c) or []) if yolo or export_entry(c) else [],
+        names=(class_names(c) or []) if g.metadata.get("darknet_yolo", []) or export else [],
         layers=[entry("layer", name=L.name, kind=L.kind, insns=list(r), plan=p.describe(), predicted_cycles=cyc,
                       macs=L.macs, ddr_bytes=p.ddr_bytes)
                 for L, p, r, cyc in zip(prog.layers, prog.plans, prog.ranges, prog.layer_cycles)],
@@ -134,27 +129,16 @@ def manifest(c: Compiled, files: dict | None = None) -> dict:
                             "bias_correction": g.metadata.get("bias_correction", {}),
                             "equalization": g.metadata.get("equalization", {})}}
            if "calibration" in g.metadata else {}),
-        **({"export": export} if (export := export_entry(c)) else {}),
+        **({"export": export} if export else {}),
         **({"files": files} if files is not None else {}),
     )
 
 
-#: file of the host tail's constants beside manifest.json (``export`` models)
-TAIL_CONSTS = "tail_consts.npz"
-
-
 def export_entry(c: Compiled) -> dict | None:
     """The manifest's ``export`` entry (:data:`host.manifest.OPTIONAL`) when the model's host tail ends in one
-    decoded YOLO output for its class names (:func:`generator.flows.pipeline.exported_output`), else None."""
-    g = c.qgraph
-    if not g.metadata.get("host_tail_outputs"):
-        return None
-    exp = exported_output(g, class_names(c))
-    if exp is None:
-        return None
-    return {"format": exp[1], "output": exp[0], "tail": g.metadata["host_tail"], "consts": TAIL_CONSTS,
-            "input_shapes": g.metadata.get("host_tail_input_shapes", {}), "graph_input": g.inputs[0],
-            "resize": input_resize(g)}
+    decoded YOLO output for its class names, else None (:func:`generator.flows.decoding.decode_entries`; its
+    constants go to :data:`TAIL_CONSTS`)."""
+    return decode_entries(c.qgraph, class_names(c))[1]
 
 
 def npz_bytes(arrays: dict) -> bytes:

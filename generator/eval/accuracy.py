@@ -13,6 +13,7 @@ the tests require to equal the golden ISA simulator bit for bit.
 """
 from __future__ import annotations
 
+import functools
 import json
 import time
 from pathlib import Path
@@ -21,8 +22,8 @@ import numpy as np
 
 from host.fileio import atomic_path, atomic_write
 from generator.eval import data
-from generator.flows.pipeline import (EQUALIZE_ALPHA, compile_model, detections_from_heads, onnx_metadata,
-                                     quantize_image, resolve_class_names)
+from generator.flows.pipeline import (EQUALIZE_ALPHA, check_detection, compile_model, detections_from_heads,
+                                     load_model, model_input, onnx_metadata, quantize_image, resolve_class_names)
 from generator.ir.graph import GraphError
 from generator.eval.metrics import box_agreement, mean_average_precision
 from generator.quant.ranges import calibration_summary
@@ -67,36 +68,46 @@ def ort_tensors(onnx_path, names, xs):
 
 
 def float_detections(onnx_path, img_u8: np.ndarray, thresh=0.25, nms=0.45, session=None, names=None) -> list:
-    """Detections of the float model under onnxruntime (the reference the quantized model is scored against);
-    class names as :func:`generator.flows.pipeline.resolve_class_names` (``names`` overrides the model's)."""
-    import onnx
+    """Detections of the float model under onnxruntime (the reference the quantized model is scored against): the
+    image made the model's input as the compiled program's is (:func:`generator.flows.pipeline.model_input`: darknet's
+    stretch or the export's letterbox, its pixel format), the float outputs decoded by the driver's decoder built from
+    the same head and export entries (:func:`generator.flows.decoding.head_decoder`; an export's decoded output, the
+    model run whole, taken directly). Class names as :func:`generator.flows.pipeline.resolve_class_names` (``names``
+    overrides the model's); ``session``: an onnxruntime session of the model (else one is made and kept).
+
+    Raises:
+        GraphError: no class names, or neither darknet YOLO heads nor one decoded YOLO output for them
+            (:func:`generator.flows.pipeline.check_detection`).
+    """
+    g, dec, sess = float_model(onnx_path, names, session)
+    want = [dec.export.output] if dec.export else [h.name for h in dec.heads]
+    outs = sess.run(want, {sess.get_inputs()[0].name: model_input(g, img_u8)})
+    return dec.detect(dict(zip(want, outs)), img_u8.shape[1], img_u8.shape[0], thresh, nms)
+
+
+def float_model(onnx_path, names=None, session=None):
+    """(graph IR, decoder of its float outputs, onnxruntime session) of the ONNX file ``onnx_path`` as
+    :func:`float_detections` uses them (``names``: class names overriding the model's; ``session``: a session to use
+    instead of a new one); the last two models are kept. Raises GraphError as :func:`float_detections`."""
+    st = Path(onnx_path).stat()     # (a file rewritten at the same path is another model)
+    return _float_model(str(onnx_path), (st.st_mtime_ns, st.st_size), None if names is None else tuple(names),
+                        session)
+
+
+@functools.lru_cache(maxsize=2)
+def _float_model(onnx_path: str, stamp: tuple, names: tuple | None, session):
+    """:func:`float_model` of a file whose modification time and size are ``stamp``."""
     import onnxruntime as ort
-    from host.preprocess import darknet_resize
-    from host.yolo import YoloHead, detect
 
-    from host.exported import detect_exported, output_format
+    from generator.flows.decoding import head_decoder
 
-    m = onnx.load(str(onnx_path))
-    meta = {p.key: p.value for p in m.metadata_props}
-    sess = session or ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
-    shp = m.graph.input[0].type.tensor_type.shape.dim
-    h, w = shp[2].dim_value, shp[3].dim_value
-    x = darknet_resize(img_u8, w, h).transpose(2, 0, 1)[None]
-    names = resolve_class_names(onnx_metadata(onnx_path), names)
+    g = load_model(onnx_path)
+    names = resolve_class_names(onnx_metadata(onnx_path), None if names is None else list(names))
     if not names:
         raise GraphError(f"{onnx_path}: no class names (ONNX metadata 'class_names'); pass names=")
-    if "darknet_yolo" not in meta:   # an export with the decode in the graph (YOLOv5, YOLOX, YOLOv8)
-        out = sess.run(None, {m.graph.input[0].name: x})
-        fmt = output_format(out[0].shape, len(names)) if len(out) == 1 else None
-        if fmt is None:
-            raise GraphError(f"{onnx_path}: neither darknet YOLO heads (metadata 'darknet_yolo') nor one decoded "
-                             f"YOLO output for {len(names)} classes")
-        return detect_exported(out[0], fmt, w, h, img_u8.shape[1], img_u8.shape[0], names, thresh=thresh,
-                               nms_thresh=nms)
-    yolo = json.loads(meta["darknet_yolo"])
-    outs = sess.run([y["output"] for y in yolo], {m.graph.input[0].name: x})
-    return detect(outs, [YoloHead.from_dict(y) for y in yolo], w, h, img_u8.shape[1], img_u8.shape[0],
-                  names, thresh=thresh, nms_thresh=nms)
+    check_detection(g, names, onnx_path)
+    sess = session or ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    return g, head_decoder(g, names, quantized=False), sess
 
 
 def _images(max_images: int) -> tuple[dict, list]:
@@ -201,15 +212,13 @@ def accuracy_table(board: str, out_dir: Path, max_images: int = 0, log=print) ->
     over the shipped real images (the first ``max_images`` - 1 plus the VOC sample when limited). Returns
     {"rows": [{"config", "param_bytes", "map_vs_float", "map_voc_gt", "sqnr_mean", "sqnr_min"}], "sqnr":
     {config: {layer: dB}}}."""
-    from host.preprocess import darknet_resize
-
     out_dir.mkdir(parents=True, exist_ok=True)
     arrays, voc_gt = _images(max_images)
     base = compile_model(board, "int8-asym", progress=False)
     onnx_path = base.model_path
     t0 = time.time()
     float_dets = {k: float_detections(onnx_path, a) for k, a in arrays.items()}
-    xs = [darknet_resize(a, 416, 416).transpose(2, 0, 1)[None] for a in arrays.values()]
+    xs = [model_input(base.qgraph, a) for a in arrays.values()]
     layer_names = [n.name for n in base.qgraph.macro_nodes()]
     region_of = {}
     for n in base.qgraph.macro_nodes():

@@ -32,6 +32,7 @@ from generator.eval import data
 from generator.ir import passes
 from generator.spec.board import DEFAULT_BOARD, chosen_path, load_board
 from generator.codegen.program import Program, compile_program
+from generator.flows.decoding import exported_output, head_decoder  # (exported_output: re-exported)
 from generator.frontend.onnx_loader import check_bounds, load_onnx
 from generator.spec.timing import HwConfig
 from generator.ir.graph import Graph, GraphError
@@ -268,19 +269,6 @@ def apply_yolo_cfg(g: Graph, yolo_cfg) -> list | None:
     return names
 
 
-def exported_output(g: Graph, names) -> tuple[str, str] | None:
-    """(output name, format) when ``g``'s host tail ends in one decoded YOLO output (an export with the decode in
-    the graph: YOLOv5, YOLOX, YOLOv8; :func:`host.exported.output_format` for ``len(names)`` classes), else None."""
-    from host.exported import output_format
-
-    outs = g.metadata.get("host_tail_outputs") or {}
-    if len(outs) != 1 or not names:
-        return None
-    (o, shape), = outs.items()
-    fmt = output_format(shape, len(names)) if shape else None
-    return (o, fmt) if fmt else None
-
-
 def check_detection(g: Graph, names, model_path) -> None:
     """Check that ``g`` can be decoded as YOLO: every output has darknet YOLO head parameters and the class names
     match their ``classes``, or the model's host tail ends in one decoded export output for the class names
@@ -414,28 +402,12 @@ def quantize_image(c: Compiled, img_u8: np.ndarray) -> np.ndarray:
 
 
 def detections_from_heads(c: Compiled, heads: dict, img_w: int, img_h: int, thresh=0.25, nms=0.45, x=None) -> list:
-    """Integer heads ({name: int [C, H, W]}) -> detections, pixels of the image: darknet YOLO decode + NMS
-    (:func:`host.yolo.detect`), or for an export with the decode in the graph its host tail then the export decode
-    (:func:`host.exported.tail_detections`, as the driver). ``x``: the float input [1, C, H, W], for a tail that
-    reads it."""
-    from host.yolo import YoloHead, detect
-
-    g = c.qgraph
+    """Integer heads ({name: int [C, H, W]}) -> detections, pixels of the image, through the driver's decoder
+    (:class:`host.decode.Decoder`) built from the head and export entries the manifest stores
+    (:func:`generator.flows.decoding.head_decoder`): darknet YOLO decode + NMS, or for an export with the decode in
+    the graph its host tail then the export decode. ``x``: the float input [1, C, H, W], for a tail that reads it.
+    Raises GraphError (no YOLO parameters or class names: :func:`check_detection`)."""
     names = class_names(c)
-    check_detection(g, names, c.model_path)
-    w, h = net_size(g)
-    fl = {o: ((heads[o].astype(np.float32) - g.tensors[o].zero_point)
-              * np.asarray(g.tensors[o].deq_scale, np.float32))[None] for o in g.outputs}
-    exp = exported_output(g, names)
-    if exp:   # as the driver does it (host.exported.tail_detections), the graph input available to the tail
-        from host.exported import tail_detections
-
-        e = {"format": exp[1], "output": exp[0], "tail": g.metadata["host_tail"],
-             "input_shapes": g.metadata.get("host_tail_input_shapes", {}), "resize": input_resize(g)}
-        extra = {g.inputs[0]: np.asarray(x, np.float32)} if x is not None else {}
-        return tail_detections(e, {**g.metadata.get("host_tail_consts", {}), **extra}, fl, w, h, img_w, img_h,
-                               names, thresh, nms)
-    yolo = {y["output"]: y for y in g.metadata.get("darknet_yolo", [])}
-    yh = [YoloHead.from_dict(yolo[o]) for o in g.outputs]
-    return detect([fl[o] for o in g.outputs], yh, w, h, img_w, img_h, names, thresh=thresh, nms_thresh=nms)
+    check_detection(c.qgraph, names, c.model_path)
+    return head_decoder(c.qgraph, names).detect(heads, img_w, img_h, thresh, nms, graph_input=x)
 

@@ -57,7 +57,7 @@ async def driver_over_rtl(dut):
                               "sets": [{"INPUT": s.input.device_address, "OUTPUT": s.output.device_address,
                                         "input_bytes": s.input.nbytes, "output_bytes": s.output.nbytes}
                                        for s in acc.sets]}
-            out["n_insns"] = acc.manifest["n_insns"]
+            out["n_insns"] = acc.manifest.n_insns
             out["ip_type"] = dev.ip_dict["accel_0"]["type"]   # the only IP: the driver found it by this VLNV
         out.update(history=dev.history, flushes=dev.flushes, invalidates=dev.invalidates, reads=dev.reads,
                    writes=dev.writes)

@@ -143,10 +143,10 @@ def _check_artifacts(d: Path) -> None:
     from host.manifest import read_manifest
 
     m = read_manifest(d / "manifest.json")
-    assert (d / "program.bin").stat().st_size == m["n_insns"] * m["insn_bytes"]
-    for name, rec in (m.get("files") or {}).items():
-        assert (d / name).stat().st_size == rec["bytes"], name
-        assert sha256_file(d / name) == rec["sha256"], name
+    assert (d / "program.bin").stat().st_size == m.n_insns * m.insn_bytes
+    for name, rec in (m.files or {}).items():
+        assert (d / name).stat().st_size == rec.bytes, name
+        assert sha256_file(d / name) == rec.sha256, name
 
 
 def _check_outcome(r, task: str, out: Path, args: list, must_fail: bool = False) -> None:

@@ -27,9 +27,9 @@ def test_driver_runs_the_export_decode_like_invoke_detect(tmp_path, family, resi
     c = compile_model("zcu19eg", "int8-asym", model=path, progress=False, require_detection=True)
     pkg = write_artifacts(c, tmp_path / "pkg")
     m = read_manifest(pkg / "manifest.json")
-    assert m["export"]["format"] == "obj" and (pkg / TAIL_CONSTS).is_file()   # (YOLOv8's noobj: test_yolo_family)
-    assert m["export"]["resize"] == resize
-    assert all("yolo" not in h for h in m["heads"]) and m["names"] == [f"class{i}" for i in range(6)]
+    assert m.export.format == "obj" and (pkg / TAIL_CONSTS).is_file()   # (YOLOv8's noobj: test_yolo_family)
+    assert m.export.resize == resize
+    assert all(h.yolo is None for h in m.heads) and m.names == [f"class{i}" for i in range(6)]
     img = load_image(data.sample_images()["bus"])
     heads, _, _, _ = run_golden(c.program, c.qgraph, quantize_image(c, img))
     want = detections_from_heads(c, heads, img.shape[1], img.shape[0], thresh=THRESH[family])

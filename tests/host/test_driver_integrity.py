@@ -72,8 +72,8 @@ def test_driver_refuses_a_damaged_binary_naming_it(packages, tmp_path, what):
         assert dev.accel.runs == 0                      # refused before touching the accelerator
     assert isinstance(e.value, PackageFileMismatchError) and isinstance(e.value, PackageError)
     assert e.value.file == str(d / name) and e.value.field == field and str(d / name) in str(e.value)
-    m = read_manifest(d / "manifest.json")["files"][name]
-    assert e.value.package == m[field] and e.value.hardware != m[field]
+    want = getattr(read_manifest(d / "manifest.json").files[name], field)
+    assert e.value.package == want and e.value.hardware != want
 
 
 def test_intact_package_loads_and_a_mixed_one_is_refused(packages, tmp_path):

@@ -62,16 +62,17 @@ def test_mixed_manifest_carries_each_regions_precision(programs, what):
     region's, ``hardware.precisions`` both; the int8 program's: int8 only."""
     c, pkg = programs[what]
     m = read_manifest(pkg / "manifest.json")
-    regs = {r["name"]: r for r in m["regions"]}
-    assert {k: r["bits"] for k, r in regs.items()} == {k: r.bits for k, r in c.qgraph.regions.items()}
-    assert regs[MIXES[what]]["bits"] == 16 and sorted({r["bits"] for r in regs.values()}) == [8, 16]
+    regs = {r.name: r for r in m.regions}
+    assert {k: r.bits for k, r in regs.items()} == {k: r.bits for k, r in c.qgraph.regions.items()}
+    assert regs[MIXES[what]].bits == 16 and sorted({r.bits for r in regs.values()}) == [8, 16]
     for r in regs.values():
-        assert r["bytes"] == (r["h"] + 2 * r["pad"]) * (r["w"] + 2 * r["pad"]) * r["channels"] * r["bits"] // 8
-    for t in (m["input"], *m["heads"]):
-        assert t["bits"] == regs[t["region"]]["bits"] and t["dtype"] == f"int{t['bits']}"
-    assert m["hardware"]["precisions"] == ["int8", "int16"] and "bits" not in m["hardware"]
+        assert r.bytes == (r.h + 2 * r.pad) * (r.w + 2 * r.pad) * r.channels * r.bits // 8
+    for t in (m.input, *m.heads):
+        assert t.bits == regs[t.region].bits and t.dtype == f"int{t.bits}"
+    assert m.hardware.precisions == ["int8", "int16"]
+    assert "bits" not in json.loads((pkg / "manifest.json").read_text())["hardware"]
     m8 = read_manifest(programs["int8"][1] / "manifest.json")
-    assert m8["hardware"]["precisions"] == ["int8"] and {r["bits"] for r in m8["regions"]} == {8}
+    assert m8.hardware.precisions == ["int8"] and {r.bits for r in m8.regions} == {8}
     sched = (pkg / "schedule.txt").read_text().splitlines()
     precs = {ln.split()[0]: ln.split()[2] for ln in sched[1:1 + len(c.program.layers)]}
     assert precs == {L.name: (f"int{L.bits_in}" if L.bits_in == L.bits_out else f"int{L.bits_in}->int{L.bits_out}")
@@ -120,10 +121,10 @@ def test_mixed_heads_dequantize_to_the_int8_programs(programs):
         with active(GoldenSimDevice("zcu19eg")):
             acc = YoloAccelerator(pkg, timeout_s=SIM_TIMEOUT_S)
             acc.detect(img)
-        h = acc.manifest["heads"][0]
-        got[what] = ((acc.sets[0].heads[0].astype(np.float64) - h["zero_point"]) * np.asarray(h["scale"]), h)
-    step = np.asarray(got["int8"][1]["scale"], np.float64)
-    q8 = got["int8"][0] / step + got["int8"][1]["zero_point"]
+        h = acc.manifest.heads[0]
+        got[what] = ((acc.sets[0].heads[0].astype(np.float64) - h.zero_point) * np.asarray(h.scale), h)
+    step = np.asarray(got["int8"][1].scale, np.float64)
+    q8 = got["int8"][0] / step + got["int8"][1].zero_point
     inside = (q8 > -127.5) & (q8 < 126.5)
     assert inside.mean() > 0.9
     assert np.all(np.abs(got["int16 head"][0] - got["int8"][0])[inside] <= (0.51 * step * np.ones_like(q8))[inside])
@@ -154,7 +155,7 @@ def test_compile_precision_option_package_detects_as_invoke_detect(tmp_path, mon
                       precision="Conv_2=int16")
     pkg = write_artifacts(c, tmp_path / "pkg")
     m = read_manifest(pkg / "manifest.json")
-    assert m["heads"][0]["bits"] == 16 and m["input"]["bits"] == 8 and m["hardware"]["precisions"] == ["int8", "int16"]
+    assert m.heads[0].bits == 16 and m.input.bits == 8 and m.hardware.precisions == ["int8", "int16"]
     img = np.random.default_rng(9).integers(0, 256, (50, 60, 3), dtype=np.uint8)
     heads, _, _, _ = run_golden(c.program, c.qgraph, quantize_image(c, img))
     with active(GoldenSimDevice("zcu19eg")):

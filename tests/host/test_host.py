@@ -430,6 +430,6 @@ def test_host_imports_without_onnx_or_generator():
     code = ("import sys; sys.modules['onnx']=None; sys.modules['onnxruntime']=None; "
             "sys.modules['generator']=None; sys.modules['scipy']=None; sys.modules['cv2']=None; "
             "import host.preprocess, host.yolo, host.draw, host.manifest, host.registers, host.errors, "
-            "host.manifest_check, host.package")
+            "host.manifest_check, host.package, host.manifest_types, host.decode")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

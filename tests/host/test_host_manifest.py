@@ -118,3 +118,46 @@ def test_im2col_patches_times_folded_weights_are_the_convolution(k, s, pads, hw)
         im2col_into(np.zeros((oh + 1, ow, cp), np.int16), x, spec, 0)
     with pytest.raises(ValueError, match="made of"):
         im2col_into(np.zeros((oh, ow, cp), np.int16), x[:-1], spec, 0)
+
+
+def test_typed_entries_follow_the_schema():
+    """Each dataclass of host/manifest_types.py has its entry kind's keys, schema keys then optional ones, in file
+    order."""
+    from dataclasses import fields
+
+    from host.manifest import OPTIONAL
+    from host.manifest_types import KINDS
+
+    assert set(KINDS) == set(SCHEMA)
+    for kind, cls in KINDS.items():
+        assert [f.name for f in fields(cls)] == [*SCHEMA[kind], *OPTIONAL.get(kind, {})], kind
+
+
+def test_read_manifest_returns_the_typed_form(tmp_path, monkeypatch):
+    """read_manifest on a package the generator wrote: every entry typed with the file's values (the heads' ``yolo``
+    as host.yolo.YoloHead, ``files`` as FileEntry); an entry the driver does not use that is not an object is refused
+    with one PackageError naming its key path."""
+    from generator.codegen.artifacts import write_artifacts
+    from generator.flows import calibration
+    from generator.flows.pipeline import compile_model
+    from helpers import small_yolo
+    from host.manifest_types import FileEntry, Hardware, Layer, Manifest, Net, Region, Register, Tensor
+    from host.yolo import YoloHead
+
+    monkeypatch.setattr(calibration, "BUILD", tmp_path / "build")
+    c = compile_model("zcu19eg", "int8-asym", model=str(small_yolo(tmp_path / "m.onnx", 4303)), progress=False)
+    pkg = write_artifacts(c, tmp_path / "pkg")
+    raw = json.loads((pkg / "manifest.json").read_text())
+    m = read_manifest(pkg / "manifest.json")
+    assert isinstance(m, Manifest) and (m.n_insns, m.board, m.names) == (raw["n_insns"], raw["board"], raw["names"])
+    assert m.hardware == Hardware(**raw["hardware"]) and m.net == Net(**raw["net"])
+    assert m.registers == {k: Register(**r) for k, r in raw["registers"].items()}
+    assert m.regions == tuple(Region(**r) for r in raw["regions"])
+    assert m.input == Tensor(**raw["input"]) and m.input.format == raw["input"].get("format", "rgb01")
+    assert m.heads == tuple(Tensor(**{**h, "yolo": YoloHead.from_dict(h["yolo"])}) for h in raw["heads"])
+    assert m.layers == tuple(Layer(**e) for e in raw["layers"]) and m.export is None
+    assert m.files == {k: FileEntry(**f) for k, f in raw["files"].items()}
+    raw["layers"][0] = "conv"
+    (pkg / "manifest.json").write_text(json.dumps(raw))
+    with pytest.raises(PackageError, match=r"manifest.json: layers\[0\]: conv is not an object"):
+        read_manifest(pkg / "manifest.json")

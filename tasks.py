@@ -148,7 +148,7 @@ def compile(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model
     Compiles the model into an instruction program for BOARD, prints the per-layer schedule and writes the
     program artifacts (program.bin, weights.bin, manifest.json, schedule) into OUT."""
     from generator.flows.compile import compile_flow
-    from generator.codegen.artifacts import schedule_table
+    from generator.flows.artifacts import schedule_table
     from generator.quant.ranges import calibration_summary
 
     target, source = _request(board, quant, per_tensor, precision, model, cfg, weights, names, yolo_cfg, calib,
@@ -317,7 +317,7 @@ def accuracy(c, board=DEFAULT_BOARD, out="build/accuracy", images=None):
     """9. Check: mAP@0.5 and SQNR of each quantization vs float.
 
     Accuracy table: float vs int16/int8 (sym/asym, per-channel/per-tensor): mAP@0.5, SQNR, parameter bytes."""
-    from generator.eval.accuracy import accuracy_table
+    from generator.flows.accuracy import accuracy_table
     from generator.flows.inputs import out_folder
 
     n = _int("--images", images, min=0, default=0)

@@ -2,7 +2,7 @@
 
 The driver (:class:`host.driver.YoloAccelerator`), the golden flow
 (:func:`generator.flows.pipeline.detections_from_heads`) and the accuracy table's float reference
-(:func:`generator.eval.accuracy.float_detections`) all decode through :class:`Decoder`. The driver builds it from
+(:func:`generator.flows.accuracy.float_detections`) all decode through :class:`Decoder`. The driver builds it from
 the typed manifest (:meth:`Decoder.from_manifest`); the generator from the same head and export entries the manifest
 writer stores (:func:`generator.flows.pipeline.head_decoder`). Per head a :class:`Head`: its name, how to dequantize
 it (``scale``: one, or one per channel; ``zero_point``; no scale for a float tensor) and its darknet YOLO parameters

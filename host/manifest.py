@@ -1,6 +1,6 @@
 """The deployment contract's ``manifest.json``: its schema, the DDR layout it describes, and its reader.
 
-The generator's writer (:mod:`generator.codegen.artifacts`) builds every entry through :func:`entry` and the whole
+The generator's writer (:mod:`generator.flows.artifacts`) builds every entry through :func:`entry` and the whole
 file through :func:`build_manifest`; the driver reads it through :func:`read_manifest`. Both sides therefore agree on
 one key list per entry kind (:data:`SCHEMA`), in file order (the writer's output is byte-stable); the reader also
 checks every value the driver uses (:mod:`host.manifest_check`) and returns the typed form

@@ -3,7 +3,7 @@
 :func:`host.manifest.read_manifest` parses the file, checks every value the driver uses
 (:func:`host.manifest_check.driver_problem`), then returns a :class:`Manifest` built from it by
 :meth:`Manifest.from_dict`, so the driver reads ``m.hardware.precisions`` and ``m.heads[0].scale`` instead of nested
-dicts. The writer (:mod:`generator.codegen.artifacts`) keeps building the file as dicts through
+dicts. The writer (:mod:`generator.flows.artifacts`) keeps building the file as dicts through
 :func:`host.manifest.entry`; the file format is unchanged. Each class lists its kind's keys in file order (the schema's
 keys, then the optional ones of :data:`host.manifest.OPTIONAL`; ``tests/host/test_host_manifest.py`` checks that they
 agree), every field keyword-only. A key the file may lack has a default: an optional key its documented meaning when

@@ -1,7 +1,7 @@
 // Requantization of one output lane, pipelined for the clock (REQUANT_STAGES = RQ_LAT registers from `acc` to `q`):
 //   q = clamp(((v*M + 2^(s-1)) >> s) + zp, qmin, qmax), v = (acc + bias) >> pre (arithmetic) on DSP_A_W = 27 bits
 //   (isa.REQUANT_OPERAND_BITS: the compiler picks each channel's pre-shift so that it fits), (M, s) of the negative
-//   side when `act` and v < 0 (the golden simulator's generator.exec.kernels.requantize; s in [1, 63], isa.MAX_SHIFT).
+//   side when `act` and v < 0 (the golden simulator's generator.ref.kernels.requantize; s in [1, 63], isa.MAX_SHIFT).
 // Stages: R1 inputs registered (ACC RAM output, PBUF record); R2 low LO_W bits of acc + bias (carry out registered);
 // R3 its high bits, the sign selects s (and at R5 M); R4 / R5 the pre-shift (by 8*pre[5:3], then pre[2:0]) down to the 27-bit
 // DSP operand, registered as the A / B registers; R6 the one 27 x 18 multiply v*M (M register, UG579), R7 its P

@@ -19,7 +19,7 @@ from generator.exec.rtl import board_config
 from generator.spec.board import Board
 from generator.frontend.onnx_loader import load_onnx
 from generator.spec.timing import HwConfig
-from generator.exec.int_ref import IndependentRef
+from generator.ref.int_ref import IndependentRef
 from generator.quant.precision import layer_bits, parse_precision, region_bits
 from generator.quant.quantize import QuantConfig, calibrate, quantize
 from generator.quant.ranges import channel_ranges, collect_histograms
@@ -48,7 +48,7 @@ def compile_small(model, mode="int8-asym", per_channel=True, brd=None, seed=0, n
     :func:`generator.codegen.compile_program`, e.g. the traffic ``tolerance``; ``precision``: a per-layer precision
     spec or ``"alternate"``, :func:`mixed_region_bits`).
     Returns (quantized graph, program, calibration inputs); with ``with_ref`` also the independent integer
-    reference (:class:`generator.exec.int_ref.IndependentRef`) built from the float graph and the same ranges."""
+    reference (:class:`generator.ref.int_ref.IndependentRef`) built from the float graph and the same ranges."""
     brd = brd or board()
     cfg = QuantConfig.from_mode(mode, per_channel)
     hw = HwConfig.from_board(brd, cfg.bits)

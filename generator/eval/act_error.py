@@ -1,14 +1,14 @@
 """The error of POST's activation tables against the float functions (``invoke activations``).
 
 POST maps a layer's accumulator into the table's input domain (scale s_t, zero point zp_t, chosen by
-:func:`generator.quant.tables.table_domain`: the calibrated range, flat ends cut off, and for a function whose upper
+:func:`generator.ref.tables.table_domain`: the calibrated range, flat ends cut off, and for a function whose upper
 side is the identity a window over the curved part with POST's identity above it), then through the table
 (:func:`generator.quant.quantize.activation_table`) to the output grid. The error measured here is that whole step
 against the float function: pre-activation values x on a dense grid over a domain (:data:`SAMPLES` points; those
 whose f(x) lies outside the output's range are left out: that clipping is the output range's choice, which
 ``invoke compare`` reports) are
 rounded to the table's input grid as POST's requantization does (``p = floor(x / s_t + 1/2) + zp_t``, unclamped),
-mapped by :func:`generator.exec.kernels.table_activate`, dequantized and compared with f(x). Reported: the largest
+mapped by :func:`generator.ref.kernels.table_activate`, dequantized and compared with f(x). Reported: the largest
 and the RMS error in output steps (LSB; the output's rounding alone gives 0.5 and 0.29), and the SQNR of the output
 against f(x) in dB.
 
@@ -26,11 +26,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from generator.exec.float_ref import PRE_ACT
-from generator.exec.kernels import table_activate
+from generator.ref.float_ref import PRE_ACT
+from generator.ref.kernels import table_activate
 from generator.ir.activations import ACTIVATIONS, TABLE_ACTIVATIONS, onnx_params
 from generator.quant.quantize import QuantConfig, _act_params, activation_table
-from generator.quant.tables import table_domain
+from generator.ref.tables import table_domain
 
 #: the pre-activation range of the fixed-domain measurement, and each activation's parameters (alpha, beta)
 DOMAIN = (-8.0, 8.0)

@@ -14,7 +14,7 @@ that fits no buffer): the compiler must refuse those with one clear line naming 
 Executors (run through the executor interface :mod:`generator.exec`), each compared bit for bit:
 
 * ``golden``: the golden ISA simulator (:mod:`generator.exec.golden`) on the DDR image;
-* ``ref``: the independent integer reference (:mod:`generator.exec.int_ref`), which derives every quantization
+* ``ref``: the independent integer reference (:mod:`generator.ref.int_ref`), which derives every quantization
   parameter from the float weights and calibration ranges itself; compared with the parameters ``quantize.py``
   stored and with the golden simulator's DDR image on every region;
 * ``csim``: the HLS kernel (:mod:`generator.backends.hls`) compiled with g++ (:mod:`generator.exec.csim`), one build
@@ -181,7 +181,7 @@ class Fuzzer:
         """Compile and run one case on every executor; never raises for a property of the case."""
         from generator.codegen.program import ScheduleError
         from generator.exec import runtime
-        from generator.exec.int_ref import IndependentRef, compare_ddr
+        from generator.ref.int_ref import IndependentRef, compare_ddr
         from generator.ir.graph import GraphError
         from generator.quant.quantize import QuantError
 

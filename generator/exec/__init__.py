@@ -12,10 +12,10 @@ rtl        the SystemVerilog RTL under Verilator (cocotb bench), measured      `
 =========  ==================================================================  ==============================
 
 Graph executors run a graph on one input (:func:`run_graph`): ``float`` (the float graph in numpy,
-``generator/exec/float_ref.py``) and ``ref`` (the quantized graph layer by layer in integers,
-``generator/exec/layer_ref.py``). The independent integer reference (``generator/exec/int_ref.py``), which derives
+``generator/ref/float_ref.py``) and ``ref`` (the quantized graph layer by layer in integers,
+``generator/ref/layer_ref.py``). The independent integer reference (``generator/ref/int_ref.py``), which derives
 every quantization parameter itself, is built from the float graph and its calibration ranges
-(:class:`generator.exec.int_ref.IndependentRef`).
+(:class:`generator.ref.int_ref.IndependentRef`).
 
 ``csim`` and ``rtl`` build once per executor object (g++ / Verilator): keep the object of :func:`program_executor`
 to run many programs; :func:`run_program` is the one-shot form.
@@ -149,14 +149,14 @@ def run_program(executor: str, prog, ddr: np.ndarray, bases: dict, board=None, s
 
 def run_graph(executor: str, g, x, **opts) -> dict:
     """Run graph ``g`` on ``x`` with a graph executor: ``float``: ``x`` {input name: float32 [1, C, H, W]} ->
-    {output name: float32 array} (:func:`generator.exec.float_ref.run_float`); ``ref``: ``g`` quantized, ``x`` its
-    integer input [C, H, W] -> {output name: int64 [1, C, H, W]} (:func:`generator.exec.layer_ref.run_quantized`;
+    {output name: float32 array} (:func:`generator.ref.float_ref.run_float`); ``ref``: ``g`` quantized, ``x`` its
+    integer input [C, H, W] -> {output name: int64 [1, C, H, W]} (:func:`generator.ref.layer_ref.run_quantized`;
     ``keep_regions=True`` adds every DDR region under "regions"). Raises ExecutorError for an unknown name."""
     if executor == "float":
-        from generator.exec.float_ref import run_float
+        from generator.ref.float_ref import run_float
         return run_float(g, x, **opts)
     if executor == "ref":
-        from generator.exec.layer_ref import run_quantized
+        from generator.ref.layer_ref import run_quantized
         return run_quantized(g, x, **opts)
     raise ExecutorError(f"unknown graph executor {executor!r}; one of {', '.join(GRAPH_EXECUTORS)}")
 

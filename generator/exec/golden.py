@@ -8,7 +8,7 @@ synchronised only by the four dependency-token FIFOs, every instruction's durati
 then, so a missing dependency token shows up as wrong data, as it would on the FPGA.
 
 It is the reference the HLS C-simulation and the RTL must match bit for bit, and it is itself checked against
-the layer-level integer reference (:mod:`generator.exec.layer_ref`) and, through it, onnxruntime.
+the layer-level integer reference (:mod:`generator.ref.layer_ref`) and, through it, onnxruntime.
 """
 from __future__ import annotations
 

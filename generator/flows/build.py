@@ -134,7 +134,7 @@ def build_rtl_flow(target: Target = Target(), source: ModelSource = ModelSource(
     ``require_tools``)."""
     from generator.backends.rtl import RtlError
     from generator.backends.rtl import ip
-    from generator.codegen.artifacts import write_artifacts
+    from generator.flows.artifacts import write_artifacts
     from generator.flows.timing import fmax_line
 
     od = out_folder(out) if out else None
@@ -173,7 +173,7 @@ def build_flow(target: Target = Target(), source: ModelSource = ModelSource(), i
     from generator.estimate import hls_cycles, hls_resources
     from generator.exec.runtime import read_tensor
     from generator.flows.hls_report import report_md
-    from generator.codegen.artifacts import write_artifacts
+    from generator.flows.artifacts import write_artifacts
     from generator.flows.pipeline import detections_from_heads
     from host.draw import draw_detections
 

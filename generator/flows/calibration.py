@@ -24,7 +24,7 @@ import numpy as np
 
 from generator import ROOT_DIR
 from generator.eval import data
-from generator.exec.float_ref import reused_runs
+from generator.ref.float_ref import reused_runs
 from generator.ir.graph import Graph, GraphError
 from generator.quant.quantize import calibrate
 from generator.quant.ranges import collect_histograms
@@ -313,7 +313,7 @@ def cache_files(model_path, calib=None, alpha: float = 0.0) -> list:
 
 
 #: most bytes of float runs a compile keeps in memory for the passes over the calibration images after the first
-#: (histograms, bias correction: an image whose run is kept is not run again, :func:`generator.exec.float_ref.
+#: (histograms, bias correction: an image whose run is kept is not run again, :func:`generator.ref.float_ref.
 #: reused_runs`); the DocLayNet YOLOv8n at 1024x1024 keeps about 360 MB per image
 REUSE_MAX_BYTES = 4 << 30
 

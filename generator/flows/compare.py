@@ -83,7 +83,7 @@ def compare_flow(target: Target = Target(), source: ModelSource = ModelSource(),
     image name); log and write the report into ``out`` (default build/compare/<model stem>-<quant><suffix>).
     Raises FlowError for bad inputs, a failed simulation, or a model output onnxruntime and the program disagree
     on in size (onnxruntime runs a symbolic-size export at the source's ``input_size``)."""
-    from generator.eval.accuracy import ort_tensors
+    from generator.flows.accuracy import ort_tensors
     from generator.eval.conformance import host_outputs
     from generator.exec import run_golden
     from generator.exec.runtime import read_tensor

@@ -25,7 +25,7 @@ def compile_flow(target: Target = Target(), source: ModelSource = ModelSource(),
     :func:`~generator.flows.request.artifact_dir`). The artifact folder is probed before the compile (a file in its
     way, a folder where one of its files goes, not writable: :func:`~generator.flows.inputs.check_artifact_target`).
     Raises FlowError."""
-    from generator.codegen.artifacts import write_artifacts
+    from generator.flows.artifacts import write_artifacts
 
     od = out_folder(out) if out else None
     t0 = time.time()

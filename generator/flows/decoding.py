@@ -1,5 +1,5 @@
 """The decode description of a model's outputs, built once: what the manifest stores in its heads' ``yolo`` and its
-``export`` entry (:mod:`generator.codegen.artifacts`), and what the generator's flows decode with
+``export`` entry (:mod:`generator.flows.artifacts`), and what the generator's flows decode with
 (:class:`host.decode.Decoder`, the driver's decoder), so the golden flow, the driver and the float reference decode
 the same way.
 

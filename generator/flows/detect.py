@@ -34,7 +34,7 @@ def detect_flow(image="bus", out="out", target: Target = Target(), source: Model
     (:func:`~generator.flows.inputs.check_target`). Raises FlowError."""
     from generator.exec import run_program
     from generator.exec.runtime import build_ddr, read_tensor
-    from generator.codegen.artifacts import write_artifacts
+    from generator.flows.artifacts import write_artifacts
     from generator.flows.pipeline import detections_from_heads, quantize_image
     from host.draw import draw_detections
 

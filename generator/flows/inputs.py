@@ -83,7 +83,7 @@ def check_target(path, kind: str = "file", what: str = "output") -> Path:
     return p
 
 
-#: the files :func:`generator.codegen.artifacts.write_artifacts` writes into an artifact folder
+#: the files :func:`generator.flows.artifacts.write_artifacts` writes into an artifact folder
 ARTIFACT_FILES = ("program.bin", "weights.bin", "manifest.json", "schedule.txt", "schedule.png", "program.asm",
                   "tail_consts.npz")
 

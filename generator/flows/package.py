@@ -29,7 +29,7 @@ import tarfile
 from pathlib import Path
 
 from generator.eval import data
-from generator.codegen.artifacts import write_artifacts
+from generator.flows.artifacts import write_artifacts
 from generator.flows.inputs import FlowError, flow_errors
 from generator.flows.request import ModelSource, Target, compile_request
 from generator.flows.pipeline import Compiled

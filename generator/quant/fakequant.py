@@ -14,7 +14,7 @@ float64 on the float graph's structure, applying at each layer the roundings the
 
 A layer named in ``exact`` keeps all three in float (a stand-in for that layer in a wider precision; the biases
 of the layers after it keep their bias correction, measured for the quantized one). With every source on, the
-result is the layer-level integer reference's (:func:`generator.exec.layer_ref.run_quantized`, bit for bit the
+result is the layer-level integer reference's (:func:`generator.ref.layer_ref.run_quantized`, bit for bit the
 golden simulator's) dequantized, up to float rounding at rounding boundaries (YOLOv4-tiny, int8-asym, bus.jpg: at
 most 0.3 % of a layer's values differ, by at most 2 steps; the DocLayNet YOLOv8n, int8-asym, page and bus: every
 layer's SQNR against onnxruntime within 0.06 dB of ``invoke compare``'s). :func:`layer_sqnr` reports per layer the
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from generator.exec.float_ref import run_float
-from generator.exec.kernels import (TABLE_ACTIVATIONS, activation, conv2d, maxpool2d, table_activate,
+from generator.ref.float_ref import run_float
+from generator.ref.kernels import (TABLE_ACTIVATIONS, activation, conv2d, maxpool2d, table_activate,
                                    upsample_nearest)
 from generator.ir.graph import Graph
 from generator.quant.quantize import require_quantized
@@ -81,7 +81,7 @@ def _requantized(qg: Graph, n, pre: np.ndarray, k: int = 0) -> np.ndarray:
 def _activate(qg: Graph, n, pre: np.ndarray, table_in: bool, acts: bool) -> np.ndarray:
     """Layer ``n``'s activation of its pre-activation values (float64 [C, H, W]). A table activation with
     ``table_in``: its input rounded to the table's domain, clamped to its window (above it, POST's identity:
-    rounded, not clamped), then with ``acts`` POST's own table (:func:`generator.exec.kernels.table_activate`,
+    rounded, not clamped), then with ``acts`` POST's own table (:func:`generator.ref.kernels.table_activate`,
     dequantized: the output's rounding, and int16's interpolation, included), else the float function."""
     m, q = n.attrs["macro"], n.attrs["q"]
     if m.act not in TABLE_ACTIVATIONS or not table_in or q.get("table") is None:

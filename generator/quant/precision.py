@@ -145,7 +145,7 @@ def mixed_ranges(g: Graph, stats: dict, cfg, rbits: dict, method: str = "auto") 
     (:func:`generator.quant.table_ranges.tie_table_ranges`). ``cfg``: the base :class:`QuantConfig`."""
     from dataclasses import replace
 
-    from generator.exec.float_ref import PRE_ACT
+    from generator.ref.float_ref import PRE_ACT
     from generator.quant.ranges import select_ranges
     from generator.quant.table_ranges import tie_table_ranges
 

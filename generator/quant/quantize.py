@@ -25,12 +25,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from generator.exec.float_ref import PRE_ACT, run_float
-from generator.exec.kernels import TABLE_ACTIVATIONS
+from generator.ref.float_ref import PRE_ACT, run_float
+from generator.ref.kernels import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph, GraphError
 from generator.quant.scales import (MAX_REAL_MULT, _act_params, _per_channel_output,  # noqa: F401
                                     _scale_floors, channel_output_regions)
-from generator.quant.tables import table_domain
+from generator.ref.tables import table_domain
 from generator.spec.isa import MAX_SHIFT, MULT_BITS, REQUANT_OPERAND_BITS, TABLE_ENTRIES
 
 MODES = {"int8-asym": (8, False), "int8-sym": (8, True), "int16-sym": (16, True), "int16-asym": (16, False)}
@@ -205,7 +205,7 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits, headroom: d
     zp_in, zp_b (an emul layer's second factor's zero point, else 0), zp_out (POST's zero point: the output's, or
     the table input's),
     table (int64 [256, 2] activation table, or None), identity ((id_shift, zp_id) of POST's identity above the
-    table's window, :mod:`generator.quant.tables`, or None), qmin, qmax, s_w [OC] float, side).
+    table's window, :mod:`generator.ref.tables`, or None), qmin, qmax, s_w [OC] float, side).
 
     Raises: QuantError if a region has no calibration range, a multiplier is out of range, or a layer's
         worst-case accumulator exceeds ``acc_bits`` (signed).
@@ -329,7 +329,7 @@ def _output_params(g: Graph, n, r, s_in_w: tuple, out: tuple, ranges: dict, cfg:
 
 
 def _table_domain(n, ranges: dict, out: tuple, cfg: QuantConfig, floor: float) -> tuple[float, int, tuple | None]:
-    """(scale, zero point, identity) of layer ``n``'s table input (:func:`generator.quant.tables.table_domain`)
+    """(scale, zero point, identity) of layer ``n``'s table input (:func:`generator.ref.tables.table_domain`)
     from its pre-activation range (``PRE_ACT`` key of :func:`calibrate`, no headroom) and its output ``out`` =
     (scale, zero point); the scale at least ``floor``. Raises QuantError when the calibration recorded no such
     range."""
@@ -343,7 +343,7 @@ def _table_domain(n, ranges: dict, out: tuple, cfg: QuantConfig, floor: float) -
 
 def activation_table(m, s_t: float, zp_t: int, s_out: float, zp_out: int, bits: int) -> np.ndarray:
     """The POST activation table of a layer (:data:`generator.spec.isa.TABLE_ENTRIES` entries, int64 [256, 2]:
-    base, delta) for activation ``m.act`` (:data:`generator.exec.kernels.TABLE_ACTIVATIONS`, with ``m.alpha`` /
+    base, delta) for activation ``m.act`` (:data:`generator.ref.kernels.TABLE_ACTIVATIONS`, with ``m.alpha`` /
     ``m.beta``) from the input domain (``s_t``, ``zp_t``) to the output (``s_out``, ``zp_out``).
 
     Entry i starts at the input integer t_i = qmin + i * 2^(bits-8): ``base = clamp(round(f(s_t (t_i - zp_t)) /

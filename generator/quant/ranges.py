@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from generator.exec.float_ref import run_float
+from generator.ref.float_ref import run_float
 from generator.ir.graph import Graph
 from generator.quant.quantize import QuantError, _act_params, channel_output_regions
 

@@ -1,8 +1,8 @@
 """The pre-activation range of each table-activation layer, tied to the layer's own output range (int8).
 
-A layer with a table activation (SiLU, GELU, Sigmoid, ...: :data:`generator.exec.kernels.TABLE_ACTIVATIONS`) has two
+A layer with a table activation (SiLU, GELU, Sigmoid, ...: :data:`generator.ref.kernels.TABLE_ACTIVATIONS`) has two
 calibrated ranges: its output region's, and its values before the activation (key
-``PRE_ACT.format(layer)``), from which :func:`generator.quant.tables.table_domain` derives the table's input domain.
+``PRE_ACT.format(layer)``), from which :func:`generator.ref.tables.table_domain` derives the table's input domain.
 :func:`generator.quant.ranges.select_ranges` chooses each by the SQNR of its own values, independently, so the two
 disagree: on the DocLayNet YOLOv8n (57 SiLU layers, ``auto`` ranges) 32 pre-activation ranges end below at -6.9
 to -2.9, inside SiLU's curved part (the table's own flat cut lies at -7.5 to -3.7), and the upper ends lie below
@@ -11,7 +11,7 @@ errors of the table's output, not of its input:
 
 * a lower end inside the curved part maps every value below it onto f(lo) (SiLU(-4) = -0.07, 2 to 3 output steps
   away from the values near 0 it stands for), an error of the same sign on every such value, which the next
-  convolution sums coherently, unlike rounding noise; :func:`generator.quant.tables.table_domain` cuts a flat
+  convolution sums coherently, unlike rounding noise; :func:`generator.ref.tables.table_domain` cuts a flat
   lower end off itself, within a quarter output step;
 * an upper end below the output's top clamps values the output could hold (when the table has no identity above
   it), one above it spends table entries on values the output clamps anyway.
@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from generator.exec.float_ref import PRE_ACT
-from generator.exec.kernels import TABLE_ACTIVATIONS
+from generator.ref.float_ref import PRE_ACT
+from generator.ref.kernels import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph
 from generator.quant.quantize import QuantError, _act_params
 

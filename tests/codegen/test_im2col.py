@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from generator.codegen.artifacts import manifest
+from generator.flows.artifacts import manifest
 from generator.exec import runtime
 from generator.flows.rtl_frame import model_at_resolution
 from generator.spec import isa

@@ -8,7 +8,7 @@ import pytest
 
 @pytest.mark.slow
 def test_accuracy_table_meets_the_quantization_targets(tmp_path):
-    from generator.eval.accuracy import accuracy_table
+    from generator.flows.accuracy import accuracy_table
 
     res = accuracy_table("zcu19eg", tmp_path, log=lambda *a: None)
     rows = {r["config"]: r for r in res["rows"]}

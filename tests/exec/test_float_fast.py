@@ -1,12 +1,12 @@
-"""The float executor's fast paths (generator/exec/float_ref.py: _conv, _table_act) against the reference kernels
-they replace (generator/exec/kernels.py: conv2d, activation), value for value: calibration's ranges must not
+"""The float executor's fast paths (generator/ref/float_ref.py: _conv, _table_act) against the reference kernels
+they replace (generator/ref/kernels.py: conv2d, activation), value for value: calibration's ranges must not
 depend on which one ran."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from generator.exec import float_ref, kernels
+from generator.ref import float_ref, kernels
 
 
 @pytest.mark.parametrize("ic,oc,k,stride,pads,h,w", [

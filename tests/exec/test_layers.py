@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from generator.exec import run_golden
-from generator.exec.int_ref import compare_ddr
-from generator.exec.layer_ref import dequantize
+from generator.ref.int_ref import compare_ddr
+from generator.ref.layer_ref import dequantize
 from helpers import board, compile_small, quantize_input, run_both, sqnr_db
 from generator.exec.rtl import TINY
 from layer_suite import BOARDS, KINDS, MODES

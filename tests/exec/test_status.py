@@ -28,7 +28,7 @@ from host.manifest import page_round
 from host.registers import SIZE_REGS
 
 from generator.exec import runtime
-from generator.codegen.artifacts import manifest
+from generator.flows.artifacts import manifest
 from generator.flows.pipeline import Compiled
 from generator.quant.quantize import QuantConfig
 from generator.exec.golden import GoldenSim, SimError

@@ -195,7 +195,7 @@ def test_write_artifacts_manifest_last_with_digests_and_byte_stable(tmp_path, mo
     entry the size and SHA-256 of program.bin and weights.bin; two writes give the same bytes in every file (the
     PNG included); an interrupted rewrite with another program (the chart fails) leaves the old manifest, whose
     digests then refuse the new program.bin (a mixed folder is detected)."""
-    from generator.codegen import artifacts
+    from generator.flows import artifacts
     from generator.flows import calibration
     from generator.flows.pipeline import compile_model
 
@@ -232,7 +232,7 @@ def test_write_artifacts_manifest_last_with_digests_and_byte_stable(tmp_path, mo
 
 def test_npz_bytes_is_byte_stable_and_loads(monkeypatch):
     """The export's tail_consts.npz: no time stamp (np.savez writes the current time into its zip entries)."""
-    from generator.codegen.artifacts import npz_bytes
+    from generator.flows.artifacts import npz_bytes
 
     arrs = {"anchors": np.arange(12, dtype=np.float32).reshape(6, 2), "strides": np.array([8, 16, 32])}
     real = time.localtime

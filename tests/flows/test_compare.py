@@ -44,7 +44,7 @@ def test_compare_against_independent_executors(small_onnx, tmp_path):
     """Every output's SQNR equals the one computed from the float graph in numpy and the integer reference's
     outputs; int16 gains at least 30 dB over int8 on every output."""
     from generator.exec import run_graph
-    from generator.exec.float_ref import run_float
+    from generator.ref.float_ref import run_float
     from generator.flows.inputs import real_image
     from generator.flows.pipeline import compile_model, net_size, quantize_image
     from host.preprocess import darknet_resize

@@ -10,8 +10,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from generator.codegen.artifacts import write_artifacts
-from generator.exec import float_ref
+from generator.flows.artifacts import write_artifacts
+from generator.ref import float_ref
 from generator.flows import calibration, compile_cache, pipeline
 from generator.flows.pipeline import compile_model
 from helpers import small_yolo

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from generator.eval import data
-from generator.eval.accuracy import float_detections
+from generator.flows.accuracy import float_detections
 from generator.flows.pipeline import compile_model, detections_from_heads, quantize_image
 from generator.eval.metrics import mean_average_precision
 from generator.exec import run_graph

@@ -12,7 +12,7 @@ import onnxruntime as ort
 import pytest
 
 from generator.exec import run_golden
-from generator.exec.int_ref import compare_ddr
+from generator.ref.int_ref import compare_ddr
 from generator.frontend.darknet import darknet_to_onnx
 from generator.frontend.darknet.family import BUILDERS
 from test_darknet_cfgs import _random_weights

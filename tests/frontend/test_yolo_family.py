@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from generator.exec import run_golden
-from generator.exec.int_ref import compare_ddr
+from generator.ref.int_ref import compare_ddr
 from generator.eval.conformance import host_outputs
 from generator.frontend.modelgen import ort_run
 from generator.frontend.onnx_loader import load_onnx

@@ -1,6 +1,6 @@
 """The one head decoder (host/decode.py) at its three call sites on a shipped image (bus): the PYNQ driver (over the
 golden-simulator device, from the package's typed manifest), the golden flow (generator.flows.pipeline
-.detections_from_heads, from the compiled graph) and the accuracy table's float reference (generator.eval.accuracy
+.detections_from_heads, from the compiled graph) and the accuracy table's float reference (generator.flows.accuracy
 .float_detections, onnxruntime) hold the same decode description, and each one's detections equal an independent
 reference: the loop-by-loop darknet transcription of tests/host/test_host.py on the heads (dequantized here in
 float64 from the quantized graph's own parameters, or onnxruntime's float outputs), and for exports with the decode
@@ -16,9 +16,9 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from generator.codegen.artifacts import write_artifacts
+from generator.flows.artifacts import write_artifacts
 from generator.eval import data
-from generator.eval.accuracy import float_detections, float_model
+from generator.flows.accuracy import float_detections, float_model
 from generator.exec.pynq_golden import GoldenSimDevice, active
 from generator.flows.decoding import head_decoder
 from generator.flows.pipeline import class_names, detections_from_heads

@@ -16,7 +16,7 @@ from pynq.buffer import PynqBuffer
 from generator.eval import data
 
 from generator.spec import isa
-from generator.codegen.artifacts import write_artifacts
+from generator.flows.artifacts import write_artifacts
 from generator.flows.pipeline import detections_from_heads, quantize_image
 from generator.exec.pynq_golden import GoldenSimDevice, active
 from generator.exec import run_golden

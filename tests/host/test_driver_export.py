@@ -6,7 +6,7 @@ import numpy as np
 import onnx
 import pytest
 
-from generator.codegen.artifacts import TAIL_CONSTS, write_artifacts
+from generator.flows.artifacts import TAIL_CONSTS, write_artifacts
 from generator.eval import data
 from generator.exec import run_golden
 from generator.exec.pynq_golden import GoldenSimDevice, active

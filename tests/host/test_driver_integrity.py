@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from generator.codegen.artifacts import write_artifacts
+from generator.flows.artifacts import write_artifacts
 from generator.exec.pynq_golden import GoldenSimDevice, active
 from host.driver import PackageError, PackageFileMismatchError, PackageMismatchError, YoloAccelerator
 from host.manifest import ManifestError, build_manifest, file_entry, read_manifest, verify_file

@@ -2,7 +2,7 @@
 input and heads their region's, ``hardware.precisions`` the precisions the program uses; the driver views every
 region with its own element type, quantizes the input at the input's bits and dequantizes each head at its own.
 Over the golden-simulator PYNQ device, on the small model with one region made int16 (a second to compile), its
-integer heads checked against the layer-level integer reference (generator/exec/layer_ref.py) of the same
+integer heads checked against the layer-level integer reference (generator/ref/layer_ref.py) of the same
 quantized graph, and its detections against the generator's decode of those reference heads."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from generator import codegen
-from generator.codegen.artifacts import write_artifacts
+from generator.flows.artifacts import write_artifacts
 from generator.exec import run_graph
 from generator.exec.pynq_golden import GoldenSimDevice, active
 from generator.flows.pipeline import detections_from_heads

@@ -30,7 +30,7 @@ from generator.eval import data
 from generator.spec import isa
 
 from generator.ir import passes
-from generator.codegen.artifacts import write_artifacts
+from generator.flows.artifacts import write_artifacts
 from generator.flows.pipeline import Compiled, calibration_images
 from generator.frontend.darknet import darknet_to_onnx
 from generator.frontend.onnx_loader import load_onnx

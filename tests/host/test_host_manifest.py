@@ -137,7 +137,7 @@ def test_read_manifest_returns_the_typed_form(tmp_path, monkeypatch):
     """read_manifest on a package the generator wrote: every entry typed with the file's values (the heads' ``yolo``
     as host.yolo.YoloHead, ``files`` as FileEntry); an entry the driver does not use that is not an object is refused
     with one PackageError naming its key path."""
-    from generator.codegen.artifacts import write_artifacts
+    from generator.flows.artifacts import write_artifacts
     from generator.flows import calibration
     from generator.flows.pipeline import compile_model
     from helpers import small_yolo

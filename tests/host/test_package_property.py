@@ -28,7 +28,7 @@ def sandbox(tmp_path_factory):
 @pytest.fixture(scope="module")
 def small_package(sandbox, tmp_path_factory):
     """Program artifacts of the small model (int8-asym, zcu19eg): a deployment package without a bitstream."""
-    from generator.codegen.artifacts import write_artifacts
+    from generator.flows.artifacts import write_artifacts
     from generator.flows.pipeline import compile_model
 
     comp = compile_model("zcu19eg", "int8-asym", model=str(sandbox / "small.onnx"), progress=False)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from generator.ir import passes
-from generator.exec.float_ref import run_float
+from generator.ref.float_ref import run_float
 from generator.frontend.onnx_loader import load_onnx
 from generator.ir.graph import GraphError
 from generator.frontend.modelgen import Builder, ort_run

@@ -9,8 +9,8 @@ import pytest
 
 from generator.eval.act_error import MODES, error_table, table_error
 from generator.exec import run_golden
-from generator.exec.int_ref import compare_ddr
-from generator.exec.kernels import TABLE_ACTIVATIONS
+from generator.ref.int_ref import compare_ddr
+from generator.ref.kernels import TABLE_ACTIVATIONS
 from generator.frontend.modelgen import Builder, ort_run
 from generator.ir.passes import run_all
 from generator.frontend.onnx_loader import load_onnx
@@ -125,7 +125,7 @@ def test_identity_above_the_table_keeps_a_wide_range_exact(act):
 def test_table_domain_cuts_flat_ends_and_finds_the_identity():
     """The policy on its own: Sigmoid's flat ends are cut where it comes within a quarter step of 0 and 1
     (checked against the closed form), SiLU's identity starts where |x sigmoid(-x)| falls below it."""
-    from generator.quant.tables import flat_trimmed, identity_start
+    from generator.ref.tables import flat_trimmed, identity_start
 
     sig = TABLE_ACTIVATIONS["sigmoid"]
     tol = 1e-3

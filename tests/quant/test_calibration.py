@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from generator.exec import run_graph
-from generator.exec.float_ref import run_float
+from generator.ref.float_ref import run_float
 from generator.frontend.modelgen import Builder
 from generator.ir import passes
 from generator.frontend.onnx_loader import load_onnx
@@ -144,7 +144,7 @@ def test_yolo_parameters_match_the_independent_reference(mode):
     head scales), without bias correction: every scale, zero point, integer weight, bias and multiplier equals
     what the independent integer reference derives from the same ranges; with bias correction only biases
     differ."""
-    from generator.exec.int_ref import IndependentRef
+    from generator.ref.int_ref import IndependentRef
     from generator.flows.pipeline import calibration_ranges, compile_model
 
     c = compile_model("zcu19eg", mode, progress=False, bias_correction=False)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from generator.exec import run_graph
-from generator.exec.float_ref import run_float
+from generator.ref.float_ref import run_float
 from generator.frontend.modelgen import Builder
 from generator.frontend.onnx_loader import load_onnx
 from generator.ir import passes

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from generator.exec import run_golden
-from generator.exec.kernels import conv2d, requantize
+from generator.ref.kernels import conv2d, requantize
 from generator.spec.isa import record_multiplier
 from generator.quant.quantize import QuantConfig, QuantError, quantize_multiplier, set_pre_shift
 from generator.spec import isa
@@ -128,7 +128,7 @@ def test_layer_whose_output_is_never_positive_gets_a_scale_floor():
     """A ReLU layer that is 0 on every calibration input has an empty range: its output scale is raised so the
     real multiplier stays at or below 2^13 (no left shift needed), the layer compiles, and the golden simulator
     matches the independent reference (which derives the same floor) on every DDR region."""
-    from generator.exec.int_ref import MAX_REAL_MULT, compare_ddr
+    from generator.ref.int_ref import MAX_REAL_MULT, compare_ddr
 
     b = Builder([1, 4, 6, 6], seed=5)
     y = b.relu(b.conv("x", 3, k=1))

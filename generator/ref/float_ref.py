@@ -4,8 +4,8 @@ It is the float reference of the compiled graph: tests compare it with onnxrunti
 every pass, and calibration records the range of every layer output with it. Tensors in shared DDR regions are
 read and written through their region (channel offset + channel count), as the accelerator does.
 
-A Macro layer's convolution and table activation compute exactly what :func:`generator.exec.kernels.conv2d` and
-:func:`generator.exec.kernels.activation` compute, value for value, only faster (:func:`_conv`: the same im2col
+A Macro layer's convolution and table activation compute exactly what :func:`generator.ref.kernels.conv2d` and
+:func:`generator.ref.kernels.activation` compute, value for value, only faster (:func:`_conv`: the same im2col
 matrix, gathered one kernel tap at a time, and the same float32 matrix product; :func:`_table_act`: the same
 float64 operations on cache-sized pieces), so calibration ranges do not depend on which one ran.
 """
@@ -18,7 +18,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from generator.ir.graph import Graph, GraphError
-from generator.exec.kernels import TABLE_ACTIVATIONS, activation, conv2d, maxpool2d, upsample_nearest
+from generator.ref.kernels import TABLE_ACTIVATIONS, activation, conv2d, maxpool2d, upsample_nearest
 from generator.ir.passes.common import activation_of, resolve_pads
 
 
@@ -65,7 +65,7 @@ PRE_ACT = "{}#pre-activation"
 
 
 def _conv(x: np.ndarray, w: np.ndarray, stride: int, pad) -> np.ndarray:
-    """:func:`generator.exec.kernels.conv2d` of float32 x [IC, H, W] and w [OC, IC, KH, KW] (``pad``: top, left,
+    """:func:`generator.ref.kernels.conv2d` of float32 x [IC, H, W] and w [OC, IC, KH, KW] (``pad``: top, left,
     bottom, right), the same values: its im2col matrix [IC * KH * KW, OH * OW] is gathered one kernel tap (ky, kx)
     at a time (a strided copy of the padded input, not a copy of a 5-D transposed window view) and multiplied by
     the same [OC, IC * KH * KW] weight matrix. Returns float32 [OC, OH, OW]; other dtypes go to conv2d."""
@@ -107,7 +107,7 @@ _PIECE = 1 << 15
 
 
 def _table_act(y: np.ndarray, act: str, alpha: float, beta: float) -> np.ndarray:
-    """:func:`generator.exec.kernels.activation` of float32 ``y`` for a table activation, the same values: the
+    """:func:`generator.ref.kernels.activation` of float32 ``y`` for a table activation, the same values: the
     same element-wise float64 function, on pieces of :data:`_PIECE` elements (sigmoid and SiLU, x / (1 + e^-x)
     as x * (1.0 / (1.0 + exp(-x))), into buffers reused from piece to piece). Returns float32, ``y``'s shape."""
     f = TABLE_ACTIVATIONS[act]

@@ -1,6 +1,6 @@
 """An integer reference of the quantized network that does not trust :mod:`generator.quant.quantize`.
 
-:mod:`generator.exec.layer_ref` executes the parameters that ``quantize.py`` stored on the graph, so a wrong multiplier or
+:mod:`generator.ref.layer_ref` executes the parameters that ``quantize.py`` stored on the graph, so a wrong multiplier or
 a wrong bias fold there would still be "bit-exact". This module starts one step earlier: from the *float* fused
 graph (the output of :func:`generator.ir.passes.run_all`), the calibration ranges and the quantization mode, it
 derives every scale, zero point, integer weight, folded bias, multiplier and shift itself, by the formulas
@@ -51,10 +51,10 @@ import math
 
 import numpy as np
 
-from generator.exec.float_ref import PRE_ACT
-from generator.exec.kernels import TABLE_ACTIVATIONS
+from generator.ref.float_ref import PRE_ACT
+from generator.ref.kernels import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph
-from generator.quant.tables import table_domain
+from generator.ref.tables import table_domain
 
 #: requantization multiplier bits (signed; M in [2^14, 2^15)) and the largest shift, as in the ISA's PBUF record;
 #: the largest real multiplier a layer may need (output-region scales are raised to keep within it)
@@ -213,7 +213,7 @@ class IndependentRef:
                 W, s_w, B = None, np.ones(oc), np.full(oc, -zp_in, np.int64)
             per_out, table, identity = [], None, None
             if m.act in TABLE_ACTIVATIONS:   # requantized into the table's input domain, the table to the output
-                key = PRE_ACT.format(n.name)   # the domain's policy is the quantizer's (generator.quant.tables)
+                key = PRE_ACT.format(n.name)   # the domain's policy is the quantizer's (generator.ref.tables)
                 s_t, z_t, ident = table_domain(lambda x, m=m: TABLE_ACTIVATIONS[m.act](x, m.alpha, m.beta),
                                                *ranges[key], outs[0], b_out, s_in * float(np.max(s_w)) / MAX_REAL_MULT)
                 table = self._table(m, (s_t, z_t), outs[0], b_out)
@@ -427,15 +427,15 @@ def compare_ddr(ref: IndependentRef, regions: dict, prog, ddr: np.ndarray, bases
         places the regions; ddr: uint8 DDR image after the run; bases: base-register byte addresses.
     Returns: a list of differences, each naming the region, the count and the first differing (c, y, x).
     """
-    from generator.exec.runtime import region_array
-    from host.manifest import im2col_into
+    from host.manifest import im2col_into, region_dtype, region_shape
 
     bad = []
     for name, r in prog.layout.regions.items():
         if name not in regions:
             bad.append(f"region {name}: in the program's DDR layout but not in the graph")
             continue
-        a = region_array(ddr, bases[r["base_reg"]], r).astype(np.int64)
+        shape, dt, at = region_shape(r), region_dtype(r), bases[r["base_reg"]] + r["addr"]
+        a = ddr[at:at + int(np.prod(shape)) * dt.itemsize].view(dt).reshape(shape).astype(np.int64)
         p, want = r["pad"], regions[name]
         exp = np.full(a.shape, ref.border[name], np.int64)
         if r.get("im2col"):   # the input as its patches (host.manifest.im2col_into)

@@ -1,7 +1,7 @@
 """Layer-level integer reference of the quantized graph (numpy).
 
 Executes each Macro layer as whole-tensor integer arithmetic (convolution with the zero point as padding,
-bias, :func:`~generator.exec.kernels.requantize`, max-pool, upsample) into region buffers. It is independent of the
+bias, :func:`~generator.ref.kernels.requantize`, max-pool, upsample) into region buffers. It is independent of the
 instruction stream: tests require the golden ISA simulator's DDR results to equal it bit for bit, and accuracy
 evaluation uses it because it is fast. Convolutions run in float64, exact for these operand widths.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from generator.ir.graph import Graph
-from generator.exec.kernels import conv2d, maxpool2d, requantize, table_activate, upsample_nearest
+from generator.ref.kernels import conv2d, maxpool2d, requantize, table_activate, upsample_nearest
 from generator.spec.isa import record_multiplier
 
 

@@ -174,26 +174,20 @@ def _yolo_layouts(comp) -> dict:
 def _detections(comp, heads: dict, img: np.ndarray, ref: dict, decode) -> dict | None:
     """Float and quantized detections and their agreement, or None when the model is not a YOLO detector with
     class names. The float detections are decoded from onnxruntime's outputs ``ref`` on the same network input as
-    the program's (the model's own resize: darknet's stretch or a letterbox), by the host's decode (the export's,
-    :func:`host.exported.detect_exported`, or darknet's, :func:`host.yolo.detect`)."""
+    the program's (the model's own resize: darknet's stretch or a letterbox) by the one head decoder
+    (:func:`generator.flows.decoding.head_decoder`, float heads; an export's decoded output directly)."""
     from generator.eval.metrics import mean_average_precision
-    from generator.flows.pipeline import class_names, exported_output, input_resize, net_size
-    from host.exported import detect_exported
-    from host.yolo import YoloHead, detect
+    from generator.flows.decoding import exported_output, head_decoder
+    from generator.flows.pipeline import class_names
 
     g = comp.qgraph
     names = class_names(comp)
     if not names or not (g.metadata.get("darknet_yolo") or exported_output(g, names)):
         return None
-    w, h = net_size(g)
     iw, ih = img.shape[1], img.shape[0]
     exp = exported_output(g, names)
-    if exp:
-        fd = detect_exported(ref[exp[0]], exp[1], w, h, iw, ih, names, resize=input_resize(g))
-    else:
-        yolo = {y["output"]: y for y in g.metadata["darknet_yolo"]}
-        fd = detect([ref[o] for o in g.outputs], [YoloHead.from_dict(yolo[o]) for o in g.outputs], w, h, iw, ih,
-                    names)
+    fd = head_decoder(g, names, quantized=False).detect(
+        {exp[0]: ref[exp[0]]} if exp else {o: ref[o] for o in g.outputs}, iw, ih)
     qd = decode(comp, heads, iw, ih)
     return {"float": fd, "quantized": qd, "map50": mean_average_precision([qd], [fd])}
 

@@ -282,7 +282,8 @@ module load
   logic [31:0] w_pb, w_qpb;
   logic [SPD_W-1:0] w_d0;
   load_rd #(.RUN_W(RUN_W), .SPD_W(SPD_W)) u_rd (
-    .clk, .rst_n, .clr, .init(ld_state == LD_SETUP), .prec16(rq_p16), .is_wbuf(rq_wbuf), .is_pbuf(rq_pbuf), .span(ld_span), .run_bytes(rq_run),
+    .clk, .rst_n, .clr, .init(ld_state == LD_SETUP), .prec16(rq_p16), .is_wbuf(rq_wbuf), .is_pbuf(rq_pbuf),
+    .span(ld_span), .run_bytes(rq_run),
     .run_step(ld_run_step), .cols(rq_cols), .sp_stride(rq_stride),
     .wl_lo(ld_pb_start[LOG2_WL-1:0]), .dq_wr(ar_ok),
     .dq_wdata({sg_lo0, sg_hil, sg_blast, sg_idx, sg_first}), .rvalid, .rdata, .rlast, .rready,

@@ -30,7 +30,7 @@ module load_rd
   input  wire                   clr,
   input  wire                   init,           // the LOAD's setup: constants settle, the group FIFO empties
   // the LOAD's constants (registered in LD_SETUP, stable while it runs)
-  input  wire                   prec16,
+  input  wire                   prec16,         // the LOAD's prec field: int16
   input  wire                   is_wbuf,
   input  wire                   is_pbuf,
   input  wire                   span,

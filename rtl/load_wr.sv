@@ -19,7 +19,7 @@ module load_wr
   input  wire                   clk,
   input  wire                   rst_n,
   input  wire                   clr,
-  input  wire                   prec16,
+  input  wire                   prec16,         // the LOAD's prec field: int16 (load.sv rq_p16, set up per LOAD)
   input  wire                   is_ibuf,
   input  wire                   is_wbuf,
   input  wire                   is_pbuf,        // PBUF or TBUF (16-byte records)

@@ -74,6 +74,52 @@ def test_rtl_layer_bit_exact(tiny_rtl, kind, mode, pc):
     assert all(r.get("rtl", 0) > 0 for r in rows) and sum(r["rtl"] for r in rows) <= res["cycles"]
 
 
+def _switches(prog, op, **where):
+    """Times two consecutive ``op`` instructions (those whose fields match ``where``) differ in precision: each a
+    back-to-back change of precision in that module's queue."""
+    precs = [i.f["prec"] for i in prog.insns if i.op == op and all(i.f[k] in v for k, v in where.items())]
+    return sum(a != b for a, b in zip(precs, precs[1:]))
+
+
+#: mixed-precision graphs on the RTL: every other layer's output in the other precision (tests/helpers.py
+#: compile_small ``precision="alternate"``); table_acts has table activations (SiLU, Mish, Sigmoid, HardSwish) and a
+#: max-pool in both precisions and precision changes in every module's queue; the others in the slow tier
+MIXED_KINDS = {("table_acts", "int8-asym"): False, ("table_acts", "int16-sym"): False,
+               ("attention_mul", "int8-asym"): False, ("spp", "int8-asym"): True, ("residual_add", "int16-sym"): True,
+               ("upsample", "int8-asym"): True, ("first_layer_folded", "int16-sym"): True}
+
+
+@needs_verilator
+@pytest.mark.parametrize("kind,mode", [pytest.param(k, m, marks=pytest.mark.slow) if slow else (k, m)
+                                       for (k, m), slow in MIXED_KINDS.items()],
+                         ids=[f"{k}-{m}" for k, m in MIXED_KINDS])
+def test_rtl_mixed_precision_bit_exact(tiny_rtl, kind, mode):
+    """Layers alternating int8 / int16 (each LOAD, COMPUTE, POST and STORE in its own precision, the requantization
+    between precisions at each layer boundary): the whole DDR image after the RTL run equals the golden
+    simulator's, the run ends cleanly, and the RTL's cycles are within 10% of the latency model's."""
+    build, ic = KINDS[kind]
+    b = Builder([1, ic, 14, 12], seed=zlib.crc32(kind.encode()) % 1000)
+    outs = build(b)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    gq, prog, xs = compile_small(b.model(list(outs)), mode, True, board(**TINY), precision="alternate")
+    assert {r.bits for r in gq.regions.values()} == {8, 16}
+    assert {i.f["prec"] for i in prog.insns if i.op in ("COMPUTE", "POST", "STORE")} == {0, 1}
+    if kind == "table_acts":      # what this graph is here for: tables, pools and changes of precision everywhere
+        posts = [i.f for i in prog.insns if i.op == "POST"]
+        assert {f["prec"] for f in posts if f["act"] & isa.ACTIVATIONS["table"]} == {0, 1}
+        assert {f["prec"] for f in posts if f["pool_k"] > 1} == {0, 1}
+        assert all(_switches(prog, op) for op in ("COMPUTE", "POST", "STORE"))
+        assert _switches(prog, "LOAD", buf=(isa.BUFFERS["IBUF"], isa.BUFFERS["WBUF"]))
+    ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
+    run = tiny_rtl.run(prog, ddr, bases, case=BUILD / "tiny" / "cases" / f"mixed-{kind}-{mode}")
+    gold = run_program("golden", prog, ddr, bases)
+    assert not run.timeout, "the RTL did not raise its interrupt in time"
+    assert run.status == 0 and gold.status == 0, (run.status, gold.status)
+    bad = np.flatnonzero(run.ddr != gold.ddr)
+    assert bad.size == 0, f"{bad.size} DDR bytes differ from the golden simulator, first at {bad[0]:#x}"
+    assert abs(run.cycles / gold.cycles - 1) <= 0.10, f"RTL {run.cycles} cycles vs the model's {gold.cycles}"
+
+
 @needs_verilator
 def test_rtl_instruction_rom():
     """fetch_ddr = 0: the program comes from the instruction ROM baked in by $readmemh (a separate build)."""

@@ -6,7 +6,8 @@ with writes in no-change mode) exactly as rtl/buffers.sv wires them. Also the cy
 module, against the latency model (generator/spec/timing.py insn_cycles) the scheduler and the golden simulator use.
 Each case is two COMPUTEs back to back in the queue, each in its own precision (its prec field; mostly one int8 and
 one int16, the second popped the cycle the first's pipeline has drained), on IBUF / WBUF banks holding values of
-their instruction's precision, the second accumulating onto the first's ACC words when the banks meet."""
+their instruction's precision, the second accumulating onto the first's ACC words when the banks meet; and the
+range checks against the IBUF / WBUF words of each instruction's own precision."""
 from __future__ import annotations
 
 import random
@@ -102,10 +103,11 @@ def random_compute(rng, P, p16):
     raise RuntimeError("no instruction fits")
 
 
-async def run_compute(dut, fs, mem, P):
+async def run_compute(dut, fs, mem, P, oobs=None):
     """Execute the COMPUTEs fs (field dicts, prec included) back to back from the queue on the memory model mem =
     {ib: [2][words][tn], wb: [2][words][tm][tn], acc: [2][words][tm]}; returns each one's cycles from its pop to
-    the next pop (the last: to the module's return to idle)."""
+    the next pop (the last: to the module's return to idle). OUT_OF_RANGE: with a list ``oobs`` the index of the
+    instruction (in fs) raising it is appended each time; else it must not be raised."""
     tn, tm, acc_w = P["tn"], P["tm"], P["acc_w"]
     queue = [int.from_bytes(isa.encode(isa.make("COMPUTE", **f)), "little") for f in fs]
     pops = []
@@ -146,7 +148,9 @@ async def run_compute(dut, fs, mem, P):
             pops.append(cyc)
             queue.pop(0)
         idle = int(dut.idle.value)
-        assert not int(dut.oob.value), fs
+        if int(dut.oob.value):
+            assert oobs is not None, fs
+            oobs.append(len(pops) - 1)
         await RisingEdge(dut.clk)
         await Timer(1, unit="ns")
         if not queue and idle and cyc > pops[-1]:
@@ -207,6 +211,13 @@ async def compute_matches_isa(dut):
     n = 2 * args["cases"]
     assert n_alt and n_gap and n_emul and n - n_alt - n_gap > 10    # every timing rule was exercised
     assert n_mixed >= args["cases"] // 2, f"only {n_mixed} pairs mixed the precisions"
+    # range checks against the words of the instruction's own precision: one IBUF / WBUF word past the int16 bank
+    # (inside the int8 one) is OUT_OF_RANGE for the int16 COMPUTE only, back to back with an int8 one either side
+    one = dict(oh=1, ow=1, og=1, ig=1, kh=1, kw=1, stride=1, in_cols=1, acc_init=1)
+    for f in (dict(one, ibuf_word=P["ibuf_words16"]), dict(one, wbuf_word=P["wbuf_words16"])):
+        oobs = []
+        await run_compute(dut, [dict(f, prec=0), dict(f, prec=1), dict(f, prec=0)], mem, P, oobs)
+        assert oobs == [1], (f, oobs)
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ contents and random strided transfers into each buffer (int8 sign-extended, int1
 overlapping pixel runs read as row spans), with a Python model of the read channel (random address-accept and beat
 delays, bursts checked against 4 KB) and of the lane memories (byte enables, rows); buffer words the LOAD must not
 touch are pre-filled and checked too. Each case runs two LOADs back to back, each in its own precision (its prec
-field; the first int8 / int16 by turns, the second of either: a LOAD of the other precision right after one, the
-data side's constants of the first still draining); PBUF / TBUF LOADs with a random prec, which they ignore. CONFIG's
-checks: a wrong Tm is CONFIG_MISMATCH, a wrong ISA version
-ISA_VERSION_MISMATCH; LOAD beyond a size register is OUT_OF_RANGE with no burst issued."""
+field; the first int8 / int16 by turns, the second of either, taken from the queue as the first completes); PBUF /
+TBUF LOADs with a random prec, which they ignore. CONFIG's checks: a wrong Tm is CONFIG_MISMATCH, a wrong ISA
+version ISA_VERSION_MISMATCH; LOAD beyond a size register, or beyond the IBUF / WBUF words of its own precision, is
+OUT_OF_RANGE with no burst issued."""
 from __future__ import annotations
 
 import random
@@ -232,6 +232,15 @@ async def load_matches_isa(dut):
     dut.ddr_sizes.value = sum(s << (32 * k) for k, s in enumerate(sizes))
     seen, bursts = await run_insns(dut, [enc("CONFIG", **cfg), enc("LOAD", **f)], mem, models, P, rng)
     assert seen["oob"] == 1 and not bursts, (seen, bursts)
+    # the words of the LOAD's own precision: IBUF / WBUF word ibuf_words16 / wbuf_words16 is inside the int8 bank,
+    # past the int16 one: an int8 LOAD there, then the same in int16 (refused, no burst), back to back
+    dut.ddr_sizes.value = sum((DDR - b) << (32 * k) for k, b in enumerate(BASES))
+    for buf, words in ((BUFS["IBUF"], P["ibuf_words16"]), (BUFS["WBUF"], P["wbuf_words16"])):
+        f = dict(buf=buf, bank=0, base_reg=0, ddr_offset=64, rows=1, cols=1, elems=1, row_stride=2, pix_stride=2,
+                 dst_word=words, dst_elem=0, dst_pitch=1)
+        seen, bursts = await run_insns(dut, [enc("CONFIG", **cfg), enc("LOAD", **f), enc("LOAD", **f, prec=1)], mem,
+                                       models, P, rng)
+        assert seen["oob"] == 1 and len(bursts) == 1, (buf, seen, bursts)
 
 
 @pytest.fixture(scope="module")

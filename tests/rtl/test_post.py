@@ -6,7 +6,8 @@ multiplier, table, both), with the table the identity above its window (``id_abo
 0..15, ``zp_id`` in the precision's range and anywhere in its field; with the table bit clear the three fields are
 set too and must be ignored); the bench models the accumulator, parameter and table RAMs (one cycle read latency)
 and collects the OBUF lane writes. Also the unit's cycles (setup, one window step per cycle, the requantization
-pipeline (+ the table's), drain) and the OUT_OF_RANGE check of the PBUF entries. The POSTs run back to back (each
+pipeline (+ the table's), drain) and the OUT_OF_RANGE checks of the PBUF entries and of the OBUF words of the
+POST's own precision. The POSTs run back to back (each
 started the cycle after the previous one's ``done``, as the STORE module starts them), int8 and int16 by turns, each
 in its own precision (its prec field)."""
 from __future__ import annotations
@@ -193,6 +194,12 @@ async def post_matches_golden(dut):
     _, _, oob = await _run_post(dut, f, acc_mem, pbuf + [0] * (1 << 12), P)
     assert oob, f
     assert ncases == args["cases"] and n_ident >= args["cases"] // 8, (ncases, n_ident)
+    # OBUF words of the POST's own precision: 12 x 12 words (a 6 x 6 tile upsampled by 2) fit the int8 OBUF, not
+    # the int16 one (OUT_OF_RANGE for the int16 POST only, run back to back between int8 ones)
+    f = dict(acc_bank=0, oh=6, ow=6, og=1, pbuf_oc=0, act=0, pool_k=1, pool_s=1, up=2, out_rows=12, out_cols=12)
+    assert P["obuf_words16"] < 144 <= P["obuf_words8"], P
+    seen = [(await _run_post(dut, dict(f, prec=p16), acc_mem, pbuf, P))[2] for p16 in (0, 1, 0)]
+    assert seen == [False, True, False], seen
 
 
 @pytest.fixture(scope="module")
@@ -206,5 +213,6 @@ def test_post_requant_table_pool_upsample(post_build):
     ob_d = -(-p["obuf_elems"] // ol)
     pkg = {"tm": p["tm"], "acc_w": p["acc_w"], "acc_words": p["acc_words"], "pbuf_entries": p["pbuf_entries"],
            "ol": ol, "ob_aw": max((ob_d - 1).bit_length(), 1), "rq_lat": REQUANT_STAGES, "tb_lat": TABLE_STAGES,
-           "tb_d": isa.TBUF_ROWS, "tb_aw": max((isa.TBUF_ROWS - 1).bit_length(), 1), "setup": POST_SETUP}
+           "tb_d": isa.TBUF_ROWS, "tb_aw": max((isa.TBUF_ROWS - 1).bit_length(), 1), "setup": POST_SETUP,
+           "obuf_words8": p["obuf_words8"], "obuf_words16": p["obuf_words16"]}
     post_build.run("test_post", "post_matches_golden", {"seed": 7, "cases": 40, "pkg": pkg})

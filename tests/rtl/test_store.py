@@ -4,8 +4,8 @@ e*elem_bytes] = OBUF element (r*cols + c)*src_pitch*Tm + e), computed here with 
 random strided transfers (contiguous rows / pixels / whole transfers, 4 KB crossings, int8 and int16); the DDR is
 cocotbext-axi's AxiRamWrite (its own AXI4 checks), pre-filled with random bytes so that any byte written outside the
 transfer shows. Each case runs two STOREs back to back from the queue, each in its own precision (its prec field;
-mostly an int16 and an int8 one, in either order). Also the OUT_OF_RANGE check (a size register too small: refused,
-nothing written)."""
+mostly an int16 and an int8 one, in either order). Also the OUT_OF_RANGE checks (a size register too small; OBUF
+elements beyond the words of the STORE's own precision: refused, nothing written)."""
 from __future__ import annotations
 
 import logging
@@ -128,6 +128,16 @@ async def store_matches_isa(dut):
     oob = await _run_store(dut, [f], obuf, P)
     await ClockCycles(dut.clk, 2)
     assert oob and np.array_equal(np.frombuffer(ram.read(0, DDR), np.uint8), mem), "refused STORE wrote DDR"
+    # OBUF elements of the STORE's own precision: 150 pixels of Tm elements fit the int8 OBUF, not the int16 one;
+    # an int8 STORE then the same one in int16 (elsewhere in DDR), back to back: the second refused, unwritten
+    dut.ddr_sizes.value = sum((DDR - b) << (32 * k) for k, b in enumerate(BASES))
+    f = dict(base_reg=0, ddr_offset=64, rows=1, cols=150, elems=tm, row_stride=150 * tm, pix_stride=tm, src_pitch=1)
+    assert P["obuf_words16"] < 150 <= P["obuf_words8"], P
+    f16 = dict(f, ddr_offset=f["ddr_offset"] + 300 * tm, row_stride=300 * tm, pix_stride=2 * tm, prec=1)
+    oob = await _run_store(dut, [dict(f, prec=0), f16], obuf, P)
+    await ClockCycles(dut.clk, 2)
+    bad = np.flatnonzero(np.frombuffer(ram.read(0, DDR), np.uint8) != reference(mem, f, obuf, tm, 1))
+    assert oob and bad.size == 0, (oob, bad[:8])
 
 
 async def _run_post_then_store(dut, f, p16, old, new, P, rate, fill):

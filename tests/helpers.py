@@ -18,7 +18,7 @@ from generator.exec import run_golden
 from generator.exec.rtl import board_config
 from generator.spec.board import Board
 from generator.frontend.onnx_loader import load_onnx
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.ref.int_ref import IndependentRef
 from generator.quant.precision import layer_bits, parse_precision, region_bits
 from generator.quant.quantize import QuantConfig, calibrate, quantize

@@ -1,5 +1,5 @@
 """The render context both back ends share: the ISA tables of :mod:`generator.spec.isa` and the accelerator
-configuration of a board (both precisions, through :class:`generator.spec.timing.HwConfig`), built once. The HLS
+configuration of a board (both precisions, through :class:`generator.spec.hw.HwConfig`), built once. The HLS
 back end (:mod:`generator.backends.hls.kernel`) and the RTL back end (:mod:`generator.backends.rtl`) each add only
 their own entries (formatted field tables, register lists, tool settings) to this dict.
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from generator.spec import isa
 from generator.spec.board import Board
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from host.registers import pack_hw_info
 
 

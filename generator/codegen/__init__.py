@@ -1,4 +1,4 @@
-"""Code generation: quantized graph + :class:`~generator.spec.timing.HwConfig` -> instruction program.
+"""Code generation: quantized graph + :class:`~generator.spec.hw.HwConfig` -> instruction program.
 
 Modules: :mod:`~generator.codegen.tiling` (layer geometry, the tilings that fit, their latency estimate),
 :mod:`~generator.codegen.allocate` (DDR regions, weights blob), :mod:`~generator.codegen.emit` (one layer's

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from generator.spec import isa
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.ir.graph import Graph
 from generator.codegen.tiling import Layer, ScheduleError, ceil_div
 

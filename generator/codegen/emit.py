@@ -11,7 +11,7 @@ channels, t_idx: the tile's index (its accumulator bank is t_idx % 2).
 from __future__ import annotations
 
 from generator.spec import isa
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.ir.graph import Graph
 from generator.codegen.allocate import DdrLayout, TensorView
 from generator.codegen.tiling import Layer, Plan, ScheduleError, acc_span, ceil_div, layer_hw, tile_ranges

@@ -31,7 +31,7 @@ PBUF, WBUF, TBUF, IBUF = (isa.BUFFERS[k] for k in ("PBUF", "WBUF", "TBUF", "IBUF
 
 def pbuf_bases(records: list[int], capacity: int) -> list[int | None]:
     """PBUF record base of each layer (``records[k]``: the layer's PBUF records, a multiple of the lane pitch;
-    ``capacity``: :attr:`generator.spec.timing.HwConfig.pbuf_index`): right after its predecessor's records if both
+    ``capacity``: :attr:`generator.spec.hw.HwConfig.pbuf_index`): right after its predecessor's records if both
     fit, else at 0 if that is below the predecessor's, else None (its records overlap the predecessor's: loaded
     behind the barrier, at 0). The first layer is at 0."""
     bases: list[int | None] = []
@@ -104,7 +104,7 @@ def _first_tile_reads(body: list, prev_stores: list, end: int) -> int:
 def join_layers(bodies: list, bases: list, hw, cycles=None) -> tuple[list, list]:
     """The program's layers: ``bodies`` (each layer's instructions, intra-layer token flags set) with their PBUF
     records at ``bases`` (:func:`pbuf_bases`), joined as the module docstring says for the
-    :class:`~generator.spec.timing.HwConfig` ``hw``: at each boundary the plain barrier and every overlap the
+    :class:`~generator.spec.hw.HwConfig` ``hw``: at each boundary the plain barrier and every overlap the
     previous layer's STOREs allow (the first one or two tiles early; the second SYNC after the first COMPUTE or
     after the early tiles) are timed on the two layers alone, and the fastest is taken. Returns (instructions
     without CONFIG and END, (first, end) index range of each layer in them); the c2l and s2c token flags are

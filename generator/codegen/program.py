@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from generator.spec import isa
-from generator.spec.timing import HwConfig, insn_cycles
+from generator.spec.hw import HwConfig
+from generator.spec.timing import insn_cycles
 from generator.spec.timing_engine import FIFO_OF, ModuleTimer
 from generator.ir.graph import Graph
 from generator.codegen.allocate import DdrLayout, TensorView, allocate

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field, replace
 
 from generator.spec import isa
 from generator.spec.arch import TABLE_STAGES
-from generator.spec.timing import POST_FILL, WBUF, HwConfig, transfer_cycles
+from generator.spec.hw import HwConfig
+from generator.spec.timing import POST_FILL, WBUF, transfer_cycles
 from generator.ir.graph import Graph, GraphError
 
 #: bytes of one PBUF parameter record in DDR (bias, requantization multipliers and shifts of one output channel)

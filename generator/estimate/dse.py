@@ -31,7 +31,7 @@ from generator.codegen.tiling import ScheduleError, layer_of
 from generator.estimate import rtl_model
 from generator.spec.arch import array_error
 from generator.spec.board import Board
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 
 #: Tn the search tries (the RTL needs powers of two: its adder trees)
 ARRAY_SIDES = (8, 16, 32, 64)

@@ -76,7 +76,8 @@ from generator.backends.hls.lint.run import LintError, analyse_folder
 from generator.spec import isa
 from generator.spec.arch import AXI_BOUNDARY_BYTES, CMD_QUEUE_DEPTH
 from generator.spec.board import Board
-from generator.spec.timing import HwConfig, split_tail
+from generator.spec.hw import HwConfig
+from generator.spec.timing import split_tail
 
 KERNEL_FILE = "accel_kernel.h"
 #: STORE's bursts end at 4 KB pages (AXI4: a burst never crosses one; the kernel's store_beats)

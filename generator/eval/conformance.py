@@ -44,7 +44,7 @@ from generator.exec import run_golden
 from generator.spec.board import load_board
 from generator.codegen import ScheduleError
 from generator.frontend.onnx_loader import SUPPORTED, load_onnx
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.ir.graph import GraphError
 from generator.quant.quantize import QuantConfig, QuantError, calibrate, quantize
 

@@ -124,7 +124,7 @@ def compile_case(case: dict, board: str | None = None):
     from generator.frontend.onnx_loader import load_onnx
     from generator.ir import passes
     from generator.quant.quantize import QuantConfig, calibrate, quantize
-    from generator.spec.timing import HwConfig
+    from generator.spec.hw import HwConfig
 
     brd = config_board(case["config"], board)
     cfg = QuantConfig.from_mode(case["mode"], case["per_channel"])

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from generator.spec import isa
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.spec.timing_engine import ModuleTimer, TokenError
 
 PARAM_DTYPE = np.dtype([(n, np.dtype(t).newbyteorder("<")) for n, t, _ in isa.PARAM_RECORD])

@@ -36,7 +36,7 @@ from pynq.pl_server.device import Device
 
 from generator.spec import isa
 from generator.spec.board import Board, load_board
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.exec.golden import GoldenSim, SimError
 from host.manifest import page_round
 from host.registers import HW_INFO_MODES, KERNEL_VLNV, SIZE_REGS, ip_vlnv, pack_hw_info

@@ -401,7 +401,7 @@ def equalized_graph(g: Graph, model_path: Path, calib=None, alpha: float = EQUAL
 def quantized_graph(g: Graph, stats: dict, selected: tuple, cfg, hw, spec, calib, bias_correction: bool,
                     calib_method: str, log) -> Graph:
     """The fused graph ``g`` quantized (:class:`~generator.quant.quantize.QuantConfig` ``cfg``, accumulator widths of
-    :class:`~generator.spec.timing.HwConfig` ``hw``) with the ``selected`` (ranges, headroom, choices) of the
+    :class:`~generator.spec.hw.HwConfig` ``hw``) with the ``selected`` (ranges, headroom, choices) of the
     calibration statistics ``stats``, bias-corrected on the calibration images, then at the per-layer precision of
     ``spec`` (:func:`generator.quant.precision.mixed_precision`). Raises QuantError."""
     from generator.quant.bias import correct_bias

@@ -5,7 +5,7 @@ from __future__ import annotations
 from generator.estimate import hls_resources
 from generator.spec import isa
 from generator.spec.board import Board
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 
 
 def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compiled_bits: int, check: dict | None,

@@ -34,7 +34,7 @@ from generator.spec.board import DEFAULT_BOARD, chosen_path, load_board
 from generator.codegen.program import Program, compile_program
 from generator.flows.decoding import exported_output, head_decoder  # (exported_output: re-exported)
 from generator.frontend.onnx_loader import check_bounds, load_onnx
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.ir.graph import Graph, GraphError
 from generator.quant.precision import parse_precision
 from generator.quant.quantize import DEFAULT_QUANT, QuantConfig, QuantError

@@ -197,7 +197,7 @@ def lane_memories(board: Board) -> list[Memory]:
     of the int8 and int16 counts): per ping-pong bank Tn IBUF lane memories (true dual port) and Tm WBUF memories
     of Tn elements and Tm ACC lane memories (true dual port); OL = max(Tm, AXI bytes) OBUF lane memories (one
     bank); Tm PBUF memories of parameter records; Tm TBUF memories of activation-table records."""
-    from generator.spec.timing import HwConfig
+    from generator.spec.hw import HwConfig
 
     a = board.accelerator
     h8, h16 = HwConfig.from_board(board, 8), HwConfig.from_board(board, 16)

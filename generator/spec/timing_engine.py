@@ -25,7 +25,8 @@ from collections import deque
 import numpy as np
 
 from generator.spec import isa
-from generator.spec.timing import HwConfig, insn_cycles, post_store_end
+from generator.spec.hw import HwConfig
+from generator.spec.timing import insn_cycles, post_store_end
 
 #: the modules, in the order the engine looks at their queue heads
 MODULES = ("load", "compute", "store")

@@ -180,7 +180,7 @@ def _check_memories(b, bd, cells, intf, edge, props, absent=()):
     assert len(mems["WBUF"]["ports"]) == 2 * a.tm and len(mems["PBUF"]["ports"]) == a.tm == len(mems["OBUF"]["ports"])
     assert mems["PBUF"]["ports"] == [f"pbuf_{m}" for m in range(a.tm)] and mems["TBUF"]["ports"][-1] == f"tbuf_{a.tm - 1}"
     assert mems["PBUF"]["width"] == mems["TBUF"]["width"] == 8 * isa.PARAM_RECORD_BYTES == 128
-    from generator.spec.timing import HwConfig             # the kernel's PBUF_ROWS (config.h)
+    from generator.spec.hw import HwConfig             # the kernel's PBUF_ROWS (config.h)
     assert mems["PBUF"]["depth"] == HwConfig.from_board(b, 8).pbuf_rows and mems["TBUF"]["depth"] == isa.TBUF_ROWS
     rams = [c for c in cells if c.endswith("_ram")]
     assert len(rams) == sum(len(m["ports"]) for m in bd["memories"])

@@ -13,7 +13,7 @@ from generator.exec import csim
 from generator.spec import isa
 from generator.spec.arch import PACK_GROUP, PACK_SHIFT
 from host.registers import HW_INFO_MODES, KERNEL_VLNV, ip_vlnv
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from layer_suite import BOARDS
 
 MODES24 = sum(1 << b for b in HW_INFO_MODES.values()) << 24   # hw_info: int8 and int16 supported

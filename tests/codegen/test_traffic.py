@@ -9,7 +9,7 @@ from generator.codegen.program import TRAFFIC_TOLERANCE, compile_program, schedu
 from generator.codegen.tiling import PARAM_RECORD_BYTES, layer_of
 from generator.exec.rtl import TINY
 from generator.flows.pipeline import compile_model
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.frontend.modelgen import Builder
 from helpers import board, compile_small
 

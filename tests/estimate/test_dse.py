@@ -15,7 +15,7 @@ from generator.frontend.onnx_loader import load_onnx
 from generator.ir import passes
 from generator.quant.quantize import QuantConfig, calibrate, quantize
 from generator.spec.board import load_board
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.spec.timing_engine import program_cycles
 
 

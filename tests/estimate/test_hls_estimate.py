@@ -12,7 +12,7 @@ import pytest
 from generator import ROOT_DIR
 from generator.flows.hls_report import kernel_estimate_lines, report_md
 from generator.estimate import hls_cycles as he
-from generator.spec import timing
+from generator.spec.hw import HwConfig
 from generator.spec.board import load_board
 from generator.exec.rtl import TINY
 from helpers import board, compile_small
@@ -335,7 +335,7 @@ def test_command_queue_depth_in_the_scheduler(zcu):
     from generator.spec import isa
     from generator.exec.golden import GoldenSim, SimError
     import numpy as np
-    hw = timing.HwConfig.from_board(zcu, 8)
+    hw = HwConfig.from_board(zcu, 8)
     cfg = isa.make("CONFIG", isa_version=isa.ISA_VERSION, tn=hw.tn, tm=hw.tm,
                    config_id=hw.config_id)
     prog = [cfg, isa.make("COMPUTE", pop_prev=1)] + [isa.make("COMPUTE") for _ in range(3)] + \

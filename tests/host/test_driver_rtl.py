@@ -34,7 +34,7 @@ from generator.flows.artifacts import write_artifacts
 from generator.flows.pipeline import Compiled, calibration_images
 from generator.frontend.darknet import darknet_to_onnx
 from generator.frontend.onnx_loader import load_onnx
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.exec.pynq_golden import GoldenSimDevice, active
 from generator.quant.quantize import QuantConfig, calibrate, quantize
 from generator.backends.rtl import RTL_DIR, write_rtl

@@ -76,7 +76,7 @@ def test_equalization_brings_int8_closer_to_float(mode):
     from generator.exec import run_golden, run_graph
     from generator.quant.quantize import QuantConfig, calibrate, quantize
     from generator.quant.ranges import channel_ranges, collect_histograms
-    from generator.spec.timing import HwConfig
+    from generator.spec.hw import HwConfig
 
     g, xs = _graph_and_images(_model(), n=6)
     cfg = QuantConfig.from_mode(mode, True)

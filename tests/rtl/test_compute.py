@@ -19,7 +19,8 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge, Timer
 
 from generator.spec import isa
-from generator.spec.timing import HwConfig, insn_cycles
+from generator.spec.hw import HwConfig
+from generator.spec.timing import insn_cycles
 from generator.backends.rtl import package_context
 from rtl_unit import UnitBuild, tiny_board, unit_args
 

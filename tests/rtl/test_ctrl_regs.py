@@ -15,7 +15,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge, Timer
 
 from generator.spec import isa
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from host.registers import HW_INFO_MODES, SIZE_REGS
 from rtl_unit import UnitBuild, tiny_board, unit_args
 

@@ -20,7 +20,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
 
 from generator.spec import isa
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.backends.rtl import package_context
 from rtl_unit import UnitBuild, reset_with_regions, unit_args
 

@@ -22,7 +22,7 @@ from cocotb.triggers import ClockCycles, RisingEdge, Timer
 
 from generator.spec import isa
 from generator.spec.arch import POST_SETUP, REQUANT_STAGES, TABLE_STAGES
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.exec.golden import GoldenSim
 from generator.backends.rtl import package_context
 from rtl_unit import UnitBuild, tiny_board, unit_args

@@ -4,7 +4,7 @@ import pytest
 
 from generator.exec import run_golden
 from generator.spec import isa
-from generator.spec.timing import HwConfig
+from generator.spec.hw import HwConfig
 from generator.exec.golden import GoldenSim, SimError
 from helpers import board, compile_small
 from generator.frontend.modelgen import Builder

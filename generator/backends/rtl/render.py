@@ -23,7 +23,8 @@ from generator.spec.arch import (array_error, ACC_RMW_DISTANCE, AXI_ADDR_BITS, A
                                   POST_SETUP, REQUANT_STAGES, RTL_QUEUES, STORE_SETUP, TABLE_STAGES, pe_tree_stages)
 from generator.spec.board import Board
 from generator.spec.memories import storage_binding
-from generator.spec.timing import MAX_READ_BURSTS, HwConfig
+from generator.spec.hw import HwConfig
+from generator.spec.timing import MAX_READ_BURSTS
 from host.registers import SIZE_REGS
 
 RTL_DIR = ROOT_DIR / "rtl"

@@ -7,16 +7,15 @@ import numpy as np
 
 from generator.spec import isa
 from generator.codegen.program import Program
-from host.manifest import im2col_into, page_round, region_shape
+from host.manifest import im2col_into, page_round, region_dtype, region_shape
 
 
 def region_array(ddr: np.ndarray, base: int, r: dict) -> np.ndarray:
     """Writable view of a whole region (border included) as [H + 2p, W + 2p, C] int8/int16 by the region's
     ``bits`` (:func:`host.manifest.region_shape`; the driver views its buffers the same way)."""
-    shape, eb = region_shape(r), r["bits"] // 8
-    n = shape[0] * shape[1] * shape[2] * eb
-    raw = ddr[base + r["addr"]: base + r["addr"] + n]
-    return raw.view(np.int8 if eb == 1 else np.dtype("<i2")).reshape(shape)
+    shape, dt = region_shape(r), region_dtype(r)
+    raw = ddr[base + r["addr"]: base + r["addr"] + shape[0] * shape[1] * shape[2] * dt.itemsize]
+    return raw.view(dt).reshape(shape)
 
 
 def build_ddr(prog: Program, x_q: np.ndarray) -> tuple[np.ndarray, dict]:

@@ -234,7 +234,7 @@ class MacroAttrs:
         when the padding is not the same on all four sides (``auto_pad`` SAME_UPPER / SAME_LOWER, TensorFlow and
         Keras exports), else None; :meth:`four_pads` gives either as four values. On a copy layer: the max-pool's
         padding (-inf), read from its input region's border, which then holds the smallest integer.
-    act: "linear", "relu", "leaky" or a table activation (:data:`generator.ref.kernels.TABLE_ACTIVATIONS`: sigmoid,
+    act: "linear", "relu", "leaky" or a table activation (:data:`generator.ir.activations.TABLE_ACTIVATIONS`: sigmoid,
         silu, tanh, hardsigmoid, hardswish, softplus, mish, elu); alpha: LeakyReLU slope (HardSigmoid's alpha,
         Elu's alpha); beta: HardSigmoid's beta.
     pool: None or (k, s, pad_end): max-pool k x k stride s, with pad_end extra rows/cols at the bottom/right

@@ -25,7 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from generator.ref.float_ref import run_float
-from generator.ref.kernels import (TABLE_ACTIVATIONS, activation, conv2d, maxpool2d, table_activate,
+from generator.ir.activations import TABLE_ACTIVATIONS, activation
+from generator.ref.kernels import (conv2d, maxpool2d, table_activate,
                                    upsample_nearest)
 from generator.ir.graph import Graph
 from generator.quant.quantize import require_quantized

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from generator.ref.float_ref import PRE_ACT, run_float
-from generator.ref.kernels import TABLE_ACTIVATIONS
+from generator.ir.activations import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph, GraphError
 from generator.quant.scales import (MAX_REAL_MULT, _act_params, _per_channel_output,  # noqa: F401
                                     _scale_floors, channel_output_regions)
@@ -343,7 +343,7 @@ def _table_domain(n, ranges: dict, out: tuple, cfg: QuantConfig, floor: float) -
 
 def activation_table(m, s_t: float, zp_t: int, s_out: float, zp_out: int, bits: int) -> np.ndarray:
     """The POST activation table of a layer (:data:`generator.spec.isa.TABLE_ENTRIES` entries, int64 [256, 2]:
-    base, delta) for activation ``m.act`` (:data:`generator.ref.kernels.TABLE_ACTIVATIONS`, with ``m.alpha`` /
+    base, delta) for activation ``m.act`` (:data:`generator.ir.activations.TABLE_ACTIVATIONS`, with ``m.alpha`` /
     ``m.beta``) from the input domain (``s_t``, ``zp_t``) to the output (``s_out``, ``zp_out``).
 
     Entry i starts at the input integer t_i = qmin + i * 2^(bits-8): ``base = clamp(round(f(s_t (t_i - zp_t)) /

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from generator.ref.kernels import TABLE_ACTIVATIONS
+from generator.ir.activations import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph
 
 

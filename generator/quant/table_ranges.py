@@ -1,6 +1,6 @@
 """The pre-activation range of each table-activation layer, tied to the layer's own output range (int8).
 
-A layer with a table activation (SiLU, GELU, Sigmoid, ...: :data:`generator.ref.kernels.TABLE_ACTIVATIONS`) has two
+A layer with a table activation (SiLU, GELU, Sigmoid, ...: :data:`generator.ir.activations.TABLE_ACTIVATIONS`) has two
 calibrated ranges: its output region's, and its values before the activation (key
 ``PRE_ACT.format(layer)``), from which :func:`generator.ref.tables.table_domain` derives the table's input domain.
 :func:`generator.quant.ranges.select_ranges` chooses each by the SQNR of its own values, independently, so the two
@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from generator.ref.float_ref import PRE_ACT
-from generator.ref.kernels import TABLE_ACTIVATIONS
+from generator.ir.activations import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph
 from generator.quant.quantize import QuantError, _act_params
 

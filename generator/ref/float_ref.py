@@ -5,7 +5,7 @@ every pass, and calibration records the range of every layer output with it. Ten
 read and written through their region (channel offset + channel count), as the accelerator does.
 
 A Macro layer's convolution and table activation compute exactly what :func:`generator.ref.kernels.conv2d` and
-:func:`generator.ref.kernels.activation` compute, value for value, only faster (:func:`_conv`: the same im2col
+:func:`generator.ir.activations.activation` compute, value for value, only faster (:func:`_conv`: the same im2col
 matrix, gathered one kernel tap at a time, and the same float32 matrix product; :func:`_table_act`: the same
 float64 operations on cache-sized pieces), so calibration ranges do not depend on which one ran.
 """
@@ -18,7 +18,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from generator.ir.graph import Graph, GraphError
-from generator.ref.kernels import TABLE_ACTIVATIONS, activation, conv2d, maxpool2d, upsample_nearest
+from generator.ir.activations import TABLE_ACTIVATIONS, activation
+from generator.ref.kernels import conv2d, maxpool2d, upsample_nearest
 from generator.ir.passes.common import activation_of, resolve_pads
 
 
@@ -107,7 +108,7 @@ _PIECE = 1 << 15
 
 
 def _table_act(y: np.ndarray, act: str, alpha: float, beta: float) -> np.ndarray:
-    """:func:`generator.ref.kernels.activation` of float32 ``y`` for a table activation, the same values: the
+    """:func:`generator.ir.activations.activation` of float32 ``y`` for a table activation, the same values: the
     same element-wise float64 function, on pieces of :data:`_PIECE` elements (sigmoid and SiLU, x / (1 + e^-x)
     as x * (1.0 / (1.0 + exp(-x))), into buffers reused from piece to piece). Returns float32, ``y``'s shape."""
     f = TABLE_ACTIVATIONS[act]

@@ -52,7 +52,7 @@ import math
 import numpy as np
 
 from generator.ref.float_ref import PRE_ACT
-from generator.ref.kernels import TABLE_ACTIVATIONS
+from generator.ir.activations import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph
 from generator.ref.tables import table_domain
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from generator.ir.activations import TABLE_ACTIVATIONS, activation, erf  # noqa: F401 - the float references' kernels
 from generator.spec.isa import TABLE_FRAC_BITS
 
 

@@ -1,6 +1,6 @@
 """The input domain of each POST activation table, chosen for the table rather than for storage.
 
-A layer with a table activation (:data:`generator.ref.kernels.TABLE_ACTIVATIONS`: SiLU, Sigmoid, HardSwish, GELU,
+A layer with a table activation (:data:`generator.ir.activations.TABLE_ACTIVATIONS`: SiLU, Sigmoid, HardSwish, GELU,
 ...) requantizes its accumulator into the table's input domain (scale s_t, zero point zp_t), and the table maps
 that domain to the output (:func:`generator.quant.quantize.activation_table`): 256 direct entries in int8, 256
 linearly interpolated segments in int16. Every unit of the domain's width is resolution lost where the function

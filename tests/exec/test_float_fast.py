@@ -1,11 +1,12 @@
 """The float executor's fast paths (generator/ref/float_ref.py: _conv, _table_act) against the reference kernels
-they replace (generator/ref/kernels.py: conv2d, activation), value for value: calibration's ranges must not
+they replace (generator/ref/kernels.py: conv2d; generator/ir/activations.py: activation), value for value: calibration's ranges must not
 depend on which one ran."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from generator.ir import activations
 from generator.ref import float_ref, kernels
 
 
@@ -30,7 +31,7 @@ def test_conv_equals_the_reference_kernel(ic, oc, k, stride, pads, h, w):
     assert again.tobytes() == kernels.conv2d(x[:, :h - 1], wt, stride, pads).tobytes()
 
 
-@pytest.mark.parametrize("act", sorted(kernels.TABLE_ACTIVATIONS))
+@pytest.mark.parametrize("act", sorted(activations.TABLE_ACTIVATIONS))
 def test_table_activation_equals_the_reference(act):
     """Every table activation on 100k float32 values (several pieces, a ragged last one), wide range and values
     near 0 alike, contiguous or not."""
@@ -39,5 +40,5 @@ def test_table_activation_equals_the_reference(act):
     y = y[:7 * 3 * 4761].reshape(7, 3, 4761)
     for v in (y, y[:, :, ::2]):                     # contiguous, and a strided view
         got = float_ref._table_act(v, act, 0.2, 0.5)
-        ref = kernels.activation(v, act, 0.2, 0.5)
+        ref = activations.activation(v, act, 0.2, 0.5)
         assert got.dtype == ref.dtype and got.shape == ref.shape and got.tobytes() == ref.tobytes()

@@ -10,7 +10,7 @@ import pytest
 from generator.eval.act_error import MODES, error_table, table_error
 from generator.exec import run_golden
 from generator.ref.int_ref import compare_ddr
-from generator.ref.kernels import TABLE_ACTIVATIONS
+from generator.ir.activations import TABLE_ACTIVATIONS
 from generator.frontend.modelgen import Builder, ort_run
 from generator.ir.passes import run_all
 from generator.frontend.onnx_loader import load_onnx

@@ -404,16 +404,21 @@ def compare(c, model=None, image="bus", board=DEFAULT_BOARD, quant=DEFAULT_QUANT
 @task(help={"out": "Markdown file for the table (default build/activations.md)",
             "model": "also measure every table layer of this ONNX model or shipped name (doclaynet) over its "
                      "calibrated range, int8-asym and int16-sym",
-            "board": "board name (with --model)"})
-def activations(c, out="build/activations.md", model=None, board=DEFAULT_BOARD):
+            "board": "board name (with --model)",
+            "readme": "instead: rewrite README.md's activation table from the records (generator/ir/activations.py)"})
+def activations(c, out="build/activations.md", model=None, board=DEFAULT_BOARD, readme=False):
     """14. Check: the error of POST's activation tables against the float functions (per activation, int8 / int16).
 
     Pre-activation values on a dense grid, through POST's table as the compiler builds it (input rounding, table,
     identity above it), against the function: the largest and RMS error in output steps and the SQNR in dB, over
     [-8, 8] for every activation and, with --model, over each table layer's calibrated range
     (generator/eval/act_error.py, generator/flows/activations.py)."""
-    from generator.flows.activations import activations_flow
+    from generator import ROOT_DIR
+    from generator.flows.activations import activations_flow, update_readme
 
+    if readme:
+        _flow(update_readme, ROOT_DIR / "README.md")
+        return
     _flow(activations_flow, out, model, board)
 
 

@@ -119,6 +119,24 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def records_markdown(rows: list[dict]) -> str:
+    """The activation records (:data:`generator.ir.activations.ACTIVATIONS`) as the README's Markdown table, one
+    line per record: its graph name, how ONNX exports write it (``doc``), its operator's parameters with their ONNX
+    defaults, darknet's ``activation=`` name, whether POST runs the identity above the table, and the error of
+    :func:`error_table` ``rows`` in each mode. Raises StopIteration when ``rows`` lack a record's mode."""
+    modes = list(dict.fromkeys(r["mode"] for r in rows))
+    out = ["| activation | ONNX, as exports write it | parameters (ONNX defaults) | darknet | POST | "
+           + " | ".join(f"{m}: max / RMS error (LSB), SQNR (dB)" for m in modes) + " |",
+           "|---|---|---|---|---|" + "---:|" * len(modes)]
+    for a in ACTIVATIONS:
+        cells = [next(r for r in rows if r["act"] == a.name and r["mode"] == m) for m in modes]
+        params = ", ".join(f"{k} {d:.6g}" for k, d in a.params) or "-"
+        post = "table, identity above" if cells[0]["identity"] else "table"
+        out.append(f"| {a.name} | {a.doc} | {params} | {a.darknet or '-'} | {post} | "
+                   + " | ".join(f"{c['max_lsb']:.2f} / {c['rms_lsb']:.2f}, {c['sqnr_db']:.1f}" for c in cells) + " |")
+    return "\n".join(out)
+
+
 def layer_markdown(per_mode: dict) -> str:
     """{mode: :func:`layer_errors` rows} as a Markdown summary: per mode the number of table layers, how many use
     the identity above the table, and the worst and median max error (LSB) and SQNR (dB) over the layers."""

@@ -27,6 +27,9 @@ static inline void tok_push(fifo<token_t> &s, ap_uint<32> &err) {
 #if INSN_BEATS != 1 && INSN_BEATS != 2 && INSN_BEATS != 4
 #error "an instruction is 1, 2 or 4 m_axi beats (the fetch loops' II)"
 #endif
+// the fetch loops' II: one instruction per INSN_BEATS reads of the one read channel (a constant the PIPELINE
+// pragmas name: UG1399, "Using Constants with Pragmas")
+static constexpr int FETCH_II = INSN_BEATS;
 
 // beats of the first n instructions
 static inline ap_uint<32> insn_beats(ap_uint<32> n) {
@@ -70,13 +73,7 @@ static ap_uint<32> validate(maxi<axi_t> insns, bool from_ddr, ap_uint<32> n, ap_
 VALIDATE:
     for (ap_uint<32> k = 0; k < n; k++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=65536
-#if INSN_BEATS == 1
-#pragma HLS PIPELINE II=1
-#elif INSN_BEATS == 2
-#pragma HLS PIPELINE II=2
-#else
-#pragma HLS PIPELINE II=4
-#endif
+#pragma HLS PIPELINE II=FETCH_II
         const insn_t x = next_insn(insns, from_ddr, k, held);
         if (illegal || ended) continue;   // (the rest of the burst is read, not checked)
         const int op = opcode_of(x);
@@ -173,13 +170,7 @@ static void fetch_run(const run_t &r, maxi<axi_t> insns, ap_uint<32> n_insns, ap
     DISPATCH:
         for (ap_uint<32> k = 0; k <= kend; k++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=65536
-#if INSN_BEATS == 1
-#pragma HLS PIPELINE II=1
-#elif INSN_BEATS == 2
-#pragma HLS PIPELINE II=2
-#else
-#pragma HLS PIPELINE II=4
-#endif
+#pragma HLS PIPELINE II=FETCH_II
             const insn_t nx = k + 1 <= kend ? next_insn(insns, from_ddr, k + 1, held) : (insn_t)0;
             const int op = opcode_of(x);
             if (op == OP_CONFIG) {  // the load module owns CONFIG (and its tokens); the others see it too

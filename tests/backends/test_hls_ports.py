@@ -72,6 +72,16 @@ def test_two_reads_of_ram_t2p_clean(tmp_path, storage):
     assert (vs == []) == (want == 1), vs
 
 
+def test_requested_ii_from_a_named_constant(tmp_path):
+    """``II=NAME`` with a namespace-scope constexpr (UG1399, "Using Constants with Pragmas"): the requested II is
+    its value (two reads of a ram_1p then meet it); a name that is no such constant is an error naming the line."""
+    code = "static constexpr int TWO = 1 + 1;\n" + _two_reads("ram_1p").replace("II=1", "II=TWO")
+    loops, vs = analyse(tmp_path, code)
+    assert (loops["TWO_READS"].requested_ii, loops["TWO_READS"].ii) == (2, 2) and vs == []
+    with pytest.raises(ValueError, match=r"k\.cpp:\d+: pragma II=THREE: not a namespace-scope constant"):
+        analyse(tmp_path, _two_reads("ram_1p").replace("II=1", "II=THREE"))
+
+
 # ------------------------------------------------------------------------------------------ partitioned lanes
 def _lanes(index):
     return f"""

@@ -189,6 +189,7 @@ class Analysis:
         self.violations: set = set()
         self.uids = itertools.count(1 << 20)
         self.top = None
+        self._constants: dict = {}
         self.maxi: dict = {}
 
     def add(self, rule, cursor, function, message):
@@ -226,12 +227,29 @@ class Analysis:
         return self._scopes[h]
 
     def pipeline_ii(self, loop, fn) -> int | None:
-        """The II a loop's ``#pragma HLS PIPELINE`` requests (1 by default), None if it is not pipelined."""
+        """The II a loop's ``#pragma HLS PIPELINE`` requests (1 by default), None if it is not pipelined. The II is
+        a number or the name of a namespace-scope ``constexpr`` / ``const`` integer (UG1399, "Using Constants with
+        Pragmas"), evaluated by clang. Raises ValueError naming the pragma for a name that is no such constant."""
         for p in self.scopes(fn).get(loop.hash, []):
             if p.directive == "PIPELINE" and not any(a.lower() == "off" for a in p.args):
-                m = re.search(r"II\s*=\s*(\d+)", " ".join(p.args).replace(" = ", "="), re.I)
-                return int(m.group(1)) if m else 1
+                m = re.search(r"II\s*=\s*(\w+)", " ".join(p.args).replace(" = ", "="), re.I)
+                if not m:
+                    return 1
+                return int(m.group(1)) if m.group(1).isdigit() else self.named_constant(m.group(1), loop)
         return None
+
+    def named_constant(self, name: str, where) -> int:
+        """The value of the namespace-scope constant integer ``name`` of the translation unit (a pragma's
+        argument). Raises ValueError naming ``where``'s file and line when there is none or it is not constant."""
+        if name not in self._constants:
+            found = [c for c in self.tu.cursor.walk_preorder() if c.kind == K.VAR_DECL and c.spelling == name
+                     and c.semantic_parent is not None and c.semantic_parent.kind in (K.TRANSLATION_UNIT, K.NAMESPACE)]
+            init = clang_ast.var_init(found[0]) if found else None
+            self._constants[name] = clang_ast.evaluate(init) if init is not None else None
+        if self._constants[name] is None:
+            raise ValueError(f"{where.location.file.name}:{where.location.line}: pragma II={name}: not a "
+                             f"namespace-scope constant integer")
+        return self._constants[name]
 
     def local_memory(self, v, fn) -> Memory | None:
         if v.hash not in self._locals:

@@ -37,7 +37,8 @@ class BuildResult:
     (:func:`generator.exec.csim.build_and_check`); ``cycles``: {bits: latency-model cycles per frame} for int8
     and int16; ``bits``: the compiled precision; ``clock_mhz``: PL clock; ``kernel_estimate``: {"hls", "model",
     "ratio"} (:func:`generator.estimate.hls_cycles.compare`); ``detections``; ``tools_message``: the Vitis /
-    Vivado commands to run by hand when the tools are not on PATH ("" when they ran)."""
+    Vivado commands to run by hand when the tools are not on PATH ("" when they ran); ``mixed``: (the per-layer
+    precision's label, :func:`precision_label`, and the program's cycles per frame), or None for a uniform build."""
     out: Path
     check: dict
     cycles: dict
@@ -46,12 +47,14 @@ class BuildResult:
     kernel_estimate: dict
     detections: list
     tools_message: str = ""
+    mixed: tuple | None = None
 
     def summary(self) -> str:
         """Three lines: the C-simulation verdict with FPS of the latency model, the kernel estimate, the files."""
         c, k, mhz = self.cycles, self.kernel_estimate, self.clock_mhz
+        cyc, what = (self.mixed[1], f" (precision {self.mixed[0]})") if self.mixed else (c[self.bits], "")
         return (f"C-simulation bit-exact with the golden simulator ({self.check['csim_seconds']:.1f} s); latency "
-                f"model predicts {c[self.bits]} cycles = {mhz * 1e6 / c[self.bits]:.1f} FPS at {mhz:g} MHz "
+                f"model predicts {cyc} cycles = {mhz * 1e6 / cyc:.1f} FPS at {mhz:g} MHz{what} "
                 f"(int8/int16 throughput {c[16] / c[8]:.2f}x); {len(self.detections)} detections\n"
                 f"kernel estimate from its loop structure (not a synthesis result): hls-cycles {k['hls']}, "
                 f"model-cycles {k['model']} (ratio {k['ratio']:.2f})\n"
@@ -80,9 +83,21 @@ def _csim_check(comp, img, hls_dir: Path, overlay) -> tuple[dict, dict]:
 
 
 def _frame_cycles(comp, target: Target, source: ModelSource, quant_other: str) -> dict:
-    """Latency-model cycles per frame of ``comp`` and of the same model in ``quant_other``: {bits: cycles}."""
+    """Latency-model cycles per frame of the model compiled uniformly in ``comp``'s mode (``comp`` itself unless it
+    has a per-layer precision) and in ``quant_other``: {bits: cycles}."""
+    base = compile_request(target.uniform(), source, progress=False) if target.precision else comp
     other = compile_request(target.with_quant(quant_other), source, progress=False)
-    return {c.hw.bits: c.program.cycles for c in (comp, other)}
+    return {c.hw.bits: c.program.cycles for c in (base, other)}
+
+
+def precision_label(comp) -> str:
+    """"" for a uniform compile; for a per-layer precision its spec and how many layers write int16, e.g.
+    ``"auto25: 17 of 21 layers int16"``."""
+    p = comp.qgraph.metadata.get("precision")
+    if not p:
+        return ""
+    return f"{p.get('spec', '')}: {len(p.get('int16_layers', []))} of {len(list(comp.qgraph.macro_nodes()))} " \
+           f"layers int16"
 
 
 def _run_tools(hls_dir: Path, require_tools: bool) -> str:
@@ -205,9 +220,11 @@ def build_flow(target: Target = Target(), source: ModelSource = ModelSource(), i
     dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
     draw_detections(img, dets, d / "detections.png", num_classes=len(comp.names))
     atomic_write(d / "detections.json", json.dumps(dets, indent=1))
+    label = precision_label(comp)
+    mixed = (label, comp.program.cycles) if label else None
     atomic_write(d / "report.md", report_md(comp.board, comp.quant.name, len(comp.program.insns), cycles,
-                                                bits, r, Path(image).name, dets, est, kest))
-    res = BuildResult(d, r, cycles, bits, comp.board.pl_clock_mhz, kest, dets)
+                                                bits, r, Path(image).name, dets, est, kest, mixed))
+    res = BuildResult(d, r, cycles, bits, comp.board.pl_clock_mhz, kest, dets, mixed=mixed)
     log(res.summary())
     res.tools_message = _run_tools(d / "hls", require_tools)
     return res

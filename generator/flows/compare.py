@@ -131,7 +131,7 @@ def precision_line(comp, target: Target, source: ModelSource) -> str:
     """One line on a mixed-precision compile: its spec, the layers writing int16, and the frame's cycles and
     frames/s by the latency model against the same model compiled uniformly in the target's mode (compiled here;
     the compile cache makes it cheap the second time)."""
-    base = compile_request(target.with_quant(target.quant), source, progress=False)
+    base = compile_request(target.uniform(), source, progress=False)
     p = comp.qgraph.metadata.get("precision", {})
     wide, n = len(p.get("int16_layers", [])), len(list(comp.qgraph.macro_nodes()))
     mhz = comp.hw.clock_mhz

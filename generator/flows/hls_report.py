@@ -10,7 +10,7 @@ from generator.spec.hw import HwConfig
 
 def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compiled_bits: int, check: dict | None,
               image: str = "", detections: list | None = None, est: "hls_resources.Estimate | None" = None,
-              kernel_est: dict | None = None) -> str:
+              kernel_est: dict | None = None, mixed: tuple | None = None) -> str:
     """The build report (Markdown): configuration, estimated resources against the part's capacity, predicted
     cycles and frames/s at the board clock, the int8 / int16 throughput ratio, the C-simulation result.
 
@@ -19,13 +19,15 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
         :func:`generator.exec.csim.build_and_check`'s result (None: not run); detections: from the C-simulation's
         heads; est: resource estimate (computed if None); kernel_est: :func:`generator.estimate.hls_cycles.compare`
         of the program (the ``hls-cycles:`` / ``model-cycles:`` lines, :func:`kernel_estimate_lines`; omitted if
-        None).
+        None); mixed: (label, cycles) of a per-layer precision program (``cycles`` then holds the uniform
+        programs; None: the build is the uniform ``compiled_bits`` one).
     """
     a = board.accelerator
     est = est or hls_resources.estimate(board, program_insns)
     h = HwConfig.from_board(board, compiled_bits)
     f = board.pl_clock_mhz * 1e6
-    lines = [f"# Build report: {board.name}, {quant}", "",
+    title = f"{quant}, precision {mixed[0]}" if mixed else quant
+    lines = [f"# Build report: {board.name}, {title}", "",
              "## Configuration", "",
              f"- board `{board.name}` ({board.description}), part `{board.part}`",
              f"- PE array Tn x Tm = {a.tn} x {a.tm}: {a.tn * a.tm} MACs/cycle in int16, {2 * a.tn * a.tm} in int8 "
@@ -34,7 +36,8 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
              f"words of {a.tm} x {max(a.acc_bits_int8, a.acc_bits_int16)} bit (2 banks each); OBUF "
              f"{a.obuf_bytes} B; PBUF {a.pbuf_entries} records",
              f"- m_axi {a.axi_data_width_bits} bit on S_AXI_HP0_FPD; PL clock {board.pl_clock_mhz:g} MHz",
-             f"- instruction ROM: {program_insns} instructions (int{compiled_bits}); CONFIG id "
+             f"- instruction ROM: {program_insns} instructions "
+             f"({f'int8 and int16 layers, {mixed[0]}' if mixed else f'int{compiled_bits}'}); CONFIG id "
              f"0x{h.config_id:08x}", "",
              "## Estimated resources", "",
              "Estimates of `generator/estimate/hls_resources.py` (nothing synthesized): DSP and memories follow the kernel's "
@@ -42,11 +45,10 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
              est.table(), "", est.memory_table(), "",
              "## Predicted performance (latency model, one frame)", "",
              "| precision | cycles | ms | frames/s |", "|---|---:|---:|---:|"]
-    for bits in (8, 16):
-        if bits in cycles:
-            c = cycles[bits]
-            mark = " (this build)" if bits == compiled_bits else ""
-            lines.append(f"| int{bits}{mark} | {c} | {c / f * 1e3:.2f} | {f / c:.1f} |")
+    rows = [(f"int{bits}{' (this build)' if bits == compiled_bits and not mixed else ''}", cycles[bits])
+            for bits in (8, 16) if bits in cycles]
+    rows += [(f"per layer, {mixed[0]} (this build)", mixed[1])] if mixed else []
+    lines += [f"| {name} | {c} | {c / f * 1e3:.2f} | {f / c:.1f} |" for name, c in rows]
     if 8 in cycles and 16 in cycles:
         lines += ["", f"int8 / int16 throughput: {cycles[16] / cycles[8]:.2f}x (same DSPs; int8 packs two "
                       f"products per DSP48E2, DDR-bound layers gain less)"]

@@ -40,6 +40,10 @@ class Target:
         """The same target in another quantization mode (uniform precision)."""
         return replace(self, quant=quant, precision=None)
 
+    def uniform(self) -> "Target":
+        """The same target without its per-layer precision (every layer in the mode's precision)."""
+        return replace(self, precision=None)
+
     def folder_suffix(self, input_size) -> str:
         """``-<H>x<W>`` for a compile at an input size, ``-auto<dB>`` / ``-mixed-<8 hex digits of the spec>`` for a
         per-layer precision, so two sizes or precisions of one model never share a folder. Raises FlowError for a

@@ -73,32 +73,17 @@ def _quants(value: str, several: bool = False):
 
 
 def _precision(value) -> str | None:
-    """``--precision`` checked (:func:`generator.quant.precision.parse_precision`): the spec, or None when not
-    given; exits 2 naming the bad item."""
-    if value is None:
-        return None
-    from generator.quant.precision import parse_precision
-    from generator.quant.quantize import QuantError
+    """``--precision`` checked (:func:`generator.flows.request.parse_precision`); exits 2 naming the bad item."""
+    from generator.flows.request import parse_precision
 
-    try:
-        parse_precision(str(value))
-    except QuantError as e:
-        _die(str(e))
-    return str(value)
+    return _flow(parse_precision, value)
 
 
 def _input_size(value) -> tuple | None:
-    """``--input-size`` as (H, W): None when not given, else from ``HxW`` (e.g. ``640x640``, ``384x640``) or one
-    integer N (N x N); H, W >= 1. Exits 2 naming the option otherwise."""
-    if value is None:
-        return None
-    parts = str(value).lower().replace("*", "x").split("x")
-    if len(parts) not in (1, 2) or not all(p.strip().isdigit() for p in parts):
-        _die(f"--input-size {value}: expected HxW (e.g. 640x640) or one integer for a square input")
-    hw = [int(p) for p in parts]
-    if min(hw) < 1:
-        _die(f"--input-size {value}: height and width must be >= 1")
-    return hw[0], hw[-1]
+    """``--input-size`` as (H, W) or None (:func:`generator.flows.request.parse_input_size`); exits 2 naming it."""
+    from generator.flows.request import parse_input_size
+
+    return _flow(parse_input_size, value)
 
 
 def _request(board, quant, per_tensor, precision, model=None, cfg=None, weights=None, names=None, yolo_cfg=None,
@@ -420,6 +405,19 @@ def activations(c, out="build/activations.md", model=None, board=DEFAULT_BOARD, 
         _flow(update_readme, ROOT_DIR / "README.md")
         return
     _flow(activations_flow, out, model, board)
+
+
+@task(help={"board": "board name", "quant": "comma-separated modes (default int8-asym,int16-sym)",
+            "model": MODEL_HELP["model"], "out": "Markdown report (default build/pre.md)"})
+def pre(c, board=DEFAULT_BOARD, quant="int8-asym,int16-sym", model=None, out="build/pre.md"):
+    """15. Check: PRE's integer resize (host/pre.py) against the float resize, on every shipped image.
+
+    Both inputs through the golden simulator: input elements differing, SQNR of each input and of the first layer,
+    detections and their agreement (mAP@0.5); generator/eval/pre_effect.py."""
+    from generator.flows.pre_check import pre_flow
+
+    target, source = _request(board, DEFAULT_QUANT, False, None, model)
+    _flow(pre_flow, out, _quants(quant, several=True), target, source)
 
 
 @task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales",

@@ -137,3 +137,32 @@ def compile_request(target: Target, source: ModelSource, progress: bool = True, 
         raise FlowError(str(e)) from None
     except OSError as e:   # a cache or output path in the way, not writable, a full disk: one line naming it
         raise FlowError(os_error_message(e)) from None
+
+
+def parse_precision(value) -> str | None:
+    """``--precision`` checked (:func:`generator.quant.precision.parse_precision`): the spec, or None when not
+    given. Raises FlowError naming the bad item."""
+    if value is None:
+        return None
+    from generator.quant.precision import parse_precision as parse
+    from generator.quant.quantize import QuantError
+
+    try:
+        parse(str(value))
+    except QuantError as e:
+        raise FlowError(str(e)) from None
+    return str(value)
+
+
+def parse_input_size(value) -> tuple | None:
+    """``--input-size`` as (H, W): None when not given, else from ``HxW`` (e.g. ``640x640``, ``384x640``) or one
+    integer N (N x N); H, W >= 1. Raises FlowError naming the option otherwise."""
+    if value is None:
+        return None
+    parts = str(value).lower().replace("*", "x").split("x")
+    if len(parts) not in (1, 2) or not all(p.strip().isdigit() for p in parts):
+        raise FlowError(f"--input-size {value}: expected HxW (e.g. 640x640) or one integer for a square input")
+    hw = [int(p) for p in parts]
+    if min(hw) < 1:
+        raise FlowError(f"--input-size {value}: height and width must be >= 1")
+    return hw[0], hw[-1]

@@ -413,7 +413,7 @@ def pre(c, board=DEFAULT_BOARD, quant="int8-asym,int16-sym", model=None, out="bu
     """15. Check: PRE's integer resize (host/pre.py) against the float resize, on every shipped image.
 
     Both inputs through the golden simulator: input elements differing, SQNR of each input and of the first layer,
-    detections and their agreement (mAP@0.5); generator/eval/pre_effect.py."""
+    detections and their agreement (mAP@0.5); generator/flows/pre_check.py."""
     from generator.flows.pre_check import pre_flow
 
     target, source = _request(board, DEFAULT_QUANT, False, None, model)

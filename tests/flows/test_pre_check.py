@@ -1,4 +1,4 @@
-"""generator/eval/pre_effect.py on the official YOLOv4-tiny (int8): PRE's integer input stays within one LSB of the
+"""generator/flows/pre_check.py on the official YOLOv4-tiny (int8): PRE's integer input stays within one LSB of the
 float resize's, and the golden simulator's detections from it agree with those from the float input."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 
 from helpers import compiled_model
 from generator.eval.data import all_real_images
-from generator.eval.pre_effect import pre_effect, pre_inputs
+from generator.flows.pre_check import pre_effect, pre_inputs
 from host.preprocess import load_image
 
 

@@ -105,10 +105,10 @@ class YoloAccelerator:
             accelerator IP is taken from the active PYNQ device's ``ip_dict`` (design already loaded).
         download: download the bitstream (``pynq.Overlay(download=...)``).
         timeout_s: seconds to wait for ``ap_done`` per frame before :class:`AcceleratorTimeout`.
-        use_interrupt: wait for the IP's ``interrupt`` pin (needs ``GIE``/``IER`` wired to an AXI interrupt
-            controller in the design); falls back to polling while an asyncio loop runs in the calling thread
+        use_interrupt: wait for the IP's ``interrupt`` pin (PYNQ offers it only behind an ``axi_intc``; our block
+            designs wire it to ``pl_ps_irq0``: DriverError); polls while an asyncio loop runs in this thread
             (Jupyter). Default False: poll CTRL every ``poll_interval_s`` (a 100 us poll costs little against a
-            frame of several ms). The interrupt path is not exercised by the simulated backend.
+            frame of several ms). Tested on the golden backend with a stand-in ``Interrupt`` only.
         poll_interval_s: sleep between two CTRL reads when polling.
         thresh, nms: detection threshold and NMS IoU threshold (darknet ``-thresh 0.25``, 0.45).
         buffer_sets: INPUT/OUTPUT buffer pairs (2 lets :meth:`detect_stream` overlap host and accelerator).
@@ -119,7 +119,8 @@ class YoloAccelerator:
             the export's constants differ in size or SHA-256 from the manifest's ``files`` entry (checked before
             anything else is done with them; see :mod:`host.package`), naming the file.
         PackageMismatchError: the accelerator's ``hw_info``/``config_id`` differ from the manifest's (a precision
-            the program uses, ``hardware.precisions``, that the bitstream does not implement included).
+            the program uses, ``hardware.precisions``, that the bitstream does not implement included), or the
+            overlay's .hwh registers from the manifest's map (field ``register map``, host.accel_ip).
     Attributes:
         manifest (:class:`host.manifest_types.Manifest`), decoder (:class:`host.decode.Decoder`), overlay
         (``pynq.Overlay`` or None), ip (:class:`host.accel_ip.AccelIP`), last_timing (dict of the last frame:
@@ -227,11 +228,12 @@ class YoloAccelerator:
             time.sleep(self.poll_interval_s)
 
     def _pick_interrupt(self, use_interrupt):
+        """ap_done's Interrupt, or None (poll); DriverError if the design gives PYNQ none (interrupt_choice)."""
         if not use_interrupt:
             return None
-        irq = getattr(self.ip, "interrupt", None)
+        irq, why = self.ip.interrupt_choice()
         if irq is None:
-            raise DriverError("use_interrupt=True but the accelerator IP has no interrupt pin in this design")
+            raise DriverError(f"use_interrupt=True but {why}: use polling (use_interrupt=False)")
         self._irq_loop = asyncio.new_event_loop()
         return irq
 

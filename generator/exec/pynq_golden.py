@@ -11,7 +11,11 @@
   :meth:`read_registers`/:meth:`write_registers` to :class:`AccelRegisterFile`, the accelerator's AXI-Lite slave
   (map: :data:`generator.spec.isa.REGISTERS`, Vitis HLS ``ap_ctrl_hs`` layout);
 * ``ip_dict``: one entry for the accelerator (VLNV :data:`host.registers.KERNEL_VLNV`) as the .hwh parser would
-  describe it, so a driver finds the IP exactly as it does in a loaded overlay's ``ip_dict``.
+  describe it, so a driver finds the IP exactly as it does in a loaded overlay's ``ip_dict``; or, with ``hwh=``,
+  the dictionaries PYNQ's own parser derives from that .hwh (:func:`parse_hwh`: pynqmetadata, as ``pynq.Overlay``
+  on PYNQ 3.x / 4.0), the accelerator's registers at the ``phys_addr`` / ``addr_range`` the .hwh gives it, and
+  :meth:`GoldenSimDevice.get_bitfile_metadata` returning that parser, so ``pynq.Overlay(bit, download=False)``
+  builds its ``ip_dict`` and binds :class:`host.accel_ip.AccelIP` exactly as on a board.
 
 Writing ``ap_start`` runs the program in a background thread (the accelerator runs while the CPU does other
 work): the instructions are fetched from DDR at the ``insns`` register (``fetch_ddr = 1``; the bitstream's
@@ -27,8 +31,10 @@ tests).
 from __future__ import annotations
 
 import contextlib
+import copy
 import struct
 import threading
+from pathlib import Path
 
 import numpy as np
 from pynq.buffer import PynqBuffer
@@ -38,8 +44,9 @@ from generator.spec import isa
 from generator.spec.board import Board, load_board
 from generator.spec.hw import HwConfig
 from generator.exec.golden import GoldenSim, SimError
+from host.accel_ip import find_accel
 from host.manifest import page_round
-from host.registers import HW_INFO_MODES, KERNEL_VLNV, SIZE_REGS, ip_vlnv, pack_hw_info
+from host.registers import ACCEL_VLNVS, HW_INFO_MODES, KERNEL_VLNV, SIZE_REGS, ip_vlnv, pack_hw_info
 
 REG = {n: (o, b, a) for n, o, b, a in isa.REGISTERS}
 CTRL = isa.CTRL_BITS
@@ -234,6 +241,19 @@ def block_design_ip_dict(device, accel_base: int, accel_range: int = 0x10000) ->
     return d
 
 
+def parse_hwh(path):
+    """PYNQ's parser of a .hwh, as ``pynq.Overlay`` runs it on PYNQ 3.x / 4.0 (``EmbeddedDevice.get_parser``:
+    ``RuntimeMetadataParser(Metadata(input=<bit>.hwh))``): an object with ``ip_dict``, ``mem_dict``, ``gpio_dict``,
+    ``interrupt_controllers``, ``interrupt_pins``, ``hierarchy_dict``, ``clock_dict``. Raises FileNotFoundError for
+    a missing file (pynqmetadata's own errors for one it cannot parse)."""
+    from pynq.metadata.runtime_metadata_parser import RuntimeMetadataParser
+    from pynqmetadata.frontends import Metadata
+
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: no such .hwh")
+    return RuntimeMetadataParser(Metadata(input=str(path)))
+
+
 class GoldenSimDevice(Device):
     """A PYNQ device with the accelerator built for ``board``, simulated by the golden ISA simulator.
 
@@ -246,13 +266,20 @@ class GoldenSimDevice(Device):
         info_registers: see :class:`AccelRegisterFile` (``"hls"``: hw_info / config_id read 0 before the first start).
         block_design: ``ip_dict`` as the four-IP block design's .hwh gives it (:func:`block_design_ip_dict`).
         precisions: the precision modes its ``hw_info`` reports (see :class:`AccelRegisterFile`; default both).
+        hwh: a .hwh (path): the device's dictionaries are PYNQ's parse of it (:func:`parse_hwh`; its ``ip_dict`` as
+            the parser gives it, ``device`` None in each entry), the accelerator (the IP with a VLNV of
+            ``accel_vlnvs``) answers at the ``phys_addr`` / ``addr_range`` it has there (``accel_base`` is
+            ignored), and ``pynq.Overlay`` of a ``.bit`` gets the parse of the .hwh beside it (or of ``hwh``).
+        accel_vlnvs: the VLNVs the simulated accelerator may have in ``hwh`` (default
+            :data:`host.registers.ACCEL_VLNVS`; a test binding a real file's HLS IP passes that IP's).
     Raises:
-        MemoryError (from :meth:`allocate`) when the simulated DDR is exhausted.
+        MemoryError (from :meth:`allocate`) when the simulated DDR is exhausted. With ``hwh``: FileNotFoundError,
+        host.errors.PackageError (not exactly one IP with a VLNV of ``accel_vlnvs`` in it).
     """
 
     def __init__(self, board="zcu19eg", mem_bytes: int = 40 << 20, mem_base: int = 0x6000_0000,
                  accel_base: int = 0xA000_0000, hang: bool = False, info_registers: str = "constant",
-                 block_design: bool = False, precisions=tuple(HW_INFO_MODES)):
+                 block_design: bool = False, precisions=tuple(HW_INFO_MODES), hwh=None, accel_vlnvs=ACCEL_VLNVS):
         super().__init__("golden-sim")
         self.board = load_board(board) if isinstance(board, str) else board
         self.capabilities = {"REGISTER_RW": True}
@@ -269,6 +296,13 @@ class GoldenSimDevice(Device):
             self.ip_dict = block_design_ip_dict(self, accel_base, self.accel_range)
         self.mem_dict, self.gpio_dict, self.interrupt_pins, self.interrupt_controllers = {}, {}, {}, {}
         self.hierarchy_dict = {}
+        self.hwh = Path(hwh) if hwh is not None else None
+        if self.hwh is not None:
+            p = self.parser = parse_hwh(self.hwh)
+            _, entry = find_accel(p.ip_dict, str(self.hwh), accel_vlnvs)
+            self.accel_base, self.accel_range = int(entry["phys_addr"]), int(entry["addr_range"])
+            for k in ("ip_dict", "mem_dict", "gpio_dict", "interrupt_pins", "interrupt_controllers", "hierarchy_dict"):
+                setattr(self, k, copy.deepcopy(getattr(p, k)))
 
     @property
     def name(self):
@@ -322,7 +356,11 @@ class GoldenSimDevice(Device):
             self.accel.write_word(off + 4 * i, struct.unpack_from("<I", data, 4 * i)[0])
 
     def get_bitfile_metadata(self, bitfile_name):
-        return None
+        """PYNQ's parse of the .hwh beside ``bitfile_name`` (else of the device's ``hwh``); None without ``hwh``."""
+        if self.hwh is None:
+            return None
+        beside = Path(bitfile_name).with_suffix(".hwh")
+        return parse_hwh(beside if beside.is_file() else self.hwh)
 
     def close(self):
         pass

@@ -65,15 +65,15 @@ def test_bad_option_value_is_one_error_line(args, needle):
 
 
 def test_input_size_parser():
-    import tasks
+    from generator.flows.cli import input_size_option
 
-    assert tasks._input_size(None) is None
-    assert tasks._input_size("640x480") == (640, 480)
-    assert tasks._input_size("384X640") == (384, 640)
-    assert tasks._input_size("320") == (320, 320)
+    assert input_size_option(None) is None
+    assert input_size_option("640x480") == (640, 480)
+    assert input_size_option("384X640") == (384, 640)
+    assert input_size_option("320") == (320, 320)
     for bad in ("", "x", "640x", "6.4x6", "-640", "1x2x3", "0"):
         with pytest.raises(SystemExit) as e:
-            tasks._input_size(bad)
+            input_size_option(bad)
         assert e.value.code == 2
 
 

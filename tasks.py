@@ -315,6 +315,29 @@ def pre(c, board=DEFAULT_BOARD, quant="int8-asym,int16-sym", model=None, out="bu
     _flow(pre_flow, out, _quants(quant, several=True), target, source)
 
 
+@task(help={"image": "image file or shipped image name (default bus)", "frames": "frames to run (default 5)",
+            "cores": "host CPU cores to pin to, comma-separated (default 0: one core, as taskset -c 0)",
+            "out": "Markdown report (default build/stream.md)", "board": "board name", "quant": QUANTS,
+            "per_tensor": "per-tensor weight scales", **MODEL_HELP})
+def stream(c, image="bus", frames=None, cores="0", out="build/stream.md", board=DEFAULT_BOARD, quant=DEFAULT_QUANT,
+           per_tensor=False, model=None, cfg=None, weights=None, names=None, yolo_cfg=None, calib=None,
+           input_size=None, precision=None):
+    """16. Check: end to end, frames/s a user gets: the host's pre/post time per frame beside the accelerator's.
+
+    The board's driver on the golden-simulator device, the host pinned to --cores; pre- and post-processing
+    measured per frame (fastest of --frames), the accelerator by its latency-model cycles; frames/s accelerator-only
+    and end to end on one and two host cores (generator/flows/stream.py)."""
+    from generator.flows.stream import stream_flow
+
+    try:
+        cpus = tuple(int(x) for x in str(cores).split(",") if x.strip())
+    except ValueError:
+        _die(f"--cores {cores}: expected comma-separated CPU indices (e.g. 0 or 0,1)")
+    target, source = _request(board, quant, per_tensor, precision, model, cfg, weights, names, yolo_cfg, calib,
+                              input_size)
+    _flow(stream_flow, target, source, image, _int("--frames", frames, min=1, default=5), cpus, out)
+
+
 @task(help={"board": "board name", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
             "program": "program.bin to disassemble (default: compile)",
             "limit": "max lines (default 0: all); only these instructions are read"})

@@ -9,7 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 #: lowest first; a package imports only packages before it (one layer may hold several packages that do not
 #: import each other)
-LAYERS = [("spec",), ("ir",), ("frontend", "ref"), ("quant",), ("codegen",), ("backends",), ("exec",),
+LAYERS = [("spec",), ("ir",), ("kinds",), ("frontend", "ref"), ("quant",), ("codegen",), ("backends",), ("exec",),
           ("estimate",), ("eval",), ("flows",)]
 
 

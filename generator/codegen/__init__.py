@@ -4,7 +4,8 @@ Modules: :mod:`~generator.codegen.tiling` (layer geometry, the tilings that fit,
 :mod:`~generator.codegen.allocate` (DDR regions, weights blob), :mod:`~generator.codegen.emit` (one layer's
 instructions), :mod:`~generator.codegen.overlap` (layers joined, overlapping at their boundaries),
 :mod:`~generator.codegen.tokens` (token flags from dependency lists), :mod:`~generator.codegen.program` (the plan per
-layer, the whole program, the token check).
+layer, the whole program, the token check). What is specific to a layer kind (its window, input-channel chunks,
+IBUF words, ifmap LOADs, COMPUTE mode, cost terms) is that kind's (:mod:`generator.kinds`).
 
 Public API: :func:`compile_program` (-> :class:`Program`), :func:`check_tokens` (a program's token FIFOs) and
 :class:`ScheduleError` (a layer that no tiling fits, naming the layer and the buffer).

@@ -12,7 +12,9 @@ import numpy as np
 from generator.spec import isa
 from generator.spec.hw import HwConfig
 from generator.ir.graph import Graph
-from generator.codegen.tiling import Layer, ScheduleError, ceil_div
+from generator.kinds import kind_of
+from generator.kinds.base import ceil_div
+from generator.codegen.tiling import Layer, ScheduleError
 
 #: byte alignment of every region and of every layer's weights / parameter records
 ALIGN = 64
@@ -49,7 +51,7 @@ def _border_values(g: Graph, layers: list) -> dict:
     conv_pad, pool_pad = {}, {}
     for L in layers:
         if max(L.pads) > 0:
-            (conv_pad if L.kind == "conv" else pool_pad).setdefault(g.tensors[L.in_tensor].region, L.name)
+            (pool_pad if kind_of(L).pad_fill == "min" else conv_pad).setdefault(g.tensors[L.in_tensor].region, L.name)
     for name, layer in pool_pad.items():
         if name in conv_pad:
             raise ScheduleError(f"region {name}: read with padding by convolution {conv_pad[name]} (border = zero "
@@ -162,7 +164,7 @@ def allocate(g: Graph, layers: list, hw: HwConfig) -> tuple[DdrLayout, bytes]:
     for L in layers:
         dt = np.int8 if L.bits_in == 8 else np.dtype("<i2")
         q = g.node(L.name).attrs["q"]
-        if L.kind == "conv":
+        if kind_of(L).has_weights:
             lay.weights[L.name] = len(blob)
             blob += _weight_bytes(L, q["w"], hw, dt)
             blob += bytes(_align(len(blob)) - len(blob))

@@ -13,8 +13,10 @@ from __future__ import annotations
 from generator.spec import isa
 from generator.spec.hw import HwConfig
 from generator.ir.graph import Graph
+from generator.kinds import kind_of
+from generator.kinds.base import ceil_div, tile_ranges
 from generator.codegen.allocate import DdrLayout, TensorView
-from generator.codegen.tiling import Layer, Plan, ScheduleError, acc_span, ceil_div, layer_hw, tile_ranges
+from generator.codegen.tiling import Layer, Plan, ScheduleError, acc_span, layer_hw
 
 
 def config_insn(hw: HwConfig):
@@ -82,7 +84,7 @@ class _LayerEmitter:
 
     def __init__(self, g: Graph, L: Layer, plan: Plan, hw: HwConfig, lay: DdrLayout):
         hw = layer_hw(hw, L)   # the layer's input precision (its OBUF words those of its output precision)
-        self.L, self.plan, self.hw, self.lay = L, plan, hw, lay
+        self.L, self.plan, self.hw, self.lay, self.kind = L, plan, hw, lay, kind_of(L)
         self.p_in, self.p_out = prec_field(L.bits_in), prec_field(L.bits_out)
         eb, eb_out = L.bits_in // 8, L.bits_out // 8
         self.vin, self.vout = TensorView(g, lay, L.in_tensor, eb), TensorView(g, lay, L.out_tensor, eb_out)
@@ -90,8 +92,6 @@ class _LayerEmitter:
             raise ScheduleError(f"layer {L.name}: input region border {self.vin.pad} < padding {max(L.pads)}")
         self.vsides = [TensorView(g, lay, sd["out_tensor"], eb_out) for sd in L.sides]
         self.vb = TensorView(g, lay, L.in_b, eb) if L.in_b else None
-        self.ic_chunks = tile_ranges(L.mapped_ic, plan.tile_ic) if (L.kind == "conv" and not L.fold) \
-            else [(0, L.mapped_ic)]
         self.n_og, self.n_ig = ceil_div(L.OC, hw.tm), ceil_div(L.mapped_ic, hw.tn)
         self.ibank, self.wbank = _Banks(), _Banks()
         self.out, self.steps = [], []
@@ -111,51 +111,12 @@ class _LayerEmitter:
             r0, r1 = acc_span(py0, py1, L.pool, L.OHc)
             c0, c1 = acc_span(px0, px1, L.pool, L.OWc)
             acc = (r0, r1, c0, c1)
-            chunks = self.ic_chunks if L.kind == "conv" else [(oc0, oc1)]
+            chunks = self.kind.ic_chunks(L, self.plan.tile_ic, (oc0, oc1))
             for ci, ic in enumerate(chunks):
                 self._step(t_idx, ci, ci == len(chunks) - 1, (py0, px0), acc, (oc0, oc1), ic)
             self._tile_output(t_idx, len(tiles), (py0, py1, px0, px1), acc, (oc0, oc1))
         self._write_after_read_tokens()
         return self.out
-
-    def _ifmap_loads(self, bank, r0, c0, acc_rows, acc_cols, ic0, ic1, chunk_ig, b_word=0) -> list:
-        """LOADs of one step's ifmap into IBUF ``bank``: KH (or KH x KW) strided gathers when folded (one run per
-        output pixel when the input is im2col: its pixels are the patches); the input window of the acc tile for a
-        convolution; the acc tile itself for a copy (shifted by its padding), and for an emul layer its second factor
-        at IBUF word ``b_word`` of each pixel."""
-        L, vin = self.L, self.vin
-        if L.fold and vin.im2col:
-            return [isa.make("LOAD", buf=0, prec=self.p_in, bank=bank, base_reg=vin.base_reg, ddr_offset=vin.at(r0, c0),
-                             rows=acc_rows, cols=acc_cols, elems=vin.channels, row_stride=vin.row, pix_stride=vin.pix,
-                             dst_word=0, dst_elem=0, dst_pitch=chunk_ig)]
-        if L.fold:
-            contiguous = vin.channels == L.IC
-            parts = [(ky, None) for ky in range(L.K)] if contiguous else \
-                [(ky, kx) for ky in range(L.K) for kx in range(L.K)]
-            loads = []
-            for ky, kx in parts:
-                y, x = r0 * L.S - L.pad + ky, c0 * L.S - L.pad_left + (kx or 0)
-                loads.append(isa.make(
-                    "LOAD", buf=0, prec=self.p_in, bank=bank, base_reg=vin.base_reg, ddr_offset=vin.at(y, x), rows=acc_rows,
-                    cols=acc_cols, elems=L.IC * (L.K if kx is None else 1), row_stride=L.S * vin.row,
-                    pix_stride=L.S * vin.pix, dst_word=0, dst_elem=(ky * L.K + (kx or 0)) * L.IC,
-                    dst_pitch=chunk_ig))
-            return loads
-        if L.kind == "conv":
-            in_rows, in_cols = (acc_rows - 1) * L.S + L.K, (acc_cols - 1) * L.S + L.K
-            return [isa.make("LOAD", buf=0, prec=self.p_in, bank=bank, base_reg=vin.base_reg,
-                             ddr_offset=vin.at(r0 * L.S - L.pad, c0 * L.S - L.pad_left, ic0), rows=in_rows, cols=in_cols,
-                             elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix, dst_pitch=chunk_ig)]
-        loads = [isa.make("LOAD", buf=0, prec=self.p_in, bank=bank, base_reg=vin.base_reg,
-                          ddr_offset=vin.at(r0 - L.pad, c0 - L.pad_left, ic0), rows=acc_rows, cols=acc_cols,
-                          elems=ic1 - ic0, row_stride=vin.row, pix_stride=vin.pix, dst_pitch=chunk_ig)]
-        if L.kind == "emul":   # the second factor at word b_word of each pixel (broadcast: the same C elements)
-            vb = self.vb
-            at, row, pix = (vb.at(0, 0, ic0), 0, 0) if L.b_broadcast else (vb.at(r0, c0, ic0), vb.row, vb.pix)
-            loads.append(isa.make("LOAD", buf=0, prec=self.p_in, bank=bank, base_reg=vb.base_reg, ddr_offset=at, rows=acc_rows,
-                                  cols=acc_cols, elems=ic1 - ic0, row_stride=row, pix_stride=pix,
-                                  dst_elem=b_word * self.hw.tn, dst_pitch=chunk_ig))
-        return loads
 
     def _weight_load(self, bank, og0, tile_og, ic0, chunk_ig):
         """LOAD of the weights of output groups [og0, og0 + tile_og) x one input chunk into WBUF ``bank``."""
@@ -179,17 +140,15 @@ class _LayerEmitter:
         acc_rows, acc_cols = r1 - r0, c1 - c0
         (oc0, oc1), (ic0, ic1) = oc, ic
         og0, tile_og = oc0 // hw.tm, ceil_div(oc1 - oc0, hw.tm)
-        if L.kind == "conv":
-            chunk_ig, b_word = ceil_div(ic1 - ic0, hw.tn), 0
-        else:   # (b_word: an emul layer's second factor's first IBUF word of a pixel)
-            chunk_ig, b_word = L.ifmap_ig(ic1 - ic0, tile_og, hw.tn, hw.tm)
+        # (b_word: an emul layer's second factor's first IBUF word of a pixel)
+        chunk_ig, b_word = self.kind.step_words(L, hw, ic1 - ic0, tile_og)
         loads, need = [], -1
         ib, refill = self.ibank.pick((sp_origin, ic))
         if refill is not None:
             need = max(need, refill)
-            loads += self._ifmap_loads(ib, r0, c0, acc_rows, acc_cols, ic0, ic1, chunk_ig, b_word)
+            loads += self.kind.ifmap_loads(L, (self.vin, self.vb), ib, acc, ic, (chunk_ig, b_word), self.p_in, hw.tn)
         wb = 0
-        if L.kind == "conv":
+        if self.kind.has_weights:
             wb, refill = self.wbank.pick((oc, ic))
             if refill is not None:
                 need = max(need, refill)
@@ -201,12 +160,12 @@ class _LayerEmitter:
             loads[-1].f["push_next"] = 1
             first = len(self.out)
             self.out.extend(loads)
-        in_cols = acc_cols if (L.fold or L.kind != "conv") else (acc_cols - 1) * L.S + L.K
+        in_cols = (acc_cols - 1) * L.mapped_stride + L.mapped_k
         self.steps.append((first, len(self.out), need))
         self.out.append(isa.make(
             "COMPUTE", prec=self.p_in, acc_bank=t_idx % 2, ibuf_bank=ib, wbuf_bank=wb, acc_init=int(ci == 0),
-            bypass=int(L.kind != "conv"), oh=acc_rows, ow=acc_cols, og=tile_og, ig=chunk_ig, kh=L.mapped_k,
-            kw=L.mapped_k, stride=L.mapped_stride, in_cols=in_cols, emul=int(L.kind == "emul"),
+            oh=acc_rows, ow=acc_cols, og=tile_og, ig=chunk_ig, kh=L.mapped_k,
+            kw=L.mapped_k, stride=L.mapped_stride, in_cols=in_cols, **self.kind.compute_flags(),
             b_word=b_word, za=L.za, zb=L.zb, pop_prev=int(bool(loads)),
             pop_next=int(ci == 0 and t_idx >= 2), push_next=int(last_chunk)))
 

@@ -12,6 +12,10 @@ plans; :func:`generator.codegen.program.schedule_layer` times the best few exact
 A first layer with few input channels (e.g. RGB) is *folded*: KH x KW x IC becomes the input-channel axis of a
 1x1 convolution, gathered by KH strided LOADs, so the IC-parallel array is not left mostly idle.
 
+What differs between layer kinds (window, folding eligibility, MACs, weight elements, input-channel tiles, IBUF
+words, a step's LOAD / COMPUTE cycles and bytes) is the kind's (:mod:`generator.kinds`, :func:`kind_of`); this
+module holds what every kind shares (output tiles, buffer fits, loop orders, POST / STORE costs).
+
 Legend (sizes in pixels / channels):
   IC, OC: input / output channels; H, W: input height / width; K: kernel size (KH = KW); S: stride; pad: padding at the top (pads: top, left, bottom, right).
   Tn, Tm (``hw.tn``, ``hw.tm``): input / output channels the PE array takes per cycle.
@@ -29,8 +33,10 @@ from dataclasses import dataclass, field, replace
 from generator.spec import isa
 from generator.spec.arch import TABLE_STAGES
 from generator.spec.hw import HwConfig
-from generator.spec.timing import POST_FILL, WBUF, transfer_cycles
+from generator.spec.timing import POST_FILL, transfer_cycles
 from generator.ir.graph import Graph, GraphError
+from generator.kinds import kind_of
+from generator.kinds.base import ceil_div
 
 #: bytes of one PBUF parameter record in DDR (bias, requantization multipliers and shifts of one output channel)
 PARAM_RECORD_BYTES = 16
@@ -40,16 +46,13 @@ class ScheduleError(ValueError):
     """No tiling of a layer fits the configured buffers or ISA field widths (the message names the layer)."""
 
 
-def ceil_div(a: int, b: int) -> int:
-    """ceil(a / b) for positive integers."""
-    return -(-a // b)
-
-
 @dataclass
 class Layer:
     """Geometry of one Macro layer (all sizes in pixels / channels; names as in the module legend).
 
-    kind: "conv" or "copy"; pool: (k, s, pad_end) max-pool ((1, 1, 0): none); up: nearest-upsampling factor;
+    kind: the layer kind's name (:data:`generator.kinds.KINDS`: "conv", "copy", "emul"; its tiling, emission and
+    cost specifics are that kind's, :func:`generator.kinds.kind_of`); pool: (k, s, pad_end) max-pool ((1, 1, 0):
+    none); up: nearest-upsampling factor;
     in_tensor / out_tensor: graph tensor names; act: POST's act field (:data:`generator.spec.isa.ACTIVATIONS` bits:
     negative-side multiplier for LeakyReLU/ReLU, activation table); zp_out: POST's zero point (the output's, or
     the table input's); identity: POST's (id_shift, zp_id) with id_above (None: off); fold: run as a 1x1 convolution over K*K*IC channels; sides: extra pooled outputs, each
@@ -87,13 +90,6 @@ class Layer:
     bits_in: int = 8                             # precision of the input (LOAD, COMPUTE): 8 or 16
     bits_out: int = 8                            # precision of the outputs (POST, STORE)
 
-    def ifmap_ig(self, tile_c: int, tile_og: int, tn: int, tm: int) -> tuple[int, int]:
-        """A copy / emul step's IBUF words per pixel and operand B's first word (0 for a copy): ``tile_c`` ifmap
-        channels and ``tile_og`` output groups need max(ceil(tile_c / Tn), ceil(tile_og * Tm / Tn)) words per
-        operand."""
-        half = max(ceil_div(tile_c, tn), ceil_div(tile_og * tm, tn))
-        return (2 * half, half) if self.kind == "emul" else (half, 0)
-
     @property
     def pad_left(self) -> int:
         """Padding at the left (the column offset of the first input window)."""
@@ -116,17 +112,16 @@ class Layer:
 
     @property
     def macs(self) -> int:
-        """Multiply-accumulates of the layer (0 for copy layers)."""
-        return 0 if self.kind != "conv" else self.OHc * self.OWc * self.OC * self.IC * self.K * self.K
+        """Multiply-accumulates of the layer on the PE array (0 for copy and emul layers)."""
+        return kind_of(self).macs(self)
 
     def compulsory_bytes(self, elem_bytes: int) -> int:
-        """DDR bytes the layer cannot avoid (bytes): its ifmap read once, its weights (conv) and its parameter
-        records (:data:`PARAM_RECORD_BYTES` per output channel and output) read once, every output written once."""
+        """DDR bytes the layer cannot avoid (bytes): its ifmap read once, its weights (conv; an emul layer: its
+        second factor) and its parameter records (:data:`PARAM_RECORD_BYTES` per output channel and output) read
+        once, every output written once."""
         outs = self.OC * self.OHp * self.OWp * self.up * self.up + sum(self.OC * sd["OH"] * sd["OW"]
                                                                        for sd in self.sides)
-        weights = self.OC * self.IC * self.K * self.K if self.kind == "conv" else 0
-        if self.kind == "emul":   # the second factor, read once
-            weights = self.IC * (1 if self.b_broadcast else self.H * self.W)
+        weights = kind_of(self).weight_elements(self)
         params = self.OC * (1 + len(self.sides)) * PARAM_RECORD_BYTES
         return (self.IC * self.H * self.W + weights + outs) * elem_bytes + params
 
@@ -135,9 +130,9 @@ class Layer:
         the larger of :meth:`compulsory_bytes` and the communication bound of Chen, Han and Wang, "Communication
         Lower Bound in Convolution Accelerators" (HPCA 2020): 2 x MACs / sqrt(R x S) operand elements plus the
         outputs, with R = K^2 / stride^2 the reuse of an ifmap element and S the elements every on-chip buffer
-        holds (:func:`onchip_elements`)."""
+        holds (:func:`onchip_elements`); a layer without MACs: its compulsory bytes."""
         comp = self.compulsory_bytes(hw.elem_bytes)
-        if self.kind != "conv":
+        if not self.macs:
             return comp
         reuse = max(1.0, self.K * self.K / (self.S * self.S))
         s_elems = onchip_elements(hw)
@@ -183,14 +178,11 @@ def tensor_bits(t) -> int:
 def layer_of(g: Graph, n, hw: HwConfig) -> Layer:
     """Extract the geometry of Macro node ``n`` and decide input folding. Raises GraphError if the computed
     output size differs from the output tensor's shape."""
-    m, q = n.attrs["macro"], n.attrs["q"]
+    m, q, kind = n.attrs["macro"], n.attrs["q"], kind_of(n.attrs["macro"])
     ti, to = g.tensors[n.inputs[0]], g.tensors[n.outputs[0]]
     _, IC, H, W = ti.shape
     OC = to.shape[1]
-    if m.kind == "conv":
-        K, S, pads = m.kernel, m.stride, m.four_pads()
-    else:   # a copy layer's pads: read its input with that border (a padded max-pool)
-        K, S, pads = 1, 1, m.four_pads()
+    (K, S), pads = kind.window(m), m.four_pads()   # (a copy layer's pads: its input read with that border)
     pad = pads[0]
     OHc, OWc = (H + pads[0] + pads[2] - K) // S + 1, (W + pads[1] + pads[3] - K) // S + 1
     pool = tuple(m.pool) if m.pool else (1, 1, 0)
@@ -207,11 +199,10 @@ def layer_of(g: Graph, n, hw: HwConfig) -> Layer:
         k, s, _ = sp
         L.sides.append(dict(out_tensor=o, pool_k=k, pool_s=s, zp_out=sq["zp_out"], OH=(OHc - k) // s + 1,
                             OW=(OWc - k) // s + 1))
-    if m.kind == "emul":
+    if kind.operands == 2:   # the second factor
         tb = g.tensors[n.inputs[1]]
         L.in_b, L.b_broadcast, L.za, L.zb = n.inputs[1], tuple(tb.shape[2:]) != (H, W), q["zp_in"], q["zp_b"]
-    if m.kind == "conv" and K > 1 and 2 * IC <= hw.tn and ceil_div(K * K * IC, hw.tn) < ceil_div(IC, hw.tn) * K * K:
-        L.fold = True
+    L.fold = kind.can_fold(L, hw)
     return L
 
 
@@ -221,11 +212,6 @@ def layer_hw(hw: HwConfig, L: Layer) -> HwConfig:
     layer, :mod:`generator.spec.isa`)."""
     h = hw.at(L.bits_in)
     return h if L.bits_out == L.bits_in else replace(h, obuf_words=hw.at(L.bits_out).obuf_words)
-
-
-def tile_ranges(n: int, t: int) -> list[tuple[int, int]]:
-    """[start, end) ranges of ``t`` (the last one shorter) covering 0..n."""
-    return [(a, min(a + t, n)) for a in range(0, n, t)]
 
 
 def acc_span(p0: int, p1: int, pool: tuple, n_conv: int) -> tuple[int, int]:
@@ -243,20 +229,16 @@ def _acc_tile(L: Layer, rows: int, cols: int) -> tuple[int, int]:
 
 def _fits(L: Layer, hw: HwConfig, tile_rows, tile_cols, tile_oc, tile_ic) -> bool:
     """True if the tiling fits every buffer, the WBUF transfer size and the ISA field widths."""
+    kind = kind_of(L)
     acc_rows, acc_cols = _acc_tile(L, min(tile_rows, L.OHp), min(tile_cols, L.OWp))
     tile_og = ceil_div(min(tile_oc, L.OC), hw.tm)
     taps = L.mapped_k ** 2
-    if L.kind == "conv":
-        chunk_ig = ceil_div(min(tile_ic, L.mapped_ic), hw.tn)
-        in_rows = (acc_rows - 1) * L.mapped_stride + L.mapped_k
-        in_cols = (acc_cols - 1) * L.mapped_stride + L.mapped_k
-        if tile_og * chunk_ig * taps > hw.wbuf_words:
-            return False
-        if tile_og * chunk_ig * taps * hw.tn * hw.tm >= 1 << 20:
-            return False
-    else:
-        chunk_ig = L.ifmap_ig(min(tile_oc, L.OC), tile_og, hw.tn, hw.tm)[0]
-        in_rows, in_cols = acc_rows, acc_cols
+    chunk_ig = kind.step_words(L, hw, kind.step_channels(L, tile_ic, tile_oc), tile_og)[0]
+    in_rows = (acc_rows - 1) * L.mapped_stride + L.mapped_k
+    in_cols = (acc_cols - 1) * L.mapped_stride + L.mapped_k
+    if kind.has_weights and (tile_og * chunk_ig * taps > hw.wbuf_words
+                             or tile_og * chunk_ig * taps * hw.tn * hw.tm >= 1 << 20):
+        return False
     out_rows, out_cols = min(tile_rows, L.OHp) * L.up, min(tile_cols, L.OWp) * L.up
     for sd in L.sides:   # pooled outputs need tiles made of whole pooling windows
         if (tile_rows < L.OHp and tile_rows % sd["pool_s"]) or (tile_cols < L.OWp and tile_cols % sd["pool_s"]):
@@ -270,15 +252,12 @@ def _fits(L: Layer, hw: HwConfig, tile_rows, tile_cols, tile_oc, tile_ic) -> boo
 def smallest_tile_misfit(L: Layer, hw: HwConfig) -> str:
     """Why even the smallest tile (one pooled output pixel, Tm output and Tn input channels) does not fit:
     ``": smallest tile: <buffer> needs N, has M; ..."`` for the buffers that are too small, or "" when it fits."""
+    kind = kind_of(L)
     acc_rows, acc_cols = _acc_tile(L, 1, 1)
-    ig = ceil_div(L.mapped_ic, hw.tn) if L.fold else 1
-    if L.kind == "conv":
-        in_rows = (acc_rows - 1) * L.mapped_stride + L.mapped_k
-        in_cols = (acc_cols - 1) * L.mapped_stride + L.mapped_k
-        need = {"WBUF words": (ig * L.mapped_k ** 2, hw.wbuf_words)}
-    else:
-        in_rows, in_cols, need = acc_rows, acc_cols, {}
-        ig = L.ifmap_ig(hw.tm, 1, hw.tn, hw.tm)[0]
+    ig = kind.step_words(L, hw, kind.step_channels(L, hw.tn, hw.tm), 1)[0]
+    in_rows = (acc_rows - 1) * L.mapped_stride + L.mapped_k
+    in_cols = (acc_cols - 1) * L.mapped_stride + L.mapped_k
+    need = {"WBUF words": (ig * L.mapped_k ** 2, hw.wbuf_words)} if kind.has_weights else {}
     need.update({"IBUF words": (in_rows * in_cols * ig, hw.ibuf_words),
                  "ACC words": (acc_rows * acc_cols, hw.acc_words),
                  "OBUF words": (L.up * L.up, hw.obuf_words),
@@ -288,69 +267,16 @@ def smallest_tile_misfit(L: Layer, hw: HwConfig) -> str:
     return ": smallest tile: " + "; ".join(bad) if bad else ""
 
 
-def _step_costs(L: Layer, hw: HwConfig, vin, plan: Plan, acc_rows, acc_cols, tile_og) -> tuple[int, int, int, int]:
-    """(input-channel chunks, ifmap LOAD cycles, weight LOAD cycles, COMPUTE cycles) of one step of ``plan``."""
-    eb = hw.elem_bytes
-    taps = L.mapped_k ** 2
-    if L.kind != "conv":
-        chunk_ig = L.ifmap_ig(min(plan.tile_oc, L.OC), tile_og, hw.tn, hw.tm)[0]
-        ifmap = transfer_cycles(hw, acc_rows, acc_cols, min(plan.tile_oc, L.OC) * eb, vin.row, vin.pix,
-                                dst_pitch=chunk_ig)
-        if L.kind == "emul":   # the second factor's LOAD (broadcast: zero strides); two cycles per output word
-            row, pix = (0, 0) if L.b_broadcast else (vin.row, vin.pix)
-            ifmap += transfer_cycles(hw, acc_rows, acc_cols, min(plan.tile_oc, L.OC) * eb, row, pix,
-                                     dst_pitch=chunk_ig)
-            return 1, ifmap, 0, hw.compute_fill + 2 * acc_rows * acc_cols * tile_og
-        return 1, ifmap, 0, hw.compute_fill + acc_rows * acc_cols * tile_og   # bypass: one pixel per cycle
-    n_ic = ceil_div(L.mapped_ic, plan.tile_ic)
-    chunk_ig = ceil_div(min(plan.tile_ic, L.mapped_ic), hw.tn)
-    if L.fold and vin.im2col:
-        ifmap = transfer_cycles(hw, acc_rows, acc_cols, vin.pix, vin.row, vin.pix, elems=vin.channels,
-                                dst_pitch=chunk_ig)
-    elif L.fold:
-        ifmap = L.K * transfer_cycles(hw, acc_rows, acc_cols, L.K * L.IC * eb, L.S * vin.row, L.S * vin.pix,
-                                      elems=L.K * L.IC, dst_pitch=chunk_ig)
-    else:
-        in_rows, in_cols = (acc_rows - 1) * L.S + L.K, (acc_cols - 1) * L.S + L.K
-        ifmap = transfer_cycles(hw, in_rows, in_cols, min(plan.tile_ic, L.IC) * eb, vin.row, vin.pix,
-                                dst_pitch=chunk_ig)
-    weights = transfer_cycles(hw, 1, 1, tile_og * chunk_ig * taps * hw.tn * hw.tm * eb, 0, 0, buf=WBUF)
-    compute = hw.compute_fill + acc_rows * ceil_div(acc_cols, hw.pix_lanes) * tile_og * chunk_ig * taps
-    if hw.pix_lanes == 2 and chunk_ig * taps == 1 and n_ic > 1:   # int8 one-step accumulation: every other cycle
-        compute += (compute - hw.compute_fill) * (n_ic - 1) // n_ic
-    return n_ic, ifmap, weights, compute
-
-
 def _load_counts(L: Layer, plan: Plan, n_spatial, n_oc, n_ic) -> tuple[int, int]:
     """(ifmap LOADs, weight LOADs) of the layer: what the loop order lets the two banks of each buffer reuse."""
     steps = n_spatial * n_oc * n_ic
-    if L.kind != "conv":
+    if not kind_of(L).has_weights:
         return steps, 0
     if n_ic > 1:
         return steps, steps
     if plan.order == "sp_oc":
         return n_spatial, (n_oc if n_spatial == 1 else (1 if n_oc == 1 else n_spatial * n_oc))
     return (n_spatial if n_oc == 1 else (1 if n_spatial == 1 else n_spatial * n_oc)), n_oc
-
-
-def _plan_bytes(L: Layer, hw: HwConfig, plan: Plan, tile, loads, out_bytes, im2col_pix: int = 0) -> float:
-    """Analytic DDR bytes of ``plan`` with every tile full size: ``tile`` = (acc rows, acc cols, output groups),
-    ``loads`` = (ifmap LOADs, weight LOADs), ``out_bytes``: the STOREs' bytes; ``im2col_pix``: bytes per pixel
-    of an im2col input (0: not im2col)."""
-    acc_rows, acc_cols, tile_og = tile
-    eb = hw.elem_bytes
-    if L.kind != "conv":
-        operands = 2 if L.kind == "emul" else 1
-        return operands * loads[0] * acc_rows * acc_cols * min(plan.tile_oc, L.OC) * eb + out_bytes
-    chunk_ig = ceil_div(min(plan.tile_ic, L.mapped_ic), hw.tn)
-    if L.fold and im2col_pix:
-        ifmap = acc_rows * acc_cols * im2col_pix
-    elif L.fold:
-        ifmap = L.K * acc_rows * acc_cols * L.K * L.IC * eb
-    else:
-        ifmap = ((acc_rows - 1) * L.S + L.K) * ((acc_cols - 1) * L.S + L.K) * min(plan.tile_ic, L.IC) * eb
-    weights = tile_og * chunk_ig * L.mapped_k ** 2 * hw.tn * hw.tm * eb
-    return loads[0] * ifmap + loads[1] * weights + out_bytes
 
 
 def estimate_cycles(L: Layer, hw: HwConfig, views, plan: Plan) -> float:
@@ -364,7 +290,8 @@ def estimate_cycles(L: Layer, hw: HwConfig, views, plan: Plan) -> float:
     tile_rows, tile_cols = min(plan.tile_rows, L.OHp), min(plan.tile_cols, L.OWp)
     acc_rows, acc_cols = _acc_tile(L, tile_rows, tile_cols)
     tile_og = ceil_div(min(plan.tile_oc, L.OC), hw.tm)
-    n_ic, ifmap, weights, compute = _step_costs(L, hw, vin, plan, acc_rows, acc_cols, tile_og)
+    kind = kind_of(L)
+    n_ic, ifmap, weights, compute = kind.step_costs(L, hw, vin, plan, acc_rows, acc_cols, tile_og)
     n_ifmap, n_weights = _load_counts(L, plan, n_spatial, n_oc, n_ic)
     out_rows, out_cols = tile_rows * L.up, tile_cols * L.up
     oc_bytes = min(plan.tile_oc, L.OC) * eb
@@ -376,9 +303,11 @@ def estimate_cycles(L: Layer, hw: HwConfig, views, plan: Plan) -> float:
         store += fill + rows * cols * sd["pool_k"] ** 2 * tile_og + transfer_cycles(
             hw, rows, cols, oc_bytes, vout.row, vout.pix, write=True, src_pitch=tile_og)
     loads = n_ifmap * ifmap + n_weights * weights
-    plan.est_bytes = _plan_bytes(L, hw, plan, (acc_rows, acc_cols, tile_og), (n_ifmap, n_weights),
-                                 n_spatial * n_oc * (1 + len(L.sides)) * out_rows * out_cols * oc_bytes,
-                                 vin.pix if vin.im2col else 0)
+    # analytic DDR bytes with every tile full size
+    ifmap_bytes, weight_bytes = kind.step_bytes(L, hw, plan, acc_rows, acc_cols, tile_og,
+                                                vin.pix if vin.im2col else 0)
+    plan.est_bytes = (n_ifmap * ifmap_bytes + n_weights * weight_bytes
+                      + n_spatial * n_oc * (1 + len(L.sides)) * out_rows * out_cols * oc_bytes)
     busiest = max(loads, n_spatial * n_oc * n_ic * compute, n_spatial * n_oc * store)
     return busiest + ifmap + weights + store
 
@@ -388,11 +317,9 @@ def candidates(L: Layer, hw: HwConfig) -> list[Plan]:
     count, in both loop orders."""
     row_opts = sorted({ceil_div(L.OHp, n) for n in range(1, L.OHp + 1)}, reverse=True)
     col_opts = sorted({ceil_div(L.OWp, n) for n in (1, 2, 4, 8, 16)}, reverse=True)
-    n_og, n_ig = ceil_div(L.OC, hw.tm), ceil_div(L.mapped_ic, hw.tn)
+    n_og = ceil_div(L.OC, hw.tm)
     oc_opts = sorted({min(k, n_og) * hw.tm for k in (1, 2, 4, 8, 16, 32, n_og)})
-    ic_opts = sorted({min(k, n_ig) * hw.tn for k in (1, 2, 4, 8, 16, 32, n_ig)}) if L.kind == "conv" else [0]
-    if L.fold:
-        ic_opts = [n_ig * hw.tn]
+    ic_opts = kind_of(L).ic_tile_options(L, hw)
     out = []
     for tile_oc in oc_opts:
         for tile_ic in ic_opts:

@@ -19,14 +19,15 @@ import numpy as np
 
 from generator.ref.float_ref import run_float
 from generator.ir.graph import Graph
+from generator.kinds import kind_of
 from generator.quant.quantize import QuantError, set_pre_shift
 
 
 def channel_means(fg: Graph, qg: Graph, images) -> dict:
-    """Per conv Macro node: (E[x] float64 [IC], E[deq(q(x))] float64 [IC]) of its input over ``images`` (float32
+    """Per Macro node with weights (a convolution): (E[x] float64 [IC], E[deq(q(x))] float64 [IC]) of its input over ``images`` (float32
     [1, C, H, W] each), x from the float graph ``fg``, quantized with the input scale / zero point of ``qg``."""
     sums: dict = {}
-    convs = {n.name: n for n in qg.macro_nodes() if n.attrs["macro"].kind == "conv"}
+    convs = {n.name: n for n in qg.macro_nodes() if kind_of(n.attrs["macro"]).has_weights}
     for x in images:
         taps: dict = {}
         run_float(fg, {fg.inputs[0]: x}, taps=taps)
@@ -73,7 +74,7 @@ def correct_bias(qg: Graph, fg: Graph, images, acc_bits) -> Graph:
         delta = wq_sum @ mq - w.reshape(oc, w.shape[1], -1).sum(axis=2) @ mx + (b_q - b)
         corr = np.round(delta / s_acc).astype(np.int64)
         q["bias"] = q["bias"] - corr
-        worst = np.abs(q["w"]).reshape(oc, -1).sum(axis=1) * amax + np.abs(q["bias"])
+        worst = kind_of(m).acc_bound(q["w"], q["bias"], amax, t.zero_point, q["zp_b"], oc)
         if worst.max() > lim:
             k = int(worst.argmax())
             raise QuantError(f"layer {n.name}: after bias correction the accumulator could overflow: output channel "

@@ -24,6 +24,7 @@ import numpy as np
 
 from generator.ref.float_ref import run_float
 from generator.ir.graph import Graph
+from generator.kinds import kind_of
 
 #: migration strength: 0 leaves the ranges, 1 equalizes the activation spans fully (the compile pipeline's
 #: default: generator.flows.pipeline.EQUALIZE_ALPHA)
@@ -59,7 +60,7 @@ def eligible_regions(g: Graph) -> dict:
         bad.add(g.tensors[o].region)
     for n in g.nodes:
         m = n.attrs.get("macro") if n.op == "Macro" else None
-        ok = m is not None and m.kind == "conv" and m.weight is not None
+        ok = m is not None and kind_of(m).has_weights and m.weight is not None
         for k, o in enumerate(n.outputs):
             r = g.tensors[o].region
             writers.setdefault(r, []).append(n)

@@ -26,9 +26,9 @@ import numpy as np
 
 from generator.ref.float_ref import run_float
 from generator.ir.activations import TABLE_ACTIVATIONS, activation
-from generator.ref.kernels import (conv2d, maxpool2d, table_activate,
-                                   upsample_nearest)
+from generator.ref.kernels import maxpool2d, table_activate, upsample_nearest
 from generator.ir.graph import Graph
+from generator.kinds import kind_of
 from generator.quant.quantize import require_quantized
 
 #: the error sources :func:`run_fake_quant` can switch off
@@ -42,7 +42,7 @@ def fake_quant(v: np.ndarray, scale, zp: int, qmin: int, qmax: int) -> np.ndarra
 
 
 def _weights(fg: Graph, qg: Graph, n, on: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(weights [OC, IC, KH, KW], bias [OC]) of conv layer ``n``, float64: the float graph's, or (``on``) the
+    """(weights [OC, IC, KH, KW], bias [OC]) of layer ``n`` (a kind with weights), float64: the float graph's, or (``on``) the
     dequantized integer ones (bias: ``(B + zp_in sum(w_q)) s_in s_w``, the zero point's fold undone)."""
     m, q = n.attrs["macro"], n.attrs["q"]
     if not on:
@@ -132,22 +132,19 @@ def run_fake_quant(fg: Graph, qg: Graph, x: np.ndarray, exact=(), off=()) -> dic
 
     out = {}
     for n in qg.macro_nodes():
-        m, q = n.attrs["macro"], n.attrs["q"]
+        m, q, kind = n.attrs["macro"], n.attrs["q"], kind_of(n.attrs["macro"])
         on = {s: s not in off and n.name not in exact for s in SOURCES}
         xin = read(n.inputs[0])
-        if m.kind == "conv":
-            w, b = _weights(fg, qg, n, on["weights"])
-            pre = conv2d(xin, w, m.stride, m.four_pads()) + b[:, None, None]
-        elif m.kind == "emul":
-            pre = xin * read(n.inputs[1])
-        else:
+        w, b = _weights(fg, qg, n, on["weights"]) if kind.has_weights else (None, None)
+        pre = kind.float_core(m, xin, read(n.inputs[1]) if kind.operands == 2 else None, w, b)
+        if pre is xin:   # (a copy layer's values, not a view of its input region)
             pre = xin.copy()
         for k, o in enumerate(n.outputs):   # (an extra output: its own multiplier, its max-pool)
             v = _activate(qg, n, _requantized(qg, n, pre, k) if on["acts"] else pre, on["table_in"], on["acts"])
             if k > 0:
                 v = maxpool2d(v, *m.side_pools[k - 1])
             elif m.pool:
-                v = maxpool2d(v, *m.pool, pads=m.pads if m.kind == "copy" else None)
+                v = maxpool2d(v, *m.pool, pads=kind.pool_pads(m))
             _store(qg, regions, o, upsample_nearest(v, m.upsample) if k == 0 else v, q, on["acts"])
         out.update({o: read(o).copy() for o in n.outputs})
     return out

@@ -27,6 +27,7 @@ import fnmatch
 from dataclasses import dataclass
 
 from generator.ir.graph import Graph
+from generator.kinds import kind_of
 from generator.quant.quantize import QuantError
 
 #: the lowest per-layer SQNR (dB, fake-quantized against float on the calibration images) ``auto`` aims for
@@ -122,8 +123,8 @@ def region_bits(g: Graph, bits_of_layer: dict, base_bits: int) -> dict:
             if r not in inputs:
                 bits[r] = max(bits[r], bits_of_layer.get(n.name, base_bits))
     groups = [[tensors[o].region for o in n.outputs] for n in g.macro_nodes()]
-    groups += [[tensors[n.inputs[0]].region, tensors[n.inputs[1]].region] for n in g.macro_nodes()
-               if n.attrs["macro"].kind == "emul"]
+    groups += [[tensors[i].region for i in n.inputs[:kind_of(n.attrs["macro"]).operands]] for n in g.macro_nodes()
+               if kind_of(n.attrs["macro"]).operands > 1]   # (a product's factors)
     changed = True
     while changed:   # widen every group to its widest member until nothing changes
         changed = False

@@ -28,6 +28,7 @@ import numpy as np
 from generator.ref.float_ref import PRE_ACT, run_float
 from generator.ir.activations import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph, GraphError
+from generator.kinds import kind_of
 from generator.quant.scales import (MAX_REAL_MULT, _act_params, _per_channel_output,  # noqa: F401
                                     _scale_floors, channel_output_regions)
 from generator.ref.tables import table_domain
@@ -249,14 +250,17 @@ def quantize(graph: Graph, ranges: dict, cfg: QuantConfig, acc_bits, headroom: d
 def _layer_params(g: Graph, n, bits: dict, cfg_of, chans: dict, ranges: dict, room, acc_bits) -> None:
     """Set ``n.attrs["q"]`` of Macro layer ``n`` (:func:`quantize`'s legend): ``bits`` {region: bits}, ``cfg_of``
     its :class:`QuantConfig` per region, ``chans`` the per-channel output ranges, ``room`` the headroom per region.
+    A layer with weights quantizes them; the per-kind terms (what plays the weight's scale otherwise, how often the
+    input zero point enters the accumulator, the accumulator's bound) are its kind's (:mod:`generator.kinds`).
     Raises QuantError (accumulator overflow, factors or outputs of different precisions, multiplier range)."""
-    m = n.attrs["macro"]
+    m, kind = n.attrs["macro"], kind_of(n.attrs["macro"])
     tin, tout = g.tensors[n.inputs[0]], g.tensors[n.outputs[0]]
     c_in, c_out = cfg_of(tin.region), cfg_of(tout.region)
     wmax, amax = c_in.qmax, max(-c_in.qmin, c_in.qmax)
     s_in, zp_in, s_out, zp_out = tin.scale, tin.zero_point, tout.scale, tout.zero_point
     oc = tout.shape[1]
-    if m.kind == "conv":
+    zp_b = int(g.tensors[n.inputs[1]].zero_point) if kind.operands == 2 else 0
+    if kind.has_weights:
         w = g.const(m.weight).astype(np.float64)
         b = g.const(m.bias).astype(np.float64)
         absmax = np.abs(w).reshape(oc, -1).max(axis=1) if c_in.per_channel else np.full(oc, np.abs(w).max())
@@ -266,19 +270,19 @@ def _layer_params(g: Graph, n, bits: dict, cfg_of, chans: dict, ranges: dict, ro
         # an all-zero channel outputs its bias alone: any weight scale is exact, take the one giving r = 1/2
         s_w = np.where(absmax > 0, absmax / wmax, 0.5 * s_out / s_in)
         wq = np.clip(np.round(w / s_w[:, None, None, None]), -wmax, wmax).astype(np.int64)
-        bias = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * wq.reshape(oc, -1).sum(axis=1)
-        worst = np.abs(wq).reshape(oc, -1).sum(axis=1) * amax + np.abs(bias)
-        r = s_in * s_w / s_out
-    else:
-        wq, (s_w, bias, worst, r) = None, _bypass_params(g, n, (s_in, zp_in), s_out, amax)
+        bias = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * kind.zp_terms(wq, oc)
+    else:   # no weights: what multiplies the input plays their part (copy: 1; emul: the second factor's scale)
+        wq, bias = None, -zp_in * kind.zp_terms(None, oc)
+        s_w = np.full(oc, kind.factor_scale_max(g, n, wmax, lambda t: g.tensors[t].scale))
+    worst = kind.acc_bound(wq, bias, amax, zp_in, zp_b, oc)
+    r = s_in * s_w / s_out
     ab = acc_bits[c_in.bits] if isinstance(acc_bits, dict) else acc_bits
     lim = (1 << (ab - 1)) - 1
     if worst.max() > lim:
         k = int(worst.argmax())
         raise QuantError(f"layer {n.name}: accumulator could overflow: output channel {k} can reach "
                          f"{int(worst[k])} > {lim} ({ab}-bit signed accumulator)")
-    zp_b = int(g.tensors[n.inputs[1]].zero_point) if m.kind == "emul" else 0
-    if m.kind == "emul" and bits[g.tensors[n.inputs[1]].region] != c_in.bits:
+    if kind.operands == 2 and bits[g.tensors[n.inputs[1]].region] != c_in.bits:
         raise QuantError(f"layer {n.name}: its factors are int{c_in.bits} and "
                          f"int{bits[g.tensors[n.inputs[1]].region]}; both must have one precision")
     if any(bits[g.tensors[o].region] != c_out.bits for o in n.outputs[1:]):
@@ -287,19 +291,6 @@ def _layer_params(g: Graph, n, bits: dict, cfg_of, chans: dict, ranges: dict, ro
                         bits_in=c_in.bits, bits_out=c_out.bits,
                         **_output_params(g, n, r, (s_in, s_w), (tout, s_out, zp_out), ranges, c_out, room))
     set_pre_shift(n.attrs["q"], worst, f"layer {n.name}")
-
-
-def _bypass_params(g: Graph, n, a_in: tuple, s_out: float, amax: int) -> tuple:
-    """(s_w [OC], bias [OC], worst |accumulator| [OC], real multipliers r [OC]) of a layer without weights: a copy
-    (ACC = A, bias -za, r = s_a / s_out) or an emul layer (ACC = (A - za) (B - zb), no bias, the second factor's
-    scale in the weight scale's place: r = s_a s_b / s_out). ``a_in``: the first input's (scale, zero point)."""
-    (s_in, zp_in), oc = a_in, g.tensors[n.outputs[0]].shape[1]
-    if n.attrs["macro"].kind == "emul":
-        tb = g.tensors[n.inputs[1]]
-        s_w = np.full(oc, tb.scale)
-        return (s_w, np.zeros(oc, np.int64), np.full(oc, (amax + abs(zp_in)) * (amax + abs(tb.zero_point))),
-                s_in * s_w / s_out)
-    return np.ones(oc), np.full(oc, -zp_in, np.int64), np.full(oc, amax + abs(zp_in)), np.full(oc, s_in / s_out)
 
 
 def _output_params(g: Graph, n, r, s_in_w: tuple, out: tuple, ranges: dict, cfg: QuantConfig, room) -> dict:

@@ -8,6 +8,7 @@ import numpy as np
 
 from generator.ir.activations import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph
+from generator.kinds import kind_of
 
 
 #: largest real requantization multiplier a layer may need (M * 2^-s with s >= 1 reaches 2^14; one bit of margin)
@@ -29,7 +30,7 @@ def _act_params(lo: float, hi: float, cfg, headroom: float,
 
 def channel_output_regions(g: Graph) -> list[str]:
     """Regions that may take per-channel scales: the region of a graph output that holds that tensor alone (whole
-    region), written as the first output of a convolution Macro node and read by no node. Only the host reads them
+    region), written as the first output of a Macro node with weights (a convolution) and read by no node. Only the host reads them
     (dequantizing per channel), and the requantization multiplier is per output channel anyway, so per-channel
     output scales cost no hardware. The YOLO heads: their box channels (a few units wide) share a tensor with
     class logits tens of units wide."""
@@ -37,7 +38,7 @@ def channel_output_regions(g: Graph) -> list[str]:
     for o in g.outputs:
         t = g.tensors[o]
         n = g.producer(o)
-        if (t.region is None or n is None or n.op != "Macro" or n.attrs["macro"].kind != "conv"
+        if (t.region is None or n is None or n.op != "Macro" or not kind_of(n.attrs["macro"]).has_weights
                 or n.attrs["macro"].act in TABLE_ACTIVATIONS   # one table per layer: one output scale
                 or n.outputs[0] != o or g.consumers(o)
                 or t.ch_offset != 0 or t.shape[1] != g.regions[t.region].channels):
@@ -61,16 +62,14 @@ def _scale_floors(g: Graph, ranges: dict, cfg_of, headroom) -> None:
     """Raise output-region scales so that no layer needs a real multiplier above :data:`MAX_REAL_MULT`: a region
     whose calibrated range is (almost) empty, e.g. a ReLU output that was never positive, would otherwise need
     a left shift. In graph order, every region written by a layer gets at least
-    ``s_in * max_c(s_w[c]) * max(1, alpha) / MAX_REAL_MULT`` (copy layers: s_w = 1; emul layers: s_w = the second
-    factor's scale); its zero point follows. ``cfg_of(region)``: the region's :class:`QuantConfig`."""
+    ``s_in * max_c(s_w[c]) * max(1, alpha) / MAX_REAL_MULT`` (max_c(s_w[c]): the kind's
+    :meth:`generator.kinds.base.LayerKind.factor_scale_max`; copy layers: 1, emul layers: the second factor's scale);
+    its zero point follows. ``cfg_of(region)``: the region's :class:`QuantConfig`."""
     for n in g.macro_nodes():
         m = n.attrs["macro"]
         s_in = g.regions[g.tensors[n.inputs[0]].region].scale
         wmax = cfg_of(g.tensors[n.inputs[0]].region).qmax
-        if m.kind == "emul":   # the product's second factor plays the weight's part: s_in * s_b / s_out
-            smax = g.regions[g.tensors[n.inputs[1]].region].scale
-        else:
-            smax = float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0
+        smax = kind_of(m).factor_scale_max(g, n, wmax, lambda t: g.regions[g.tensors[t].region].scale)
         floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
         for o in n.outputs:
             reg = g.regions[g.tensors[o].region]

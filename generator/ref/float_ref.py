@@ -4,7 +4,9 @@ It is the float reference of the compiled graph: tests compare it with onnxrunti
 every pass, and calibration records the range of every layer output with it. Tensors in shared DDR regions are
 read and written through their region (channel offset + channel count), as the accelerator does.
 
-A Macro layer's convolution and table activation compute exactly what :func:`generator.ref.kernels.conv2d` and
+A Macro layer's values before its activation are its kind's float core
+(:meth:`generator.kinds.base.LayerKind.float_core`, through :func:`generator.kinds.kind_of`). Its convolution and
+table activation compute exactly what :func:`generator.kinds.conv.conv2d` and
 :func:`generator.ir.activations.activation` compute, value for value, only faster (:func:`_conv`: the same im2col
 matrix, gathered one kernel tap at a time, and the same float32 matrix product; :func:`_table_act`: the same
 float64 operations on cache-sized pieces), so calibration ranges do not depend on which one ran.
@@ -19,7 +21,9 @@ import numpy as np
 
 from generator.ir.graph import Graph, GraphError
 from generator.ir.activations import TABLE_ACTIVATIONS, activation
-from generator.ref.kernels import conv2d, maxpool2d, upsample_nearest
+from generator.kinds import kind_of
+from generator.kinds.conv import conv2d
+from generator.ref.kernels import maxpool2d, upsample_nearest
 from generator.ir.passes.common import activation_of, resolve_pads
 
 
@@ -66,7 +70,7 @@ PRE_ACT = "{}#pre-activation"
 
 
 def _conv(x: np.ndarray, w: np.ndarray, stride: int, pad) -> np.ndarray:
-    """:func:`generator.ref.kernels.conv2d` of float32 x [IC, H, W] and w [OC, IC, KH, KW] (``pad``: top, left,
+    """:func:`generator.kinds.conv.conv2d` of float32 x [IC, H, W] and w [OC, IC, KH, KW] (``pad``: top, left,
     bottom, right), the same values: its im2col matrix [IC * KH * KW, OH * OW] is gathered one kernel tap (ky, kx)
     at a time (a strided copy of the padded input, not a copy of a 5-D transposed window view) and multiplied by
     the same [OC, IC * KH * KW] weight matrix. Returns float32 [OC, OH, OW]; other dtypes go to conv2d."""
@@ -138,18 +142,10 @@ def _macro(g: Graph, m, x: np.ndarray, pre: dict | None = None, key: str = "", x
     """A Macro layer on x [C, H, W] (an ``emul`` layer: times xb [C, H, W] or [C, 1, 1]): its outputs
     [1, C', H', W'] float32 (main, then the side pools); ``pre[key]`` receives the values before a table
     activation."""
-    fresh = False       # y is an array of this layer's own (not x): no copy needed at the end
-    if m.kind == "conv":
-        y, b = _conv(x, g.const(m.weight), m.stride, m.four_pads()), g.const(m.bias)[:, None, None]
-        fresh = y.dtype == np.float32 and b.dtype == np.float32
-        if fresh:
-            y += b
-        else:
-            y = y + b
-    elif m.kind == "emul":
-        y = x * xb
-    else:
-        y = x
+    kind = kind_of(m)
+    w, b = (g.const(m.weight), g.const(m.bias)) if kind.has_weights else (None, None)
+    y = kind.float_core(m, x, xb, w, b, conv=_conv)
+    fresh = y is not x  # y is an array of this layer's own (not x): no copy needed at the end
     if pre is not None and m.act in TABLE_ACTIVATIONS:
         pre[key] = np.asarray(y, np.float32)
     if m.act in TABLE_ACTIVATIONS and y.dtype == np.float32:
@@ -157,8 +153,8 @@ def _macro(g: Graph, m, x: np.ndarray, pre: dict | None = None, key: str = "", x
     else:
         y = activation(y, m.act, m.alpha, m.beta)
     side = [maxpool2d(y, *sp)[None].astype(np.float32) for sp in m.side_pools]
-    if m.pool:   # a copy layer's pads: the pool's -inf padding
-        y = maxpool2d(y, *m.pool, pads=m.pads if m.kind == "copy" else None)
+    if m.pool:   # (a copy layer's pads: the pool's -inf padding)
+        y = maxpool2d(y, *m.pool, pads=kind.pool_pads(m))
     y = upsample_nearest(y, m.upsample)
     return [y[None].astype(np.float32, copy=not fresh)] + side
 

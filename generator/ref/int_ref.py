@@ -44,6 +44,11 @@ qmax = 2^(b-1) - 1:
 * per-channel output scales (given per-channel ranges, with per-channel weights) for a graph output that only
   the host reads: ``scale[c] = max(|lo[c]|, |hi[c]|) * headroom / qmax``, zero point 0 in every mode, each at
   least its own channel's floor ``s_in * s_w[c] * max(1, alpha) / 2^13``; ``r[c] = s_in * s_w[c] / scale[c]``.
+
+The per-kind terms above (what plays s_w in a layer without weights, how often zp_in enters the accumulator, the
+accumulator's bound, the accumulator itself) are the layer kind's (:mod:`generator.kinds`, shared with the
+quantizer); the rest (region scales and floors, weight quantization, multipliers, pre-shifts, tables,
+requantization, pooling, and the convolution itself, :func:`_conv`) is derived here.
 """
 from __future__ import annotations
 
@@ -54,6 +59,7 @@ import numpy as np
 from generator.ref.float_ref import PRE_ACT
 from generator.ir.activations import TABLE_ACTIVATIONS
 from generator.ir.graph import Graph
+from generator.kinds import kind_of
 from generator.ref.tables import table_domain
 
 #: requantization multiplier bits (signed; M in [2^14, 2^15)) and the largest shift, as in the ISA's PBUF record;
@@ -84,7 +90,7 @@ def _per_channel_regions(g: Graph) -> set:
     for o in g.outputs:
         t = g.tensors[o]
         w = [n for n in g.nodes if o in n.outputs]
-        if (t.region is None or len(w) != 1 or w[0].op != "Macro" or w[0].attrs["macro"].kind != "conv"
+        if (t.region is None or len(w) != 1 or w[0].op != "Macro" or not kind_of(w[0].attrs["macro"]).has_weights
                 or w[0].attrs["macro"].act in TABLE_ACTIVATIONS
                 or w[0].outputs[0] != o
                 or any(o in n.inputs for n in g.nodes)):
@@ -192,12 +198,13 @@ class IndependentRef:
             if n.op != "Macro":
                 continue
             m = n.attrs["macro"]
+            kind = kind_of(m)
             s_in, zp_in = self.regions[g.tensors[n.inputs[0]].region]
             b_in, b_out = self.rbits[g.tensors[n.inputs[0]].region], self.rbits[g.tensors[n.outputs[0]].region]
             wmax = _qrange(b_in)[1]
             outs = [self.regions[g.tensors[o].region] for o in n.outputs]
             oc = g.tensors[n.outputs[0]].shape[1]
-            if m.kind == "conv":
+            if kind.has_weights:
                 w = g.const(m.weight).astype(np.float64)
                 b = g.const(m.bias).astype(np.float64).reshape(-1)
                 mx = np.abs(w).reshape(oc, -1).max(axis=1)
@@ -206,11 +213,10 @@ class IndependentRef:
                 s_out0 = np.broadcast_to(outs[0][0], (oc,))
                 s_w = np.array([v / wmax if v > 0 else s_out0[c] / (2 * s_in) for c, v in enumerate(mx)])
                 W = np.clip(np.round(w / s_w[:, None, None, None]), -wmax, wmax).astype(np.int64)
-                B = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * W.reshape(oc, -1).sum(axis=1)
-            elif m.kind == "emul":   # the second factor's scale in the weight's place, no bias
-                W, s_w, B = None, np.full(oc, self.regions[g.tensors[n.inputs[1]].region][0]), np.zeros(oc, np.int64)
-            else:
-                W, s_w, B = None, np.ones(oc), np.full(oc, -zp_in, np.int64)
+                B = np.round(b / (s_in * s_w)).astype(np.int64) - zp_in * kind.zp_terms(W, oc)
+            else:   # what multiplies the input plays the weight's part (copy: 1; emul: the second factor's scale)
+                W, B = None, -zp_in * kind.zp_terms(None, oc)
+                s_w = np.full(oc, kind.factor_scale_max(g, n, wmax, self._scale_of))
             per_out, table, identity = [], None, None
             if m.act in TABLE_ACTIVATIONS:   # requantized into the table's input domain, the table to the output
                 key = PRE_ACT.format(n.name)   # the domain's policy is the quantizer's (generator.ref.tables)
@@ -231,8 +237,8 @@ class IndependentRef:
                 per_out.append(dict(mult_pos=np.array([p[0] for p in pos]), shift_pos=np.array([p[1] for p in pos]),
                                     mult_neg=np.array([p[0] for p in neg]), shift_neg=np.array([p[1] for p in neg]),
                                     zp_out=zp_out))
-            zp_b = self.regions[g.tensors[n.inputs[1]].region][1] if m.kind == "emul" else 0
-            pre = self._pre_shift(W, B, zp_in, zp_b, m.kind, oc, per_out, b_in)
+            zp_b = self.regions[g.tensors[n.inputs[1]].region][1] if kind.operands == 2 else 0
+            pre = self._pre_shift(kind.acc_bound(W, B, 1 << (b_in - 1), zp_in, zp_b, oc), per_out)
             self.layers[n.name] = dict(w=W, bias=B, zp_in=zp_in, zp_b=zp_b, use_neg=m.act in ("relu", "leaky"),
                                        outs=per_out, table=table, pre_shift=pre, identity=identity,
                                        bits_in=b_in, bits_out=b_out)
@@ -256,8 +262,7 @@ class IndependentRef:
             m = n.attrs["macro"]
             s_in = self.regions[g.tensors[n.inputs[0]].region][0]
             wmax = _qrange(self.rbits[g.tensors[n.inputs[0]].region])[1]
-            smax = (self.regions[g.tensors[n.inputs[1]].region][0] if m.kind == "emul"   # (b's scale: emul)
-                    else float(np.abs(g.const(m.weight)).max()) / wmax if m.kind == "conv" else 1.0)
+            smax = kind_of(m).factor_scale_max(g, n, wmax, self._scale_of)
             floor = s_in * smax * (max(1.0, m.alpha) if m.act == "leaky" else 1.0) / MAX_REAL_MULT
             for o in n.outputs:
                 reg = g.tensors[o].region
@@ -270,18 +275,15 @@ class IndependentRef:
                     lo, hi = ranges[reg]
                     self.regions[reg] = act_params(lo, hi, self.rbits[reg], symmetric, room[reg], floor)
 
-    def _pre_shift(self, W, B, zp_in: int, zp_b: int, kind: str, oc: int, per_out: list, bits_in: int) -> np.ndarray:
-        """Each channel's pre-shift p (module docstring) from the largest |acc + B| it can reach (inputs of
-        ``bits_in``); stores the record's multipliers and shifts of each output of ``per_out`` under ``"rec"``.
-        Returns int64 [OC]."""
-        amax = 1 << (bits_in - 1)
-        if kind == "conv":
-            worst = [int(np.abs(W[c]).sum()) * amax + abs(int(B[c])) for c in range(oc)]
-        elif kind == "emul":
-            worst = [(amax + abs(int(zp_in))) * (amax + abs(int(zp_b)))] * oc
-        else:
-            worst = [amax + abs(int(zp_in))] * oc
-        pre = [max(0, w.bit_length() - 26) for w in worst]
+    def _scale_of(self, tensor: str) -> float:
+        """The scale of tensor ``tensor``'s region."""
+        return self.regions[self.g.tensors[tensor].region][0]
+
+    def _pre_shift(self, worst, per_out: list) -> np.ndarray:
+        """Each channel's pre-shift p (module docstring) from ``worst`` [OC], the largest |acc + B| it can reach
+        (the kind's :meth:`generator.kinds.base.LayerKind.acc_bound`); stores the record's multipliers and shifts of
+        each output of ``per_out`` under ``"rec"``. Returns int64 [OC]."""
+        pre = [max(0, int(w).bit_length() - 26) for w in worst]
         for o in per_out:
             rec = {}
             for mk, sk in (("mult_pos", "shift_pos"), ("mult_neg", "shift_neg")):
@@ -297,8 +299,8 @@ class IndependentRef:
         read it padded."""
         g = self.g
         readers = [n.attrs["macro"] for n in g.nodes if n.op == "Macro" and g.tensors[n.inputs[0]].region == name]
-        pool_pad = any(m.kind == "copy" and m.pads for m in readers)
-        conv_pad = any(m.kind == "conv" and max(m.four_pads()) > 0 for m in readers)
+        pool_pad = any(kind_of(m).pad_fill == "min" and m.pads for m in readers)
+        conv_pad = any(kind_of(m).pad_fill == "zero_point" and max(m.four_pads()) > 0 for m in readers)
         return _qrange(self.rbits[name])[0] if pool_pad and not conv_pad else self.regions[name][1]
 
     def _table(self, m, dom: tuple, out: tuple, bits: int) -> np.ndarray:
@@ -380,16 +382,13 @@ class IndependentRef:
         for n in g.nodes:
             if n.op != "Macro":
                 continue
-            m, d = n.attrs["macro"], self.layers[n.name]
+            m, d, kind = n.attrs["macro"], self.layers[n.name], kind_of(n.attrs["macro"])
             a, sl = view(n.inputs[0])
-            x = a[sl]
-            if m.kind == "conv":
-                acc = _conv(x, d["w"], m.stride, m.four_pads(), d["zp_in"])
-            elif m.kind == "emul":   # (a - zp_a) * (b - zp_b), b [C, H, W] or broadcast [C, 1, 1]
+            xb = None
+            if kind.operands == 2:   # the second factor, [C, H, W] or broadcast [C, 1, 1]
                 b, bsl = view(n.inputs[1])
-                acc = (x.astype(np.int64) - d["zp_in"]) * (b[bsl].astype(np.int64) - d["zp_b"])
-            else:
-                acc = x.astype(np.int64)
+                xb = b[bsl]
+            acc = kind.int_acc(m, a[sl], xb, d["w"], d["zp_in"], d["zp_b"], conv=_conv)
             v = (acc + d["bias"][:, None, None]) >> d["pre_shift"][:, None, None]
             qmin, qmax = _qrange(d["bits_out"])
             for k, o in enumerate(n.outputs):
@@ -408,7 +407,7 @@ class IndependentRef:
                         y = np.where(raw > qmax, idv, y)
                 if k == 0:
                     if m.pool:
-                        y = _maxpool(y, *m.pool, m.pads if m.kind == "copy" else None)
+                        y = _maxpool(y, *m.pool, kind.pool_pads(m))
                     if m.upsample > 1:
                         y = y.repeat(m.upsample, axis=1).repeat(m.upsample, axis=2)
                 else:

@@ -1,36 +1,14 @@
-"""Reference tensor kernels shared by the float executor and the layer-level integer reference.
+"""Reference tensor kernels of POST shared by the float executor, the layer-level integer reference and the
+fake-quantized simulation: max-pool, nearest upsampling, requantization and the activation table (a layer kind's
+own arithmetic, e.g. the convolution :func:`generator.kinds.conv.conv2d`, is in :mod:`generator.kinds`).
 
-All functions take single images (no batch): ``x`` is ``[C, H, W]``. Integer arithmetic is done in float64,
-which is exact here: every product and partial sum of int8/int16 operands over at most 2^20 terms stays below
-2^53 (checked by :func:`exact_conv_bound`).
+All functions take single images (no batch): ``x`` is ``[C, H, W]``.
 """
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from generator.spec.isa import TABLE_FRAC_BITS
-
-
-def conv2d(x: np.ndarray, w: np.ndarray, stride: int, pad, pad_value=0.0) -> np.ndarray:
-    """Direct 2-D convolution (cross-correlation, as ONNX Conv, group 1).
-
-    Args:
-        x: ifmap [IC, H, W]; w: weights [OC, IC, KH, KW]; stride in pixels; pad: pixels on every side, or
-        (top, left, bottom, right); pad_value: value of the border (the zero point for quantized ifmaps).
-    Returns: ofmap [OC, OH, OW], OH = (H + top + bottom - KH)//stride + 1, dtype of ``np.result_type(x, w)``.
-    """
-    oc, ic, kh, kw = w.shape
-    if x.shape[0] != ic:
-        raise ValueError(f"conv2d: ifmap has {x.shape[0]} channels, weights expect {ic}")
-    pt, pl, pb, pr = (pad,) * 4 if np.isscalar(pad) else pad
-    xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr)), constant_values=pad_value) if any((pt, pl, pb, pr)) else x
-    oh = (xp.shape[1] - kh) // stride + 1
-    ow = (xp.shape[2] - kw) // stride + 1
-    win = sliding_window_view(xp, (kh, kw), axis=(1, 2))[:, ::stride, ::stride][:, :oh, :ow]
-    # [IC, OH, OW, KH, KW] x [OC, IC, KH, KW] -> [OC, OH, OW]
-    cols = np.ascontiguousarray(win.transpose(0, 3, 4, 1, 2)).reshape(ic * kh * kw, oh * ow)
-    return (w.reshape(oc, -1) @ cols).reshape(oc, oh, ow)
 
 
 def maxpool2d(x: np.ndarray, k: int, s: int, pad_end: int = 0, pads: tuple | None = None) -> np.ndarray:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from generator.ir.graph import Graph
-from generator.ref.kernels import conv2d, maxpool2d, requantize, table_activate, upsample_nearest
+from generator.kinds import kind_of
+from generator.ref.kernels import maxpool2d, requantize, table_activate, upsample_nearest
 from generator.spec.isa import record_multiplier
 
 
@@ -29,17 +30,13 @@ def read_tensor(g: Graph, regions: dict, name: str) -> np.ndarray:
 
 
 def layer_acc(g: Graph, n, regions: dict) -> np.ndarray:
-    """Macro layer ``n``'s accumulators before the bias, int64 [OC, OH, OW]: the integer convolution with the
-    input zero point as padding, the input itself for a copy layer, ``(a - zp_in) * (b - zp_b)`` for an emul layer
-    (b [C, H, W] or [C, 1, 1])."""
+    """Macro layer ``n``'s accumulators before the bias, int64 [OC, OH, OW]: its kind's integer core
+    (:meth:`generator.kinds.base.LayerKind.int_acc`: the integer convolution with the input zero point as padding,
+    the input itself for a copy layer, ``(a - zp_in) * (b - zp_b)`` for an emul layer, b [C, H, W] or [C, 1, 1])."""
     m, q = n.attrs["macro"], n.attrs["q"]
-    x = read_tensor(g, regions, n.inputs[0])
-    if m.kind == "conv":
-        return conv2d(x.astype(np.float64), q["w"].astype(np.float64), m.stride, m.four_pads(),
-                      pad_value=float(q["zp_in"])).astype(np.int64)
-    if m.kind == "emul":
-        return (x.astype(np.int64) - q["zp_in"]) * (read_tensor(g, regions, n.inputs[1]).astype(np.int64) - q["zp_b"])
-    return x.astype(np.int64)
+    kind = kind_of(m)
+    xb = read_tensor(g, regions, n.inputs[1]) if kind.operands == 2 else None
+    return kind.int_acc(m, read_tensor(g, regions, n.inputs[0]), xb, q["w"], q["zp_in"], q["zp_b"])
 
 
 def write_layer(g: Graph, n, regions: dict, acc: np.ndarray) -> None:
@@ -59,7 +56,7 @@ def write_layer(g: Graph, n, regions: dict, acc: np.ndarray) -> None:
             y = table_activate(y, table, q["qmin"], q["qmax"], None if idn is None else (idn[0], p["zp_out"], idn[1]))
         if k == 0:
             if m.pool:   # a copy layer's pads: the pool's -inf padding (its input border holds qmin)
-                y = maxpool2d(y, *m.pool, pads=m.pads if m.kind == "copy" else None)
+                y = maxpool2d(y, *m.pool, pads=kind_of(m).pool_pads(m))
             y = upsample_nearest(y, m.upsample)
         else:
             y = maxpool2d(y, *m.side_pools[k - 1])

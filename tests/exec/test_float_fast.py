@@ -1,13 +1,14 @@
 """The float executor's fast paths (generator/ref/float_ref.py: _conv, _table_act) against the reference kernels
-they replace (generator/ref/kernels.py: conv2d; generator/ir/activations.py: activation), value for value: calibration's ranges must not
-depend on which one ran."""
+they replace (generator/kinds/conv.py: conv2d; generator/ir/activations.py: activation), value for value:
+calibration's ranges must not depend on which one ran."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from generator.ir import activations
-from generator.ref import float_ref, kernels
+from generator.kinds.conv import conv2d
+from generator.ref import float_ref
 
 
 @pytest.mark.parametrize("ic,oc,k,stride,pads,h,w", [
@@ -24,11 +25,11 @@ def test_conv_equals_the_reference_kernel(ic, oc, k, stride, pads, h, w):
     x = rng.standard_normal((ic, h, w)).astype(np.float32)
     wt = rng.standard_normal((oc, ic, k, k)).astype(np.float32)
     got = float_ref._conv(x, wt, stride, pads)
-    ref = kernels.conv2d(x, wt, stride, pads)
+    ref = conv2d(x, wt, stride, pads)
     assert got.dtype == ref.dtype == np.float32 and got.shape == ref.shape
     assert got.tobytes() == ref.tobytes()
     again = float_ref._conv(x[:, :h - 1], wt, stride, pads)     # the reused scratch buffers hold no stale data
-    assert again.tobytes() == kernels.conv2d(x[:, :h - 1], wt, stride, pads).tobytes()
+    assert again.tobytes() == conv2d(x[:, :h - 1], wt, stride, pads).tobytes()
 
 
 @pytest.mark.parametrize("act", sorted(activations.TABLE_ACTIVATIONS))

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from generator.exec import run_golden
-from generator.ref.kernels import conv2d, requantize
+from generator.kinds.conv import conv2d
+from generator.ref.kernels import requantize
 from generator.spec.isa import record_multiplier
 from generator.quant.quantize import QuantConfig, QuantError, quantize_multiplier, set_pre_shift
 from generator.spec import isa

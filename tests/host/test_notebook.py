@@ -3,6 +3,8 @@ its detections must equal the golden simulator's (what `invoke detect` computes)
 from generator import ROOT_DIR
 import json
 
+import numpy as np
+
 import nbformat
 from nbclient import NotebookClient
 
@@ -23,6 +25,7 @@ def test_notebook_runs_and_detects_like_the_golden_simulator(tmp_path, monkeypat
     monkeypatch.setenv("YOLOFPGA_PACKAGE", str(pkg))
     monkeypatch.setenv("YOLOFPGA_BACKEND", "golden")
     monkeypatch.setenv("YOLOFPGA_OUT", str(tmp_path))
+    monkeypatch.setenv("YOLOFPGA_VIDEO_FRAMES", "3")
     nb = nbformat.read(str(pkg / "notebooks" / "yolo_detect.ipynb"), as_version=4)
     NotebookClient(nb, timeout=600, kernel_name="python3",
                    resources={"metadata": {"path": str(pkg / "notebooks")}}).execute()
@@ -33,7 +36,18 @@ def test_notebook_runs_and_detects_like_the_golden_simulator(tmp_path, monkeypat
         heads, _, _, _ = run_golden(c.program, c.qgraph, quantize_image(c, img))
         ref = detections_from_heads(c, heads, img.shape[1], img.shape[0])
         assert [(d["label"], round(d["score"], 5)) for d in dets] == [(d["label"], round(d["score"], 5)) for d in ref]
+    # the video loop: a pan across bus.jpg (60% of its width), each frame's boxes those of the golden simulator
+    video = json.loads((tmp_path / "notebook_video.json").read_text())
+    bus = load_image(pkg / "images" / "bus.jpg")
+    cw = int(bus.shape[1] * 0.6)
+    assert sorted(video, key=int) == ["0", "1", "2"]
+    for k, x in (("0", 0), ("2", bus.shape[1] - cw)):
+        crop = np.ascontiguousarray(bus[:, x:x + cw])
+        heads, _, _, _ = run_golden(c.program, c.qgraph, quantize_image(c, crop))
+        ref = detections_from_heads(c, heads, crop.shape[1], crop.shape[0])
+        assert [(d["label"], d["box"]) for d in video[k]] == [(d["label"], d["box"]) for d in ref], k
     outs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
     assert any("image/png" in o.get("data", {}) for o in outs), "the notebook shows the boxes as images"
+    assert any("image/gif" in o.get("data", {}) for o in outs), "the video loop is kept as an animated GIF"
     text = "".join(o.get("text", "") for o in outs)
     assert "frames/s" in text and "post-processing" in text

@@ -175,7 +175,12 @@ def mixed_precision(g: Graph, qg: Graph, stats: dict, cfg, spec: PrecisionSpec, 
     chosen, report = [], None
     if spec.auto:
         chosen, report = choose(g, qg, images, spec.target_db, log)
-    rbits = region_bits(g, layer_bits(g, spec, cfg.bits, chosen), cfg.bits)
+    lbits = layer_bits(g, spec, cfg.bits, chosen)
+    rbits = region_bits(g, lbits, cfg.bits)
+    widened = widened_layers(g, lbits, rbits)
+    for name, r in widened:
+        log(f"precision: layer {name} was asked int{lbits[name]} but writes int{rbits[r]}: its region {r} shares "
+            f"one precision with a wider layer (a concatenation's writers, a product's factors)")
     if all(b == cfg.bits for b in rbits.values()):
         out = qg.copy()
     else:
@@ -185,5 +190,19 @@ def mixed_precision(g: Graph, qg: Graph, stats: dict, cfg, spec: PrecisionSpec, 
         if bias_correction:
             out = correct_bias(out, g, images, acc)
     wide = sorted(n.name for n in out.macro_nodes() if out.regions[out.tensors[n.outputs[0]].region].bits == 16)
-    out.metadata["precision"] = {"spec": spec.text, "auto": report, "int16_layers": wide}
+    out.metadata["precision"] = {"spec": spec.text, "auto": report, "int16_layers": wide,
+                                 "widened": [name for name, _ in widened]}
+    return out
+
+
+def widened_layers(g: Graph, bits_of_layer: dict, rbits: dict) -> list:
+    """[(layer, region)]: the Macro layers whose requested output precision (``bits_of_layer``) the region rules
+    (:func:`region_bits`, ``rbits``) widened, with the region that did it, in graph order."""
+    out = []
+    for n in g.macro_nodes():
+        for o in n.outputs:
+            r = g.tensors[o].region
+            if rbits.get(r, 0) > bits_of_layer.get(n.name, rbits.get(r, 0)):
+                out.append((n.name, r))
+                break
     return out

@@ -10,7 +10,7 @@ from generator.frontend.modelgen import Builder
 from generator.frontend.onnx_loader import load_onnx
 from generator.ir import passes
 from generator.quant.auto_precision import choose, free_int16, worst_sqnr
-from generator.quant.precision import layer_bits, parse_precision, region_bits
+from generator.quant.precision import layer_bits, parse_precision, region_bits, widened_layers
 from generator.quant.quantize import QuantConfig, QuantError, calibrate, quantize
 from helpers import compiled_model, run_both
 
@@ -58,6 +58,12 @@ def test_regions_take_their_widest_writer_and_products_one_precision(net):
     reg = g.tensors[cat_writer.outputs[0]].region
     assert rb[reg] == 16 and sum(b == 16 for b in rb.values()) == 1
     assert rb[g.tensors[g.inputs[0]].region] == 8
+    # the other writers of that region were asked int8 and are widened: named, with the region
+    others = [n.name for n in g.macro_nodes() if n.name != cat_writer.name
+              and any(g.tensors[o].region == reg for o in n.outputs)]
+    asked = {n.name: 8 for n in g.macro_nodes()} | {cat_writer.name: 16}
+    assert others and widened_layers(g, asked, rb) == [(k, reg) for k in others]
+    assert widened_layers(g, asked | {k: 16 for k in others}, rb) == []
     # the product's gate in int16 widens its other factor (the first conv's output) to int16
     emul = _layer(g, "emul")
     gate_writer = next(n for n in g.macro_nodes() if emul.inputs[1] in n.outputs)

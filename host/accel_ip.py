@@ -8,9 +8,9 @@ by its block-design path (``"accel_0"``, ``"hier/accel_0"``); ``type`` the VLNV;
 ints (bytes); ``registers`` {name: {"address_offset": int, "size": bits, "access", "description", "fields":
 {name: {"bit_offset", "bit_width", "access", "description"}}}} as Vivado named them (a Vitis HLS IP:
 ``CTRL``, ``GIER``, ``IP_IER``, ``IP_ISR``, its arguments); ``interrupts`` {pin: {"controller", "index",
-"fullpath"}} only for pins behind an AXI interrupt controller (``axi_intc``): a pin wired straight to the PS's
-``pl_ps_irq0`` (our block designs) or left open is not listed; ``device`` None in the parser's dict (the Overlay
-fills it). The driver uses the manifest's register names and offsets, checks them against the .hwh's
+"fullpath"}} only for pins behind an AXI interrupt controller (``axi_intc``, as our block designs put it): a pin
+wired straight to the PS's ``pl_ps_irq0`` or left open is not listed; ``device`` None in the parser's dict (the
+Overlay fills it). The driver uses the manifest's register names and offsets, checks them against the .hwh's
 (:func:`host.registers.hwh_register_mismatches`), and waits on the ``interrupt`` pin only where PYNQ lists it
 (:meth:`AccelIP.interrupt_choice`).
 """
@@ -59,12 +59,14 @@ class AccelIP(DefaultIP):
     def interrupt_choice(self):
         """How ``ap_done`` can be waited for in this design: ``(pynq.interrupt.Interrupt, why)`` when PYNQ lists the
         IP's ``interrupt`` pin (behind an AXI interrupt controller) and could open it, else ``(None, why)`` (poll
-        CTRL); ``why`` one phrase naming the pin and controller or saying what is missing."""
+        CTRL); ``why`` one phrase naming the pin and controller or saying what is missing. PYNQ opens the pin when
+        the Overlay binds the IP: its UioController waits on the event loop current in that thread then, the loop
+        the caller must run the wait on."""
         entry = (getattr(self, "_interrupts", None) or {}).get("interrupt")
         if entry is None:
             return None, ("the accelerator's interrupt pin reaches no AXI interrupt controller in this design's .hwh "
-                          "(PYNQ lists only pins behind an axi_intc; a pin wired straight to pl_ps_irq0, as our block "
-                          "designs do, or left open is not one)")
+                          "(PYNQ lists only pins behind an axi_intc, as our block designs put it; a pin wired "
+                          "straight to pl_ps_irq0 or left open is not one)")
         where = f"{entry.get('fullpath', 'interrupt')} on {entry.get('controller')} line {entry.get('index')}"
         pin = getattr(self, "interrupt", None)
         if pin is None:

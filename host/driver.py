@@ -105,10 +105,11 @@ class YoloAccelerator:
             accelerator IP is taken from the active PYNQ device's ``ip_dict`` (design already loaded).
         download: download the bitstream (``pynq.Overlay(download=...)``).
         timeout_s: seconds to wait for ``ap_done`` per frame before :class:`AcceleratorTimeout`.
-        use_interrupt: wait for the IP's ``interrupt`` pin (PYNQ offers it only behind an ``axi_intc``; our block
-            designs wire it to ``pl_ps_irq0``: DriverError); polls while an asyncio loop runs in this thread
+        use_interrupt: wait for the IP's ``interrupt`` pin (PYNQ offers it only behind an ``axi_intc``, as our block
+            designs put it; a design without one: DriverError); polls while an asyncio loop runs in this thread
             (Jupyter). Default False: poll CTRL every ``poll_interval_s`` (a 100 us poll costs little against a
-            frame of several ms). Tested on the golden backend with a stand-in ``Interrupt`` only.
+            frame of several ms). Tested on the golden backend with PYNQ's own Interrupt over a simulated axi_intc
+            and a stand-in for the board's UIO device (tests/host/test_hwh_binding.py).
         poll_interval_s: sleep between two CTRL reads when polling.
         thresh, nms: detection threshold and NMS IoU threshold (darknet ``-thresh 0.25``, 0.45).
         buffer_sets: INPUT/OUTPUT buffer pairs (2 lets :meth:`detect_stream` overlap host and accelerator).
@@ -234,7 +235,9 @@ class YoloAccelerator:
         irq, why = self.ip.interrupt_choice()
         if irq is None:
             raise DriverError(f"use_interrupt=True but {why}: use polling (use_interrupt=False)")
-        self._irq_loop = asyncio.new_event_loop()
+        # the loop PYNQ's UioController put its reader on when the Overlay made the Interrupt (this thread's current
+        # loop): a new loop would never see the interrupt, each wait running into the timeout
+        self._irq_loop = asyncio.get_event_loop()
         return irq
 
     # ---- buffers -------------------------------------------------------------------------------------------

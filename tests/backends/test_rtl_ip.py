@@ -22,6 +22,8 @@ from generator.spec import isa
 from generator.spec.board import load_board
 from host.registers import RTL_KERNEL_VLNV
 
+from test_hls_block_design import check_interrupt
+
 needs_tclsh = pytest.mark.skipif(shutil.which("tclsh") is None, reason="tclsh not installed (setup.sh installs tcl)")
 
 _STUBS = r"""
@@ -51,6 +53,8 @@ proc ipx::get_bus_interfaces {args} { return "busif:[lindex $args 0]" }
 proc get_board_parts {args} { _log get_board_parts {*}$args; return $::bp_found }
 proc get_bd_pins {args} { return "pin:[lindex $args end]" }
 proc get_bd_intf_pins {args} { return "intf:[lindex $args end]" }
+proc get_bd_addr_spaces {args} { return "space:[lindex $args end]" }
+proc get_bd_addr_segs {args} { return "seg:[lindex $args end]" }
 proc create_bd_cell {args} { _log create_bd_cell {*}$args; return [lindex $args end] }
 proc make_wrapper {args} { _log make_wrapper {*}$args; return vivado_prj/system_wrapper.v }
 proc get_property {name obj} {
@@ -166,8 +170,9 @@ def test_package_ip_tcl_in_tclsh_with_stub_commands(zcu19eg_ip):
 @pytest.mark.parametrize("brd", ["zcu19eg", "kv260"])
 def test_vivado_bd_tcl_has_the_hls_ps_configuration(tmp_path, brd):
     """vivado_bd.tcl of the RTL IP: the same part, board preset and Zynq UltraScale+ PS configuration as the HLS
-    block design (call for call, but for the HLS design's HP2 for the fetch with two HP ports), the IP by its VLNV with s_axi_control on HPM0, m_axi_gmem on HP0 and the
-    interrupt, and the overlay copied where invoke package --kernel rtl finds it."""
+    block design (call for call, but for the HLS design's HP2 for the fetch with two HP ports), the IP by its VLNV
+    with s_axi_control on HPM0, m_axi_gmem on HP0 and the interrupt through the same axi_intc as the HLS design's
+    (check_interrupt), and the overlay copied where invoke package --kernel rtl finds it."""
     from generator.flows.package import find_overlay
     b = load_board(brd)
     bp = f"{b.vivado_board_part}:1.0" if b.vivado_board_part else ""
@@ -189,7 +194,8 @@ def test_vivado_bd_tcl_has_the_hls_ps_configuration(tmp_path, brd):
     intf = " | ".join(c for c in r if c.startswith("connect_bd_intf_net"))
     assert f"{ip.IP_TOP}_0/s_axi_control" in intf and f"{ip.IP_TOP}_0/m_axi_gmem" in intf
     assert "M_AXI_HPM0_FPD" in intf and "S_AXI_HP0_FPD" in intf
-    assert any(f"{ip.IP_TOP}_0/interrupt" in c and "pl_ps_irq0" in c for c in r)
+    check_interrupt(r, ip.IP_TOP)
+    check_interrupt(h, hls.TOP)                             # the same controller, wiring and address in both
     assert any(f"{ip.IP_TOP}_0/ap_clk" in c and "pl_clk0" in c for c in r)
     assert any(c.startswith("launch_runs impl_1 -to_step write_bitstream") for c in r)
     stem = f"yolofpga_rtl_{brd}"

@@ -20,16 +20,29 @@ Every element and where its content comes from:
   ``C_S_AXI_AXILITES_BASEADDR``).
 * ``PORTS`` / ``CONNECTIONS`` of every ``connect_bd_net``: the first pin given drives the net (true of every
   ``connect_bd_net`` in our scripts), it lists every sink, each sink lists it (as in the real files); ``SIGIS``
-  ``clk`` / ``rst`` / ``INTERRUPT`` by the pin's name (``interrupt`` also ``SENSITIVITY="LEVEL_HIGH"``, as resizer's
-  ``resize_accel_0/interrupt``), widths 1. The interrupt is where the script wires it: ``<top>_0/interrupt`` to
-  ``zynq_ultra_ps_e_0/pl_ps_irq0``, no interrupt controller.
+  ``clk`` / ``rst`` / ``INTERRUPT`` by the pin's name (``interrupt``, ``intr``, ``irq``; ``interrupt`` also
+  ``SENSITIVITY="LEVEL_HIGH"``, as resizer's ``resize_accel_0/interrupt``), widths 1. The interrupt is where the
+  script wires it: ``<top>_0/interrupt`` -> ``axi_intc_0/intr`` (``LEFT``/``RIGHT`` 0: one input; its
+  ``SENSITIVITY`` by ``C_KIND_OF_INTR``: ``EDGE_RISING`` as the script sets it)
+  -> ``axi_intc_0/irq`` (``SENSITIVITY="LEVEL_HIGH"`` when ``C_IRQ_IS_LEVEL`` is 1, else ``EDGE_RISING``) ->
+  ``zynq_ultra_ps_e_0/pl_ps_irq0``.
+* the ``axi_intc`` cell's ``PARAMETERS``, the script's ``CONFIG.*`` over what Vivado derives for it
+  (:func:`_intc_params`): ``C_NUM_INTR_INPUTS`` the inputs driven, ``C_KIND_OF_INTR`` (unless the script sets it)
+  with a 0 (level) for each level-sensitive input, ``C_KIND_OF_EDGE`` (rising) and ``C_KIND_OF_LVL`` (high) all
+  1, ``C_IRQ_ACTIVE`` 1, ``C_S_AXI_ADDR_WIDTH`` 9 (its 512-byte register space), ``C_HAS_IPR`` / ``C_HAS_SIE`` /
+  ``C_HAS_CIE`` / ``C_HAS_IVR`` 1, as the generics Vivado 2021.1 wrote for an axi_intc 4.1 with level-high inputs
+  on a Zynq (github.com/bxinquan/zynq_cam_isp_demo, ``base_axi_intc_0_0.vhd``); its base address as
+  ``C_BASEADDR`` / ``C_HIGHADDR`` (axi_intc's names); no register descriptions (PYNQ's ``_InterruptController``
+  writes fixed offsets, PG099's map, without reading them).
 * ``BUSINTERFACES`` of every ``connect_bd_intf_net`` (the first pin the master, ``BUSNAME`` the master's net name;
   ``aximm``, ``axis`` or ``bram`` by the pin names); ``PORTMAPS`` and their ``PORTS`` (the AXI4-Lite signals) only on
-  the control path, PS ``M_AXI_HPM0_FPD`` -> SmartConnect -> ``s_axi_control``: the data path's AXI4, AXI4-Stream
-  and BRAM signals are not modelled (neither PYNQ's ip_dict nor the driver reads them).
-* the address map of ``assign_bd_address``: each slave the PS's ``M_AXI_HPM0_FPD`` reaches through SmartConnects gets
-  64 KiB from 0xA000_0000 on (the HPM0_FPD window; 64 KiB per AXI-Lite slave and the first at 0xA000_0000 as in
-  ``rfsoc_sam.hwh``; resizer's HLS IP also has 64 KiB), as a ``MEMRANGE`` in the PS's ``MEMORYMAP``.
+  the control path, PS ``M_AXI_HPM0_FPD`` -> SmartConnect -> ``s_axi_control`` and ``axi_intc_0/s_axi``: the data
+  path's AXI4, AXI4-Stream and BRAM signals are not modelled (neither PYNQ's ip_dict nor the driver reads them).
+* the address map of ``assign_bd_address``: a segment the script pins (``-offset`` / ``-range``: the axi_intc at
+  0xA001_0000) where it says; each other slave the PS's ``M_AXI_HPM0_FPD`` reaches through SmartConnects the first
+  free 64 KiB from 0xA000_0000 on (the HPM0_FPD window; 64 KiB per AXI-Lite slave and the first at 0xA000_0000 as
+  in ``rfsoc_sam.hwh``; resizer's HLS IP also has 64 KiB; where Vivado's automatic assignment puts it is only
+  checkable with Vivado), as a ``MEMRANGE`` in the PS's ``MEMORYMAP``.
 * ``ADDRESSBLOCKS`` of the control IP, from the manifest's register map (:func:`_hls_registers`: as Vitis HLS names
   the ap_ctrl_hs block, resizer's ``CTRL`` / ``GIER`` / ``IP_IER`` / ``IP_ISR`` with their fields, a 64-bit argument
   as ``<name>_1`` / ``<name>_2``, an output as ``<name>`` plus ``<name>_ctrl`` (``<name>_ap_vld``); the RTL IP as its
@@ -65,6 +78,8 @@ foreach cmd {create_project set_property update_ip_catalog create_bd_design appl
 proc get_board_parts {args} { return "" }
 proc get_bd_pins {args} { return "pin:[lindex $args end]" }
 proc get_bd_intf_pins {args} { return "intf:[lindex $args end]" }
+proc get_bd_addr_spaces {args} { return "space:[lindex $args end]" }
+proc get_bd_addr_segs {args} { return "seg:[lindex $args end]" }
 proc create_bd_cell {args} { _log create_bd_cell {*}$args; return [lindex $args end] }
 proc make_wrapper {args} { return vivado_prj/system_wrapper.v }
 proc get_timing_paths {args} { return path }
@@ -107,9 +122,13 @@ def _tcl_words(line: str) -> list[str]:
 
 def _design(calls):
     """cells {name: VLNV}, configs {cell: {CONFIG key: value}}, nets [[pin, ...]], intf nets [(master, slave)],
-    part, design name, from the logged calls."""
-    cells, cfg, nets, intf, part, name = {}, {}, [], [], "", "system"
+    part, design name, pinned addresses {cell: (base, range)} (``assign_bd_address -offset``), from the logged
+    calls."""
+    cells, cfg, nets, intf, part, name, pinned = {}, {}, [], [], "", "system", {}
     for c in calls:
+        if c[0] == "assign_bd_address" and "-offset" in c:
+            seg = next(w for w in c if w.startswith("seg:"))
+            pinned[seg[4:].split("/")[0]] = (int(c[c.index("-offset") + 1], 16), int(c[c.index("-range") + 1], 16))
         if c[0] == "create_bd_cell":
             if "-vlnv" in c:
                 v = c[c.index("-vlnv") + 1]
@@ -126,13 +145,14 @@ def _design(calls):
             part = c[c.index("-part") + 1]
         elif c[0] == "create_bd_design":
             name = c[1]
-    return cells, cfg, nets, intf, part, name
+    return cells, cfg, nets, intf, part, name, pinned
 
 
-def _address_map(cells, intf, ps):
+def _address_map(cells, intf, ps, pinned):
     """[(slave cell, its interface, base, range)]: what ``assign_bd_address`` gives the slaves the PS's
-    M_AXI_HPM0_FPD reaches through SmartConnects, 64 KiB each from :data:`HPM0_BASE` in the order found."""
-    out, todo = [], [f"{ps}/M_AXI_HPM0_FPD"]
+    M_AXI_HPM0_FPD reaches through SmartConnects: a ``pinned`` cell its (base, range), the others the first free
+    64 KiB from :data:`HPM0_BASE` in the order found."""
+    found, todo = [], [f"{ps}/M_AXI_HPM0_FPD"]
     while todo:
         master = todo.pop(0)
         for m, s in intf:
@@ -142,7 +162,15 @@ def _address_map(cells, intf, ps):
             if ":smartconnect:" in cells[cell]:
                 todo += [a for a, _ in intf if a.startswith(f"{cell}/M")]
             else:
-                out.append((cell, port, HPM0_BASE + SLAVE_RANGE * len(out), SLAVE_RANGE))
+                found.append((cell, port))
+    taken, out = [pinned[c] for c, _ in found if c in pinned], []
+    for cell, port in found:
+        if cell not in pinned:
+            base = HPM0_BASE
+            while any(b < base + SLAVE_RANGE and base < b + r for b, r in taken):
+                base += SLAVE_RANGE
+            taken.append((base, SLAVE_RANGE))
+        out.append((cell, port, *(pinned.get(cell) or taken[-1])))
     return out
 
 
@@ -212,13 +240,32 @@ def _ps_params(cfg):
 
 def _sigis(pin):
     n = pin.lower()
-    return "INTERRUPT" if "irq" in n or n == "interrupt" else "clk" if "clk" in n else \
+    return "INTERRUPT" if "irq" in n or n in ("interrupt", "intr") else "clk" if "clk" in n else \
         "rst" if "reset" in n or "rst" in n else "undef"
 
 
-def _add_ports(mods, nets):
+def _intc_params(cell, cfg, nets):
+    """The parameters Vivado derives for axi_intc ``cell`` (module docstring), with the script's ``cfg`` on top;
+    and the PORT attributes of its ``intr`` / ``irq`` ({pin: {attr: value}})."""
+    inputs = [n[0] for n in nets if f"{cell}/intr" in n[1:]]
+    level = cfg.get("C_IRQ_IS_LEVEL", "1") == "1"
+    kind = 0xFFFFFFFF & ~((1 << len(inputs)) - 1)         # propagated: the inputs are level-high `interrupt` pins
+    params = {"C_NUM_INTR_INPUTS": str(len(inputs)), "C_KIND_OF_INTR": f"0x{kind:08x}",
+              "C_KIND_OF_EDGE": "0xffffffff", "C_KIND_OF_LVL": "0xffffffff", "C_IRQ_IS_LEVEL": "1",
+              "C_IRQ_ACTIVE": "0x1", "C_IRQ_CONNECTION": "0", "C_S_AXI_ADDR_WIDTH": "9", "C_HAS_IPR": "1",
+              "C_HAS_SIE": "1", "C_HAS_CIE": "1", "C_HAS_IVR": "1",
+              **{k: v for k, v in cfg.items() if not k.endswith(".VALUE_SRC")}}
+    edge = int(params["C_KIND_OF_INTR"], 16) & int(params["C_KIND_OF_EDGE"], 16)
+    sens = ":".join("EDGE_RISING" if edge >> i & 1 else "LEVEL_HIGH" for i in range(len(inputs)))
+    ports = {f"{cell}/intr": dict(LEFT=str(len(inputs) - 1), RIGHT="0", SENSITIVITY=sens),
+             f"{cell}/irq": dict(SENSITIVITY="LEVEL_HIGH" if level else "EDGE_RISING")}
+    return params, ports
+
+
+def _add_ports(mods, nets, extra):
     """One PORT per pin of the nets: the first pin of a net drives it and lists its sinks, each sink lists it (a pin
-    in several nets, e.g. pl_clk0 of the RTL design, is one PORT with all its connections)."""
+    in several nets, e.g. pl_clk0 of the RTL design, is one PORT with all its connections); ``extra`` {pin: {attr:
+    value}} added to a pin's PORT."""
     pins = {}
     for net in nets:
         drv, sinks = net[0], net[1:]
@@ -228,13 +275,19 @@ def _add_ports(mods, nets):
     for pin, (d, sig, targets) in pins.items():
         cell, name = pin.split("/")
         attrs = dict(DIR=d, NAME=name, SIGIS=_sigis(name), SIGNAME=sig)
-        if "irq" in name:
+        if name.startswith("pl_ps_irq"):
             attrs.update(LEFT="0", RIGHT="0")
         if name == "interrupt":
             attrs["SENSITIVITY"] = "LEVEL_HIGH"
+        attrs.update(extra.get(pin, {}))
         cons = ET.SubElement(ET.SubElement(mods[cell].find("PORTS"), "PORT", **attrs), "CONNECTIONS")
         for t in targets:
             ET.SubElement(cons, "CONNECTION", INSTANCE=t.split("/")[0], PORT=t.split("/")[1])
+
+
+def _lower(module):
+    """Whether the IP names its AXI4-Lite ports in lower case (Xilinx IPs: ``s_axi_awaddr``; HLS: ``..._AWADDR``)."""
+    return any(f":{n}:" in module.get("VLNV") for n in ("smartconnect", "axi_intc"))
 
 
 def _add_interfaces(mods, intf, control):
@@ -253,10 +306,10 @@ def _add_interfaces(mods, intf, control):
             pm = ET.SubElement(b, "PORTMAPS")
             other = s if typ == "MASTER" else m
             for sig, by_master in AXI_LITE:
-                phys = f"{name}_{sig.lower()}" if ":smartconnect:" in mods[cell].get("VLNV") else f"{name}_{sig}"
+                phys = f"{name}_{sig.lower()}" if _lower(mods[cell]) else f"{name}_{sig}"
                 ET.SubElement(pm, "PORTMAP", LOGICAL=sig, PHYSICAL=phys)
                 ocell, oname = other.split("/")
-                ophys = f"{oname}_{sig.lower()}" if ":smartconnect:" in mods[ocell].get("VLNV") else f"{oname}_{sig}"
+                ophys = f"{oname}_{sig.lower()}" if _lower(mods[ocell]) else f"{oname}_{sig}"
                 d = "O" if bool(by_master) == (typ == "MASTER") else "I"
                 p = ET.SubElement(mods[cell].find("PORTS"), "PORT", DIR=d, NAME=phys, SIGIS="undef",
                                   SIGNAME=f"{bus}_{sig.lower()}")
@@ -269,10 +322,14 @@ def write_hwh(calls, registers, ctrl_bits, out: Path) -> Path:
     Args:
         registers: the control IP's map [(name, byte offset, bits, access "r" | "w" | "rw")] (the manifest's).
         ctrl_bits: {ap_start, ap_done, ap_idle, ap_ready, auto_restart: CTRL bit}.
-    Returns ``out``. The control IP (the slave the PS's HPM0_FPD reaches) gets Vitis HLS's register names when its
-    VLNV's library is ``hls``, else the RTL IP's."""
-    cells, cfg, nets, intf, part, name = _design(calls)
+    Returns ``out``. The control IP (the slave besides the axi_intc the PS's HPM0_FPD reaches) gets Vitis HLS's
+    register names when its VLNV's library is ``hls``, else the RTL IP's."""
+    cells, cfg, nets, intf, part, name, pinned = _design(calls)
     ps = next(c for c, v in cells.items() if ":zynq_ultra_ps_e:" in v)
+    port_attrs = {}
+    for c in [c for c, v in cells.items() if ":axi_intc:" in v]:
+        cfg[c], more = _intc_params(c, cfg.get(c, {}), nets)
+        port_attrs.update(more)
     device, package, speed = part.split("-")[:3]
     root = ET.Element("EDKSYSTEM", EDWVERSION="1.2", TIMESTAMP="modelled",
                       VIVADOVERSION="none: modelled by tests/host/bd_hwh.py, not Vivado output")
@@ -281,7 +338,7 @@ def write_hwh(calls, registers, ctrl_bits, out: Path) -> Path:
     ET.SubElement(root, "EXTERNALPORTS")
     ET.SubElement(root, "EXTERNALINTERFACES")
     modules, mods = ET.SubElement(root, "MODULES"), {}
-    amap = _address_map(cells, intf, ps)
+    amap = _address_map(cells, intf, ps, pinned)
     for cell, vlnv in cells.items():
         v = vlnv.split(":")
         attrs = dict(FULLNAME=f"/{cell}", HWVERSION=v[3], INSTANCE=cell, IPTYPE="PERIPHERAL", IS_ENABLE="1",
@@ -297,7 +354,8 @@ def write_hwh(calls, registers, ctrl_bits, out: Path) -> Path:
         ET.SubElement(m, "BUSINTERFACES")
     memmap = ET.SubElement(mods[ps], "MEMORYMAP")
     for cell, port, base, rng in amap:
-        pre = f"C_{port.upper()}"
+        intc = ":axi_intc:" in cells[cell]
+        pre = "C" if intc else f"C_{port.upper()}"
         ET.SubElement(mods[cell].find("PARAMETERS"), "PARAMETER", NAME=f"{pre}_BASEADDR", VALUE=f"0x{base:08X}")
         ET.SubElement(mods[cell].find("PARAMETERS"), "PARAMETER", NAME=f"{pre}_HIGHADDR",
                       VALUE=f"0x{base + rng - 1:08X}")
@@ -309,12 +367,14 @@ def write_hwh(calls, registers, ctrl_bits, out: Path) -> Path:
         mods[cell].insert(1, blocks)
         blk = ET.SubElement(blocks, "ADDRESSBLOCK", ACCESS="read-write", INTERFACE=port, NAME="Reg", RANGE=str(rng),
                             USAGE="register")
+        if intc:
+            continue
         if cells[cell].split(":")[1] == "hls":
             _hls_registers(blk, registers, ctrl_bits)
         else:
             _rtl_registers(blk, registers)
     control = _control_path(intf, ps, cells)
-    _add_ports(mods, nets)
+    _add_ports(mods, nets, port_attrs)
     _add_interfaces(mods, intf, control)
     ET.indent(root)
     text = ("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\" ?>\n"
@@ -336,20 +396,4 @@ def _control_path(intf, ps, cells):
                 cell = s.split("/")[0]
                 if ":smartconnect:" in cells[cell]:
                     todo += [a for a, _ in intf if a.startswith(f"{cell}/M")]
-    return out
-
-
-def with_axi_intc(calls, top_cell: str) -> list[list[str]]:
-    """``calls`` changed into a design our scripts do *not* build: ``<top_cell>/interrupt`` into an ``axi_intc_0``
-    (its ``s_axi`` on the control SmartConnect's next master port) whose ``irq`` drives ``pl_ps_irq0``, which is
-    what PYNQ needs to list the pin (``interrupt_pins``) and open it as a ``pynq.interrupt.Interrupt``."""
-    out = []
-    for c in calls:
-        if c[0] == "connect_bd_net" and f"pin:{top_cell}/interrupt" in c:
-            out += [["create_bd_cell", "-type", "ip", "-vlnv", "xilinx.com:ip:axi_intc", "axi_intc_0"],
-                    ["connect_bd_net", f"pin:{top_cell}/interrupt", "pin:axi_intc_0/intr"],
-                    ["connect_bd_net", "pin:axi_intc_0/irq", "pin:zynq_ultra_ps_e_0/pl_ps_irq0"],
-                    ["connect_bd_intf_net", "intf:smartconnect_ctrl/M01_AXI", "intf:axi_intc_0/s_axi"]]
-        else:
-            out.append(c)
     return out

@@ -28,7 +28,9 @@ flush, write the base registers and each base register's buffer size (``*_size``
 has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait for ``ap_done`` (interrupt
 when the overlay has one, else polling) with a timeout, check ``status``, invalidate OUTPUT, then the heads (each of
 its own precision) through the one head decoder (:class:`host.decode.Decoder`, from the manifest's head and export
-entries: dequantization, darknet YOLO decode or the host tail of an export with its decode in the graph, NMS).
+entries: darknet YOLO decode or the host tail of an export with its decode in the graph, NMS), which reads the heads
+in place ([C, H, W] views of the NHWC buffer, no copy) and, for darknet heads, only their objectness codes against an
+integer threshold and then the channels of the cells above it.
 
 Identification before the first run: the Vitis HLS IP's ``hw_info`` and ``config_id`` are s_axilite output
 registers, which read 0 until the ``accel`` block has run once (it writes them first thing in every run). When

@@ -142,3 +142,49 @@ def run_tail(nodes: list, consts: dict, values: dict) -> dict:
             env[name] = v if v.dtype != np.float64 or ins[0] is None or ins[0].dtype == np.float64 \
                 else v.astype(np.float32)
     return env
+
+
+#: ops that only move elements (the provenance of :func:`trace_sigmoid_sources` follows them)
+_MOVE_OPS = {"Reshape", "Transpose", "Flatten", "Concat", "Split", "Slice", "Identity", "Squeeze", "Unsqueeze"}
+
+
+def trace_sigmoid_sources(nodes: list, consts: dict, shapes: dict, output: str) -> np.ndarray:
+    """Which elements of the tail's ``output`` are the Sigmoid of one input element, the rest only moving it.
+
+    Every tensor of the tail is replayed on int64 labels instead of values: an element of input ``k`` (in the order of
+    ``shapes``) at flat position ``i`` is labelled ``offset_k + i``; the ops of :data:`_MOVE_OPS` move labels as they
+    move values (:func:`_run`, on the labels); a Sigmoid turns label ``v >= 0`` into ``-v - 2``; any other op, a
+    constant, or a Sigmoid of anything but a plain input element gives -1. One float run of the tail on zeros gives
+    the other ops' output shapes and the values of the moving ops' parameter inputs (shapes, split sizes).
+
+    Args:
+        nodes, consts: as :func:`run_tail`; shapes: {input name: its ONNX shape} (the tail's inputs, in order).
+        output: the tensor whose labels are returned.
+    Returns:
+        int64 array of ``output``'s shape: ``-v - 2`` where the element equals ``sigmoid(input element v)`` (``v``
+        indexing the inputs' elements laid end to end), otherwise a value >= -1 (-1, or ``v`` for an input element
+        moved unchanged).
+    Raises:
+        HostTailError: as :func:`run_tail`.
+    """
+    with np.errstate(all="ignore"):
+        floats = run_tail(nodes, consts, {k: np.zeros(s, np.float32) for k, s in shapes.items()})
+    env, off = {}, 0
+    for k, s in shapes.items():
+        n = int(np.prod(s))
+        env[k] = np.arange(off, off + n, dtype=np.int64).reshape(s)
+        off += n
+    for n in nodes:
+        if n["op"] in _MOVE_OPS:       # data inputs as labels, the others (shape, sizes, starts) as values
+            ins = [None if not i else floats[i] if i in floats else np.asarray(consts[i]) for i in n["inputs"]]
+            data = len(ins) if n["op"] == "Concat" else 1
+            ins[:data] = [env[i] if i in env else np.full(np.shape(x), -1, np.int64)
+                          for i, x in zip(n["inputs"][:data], ins)]
+            outs = _run(n, ins)
+        elif n["op"] == "Sigmoid" and n["inputs"][0] in env:
+            v = env[n["inputs"][0]]
+            outs = [np.where(v >= 0, -v - 2, -1)]
+        else:
+            outs = [np.full(np.shape(floats[o]), -1, np.int64) for o in n["outputs"]]
+        env.update(zip(n["outputs"], outs))
+    return env[output]

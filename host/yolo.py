@@ -13,6 +13,10 @@ YOLOv4-tiny cfg):
 * ``draw_detections_v3``: print every class whose probability exceeds ``thresh``; box corners clipped to
   ``[0, im.w-1] x [0, im.h-1]``.
 
+:func:`decode` reads a float head whole; :func:`decode_codes` reads a quantized one's candidates only (the objectness
+codes against an integer gate, :func:`sigmoid_gate`, then the channels of the (cell, anchor) pairs above it) and gives
+the same result bit for bit (:mod:`host.decode`).
+
 Runs on the PYNQ 3.x image: numpy only (no onnx, scipy, cv2 or ``generator``). Vectorized; the only Python loops
 are over heads, over classes that have a candidate, and over the (few) candidates of one class in greedy NMS.
 """
@@ -22,7 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["YoloHead", "decode", "nms", "detect", "listing"]
+__all__ = ["YoloHead", "decode", "decode_cells", "decode_codes", "sigmoid_gate", "code_range", "nms", "detect",
+           "check_heads", "finish", "listing"]
 
 
 @dataclass
@@ -112,11 +117,26 @@ def decode(head: np.ndarray, yh: YoloHead, net_w: int, net_h: int, img_w: int, i
     obj = _sigmoid(p[:, :, 4])                                       # [HW, na]
     keep = obj > np.float32(obj_thresh)
     cell, anc = np.nonzero(keep)                                     # row-major -> (i, n) order
-    n = cell.size
+    return decode_cells(p[cell, anc], obj[cell, anc], cell, anc, W, H, yh, net_w, net_h, img_w, img_h, obj_thresh)
+
+
+def decode_cells(sel: np.ndarray, objectness: np.ndarray, cell: np.ndarray, anc: np.ndarray, W: int, H: int,
+                 yh: YoloHead, net_w: int, net_h: int, img_w: int, img_h: int, obj_thresh: float):
+    """The boxes and class probabilities of the chosen (cell, anchor) pairs of one head (the second half of
+    :func:`decode`, shared with :func:`decode_codes`).
+
+    Args:
+        sel: float32 [N, 5 + classes]: the raw (dequantized) channels of each pair, in the head's channel order.
+        objectness: float32 [N], ``sigmoid(sel[:, 4])``, each above ``obj_thresh``.
+        cell: int [N] cell index ``row * W + col``; anc: int [N] anchor index into ``yh.mask``.
+        W, H: the head's width and height in cells; the rest as :func:`decode`.
+    Returns:
+        (boxes, objectness, class_probs) as :func:`decode`, rows in the order given (a pair with a NaN box
+        dropped).
+    """
+    nc, n = yh.classes, int(cell.size)
     if n == 0:
         return (np.zeros((0, 4), np.float32), np.zeros(0, np.float32), np.zeros((0, nc), np.float32))
-    sel = p[cell, anc]                                               # [N, 5+classes]
-    objectness = obj[cell, anc]
     s = np.float32(yh.scale_x_y)
     xy = _sigmoid(sel[:, 0:2]) * s - np.float32(0.5 * (yh.scale_x_y - 1.0))
     col = (cell % W).astype(np.float32)
@@ -138,6 +158,79 @@ def decode(head: np.ndarray, yh: YoloHead, net_w: int, net_h: int, img_w: int, i
     if not ok.all():
         boxes, objectness, probs = boxes[ok], objectness[ok], probs[ok]
     return boxes, objectness, probs
+
+
+def code_range(dtype) -> tuple[int, int]:
+    """(lo, hi): the codes :func:`sigmoid_gate` enumerates for heads of integer ``dtype``: its own range for 8
+    and 16 bits, the int16 range for a wider type (the accelerator writes int8 or int16 heads; a wider array, e.g. the
+    golden flow's int64 heads, holds those values)."""
+    info = np.iinfo(dtype if np.dtype(dtype).itemsize <= 2 else np.int16)
+    return int(info.min), int(info.max)
+
+
+def sigmoid_gate(scale, zero_point: int, thresh: float, lo: int, hi: int) -> np.ndarray:
+    """The integer gate of a score that is the sigmoid of a quantized value (a darknet head's objectness, an
+    export's sigmoid score): per channel the smallest code ``q`` in ``[lo, hi]`` whose score
+    ``sigmoid((q - zero_point) * scale)``, computed in float32 exactly as the float path computes it
+    (:meth:`host.decode.Decoder.dequantize`, then :func:`_sigmoid` or the host tail's Sigmoid), exceeds ``thresh``.
+
+    Every code is evaluated (256, or 65,536 for int16: once per threshold), so a code below the gate never passes,
+    whatever the rounding of ``exp``. Outside ``[lo, hi]`` (only in an array wider than the head's precision) the
+    sigmoid being non-decreasing decides: ``hi + 1`` when no code passes, ``lo - 2**40`` (no gate) when ``lo``
+    passes already or the scale is not finite and positive; the exact float test on the candidates decides then.
+
+    Args:
+        scale: float32 [n], each channel's scale; zero_point: the head's zero point.
+        thresh: the threshold (darknet ``-thresh``); lo, hi: the code range (:func:`code_range`).
+    Returns:
+        int64 [n].
+    """
+    s = np.asarray(scale, np.float32).reshape(-1)
+    codes = np.arange(lo, hi + 1, dtype=np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        passing = _sigmoid((codes.astype(np.float32)[None, :] - zero_point) * s[:, None]) > np.float32(thresh)
+    gate = np.where(passing.any(axis=1), lo + passing.argmax(axis=1), hi + 1).astype(np.int64)
+    gate[~(np.isfinite(s) & (s > 0)) | passing[:, 0]] = lo - (1 << 40)
+    return gate
+
+
+def decode_codes(q: np.ndarray, yh: YoloHead, scale, zero_point: int, gate: np.ndarray, net_w: int, net_h: int,
+                 img_w: int, img_h: int, obj_thresh: float):
+    """:func:`decode` of a quantized head that reads only its candidates: the objectness channels of every cell,
+    compared with the integer ``gate`` (:func:`sigmoid_gate`), then the ``5 + classes`` channels of the (cell,
+    anchor) pairs at or above it, dequantized as :meth:`host.decode.Decoder.dequantize` does and kept where the
+    float objectness exceeds ``obj_thresh`` (the exact test of :func:`decode`). The result equals :func:`decode` of
+    the dequantized head bit for bit (the same float32 operations on the same values; rows in the same order).
+
+    Args:
+        q: integer [C, H, W] or [1, C, H, W] with ``C = yh.channels`` (any strides: the driver's [C, H, W] view of
+            the accelerator's NHWC output; only ``na * H * W + N * (5 + classes)`` elements are read).
+        yh: the head's :class:`YoloHead`; scale: float32 [C] (one per channel) or a number; zero_point: the head's.
+        gate: int [na], the smallest code per anchor that can pass; the rest as :func:`decode`.
+    Returns:
+        (boxes, objectness, class_probs) as :func:`decode`.
+    Raises:
+        ValueError: wrong head shape.
+    """
+    q = q[0] if q.ndim == 4 and q.shape[0] == 1 else q
+    if q.ndim != 3 or q.shape[0] != yh.channels:
+        raise ValueError(f"YOLO head must be [1, {yh.channels}, H, W] (len(mask)*(5+classes)), got {q.shape}")
+    _, H, W = q.shape
+    na, nf = len(yh.mask), 5 + yh.classes
+    s = np.broadcast_to(np.asarray(scale, np.float32).reshape(-1), (q.shape[0],))
+    obj_q = q[np.arange(na) * nf + 4]                                # [na, H, W]: the only full read
+    cand = (obj_q >= np.asarray(gate).reshape(na, 1, 1)).reshape(na, H * W).T
+    cell, anc = np.nonzero(cand)                                     # row-major -> (i, n) order, as decode
+    if cell.size:
+        ch = anc[:, None] * nf + np.arange(nf)                       # [N, 5+classes]
+        sel = (q[ch, (cell // W)[:, None], (cell % W)[:, None]].astype(np.float32) - zero_point) * s[ch]
+        obj = _sigmoid(sel[:, 4])
+        keep = obj > np.float32(obj_thresh)
+        if not keep.all():
+            cell, anc, sel, obj = cell[keep], anc[keep], sel[keep], obj[keep]
+    else:
+        sel, obj = np.zeros((0, nf), np.float32), np.zeros(0, np.float32)
+    return decode_cells(sel, obj, cell, anc, W, H, yh, net_w, net_h, img_w, img_h, obj_thresh)
 
 
 #: bound of the exponent of darknet's ``exp(tw) * anchor / net``: beyond it a box is wider than any image already
@@ -246,16 +339,29 @@ def detect(heads, yolo_heads, net_w: int, net_h: int, img_w: int, img_h: int, na
         ValueError: heads and yolo_heads differ in number, a head has the wrong shape, heads disagree on the
             number of classes, or ``names`` is too short.
     """
+    yolo_heads = check_heads(len(heads), yolo_heads, names)
+    parts = [decode(h, y, net_w, net_h, img_w, img_h, thresh) for h, y in zip(heads, yolo_heads)]
+    return finish(parts, names, thresh, nms_thresh, img_w, img_h)
+
+
+def check_heads(n_heads: int, yolo_heads, names) -> list:
+    """The :class:`YoloHead` list of ``yolo_heads`` (dicts converted), checked against ``n_heads`` head tensors and
+    ``names``. Raises ValueError as :func:`detect`."""
     yolo_heads = [y if isinstance(y, YoloHead) else YoloHead.from_dict(y) for y in yolo_heads]
-    if len(heads) != len(yolo_heads):
-        raise ValueError(f"{len(heads)} head tensors but {len(yolo_heads)} YoloHead descriptions")
+    if n_heads != len(yolo_heads):
+        raise ValueError(f"{n_heads} head tensors but {len(yolo_heads)} YoloHead descriptions")
     classes = {y.classes for y in yolo_heads}
     if len(classes) != 1:
         raise ValueError(f"YOLO heads disagree on the number of classes: {sorted(classes)}")
     nc = classes.pop()
     if len(names) < nc:
         raise ValueError(f"{len(names)} class names for {nc} classes")
-    parts = [decode(h, y, net_w, net_h, img_w, img_h, thresh) for h, y in zip(heads, yolo_heads)]
+    return yolo_heads
+
+
+def finish(parts: list, names, thresh: float, nms_thresh: float, img_w: int, img_h: int) -> list:
+    """The detection list of :func:`detect` from every head's :func:`decode` (or :func:`decode_codes`) result, in
+    head order: concatenated, :func:`nms`, :func:`listing`."""
     boxes = np.concatenate([p[0] for p in parts])
     probs = np.concatenate([p[2] for p in parts])
     if boxes.shape[0] == 0:

@@ -190,7 +190,7 @@ def count(cells: dict, mapping_only: bool = False) -> dict:
 
 def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float | None = None,
                log=print, reuse: bool = True, mapping_only: bool = False, top: str = TOP,
-               also: tuple = ()) -> RtlResources:
+               also: tuple = (), extra: tuple = ()) -> RtlResources:
     """Synthesize ``board``'s RTL with Yosys into ``out`` (sources, ``yosys.log``, ``stat.json``) and count its
     resources.
 
@@ -207,6 +207,7 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
             the same (``out/yosys/inputs.sha256``); ``seconds`` is then the earlier run's time.
         also: other work folders whose run is reused the same way when ``out`` has none (e.g. the whole-design
             run of ``invoke timing``, the same script).
+        extra: more source files (paths) compiled after the RTL's: a unit not yet in the design (``top`` among them).
 
     Raises RtlResourceError when yosys is not installed (``apt-get install yosys``), fails or times out.
     Synthesis of the default boards' 32x32 arrays takes a long time (see the README); the 8x8 test configuration
@@ -222,6 +223,9 @@ def synthesize(board: Board, out: Path, uram: bool | None = None, timeout: float
     if not uram and board.resources.uram > 0:
         rb = board.model_copy(update={"resources": board.resources.model_copy(update={"uram": 0})})
     srcs = write_rtl(rb, out / "src")
+    for p in map(Path, extra):
+        atomic_write(out / "src" / p.name, p.read_bytes())
+        srcs.append(out / "src" / p.name)
     ys = yosys_sources(srcs, out / "yosys")
     stat_json = out / "yosys" / "stat.json"
     logf = out / "yosys" / "yosys.log"

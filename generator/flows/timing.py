@@ -12,6 +12,8 @@ from generator.flows.inputs import FlowError, out_folder
 from generator.spec.board import DEFAULT_BOARD
 
 CONFIGS = ("tiny", "board", "small", "small-2hp")
+#: units not yet in the design (not in RTL_SOURCES), synthesized out of context with their own sources (rtl/)
+UNIT_SOURCES = {"pre": ("pre_burst.sv", "pre_rd.sv", "pre_chan.sv", "pre_wr.sv", "pre.sv")}
 
 
 def timing_flow(board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=False, log=print):
@@ -25,13 +27,14 @@ def timing_flow(board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=F
     when the design is over the limits (:data:`~generator.estimate.rtl_timing.MAX_LUT_LEVELS` LUT levels,
     :data:`~generator.estimate.rtl_timing.MAX_CARRY_BITS` carry bits, 300 MHz)."""
     from generator.backends.rtl import RTL_SOURCES, TOP
+    from generator.backends.rtl.render import RTL_DIR
     from generator.estimate import rtl_resources, rtl_timing
     from generator.exec.rtl import board_config
     from generator.spec.board import BoardError
 
     if config not in CONFIGS:
         raise FlowError(f"--config {config!r}: choose one of {', '.join(CONFIGS)}")
-    units = sorted(Path(s).stem for s in RTL_SOURCES if str(s).endswith(".sv"))
+    units = sorted([Path(s).stem for s in RTL_SOURCES if str(s).endswith(".sv")] + list(UNIT_SOURCES))
     top = unit or TOP
     if unit and unit not in units:
         raise FlowError(f"--unit {unit!r} is not an RTL module: choose one of {', '.join(units)}")
@@ -44,7 +47,8 @@ def timing_flow(board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=F
         f"with Yosys into {d} -- a few minutes for the whole TINY design, 45 minutes for a 32x32 board, over an hour "
         f"for 32x48")
     try:
-        syn = rtl_resources.synthesize(b, d, log=log, top=top)
+        syn = rtl_resources.synthesize(b, d, log=log, top=top,
+                                       extra=tuple(RTL_DIR / f for f in UNIT_SOURCES.get(unit or "", ())))
         r = rtl_timing.analyze(d / "yosys" / rtl_resources.NETLIST_JSON, top,
                                rtl_timing.instance_modules(sorted((d / "src").glob("*.sv"))))
     except (rtl_resources.RtlResourceError, rtl_timing.TimingError) as e:

@@ -1,0 +1,373 @@
+// PRE (issue 45; a unit, not yet in the ISA): a camera frame in DDR (uint8, 3 channels per pixel, rows `src_pitch`
+// bytes apart) to the network input in DDR, exactly host/pre.py (steps 1-6; `pre_run` is the bit-exact reference,
+// `pre_geometry` / `pre_quant` give every parameter, so no division here). One run per `start` (the parameters held
+// from start to done); `busy` until the last write response, `done` pulses then.
+// Rows: for each output row y (a padding row unless top <= y < top + out_h) its source rows iy, iy1 and weight fy
+// from the Q12.20 accumulator sy (+= step_y per placed row; the last placed row: iy = frame_h - 1, fy = 0). Two line
+// buffers (rtl/ram_tdp.sv, 4096 x 24 bits: pixel x at address x) with a tag each; a row not held is read into the
+// buffer holding neither needed row (rtl/pre_rd.sv: AXI4 bursts, two pixels per cycle), after the row address
+// walks to it (+= src_pitch per row: rows only move forward). Then the row's net_w pixels are issued, one per
+// cycle while the writer's pixel FIFO has room (credits):
+//   c2 placed (left <= x < left + out_w) / last column; c3 the Q12.20 accumulator sx (+= step_x per placed pixel,
+//   0 at each row's start); c4 ix = sx >> 20, fx = (sx >> 8) & 4095 and ix >= frame_w - 1; c5 ix, ix1 clamped
+//   (the last column: ix = frame_w - 1, fx = 0) as the four RAM ports' addresses; c6 the RAM data; c7 the top /
+//   bottom row's pixels by the tags and the weights: rtl/pre_chan.sv per channel (bilinear in four + two DSP48E2,
+//   the quantization in one; CH_LAT = 16); then the channel swap and int8 / int16 packing into rtl/pre_wr.sv
+//   (strided strobed writes of the output rows).
+// Cycles of a run (measured by tests/rtl/test_pre.py on cocotbext-axi's AxiRam; docs/rtl.md "PRE"):
+//   36 + net_h (net_w + 10) + 3 out_h + R (ceil(frame_w / 2) + 11) + r_last
+// with R the source rows read (each once: unique iy, iy1) and r_last the last of them (the row walk); within 1% of
+// every run with dst_pix <= the AXI beat's bytes (a row pixel-bound), exact on 640x480 and 1920x1080 -> 416x416.
+// With dst_pix above the beat a row takes about its write beats instead of net_w.
+// Legend: p_ the run's parameters (latched at start), s_ the row sequencer, tag / tv the line buffers' rows,
+// c<k>_ the pixel pipeline's stage k, rd_ the row reader.
+`default_nettype none
+module pre
+  import accel_pkg::*;
+#(
+  parameter int DW = AXI_DW                      // AXI data width (bits): 128 or 256 (>= 128)
+) (
+  input  wire               clk,
+  input  wire               rst_n,
+  input  wire               start,
+  output logic              busy,
+  output logic              done,
+  input  wire [AXI_AW-1:0]  src_addr,
+  input  wire [15:0]        src_pitch,
+  input  wire [12:0]        frame_w,
+  input  wire [12:0]        frame_h,
+  input  wire [12:0]        net_w,
+  input  wire [12:0]        net_h,
+  input  wire [12:0]        out_w,
+  input  wire [12:0]        out_h,
+  input  wire [12:0]        left,
+  input  wire [12:0]        top,
+  input  wire [31:0]        step_x,
+  input  wire [31:0]        step_y,
+  input  wire [15:0]        mult,
+  input  wire [5:0]         shift,
+  input  wire [15:0]        zero_point,
+  input  wire               prec,                // 0 int8, 1 int16
+  input  wire               swap,
+  input  wire [AXI_AW-1:0]  dst_addr,
+  input  wire [31:0]        dst_row,
+  input  wire [7:0]         dst_pix,
+  // AXI4 master
+  output logic [0:0]        m_axi_arid,
+  output logic [AXI_AW-1:0] m_axi_araddr,
+  output logic [7:0]        m_axi_arlen,
+  output logic [2:0]        m_axi_arsize,
+  output logic [1:0]        m_axi_arburst,
+  output logic              m_axi_arlock,
+  output logic [3:0]        m_axi_arcache,
+  output logic [2:0]        m_axi_arprot,
+  output logic              m_axi_arvalid,
+  input  wire               m_axi_arready,
+  input  wire [0:0]         m_axi_rid,
+  input  wire [DW-1:0]      m_axi_rdata,
+  input  wire [1:0]         m_axi_rresp,
+  input  wire               m_axi_rlast,
+  input  wire               m_axi_rvalid,
+  output logic              m_axi_rready,
+  output logic [0:0]        m_axi_awid,
+  output logic [AXI_AW-1:0] m_axi_awaddr,
+  output logic [7:0]        m_axi_awlen,
+  output logic [2:0]        m_axi_awsize,
+  output logic [1:0]        m_axi_awburst,
+  output logic              m_axi_awlock,
+  output logic [3:0]        m_axi_awcache,
+  output logic [2:0]        m_axi_awprot,
+  output logic              m_axi_awvalid,
+  input  wire               m_axi_awready,
+  output logic [DW-1:0]     m_axi_wdata,
+  output logic [DW/8-1:0]   m_axi_wstrb,
+  output logic              m_axi_wlast,
+  output logic              m_axi_wvalid,
+  input  wire               m_axi_wready,
+  input  wire [0:0]         m_axi_bid,
+  input  wire [1:0]         m_axi_bresp,
+  input  wire               m_axi_bvalid,
+  output logic              m_axi_bready
+);
+  localparam int CH_LAT = 16, CRED = 30;
+  if (DW < 128) begin : g_bad_dw
+    $error("pre: DW must be at least 128 bits");
+  end
+  assign {m_axi_arid, m_axi_awid} = '0;
+  assign m_axi_arsize = 3'($clog2(DW / 8));
+  assign m_axi_awsize = 3'($clog2(DW / 8));
+  assign {m_axi_arburst, m_axi_awburst} = {2'b01, 2'b01};
+  assign {m_axi_arlock, m_axi_awlock} = '0;
+  assign {m_axi_arcache, m_axi_awcache} = {4'b0011, 4'b0011};
+  assign {m_axi_arprot, m_axi_awprot} = '0;
+  assign m_axi_bready = 1'b1;
+
+  // ---- parameters of the run
+  logic [AXI_AW-1:0] p_src, p_dst;
+  logic [15:0] p_pitch, p_mult, p_zp;
+  logic [12:0] p_fw, p_nw, p_nh, p_top, p_left, p_fw1, p_fh1, p_nw1, p_xhi, p_yhi, p_yhi1;
+  logic [31:0] p_sx, p_sy, p_drow;
+  logic [7:0] p_dpix;
+  logic [5:0] p_s1;
+  logic p_p16, p_swap;
+  always_ff @(posedge clk)
+    if (start && !busy) begin
+      {p_src, p_dst, p_pitch, p_mult, p_zp} <= {src_addr, dst_addr, src_pitch, mult, zero_point};
+      {p_fw, p_nw, p_nh, p_top, p_left} <= {frame_w, net_w, net_h, top, left};
+      p_fw1 <= frame_w - 13'd1;
+      p_fh1 <= frame_h - 13'd1;
+      p_nw1 <= net_w - 13'd1;
+      p_xhi <= left + out_w;
+      p_yhi <= top + out_h;
+      p_yhi1 <= top + out_h - 13'd1;
+      {p_sx, p_sy, p_drow, p_dpix, p_s1, p_p16, p_swap} <= {step_x, step_y, dst_row, dst_pix, shift - 6'd1, prec, swap};
+    end
+  logic [20:0] span;
+  logic span_ovf;
+  seq_mul #(.AW(13), .BW(8), .PW(21)) u_span (
+    .clk, .load(start && !busy), .a(net_w - 13'd1), .b(dst_pix), .p(span), .ovf(span_ovf));
+
+  // ---- row sequencer
+  typedef enum logic [3:0] {S_IDLE, S_SETUP, S_ROW, S_ROW2, S_ROW3, S_NEED, S_DEC, S_SEEK, S_FETCH, S_PIX, S_WAIT,
+                            S_DRAIN} s_state_t;
+  (* fsm_encoding = "none" *) s_state_t s_st;
+  logic [3:0] s_cnt;
+  logic [12:0] s_y, s_x, s_iyr, s_iy, s_iy1, s_fr, s_ri;
+  logic [11:0] s_fyr, s_fy;
+  logic [31:0] s_sy;
+  logic [AXI_AW-1:0] s_ra;
+  logic s_placed, s_lastrow, s_ge, s_ylast, s_xlast;
+  logic [12:0] tag [2];
+  logic [1:0] tv;
+  logic h_t0, h_t1, h_b0, h_b1, keep0, s_vb, s_selt, s_selb;
+  logic rd_go, rd_done, wr_init, wr_done, issue, cred_ok;
+  logic [20:0] span_e;
+  assign busy = s_st != S_IDLE;
+  always_ff @(posedge clk) begin
+    rd_go <= 1'b0;
+    wr_init <= 1'b0;
+    done <= 1'b0;
+    if (!rst_n) begin
+      s_st <= S_IDLE;
+      tv <= '0;
+    end else begin
+      case (s_st)
+        S_IDLE: if (start) begin
+          s_st <= S_SETUP;
+          s_cnt <= '0;
+          tv <= '0;
+          s_y <= '0;
+          s_sy <= '0;
+          s_ri <= '0;
+        end
+        S_SETUP: begin                                 // the span's serial multiply (8 cycles), the writer's start
+          s_cnt <= s_cnt + 4'd1;
+          s_ra <= p_src;
+          if (s_cnt == 4'd9) span_e <= span + (p_p16 ? 21'd6 : 21'd3);
+          if (s_cnt == 4'd10) begin
+            wr_init <= 1'b1;
+            s_st <= S_ROW;
+          end
+        end
+        S_ROW: begin
+          s_placed <= s_y >= p_top && s_y < p_yhi;
+          s_lastrow <= s_y == p_yhi1;
+          s_ylast <= s_y == p_nh - 13'd1;
+          s_iyr <= 13'(s_sy[31:20]);
+          s_fyr <= s_sy[19:8];
+          s_st <= S_ROW2;
+        end
+        S_ROW2: begin
+          s_ge <= s_iyr >= p_fh1;
+          s_st <= s_placed ? S_ROW3 : S_PIX;
+          s_x <= '0;
+        end
+        S_ROW3: begin
+          s_iy <= s_ge || s_lastrow ? p_fh1 : s_iyr;
+          s_iy1 <= s_ge || s_lastrow ? p_fh1 : s_iyr + 13'd1;
+          s_fy <= s_lastrow ? 12'd0 : s_fyr;
+          s_st <= S_NEED;
+        end
+        S_NEED: begin
+          h_t0 <= tv[0] && tag[0] == s_iy;
+          h_t1 <= tv[1] && tag[1] == s_iy;
+          h_b0 <= tv[0] && tag[0] == s_iy1;
+          h_b1 <= tv[1] && tag[1] == s_iy1;
+          keep0 <= tv[0] && (tag[0] == s_iy || tag[0] == s_iy1);
+          s_st <= S_DEC;
+        end
+        S_DEC: begin
+          s_selt <= h_t1;
+          s_selb <= h_b1;
+          s_fr <= !(h_t0 || h_t1) ? s_iy : s_iy1;
+          s_vb <= keep0;
+          if (!(h_t0 || h_t1) || !(h_b0 || h_b1)) begin
+            if (keep0) tv[1] <= 1'b0;                  // (constant indices: no index arithmetic)
+            else tv[0] <= 1'b0;
+            s_st <= S_SEEK;
+          end else begin
+            s_st <= S_PIX;
+          end
+        end
+        S_SEEK:                                        // the row address walks to the row (rows only go forward)
+          if (s_ri == s_fr) begin
+            rd_go <= 1'b1;
+            s_st <= S_FETCH;
+          end else begin
+            s_ri <= s_ri + 13'd1;
+            s_ra <= addr_add(s_ra, AXI_AW'(p_pitch));
+          end
+        S_FETCH: if (rd_done) begin
+          if (s_vb) {tag[1], tv[1]} <= {s_fr, 1'b1};
+          else {tag[0], tv[0]} <= {s_fr, 1'b1};
+          s_st <= S_NEED;
+        end
+        S_PIX: if (issue && s_xlast) begin
+          s_st <= S_WAIT;
+          s_cnt <= '0;
+        end
+        S_WAIT: begin                                  // the last pixel past the RAM read before a fetch writes
+          s_cnt <= s_cnt + 4'd1;
+          if (s_cnt == 4'd7) begin
+            s_y <= s_y + 13'd1;
+            if (s_placed) s_sy <= s_sy + p_sy;
+            s_st <= s_ylast ? S_DRAIN : S_ROW;
+          end
+        end
+        S_DRAIN: if (wr_done && !wr_init) begin
+          done <= 1'b1;
+          s_st <= S_IDLE;
+        end
+        default: s_st <= S_IDLE;
+      endcase
+    end
+    if (s_st == S_PIX && issue) s_x <= s_x + 13'd1;
+  end
+  assign s_xlast = s_x == p_nw1;
+  assign issue = s_st == S_PIX && cred_ok;
+
+  // ---- credits: pixels issued and not yet out of the writer's pixel FIFO (32 deep)
+  logic [5:0] cred;
+  logic px_pop;
+  always_ff @(posedge clk) begin
+    if (!rst_n || s_st == S_IDLE) begin
+      cred <= '0;
+      cred_ok <= 1'b0;
+    end else begin
+      cred <= cred + 6'(issue) - 6'(px_pop);
+      cred_ok <= cred + 6'(issue) < 6'(CRED);
+    end
+  end
+
+  // ---- pixel pipeline c1..c7
+  logic c1_v, c1_last, c1_pad, c1_selt, c1_selb;
+  logic [12:0] c1_x;
+  logic [11:0] c1_fy;
+  always_ff @(posedge clk) begin
+    c1_v <= rst_n && issue;
+    c1_x <= s_x;
+    c1_last <= s_xlast;
+    c1_pad <= !s_placed;
+    {c1_selt, c1_selb, c1_fy} <= {s_selt, s_selb, s_fy};
+  end
+  logic c2_v, c2_last, c2_in, c2_clast, c2_selt, c2_selb, c3_v, c3_last, c3_in, c3_clast, c3_selt, c3_selb;
+  logic [11:0] c2_fy, c3_fy;
+  logic [31:0] acc, c3_s;
+  always_ff @(posedge clk) begin
+    c2_v <= rst_n && c1_v;
+    c2_in <= !c1_pad && c1_x >= p_left && c1_x < p_xhi;
+    c2_clast <= c1_x == p_xhi - 13'd1;
+    {c2_last, c2_selt, c2_selb, c2_fy} <= {c1_last, c1_selt, c1_selb, c1_fy};
+    c3_v <= rst_n && c2_v;
+    c3_s <= acc;
+    {c3_last, c3_in, c3_clast, c3_selt, c3_selb, c3_fy} <= {c2_last, c2_in, c2_clast, c2_selt, c2_selb, c2_fy};
+    if (s_st == S_SETUP || (c2_v && c2_last)) acc <= '0;
+    else if (c2_v && c2_in) acc <= acc + p_sx;
+  end
+  logic c4_v, c4_last, c4_in, c4_clast, c4_selt, c4_selb, c4_ge;
+  logic [11:0] c4_ixr, c4_fxr, c4_fy;
+  logic [12:0] c4_ixr1;
+  always_ff @(posedge clk) begin
+    c4_v <= rst_n && c3_v;
+    c4_ixr <= c3_s[31:20];
+    c4_ixr1 <= 13'(c3_s[31:20]) + 13'd1;
+    c4_fxr <= c3_s[19:8];
+    c4_ge <= 13'(c3_s[31:20]) >= p_fw1;
+    {c4_last, c4_in, c4_clast, c4_selt, c4_selb, c4_fy} <= {c3_last, c3_in, c3_clast, c3_selt, c3_selb, c3_fy};
+  end
+  logic c5_v, c5_last, c5_in, c5_selt, c5_selb, c6_v, c6_last, c6_in, c6_selt, c6_selb;
+  logic [11:0] c5_ix, c5_ix1, c5_fx, c5_fy, c6_fx, c6_fy;
+  always_ff @(posedge clk) begin
+    c5_v <= rst_n && c4_v;
+    c5_ix <= c4_ge || c4_clast ? p_fw1[11:0] : c4_ixr;
+    c5_ix1 <= c4_ge || c4_clast ? p_fw1[11:0] : c4_ixr1[11:0];
+    c5_fx <= c4_clast ? 12'd0 : c4_fxr;
+    {c5_last, c5_in, c5_selt, c5_selb, c5_fy} <= {c4_last, c4_in, c4_selt, c4_selb, c4_fy};
+    c6_v <= rst_n && c5_v;
+    {c6_last, c6_in, c6_selt, c6_selb, c6_fx, c6_fy} <= {c5_last, c5_in, c5_selt, c5_selb, c5_fx, c5_fy};
+  end
+  // the line buffers: ports A / B read ix / ix1, or take the reader's two pixel writes
+  logic rd_wa_en, rd_wb_en;
+  logic [11:0] rd_wa_addr, rd_wb_addr;
+  logic [23:0] rd_wa_data, rd_wb_data;
+  logic [23:0] b_a [2], b_b [2];
+  for (genvar k = 0; k < 2; k++) begin : g_buf
+    wire wr = s_st == S_FETCH && s_vb == 1'(k);
+    ram_tdp #(.W(24), .D(4096), .NB(1), .STYLE(1)) u_lb (
+      .clk, .a_en(1'b1), .a_we(wr && rd_wa_en), .a_addr(wr ? rd_wa_addr : c5_ix), .a_wdata(rd_wa_data),
+      .a_rdata(b_a[k]), .b_en(1'b1), .b_we(wr && rd_wb_en), .b_addr(wr ? rd_wb_addr : c5_ix1),
+      .b_wdata(rd_wb_data), .b_rdata(b_b[k]));
+  end
+  logic c7_v, c7_last, c7_pad;
+  logic [23:0] c7_tl, c7_tr, c7_bl, c7_br;
+  logic [12:0] c7_wx0, c7_wx1, c7_wy0, c7_wy1;
+  always_ff @(posedge clk) begin
+    c7_v <= rst_n && c6_v;
+    c7_last <= c6_last;
+    c7_pad <= !c6_in;
+    c7_tl <= c6_selt ? b_a[1] : b_a[0];
+    c7_tr <= c6_selt ? b_b[1] : b_b[0];
+    c7_bl <= c6_selb ? b_a[1] : b_a[0];
+    c7_br <= c6_selb ? b_b[1] : b_b[0];
+    c7_wx0 <= 13'd4096 - 13'(c6_fx);
+    c7_wx1 <= 13'(c6_fx);
+    c7_wy0 <= 13'd4096 - 13'(c6_fy);
+    c7_wy1 <= 13'(c6_fy);
+  end
+  logic signed [15:0] q [3];
+  for (genvar c = 0; c < 3; c++) begin : g_ch
+    pre_chan u_ch (
+      .clk, .a_tl(c7_tl[8 * c +: 8]), .a_tr(c7_tr[8 * c +: 8]), .a_bl(c7_bl[8 * c +: 8]), .a_br(c7_br[8 * c +: 8]),
+      .wx0(c7_wx0), .wx1(c7_wx1), .wy0(c7_wy0), .wy1(c7_wy1), .pad(c7_pad), .mult(p_mult), .s1(p_s1), .zp(p_zp),
+      .p16(p_p16), .q(q[c]));
+  end
+  // the element order, int8 / int16 packing: into the writer one cycle after q
+  logic [CH_LAT-1:0] d_v, d_last;
+  logic o_v, o_last;
+  logic [47:0] o_d;
+  always_ff @(posedge clk) begin
+    d_v <= {d_v[CH_LAT-2:0], rst_n && c7_v};
+    d_last <= {d_last[CH_LAT-2:0], c7_last};
+    o_v <= rst_n && d_v[CH_LAT-1];
+    o_last <= d_last[CH_LAT-1];
+    begin
+      logic [15:0] e0, e1, e2;
+      e0 = p_swap ? q[2] : q[0];
+      e1 = q[1];
+      e2 = p_swap ? q[0] : q[2];
+      o_d <= p_p16 ? {e2, e1, e0} : {24'd0, e2[7:0], e1[7:0], e0[7:0]};
+    end
+  end
+
+  pre_rd #(.DW(DW)) u_rd (
+    .clk, .rst_n, .go(rd_go), .ra(s_ra), .npix(p_fw), .done(rd_done), .wa_en(rd_wa_en), .wb_en(rd_wb_en),
+    .wa_addr(rd_wa_addr), .wb_addr(rd_wb_addr), .wa_data(rd_wa_data), .wb_data(rd_wb_data), .m_axi_araddr,
+    .m_axi_arlen, .m_axi_arvalid, .m_axi_arready, .m_axi_rdata, .m_axi_rlast, .m_axi_rvalid, .m_axi_rready);
+  pre_wr #(.DW(DW)) u_wr (
+    .clk, .rst_n, .init(wr_init), .dst_addr(p_dst), .dst_row(p_drow), .dst_pix(p_dpix), .p16(p_p16),
+    .span_e, .net_h(p_nh), .px_v(o_v), .px_data(o_d), .px_last(o_last), .px_pop, .done(wr_done), .m_axi_awaddr,
+    .m_axi_awlen, .m_axi_awvalid, .m_axi_awready, .m_axi_wdata, .m_axi_wstrb, .m_axi_wlast, .m_axi_wvalid,
+    .m_axi_wready, .m_axi_bvalid);
+  wire unused = &{1'b0, m_axi_rid, m_axi_rresp, m_axi_bid, m_axi_bresp, span_ovf, p_nw, p_fw1[12], c3_s[7:0], c4_ixr1[12], 1'b0};
+endmodule
+`default_nettype wire

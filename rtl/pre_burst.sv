@@ -1,0 +1,57 @@
+// PRE's burst splitter (rtl/pre.sv): one transfer of `beats` beats from the beat-aligned address `addr` cut into AXI4
+// INCR bursts that never cross an AXI_BOUNDARY (4 KB) page and have at most AXI_MAX_BEATS beats, one burst per
+// accepted address (`fire`). The same rule as rtl/seg_gen.sv, for a DW-bit bus (PRE's width is a parameter): the
+// first burst runs to its page's end, every later one starts on a page boundary and may take CAP_MAX beats.
+// Addresses advance within the page (12 bits) and the page number by an increment; the beats left on 16 bits.
+// Legend: cur the next burst's address, left the beats not in a burst yet, cap the next burst's beats unless it is
+// the last (blast).
+`default_nettype none
+module pre_burst
+  import accel_pkg::*;
+#(
+  parameter int DW = AXI_DW
+) (
+  input  wire               clk,
+  input  wire               rst_n,
+  input  wire               init,           // take a transfer (valid from the next cycle)
+  input  wire [AXI_AW-1:0]  addr,           // beat-aligned
+  input  wire [15:0]        beats,          // >= 1
+  input  wire               fire,           // the burst on (cur, blen) is accepted
+  output logic              valid,          // a burst is offered
+  output logic [AXI_AW-1:0] cur,
+  output logic [8:0]        blen,           // its beats
+  output logic              blast           // it is the transfer's last
+);
+  localparam int B = DW / 8, LB = $clog2(B);
+  localparam int BW = $clog2(AXI_BOUNDARY);
+  localparam int PAGE = AXI_BOUNDARY / B;
+  localparam int CAP_MAX = PAGE < AXI_MAX_BEATS ? PAGE : AXI_MAX_BEATS;
+  logic [15:0] left;
+  logic [8:0] cap;
+  assign blen = blast ? 9'(left) : cap;             // (blast: left <= cap)
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      valid <= 1'b0;
+      {cur, left, cap, blast} <= '0;
+    end else if (init) begin
+      logic [BW-LB:0] cp;
+      logic [8:0] cn;
+      cp = (BW - LB + 1)'(PAGE) - (BW - LB + 1)'(addr[BW-1:LB]);
+      cn = cp > (BW - LB + 1)'(CAP_MAX) ? 9'(CAP_MAX) : 9'(cp);
+      valid <= 1'b1;
+      cur <= addr;
+      left <= beats;
+      cap <= cn;
+      blast <= beats <= 16'(cn);
+    end else if (fire) begin
+      logic [BW:0] off;
+      off = (BW + 1)'(cur[BW-1:0]) + ((BW + 1)'(cap) << LB);
+      cur <= {cur[AXI_AW-1:BW] + (AXI_AW - BW)'(off[BW]), off[BW-1:0]};
+      left <= left - 16'(cap);
+      cap <= 9'(CAP_MAX);
+      blast <= left - 16'(cap) <= 16'(CAP_MAX);
+      if (blast) valid <= 1'b0;
+    end
+  end
+endmodule
+`default_nettype wire

@@ -8,6 +8,11 @@ a bar chart with axes and its caption, a ruled table of numbers with its caption
 Serif when installed (Debian ``fonts-dejavu-core``), else Pillow's built-in font. :func:`page_path` writes it once
 as a PNG into ``build/images/`` (atomically), under a name carrying a hash of this module's source, the font files
 and the Pillow version, so a change of any of them draws it again.
+
+:func:`render_variant` draws other pages from a seed (one or two columns of paragraphs of the same words reshuffled,
+section headers, lists, charts and tables of other values, synthetic pictures, equations; some on a grey, noisy
+"scanned" background), and :func:`document_set` writes a numbered set of them: calibration images for a document
+model (:func:`generator.flows.doc_calibration.document_calib_set`), never the measured page itself.
 """
 from __future__ import annotations
 
@@ -81,12 +86,11 @@ def _paragraph(d: ImageDraw.ImageDraw, text: str, x: int, y: int, width: int, fo
     return y
 
 
-def _chart(d: ImageDraw.ImageDraw, box: tuple, font) -> None:
-    """A bar chart with axes, ticks and labels inside ``box`` (x1, y1, x2, y2 pixels)."""
+def _chart(d: ImageDraw.ImageDraw, box: tuple, font, vals: tuple = (31.0, 38.5, 24.2, 41.7, 35.3, 29.8, 44.1)) -> None:
+    """A bar chart of ``vals`` (each in 0..50) with axes, ticks and labels inside ``box`` (x1, y1, x2, y2 pixels)."""
     x1, y1, x2, y2 = box
     ox, oy = x1 + 50, y2 - 34
     d.line([(ox, y1 + 8), (ox, oy), (x2 - 8, oy)], fill=(0, 0, 0), width=2)
-    vals = (31.0, 38.5, 24.2, 41.7, 35.3, 29.8, 44.1)
     top = 50.0
     for k in range(6):
         ty = oy - (oy - y1 - 16) * k / 5
@@ -103,11 +107,12 @@ def _chart(d: ImageDraw.ImageDraw, box: tuple, font) -> None:
         d.text((bx + bw * 0.1, oy + 8), f"L{i + 1}", fill=(0, 0, 0), font=font)
 
 
-def _table(d: ImageDraw.ImageDraw, x: int, y: int, width: int, font, bold) -> int:
-    """A ruled table of numbers (header row, three rows, four columns) from (x, y); returns the y below it."""
+def _table(d: ImageDraw.ImageDraw, x: int, y: int, width: int, font, bold, rows: list | None = None) -> int:
+    """A ruled table of numbers (header row, ``rows`` of four cells; default three rows) from (x, y); returns the
+    y below it."""
     head = ("Layer", "Cycles", "DDR bytes", "SQNR (dB)")
-    rows = [(f"conv_{i}", f"{12840 + 3917 * i:,}", f"{204800 - 17408 * i:,}", f"{38.4 - 2.3 * i:.1f}")
-            for i in range(3)]
+    rows = rows or [(f"conv_{i}", f"{12840 + 3917 * i:,}", f"{204800 - 17408 * i:,}", f"{38.4 - 2.3 * i:.1f}")
+                    for i in range(3)]
     rh, cw = 30, width / len(head)
     for r, cells in enumerate([head] + rows):
         for c, t in enumerate(cells):
@@ -203,3 +208,134 @@ def page_path(cache_dir=None) -> Path:
         with atomic_path(p) as tmp:
             Image.fromarray(render_page()).save(tmp, format="PNG")
     return p
+
+
+# -- document variants: the calibration pages of a document model (never the measured page above) --------------
+
+#: words of the variants' text (the page's own sentences, reshuffled)
+_WORDS = " ".join(_BODY + _LIST).replace(",", "").replace(".", "").split()
+#: section names of the variants
+_SECTIONS = ("Introduction", "Related Work", "Method", "Results", "Discussion", "Implementation", "Evaluation",
+             "Conclusion", "Background", "Data", "Limitations", "Appendix")
+
+
+def _sentence(rng, lo: int = 6, hi: int = 22) -> str:
+    """A sentence of lo..hi-1 words of :data:`_WORDS` drawn by ``rng`` (numpy Generator), capitalized, with a period."""
+    words = [str(w) for w in rng.choice(_WORDS, int(rng.integers(lo, hi)))]
+    return " ".join([words[0].capitalize()] + [w.lower() for w in words[1:]]) + "."
+
+
+def _picture(rng, size: tuple) -> Image.Image:
+    """A synthetic picture of ``size`` (w, h): a two-colour gradient with random filled ellipses and rectangles."""
+    w, h = size
+    c0, c1 = rng.integers(0, 256, 3), rng.integers(0, 256, 3)
+    t = np.linspace(0.0, 1.0, w)[None, :, None] * 0.6 + np.linspace(0.0, 1.0, h)[:, None, None] * 0.4
+    im = Image.fromarray((c0 * (1 - t) + c1 * t).astype(np.uint8), "RGB")
+    d = ImageDraw.Draw(im)
+    for _ in range(int(rng.integers(3, 12))):
+        x, y = int(rng.integers(0, w)), int(rng.integers(0, h))
+        a, b = int(rng.integers(8, max(9, w // 3))), int(rng.integers(8, max(9, h // 3)))
+        shape = d.ellipse if rng.random() < 0.5 else d.rectangle
+        shape([x, y, x + a, y + b], fill=tuple(int(v) for v in rng.integers(0, 256, 3)))
+    return im
+
+
+def _variant_block(d: ImageDraw.ImageDraw, im: Image.Image, rng, kind: str, x: int, y: int, w: int,
+                   fonts: dict) -> int:
+    """Draw one block of ``kind`` at (x, y) in a ``w``-pixel column; returns the y below it."""
+    body, small, lead = fonts["body"], fonts["small"], fonts["lead"]
+    if kind == "text":
+        text = " ".join(_sentence(rng) for _ in range(int(rng.integers(2, 7))))
+        return _paragraph(d, text, x, y, w, body, lead, indent=int(rng.choice([0, 24]))) + lead // 2
+    if kind == "section":
+        title = f"{int(rng.integers(1, 9))}  {rng.choice(_SECTIONS)}"
+        d.text((x, y), title, fill=(0, 0, 0), font=fonts["head"])
+        return y + fonts["head"].size + 14
+    if kind == "list":
+        for _ in range(int(rng.integers(2, 6))):
+            d.ellipse([x + 10, y + 8, x + 17, y + 15], fill=(0, 0, 0))
+            y = _paragraph(d, _sentence(rng, 4, 12), x + 30, y, w - 30, body, lead)
+        return y + lead // 2
+    if kind == "formula":
+        return _formula(d, x, y, w) + 8
+    cap = f"{'Table' if kind == 'table' else 'Figure'} {int(rng.integers(1, 9))}: {_sentence(rng, 5, 12)}"
+    if kind == "table":
+        d.text((x, y), cap, fill=(0, 0, 0), font=small)
+        y0 = y + small.size + 12
+        rows = [(f"{rng.choice(_WORDS).lower()}_{i}", f"{int(rng.integers(1e3, 1e6)):,}",
+                 f"{int(rng.integers(1e3, 1e7)):,}", f"{rng.uniform(5, 60):.1f}")
+                for i in range(int(rng.integers(2, 9)))]
+        return _table(d, x + int(rng.integers(0, max(1, w // 8))), y0, int(w * rng.uniform(0.7, 0.95)), small,
+                      fonts["bold"], rows) + 18
+    hgt = int(rng.integers(140, 260))
+    if kind == "chart":
+        _chart(d, (x + w // 8, y, x + w - w // 8, y + hgt), small,
+               tuple(rng.uniform(3, 49, int(rng.integers(3, 10)))))
+    else:
+        pw = int(w * rng.uniform(0.5, 0.95))
+        im.paste(_picture(rng, (pw, hgt)), (x + (w - pw) // 2, y))
+    return _paragraph(d, cap, x, y + hgt + 10, w, small, small.size + 6) + 14
+
+
+#: block kinds of a variant and their odds
+_KINDS = (("text", 0.42), ("section", 0.14), ("list", 0.1), ("chart", 0.08), ("table", 0.1), ("picture", 0.12),
+          ("formula", 0.04))
+
+
+def render_variant(seed: int) -> np.ndarray:
+    """A document page drawn from ``seed`` (uint8 [H, 1024, 3] RGB, H 1324 or 1448; the same array for the same
+    seed): one or two columns of blocks drawn at random from :data:`_KINDS` (paragraphs of the page's words
+    reshuffled, section headers, bulleted lists, bar charts, ruled tables, synthetic pictures, equations, with
+    captions), an optional title and author line, page header and footer, fonts and sizes, and on some pages a
+    slightly grey, noisy background (a scan). Never equal to :func:`render_page`'s page (other text, layout)."""
+    rng = np.random.default_rng([20, int(seed)])
+    size = (PAGE_SIZE[0], int(rng.choice([1324, 1448])))
+    paper = int(rng.choice([255, 255, 250, 244]))
+    im = Image.new("RGB", size, (paper, paper, paper))
+    d = ImageDraw.Draw(im)
+    serif = rng.random() < 0.6
+    fonts = {"body": _font("serif" if serif else "sans", int(rng.integers(13, 19))), "small": _font("sans", 13),
+             "bold": _font("bold", 13), "head": _font("bold", int(rng.integers(16, 23)))}
+    fonts["lead"] = fonts["body"].size + int(rng.integers(5, 10))
+    margin, cols = int(rng.integers(60, 120)), int(rng.choice([1, 2]))
+    gap = 32
+    cw = (size[0] - 2 * margin - (cols - 1) * gap) // cols
+    d.text((margin, 36), _sentence(rng, 3, 8)[:-1], fill=(90, 90, 90), font=fonts["small"])
+    d.text((size[0] // 2, size[1] - 48), str(int(rng.integers(1, 400))), fill=(90, 90, 90), font=fonts["small"])
+    y = 80
+    if rng.random() < 0.5:
+        title = _font("bold", int(rng.integers(22, 34)))
+        for line in _wrap(d, _sentence(rng, 4, 10)[:-1], title, size[0] - 2 * margin):
+            d.text((margin, y), " ".join(line), fill=(0, 0, 0), font=title)
+            y += title.size + 10
+        d.text((margin, y + 6), "A. Writer, B. Reviewer", fill=(40, 40, 40), font=_font("italic", 16))
+        y += 50
+    kinds, odds = [k for k, _ in _KINDS], np.array([p for _, p in _KINDS])
+    for c in range(cols):
+        cy, x = y, margin + c * (cw + gap)
+        while cy < size[1] - 260:
+            cy = _variant_block(d, im, rng, str(rng.choice(kinds, p=odds / odds.sum())), x, cy, cw, fonts)
+    a = np.asarray(im, np.uint8)
+    if paper < 255:    # a scan: mild noise
+        a = np.clip(a.astype(np.int16) + rng.integers(-6, 7, a.shape), 0, 255).astype(np.uint8)
+    return a
+
+
+#: how many variant pages :func:`document_set` draws by default
+DOC_SET_SIZE = 8
+
+
+def document_set(n: int = DOC_SET_SIZE, cache_dir=None) -> Path:
+    """A folder of ``n`` variant pages (:func:`render_variant`, seeds 0..n-1) as PNG files ``doc-<seed>.png``:
+    ``<cache_dir>/docs-<page_key>-<n>/`` (default :data:`CACHE_DIR`), drawn and written (each file atomically) the
+    first time. Raises OSError when the folder cannot be written."""
+    from host.fileio import atomic_path
+
+    d = (Path(cache_dir) if cache_dir else CACHE_DIR) / f"docs-{page_key()}-{n}"
+    d.mkdir(parents=True, exist_ok=True)
+    for seed in range(n):
+        p = d / f"doc-{seed}.png"
+        if not p.is_file():
+            with atomic_path(p) as tmp:
+                Image.fromarray(render_variant(seed)).save(tmp, format="PNG")
+    return d

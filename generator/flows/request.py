@@ -79,9 +79,12 @@ class ModelSource:
     def resolved(self, onnx_dir=None) -> "ModelSource":
         """The source with ``model`` the ONNX file to compile: a shipped name replaced by its file, darknet files
         converted (into ``onnx_dir``, default build/darknet/...; :func:`generator.flows.inputs.resolve_model`).
-        Raises FlowError."""
+        ``calib`` "documents" becomes the drawn document pages' folder (:func:`generator.flows.doc_calibration.
+        named_calib`). Raises FlowError."""
+        from generator.flows.doc_calibration import named_calib
+
         return replace(self, model=resolve_model(self.model, self.cfg, self.weights, self.names, onnx_dir),
-                       cfg=None, weights=None)
+                       cfg=None, weights=None, calib=named_calib(self.calib))
 
     def model_file(self) -> Path | None:
         """The ONNX file of a resolved source (:func:`generator.flows.inputs.model_file`), None when no file."""

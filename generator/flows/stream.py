@@ -66,8 +66,9 @@ class StreamResult:
             f"| accelerator only | {1e3 / self.accel_ms:.1f} |",
             f"| end to end, one host core (pre + post beside the accelerator) | {self.fps(1):.1f} |",
             f"| end to end, two host cores (pre and post each on its own) | {self.fps(2):.1f} |", "",
-            f"Bound by the {bound} on one core. Host bytes per frame: frame {self.frame_bytes:,}, INPUT region "
-            f"{self.input_bytes:,}, heads {self.head_bytes:,}.", ""])
+            f"Bound by the {bound} on one core. Host buffers per frame: the frame read ({self.frame_bytes:,} B), "
+            f"the INPUT region written ({self.input_bytes:,} B), the head regions ({self.head_bytes:,} B; the "
+            f"decoder reads only their objectness codes and its candidates' channels).", ""])
 
 
 def _measure(pkg, board, img, frames: int) -> tuple:

@@ -35,9 +35,9 @@ The arithmetic (darknet's ``resize_image``: bilinear with corners aligned, separ
 6. **Channel order**: output channel ``k`` takes frame channel ``k`` when the frame's order is the model's
    (RGB frame, ``rgb01`` / ``rgb255`` model; BGR frame, ``bgr255`` model), else ``2 - k``.
 
-Against the float resize of :mod:`host.preprocess` (darknet's float32 arithmetic) the result differs by the 8-bit
-fractions and the fixed-point quantization; ``tests/host/test_pre.py`` bounds it and ``invoke`` measurements
-state its effect on detections.
+Against the float resize of :mod:`host.preprocess` (darknet's float32 arithmetic) the result differs by the 12-bit
+fractions and the fixed-point quantization; ``tests/host/test_pre_arith.py`` bounds it and ``invoke pre`` measures
+its effect on detections.
 """
 from __future__ import annotations
 

@@ -44,6 +44,17 @@ def test_no_long_modules_or_functions():
     assert not long, "\n".join(long)
 
 
+def test_test_module_names_are_unique():
+    """pytest imports the test folders' modules (no packages) by basename: two ``test_x.py`` in different folders
+    make the second an "import file mismatch" error on a clean clone."""
+    seen: dict = {}
+    for f in sorted((ROOT / "tests").rglob("*.py")):
+        if "__pycache__" not in f.parts and f.name != "__init__.py":
+            seen.setdefault(f.name, []).append(str(f.relative_to(ROOT)))
+    dup = {k: v for k, v in seen.items() if len(v) > 1}
+    assert not dup, f"test modules sharing a basename: {dup}"
+
+
 def test_rtl_one_unit_per_file():
     """rtl/: every file under the module limit, one module per file, and accel_top.sv only instantiates and wires
     (no always block: all logic sits in the units)."""

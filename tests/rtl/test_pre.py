@@ -200,7 +200,7 @@ async def pre_matches_reference(dut):
         Path(args["record"]).write_text(json.dumps(out))
 
 
-@pytest.fixture(scope="module", params=[128, 256], ids=["axi128", "axi256"])
+@pytest.fixture(scope="module", params=[pytest.param(128, marks=pytest.mark.slow), 256], ids=["axi128", "axi256"])
 def pre_build(request):
     b = UnitBuild("pre", name=f"pre{request.param}", parameters={"DW": request.param},
                   extra=[ROOT / "rtl" / f for f in UNIT_SOURCES["pre"]])

@@ -257,6 +257,7 @@ def test_pre_lint_loops(pre_dir):
     assert got == {"PRE_FETCH": (1, 1), "PRE_PIXELS": (1, 1)}, r.stdout
 
 
+@pytest.mark.slow   # (a 1920x1080 frame in C-simulation: invoke test --slow)
 def test_pre_full_hd_to_416(pre_exe, pre_dir, tmp_path):
     """1920x1080 -> 416x416 letterbox, int8, packed pixels: bit-exact; prints the cycle estimate (zcu19eg's DDR
     latencies) and each loop's trips."""

@@ -388,7 +388,8 @@ def uio(monkeypatch):
     loop.close()
 
 
-@pytest.mark.parametrize("kernel,kind", [("hls", "edge"), ("rtl", "edge"), ("hls", "level")])
+@pytest.mark.parametrize("kernel,kind", [("hls", "edge"), pytest.param("rtl", "edge", marks=pytest.mark.slow),
+                                         ("hls", "level")])
 def test_frames_wait_on_pynq_interrupt_through_the_axi_intc(compiled, tmp_path, uio, kernel, kind):
     """The modelled block design (HLS kernel or RTL IP): PYNQ lists the accelerator's interrupt behind axi_intc_0,
     pynq.Overlay opens it as PYNQ's own pynq.interrupt.Interrupt (its _InterruptController programming the simulated

@@ -64,9 +64,9 @@ def test_fuzz_tier_covers_the_space(golden_ref_outcomes):
 
 def test_fuzz_csim():
     lines = []
-    outs = _run(36, ["golden", "ref", "csim"], lines=lines)    # (invoke fuzz: more)
+    outs = _run(24, ["golden", "ref", "csim"], lines=lines)    # (invoke fuzz: more)
     assert not _fails(outs), "\n".join(lines)
-    assert sum(o.status == "pass" for o in outs) >= 25
+    assert sum(o.status == "pass" for o in outs) >= 16
     assert {o.case["config"] for o in outs if o.status == "pass"} == {"tiny", "tiny-8x16", "tiny-16x8", "tiny-16x24"}
 
 

@@ -83,8 +83,9 @@ def _switches(prog, op, **where):
 
 #: mixed-precision graphs on the RTL: every other layer's output in the other precision (tests/helpers.py
 #: compile_small ``precision="alternate"``); table_acts has table activations (SiLU, Mish, Sigmoid, HardSwish) and a
-#: max-pool in both precisions and precision changes in every module's queue; the others in the slow tier
-MIXED_KINDS = {("table_acts", "int8-asym"): False, ("table_acts", "int16-sym"): False,
+#: max-pool in both precisions and precision changes in every module's queue; the default tier runs table_acts
+#: (int8-asym base) and attention_mul, the others are in the slow tier
+MIXED_KINDS = {("table_acts", "int8-asym"): False, ("table_acts", "int16-sym"): True,
                ("attention_mul", "int8-asym"): False, ("spp", "int8-asym"): True, ("residual_add", "int16-sym"): True,
                ("upsample", "int8-asym"): True, ("first_layer_folded", "int16-sym"): True}
 
@@ -120,6 +121,7 @@ def test_rtl_mixed_precision_bit_exact(tiny_rtl, kind, mode):
     assert abs(run.cycles / gold.cycles - 1) <= 0.10, f"RTL {run.cycles} cycles vs the model's {gold.cycles}"
 
 
+@pytest.mark.slow   # (its own Verilator build; the C-simulation's ROM mode stays in the default tier)
 @needs_verilator
 def test_rtl_instruction_rom():
     """fetch_ddr = 0: the program comes from the instruction ROM baked in by $readmemh (a separate build)."""
@@ -213,6 +215,7 @@ def test_rtl_tm_ne_tn_bit_exact(tn, tm):
                 f"{kind} {mode}: {int(np.sum(run.ddr != gold.ddr))} DDR bytes differ"
 
 
+@pytest.mark.slow   # (its own 16x8 Verilator build, about a minute: invoke test --slow)
 @needs_verilator
 def test_rtl_span_loads_bit_exact():
     """A folded first layer's LOADs of overlapping pixel runs (row spans: each byte fetched once, written to the

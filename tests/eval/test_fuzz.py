@@ -70,10 +70,11 @@ def test_fuzz_csim():
     assert {o.case["config"] for o in outs if o.status == "pass"} == {"tiny", "tiny-8x16", "tiny-16x8", "tiny-16x24"}
 
 
+@pytest.mark.slow   # (a Verilator build of its own; the default tier's RTL coverage: tests/exec/test_rtl.py)
 @pytest.mark.skipif(verilator() is None, reason="verilator not installed (run ./setup.sh)")
 def test_fuzz_rtl_tiny():
     """6 cases on the RTL of the fuzzer's tiny configuration (one Verilator build); two more configurations and
-    more cases: the next, slow test."""
+    more cases: the next test."""
     lines = []
     outs = _run(6, ["golden", "ref", "rtl"], ["tiny"], lines=lines)
     assert not _fails(outs), "\n".join(lines)

@@ -64,18 +64,27 @@ _INIT: dict = {}
 
 def reset_cache() -> None:
     """Forget the cached children / stripped forms (call before and after one translation unit's analysis: the
-    cache is keyed by libclang's cursor hash, valid within one translation unit)."""
+    caches hold cursors of one translation unit, :func:`_cached`)."""
     for d in (_KIDS, _STRIP, _EXPRS, _CONST, _INIT):
         d.clear()
 
 
+def _cached(cache: dict, c, make):
+    """``make(c)`` memoized per cursor: ``cache`` maps libclang's cursor hash to [(cursor, value)], and a cursor
+    is found by clang's cursor equality within its bucket (two cursors can share a hash: keyed by the hash alone,
+    one would get the other's children, an intermittent wrong analysis)."""
+    bucket = cache.setdefault(c.hash, [])
+    for cur, val in bucket:
+        if cur == c:
+            return val
+    val = make(c)
+    bucket.append((c, val))
+    return val
+
+
 def kids(c) -> list:
     """:func:`clang_ast.children`, cached per cursor."""
-    h = c.hash
-    r = _KIDS.get(h)
-    if r is None:
-        r = _KIDS[h] = list(c.get_children())
-    return r
+    return _cached(_KIDS, c, lambda x: list(x.get_children()))
 
 
 def _strip1(c):
@@ -98,41 +107,26 @@ def strip(c):
     """:func:`clang_ast.strip` (parentheses, implicit casts, conversion operators), and value-preserving
     constructions (an implicit copy / conversion constructor of one argument, as ``ap_uint<32>(long long)``);
     cached per cursor."""
-    h = c.hash
-    r = _STRIP.get(h)
-    if r is None:
-        r = c
+    def make(x):
         while True:
-            n = _strip1(r)
+            n = _strip1(x)
             if n is None:
-                break
-            r = n
-        _STRIP[h] = r
-    return r
+                return x
+            x = n
+    return _cached(_STRIP, c, make)
 
 
 def _is_const_var(r) -> bool:
-    h = r.hash
-    v = _CONST.get(h)
-    if v is None:
-        v = _CONST[h] = r.kind == K.VAR_DECL and (r.type.is_const_qualified() or
-                                                  any(t.spelling == "constexpr" for t in r.get_tokens()))
-    return v
+    return _cached(_CONST, r, lambda x: x.kind == K.VAR_DECL and (x.type.is_const_qualified() or any(
+        t.spelling == "constexpr" for t in x.get_tokens())))
 
 
 def _init(r):
-    h = r.hash
-    if h not in _INIT:
-        _INIT[h] = clang_ast.var_init(r)
-    return _INIT[h]
+    return _cached(_INIT, r, clang_ast.var_init)
 
 
 def _expr_children(c) -> list:
-    h = c.hash
-    r = _EXPRS.get(h)
-    if r is None:
-        r = _EXPRS[h] = [x for x in kids(c) if x.kind.is_expression() or x.kind == K.UNEXPOSED_EXPR]
-    return r
+    return _cached(_EXPRS, c, lambda x: [y for y in kids(x) if y.kind.is_expression() or y.kind == K.UNEXPOSED_EXPR])
 
 
 def _binop(o, a, b):

@@ -45,13 +45,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .preprocess import INPUT_FORMATS, RESIZE_MODES, letterbox_geometry
+from .preprocess import INPUT_FORMATS, LETTERBOX_PAD, RESIZE_MODES, letterbox_geometry
 
 __all__ = ["PAD", "FRAC_BITS", "MAX_FRAME", "PreGeometry", "PreQuant", "pre_geometry", "pre_quant", "pre_run",
            "PreError"]
 
-#: padding value of a letterbox (uint8 gray 114, as Ultralytics and YOLOX pad)
-PAD = 114
+#: padding value of a letterbox (uint8 gray 114, as Ultralytics and YOLOX pad: host.preprocess's)
+PAD = LETTERBOX_PAD
 #: fraction bits of the source positions (Q12.20) and of the bilinear weights (12)
 POS_BITS, FRAC_BITS = 20, 12
 #: fraction bits of the resized pixel ``v`` (pixel x 2^16); the vertical pass's sum (2 x FRAC_BITS fraction bits)

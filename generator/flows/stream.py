@@ -46,6 +46,7 @@ class StreamResult:
 
     @property
     def accel_ms(self) -> float:
+        """The accelerator's milliseconds per frame: latency-model ``cycles`` at ``clock_mhz``."""
         return self.cycles / self.clock_mhz / 1e3
 
     def fps(self, host_cores: int) -> float:

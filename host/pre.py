@@ -19,7 +19,8 @@ The arithmetic (darknet's ``resize_image``: bilinear with corners aligned, separ
    ``letterbox_topleft``: YOLOX's (:func:`host.preprocess.letterbox_geometry` gives both).
 2. **Source positions** in unsigned Q12.20 (32 bits): ``step_x = round((frame_w - 1) * 2^20 / (out_w - 1))``
    (0 when ``out_w == 1``), likewise ``step_y``. Output column ``c`` (0 <= c < out_w) reads source columns ``ix``
-   and ``ix1`` with the 12-bit fraction ``fx``: ``s = c * step_x`` (an accumulator in hardware);
+   and ``ix1`` with the 12-bit fraction ``fx``: ``s = c * step_x mod 2^32`` (a 32-bit accumulator in hardware;
+   :func:`pre_geometry`'s steps never wrap it);
    ``ix = min(s >> 20, frame_w - 1); fx = (s >> 8) & 4095; ix1 = min(ix + 1, frame_w - 1)``; the last column (``c == out_w - 1``) is
    ``ix = frame_w - 1, fx = 0`` (the last source column, as darknet means it). Rows the same with ``step_y``,
    ``iy``, ``fy``, ``iy1``.
@@ -47,8 +48,8 @@ import numpy as np
 
 from .preprocess import INPUT_FORMATS, LETTERBOX_PAD, RESIZE_MODES, letterbox_geometry
 
-__all__ = ["PAD", "FRAC_BITS", "MAX_FRAME", "PreGeometry", "PreQuant", "pre_geometry", "pre_quant", "pre_run",
-           "PreError"]
+__all__ = ["PAD", "FRAC_BITS", "MAX_FRAME", "MAX_PITCH", "PreGeometry", "PreQuant", "pre_geometry", "pre_quant",
+           "pre_run", "PreError", "PreFrame", "frame_bytes", "pre_violation", "source_rows"]
 
 #: padding value of a letterbox (uint8 gray 114, as Ultralytics and YOLOX pad: host.preprocess's)
 PAD = LETTERBOX_PAD
@@ -58,8 +59,9 @@ POS_BITS, FRAC_BITS = 20, 12
 #: is rounded to them by V_SHIFT
 V_FRAC = 16
 V_SHIFT = 2 * FRAC_BITS - V_FRAC
-#: the largest frame PRE takes (width, height)
+#: the largest frame PRE takes (width, height) and the largest row pitch (bytes)
 MAX_FRAME = (4096, 4096)
+MAX_PITCH = 65535
 #: the multiplier's width (unsigned bits) of the quantization
 MULT_BITS = 16
 
@@ -150,9 +152,87 @@ def pre_quant(scale: float, zero_point: int, bits: int, fmt: str = "rgb01", fram
     return PreQuant(mult, shift, int(zero_point), bits, (frame_order == "bgr") != fmt.startswith("bgr"))
 
 
+@dataclass(frozen=True)
+class PreFrame:
+    """The per-frame registers PRE reads (:data:`generator.spec.isa.REGISTERS`, written by the driver for each
+    frame): the frame at byte address ``addr`` of DDR in a buffer of ``size`` bytes, ``frame_w`` x ``frame_h``
+    pixels, rows ``pitch`` bytes apart, ``bgr`` pixel order, and the placement and Q12.20 steps of
+    :func:`pre_geometry` (its ``out_w``, ``out_h``, ``left``, ``top``, ``step_x``, ``step_y``)."""
+    addr: int
+    size: int
+    frame_w: int
+    frame_h: int
+    pitch: int
+    bgr: bool
+    out_w: int
+    out_h: int
+    left: int
+    top: int
+    step_x: int
+    step_y: int
+
+    #: register name (generator.spec.isa.REGISTERS) of each field, in this order
+    REGISTERS = ("frame", "frame_size", "frame_w", "frame_h", "frame_pitch", "frame_bgr", "pre_out_w", "pre_out_h",
+                 "pre_left", "pre_top", "pre_step_x", "pre_step_y")
+
+    @classmethod
+    def of(cls, g: PreGeometry, addr: int, size: int, pitch: int | None = None, bgr: bool = False) -> "PreFrame":
+        """The registers for a frame of geometry ``g`` (:func:`pre_geometry`) at ``addr`` (``size`` bytes), rows
+        ``pitch`` bytes apart (None: packed, 3 x frame_w)."""
+        return cls(int(addr), int(size), g.frame_w, g.frame_h, 3 * g.frame_w if pitch is None else int(pitch),
+                   bool(bgr), g.out_w, g.out_h, g.left, g.top, g.step_x, g.step_y)
+
+    def registers(self) -> dict:
+        """{register name: unsigned value} (frame_bgr as 0 / 1)."""
+        vals = [self.addr, self.size, self.frame_w, self.frame_h, self.pitch, int(self.bgr), self.out_w, self.out_h,
+                self.left, self.top, self.step_x, self.step_y]
+        return dict(zip(self.REGISTERS, (int(v) for v in vals)))
+
+    @classmethod
+    def from_registers(cls, regs: dict) -> "PreFrame":
+        """The inverse of :meth:`registers` (missing registers read 0, as after reset)."""
+        v = [int(regs.get(n, 0)) for n in cls.REGISTERS]
+        v[5] = bool(v[5] & 1)
+        return cls(*v)
+
+    def geometry(self, net_w: int, net_h: int) -> PreGeometry:
+        """The :class:`PreGeometry` of these registers for a ``net_w`` x ``net_h`` network input (PRE's fields)."""
+        return PreGeometry(self.frame_w, self.frame_h, int(net_w), int(net_h), self.out_w, self.out_h, self.left,
+                           self.top, self.step_x, self.step_y)
+
+
+def source_rows(g: PreGeometry) -> np.ndarray:
+    """The frame rows PRE reads (int64, ascending, each once): every ``iy`` and ``iy1`` of the placed rows."""
+    iy, iy1, _ = _positions(g.out_h, g.frame_h, g.step_y)
+    return np.unique(np.concatenate([iy, iy1]))
+
+
+def frame_bytes(g: PreGeometry, pitch: int) -> int:
+    """Bytes of a frame PRE reads from its first pixel: ``(frame_h - 1) * pitch + 3 * frame_w``."""
+    return (g.frame_h - 1) * int(pitch) + 3 * g.frame_w
+
+
+def pre_violation(g: PreGeometry, pitch: int, frame_size: int) -> str | None:
+    """Why the accelerator's PRE refuses this frame geometry (its OUT_OF_RANGE checks, :data:`generator.spec.isa`'s
+    PRE format), or None: sizes outside 1..4096, a pitch outside [3 x frame_w, MAX_PITCH], a placement outside the
+    network input, a frame larger than ``frame_size`` bytes."""
+    if not (1 <= g.frame_w <= MAX_FRAME[0] and 1 <= g.frame_h <= MAX_FRAME[1]):
+        return f"frame of {g.frame_w} x {g.frame_h} pixels outside 1 x 1 .. {MAX_FRAME[0]} x {MAX_FRAME[1]}"
+    if not (1 <= g.net_w <= MAX_FRAME[0] and 1 <= g.net_h <= MAX_FRAME[1]):
+        return f"network input of {g.net_w} x {g.net_h} pixels outside 1 x 1 .. {MAX_FRAME[0]} x {MAX_FRAME[1]}"
+    if not 3 * g.frame_w <= int(pitch) <= MAX_PITCH:
+        return f"row pitch {pitch} outside [{3 * g.frame_w}, {MAX_PITCH}] bytes"
+    if not (1 <= g.out_w <= g.net_w - g.left and 1 <= g.out_h <= g.net_h - g.top):
+        return (f"resized frame {g.out_w} x {g.out_h} at ({g.left}, {g.top}) outside the {g.net_w} x {g.net_h} "
+                f"network input")
+    if frame_bytes(g, pitch) > int(frame_size):
+        return f"frame of {frame_bytes(g, pitch)} bytes (at pitch {pitch}) beyond its {frame_size}-byte buffer"
+    return None
+
+
 def _positions(n_out: int, n_src: int, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(i, i1, f) int64 [n_out]: the two source indices and the FRAC_BITS fraction of each output position."""
-    s = np.arange(n_out, dtype=np.int64) * step
+    s = (np.arange(n_out, dtype=np.int64) * step) & 0xFFFFFFFF
     i = np.minimum(s >> POS_BITS, n_src - 1)
     f = (s >> (POS_BITS - FRAC_BITS)) & ((1 << FRAC_BITS) - 1)
     i[-1], f[-1] = n_src - 1, 0
@@ -169,8 +249,8 @@ def _frame_view(frame, g: PreGeometry, pitch: int | None) -> np.ndarray:
         if a.shape != (g.frame_h, g.frame_w, 3):
             raise PreError(f"frame of shape {list(a.shape)}, expected [{g.frame_h}, {g.frame_w}, 3]")
         return a
-    if pitch < 3 * g.frame_w:
-        raise PreError(f"row pitch {pitch} bytes is below the row's {3 * g.frame_w} bytes")
+    if not 3 * g.frame_w <= pitch <= MAX_PITCH:
+        raise PreError(f"row pitch {pitch} bytes outside [{3 * g.frame_w} (the row's bytes), {MAX_PITCH}]")
     flat = a.reshape(-1)
     need = (g.frame_h - 1) * pitch + 3 * g.frame_w
     if flat.size < need:
@@ -192,7 +272,7 @@ def pre_run(frame, g: PreGeometry, q: PreQuant, pitch: int | None = None) -> np.
     p = _frame_view(frame, g, pitch)
     iy, iy1, fy = _positions(g.out_h, g.frame_h, g.step_y)
     ix, ix1, fx = _positions(g.out_w, g.frame_w, g.step_x)
-    rows = np.unique(np.concatenate([iy, iy1]))
+    rows = source_rows(g)
     src = p[rows].astype(np.int32)                                      # [R, frame_w, 3]
     w0, w1 = ((1 << FRAC_BITS) - fx)[None, :, None], fx[None, :, None]
     h = w0 * src[:, ix] + w1 * src[:, ix1]                              # [R, out_w, 3], 20 bits

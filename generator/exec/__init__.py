@@ -56,15 +56,16 @@ class GoldenExecutor:
     name = "golden"
 
     def run(self, prog, ddr: np.ndarray, bases: dict, sizes: dict | None = None, blob: bytes | None = None,
-            hw=None, progress: bool = False, check: bool = False) -> ProgramRun:
-        """Run ``blob`` (default ``prog.blob``) on a copy of ``ddr`` with ``hw`` (default ``prog.hw``); a program
-        the hardware flags (:class:`~generator.exec.golden.SimError`) gives its status and message, or, with
-        ``check``, raises that SimError."""
+            hw=None, progress: bool = False, check: bool = False, frame=None) -> ProgramRun:
+        """Run ``blob`` (default ``prog.blob``) on a copy of ``ddr`` with ``hw`` (default ``prog.hw``) and PRE's
+        frame registers ``frame`` (:class:`host.pre.PreFrame`, ``addr`` an offset in ``ddr``; None: all 0); a
+        program the hardware flags (:class:`~generator.exec.golden.SimError`) gives its status and message, or,
+        with ``check``, raises that SimError."""
         from generator.exec.golden import GoldenSim, SimError
 
         out = ddr.copy()
         try:
-            res = GoldenSim(hw or prog.hw, out, bases, sizes).run(prog.blob if blob is None else blob,
+            res = GoldenSim(hw or prog.hw, out, bases, sizes, frame).run(prog.blob if blob is None else blob,
                                                                  progress=progress)
         except SimError as e:
             if check:

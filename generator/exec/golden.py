@@ -18,6 +18,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from generator.spec import isa
+from host.pre import PreFrame, PreQuant, frame_bytes, pre_run, pre_violation
 from generator.spec.hw import HwConfig
 from generator.spec.timing_engine import ModuleTimer, TokenError
 
@@ -66,10 +67,13 @@ class GoldenSim:
         sizes: bytes of the buffer behind each base register (the ``*_size`` registers of
             :data:`generator.spec.isa.REGISTERS`), same keys; every LOAD / STORE byte must lie in [0, size) of its base
             register (else OUT_OF_RANGE). None: each region extends to the end of the DDR image.
+        frame: PRE's per-frame registers (:class:`host.pre.PreFrame`; its ``addr`` a byte offset in ``ddr``), None:
+            the registers after reset (all 0: a PRE instruction stops with OUT_OF_RANGE).
     """
 
-    def __init__(self, hw: HwConfig, ddr: np.ndarray, bases: dict, sizes: dict | None = None):
+    def __init__(self, hw: HwConfig, ddr: np.ndarray, bases: dict, sizes: dict | None = None, frame=None):
         self.hw, self.ddr = hw, ddr
+        self.frame = frame if frame is not None else PreFrame.from_registers({})
         self.base = [int(bases[isa.BASE_REG_NAMES[i]]) for i in range(len(isa.BASE_REGS))]
         if sizes is None:
             self.size = [max(ddr.size - b, 0) for b in self.base]
@@ -158,6 +162,27 @@ class GoldenSim:
             raise SimError(f"instruction {k}: LOAD writes element {int(idx.max())} of a {size}-element "
                            f"int{hp.bits} {isa.BUFFER_NAMES[f['buf']]} bank", "OUT_OF_RANGE", k)
         buf[idx] = data
+
+    def _pre(self, k, f):
+        """PRE: host.pre.pre_run on the frame the registers describe, written as the instruction says."""
+        fr = self.frame
+        g = fr.geometry(f["net_w"], f["net_h"])
+        why = pre_violation(g, fr.pitch, fr.size)
+        if why is not None:
+            raise SimError(f"instruction {k}: PRE: {why}", "OUT_OF_RANGE", k)
+        if not 1 <= f["shift"] <= isa.MAX_SHIFT:
+            raise SimError(f"instruction {k}: PRE with a quantization shift of {f['shift']}, outside [1, "
+                           f"{isa.MAX_SHIFT}]", "ARITH_OVERFLOW", k)
+        n = frame_bytes(g, fr.pitch)
+        if fr.addr < 0 or fr.addr + n > self.ddr.size:
+            raise SimError(f"instruction {k}: PRE frame [{fr.addr:#x}, {fr.addr + n:#x}) outside the "
+                           f"{self.ddr.size}-byte image", "OUT_OF_RANGE", k)
+        hp = self._at(f)
+        q = PreQuant(f["mult"], f["shift"], f["zp"], hp.bits, bool(f["model_bgr"]) != fr.bgr)
+        out = pre_run(self.ddr[fr.addr:fr.addr + n], g, q, pitch=fr.pitch)
+        v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], g.net_h, g.net_w, 3 * hp.elem_bytes, f["row_stride"],
+                           f["pix_stride"])
+        v[...] = out.view(np.uint8).reshape(g.net_h, g.net_w, 3 * hp.elem_bytes)
 
     def _compute(self, k, f):
         hw = self._at(f)
@@ -360,9 +385,9 @@ class GoldenSim:
         (its status bit), WATCHDOG (deadlock: every module waits for a token), TOKEN_OVERFLOW (a push onto a FIFO
         holding :data:`generator.spec.isa.TOKEN_QUEUE_DEPTH` tokens), TOKENS_LEFT (tokens remain when every module
         is done; not checked with ``check_end_tokens=False``, for timing program fragments)."""
-        timer = ModuleTimer(self.hw, insns, cost, issue, cmd_depth, overlap)
+        timer = ModuleTimer(self.hw, insns, cost, issue, cmd_depth, overlap, frame=self.frame)
         handlers = {"CONFIG": self._config, "LOAD": self._load, "COMPUTE": self._compute, "POST": self._post,
-                    "STORE": self._store}
+                    "STORE": self._store, "PRE": self._pre}
         bar = None
         if progress:
             from tqdm import tqdm

@@ -8,7 +8,8 @@ Execution model (after TVM-VTA, Moreau et al., "A Hardware-Software Blueprint fo
 Specialization", IEEE Micro 2019): a fetch unit dispatches instructions in program order to three modules that
 run concurrently:
 
-* LOAD module:    ``LOAD`` (strided DMA from DDR into IBUF/WBUF/PBUF banks);
+* LOAD module:    ``LOAD`` (strided DMA from DDR into IBUF/WBUF/PBUF banks), ``PRE`` (the camera frame to the
+                  network input in DDR: :mod:`host.pre`);
 * COMPUTE module: ``COMPUTE`` (Tn x Tm PE-array tile into an accumulator bank), ``SYNC``;
 * STORE module:   ``POST`` (bias, requantization, activation, max-pool, upsample: ACC -> OBUF), ``STORE``
                   (OBUF -> DDR, strided, into a shared region), ``END``.
@@ -35,17 +36,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from host.manifest import BASE_REGS as BASE_REG_ORDER
+from host.pre import PreFrame
 from host.registers import HW_INFO_MODES, status_bit_names
 
-ISA_VERSION = 6
-INSN_BITS = 256
-INSN_BYTES = INSN_BITS // 8
+ISA_VERSION = 7
+from generator.spec.isa_status import INSN_BITS, INSN_BYTES  # noqa: E402  (the width, defined there)
 
-OPCODES = {"NOP": 0, "CONFIG": 1, "LOAD": 2, "COMPUTE": 3, "POST": 4, "STORE": 5, "SYNC": 6, "END": 7}
+OPCODES = {"NOP": 0, "CONFIG": 1, "LOAD": 2, "COMPUTE": 3, "POST": 4, "STORE": 5, "SYNC": 6, "END": 7, "PRE": 8}
 OPCODE_NAMES = {v: k for k, v in OPCODES.items()}
 #: module that executes each opcode
 MODULE_OF = {"NOP": "compute", "CONFIG": "load", "LOAD": "load", "COMPUTE": "compute", "SYNC": "compute",
-             "POST": "store", "STORE": "store", "END": "store"}
+             "POST": "store", "STORE": "store", "END": "store", "PRE": "load"}
 
 #: base register -> its number in the ``base_reg`` field (the order is the deployment contract's, host/manifest.py)
 BASE_REGS = {name: k for k, name in enumerate(BASE_REG_ORDER)}
@@ -164,8 +165,22 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
               ("row_stride", 32), ("pix_stride", 24), ("src_pitch", 8), ("prec", 1)],
     "SYNC": [],
     "END": [],
+    # The camera frame to the network input (issue 45), exactly :mod:`host.pre` (its module docstring, steps 1-6;
+    # ``host.pre.pre_run`` is the reference every executor matches bit for bit). The frame (uint8, 3 channels per
+    # pixel) and its geometry are per-frame registers the driver writes (:data:`PRE_REGISTERS`, ``host.pre.PreFrame``
+    # from ``host.pre.pre_geometry``); the instruction holds what the compiler knows: the net_w x net_h network input,
+    # written as net pixel (y, x) channel k (k < 3, elem_bytes = 1 + prec) at
+    #   DDR[base + ddr_offset + y*row_stride + x*pix_stride + k*elem_bytes]
+    # and the quantization ``q = clamp(((v * mult + 2^(shift-1)) >> shift) + zp)`` (host.pre.pre_quant: mult
+    # unsigned, shift 1..63); output channel k takes frame channel 2 - k when ``model_bgr`` differs from the
+    # frame_bgr register, else k. PRE finishes (its last write acknowledged) before the LOAD module's next
+    # instruction starts. Checks (OUT_OF_RANGE): frame_w, frame_h in [1, 4096]; frame_pitch in [3*frame_w, 65535];
+    # 1 <= pre_out_w <= net_w - pre_left, 1 <= pre_out_h <= net_h - pre_top; every frame byte read within
+    # [0, frame_size) of the frame register, every byte written within its base register's size; net_w, net_h >= 1.
+    "PRE": [("base_reg", 2), ("ddr_offset", 32), ("row_stride", 32), ("pix_stride", 8), ("net_w", 13),
+            ("net_h", 13), ("mult", 16), ("shift", 6), ("zp", 16), ("model_bgr", 1), ("prec", 1)],
 }
-SIGNED_FIELDS = {("POST", "zp_out"), ("POST", "zp_id"), ("COMPUTE", "za"), ("COMPUTE", "zb")}
+SIGNED_FIELDS = {("POST", "zp_out"), ("POST", "zp_id"), ("COMPUTE", "za"), ("COMPUTE", "zb"), ("PRE", "zp")}
 
 
 class IsaError(ValueError):
@@ -346,104 +361,26 @@ REGISTERS = [
     ("act_size", 0x84, 32, "w"),
     ("input_size", 0x8C, 32, "w"),
     ("output_size", 0x94, 32, "w"),
+    # PRE's frame (:data:`PRE_REGISTERS`): written by the driver per frame (host.pre.pre_geometry), read by PRE
+    ("frame", 0x9C, 64, "w"),      # byte address of the frame's first pixel in DDR (any alignment)
+    ("frame_size", 0xA8, 32, "w"),  # bytes of the frame's buffer from that address (PRE reads within it)
+    ("frame_w", 0xB0, 32, "w"),     # pixels per frame row, 1..4096
+    ("frame_h", 0xB8, 32, "w"),     # frame rows, 1..4096
+    ("frame_pitch", 0xC0, 32, "w"),  # bytes from one frame row to the next, 3*frame_w..65535
+    ("frame_bgr", 0xC8, 32, "w"),   # bit 0: the frame's pixels are B, G, R (0: R, G, B)
+    ("pre_out_w", 0xD0, 32, "w"),   # PreGeometry.out_w: the resized frame's width in the network input
+    ("pre_out_h", 0xD8, 32, "w"),   # PreGeometry.out_h
+    ("pre_left", 0xE0, 32, "w"),    # PreGeometry.left: its first column
+    ("pre_top", 0xE8, 32, "w"),     # PreGeometry.top: its first row
+    ("pre_step_x", 0xF0, 32, "w"),  # PreGeometry.step_x: source columns per output column, unsigned Q12.20
+    ("pre_step_y", 0xF8, 32, "w"),  # PreGeometry.step_y: source rows per output row, unsigned Q12.20
 ]
+#: the per-frame registers PRE reads (host.pre.PreFrame's fields, in that order)
+PRE_REGISTERS = PreFrame.REGISTERS
+if [r[0] for r in REGISTERS[-len(PRE_REGISTERS):]] != list(PRE_REGISTERS):
+    raise AssertionError("REGISTERS must end with host.pre.PreFrame.REGISTERS, in its order")
+
 
 # ------------------------------------------------------------------------------------------ error status
-#: depth of each of the four dependency-token FIFOs (tokens it holds). 512: an AXI4-Stream FIFO of the block design
-#: (power-of-two depths 16..32768; 512 x 1 bit is one SRL/LUTRAM or BRAM18 FIFO) between the HLS kernel's
-#: free-running modules, where 65535 (the RTL's former 16-bit counter) has no FIFO IP. Every executor implements
-#: exactly this depth: the RTL keeps each FIFO as a counter of ``TOKEN_COUNT_BITS`` bits that refuses the push onto
-#: a full one, the HLS kernel's token streams have this depth (C-simulation: bounded FIFOs of it), the golden
-#: simulator checks every push against it, and the compiler (:func:`generator.codegen.program.check_tokens`) refuses a
-#: program whose tokens in flight, counted in program order, would exceed it (its own programs hold at most 2).
-TOKEN_QUEUE_DEPTH = 512
-TOKEN_COUNT_BITS = TOKEN_QUEUE_DEPTH.bit_length()
-#: RTL watchdog: cycles without progress (no module executing an instruction, no instruction fetched or
-#: dispatched, no token moved) after which a run that has not finished stops with WATCHDOG. Without progress no
-#: token can ever arrive, so this is a deadlock detector; the value only bounds how long the RTL takes to notice.
-WATCHDOG_CYCLES = 1 << 12
-
-#: Bits of the ``status`` register (0: the run succeeded). Bits 0-3 keep their numbers of ISA version 1.
-#:
-#: ====================== === ===========================================================================================
-#: name                   bit condition
-#: ====================== === ===========================================================================================
-#: ILLEGAL_OPCODE         0   an instruction up to the first END has an opcode outside :data:`OPCODES`, non-zero bits
-#:                            above its format, or a pop/push flag towards a module its module does not border
-#:                            (LOAD-module instructions have no prev, STORE-module ones no next neighbour)
-#: CONFIG_MISMATCH        1   CONFIG for another accelerator: Tn, Tm or config_id differ from the hardware's
-#: ISA_VERSION_MISMATCH   2   CONFIG.isa_version != :data:`ISA_VERSION` (checked before CONFIG_MISMATCH)
-#: OUT_OF_RANGE           3   a LOAD / STORE byte outside [0, size) of its base register (the ``*_size``
-#:                            registers; the golden simulator without sizes: outside the DDR image), an on-chip
-#:                            index outside IBUF / WBUF / PBUF / ACC / OBUF (LOAD.buf = 3 included), a COMPUTE
-#:                            window wider than its tile (``(ow-1)*stride + kw > in_cols``), a bypass of more
-#:                            channels than the ifmap lanes (emul: ``b_word*Tn + og*Tm > ig*Tn``); RTL only:
-#:                            POST.pbuf_oc not a multiple of Tm
-#: CONFIG_MISSING         4   the first instruction is not CONFIG (any instruction before CONFIG)
-#: NO_END                 5   the program runs off its end: ``n_insns`` instructions (DDR fetch) or the whole ROM
-#:                            without an END (an empty program included)
-#: WATCHDOG               6   no module can make progress: every module waits for a token that can never come
-#:                            (a pop without a matching push = token underflow, or a dependency cycle); the RTL
-#:                            flags it after :data:`WATCHDOG_CYCLES` cycles without progress
-#: TOKEN_OVERFLOW         7   a push onto a token FIFO that already holds :data:`TOKEN_QUEUE_DEPTH` tokens
-#: TOKENS_LEFT            8   the program ended (END executed, every module idle) with tokens in a FIFO
-#: PARTIAL_INSN           9   the program is not a whole number of :data:`INSN_BYTES`-byte instructions
-#: ARITH_OVERFLOW         10  golden simulator and HLS kernel only: an accumulator leaves its acc_bits range, a
-#:                            requantization shift outside [1, MAX_SHIFT] or pre_shift above MAX_SHIFT, or a
-#:                            requantization operand (acc + bias) >> pre_shift outside REQUANT_OPERAND_BITS (the
-#:                            compiler never emits any of these; the RTL does not check them)
-#: ====================== === ===========================================================================================
-#:
-#: What each executor does on an error (see :class:`generator.exec.golden.SimError`):
-#:
-#: * every executor: the status bit is set, no instruction starts afterwards, ``ap_done`` (and the interrupt) is
-#:   raised; instructions already executing finish (a STORE already writing completes its bursts), so DDR
-#:   writes stop at the failing instruction. Only the first error is reported (the RTL ORs the bits of errors
-#:   found in the same clock cycle).
-#: * golden simulator (:mod:`generator.exec.golden`): PARTIAL_INSN, ILLEGAL_OPCODE, CONFIG_MISSING and NO_END are found
-#:   before anything runs (the whole program is decoded first); the others when the instruction executes, in
-#:   the time order of the three modules; TOKENS_LEFT after the last instruction. It raises SimError with
-#:   ``status`` and ``insn``; ARITH_OVERFLOW too.
-#: * HLS kernel: ILLEGAL_OPCODE, CONFIG_MISSING, NO_END and the CONFIG checks by the fetch block's pass over the
-#:   program before it dispatches anything (nothing executes, no DDR write); the rest in the modules while running
-#:   (each module's sticky error bits go onto an error wire that all modules read, so no instruction starts
-#:   anywhere after an error), ARITH_OVERFLOW too; the fetch block ORs the modules' done reports into ``status``.
-#:   TOKEN_OVERFLOW by the same pass, before anything runs: each token FIFO's pushes minus pops counted in program
-#:   order up to END (as :func:`generator.codegen.program.check_tokens`), a push finding :data:`TOKEN_QUEUE_DEPTH`
-#:   tokens is the error (the modules push with blocking writes only: the AXI4-Stream token ports take no
-#:   ``full()``), so the kernel reports it where the golden simulator may first run (and write DDR for) the
-#:   instructions before the overflowing push. The threaded C-simulation finds a deadlock exactly
-#:   (WATCHDOG: every module thread blocked on a FIFO that cannot move) and checks TOKENS_LEFT after the run; the
-#:   synthesized kernel has blocking token reads (a deadlock hangs it: the driver's timeout) and cannot look into
-#:   the block design's token FIFOs at the end (no TOKENS_LEFT).
-#: * RTL: errors as the instructions are dispatched / executed (instructions before the bad one run); on-chip and
-#:   DDR range checks on values registered at decode, before any address is issued; WATCHDOG by the counter;
-#:   no ARITH_OVERFLOW (accumulators wrap).
-#: * PARTIAL_INSN: the ``n_insns`` register counts whole instructions, so the hardware never sees a partial one;
-#:   the loaders refuse it with this bit without starting a run: the golden simulator's ``run(blob)``, the
-#:   C-simulation (:func:`generator.exec.csim.run_csim`), the RTL bench (:meth:`generator.exec.rtl.RtlBuild.run`) and the
-#:   PYNQ driver (``YoloAccelerator`` raises AcceleratorError when ``program.bin`` is not a whole number of
-#:   instructions).
-STATUS_BITS = {"ILLEGAL_OPCODE": 0, "CONFIG_MISMATCH": 1, "ISA_VERSION_MISMATCH": 2, "OUT_OF_RANGE": 3,
-               "CONFIG_MISSING": 4, "NO_END": 5, "WATCHDOG": 6, "TOKEN_OVERFLOW": 7, "TOKENS_LEFT": 8,
-               "PARTIAL_INSN": 9, "ARITH_OVERFLOW": 10}
-
-
-def status_names(status: int) -> list[str]:
-    """Names of the :data:`STATUS_BITS` set in a status word (unknown bits as ``bitN``)."""
-    return status_bit_names(status, STATUS_BITS)
-
-
-def status_of(name: str) -> int:
-    """The status word with bit ``name`` of :data:`STATUS_BITS` set. Raises KeyError for an unknown name."""
-    return 1 << STATUS_BITS[name]
-
-
-#: the token-FIFO flags each module may use (the others name a neighbour the module does not have)
-MODULE_FLAGS = {"load": ("pop_next", "push_next"), "compute": ("pop_prev", "pop_next", "push_prev", "push_next"),
-                "store": ("pop_prev", "push_prev")}
-
-
-def partial_insn_status(blob_len: int) -> int:
-    """PARTIAL_INSN's status word if a program of ``blob_len`` bytes is not whole instructions, else 0."""
-    return status_of("PARTIAL_INSN") if blob_len % INSN_BYTES else 0
+from generator.spec.isa_status import (MODULE_FLAGS, STATUS_BITS, TOKEN_COUNT_BITS, TOKEN_QUEUE_DEPTH,  # noqa: E402
+                                       WATCHDOG_CYCLES, partial_insn_status, status_names, status_of)

@@ -226,9 +226,35 @@ def post_store_end(hw: HwConfig, post, t_post: int, store, t_store: int, cost=No
     return max(own, post_end + 1 + STORE_GATE_CYCLES + tail - STORE_SETUP)
 
 
-def insn_cycles(hw: HwConfig, insn) -> int:
-    """Cycles an instruction occupies its module (see the module docstring), at its ``prec`` field's precision."""
+#: PRE's cycles (rtl/pre.sv, measured on cocotbext-axi's AxiRam by tests/rtl/test_pre.py): a fixed part, per output
+#: row, per output row placed, per source row read (plus half its pixels: two per cycle into the line buffers)
+PRE_FIXED, PRE_ROW, PRE_PLACED_ROW, PRE_SRC_ROW = 36, 10, 3, 11
+
+
+def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
+    """Cycles of a PRE instruction (fields ``f``) on a frame of registers ``frame`` (:class:`host.pre.PreFrame`;
+    None: a frame of the network input's own size, stretched: the compiler's nominal case), from rtl/pre.sv's
+    schedule: ``36 + net_h (net_w + 10) + 3 out_h + R (ceil(frame_w / 2) + 11) + r_last`` with R the source rows
+    read (each once) and r_last the last of them (the row address walks to it). Within 1% of the RTL while a
+    network pixel's bytes fit one AXI beat."""
+    from host.pre import PreFrame, pre_geometry, source_rows
+
+    net_w, net_h = max(f["net_w"], 1), max(f["net_h"], 1)
+    g = (pre_geometry(net_w, net_h, net_w, net_h) if frame is None else
+         PreFrame.geometry(frame, net_w, net_h))
+    if g.out_h < 1 or g.frame_h < 1:
+        return PRE_FIXED
+    rows = source_rows(g)
+    return int(PRE_FIXED + net_h * (net_w + PRE_ROW) + PRE_PLACED_ROW * g.out_h
+               + rows.size * ((g.frame_w + 1) // 2 + PRE_SRC_ROW) + rows[-1])
+
+
+def insn_cycles(hw: HwConfig, insn, frame=None) -> int:
+    """Cycles an instruction occupies its module (see the module docstring), at its ``prec`` field's precision;
+    ``frame``: PRE's frame registers (:func:`pre_cycles`)."""
     f, op = insn.f, insn.op
+    if op == "PRE":
+        return pre_cycles(hw, f, frame)
     if "prec" in f:
         hw = hw.at_prec(f["prec"])
     if op == "LOAD":

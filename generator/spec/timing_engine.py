@@ -60,15 +60,17 @@ class ModuleTimer:
 
     Args: hw: configuration passed to ``cost``; cost(hw, insn) -> cycles (default
     :func:`generator.spec.timing.insn_cycles`); issue: earliest start cycle of each instruction (default k);
-    cmd_depth: depth of each module's command queue (None: unbounded); see the module docstring.
+    cmd_depth: depth of each module's command queue (None: unbounded); frame: PRE's frame registers
+    (:class:`host.pre.PreFrame`) for the default cost; see the module docstring.
 
     After :meth:`run`: ``cycles`` (until every module is idle), ``start`` / ``end`` (int64 [len(insns)], cycle of
     each instruction; 0 after END), ``busy`` / ``stall`` (module -> cycles executing / waiting for tokens).
     """
 
     def __init__(self, hw: HwConfig, insns: list, cost=None, issue=None, cmd_depth: int | None = None,
-                 overlap: bool | None = None):
-        self.hw, self.insns, self.cost, self.cmd_depth = hw, insns, cost or insn_cycles, cmd_depth
+                 overlap: bool | None = None, frame=None):
+        self.hw, self.insns, self.cmd_depth = hw, insns, cmd_depth
+        self.cost = cost or (lambda h, ins: insn_cycles(h, ins, frame))
         #: a STORE overlaps the POST before it (the RTL's store module and the HLS kernel's store + post modules,
         #: :func:`generator.spec.timing.post_store_end` with ``cost``); default: with the RTL's cost model only
         self.overlap = cost is None if overlap is None else overlap

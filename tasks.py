@@ -9,9 +9,10 @@ import sys
 from invoke import task
 from generator.spec.board import DEFAULT_BOARD
 from generator.quant.quantize import DEFAULT_QUANT
-from generator.flows.cli import (MODEL_HELP, QUANTS, choice as _choice, die as _die,
+from generator.flows.cli import (MODEL_HELP, PRE_HELP, QUANTS, choice as _choice, die as _die,
                                   int_option as _int,
-                                  precision_option as _precision, print_detections as _print_detections,
+                                  pre_option as _pre, precision_option as _precision,
+                                  print_detections as _print_detections,
                                   quants as _quants, request as _request, run_flow as _flow,
                                   write_output as _write)
 from generator.flows.cli_errors import one_line_parse_errors
@@ -20,9 +21,9 @@ one_line_parse_errors(_die)
 
 
 @task(help={"board": "board name (boards/*.yaml)", "quant": QUANTS, "per_tensor": "per-tensor weight scales",
-            "out": "artifact folder (default build/BOARD/MODEL-HASH/QUANT)", **MODEL_HELP})
+            "out": "artifact folder (default build/BOARD/MODEL-HASH/QUANT)", **MODEL_HELP, **PRE_HELP})
 def compile(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model=None, out=None, cfg=None, weights=None,
-            names=None, yolo_cfg=None, calib=None, input_size=None, precision=None):
+            names=None, yolo_cfg=None, calib=None, input_size=None, precision=None, pre=None):
     """1. Compile a model to a board's program; print the schedule.
 
     Compiles the model into an instruction program for BOARD, prints the per-layer schedule and writes the
@@ -32,7 +33,7 @@ def compile(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model
     from generator.quant.ranges import calibration_summary
 
     target, source = _request(board, quant, per_tensor, precision, model, cfg, weights, names, yolo_cfg, calib,
-                              input_size)
+                              input_size, pre)
     r = _flow(compile_flow, target, source, out)
     comp = r.compiled
     print(schedule_table(comp))
@@ -48,9 +49,9 @@ def compile(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model
 
 @task(help={"image": "image file, or a shipped image name (bus, zidane, dog, person, horses, ...); default bus",
             "out": "output folder: detections.json/.png, program artifacts in OUT/artifacts/", "board": "board name",
-            "quant": QUANTS, "per_tensor": "per-tensor weight scales", **MODEL_HELP})
+            "quant": QUANTS, "per_tensor": "per-tensor weight scales", **MODEL_HELP, **PRE_HELP})
 def detect(c, image="bus", out="out", board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model=None, cfg=None,
-           weights=None, names=None, yolo_cfg=None, calib=None, input_size=None, precision=None):
+           weights=None, names=None, yolo_cfg=None, calib=None, input_size=None, precision=None, pre=None):
     """2. Detect objects in an image on the golden ISA simulator.
 
     Writes OUT/detections.json and OUT/detections.png. Compiles first (program artifacts in OUT/artifacts/);
@@ -58,7 +59,7 @@ def detect(c, image="bus", out="out", board=DEFAULT_BOARD, quant=DEFAULT_QUANT, 
     from generator.flows.detect import detect_flow
 
     target, source = _request(board, quant, per_tensor, precision, model, cfg, weights, names, yolo_cfg, calib,
-                              input_size)
+                              input_size, pre)
     r = _flow(detect_flow, image, out, target, source)
     _print_detections(r.detections)
     hw = r.hw
@@ -119,10 +120,10 @@ def timing(c, board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=Fal
             "overlay": "where vivado_bd.tcl puts the .bit + .hwh (default overlay/BOARD/, with --kernel rtl "
                        "overlay/BOARD/rtl/)",
             "require_tools": "fail if vitis_hls or vivado is not on PATH (scripted bitstream builds)",
-            "kernel": "hls (default: the HLS kernel) or rtl (the verified RTL as a Vivado IP)", **MODEL_HELP})
+            "kernel": "hls (default: the HLS kernel) or rtl (the verified RTL as a Vivado IP)", **MODEL_HELP, **PRE_HELP})
 def build(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model=None, image="bus", out=None, overlay=None,
           require_tools=False, cfg=None, weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None,
-          input_size=None, precision=None):
+          input_size=None, precision=None, pre=None):
     """6. Build the bitstream sources: the HLS kernel (C-sim bit-exact, report) or the RTL IP; Vivado.
 
     --kernel hls (default): compiles, renders the HLS kernel (program in its ROM) and the Vitis HLS / Vivado
@@ -134,7 +135,7 @@ def build(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model=N
 
     _choice("--kernel", kernel, ("hls", "rtl"))
     target, source = _request(board, quant, per_tensor, precision, model, cfg, weights, names, yolo_cfg, calib,
-                              input_size)
+                              input_size, pre)
     if kernel == "rtl":
         r = _flow(build_rtl_flow, target, source, out, overlay, require_tools, log=print)
     else:
@@ -147,9 +148,10 @@ def build(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model=N
             "overlay": "folder with the overlay .bit + .hwh (default: overlay/BOARD/ when built)",
             "out": "output folder (default: build/package)",
             "kernel": "whose overlay: hls (overlay/BOARD/) or rtl (overlay/BOARD/rtl/, invoke build --kernel rtl)",
-            **MODEL_HELP})
+            **MODEL_HELP, **PRE_HELP})
 def package(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model=None, overlay=None, out=None, cfg=None,
-            weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None, input_size=None, precision=None):
+            weights=None, names=None, yolo_cfg=None, kernel="hls", calib=None, input_size=None, precision=None,
+            pre=None):
     """7. Deployment package for the board: folder + tarball.
 
     Program artifacts, host/, the overlay when built (the HLS kernel's or, with --kernel rtl, the RTL IP's), a
@@ -158,7 +160,7 @@ def package(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model
 
     _choice("--kernel", kernel, ("hls", "rtl"))
     target, source = _request(board, quant, per_tensor, precision, model, cfg, weights, names, yolo_cfg, calib,
-                              input_size)
+                              input_size, pre)
     d, tar = _flow(package_flow, target, source, overlay, out, kernel)
     print(f"wrote {d}/ and {tar} ({tar.stat().st_size / 1e6:.1f} MB)")
     print(f"on the board: tar xzf {tar.name} && cd {d.name} && sudo -E python3 detect.py images/bus.jpg")
@@ -169,10 +171,12 @@ def package(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model
             "per_tensor": "per-tensor weight scales",
             "config": "accelerator: 'board' (the board file, e.g. 32x32), 'small' or 'tiny' (8x8 array)",
             "resolution": "network input size (multiple of 32; default 416 = the official model)",
-            "out": "output folder (default build/rtl_frame/TAG)", "precision": MODEL_HELP["precision"]},
+            "out": "output folder (default build/rtl_frame/TAG)", "precision": MODEL_HELP["precision"],
+            "pre": "PRE in the accelerator: the image goes in as the camera frame ('image': priced for its own "
+                   "size, or WxH); default: the host's pre-processing"},
       aliases=["sim"])
 def rtl_frame(c, board=DEFAULT_BOARD, image="bus", quant="int8-asym,int16-sym", per_tensor=False, config="board",
-              resolution=None, out=None, precision=None):
+              resolution=None, out=None, precision=None, pre=None):
     """8. Check: one whole frame through the RTL, bit-exact, cycles.
 
     YOLOv4-tiny through the RTL (cocotb + Verilator), bit-exact check against the golden simulator, detections
@@ -186,7 +190,7 @@ def rtl_frame(c, board=DEFAULT_BOARD, image="bus", quant="int8-asym,int16-sym", 
     if res % 32:
         _die(f"--resolution {resolution}: not a multiple of 32")
     reps, table = _flow(rtl_frame_flow, board, image, quants, not per_tensor, config, res, out,
-                        precision=_precision(precision))
+                        precision=_precision(precision), pre="image" if pre == "image" else _pre(pre))
     if table:
         print(compare_report(reps))
         print(f"wrote {table}")
@@ -318,10 +322,10 @@ def pre(c, board=DEFAULT_BOARD, quant="int8-asym,int16-sym", model=None, out="bu
 @task(help={"image": "image file or shipped image name (default bus)", "frames": "frames to run (default 5)",
             "cores": "host CPU cores to pin to, comma-separated (default 0: one core, as taskset -c 0)",
             "out": "Markdown report (default build/stream.md)", "board": "board name", "quant": QUANTS,
-            "per_tensor": "per-tensor weight scales", **MODEL_HELP})
+            "per_tensor": "per-tensor weight scales", **MODEL_HELP, **PRE_HELP})
 def stream(c, image="bus", frames=None, cores="0", out="build/stream.md", board=DEFAULT_BOARD, quant=DEFAULT_QUANT,
            per_tensor=False, model=None, cfg=None, weights=None, names=None, yolo_cfg=None, calib=None,
-           input_size=None, precision=None):
+           input_size=None, precision=None, pre=None):
     """16. Check: end to end, frames/s a user gets: the host's pre/post time per frame beside the accelerator's.
 
     The board's driver on the golden-simulator device, the host pinned to --cores; pre- and post-processing
@@ -334,7 +338,7 @@ def stream(c, image="bus", frames=None, cores="0", out="build/stream.md", board=
     except ValueError:
         _die(f"--cores {cores}: expected comma-separated CPU indices (e.g. 0 or 0,1)")
     target, source = _request(board, quant, per_tensor, precision, model, cfg, weights, names, yolo_cfg, calib,
-                              input_size)
+                              input_size, pre)
     _flow(stream_flow, target, source, image, _int("--frames", frames, min=1, default=5), cpus, out)
 
 

@@ -72,6 +72,7 @@ SCHEMA = {
     "layer": {"name": str, "kind": str, "insns": list, "plan": str, "predicted_cycles": int, "macs": int,
               "ddr_bytes": int},
     "file": {"bytes": int, "sha256": str},
+    "pre": {"resize": str, "format": str, "frame_w": int, "frame_h": int, "predicted_cycles": int},
 }
 #: optional trailing keys per entry kind (``calibration``: per region the activation-range method, range and
 #: headroom the compiler chose, and per layer the bias correction; the driver does not need it)
@@ -83,7 +84,12 @@ SCHEMA = {
 #: of the package's binary files (``program.bin``, ``weights.bin``, the export's constants), which the driver
 #: verifies at load (:func:`verify_file`); written by the generator since the integrity rules (a manifest without
 #: it is an older package: the driver then checks the sizes the manifest implies)
-OPTIONAL = {"tensor": {"yolo": dict, "format": str}, "manifest": {"calibration": dict, "export": dict, "files": dict},
+#: ``pre``: the program starts with PRE (the accelerator turns the camera frame into the network input, issue 45):
+#: the model's ``resize`` mode (:data:`host.preprocess.RESIZE_MODES`) and input ``format``, the frame size its
+#: ``predicted_cycles`` (until PRE's end) were priced for; the driver then hands over frames (the PRE registers of
+#: ``registers``, :class:`host.pre.PreFrame`) and writes no input
+OPTIONAL = {"tensor": {"yolo": dict, "format": str},
+            "manifest": {"calibration": dict, "export": dict, "files": dict, "pre": dict},
             "region": {"im2col": dict}}
 #: the files a ``files`` entry must list (a package's binaries; plus the export's ``consts`` when there is one)
 REQUIRED_FILES = ("program.bin", "weights.bin")
@@ -130,6 +136,8 @@ def build_manifest(**fields) -> dict:
     m = entry("manifest", **fields)
     entry("hardware", **m["hardware"])
     entry("net", **m["net"])
+    if "pre" in m:
+        entry("pre", **m["pre"])
     for r in m["registers"].values():
         entry("register", **r)
     if sorted(m["base_sizes"]) != sorted(BASE_REGS):

@@ -192,6 +192,17 @@ class Export(_Entry):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Pre(_Entry):
+    """The program starts with PRE (:mod:`host.pre`): the model's ``resize`` mode and input ``format``, and the
+    ``frame_w`` x ``frame_h`` frame its ``predicted_cycles`` (until PRE's end) were priced for."""
+    resize: str
+    format: str
+    frame_w: int
+    frame_h: int
+    predicted_cycles: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class Manifest(_Entry):
     """The whole ``manifest.json`` (see :mod:`host.manifest` for each key)."""
     isa_version: int
@@ -217,8 +228,9 @@ class Manifest(_Entry):
     calibration: dict | None = None
     export: Export | None = _nested(_one(Export), None)
     files: dict | None = _nested(_map_of(FileEntry), None)
+    pre: Pre | None = _nested(_one(Pre), None)
 
 
 #: entry kind of :data:`host.manifest.SCHEMA` -> its dataclass
 KINDS = {"manifest": Manifest, "hardware": Hardware, "register": Register, "net": Net, "region": Region,
-         "tensor": Tensor, "layer": Layer, "file": FileEntry}
+         "tensor": Tensor, "layer": Layer, "file": FileEntry, "pre": Pre}

@@ -80,15 +80,15 @@ def im2col_regions(g: Graph, layers: list, tn: int) -> dict:
     return out
 
 
-def _place_regions(g: Graph, layers: list, lay: DdrLayout, cursor: dict, tn: int) -> None:
+def _place_regions(g: Graph, layers: list, lay: DdrLayout, cursor: dict, tn: int, im2col: bool = True) -> None:
     """Place every region after ``cursor[base_reg]`` (advanced) with a border as wide as the largest padding of a
-    reader (an im2col input region, :func:`im2col_regions`: none); set each region's ``pad``/``addr`` and each
-    tensor's ``ddr_addr`` (of element (0, 0, 0))."""
+    reader (an im2col input region, :func:`im2col_regions`, none; ``im2col`` False: no im2col region, as when PRE
+    writes the input); set each region's ``pad``/``addr`` and each tensor's ``ddr_addr`` (of element (0, 0, 0))."""
     pads = {r: 0 for r in g.regions}
     for L in layers:
         pads[g.tensors[L.in_tensor].region] = max(pads[g.tensors[L.in_tensor].region], *L.pads)
     fill = _border_values(g, layers)
-    cols = im2col_regions(g, layers, tn)
+    cols = im2col_regions(g, layers, tn) if im2col else {}
     for name, r in g.regions.items():
         eb = r.elem_bytes
         p = 0 if name in cols else pads[name]
@@ -152,14 +152,15 @@ def table_records(table: np.ndarray, tm: int) -> bytes:
     return np.repeat(recs, isa.lane_pitch(tm), axis=0).tobytes()
 
 
-def allocate(g: Graph, layers: list, hw: HwConfig) -> tuple[DdrLayout, bytes]:
-    """Allocate regions (NHWC with a zero-point border as wide as the largest padding of a reader) and pack
+def allocate(g: Graph, layers: list, hw: HwConfig, im2col: bool = True) -> tuple[DdrLayout, bytes]:
+    """Allocate regions (NHWC with a zero-point border as wide as the largest padding of a reader; ``im2col``: an
+    input region read only by a folded first convolution as its patches, :func:`im2col_regions`) and pack
     weights ([og][ig][KH][KW][Tm][Tn], zero-padded) and parameter records, each layer's aligned to
     :data:`ALIGN` bytes; each region's elements and each layer's weights at their own precision (a region's
     ``bits``, a layer's input precision). Returns (layout, weights blob)."""
     lay = DdrLayout()
     cursor = {k: 0 for k in isa.BASE_REGS}
-    _place_regions(g, layers, lay, cursor, hw.tn)
+    _place_regions(g, layers, lay, cursor, hw.tn, im2col)
     blob = bytearray()
     for L in layers:
         dt = np.int8 if L.bits_in == 8 else np.dtype("<i2")

@@ -30,16 +30,16 @@ class CycleMemo:
     :func:`~generator.spec.timing_engine.program_cycles` runs it): the same cycles, computed once per distinct
     instruction."""
 
-    def __init__(self, hw: HwConfig):
-        self.hw, self.memo = hw, {}
+    def __init__(self, hw: HwConfig, frame=None):
+        self.hw, self.memo, self.frame = hw, {}, frame     # frame: PRE's (host.pre.PreFrame), for its cycles
 
     def __call__(self, hw: HwConfig, ins) -> int:
         if hw is not self.hw:
-            return insn_cycles(hw, ins)
+            return insn_cycles(hw, ins, self.frame)
         k = (ins.op, *ins.f.values())
         c = self.memo.get(k)
         if c is None:
-            c = self.memo[k] = insn_cycles(hw, ins)
+            c = self.memo[k] = insn_cycles(hw, ins, self.frame)
         return c
 
     def cycles(self, insns: list) -> int:
@@ -103,6 +103,13 @@ class Program:
     hw: HwConfig
     cycles: int = 0
     layer_cycles: list = field(default_factory=list)
+    #: PRE in the program (:mod:`generator.codegen.pre`): the frame registers its cycles were priced for (a
+    #: :class:`host.pre.PreFrame`), None when the host writes the network input
+    pre_frame: object = None
+    #: PRE's resize mode (the model's, :data:`host.preprocess.RESIZE_MODES`), "" without PRE
+    pre_mode: str = ""
+    #: cycles until PRE's end (the first layer's ``layer_cycles`` include them), 0 without PRE
+    pre_cycles: int = 0
 
     @property
     def blob(self) -> bytes:
@@ -110,18 +117,24 @@ class Program:
         return isa.encode_program(self.insns)
 
 
-def compile_program(g: Graph, hw: HwConfig, progress=None, tolerance: float = TRAFFIC_TOLERANCE) -> Program:
-    """Schedule every layer, allocate DDR and emit the whole instruction stream: CONFIG, per layer its
-    instructions followed by a barrier SYNC, END; layers overlap at their boundaries (constants prefetched, the
-    first output tile during the previous layer's drain: :mod:`generator.codegen.overlap`). ``tolerance``: per
-    layer, how much slower than the fastest (a fraction) a plan that moves fewer DDR bytes may be
-    (:func:`schedule_layer`).
+def compile_program(g: Graph, hw: HwConfig, progress=None, tolerance: float = TRAFFIC_TOLERANCE,
+                    pre: tuple | None = None) -> Program:
+    """Schedule every layer, allocate DDR and emit the whole instruction stream: CONFIG, PRE (with ``pre``), per
+    layer its instructions followed by a barrier SYNC, END; layers overlap at their boundaries (constants
+    prefetched, the first output tile during the previous layer's drain: :mod:`generator.codegen.overlap`).
+    ``tolerance``: per layer, how much slower than the fastest (a fraction) a plan that moves fewer DDR bytes may
+    be (:func:`schedule_layer`). ``pre``: None (the host writes the network input, an im2col input for a folded
+    first convolution) or (frame_w, frame_h): the accelerator's PRE writes it from the camera frame
+    (:mod:`generator.codegen.pre`), its cycles priced for frames of that size.
 
-    Raises ScheduleError / GraphError for layers that cannot be mapped.
+    Raises ScheduleError / GraphError for layers that cannot be mapped (and a model PRE cannot feed).
     """
+    from generator.codegen.pre import model_pixels, nominal_frame, pre_insn
+
     layers = [layer_of(g, n, hw) for n in g.macro_nodes()]
-    lay, wblob = allocate(g, layers, hw)
-    plans, bodies, memo = [], [], CycleMemo(hw)
+    lay, wblob = allocate(g, layers, hw, im2col=pre is None)
+    frame = nominal_frame(g, pre) if pre is not None else None
+    plans, bodies, memo = [], [], CycleMemo(hw, frame)
     for L in layers:
         plan = schedule_layer(g, L, hw, lay, tolerance=tolerance, memo=memo)
         bodies.append(emit_layer(g, L, plan, hw, lay))
@@ -130,12 +143,16 @@ def compile_program(g: Graph, hw: HwConfig, progress=None, tolerance: float = TR
             progress(L, plan)
     bases = pbuf_bases([b[0].f["elems"] for b in bodies], hw.pbuf_index)
     joined, ranges = join_layers(bodies, bases, hw, memo.cycles)   # (generator.codegen.overlap)
-    insns = [config_insn(hw)] + joined
-    ranges = [(a + 1, b + 1) for a, b in ranges]
+    head = [config_insn(hw)] + ([pre_insn(g, lay)] if pre is not None else [])
+    insns = head + joined
+    ranges = [(a + len(head), b + len(head)) for a, b in ranges]
     insns.append(isa.make("END"))
     check_tokens(insns)
-    prog = Program(insns, wblob, lay, layers, plans, ranges, hw)
+    prog = Program(insns, wblob, lay, layers, plans, ranges, hw, pre_frame=frame,
+                   pre_mode=model_pixels(g)[0] if pre is not None else "")
     prog.cycles, prog.layer_cycles = frame_timing(hw, insns, ranges, memo)
+    if pre is not None:
+        prog.pre_cycles = ModuleTimer(hw, head + [isa.make("END")], cost=memo, overlap=True).run()
     return prog
 
 

@@ -83,14 +83,16 @@ class CsimExecutor:
         self.board, self.work, self.exe = board, Path(work), None
 
     def run(self, prog, ddr: np.ndarray, bases: dict, sizes: dict | None = None, blob: bytes | None = None,
-            timeout: float = 600) -> ProgramRun:
-        """Run ``blob`` (default ``prog.blob``) on ``ddr`` (not modified); ``timeout`` in seconds."""
+            timeout: float = 600, frame=None) -> ProgramRun:
+        """Run ``blob`` (default ``prog.blob``) on ``ddr`` (not modified); ``timeout`` in seconds; ``frame``: PRE's
+        frame registers (:class:`host.pre.PreFrame`, ``addr`` an offset in ``ddr``; None: all 0), as
+        :meth:`GoldenExecutor.run`."""
         from generator.exec.csim import compile_kernel, run_csim    # g++ and the rendered kernel, on first use
 
         if self.exe is None:
             self.exe = compile_kernel(self.board, self.work)
         got, info = run_csim(self.exe, ddr, bases, prog.blob if blob is None else blob, self.work / "run",
-                                 timeout=timeout, sizes=sizes)
+                                 timeout=timeout, sizes=sizes, frame=frame)
         return ProgramRun(got, int(info["status"]), int(info.get("cycles", 0)), detail=info)
 
 
@@ -162,13 +164,18 @@ def run_graph(executor: str, g, x, **opts) -> dict:
     raise ExecutorError(f"unknown graph executor {executor!r}; one of {', '.join(GRAPH_EXECUTORS)}")
 
 
-def run_golden(prog, g, x_q: np.ndarray, progress: bool = False) -> tuple[dict, object, np.ndarray, dict]:
-    """Run one frame of ``x_q`` (int [C, H, W]) on the golden simulator (executor ``golden`` of
+def run_golden(prog, g, x_q: np.ndarray, progress: bool = False, bgr: bool = False) -> tuple[dict, object, np.ndarray, dict]:
+    """Run one frame of ``x_q`` (int [C, H, W]; for a program with PRE, :attr:`Program.pre_frame`, the camera frame:
+    uint8 [H, W, 3], R, G, B or with ``bgr`` B, G, R) on the golden simulator (executor ``golden`` of
     :mod:`generator.exec`). Returns ({output name: int64 [C, H, W]}, SimResult, DDR image after, bases).
     Raises :class:`~generator.exec.golden.SimError` when the hardware would flag the program."""
-    from generator.exec.runtime import build_ddr, read_tensor
+    from generator.exec.runtime import build_ddr, build_frame_ddr, read_tensor
 
-    ddr, bases = build_ddr(prog, x_q)
-    run = run_program("golden", prog, ddr, bases, progress=progress, check=True)
+    frame = None
+    if getattr(prog, "pre_frame", None) is not None:
+        ddr, bases, frame = build_frame_ddr(prog, x_q, bgr)
+    else:
+        ddr, bases = build_ddr(prog, x_q)
+    run = run_program("golden", prog, ddr, bases, progress=progress, check=True, frame=frame)
     outs = {o: read_tensor(prog, g, run.ddr, bases, o) for o in g.outputs}
     return outs, run.detail, run.ddr, bases

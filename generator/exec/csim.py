@@ -85,7 +85,7 @@ def place_program(ddr: np.ndarray, blob: bytes, align: int = PAGE) -> tuple[np.n
 
 
 def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None = None, workdir: str | Path = ".",
-             timeout: float = 600, sizes: dict | None = None) -> tuple[np.ndarray, dict]:
+             timeout: float = 600, sizes: dict | None = None, frame=None) -> tuple[np.ndarray, dict]:
     """Run a C-simulation binary on a DDR image.
 
     Args:
@@ -93,6 +93,9 @@ def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None =
             (multiples of the AXI width). blob: encoded program, fetched from DDR (fetch_ddr=1); None runs the ROM.
         sizes: bytes of each base register's buffer (the ``*_size`` arguments; same keys as ``bases``); None: each
             extends to the end of the image (the golden simulator's default).
+        frame: PRE's per-frame registers (:class:`host.pre.PreFrame`; its ``addr`` a byte offset into ``ddr``, as
+            the base registers), passed as the binary's last arguments (:data:`generator.spec.isa.PRE_REGISTERS`);
+            None: all 0 (a PRE instruction then stops with OUT_OF_RANGE, as in the golden simulator).
     Returns: (DDR image after the run, same size as ``ddr``; {"status", "cycles", "hw_info", "config_id"}). A
         ``blob`` that is not whole instructions is refused by this loader (the ``n_insns`` argument counts
         instructions): status PARTIAL_INSN, nothing run, the image unchanged.
@@ -110,8 +113,11 @@ def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None =
     atomic_write(fin, img.tobytes())
     args = [str(exe), str(fin), str(fout)] + [str(int(bases[k])) for k in isa.BASE_REGS] + \
            [str(insn_addr), str(n), "1" if blob is not None else "0"]
-    if sizes is not None:
-        args += [str(int(sizes[k])) for k in isa.BASE_REGS]
+    if sizes is not None or frame is not None:
+        args += [str(int(sizes[k])) if sizes is not None else "-" for k in isa.BASE_REGS]   # "-": to the image's end
+    if frame is not None:
+        regs = frame.registers()
+        args += [str(int(regs[k])) for k in isa.PRE_REGISTERS]
     r = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:
         raise HlsError(f"C-simulation failed ({r.returncode}): {' '.join(args)}\n{r.stdout[-3000:]}{r.stderr[-3000:]}")

@@ -41,6 +41,35 @@ def build_ddr(prog: Program, x_q: np.ndarray) -> tuple[np.ndarray, dict]:
     return ddr, bases
 
 
+def build_frame_ddr(prog: Program, frame: np.ndarray, bgr: bool = False) -> tuple[np.ndarray, dict, object]:
+    """DDR image, base addresses and PRE's frame registers for one camera frame of a program with PRE
+    (:attr:`Program.pre_frame`): ``frame`` uint8 [H, W, 3] (R, G, B; ``bgr``: B, G, R) placed after the four
+    base-register buffers, packed rows; the regions filled with their zero points (the input region's border
+    included: PRE writes its interior). Returns (uint8 image, bases, :class:`host.pre.PreFrame` with ``addr`` the
+    frame's offset in the image). Raises ValueError for a program without PRE or a frame of another shape or
+    dtype, host.pre.PreError for a size PRE cannot take."""
+    from host.pre import PreFrame, pre_geometry
+
+    if prog.pre_frame is None:
+        raise ValueError("the program has no PRE instruction: give the quantized input (build_ddr)")
+    a = np.asarray(frame)
+    if a.dtype != np.uint8 or a.ndim != 3 or a.shape[2] != 3:
+        raise ValueError(f"a camera frame is uint8 [H, W, 3], got {a.dtype} {list(a.shape)}")
+    ins = next(i for i in prog.insns if i.op == "PRE")
+    g = pre_geometry(a.shape[1], a.shape[0], ins.f["net_w"], ins.f["net_h"], prog.pre_mode)
+    lay = prog.layout
+    bases, cur = {}, 0
+    for k in isa.BASE_REGS:
+        bases[k] = cur
+        cur += page_round(lay.sizes[k])
+    ddr = np.zeros(cur + page_round(a.nbytes), np.uint8)
+    ddr[bases["WEIGHTS"]:bases["WEIGHTS"] + len(prog.weights)] = np.frombuffer(prog.weights, np.uint8)
+    for r in lay.regions.values():
+        region_array(ddr, bases[r["base_reg"]], r)[...] = r["zp"]
+    ddr[cur:cur + a.nbytes] = np.ascontiguousarray(a).reshape(-1)
+    return ddr, bases, PreFrame.of(g, cur, a.nbytes, 3 * a.shape[1], bgr)
+
+
 def write_input(a: np.ndarray, r: dict, x_q: np.ndarray) -> None:
     """Write the quantized input ``x_q`` (int [C, H, W] or [1, C, H, W]) into ``a``, the whole [H + 2p, W + 2p, C]
     array of input region ``r``: its interior, or for an im2col region its patches

@@ -131,6 +131,9 @@ def manifest(c: Compiled, files: dict | None = None) -> dict:
            if "calibration" in g.metadata else {}),
         **({"export": export} if export else {}),
         **({"files": files} if files is not None else {}),
+        **({"pre": entry("pre", resize=prog.pre_mode, format=input_format(g), frame_w=prog.pre_frame.frame_w,
+                         frame_h=prog.pre_frame.frame_h, predicted_cycles=int(prog.pre_cycles))}
+           if prog.pre_frame is not None else {}),
     )
 
 

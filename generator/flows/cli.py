@@ -21,6 +21,11 @@ MODEL_HELP = {"model": "ONNX model, or doclaynet (the DocLayNet YOLOv8n setup.sh
               "input_size": "the model input's height x width for a model whose input size is symbolic (dynamic "
                              "axes): HxW (e.g. 640x640) or one integer for a square input"}
 
+#: the ``--pre`` option of the tasks that compile for a board
+PRE_HELP = {"pre": "PRE in the accelerator: the program takes camera frames (uint8 RGB/BGR, any size up to 4096x4096) "
+                   "and resizes, converts and quantizes them on the PL; WxH: the frame size its cycles are priced "
+                   "for (e.g. 1920x1080); default: the host pre-processes"}
+
 
 def die(msg: str):
     """Print ``error: msg`` on stderr and exit 2 (the tasks' error contract)."""
@@ -71,6 +76,13 @@ def precision_option(value) -> str | None:
     return run_flow(parse_precision, value)
 
 
+def pre_option(value) -> tuple | None:
+    """``--pre WxH`` as (frame_w, frame_h) or None (:func:`generator.flows.request.parse_pre`); exits 2 naming it."""
+    from generator.flows.request import parse_pre
+
+    return run_flow(parse_pre, value)
+
+
 def input_size_option(value) -> tuple | None:
     """``--input-size`` as (H, W) or None (:func:`generator.flows.request.parse_input_size`); exits 2 naming it."""
     from generator.flows.request import parse_input_size
@@ -79,12 +91,12 @@ def input_size_option(value) -> tuple | None:
 
 
 def request(board, quant, per_tensor, precision, model=None, cfg=None, weights=None, names=None, yolo_cfg=None,
-             calib=None, input_size=None) -> tuple:
+             calib=None, input_size=None, pre=None) -> tuple:
     """The compile request of a task's options, checked: (:class:`generator.flows.request.Target`,
     :class:`generator.flows.request.ModelSource`); exits 2 naming a bad option."""
     from generator.flows.request import ModelSource, Target
 
-    return (Target(board, quants(quant), not per_tensor, precision_option(precision)),
+    return (Target(board, quants(quant), not per_tensor, precision_option(precision), pre_option(pre)),
             ModelSource(model, cfg, weights, names, yolo_cfg, calib, input_size_option(input_size)))
 
 

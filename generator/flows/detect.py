@@ -33,9 +33,9 @@ def detect_flow(image="bus", out="out", target: Target = Target(), source: Model
     ``out``/detections.png. These targets are probed before the compile
     (:func:`~generator.flows.inputs.check_target`). Raises FlowError."""
     from generator.exec import run_program
-    from generator.exec.runtime import build_ddr, read_tensor
+    from generator.exec.runtime import read_tensor
     from generator.flows.artifacts import write_artifacts
-    from generator.flows.pipeline import detections_from_heads, quantize_image
+    from generator.flows.pipeline import detections_from_heads, input_ddr
     from host.draw import draw_detections
 
     od = out_folder(out)
@@ -46,9 +46,9 @@ def detect_flow(image="bus", out="out", target: Target = Target(), source: Model
     comp = compile_request(target, source.resolved(art), require_detection=True)
     write_artifacts(comp, art)
     prog, g = comp.program, comp.qgraph
-    ddr, bases = build_ddr(prog, quantize_image(comp, img))
+    ddr, bases, frame = input_ddr(comp, img)
     t0 = time.time()
-    run = run_program("golden", prog, ddr, bases, progress=True)
+    run = run_program("golden", prog, ddr, bases, progress=True, frame=frame)
     secs = time.time() - t0
     if run.status:
         raise FlowError(f"golden simulator: {run.error}")

@@ -308,7 +308,8 @@ def compile_model(board: str = DEFAULT_BOARD, quant: str = DEFAULT_QUANT, per_ch
                   model: str | None = None, progress: bool = True, log=print, names=None, yolo_cfg=None,
                   require_detection: bool = False, calib=None, calib_method: str = "auto",
                   bias_correction: bool = True, equalize: float = EQUALIZE_ALPHA,
-                  input_size: tuple[int, int] | None = None, precision: str | None = None) -> Compiled:
+                  input_size: tuple[int, int] | None = None, precision: str | None = None,
+                  pre: tuple | None = None) -> Compiled:
     """Compile a model for a board. ``model``: an ONNX path (default: the official YOLOv4-tiny).
 
     Args:
@@ -329,6 +330,7 @@ def compile_model(board: str = DEFAULT_BOARD, quant: str = DEFAULT_QUANT, per_ch
             (:func:`generator.frontend.onnx_loader.load_onnx`).
         precision: per-layer precision spec (:mod:`generator.quant.precision`: ``auto[:dB]``, ``int8``, ``int16``,
             ``<layer glob>=int8|int16``, comma-separated; None: every layer in the ``quant`` mode's precision).
+        pre: None, or (frame_w, frame_h): PRE in the program (:func:`generator.codegen.program.compile_program`).
 
     The loaded model is checked before any calibration: its ``darknet_yolo`` and class-name metadata
     (:func:`check_yolo_heads`, :func:`resolve_class_names`) and its input against the accelerator's bounds at the
@@ -361,6 +363,8 @@ def compile_model(board: str = DEFAULT_BOARD, quant: str = DEFAULT_QUANT, per_ch
             "calib_method": calib_method, "bias_correction": bias_correction, "equalize": equalize if eq else 0}
     if spec.text:   # (the default spec leaves the cache keys of uniform compiles as they were)
         opts["precision"] = spec.text
+    if pre:
+        opts["pre"] = list(pre)
     hit = read_compiled(model_path, compile_key(model_path, b, opts, cache_files(model_path, calib, opts["equalize"])))
     if hit is not None:      # (generator.flows.compile_cache: same model, options, calibration caches and code)
         return Compiled(*hit, hw, cfg, b, model_path, {"compile_cache": time.time() - t0}, class_names)
@@ -375,7 +379,7 @@ def compile_model(board: str = DEFAULT_BOARD, quant: str = DEFAULT_QUANT, per_ch
         t2 = time.time()
         qg = quantized_graph(g, stats, (ranges, headroom, choices), cfg, hw, spec, calib, bias_correction,
                              calib_method, log)
-    prog = compile_program(qg, hw)
+    prog = compile_program(qg, hw, pre=pre)
     t3 = time.time()
     write_compiled(model_path, compile_key(model_path, b, opts, cache_files(model_path, calib, opts["equalize"])),
                    (g, qg, prog))
@@ -399,6 +403,17 @@ def quantize_image(c: Compiled, img_u8: np.ndarray) -> np.ndarray:
     t = c.qgraph.tensors[c.qgraph.inputs[0]]
     x = model_input(c.qgraph, img_u8)[0].transpose(1, 2, 0)
     return quantize_input(x, t.scale, t.zero_point, int(t.dtype[3:])).transpose(2, 0, 1).astype(np.int64)
+
+
+def input_ddr(c: Compiled, img_u8: np.ndarray) -> tuple[np.ndarray, dict, object]:
+    """(DDR image, bases, PRE's frame registers or None) for one real image (uint8 [H, W, 3] RGB): with PRE in the
+    program the frame itself (:func:`generator.exec.runtime.build_frame_ddr`), else the host's quantized input
+    (:func:`quantize_image`, :func:`generator.exec.runtime.build_ddr`)."""
+    from generator.exec.runtime import build_ddr, build_frame_ddr
+
+    if c.program.pre_frame is not None:
+        return build_frame_ddr(c.program, img_u8)
+    return (*build_ddr(c.program, quantize_image(c, img_u8)), None)
 
 
 def detections_from_heads(c: Compiled, heads: dict, img_w: int, img_h: int, thresh=0.25, nms=0.45, x=None) -> list:

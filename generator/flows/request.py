@@ -21,11 +21,14 @@ class Target:
     """What the program is compiled for: ``board`` (a name of ``boards/*.yaml``, a board file's path, or a loaded
     :class:`~generator.spec.board.Board`), ``quant`` (a mode of :data:`generator.quant.quantize.MODES`),
     ``per_channel`` weight scales, ``precision`` (the per-layer spec of :mod:`generator.quant.precision`; None:
-    every layer in the mode's precision)."""
+    every layer in the mode's precision), ``pre`` (None: the host writes the network input; (frame_w, frame_h):
+    the accelerator's PRE instruction does, from camera frames, its cycles priced for frames of that size,
+    :mod:`generator.codegen.pre`)."""
     board: object = DEFAULT_BOARD
     quant: str = DEFAULT_QUANT
     per_channel: bool = True
     precision: str | None = None
+    pre: tuple | None = None
 
     def checked(self) -> tuple:
         """(the loaded Board, the QuantConfig), validated before any work; the precision spec parsed too.
@@ -56,6 +59,8 @@ class Target:
         except QuantError as e:
             raise FlowError(str(e)) from None
         size = f"-{input_size[0]}x{input_size[1]}" if input_size else ""
+        if self.pre:
+            size += f"-pre{self.pre[0]}x{self.pre[1]}"
         if not spec:
             return size
         return size + ("-" + spec.replace(":", "") if spec.startswith("auto") and "," not in spec else
@@ -135,7 +140,7 @@ def compile_request(target: Target, source: ModelSource, progress: bool = True, 
         return compile_model(target.board, target.quant, per_channel=target.per_channel, model=source.model,
                              progress=progress, names=source.names, yolo_cfg=source.yolo_cfg,
                              require_detection=require_detection, calib=source.calib,
-                             input_size=source.input_size, precision=target.precision)
+                             input_size=source.input_size, precision=target.precision, pre=target.pre)
     except (BoardError, GraphError, QuantError, ScheduleError, DarknetError, FileNotFoundError, ImageError) as e:
         raise FlowError(str(e)) from None
     except OSError as e:   # a cache or output path in the way, not writable, a full disk: one line naming it
@@ -155,6 +160,20 @@ def parse_precision(value) -> str | None:
     except QuantError as e:
         raise FlowError(str(e)) from None
     return str(value)
+
+
+def parse_pre(value) -> tuple | None:
+    """``--pre`` as the nominal camera frame (frame_w, frame_h): None when not given, else from ``WxH`` (e.g.
+    ``1920x1080``; width first, as cameras name their modes), 1..4096 each. Raises FlowError naming the option."""
+    if value is None or value is False:
+        return None
+    parts = str(value).lower().split("x")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise FlowError(f"--pre {value}: expected the camera frame's WxH (e.g. 1920x1080)")
+    w, h = (int(p) for p in parts)
+    if not (1 <= w <= 4096 and 1 <= h <= 4096):
+        raise FlowError(f"--pre {value}: PRE takes frames of 1x1 to 4096x4096 pixels")
+    return w, h
 
 
 def parse_input_size(value) -> tuple | None:

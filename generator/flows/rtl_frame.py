@@ -84,7 +84,7 @@ def model_at_resolution(size: int) -> Path | None:
     return out
 
 
-def _run_both(brd, prog, ddr, bases, tag: str, case_dir: Path, log) -> tuple:
+def _run_both(brd, prog, ddr, bases, tag: str, case_dir: Path, log, frame=None) -> tuple:
     """One frame on the RTL (built as build/rtl_sim/``tag``) and on the golden simulator; returns (RTL run, golden
     run, Verilator seconds) (:class:`generator.exec.ProgramRun`)."""
     from generator.exec import RtlExecutor, run_program
@@ -96,9 +96,10 @@ def _run_both(brd, prog, ddr, bases, tag: str, case_dir: Path, log) -> tuple:
         f"{case_dir / 'sim.log'}) ...")
     model = prog.cycles
     t1 = time.time()
-    run = rtl.run(prog, ddr, bases, case=case_dir, timeout_cycles=max(50 * model, 1_000_000), progress_every=25)
+    run = rtl.run(prog, ddr, bases, case=case_dir, timeout_cycles=max(50 * model, 1_000_000), progress_every=25,
+                  **({"frame": frame} if frame is not None else {}))
     sim_s = time.time() - t1
-    return run, run_program("golden", prog, ddr, bases), sim_s
+    return run, run_program("golden", prog, ddr, bases, frame=frame), sim_s
 
 
 def _header(brd, comp, image, quant, per_channel, config, resolution, verdict, golden_cycles, sim_s) -> str:
@@ -113,7 +114,7 @@ def _header(brd, comp, image, quant, per_channel, config, resolution, verdict, g
 
 def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int8-asym", per_channel=True,
                    config: str = "board", resolution: int = 416, out: Path | None = None, log=print,
-                   precision: str | None = None) -> dict:
+                   precision: str | None = None, pre=None) -> dict:
     """Compile YOLOv4-tiny for ``board`` (accelerator overrides of ``config``), run one frame of ``image``
     through the RTL (Verilator) and the golden simulator, compare the DDR images bit for bit, draw the
     detections (from the RTL's DDR) and write ``report.txt`` / ``report.json`` / ``detections.png`` into ``out``
@@ -125,26 +126,28 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     the frames/s at it (capped at the board clock), None without an estimate). ``precision``: the per-layer
     precision spec (:mod:`generator.quant.precision`)."""
     from generator.exec.rtl import board_config, layer_report
-    from generator.exec.runtime import build_ddr, read_tensor
-    from generator.flows.pipeline import compile_model, detections_from_heads, quantize_image
+    from generator.exec.runtime import read_tensor
+    from generator.flows.pipeline import compile_model, detections_from_heads, input_ddr
     from generator.flows.inputs import real_image
     from generator.flows.request import Target
     from generator.flows.timing import fmax_line
     from host.draw import draw_detections
 
     brd = board_config(board, config)
-    tag = f"{board}-{config}-{resolution}-{quant}{'' if per_channel else '-pt'}{Target(precision=precision).folder_suffix(None)}"
+    img = real_image(image)
+    pre = (img.shape[1], img.shape[0]) if pre == "image" else pre
+    suffix = Target(precision=precision, pre=pre).folder_suffix(None)
+    tag = f"{board}-{config}-{resolution}-{quant}{'' if per_channel else '-pt'}{suffix}"
     out = Path(out).resolve() if out else OUT_DIR / tag
     out.mkdir(parents=True, exist_ok=True)
-    img = real_image(image)
     t0 = time.time()
     comp = compile_model(brd, quant, per_channel=per_channel, model=model_at_resolution(resolution), progress=False,
-                         precision=precision)
+                         precision=precision, pre=pre)
     prog, hw = comp.program, comp.hw
     log(f"compiled {len(prog.insns)} instructions for {board} ({config}: {hw.tn}x{hw.tm}, int{hw.bits}) at "
         f"{resolution}x{resolution} in {time.time() - t0:.1f} s")
-    ddr, bases = build_ddr(prog, quantize_image(comp, img))
-    run, gold, sim_s = _run_both(brd, prog, ddr, bases, f"{board}-{config}", out / "case", log)
+    ddr, bases, frame = input_ddr(comp, img)
+    run, gold, sim_s = _run_both(brd, prog, ddr, bases, f"{board}-{config}", out / "case", log, frame)
     diff = int(np.count_nonzero(run.ddr != gold.ddr))
     ok = not run.timeout and run.status == 0 and gold.status == 0 and diff == 0
     rows = layer_report(prog, run.detail)
@@ -178,7 +181,7 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
 
 def rtl_frame_flow(board=DEFAULT_BOARD, image="bus", quants=("int8-asym", "int16-sym"), per_channel=True,
                    config="board", resolution=416, out=None, log=print,
-                   precision=None) -> tuple[list[dict], Path | None]:
+                   precision=None, pre=None) -> tuple[list[dict], Path | None]:
     """:func:`simulate_frame` for each precision of ``quants`` (into ``out``/<quant> when several); with several,
     also the table of :func:`compare_report` written to ``out`` (default :data:`OUT_DIR`) as
     compare-<board>-<config>-<resolution>.md. Returns (reports, that file or None). Raises FlowError for an
@@ -200,7 +203,7 @@ def rtl_frame_flow(board=DEFAULT_BOARD, image="bus", quants=("int8-asym", "int16
     for q in quants:
         o = out if len(quants) == 1 or out is None else str(Path(out) / q)
         rep = simulate_frame(board, image, q, per_channel=per_channel, config=config, resolution=resolution,
-                             out=o, log=log, precision=precision)
+                             out=o, log=log, precision=precision, pre=pre)
         if not rep["bit_exact"]:
             raise FlowError(f"the RTL differs from the golden simulator ({rep['diff_bytes']} DDR bytes), "
                             f"see {rep['out']}")

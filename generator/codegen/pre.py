@@ -1,0 +1,67 @@
+"""PRE in the program (issue 45): the instruction that turns the camera frame into the network input, and the frame
+its cycles are priced for.
+
+With PRE the INPUT region is a plain NHWC region with its zero-point border (no im2col patches: the first
+convolution gathers its patches with strided LOADs, :meth:`generator.kinds.conv.ConvKind.ifmap_loads`); PRE writes
+its interior from the frame the driver hands over (the frame registers, :class:`host.pre.PreFrame`), resized by the
+model's mode (``input_resize`` metadata: darknet's stretch, Ultralytics' letterbox, YOLOX's top-left letterbox),
+converted to the model's pixel format (``input_format``) and quantized with the input region's scale and zero point
+(:func:`host.pre.pre_quant`, the 16-bit multiplier and shift in the instruction).
+"""
+from __future__ import annotations
+
+from generator.codegen.allocate import DdrLayout
+from generator.codegen.tiling import ScheduleError
+from generator.ir.graph import Graph
+from generator.spec import isa
+from host.pre import PreError, PreFrame, frame_bytes, pre_geometry, pre_quant
+from host.preprocess import INPUT_FORMATS, RESIZE_MODES
+
+
+def model_pixels(g: Graph) -> tuple[str, str]:
+    """(resize mode, input format) of ``g`` from its metadata (defaults: ``stretch``, ``rgb01``). Raises
+    ScheduleError for a value outside :data:`host.preprocess.RESIZE_MODES` / :data:`host.preprocess.INPUT_FORMATS`."""
+    mode, fmt = g.metadata.get("input_resize", "stretch"), g.metadata.get("input_format", "rgb01")
+    if mode not in RESIZE_MODES:
+        raise ScheduleError(f"model metadata input_resize={mode!r}: PRE resizes by one of {RESIZE_MODES}")
+    if fmt not in INPUT_FORMATS:
+        raise ScheduleError(f"model metadata input_format={fmt!r}: PRE writes one of {INPUT_FORMATS}")
+    return mode, fmt
+
+
+def _input(g: Graph, lay: DdrLayout):
+    """(input tensor, its region's layout entry); raises ScheduleError when PRE cannot write it."""
+    t = g.tensors[g.inputs[0]]
+    r = lay.regions[t.region]
+    if r["base_reg"] != "INPUT" or r["channels"] != 3 or t.ch_offset or r.get("im2col"):
+        raise ScheduleError(f"input {g.inputs[0]!r}: PRE writes a 3-channel NHWC INPUT region, this one has "
+                            f"{r['channels']} channels ({'im2col' if r.get('im2col') else r['base_reg']})")
+    return t, r
+
+
+def nominal_frame(g: Graph, size: tuple) -> PreFrame:
+    """The frame registers of a ``size`` = (frame_w, frame_h) packed RGB frame for ``g``'s input (the model's resize
+    mode): what the latency model prices PRE for. Raises ScheduleError for a size PRE cannot take."""
+    mode, _ = model_pixels(g)
+    _, _, h, w = g.tensors[g.inputs[0]].shape
+    try:
+        geo = pre_geometry(int(size[0]), int(size[1]), int(w), int(h), mode)
+    except PreError as e:
+        raise ScheduleError(f"PRE frame of {size[0]} x {size[1]}: {e}") from None
+    return PreFrame.of(geo, 0, frame_bytes(geo, 3 * geo.frame_w))
+
+
+def pre_insn(g: Graph, lay: DdrLayout):
+    """The PRE instruction writing ``g``'s input region (its interior, at the region's precision) as laid out in
+    ``lay``. Raises ScheduleError for an input PRE cannot write (not 3 channels, not an INPUT region)."""
+    t, r = _input(g, lay)
+    _, fmt = model_pixels(g)
+    bits, eb = r["bits"], r["bits"] // 8
+    try:
+        q = pre_quant(t.scale, t.zero_point, bits, fmt, "rgb")
+    except PreError as e:
+        raise ScheduleError(f"input {g.inputs[0]!r}: PRE cannot quantize it: {e}") from None
+    row = (r["w"] + 2 * r["pad"]) * r["channels"] * eb
+    return isa.make("PRE", base_reg=isa.BASE_REGS["INPUT"], ddr_offset=t.ddr_addr, row_stride=row,
+                    pix_stride=r["channels"] * eb, net_w=r["w"], net_h=r["h"], mult=q.mult, shift=q.shift,
+                    zp=q.zero_point, model_bgr=int(fmt.startswith("bgr")), prec=0 if bits == 8 else 1)

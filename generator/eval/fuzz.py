@@ -112,7 +112,8 @@ class Outcome:
             ls.append(t)
         return (f"{c['kind']} {'x'.join(map(str, c['in_shape'][1:]))} [{', '.join(ls)}] "
                 f"{c['mode']}-{'pc' if c['per_channel'] else 'pt'} {c['config']} sat{c['saturate']:g}"
-                + (" +id" if c.get("identity") is not None else "") + (" mixed" if c.get("mixed") is not None else ""))
+                + (" +id" if c.get("identity") is not None else "") + (" mixed" if c.get("mixed") is not None else "")
+                + (f" pre{c['pre']['frame_w']}x{c['pre']['frame_h']}-{c['pre']['mode']}" if c.get("pre") else ""))
 
 
 def compile_case(case: dict, board: str | None = None):
@@ -131,12 +132,37 @@ def compile_case(case: dict, board: str | None = None):
     hw = HwConfig.from_board(brd, cfg.bits)
     model = build_model(case)
     g = passes.run_all(load_onnx(model))
+    pre = case.get("pre")
+    if pre:    # the model's pixel handling, as an export's metadata states it
+        g.metadata.update(input_resize=pre["mode"], input_format=pre["format"])
     shp = g.tensors[g.inputs[0]].shape
     rng = np.random.default_rng(case["model_seed"])
-    ranges = calibrate(g, [rng.random(shp).astype(np.float32) for _ in range(2)], progress=False)
+    span = 255.0 if pre and pre["format"] != "rgb01" else 1.0
+    ranges = calibrate(g, [rng.random(shp).astype(np.float32) * span for _ in range(2)], progress=False)
     gq = quantize(g, ranges, cfg, {8: hw.at(8).acc_bits, 16: hw.at(16).acc_bits},
                   region_bits=mixed_bits(g, cfg.bits, case.get("mixed")))
-    return g, ranges, cfg, gq, codegen.compile_program(gq, hw), rng
+    frame = (pre["frame_w"], pre["frame_h"]) if pre else None
+    return g, ranges, cfg, gq, codegen.compile_program(gq, hw, pre=frame), rng
+
+
+def pre_frame(pre: dict) -> tuple[np.ndarray, int]:
+    """The camera frame of a PRE case (:func:`generator.eval.fuzz_space._pre_variant`): (uint8 [frame_h, frame_w, 3],
+    its row pitch in bytes)."""
+    img = np.random.default_rng(pre["seed"]).integers(0, 256, (pre["frame_h"], pre["frame_w"], 3), dtype=np.uint8)
+    return img, 3 * pre["frame_w"] + pre["pitch_extra"]
+
+
+def pre_reference_input(ref, g, pre: dict, img: np.ndarray) -> np.ndarray:
+    """The integer input [3, H, W] the independent reference runs on for a PRE case: :func:`host.pre.pre_run` of the
+    frame with the reference's own input scale and zero point (:class:`generator.ref.int_ref.IndependentRef`)."""
+    from host.pre import pre_geometry, pre_quant, pre_run
+
+    _, _, h, w = g.tensors[g.inputs[0]].shape
+    reg = g.tensors[g.inputs[0]].region
+    (s, zp), bits = ref.regions[reg], ref.rbits[reg]
+    geo = pre_geometry(img.shape[1], img.shape[0], w, h, pre["mode"])
+    q = pre_quant(s, zp, bits, pre["format"], "bgr" if pre["bgr"] else "rgb")
+    return pre_run(img, geo, q).transpose(2, 0, 1).astype(np.int64)   # (img: the bytes in DDR, in the frame's order)
 
 
 def _ddr_diff(run, gold: np.ndarray) -> str:
@@ -201,8 +227,14 @@ class Fuzzer:
             x = rng.random(g.tensors[g.inputs[0]].shape).astype(np.float32) * sat - (sat - 1) / 2
             ref = IndependentRef(g, ranges, cfg.bits, cfg.symmetric, cfg.per_channel,
                                  region_bits=gq.metadata["quant"].get("region_bits"))
-            xq = ref.quantize_input(x)
-            ddr, bases = runtime.build_ddr(prog, xq)
+            frame = None
+            if case.get("pre"):     # a camera frame through PRE; the reference's input: host.pre.pre_run of it
+                img, pitch = pre_frame(case["pre"])
+                ddr, bases, frame = runtime.build_frame_ddr(prog, img, case["pre"]["bgr"], pitch)
+                xq = pre_reference_input(ref, g, case["pre"], img)
+            else:
+                xq = ref.quantize_input(x)
+                ddr, bases = runtime.build_ddr(prog, xq)
             sizes = dict(prog.layout.sizes)      # every access checked against its own base register's buffer
             # the hardware's program: the identity above the table's window drawn at the instruction level
             hw_prog = identity_variant(prog, case.get("identity")) if set(self.executors) & {"csim", "rtl"} else prog
@@ -211,16 +243,18 @@ class Fuzzer:
                 t = time.time()
                 if stage == "golden":
                     golden = self._engine("golden", case["config"])
-                    run = golden.run(prog, ddr, bases, sizes)
+                    run = golden.run(prog, ddr, bases, sizes, frame=frame)
                     gold, bad = run.ddr, run.error
                     if hw_prog is not prog and not bad:
-                        run = golden.run(hw_prog, ddr, bases, sizes)
+                        run = golden.run(hw_prog, ddr, bases, sizes, frame=frame)
                         hw_gold, bad = run.ddr, run.error and f"identity variant: {run.error}"
                     hw_gold = gold if hw_gold is None else hw_gold
                 elif stage == "ref":
                     bad = "; ".join((ref.check_params(gq) or compare_ddr(ref, ref.run(xq), prog, gold, bases))[:3])
                 else:
                     opts = {"case": "fuzz-case", "timeout_cycles": 20_000_000} if stage == "rtl" else {}
+                    if frame is not None:
+                        opts["frame"] = frame
                     bad = _ddr_diff(self._engine(stage, case["config"]).run(hw_prog, ddr, bases, sizes, **opts),
                                     hw_gold)
                 sec[stage] = time.time() - t

@@ -3,7 +3,7 @@ ONNX model it builds (:class:`generator.frontend.modelgen.Builder`). Kinds: a co
 split, stand-alone copy layers, fully-connected layers, element-wise products (``emul``: spatial attention of one
 shape, a channel-attention [1, C, 1, 1] gate, a square), and degenerate shapes the compiler must refuse. Half the
 cases also carry an instruction-level draw of POST's identity above the table's window (:func:`identity_variant`)
-for the hardware executors."""
+for the hardware executors; one in three takes its input from PRE, a drawn camera frame (:func:`_pre_variant`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -127,10 +127,10 @@ def draw_case(seed: int, index: int, configs: list[str], executors: list[str]) -
                     model_seed=int(rng.integers(1 << 30)))
         if kind == "degenerate" or 0 <= _macs(case) <= budget:
             break
-    return _variants(case, seed, index)
+    return _variants(case, seed, index, executors)
 
 
-def _variants(case: dict, seed: int, index: int) -> dict:
+def _variants(case: dict, seed: int, index: int, executors=("golden",)) -> dict:
     """``case`` with its instruction-level identity variant (``identity``) and its mixed precision (``mixed``)
     drawn, each from its own stream (the draws of :func:`draw_case` stay those of earlier versions): a seed, or
     None (half of the cases each)."""
@@ -138,7 +138,29 @@ def _variants(case: dict, seed: int, index: int) -> dict:
     case["identity"] = int(irng.integers(1 << 30)) if irng.random() < 0.5 else None
     prng = np.random.default_rng([seed, index, 44])   # mixed precision: each layer's output int8 or int16
     case["mixed"] = int(prng.integers(1 << 30)) if prng.random() < 0.5 else None
+    case["pre"] = _pre_variant(case, np.random.default_rng([seed, index, 45]),
+                               PRE_FRAME_MAX["golden" if set(executors) <= {"golden", "ref"} else "sim"])
     return case
+
+
+#: the largest camera frame side a PRE case draws (golden / ref only, and with the C-simulation or the RTL)
+PRE_FRAME_MAX = {"golden": 1920, "sim": 160}
+
+
+def _pre_variant(case: dict, rng: np.random.Generator, top: int) -> dict | None:
+    """One case in three (not a degenerate one) takes its input from PRE (issue 45): a 3-channel input and a drawn
+    camera frame (``frame_w`` x ``frame_h``, log-uniform from 1 pixel, landscape or portrait; a row ``pitch_extra``
+    in bytes one time in three), the model's resize ``mode`` and input ``format``, the frame's order (``bgr``),
+    the frame's ``seed``; None for the others. Sets ``in_shape``'s channels to 3. ``top``: the largest side."""
+    if case["kind"] == "degenerate" or rng.random() >= 1 / 3:
+        return None
+    from host.preprocess import INPUT_FORMATS, RESIZE_MODES
+
+    case["in_shape"][1] = 3
+    return dict(frame_w=_logint(rng, 1, top), frame_h=_logint(rng, 1, top),
+                pitch_extra=int(rng.integers(1, 40)) if rng.random() < 1 / 3 else 0,
+                mode=str(rng.choice(RESIZE_MODES)), format=str(rng.choice(INPUT_FORMATS)),
+                bgr=bool(rng.integers(2)), seed=int(rng.integers(1 << 30)))
 
 
 def mixed_bits(g, base_bits: int, seed: int | None) -> dict | None:

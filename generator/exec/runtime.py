@@ -41,10 +41,11 @@ def build_ddr(prog: Program, x_q: np.ndarray) -> tuple[np.ndarray, dict]:
     return ddr, bases
 
 
-def build_frame_ddr(prog: Program, frame: np.ndarray, bgr: bool = False) -> tuple[np.ndarray, dict, object]:
+def build_frame_ddr(prog: Program, frame: np.ndarray, bgr: bool = False,
+                    pitch: int | None = None) -> tuple[np.ndarray, dict, object]:
     """DDR image, base addresses and PRE's frame registers for one camera frame of a program with PRE
     (:attr:`Program.pre_frame`): ``frame`` uint8 [H, W, 3] (R, G, B; ``bgr``: B, G, R) placed after the four
-    base-register buffers, packed rows; the regions filled with their zero points (the input region's border
+    base-register buffers, its rows ``pitch`` bytes apart (None: packed; the bytes between rows 0xA5); the regions filled with their zero points (the input region's border
     included: PRE writes its interior). Returns (uint8 image, bases, :class:`host.pre.PreFrame` with ``addr`` the
     frame's offset in the image). Raises ValueError for a program without PRE or a frame of another shape or
     dtype, host.pre.PreError for a size PRE cannot take."""
@@ -62,12 +63,19 @@ def build_frame_ddr(prog: Program, frame: np.ndarray, bgr: bool = False) -> tupl
     for k in isa.BASE_REGS:
         bases[k] = cur
         cur += page_round(lay.sizes[k])
-    ddr = np.zeros(cur + page_round(a.nbytes), np.uint8)
+    row = 3 * a.shape[1]
+    pitch = row if pitch is None else int(pitch)
+    if pitch < row:
+        raise ValueError(f"row pitch {pitch} bytes is below the frame row's {row}")
+    nbytes = (a.shape[0] - 1) * pitch + row
+    ddr = np.zeros(cur + page_round(nbytes), np.uint8)
     ddr[bases["WEIGHTS"]:bases["WEIGHTS"] + len(prog.weights)] = np.frombuffer(prog.weights, np.uint8)
     for r in lay.regions.values():
         region_array(ddr, bases[r["base_reg"]], r)[...] = r["zp"]
-    ddr[cur:cur + a.nbytes] = np.ascontiguousarray(a).reshape(-1)
-    return ddr, bases, PreFrame.of(g, cur, a.nbytes, 3 * a.shape[1], bgr)
+    ddr[cur:cur + nbytes] = 0xA5
+    rows = np.lib.stride_tricks.as_strided(ddr[cur:], (a.shape[0], row), (pitch, 1), writeable=True)
+    rows[...] = a.reshape(a.shape[0], row)
+    return ddr, bases, PreFrame.of(g, cur, nbytes, pitch, bgr)
 
 
 def write_input(a: np.ndarray, r: dict, x_q: np.ndarray) -> None:

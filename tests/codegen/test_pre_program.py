@@ -1,0 +1,64 @@
+"""PRE in compiled programs (generator/codegen/pre.py): the golden simulator runs a camera frame through PRE and the
+network, equal to the layer-level integer reference on host.pre.pre_run's input; the input region is plain NHWC;
+a model PRE cannot feed is refused with a clear error; the latency model prices PRE for the nominal frame."""
+import numpy as np
+import onnx
+import pytest
+
+from generator.codegen.program import ScheduleError
+from generator.exec import run_golden, run_graph
+from generator.exec.rtl import TINY
+from generator.frontend.modelgen import Builder
+from generator.spec.timing import pre_cycles
+from helpers import board, compile_small
+from host.pre import pre_geometry, pre_quant, pre_run
+
+
+def _model(tmp_path, c=3, h=20, w=24, meta=None):
+    b = Builder([1, c, h, w], seed=5)
+    y = b.leaky(b.conv("x", 16, 3, s=2))
+    y = b.leaky(b.conv(y, 8, 3))
+    m = b.model([y])
+    onnx.helper.set_model_props(m, meta or {})
+    path = tmp_path / "m.onnx"
+    onnx.save(m, path)
+    return path
+
+
+@pytest.mark.parametrize("mode,fmt,size,bgr", [("stretch", "rgb01", (50, 37), False),
+                                              ("letterbox", "rgb255", (17, 61), True),
+                                              ("letterbox_topleft", "bgr255", (97, 13), False)])
+@pytest.mark.parametrize("quant", ["int8-asym", "int16-sym"])
+def test_frame_through_pre_equals_reference(tmp_path, mode, fmt, size, bgr, quant):
+    meta = {"input_resize": mode, "input_format": fmt}
+    gq, prog, _ = compile_small(_model(tmp_path, meta=meta), quant, brd=board(**TINY), pre=size)
+    assert [i.op for i in prog.insns[:2]] == ["CONFIG", "PRE"] and prog.pre_mode == mode
+    t = gq.tensors[gq.inputs[0]]
+    r = prog.layout.regions[t.region]
+    assert "im2col" not in r and r["channels"] == 3
+    frame = np.random.default_rng(1).integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)
+    outs, res, _, _ = run_golden(prog, gq, frame, bgr=bgr)
+    bits = int(t.dtype[3:])
+    q = pre_quant(t.scale, t.zero_point, bits, fmt, "bgr" if bgr else "rgb")
+    x_q = pre_run(frame, pre_geometry(size[0], size[1], 24, 20, mode), q).transpose(2, 0, 1).astype(np.int64)
+    ref = run_graph("ref", gq, x_q)
+    for o in gq.outputs:
+        assert np.array_equal(ref[o].reshape(outs[o].shape), outs[o])
+    assert prog.pre_cycles >= pre_cycles(prog.hw, prog.insns[1].f, prog.pre_frame)
+
+
+def test_pre_refuses_a_one_channel_input(tmp_path):
+    with pytest.raises(ScheduleError, match="PRE writes a 3-channel"):
+        compile_small(_model(tmp_path, c=1), brd=board(**TINY), pre=(32, 32))
+
+
+def test_pre_refuses_an_unknown_resize_mode(tmp_path):
+    with pytest.raises(ScheduleError, match="input_resize='crop'"):
+        compile_small(_model(tmp_path, meta={"input_resize": "crop"}), brd=board(**TINY), pre=(32, 32))
+
+
+def test_larger_nominal_frame_costs_more_cycles(tmp_path):
+    m = _model(tmp_path)
+    _, small, _ = compile_small(m, brd=board(**TINY), pre=(24, 20))
+    _, big, _ = compile_small(m, brd=board(**TINY), pre=(1280, 720))
+    assert big.pre_cycles > small.pre_cycles and big.cycles - small.cycles == big.pre_cycles - small.pre_cycles

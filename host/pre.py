@@ -201,10 +201,15 @@ class PreFrame:
                            self.top, self.step_x, self.step_y)
 
 
-def source_rows(g: PreGeometry) -> np.ndarray:
-    """The frame rows PRE reads (int64, ascending, each once): every ``iy`` and ``iy1`` of the placed rows."""
+def source_rows(g: PreGeometry, y0: int = 0, rows: int | None = None) -> np.ndarray:
+    """The frame rows PRE reads (int64, ascending, each once) for the network input's rows ``y0`` .. ``y0 + rows -
+    1`` (default: all): every ``iy`` and ``iy1`` of the placed rows among them (empty when none is placed)."""
+    rows = g.net_h - y0 if rows is None else rows
+    j0, j1 = max(y0 - g.top, 0), min(y0 + rows - g.top, g.out_h)
+    if j1 <= j0:
+        return np.zeros(0, np.int64)
     iy, iy1, _ = _positions(g.out_h, g.frame_h, g.step_y)
-    return np.unique(np.concatenate([iy, iy1]))
+    return np.unique(np.concatenate([iy[j0:j1], iy1[j0:j1]]))
 
 
 def frame_bytes(g: PreGeometry, pitch: int) -> int:
@@ -259,28 +264,36 @@ def _frame_view(frame, g: PreGeometry, pitch: int | None) -> np.ndarray:
     return rows.reshape(g.frame_h, g.frame_w, 3)
 
 
-def pre_run(frame, g: PreGeometry, q: PreQuant, pitch: int | None = None) -> np.ndarray:
-    """PRE on one frame (the module docstring, steps 3-6): int8 / int16 [net_h, net_w, 3] (by ``q.bits``).
+def pre_run(frame, g: PreGeometry, q: PreQuant, pitch: int | None = None, y0: int = 0,
+            rows: int | None = None) -> np.ndarray:
+    """PRE on one frame (the module docstring, steps 3-6): int8 / int16 [rows, net_w, 3] (by ``q.bits``), the
+    network input's rows ``y0`` .. ``y0 + rows - 1`` (default: all ``net_h``): a band of PRE is exactly those rows
+    of the whole run.
 
     Args:
         frame: uint8 [frame_h, frame_w, 3], or with ``pitch`` the raw buffer (uint8, any shape) whose row r starts
             at byte r x pitch.
         g: :func:`pre_geometry` of this frame's size; q: :func:`pre_quant` of the input region.
     Raises:
-        PreError: a frame that does not match ``g`` (shape, dtype, pitch).
+        PreError: a frame that does not match ``g`` (shape, dtype, pitch), a band outside the network input.
     """
+    rows = g.net_h - y0 if rows is None else int(rows)
+    if not (0 <= y0 and 0 <= rows and y0 + rows <= g.net_h):
+        raise PreError(f"band of rows {y0} .. {y0 + rows - 1} outside the network input's {g.net_h} rows")
     p = _frame_view(frame, g, pitch)
-    iy, iy1, fy = _positions(g.out_h, g.frame_h, g.step_y)
-    ix, ix1, fx = _positions(g.out_w, g.frame_w, g.step_x)
-    rows = source_rows(g)
-    src = p[rows].astype(np.int32)                                      # [R, frame_w, 3]
-    w0, w1 = ((1 << FRAC_BITS) - fx)[None, :, None], fx[None, :, None]
-    h = w0 * src[:, ix] + w1 * src[:, ix1]                              # [R, out_w, 3], 20 bits
-    at = np.searchsorted(rows, iy), np.searchsorted(rows, iy1)
-    v = ((1 << FRAC_BITS) - fy)[:, None, None].astype(np.int64) * h[at[0]] + fy[:, None, None] * h[at[1]]
-    v = (v + (1 << (V_SHIFT - 1))) >> V_SHIFT                           # 24 bits
-    full = np.full((g.net_h, g.net_w, 3), PAD << V_FRAC, np.int64)
-    full[g.top:g.top + g.out_h, g.left:g.left + g.out_w] = v
+    full = np.full((rows, g.net_w, 3), PAD << V_FRAC, np.int64)
+    j0, j1 = max(y0 - g.top, 0), min(y0 + rows - g.top, g.out_h)      # placed rows of the band (resized rows)
+    if j1 > j0:
+        iy, iy1, fy = (a[j0:j1] for a in _positions(g.out_h, g.frame_h, g.step_y))
+        ix, ix1, fx = _positions(g.out_w, g.frame_w, g.step_x)
+        need = np.unique(np.concatenate([iy, iy1]))
+        src = p[need].astype(np.int32)                                  # [R, frame_w, 3]
+        w0, w1 = ((1 << FRAC_BITS) - fx)[None, :, None], fx[None, :, None]
+        h = w0 * src[:, ix] + w1 * src[:, ix1]                          # [R, out_w, 3], 20 bits
+        at = np.searchsorted(need, iy), np.searchsorted(need, iy1)
+        v = ((1 << FRAC_BITS) - fy)[:, None, None].astype(np.int64) * h[at[0]] + fy[:, None, None] * h[at[1]]
+        v = (v + (1 << (V_SHIFT - 1))) >> V_SHIFT                       # 24 bits
+        full[g.top + j0 - y0:g.top + j1 - y0, g.left:g.left + g.out_w] = v
     qmin, qmax = -(1 << (q.bits - 1)), (1 << (q.bits - 1)) - 1
     out = ((full * q.mult + (1 << (q.shift - 1))) >> q.shift) + q.zero_point
     np.clip(out, qmin, qmax, out=out)

@@ -51,9 +51,10 @@ def nominal_frame(g: Graph, size: tuple) -> PreFrame:
     return PreFrame.of(geo, 0, frame_bytes(geo, 3 * geo.frame_w))
 
 
-def pre_insn(g: Graph, lay: DdrLayout):
+def pre_insn(g: Graph, lay: DdrLayout, y0: int = 0, rows: int | None = None):
     """The PRE instruction writing ``g``'s input region (its interior, at the region's precision) as laid out in
-    ``lay``. Raises ScheduleError for an input PRE cannot write (not 3 channels, not an INPUT region)."""
+    ``lay``: its rows ``y0`` .. ``y0 + rows - 1`` (default: all). Raises ScheduleError for an input PRE cannot
+    write (not 3 channels, not an INPUT region)."""
     t, r = _input(g, lay)
     _, fmt = model_pixels(g)
     bits, eb = r["bits"], r["bits"] // 8
@@ -64,4 +65,5 @@ def pre_insn(g: Graph, lay: DdrLayout):
     row = (r["w"] + 2 * r["pad"]) * r["channels"] * eb
     return isa.make("PRE", base_reg=isa.BASE_REGS["INPUT"], ddr_offset=t.ddr_addr, row_stride=row,
                     pix_stride=r["channels"] * eb, net_w=r["w"], net_h=r["h"], mult=q.mult, shift=q.shift,
-                    zp=q.zero_point, model_bgr=int(fmt.startswith("bgr")), prec=0 if bits == 8 else 1)
+                    zp=q.zero_point, model_bgr=int(fmt.startswith("bgr")), prec=0 if bits == 8 else 1, y0=y0,
+                    rows=r["h"] - y0 if rows is None else rows)

@@ -80,7 +80,7 @@ def pre_case(hw: HwConfig, frame_w: int, frame_h: int, net_w: int, net_h: int, m
     prec = 0 if bits == 8 else 1
     ins = isa.make("PRE", base_reg=isa.BASE_REGS["INPUT"], ddr_offset=offset, row_stride=row, pix_stride=pix,
                    net_w=net_w, net_h=net_h, mult=q.mult, shift=q.shift, zp=q.zero_point,
-                   model_bgr=int(fmt.startswith("bgr")), prec=prec)
+                   model_bgr=int(fmt.startswith("bgr")), prec=prec, y0=0, rows=net_h)
     blob = isa.encode_program([config_insn(hw), ins, isa.make("END")])
     out = pre_run(ddr[frame_at:frame_at + nframe], g, q, pitch=pitch)
     expect = ddr.copy()

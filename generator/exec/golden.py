@@ -164,10 +164,15 @@ class GoldenSim:
         buf[idx] = data
 
     def _pre(self, k, f):
-        """PRE: host.pre.pre_run on the frame the registers describe, written as the instruction says."""
+        """PRE: host.pre.pre_run (the band of rows y0 .. y0 + rows - 1) on the frame the registers describe,
+        written as the instruction says; the checks before any byte is written."""
         fr = self.frame
+        if f["rows"] == 0:
+            return
         g = fr.geometry(f["net_w"], f["net_h"])
         why = pre_violation(g, fr.pitch, fr.size)
+        if f["y0"] + f["rows"] > f["net_h"]:
+            why = f"band of rows {f['y0']} .. {f['y0'] + f['rows'] - 1} beyond the {f['net_h']}-row input"
         if why is not None:
             raise SimError(f"instruction {k}: PRE: {why}", "OUT_OF_RANGE", k)
         if not 1 <= f["shift"] <= isa.MAX_SHIFT:
@@ -179,10 +184,11 @@ class GoldenSim:
                            f"{self.ddr.size}-byte image", "OUT_OF_RANGE", k)
         hp = self._at(f)
         q = PreQuant(f["mult"], f["shift"], f["zp"], hp.bits, bool(f["model_bgr"]) != fr.bgr)
-        out = pre_run(self.ddr[fr.addr:fr.addr + n], g, q, pitch=fr.pitch)
-        v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], g.net_h, g.net_w, 3 * hp.elem_bytes, f["row_stride"],
-                           f["pix_stride"])
-        v[...] = out.view(np.uint8).reshape(g.net_h, g.net_w, 3 * hp.elem_bytes)
+        y0, rows = f["y0"], f["rows"]
+        v = self._ddr_view(k, f["base_reg"], f["ddr_offset"] + y0 * f["row_stride"], rows, g.net_w,
+                           3 * hp.elem_bytes, f["row_stride"], f["pix_stride"])
+        out = pre_run(self.ddr[fr.addr:fr.addr + n], g, q, pitch=fr.pitch, y0=y0, rows=rows)
+        v[...] = out.view(np.uint8).reshape(rows, g.net_w, 3 * hp.elem_bytes)
 
     def _compute(self, k, f):
         hw = self._at(f)

@@ -169,16 +169,20 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
     # ``host.pre.pre_run`` is the reference every executor matches bit for bit). The frame (uint8, 3 channels per
     # pixel) and its geometry are per-frame registers the driver writes (:data:`PRE_REGISTERS`, ``host.pre.PreFrame``
     # from ``host.pre.pre_geometry``); the instruction holds what the compiler knows: the net_w x net_h network input,
-    # written as net pixel (y, x) channel k (k < 3, elem_bytes = 1 + prec) at
+    # of which it writes the band of rows y0 <= y < y0 + rows (``pre_run(..., y0, rows)``: those rows of the whole
+    # run; rows = 0: nothing) as net pixel (y, x) channel k (k < 3, elem_bytes = 1 + prec) at
     #   DDR[base + ddr_offset + y*row_stride + x*pix_stride + k*elem_bytes]
     # and the quantization ``q = clamp(((v * mult + 2^(shift-1)) >> shift) + zp)`` (host.pre.pre_quant: mult
     # unsigned, shift 1..63); output channel k takes frame channel 2 - k when ``model_bgr`` differs from the
     # frame_bgr register, else k. PRE finishes (its last write acknowledged) before the LOAD module's next
     # instruction starts. Checks (OUT_OF_RANGE): frame_w, frame_h in [1, 4096]; frame_pitch in [3*frame_w, 65535];
     # 1 <= pre_out_w <= net_w - pre_left, 1 <= pre_out_h <= net_h - pre_top; every frame byte read within
-    # [0, frame_size) of the frame register, every byte written within its base register's size; net_w, net_h >= 1.
+    # [0, frame_size) of the frame register, every byte written within its base register's size; net_w, net_h >= 1;
+    # y0 + rows <= net_h. (The compiler emits the whole input as one PRE, or bands of the next frame's input in the
+    # LOAD module's idle time: generator/codegen/pre.py.)
     "PRE": [("base_reg", 2), ("ddr_offset", 32), ("row_stride", 32), ("pix_stride", 8), ("net_w", 13),
-            ("net_h", 13), ("mult", 16), ("shift", 6), ("zp", 16), ("model_bgr", 1), ("prec", 1)],
+            ("net_h", 13), ("mult", 16), ("shift", 6), ("zp", 16), ("model_bgr", 1), ("prec", 1), ("y0", 13),
+            ("rows", 13)],
 }
 SIGNED_FIELDS = {("POST", "zp_out"), ("POST", "zp_id"), ("COMPUTE", "za"), ("COMPUTE", "zb"), ("PRE", "zp")}
 

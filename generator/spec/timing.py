@@ -232,21 +232,26 @@ PRE_FIXED, PRE_ROW, PRE_PLACED_ROW, PRE_SRC_ROW = 36, 10, 3, 11
 
 
 def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
-    """Cycles of a PRE instruction (fields ``f``) on a frame of registers ``frame`` (:class:`host.pre.PreFrame`;
-    None: a frame of the network input's own size, stretched: the compiler's nominal case), from rtl/pre.sv's
-    schedule: ``36 + net_h (net_w + 10) + 3 out_h + R (ceil(frame_w / 2) + 11) + r_last`` with R the source rows
-    read (each once) and r_last the last of them (the row address walks to it). Within 1% of the RTL while a
-    network pixel's bytes fit one AXI beat."""
+    """Cycles of a PRE instruction (fields ``f``: the band of ``rows`` rows from ``y0``) on a frame of registers
+    ``frame`` (:class:`host.pre.PreFrame`; None: a frame of the network input's own size, stretched: the
+    compiler's nominal case), from rtl/pre.sv's schedule: ``36 + rows (net_w + 10) + 3 P + R (ceil(frame_w / 2) +
+    11) + r_last - r_first`` with P the band's placed (resized) rows, R the source rows it reads (each once),
+    r_first / r_last the first and last of them (the row address walks between them). Within 1% of the RTL
+    while a network pixel's bytes fit one AXI beat; 0 for an empty band."""
     from host.pre import PreFrame, pre_geometry, source_rows
 
-    net_w, net_h = max(f["net_w"], 1), max(f["net_h"], 1)
+    net_w, net_h, y0, rows = max(f["net_w"], 1), max(f["net_h"], 1), f.get("y0", 0), f.get("rows", f["net_h"])
+    if rows == 0:
+        return 0
     g = (pre_geometry(net_w, net_h, net_w, net_h) if frame is None else
          PreFrame.geometry(frame, net_w, net_h))
-    if g.out_h < 1 or g.frame_h < 1:
+    if g.out_h < 1 or g.frame_h < 1 or g.frame_w < 1:
         return PRE_FIXED
-    rows = source_rows(g)
-    return int(PRE_FIXED + net_h * (net_w + PRE_ROW) + PRE_PLACED_ROW * g.out_h
-               + rows.size * ((g.frame_w + 1) // 2 + PRE_SRC_ROW) + rows[-1])
+    placed = max(min(y0 + rows, g.top + g.out_h) - max(y0, g.top), 0)
+    src = source_rows(g, y0, rows)
+    walk = int(src[-1] - src[0]) if src.size else 0
+    return int(PRE_FIXED + rows * (net_w + PRE_ROW) + PRE_PLACED_ROW * placed
+               + src.size * ((g.frame_w + 1) // 2 + PRE_SRC_ROW) + walk)
 
 
 def insn_cycles(hw: HwConfig, insn, frame=None) -> int:

@@ -82,3 +82,31 @@ def test_pre_roundtrips_disassembly():
     ins = isa.decode_program(c.blob)[1]
     assert ins.op == "PRE" and ins.f == c.insn.f and "model_bgr=1" in isa.disasm(ins)
     assert PreFrame.from_registers(c.frame.registers()) == c.frame
+
+
+@pytest.mark.parametrize("mode", ["stretch", "letterbox", "letterbox_topleft"])
+def test_pre_bands_make_the_whole_input(mode):
+    """PRE bands (y0, rows) covering the rows in a drawn partition write exactly what one whole PRE writes."""
+    c = pre_case(HW, 77, 131, 20, 24, mode, bits=16, seed=9)
+    rng = np.random.default_rng(2)
+    cuts = sorted({0, 24, *rng.integers(1, 24, 5).tolist()})
+    insns = [isa.decode_program(c.blob)[0]]
+    for a, b in zip(cuts, cuts[1:]):
+        insns.append(isa.make("PRE", **{**{k: v for k, v in c.insn.f.items() if k in dict(isa.FORMATS["PRE"])},
+                                        "y0": a, "rows": b - a}))
+    insns.append(isa.make("END"))
+    r = run(c, blob=isa.encode_program(insns))
+    assert r.status == 0 and c.mismatch(r.ddr) == ""
+    assert r.cycles > pre_cycles(HW, c.insn.f, c.frame)      # each band re-reads its first source rows
+
+
+def test_pre_band_beyond_the_input_and_empty_band():
+    c = pre_case(HW, 40, 30, 24, 16)
+    f = {k: v for k, v in c.insn.f.items() if k in dict(isa.FORMATS["PRE"])}
+    cfg = isa.decode_program(c.blob)[0]
+    bad = isa.encode_program([cfg, isa.make("PRE", **{**f, "y0": 10, "rows": 7}), isa.make("END")])
+    r = run(c, blob=bad)
+    assert r.status == isa.status_of("OUT_OF_RANGE") and "band" in r.error
+    empty = isa.encode_program([cfg, isa.make("PRE", **{**f, "rows": 0}), isa.make("END")])
+    r = run(c, blob=empty, frame=replace(c.frame, frame_w=0))     # nothing read, nothing checked
+    assert r.status == 0 and np.array_equal(r.ddr, c.ddr)

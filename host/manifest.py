@@ -72,7 +72,8 @@ SCHEMA = {
     "layer": {"name": str, "kind": str, "insns": list, "plan": str, "predicted_cycles": int, "macs": int,
               "ddr_bytes": int},
     "file": {"bytes": int, "sha256": str},
-    "pre": {"resize": str, "format": str, "frame_w": int, "frame_h": int, "predicted_cycles": int},
+    "pre": {"resize": str, "format": str, "frame_w": int, "frame_h": int, "predicted_cycles": int,
+            "prologue_insns": int},
 }
 #: optional trailing keys per entry kind (``calibration``: per region the activation-range method, range and
 #: headroom the compiler chose, and per layer the bias correction; the driver does not need it)
@@ -84,10 +85,12 @@ SCHEMA = {
 #: of the package's binary files (``program.bin``, ``weights.bin``, the export's constants), which the driver
 #: verifies at load (:func:`verify_file`); written by the generator since the integrity rules (a manifest without
 #: it is an older package: the driver then checks the sizes the manifest implies)
-#: ``pre``: the program starts with PRE (the accelerator turns the camera frame into the network input, issue 45):
-#: the model's ``resize`` mode (:data:`host.preprocess.RESIZE_MODES`) and input ``format``, the frame size its
-#: ``predicted_cycles`` (until PRE's end) were priced for; the driver then hands over frames (the PRE registers of
-#: ``registers``, :class:`host.pre.PreFrame`) and writes no input
+#: ``pre``: the accelerator turns camera frames into the network input (PRE, issue 45): the model's ``resize`` mode
+#: (:data:`host.preprocess.RESIZE_MODES`) and input ``format``, the frame size the prologue's ``predicted_cycles``
+#: were priced for, and the prologue: ``prologue_insns`` instructions after the main program's ``n_insns`` in
+#: program.bin (CONFIG, PRE of the whole input, END), run once for a stream's first frame; every main run then
+#: computes the network on the input in the INPUT buffer and, in bands where its LOAD module would wait, PRE of the
+#: frame in the PRE registers (:class:`host.pre.PreFrame`): the next frame of the stream. The driver writes no input
 OPTIONAL = {"tensor": {"yolo": dict, "format": str},
             "manifest": {"calibration": dict, "export": dict, "files": dict, "pre": dict},
             "region": {"im2col": dict}}

@@ -193,13 +193,15 @@ class Export(_Entry):
 
 @dataclass(frozen=True, kw_only=True)
 class Pre(_Entry):
-    """The program starts with PRE (:mod:`host.pre`): the model's ``resize`` mode and input ``format``, and the
-    ``frame_w`` x ``frame_h`` frame its ``predicted_cycles`` (until PRE's end) were priced for."""
+    """The accelerator's PRE (:mod:`host.pre`, :data:`host.manifest.OPTIONAL`): the model's ``resize`` mode and
+    input ``format``, the ``frame_w`` x ``frame_h`` frame the prologue's ``predicted_cycles`` were priced for, and
+    the prologue's ``prologue_insns`` instructions (after the main program's in program.bin)."""
     resize: str
     format: str
     frame_w: int
     frame_h: int
     predicted_cycles: int
+    prologue_insns: int
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -58,8 +58,9 @@ def load_program(package, m: Manifest) -> bytes:
         raise AcceleratorError(st, ["PARTIAL_INSN"], {"program_bytes": len(program)},
                                f"{path} is {len(program)} bytes, not a whole number of {m.insn_bytes}-byte "
                                f"instructions")
-    if len(program) != m.n_insns * m.insn_bytes:
-        raise PackageError(f"{path}: {len(program)} bytes, the manifest says {m.n_insns * m.insn_bytes}")
+    n = m.n_insns + (m.pre.prologue_insns if m.pre is not None else 0)   # (a PRE prologue after the main program)
+    if len(program) != n * m.insn_bytes:
+        raise PackageError(f"{path}: {len(program)} bytes, the manifest says {n * m.insn_bytes}")
     return program
 
 

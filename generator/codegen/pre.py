@@ -67,3 +67,62 @@ def pre_insn(g: Graph, lay: DdrLayout, y0: int = 0, rows: int | None = None):
                     pix_stride=r["channels"] * eb, net_w=r["w"], net_h=r["h"], mult=q.mult, shift=q.shift,
                     zp=q.zero_point, model_bgr=int(fmt.startswith("bgr")), prec=0 if bits == 8 else 1, y0=y0,
                     rows=r["h"] - y0 if rows is None else rows)
+
+
+#: cycles left free in a LOAD-module gap after the bands placed in it (the fetch's issue of the inserted
+#: instructions, and a frame a little larger than the nominal one)
+BAND_MARGIN = 64
+
+
+def _load_gaps(insns: list, t, first: int) -> list[tuple[int, int]]:
+    """[(index of the LOAD-module instruction that ends an idle interval of the LOAD module, its cycles)] for the
+    LOAD-module instructions after instruction ``first`` of a timed program (``t``: its ModuleTimer after run),
+    plus (index of END, the idle cycles from the LOAD module's last end to the program's end)."""
+    ks = [k for k, ins in enumerate(insns) if ins.module == "load" and k > first]
+    prev = int(t.end[first])
+    out = []
+    for k in ks:
+        out.append((k, int(t.start[k]) - prev))
+        prev = max(prev, int(t.end[k]))
+    end = next(k for k, ins in enumerate(insns) if ins.op == "END")
+    out.append((end, max(int(t.cycles) - prev, 0)))
+    return out
+
+
+def interleave_bands(insns: list, ranges: list, full, t, cost) -> tuple[list, list]:
+    """The program with the next frame's PRE in bands in the LOAD module's idle time (issue 45): after the last LOAD
+    that reads the INPUT buffer (the network input, free once the first layer has read it), each idle interval of
+    the LOAD module in the timed schedule ``t`` of ``insns`` gets the bands (consecutive rows of ``full``, the
+    whole-input PRE) whose cycles (``cost(insn)``, the latency model at the nominal frame) fit it, inserted before
+    the instruction that ends it, so that they run while the LOAD module would wait; rows left over go before END.
+    Returns (instructions, the layers' instruction ranges renumbered)."""
+    inp = full.f["base_reg"]
+    first = max((k for k, ins in enumerate(insns) if ins.op == "LOAD" and ins.f["base_reg"] == inp), default=0)
+    net_h, y = full.f["net_h"], 0
+    place = {}                                   # instruction index -> the bands inserted before it
+    for k, gap in _load_gaps(insns, t, first):
+        while y < net_h:
+            r = 0
+            while y + r < net_h and cost(_band(full, y, r + 1)) <= gap - BAND_MARGIN:
+                r += 1
+            if r == 0:
+                break
+            place.setdefault(k, []).append(_band(full, y, r))
+            gap -= cost(_band(full, y, r))
+            y += r
+    if y < net_h:
+        end = next(k for k, ins in enumerate(insns) if ins.op == "END")
+        place.setdefault(end, []).append(_band(full, y, net_h - y))
+    out, new_at = [], []
+    for k, ins in enumerate(insns):
+        out.extend(place.get(k, ()))
+        new_at.append(len(out))
+        out.append(ins)
+    new_at.append(len(out))
+    return out, [(new_at[a], new_at[b] if b < len(insns) else len(out)) for a, b in ranges]
+
+
+def _band(full, y0: int, rows: int):
+    """``full`` (a whole-input PRE) restricted to the rows ``y0`` .. ``y0 + rows - 1``."""
+    return isa.make("PRE", **{**{k: v for k, v in full.f.items() if k in dict(isa.FORMATS["PRE"])},
+                              "y0": y0, "rows": rows})

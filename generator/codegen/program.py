@@ -108,8 +108,17 @@ class Program:
     pre_frame: object = None
     #: PRE's resize mode (the model's, :data:`host.preprocess.RESIZE_MODES`), "" without PRE
     pre_mode: str = ""
-    #: cycles until PRE's end (the first layer's ``layer_cycles`` include them), 0 without PRE
+    #: cycles of the prologue (0 without PRE)
     pre_cycles: int = 0
+    #: with PRE: the prologue, a program of its own (CONFIG, PRE of the whole input, END) that writes the first
+    #: frame's input; the main program (``insns``) runs the network on the input in the INPUT buffer and, in bands
+    #: in its LOAD module's idle time, PRE of the frame in the registers: the next one (:mod:`generator.codegen.pre`)
+    prologue: list | None = None
+
+    @property
+    def prologue_blob(self) -> bytes:
+        """The encoded prologue (b"" without PRE)."""
+        return isa.encode_program(self.prologue) if self.prologue else b""
 
     @property
     def blob(self) -> bytes:
@@ -125,11 +134,13 @@ def compile_program(g: Graph, hw: HwConfig, progress=None, tolerance: float = TR
     ``tolerance``: per layer, how much slower than the fastest (a fraction) a plan that moves fewer DDR bytes may
     be (:func:`schedule_layer`). ``pre``: None (the host writes the network input, an im2col input for a folded
     first convolution) or (frame_w, frame_h): the accelerator's PRE writes it from the camera frame
-    (:mod:`generator.codegen.pre`), its cycles priced for frames of that size.
+    (:mod:`generator.codegen.pre`), its cycles priced for frames of that size: a prologue program for the first
+    frame (:attr:`Program.prologue`) and, in the main program, the next frame's PRE in bands where the LOAD module
+    would wait (:func:`generator.codegen.pre.interleave_bands`).
 
     Raises ScheduleError / GraphError for layers that cannot be mapped (and a model PRE cannot feed).
     """
-    from generator.codegen.pre import model_pixels, nominal_frame, pre_insn
+    from generator.codegen.pre import interleave_bands, model_pixels, nominal_frame, pre_insn
 
     layers = [layer_of(g, n, hw) for n in g.macro_nodes()]
     lay, wblob = allocate(g, layers, hw, im2col=pre is None)
@@ -143,16 +154,21 @@ def compile_program(g: Graph, hw: HwConfig, progress=None, tolerance: float = TR
             progress(L, plan)
     bases = pbuf_bases([b[0].f["elems"] for b in bodies], hw.pbuf_index)
     joined, ranges = join_layers(bodies, bases, hw, memo.cycles)   # (generator.codegen.overlap)
-    head = [config_insn(hw)] + ([pre_insn(g, lay)] if pre is not None else [])
-    insns = head + joined
-    ranges = [(a + len(head), b + len(head)) for a, b in ranges]
-    insns.append(isa.make("END"))
+    insns = [config_insn(hw)] + joined + [isa.make("END")]
+    ranges = [(a + 1, b + 1) for a, b in ranges]
+    prologue = None
+    if pre is not None:
+        full = pre_insn(g, lay)
+        t = ModuleTimer(hw, insns, cost=memo, overlap=True)
+        t.run()
+        insns, ranges = interleave_bands(insns, ranges, full, t, lambda ins: memo(hw, ins))
+        prologue = [config_insn(hw), full, isa.make("END")]
     check_tokens(insns)
     prog = Program(insns, wblob, lay, layers, plans, ranges, hw, pre_frame=frame,
-                   pre_mode=model_pixels(g)[0] if pre is not None else "")
+                   pre_mode=model_pixels(g)[0] if pre is not None else "", prologue=prologue)
     prog.cycles, prog.layer_cycles = frame_timing(hw, insns, ranges, memo)
-    if pre is not None:
-        prog.pre_cycles = ModuleTimer(hw, head + [isa.make("END")], cost=memo, overlap=True).run()
+    if prologue:
+        prog.pre_cycles = ModuleTimer(hw, prologue, cost=memo, overlap=True).run()
     return prog
 
 

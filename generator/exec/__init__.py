@@ -116,13 +116,14 @@ class RtlExecutor:
         return self
 
     def run(self, prog, ddr: np.ndarray, bases: dict, sizes: dict | None = None, blob: bytes | None = None,
-            case: str | Path = "case", **opts) -> ProgramRun:
-        """Run ``blob`` (default ``prog``) in the case folder ``case`` (relative: under the build's folder);
+            case: str | Path = "case", frame=None, **opts) -> ProgramRun:
+        """Run ``blob`` (default ``prog``) in the case folder ``case`` (relative: under the build's folder) with
+        PRE's frame registers ``frame`` (:class:`host.pre.PreFrame`, ``addr`` an offset in ``ddr``; None: all 0);
         ``opts``: ``timeout_cycles``, ``rd_latency``, ``fetch_ddr``, ``progress_every`` of
         :meth:`~generator.exec.rtl.RtlBuild.run`."""
         self.prepare()
         res, got, _ = self.build.run(prog if blob is None else blob, ddr, bases, self.build.dir / case, sizes=sizes,
-                                     **opts)
+                                     frame=frame, **opts)
         return ProgramRun(got[:ddr.size], int(res["status"]), int(res.get("cycles", 0)), bool(res["timeout"]),
                           detail=res)
 
@@ -164,11 +165,30 @@ def run_graph(executor: str, g, x, **opts) -> dict:
     raise ExecutorError(f"unknown graph executor {executor!r}; one of {', '.join(GRAPH_EXECUTORS)}")
 
 
+def run_frame(engine, prog, ddr: np.ndarray, bases: dict, sizes: dict | None = None, frame=None,
+              **opts) -> tuple[ProgramRun, ProgramRun | None]:
+    """One frame on a program executor object ``engine`` (:func:`program_executor`): a program with PRE
+    (:attr:`~generator.codegen.program.Program.prologue`) runs its prologue on ``ddr`` (PRE of ``frame``, the
+    registers :class:`host.pre.PreFrame`, into the INPUT buffer), then the main program on the DDR image after it
+    with the same registers (its bands rewrite the input with that frame: the next frame of a stream is the
+    driver's); without PRE the main program alone. ``opts`` go to every ``run``. Returns (main run, prologue run or
+    None); a prologue that fails is returned as the main run (its status and message)."""
+    pro = None
+    if getattr(prog, "prologue", None):
+        pro = engine.run(prog, ddr, bases, sizes, blob=prog.prologue_blob, frame=frame, **opts)
+        if pro.status or pro.timeout:
+            return pro, pro
+        ddr = pro.ddr
+    kw = {"frame": frame} if frame is not None else {}
+    return engine.run(prog, ddr, bases, sizes, **kw, **opts), pro
+
+
 def run_golden(prog, g, x_q: np.ndarray, progress: bool = False, bgr: bool = False) -> tuple[dict, object, np.ndarray, dict]:
     """Run one frame of ``x_q`` (int [C, H, W]; for a program with PRE, :attr:`Program.pre_frame`, the camera frame:
-    uint8 [H, W, 3], R, G, B or with ``bgr`` B, G, R) on the golden simulator (executor ``golden`` of
-    :mod:`generator.exec`). Returns ({output name: int64 [C, H, W]}, SimResult, DDR image after, bases).
-    Raises :class:`~generator.exec.golden.SimError` when the hardware would flag the program."""
+    uint8 [H, W, 3], R, G, B or with ``bgr`` B, G, R, through the prologue and the main program, :func:`run_frame`)
+    on the golden simulator (executor ``golden`` of :mod:`generator.exec`). Returns ({output name: int64 [C, H, W]},
+    SimResult of the main program, DDR image after, bases). Raises :class:`~generator.exec.golden.SimError` when
+    the hardware would flag the program."""
     from generator.exec.runtime import build_ddr, build_frame_ddr, read_tensor
 
     frame = None
@@ -176,6 +196,6 @@ def run_golden(prog, g, x_q: np.ndarray, progress: bool = False, bgr: bool = Fal
         ddr, bases, frame = build_frame_ddr(prog, x_q, bgr)
     else:
         ddr, bases = build_ddr(prog, x_q)
-    run = run_program("golden", prog, ddr, bases, progress=progress, check=True, frame=frame)
+    run, _ = run_frame(GoldenExecutor(), prog, ddr, bases, frame=frame, progress=progress, check=True)
     outs = {o: read_tensor(prog, g, run.ddr, bases, o) for o in g.outputs}
     return outs, run.detail, run.ddr, bases

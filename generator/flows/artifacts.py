@@ -132,7 +132,8 @@ def manifest(c: Compiled, files: dict | None = None) -> dict:
         **({"export": export} if export else {}),
         **({"files": files} if files is not None else {}),
         **({"pre": entry("pre", resize=prog.pre_mode, format=input_format(g), frame_w=prog.pre_frame.frame_w,
-                         frame_h=prog.pre_frame.frame_h, predicted_cycles=int(prog.pre_cycles))}
+                         frame_h=prog.pre_frame.frame_h, predicted_cycles=int(prog.pre_cycles),
+                         prologue_insns=len(prog.prologue))}
            if prog.pre_frame is not None else {}),
     )
 
@@ -207,7 +208,7 @@ def write_artifacts(c: Compiled, out_dir: Path) -> Path:
     disk full: the files not yet replaced keep their old content) and host.manifest.ManifestError."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    blob, weights = c.program.blob, c.program.weights
+    blob, weights = c.program.blob + c.program.prologue_blob, c.program.weights   # (the prologue after END)
     bins = {"program.bin": blob, "weights.bin": weights}
     if export_entry(c) is not None:
         bins[TAIL_CONSTS] = npz_bytes(c.qgraph.metadata["host_tail_consts"])

@@ -32,7 +32,7 @@ def detect_flow(image="bus", out="out", target: Target = Target(), source: Model
     shipped image name) through the golden ISA simulator, write ``out``/detections.json and
     ``out``/detections.png. These targets are probed before the compile
     (:func:`~generator.flows.inputs.check_target`). Raises FlowError."""
-    from generator.exec import run_program
+    from generator.exec import GoldenExecutor, run_frame
     from generator.exec.runtime import read_tensor
     from generator.flows.artifacts import write_artifacts
     from generator.flows.pipeline import detections_from_heads, input_ddr
@@ -48,7 +48,7 @@ def detect_flow(image="bus", out="out", target: Target = Target(), source: Model
     prog, g = comp.program, comp.qgraph
     ddr, bases, frame = input_ddr(comp, img)
     t0 = time.time()
-    run = run_program("golden", prog, ddr, bases, progress=True, frame=frame)
+    run, _ = run_frame(GoldenExecutor(), prog, ddr, bases, frame=frame, progress=True)
     secs = time.time() - t0
     if run.status:
         raise FlowError(f"golden simulator: {run.error}")

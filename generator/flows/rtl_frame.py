@@ -87,7 +87,7 @@ def model_at_resolution(size: int) -> Path | None:
 def _run_both(brd, prog, ddr, bases, tag: str, case_dir: Path, log, frame=None) -> tuple:
     """One frame on the RTL (built as build/rtl_sim/``tag``) and on the golden simulator; returns (RTL run, golden
     run, Verilator seconds) (:class:`generator.exec.ProgramRun`)."""
-    from generator.exec import RtlExecutor, run_program
+    from generator.exec import GoldenExecutor, RtlExecutor, run_frame
 
     t0 = time.time()
     log("building the RTL under Verilator ...")
@@ -96,10 +96,13 @@ def _run_both(brd, prog, ddr, bases, tag: str, case_dir: Path, log, frame=None) 
         f"{case_dir / 'sim.log'}) ...")
     model = prog.cycles
     t1 = time.time()
-    run = rtl.run(prog, ddr, bases, case=case_dir, timeout_cycles=max(50 * model, 1_000_000), progress_every=25,
-                  **({"frame": frame} if frame is not None else {}))
+    run, pro = run_frame(rtl, prog, ddr, bases, frame=frame, case=case_dir,
+                         timeout_cycles=max(50 * model, 1_000_000), progress_every=25)
     sim_s = time.time() - t1
-    return run, run_program("golden", prog, ddr, bases, frame=frame), sim_s
+    gold, gpro = run_frame(GoldenExecutor(), prog, ddr, bases, frame=frame)
+    if pro is not None and (pro.status or int(np.count_nonzero(pro.ddr != gpro.ddr))):
+        log(f"the prologue (PRE of the frame) differs: RTL status {pro.status:#x}, golden {gpro.status:#x}")
+    return run, gold, sim_s
 
 
 def _header(brd, comp, image, quant, per_channel, config, resolution, verdict, golden_cycles, sim_s) -> str:

@@ -172,11 +172,12 @@ def package(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model
             "config": "accelerator: 'board' (the board file, e.g. 32x32), 'small' or 'tiny' (8x8 array)",
             "resolution": "network input size (multiple of 32; default 416 = the official model)",
             "out": "output folder (default build/rtl_frame/TAG)", "precision": MODEL_HELP["precision"],
-            "pre": "PRE in the accelerator: the image goes in as the camera frame ('image': priced for its own "
-                   "size, or WxH); default: the host's pre-processing"},
+            "pre": "image (default): PRE in the accelerator, the image goes in as the camera frame (the prologue "
+                   "writes its input, the main program runs the network and the next frame's PRE in bands), priced "
+                   "for the image's size; WxH: priced for that size; host: the host's pre-processing"},
       aliases=["sim"])
 def rtl_frame(c, board=DEFAULT_BOARD, image="bus", quant="int8-asym,int16-sym", per_tensor=False, config="board",
-              resolution=None, out=None, precision=None, pre=None):
+              resolution=None, out=None, precision=None, pre="image"):
     """8. Check: one whole frame through the RTL, bit-exact, cycles.
 
     YOLOv4-tiny through the RTL (cocotb + Verilator), bit-exact check against the golden simulator, detections
@@ -190,7 +191,8 @@ def rtl_frame(c, board=DEFAULT_BOARD, image="bus", quant="int8-asym,int16-sym", 
     if res % 32:
         _die(f"--resolution {resolution}: not a multiple of 32")
     reps, table = _flow(rtl_frame_flow, board, image, quants, not per_tensor, config, res, out,
-                        precision=_precision(precision), pre="image" if pre == "image" else _pre(pre))
+                        precision=_precision(precision),
+                        pre="image" if pre == "image" else None if pre == "host" else _pre(pre))
     if table:
         print(compare_report(reps))
         print(f"wrote {table}")

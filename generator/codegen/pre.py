@@ -123,6 +123,7 @@ def interleave_bands(insns: list, ranges: list, full, t, cost) -> tuple[list, li
 
 
 def _band(full, y0: int, rows: int):
-    """``full`` (a whole-input PRE) restricted to the rows ``y0`` .. ``y0 + rows - 1``."""
-    return isa.make("PRE", **{**{k: v for k, v in full.f.items() if k in dict(isa.FORMATS["PRE"])},
-                              "y0": y0, "rows": rows})
+    """``full`` (a whole-input PRE) restricted to the rows ``y0`` .. ``y0 + rows - 1`` (its ``ddr_offset`` that of
+    row ``y0``)."""
+    f = {k: v for k, v in full.f.items() if k in dict(isa.FORMATS["PRE"])}
+    return isa.make("PRE", **{**f, "y0": y0, "rows": rows, "ddr_offset": f["ddr_offset"] + y0 * f["row_stride"]})

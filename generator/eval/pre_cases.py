@@ -48,12 +48,13 @@ class PreCase:
 def pre_case(hw: HwConfig, frame_w: int, frame_h: int, net_w: int, net_h: int, mode: str = "stretch",
              bits: int = 8, pitch: int | None = None, frame_bgr: bool = False, fmt: str = "rgb01",
              scale: float | None = None, zero_point: int | None = None, dst_pad: int = 1, extra_pix: int = 0,
-             seed: int = 0) -> PreCase:
+             seed: int = 0, band: tuple | None = None) -> PreCase:
     """A standalone PRE program for ``hw`` on a random ``frame_w`` x ``frame_h`` frame to a ``net_w`` x ``net_h``
     input (``mode``: :data:`host.preprocess.RESIZE_MODES`; ``bits`` 8 / 16; ``pitch``: bytes between frame rows,
     None: 3 x frame_w; ``fmt``: the model's input format; ``scale`` / ``zero_point``: the input region's, None:
     the input's range (0..1 or 0..255 by ``fmt``) at ``bits``, asymmetric; ``dst_pad``: a border of that many pixels around the written input,
-    as a padded region; ``extra_pix``: bytes after each pixel's three channels (a wider pixel stride)).
+    as a padded region; ``extra_pix``: bytes after each pixel's three channels (a wider pixel stride); ``band``:
+    (y0, rows), a PRE of those rows of the input only, None: all).
     Raises host.pre.PreError for a size PRE cannot take."""
     rng = np.random.default_rng(seed)
     qmax = (1 << (bits - 1)) - 1
@@ -78,18 +79,19 @@ def pre_case(hw: HwConfig, frame_w: int, frame_h: int, net_w: int, net_h: int, m
     ddr = rng.integers(0, 256, page_round(frame_at + nframe + 1), dtype=np.uint8)
     frame = PreFrame.of(g, frame_at, nframe, pitch, frame_bgr)
     prec = 0 if bits == 8 else 1
-    ins = isa.make("PRE", base_reg=isa.BASE_REGS["INPUT"], ddr_offset=offset, row_stride=row, pix_stride=pix,
-                   net_w=net_w, net_h=net_h, mult=q.mult, shift=q.shift, zp=q.zero_point,
-                   model_bgr=int(fmt.startswith("bgr")), prec=prec, y0=0, rows=net_h)
+    y0, rows = band if band is not None else (0, net_h)
+    ins = isa.make("PRE", base_reg=isa.BASE_REGS["INPUT"], ddr_offset=offset + y0 * row, row_stride=row,
+                   pix_stride=pix, net_w=net_w, net_h=net_h, mult=q.mult, shift=q.shift, zp=q.zero_point,
+                   model_bgr=int(fmt.startswith("bgr")), prec=prec, y0=y0, rows=rows)
     blob = isa.encode_program([config_insn(hw), ins, isa.make("END")])
-    out = pre_run(ddr[frame_at:frame_at + nframe], g, q, pitch=pitch)
+    out = pre_run(ddr[frame_at:frame_at + nframe], g, q, pitch=pitch, y0=y0, rows=rows)
     expect = ddr.copy()
-    dst = np.lib.stride_tricks.as_strided(expect[bases["INPUT"] + offset:], (net_h, net_w, 3 * eb), (row, pix, 1),
-                                          writeable=True)
-    dst[...] = out.view(np.uint8).reshape(net_h, net_w, 3 * eb)
+    dst = np.lib.stride_tricks.as_strided(expect[bases["INPUT"] + offset + y0 * row:], (rows, net_w, 3 * eb),
+                                          (row, pix, 1), writeable=True)
+    dst[...] = out.view(np.uint8).reshape(rows, net_w, 3 * eb)
     params = dict(frame_w=frame_w, frame_h=frame_h, net_w=net_w, net_h=net_h, mode=mode, bits=bits, pitch=pitch,
                   frame_bgr=frame_bgr, fmt=fmt, scale=scale, zero_point=zero_point, dst_pad=dst_pad,
-                  extra_pix=extra_pix, seed=seed)
+                  extra_pix=extra_pix, seed=seed, band=band)
     return PreCase(blob, ddr, bases, sizes, frame, expect, params, ins)
 
 
@@ -97,10 +99,12 @@ def pre_case(hw: HwConfig, frame_w: int, frame_h: int, net_w: int, net_h: int, m
 EDGE_FRAMES = [(1, 1), (33, 47), (97, 41), (1920, 1080)]
 
 
-def draw_pre_case(rng: np.random.Generator, max_pixels: int = 1920 * 1080, net_max: int = 64) -> dict:
+def draw_pre_case(rng: np.random.Generator, max_pixels: int = 1920 * 1080, net_max: int = 64,
+                  bands: bool = False) -> dict:
     """Keyword arguments of :func:`pre_case` drawn by ``rng``: frame sizes log-uniform from 1 up to 1920 x 1080 (at
     most ``max_pixels``), a pitch above the row one time in three, a network input up to ``net_max`` pixels a side,
-    any resize mode, frame and model orders, int8 / int16, a padded destination."""
+    any resize mode, frame and model orders, int8 / int16, a padded destination; with ``bands`` one case in two a
+    band of the rows (:func:`_band`)."""
     while True:
         w, h = (int(np.exp(rng.uniform(0, np.log(n)))) for n in (1920, 1080))
         if rng.random() < 0.3:
@@ -112,4 +116,12 @@ def draw_pre_case(rng: np.random.Generator, max_pixels: int = 1920 * 1080, net_m
                 bits=int(rng.choice([8, 16])), pitch=3 * w + (int(rng.integers(1, 64)) if rng.random() < 0.33 else 0),
                 frame_bgr=bool(rng.integers(2)), fmt=str(rng.choice(["rgb01", "rgb255", "bgr255"])),
                 dst_pad=int(rng.integers(0, 2)), extra_pix=int(rng.choice([0, 0, 1, 3])),
-                seed=int(rng.integers(1 << 31)))
+                seed=int(rng.integers(1 << 31)), band=_band(rng, nh) if bands else None)
+
+
+def _band(rng: np.random.Generator, net_h: int) -> tuple | None:
+    """A band (y0, rows) of a ``net_h``-row input one time in two (rows 0 one time in ten of those), else None."""
+    if rng.random() < 0.5:
+        return None
+    y0 = int(rng.integers(0, net_h))
+    return y0, 0 if rng.random() < 0.1 else int(rng.integers(1, net_h - y0 + 1))

@@ -185,7 +185,7 @@ class GoldenSim:
         hp = self._at(f)
         q = PreQuant(f["mult"], f["shift"], f["zp"], hp.bits, bool(f["model_bgr"]) != fr.bgr)
         y0, rows = f["y0"], f["rows"]
-        v = self._ddr_view(k, f["base_reg"], f["ddr_offset"] + y0 * f["row_stride"], rows, g.net_w,
+        v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, g.net_w,
                            3 * hp.elem_bytes, f["row_stride"], f["pix_stride"])
         out = pre_run(self.ddr[fr.addr:fr.addr + n], g, q, pitch=fr.pitch, y0=y0, rows=rows)
         v[...] = out.view(np.uint8).reshape(rows, g.net_w, 3 * hp.elem_bytes)

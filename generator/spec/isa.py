@@ -171,7 +171,8 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
     # from ``host.pre.pre_geometry``); the instruction holds what the compiler knows: the net_w x net_h network input,
     # of which it writes the band of rows y0 <= y < y0 + rows (``pre_run(..., y0, rows)``: those rows of the whole
     # run; rows = 0: nothing) as net pixel (y, x) channel k (k < 3, elem_bytes = 1 + prec) at
-    #   DDR[base + ddr_offset + y*row_stride + x*pix_stride + k*elem_bytes]
+    #   DDR[base + ddr_offset + (y - y0)*row_stride + x*pix_stride + k*elem_bytes]
+    # (ddr_offset: the band's first row, the compiler's multiply)
     # and the quantization ``q = clamp(((v * mult + 2^(shift-1)) >> shift) + zp)`` (host.pre.pre_quant: mult
     # unsigned, shift 1..63); output channel k takes frame channel 2 - k when ``model_bgr`` differs from the
     # frame_bgr register, else k. PRE finishes (its last write acknowledged) before the LOAD module's next

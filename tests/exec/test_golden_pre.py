@@ -34,7 +34,7 @@ def test_pre_edge_frames(mode, fw, fh):
 def test_pre_drawn_cases():
     rng = np.random.default_rng(4501)
     for _ in range(20):
-        kw = draw_pre_case(rng, max_pixels=400 * 300)
+        kw = draw_pre_case(rng, max_pixels=400 * 300, bands=True)
         c = pre_case(HW, **kw)
         r = run(c)
         assert r.status == 0 and c.mismatch(r.ddr) == "", kw
@@ -92,8 +92,9 @@ def test_pre_bands_make_the_whole_input(mode):
     cuts = sorted({0, 24, *rng.integers(1, 24, 5).tolist()})
     insns = [isa.decode_program(c.blob)[0]]
     for a, b in zip(cuts, cuts[1:]):
-        insns.append(isa.make("PRE", **{**{k: v for k, v in c.insn.f.items() if k in dict(isa.FORMATS["PRE"])},
-                                        "y0": a, "rows": b - a}))
+        f = {k: v for k, v in c.insn.f.items() if k in dict(isa.FORMATS["PRE"])}
+        insns.append(isa.make("PRE", **{**f, "y0": a, "rows": b - a,
+                                        "ddr_offset": f["ddr_offset"] + a * f["row_stride"]}))
     insns.append(isa.make("END"))
     r = run(c, blob=isa.encode_program(insns))
     assert r.status == 0 and c.mismatch(r.ddr) == ""
@@ -110,3 +111,11 @@ def test_pre_band_beyond_the_input_and_empty_band():
     empty = isa.encode_program([cfg, isa.make("PRE", **{**f, "rows": 0}), isa.make("END")])
     r = run(c, blob=empty, frame=replace(c.frame, frame_w=0))     # nothing read, nothing checked
     assert r.status == 0 and np.array_equal(r.ddr, c.ddr)
+
+
+def test_pre_case_bands():
+    for band in [(0, 16), (3, 5), (15, 1), (7, 0)]:
+        c = pre_case(HW, 61, 45, 24, 16, "letterbox", band=band)
+        r = run(c)
+        assert r.status == 0 and c.mismatch(r.ddr) == ""
+        assert (np.count_nonzero(c.expect != c.ddr) == 0) == (band[1] == 0)

@@ -16,11 +16,12 @@ Overlay fills it). The driver uses the manifest's register names and offsets, ch
 """
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from pynq import DefaultIP
 
-from .errors import PackageError, PackageMismatchError
+from .errors import DriverError, PackageError, PackageMismatchError
 from .registers import ACCEL_VLNVS, hwh_register_mismatches
 
 
@@ -72,6 +73,16 @@ class AccelIP(DefaultIP):
         if pin is None:
             return None, f"PYNQ could not open the interrupt {where}"
         return pin, f"interrupt {where}"
+
+    def pick_interrupt(self):
+        """(ap_done's ``Interrupt``, the event loop to wait on it in) for ``use_interrupt=True``: PYNQ's UioController
+        put its reader on the loop current in this thread when the Overlay made the Interrupt (a new loop would never
+        see the interrupt, each wait running into the timeout). Raises DriverError if the design gives PYNQ none
+        (:meth:`interrupt_choice`)."""
+        irq, why = self.interrupt_choice()
+        if irq is None:
+            raise DriverError(f"use_interrupt=True but {why}: use polling (use_interrupt=False)")
+        return irq, asyncio.get_event_loop()
 
     def write_reg(self, name: str, value: int):
         """Write ``value`` to the AXI-Lite register ``name`` (64-bit registers as two 32-bit words)."""
@@ -156,3 +167,12 @@ def open_accel_ip(package: Path, bitfile=None, download=True):
     if desc.get("device") is None:            # the parser's ip_dict says device None: the active device
         desc["device"] = dev
     return None, AccelIP(desc)
+
+
+def loop_running() -> bool:
+    """Whether an asyncio loop runs in this thread (Jupyter): the driver then polls instead of waiting on it."""
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        return False

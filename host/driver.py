@@ -24,9 +24,12 @@ element type (``bits``: int8 or int16, :func:`host.manifest.region_dtype`; a pro
 
 Per frame (:meth:`YoloAccelerator.detect`): darknet resize + quantize (at the input tensor's ``bits``) into the
 INPUT region (NHWC, padded; an im2col region: as the first convolution's patches, :func:`host.manifest.input_target`),
-flush, write the base registers and each base register's buffer size (``*_size`` registers, when the register map
-has them: the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait for ``ap_done`` (interrupt
-when the overlay has one, else polling) with a timeout, check ``status``, invalidate OUTPUT, then the heads (each of
+flush; or, for a program that starts with PRE (the manifest's ``pre`` entry), the camera frame handed over as it is
+(:mod:`host.handover`: in place when it is a PYNQ buffer, else copied once into the buffer set's frame buffer;
+flushed; PRE's registers of :class:`host.pre.PreFrame` written by name) and the INPUT region not written; write
+the base registers and each base register's buffer size (``*_size`` registers, when the register map has them:
+the accelerator refuses any LOAD / STORE outside them), ``ap_start``, wait for ``ap_done`` (interrupt when the
+overlay has one, else polling) with a timeout, check ``status``, invalidate OUTPUT, then the heads (each of
 its own precision) through the one head decoder (:class:`host.decode.Decoder`, from the manifest's head and export
 entries: darknet YOLO decode or the host tail of an export with its decode in the graph, NMS), which reads the heads
 in place ([C, H, W] views of the NHWC buffer, no copy) and, for darknet heads, only their objectness codes against an
@@ -64,38 +67,19 @@ from pathlib import Path
 import numpy as np
 from pynq import allocate
 
-from .accel_ip import open_accel_ip
+from .accel_ip import loop_running, open_accel_ip
 from .errors import (AcceleratorError, AcceleratorTimeout, DriverError, PackageError, PackageFileMismatchError,
                      PackageMismatchError)
 from .decode import Decoder
-from .manifest import BASE_REGS, input_target, page_round, read_manifest, region_dtype, region_shape, tensor_window
+from .handover import (FRAME_ORDERS, BufferSet, check_pre_registers, hand_over, pre_detect, pre_stream,
+                       write_frame_registers)
+from .manifest import BASE_REGS, page_round, read_manifest, region_dtype, region_shape
 from .package import load_program, load_tail_consts, load_weights
 from .preprocess import preprocess
 from .registers import BASE_ADDR_REGS, SIZE_REGS, status_bit_names, unpack_hw_info
 
 __all__ = ["DriverError", "PackageError", "PackageMismatchError", "PackageFileMismatchError", "AcceleratorTimeout",
            "AcceleratorError", "YoloAccelerator"]
-
-
-class _BufferSet:
-    """One INPUT + OUTPUT buffer pair with numpy views of the input region's interior and of every head (its
-    [h, w, channels] window, in the manifest's head order)."""
-
-    def __init__(self, acc, k):
-        m = acc.manifest
-        self.index = k
-        self.input = acc._alloc("INPUT")
-        self.output = acc._alloc("OUTPUT")
-        bufs = {"WEIGHTS": acc.weights_buf, "ACT": acc.act_buf, "INPUT": self.input, "OUTPUT": self.output}
-        for r in m.regions:
-            if r.base_reg in ("INPUT", "OUTPUT"):
-                acc._region_view(bufs[r.base_reg], r)[...] = r.zp
-        t = m.input
-        r = acc.region[t.region]
-        self.x, self.commit_input = input_target(acc._region_view(self.input, r), t, r)
-        self.heads = [acc._region_view(bufs[h.base_reg], acc.region[h.region])[tensor_window(h)] for h in m.heads]
-        self.bases = {k: int(b.device_address) for k, b in bufs.items()}
-        self.sizes = {k: int(b.nbytes) for k, b in bufs.items()}      # written to the *_size registers
 
 
 class YoloAccelerator:
@@ -115,6 +99,8 @@ class YoloAccelerator:
         poll_interval_s: sleep between two CTRL reads when polling.
         thresh, nms: detection threshold and NMS IoU threshold (darknet ``-thresh 0.25``, 0.45).
         buffer_sets: INPUT/OUTPUT buffer pairs (2 lets :meth:`detect_stream` overlap host and accelerator).
+        frame_order: "rgb" (PIL, :func:`host.preprocess.load_image`) or "bgr" (OpenCV): the channel order of the
+            frames given to :meth:`detect` (for a PRE program the ``frame_bgr`` register, else reversed on the host).
     Raises:
         PackageError: missing files, sizes inconsistent with the manifest, a manifest value the driver cannot use
             (:func:`host.manifest.read_manifest`, naming the key), no accelerator IP found.
@@ -128,12 +114,16 @@ class YoloAccelerator:
         manifest (:class:`host.manifest_types.Manifest`), decoder (:class:`host.decode.Decoder`), overlay
         (``pynq.Overlay`` or None), ip (:class:`host.accel_ip.AccelIP`), last_timing (dict of the last frame:
         ``pre_ms``, ``accel_ms`` (wall clock start->done), ``accel_cycles``, ``accel_model_ms`` (cycles / clock),
-        ``post_ms``, ``total_ms``).
+        ``post_ms``, ``total_ms``; a PRE program: ``pre_ms`` is the handover (copy, flush, register writes) and
+        ``copied_bytes`` the frame bytes copied, 0 in place).
     """
 
     def __init__(self, package, bitfile=None, download=True, timeout_s: float = 5.0, use_interrupt: bool = False,
-                 poll_interval_s: float = 1e-4, thresh: float = 0.25, nms: float = 0.45, buffer_sets: int = 2):
-        self.package = Path(package)
+                 poll_interval_s: float = 1e-4, thresh: float = 0.25, nms: float = 0.45, buffer_sets: int = 2,
+                 frame_order: str = "rgb"):
+        if frame_order not in FRAME_ORDERS:
+            raise ValueError(f"frame_order must be one of {FRAME_ORDERS}, got {frame_order!r}")
+        self.package, self.frame_order = Path(package), frame_order
         self.timeout_s, self.poll_interval_s = float(timeout_s), float(poll_interval_s)
         self.thresh, self.nms = float(thresh), float(nms)
         self.manifest = read_manifest(self.package / "manifest.json")
@@ -151,9 +141,10 @@ class YoloAccelerator:
 
         self.overlay, self.ip = open_accel_ip(self.package, bitfile, download)
         self.ip.set_register_map(m.registers, m.ctrl_bits)
+        check_pre_registers(m, self.package / "manifest.json")
         self.probe_status = None       # status of the identification probe (NO_END), None if none was needed
         self.check_hardware()
-        self._interrupt = self._pick_interrupt(use_interrupt)
+        self._interrupt, self._irq_loop = self.ip.pick_interrupt() if use_interrupt else (None, None)
 
         self.weights_buf = self._alloc("WEIGHTS")
         self.weights_buf[:len(self.weights)] = np.frombuffer(self.weights, np.uint8)
@@ -163,7 +154,9 @@ class YoloAccelerator:
         for r in m.regions:
             if r.base_reg in ("WEIGHTS", "ACT"):
                 self._region_view({"WEIGHTS": self.weights_buf, "ACT": self.act_buf}[r.base_reg], r)[...] = r.zp
-        self.sets = [_BufferSet(self, k) for k in range(max(1, int(buffer_sets)))]
+        self.sets = []     # (PRE: one INPUT buffer for all: a run's bands of PRE write the next run's input)
+        for k in range(max(1, int(buffer_sets))):
+            self.sets.append(BufferSet(self, k, self.sets[0].input if m.pre and self.sets else None))
         for b in (self.weights_buf, self.insn_buf, self.act_buf):
             b.flush()
         for s in self.sets:
@@ -230,18 +223,6 @@ class YoloAccelerator:
                 return False
             time.sleep(self.poll_interval_s)
 
-    def _pick_interrupt(self, use_interrupt):
-        """ap_done's Interrupt, or None (poll); DriverError if the design gives PYNQ none (interrupt_choice)."""
-        if not use_interrupt:
-            return None
-        irq, why = self.ip.interrupt_choice()
-        if irq is None:
-            raise DriverError(f"use_interrupt=True but {why}: use polling (use_interrupt=False)")
-        # the loop PYNQ's UioController put its reader on when the Overlay made the Interrupt (this thread's current
-        # loop): a new loop would never see the interrupt, each wait running into the timeout
-        self._irq_loop = asyncio.get_event_loop()
-        return irq
-
     # ---- buffers -------------------------------------------------------------------------------------------
     def _alloc(self, base_reg):
         n = page_round(max(int(self.manifest.base_sizes[base_reg]), 1))
@@ -261,7 +242,9 @@ class YoloAccelerator:
         return raw.view(elem).reshape(shape)
 
     # ---- one run -------------------------------------------------------------------------------------------
-    def _start(self, s: _BufferSet):
+    def _start(self, s: BufferSet, frame=None, prologue: bool = False) -> float:
+        """Write the registers of a run on ``s`` (PRE's: ``frame``, default ``s.pre_frame``; ``prologue``: run the
+        PRE program's prologue, :mod:`host.handover`) and start it; returns the ms of PRE's registers (0 without)."""
         ip = self.ip
         if self._busy is not None:
             ctrl = ip.read_reg("CTRL")
@@ -273,22 +256,27 @@ class YoloAccelerator:
             ip.write_reg(BASE_ADDR_REGS[k], s.bases[k])
             if SIZE_REGS[k] in ip.regs:        # the buffer's size: the hardware checks every access
                 ip.write_reg(SIZE_REGS[k], s.sizes[k])
-        ip.write_reg("insns", self.insn_buf.device_address)
-        ip.write_reg("n_insns", self.manifest.n_insns)
+        n = self.manifest.n_insns
+        ip.write_reg("insns", self.insn_buf.device_address + (n * self.manifest.insn_bytes if prologue else 0))
+        ip.write_reg("n_insns", self.manifest.pre.prologue_insns if prologue else n)
         ip.write_reg("fetch_ddr", 1)
+        t0 = time.perf_counter()
+        write_frame_registers(ip, s.pre_frame if frame is None else frame)      # (a PRE program's; none else)
+        reg_ms = (time.perf_counter() - t0) * 1e3
         if self._interrupt is not None:
             ip.write_reg("GIE", 1)
             ip.write_reg("IER", 1)   # ap_done
         self._busy = s
         self._t_start = time.perf_counter()
         ip.write_reg("CTRL", 1 << self.manifest.ctrl_bits["ap_start"])
+        return reg_ms
 
-    def _wait(self, s: _BufferSet) -> float:
+    def _wait(self, s: BufferSet) -> float:
         """Wait for the run on ``s`` to finish; returns wall-clock ms since start. Raises AcceleratorTimeout,
         AcceleratorError."""
         ip, t0 = self.ip, self._t_start
         deadline = t0 + self.timeout_s
-        if self._interrupt is not None and not _loop_running():
+        if self._interrupt is not None and not loop_running():
             asyncio.set_event_loop(self._irq_loop)     # pynq's Interrupt registers with the current loop
             try:
                 self._irq_loop.run_until_complete(
@@ -308,62 +296,79 @@ class YoloAccelerator:
 
     # ---- host side -----------------------------------------------------------------------------------------
     def _check_image(self, img_u8):
-        img = np.asarray(img_u8)
+        # (PRE: a PYNQ buffer stays one, read in place by the accelerator)
+        img = np.asanyarray(img_u8) if self.manifest.pre is not None else np.asarray(img_u8)
         if img.dtype != np.uint8 or img.ndim != 3 or img.shape[2] != 3:
-            raise ValueError(f"detect expects an RGB image uint8 [H, W, 3], got {img.dtype} {img.shape}")
+            raise ValueError(f"detect expects an image uint8 [H, W, 3] ({self.frame_order.upper()}), got "
+                             f"{img.dtype} {img.shape}")
         return img
 
-    def _pre(self, img, s: _BufferSet) -> float:
+    def _pre(self, img, s: BufferSet) -> tuple[float, int | None]:
+        """The frame into ``s``: (ms, frame bytes copied; None without PRE). Raises ValueError (a frame PRE cannot
+        take, naming its size)."""
         t0 = time.perf_counter()
-        t, e, net = self.manifest.input, self.manifest.export, self.manifest.net
+        t, e, net, p = self.manifest.input, self.manifest.export, self.manifest.net, self.manifest.pre
+        if p is not None:       # PRE: hand the frame over (host.handover), the accelerator resizes and quantizes
+            s.pre_frame, copied = hand_over(img, s.frame, net.width, net.height, p.resize, self.frame_order == "bgr")
+            return (time.perf_counter() - t0) * 1e3, copied
+        if self.frame_order == "bgr":
+            img = img[..., ::-1]
         s.x[...] = preprocess(img, net.width, net.height, t.scale, t.zero_point, t.bits, t.channels,
                               e.resize if e else "stretch", t.format)
         s.commit_input()   # (an im2col input: its patches into the region)
         s.input.flush()
-        return (time.perf_counter() - t0) * 1e3
+        return (time.perf_counter() - t0) * 1e3, None
 
-    def _post(self, img_shape, s: _BufferSet):
+    def _post(self, img_shape, s: BufferSet):
         t0 = time.perf_counter()
         s.output.invalidate()
         heads = {h.name: v.transpose(2, 0, 1) for h, v in zip(self.manifest.heads, s.heads)}     # [C, H, W] views
         dets = self.decoder.detect(heads, img_shape[1], img_shape[0], self.thresh, self.nms)
         return dets, (time.perf_counter() - t0) * 1e3
 
-    def _timing(self, pre_ms, accel_ms, post_ms, cyc):
+    def _timing(self, pre_ms, accel_ms, post_ms, cyc, copied=None):
         clk = float(self.manifest.clock_mhz or 0)
         return {"pre_ms": pre_ms, "accel_ms": accel_ms, "accel_cycles": cyc,
                 "accel_model_ms": cyc / clk / 1e3 if clk else None, "post_ms": post_ms,
-                "total_ms": pre_ms + accel_ms + post_ms}
+                "total_ms": pre_ms + accel_ms + post_ms, **({} if copied is None else {"copied_bytes": copied})}
 
     def detect(self, img_u8) -> list:
-        """Detect objects in one RGB image.
+        """Detect objects in one image.
 
         Args:
-            img_u8: uint8 [H, W, 3] RGB (e.g. ``host.preprocess.load_image``), any size.
+            img_u8: uint8 [H, W, 3] in the ``frame_order`` given to the constructor (RGB: e.g.
+                ``host.preprocess.load_image``), any size (a PRE program: 1 x 1 to 4096 x 4096; a PYNQ buffer, or a
+                view of one with packed pixels, is read in place by the accelerator: see :mod:`host.handover`).
         Returns:
             list of ``{"label", "class_id", "score", "box": [x1, y1, x2, y2]}`` (pixels of ``img_u8``), sorted
             by score; timing of the frame in :attr:`last_timing` (milliseconds).
         Raises:
-            ValueError: not a uint8 RGB image. AcceleratorTimeout, AcceleratorError, DriverError (busy).
+            ValueError: not a uint8 [H, W, 3] image; a PRE program: a frame size PRE cannot take (named).
+            AcceleratorTimeout, AcceleratorError, DriverError (busy).
         """
         img = self._check_image(img_u8)
+        if self.manifest.pre is not None:
+            dets, self.last_timing = pre_detect(self, img)
+            return dets
         s = self.sets[0]
-        pre = self._pre(img, s)
-        self._start(s)
+        pre, copied = self._pre(img, s)
+        pre += self._start(s)
         acc = self._wait(s)
         dets, post = self._post(img.shape, s)
-        self.last_timing = self._timing(pre, acc, post, self.ip.read_reg("cycles"))
+        self.last_timing = self._timing(pre, acc, post, self.ip.read_reg("cycles"), copied)
         return dets
 
     def detect_stream(self, frames, with_timing: bool = False):
         """Detect objects in a sequence of frames, overlapping host and accelerator work.
 
         While the accelerator runs frame i (buffer set i % 2), a worker thread pre-processes frame i+1 into
-        the other set and the calling thread post-processes frame i-1. Frames are consumed lazily (a camera
-        generator works); results come out in order.
+        the other set (a PRE program: hands it over, into that set's frame buffer) and the calling thread
+        post-processes frame i-1. Frames are consumed lazily (a camera generator works); results come out in order.
+        A frame read in place (a PYNQ buffer) must stay unchanged until its detections are yielded (up to two
+        frames after it are taken meanwhile).
 
         Args:
-            frames: iterable of uint8 [H, W, 3] RGB images.
+            frames: iterable of uint8 [H, W, 3] images (``frame_order``), sizes may differ.
             with_timing: yield ``(detections, timing)`` instead of detections; timing as :attr:`last_timing`
                 plus ``wall_ms`` (time between two yields).
         Yields:
@@ -371,6 +376,9 @@ class YoloAccelerator:
         Raises:
             as :meth:`detect`. Closing the generator early waits (with the timeout) for the run in flight.
         """
+        if self.manifest.pre is not None and len(self.sets) > 1:
+            yield from pre_stream(self, frames, with_timing)
+            return
         if len(self.sets) < 2:
             for f in frames:
                 d = self.detect(f)
@@ -385,11 +393,11 @@ class YoloAccelerator:
             if img is _END:
                 return None
             img = self._check_image(img)
-            return img.shape, self._pre(img, self.sets[k % 2])
+            return (img.shape, *self._pre(img, self.sets[k % 2]))
 
         k = 0
         fut = pool.submit(prep, 0)
-        pending = None                 # (set, image shape, pre ms)
+        pending = None                 # (set, image shape, pre ms, bytes copied)
         t_last = time.perf_counter()
         try:
             while True:
@@ -400,12 +408,12 @@ class YoloAccelerator:
                     cyc = self.ip.read_reg("cycles")
                 if nxt is not None:
                     s_next = self.sets[k % 2]
-                    self._start(s_next)
+                    reg_ms = self._start(s_next)
                     k += 1
-                    fut = pool.submit(prep, k)   # writes set k % 2's INPUT only: pending's run is done
+                    fut = pool.submit(prep, k)   # writes set k % 2 only: pending's run is done
                 if pending is not None:
                     dets, post = self._post(pending[1], pending[0])
-                    tm = self._timing(pending[2], acc_ms, post, cyc)
+                    tm = self._timing(pending[2], acc_ms, post, cyc, pending[3])
                     now = time.perf_counter()
                     tm["wall_ms"] = (now - t_last) * 1e3
                     t_last = now
@@ -413,7 +421,7 @@ class YoloAccelerator:
                     yield (dets, tm) if with_timing else dets
                 if nxt is None:
                     return
-                pending = (s_next, nxt[0], nxt[1])
+                pending = (s_next, nxt[0], nxt[1] + reg_ms, nxt[2])
         finally:
             if self._busy is not None:
                 try:
@@ -425,20 +433,15 @@ class YoloAccelerator:
     def close(self):
         """Free the buffers (PYNQ frees them when they are garbage-collected too)."""
         bufs = [self.weights_buf, self.insn_buf, self.act_buf] + [b for s in self.sets for b in (s.input, s.output)]
-        for b in bufs:
+        for b in {id(b): b for b in bufs}.values():
             b.freebuffer()
+        for s in self.sets:
+            if s.frame is not None:
+                s.frame.free()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
-        return False
-
-
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-        return True
-    except RuntimeError:
         return False

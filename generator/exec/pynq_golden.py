@@ -22,7 +22,9 @@ work): the instructions are fetched from DDR at the ``insns`` register (``fetch_
 instruction ROM, ``fetch_ddr = 0``, is empty in simulation: the run ends at once with NO_END), the golden
 simulator executes them on the device memory with the four base-address registers and the four ``*_size``
 registers (each LOAD / STORE must stay inside its base register's buffer; each instruction at its own ``prec``, so
-no precision is taken from the program's CONFIG), then ``status``, ``cycles`` and
+no precision is taken from the program's CONFIG) and PRE's per-frame registers (:class:`host.pre.PreFrame`: the
+``frame`` address as an offset in the device memory; an address outside it as -1, which PRE refuses with
+OUT_OF_RANGE), then ``status``, ``cycles`` and
 ``ap_done``/``ap_idle`` are set. A :class:`generator.exec.golden.SimError` sets its ``status`` bits
 (:data:`generator.spec.isa.STATUS_BITS`); a deadlock (every module waiting for a token) is WATCHDOG with ``ap_done``
 raised, as the hardware's watchdog does. ``hang=True`` makes every run hang (``ap_done`` never rises; driver timeout
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import struct
 import threading
 from pathlib import Path
@@ -46,6 +49,7 @@ from generator.spec.hw import HwConfig
 from generator.exec.golden import GoldenSim, SimError
 from host.accel_ip import find_accel
 from host.manifest import page_round
+from host.pre import PreFrame
 from host.registers import ACCEL_VLNVS, HW_INFO_MODES, KERNEL_VLNV, SIZE_REGS, ip_vlnv, pack_hw_info
 
 REG = {n: (o, b, a) for n, o, b, a in isa.REGISTERS}
@@ -84,6 +88,8 @@ class AccelRegisterFile:
         runs: number of runs started.
         history: base-address registers of each run started ({"WEIGHTS": addr, ..., "insns": addr}).
         size_history: the ``*_size`` registers of each run started ({"WEIGHTS": bytes, ...}).
+        frame_history: PRE's registers of each run started (:class:`host.pre.PreFrame`, ``addr`` the ``frame``
+            register's device address as written).
         probes: starts with ``n_insns = 0`` and ``fetch_ddr = 1`` (no instruction: NO_END, nothing dispatched,
             no DDR access), e.g. the driver's identification probe; counted in ``runs`` and ``history`` too.
     """
@@ -107,6 +113,7 @@ class AccelRegisterFile:
         self.runs = 0
         self.history = []
         self.size_history = []
+        self.frame_history = []
         self.thread = None
         self._lock = threading.Lock()
 
@@ -180,10 +187,12 @@ class AccelRegisterFile:
             self.probes += 1
         self.history.append({**args, "insns": insns})
         self.size_history.append(sizes)
-        self.thread = threading.Thread(target=self._run, args=(args, sizes, insns, n, fetch), daemon=True)
+        frame = PreFrame.from_registers({r: self._arg(r) for r in PreFrame.REGISTERS})
+        self.frame_history.append(frame)
+        self.thread = threading.Thread(target=self._run, args=(args, sizes, insns, n, fetch, frame), daemon=True)
         self.thread.start()
 
-    def _run(self, bases, sizes, insns_addr, n_insns, fetch_ddr):
+    def _run(self, bases, sizes, insns_addr, n_insns, fetch_ddr, frame):
         with self._lock:      # the block accepted the start (ap_ready pulse), ap_start drops
             self.ctrl &= ~(1 << CTRL["ap_start"])
         if self.hang:
@@ -198,7 +207,9 @@ class AccelRegisterFile:
             if not prog:    # nothing fetched, nothing dispatched: the base registers are never used
                 raise SimError("n_insns = 0: no instruction fetched, no END", "NO_END")
             off = {k: dev.offset_of(a) for k, a in bases.items()}
-            res = GoldenSim(self.hw, dev.mem, off, sizes).run(prog)
+            fr = frame.addr - dev.mem_base
+            frame = dataclasses.replace(frame, addr=fr if 0 <= fr < dev.mem.size else -1)
+            res = GoldenSim(self.hw, dev.mem, off, sizes, frame).run(prog)
             cycles = res.cycles
         except SimError as e:
             err, status = str(e), e.status

@@ -361,10 +361,8 @@ def compile_model(board: str = DEFAULT_BOARD, quant: str = DEFAULT_QUANT, per_ch
     opts = {"quant": quant, "per_channel": per_channel, "input_size": input_size, "class_names": class_names,
             "yolo": g0.metadata.get("darknet_yolo"), "calib": calib_set_digest(calib),
             "calib_method": calib_method, "bias_correction": bias_correction, "equalize": equalize if eq else 0}
-    if spec.text:   # (the default spec leaves the cache keys of uniform compiles as they were)
-        opts["precision"] = spec.text
-    if pre:
-        opts["pre"] = list(pre)
+    # (a default spec and no PRE leave the cache keys of uniform compiles as they were)
+    opts.update({"precision": spec.text} if spec.text else {}, **({"pre": list(pre)} if pre else {}))
     hit = read_compiled(model_path, compile_key(model_path, b, opts, cache_files(model_path, calib, opts["equalize"])))
     if hit is not None:      # (generator.flows.compile_cache: same model, options, calibration caches and code)
         return Compiled(*hit, hw, cfg, b, model_path, {"compile_cache": time.time() - t0}, class_names)

@@ -1,9 +1,11 @@
 // YOLO accelerator top: ports and the wiring of the units (one per file in rtl/), no logic of its own.
 //   ctrl_regs       AXI-Lite control registers (ap_ctrl_hs register map of generator/spec/isa.py), run control
-//   axi_rd_arb      AXI4 read channel shared by fetch and LOAD
+//   axi_rd_arb      AXI4 read channel shared by fetch and the LOAD module (LOAD, PRE)
 //   fetch_dispatch  instruction fetch (ROM or DDR) and dispatch into the three module queues
 //   token_queues    the four dependency-token FIFOs of the ISA
-//   load            LOAD module: CONFIG, LOAD (seg_gen address side, load_wr buffer write formatting)
+//   load            LOAD module: CONFIG, LOAD (seg_gen address side, load_wr buffer write formatting), PRE
+//   pre_insn        PRE (pre.sv: the camera frame to the network input in DDR), its checks; its reads on LOAD's port
+//   axi_wr_arb      AXI4 write channels shared by STORE and PRE
 //   compute         COMPUTE module on the PE array (pe_array)
 //   store / post    STORE module: STORE (seg_gen address side, W channel) and POST (requantization, pooling)
 //   buffers         IBUF / WBUF / ACC / OBUF / PBUF / TBUF memories (ram_tdp)
@@ -180,16 +182,19 @@ module accel_top
   wire [63:0] insns_addr;
   wire [31:0] n_insns;
   wire fetch_ddr;
+  wire [63:0] frame_addr;
+  wire [11*32-1:0] pre_regs;
   ctrl_regs u_ctrl (
     .clk, .rst_n, .s_axil_awaddr, .s_axil_awvalid, .s_axil_awready, .s_axil_wdata, .s_axil_wvalid, .s_axil_wready,
     .s_axil_bresp, .s_axil_bvalid, .s_axil_bready, .s_axil_araddr, .s_axil_arvalid, .s_axil_arready, .s_axil_rdata,
     .s_axil_rresp, .s_axil_rvalid, .s_axil_rready, .irq(interrupt), .err_bits, .stop, .finish, .start_pulse(clr),
-    .run, .base_addrs, .ddr_sizes, .insns_addr, .n_insns, .fetch_ddr, .status_r, .cycles_r);
+    .run, .base_addrs, .ddr_sizes, .insns_addr, .n_insns, .fetch_ddr, .frame_addr, .pre_regs, .status_r, .cycles_r);
 
-  // ---- read channel: fetch (fe_) and LOAD (ld_)
+  // ---- read channel: fetch (fe_) and the LOAD module (ld_: LOAD's lr_ and PRE's, merged by pre_insn)
   wire fe_arvalid, fe_ar_ok, fe_rready, fe_rvalid, ld_arvalid, ld_ar_ok, ld_rready, ld_rvalid, rd_busy;
-  wire [63:0] fe_araddr, ld_araddr;
-  wire [7:0] fe_arlen, ld_arlen;
+  wire lr_arvalid, lr_ar_ok, lr_rready, lr_rvalid;
+  wire [63:0] fe_araddr, ld_araddr, lr_araddr;
+  wire [7:0] fe_arlen, ld_arlen, lr_arlen;
   axi_rd_arb u_rd (
     .clk, .rst_n, .fe_arvalid, .fe_araddr, .fe_arlen, .fe_ar_ok, .fe_rready, .fe_rvalid, .ld_arvalid, .ld_araddr,
     .ld_arlen, .ld_ar_ok, .ld_rready, .ld_rvalid, .busy(rd_busy), .m_axi_arid(x_axi_arid),
@@ -219,8 +224,8 @@ module accel_top
     .any(tok_any));
   /* verilator lint_on PINCONNECTEMPTY */
 
-  // ---- LOAD module (CONFIG, LOAD)
-  wire cfg_err_isa, cfg_err_cfg, ld_oob, ld_idle, ld_bank;
+  // ---- LOAD module (CONFIG, LOAD; PRE through pre_insn)
+  wire cfg_err_isa, cfg_err_cfg, ld_oob, ld_idle, ld_bank, pre_go, pre_done, pre_oob;
   wire [2*2*TN-1:0] ibw_we;
   wire [2*16*TN-1:0] ibw_data;
   wire [2*IB_AW*TN-1:0] ibw_row;
@@ -232,10 +237,33 @@ module accel_top
   wire [PW_AW*TM-1:0] pbw_row;
   load u_load (
     .clk, .rst_n, .clr, .run, .stop, .base_addrs, .ddr_sizes, .lq_rdata, .lq_empty, .lq_rd, .has_c2l, .pop_c2l,
-    .push_l2c, .cfg_err_isa, .cfg_err_cfg, .oob(ld_oob), .idle(ld_idle), .arvalid(ld_arvalid),
-    .araddr(ld_araddr), .arlen(ld_arlen), .ar_ok(ld_ar_ok), .rvalid(ld_rvalid), .rready(ld_rready),
+    .push_l2c, .cfg_err_isa, .cfg_err_cfg, .oob(ld_oob), .idle(ld_idle), .pre_go, .pre_done, .arvalid(lr_arvalid),
+    .araddr(lr_araddr), .arlen(lr_arlen), .ar_ok(lr_ar_ok), .rvalid(lr_rvalid), .rready(lr_rready),
     .rdata(x_axi_rdata), .rlast(x_axi_rlast), .bank(ld_bank), .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data,
     .wbw_row, .pbw_we, .tbw_we, .pbw_data, .pbw_row);
+
+  // ---- PRE of the LOAD module (pr_: its writes, onto the write channel through axi_wr_arb with STORE's, st_)
+  wire pr_awvalid, pr_awready, pr_wlast, pr_wvalid, pr_wready, pr_bvalid;
+  wire st_awvalid, st_awready, st_wlast, st_wvalid, st_wready, st_bvalid;
+  wire [AXI_AW-1:0] pr_awaddr, st_awaddr;
+  wire [7:0] pr_awlen, st_awlen;
+  wire [AXI_DW-1:0] pr_wdata, st_wdata;
+  wire [AXI_BYTES-1:0] pr_wstrb, st_wstrb;
+  pre_insn u_pre (
+    .clk, .rst_n, .clr, .go(pre_go), .ins(lq_rdata), .done(pre_done), .oob(pre_oob), .base_addrs, .ddr_sizes,
+    .frame_addr, .pre_regs, .l_arvalid(lr_arvalid), .l_araddr(lr_araddr), .l_arlen(lr_arlen), .l_ar_ok(lr_ar_ok),
+    .l_rready(lr_rready), .l_rvalid(lr_rvalid), .arvalid(ld_arvalid), .araddr(ld_araddr), .arlen(ld_arlen),
+    .ar_ok(ld_ar_ok), .rready(ld_rready), .rvalid(ld_rvalid), .rdata(x_axi_rdata), .rlast(x_axi_rlast),
+    .awaddr(pr_awaddr), .awlen(pr_awlen), .awvalid(pr_awvalid), .awready(pr_awready), .wdata(pr_wdata),
+    .wstrb(pr_wstrb), .wlast(pr_wlast), .wvalid(pr_wvalid), .wready(pr_wready), .bvalid(pr_bvalid));
+  axi_wr_arb u_wr (
+    .clk, .rst_n, .a_awaddr(st_awaddr), .a_awlen(st_awlen), .a_awvalid(st_awvalid), .a_awready(st_awready),
+    .a_wdata(st_wdata), .a_wstrb(st_wstrb), .a_wlast(st_wlast), .a_wvalid(st_wvalid), .a_wready(st_wready),
+    .a_bvalid(st_bvalid), .b_awaddr(pr_awaddr), .b_awlen(pr_awlen), .b_awvalid(pr_awvalid), .b_awready(pr_awready),
+    .b_wdata(pr_wdata), .b_wstrb(pr_wstrb), .b_wlast(pr_wlast), .b_wvalid(pr_wvalid), .b_wready(pr_wready),
+    .b_bvalid(pr_bvalid), .m_awaddr(x_axi_awaddr), .m_awlen(x_axi_awlen), .m_awvalid(x_axi_awvalid),
+    .m_awready(x_axi_awready), .m_wdata(x_axi_wdata), .m_wstrb(x_axi_wstrb), .m_wlast(x_axi_wlast),
+    .m_wvalid(x_axi_wvalid), .m_wready(x_axi_wready), .m_bvalid(x_axi_bvalid), .m_bready(x_axi_bready));
 
   // ---- COMPUTE module (NOP, COMPUTE, SYNC)
   wire cp_oob, cp_idle, cp_busy, cp_acc_bank, cp_wr, cp_s3_two;
@@ -253,7 +281,7 @@ module accel_top
     .cp_s3_aw1, .cp_wd0, .cp_wd1);
 
   // ---- STORE module (POST through u_post, STORE, END)
-  wire post_start, post_done, post_err, sd_oob, end_done, st_idle, st_retire, pp_oob;
+  wire post_start, post_done, post_err, sd_oob, end_done, st_idle, st_retire, pp_oob, st_bready;
   wire [INSN_BITS-1:0] post_ins;
   wire [OBW_W-1:0] post_words;
   wire [OB_AW*OL-1:0] obr_row;
@@ -261,13 +289,12 @@ module accel_top
   store u_st (
     .clk, .rst_n, .clr, .run, .stop, .base_addrs, .ddr_sizes, .sq_rdata, .sq_empty, .sq_rd, .has_c2s,
     .pop_c2s, .push_s2c, .post_start, .post_ins, .post_done, .post_words, .post_oob(pp_oob), .post_err, .oob(sd_oob), .end_done, .idle(st_idle),
-    .retire(st_retire), .obr_row, .ob_rd, .m_axi_awid(x_axi_awid), .m_axi_awaddr(x_axi_awaddr),
-    .m_axi_awlen(x_axi_awlen), .m_axi_awsize(x_axi_awsize), .m_axi_awburst(x_axi_awburst),
+    .retire(st_retire), .obr_row, .ob_rd, .m_axi_awid(x_axi_awid), .m_axi_awaddr(st_awaddr),
+    .m_axi_awlen(st_awlen), .m_axi_awsize(x_axi_awsize), .m_axi_awburst(x_axi_awburst),
     .m_axi_awlock(x_axi_awlock), .m_axi_awcache(x_axi_awcache), .m_axi_awprot(x_axi_awprot),
-    .m_axi_awvalid(x_axi_awvalid), .m_axi_awready(x_axi_awready), .m_axi_wdata(x_axi_wdata),
-    .m_axi_wstrb(x_axi_wstrb),
-    .m_axi_wlast(x_axi_wlast), .m_axi_wvalid(x_axi_wvalid), .m_axi_wready(x_axi_wready), .m_axi_bid(x_axi_bid),
-    .m_axi_bresp(x_axi_bresp), .m_axi_bvalid(x_axi_bvalid), .m_axi_bready(x_axi_bready));
+    .m_axi_awvalid(st_awvalid), .m_axi_awready(st_awready), .m_axi_wdata(st_wdata), .m_axi_wstrb(st_wstrb),
+    .m_axi_wlast(st_wlast), .m_axi_wvalid(st_wvalid), .m_axi_wready(st_wready), .m_axi_bid(x_axi_bid),
+    .m_axi_bresp(x_axi_bresp), .m_axi_bvalid(st_bvalid), .m_axi_bready(st_bready));
   wire pp_acc_rd, pp_acc_bank;
   wire [AC_AW-1:0] pp_aw;
   wire [PB_AW-1:0] pp_prow;
@@ -292,48 +319,25 @@ module accel_top
   wire [31:0] dbg_st_retired, dbg_ld_busy, dbg_cp_busy;
   status u_status (
     .clk, .rst_n, .start_pulse(clr), .run, .illegal, .cfg_missing, .cfg_err_isa, .cfg_err_cfg,
-    .out_of_range(post_err || ld_oob || cp_oob || pp_oob || sd_oob), .no_end, .tok_overflow, .tok_any, .fe_idle,
+    .out_of_range(post_err || ld_oob || pre_oob || cp_oob || pp_oob || sd_oob), .no_end, .tok_overflow, .tok_any, .fe_idle,
     .ld_idle, .cp_idle, .st_idle, .rd_busy, .insn_moved, .queues_empty, .fe_exhausted, .end_done, .cp_busy,
     .st_retire, .err_bits, .stop, .finish, .dbg_st_retired, .dbg_ld_busy, .dbg_cp_busy);
 
   // ---- the HP port(s): one port carries the units' master as is; two split every burst (rtl/axi_hp_split.sv)
   localparam logic [3:0] AXI_CACHE = 4'b0011;
   if (HP_PORTS == 1) begin : g_one_port
-    assign m_axi_awid = x_axi_awid;
-    assign m_axi_awaddr = x_axi_awaddr;
-    assign m_axi_awlen = x_axi_awlen;
-    assign m_axi_awsize = x_axi_awsize;
-    assign m_axi_awburst = x_axi_awburst;
-    assign m_axi_awlock = x_axi_awlock;
-    assign m_axi_awcache = x_axi_awcache;
-    assign m_axi_awprot = x_axi_awprot;
-    assign m_axi_awvalid = x_axi_awvalid;
-    assign x_axi_awready = m_axi_awready;
-    assign m_axi_wdata = x_axi_wdata;
-    assign m_axi_wstrb = x_axi_wstrb;
-    assign m_axi_wlast = x_axi_wlast;
-    assign m_axi_wvalid = x_axi_wvalid;
-    assign x_axi_wready = m_axi_wready;
-    assign x_axi_bid = m_axi_bid;
-    assign x_axi_bresp = m_axi_bresp;
-    assign x_axi_bvalid = m_axi_bvalid;
-    assign m_axi_bready = x_axi_bready;
-    assign m_axi_arid = x_axi_arid;
-    assign m_axi_araddr = x_axi_araddr;
-    assign m_axi_arlen = x_axi_arlen;
-    assign m_axi_arsize = x_axi_arsize;
-    assign m_axi_arburst = x_axi_arburst;
-    assign m_axi_arlock = x_axi_arlock;
-    assign m_axi_arcache = x_axi_arcache;
-    assign m_axi_arprot = x_axi_arprot;
-    assign m_axi_arvalid = x_axi_arvalid;
-    assign x_axi_arready = m_axi_arready;
-    assign x_axi_rid = m_axi_rid;
-    assign x_axi_rdata = m_axi_rdata;
-    assign x_axi_rresp = m_axi_rresp;
-    assign x_axi_rlast = m_axi_rlast;
-    assign x_axi_rvalid = m_axi_rvalid;
-    assign m_axi_rready = x_axi_rready;
+    assign {m_axi_awid, m_axi_awaddr, m_axi_awlen, m_axi_awsize, m_axi_awburst, m_axi_awlock, m_axi_awcache,
+            m_axi_awprot, m_axi_awvalid, m_axi_wdata, m_axi_wstrb, m_axi_wlast, m_axi_wvalid, m_axi_bready}
+         = {x_axi_awid, x_axi_awaddr, x_axi_awlen, x_axi_awsize, x_axi_awburst, x_axi_awlock, x_axi_awcache,
+            x_axi_awprot, x_axi_awvalid, x_axi_wdata, x_axi_wstrb, x_axi_wlast, x_axi_wvalid, x_axi_bready};
+    assign {x_axi_awready, x_axi_wready, x_axi_bid, x_axi_bresp, x_axi_bvalid}
+         = {m_axi_awready, m_axi_wready, m_axi_bid, m_axi_bresp, m_axi_bvalid};
+    assign {m_axi_arid, m_axi_araddr, m_axi_arlen, m_axi_arsize, m_axi_arburst, m_axi_arlock, m_axi_arcache,
+            m_axi_arprot, m_axi_arvalid, m_axi_rready}
+         = {x_axi_arid, x_axi_araddr, x_axi_arlen, x_axi_arsize, x_axi_arburst, x_axi_arlock, x_axi_arcache,
+            x_axi_arprot, x_axi_arvalid, x_axi_rready};
+    assign {x_axi_arready, x_axi_rid, x_axi_rdata, x_axi_rresp, x_axi_rlast, x_axi_rvalid}
+         = {m_axi_arready, m_axi_rid, m_axi_rdata, m_axi_rresp, m_axi_rlast, m_axi_rvalid};
     assign {m_axi1_awid, m_axi1_awaddr, m_axi1_awlen, m_axi1_awsize, m_axi1_awburst, m_axi1_awlock, m_axi1_awcache,
             m_axi1_awprot, m_axi1_awvalid, m_axi1_wdata, m_axi1_wstrb, m_axi1_wlast, m_axi1_wvalid, m_axi1_bready,
             m_axi1_arid, m_axi1_araddr, m_axi1_arlen, m_axi1_arsize, m_axi1_arburst, m_axi1_arlock, m_axi1_arcache,
@@ -387,7 +391,7 @@ module accel_top
   end
 
   // unused inputs (IDs, responses, write strobes of the control port) and the bench's probes
-  wire unused = &{1'b0, s_axil_wstrb, x_axi_rid, x_axi_rresp, x_axi_arid, status_r, cycles_r,
+  wire unused = &{1'b0, s_axil_wstrb, x_axi_rid, st_bready, x_axi_rresp, x_axi_arid, status_r, cycles_r,
                   dbg_st_retired, dbg_ld_busy, dbg_cp_busy, 1'b0};
 endmodule
 `default_nettype wire

@@ -3,7 +3,7 @@
 //   CTRL: ap_start (set by a write while idle, cleared when accepted), ap_done / ap_ready (set at the end of a run,
 //   cleared on read), ap_idle, auto_restart (stored only). GIE / IER / ISR: interrupt enable and status (ISR bits
 //   toggle on write); `interrupt` = GIE && (ISR & IER). STATUS / HW_INFO / CONFIG_ID / CYCLES are read-only; every
-//   other word is a plain read/write register (base addresses, sizes, n_insns, fetch_ddr).
+//   other word is a plain read/write register (base addresses, sizes, n_insns, fetch_ddr, PRE's frame registers).
 // start_pulse: one cycle after the accepted start (it clears the units); run: from start_pulse until finish.
 // status: OR of err_bits while running and not yet stopped (the first error's bits only).
 `default_nettype none
@@ -39,6 +39,8 @@ module ctrl_regs
   output logic [63:0]           insns_addr,
   output logic [31:0]           n_insns,
   output logic                  fetch_ddr,
+  output logic [63:0]           frame_addr,     // PRE's frame registers (isa.PRE_REGISTERS): frame, and from
+  output logic [11*32-1:0]      pre_regs,       // frame_size on, register k at [32*k +: 32] in that order
   output logic [31:0]           status_r,
   output logic [31:0]           cycles_r
 );
@@ -70,6 +72,10 @@ module ctrl_regs
   assign insns_addr = {regw[REG_INSNS / 4 + 1], regw[REG_INSNS / 4]};
   assign n_insns = regw[REG_N_INSNS / 4];
   assign fetch_ddr = regw[REG_FETCH_DDR / 4][0];
+  assign frame_addr = {regw[REG_FRAME / 4 + 1], regw[REG_FRAME / 4]};
+  assign pre_regs = {regw[REG_PRE_STEP_Y / 4], regw[REG_PRE_STEP_X / 4], regw[REG_PRE_TOP / 4], regw[REG_PRE_LEFT / 4],
+                     regw[REG_PRE_OUT_H / 4], regw[REG_PRE_OUT_W / 4], regw[REG_FRAME_BGR / 4],
+                     regw[REG_FRAME_PITCH / 4], regw[REG_FRAME_H / 4], regw[REG_FRAME_W / 4], regw[REG_FRAME_SIZE / 4]};
 
   logic [31:0] ctrl_word;
   always_comb begin

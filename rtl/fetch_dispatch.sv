@@ -1,7 +1,7 @@
 // Instruction fetch and dispatch. Fetch: from the $readmemh instruction ROM (fetch_ddr = 0, one instruction per
 // cycle) or from DDR at insns_addr (fetch_ddr = 1: bursts of up to FETCH_BURST instructions, not across an
 // AXI_BOUNDARY, only while the fetch FIFO has room for a whole burst), n_insns (or ROM_WORDS) instructions at most,
-// none after END. Dispatch: the head of the fetch FIFO goes to the LOAD (CONFIG, LOAD), COMPUTE (NOP, COMPUTE,
+// none after END. Dispatch: the head of the fetch FIFO goes to the LOAD (CONFIG, LOAD, PRE), COMPUTE (NOP, COMPUTE,
 // SYNC) or STORE module (POST, STORE, END) queue, one per cycle, until END.
 // Errors found here: ILLEGAL_OPCODE (opcode outside the ISA, non-zero bits above its format (UNUSED_MASKS), a
 // token flag towards a neighbour the module lacks), CONFIG_MISSING (first instruction not CONFIG), NO_END (the
@@ -112,7 +112,7 @@ module fetch_dispatch
   localparam int ANY_G = 8, ANY_W = INSN_BITS / ANY_G;  // the OR-reduction in groups (two LUT levels each)
   logic [ANY_G-1:0] fq2_any [N_OPCODES];
   wire [3:0] q_op = fq2_insn[H_OPCODE_LSB +: H_OPCODE_W];
-  wire q_to_ld = q_op == OP_CONFIG || q_op == OP_LOAD;
+  wire q_to_ld = q_op == OP_CONFIG || q_op == OP_LOAD || q_op == OP_PRE;
   wire q_to_cp = q_op == OP_NOP || q_op == OP_COMPUTE || q_op == OP_SYNC;
   wire q_to_st = q_op == OP_POST || q_op == OP_STORE || q_op == OP_END;
   // malformed: an opcode outside the ISA, bits above its format, a token flag towards a neighbour its module does

@@ -1,4 +1,5 @@
-// LOAD module: executes CONFIG (ISA / configuration checks) and LOAD (DDR -> IBUF / WBUF / PBUF / TBUF).
+// LOAD module: executes CONFIG (ISA / configuration checks), LOAD (DDR -> IBUF / WBUF / PBUF / TBUF) and PRE (handed
+// to rtl/pre_insn.sv: pre_go with the queue head, LD_PRE until pre_done, after PRE's last write response).
 // Precision: each LOAD's own prec field (ISA 6: int8 / int16 element bytes and IBUF / WBUF words of that
 // precision; PBUF / TBUF records ignore it): decoded from the queue head at the dispatch (the run's bytes), read
 // from the instruction register (the buffer extent's bound) and registered into the data side's constants (rq_p16)
@@ -36,6 +37,8 @@ module load
   output logic                  cfg_err_cfg,    // CONFIG_MISMATCH this cycle
   output logic                  oob,            // OUT_OF_RANGE this cycle
   output logic                  idle,
+  output logic                  pre_go,         // PRE: the queue head (lq_rdata) starts rtl/pre_insn.sv
+  input  wire                   pre_done,       // PRE finished (its last write acknowledged, or refused)
   // read channel (through axi_rd_arb)
   output logic                  arvalid,
   output logic [63:0]           araddr,
@@ -58,7 +61,7 @@ module load
   output logic [PREC_W*TM-1:0]  pbw_data,       // (PBUF and TBUF records)
   output logic [PW_AW*TM-1:0]   pbw_row
 );
-  typedef enum logic [2:0] {LD_IDLE, LD_SETUP, LD_RUN, LD_WAIT, LD_DONE} ld_state_t;
+  typedef enum logic [2:0] {LD_IDLE, LD_SETUP, LD_RUN, LD_WAIT, LD_DONE, LD_PRE} ld_state_t;
   ld_state_t ld_state;
   logic [INSN_BITS-1:0] ld_ins;
   wire [1:0]  ld_buf = ld_ins[F_LOAD_BUF_LSB +: F_LOAD_BUF_W];
@@ -117,6 +120,7 @@ module load
   wire [3:0] lq_op = lq_rdata[H_OPCODE_LSB +: H_OPCODE_W];
   wire ld_go = ld_state == LD_IDLE && run && !stop && !lq_empty && !(lq_rdata[H_POP_NEXT_LSB] && !has_c2l);
   assign lq_rd = ld_go;
+  assign pre_go = ld_go && lq_op == OP_PRE;
   assign pop_c2l = ld_go && lq_rdata[H_POP_NEXT_LSB];
   assign push_l2c = ld_state == LD_DONE && ld_ins[H_PUSH_NEXT_LSB];
   assign idle = ld_state == LD_IDLE;
@@ -231,7 +235,7 @@ module load
           if (ld_go) begin
             ld_ins <= lq_rdata;
             ld_su <= '0;
-            ld_state <= LD_DONE;
+            ld_state <= lq_op == OP_PRE ? LD_PRE : LD_DONE;
             if (lq_op == OP_LOAD && lq_rdata[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W] != 0
                          && lq_rdata[F_LOAD_COLS_LSB +: F_LOAD_COLS_W] != 0
                          && lq_rdata[F_LOAD_ELEMS_LSB +: F_LOAD_ELEMS_W] != 0) begin
@@ -254,6 +258,7 @@ module load
           else if (!sg_v && !sg_more) ld_state <= LD_WAIT;   // every segment issued
         LD_WAIT: if (ld_outst == 0 && !rd_busy && !wr_busy) ld_state <= LD_DONE;
         LD_DONE: ld_state <= LD_IDLE;
+        LD_PRE: if (pre_done) ld_state <= LD_DONE;
         default: ld_state <= LD_IDLE;
       endcase
     end

@@ -1,12 +1,15 @@
-// PRE (issue 45; a unit, not yet in the ISA): a camera frame in DDR (uint8, 3 channels per pixel, rows `src_pitch`
-// bytes apart) to the network input in DDR, exactly host/pre.py (steps 1-6; `pre_run` is the bit-exact reference,
-// `pre_geometry` / `pre_quant` give every parameter, so no division here). One run per `start` (the parameters held
-// from start to done); `busy` until the last write response, `done` pulses then.
+// PRE (issue 45; the ISA's PRE through rtl/pre_insn.sv): a camera frame in DDR (uint8, 3 channels per pixel, rows
+// `src_pitch` bytes apart) to the network input in DDR, exactly host/pre.py (steps 1-6; `pre_run` is the bit-exact
+// reference, `pre_geometry` / `pre_quant` give every parameter, so no division here). One run per `start` (the
+// parameters held from start to done); `busy` until the last write response, `done` pulses then. A band: the
+// network input's rows y0 .. y0 + rows - 1 (rows >= 1) of the whole run (host.pre.pre_run's y0 / rows), row y0 at
+// dst_addr, with sy0 = step_y x (placed rows above y0) mod 2^32 (rtl/pre_insn.sv's serial product); the whole
+// input: y0 = 0, rows = net_h, sy0 = 0.
 // Rows: for each output row y (a padding row unless top <= y < top + out_h) its source rows iy, iy1 and weight fy
-// from the Q12.20 accumulator sy (+= step_y per placed row; the last placed row: iy = frame_h - 1, fy = 0). Two line
+// from the Q12.20 accumulator sy (sy0, += step_y per placed row; the last placed row: iy = frame_h - 1, fy = 0). Two line
 // buffers (rtl/ram_tdp.sv, 4096 x 24 bits: pixel x at address x) with a tag each; a row not held is read into the
 // buffer holding neither needed row (rtl/pre_rd.sv: AXI4 bursts, two pixels per cycle), after the row address
-// walks to it (+= src_pitch per row: rows only move forward). Then the row's net_w pixels are issued, one per
+// walks to it from row 0 (+= src_pitch per row: rows only move forward). Then the row's net_w pixels are issued, one per
 // cycle while the writer's pixel FIFO has room (credits):
 //   c2 placed (left <= x < left + out_w) / last column; c3 the Q12.20 accumulator sx (+= step_x per placed pixel,
 //   0 at each row's start); c4 ix = sx >> 20, fx = (sx >> 8) & 4095 and ix >= frame_w - 1; c5 ix, ix1 clamped
@@ -15,8 +18,9 @@
 //   the quantization in one; CH_LAT = 16); then the channel swap and int8 / int16 packing into rtl/pre_wr.sv
 //   (strided strobed writes of the output rows).
 // Cycles of a run (measured by tests/rtl/test_pre.py on cocotbext-axi's AxiRam; docs/rtl.md "PRE"):
-//   36 + net_h (net_w + 10) + 3 out_h + R (ceil(frame_w / 2) + 11) + r_last
-// with R the source rows read (each once: unique iy, iy1) and r_last the last of them (the row walk); within 1% of
+//   36 + rows (net_w + 10) + 3 P + R (ceil(frame_w / 2) + 11) + r_last
+// with P the band's placed rows, R the source rows read (each once: unique iy, iy1) and r_last the last of them
+// (the row walk); within 1% of
 // every run with dst_pix <= the AXI beat's bytes (a row pixel-bound), exact on 640x480 and 1920x1080 -> 416x416.
 // With dst_pix above the beat a row takes about its write beats instead of net_w.
 // Legend: p_ the run's parameters (latched at start), s_ the row sequencer, tag / tv the line buffers' rows,
@@ -37,7 +41,9 @@ module pre
   input  wire [12:0]        frame_w,
   input  wire [12:0]        frame_h,
   input  wire [12:0]        net_w,
-  input  wire [12:0]        net_h,
+  input  wire [12:0]        y0,                  // the band: its first row, rows (>= 1, y0 + rows <= net_h), the
+  input  wire [12:0]        rows,                // source-row accumulator at row y0
+  input  wire [31:0]        sy0,
   input  wire [12:0]        out_w,
   input  wire [12:0]        out_h,
   input  wire [12:0]        left,
@@ -105,7 +111,7 @@ module pre
   // ---- parameters of the run
   logic [AXI_AW-1:0] p_src, p_dst;
   logic [15:0] p_pitch, p_mult, p_zp;
-  logic [12:0] p_fw, p_nw, p_nh, p_top, p_left, p_fw1, p_fh1, p_nw1, p_xhi, p_yhi, p_yhi1;
+  logic [12:0] p_fw, p_nw, p_nh, p_top, p_left, p_fw1, p_fh1, p_nw1, p_xhi, p_yhi, p_yhi1, p_ylast;
   logic [31:0] p_sx, p_sy, p_drow;
   logic [7:0] p_dpix;
   logic [5:0] p_s1;
@@ -113,13 +119,15 @@ module pre
   always_ff @(posedge clk)
     if (start && !busy) begin
       {p_src, p_dst, p_pitch, p_mult, p_zp} <= {src_addr, dst_addr, src_pitch, mult, zero_point};
-      {p_fw, p_nw, p_nh, p_top, p_left} <= {frame_w, net_w, net_h, top, left};
+      {p_fw, p_nw, p_top, p_left} <= {frame_w, net_w, top, left};
       p_fw1 <= frame_w - 13'd1;
       p_fh1 <= frame_h - 13'd1;
       p_nw1 <= net_w - 13'd1;
       p_xhi <= left + out_w;
       p_yhi <= top + out_h;
       p_yhi1 <= top + out_h - 13'd1;
+      p_ylast <= y0 + rows - 13'd1;
+      p_nh <= rows;
       {p_sx, p_sy, p_drow, p_dpix, p_s1, p_p16, p_swap} <= {step_x, step_y, dst_row, dst_pix, shift - 6'd1, prec, swap};
     end
   logic [20:0] span;
@@ -156,8 +164,8 @@ module pre
           s_st <= S_SETUP;
           s_cnt <= '0;
           tv <= '0;
-          s_y <= '0;
-          s_sy <= '0;
+          s_y <= y0;
+          s_sy <= sy0;
           s_ri <= '0;
         end
         S_SETUP: begin                                 // the span's serial multiply (8 cycles), the writer's start
@@ -172,7 +180,7 @@ module pre
         S_ROW: begin
           s_placed <= s_y >= p_top && s_y < p_yhi;
           s_lastrow <= s_y == p_yhi1;
-          s_ylast <= s_y == p_nh - 13'd1;
+          s_ylast <= s_y == p_ylast;
           s_iyr <= 13'(s_sy[31:20]);
           s_fyr <= s_sy[19:8];
           s_st <= S_ROW2;

@@ -93,10 +93,12 @@ class RtlBuild:
                         always=rom is not None, **({"log_file": self.dir / "build.log"} if quiet else {}))
 
     def run(self, prog, ddr, bases, case_dir: Path, rd_latency: int | None = None, timeout_cycles=2_000_000,
-            fetch_ddr=1, progress_every=0, sizes: dict | None = None):
+            fetch_ddr=1, progress_every=0, sizes: dict | None = None, frame=None):
         """Run ``prog`` (appended to ``ddr``) on the RTL; returns (result dict, DDR image after, DDR image before).
         ``rd_latency``: DDR read latency in cycles (default: the board's ``ddr_read_latency_cycles``). ``sizes``:
-        the ``*_size`` registers, bytes of each base register's buffer (default: to the end of ``ddr``).
+        the ``*_size`` registers, bytes of each base register's buffer (default: to the end of ``ddr``). ``frame``:
+        PRE's per-frame registers (:class:`host.pre.PreFrame`, ``addr`` a byte offset in ``ddr``, which the bench
+        maps at DDR address 0; None: left at 0, as after reset).
         A program that is not whole instructions is refused by this loader (the ``n_insns`` register counts whole
         instructions): result ``{"timeout": False, "status": PARTIAL_INSN, "cycles": 0}``, nothing simulated."""
         case_dir = Path(case_dir)
@@ -119,7 +121,8 @@ class RtlBuild:
                 "insns": insns, "n_insns": len(blob) // isa.INSN_BYTES,
                 "rd_latency": lat, "wr_latency": a.ddr_write_latency_cycles, "hp_ports": a.hp_ports,
                 "rd_beats_per_cycle": self.board.ddr_bytes_per_cycle / (a.axi_data_width_bits / 8),
-                "timeout_cycles": timeout_cycles, "fetch_ddr": fetch_ddr, "progress_every": progress_every}
+                "timeout_cycles": timeout_cycles, "fetch_ddr": fetch_ddr, "progress_every": progress_every,
+                "frame": {} if frame is None else frame.registers()}
         atomic_write(case_dir / "case.json", json.dumps(meta))
         for f in ("result.json", "ddr_out.bin"):
             (case_dir / f).unlink(missing_ok=True)

@@ -8,7 +8,7 @@ simulator process per program).
   board's sustained DDR bytes per cycle (``rd_beats_per_cycle`` < 1 pauses the R and W channels accordingly);
   every write response comes ``wr_latency`` cycles (the board's ``ddr_write_latency_cycles``) after its last beat.
 * AxiLiteMaster programs the registers of generator/spec/isa.py (base addresses, ``*_size`` of each base register's
-  buffer, program), the bench waits for the interrupt, then reads the status/cycle registers and writes the whole DDR image back to the case folder.
+  buffer, program, PRE's frame registers ``isa.PRE_REGISTERS`` when the case has them), the bench waits for the interrupt, then reads the status/cycle registers and writes the whole DDR image back to the case folder.
 * Per-instruction timing: the RTL's debug counter ``dbg_st_retired`` (instructions the STORE module finished) is
   sampled at every change with the cycle counter, the LOAD-busy and PE-busy counters; ``result.json["retire"]``
   holds one ``[cycle, ld_busy, cp_busy]`` per STORE-module instruction (POST, STORE, END), in program order.
@@ -31,6 +31,7 @@ from generator.spec import isa
 from host.registers import SIZE_REGS
 
 REG = {n: off for n, off, _, _ in isa.REGISTERS}
+REG_BITS = {n: bits for n, _, bits, _ in isa.REGISTERS}
 
 
 class _Cycles:
@@ -148,6 +149,10 @@ async def run_program(dut):
         await axil.write_dword(off + 4, addr >> 32)
     for name, size in meta.get("sizes", {}).items():
         await axil.write_dword(REG[SIZE_REGS[name]], size)
+    for name, value in meta.get("frame", {}).items():       # PRE's frame registers (host.pre.PreFrame.registers)
+        await axil.write_dword(REG[name], value & 0xFFFFFFFF)
+        if REG_BITS[name] == 64:
+            await axil.write_dword(REG[name] + 4, value >> 32)
     await axil.write_dword(REG["insns"], meta["insns"] & 0xFFFFFFFF)
     await axil.write_dword(REG["insns"] + 4, meta["insns"] >> 32)
     await axil.write_dword(REG["n_insns"], meta["n_insns"])

@@ -12,8 +12,10 @@ from generator.flows.inputs import FlowError, out_folder
 from generator.spec.board import DEFAULT_BOARD
 
 CONFIGS = ("tiny", "board", "small", "small-2hp")
-#: units not yet in the design (not in RTL_SOURCES), synthesized out of context with their own sources (rtl/)
-UNIT_SOURCES = {"pre": ("pre_burst.sv", "pre_rd.sv", "pre_chan.sv", "pre_wr.sv", "pre.sv")}
+#: units not yet in the design (not in RTL_SOURCES), synthesized out of context with their own sources (rtl/);
+#: none now (PRE's pre*.sv are in the design since rtl/pre_insn.sv runs the ISA's PRE: ``--unit pre`` takes them
+#: from RTL_SOURCES)
+UNIT_SOURCES: dict = {}
 
 
 def timing_flow(board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=False, log=print):

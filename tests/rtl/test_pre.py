@@ -1,4 +1,4 @@
-"""rtl/pre.sv (PRE, a unit not yet in the ISA: the camera frame in DDR to the network input in DDR) against
+"""rtl/pre.sv (PRE's unit, run by the ISA's PRE through rtl/pre_insn.sv: the camera frame in DDR to the network input in DDR) against
 host.pre.pre_run, the definition of PRE's arithmetic, bit for bit: the frame (random bytes, rows at a pitch) and the
 rest of DDR random, every byte of DDR after the run compared with the reference's output placed at
 dst_addr + y dst_row + x dst_pix + c elem_bytes over the untouched DDR (so a byte written outside the output's
@@ -22,10 +22,9 @@ import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge, Timer
 
-from generator.flows.timing import UNIT_SOURCES
 from host.pre import pre_geometry, pre_quant, pre_run, _positions
 from host.preprocess import RESIZE_MODES
-from rtl_unit import ROOT, UnitBuild, unit_args
+from rtl_unit import UnitBuild, unit_args
 
 DDR = 1 << 24
 PAGE = 4096
@@ -97,7 +96,7 @@ async def run_case(dut, ram, c: dict, rng: random.Random, nrng) -> dict:
         frame &= 1
     ram.write(0, mem.tobytes())
     ports = dict(src_addr=p["src"], src_pitch=p["pitch"], frame_w=g.frame_w, frame_h=g.frame_h, net_w=g.net_w,
-                 net_h=g.net_h, out_w=g.out_w, out_h=g.out_h, left=g.left, top=g.top, step_x=g.step_x,
+                 y0=0, rows=g.net_h, sy0=0, out_w=g.out_w, out_h=g.out_h, left=g.left, top=g.top, step_x=g.step_x,
                  step_y=g.step_y, mult=q.mult, shift=q.shift, zero_point=q.zero_point & 0xFFFF,
                  prec=int(q.bits == 16), swap=int(q.swap), dst_addr=p["dst"], dst_row=p["drow"], dst_pix=p["dpix"])
     for k, v in ports.items():
@@ -202,8 +201,7 @@ async def pre_matches_reference(dut):
 
 @pytest.fixture(scope="module", params=[pytest.param(128, marks=pytest.mark.slow), 256], ids=["axi128", "axi256"])
 def pre_build(request):
-    b = UnitBuild("pre", name=f"pre{request.param}", parameters={"DW": request.param},
-                  extra=[ROOT / "rtl" / f for f in UNIT_SOURCES["pre"]])
+    b = UnitBuild("pre", name=f"pre{request.param}", parameters={"DW": request.param})
     b.dw = request.param
     return b
 

@@ -42,6 +42,11 @@ X):
   D_BYPASS`` (emul: twice the iterations, A's lanes then B's).
 * POST (``exec_post``): ``INVOKE + SETUP + R x C x og x pk^2 x II_POST_TILE + D_POST_TILE`` with R = (out_rows //
   up) x up, C likewise (without pooling the pre-upsampling size clipped to the tile), pk = max(pool_k, 1).
+* PRE (``exec_pre``, the unit ``accel_pre``): ``INVOKE + SETUP + rows x (PRE_ROW + D_PRE_PIXELS) + steps x
+  II_PRE_PIXELS + runs x (PRE_ROW + Lr + D_PRE_FETCH) + beats x II_PRE_FETCH + Lw`` (both II at least beat_ii;
+  ``PRE_ROW`` = 4; steps, runs, beats from :mod:`generator.estimate.hls_pre_cycles`; the frame registers from
+  :attr:`KernelEstimate.frame` / :meth:`KernelEstimate.program_cycles`). A PRE the kernel refuses: ``INVOKE +
+  SETUP``, as one of 0 rows.
 * fetch (``fetch_run``): ``VALIDATE`` over the whole program, then ``DISPATCH`` up to END: instruction k reaches
   its module's command queue at ``validate + D_DISPATCH + k x ii_f`` cycles; fetched from DDR (``fetch_ddr = 1``, as
   the driver runs) each pass is one burst over the program's beats (``Lr`` once each), ``ii_f`` the loop's analysed
@@ -87,6 +92,9 @@ STORE_PAGE_BYTES = AXI_BOUNDARY_BYTES
 INVOKE = 2
 #: cycles of an exec_* function before its loops (field decode, range checks, segment kind / trip count)
 SETUP = 4
+#: PRE: cycles of an output row's work outside PRE_PIXELS (positions, held-row compares, the row's beats) and of a
+#: PRE_FETCH run's requests (an assumption, as SETUP)
+PRE_ROW = 4
 
 #: every pipelined loop the estimator has a formula for (the label in the kernel -> where it is used)
 FORMULA_LOOPS = {
@@ -100,6 +108,8 @@ FORMULA_LOOPS = {
     "STORE_BEATS": "STORE, every beat of every segment",
     "VALIDATE": "fetch: the whole-program check before dispatch",
     "DISPATCH": "fetch: one instruction per iteration",
+    "PRE_PIXELS": "PRE: one output row's beats and pixels",
+    "PRE_FETCH": "PRE: the beats of the source rows an output row reads",
 }
 #: loops without which no estimate can be made
 REQUIRED_LOOPS = set(FORMULA_LOOPS)
@@ -172,6 +182,7 @@ class KernelEstimate:
         # LOAD's and STORE's m_axi on the DDR path (two HP ports: both through the splitter, as the RTL's units)
         self.beat_ii_min = max(1, math.ceil(self.hw.axi_bytes / self.hw.bytes_per_cycle))
         self.rd_outstanding, self.wr_outstanding = m_axi_outstanding()
+        self.frame = None   # PRE's frame registers (host.pre.PreFrame) for insn_cycles; None: nominal
 
     def reset_counts(self) -> None:
         """Forget the per-loop iterations and cycles counted so far."""
@@ -293,6 +304,33 @@ class KernelEstimate:
         n = prow * up * pcol * up * og * pk * pk
         return INVOKE + SETUP + self._loop("POST_TILE", n)
 
+    def pre_cycles(self, f, frame=None) -> int:
+        """Cycles of one PRE with fields ``f`` on the frame registers ``frame`` (:class:`host.pre.PreFrame`; None:
+        :attr:`frame`, else a frame of the network input's size, stretched) as accel_pre's loops run it
+        (:mod:`generator.estimate.hls_pre_cycles`): per output row of the band (``rows`` from ``y0``) ``PRE_ROW`` +
+        D_PIXELS, the PRE_PIXELS iterations
+        at their II, per PRE_FETCH run ``PRE_ROW`` + Lr + D_FETCH, its beats at their II, the last write responses
+        Lw once. A frame the kernel refuses costs ``INVOKE + SETUP``."""
+        from host.pre import PreFrame, pre_geometry, pre_violation
+        from generator.estimate.hls_pre_cycles import fetch_counts, pixel_steps
+
+        frame = frame if frame is not None else self.frame
+        if frame is None:
+            frame = PreFrame.of(pre_geometry(max(f["net_w"], 1), max(f["net_h"], 1), max(f["net_w"], 1),
+                                             max(f["net_h"], 1)), 0, 1 << 32)
+        g = frame.geometry(f["net_w"], f["net_h"])
+        if (f["rows"] == 0 or pre_violation(g, frame.pitch, frame.size) or f["y0"] + f["rows"] > f["net_h"]
+                or not 1 <= f["shift"] <= isa.MAX_SHIFT):
+            return INVOKE + SETUP
+        hw, axi = self.hw, self.hw.axi_bytes
+        runs, beats = fetch_counts(frame, axi, f["y0"], f["rows"])
+        px, fe = self.ann["PRE_PIXELS"], self.ann["PRE_FETCH"]
+        ii_px, ii_fe = max(px.ii, self.beat_ii_min), max(fe.ii, self.beat_ii_min)
+        steps = pixel_steps(f, axi)
+        c_fe = self._count("PRE_FETCH", beats, runs * (PRE_ROW + hw.rd_latency + fe.depth) + beats * ii_fe)
+        c_px = self._count("PRE_PIXELS", steps, f["rows"] * (PRE_ROW + px.depth) + steps * ii_px)
+        return INVOKE + SETUP + c_fe + c_px + hw.wr_latency
+
     def insn_cycles(self, hw: HwConfig | None, insn) -> int:
         """Cycles ``insn`` occupies its module (signature of :func:`generator.spec.timing.insn_cycles`, so it is a
         ``cost`` for :meth:`generator.exec.golden.GoldenSim.run_insns`; ``hw`` is ignored: the estimate's own board)."""
@@ -305,6 +343,8 @@ class KernelEstimate:
             return self.compute_cycles(f)
         if op == "POST":
             return self.post_cycles(f)
+        if op == "PRE":
+            return self.pre_cycles(f)
         return INVOKE
 
     # ---- fetch
@@ -332,11 +372,13 @@ class KernelEstimate:
         return t0 + np.arange(len(insns), dtype=np.int64) * ii_d
 
     # ---- whole program
-    def program_cycles(self, insns):
-        """Run the golden simulator's scheduler (timing only) with this cost and the fetch's dispatch times;
-        returns its :class:`generator.exec.golden.SimResult`."""
+    def program_cycles(self, insns, frame=None):
+        """Run the golden simulator's scheduler (timing only) with this cost and the fetch's dispatch times
+        (``frame``: PRE's frame registers, :class:`host.pre.PreFrame`, None: nominal); returns its
+        :class:`generator.exec.golden.SimResult`."""
         from generator.exec.golden import GoldenSim
-        sim = GoldenSim(self.hw, np.zeros(16, np.uint8), {k: 0 for k in isa.BASE_REG_NAMES.values()})
+        self.frame = frame
+        sim = GoldenSim(self.hw, np.zeros(16, np.uint8), {k: 0 for k in isa.BASE_REG_NAMES.values()}, frame=frame)
         return sim.run_insns(list(insns), functional=False, cost=self.insn_cycles,
                              issue=self.dispatch_times(insns), cmd_depth=self.cmd_depth, overlap=True)
 
@@ -351,18 +393,20 @@ def insn_kind(insn) -> str:
     return insn.op
 
 
-def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fetch_ddr: bool = True) -> dict:
+def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fetch_ddr: bool = True,
+            frame=None) -> dict:
     """hls-cycles (this estimate over the program, with the queues' overlap) against model-cycles (the golden
     simulator's timing with :func:`generator.spec.timing.insn_cycles`) of the same instructions, and the per-kind sums
     of both per-instruction costs: ``{"hls": N, "model": M, "ratio": N / M, "kinds": {kind: {"count", "hls",
-    "model"}}, "busy": {"hls": {module: cycles}, "model": ...}}``."""
+    "model"}}, "busy": {"hls": {module: cycles}, "model": ...}}``. ``frame``: PRE's frame registers
+    (:class:`host.pre.PreFrame`; None: the nominal frame of each side)."""
     from generator.spec.timing import insn_cycles
     from generator.exec.golden import GoldenSim
     est = KernelEstimate(board, bits, loops, fetch_ddr)
     insns = list(insns)
-    r_h = est.program_cycles(insns)
-    r_m = GoldenSim(est.hw, np.zeros(16, np.uint8), {k: 0 for k in isa.BASE_REG_NAMES.values()}).run_insns(
-        insns, functional=False)
+    r_h = est.program_cycles(insns, frame)
+    r_m = GoldenSim(est.hw, np.zeros(16, np.uint8), {k: 0 for k in isa.BASE_REG_NAMES.values()},
+                    frame=frame).run_insns(insns, functional=False)
     kinds: dict = {}
     est.reset_counts()
     est.dispatch_times(insns)
@@ -370,7 +414,7 @@ def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fet
         d = kinds.setdefault(insn_kind(ins), Counter())
         d["count"] += 1
         d["hls"] += est.insn_cycles(None, ins)
-        d["model"] += insn_cycles(est.hw, ins)
+        d["model"] += insn_cycles(est.hw, ins, frame)
     return {"hls": r_h.cycles, "model": r_m.cycles, "ratio": r_h.cycles / r_m.cycles,
             "kinds": {k: dict(v) for k, v in kinds.items()}, "busy": {"hls": r_h.busy, "model": r_m.busy},
             "used": sorted(est.used), "loops": loop_table(est)}

@@ -95,7 +95,8 @@ def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None =
             extends to the end of the image (the golden simulator's default).
         frame: PRE's per-frame registers (:class:`host.pre.PreFrame`; its ``addr`` a byte offset into ``ddr``, as
             the base registers), passed as the binary's last arguments (:data:`generator.spec.isa.PRE_REGISTERS`);
-            None: all 0 (a PRE instruction then stops with OUT_OF_RANGE, as in the golden simulator).
+            None: all 0 (a PRE instruction then stops with OUT_OF_RANGE, as in the golden simulator). Its
+            ``size`` is cut at the image's end (the golden simulator refuses a frame beyond the image too).
     Returns: (DDR image after the run, same size as ``ddr``; {"status", "cycles", "hw_info", "config_id"}). A
         ``blob`` that is not whole instructions is refused by this loader (the ``n_insns`` argument counts
         instructions): status PARTIAL_INSN, nothing run, the image unchanged.
@@ -117,6 +118,9 @@ def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None =
         args += [str(int(sizes[k])) if sizes is not None else "-" for k in isa.BASE_REGS]   # "-": to the image's end
     if frame is not None:
         regs = frame.registers()
+        # the frame's buffer cut at the image's end: a frame beyond the image is refused (OUT_OF_RANGE, as the golden
+        # simulator refuses it) rather than read outside the binary's memory
+        regs["frame_size"] = min(regs["frame_size"], max(ddr.size - regs["frame"], 0))
         args += [str(int(regs[k])) for k in isa.PRE_REGISTERS]
     r = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0:

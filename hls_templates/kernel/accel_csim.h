@@ -2,7 +2,8 @@
 // std::threads over bounded FIFOs of the depths the ISA and the block design state (accel_stream.h): fetch once
 // (the host's ap_start), load / compute / store / post free-running (called again and again, as ap_ctrl_none blocks
 // restart), stopped when fetch has returned (csim::quit) or when every thread is blocked for good (deadlock:
-// WATCHDOG). The buffers are the dual-port memories of the block design, shared by their two modules.
+// WATCHDOG). The buffers are the dual-port memories of the block design, shared by their two modules. The load module's
+// port reaches ddr_load, which PRE also writes (the testbench passes one image behind every port).
 #ifndef ACCEL_CSIM_H
 #define ACCEL_CSIM_H
 
@@ -21,8 +22,9 @@ static void csim_module_thread(int id, Body body) {
 }
 
 void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store, const unsigned long long base[4],
-                  ap_uint<32> n_insns, ap_uint<32> fetch_ddr, const ap_uint<32> size[4], ap_uint<32> &status,
-                  ap_uint<32> &hw_info, ap_uint<32> &config_id, ap_uint<32> &cycles) {
+                  ap_uint<32> n_insns, ap_uint<32> fetch_ddr, const ap_uint<32> size[4],
+                  const unsigned long long pre[ACCEL_PRE_REGS], ap_uint<32> &status, ap_uint<32> &hw_info,
+                  ap_uint<32> &config_id, ap_uint<32> &cycles) {
     // on-chip memories of the block design (static: too large for a thread's stack)
     static elem_t ibuf[2][IBUF_DEPTH][TN];
     static elem_t wbuf[2][WBUF_DEPTH][TM][TN];
@@ -57,7 +59,7 @@ void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store
         try {
             accel((ap_uint<64>)base[0], (ap_uint<64>)base[1], (ap_uint<64>)base[2], (ap_uint<64>)base[3],
                   maxi<axi_t>(const_cast<axi_t *>(insn_mem)), n_insns, fetch_ddr, st, hw, cid, cyc, size[0], size[1], size[2], size[3],
-                  lq, cq, sq, lrun, srun, ldone, cdone, sdone);
+                  ACCEL_PRE_ARGS(pre), lq, cq, sq, lrun, srun, ldone, cdone, sdone);
             fetched = true;
         } catch (const csim::stop &) {
         }

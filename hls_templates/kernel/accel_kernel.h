@@ -1,7 +1,8 @@
 // accel_kernel.h -- static (not rendered): the accelerator's five modules, shared by synthesis and C-simulation.
 // Needs the rendered accel.h (isa.h from generator/spec/isa.py, config.h from the board file). The operations are
 // in one header per module, each including the one before it: accel_kernel_base.h (instruction fields, DDR checks),
-// accel_kernel_load.h, accel_kernel_compute.h, accel_kernel_post.h, accel_kernel_store.h, accel_kernel_fetch.h
+// accel_kernel_pre_exec.h (PRE: its checks, the PRE unit accel_kernel_pre.h), accel_kernel_load.h,
+// accel_kernel_compute.h, accel_kernel_post.h, accel_kernel_store.h, accel_kernel_fetch.h
 // (tokens, validate, dispatch); this file holds the modules' state and their instruction handlers.
 //
 // Structure (after TVM-VTA, hardware/xilinx/src/vta.cc): five top functions, each its own IP in Vivado.
@@ -9,7 +10,8 @@
 //                  sends each module a run descriptor (base registers, buffer sizes), dispatches every instruction
 //                  to the command queue of its module, then waits for the three done reports and writes status
 //                  and cycles. m_axi: insns only.
-//   accel_load     LOAD (DDR -> IBUF / WBUF / PBUF / TBUF), CONFIG; m_axi: its own read port.
+//   accel_load     LOAD (DDR -> IBUF / WBUF / PBUF / TBUF), PRE (the camera frame in DDR -> the network input in DDR,
+//                  accel_kernel_pre.h), CONFIG; m_axi: its own port (LOAD reads; PRE reads and writes).
 //   accel_compute  COMPUTE (IBUF x WBUF -> ACC on the PE array), SYNC, NOP.
 //   accel_store    STORE (OBUF -> DDR), END; m_axi: its own write port. Hands each POST (and CONFIG, END) to
 //                  accel_post (post_q) and runs the STORE right after it (fetch marks such a POST:
@@ -77,6 +79,8 @@ static void load_insn(module_state_t &s, const insn_t &x, fifo<token_t> &c2l, fi
     const int op = opcode_of(x);
     if (op == OP_LOAD && s.err == 0 && err_peek(err_in) == 0)
         exec_load(x, (ap_uint<1>)F(x, LOAD, PREC), ddr, s.run, ibuf, wbuf, pbuf, tbuf, s.err, s.iters);
+    else if (op == OP_PRE && s.err == 0 && err_peek(err_in) == 0)
+        exec_pre(x, ddr, s.run, s.err, s.iters);   // (returns with its writes acknowledged)
     s.iters++;
     if (s.err) err_publish(err_out, s.err);
     if (FH(x, PUSH_NEXT)) tok_push(l2c, s.err);

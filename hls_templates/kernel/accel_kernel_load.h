@@ -1,10 +1,10 @@
 // accel_kernel_load.h -- static (not rendered), part of accel_kernel.h (the parts include each other in order: base
-// <- load <- compute <- post <- store <- fetch): LOAD (DDR -> IBUF / WBUF / PBUF / TBUF): the segment walk, the
-// request walk of the manual read bursts, the beat rotated into lane order.
+// <- pre_exec <- load <- compute <- post <- store <- fetch): LOAD (DDR -> IBUF / WBUF / PBUF / TBUF): the segment
+// walk, the request walk of the manual read bursts, the beat rotated into lane order.
 #ifndef ACCEL_KERNEL_LOAD_H
 #define ACCEL_KERNEL_LOAD_H
 
-#include "accel_kernel_base.h"
+#include "accel_kernel_pre_exec.h"   // (PRE, the load module's other DDR instruction; includes accel_kernel_base.h)
 
 // ------------------------------------------------------------------------------------------ LOAD
 typedef ap_int<34> rel_t;     // byte of a beat relative to the start of a segment (negative before it)

@@ -1,15 +1,17 @@
 // accel_kernel_pre.h -- static (not rendered), standalone: PRE, the camera frame in DDR to the network input in DDR
 // (issue 45), exactly host/pre.py's integer arithmetic (its module docstring, steps 1-6; host.pre.pre_run is the
-// bit-exact reference). A unit of its own this session: not called from the kernel's tops, not in the ISA, not in
-// kernel.py's STATIC_FILES; tests/backends/test_hls_pre.py runs it (C-simulation against pre_run, the port analysis
-// of its loops through the small top tests/data/hls_pre/pre_top.cpp).
+// bit-exact reference). The load module runs it for the PRE instruction (accel_kernel_pre_exec.h: the checks, the
+// arguments from the instruction and the frame registers); it also builds on its own (needs only accel_maxi.h):
+// tests/backends/test_hls_pre.py runs it alone (C-simulation against pre_run, the port analysis of its loops through
+// the small top tests/data/hls_pre/pre_top.cpp), tests/backends/test_hls_pre_insn.py as the kernel's instruction.
 //
 // One m_axi port (maxi<pre_beat_t>, accel_maxi.h's manual bursts) reads the frame and writes the output: by the
 // port rules (docs/hls-kernel.md) a bundle carries one read beat and one write beat per cycle, which is all PRE uses
 // (the row fetch reads one beat per cycle, the pixel loop writes at most one), and one pointer read and written is
 // no maxi-bundle violation; src_addr and dst_addr are byte addresses in the same DDR, as the unit interface states.
 //
-// Per output row y (net_h rows, a non-pipelined loop):
+// Per output row y of the band y0 .. y0 + rows - 1 (the PRE instruction's rows of the net_h-row run; a non-pipelined
+// loop; row y0 is written at dst_addr, the line buffers start empty):
 //   * placed rows (top <= y < top + out_h): the source rows iy, iy1 of the vertical pass (row accumulator sy += step_y,
 //     Q12.20) that neither line buffer holds are read: one read_request per row (its first 3 frame_w bytes, whole
 //     beats), both requested before the first beat is taken (the read latency once per output row), then PRE_FETCH,
@@ -48,6 +50,7 @@ static constexpr int pre_log2(int n) { return n <= 1 ? 0 : 1 + pre_log2(n / 2); 
 #endif
 
 #define PRE_MAX_FRAME 4096   // host.pre.MAX_FRAME: frame and network input sizes 1..4096
+#define PRE_MAX_PITCH 65535  // host.pre.MAX_PITCH: bytes from one frame row to the next
 #define PRE_PAD 114          // host.pre.PAD
 #define PRE_POS_BITS 20      // Q12.20 source positions
 #define PRE_FRAC_BITS 12     // bilinear weights
@@ -63,7 +66,7 @@ typedef ap_uint<2 * PRE_AXI_BITS> pre_win_t;       // two beats, the first at bi
 typedef ap_uint<2 * PRE_AXI_BYTES> pre_strb_t;     // their byte strobes
 typedef ap_uint<64> pre_addr_t;                     // DDR byte address, or beat index
 typedef ap_uint<13> pre_dim_t;                      // a size or index 0..4096
-typedef ap_uint<44> pre_pos_t;                      // c x step: up to 4095 steps below 2^32
+typedef ap_uint<32> pre_pos_t;                      // c x step mod 2^32 (host/pre.py step 2: a 32-bit accumulator)
 typedef ap_uint<24> pre_pix_t;                      // a frame pixel, channel c at bits 8c + 7..8c
 typedef ap_uint<48> pre_out_t;                      // an output pixel's 3 elements, little-endian
 
@@ -83,6 +86,7 @@ struct pre_args_t {
     pre_addr_t dst_addr;          // byte address of output pixel (0, 0), channel 0
     ap_uint<32> dst_row;          // bytes from one output row to the next
     ap_uint<8> dst_pix;           // bytes from one output pixel to the next (>= 3 elem_bytes)
+    pre_dim_t y0, rows;           // the band of output rows y0 .. y0 + rows - 1 (y0 + rows <= net_h), row y0 at dst_addr
 };
 
 // What a run did (the loops' trip counts, for the cycle estimate): output rows that read source rows (PRE_FETCH
@@ -103,7 +107,8 @@ static inline bool pre_args_ok(const pre_args_t &a) {
     return a.frame_w >= 1 && a.frame_w <= PRE_MAX_FRAME && a.frame_h >= 1 && a.frame_h <= PRE_MAX_FRAME &&
            a.net_w >= 1 && a.net_w <= PRE_MAX_FRAME && a.net_h >= 1 && a.net_h <= PRE_MAX_FRAME && a.out_w >= 1 &&
            a.out_h >= 1 && (int)a.left + (int)a.out_w <= (int)a.net_w && (int)a.top + (int)a.out_h <= (int)a.net_h &&
-           (int)a.src_pitch >= 3 * (int)a.frame_w && a.shift >= 1 && (int)a.dst_pix >= 3 * eb;
+           (int)a.src_pitch >= 3 * (int)a.frame_w && a.shift >= 1 && (int)a.dst_pix >= 3 * eb &&
+           (int)a.y0 + (int)a.rows <= (int)a.net_h;
 }
 
 // output position s = c x step of an axis with n_src source pixels (host/pre.py step 2): source indices i, i1 and
@@ -337,13 +342,13 @@ static inline bool accel_pre(maxi<pre_beat_t> ddr, const pre_args_t &a, pre_stat
     h.off1 = 0;
     const ap_uint<64> rnd = (ap_uint<64>)1 << (a.shift - 1);
     const pre_addr_t span = (ap_uint<21>)((pre_dim_t)(a.net_w - 1) * a.dst_pix) + 3 * (1 + a.prec);   // a row's bytes
-    const ap_uint<14> bottom = (ap_uint<14>)a.top + a.out_h;
+    const ap_uint<14> bottom = (ap_uint<14>)a.top + a.out_h, end = (ap_uint<14>)a.y0 + a.rows;
     pre_addr_t dy = a.dst_addr;
-    pre_pos_t sy = 0;
-    pre_dim_t r = 0;    // the placed row
+    pre_dim_t r = a.y0 > a.top ? (pre_dim_t)(a.y0 - a.top) : (pre_dim_t)0;   // the placed row (the band's first)
+    pre_pos_t sy = (pre_pos_t)(a.step_y * r);   // r x step_y mod 2^32 (once per run)
     ap_uint<8> resp = 0;
 PRE_ROWS:
-    for (pre_dim_t y = 0; y < a.net_h; y++) {
+    for (ap_uint<14> y = a.y0; y < end; y++) {
 #pragma HLS LOOP_TRIPCOUNT min=1 max=4096
         pre_row_t row;
         row.placed = y >= a.top && y < bottom;

@@ -302,7 +302,8 @@ def test_maxi_burst_clean(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------ (b) the kernel
-HOT = ["LOAD_BEATS", "PBUF_BEATS", "PE_TILE", "PE_RMW", "BYPASS", "POST_TILE", "STORE_BEATS"]
+HOT = ["LOAD_BEATS", "PBUF_BEATS", "PE_TILE", "PE_RMW", "BYPASS", "POST_TILE", "STORE_BEATS", "PRE_PIXELS",
+       "PRE_FETCH"]
 
 
 @pytest.fixture(scope="module")
@@ -313,7 +314,7 @@ def zcu_kernel(tmp_path_factory):
 
 
 def test_kernel_hot_loops_at_ii_1(zcu_kernel):
-    """The rendered zcu19eg kernel: every hot loop of LOAD, COMPUTE, POST and STORE at analysed II=1 (the issue
+    """The rendered zcu19eg kernel: every hot loop of LOAD, PRE, COMPUTE, POST and STORE at analysed II=1 (the issue
     42 rewrite; before it PE_TILE / PE_RMW were II=2, LOAD_BEATS / STORE_BEATS 32, POST_TILE Tm = 48)."""
     loops, _ = analyse_folder(zcu_kernel)
     got = {lp.label: lp for lp in loops}

@@ -247,6 +247,11 @@ def test_every_formula_loop_used(frame, loops, tiny_prog, tiny_bypass_prog, tiny
     used = set(cmp["used"])
     for brd, prog in (tiny_prog, tiny_bypass_prog, tiny_one_tap_prog):
         used |= set(he.compare(brd, 8, prog.insns)["used"])
+    from generator.eval.pre_cases import pre_case     # PRE's loops: a standalone PRE program (nominal frame)
+    from generator.spec import isa
+    brd = tiny_prog[0]
+    pre = pre_case(HwConfig.from_board(brd, 8), 40, 30, 24, 16)
+    used |= set(he.compare(brd, 8, isa.decode_program(pre.blob), frame=pre.frame)["used"])
     assert "BYPASS" not in cmp["used"] and "PE_RMW" not in cmp["used"]
     assert used == formula_loops(loops)
 

@@ -14,7 +14,8 @@ Structure (``hls_templates/kernel/accel_kernel.h``, after TVM-VTA): five top fun
 :data:`generator.spec.isa.REGISTERS` map, m_axi on ``insns`` only) dispatches every instruction to the command queue of
 its module and sends each run's base registers and sizes to load and store; ``accel_load``, ``accel_compute``,
 ``accel_store`` and ``accel_post`` are free-running (``ap_ctrl_none``, one instruction per invocation), load and
-store each with its own m_axi port (load reads, store writes; absolute addresses), synchronised by the four
+store each with its own m_axi port (load reads, and writes the network input for PRE; store writes; absolute
+addresses; PRE's frame registers reach the load module in the run descriptor), synchronised by the four
 dependency-token streams of depth :data:`generator.spec.isa.TOKEN_QUEUE_DEPTH`. The store IP hands each POST to the
 post IP (``post_q``) and runs the STOREs after it while the POST still writes OBUF, taking a STORE segment only once
 the post IP has reported its OBUF words written (``p2s``, as the RTL's rtl/post.sv beside rtl/store.sv).
@@ -60,8 +61,9 @@ KERNEL_FILES = ["isa.h", "config.h", "accel.h", "accel.cpp", "insn_rom.h", "tb.c
 KERNEL_DIR = TEMPLATES_DIR / "kernel"     # the static C++ of the kernel (compiles without rendering)
 #: the kernel proper: accel_kernel.h (shared definitions, the modules' state and instruction handlers) and the
 #: parts it includes, one per module's operations (each file's functions are what the rule checker checks in it)
-KERNEL_HEADERS = ["accel_kernel.h", "accel_kernel_base.h", "accel_kernel_load.h", "accel_kernel_compute.h",
-                  "accel_kernel_post.h", "accel_kernel_store.h", "accel_kernel_fetch.h"]
+KERNEL_HEADERS = ["accel_kernel.h", "accel_kernel_base.h", "accel_kernel_pre.h", "accel_kernel_pre_exec.h",
+                  "accel_kernel_load.h", "accel_kernel_compute.h", "accel_kernel_post.h", "accel_kernel_store.h",
+                  "accel_kernel_fetch.h"]
 STATIC_FILES = ["accel_stream.h", "accel_maxi.h", *KERNEL_HEADERS, "accel_csim.h"]
 #: the block design's modules (hls_templates/bd/), module references of vivado_bd.tcl: the buffer memory and, on a
 #: board with two HP ports, the modules' DDR path over both (accel_hp.v around the RTL's burst splitter)
@@ -77,7 +79,7 @@ TOP = "accel"
 #: the five top functions, each exported as its own IP (VLNV host.registers.ip_vlnv(name)); the first, the fetch /
 #: control block with the isa.REGISTERS map, is host.registers.KERNEL_VLNV (the IP host/driver.py binds)
 TOPS = [(TOP, "fetch + control (ap_ctrl_hs, s_axilite, m_axi insns)"),
-        (TOP + "_load", "LOAD (ap_ctrl_none, m_axi read, IBUF/WBUF/PBUF write ports)"),
+        (TOP + "_load", "LOAD, PRE (ap_ctrl_none, m_axi read (PRE: read + write), IBUF/WBUF/PBUF write ports)"),
         (TOP + "_compute", "COMPUTE (ap_ctrl_none, IBUF/WBUF read, ACC read-write ports: true dual port)"),
         (TOP + "_store", "STORE, END; hands POSTs to the post IP (ap_ctrl_none, m_axi write, OBUF read ports)"),
         (TOP + "_post", "POST (ap_ctrl_none, ACC/PBUF/TBUF read ports, OBUF write ports)")]
@@ -122,7 +124,9 @@ def _env() -> Environment:
 
 def isa_context() -> dict:
     """The HLS entries of ``isa.h`` beyond the shared ISA tables, all taken from :mod:`generator.spec.isa`: the
-    instruction formats with their fields, the parameter record, the register map, the module of each opcode."""
+    instruction formats with their fields, the parameter record, the register map (``pre_regs``: PRE's per-frame
+    registers, :data:`generator.spec.isa.PRE_REGISTERS`, carried to the load module in the run descriptor), the
+    module of each opcode."""
     formats = []
     for op in isa.FORMATS:
         lay = isa.LAYOUTS[op]
@@ -132,7 +136,8 @@ def isa_context() -> dict:
     params = [dict(name=n, offset=o, bytes=np.dtype(t).itemsize, signed=np.dtype(t).kind == "i")
               for n, t, o in isa.PARAM_RECORD]
     regs = [dict(name=n, offset=o, bits=b, access=a) for n, o, b, a in isa.REGISTERS]
-    return dict(insn_bytes=isa.INSN_BYTES, insn_log2_bits=isa.INSN_BITS.bit_length() - 1,
+    pre_regs = [r for r in regs if r["name"] in isa.PRE_REGISTERS]
+    return dict(pre_regs=pre_regs, insn_bytes=isa.INSN_BYTES, insn_log2_bits=isa.INSN_BITS.bit_length() - 1,
                 module_of=isa.MODULE_OF, formats=formats, base_regs=isa.BASE_REGS, params=params,
                 mult_bits=isa.MULT_BITS, max_shift=isa.MAX_SHIFT,
                 requant_operand_bits=isa.REQUANT_OPERAND_BITS, hw_info_modes=HW_INFO_MODES, registers=regs)

@@ -54,6 +54,8 @@ int main(int argc, char **argv) {
     a.dst_addr = arg(argv, 20);
     a.dst_row = arg(argv, 21);
     a.dst_pix = arg(argv, 22);
+    a.y0 = 0;             // (the whole input: one band of all net_h rows)
+    a.rows = a.net_h;
     pre_stats_t st;
     ap_uint<1> ok = 0;
     pre_top(ddr.data(), a, st, ok);

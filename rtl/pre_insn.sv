@@ -4,7 +4,7 @@
 // A band of rows = 0 does nothing (no check). Checks (OUT_OF_RANGE, host.pre.pre_violation, the band, and the
 // destination as LOAD / STORE check theirs): frame_w, frame_h, net_w, net_h in [1, 4096]; frame_pitch in
 // [3 frame_w, 65535]; 1 <= pre_out_w <= net_w - pre_left and likewise rows; (frame_h - 1) pitch + 3 frame_w <=
-// frame_size; y0 + rows <= net_h; ddr_offset + (rows - 1) row_stride + (net_w - 1) pix_stride + 3 elem_bytes <=
+// frame_size; y0 + rows <= net_h; pix_stride >= 3 elem_bytes; ddr_offset + (rows - 1) row_stride + (net_w - 1) pix_stride + 3 elem_bytes <=
 // the base register's size (ddr_offset: the band's first row). The products are serial (rtl/seq_mul.sv, 13
 // cycles; also the band's source-row accumulator sy0 = step_y max(y0 - top, 0) mod 2^32), the
 // sums carry-select (accel_pkg addr_add), the compares registered: 20 cycles from `go` to the start of rtl/pre.sv
@@ -119,7 +119,7 @@ module pre_insn
   always_ff @(posedge clk) begin
     if (st == P_S1) begin
       c_sizes <= in_1_4096(r_fw) && in_1_4096(r_fh) && in_1_4096(32'(i_nw)) && in_1_4096(32'(i_nh));
-      c_band <= 14'(i_y0) + 14'(i_rows) <= 14'(i_nh);
+      c_band <= 14'(i_y0) + 14'(i_rows) <= 14'(i_nh) && i_ps >= (i_p16 ? 8'd6 : 8'd3);   // (+ a whole pixel)
       c_fits <= r_ow[31:13] == '0 && r_left[31:13] == '0 && r_oh[31:13] == '0 && r_top[31:13] == '0
                 && r_ow != 0 && r_oh != 0;
       c_pitch_hi <= r_pitch[31:16] == '0;

@@ -206,7 +206,7 @@ class Fuzzer:
     def run_case(self, case: dict) -> Outcome:
         """Compile and run one case on every executor; never raises for a property of the case."""
         from generator.codegen.program import ScheduleError
-        from generator.exec import runtime
+        from generator.exec import run_frame, runtime
         from generator.ref.int_ref import IndependentRef, compare_ddr
         from generator.ir.graph import GraphError
         from generator.quant.quantize import QuantError
@@ -243,20 +243,18 @@ class Fuzzer:
                 t = time.time()
                 if stage == "golden":
                     golden = self._engine("golden", case["config"])
-                    run = golden.run(prog, ddr, bases, sizes, frame=frame)
+                    run, _ = run_frame(golden, prog, ddr, bases, sizes, frame)
                     gold, bad = run.ddr, run.error
                     if hw_prog is not prog and not bad:
-                        run = golden.run(hw_prog, ddr, bases, sizes, frame=frame)
+                        run, _ = run_frame(golden, hw_prog, ddr, bases, sizes, frame)
                         hw_gold, bad = run.ddr, run.error and f"identity variant: {run.error}"
                     hw_gold = gold if hw_gold is None else hw_gold
                 elif stage == "ref":
                     bad = "; ".join((ref.check_params(gq) or compare_ddr(ref, ref.run(xq), prog, gold, bases))[:3])
                 else:
                     opts = {"case": "fuzz-case", "timeout_cycles": 20_000_000} if stage == "rtl" else {}
-                    if frame is not None:
-                        opts["frame"] = frame
-                    bad = _ddr_diff(self._engine(stage, case["config"]).run(hw_prog, ddr, bases, sizes, **opts),
-                                    hw_gold)
+                    run, _ = run_frame(self._engine(stage, case["config"]), hw_prog, ddr, bases, sizes, frame, **opts)
+                    bad = _ddr_diff(run, hw_gold)
                 sec[stage] = time.time() - t
                 if bad:
                     return Outcome(case, "fail", f"{stage}: {bad}", sec)

@@ -185,6 +185,9 @@ class GoldenSim:
         hp = self._at(f)
         q = PreQuant(f["mult"], f["shift"], f["zp"], hp.bits, bool(f["model_bgr"]) != fr.bgr)
         y0, rows = f["y0"], f["rows"]
+        if f["pix_stride"] < 3 * hp.elem_bytes:
+            raise SimError(f"instruction {k}: PRE pixel stride {f['pix_stride']} below a pixel's {3 * hp.elem_bytes} "
+                           f"bytes", "OUT_OF_RANGE", k)
         v = self._ddr_view(k, f["base_reg"], f["ddr_offset"], rows, g.net_w,
                            3 * hp.elem_bytes, f["row_stride"], f["pix_stride"])
         out = pre_run(self.ddr[fr.addr:fr.addr + n], g, q, pitch=fr.pitch, y0=y0, rows=rows)

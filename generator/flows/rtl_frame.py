@@ -100,9 +100,32 @@ def _run_both(brd, prog, ddr, bases, tag: str, case_dir: Path, log, frame=None) 
                          timeout_cycles=max(50 * model, 1_000_000), progress_every=25)
     sim_s = time.time() - t1
     gold, gpro = run_frame(GoldenExecutor(), prog, ddr, bases, frame=frame)
-    if pro is not None and (pro.status or int(np.count_nonzero(pro.ddr != gpro.ddr))):
+    run.prologue, run.prologue_ok = pro, True     # (the RTL's prologue run, None without PRE)
+    if pro is not None and (pro.status or pro.timeout or int(np.count_nonzero(pro.ddr != gpro.ddr))):
         log(f"the prologue (PRE of the frame) differs: RTL status {pro.status:#x}, golden {gpro.status:#x}")
+        run.prologue_ok = False
     return run, gold, sim_s
+
+
+def pre_lines(prog, run, frame) -> tuple[str, dict]:
+    """The report's lines on PRE (empty without it) and their figures: the prologue's RTL and model cycles, the
+    main program's PRE bands (count, model cycles at this frame: run in the LOAD module's idle time)."""
+    from generator.spec.timing import pre_cycles
+
+    if not prog.prologue:
+        return "", {}
+    bands = [i for i in prog.insns if i.op == "PRE"]
+    band_model = sum(pre_cycles(prog.hw, i.f, frame) for i in bands)
+    pro_model = pre_cycles(prog.hw, prog.prologue[1].f, frame)
+    pro = run.prologue
+    figs = {"pre_prologue_rtl": int(pro.cycles) if pro is not None else None, "pre_prologue_model": pro_model,
+            "pre_bands": len(bands), "pre_band_model_cycles": band_model,
+            "pre_prologue_bit_exact": pro is not None and run.prologue_ok}
+    text = (f"PRE: frame {frame.frame_w}x{frame.frame_h} (pitch {frame.pitch} B) -> {prog.prologue[1].f['net_w']}x"
+            f"{prog.prologue[1].f['net_h']}; prologue (the first frame's input) {figs['pre_prologue_rtl']} RTL cycles "
+            f"(model {pro_model}); the main program's {len(bands)} PRE bands (the next frame's input) {band_model} "
+            f"model cycles, in the LOAD module's idle time (in the layers' cycles above)\n")
+    return text, figs
 
 
 def _header(brd, comp, image, quant, per_channel, config, resolution, verdict, golden_cycles, sim_s) -> str:
@@ -152,13 +175,15 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     ddr, bases, frame = input_ddr(comp, img)
     run, gold, sim_s = _run_both(brd, prog, ddr, bases, f"{board}-{config}", out / "case", log, frame)
     diff = int(np.count_nonzero(run.ddr != gold.ddr))
-    ok = not run.timeout and run.status == 0 and gold.status == 0 and diff == 0
+    ok = not run.timeout and run.status == 0 and gold.status == 0 and diff == 0 and getattr(run, "prologue_ok", True)
     rows = layer_report(prog, run.detail)
     total = run.detail.get("cycles")
     heads = {o: read_tensor(prog, comp.qgraph, run.ddr, bases, o) for o in comp.qgraph.outputs}
     dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
     draw_detections(img, dets, out / "detections.png")
     text = format_report(rows, hw, total, brd.pl_clock_mhz)
+    ptext, pfigs = pre_lines(prog, run, frame)
+    text = ptext + text
     fmax, line = fmax_line(total, board, config, brd.pl_clock_mhz) if total else (None, "")
     text += f"\n{line}" if line else ""
     verdict = "bit-exact" if ok else (f"MISMATCH ({diff} bytes differ, timeout {run.timeout}, status "
@@ -166,7 +191,7 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     qname = quant + (f", precision {precision}" if precision else "")
     head = _header(brd, comp, image, qname, per_channel, config, resolution, verdict, gold.cycles, sim_s)
     atomic_write(out / "report.txt", head + text + "\n")
-    rep = {"bit_exact": ok, "diff_bytes": diff, "rtl_cycles": total, "golden_cycles": gold.cycles,
+    rep = {**pfigs, "bit_exact": ok, "diff_bytes": diff, "rtl_cycles": total, "golden_cycles": gold.cycles,
            "model_cycles": prog.cycles, "layers": rows, "sim_seconds": sim_s,
            "clock_mhz": brd.pl_clock_mhz, "quant": quant, "bits": hw.bits, "precision": precision or "",
            "pe_util": sum(r["ideal"] for r in rows) / total if total else None,

@@ -179,7 +179,7 @@ FORMATS: dict[str, list[tuple[str, int]]] = {
     # instruction starts. Checks (OUT_OF_RANGE): frame_w, frame_h in [1, 4096]; frame_pitch in [3*frame_w, 65535];
     # 1 <= pre_out_w <= net_w - pre_left, 1 <= pre_out_h <= net_h - pre_top; every frame byte read within
     # [0, frame_size) of the frame register, every byte written within its base register's size; net_w, net_h >= 1;
-    # y0 + rows <= net_h. (The compiler emits the whole input as one PRE, or bands of the next frame's input in the
+    # y0 + rows <= net_h; pix_stride >= 3 elem_bytes. (The compiler emits the whole input as one PRE, or bands of the next frame's input in the
     # LOAD module's idle time: generator/codegen/pre.py.)
     "PRE": [("base_reg", 2), ("ddr_offset", 32), ("row_stride", 32), ("pix_stride", 8), ("net_w", 13),
             ("net_h", 13), ("mult", 16), ("shift", 6), ("zp", 16), ("model_bgr", 1), ("prec", 1), ("y0", 13),

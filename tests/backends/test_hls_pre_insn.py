@@ -166,3 +166,14 @@ def test_csim_pre_band_beyond_the_input_and_empty_band():
     empty = isa.encode_program([cfg, isa.make("PRE", **{**f, "rows": 0}), isa.make("END")])
     got, gold = _both(c, blob=empty, frame=replace(c.frame, frame_w=0))
     assert got.status == gold.status == 0 and np.array_equal(got.ddr, c.ddr)
+
+
+@pytest.mark.parametrize("bits,ps", [(8, 2), (16, 5)])
+def test_csim_pre_pixel_stride_below_a_pixel(bits, ps):
+    """A pixel stride below a pixel's bytes (3 or 6): OUT_OF_RANGE as the golden simulator's, nothing written."""
+    c = pre_case(HW, 40, 30, 24, 16, bits=bits)
+    insns = isa.decode_program(c.blob)
+    insns[1] = isa.make("PRE", **{k: v for k, v in dict(insns[1].f, pix_stride=ps).items() if k != "opcode"})
+    got, gold = _both(c, blob=isa.encode_program(insns))
+    assert got.status == gold.status == isa.status_of("OUT_OF_RANGE"), (hex(got.status), gold.error)
+    assert np.array_equal(got.ddr, c.ddr)

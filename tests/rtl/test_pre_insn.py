@@ -41,12 +41,13 @@ def rtl():
     return ex, base.cycles
 
 
-def run_both(rtl, c, name, frame=None, sizes=None):
-    """(rtl run, golden run) of case ``c`` (its frame registers, or ``frame``; its sizes, or ``sizes``)."""
+def run_both(rtl, c, name, frame=None, sizes=None, blob=None):
+    """(rtl run, golden run) of case ``c`` (its frame registers, or ``frame``; its sizes, or ``sizes``; its
+    program, or ``blob``)."""
     ex, _ = rtl
-    fr, sz = c.frame if frame is None else frame, c.sizes if sizes is None else sizes
-    got = ex.run(None, c.ddr, c.bases, sz, blob=c.blob, case=BUILD / "tiny" / "pre" / name, frame=fr)
-    gold = GoldenExecutor().run(None, c.ddr, c.bases, sz, blob=c.blob, hw=HW, frame=fr)
+    fr, sz, blob = c.frame if frame is None else frame, c.sizes if sizes is None else sizes, blob or c.blob
+    got = ex.run(None, c.ddr, c.bases, sz, blob=blob, case=BUILD / "tiny" / "pre" / name, frame=fr)
+    gold = GoldenExecutor().run(None, c.ddr, c.bases, sz, blob=blob, hw=HW, frame=fr)
     assert not got.timeout, name
     return got, gold
 
@@ -192,3 +193,13 @@ def test_pre_beside_store(rtl):
     assert got.status == gold.status == 0 and not got.timeout, (got.status, gold.error)
     assert np.array_equal(got.ddr, gold.ddr)
     assert c.mismatch(got.ddr[at:]) == ""
+
+
+def test_pre_pixel_stride_below_a_pixel(rtl):
+    """A pixel stride below a pixel's bytes (int16: 6): OUT_OF_RANGE as the golden simulator's, nothing written."""
+    c = pre_case(HW, 40, 30, 24, 16, bits=16)
+    f = {k: v for k, v in c.insn.f.items() if k not in dict(isa.HEADER)}
+    blob = isa.encode_program([config_insn(HW), isa.make("PRE", **dict(f, pix_stride=5)), isa.make("END")])
+    got, gold = run_both(rtl, c, "pix-short", blob=blob)
+    assert got.status == gold.status == isa.status_of("OUT_OF_RANGE"), (got.status, gold.error)
+    assert np.array_equal(got.ddr, c.ddr)

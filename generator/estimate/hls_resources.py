@@ -11,10 +11,15 @@ packed into its 27-bit A port, so int8 does twice the MACs on the same slices) `
 (post-processing: one requantization multiply per output lane, the accumulator-plus-bias pre-shifted to
 :data:`generator.spec.isa.REQUANT_OPERAND_BITS` = 27 bits times the ``MULT_BITS``-bit multiplier: one 27 x 18
 signed DSP48E2 in both modes) ``+ Tm``
-(COMPUTE's element-wise product, ``emul``: one 18 x 18 multiply per output lane, :data:`DSP_PER_EMUL_LANE`).
+(COMPUTE's element-wise product, ``emul``: one 18 x 18 multiply per output lane, :data:`DSP_PER_EMUL_LANE`)
+``+`` PRE's multipliers (the load module's PRE unit, ``hls_templates/kernel/accel_kernel_pre.h``,
+:data:`PRE_PRODUCTS`, :func:`pre_dsp`: the pixel loop's bilinear and quantization products per channel and the
+per-row address products, each as many slices as its operands' widths need). The instructions' range checks
+(LOAD's, STORE's and PRE's scalar ``(rows - 1) * row_stride`` products, once per instruction) are not counted.
 
 **Memories**: the kernel's buffers, instruction ROM and the block design's stream FIFOs, each group mapped onto
-BRAM, URAM or LUTRAM by the rule of :mod:`generator.spec.memories`
+BRAM, URAM or LUTRAM by the rule of :mod:`generator.spec.memories`, and PRE's two line buffers
+(:func:`pre_memories`: block RAM, ``BIND_STORAGE ram_t2p impl=bram``)
 (:func:`generator.spec.memories.bound_kernel_memories`, the architecture's choice that the back ends also render):
 IBUF and ACC true dual port (block RAM without the 512 x 72 / 512 x 36 simple-dual-port shapes, URAM as two
 read-write ports, never LUTRAM), PBUF and TBUF one 128-bit record memory per lane; each FIFO adds
@@ -44,6 +49,7 @@ from dataclasses import dataclass, field
 from generator.spec import isa
 from generator.spec import memories
 from generator.spec.board import Board
+from host.pre import MAX_FRAME
 from generator.spec.arch import (AXI_ADDR_BITS, DSP_A_BITS, DSP_B_BITS, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING,
                                   PACK_SHIFT, pe_chain)
 
@@ -76,6 +82,7 @@ class Estimate:
     dsp_pe: int = 0
     dsp_post: int = 0
     dsp_emul: int = 0
+    dsp_pre: int = 0
 
     def used(self) -> dict:
         """{resource: estimate}, keys as in the board file's ``resources``."""
@@ -110,6 +117,46 @@ DSP_PER_EMUL_LANE = 1
 #: DSP48E2 slices per output lane of POST's requantization: one REQUANT_OPERAND_BITS x MULT_BITS (27 x 16) signed
 #: multiply (UG579: 27 x 18 per slice)
 DSP_PER_REQUANT_LANE = 1
+
+
+#: PRE's products (accel_kernel_pre.h): (what, how many, operand bits, operand bits), widths as signed operands
+#: (an unsigned b-bit operand takes b + 1): per channel (3) of the pipelined PRE_PIXELS loop (II 1, so none
+#: shared) the horizontal pass f (b - a) of both held rows (12-bit weight x 9-bit difference), the vertical
+#: f (h1 - h0) (12 x 21 bits) and the quantization v mult (24 x 16 bits unsigned); per output row the source row's
+#: byte offset row x src_pitch (13 x 16), the row's span (net_w - 1) x dst_pix (13 x 8) and, once per band, its
+#: first placed row's position r x step_y (13 x 32: wider than a slice's 27-bit port)
+PRE_PRODUCTS = (("horizontal pass", 2 * 3, 13, 9), ("vertical pass", 3, 13, 21), ("quantization", 3, 25, 17),
+                ("source row offset", 1, 14, 17), ("row span", 1, 14, 9), ("band row position", 1, 33, 14))
+#: PRE's line buffers (accel_kernel_pre.h line0 / line1): two frame rows of host.pre.MAX_FRAME pixels
+PRE_LINE_BUFFERS = 2
+
+
+def dsp_slices(a_bits: int, b_bits: int) -> int:
+    """DSP48E2 slices of one a_bits x b_bits signed product (UG579: 27 x 18 per slice; a wider operand in
+    port-sized parts, the cheaper orientation)."""
+    return min(math.ceil(a_bits / DSP_A_BITS) * math.ceil(b_bits / DSP_B_BITS),
+               math.ceil(b_bits / DSP_A_BITS) * math.ceil(a_bits / DSP_B_BITS))
+
+
+def pre_dsp() -> int:
+    """DSP48E2 slices of PRE's multipliers (:data:`PRE_PRODUCTS`), the same for every board."""
+    return sum(n * dsp_slices(a, b) for _, n, a, b in PRE_PRODUCTS)
+
+
+def pre_line_beats(axi_bytes: int) -> int:
+    """m_axi beats of one PRE line buffer (accel_kernel_pre.h ``PRE_LINE_BEATS``): a row of 3 x MAX_FRAME bytes
+    from any byte of its first beat plus the beat after the last."""
+    return 3 * MAX_FRAME[0] // axi_bytes + 2
+
+
+def pre_memories(board: Board) -> list:
+    """PRE's line buffers as one memory group (:class:`generator.spec.memories.Memory`): :data:`PRE_LINE_BUFFERS`
+    of :func:`pre_line_beats` words of the m_axi width, true dual port (``ram_t2p``: two beats read a cycle),
+    block RAM (the kernel binds them so: never URAM or LUTRAM)."""
+    w = board.accelerator.axi_data_width_bits
+    m = memories.Memory("PRE line buffers", PRE_LINE_BUFFERS, pre_line_beats(w // 8), w, tdp=True)
+    m.bram36 = m.count * memories.bram36_for(m.depth, m.width, tdp=True)
+    return [m]
 
 
 def hp_split_lut_ff(board: Board) -> tuple[int, int]:
@@ -175,17 +222,19 @@ def estimate(board: Board, rom_insns: int = 0) -> Estimate:
     dsp_pe = tn * tm
     dsp_post = tm * DSP_PER_REQUANT_LANE
     dsp_emul = tm * DSP_PER_EMUL_LANE
+    dsp_pre = pre_dsp()
     mems = memories.bound_kernel_memories(board, rom_insns)
     n_fifo = sum(m.count for m in mems if memories.is_fifo(m))
     _, pe_ff = pe_fabric(board)
     lut = sum(lut_terms(board, mems).values())
+    mems = mems + pre_memories(board)
     _, split_ff = hp_split_lut_ff(board)
     ff = (tn * tm * FF_PER_PE + pe_ff + tm * FF_PER_LANE + FF_FIXED * a.axi_data_width_bits // 128
           + n_fifo * FF_PER_FIFO + split_ff)
-    return Estimate(board=board.name, part=board.part, tn=tn, tm=tm, dsp48e2=dsp_pe + dsp_post + dsp_emul,
+    return Estimate(board=board.name, part=board.part, tn=tn, tm=tm, dsp48e2=dsp_pe + dsp_post + dsp_emul + dsp_pre,
                     bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut), ff=int(ff),
                     capacity=board.resources.model_dump(), memories=mems, dsp_pe=dsp_pe, dsp_post=dsp_post,
-                    dsp_emul=dsp_emul)
+                    dsp_emul=dsp_emul, dsp_pre=dsp_pre)
 
 
 def check(board: Board, rom_insns: int = 0) -> Estimate:

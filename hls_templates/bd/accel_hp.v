@@ -1,15 +1,27 @@
 // accel_hp.v -- the HLS kernel's DDR path on two HP ports (vivado_bd.tcl adds it as a module reference when the
 // board file's accelerator has hp_ports: 2; static, copied by generator/backends/hls/kernel.py with the RTL files
 // it instantiates). The same burst splitter as the RTL's (rtl/axi_hp_split.sv, tests/rtl/test_axi_hp_split.py):
-//   s_axi_load   AXI4 slave, read channels: the LOAD module's m_axi (accel_load_0/m_axi_load_gmem)
+//   s_axi_load   AXI4 slave: the LOAD module's m_axi (accel_load_0/m_axi_load_gmem): LOAD's and PRE's reads, PRE's
+//                writes (the PRE instruction runs in the load module, accel_kernel_pre.h, on this port)
 //   s_axi_store  AXI4 slave, write channels: the STORE module's m_axi (accel_store_0/m_axi_store_gmem)
 //   m00_axi      AXI4 master of DW / 2 bits onto S_AXI_HP0_FPD: the first half of every burst
 //   m01_axi      AXI4 master of DW / 2 bits onto S_AXI_HP1_FPD: the second half
-// so a LOAD or a STORE moves DW / 8 bytes per cycle over both ports, as the RTL's units do (the latency model's
-// hp_ports: 2). The bursts must be what a Vitis HLS m_axi of DW-bit words issues and the splitter takes: INCR,
-// full-width beats at beat-aligned addresses (the host's buffers are page-aligned), within one 4 KB page, at most
-// 256 beats, one AXI ID (IDs 1 bit, answered 0, in order). The load interface's write channels and the store interface's read channels are tied
-// off (never used: the LOAD module only reads, the STORE module only writes). Responses are OKAY.
+// so a LOAD, a PRE or a STORE moves DW / 8 bytes per cycle over both ports, as the RTL's units do (the latency
+// model's hp_ports: 2). The bursts must be what a Vitis HLS m_axi of DW-bit words issues and the splitter takes:
+// INCR, full-width beats at beat-aligned addresses (the host's buffers are page-aligned), within one 4 KB page, at
+// most 256 beats, one AXI ID (IDs 1 bit, answered 0, in order). Responses are OKAY; the store interface's read
+// channels are tied off (the STORE module only writes).
+// Write channels: STORE's (a) and PRE's (b, the load interface's) share the splitter's through the arbiter below,
+// the RTL's rtl/axi_wr_arb.sv in plain Verilog (that one imports accel_pkg, which the block design does not have):
+// one owner at a time (own: 0 STORE, 1 load interface) has AW, W and B. The other interface's address (awvalid)
+// while the owner offers none asks for the channel (sw): the owner's addresses are held back until its accepted
+// bursts have sent their data (wcnt) and got their responses (bcnt), then the channel changes hands; so W beats
+// follow their addresses in order and every response goes to the interface whose burst it is (one AXI ID:
+// responses in order). An interface's W beats pass only while it has an accepted burst without its last beat (no
+// W ahead of AW across owners; registered: w_ok). Unlike the RTL's units, an HLS m_axi may hold off its bready:
+// the splitter's bready is the owner's. No deadlock: an owner's accepted bursts finish without the other
+// interface (a Vitis HLS m_axi issues AW once the burst's data is in its buffer: run_hls.tcl's
+// -m_axi_conservative_mode), and each interface drops awvalid between bursts, where the other one gets the channel.
 // Addresses: a Vitis HLS m_axi address is 64 bits (run_hls.tcl: config_interface -m_axi_addr64=true, the default;
 // UG1399 "config_interface"; 32 bits would reach only the low 4 GB, not DDR_HIGH), so the slave ports take 64 bits
 // and the splitter the low AW = 40 (generator/spec/arch.py AXI_ADDR_BITS, as the RTL: the Zynq UltraScale+ address map
@@ -26,7 +38,7 @@ module accel_hp #(
     (* X_INTERFACE_PARAMETER = "ASSOCIATED_BUSIF s_axi_load:s_axi_store:m00_axi:m01_axi, ASSOCIATED_RESET aresetn" *)
     input  wire                 aclk,
     input  wire                 aresetn,
-    // ---- s_axi_load (LOAD's m_axi): reads
+    // ---- s_axi_load (the load module's m_axi): LOAD's and PRE's reads
     input  wire [0:0]           s_axi_load_arid,
     input  wire [63:0]          s_axi_load_araddr,
     input  wire [7:0]           s_axi_load_arlen,
@@ -40,8 +52,12 @@ module accel_hp #(
     output wire                 s_axi_load_rlast,
     output wire                 s_axi_load_rvalid,
     input  wire                 s_axi_load_rready,
+    // ---- s_axi_load: PRE's writes
+    input  wire [0:0]           s_axi_load_awid,
     input  wire [63:0]          s_axi_load_awaddr,
     input  wire [7:0]           s_axi_load_awlen,
+    input  wire [2:0]           s_axi_load_awsize,
+    input  wire [1:0]           s_axi_load_awburst,
     input  wire                 s_axi_load_awvalid,
     output wire                 s_axi_load_awready,
     input  wire [DW-1:0]        s_axi_load_wdata,
@@ -49,6 +65,7 @@ module accel_hp #(
     input  wire                 s_axi_load_wlast,
     input  wire                 s_axi_load_wvalid,
     output wire                 s_axi_load_wready,
+    output wire [0:0]           s_axi_load_bid,
     output wire [1:0]           s_axi_load_bresp,
     output wire                 s_axi_load_bvalid,
     input  wire                 s_axi_load_bready,
@@ -153,15 +170,58 @@ module accel_hp #(
     wire [15:0] arlen, awlen;
     wire [DW/8-1:0] wstrb;
 
+    // ---- write arbiter (header): STORE (a, own 0) and the load interface's PRE writes (b, own 1)
+    reg own, sw, w_ok;
+    reg [15:0] wcnt, bcnt;                  // the owner's bursts without their last beat / without their response
+    wire o_awvalid = own ? s_axi_load_awvalid : s_axi_store_awvalid;
+    wire x_awvalid = own ? s_axi_store_awvalid : s_axi_load_awvalid;     // the other interface's
+    wire [AW-1:0] m_awaddr = own ? s_axi_load_awaddr[AW-1:0] : s_axi_store_awaddr[AW-1:0];
+    wire [7:0] m_awlen = own ? s_axi_load_awlen : s_axi_store_awlen;
+    wire m_awvalid = !sw && o_awvalid;
+    wire [DW-1:0] m_wdata = own ? s_axi_load_wdata : s_axi_store_wdata;
+    wire [DW/8-1:0] m_wstrb = own ? s_axi_load_wstrb : s_axi_store_wstrb;
+    wire m_wlast = own ? s_axi_load_wlast : s_axi_store_wlast;
+    wire m_wvalid = w_ok && (own ? s_axi_load_wvalid : s_axi_store_wvalid);
+    wire m_bready = own ? s_axi_load_bready : s_axi_store_bready;
+    wire m_awready, m_wready, m_bvalid;
+    assign s_axi_store_awready = !sw && !own && m_awready;
+    assign s_axi_load_awready = !sw && own && m_awready;
+    assign s_axi_store_wready = w_ok && !own && m_wready;
+    assign s_axi_load_wready = w_ok && own && m_wready;
+    assign s_axi_store_bvalid = m_bvalid && !own;
+    assign s_axi_load_bvalid = m_bvalid && own;
+    wire aw_fire = m_awvalid && m_awready;
+    wire wl_fire = m_wvalid && m_wready && m_wlast;
+    wire b_fire = m_bvalid && m_bready;
+    wire [15:0] wcnt_n = wcnt + {15'd0, aw_fire} - {15'd0, wl_fire};
+    always @(posedge aclk) begin
+        if (!aresetn) begin
+            own <= 1'b0;
+            sw <= 1'b0;
+            w_ok <= 1'b0;
+            wcnt <= 16'd0;
+            bcnt <= 16'd0;
+        end else begin
+            wcnt <= wcnt_n;
+            w_ok <= wcnt_n != 16'd0;
+            bcnt <= bcnt + {15'd0, aw_fire} - {15'd0, b_fire};
+            if (!sw) begin
+                sw <= x_awvalid && !o_awvalid;
+            end else if (wcnt == 16'd0 && bcnt == 16'd0 && !aw_fire && !b_fire) begin
+                own <= !own;
+                sw <= 1'b0;
+            end
+        end
+    end
+
     axi_hp_split #(.DW(DW), .AW(AW), .OUTST(OUTST), .FDEPTH(FDEPTH)) u_split (
         .clk(aclk), .rst_n(aresetn),
         .s_araddr(s_axi_load_araddr[AW-1:0]), .s_arlen(s_axi_load_arlen), .s_arvalid(s_axi_load_arvalid),
         .s_arready(s_axi_load_arready), .s_rdata(s_axi_load_rdata), .s_rlast(s_axi_load_rlast),
         .s_rvalid(s_axi_load_rvalid), .s_rready(s_axi_load_rready),
-        .s_awaddr(s_axi_store_awaddr[AW-1:0]), .s_awlen(s_axi_store_awlen), .s_awvalid(s_axi_store_awvalid),
-        .s_awready(s_axi_store_awready), .s_wdata(s_axi_store_wdata), .s_wstrb(s_axi_store_wstrb),
-        .s_wvalid(s_axi_store_wvalid), .s_wready(s_axi_store_wready), .s_bvalid(s_axi_store_bvalid),
-        .s_bready(s_axi_store_bready),
+        .s_awaddr(m_awaddr), .s_awlen(m_awlen), .s_awvalid(m_awvalid), .s_awready(m_awready),
+        .s_wdata(m_wdata), .s_wstrb(m_wstrb), .s_wvalid(m_wvalid), .s_wready(m_wready), .s_bvalid(m_bvalid),
+        .s_bready(m_bready),
         .m_araddr(araddr), .m_arlen(arlen), .m_arvalid({m01_axi_arvalid, m00_axi_arvalid}),
         .m_arready({m01_axi_arready, m00_axi_arready}), .m_rdata({m01_axi_rdata, m00_axi_rdata}),
         .m_rlast({m01_axi_rlast, m00_axi_rlast}), .m_rvalid({m01_axi_rvalid, m00_axi_rvalid}),
@@ -200,23 +260,20 @@ module accel_hp #(
     assign s_axi_load_rresp = 2'b00;
     assign s_axi_load_rid = 1'b0;
     assign s_axi_store_bid = 1'b0;
+    assign s_axi_load_bid = 1'b0;
     assign {m01_axi_arid, m00_axi_arid, m01_axi_awid, m00_axi_awid} = 4'b0000;
     assign s_axi_store_bresp = 2'b00;
-    // the channels nobody uses: never ready, never valid
-    assign s_axi_load_awready = 1'b0;
-    assign s_axi_load_wready = 1'b0;
     assign s_axi_load_bresp = 2'b00;
-    assign s_axi_load_bvalid = 1'b0;
+    // the channels nobody uses: never ready, never valid
     assign s_axi_store_arready = 1'b0;
     assign s_axi_store_rdata = {DW{1'b0}};
     assign s_axi_store_rresp = 2'b00;
     assign s_axi_store_rlast = 1'b0;
     assign s_axi_store_rvalid = 1'b0;
-    wire unused = &{1'b0, s_axi_load_araddr[63:AW], s_axi_load_arsize, s_axi_load_arburst, s_axi_load_awaddr,
-                    s_axi_load_awlen, s_axi_load_awvalid, s_axi_load_wdata, s_axi_load_wstrb, s_axi_load_wlast,
-                    s_axi_load_wvalid, s_axi_load_bready, s_axi_store_awaddr[63:AW], s_axi_store_awsize,
-                    s_axi_store_awburst, s_axi_store_wlast, s_axi_store_araddr, s_axi_store_arlen,
+    wire unused = &{1'b0, s_axi_load_araddr[63:AW], s_axi_load_arsize, s_axi_load_arburst, s_axi_load_awaddr[63:AW],
+                    s_axi_load_awsize, s_axi_load_awburst, s_axi_store_awaddr[63:AW], s_axi_store_awsize,
+                    s_axi_store_awburst, s_axi_store_araddr, s_axi_store_arlen,
                     s_axi_store_arvalid, s_axi_store_rready, m00_axi_rresp, m01_axi_rresp, m00_axi_bresp,
-                    m01_axi_bresp, s_axi_load_arid, s_axi_store_awid, m00_axi_rid, m01_axi_rid, m00_axi_bid,
-                    m01_axi_bid, 1'b0};
+                    m01_axi_bresp, s_axi_load_arid, s_axi_load_awid, s_axi_store_awid, m00_axi_rid, m01_axi_rid,
+                    m00_axi_bid, m01_axi_bid, 1'b0};
 endmodule

@@ -341,8 +341,11 @@ def test_accel_ram_writes_win_a_shared_port(tmp_path):
 
 def test_vivado_bd_tcl_two_hp_ports_through_the_splitter(tmp_path):
     """hp_ports 2 (zcu19eg's 256-bit m_axi): LOAD and STORE through accel_hp_0 (hls_templates/bd/accel_hp.v around
-    rtl/axi_hp_split.sv, both added to the project) onto HP0 + HP1, the program fetch on HP2 (all 128 bits); with
-    one HP port the same m_axi goes through one SmartConnect onto HP0."""
+    rtl/axi_hp_split.sv, both added to the project; PRE's writes on the load interface share the splitter's write
+    channels with STORE's through accel_hp.v's arbiter, tests/rtl/test_accel_hp.py) onto HP0 + HP1, the program
+    fetch on HP2 (all 128 bits); with one HP port the same m_axi go through one SmartConnect onto HP0: the load
+    interface as a whole AXI4 master (PRE's writes too: no read-only mode set on it or the SmartConnect), every
+    master's address space mapped onto DDR by assign_bd_address; the load bundle states its write bursts."""
     import shutil
 
     if shutil.which("tclsh") is None:
@@ -361,6 +364,7 @@ def test_vivado_bd_tcl_two_hp_ports_through_the_splitter(tmp_path):
     for f in ["accel_hp.v", "sync_fifo.sv", "hp_seq.sv", "axi_hp_split.sv"]:
         assert f in added and (tmp_path / f).is_file()
     assert "create_bd_cell -type module -reference accel_hp accel_hp_0" in calls
+    assert "config_interface -m_axi_conservative_mode=true" in (tmp_path / "run_hls.tcl").read_text()  # (the arbiter)
     ps = " ".join(c for c in calls if "PSU__SAXIGP" in c)
     for g in (2, 3, 4):
         assert f"PSU__USE__S_AXI_GP{g} 1" in ps and f"PSU__SAXIGP{g}__DATA_WIDTH 128" in ps
@@ -372,8 +376,16 @@ def test_vivado_bd_tcl_two_hp_ports_through_the_splitter(tmp_path):
     assert r.returncode == 0, r.stderr
     calls = (one / "calls.txt").read_text().splitlines()
     assert not any("accel_hp" in c for c in calls)
-    assert ("intf:accel_store_0/m_axi_store_gmem", "intf:smartconnect_hp0/S02_AXI") in \
-        {tuple(c.split()[1:]) for c in calls if c.startswith("connect_bd_intf_net")}
+    edge1 = {tuple(c.split()[1:]) for c in calls if c.startswith("connect_bd_intf_net")}
+    assert ("intf:accel_load_0/m_axi_load_gmem", "intf:smartconnect_hp0/S01_AXI") in edge1
+    assert ("intf:accel_store_0/m_axi_store_gmem", "intf:smartconnect_hp0/S02_AXI") in edge1
+    assert ("intf:smartconnect_hp0/M00_AXI", "intf:zynq_ultra_ps_e_0/S_AXI_HP0_FPD") in edge1
+    assert not any(m in c for c in calls for m in ("READ_WRITE_MODE", "READ_ONLY", "HAS_WRITE"))
+    assert "assign_bd_address" in calls           # (no -target: every master's space onto every slave, DDR included)
+    pragma = next(ln for ln in (one / "accel.cpp").read_text().splitlines() if "bundle=load_gmem" in ln)
+    outst = re.search(r"#define PRE_WR_OUTSTANDING (\d+)", (BD_DIR.parent / "kernel/accel_kernel_pre.h").read_text())
+    assert "max_write_burst_length=" in pragma
+    assert int(re.search(r"write_outstanding=(\d+)", pragma)[1]) >= int(outst[1])
 
 
 def test_vivado_bd_tcl_without_installed_board_file(tmp_path):

@@ -247,6 +247,43 @@ def test_cosim_testbench_separate_ports_and_depths(tmp_path):
     assert np.array_equal(out, _golden(prog, ddr, bases))
 
 
+def test_cosim_testbench_covers_pre_writes_and_frame(tmp_path):
+    """The co-simulation build of a PRE program (PRE reads the frame and writes the network input on the load
+    module's port): the load port's depth= reaches the end of INPUT (what PRE writes) and of the frame (what it
+    reads, placed after the regions), run_hls.tcl passes the frame registers, and the separate-ports testbench
+    keeps PRE's writes (the load buffer's changed words in the output image): bit-exact with host.pre.pre_run and
+    the golden simulator. Without the frame registers the depths are refused."""
+    from types import SimpleNamespace
+
+    from generator.eval.pre_cases import pre_case
+    from generator.exec import GoldenExecutor
+    from generator.exec.rtl import TINY
+    from generator.spec.hw import HwConfig
+    from helpers import board
+
+    brd = board(**TINY)
+    hw = HwConfig.from_board(brd, 8)
+    c = pre_case(hw, 37, 23, 24, 16, "letterbox", pitch=3 * 37 + 5, seed=3)
+    prog = SimpleNamespace(hw=hw, layout=SimpleNamespace(sizes=c.sizes), insns=isa.decode_program(c.blob),
+                           blob=c.blob)
+    with pytest.raises(hls.HlsError, match="frame"):
+        hls.port_depths(prog, c.bases)
+    r = hls.render_cosim(brd, prog, c.ddr, c.bases, tmp_path, sizes=c.sizes, frame=c.frame)
+    d, axi = r["depths"], hw.axi_bytes
+    ends = [c.bases["INPUT"] + c.sizes["INPUT"], c.frame.addr + c.frame.size]
+    assert c.frame.addr >= max(c.bases[k] + c.sizes[k] for k in isa.BASE_REGS)      # the frame after the regions
+    assert d["load"] * axi >= max(ends) > (d["load"] - 1) * axi
+    assert d["store"] == 1                                                         # (no STORE)
+    assert f"port=ddr bundle=load_gmem offset=off depth={d['load']} " in (tmp_path / "accel.cpp").read_text()
+    regs = " ".join(str(int(v)) for v in c.frame.registers().values())
+    assert regs in (tmp_path / "run_hls.tcl").read_text()
+    exe = csim.compile_csim(tmp_path, extra=["-DACCEL_TB_SEPARATE_PORTS"])
+    out, info = csim.run_csim(exe, c.ddr, c.bases, None, tmp_path / "run", sizes=c.sizes, frame=c.frame)
+    assert info["status"] == 0, isa.status_names(info["status"])
+    gold = GoldenExecutor().run(None, c.ddr, c.bases, c.sizes, blob=c.blob, hw=hw, frame=c.frame)
+    assert c.mismatch(out) == "" and np.array_equal(out, gold.ddr)
+
+
 def test_csim_rom_mode(tmp_path):
     """The deployment kernel (program baked into the ROM, fetch_ddr=0) via csim.build_and_check."""
     prog, ddr, bases = _layer("concat", "int8-asym", True, "tiny")

@@ -20,7 +20,7 @@ def test_every_board_fits_with_its_program(name):
     c = compiled_model(name, "int8-asym")
     e = hls_resources.check(b, len(c.program.insns))
     assert e.over() == []
-    assert e.dsp48e2 == b.accelerator.tn * b.accelerator.tm + e.dsp_post + b.accelerator.tm
+    assert e.dsp48e2 == b.accelerator.tn * b.accelerator.tm + e.dsp_post + b.accelerator.tm + hls_resources.pre_dsp()
     for k, v in e.used().items():
         assert 0 < v <= e.capacity[k] or (k == "uram" and v == 0 == e.capacity[k])
     assert sum(m.uram for m in e.memories) <= b.resources.uram
@@ -106,7 +106,7 @@ def test_block_design_structure_is_counted(name, tmp_path):
     assert by["PBUF"].width == by["TBUF"].width == 128 and by["TBUF"].depth == isa.TBUF_ROWS
     assert by["PBUF"].depth * a.tm >= a.pbuf_entries > (by["PBUF"].depth - 1) * a.tm
     # IBUF (LOAD writes two rows a cycle, COMPUTE reads the pixel pair) and ACC are true dual port, the rest simple
-    assert {m.name for m in e.memories if m.tdp} == {"IBUF", "ACC"}
+    assert {m.name for m in e.memories if m.tdp} == {"IBUF", "ACC", "PRE line buffers"}   # (PRE's: inside the IP)
     assert [m["tdp"] for m in bd["memories"]] == [int(m["name"] in ("IBUF", "ACC")) for m in bd["memories"]]
     fifos = [m for m in e.memories if memories.is_fifo(m)]
     assert sum(m.count for m in fifos) == len(bd["streams"]) == 14
@@ -156,4 +156,5 @@ def test_true_dual_port_memories_take_the_tdp_shapes_and_never_lutram():
     assert memories.storage_binding(small)["ibuf"] == "bram"
     bd = {m["name"]: m for m in block_design(small)["memories"]}
     assert bd["IBUF"]["primitive"] == "block" and bd["PBUF"]["primitive"] == "distributed"   # SDP LUTRAM stays
-    assert hls_resources.estimate(small).bram36 == sum(m.bram36 for m in got.values())
+    assert hls_resources.estimate(small).bram36 == sum(m.bram36 for m in got.values()) + \
+        sum(m.bram36 for m in hls_resources.pre_memories(small))

@@ -93,28 +93,48 @@ class HlsError(RuntimeError):
     """Rendering, compiling (including any g++ warning in our code) or running the C-simulation failed."""
 
 
-def port_depths(prog, bases: dict, blob_beats: int | None = None) -> dict:
+def port_depths(prog, bases: dict, blob_beats: int | None = None, frame=None) -> dict:
     """The depth (AXI beats) of each m_axi port for a co-simulation of ``prog`` (a
-    :class:`generator.codegen.program.Program`) at base addresses ``bases`` (byte offsets into one image, as
-    :func:`generator.exec.runtime.build_ddr` lays them out): ``insns`` the program's beats, ``load`` / ``store`` up to the
-    end of the last region (base + size of its base register) that a LOAD reads / a STORE writes, since the modules'
-    ports address from 0 (offset=off)."""
+    :class:`generator.codegen.program.Program`, or anything with its ``insns`` / ``layout.sizes`` / ``hw`` /
+    ``blob``) at base addresses ``bases`` (byte offsets into one image, as
+    :func:`generator.exec.runtime.build_ddr` lays them out): ``insns`` the program's beats, ``store`` up to the end
+    of the last region (base + size of its base register) that a STORE writes, ``load`` up to the end of the last
+    region a LOAD reads or a PRE writes (PRE runs on the load module's port, accel_kernel_pre_exec.h) and of the
+    frame PRE reads (``frame``: PRE's registers, :class:`host.pre.PreFrame`, ``addr`` a byte offset into the image,
+    ``size`` its bytes), since the modules' ports address from 0 (offset=off); a PRE of no rows touches nothing.
+
+    Raises HlsError for a program with a PRE of rows > 0 and no ``frame`` (the frame's bytes would lie outside the
+    load port's depth: the co-simulation would not read them)."""
     axi = prog.hw.axi_bytes
     sizes = prog.layout.sizes
 
-    def end(op):
-        regs = {isa.BASE_REG_NAMES[i.f["base_reg"]] for i in prog.insns if i.op == op}
-        return max([int(bases[r]) + int(sizes[r]) for r in regs] or [axi])
+    def end(ops, extra=()):
+        regs = {isa.BASE_REG_NAMES[i.f["base_reg"]] for i in prog.insns
+                if i.op in ops and (i.op != "PRE" or i.f["rows"] > 0)}
+        return max([int(bases[r]) + int(sizes[r]) for r in regs] + list(extra) or [axi])
+    pre = any(i.op == "PRE" and i.f["rows"] > 0 for i in prog.insns)
+    if pre and frame is None:
+        raise HlsError("a co-simulation of a program with PRE needs its frame registers (frame=host.pre.PreFrame): "
+                       "the load port's depth must cover the frame")
+    frame_end = [int(frame.addr) + int(frame.size)] if pre else []
     beats = blob_beats if blob_beats is not None else -(-len(prog.blob) // axi)
-    return {"insns": max(1, beats), "load": -(-end("LOAD") // axi), "store": -(-end("STORE") // axi)}
+    return {"insns": max(1, beats), "load": -(-end(("LOAD", "PRE"), frame_end) // axi),
+            "store": -(-end(("STORE",)) // axi)}
 
 
-def vitis_csim_argv(bases: dict) -> str:
+def vitis_csim_argv(bases: dict, sizes: dict | None = None, frame=None) -> str:
     """The testbench arguments run_hls.tcl passes to Vitis HLS's csim: ``ddr_in.bin`` / ``ddr_out.bin`` of the
-    rendered folder, the base addresses ``bases`` (bytes), ROM mode (no instruction address, count or DDR fetch)."""
+    rendered folder, the base addresses ``bases`` (bytes), ROM mode (no instruction address, count or DDR fetch);
+    then, with ``sizes`` or ``frame``, each base register's buffer bytes (``-``: to the image's end) and PRE's
+    registers (``frame``: :class:`host.pre.PreFrame`, as :func:`generator.exec.csim.run_csim` passes them)."""
     rel = CSIM_BUILD_TO_SRC
-    return " ".join([rel + "ddr_in.bin", rel + "ddr_out.bin"] + [str(int(bases[k])) for k in isa.BASE_REGS] +
-                    ["0", "0", "0"])
+    args = [rel + "ddr_in.bin", rel + "ddr_out.bin"] + [str(int(bases[k])) for k in isa.BASE_REGS] + ["0", "0", "0"]
+    if sizes is not None or frame is not None:
+        args += [str(int(sizes[k])) if sizes is not None else "-" for k in isa.BASE_REGS]
+    if frame is not None:
+        regs = frame.registers()
+        args += [str(int(regs[k])) for k in isa.PRE_REGISTERS]
+    return " ".join(args)
 
 
 def _env() -> Environment:
@@ -222,14 +242,17 @@ def render(board: Board, out_dir: str | Path, program: bytes | None = None, csim
     return paths
 
 
-def render_cosim(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: str | Path) -> dict:
-    """Render the co-simulation build of ``prog`` (meant for the TINY single-layer program): the program in the
-    ROM, every m_axi port's ``depth=`` from the program's region sizes (:func:`port_depths`), a testbench with a
-    separate buffer per m_axi port (ACCEL_TB_SEPARATE_PORTS), ``ddr_in.bin`` and the csim / cosim arguments in
-    run_hls.tcl (``ACCEL_COSIM=1 vitis_hls -f run_hls.tcl``). Returns :func:`render`'s paths plus "depths"."""
+def render_cosim(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: str | Path, sizes: dict | None = None,
+                 frame=None) -> dict:
+    """Render the co-simulation build of ``prog`` (meant for the TINY single-layer program, or a PRE program): the
+    program in the ROM, every m_axi port's ``depth=`` from the program's region sizes and PRE's frame
+    (:func:`port_depths`), a testbench with a separate buffer per m_axi port (ACCEL_TB_SEPARATE_PORTS),
+    ``ddr_in.bin`` and the csim / cosim arguments in run_hls.tcl (``ACCEL_COSIM=1 vitis_hls -f run_hls.tcl``; with
+    ``sizes`` the base registers' buffer bytes, with ``frame`` PRE's registers, :func:`vitis_csim_argv`). Returns
+    :func:`render`'s paths plus "depths". Raises HlsError as :func:`port_depths`."""
     out = Path(out_dir)
-    depths = port_depths(prog, bases)
-    paths = render(board, out, prog.blob, csim_argv=vitis_csim_argv(bases), port_depths=depths)
+    depths = port_depths(prog, bases, frame=frame)
+    paths = render(board, out, prog.blob, csim_argv=vitis_csim_argv(bases, sizes, frame), port_depths=depths)
     with atomic_path(out / "ddr_in.bin") as tmp:
         ddr.tofile(tmp)
     return dict(paths, depths=depths)

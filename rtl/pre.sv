@@ -9,8 +9,9 @@
 // from the Q12.20 accumulator sy (sy0, += step_y per placed row; the last placed row: iy = frame_h - 1, fy = 0). Two line
 // buffers (rtl/ram_tdp.sv, 4096 x 24 bits: pixel x at address x) with a tag each; a row not held is read into the
 // buffer holding neither needed row (rtl/pre_rd.sv: AXI4 bursts, two pixels per cycle), after the row address
-// walks to it from row 0 (+= src_pitch per row: rows only move forward). Then the row's net_w pixels are issued, one per
-// cycle while the writer's pixel FIFO has room (credits):
+// walks to it from row src_row at src_addr (+= src_pitch per row: rows only move forward; rtl/pre_insn.sv passes
+// the band's first source row; the writer's row span span_e is its product too). Then the row's net_w pixels are
+// issued, one per cycle while the writer's pixel FIFO has room (credits):
 //   c2 placed (left <= x < left + out_w) / last column; c3 the Q12.20 accumulator sx (+= step_x per placed pixel,
 //   0 at each row's start); c4 ix = sx >> 20, fx = (sx >> 8) & 4095 and ix >= frame_w - 1; c5 ix, ix1 clamped
 //   (the last column: ix = frame_w - 1, fx = 0) as the four RAM ports' addresses; c6 the RAM data; c7 the top /
@@ -18,7 +19,7 @@
 //   the quantization in one; CH_LAT = 16); then the channel swap and int8 / int16 packing into rtl/pre_wr.sv
 //   (strided strobed writes of the output rows).
 // Cycles of a run (measured by tests/rtl/test_pre.py on cocotbext-axi's AxiRam; docs/rtl.md "PRE"):
-//   36 + rows (net_w + 10) + 3 P + R (ceil(frame_w / 2) + 11) + r_last
+//   25 + rows (net_w + 10) + 3 P + R (ceil(frame_w / 2) + 11) + r_last - src_row
 // with P the band's placed rows, R the source rows read (each once: unique iy, iy1) and r_last the last of them
 // (the row walk); within 1% of
 // every run with dst_pix <= the AXI beat's bytes (a row pixel-bound), exact on 640x480 and 1920x1080 -> 416x416.
@@ -36,7 +37,8 @@ module pre
   input  wire               start,
   output logic              busy,
   output logic              done,
-  input  wire [AXI_AW-1:0]  src_addr,
+  input  wire [AXI_AW-1:0]  src_addr,            // frame row src_row's address (rows above it are not read)
+  input  wire [12:0]        src_row,             // <= the band's first source row (rtl/pre_insn.sv: equal)
   input  wire [15:0]        src_pitch,
   input  wire [12:0]        frame_w,
   input  wire [12:0]        frame_h,
@@ -58,6 +60,7 @@ module pre
   input  wire [AXI_AW-1:0]  dst_addr,
   input  wire [31:0]        dst_row,
   input  wire [7:0]         dst_pix,
+  input  wire [20:0]        span_e,              // a row's bytes: (net_w - 1) dst_pix + 3 or 6 (int16)
   // AXI4 master
   output logic [0:0]        m_axi_arid,
   output logic [AXI_AW-1:0] m_axi_araddr,
@@ -109,7 +112,8 @@ module pre
   assign m_axi_bready = 1'b1;
 
   // ---- parameters of the run
-  logic [AXI_AW-1:0] p_src, p_dst;
+  logic [AXI_AW-1:0] p_dst;
+  logic [20:0] p_span;
   logic [15:0] p_pitch, p_mult, p_zp;
   logic [12:0] p_fw, p_nw, p_nh, p_top, p_left, p_fw1, p_fh1, p_nw1, p_xhi, p_yhi, p_yhi1, p_ylast;
   logic [31:0] p_sx, p_sy, p_drow;
@@ -118,7 +122,7 @@ module pre
   logic p_p16, p_swap;
   always_ff @(posedge clk)
     if (start && !busy) begin
-      {p_src, p_dst, p_pitch, p_mult, p_zp} <= {src_addr, dst_addr, src_pitch, mult, zero_point};
+      {p_dst, p_span, p_pitch, p_mult, p_zp} <= {dst_addr, span_e, src_pitch, mult, zero_point};
       {p_fw, p_nw, p_top, p_left} <= {frame_w, net_w, top, left};
       p_fw1 <= frame_w - 13'd1;
       p_fh1 <= frame_h - 13'd1;
@@ -130,13 +134,9 @@ module pre
       p_nh <= rows;
       {p_sx, p_sy, p_drow, p_dpix, p_s1, p_p16, p_swap} <= {step_x, step_y, dst_row, dst_pix, shift - 6'd1, prec, swap};
     end
-  logic [20:0] span;
-  logic span_ovf;
-  seq_mul #(.AW(13), .BW(8), .PW(21)) u_span (
-    .clk, .load(start && !busy), .a(net_w - 13'd1), .b(dst_pix), .p(span), .ovf(span_ovf));
 
   // ---- row sequencer
-  typedef enum logic [3:0] {S_IDLE, S_SETUP, S_ROW, S_ROW2, S_ROW3, S_NEED, S_DEC, S_SEEK, S_FETCH, S_PIX, S_WAIT,
+  typedef enum logic [3:0] {S_IDLE, S_ROW, S_ROW2, S_ROW3, S_NEED, S_DEC, S_SEEK, S_FETCH, S_PIX, S_WAIT,
                             S_DRAIN} s_state_t;
   (* fsm_encoding = "none" *) s_state_t s_st;
   logic [3:0] s_cnt;
@@ -149,7 +149,6 @@ module pre
   logic [1:0] tv;
   logic h_t0, h_t1, h_b0, h_b1, keep0, s_vb, s_selt, s_selb;
   logic rd_go, rd_done, wr_init, wr_done, issue, cred_ok;
-  logic [20:0] span_e;
   assign busy = s_st != S_IDLE;
   always_ff @(posedge clk) begin
     rd_go <= 1'b0;
@@ -160,22 +159,14 @@ module pre
       tv <= '0;
     end else begin
       case (s_st)
-        S_IDLE: if (start) begin
-          s_st <= S_SETUP;
-          s_cnt <= '0;
+        S_IDLE: if (start) begin                       // the writer starts with the first row
+          s_st <= S_ROW;
+          wr_init <= 1'b1;
           tv <= '0;
           s_y <= y0;
           s_sy <= sy0;
-          s_ri <= '0;
-        end
-        S_SETUP: begin                                 // the span's serial multiply (8 cycles), the writer's start
-          s_cnt <= s_cnt + 4'd1;
-          s_ra <= p_src;
-          if (s_cnt == 4'd9) span_e <= span + (p_p16 ? 21'd6 : 21'd3);
-          if (s_cnt == 4'd10) begin
-            wr_init <= 1'b1;
-            s_st <= S_ROW;
-          end
+          s_ri <= src_row;
+          s_ra <= src_addr;
         end
         S_ROW: begin
           s_placed <= s_y >= p_top && s_y < p_yhi;
@@ -289,7 +280,7 @@ module pre
     c3_v <= rst_n && c2_v;
     c3_s <= acc;
     {c3_last, c3_in, c3_clast, c3_selt, c3_selb, c3_fy} <= {c2_last, c2_in, c2_clast, c2_selt, c2_selb, c2_fy};
-    if (s_st == S_SETUP || (c2_v && c2_last)) acc <= '0;
+    if (s_st == S_IDLE || (c2_v && c2_last)) acc <= '0;
     else if (c2_v && c2_in) acc <= acc + p_sx;
   end
   logic c4_v, c4_last, c4_in, c4_clast, c4_selt, c4_selb, c4_ge;
@@ -373,9 +364,9 @@ module pre
     .m_axi_arlen, .m_axi_arvalid, .m_axi_arready, .m_axi_rdata, .m_axi_rlast, .m_axi_rvalid, .m_axi_rready);
   pre_wr #(.DW(DW)) u_wr (
     .clk, .rst_n, .init(wr_init), .dst_addr(p_dst), .dst_row(p_drow), .dst_pix(p_dpix), .p16(p_p16),
-    .span_e, .net_h(p_nh), .px_v(o_v), .px_data(o_d), .px_last(o_last), .px_pop, .done(wr_done), .m_axi_awaddr,
+    .span_e(p_span), .net_h(p_nh), .px_v(o_v), .px_data(o_d), .px_last(o_last), .px_pop, .done(wr_done), .m_axi_awaddr,
     .m_axi_awlen, .m_axi_awvalid, .m_axi_awready, .m_axi_wdata, .m_axi_wstrb, .m_axi_wlast, .m_axi_wvalid,
     .m_axi_wready, .m_axi_bvalid);
-  wire unused = &{1'b0, m_axi_rid, m_axi_rresp, m_axi_bid, m_axi_bresp, span_ovf, p_nw, p_fw1[12], c3_s[7:0], c4_ixr1[12], 1'b0};
+  wire unused = &{1'b0, m_axi_rid, m_axi_rresp, m_axi_bid, m_axi_bresp, p_nw, p_fw1[12], c3_s[7:0], c4_ixr1[12], 1'b0};
 endmodule
 `default_nettype wire

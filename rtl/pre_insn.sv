@@ -5,13 +5,16 @@
 // destination as LOAD / STORE check theirs): frame_w, frame_h, net_w, net_h in [1, 4096]; frame_pitch in
 // [3 frame_w, 65535]; 1 <= pre_out_w <= net_w - pre_left and likewise rows; (frame_h - 1) pitch + 3 frame_w <=
 // frame_size; y0 + rows <= net_h; pix_stride >= 3 elem_bytes; ddr_offset + (rows - 1) row_stride + (net_w - 1) pix_stride + 3 elem_bytes <=
-// the base register's size (ddr_offset: the band's first row). The products are serial (rtl/seq_mul.sv, 13
-// cycles; also the band's source-row accumulator sy0 = step_y max(y0 - top, 0) mod 2^32), the
-// sums carry-select (accel_pkg addr_add), the compares registered: 20 cycles from `go` to the start of rtl/pre.sv
-// (generator/spec/timing.py PRE_FIXED counts them). A refused PRE issues nothing: `oob` and `done`.
+// the base register's size (ddr_offset: the band's first row). The products are serial (rtl/seq_mul2.sv, two bits
+// a cycle: 7 cycles; also the band's source-row accumulator sy0 = step_y max(y0 - top, 0) mod 2^32 and the row span
+// (net_w - 1) pix_stride + 3 elem_bytes), the sums carry-select (accel_pkg addr_add), the compares registered.
+// The band's first source row r_first (sy0 >> 20 clamped as rtl/pre.sv clamps its first placed row's iy; equal to
+// host.pre.source_rows(g, y0, rows)[0]) and its address frame + r_first pitch (a 6-cycle serial product after
+// sy0) start rtl/pre.sv's row walk there: 16 cycles from `go` to the start of rtl/pre.sv (generator/spec/timing.py
+// PRE_FIXED counts them). A refused PRE issues nothing: `oob` and `done`.
 // No ARITH_OVERFLOW here (the shift's range, as for POST: the golden simulator's check only).
-// Run: rtl/pre.sv from the frame register's address (absolute), to base[base_reg] + ddr_offset (the band's first
-// row), rows row_stride,
+// Run: rtl/pre.sv from frame row r_first (the frame register's address, absolute, + r_first pitch), to
+// base[base_reg] + ddr_offset (the band's first row), rows row_stride,
 // pixels pix_stride apart, swap = model_bgr XOR frame_bgr[0]; `done` after its last write response.
 // AXI: PRE's reads go out on the LOAD module's read port (l_ in, merged out to rtl/axi_rd_arb.sv: the LOAD module
 // runs one instruction at a time, so PRE and LOAD never have reads in flight together); its writes to
@@ -59,8 +62,9 @@ module pre_insn
   input  wire                   wready,
   input  wire                   bvalid
 );
-  localparam int MUL_CYC = 13;                                       // seq_mul: BW = 13 cycles
-  typedef enum logic [3:0] {P_IDLE, P_S1, P_MUL, P_A1, P_A2, P_A3, P_CMP, P_GO, P_RUN} p_state_t;
+  localparam int MUL_CYC = 7;                                        // seq_mul2: ceil(13 / 2) cycles
+  localparam int RF_CYC = 6;                                         // seq_mul2: ceil(12 / 2) cycles
+  typedef enum logic [3:0] {P_IDLE, P_S1, P_MUL, P_A1, P_A2, P_A3, P_CMP, P_RF, P_GO, P_RUN} p_state_t;
   (* fsm_encoding = "none" *) p_state_t st;
   logic [INSN_BITS-1:0] i_ins;
   logic [3:0] cnt;
@@ -93,6 +97,8 @@ module pre_insn
   logic [AXI_AW-1:0] c_dst;                                           // base + ddr_offset
   logic [31:0] c_dsize;
   logic [2:0] c_e;                                                    // bytes of a pixel
+  logic [12:0] c_fh1, c_yf;                                           // frame_h - 1; the band's first placed row
+  logic c_lf;                                                         // ... is the last placed row
   wire mul_go = st == P_S1;
   // row_stride x (rows - 1) by 16-bit halves (29-bit products: no carry chain over 30 bits), joined in A1;
   // (frame_h - 1) pitch < 2^29 always
@@ -100,20 +106,20 @@ module pre_insn
   logic [28:0] m_rs_lo, m_rs_hi, m_fb;
   logic [31:0] m_sy;
   logic [20:0] m_sp;
+  logic [27:0] m_rf;                                                  // r_first pitch
   logic [AXI_AW-1:0] j_rs;                                            // the joined product
   logic j_big;                                                        // row_stride (rows - 1) >= 2^AXI_AW
-  /* verilator lint_off PINCONNECTEMPTY */
-  seq_mul #(.AW(16), .BW(13), .PW(29)) u_rs_lo (
-    .clk, .load(mul_go), .a(i_rs[15:0]), .b(i_rows - 13'd1), .p(m_rs_lo), .ovf());
-  seq_mul #(.AW(16), .BW(13), .PW(29)) u_rs_hi (
-    .clk, .load(mul_go), .a(i_rs[31:16]), .b(i_rows - 13'd1), .p(m_rs_hi), .ovf());
-  seq_mul #(.AW(32), .BW(13), .PW(32)) u_sy (                        // (mod 2^32, as the accumulator)
-    .clk, .load(mul_go), .a(r_sy), .b(i_y0 > r_top[12:0] ? i_y0 - r_top[12:0] : 13'd0), .p(m_sy), .ovf());
-  seq_mul #(.AW(16), .BW(13), .PW(29)) u_fb (
-    .clk, .load(mul_go), .a(r_pitch[15:0]), .b(r_fh[12:0] - 13'd1), .p(m_fb), .ovf());
-  seq_mul #(.AW(8), .BW(13), .PW(21)) u_sp (
-    .clk, .load(mul_go), .a(i_ps), .b(i_nw - 13'd1), .p(m_sp), .ovf());
-  /* verilator lint_on PINCONNECTEMPTY */
+  seq_mul2 #(.AW(16), .BW(13), .PW(29)) u_rs_lo (.clk, .load(mul_go), .a(i_rs[15:0]), .b(i_rows - 13'd1), .p(m_rs_lo));
+  seq_mul2 #(.AW(16), .BW(13), .PW(29)) u_rs_hi (.clk, .load(mul_go), .a(i_rs[31:16]), .b(i_rows - 13'd1), .p(m_rs_hi));
+  seq_mul2 #(.AW(32), .BW(13), .PW(32)) u_sy (                       // (mod 2^32, as the accumulator)
+    .clk, .load(mul_go), .a(r_sy), .b(i_y0 > r_top[12:0] ? i_y0 - r_top[12:0] : 13'd0), .p(m_sy));
+  seq_mul2 #(.AW(16), .BW(13), .PW(29)) u_fb (.clk, .load(mul_go), .a(r_pitch[15:0]), .b(r_fh[12:0] - 13'd1), .p(m_fb));
+  seq_mul2 #(.AW(8), .BW(13), .PW(21)) u_sp (.clk, .load(mul_go), .a(i_ps), .b(i_nw - 13'd1), .p(m_sp));
+  // the band's first source row r_first (as rtl/pre.sv clamps its first placed row's iy: frame_h - 1 past the
+  // frame or on the last placed row) from sy0 in A1, its offset r_first pitch (< 2^28) serially from A1
+  wire [12:0] rf = 13'(m_sy[31:20]) >= c_fh1 || c_lf ? c_fh1 : 13'(m_sy[31:20]);
+  seq_mul2 #(.AW(16), .BW(12), .PW(28)) u_rf (.clk, .load(st == P_A1), .a(r_pitch[15:0]), .b(rf[11:0]), .p(m_rf));
+  logic [12:0] s_rf;
   logic [AXI_AW-1:0] s_e1, s_e2, s_e3, s_f;
   logic s_ddr_oob, s_frame_oob;
   always_ff @(posedge clk) begin
@@ -129,7 +135,11 @@ module pre_insn
       c_dst <= addr_add(AXI_AW'(base_addrs[64 * i_base +: 64]), AXI_AW'(i_off));
       c_dsize <= ddr_sizes[32 * i_base +: 32];
       c_e <= i_p16 ? 3'd6 : 3'd3;
+      c_fh1 <= r_fh[12:0] - 13'd1;
+      c_yf <= i_y0 > r_top[12:0] ? i_y0 : r_top[12:0];
     end
+    if (st == P_MUL) c_lf <= 14'(c_yf) + 14'd1 == c_ye;
+    if (st == P_A1) s_rf <= rf;
     if (st == P_MUL) c_place <= c_fits && c_xe <= 14'(i_nw) && c_ye <= 14'(i_nh) && c_pitch_hi
                                 && r_pitch[15:0] >= 16'(c_w3);
     // extents (after the products): A1 the joined products, A2 the partial sums, A3 the totals, CMP the compares
@@ -177,7 +187,14 @@ module pre_insn
         P_A1: st <= P_A2;
         P_A2: st <= P_A3;
         P_A3: st <= P_CMP;
-        P_CMP: st <= P_GO;
+        P_CMP: begin
+          cnt <= '0;
+          st <= P_RF;
+        end
+        P_RF: begin                  // r_first pitch: final RF_CYC + 1 cycles after A1, the cycle rtl/pre.sv takes it
+          cnt <= cnt + 4'd1;
+          if (cnt == 4'(RF_CYC - 5)) st <= P_GO;
+        end
         P_GO: begin
           if (c_bad) begin                             // refused: nothing issued
             oob <= 1'b1;
@@ -209,14 +226,15 @@ module pre_insn
   assign rready = act ? p_rready : l_rready;
   assign l_rvalid = rvalid && !act;
 
+  wire [AXI_AW-1:0] src0 = addr_add(frame_addr[AXI_AW-1:0], AXI_AW'(m_rf));    // frame row r_first
   /* verilator lint_off PINCONNECTEMPTY */
   pre #(.DW(AXI_DW)) u_pre (
-    .clk, .rst_n, .start(p_start), .busy(), .done(p_done), .src_addr(frame_addr[AXI_AW-1:0]),
+    .clk, .rst_n, .start(p_start), .busy(), .done(p_done), .src_addr(src0), .src_row(s_rf),
     .src_pitch(r_pitch[15:0]), .frame_w(r_fw[12:0]), .frame_h(r_fh[12:0]), .net_w(i_nw),
     .out_w(r_ow[12:0]), .out_h(r_oh[12:0]), .left(r_left[12:0]), .top(r_top[12:0]), .step_x(r_sx), .step_y(r_sy),
     .y0(i_y0), .rows(i_rows), .sy0(m_sy),
     .mult(i_mult), .shift(i_shift), .zero_point(i_zp), .prec(i_p16), .swap(i_mbgr ^ r_bgr[0]), .dst_addr(c_dst),
-    .dst_row(i_rs), .dst_pix(i_ps),
+    .dst_row(i_rs), .dst_pix(i_ps), .span_e(s_e2[20:0]),
     .m_axi_arid(), .m_axi_araddr(p_araddr), .m_axi_arlen(p_arlen), .m_axi_arsize(), .m_axi_arburst(),
     .m_axi_arlock(), .m_axi_arcache(), .m_axi_arprot(), .m_axi_arvalid(p_arvalid), .m_axi_arready(ar_ok && act),
     .m_axi_rid(1'b0), .m_axi_rdata(rdata), .m_axi_rresp(2'b00), .m_axi_rlast(rlast), .m_axi_rvalid(rvalid && act),

@@ -228,19 +228,20 @@ def post_store_end(hw: HwConfig, post, t_post: int, store, t_store: int, cost=No
 
 #: PRE's cycles (rtl/pre.sv, measured on cocotbext-axi's AxiRam by tests/rtl/test_pre.py; in the accelerator by
 #: tests/rtl/test_pre_insn.py, which added rtl/pre_insn.sv's checks and the LOAD module's hand-over to the fixed part
-#: (36 of rtl/pre.sv + 22) and the DDR latencies): a fixed part, per output row, per output row placed, per source
+#: (25 of rtl/pre.sv + 18) and the DDR latencies): a fixed part, per output row, per output row placed, per source
 #: row read (plus half its pixels: two per cycle into the line buffers, plus the read latency)
-PRE_FIXED, PRE_ROW, PRE_PLACED_ROW, PRE_SRC_ROW = 58, 10, 3, 11
+PRE_FIXED, PRE_ROW, PRE_PLACED_ROW, PRE_SRC_ROW = 43, 10, 3, 11
 
 
 def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
     """Cycles of a PRE instruction (fields ``f``: the band of ``rows`` rows from ``y0``) on a frame of registers
     ``frame`` (:class:`host.pre.PreFrame`; None: a frame of the network input's own size, stretched: the
-    compiler's nominal case), from the RTL's schedule (rtl/pre_insn.sv, rtl/pre.sv): ``58 + wr_latency + rows
-    (net_w + 10) + 3 P + R (ceil(frame_w / 2) + 11 + rd_latency) + r_last`` with P the band's placed (resized)
-    rows, R the source rows it reads (each once), r_last the last of them (the row address walks to it from the
-    frame's row 0, also for a band), ``rd_latency`` / ``wr_latency`` the DDR's (``hw``). Within 1% of the RTL
-    (tests/rtl/test_pre_insn.py) while a network pixel's bytes fit one AXI beat; 0 for an empty band."""
+    compiler's nominal case), from the RTL's schedule (rtl/pre_insn.sv, rtl/pre.sv): ``43 + wr_latency + rows
+    (net_w + 10) + 3 P + R (ceil(frame_w / 2) + 11 + rd_latency) + r_last - r_first`` with P the band's placed
+    (resized) rows, R the source rows it reads (each once), r_first / r_last the first / last of them (the row
+    address starts at r_first and walks to r_last, one row per cycle), ``rd_latency`` / ``wr_latency`` the DDR's
+    (``hw``). Within 1% of the RTL (tests/rtl/test_pre_insn.py) while a network pixel's bytes fit one AXI beat; 0
+    for an empty band."""
     from host.pre import PreFrame, pre_geometry, source_rows
 
     net_w, net_h, y0, rows = max(f["net_w"], 1), max(f["net_h"], 1), f.get("y0", 0), f.get("rows", f["net_h"])
@@ -252,7 +253,7 @@ def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
         return PRE_FIXED
     placed = max(min(y0 + rows, g.top + g.out_h) - max(y0, g.top), 0)
     src = source_rows(g, y0, rows)
-    walk = int(src[-1]) if src.size else 0
+    walk = int(src[-1] - src[0]) if src.size else 0
     return int(PRE_FIXED + hw.wr_latency + rows * (net_w + PRE_ROW) + PRE_PLACED_ROW * placed
                + src.size * ((g.frame_w + 1) // 2 + PRE_SRC_ROW + hw.rd_latency) + walk)
 

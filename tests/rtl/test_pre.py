@@ -95,10 +95,11 @@ async def run_case(dut, ram, c: dict, rng: random.Random, nrng) -> dict:
     if c.get("fine"):
         frame &= 1
     ram.write(0, mem.tobytes())
-    ports = dict(src_addr=p["src"], src_pitch=p["pitch"], frame_w=g.frame_w, frame_h=g.frame_h, net_w=g.net_w,
+    ports = dict(src_addr=p["src"], src_row=0, src_pitch=p["pitch"], frame_w=g.frame_w, frame_h=g.frame_h, net_w=g.net_w,
                  y0=0, rows=g.net_h, sy0=0, out_w=g.out_w, out_h=g.out_h, left=g.left, top=g.top, step_x=g.step_x,
                  step_y=g.step_y, mult=q.mult, shift=q.shift, zero_point=q.zero_point & 0xFFFF,
-                 prec=int(q.bits == 16), swap=int(q.swap), dst_addr=p["dst"], dst_row=p["drow"], dst_pix=p["dpix"])
+                 prec=int(q.bits == 16), swap=int(q.swap), dst_addr=p["dst"], dst_row=p["drow"], dst_pix=p["dpix"],
+                 span_e=(g.net_w - 1) * p["dpix"] + 3 * p["eb"])
     for k, v in ports.items():
         getattr(dut, k).value = v
     bursts: dict = {"ar": [], "aw": []}

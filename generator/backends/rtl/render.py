@@ -33,7 +33,7 @@ TEMPLATES = RTL_DIR / "templates"
 RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_dsp.sv", "pe_array.sv", "ctrl_regs.sv", "token_queues.sv", "axi_rd_arb.sv",
                "axi_wr_arb.sv",
                "fetch_dispatch.sv", "seg_gen.sv", "load_rd.sv", "load_wr.sv", "load.sv", "mul_tree.sv", "compute.sv",
-               "seq_mul.sv", "seq_div.sv", "pre_burst.sv", "pre_rd.sv", "pre_chan.sv", "pre_wr.sv", "pre.sv",
+               "seq_mul.sv", "seq_mul2.sv", "seq_div.sv", "pre_burst.sv", "pre_rd.sv", "pre_chan.sv", "pre_wr.sv", "pre.sv",
                "pre_insn.sv", "requant.sv", "act_table.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "hp_seq.sv", "axi_hp_split.sv",
                "accel_top.sv"]
 TOP = "accel_top"

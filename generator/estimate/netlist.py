@@ -90,8 +90,10 @@ def instance_modules(sources: list[Path]) -> dict:
 
 #: a module instance in our RTL's style: ``module_name [#(...)] u_name (``
 _INSTANCE = re.compile(r"^\s*(\w+)\s*(?:#\s*\([^;]*?\)\s*)?\b(u_\w+)\s*\(", re.M | re.S)
-#: RTL files reported as units of their own wherever they are instantiated (file stem -> unit)
-SUB_UNITS = {"pe_dsp": "pe_array", "pe_array": "pe_array", "requant": "requant"}
+#: RTL files reported as units of their own wherever they are instantiated (file stem -> unit; the outermost
+#: one a cell's instance path or ``src`` names wins): PRE (``pre_insn`` and the ``pre`` under it, with their
+#: ``pe_dsp`` DSP48E2s, line buffers, readers and writers) is the unit ``pre``, not the PE array
+SUB_UNITS = {"pe_dsp": "pe_array", "pe_array": "pe_array", "requant": "requant", "pre_insn": "pre", "pre": "pre"}
 
 
 def top_instances(top_sv: Path) -> list[tuple[int, int, str, str]]:

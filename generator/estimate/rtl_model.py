@@ -8,7 +8,7 @@ blocks; LUTs and flip-flops (CLB).
 **DSP48E2** = Tn x Tm (one per PE, ``rtl/pe_array.sv``) + Tm (``rtl/requant.sv``: each output lane's
 requantization multiply, the accumulator-plus-bias pre-shifted to 27 bits times the MULT_BITS-bit multiplier, is one
 27 x 18 slice, UG579) + Tm (``rtl/compute.sv``:
-the 18 x 18 multiply of the element-wise product, ``emul``, per output lane).
+the 18 x 18 multiply of the element-wise product, ``emul``, per output lane) + 21 (PRE, below).
 
 **Memories**: the RAMs of ``rtl/buffers.sv`` with the geometry of the rendered ``accel_pkg`` (:func:`rtl_memories`):
 per ping-pong bank Tn IBUF lane memories (16-bit elements, true dual port), Tm WBUF memories of Tn elements
@@ -30,13 +30,21 @@ ping-pong bank select of the IBUF / WBUF / ACC read words, LOAD's IBUF lane-writ
 shifter of the requantization, and Yosys builds multi-operand sums from LUT3 full adders where Vivado uses carry
 chains; the PE array's DSP48E2s are instantiated (``rtl/pe_dsp.sv``), their registers inside the primitive. Two HP ports add the burst splitter
 (:func:`generator.estimate.hls_resources.hp_split_lut_ff`, which the HLS block design has too).
+
+**PRE** (``rtl/pre_insn.sv`` and under it ``rtl/pre.sv``, the readers and writers, ``rtl/axi_wr_arb.sv``, the write
+arbiter it adds to STORE's port): :data:`generator.estimate.rtl_resources.PRE_DSP` = 21 DSP48E2 (seven per
+channel, ``rtl/pre_chan.sv``; the HLS kernel's PRE takes 16, a different unit); its two line buffers
+(:func:`pre_memories`: ``rtl/ram_tdp.sv`` 4096 x 24 bits true dual port, bound to block RAM, 3 BRAM36 each); its
+LUTs and FFs by :func:`pre_lut_ff`, the model's ``pre`` part (:data:`LUT_TERMS`; units ``pre`` and ``axi_wr_arb``
+of :func:`generator.estimate.netlist.cell_units`).
 """
 from __future__ import annotations
 
 import math
 
 from generator.estimate import hls_resources
-from generator.estimate.rtl_resources import expected_dsp
+from generator.estimate.rtl_resources import PRE_CHANNELS, PRE_DSP, expected_dsp
+from generator.spec.arch import AXI_ADDR_BITS
 from generator.spec.board import Board
 from generator.spec import memories
 from generator.spec.memories import Memory, bind, bram36_for, lane_memories
@@ -58,18 +66,90 @@ def yosys_uram(depth: int, width: int) -> int:
     return math.ceil(width * per / 72) * math.ceil(depth / (4096 * per))
 
 
+#: PRE's line buffers (``rtl/pre.sv`` ``g_buf``): two ``ram_tdp`` of a frame row, host.pre.MAX_FRAME[0] = 4096
+#: pixels of 3 x 8 bits, STYLE 1 (block RAM)
+PRE_LINE_BUFFERS, PRE_LINE_DEPTH, PRE_LINE_WIDTH = 2, 4096, 24
+
+
+def pre_memories() -> list[Memory]:
+    """PRE's line buffers as Yosys maps them: true dual port, bound to block RAM on every part (4096 x 24 bits: 3
+    RAMB36E2 of 4096 x 9 each, :func:`yosys_bram36`)."""
+    m = Memory("PRE line buffers", PRE_LINE_BUFFERS, PRE_LINE_DEPTH, PRE_LINE_WIDTH, tdp=True, impl="bram")
+    m.bram36 = m.count * yosys_bram36(m.depth, m.width, m.tdp)
+    return [m]
+
+
 def rtl_memories(board: Board) -> list[Memory]:
     """The RAM groups of ``rtl/buffers.sv`` for ``board``'s accelerator
     (:func:`generator.spec.memories.lane_memories`), bound as the RTL is rendered (:func:`~generator.spec.memories.bind`,
     the ``ram_tdp`` STYLE of each buffer) and counted as Yosys maps them (:func:`yosys_bram36`,
-    :func:`yosys_uram`)."""
+    :func:`yosys_uram`), then PRE's line buffers (:func:`pre_memories`)."""
     mems = bind(lane_memories(board), board.resources.uram)
     for m in mems:
         if m.impl == "bram":
             m.bram36 = m.count * yosys_bram36(m.depth, m.width, m.tdp)
         elif m.impl == "uram":
             m.uram = m.count * yosys_uram(m.depth, m.width)
-    return mems
+    return mems + pre_memories()
+
+
+def _mux(n: int) -> int:
+    """LUT6 of one bit of an n:1 multiplexer (a LUT6 takes 4:1, each further LUT three more inputs)."""
+    return max(0, math.ceil((n - 1) / 3))
+
+
+def _lutram(depth: int, width: int) -> int:
+    """LUTs of a depth x width LUTRAM FIFO store as RAM32M (UG574: 6 bits x 32 words per 4 LUTs)."""
+    return math.ceil(width / 6) * 4 * math.ceil(depth / 32)
+
+
+def pre_terms(board: Board) -> dict:
+    """{PRE part: (LUT, FF)} for ``board``'s m_axi width DW (B = DW / 8 bytes, A = AXI_ADDR_BITS), counted from
+    the RTL as :mod:`generator.estimate.hls_resources` counts (a b-bit adder or compare b LUTs, a b-bit register b
+    FFs, an n:1 multiplexer :func:`_mux` LUTs per bit, LUTRAM 6 bits x 32 words per 4 LUTs):
+
+    * ``channels``: per ``rtl/pre_chan.sv`` (x 3) outside its DSP48E2s: the rounding add (26) and padding select
+      (24), the 40-bit shift by 8 (S-1)[5:3] and by (S-1)[2:0] (8:1 each), the zero-point add (21), the
+      saturation groups (4), the two clamp compares (20 each) and select (16), the row weights' 4-clock delay
+      as shift-register LUTs (2 x 13 SRL16E); registers: v, x1, y (24 + 40 + 40), qz, q, the flags (20 + 16 +
+      15);
+    * ``pixels``: ``rtl/pre.sv``'s pixel pipeline c1 .. c7 and the packing: the 32-bit accumulator sx, the column
+      compares, ix1, the clamps, the top / bottom pixel selects (4 x 24), the weights (2 x 13), the element order
+      (48); its registers;
+    * ``rows``: ``rtl/pre.sv``'s run parameters (latched with their seven 13-bit sums) and row sequencer (row
+      counters, the 32-bit sy accumulator, the A-bit row address plus pitch, the tags' compares, credits);
+    * ``reader``: ``rtl/pre_rd.sv`` and its burst splitter (``rtl/pre_burst.sv``): the two-beat window (2 DW FFs,
+      DW select LUTs), the two pixels' 48 bits each a B:1 byte select, the 8 x DW beat FIFO (LUTRAM), counters;
+    * ``writer``: ``rtl/pre_wr.sv`` and its burst splitter: a pixel's 48 bits placed at any byte lane of a
+      two-beat word (2 DW bits, a 6:1 select each), the beat being collected (DW, byte-merge select), the 16 x
+      (DW + B) write FIFO (LUTRAM), the row address (A-bit add), burst lengths, outstanding count;
+    * ``insn``: ``rtl/pre_insn.sv``: the instruction fields held (170 bits), six serial products
+      (``rtl/seq_mul2.sv``: PW = 29, 29, 32, 29, 21, 28; each an add of 0 / x / 2x / 3x, 3x formed at load, the
+      shifts: 5 PW LUTs, 3 PW + 14 FFs), five A-bit carry-select address sums (1.5 A each) and their registers,
+      the range compares (two 32-bit, about ten 13/14-bit), the read-port multiplexer (A + 10);
+    * ``arbiter``: ``rtl/axi_wr_arb.sv``: the W / AW multiplexer (DW + B + A + 12) and two 16-bit burst counts.
+    """
+    dw = board.accelerator.axi_data_width_bits
+    b, a = dw // 8, AXI_ADDR_BITS
+    seq = [29, 29, 32, 29, 21, 28]
+    return {
+        "channels": (PRE_CHANNELS * (26 + 24 + 2 * 40 * _mux(8) + 21 + 4 + 2 * 20 + 16 + 2 * 13),
+                     PRE_CHANNELS * (24 + 40 + 40 + 20 + 16 + 15)),
+        "pixels": (32 + 3 * 13 + 13 + 3 * 12 + 4 * 24 + 2 * 13 + 48, 30 + 100 + 56 + 82 + 151 + 32 + 50),
+        "rows": (7 * 13 + 6 * 13 + 32 + a + 6 * 13 + 50, a + 21 + 48 + 12 * 13 + 96 + 16 + 7 * 13 + 24 + 32 + a + 50),
+        "reader": (48 * _mux(b) + dw + _lutram(8, dw) + 17 + 4 * 13 + a + 60, 2 * dw + 2 * a + 16 + 15 + 48 + 24 + 60),
+        "writer": (2 * dw * _mux(6) + 2 * dw + _lutram(16, dw + b) + _lutram(32, 24) + 2 * a + 120,
+                   2 * dw + 2 * b + dw + b + 3 * a + 120),
+        "insn": (5 * sum(seq) + 5 * 3 * a // 2 + 2 * 32 + 10 * 14 + a + 10 + 40,
+                 170 + sum(3 * w + 14 for w in seq) + 6 * a + 15 + 28 + 32 + 3 + 26 + 40),
+        "arbiter": (dw + b + a + 12 + 2 * 16, 2 * 16 + 4),
+    }
+
+
+def pre_lut_ff(board: Board) -> tuple[int, int]:
+    """(LUT, FF) of PRE with its write arbiter for ``board``: the sums of :func:`pre_terms`."""
+    t = pre_terms(board).values()
+    return sum(x for x, _ in t), sum(y for _, y in t)
 
 
 def estimate(board: Board):
@@ -81,30 +161,34 @@ def estimate(board: Board):
     lut = sum(lut_terms(board).values())
     return hls_resources.Estimate(board=board.name, part=board.part, tn=a.tn, tm=a.tm, dsp48e2=expected_dsp(board),
                                   bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut),
-                                  ff=int(hls.ff), capacity=board.resources.model_dump(), memories=mems,
-                                  dsp_pe=a.tn * a.tm, dsp_post=a.tm,
-                                  dsp_emul=expected_dsp(board) - a.tn * a.tm - a.tm)
+                                  ff=int(hls.ff) + pre_lut_ff(board)[1], capacity=board.resources.model_dump(),
+                                  memories=mems, dsp_pe=a.tn * a.tm, dsp_post=a.tm,
+                                  dsp_emul=expected_dsp(board) - a.tn * a.tm - a.tm - PRE_DSP, dsp_pre=PRE_DSP)
 
 
 def lut_terms(board: Board) -> dict:
-    """{part: LUTs} of the modelled RTL LUT count (:func:`generator.estimate.hls_resources.lut_terms` with the
-    RTL's LUTRAM, :func:`rtl_memories`, in place of the HLS kernel's); their sum is :func:`estimate`'s LUT."""
+    """{part (a :data:`LUT_TERMS` key): LUTs} of the modelled RTL LUT count
+    (:func:`generator.estimate.hls_resources.lut_terms` with the RTL's LUTRAM, :func:`rtl_memories`, in place of
+    the HLS kernel's, and PRE's :func:`pre_lut_ff`); their sum is :func:`estimate`'s LUT."""
     hls_mems = memories.bound_kernel_memories(board, 0)
     t = hls_resources.lut_terms(board, hls_mems)
     t["memories"] += sum(m.lut for m in rtl_memories(board)) - sum(m.lut for m in hls_mems)
+    t["pre"] = pre_lut_ff(board)[0]
     return t
 
 
+#: the parts of the RTL's LUT model (:func:`lut_terms`): the HLS estimate's and PRE's
+LUT_TERMS = {**hls_resources.LUT_TERMS, "pre": "PRE (pre_insn, axi_wr_arb)"}
 #: the RTL's units (:func:`generator.estimate.netlist.cell_units`) under the model's LUT terms; others: "fixed"
 UNIT_TERMS = {"pe_array": "pe_array", "compute": "lanes", "requant": "lanes", "post": "lanes", "buffers": "memories",
-              "axi_hp_split": "axi_hp_split"}
+              "axi_hp_split": "axi_hp_split", "pre": "pre", "axi_wr_arb": "pre"}
 
 
 def unit_parts(units: dict) -> dict:
-    """{part (a :data:`generator.estimate.hls_resources.LUT_TERMS` key): {cell type: count}}: a Yosys netlist's
+    """{part (a :data:`LUT_TERMS` key): {cell type: count}}: a Yosys netlist's
     cells by unit (:attr:`generator.estimate.rtl_resources.RtlResources.units`) grouped as :func:`lut_terms`
     (:data:`UNIT_TERMS`)."""
-    res: dict = {k: {} for k in hls_resources.LUT_TERMS}
+    res: dict = {k: {} for k in LUT_TERMS}
     for u, cells in units.items():
         part = res[UNIT_TERMS.get(u, "fixed")]
         for k, v in cells.items():
@@ -120,11 +204,11 @@ def yosys_lut_terms(units: dict) -> dict:
 
 
 def lut_comparison_table(board: Board, units: dict) -> str:
-    """Markdown table: per part of the LUT model (:data:`generator.estimate.hls_resources.LUT_TERMS`) Yosys' LUTs
+    """Markdown table: per part of the LUT model (:data:`LUT_TERMS`) Yosys' LUTs
     (:func:`yosys_lut_terms` of ``units``), the model's (:func:`lut_terms`) and their ratio, then the totals."""
     y, m = yosys_lut_terms(units), lut_terms(board)
     rows = ["| part | Yosys LUT | model LUT | Yosys / model |", "|---|---:|---:|---:|"]
-    for k, label in list(hls_resources.LUT_TERMS.items()) + [("total", "total")]:
+    for k, label in list(LUT_TERMS.items()) + [("total", "total")]:
         yv, mv = (sum(y.values()), sum(m.values())) if k == "total" else (y[k], m[k])
         rows.append(f"| {label} | {yv:,} | {mv:,} | {yv / mv:.2f} |" if mv else f"| {label} | {yv:,} | 0 | - |")
     return "\n".join(rows)

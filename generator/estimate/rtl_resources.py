@@ -21,9 +21,13 @@ Counting (Yosys cell names are the UltraScale+ primitives of UG974):
 
 * **DSP48E2**: ``DSP48E2`` cells (UG579). The RTL has Tn*Tm of them in the PE array (one signed 27 x 18 multiply
   per PE) plus 1 per output lane for the requantization (its operand pre-shifted to 27 bits times the 16-bit
-  multiplier, ``rtl/requant.sv``) plus 1 per output lane for COMPUTE's element-wise product (``emul``, 18 x 18):
-  ``Tn*Tm + 2*Tm``
-  (:func:`expected_dsp`).
+  multiplier, ``rtl/requant.sv``) plus 1 per output lane for COMPUTE's element-wise product (``emul``, 18 x 18)
+  plus PRE's :data:`PRE_DSP` = 21, the same for every board (``rtl/pre_chan.sv`` per channel, three channels in
+  ``rtl/pre.sv``: four instantiated DSP48E2 of the horizontal pass, two of the vertical, one of the quantization;
+  PRE's per-instruction products are serial, ``rtl/seq_mul2.sv``): ``Tn*Tm + 2*Tm + 21`` (:func:`expected_dsp`).
+  The HLS estimate counts PRE's multipliers of its own kernel
+  (:attr:`generator.estimate.hls_resources.Estimate.dsp_pre`, 16): a different unit, so the two totals differ by
+  that difference only.
 * **BRAM36**: ``RAMB36E2`` + 0.5 x ``RAMB18E2`` (UG573: a RAMB18E2 is half a block RAM tile).
 * **URAM**: ``URAM288`` (UG573; only with ``uram=True``, i.e. ``synth_xilinx -uram``). The buffers' RAMs carry the
   architecture's storage binding (:mod:`generator.spec.memories`, rendered by
@@ -122,12 +126,22 @@ def yosys() -> str | None:
     return shutil.which("yosys")
 
 
+#: PRE's channels (``rtl/pre.sv`` ``g_ch``: one ``rtl/pre_chan.sv`` per colour channel of a pixel)
+PRE_CHANNELS = 3
+#: DSP48E2 of one ``rtl/pre_chan.sv``, each an instantiated ``rtl/pe_dsp.sv`` (A/B, M, P registers): the
+#: horizontal pass of both held rows as two cascades of two (d0-d3), the vertical pass as one (d4, d5), the
+#: quantization product v x mult (d6)
+PRE_DSP_PER_CHANNEL = 7
+#: DSP48E2 of PRE (``rtl/pre_insn.sv`` and what it instantiates), the same for every board
+PRE_DSP = PRE_CHANNELS * PRE_DSP_PER_CHANNEL
+
+
 def expected_dsp(board: Board) -> int:
     """DSP48E2 slices the RTL's structure needs: one per PE (Tn*Tm) plus, per output lane (Tm), one for the
     requantization multiply (its operand pre-shifted to 27 bits, ``rtl/requant.sv``) and one for the element-wise
-    product (UG579: each slice multiplies 27 x 18 bits signed)."""
+    product (UG579: each slice multiplies 27 x 18 bits signed), plus PRE's :data:`PRE_DSP`."""
     a = board.accelerator
-    return a.tn * a.tm + 2 * a.tm
+    return a.tn * a.tm + 2 * a.tm + PRE_DSP
 
 
 def _package_names(pkg_text: str) -> list[str]:
@@ -317,7 +331,9 @@ def report(r: RtlResources) -> str:
     return (f"## {r.board} ({r.part}), Tn x Tm = {r.tn} x {r.tm}: RTL synthesized by Yosys "
             f"(synth_xilinx -family xcup{' -uram' if r.uram_enabled else ''}) in {r.seconds:.0f} s\n\n{r.table()}\n\n"
             f"DSP48E2 expected from the structure: {r.tn} x {r.tm} PEs + {r.tm} requantization + {r.tm} "
-            f"element-wise product = {r.tn * r.tm + 2 * r.tm}. Memory cells: {', '.join(f'{k} {v}' for k, v in sorted(mem.items()))}.\n"
+            f"element-wise product + {PRE_DSP} PRE = {r.tn * r.tm + 2 * r.tm + PRE_DSP}"
+            + ("" if r.estimate is None else f" (the HLS estimate's PRE: {r.estimate.dsp_pre})")
+            + f". Memory cells: {', '.join(f'{k} {v}' for k, v in sorted(mem.items()))}.\n"
             + ("" if r.used.get("lut") is None else
                f"LUT and FF are Yosys' mapping, not Vivado's: of the LUTs {r.cells.get('LUT3', 0)} are LUT3 (Yosys "
                f"builds multi-operand sums from LUT3 full adders); Yosys 0.23 packs no register into the DSP48E2s "

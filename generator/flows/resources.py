@@ -60,9 +60,9 @@ def plot_lut_parts(board, units: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from generator.estimate import hls_resources, rtl_model
+    from generator.estimate import rtl_model
 
-    keys = list(hls_resources.LUT_TERMS)
+    keys = list(rtl_model.LUT_TERMS)
     y, m = rtl_model.yosys_lut_terms(units), rtl_model.lut_terms(board)
     lut3 = {k: cells.get("LUT3", 0) for k, cells in rtl_model.unit_parts(units).items()}
     x = range(len(keys))
@@ -71,7 +71,7 @@ def plot_lut_parts(board, units: dict, path: Path) -> None:
     ax.bar([i - 0.2 for i in x], [lut3[k] for k in keys], 0.4, fill=False, hatch="//", edgecolor="0.15",
            label="of which LUT3")
     ax.bar([i + 0.2 for i in x], [m[k] for k in keys], 0.4, color="tab:orange", label="resource model")
-    ax.set_xticks(list(x), [hls_resources.LUT_TERMS[k] for k in keys], fontsize=8, rotation=12)
+    ax.set_xticks(list(x), [rtl_model.LUT_TERMS[k] for k in keys], fontsize=8, rotation=12)
     ax.set_ylabel("LUTs")
     ax.set_title(f"{board.name} Tn x Tm = {board.accelerator.tn} x {board.accelerator.tm}: LUTs, Yosys "
                  f"{sum(y.values()):,} against the model's {sum(m.values()):,}", fontsize=10)

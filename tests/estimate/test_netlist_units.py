@@ -14,10 +14,15 @@ TOP_SV = """module accel_top (input clk, output [1:0] y);
   store #(.W(8)) u_st (
     .clk(clk)
   );
+  pre_insn u_pre (
+    .clk(clk)
+  );
   assign y = 0;
 endmodule
 """
 LOAD_SV = "module load (input clk);\n  pe_array u_pe (\n    .clk(clk)\n  );\nendmodule\n"
+PRE_INSN_SV = "module pre_insn (input clk);\n  pre #(.DW(8)) u_pre (\n    .clk(clk)\n  );\nendmodule\n"
+PRE_SV = "module pre (input clk);\n  pre_chan u_ch (\n    .clk(clk)\n  );\nendmodule\n"
 
 
 def _cell(kind, ins, outs, src="/usr/share/yosys/xilinx/lut_map.v:47.26-48.41"):
@@ -43,6 +48,12 @@ def _netlist():
         "u_load.u_pe.dsp": (_cell("DSP48E2", {"A": [30]}, {"P": [31]}, "pe_dsp.sv:40.3-60.4"), "pe_array"),
         "$abc$2": (_cell("LUT2", {"I0": [20], "I1": [21]}, {"O": [32]}), "pe_array"),
         "$abc$3": (_cell("LUT2", {"I0": [32], "I1": [1]}, {"O": [30]}), "pe_array"),
+        # PRE's DSP48E2 (rtl/pre_chan.sv instantiates pe_dsp, as the PE array does) and a register of that
+        # pe_dsp by its src alone, with the LUT in front of it: PRE's, not the PE array's (the outermost unit wins)
+        "u_pre.u_pre.u_ch.d0.u_dsp": (_cell("DSP48E2", {"A": [81]}, {"P": [82]}, "pe_dsp.sv:40.3-60.4"), "pre"),
+        "$auto$ff$pre": (_cell("FDRE", {"D": [80]}, {"Q": [81]},
+                               "accel_top.sv:8.3-10.4|pre_insn.sv:2.3-4.4|pre.sv:2.3-4.4|pe_dsp.sv:70.5-70.20"), "pre"),
+        "$abc$pre": (_cell("LUT1", {"I0": [1]}, {"O": [80]}), "pre"),
         # a RAM by its flattened name
         "u_st.mem.0.0": (_cell("RAMB18E2", {"DIN": [22]}, {"DOUT": [40]}, "/usr/share/yosys/brams_map.v:1.1"), "store"),
         # a counter whose register lost its RTL source: its named output net, and the increment LUT by its load
@@ -67,7 +78,9 @@ def _netlist():
 def _sources(tmp_path: Path) -> list[Path]:
     (tmp_path / "accel_top.sv").write_text(TOP_SV)
     (tmp_path / "load.sv").write_text(LOAD_SV)
-    return [tmp_path / "accel_top.sv", tmp_path / "load.sv"]
+    (tmp_path / "pre_insn.sv").write_text(PRE_INSN_SV)
+    (tmp_path / "pre.sv").write_text(PRE_SV)
+    return [tmp_path / "accel_top.sv", tmp_path / "load.sv", tmp_path / "pre.sv", tmp_path / "pre_insn.sv"]
 
 
 def test_each_cell_goes_to_the_unit_it_was_built_for(tmp_path):
@@ -82,11 +95,13 @@ def test_unit_counts_add_up(tmp_path):
     assert sum(sum(t.values()) for t in by.values()) == len(mod["cells"])
     assert by["pe_array"] == {"DSP48E2": 1, "LUT2": 2}
     assert by["load"] == {"FDRE": 4, "LUT3": 1, "LUT1": 3}
+    assert by["pre"] == {"DSP48E2": 1, "FDRE": 1, "LUT1": 1}
 
 
 def test_top_instances_span_their_port_lists(tmp_path):
     _sources(tmp_path)
-    assert nl.top_instances(tmp_path / "accel_top.sv") == [(2, 4, "load", "u_load"), (5, 7, "store", "u_st")]
+    assert nl.top_instances(tmp_path / "accel_top.sv") == [(2, 4, "load", "u_load"), (5, 7, "store", "u_st"),
+                                                            (8, 10, "pre_insn", "u_pre")]
 
 
 @pytest.mark.parametrize("name", ["kv260", "ultra96v2", "zcu102", "zcu104", "zcu19eg"])
@@ -103,8 +118,9 @@ def test_lut_terms_add_up_to_the_models_lut(name):
 
 
 def test_yosys_units_grouped_as_the_model_and_drawn(tmp_path):
-    """Units go to the model's parts (compute / requant / post: the output lanes; anything unlisted: the fixed
-    part), LUTRAM and SRL sites counted as LUTs; the comparison table's totals and the PNG."""
+    """Units go to the model's parts (compute / requant / post: the output lanes; PRE and its write arbiter: the
+    PRE part; anything unlisted: the fixed part), LUTRAM and SRL sites counted as LUTs; the comparison table's
+    totals and the PNG."""
     from PIL import Image
 
     from generator.estimate import rtl_model
@@ -113,12 +129,13 @@ def test_yosys_units_grouped_as_the_model_and_drawn(tmp_path):
 
     units = {"compute": {"LUT3": 100, "LUT6": 50}, "requant": {"LUT2": 10}, "post": {"SRL16E": 4},
              "load": {"LUT6": 7}, "ctrl_regs": {"LUT1": 3, "FDRE": 9}, "buffers": {"RAM64M8": 2},
-             "pe_array": {"LUT4": 5, "DSP48E2": 4}}
+             "pe_array": {"LUT4": 5, "DSP48E2": 4}, "pre": {"LUT6": 20, "DSP48E2": 21}, "axi_wr_arb": {"LUT2": 2}}
     y = rtl_model.yosys_lut_terms(units)
-    assert y == {"pe_array": 5, "lanes": 164, "fixed": 10, "memories": 16, "axi_hp_split": 0}
+    assert y == {"pe_array": 5, "lanes": 164, "fixed": 10, "memories": 16, "axi_hp_split": 0, "pre": 22}
     b = load_board("zcu19eg", chosen=False)
     t = rtl_model.lut_comparison_table(b, units)
-    assert f"| total | 195 | {rtl_model.estimate(b).lut:,} |" in t
+    assert f"| total | 217 | {rtl_model.estimate(b).lut:,} |" in t
+    assert f"| PRE (pre_insn, axi_wr_arb) | 22 | {rtl_model.pre_lut_ff(b)[0]:,} |" in t
     png = tmp_path / "lut.png"
     plot_lut_parts(b, units, png)
     with Image.open(png) as im:

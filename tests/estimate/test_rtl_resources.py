@@ -1,7 +1,8 @@
 """Resources of the RTL measured by Yosys (generator/estimate/rtl_resources.py, ``synth_xilinx -family xcup``): the PE array
-maps to exactly one DSP48E2 per PE plus the requantization multipliers, the on-chip buffers to block RAM / UltraRAM
-(or LUTRAM when tiny), not to flip-flops; the default board's configuration fits its part (slow). Without yosys the
-flow says how to install it; a design over capacity is refused with the numbers."""
+maps to exactly one DSP48E2 per PE plus the requantization multipliers, PRE to its 21 DSP48E2 and two line buffers
+in block RAM, the on-chip buffers to block RAM / UltraRAM (or LUTRAM when tiny), not to flip-flops; the default
+board's configuration fits its part (slow). Without yosys the flow says how to install it; a design over capacity
+is refused with the numbers."""
 from __future__ import annotations
 
 import re
@@ -10,7 +11,7 @@ import pytest
 
 from generator import ROOT_DIR, build_dir
 from generator.backends.rtl import package_context, write_rtl
-from generator.estimate import rtl_model
+from generator.estimate import hls_resources, rtl_model
 from generator.estimate import rtl_resources as rr
 from generator.spec.board import load_board
 from generator.exec.rtl import TINY
@@ -33,9 +34,14 @@ def _memory_mapping(log_text: str) -> dict:
 
 def _check_structure(r: rr.RtlResources, b) -> None:
     a = b.accelerator
-    assert r.used["dsp48e2"] == rr.expected_dsp(b) == a.tn * a.tm + 2 * a.tm
-    assert r.estimate is not None and r.used["dsp48e2"] == r.estimate.dsp48e2      # the HLS estimate agrees
-    maps = _memory_mapping(r.log.read_text())
+    assert r.used["dsp48e2"] == rr.expected_dsp(b) == a.tn * a.tm + 2 * a.tm + rr.PRE_DSP
+    # the HLS estimate agrees but for PRE, a different unit there: each side's PRE by name (RTL 21, HLS 16)
+    assert r.estimate is not None and r.estimate.dsp_pre == hls_resources.pre_dsp()
+    assert r.used["dsp48e2"] - rr.PRE_DSP == r.estimate.dsp48e2 - r.estimate.dsp_pre
+    log = r.log.read_text()
+    pre = re.findall(r"mapping memory accel_top\.u_pre\.u_pre\.g_buf\[\d\]\.u_lb\.\S+ via (\S+)", log)
+    assert len(pre) == rtl_model.PRE_LINE_BUFFERS and all("BLOCKRAM" in v for v in pre), pre
+    maps = _memory_mapping(log)
     groups = {"g_ibuf": 2 * a.tn, "g_wbuf": 2 * a.tm, "g_acc": 2 * a.tm}
     for g, n in groups.items():                  # the big buffers: every lane memory in block RAM or UltraRAM
         got = {k: v for k, v in maps.items() if f".{g}[" in k}
@@ -60,12 +66,13 @@ def tiny_synth():
 @pytest.mark.slow   # (a Yosys synthesis or a long RTL simulation: invoke test --slow)
 @needs_yosys
 def test_tiny_rtl_synthesizes_to_dsp48e2_and_block_ram(tiny_synth):
-    """TINY (8x8 PE array): 64 PE DSP48E2 + 16 requantization DSP48E2; IBUF/WBUF/ACC lane memories in BRAM."""
+    """TINY (8x8 PE array): 64 PE DSP48E2 + 8 requantization + 8 element-wise product + PRE's 21 DSP48E2 (the HLS
+    estimate: PRE's 16, so 96); IBUF/WBUF/ACC lane memories and PRE's line buffers in BRAM."""
     r = tiny_synth
     _check_structure(r, board(**TINY))
-    assert r.used["dsp48e2"] == 80
+    assert r.used["dsp48e2"] == 64 + 8 + 8 + 21
     t = r.table()
-    assert "| DSP48E2 | 80 | 80 | 1968 |" in t and "HLS estimate" in t
+    assert "| DSP48E2 | 101 | 96 | 1968 |" in t and "HLS estimate" in t
 
 
 @pytest.mark.slow   # (a Yosys synthesis or a long RTL simulation: invoke test --slow)
@@ -73,7 +80,7 @@ def test_tiny_rtl_synthesizes_to_dsp48e2_and_block_ram(tiny_synth):
 def test_tiny_netlist_cells_attributed_to_units(tiny_synth):
     """Every cell of TINY's mapped netlist has a unit and the units add up to Yosys' stat; the DSP48E2s sit where the
     RTL puts them: Tn x Tm in the PE array, Tm in the requantization lanes, Tm (the element-wise product) in
-    compute; every block RAM in the buffers."""
+    compute, 21 in PRE; every block RAM in the buffers but PRE's line buffers (3 BRAM36 each)."""
     r, b = tiny_synth, board(**TINY)
     tn, tm = b.accelerator.tn, b.accelerator.tm
     assert "?" not in r.units, r.units["?"]
@@ -83,8 +90,9 @@ def test_tiny_netlist_cells_attributed_to_units(tiny_synth):
             total[k] = total.get(k, 0) + v
     assert total == r.cells
     assert {u: c["DSP48E2"] for u, c in r.units.items() if c.get("DSP48E2")} == {
-        "pe_array": tn * tm, "requant": tm, "compute": tm}
-    assert {u for u, c in r.units.items() if c.get("RAMB18E2") or c.get("RAMB36E2")} == {"buffers"}
+        "pe_array": tn * tm, "requant": tm, "compute": tm, "pre": rr.PRE_DSP}
+    assert {u for u, c in r.units.items() if c.get("RAMB18E2") or c.get("RAMB36E2")} == {"buffers", "pre"}
+    assert rr.count(r.units["pre"])["bram36"] == sum(m.bram36 for m in rtl_model.pre_memories()) == 6
     assert f"| total | {r.used['lut']:,} |" in rr.report(r)
 
 
@@ -112,12 +120,12 @@ def test_zcu19eg_rtl_fits_its_part():
     """The default board's configuration (32x48, the exploration's choice) through Yosys' DSP48E2 and block-RAM /
     UltraRAM mapping (their counts are final there; on the former 32x32 configuration the whole flow with LUT
     mapping, ``invoke resources --board zcu19eg --rtl``, took 2,108 s here against 1,352 s for the mapping): one
-    DSP48E2 per PE, one per requantization lane, one per element-wise-product lane."""
+    DSP48E2 per PE, one per requantization lane, one per element-wise-product lane, PRE's 21."""
     b = load_board("zcu19eg")
     r = rr.check(b, BUILD / "zcu19eg-test", log=lambda *a: None, mapping_only=True)
     _check_structure(r, b)
     a = b.accelerator
-    assert r.used["dsp48e2"] == a.tn * a.tm + 2 * a.tm
+    assert r.used["dsp48e2"] == a.tn * a.tm + 2 * a.tm + rr.PRE_DSP
     _model_matches(r, b)
 
 
@@ -195,3 +203,48 @@ def test_hp_splitter_fifos_are_lutram_at_the_board_configuration(tmp_path):
     assert len(data) == 4, maps
     lut, _ = hp_split_lut_ff(b)
     assert abs(r.used["lut"] - lut) <= 0.25 * lut, (r.used["lut"], lut)
+
+
+def _code(path) -> str:
+    """An RTL file without comments and attributes."""
+    c = re.sub(r"//.*", "", path.read_text())
+    return re.sub(r"\(\*.*?\*\)", "", re.sub(r"/\*.*?\*/", "", c, flags=re.S), flags=re.S)
+
+
+def test_pre_dsp_and_line_buffers_follow_the_rtl():
+    """The model's PRE from PRE's sources: the ``pe_dsp`` instances of ``rtl/pre_chan.sv`` times ``rtl/pre.sv``'s
+    channel loop (21, each an instantiated DSP48E2), every other ``*`` in PRE's files (its instruction unit, the
+    serial multipliers, the readers and writers, the write arbiter) by a literal factor (an index or a width, no
+    multiplier); the line buffers the ``ram_tdp`` of ``pre.sv``'s ``g_buf`` loop, block RAM (STYLE 1)."""
+    rtl = ROOT_DIR / "rtl"
+    chan, pre = _code(rtl / "pre_chan.sv"), _code(rtl / "pre.sv")
+    per = len(re.findall(r"^\s*pe_dsp\b", chan, re.M))
+    loop = re.search(r"for \(genvar c = 0; c < (\d+); c\+\+\) begin : g_ch\s+pre_chan u_ch", pre)
+    assert loop and per == rr.PRE_DSP_PER_CHANNEL and int(loop.group(1)) == rr.PRE_CHANNELS
+    assert rr.PRE_DSP == 21
+    files = sorted(rtl.glob("pre*.sv")) + [rtl / "seq_mul2.sv", rtl / "axi_wr_arb.sv"]
+    for f in files:
+        for m in re.finditer(r"([\w')\]]+)\s*\*\s*([\w'(]+)", _code(f)):
+            assert m.group(1).isdigit() or m.group(2).isdigit(), (f.name, m.group(0))
+    bufs = re.search(r"for \(genvar k = 0; k < (\d+); k\+\+\) begin : g_buf.*?"
+                     r"ram_tdp #\(\.W\((\d+)\), \.D\((\d+)\), \.NB\(1\), \.STYLE\(1\)\) u_lb", pre, re.S)
+    assert bufs, "pre.sv's line buffers"
+    m = rtl_model.pre_memories()[0]
+    assert (m.count, m.width, m.depth) == tuple(int(g) for g in bufs.groups()) and m.impl == "bram" and m.tdp
+    assert m.bram36 == 2 * 3                      # 4096 x 24 true dual port: three 4096 x 9 RAMB36E2 each
+
+
+def test_rtl_model_counts_pre():
+    """The RTL model's DSP48E2 = the PE array + 2 per output lane + PRE's 21, its BRAM36 the buffers' and PRE's
+    line buffers, its LUT / FF PRE's part (:func:`generator.estimate.rtl_model.pre_lut_ff`) on every board; the
+    HLS estimate names its own PRE (16): the two differ by PRE alone."""
+    from generator.spec.board import known_boards
+    for name in known_boards():
+        b = load_board(name, chosen=False)
+        a, m, h = b.accelerator, rtl_model.estimate(b), hls_resources.estimate(b)
+        assert (m.dsp_pe, m.dsp_post, m.dsp_emul, m.dsp_pre) == (a.tn * a.tm, a.tm, a.tm, rr.PRE_DSP)
+        assert m.dsp48e2 == rr.expected_dsp(b) == m.dsp_pe + m.dsp_post + m.dsp_emul + m.dsp_pre
+        assert m.dsp48e2 - m.dsp_pre == h.dsp48e2 - h.dsp_pre and h.dsp_pre == hls_resources.pre_dsp() == 16
+        assert [x.name for x in m.memories][-1] == "PRE line buffers"
+        lut, ff = rtl_model.pre_lut_ff(b)
+        assert rtl_model.lut_terms(b)["pre"] == lut > 0 and ff > 0

@@ -17,7 +17,8 @@ def test_memo_counts_what_program_cycles_counts(monkeypatch):
     memo = program.CycleMemo(prog.hw)
     evaluated = []
     real = program.insn_cycles
-    monkeypatch.setattr(program, "insn_cycles", lambda hw, ins: evaluated.append(ins) or real(hw, ins))
+    monkeypatch.setattr(program, "insn_cycles",
+                        lambda hw, ins, frame=None: evaluated.append(ins) or real(hw, ins, frame))
     for L, plan in zip(prog.layers, prog.plans):      # each layer's chosen plan alone, as the scheduler timed it
         insns = [config_insn(prog.hw)] + emit_layer(gq, L, plan, prog.hw, prog.layout) + [isa.make("END")]
         assert memo.cycles(insns) == program_cycles(prog.hw, insns, check_end_tokens=False) == plan.cycles

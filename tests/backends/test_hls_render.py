@@ -168,12 +168,15 @@ def test_run_hls_tcl_in_tclsh_with_stub_commands(tmp_path, brd):
     calls = (tmp_path / "calls.txt").read_text().splitlines()
     names = [c.split()[0] for c in calls]
     per_ip = ["open_project", "set_top", "add_files", "add_files", "open_solution", "set_part", "create_clock",
-              "config_interface", "csynth_design", "export_design", "close_project"]
-    first = per_ip[:8] + ["csim_design"] + per_ip[8:]     # the C-simulation (all five tops as threads) once
+              "config_interface", "config_interface", "csynth_design", "export_design", "close_project"]
+    first = per_ip[:9] + ["csim_design"] + per_ip[9:]     # the C-simulation (all five tops as threads) once
     assert names == first + per_ip * (len(hls.TOPS) - 1)
     tops = [c.split()[1] for c in calls if c.startswith("set_top")]
     assert tops == [t for t, _ in hls.TOPS] and tops[0] == hls.TOP
     assert all(c == f"set_part {b.part}" for c in calls if c.startswith("set_part"))
+    configs = {c for c in calls if c.startswith("config_interface")}
+    # 64-bit addresses (DDR_HIGH) and conservative write bursts (bd/accel_hp.v's write arbiter relies on them)
+    assert configs == {"config_interface -m_axi_addr64=true", "config_interface -m_axi_conservative_mode=true"}
     period = float(calls[names.index("create_clock")].split()[2])
     assert period == pytest.approx(1000.0 / b.pl_clock_mhz, abs=1e-3)
     assert "accel.cpp" in calls[2] and "-tb tb.cpp" in calls[3]

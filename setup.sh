@@ -13,6 +13,7 @@ if command -v apt-get >/dev/null; then
   command -v g++ >/dev/null || pkgs="$pkgs g++"
   command -v tclsh >/dev/null || pkgs="$pkgs tcl"
   command -v yosys >/dev/null || pkgs="$pkgs yosys"   # RTL resource figures (generator/estimate/rtl_resources.py)
+  command -v ccache >/dev/null || pkgs="$pkgs ccache" # compiler cache of the C-simulation and Verilator builds
   if [ -n "$pkgs" ]; then
     echo "[setup] apt-get install$pkgs"
     $SUDO apt-get update -qq || true

@@ -7,6 +7,7 @@ import functools
 import hashlib
 
 import numpy as np
+import pytest
 
 from generator import codegen
 
@@ -23,6 +24,13 @@ from generator.ref.int_ref import IndependentRef
 from generator.quant.precision import layer_bits, parse_precision, region_bits
 from generator.quant.quantize import QuantConfig, calibrate, quantize
 from generator.quant.ranges import channel_ranges, collect_histograms
+
+
+def tiered(values, default) -> list:
+    """Parameters ``values`` for ``pytest.mark.parametrize``, those not in ``default`` marked slow (``invoke test
+    --slow``): the default tier keeps ``default``, the slow tier runs every value."""
+    return [v if v in default else pytest.param(*(v if isinstance(v, tuple) else (v,)), marks=pytest.mark.slow)
+            for v in values]
 
 
 def board(name="zcu19eg", **acc) -> Board:

@@ -16,6 +16,7 @@ instructions (PARTIAL_INSN) without running it, as the other loaders do.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import time
@@ -26,6 +27,7 @@ import numpy as np
 from host.fileio import atomic_path, atomic_write
 from generator.backends import hls
 from generator.backends.hls import HlsError
+from generator.exec.ccache import ccache, ccache_env
 from generator.exec.golden import GoldenSim
 from generator.spec import isa
 from generator.spec.board import Board
@@ -52,18 +54,29 @@ def ap_types_dir() -> Path:
 
 def compile_csim(src_dir: str | Path, exe: str | Path | None = None, extra: list[str] | None = None) -> Path:
     """Compile ``accel.cpp`` + ``tb.cpp`` of a rendered folder into a C-simulation binary with g++ and
-    :data:`GXX_FLAGS`. Returns the binary's path. Raises HlsError if g++ is missing, fails, or prints any
-    warning (our code must be warning-free; the ap_types headers are included with -isystem)."""
-    src = Path(src_dir)
-    exe = Path(exe) if exe else src / "csim"
+    :data:`GXX_FLAGS` (through ccache when installed: :mod:`generator.exec.ccache`). Returns the binary's path.
+    Raises HlsError if g++ is missing, fails, or prints any warning (our code must be warning-free; the ap_types
+    headers are included with -isystem)."""
+    src = Path(src_dir).resolve()
+    exe = Path(exe).resolve() if exe else src / "csim"
     gxx = shutil.which("g++")
     if gxx is None:
         raise HlsError("g++ not found on PATH")
-    cmd = [gxx, *GXX_FLAGS, "-pthread", "-isystem", str(ap_types_dir()), "-I", str(src), *(extra or []),
-           str(src / "accel.cpp"), str(src / "tb.cpp"), "-o", str(exe)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0 or r.stderr.strip():
-        raise HlsError(f"g++ {'failed' if r.returncode else 'warned'}:\n{' '.join(cmd)}\n{r.stderr[-6000:]}")
+    # run in the rendered folder with relative names, so that the same kernel rendered into another folder is the
+    # same compile for the compiler cache (generator/exec/ccache.py; without ccache: g++ directly)
+    # (one object per source: ccache caches single-file compiles, not a compile-and-link)
+    cache = ccache()
+    flags = [*GXX_FLAGS, "-pthread", "-isystem", str(ap_types_dir()), "-I.", *(extra or [])]
+    objs = [f"{exe.name}.{name}.o" for name in ("accel", "tb")]
+    cmds = [[*([cache] if cache else []), gxx, *flags, "-c", f"{name}.cpp", "-o", obj]
+            for name, obj in zip(("accel", "tb"), objs)] + [[gxx, *flags, *objs, "-o", str(exe)]]
+    for cmd in cmds:
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=src, env={**os.environ, **ccache_env()})
+        if r.returncode != 0 or r.stderr.strip():
+            raise HlsError(f"g++ {'failed' if r.returncode else 'warned'} (in {src}):\n{' '.join(cmd)}\n"
+                           f"{r.stderr[-6000:]}")
+    for obj in objs:
+        (src / obj).unlink(missing_ok=True)
     return exe
 
 

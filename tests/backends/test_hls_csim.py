@@ -16,7 +16,7 @@ from generator.exec import csim, program_executor, runtime
 from generator.exec.golden import GoldenSim
 from generator.spec import isa
 from host.registers import HW_INFO_MODES
-from helpers import compile_small, quantize_input
+from helpers import compile_small, quantize_input, tiered
 from generator.frontend.modelgen import Builder
 from layer_suite import BOARDS, KINDS, MODES
 
@@ -114,7 +114,7 @@ def test_csim_mixed_precision_bit_exact_with_golden(executors, kind, mode, brd):
     assert diff.size == 0, f"{diff.size} DDR bytes differ from the golden simulator, first at {diff[:8]}"
 
 
-@pytest.mark.parametrize("mode,wbuf", [("int8-asym", 64), ("int16-sym", 128)])
+@pytest.mark.parametrize("mode,wbuf", tiered([("int8-asym", 64), ("int16-sym", 128)], [("int8-asym", 64)]))
 def test_csim_one_tap_accumulation_bit_exact(tmp_path, mode, wbuf):
     """COMPUTEs of one tap accumulating into ACC (ig x kh x kw = 1, acc_init = 0: each output word read and written
     in the same step, the kernel's PE_RMW loop of one output pixel per iteration): a TINY array whose WBUF holds one
@@ -175,16 +175,25 @@ def test_csim_identity_above_table_window(executors, mode):
         assert diff.size == 0, f"seed {seed}: {diff.size} DDR bytes differ from the golden simulator, first at {diff[:8]}"
 
 
-def test_csim_threads_clean_under_thread_sanitizer(tmp_path):
+@pytest.fixture(scope="module")
+def slow_post_kernel(tmp_path_factory):
+    """The TINY C-simulation built with -fsanitize=thread (ThreadSanitizer: a data-race report makes the binary exit
+    66, which run_csim raises as HlsError) and every POST slowed to 30 us per OBUF word written
+    (ACCEL_CSIM_SLOW_POST_US), so that STOREs run beside POSTs."""
+    d = tmp_path_factory.mktemp("slow_post")
+    hls.render(BOARDS["tiny"](), d / "k")
+    return csim.compile_csim(d / "k", d / "csim_tsan", extra=["-fsanitize=thread", "-g", "-O1",
+                                                              "-DACCEL_CSIM_SLOW_POST_US=30"])
+
+
+def test_csim_threads_clean_under_thread_sanitizer(slow_post_kernel, tmp_path):
     """The threaded C-simulation (fetch, load, compute, store, post as std::threads over bounded FIFOs) built with
     -fsanitize=thread runs a layer bit-exact with no data-race report: the buffers shared by two modules and DDR
     are ordered by the dependency tokens (OBUF, post -> store: by the progress reports) alone; the POST slowed
     down (30 us per OBUF word), so that STOREs run beside POSTs. (ThreadSanitizer exits non-zero, 66, on any
-    report.)"""
+    report.) The next test runs more layers on the same build."""
     import os
-    hls.render(BOARDS["tiny"](), tmp_path / "k")
-    exe = csim.compile_csim(tmp_path / "k", tmp_path / "csim_tsan", extra=["-fsanitize=thread", "-g", "-O1",
-                                                                           "-DACCEL_CSIM_SLOW_POST_US=30"])
+    exe = slow_post_kernel
     prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
     gold = _golden(prog, ddr, bases)
     img, insn_addr = csim.place_program(ddr, prog.blob)
@@ -199,21 +208,14 @@ def test_csim_threads_clean_under_thread_sanitizer(tmp_path):
     assert np.array_equal(out, gold)
 
 
-@pytest.fixture(scope="module")
-def slow_post_kernel(tmp_path_factory):
-    """The TINY C-simulation with every POST slowed to 30 us per OBUF word written (ACCEL_CSIM_SLOW_POST_US)."""
-    d = tmp_path_factory.mktemp("slow_post")
-    hls.render(BOARDS["tiny"](), d / "k")
-    return csim.compile_csim(d / "k", d / "csim", extra=["-DACCEL_CSIM_SLOW_POST_US=30"])
-
-
 @pytest.mark.parametrize("kind", ["conv3x3_s1", "concat", "upsample", "spp"])
 def test_csim_store_runs_beside_a_slow_post(slow_post_kernel, tmp_path, kind):
     """POST beside STORE: the store module hands each POST to the post module and runs the STOREs after it while
     the POST still writes OBUF, each segment gated on the words the POST has reported written. With the POST slowed
     down, STORE beats are written while POSTs run (the instrumentation count) and DDR is still the golden
     simulator's, every byte. (With the gate removed from store_beats, ``wait = false``, this fails: 3,102 bytes
-    differ on conv3x3_s1, the STOREs read OBUF words the POST has not written yet.)"""
+    differ on conv3x3_s1, the STOREs read OBUF words the POST has not written yet.) The build is ThreadSanitizer's:
+    a data-race report fails the run."""
     prog, ddr, bases = _layer(kind, "int8-asym", True, "tiny")
     gold = _golden(prog, ddr, bases)
     out, info = csim.run_csim(slow_post_kernel, ddr, bases, prog.blob, tmp_path)
@@ -226,9 +228,26 @@ def test_csim_store_runs_beside_a_slow_post(slow_post_kernel, tmp_path, kind):
 
 def test_cosim_testbench_separate_ports_and_depths(tmp_path):
     """The co-simulation build of a TINY single-layer program: each m_axi port's depth= is the program's (the
-    program's beats; the end of the regions LOADs read / STOREs write), the testbench gives every port its own
-    buffer of that depth (no overlapping pointers), and the run is bit-exact with the golden simulator."""
+    program's beats; the end of the regions LOADs read / STOREs write). Its testbench built and run: the next test
+    (slow) and, on a PRE program, test_cosim_testbench_covers_pre_writes_and_frame."""
     prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
+    _cosim_depths(prog, ddr, bases, tmp_path)
+
+
+@pytest.mark.slow   # (a g++ build of its own; the separate-ports testbench is built in the default tier on PRE)
+def test_cosim_testbench_separate_ports_run_bit_exact(tmp_path):
+    """The co-simulation testbench of a TINY single-layer program gives every m_axi port its own buffer of its
+    depth (no overlapping pointers), and the run is bit-exact with the golden simulator."""
+    prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
+    _cosim_depths(prog, ddr, bases, tmp_path)
+    exe = csim.compile_csim(tmp_path, extra=["-DACCEL_TB_SEPARATE_PORTS"])
+    out, info = csim.run_csim(exe, ddr, bases, None, tmp_path / "run")
+    assert info["status"] == 0
+    assert np.array_equal(out, _golden(prog, ddr, bases))
+
+
+def _cosim_depths(prog, ddr, bases, tmp_path):
+    """Render the co-simulation build of ``prog`` into ``tmp_path`` and check its ports' depths."""
     r = hls.render_cosim(BOARDS["tiny"](), prog, ddr, bases, tmp_path)
     d, axi = r["depths"], prog.hw.axi_bytes
     assert d["insns"] == -(-len(prog.blob) // axi)
@@ -241,10 +260,6 @@ def test_cosim_testbench_separate_ports_and_depths(tmp_path):
     assert f"port=ddr bundle=load_gmem offset=off depth={d['load']} " in src
     assert f"port=ddr bundle=store_gmem offset=off depth={d['store']} " in src
     assert "-DACCEL_TB_SEPARATE_PORTS" in (tmp_path / "run_hls.tcl").read_text()
-    exe = csim.compile_csim(tmp_path, extra=["-DACCEL_TB_SEPARATE_PORTS"])
-    out, info = csim.run_csim(exe, ddr, bases, None, tmp_path / "run")
-    assert info["status"] == 0
-    assert np.array_equal(out, _golden(prog, ddr, bases))
 
 
 def test_cosim_testbench_covers_pre_writes_and_frame(tmp_path):
@@ -284,10 +299,20 @@ def test_cosim_testbench_covers_pre_writes_and_frame(tmp_path):
     assert c.mismatch(out) == "" and np.array_equal(out, gold.ddr)
 
 
-def test_csim_rom_mode(tmp_path):
+@pytest.fixture(scope="module")
+def rom_build(tmp_path_factory):
+    """csim.build_and_check of a TINY conv3x3 layer (the deployment kernel: the program in the ROM), with an overlay
+    folder: (prog, ddr, bases, its result, its folder)."""
+    d = tmp_path_factory.mktemp("rom")
+    prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
+    r = csim.build_and_check(BOARDS["tiny"](), prog, ddr, bases, d / "k", overlay_dir=d / "ov")
+    return prog, ddr, bases, r, d
+
+
+def test_csim_rom_mode(rom_build):
     """The deployment kernel (program baked into the ROM, fetch_ddr=0) via csim.build_and_check."""
-    prog, ddr, bases = _layer("concat", "int8-asym", True, "tiny")
-    r = csim.build_and_check(BOARDS["tiny"](), prog, ddr, bases, tmp_path)
+    prog, ddr, bases, r, _ = rom_build
+    tmp_path = r["dir"]
     assert r["bit_exact"] and r["status"] == 0 and r["cycles"] > 0 and r["diff_bytes"] == 0
     assert f"INSN_ROM_LEN {len(prog.insns)}" in (tmp_path / "insn_rom.h").read_text()
     assert (tmp_path / "ddr_in.bin").stat().st_size == ddr.size and (tmp_path / "run_hls.tcl").is_file()
@@ -381,14 +406,13 @@ def test_csim_yolov4_tiny_frame_bit_exact(tmp_path):
 
 
 
-def test_build_report_and_missing_tools_message(tmp_path):
+def test_build_report_and_missing_tools_message(rom_build):
     """report.md of a build: configuration, estimated resources vs capacity, predicted cycles / FPS of both
     precisions at the board clock and their ratio, the C-simulation's bit-exact result; the message of a build
     without the tools names vitis_hls and vivado and the exact commands."""
     from generator.estimate import hls_resources
-    prog, ddr, bases = _layer("conv3x3_s1", "int8-asym", True, "tiny")
-    b = BOARDS["tiny"]()
-    r = csim.build_and_check(b, prog, ddr, bases, tmp_path, overlay_dir=tmp_path / "ov")
+    prog, ddr, bases, r, top = rom_build
+    tmp_path, b = r["dir"], BOARDS["tiny"]()
     assert r["bit_exact"] and np.array_equal(r["ddr"], _golden(prog, ddr, bases))
     cyc = {8: sum(p.cycles for p in prog.plans), 16: 2 * sum(p.cycles for p in prog.plans) - 5}
     dets = [dict(label="bus", score=0.93, box=[1.0, 2.0, 30.4, 40.6], class_id=5)]
@@ -406,4 +430,4 @@ def test_build_report_and_missing_tools_message(tmp_path):
     assert "vitis_hls and vivado not found on PATH" in msg
     assert f"cd {tmp_path} && vitis_hls -f run_hls.tcl" in msg
     assert f"cd {tmp_path} && vivado -mode batch -source vivado_bd.tcl" in msg
-    assert str(tmp_path / "ov") in (tmp_path / "vivado_bd.tcl").read_text()
+    assert str(top / "ov") in (tmp_path / "vivado_bd.tcl").read_text()

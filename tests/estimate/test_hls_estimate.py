@@ -15,7 +15,7 @@ from generator.estimate import hls_cycles as he
 from generator.spec.hw import HwConfig
 from generator.spec.board import load_board
 from generator.exec.rtl import TINY
-from helpers import board, compile_small
+from helpers import board, compile_small, tiered
 from generator.frontend.modelgen import Builder
 
 
@@ -70,7 +70,7 @@ def test_missing_loop_is_an_error(zcu, loops):
 BOARDS = sorted(p.stem for p in (ROOT_DIR / "boards").glob("*.yaml"))
 
 
-@pytest.mark.parametrize("name", BOARDS)
+@pytest.mark.parametrize("name", tiered(BOARDS, ["zcu19eg", "ultra96v2"]))   # (256- and 128-bit m_axi)
 def test_every_board_kernel_analysed(name):
     """On every board's rendered kernel the analysis finds the loops the estimator needs (FETCH_BEATS is compiled
     only where the m_axi port is narrower than an instruction)."""
@@ -356,7 +356,7 @@ def test_command_queue_depth_in_the_scheduler(zcu):
 
 
 # ------------------------------------------------------------------------------------------ (d) the other boards
-@pytest.mark.parametrize("name", ["kv260", "ultra96v2", "zcu102", "zcu104"])
+@pytest.mark.parametrize("name", tiered(["kv260", "ultra96v2", "zcu102", "zcu104"], ["ultra96v2"]))
 def test_board_file_frame_within_10_percent(name):
     """Each other board file's own configuration (its array, buffers, clock, m_axi width and HP ports): the int8
     YOLOv4-tiny frame's hls-cycles (the port analysis of that board's rendered kernel) within 10% of model-cycles,

@@ -63,6 +63,17 @@ def test_fuzz_tier_covers_the_space(golden_ref_outcomes):
 
 
 def test_fuzz_csim():
+    """16 cases on the C-simulation of two configurations (a g++ build each; every configuration: the slow test
+    below, more cases: invoke fuzz)."""
+    lines = []
+    outs = _run(16, ["golden", "ref", "csim"], ["tiny", "tiny-16x24"], lines=lines)
+    assert not _fails(outs), "\n".join(lines)
+    assert sum(o.status == "pass" for o in outs) >= 10
+    assert {o.case["config"] for o in outs if o.status == "pass"} == {"tiny", "tiny-16x24"}
+
+
+@pytest.mark.slow   # (four g++ builds)
+def test_fuzz_csim_every_tiny_configuration():
     lines = []
     outs = _run(24, ["golden", "ref", "csim"], lines=lines)    # (invoke fuzz: more)
     assert not _fails(outs), "\n".join(lines)

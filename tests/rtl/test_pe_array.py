@@ -16,6 +16,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
 
 from generator.backends.rtl import package_context
+from helpers import tiered
 from rtl_unit import UnitBuild, tiny_board, unit_args
 
 
@@ -89,7 +90,7 @@ async def products_match_numpy(dut):
 SIZES = {"tiny": {}, "tn4": {"tn": 4, "tm": 4}, "tn2": {"tn": 2, "tm": 2}, "tn32": {"tn": 32, "tm": 2}}
 
 
-@pytest.fixture(scope="module", params=list(SIZES))
+@pytest.fixture(scope="module", params=tiered(list(SIZES), ["tiny", "tn32"]))
 def pe_build(request):
     return UnitBuild("pe_array", tiny_board(**SIZES[request.param]), name=f"pe_array-{request.param}")
 

@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import functools
 import re
+import resource
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 _UNEXPECTED = []
+_CPU = []            # (CPU-s, node id) of each test, collected where the run is reported
+#: how many of the costliest tests (CPU seconds) the summary lists
+CPU_TOP = 25
 
 # Hypothesis profiles (tests/flows/test_cli_property.py): the default run is derandomized and short (the same
 # examples on every run, about a minute); `--hypothesis-profile=long` draws fresh examples, many more of them.
@@ -96,18 +100,41 @@ def _reason(report) -> str:
     return report.longrepr[2] if isinstance(report.longrepr, (tuple, list)) else str(report.longrepr)
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of its finished children (compilers, simulators)."""
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Count the test's CPU seconds (setup, call, teardown; its subprocesses included): the cost of a test whatever
+    the other worker does meanwhile, which wall-clock durations under pytest-xdist are not."""
+    item.stash[_CPU_START] = _cpu_seconds()
+    yield
+
+
+_CPU_START = pytest.StashKey[float]()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
     if rep.skipped and not hasattr(rep, "wasxfail") and item.get_closest_marker("expected_skip") is None:
         rep.unexpected_skip = _reason(rep)          # (serialized with the report to the xdist controller)
+    if rep.when == "teardown" and _CPU_START in item.stash:
+        rep.user_properties.append(("cpu_s", _cpu_seconds() - item.stash[_CPU_START]))
 
 
 def pytest_runtest_logreport(report):
-    """Where the run is reported (the controller under xdist, else the one process): note an unexpected skip."""
+    """Where the run is reported (the controller under xdist, else the one process): note an unexpected skip and
+    a test's CPU seconds."""
     if getattr(report, "unexpected_skip", None) is not None:
         _UNEXPECTED.append(f"{report.nodeid}: {report.unexpected_skip}")
+    for k, v in getattr(report, "user_properties", ()):
+        if k == "cpu_s":
+            _CPU.append((v, report.nodeid))
 
 
 def pytest_collectreport(report):
@@ -117,6 +144,12 @@ def pytest_collectreport(report):
 
 
 def pytest_terminal_summary(terminalreporter):
+    if _CPU:
+        total = sum(c for c, _ in _CPU)
+        terminalreporter.section(f"costliest {CPU_TOP} tests by CPU seconds (subprocesses included; all tests: "
+                                 f"{total:.0f} CPU-s)")
+        for c, nodeid in sorted(_CPU, reverse=True)[:CPU_TOP]:
+            terminalreporter.write_line(f"{c:8.1f}  {nodeid}")
     if _UNEXPECTED:
         terminalreporter.section("unexpected skips (each fails the run)", red=True)
         for line in _UNEXPECTED:

@@ -215,11 +215,14 @@ def test_render_refuses_a_partial_program(tmp_path):
 
 
 def test_build_rtl_flow_writes_the_ip_and_names_the_vivado_commands(tmp_path, monkeypatch):
-    """build_rtl_flow for zcu19eg on a machine without Vivado: the program's ROM, the Tcl, the XDC, lint clean,
-    and the two Vivado commands in order (printed and in README.txt)."""
+    """build_rtl_flow for zcu19eg on a machine without Vivado: the program's ROM, the Tcl, the XDC, the lint called
+    on the IP's sources (here recorded: the same lint runs in test_ip_sources_lint_clean_with_the_rom, slow, and on
+    TINY in tests/exec/test_rtl.py), and the two Vivado commands in order (printed and in README.txt)."""
     from generator.flows.build import build_rtl_flow
     real_which = shutil.which
     monkeypatch.setattr(ip.shutil, "which", lambda n, **k: None if n == "vivado" else real_which(n, **k))
+    linted = []
+    monkeypatch.setattr(ip, "lint", lambda sources, top=ip.IP_TOP: linted.append(list(sources)) or "")
     lines = []
     r = build_rtl_flow(out=tmp_path / "b", log=lines.append)
     d = r.out
@@ -232,6 +235,8 @@ def test_build_rtl_flow_writes_the_ip_and_names_the_vivado_commands(tmp_path, mo
     assert msg.index("-source package_ip.tcl") < msg.index("-source vivado_bd.tcl")
     assert (d / "README.txt").read_text() == msg + "\n"
     assert "lint (-Wall) clean" in "\n".join(lines)
+    assert len(linted) == 1 and {p.name for p in linted[0]} >= {"accel_rtl.sv", "accel_pkg.sv", "pre_insn.sv"} \
+        and all(p.parent == d / "src" for p in linted[0]), linted
 
 
 def test_build_with_an_unknown_kernel_exits_2():

@@ -180,6 +180,18 @@ def test_a_matching_run_in_another_folder_is_reused(monkeypatch, tmp_path):
     assert runs.read_text().count("run") == 3                  # (a mapping-only script is another script)
 
 
+def test_hp_splitter_fifos_are_bound_to_lutram():
+    """The two-HP-port burst splitter's (rtl/axi_hp_split.sv) data FIFOs are bound to LUTRAM in the source
+    (``sync_fifo`` DISTRIBUTED, ram_style "distributed"), as the resource model counts them; what Yosys makes of
+    them: the next test (slow)."""
+    src = (ROOT_DIR / "rtl" / "axi_hp_split.sv").read_text()
+    fifo = (ROOT_DIR / "rtl" / "sync_fifo.sv").read_text()
+    for inst in ("u_rf", "u_wf"):
+        assert re.search(r"sync_fifo #\([^;]*\.DISTRIBUTED\(1'b1\)\) " + inst + r" \(", src), inst
+    assert re.search(r'if \(DISTRIBUTED\) begin : g_lutram\s+\(\* ram_style = "distributed" \*\) logic', fifo)
+
+
+@pytest.mark.slow   # (a Yosys synthesis)
 @needs_yosys
 def test_hp_splitter_fifos_are_lutram_at_the_board_configuration(tmp_path):
     """The two-HP-port burst splitter (rtl/axi_hp_split.sv) at zcu19eg's 256-bit m_axi: its four 128-deep data

@@ -226,7 +226,8 @@ def test_driver_over_rtl_equals_golden_416(rtl_bench, yolo_tiny_board, tmp_path_
           f"simulator process {res['sim_s']:.0f} s; detections {[d['label'] for d in f['dets']]}")
 
 
-@needs_verilator
+@pytest.mark.slow   # (a Verilator build of its own; the same errors over the golden device: tests/host/test_driver.py,
+@needs_verilator    # the RTL's AXI-Lite register map: tests/rtl/test_ctrl_regs.py)
 def test_driver_errors_over_rtl(rtl_bench, yolo_tiny_board, pkg64, tmp_path_factory):
     """Against the RTL's registers: a package for another PE array / configuration is refused (hw_info,
     config_id read through AXI-Lite), an illegal opcode gives AcceleratorError naming ILLEGAL_OPCODE, a run longer

@@ -69,12 +69,13 @@ def compile_csim(src_dir: str | Path, exe: str | Path | None = None, extra: list
     flags = [*GXX_FLAGS, "-pthread", "-isystem", str(ap_types_dir()), "-I.", *(extra or [])]
     objs = [f"{exe.name}.{name}.o" for name in ("accel", "tb")]
     cmds = [[*([cache] if cache else []), gxx, *flags, "-c", f"{name}.cpp", "-o", obj]
-            for name, obj in zip(("accel", "tb"), objs)] + [[gxx, *flags, *objs, "-o", str(exe)]]
+            for name, obj in zip(("accel", "tb"), objs)] + [[gxx, *flags, *objs, "-o", f"{exe}.tmp"]]
     for cmd in cmds:
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=src, env={**os.environ, **ccache_env()})
         if r.returncode != 0 or r.stderr.strip():
             raise HlsError(f"g++ {'failed' if r.returncode else 'warned'} (in {src}):\n{' '.join(cmd)}\n"
                            f"{r.stderr[-6000:]}")
+    os.replace(f"{exe}.tmp", exe)                # (linked beside, then renamed: never a half-written binary)
     for obj in objs:
         (src / obj).unlink(missing_ok=True)
     return exe

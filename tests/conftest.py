@@ -17,6 +17,8 @@ only decide what is built once rather than once per worker.
 from __future__ import annotations
 
 import functools
+import json
+import os
 import re
 import resource
 from pathlib import Path
@@ -28,6 +30,8 @@ _UNEXPECTED = []
 _CPU = []            # (CPU-s, node id) of each test, collected where the run is reported
 #: how many of the costliest tests (CPU seconds) the summary lists
 CPU_TOP = 25
+#: environment variable naming a JSON file that receives every test's CPU seconds ({node id: CPU-s}), to find what to trim
+CPU_JSON_ENV = "YOLOFPGA_CPU_JSON"
 
 # Hypothesis profiles (tests/flows/test_cli_property.py): the default run is derandomized and short (the same
 # examples on every run, about a minute); `--hypothesis-profile=long` draws fresh examples, many more of them.
@@ -150,10 +154,25 @@ def pytest_terminal_summary(terminalreporter):
                                  f"{total:.0f} CPU-s)")
         for c, nodeid in sorted(_CPU, reverse=True)[:CPU_TOP]:
             terminalreporter.write_line(f"{c:8.1f}  {nodeid}")
+        if os.environ.get(CPU_JSON_ENV):
+            _write_cpu_json(Path(os.environ[CPU_JSON_ENV]))
     if _UNEXPECTED:
         terminalreporter.section("unexpected skips (each fails the run)", red=True)
         for line in _UNEXPECTED:
             terminalreporter.write_line(line)
+
+
+def _write_cpu_json(path):
+    """Every test's CPU seconds as {node id: CPU-s} (summed over its phases), written atomically to `path`."""
+    per = {}
+    for c, nodeid in _CPU:
+        per[nodeid] = per.get(nodeid, 0.0) + c
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(dict(sorted(per.items(), key=lambda kv: -kv[1])), f, indent=0)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -256,12 +256,12 @@ module accel_top
     .ar_ok(ld_ar_ok), .rready(ld_rready), .rvalid(ld_rvalid), .rdata(x_axi_rdata), .rlast(x_axi_rlast),
     .awaddr(pr_awaddr), .awlen(pr_awlen), .awvalid(pr_awvalid), .awready(pr_awready), .wdata(pr_wdata),
     .wstrb(pr_wstrb), .wlast(pr_wlast), .wvalid(pr_wvalid), .wready(pr_wready), .bvalid(pr_bvalid));
-  axi_wr_arb u_wr (
+  axi_wr_arb #(.AW(AXI_AW), .DW(AXI_DW), .QDEPTH(WR_QDEPTH)) u_wr (
     .clk, .rst_n, .a_awaddr(st_awaddr), .a_awlen(st_awlen), .a_awvalid(st_awvalid), .a_awready(st_awready),
     .a_wdata(st_wdata), .a_wstrb(st_wstrb), .a_wlast(st_wlast), .a_wvalid(st_wvalid), .a_wready(st_wready),
-    .a_bvalid(st_bvalid), .b_awaddr(pr_awaddr), .b_awlen(pr_awlen), .b_awvalid(pr_awvalid), .b_awready(pr_awready),
+    .a_bvalid(st_bvalid), .a_bready(st_bready), .b_awaddr(pr_awaddr), .b_awlen(pr_awlen), .b_awvalid(pr_awvalid), .b_awready(pr_awready),
     .b_wdata(pr_wdata), .b_wstrb(pr_wstrb), .b_wlast(pr_wlast), .b_wvalid(pr_wvalid), .b_wready(pr_wready),
-    .b_bvalid(pr_bvalid), .m_awaddr(x_axi_awaddr), .m_awlen(x_axi_awlen), .m_awvalid(x_axi_awvalid),
+    .b_bvalid(pr_bvalid), .b_bready(1'b1), .m_awaddr(x_axi_awaddr), .m_awlen(x_axi_awlen), .m_awvalid(x_axi_awvalid),
     .m_awready(x_axi_awready), .m_wdata(x_axi_wdata), .m_wstrb(x_axi_wstrb), .m_wlast(x_axi_wlast),
     .m_wvalid(x_axi_wvalid), .m_wready(x_axi_wready), .m_bvalid(x_axi_bvalid), .m_bready(x_axi_bready));
 

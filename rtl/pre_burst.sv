@@ -1,15 +1,17 @@
 // PRE's burst splitter (rtl/pre.sv): one transfer of `beats` beats from the beat-aligned address `addr` cut into AXI4
-// INCR bursts that never cross an AXI_BOUNDARY (4 KB) page and have at most AXI_MAX_BEATS beats, one burst per
-// accepted address (`fire`). The same rule as rtl/seg_gen.sv, for a DW-bit bus (PRE's width is a parameter): the
-// first burst runs to its page's end, every later one starts on a page boundary and may take CAP_MAX beats.
-// Addresses advance within the page (12 bits) and the page number by an increment; the beats left on 16 bits.
+// INCR bursts that never cross an AXI_BOUNDARY (4 KB) page nor a MAX_BEATS-beat-aligned block (the reads: 256, the
+// writes: what rtl/pre_wr.sv holds before an address), one burst per accepted address (`fire`). The same rule as
+// rtl/seg_gen.sv, for a DW-bit bus (PRE's width is a parameter): the first burst runs to its block's end, every
+// later one starts on a block boundary and may take CAP_MAX beats. Addresses advance within the block (BW bits) and
+// the block number by an increment; the beats left on 16 bits.
 // Legend: cur the next burst's address, left the beats not in a burst yet, cap the next burst's beats unless it is
 // the last (blast).
 `default_nettype none
 module pre_burst
   import accel_pkg::*;
 #(
-  parameter int DW = AXI_DW
+  parameter int DW = AXI_DW,
+  parameter int MAX_BEATS = AXI_MAX_BEATS   // beats of a burst at most (a power of two)
 ) (
   input  wire               clk,
   input  wire               rst_n,
@@ -23,8 +25,9 @@ module pre_burst
   output logic              blast           // it is the transfer's last
 );
   localparam int B = DW / 8, LB = $clog2(B);
-  localparam int BW = $clog2(AXI_BOUNDARY);
-  localparam int PAGE = AXI_BOUNDARY / B;
+  // bursts never cross a boundary of BW address bits: the 4 KB page, or MAX_BEATS beats when that is less
+  localparam int BW = $clog2(AXI_BOUNDARY) < LB + $clog2(MAX_BEATS) ? $clog2(AXI_BOUNDARY) : LB + $clog2(MAX_BEATS);
+  localparam int PAGE = (1 << BW) / B;
   localparam int CAP_MAX = PAGE < AXI_MAX_BEATS ? PAGE : AXI_MAX_BEATS;
   logic [15:0] left;
   logic [8:0] cap;

@@ -1,7 +1,10 @@
 // PRE's output writer (rtl/pre.sv): the quantized pixels (3 elements of 1 or 2 bytes, E = 3 or 6 bytes, in output
 // order, one row after the other) to DDR at dst_addr + y dst_row + x dst_pix, written with strobes, nothing else.
 // Address side: each output row is one span [row address, + span_e) with span_e = (net_w - 1) dst_pix + E, cut into
-// INCR bursts by rtl/pre_burst.sv (4 KB pages, 256 beats); each burst's beats into a length FIFO for the W side.
+// INCR bursts by rtl/pre_burst.sv (within WB-beat blocks); a burst's address goes out only once all its beats are in
+// the W FIFO (avail: beats pushed and not yet under an address), so its beats follow back to back and the write
+// channel it shares with STORE (rtl/axi_wr_arb.sv) is never held while pixels are still being computed (the HLS
+// kernel's m_axi does the same: run_hls.tcl's -m_axi_conservative_mode); each burst's beats into a length FIFO.
 // Data side: (1) each pixel's offset o in its row from the row address's beat-aligned base (o = lane0 + x dst_pix,
 // by additions), its beat bi = o / B and byte lane = o mod B; into the pixel FIFO (its pops are the credits of
 // rtl/pre.sv's issue); (2) the head pixel placed in a two-beat vector at its lane (bytes and strobes); (3) the beat
@@ -15,7 +18,8 @@
 module pre_wr
   import accel_pkg::*;
 #(
-  parameter int DW = AXI_DW
+  parameter int DW = AXI_DW,
+  parameter int WB = PRE_WBURST             // beats of a write burst at most (a power of two; the W FIFO holds 2 WB)
 ) (
   input  wire               clk,
   input  wire               rst_n,
@@ -42,7 +46,7 @@ module pre_wr
   input  wire               m_axi_wready,
   input  wire               m_axi_bvalid
 );
-  localparam int B = DW / 8, LB = $clog2(B), OW = 21, BI = OW - LB;
+  localparam int B = DW / 8, LB = $clog2(B), OW = 21, BI = OW - LB, WQ = 2 * WB, CW = $clog2(WQ) + 1;
   // ---- address side
   typedef enum logic [1:0] {A_IDLE, A_S1, A_S2, A_RUN} a_state_t;
   (* fsm_encoding = "none" *) a_state_t a_st;
@@ -52,10 +56,11 @@ module pre_wr
   logic bg_v, bg_last, lq_full, lq_empty, lq_pop, aw_all;
   logic [8:0] bg_len, lq_head;
   wire aw_fire = m_axi_awvalid && m_axi_awready;
-  pre_burst #(.DW(DW)) u_aw (
+  pre_burst #(.DW(DW), .MAX_BEATS(WB)) u_aw (
     .clk, .rst_n, .init(a_st == A_S2), .addr(wa & ~AXI_AW'(B - 1)), .beats(abeats), .fire(aw_fire), .valid(bg_v),
     .cur(m_axi_awaddr), .blen(bg_len), .blast(bg_last));
-  assign m_axi_awvalid = bg_v && !lq_full;
+  logic aw_ok;                                                        // avail >= the offered burst's beats
+  assign m_axi_awvalid = bg_v && !lq_full && aw_ok;
   assign m_axi_awlen = 8'(bg_len - 9'd1);
   /* verilator lint_off PINCONNECTEMPTY */
   sync_fifo #(.W(9), .DEPTH(16)) u_lq (
@@ -145,7 +150,7 @@ module pre_wr
   logic wq_room, wq_empty, push;
   logic [DW-1:0] push_d;
   logic [B-1:0] push_s;
-  logic [4:0] wq_count;
+  logic [CW-1:0] wq_count;
   wire eq0 = h_bi == k, eq1 = h_bi == k1;
   wire run = wq_room && !fl && h_v;
   assign consume = run && (eq0 || (eq1 && !h_str));
@@ -208,11 +213,24 @@ module pre_wr
   endfunction
   logic [DW+B-1:0] wq_head;
   /* verilator lint_off PINCONNECTEMPTY */
-  sync_fifo #(.W(DW + B), .DEPTH(16)) u_wq (
+  sync_fifo #(.W(DW + B), .DEPTH(WQ), .DISTRIBUTED(1'b1)) u_wq (
     .clk, .rst_n, .clr(1'b0), .wr(push), .wdata({push_s, push_d & smask(push_s)}), .rd(m_axi_wvalid && m_axi_wready),
     .rdata(wq_head), .empty(wq_empty), .full(), .count(wq_count));
   /* verilator lint_on PINCONNECTEMPTY */
-  always_ff @(posedge clk) wq_room <= rst_n && wq_count <= 5'd12;     // (one push may be under way: <= 14 after)
+  always_ff @(posedge clk) wq_room <= rst_n && wq_count <= CW'(WQ - 4);   // (one push may be under way)
+  // beats in the W FIFO not yet under an accepted address; the next address waits for its burst's beats (aw_ok,
+  // registered: a cycle after each address)
+  logic [CW-1:0] avail;
+  wire [CW-1:0] avail_n = avail + CW'(push) - (aw_fire ? CW'(bg_len) : '0);
+  always_ff @(posedge clk) begin
+    if (!rst_n || init) begin
+      avail <= '0;
+      aw_ok <= 1'b0;
+    end else begin
+      avail <= avail_n;
+      aw_ok <= !aw_fire && bg_v && 10'(avail_n) >= 10'(bg_len);
+    end
+  end
   logic wl_v, wl_one;
   logic [8:0] wl_left;
   assign m_axi_wvalid = wl_v && !wq_empty;

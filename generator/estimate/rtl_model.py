@@ -44,7 +44,7 @@ import math
 
 from generator.estimate import hls_resources
 from generator.estimate.rtl_resources import PRE_CHANNELS, PRE_DSP, expected_dsp
-from generator.spec.arch import AXI_ADDR_BITS
+from generator.spec.arch import AXI_ADDR_BITS, RTL_QUEUES
 from generator.spec.board import Board
 from generator.spec import memories
 from generator.spec.memories import Memory, bind, bram36_for, lane_memories
@@ -69,6 +69,9 @@ def yosys_uram(depth: int, width: int) -> int:
 #: PRE's line buffers (``rtl/pre.sv`` ``g_buf``): two ``ram_tdp`` of a frame row, host.pre.MAX_FRAME[0] = 4096
 #: pixels of 3 x 8 bits, STYLE 1 (block RAM)
 PRE_LINE_BUFFERS, PRE_LINE_DEPTH, PRE_LINE_WIDTH = 2, 4096, 24
+#: rtl/pre_wr.sv's WB: beats of a PRE write burst at most (its W FIFO holds 2 WB beats, a burst's address waits for
+#: all its beats); rtl/axi_wr_arb.sv's QDEPTH: bursts accepted and not yet answered (its two unit queues)
+PRE_WRITE_BURST, WR_ARB_QDEPTH = RTL_QUEUES["PRE_WBURST"], RTL_QUEUES["WR_QDEPTH"]
 
 
 def pre_memories() -> list[Memory]:
@@ -121,28 +124,31 @@ def pre_terms(board: Board) -> dict:
     * ``reader``: ``rtl/pre_rd.sv`` and its burst splitter (``rtl/pre_burst.sv``): the two-beat window (2 DW FFs,
       DW select LUTs), the two pixels' 48 bits each a B:1 byte select, the 8 x DW beat FIFO (LUTRAM), counters;
     * ``writer``: ``rtl/pre_wr.sv`` and its burst splitter: a pixel's 48 bits placed at any byte lane of a
-      two-beat word (2 DW bits, a 6:1 select each), the beat being collected (DW, byte-merge select), the 16 x
-      (DW + B) write FIFO (LUTRAM), the row address (A-bit add), burst lengths, outstanding count;
+      two-beat word (2 DW bits, a 6:1 select each), the beat being collected (DW, byte-merge select), the
+      2 :data:`PRE_WRITE_BURST` x (DW + B) write FIFO (LUTRAM), the beats not yet under an address (a 7-bit add
+      and compare), the row address (A-bit add), burst lengths, outstanding count;
     * ``insn``: ``rtl/pre_insn.sv``: the instruction fields held (170 bits), six serial products
       (``rtl/seq_mul2.sv``: PW = 29, 29, 32, 29, 21, 28; each an add of 0 / x / 2x / 3x, 3x formed at load, the
       shifts: 5 PW LUTs, 3 PW + 14 FFs), five A-bit carry-select address sums (1.5 A each) and their registers,
       the range compares (two 32-bit, about ten 13/14-bit), the read-port multiplexer (A + 10);
-    * ``arbiter``: ``rtl/axi_wr_arb.sv``: the W / AW multiplexer (DW + B + A + 12) and two 16-bit burst counts.
+    * ``arbiter``: ``rtl/axi_wr_arb.sv``: the W / AW multiplexer (DW + B + A + 12), the round robin, and the two
+      :data:`WR_ARB_QDEPTH` x 1 unit queues (LUTRAM, pointers and counts).
     """
     dw = board.accelerator.axi_data_width_bits
     b, a = dw // 8, AXI_ADDR_BITS
     seq = [29, 29, 32, 29, 21, 28]
+    q = WR_ARB_QDEPTH.bit_length()                  # a queue's pointer / count bits
     return {
         "channels": (PRE_CHANNELS * (26 + 24 + 2 * 40 * _mux(8) + 21 + 4 + 2 * 20 + 16 + 2 * 13),
                      PRE_CHANNELS * (24 + 40 + 40 + 20 + 16 + 15)),
         "pixels": (32 + 3 * 13 + 13 + 3 * 12 + 4 * 24 + 2 * 13 + 48, 30 + 100 + 56 + 82 + 151 + 32 + 50),
         "rows": (7 * 13 + 6 * 13 + 32 + a + 6 * 13 + 50, a + 21 + 48 + 12 * 13 + 96 + 16 + 7 * 13 + 24 + 32 + a + 50),
         "reader": (48 * _mux(b) + dw + _lutram(8, dw) + 17 + 4 * 13 + a + 60, 2 * dw + 2 * a + 16 + 15 + 48 + 24 + 60),
-        "writer": (2 * dw * _mux(6) + 2 * dw + _lutram(16, dw + b) + _lutram(32, 24) + 2 * a + 120,
-                   2 * dw + 2 * b + dw + b + 3 * a + 120),
+        "writer": (2 * dw * _mux(6) + 2 * dw + _lutram(2 * PRE_WRITE_BURST, dw + b) + _lutram(32, 24) + 2 * a + 140,
+                   2 * dw + 2 * b + dw + b + 3 * a + 128),
         "insn": (5 * sum(seq) + 5 * 3 * a // 2 + 2 * 32 + 10 * 14 + a + 10 + 40,
                  170 + sum(3 * w + 14 for w in seq) + 6 * a + 15 + 28 + 32 + 3 + 26 + 40),
-        "arbiter": (dw + b + a + 12 + 2 * 16, 2 * 16 + 4),
+        "arbiter": (dw + b + a + 12 + 6 + 2 * (_lutram(WR_ARB_QDEPTH, 1) + 3 * q), 3 + 2 * 3 * q),
     }
 
 

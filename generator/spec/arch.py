@@ -27,8 +27,12 @@ RUN_QUEUE_DEPTH = 2
 POST_QUEUE_DEPTH, POST_MSG_DEPTH, POST_MSG_WORDS = 4, 16, 8
 #: depths of the RTL's own queues (rendered into accel_pkg.sv): instructions per fetch burst, the fetched-instruction
 #: FIFO, each module's instruction FIFO, STORE burst descriptors ahead of the data, the STORE output (W) FIFO, the
-#: STORE write-address (AW) FIFO (the data side starts a burst's beats as it enters, not when AW is accepted)
-RTL_QUEUES = {"FETCH_BURST": 4, "IFQ_DEPTH": 16, "MQ_DEPTH": 8, "ST_OUTST": 16, "OQ_DEPTH": 8, "AWQ_DEPTH": 4}
+#: STORE write-address (AW) FIFO (the data side starts a burst's beats as it enters, not when AW is accepted), PRE's
+#: write bursts at most (rtl/pre_wr.sv holds a burst's beats, 2 PRE_WBURST in its W FIFO, before its address), the
+#: write arbiter's bursts accepted and not yet answered (rtl/axi_wr_arb.sv's unit queues; its default, which the
+#: block design's accel_hp.v keeps)
+RTL_QUEUES = {"FETCH_BURST": 4, "IFQ_DEPTH": 16, "MQ_DEPTH": 8, "ST_OUTST": 16, "OQ_DEPTH": 8, "AWQ_DEPTH": 4,
+              "PRE_WBURST": 32, "WR_QDEPTH": 64}
 #: AXI4 (ARM IHI0022): no burst crosses a 4 KB boundary; an INCR burst has at most 256 beats
 AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS = 4096, 256
 #: byte-address width of the AXI4 master (rendered into the RTL package as AXI_AW, the Vivado IP's m_axi_gmem)

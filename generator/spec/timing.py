@@ -38,7 +38,8 @@ from functools import lru_cache
 import numpy as np
 
 from generator.spec.arch import (ACC_RMW_DISTANCE, AXI_BOUNDARY_BYTES, LOAD_DATA_STAGES, LOAD_SETUP_CYCLES,
-                                  POST_SETUP, REQUANT_STAGES, STORE_READ_STAGES, STORE_SETUP, TABLE_STAGES)
+                                  POST_SETUP, REQUANT_STAGES, RTL_QUEUES, STORE_READ_STAGES, STORE_SETUP,
+                                  TABLE_STAGES)
 from generator.spec import isa
 from generator.spec.hw import HwConfig
 
@@ -237,11 +238,12 @@ def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
     """Cycles of a PRE instruction (fields ``f``: the band of ``rows`` rows from ``y0``) on a frame of registers
     ``frame`` (:class:`host.pre.PreFrame`; None: a frame of the network input's own size, stretched: the
     compiler's nominal case), from the RTL's schedule (rtl/pre_insn.sv, rtl/pre.sv): ``43 + wr_latency + rows
-    (net_w + 10) + 3 P + R (ceil(frame_w / 2) + 11 + rd_latency) + r_last - r_first`` with P the band's placed
+    (net_w + 10) + 3 P + R (ceil(frame_w / 2) + 11 + rd_latency) + r_last - r_first + L`` with P the band's placed
     (resized) rows, R the source rows it reads (each once), r_first / r_last the first / last of them (the row
     address starts at r_first and walks to r_last, one row per cycle), ``rd_latency`` / ``wr_latency`` the DDR's
-    (``hw``). Within 1% of the RTL (tests/rtl/test_pre_insn.py) while a network pixel's bytes fit one AXI beat; 0
-    for an empty band."""
+    (``hw``), L the beats of the band's last write burst (:func:`pre_last_burst`: rtl/pre_wr.sv issues a burst's
+    address once its beats are all computed, so the last one goes out after the last pixel). Within 2% of the RTL
+    (tests/rtl/test_pre_insn.py) while a network pixel's bytes fit one AXI beat; 0 for an empty band."""
     from host.pre import PreFrame, pre_geometry, source_rows
 
     net_w, net_h, y0, rows = max(f["net_w"], 1), max(f["net_h"], 1), f.get("y0", 0), f.get("rows", f["net_h"])
@@ -255,7 +257,19 @@ def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
     src = source_rows(g, y0, rows)
     walk = int(src[-1] - src[0]) if src.size else 0
     return int(PRE_FIXED + hw.wr_latency + rows * (net_w + PRE_ROW) + PRE_PLACED_ROW * placed
-               + src.size * ((g.frame_w + 1) // 2 + PRE_SRC_ROW + hw.rd_latency) + walk)
+               + src.size * ((g.frame_w + 1) // 2 + PRE_SRC_ROW + hw.rd_latency) + walk + pre_last_burst(hw, f))
+
+
+def pre_last_burst(hw: HwConfig, f: dict) -> int:
+    """Beats of the last write burst of the PRE instruction with fields ``f`` (a band of ``rows`` rows, ``rows``
+    >= 1): its last row's span [ddr_offset + (rows - 1) row_stride, + (net_w - 1) pix_stride + E) (E = 3 elements
+    of 1 or 2 bytes) from the span's start or the last RTL_QUEUES["PRE_WBURST"]-beat block boundary in it, in beats
+    of ``hw.axi_bytes`` (rtl/pre_wr.sv, rtl/pre_burst.sv; the base register's address is block-aligned: host
+    buffers are page-aligned)."""
+    b, blk = hw.axi_bytes, RTL_QUEUES["PRE_WBURST"]
+    row = f["ddr_offset"] + (f.get("rows", f["net_h"]) - 1) * f["row_stride"]
+    last = (row + (max(f["net_w"], 1) - 1) * f["pix_stride"] + 3 * (2 if f.get("prec") else 1) - 1) // b
+    return last - max(row // b, last // blk * blk) + 1
 
 
 def insn_cycles(hw: HwConfig, insn, frame=None) -> int:

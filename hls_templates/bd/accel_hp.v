@@ -11,17 +11,13 @@
 // INCR, full-width beats at beat-aligned addresses (the host's buffers are page-aligned), within one 4 KB page, at
 // most 256 beats, one AXI ID (IDs 1 bit, answered 0, in order). Responses are OKAY; the store interface's read
 // channels are tied off (the STORE module only writes).
-// Write channels: STORE's (a) and PRE's (b, the load interface's) share the splitter's through the arbiter below,
-// the RTL's rtl/axi_wr_arb.sv in plain Verilog (that one imports accel_pkg, which the block design does not have):
-// one owner at a time (own: 0 STORE, 1 load interface) has AW, W and B. The other interface's address (awvalid)
-// while the owner offers none asks for the channel (sw): the owner's addresses are held back until its accepted
-// bursts have sent their data (wcnt) and got their responses (bcnt), then the channel changes hands; so W beats
-// follow their addresses in order and every response goes to the interface whose burst it is (one AXI ID:
-// responses in order). An interface's W beats pass only while it has an accepted burst without its last beat (no
-// W ahead of AW across owners; registered: w_ok). Unlike the RTL's units, an HLS m_axi may hold off its bready:
-// the splitter's bready is the owner's. No deadlock: an owner's accepted bursts finish without the other
-// interface (a Vitis HLS m_axi issues AW once the burst's data is in its buffer: run_hls.tcl's
-// -m_axi_conservative_mode), and each interface drops awvalid between bursts, where the other one gets the channel.
+// Write channels: STORE's (a) and PRE's (b, the load interface's) share the splitter's through rtl/axi_wr_arb.sv,
+// the RTL's own arbiter (package-free): burst by burst, W beats in address order, each response to the interface
+// whose burst it is (one AXI ID: responses in order), so the channel changes hands between bursts without waiting
+// for responses. It relies on each interface sending a burst's beats back to back once its address is accepted: a
+// Vitis HLS m_axi issues AW once the burst's data is in its buffer (run_hls.tcl's -m_axi_conservative_mode), as
+// rtl/pre_wr.sv does. An HLS m_axi may hold off its bready: the splitter's bready is that of the interface whose
+// response is next.
 // Addresses: a Vitis HLS m_axi address is 64 bits (run_hls.tcl: config_interface -m_axi_addr64=true, the default;
 // UG1399 "config_interface"; 32 bits would reach only the low 4 GB, not DDR_HIGH), so the slave ports take 64 bits
 // and the splitter the low AW = 40 (generator/spec/arch.py AXI_ADDR_BITS, as the RTL: the Zynq UltraScale+ address map
@@ -170,49 +166,25 @@ module accel_hp #(
     wire [15:0] arlen, awlen;
     wire [DW/8-1:0] wstrb;
 
-    // ---- write arbiter (header): STORE (a, own 0) and the load interface's PRE writes (b, own 1)
-    reg own, sw, w_ok;
-    reg [15:0] wcnt, bcnt;                  // the owner's bursts without their last beat / without their response
-    wire o_awvalid = own ? s_axi_load_awvalid : s_axi_store_awvalid;
-    wire x_awvalid = own ? s_axi_store_awvalid : s_axi_load_awvalid;     // the other interface's
-    wire [AW-1:0] m_awaddr = own ? s_axi_load_awaddr[AW-1:0] : s_axi_store_awaddr[AW-1:0];
-    wire [7:0] m_awlen = own ? s_axi_load_awlen : s_axi_store_awlen;
-    wire m_awvalid = !sw && o_awvalid;
-    wire [DW-1:0] m_wdata = own ? s_axi_load_wdata : s_axi_store_wdata;
-    wire [DW/8-1:0] m_wstrb = own ? s_axi_load_wstrb : s_axi_store_wstrb;
-    wire m_wlast = own ? s_axi_load_wlast : s_axi_store_wlast;
-    wire m_wvalid = w_ok && (own ? s_axi_load_wvalid : s_axi_store_wvalid);
-    wire m_bready = own ? s_axi_load_bready : s_axi_store_bready;
-    wire m_awready, m_wready, m_bvalid;
-    assign s_axi_store_awready = !sw && !own && m_awready;
-    assign s_axi_load_awready = !sw && own && m_awready;
-    assign s_axi_store_wready = w_ok && !own && m_wready;
-    assign s_axi_load_wready = w_ok && own && m_wready;
-    assign s_axi_store_bvalid = m_bvalid && !own;
-    assign s_axi_load_bvalid = m_bvalid && own;
-    wire aw_fire = m_awvalid && m_awready;
-    wire wl_fire = m_wvalid && m_wready && m_wlast;
-    wire b_fire = m_bvalid && m_bready;
-    wire [15:0] wcnt_n = wcnt + {15'd0, aw_fire} - {15'd0, wl_fire};
-    always @(posedge aclk) begin
-        if (!aresetn) begin
-            own <= 1'b0;
-            sw <= 1'b0;
-            w_ok <= 1'b0;
-            wcnt <= 16'd0;
-            bcnt <= 16'd0;
-        end else begin
-            wcnt <= wcnt_n;
-            w_ok <= wcnt_n != 16'd0;
-            bcnt <= bcnt + {15'd0, aw_fire} - {15'd0, b_fire};
-            if (!sw) begin
-                sw <= x_awvalid && !o_awvalid;
-            end else if (wcnt == 16'd0 && bcnt == 16'd0 && !aw_fire && !b_fire) begin
-                own <= !own;
-                sw <= 1'b0;
-            end
-        end
-    end
+    // ---- write arbiter: STORE (a) and the load interface's PRE writes (b), burst by burst (rtl/axi_wr_arb.sv)
+    wire [AW-1:0] m_awaddr;
+    wire [7:0] m_awlen;
+    wire [DW-1:0] m_wdata;
+    wire [DW/8-1:0] m_wstrb;
+    wire m_awvalid, m_awready, m_wlast, m_wvalid, m_wready, m_bvalid, m_bready;
+    axi_wr_arb #(.AW(AW), .DW(DW)) u_wr (
+        .clk(aclk), .rst_n(aresetn),
+        .a_awaddr(s_axi_store_awaddr[AW-1:0]), .a_awlen(s_axi_store_awlen), .a_awvalid(s_axi_store_awvalid),
+        .a_awready(s_axi_store_awready), .a_wdata(s_axi_store_wdata), .a_wstrb(s_axi_store_wstrb),
+        .a_wlast(s_axi_store_wlast), .a_wvalid(s_axi_store_wvalid), .a_wready(s_axi_store_wready),
+        .a_bvalid(s_axi_store_bvalid), .a_bready(s_axi_store_bready),
+        .b_awaddr(s_axi_load_awaddr[AW-1:0]), .b_awlen(s_axi_load_awlen), .b_awvalid(s_axi_load_awvalid),
+        .b_awready(s_axi_load_awready), .b_wdata(s_axi_load_wdata), .b_wstrb(s_axi_load_wstrb),
+        .b_wlast(s_axi_load_wlast), .b_wvalid(s_axi_load_wvalid), .b_wready(s_axi_load_wready),
+        .b_bvalid(s_axi_load_bvalid), .b_bready(s_axi_load_bready),
+        .m_awaddr(m_awaddr), .m_awlen(m_awlen), .m_awvalid(m_awvalid), .m_awready(m_awready), .m_wdata(m_wdata),
+        .m_wstrb(m_wstrb), .m_wlast(m_wlast), .m_wvalid(m_wvalid), .m_wready(m_wready), .m_bvalid(m_bvalid),
+        .m_bready(m_bready));
 
     axi_hp_split #(.DW(DW), .AW(AW), .OUTST(OUTST), .FDEPTH(FDEPTH)) u_split (
         .clk(aclk), .rst_n(aresetn),
@@ -273,7 +245,7 @@ module accel_hp #(
     wire unused = &{1'b0, s_axi_load_araddr[63:AW], s_axi_load_arsize, s_axi_load_arburst, s_axi_load_awaddr[63:AW],
                     s_axi_load_awsize, s_axi_load_awburst, s_axi_store_awaddr[63:AW], s_axi_store_awsize,
                     s_axi_store_awburst, s_axi_store_araddr, s_axi_store_arlen,
-                    s_axi_store_arvalid, s_axi_store_rready, m00_axi_rresp, m01_axi_rresp, m00_axi_bresp,
+                    s_axi_store_arvalid, s_axi_store_rready, m_wlast, m00_axi_rresp, m01_axi_rresp, m00_axi_bresp,
                     m01_axi_bresp, s_axi_load_arid, s_axi_load_awid, s_axi_store_awid, m00_axi_rid, m01_axi_rid,
                     m00_axi_bid, m01_axi_bid, 1'b0};
 endmodule

@@ -11,6 +11,7 @@ import pytest
 
 from generator import ROOT_DIR, build_dir
 from generator.backends.rtl import package_context, write_rtl
+from generator.backends.rtl.render import render_package
 from generator.estimate import hls_resources, rtl_model
 from generator.estimate import rtl_resources as rr
 from generator.spec.board import load_board
@@ -244,6 +245,22 @@ def test_pre_dsp_and_line_buffers_follow_the_rtl():
     m = rtl_model.pre_memories()[0]
     assert (m.count, m.width, m.depth) == tuple(int(g) for g in bufs.groups()) and m.impl == "bram" and m.tdp
     assert m.bram36 == 2 * 3                      # 4096 x 24 true dual port: three 4096 x 9 RAMB36E2 each
+
+
+def test_pre_write_fifo_and_arbiter_queues_follow_the_rtl():
+    """The model's PRE write FIFO (2 WB beats) and the write arbiter's unit queues (QDEPTH) are what rtl/pre_wr.sv
+    and rtl/axi_wr_arb.sv are built with: WB from the package's PRE_WBURST, QDEPTH the top's WR_QDEPTH; the block
+    design's accel_hp.v keeps the arbiter's default, which equals it."""
+    rtl = ROOT_DIR / "rtl"
+    assert re.search(r"parameter int WB = PRE_WBURST\b", _code(rtl / "pre_wr.sv"))
+    assert re.search(r"axi_wr_arb #\(.*\.QDEPTH\(WR_QDEPTH\)\) u_wr", _code(rtl / "accel_top.sv"))
+    qd = re.search(r"parameter int QDEPTH = (\d+)", _code(rtl / "axi_wr_arb.sv"))
+    assert qd and int(qd.group(1)) == rtl_model.WR_ARB_QDEPTH
+    assert "axi_wr_arb #(" in _code(ROOT_DIR / "hls_templates" / "bd" / "accel_hp.v")
+    assert ".QDEPTH(" not in _code(ROOT_DIR / "hls_templates" / "bd" / "accel_hp.v")
+    pkg = render_package(load_board("zcu19eg"))
+    assert f"localparam int PRE_WBURST = {rtl_model.PRE_WRITE_BURST};" in pkg
+    assert f"localparam int WR_QDEPTH = {rtl_model.WR_ARB_QDEPTH};" in pkg
 
 
 def test_rtl_model_counts_pre():

@@ -71,7 +71,7 @@ BD_DIR = TEMPLATES_DIR / "bd"
 BD_FILES = ["accel_ram.v", "accel_hp.v"]
 #: the RTL sources accel_hp.v instantiates (rtl/; none imports the rendered accel_pkg)
 RTL_DIR = ROOT_DIR / "rtl"
-BD_RTL_FILES = ["sync_fifo.sv", "hp_seq.sv", "axi_hp_split.sv"]
+BD_RTL_FILES = ["sync_fifo.sv", "hp_seq.sv", "axi_hp_split.sv", "axi_wr_arb.sv"]
 #: m_axi depths (AXI beats) of a kernel rendered without a program's layout (co-simulation needs port_depths)
 DEFAULT_PORT_DEPTHS = {"insns": 65536, "load": 1 << 20, "store": 1 << 20}
 #: the top function's name (also the Vitis HLS top)

@@ -216,7 +216,8 @@ def test(c, slow=False, workers=None):
     """10. Check: run the test suite (pytest): the fast default tier, or everything with --slow.
 
     `invoke test`: every test not marked slow (pyproject.toml), over the cores by pytest-xdist (tests sharing a build
-    in one worker: tests/conftest.py; one BLAS thread per worker). `invoke test --slow`: every test. Both print the
+    in one worker, the costliest work units first by tests/cpu_costs.json: tests/conftest.py; one BLAS thread per
+    worker). `invoke test --slow`: every test. Both print the
     40 slowest tests (what to trim)."""
     n, tier = _int("--workers", workers, min=0, default=None), "-m ''" if slow else ""
     xdist = "-p no:xdist" if n == 0 else f"-n {'auto' if n is None else n} --dist loadgroup"

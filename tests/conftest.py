@@ -30,8 +30,15 @@ _UNEXPECTED = []
 _CPU = []            # (CPU-s, node id) of each test, collected where the run is reported
 #: how many of the costliest tests (CPU seconds) the summary lists
 CPU_TOP = 25
-#: environment variable naming a JSON file that receives every test's CPU seconds ({node id: CPU-s}), to find what to trim
+#: environment variable naming a JSON file that receives the tests' CPU seconds (:func:`_write_cpu_json`), to find
+#: what to trim and to refresh :data:`COSTS_FILE`
 CPU_JSON_ENV = "YOLOFPGA_CPU_JSON"
+#: the tests' CPU seconds as last measured (a file written through CPU_JSON_ENV on a clean clone): the scheduler hands
+#: out the costliest work units first (longest processing time first), so no long unit starts last; a test missing
+#: from it counts as the file's "_default"; a stale file only changes the order, never what runs
+COSTS_FILE = Path(__file__).resolve().parent / "cpu_costs.json"
+#: tests of at least this many CPU seconds are written by name; the others as their mean, "_default"
+COST_NAMED = 0.5
 
 # Hypothesis profiles (tests/flows/test_cli_property.py): the default run is derandomized and short (the same
 # examples on every run, about a minute); `--hypothesis-profile=long` draws fresh examples, many more of them.
@@ -86,8 +93,9 @@ def work_unit(nodeid: str) -> str:
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadgroup`` with the work units of :func:`work_unit` (xdist's own channel for ``xdist_group`` marks,
     a suffix written into the node id, no longer takes effect under pytest 9.2: pytest-dev/pytest-xdist#1386);
-    xdist's LoadScope scheduling otherwise: the units with the most tests first, each unit to the next idle
-    worker. Other ``--dist`` modes keep xdist's schedulers."""
+    xdist's LoadScope scheduling otherwise, each unit to the next idle worker, the units ordered by their CPU
+    seconds in :data:`COSTS_FILE`, costliest first (:func:`by_cost`). Other ``--dist`` modes keep xdist's
+    schedulers."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -96,7 +104,39 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
 
+        def schedule(self) -> None:
+            if self.collection is None and self.registered_collections:
+                costs = _load_costs()
+                for node, col in self.registered_collections.items():   # (every node's: they must stay equal)
+                    self.registered_collections[node] = by_cost(col, costs)
+                self.config.option.loadscopereorder = False              # (xdist's order: by test count)
+            super().schedule()
+
     return UnitScheduling(config, log)
+
+
+def _load_costs() -> dict:
+    """:data:`COSTS_FILE` as {node id: CPU-s} with "_default"; {} when it is missing or not such a JSON object (the
+    order then is by unit size alone)."""
+    try:
+        d = json.loads(COSTS_FILE.read_text(encoding="utf-8"))
+        return {str(k): float(v) for k, v in d.items()} if isinstance(d, dict) else {}
+    except (OSError, ValueError, TypeError):
+        return {}
+
+
+def by_cost(nodeids: list, costs: dict) -> list:
+    """``nodeids`` grouped by work unit (:func:`work_unit`), the units in decreasing order of their summed CPU
+    seconds (``costs``: node id -> CPU-s, "_default" for a test not in it), each unit's tests in their collection
+    order; ties keep the collection order."""
+    default = costs.get("_default", 0.1)
+    units, cost = {}, {}
+    for n in nodeids:
+        u = work_unit(n)
+        units.setdefault(u, []).append(n)
+        cost[u] = cost.get(u, 0.0) + costs.get(n, default)
+    order = sorted(units, key=lambda u: -cost[u])                  # (stable: collection order among equals)
+    return [n for u in order for n in units[u]]
 
 
 def _reason(report) -> str:
@@ -163,13 +203,17 @@ def pytest_terminal_summary(terminalreporter):
 
 
 def _write_cpu_json(path):
-    """Every test's CPU seconds as {node id: CPU-s} (summed over its phases), written atomically to `path`."""
+    """The tests' CPU seconds (summed over their phases) written atomically to ``path`` as JSON: {"_default": the
+    mean of the tests under :data:`COST_NAMED` CPU-s, node id: CPU-s of every other test, costliest first}."""
     per = {}
     for c, nodeid in _CPU:
         per[nodeid] = per.get(nodeid, 0.0) + c
+    small = [v for v in per.values() if v < COST_NAMED]
+    out = {"_default": round(sum(small) / max(len(small), 1), 3)}
+    out.update((k, round(v, 1)) for k, v in sorted(per.items(), key=lambda kv: -kv[1]) if v >= COST_NAMED)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w") as f:
-        json.dump(dict(sorted(per.items(), key=lambda kv: -kv[1])), f, indent=0)
+        json.dump(out, f, indent=0)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

@@ -63,13 +63,14 @@ def test_fuzz_tier_covers_the_space(golden_ref_outcomes):
 
 
 def test_fuzz_csim():
-    """16 cases on the C-simulation of two configurations (a g++ build each; every configuration: the slow test
-    below, more cases: invoke fuzz)."""
+    """12 cases on the C-simulation of the 16x24 configuration (Tm not Tn, not a power of two: one g++ build; the
+    8x8 array's C-simulation runs the layer suites of tests/backends/test_hls_csim.py; every configuration: the
+    slow test below, more cases: invoke fuzz)."""
     lines = []
-    outs = _run(16, ["golden", "ref", "csim"], ["tiny", "tiny-16x24"], lines=lines)
+    outs = _run(12, ["golden", "ref", "csim"], ["tiny-16x24"], lines=lines)
     assert not _fails(outs), "\n".join(lines)
-    assert sum(o.status == "pass" for o in outs) >= 10
-    assert {o.case["config"] for o in outs if o.status == "pass"} == {"tiny", "tiny-16x24"}
+    assert sum(o.status == "pass" for o in outs) >= 8
+    assert {o.case["config"] for o in outs if o.status == "pass"} == {"tiny-16x24"}
 
 
 @pytest.mark.slow   # (four g++ builds)

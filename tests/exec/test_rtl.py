@@ -1,5 +1,6 @@
 """The SystemVerilog RTL (rtl/, package rendered by generator/backends/rtl/) under cocotb + Verilator: every
-layer kind and quant mode of the single-layer suite (three of the modes in the slow tier: RTL_SLOW_MODES), bit for
+layer kind and quant mode of the single-layer suite (three of the modes and int16 beyond RTL_INT16_KINDS in the slow
+tier: RTL_SLOW_MODES), bit for
 bit against the golden ISA simulator (the whole DDR image after the run; executors ``rtl`` and ``golden`` of
 generator.exec), on the TINY configuration (Tn = Tm = 8, tiny buffers that force tiling). The RTL is built once
 per pytest process (tests/helpers.py shared_executor; instructions fetched from DDR, so one build runs every
@@ -50,10 +51,25 @@ def _layer_case(kind, mode, pc):
     return prog, ddr, bases
 
 
+#: the kinds the default tier runs in int16-asym on the RTL (the others in int16 in --slow; every kind in int16 in the
+#: C-simulation and the golden / reference suites, and int16 layers in the mixed-precision RTL test): the PE array
+#: without packing, table activations, pooling, the element-wise adder and the folded first layer at 16 bits
+RTL_INT16_KINDS = {"conv3x3_s1", "table_acts", "relu_pool", "residual_add", "first_layer_folded"}
+
+
+def _rtl_cases() -> list:
+    """(kind, mode, pc) of the RTL layer suite, those of RTL_SLOW_MODES and int16 beyond RTL_INT16_KINDS slow."""
+    out = []
+    for m, p in MODES:
+        for k in KINDS:
+            slow = (m, p) in RTL_SLOW_MODES or (m.startswith("int16") and k not in RTL_INT16_KINDS)
+            out.append(pytest.param(k, m, p, id=f"{k}-{m}-{'pc' if p else 'pt'}",
+                                    marks=pytest.mark.slow if slow else ()))
+    return out
+
+
 @needs_verilator
-@pytest.mark.parametrize("mode,pc", [pytest.param(m, p, marks=pytest.mark.slow) if (m, p) in RTL_SLOW_MODES else (m, p)
-                                     for m, p in MODES], ids=[f"{m}-{'pc' if p else 'pt'}" for m, p in MODES])
-@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("kind,mode,pc", _rtl_cases())
 def test_rtl_layer_bit_exact(tiny_rtl, kind, mode, pc):
     prog, ddr, bases = _layer_case(kind, mode, pc)
     run = tiny_rtl.run(prog, ddr, bases, case=BUILD / "tiny" / "cases" / f"{kind}-{mode}-{pc}")

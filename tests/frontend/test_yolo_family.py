@@ -15,14 +15,20 @@ from generator.eval.conformance import host_outputs
 from generator.frontend.modelgen import ort_run
 from generator.frontend.onnx_loader import load_onnx
 from generator.frontend.yolo_family import FAMILIES, build
+from helpers import tiered
 from generator.ir.graph import GraphError
 from host.exported import detect_exported, output_format
 
 SIZE = 96
 
 
-@pytest.mark.parametrize("act,opset", [("silu", 12), ("silu", 17), ("leaky", 17)])
-@pytest.mark.parametrize("family", FAMILIES)
+#: the default tier: each family once, opset 12 and LeakyReLU once each; every combination in --slow
+FAMILY_DEFAULT = [("yolov8n", "silu", 12), ("yolov5n", "silu", 17), ("yolov5n", "leaky", 17), ("yolox_nano", "silu", 17)]
+
+
+@pytest.mark.parametrize("family,act,opset", tiered([(f, a, o) for f in FAMILIES
+                                                     for a, o in (("silu", 12), ("silu", 17), ("leaky", 17))],
+                                                    FAMILY_DEFAULT))
 def test_family_graph_compiles_bit_exact_and_decodes_on_the_host(family, opset, act):
     from helpers import compile_small, quantize_input, run_both, sqnr_db
 

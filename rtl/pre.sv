@@ -5,27 +5,37 @@
 // network input's rows y0 .. y0 + rows - 1 (rows >= 1) of the whole run (host.pre.pre_run's y0 / rows), row y0 at
 // dst_addr, with sy0 = step_y x (placed rows above y0) mod 2^32 (rtl/pre_insn.sv's serial product); the whole
 // input: y0 = 0, rows = net_h, sy0 = 0.
+// One microarchitecture with the HLS kernel's PRE (hls_templates/kernel/accel_kernel_pre.h; one latency model,
+// generator/spec/timing.py pre_cycles): its line buffers, fetch rule and pixel reads.
 // Rows: for each output row y (a padding row unless top <= y < top + out_h) its source rows iy, iy1 and weight fy
 // from the Q12.20 accumulator sy (sy0, += step_y per placed row; the last placed row: iy = frame_h - 1, fy = 0). Two line
-// buffers (rtl/ram_tdp.sv, 4096 x 24 bits: pixel x at address x) with a tag each; a row not held is read into the
-// buffer holding neither needed row (rtl/pre_rd.sv: AXI4 bursts, two pixels per cycle), after the row address
-// walks to it from row src_row at src_addr (+= src_pitch per row: rows only move forward; rtl/pre_insn.sv passes
-// the band's first source row; the writer's row span span_e is its product too). Then the row's net_w pixels are
-// issued, one per cycle while the writer's pixel FIFO has room (credits):
+// buffers (rtl/ram_tdp.sv, block RAM, the kernel's PRE_LINE_BEATS = 3 x 4096 / B + 2 words of DW bits: a row's raw
+// AXI beats, beat k at address k, with a tag and the byte `off` of the row's pixel 0 in its beat 0). Per placed row,
+// as the kernel's pre_fetch_rows: iy unless a buffer holds it, iy1 unless a buffer holds it or it is iy; iy into the
+// buffer not holding iy1 (buffer 0 when both are read), iy1 into the other; both requested back to back (the second
+// once the first one's bursts are out), after the row address walks to each (from row src_row at src_addr,
+// += src_pitch per row: rows only move forward; rtl/pre_insn.sv passes the band's first source row; the writer's row
+// span span_e is its product too). rtl/pre_rd.sv reads a row's first 3 frame_w bytes as whole beats (AXI4 bursts)
+// and writes each R beat raw into its buffer (one beat per cycle). Then the row's net_w pixels are issued, one per
+// cycle while the writer's pixel FIFO has room (credits):
 //   c2 placed (left <= x < left + out_w) / last column; c3 the Q12.20 accumulator sx (+= step_x per placed pixel,
-//   0 at each row's start); c4 ix = sx >> 20, fx = (sx >> 8) & 4095 and ix >= frame_w - 1; c5 ix, ix1 clamped
-//   (the last column: ix = frame_w - 1, fx = 0) as the four RAM ports' addresses; c6 the RAM data; c7 the top /
+//   0 at each row's start); c4 ix = sx >> 20 as 3 ix, fx = (sx >> 8) & 4095 and ix >= frame_w - 1; c5 the clamp
+//   (the last column: ix = frame_w - 1, fx = 0; ix1 = ix there) and per buffer the byte b = off + 3 ix of pixel ix:
+//   beats k = b >> LB, k + 1 (ports A / B) and sh = b mod B (the kernel's pre_line_px); c6 the beats; c7 per buffer
+//   the 4-byte group of byte sh (9 bytes of the two-beat window); c8 the 6 bytes of pixels ix, ix + 1; c9 the top /
 //   bottom row's pixels by the tags and the weights: rtl/pre_chan.sv per channel (bilinear in four + two DSP48E2,
 //   the quantization in one; CH_LAT = 16); then the channel swap and int8 / int16 packing into rtl/pre_wr.sv
 //   (strided strobed writes of the output rows).
 // Cycles of a run (measured by tests/rtl/test_pre.py on cocotbext-axi's AxiRam; docs/rtl.md "PRE"):
-//   25 + rows (net_w + 10) + 3 P + R (ceil(frame_w / 2) + 11) + r_last - src_row
-// with P the band's placed rows, R the source rows read (each once: unique iy, iy1) and r_last the last of them
-// (the row walk); within 1% of
-// every run with dst_pix <= the AXI beat's bytes (a row pixel-bound), exact on 640x480 and 1920x1080 -> 416x416.
-// With dst_pix above the beat a row takes about its write beats instead of net_w.
-// Legend: p_ the run's parameters (latched at start), s_ the row sequencer, tag / tv the line buffers' rows,
-// c<k>_ the pixel pipeline's stage k, rd_ the row reader.
+//   31 + rows (net_w + 10) + 3 P + 10 F + beats + r_last - src_row - F2
+// with P the band's placed rows, F the fetch runs (placed rows that read a source row; F2 of them read two),
+// beats the beats they read and r_last the last row read (the row walk; to a run's second row it is hidden); exact
+// on 640x480, 810x1080 and 1920x1080 -> 416x416 (256 bits), within 1% of the small runs whose rows span 6 beats or
+// more while dst_pix <= the AXI beat's bytes (a row pixel-bound); a narrower frame's run of two rows waits up to
+// 6 cycles for the second row's request. With dst_pix above the beat a row takes about its write beats instead of
+// net_w.
+// Legend: p_ the run's parameters (latched at start), s_ the row sequencer, tag / tv / off the line buffers' rows,
+// h_ the rows' hits, c<k>_ the pixel pipeline's stage k, rd_ the row reader.
 `default_nettype none
 module pre
   import accel_pkg::*;

@@ -348,7 +348,7 @@ module pre
   end
   // bytes 4 g .. 4 g + 8 of a two-beat window {beat k + 1, beat k}
   function automatic logic [71:0] grp9(input logic [2*DW-1:0] w, input logic [LB-3:0] g);
-    return w[32 * g +: 72];
+    grp9 = w[32 * g +: 72];
   endfunction
   // c6: the beats; c7: per buffer the 9 bytes from the 4-byte group of byte sh (sh[LB-1:2], a B/4:1 select);
   // c8: the 6 bytes of pixels ix, ix + 1 from them (sh[1:0], 4:1); c9: the top / bottom row's pixels by the tags
@@ -364,14 +364,14 @@ module pre
     c6_v <= rst_n && c5_v;
     {c6_last, c6_in, c6_selt, c6_selb, c6_nx, c6_fx, c6_fy} <= {c5_last, c5_in, c5_selt, c5_selb, c5_nx, c5_fx,
                                                                   c5_fy};
-    c6_sh <= c5_sh;
     c7_v <= rst_n && c6_v;
     {c7_last, c7_in, c7_selt, c7_selb, c7_nx, c7_fx, c7_fy} <= {c6_last, c6_in, c6_selt, c6_selb, c6_nx, c6_fx,
                                                                   c6_fy};
     c8_v <= rst_n && c7_v;
     {c8_last, c8_in, c8_selt, c8_selb, c8_nx, c8_fx, c8_fy} <= {c7_last, c7_in, c7_selt, c7_selb, c7_nx, c7_fx,
                                                                   c7_fy};
-    for (int j = 0; j < 2; j++) begin
+    for (int j = 0; j < 2; j++) begin             // (constant indices)
+      c6_sh[j] <= c5_sh[j];
       c7_g[j] <= grp9({b_b[j], b_a[j]}, c6_sh[j][LB-1:2]);
       c7_sl[j] <= c6_sh[j][1:0];
       c8_p[j] <= c7_g[j][8 * c7_sl[j] +: 48];
@@ -384,10 +384,10 @@ module pre
     c9_v <= rst_n && c8_v;
     c9_last <= c8_last;
     c9_pad <= !c8_in;
-    c9_tl <= c8_p[c8_selt][23:0];
-    c9_tr <= c8_nx ? c8_p[c8_selt][47:24] : c8_p[c8_selt][23:0];
-    c9_bl <= c8_p[c8_selb][23:0];
-    c9_br <= c8_nx ? c8_p[c8_selb][47:24] : c8_p[c8_selb][23:0];
+    c9_tl <= c8_selt ? c8_p[1][23:0] : c8_p[0][23:0];
+    c9_tr <= c8_selt ? (c8_nx ? c8_p[1][47:24] : c8_p[1][23:0]) : (c8_nx ? c8_p[0][47:24] : c8_p[0][23:0]);
+    c9_bl <= c8_selb ? c8_p[1][23:0] : c8_p[0][23:0];
+    c9_br <= c8_selb ? (c8_nx ? c8_p[1][47:24] : c8_p[1][23:0]) : (c8_nx ? c8_p[0][47:24] : c8_p[0][23:0]);
     c9_wx0 <= 13'd4096 - 13'(c8_fx);
     c9_wx1 <= 13'(c8_fx);
     c9_wy0 <= 13'd4096 - 13'(c8_fy);

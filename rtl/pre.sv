@@ -5,27 +5,37 @@
 // network input's rows y0 .. y0 + rows - 1 (rows >= 1) of the whole run (host.pre.pre_run's y0 / rows), row y0 at
 // dst_addr, with sy0 = step_y x (placed rows above y0) mod 2^32 (rtl/pre_insn.sv's serial product); the whole
 // input: y0 = 0, rows = net_h, sy0 = 0.
+// One microarchitecture with the HLS kernel's PRE (hls_templates/kernel/accel_kernel_pre.h; one latency model,
+// generator/spec/timing.py pre_cycles): its line buffers, fetch rule and pixel reads.
 // Rows: for each output row y (a padding row unless top <= y < top + out_h) its source rows iy, iy1 and weight fy
 // from the Q12.20 accumulator sy (sy0, += step_y per placed row; the last placed row: iy = frame_h - 1, fy = 0). Two line
-// buffers (rtl/ram_tdp.sv, 4096 x 24 bits: pixel x at address x) with a tag each; a row not held is read into the
-// buffer holding neither needed row (rtl/pre_rd.sv: AXI4 bursts, two pixels per cycle), after the row address
-// walks to it from row src_row at src_addr (+= src_pitch per row: rows only move forward; rtl/pre_insn.sv passes
-// the band's first source row; the writer's row span span_e is its product too). Then the row's net_w pixels are
-// issued, one per cycle while the writer's pixel FIFO has room (credits):
+// buffers (rtl/ram_tdp.sv, block RAM, the kernel's PRE_LINE_BEATS = 3 x 4096 / B + 2 words of DW bits: a row's raw
+// AXI beats, beat k at address k, with a tag and the byte `off` of the row's pixel 0 in its beat 0). Per placed row,
+// as the kernel's pre_fetch_rows: iy unless a buffer holds it, iy1 unless a buffer holds it or it is iy; iy into the
+// buffer not holding iy1 (buffer 0 when both are read), iy1 into the other; both requested back to back (the second
+// once the first one's bursts are out), after the row address walks to each (from row src_row at src_addr,
+// += src_pitch per row: rows only move forward; rtl/pre_insn.sv passes the band's first source row; the writer's row
+// span span_e is its product too). rtl/pre_rd.sv reads a row's first 3 frame_w bytes as whole beats (AXI4 bursts)
+// and writes each R beat raw into its buffer (one beat per cycle). Then the row's net_w pixels are issued, one per
+// cycle while the writer's pixel FIFO has room (credits):
 //   c2 placed (left <= x < left + out_w) / last column; c3 the Q12.20 accumulator sx (+= step_x per placed pixel,
-//   0 at each row's start); c4 ix = sx >> 20, fx = (sx >> 8) & 4095 and ix >= frame_w - 1; c5 ix, ix1 clamped
-//   (the last column: ix = frame_w - 1, fx = 0) as the four RAM ports' addresses; c6 the RAM data; c7 the top /
+//   0 at each row's start); c4 ix = sx >> 20 as 3 ix, fx = (sx >> 8) & 4095 and ix >= frame_w - 1; c5 the clamp
+//   (the last column: ix = frame_w - 1, fx = 0; ix1 = ix there) and per buffer the byte b = off + 3 ix of pixel ix:
+//   beats k = b >> LB, k + 1 (ports A / B) and sh = b mod B (the kernel's pre_line_px); c6 the beats; c7 per buffer
+//   the 4-byte group of byte sh (9 bytes of the two-beat window); c8 the 6 bytes of pixels ix, ix + 1; c9 the top /
 //   bottom row's pixels by the tags and the weights: rtl/pre_chan.sv per channel (bilinear in four + two DSP48E2,
 //   the quantization in one; CH_LAT = 16); then the channel swap and int8 / int16 packing into rtl/pre_wr.sv
 //   (strided strobed writes of the output rows).
 // Cycles of a run (measured by tests/rtl/test_pre.py on cocotbext-axi's AxiRam; docs/rtl.md "PRE"):
-//   25 + rows (net_w + 10) + 3 P + R (ceil(frame_w / 2) + 11) + r_last - src_row
-// with P the band's placed rows, R the source rows read (each once: unique iy, iy1) and r_last the last of them
-// (the row walk); within 1% of
-// every run with dst_pix <= the AXI beat's bytes (a row pixel-bound), exact on 640x480 and 1920x1080 -> 416x416.
-// With dst_pix above the beat a row takes about its write beats instead of net_w.
-// Legend: p_ the run's parameters (latched at start), s_ the row sequencer, tag / tv the line buffers' rows,
-// c<k>_ the pixel pipeline's stage k, rd_ the row reader.
+//   31 + rows (net_w + 10) + 3 P + 10 F + beats + r_last - src_row - F2
+// with P the band's placed rows, F the fetch runs (placed rows that read a source row; F2 of them read two),
+// beats the beats they read and r_last the last row read (the row walk; to a run's second row it is hidden); exact
+// on 640x480, 810x1080 and 1920x1080 -> 416x416 (256 bits), within 1% of the small runs whose rows span 6 beats or
+// more while dst_pix <= the AXI beat's bytes (a row pixel-bound); a narrower frame's run of two rows waits up to
+// 6 cycles for the second row's request. With dst_pix above the beat a row takes about its write beats instead of
+// net_w.
+// Legend: p_ the run's parameters (latched at start), s_ the row sequencer, tag / tv / off the line buffers' rows,
+// h_ the rows' hits, c<k>_ the pixel pipeline's stage k, rd_ the row reader.
 `default_nettype none
 module pre
   import accel_pkg::*;
@@ -99,6 +109,8 @@ module pre
   output logic              m_axi_bready
 );
   localparam int CH_LAT = 16, CRED = 30;
+  localparam int B = DW / 8, LB = $clog2(B);
+  localparam int LBEATS = 3 * 4096 / B + 2, KW = $clog2(LBEATS);   // accel_kernel_pre.h's PRE_LINE_BEATS
   if (DW < 128) begin : g_bad_dw
     $error("pre: DW must be at least 128 bits");
   end
@@ -119,6 +131,7 @@ module pre
   logic [31:0] p_sx, p_sy, p_drow;
   logic [7:0] p_dpix;
   logic [5:0] p_s1;
+  logic [13:0] p_fw13;
   logic p_p16, p_swap;
   always_ff @(posedge clk)
     if (start && !busy) begin
@@ -134,6 +147,7 @@ module pre
       p_nh <= rows;
       {p_sx, p_sy, p_drow, p_dpix, p_s1, p_p16, p_swap} <= {step_x, step_y, dst_row, dst_pix, shift - 6'd1, prec, swap};
     end
+  always_ff @(posedge clk) p_fw13 <= 14'(p_fw1) + (14'(p_fw1) << 1);   // 3 (frame_w - 1): the last pixel's byte
 
   // ---- row sequencer
   typedef enum logic [3:0] {S_IDLE, S_ROW, S_ROW2, S_ROW3, S_NEED, S_DEC, S_SEEK, S_FETCH, S_PIX, S_WAIT,
@@ -146,9 +160,11 @@ module pre
   logic [AXI_AW-1:0] s_ra;
   logic s_placed, s_lastrow, s_ge, s_ylast, s_xlast;
   logic [12:0] tag [2];
+  logic [LB-1:0] off [2];
   logic [1:0] tv;
-  logic h_t0, h_t1, h_b0, h_b1, keep0, s_vb, s_selt, s_selb;
-  logic rd_go, rd_done, wr_init, wr_done, issue, cred_ok;
+  logic h_t0, h_t1, h_b0, h_b1, h_eq, s_selt, s_selb, s_fj, s_f2;
+  logic rd_go, rd_buf, rd_free, rd_busy, wr_init, wr_done, issue, cred_ok;
+  logic [AXI_AW-1:0] rd_ra;
   assign busy = s_st != S_IDLE;
   always_ff @(posedge clk) begin
     rd_go <= 1'b0;
@@ -192,35 +208,40 @@ module pre
           h_t1 <= tv[1] && tag[1] == s_iy;
           h_b0 <= tv[0] && tag[0] == s_iy1;
           h_b1 <= tv[1] && tag[1] == s_iy1;
-          keep0 <= tv[0] && (tag[0] == s_iy || tag[0] == s_iy1);
+          h_eq <= s_iy == s_iy1;
           s_st <= S_DEC;
         end
-        S_DEC: begin
-          s_selt <= h_t1;
-          s_selb <= h_b1;
-          s_fr <= !(h_t0 || h_t1) ? s_iy : s_iy1;
-          s_vb <= keep0;
-          if (!(h_t0 || h_t1) || !(h_b0 || h_b1)) begin
-            if (keep0) tv[1] <= 1'b0;                  // (constant indices: no index arithmetic)
-            else tv[0] <= 1'b0;
-            s_st <= S_SEEK;
-          end else begin
-            s_st <= S_PIX;
-          end
+        S_DEC: begin                                   // accel_kernel_pre.h pre_fetch_rows: which rows, where
+          logic na, nb, ja, jb;
+          na = !(h_t0 || h_t1);                        // iy held by neither buffer: read
+          nb = !(h_b0 || h_b1) && !h_eq;               // iy1 too (unless it is iy)
+          ja = nb ? 1'b0 : h_b0;                       // iy into the buffer not holding iy1 (0 when both read)
+          jb = na ? 1'b1 : h_t0;                       // iy1 into the other one
+          s_selt <= !h_t0;                             // (both held: the line buffers of iy and iy1)
+          s_selb <= !h_b0;
+          s_fr <= na ? s_iy : s_iy1;
+          s_fj <= na ? ja : jb;
+          s_f2 <= na && nb;
+          if ((na && !ja) || (nb && !jb)) {tag[0], tv[0]} <= {na && !ja ? s_iy : s_iy1, 1'b1};
+          if ((na && ja) || (nb && jb)) {tag[1], tv[1]} <= {na && ja ? s_iy : s_iy1, 1'b1};
+          s_st <= na || nb ? S_SEEK : S_PIX;
         end
         S_SEEK:                                        // the row address walks to the row (rows only go forward)
-          if (s_ri == s_fr) begin
-            rd_go <= 1'b1;
-            s_st <= S_FETCH;
-          end else begin
+          if (s_ri != s_fr) begin
             s_ri <= s_ri + 13'd1;
             s_ra <= addr_add(s_ra, AXI_AW'(p_pitch));
+          end else if (rd_free && !rd_go) begin        // requested (the second once the first's bursts are out)
+            rd_go <= 1'b1;
+            rd_ra <= s_ra;
+            rd_buf <= s_fj;
+            if (s_fj) off[1] <= s_ra[LB-1:0];
+            else off[0] <= s_ra[LB-1:0];
+            s_fr <= s_iy1;
+            s_fj <= 1'b1;                              // (the second row: iy1 into buffer 1)
+            s_f2 <= 1'b0;
+            if (!s_f2) s_st <= S_FETCH;
           end
-        S_FETCH: if (rd_done) begin
-          if (s_vb) {tag[1], tv[1]} <= {s_fr, 1'b1};
-          else {tag[0], tv[0]} <= {s_fr, 1'b1};
-          s_st <= S_NEED;
-        end
+        S_FETCH: if (!rd_busy && !rd_go) s_st <= S_NEED;   // every beat written: the row decision again
         S_PIX: if (issue && s_xlast) begin
           s_st <= S_WAIT;
           s_cnt <= '0;
@@ -258,7 +279,7 @@ module pre
     end
   end
 
-  // ---- pixel pipeline c1..c7
+  // ---- pixel pipeline c1..c9
   logic c1_v, c1_last, c1_pad, c1_selt, c1_selb;
   logic [12:0] c1_x;
   logic [11:0] c1_fy;
@@ -283,61 +304,100 @@ module pre
     if (s_st == S_IDLE || (c2_v && c2_last)) acc <= '0;
     else if (c2_v && c2_in) acc <= acc + p_sx;
   end
+  // c4: ix = sx >> 20 as its byte 3 ix in a row (ix + 2 ix), fx; c5: the clamp (the last column: ix = frame_w - 1,
+  // fx = 0; ix1 = ix there), then per line buffer j the byte b = off_j + 3 ix of pixel ix from its beat 0 and the
+  // beats k = b >> LB, k + 1 = (b + B) >> LB (accel_kernel_pre.h pre_line_px) as ports A / B's addresses
   logic c4_v, c4_last, c4_in, c4_clast, c4_selt, c4_selb, c4_ge;
-  logic [11:0] c4_ixr, c4_fxr, c4_fy;
-  logic [12:0] c4_ixr1;
+  logic [13:0] c4_ix3;
+  logic [11:0] c4_fxr, c4_fy;
   always_ff @(posedge clk) begin
     c4_v <= rst_n && c3_v;
-    c4_ixr <= c3_s[31:20];
-    c4_ixr1 <= 13'(c3_s[31:20]) + 13'd1;
+    c4_ix3 <= 14'(c3_s[31:20]) + (14'(c3_s[31:20]) << 1);
     c4_fxr <= c3_s[19:8];
     c4_ge <= 13'(c3_s[31:20]) >= p_fw1;
     {c4_last, c4_in, c4_clast, c4_selt, c4_selb, c4_fy} <= {c3_last, c3_in, c3_clast, c3_selt, c3_selb, c3_fy};
   end
-  logic c5_v, c5_last, c5_in, c5_selt, c5_selb, c6_v, c6_last, c6_in, c6_selt, c6_selb;
-  logic [11:0] c5_ix, c5_ix1, c5_fx, c5_fy, c6_fx, c6_fy;
+  logic c5_v, c5_last, c5_in, c5_selt, c5_selb, c5_nx;
+  logic [11:0] c5_fx, c5_fy;
+  logic [KW-1:0] c5_ka [2], c5_kb [2];
+  logic [LB-1:0] c5_sh [2];
   always_ff @(posedge clk) begin
+    logic [13:0] ix3;
+    ix3 = c4_ge || c4_clast ? p_fw13 : c4_ix3;
     c5_v <= rst_n && c4_v;
-    c5_ix <= c4_ge || c4_clast ? p_fw1[11:0] : c4_ixr;
-    c5_ix1 <= c4_ge || c4_clast ? p_fw1[11:0] : c4_ixr1[11:0];
+    for (int j = 0; j < 2; j++) begin
+      c5_ka[j] <= KW'((15'(off[j]) + 15'(ix3)) >> LB);
+      c5_kb[j] <= KW'((15'({1'b1, off[j]}) + 15'(ix3)) >> LB);
+      c5_sh[j] <= off[j] + ix3[LB-1:0];
+    end
+    c5_nx <= !(c4_ge || c4_clast);
     c5_fx <= c4_clast ? 12'd0 : c4_fxr;
     {c5_last, c5_in, c5_selt, c5_selb, c5_fy} <= {c4_last, c4_in, c4_selt, c4_selb, c4_fy};
-    c6_v <= rst_n && c5_v;
-    {c6_last, c6_in, c6_selt, c6_selb, c6_fx, c6_fy} <= {c5_last, c5_in, c5_selt, c5_selb, c5_fx, c5_fy};
   end
-  // the line buffers: ports A / B read ix / ix1, or take the reader's two pixel writes
-  logic rd_wa_en, rd_wb_en;
-  logic [11:0] rd_wa_addr, rd_wb_addr;
-  logic [23:0] rd_wa_data, rd_wb_data;
-  logic [23:0] b_a [2], b_b [2];
+  // the line buffers (raw beats): ports A / B read beats k / k + 1, or port A takes the reader's beat
+  logic rd_wen, rd_wbuf;
+  logic [KW-1:0] rd_waddr;
+  logic [DW-1:0] rd_wdata;
+  logic [DW-1:0] b_a [2], b_b [2];
   for (genvar k = 0; k < 2; k++) begin : g_buf
-    wire wr = s_st == S_FETCH && s_vb == 1'(k);
-    ram_tdp #(.W(24), .D(4096), .NB(1), .STYLE(1)) u_lb (
-      .clk, .a_en(1'b1), .a_we(wr && rd_wa_en), .a_addr(wr ? rd_wa_addr : c5_ix), .a_wdata(rd_wa_data),
-      .a_rdata(b_a[k]), .b_en(1'b1), .b_we(wr && rd_wb_en), .b_addr(wr ? rd_wb_addr : c5_ix1),
-      .b_wdata(rd_wb_data), .b_rdata(b_b[k]));
+    wire wr = s_st == S_SEEK || s_st == S_FETCH;       // (a row's beats may come while the next is asked)
+    ram_tdp #(.W(DW), .D(LBEATS), .NB(1), .STYLE(1)) u_lb (
+      .clk, .a_en(1'b1), .a_we(wr && rd_wen && rd_wbuf == 1'(k)), .a_addr(wr ? rd_waddr : c5_ka[k]),
+      .a_wdata(rd_wdata), .a_rdata(b_a[k]), .b_en(1'b1), .b_we(1'b0), .b_addr(c5_kb[k]), .b_wdata(rd_wdata),
+      .b_rdata(b_b[k]));
   end
-  logic c7_v, c7_last, c7_pad;
-  logic [23:0] c7_tl, c7_tr, c7_bl, c7_br;
-  logic [12:0] c7_wx0, c7_wx1, c7_wy0, c7_wy1;
+  // bytes 4 g .. 4 g + 8 of a two-beat window {beat k + 1, beat k}
+  function automatic logic [71:0] grp9(input logic [2*DW-1:0] w, input logic [LB-3:0] g);
+    grp9 = w[32 * g +: 72];
+  endfunction
+  // c6: the beats; c7: per buffer the 9 bytes from the 4-byte group of byte sh (sh[LB-1:2], a B/4:1 select);
+  // c8: the 6 bytes of pixels ix, ix + 1 from them (sh[1:0], 4:1); c9: the top / bottom row's pixels by the tags
+  // (ix1 = ix at the clamp), the weights: into rtl/pre_chan.sv
+  logic c6_v, c6_last, c6_in, c6_selt, c6_selb, c6_nx, c7_v, c7_last, c7_in, c7_selt, c7_selb, c7_nx;
+  logic c8_v, c8_last, c8_in, c8_selt, c8_selb, c8_nx;
+  logic [11:0] c6_fx, c6_fy, c7_fx, c7_fy, c8_fx, c8_fy;
+  logic [LB-1:0] c6_sh [2];
+  logic [1:0] c7_sl [2];
+  logic [71:0] c7_g [2];
+  logic [47:0] c8_p [2];
   always_ff @(posedge clk) begin
+    c6_v <= rst_n && c5_v;
+    {c6_last, c6_in, c6_selt, c6_selb, c6_nx, c6_fx, c6_fy} <= {c5_last, c5_in, c5_selt, c5_selb, c5_nx, c5_fx,
+                                                                  c5_fy};
     c7_v <= rst_n && c6_v;
-    c7_last <= c6_last;
-    c7_pad <= !c6_in;
-    c7_tl <= c6_selt ? b_a[1] : b_a[0];
-    c7_tr <= c6_selt ? b_b[1] : b_b[0];
-    c7_bl <= c6_selb ? b_a[1] : b_a[0];
-    c7_br <= c6_selb ? b_b[1] : b_b[0];
-    c7_wx0 <= 13'd4096 - 13'(c6_fx);
-    c7_wx1 <= 13'(c6_fx);
-    c7_wy0 <= 13'd4096 - 13'(c6_fy);
-    c7_wy1 <= 13'(c6_fy);
+    {c7_last, c7_in, c7_selt, c7_selb, c7_nx, c7_fx, c7_fy} <= {c6_last, c6_in, c6_selt, c6_selb, c6_nx, c6_fx,
+                                                                  c6_fy};
+    c8_v <= rst_n && c7_v;
+    {c8_last, c8_in, c8_selt, c8_selb, c8_nx, c8_fx, c8_fy} <= {c7_last, c7_in, c7_selt, c7_selb, c7_nx, c7_fx,
+                                                                  c7_fy};
+    for (int j = 0; j < 2; j++) begin             // (constant indices)
+      c6_sh[j] <= c5_sh[j];
+      c7_g[j] <= grp9({b_b[j], b_a[j]}, c6_sh[j][LB-1:2]);
+      c7_sl[j] <= c6_sh[j][1:0];
+      c8_p[j] <= c7_g[j][8 * c7_sl[j] +: 48];
+    end
+  end
+  logic c9_v, c9_last, c9_pad;
+  logic [23:0] c9_tl, c9_tr, c9_bl, c9_br;
+  logic [12:0] c9_wx0, c9_wx1, c9_wy0, c9_wy1;
+  always_ff @(posedge clk) begin
+    c9_v <= rst_n && c8_v;
+    c9_last <= c8_last;
+    c9_pad <= !c8_in;
+    c9_tl <= c8_selt ? c8_p[1][23:0] : c8_p[0][23:0];
+    c9_tr <= c8_selt ? (c8_nx ? c8_p[1][47:24] : c8_p[1][23:0]) : (c8_nx ? c8_p[0][47:24] : c8_p[0][23:0]);
+    c9_bl <= c8_selb ? c8_p[1][23:0] : c8_p[0][23:0];
+    c9_br <= c8_selb ? (c8_nx ? c8_p[1][47:24] : c8_p[1][23:0]) : (c8_nx ? c8_p[0][47:24] : c8_p[0][23:0]);
+    c9_wx0 <= 13'd4096 - 13'(c8_fx);
+    c9_wx1 <= 13'(c8_fx);
+    c9_wy0 <= 13'd4096 - 13'(c8_fy);
+    c9_wy1 <= 13'(c8_fy);
   end
   logic signed [15:0] q [3];
   for (genvar c = 0; c < 3; c++) begin : g_ch
     pre_chan u_ch (
-      .clk, .a_tl(c7_tl[8 * c +: 8]), .a_tr(c7_tr[8 * c +: 8]), .a_bl(c7_bl[8 * c +: 8]), .a_br(c7_br[8 * c +: 8]),
-      .wx0(c7_wx0), .wx1(c7_wx1), .wy0(c7_wy0), .wy1(c7_wy1), .pad(c7_pad), .mult(p_mult), .s1(p_s1), .zp(p_zp),
+      .clk, .a_tl(c9_tl[8 * c +: 8]), .a_tr(c9_tr[8 * c +: 8]), .a_bl(c9_bl[8 * c +: 8]), .a_br(c9_br[8 * c +: 8]),
+      .wx0(c9_wx0), .wx1(c9_wx1), .wy0(c9_wy0), .wy1(c9_wy1), .pad(c9_pad), .mult(p_mult), .s1(p_s1), .zp(p_zp),
       .p16(p_p16), .q(q[c]));
   end
   // the element order, int8 / int16 packing: into the writer one cycle after q
@@ -345,8 +405,8 @@ module pre
   logic o_v, o_last;
   logic [47:0] o_d;
   always_ff @(posedge clk) begin
-    d_v <= {d_v[CH_LAT-2:0], rst_n && c7_v};
-    d_last <= {d_last[CH_LAT-2:0], c7_last};
+    d_v <= {d_v[CH_LAT-2:0], rst_n && c9_v};
+    d_last <= {d_last[CH_LAT-2:0], c9_last};
     o_v <= rst_n && d_v[CH_LAT-1];
     o_last <= d_last[CH_LAT-1];
     begin
@@ -358,15 +418,15 @@ module pre
     end
   end
 
-  pre_rd #(.DW(DW)) u_rd (
-    .clk, .rst_n, .go(rd_go), .ra(s_ra), .npix(p_fw), .done(rd_done), .wa_en(rd_wa_en), .wb_en(rd_wb_en),
-    .wa_addr(rd_wa_addr), .wb_addr(rd_wb_addr), .wa_data(rd_wa_data), .wb_data(rd_wb_data), .m_axi_araddr,
-    .m_axi_arlen, .m_axi_arvalid, .m_axi_arready, .m_axi_rdata, .m_axi_rlast, .m_axi_rvalid, .m_axi_rready);
+  pre_rd #(.DW(DW), .KW(KW)) u_rd (
+    .clk, .rst_n, .go(rd_go), .ra(rd_ra), .lbuf(rd_buf), .npix(p_fw), .ar_free(rd_free), .busy(rd_busy),
+    .w_en(rd_wen), .w_buf(rd_wbuf), .w_addr(rd_waddr), .w_data(rd_wdata), .m_axi_araddr, .m_axi_arlen,
+    .m_axi_arvalid, .m_axi_arready, .m_axi_rdata, .m_axi_rlast, .m_axi_rvalid, .m_axi_rready);
   pre_wr #(.DW(DW)) u_wr (
     .clk, .rst_n, .init(wr_init), .dst_addr(p_dst), .dst_row(p_drow), .dst_pix(p_dpix), .p16(p_p16),
     .span_e(p_span), .net_h(p_nh), .px_v(o_v), .px_data(o_d), .px_last(o_last), .px_pop, .done(wr_done), .m_axi_awaddr,
     .m_axi_awlen, .m_axi_awvalid, .m_axi_awready, .m_axi_wdata, .m_axi_wstrb, .m_axi_wlast, .m_axi_wvalid,
     .m_axi_wready, .m_axi_bvalid);
-  wire unused = &{1'b0, m_axi_rid, m_axi_rresp, m_axi_bid, m_axi_bresp, p_nw, p_fw1[12], c3_s[7:0], c4_ixr1[12], 1'b0};
+  wire unused = &{1'b0, m_axi_rid, m_axi_rresp, m_axi_bid, m_axi_bresp, p_nw, c3_s[7:0], 1'b0};
 endmodule
 `default_nettype wire

@@ -46,7 +46,9 @@ X):
   II_PRE_PIXELS + runs x (PRE_ROW + Lr + D_PRE_FETCH) + beats x II_PRE_FETCH + Lw`` (both II at least beat_ii;
   ``PRE_ROW`` = 4; steps, runs, beats from :mod:`generator.estimate.hls_pre_cycles`; the frame registers from
   :attr:`KernelEstimate.frame` / :meth:`KernelEstimate.program_cycles`). A PRE the kernel refuses: ``INVOKE +
-  SETUP``, as one of 0 rows.
+  SETUP``, as one of 0 rows. The RTL's PRE is the same microarchitecture (the same fetch runs and beats,
+  :func:`generator.spec.timing.pre_fetch_runs`, a pixel loop per output row): this agrees with the latency model's
+  :func:`generator.spec.timing.pre_cycles` within 1% on camera frames (tests/estimate/test_hls_estimate.py).
 * fetch (``fetch_run``): ``VALIDATE`` over the whole program, then ``DISPATCH`` up to END: instruction k reaches
   its module's command queue at ``validate + D_DISPATCH + k x ii_f`` cycles; fetched from DDR (``fetch_ddr = 1``, as
   the driver runs) each pass is one burst over the program's beats (``Lr`` once each), ``ii_f`` the loop's analysed

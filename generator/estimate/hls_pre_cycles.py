@@ -7,7 +7,8 @@ Per band (the instruction's rows ``y0`` .. ``y0 + rows - 1`` of the ``net_h``-ro
 * ``fetch_runs`` / ``fetch_beats``: per placed output row of the band, the source rows ``iy`` / ``iy1`` (host/pre.py step 2) that
   neither of the two line buffers holds are read (``pre_fetch_rows``: ``iy`` into the buffer not holding ``iy1``,
   buffer 0 when both are read), one ``PRE_FETCH`` run per row that reads any, each row's beats those of its first
-  3 x frame_w bytes from ``frame + row x pitch``;
+  3 x frame_w bytes from ``frame + row x pitch`` (:func:`generator.spec.timing.pre_fetch_runs`, which the RTL's
+  rtl/pre.sv follows too);
 * ``pixel_steps``: per output row, ``PRE_PIXELS`` runs NB + net_w - D iterations (NB the row's output beats from
   ``ddr_offset + (y - y0) x row_stride``, base registers page-aligned; D the pixels starting in a later beat than the pixel
   before).
@@ -16,40 +17,14 @@ from __future__ import annotations
 
 import numpy as np
 
-#: host/pre.py's Q12.20 positions
-POS_BITS, FRAC_BITS = 20, 12
-
-
-def _rows(out_h: int, frame_h: int, step: int) -> tuple[np.ndarray, np.ndarray]:
-    """(iy, iy1) int64 [out_h] as the unit's pre_pos computes them (a 32-bit accumulator; the last row at the end)."""
-    s = (np.arange(out_h, dtype=np.int64) * int(step)) & 0xFFFFFFFF
-    i = np.minimum(s >> POS_BITS, frame_h - 1)
-    i[-1] = frame_h - 1
-    return i, np.minimum(i + 1, frame_h - 1)
+from generator.spec.timing import pre_fetch_runs
 
 
 def fetch_counts(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) -> tuple[int, int]:
     """(fetch_runs, fetch_beats) of PRE on the frame registers ``frame`` (:class:`host.pre.PreFrame`, checked) for
     the band of output rows ``y0`` .. ``y0 + rows - 1`` (None: to the placed rectangle's end; the line buffers
-    start empty)."""
-    iy, iy1 = _rows(frame.out_h, frame.frame_h, frame.step_y)
-    j0 = max(y0 - frame.top, 0)
-    j1 = frame.out_h if rows is None else min(y0 + rows - frame.top, frame.out_h)
-    iy, iy1 = iy[j0:max(j1, j0)], iy1[j0:max(j1, j0)]
-    held = [-1, -1]
-    runs = beats = 0
-    for a, b in zip(iy.tolist(), iy1.tolist()):
-        need_a, need_b = a not in held, b not in held and b != a
-        if not (need_a or need_b):
-            continue
-        ja = 0 if need_b else (1 if held[0] == b else 0)
-        jb = 1 if need_a else (1 if held[0] == a else 0)
-        for need, row, j in ((need_a, a, ja), (need_b, b, jb)):
-            if need:
-                start = frame.addr + row * frame.pitch
-                beats += (start + 3 * frame.frame_w - 1) // axi_bytes - start // axi_bytes + 1
-                held[j] = row
-        runs += 1
+    start empty): :func:`generator.spec.timing.pre_fetch_runs`, the one rule of the kernel and the RTL."""
+    runs, _, beats = pre_fetch_runs(frame, axi_bytes, y0, rows)
     return runs, beats
 
 

@@ -34,7 +34,8 @@ chains; the PE array's DSP48E2s are instantiated (``rtl/pe_dsp.sv``), their regi
 **PRE** (``rtl/pre_insn.sv`` and under it ``rtl/pre.sv``, the readers and writers, ``rtl/axi_wr_arb.sv``, the write
 arbiter it adds to STORE's port): :data:`generator.estimate.rtl_resources.PRE_DSP` = 21 DSP48E2 (seven per
 channel, ``rtl/pre_chan.sv``; the HLS kernel's PRE takes 16, a different unit); its two line buffers
-(:func:`pre_memories`: ``rtl/ram_tdp.sv`` 4096 x 24 bits true dual port, bound to block RAM, 3 BRAM36 each); its
+(:func:`pre_memories`: ``rtl/ram_tdp.sv`` of raw m_axi beats, the HLS kernel's PRE_LINE_BEATS x DW, true dual
+port, bound to block RAM: 4 BRAM36 each at 128 bits, 7.5 at 256); its
 LUTs and FFs by :func:`pre_lut_ff`, the model's ``pre`` part (:data:`LUT_TERMS`; units ``pre`` and ``axi_wr_arb``
 of :func:`generator.estimate.netlist.cell_units`).
 """
@@ -66,18 +67,22 @@ def yosys_uram(depth: int, width: int) -> int:
     return math.ceil(width * per / 72) * math.ceil(depth / (4096 * per))
 
 
-#: PRE's line buffers (``rtl/pre.sv`` ``g_buf``): two ``ram_tdp`` of a frame row, host.pre.MAX_FRAME[0] = 4096
-#: pixels of 3 x 8 bits, STYLE 1 (block RAM)
-PRE_LINE_BUFFERS, PRE_LINE_DEPTH, PRE_LINE_WIDTH = 2, 4096, 24
+#: PRE's line buffers (``rtl/pre.sv`` ``g_buf``): two ``ram_tdp`` of a frame row's raw m_axi beats, STYLE 1 (block
+#: RAM), the HLS kernel's (accel_kernel_pre.h: PRE_LINE_BEATS words of the m_axi width,
+#: :func:`generator.estimate.hls_resources.pre_line_beats`)
+PRE_LINE_BUFFERS = hls_resources.PRE_LINE_BUFFERS
 #: rtl/pre_wr.sv's WB: beats of a PRE write burst at most (its W FIFO holds 2 WB beats, a burst's address waits for
 #: all its beats); rtl/axi_wr_arb.sv's QDEPTH: bursts accepted and not yet answered (its two unit queues)
 PRE_WRITE_BURST, WR_ARB_QDEPTH = RTL_QUEUES["PRE_WBURST"], RTL_QUEUES["WR_QDEPTH"]
 
 
-def pre_memories() -> list[Memory]:
-    """PRE's line buffers as Yosys maps them: true dual port, bound to block RAM on every part (4096 x 24 bits: 3
-    RAMB36E2 of 4096 x 9 each, :func:`yosys_bram36`)."""
-    m = Memory("PRE line buffers", PRE_LINE_BUFFERS, PRE_LINE_DEPTH, PRE_LINE_WIDTH, tdp=True, impl="bram")
+def pre_memories(board: Board) -> list[Memory]:
+    """PRE's line buffers as Yosys maps them for ``board``'s m_axi width DW: true dual port, bound to block RAM on
+    every part, PRE_LINE_BEATS = 3 x 4096 / B + 2 words of DW bits (B = DW / 8; :func:`yosys_bram36`): 128 bits,
+    770 words: 4 BRAM36 each (eight 1024 x 18 RAMB18E2 or four 1024 x 36 RAMB36E2); 256 bits, 386 words: 7.5
+    (fifteen 1024 x 18 RAMB18E2)."""
+    w = board.accelerator.axi_data_width_bits
+    m = Memory("PRE line buffers", PRE_LINE_BUFFERS, hls_resources.pre_line_beats(w // 8), w, tdp=True, impl="bram")
     m.bram36 = m.count * yosys_bram36(m.depth, m.width, m.tdp)
     return [m]
 
@@ -93,7 +98,7 @@ def rtl_memories(board: Board) -> list[Memory]:
             m.bram36 = m.count * yosys_bram36(m.depth, m.width, m.tdp)
         elif m.impl == "uram":
             m.uram = m.count * yosys_uram(m.depth, m.width)
-    return mems + pre_memories()
+    return mems + pre_memories(board)
 
 
 def _mux(n: int) -> int:
@@ -116,13 +121,18 @@ def pre_terms(board: Board) -> dict:
       saturation groups (4), the two clamp compares (20 each) and select (16), the row weights' 4-clock delay
       as shift-register LUTs (2 x 13 SRL16E); registers: v, x1, y (24 + 40 + 40), qz, q, the flags (20 + 16 +
       15);
-    * ``pixels``: ``rtl/pre.sv``'s pixel pipeline c1 .. c7 and the packing: the 32-bit accumulator sx, the column
-      compares, ix1, the clamps, the top / bottom pixel selects (4 x 24), the weights (2 x 13), the element order
-      (48); its registers;
+    * ``pixels``: ``rtl/pre.sv``'s pixel pipeline c1 .. c9 and the packing: the 32-bit accumulator sx, the column
+      compares, 3 ix (14 bits) and its clamp, per line buffer the beat addresses k, k + 1 (two 15-bit adds) and
+      the byte offset (LB bits) and port A's address select (the fill), per line buffer the 9 bytes of a 4-byte
+      group of the two-beat window (72 bits, a B/4:1 select each) and the 6 bytes of pixels ix, ix + 1 from them
+      (48 bits, 4:1), the top / bottom pixel selects (4 x 24, the right ones 4:1 with ix1 = ix at the clamp), the
+      weights (2 x 13), the element order (48); its registers (the three selection stages: 2 x 72 + 2 x 48 bits);
     * ``rows``: ``rtl/pre.sv``'s run parameters (latched with their seven 13-bit sums) and row sequencer (row
-      counters, the 32-bit sy accumulator, the A-bit row address plus pitch, the tags' compares, credits);
-    * ``reader``: ``rtl/pre_rd.sv`` and its burst splitter (``rtl/pre_burst.sv``): the two-beat window (2 DW FFs,
-      DW select LUTs), the two pixels' 48 bits each a B:1 byte select, the 8 x DW beat FIFO (LUTRAM), counters;
+      counters, the 32-bit sy accumulator, the A-bit row address plus pitch, the tags' compares and iy = iy1, the
+      requested row's address and the line buffers' byte offsets, credits);
+    * ``reader``: ``rtl/pre_rd.sv`` and its burst splitter (``rtl/pre_burst.sv``): the row's beats (a 17-bit sum of
+      3 npix), the two rows requested (last beat, line buffer), the beat address and its compare, the registered
+      line-buffer write (DW data bits: the R beats go raw into the line buffers, no FIFO, no unpacking);
     * ``writer``: ``rtl/pre_wr.sv`` and its burst splitter: a pixel's 48 bits placed at any byte lane of a
       two-beat word (2 DW bits, a 6:1 select each), the beat being collected (DW, byte-merge select), the
       2 :data:`PRE_WRITE_BURST` x (DW + B) write FIFO (LUTRAM), the beats not yet under an address (a 7-bit add
@@ -136,14 +146,18 @@ def pre_terms(board: Board) -> dict:
     """
     dw = board.accelerator.axi_data_width_bits
     b, a = dw // 8, AXI_ADDR_BITS
+    lb, kw = (b - 1).bit_length(), (hls_resources.pre_line_beats(b) - 1).bit_length()   # byte offset, beat address
     seq = [29, 29, 32, 29, 21, 28]
     q = WR_ARB_QDEPTH.bit_length()                  # a queue's pointer / count bits
     return {
         "channels": (PRE_CHANNELS * (26 + 24 + 2 * 40 * _mux(8) + 21 + 4 + 2 * 20 + 16 + 2 * 13),
                      PRE_CHANNELS * (24 + 40 + 40 + 20 + 16 + 15)),
-        "pixels": (32 + 3 * 13 + 13 + 3 * 12 + 4 * 24 + 2 * 13 + 48, 30 + 100 + 56 + 82 + 151 + 32 + 50),
-        "rows": (7 * 13 + 6 * 13 + 32 + a + 6 * 13 + 50, a + 21 + 48 + 12 * 13 + 96 + 16 + 7 * 13 + 24 + 32 + a + 50),
-        "reader": (48 * _mux(b) + dw + _lutram(8, dw) + 17 + 4 * 13 + a + 60, 2 * dw + 2 * a + 16 + 15 + 48 + 24 + 60),
+        "pixels": (32 + 3 * 13 + 2 * 14 + 2 * (2 * 15 + lb + kw) + 2 * 72 * _mux(b // 4) + 2 * 48 * _mux(4)
+                   + 2 * 24 + 2 * 24 * _mux(4) + 2 * 13 + 48,
+                   30 + 100 + 56 + 82 + 151 + 32 + 50 + 4 * kw + 4 * lb + 2 * 72 + 2 * 48 + 3 * 30 - 31),
+        "rows": (7 * 13 + 7 * 13 + 32 + a + 6 * 13 + 50,
+                 a + 21 + 48 + 12 * 13 + 96 + 16 + 7 * 13 + 24 + 32 + a + 50 + a + 2 * lb + 4),
+        "reader": (17 + 15 + 4 * kw + 2 + a + 60, dw + 2 * a + 16 + 15 + 4 * kw + 2 + 8 + 60),
         "writer": (2 * dw * _mux(6) + 2 * dw + _lutram(2 * PRE_WRITE_BURST, dw + b) + _lutram(32, 24) + 2 * a + 140,
                    2 * dw + 2 * b + dw + b + 3 * a + 128),
         "insn": (5 * sum(seq) + 5 * 3 * a // 2 + 2 * 32 + 10 * 14 + a + 10 + 40,

@@ -229,35 +229,73 @@ def post_store_end(hw: HwConfig, post, t_post: int, store, t_store: int, cost=No
 
 #: PRE's cycles (rtl/pre.sv, measured on cocotbext-axi's AxiRam by tests/rtl/test_pre.py; in the accelerator by
 #: tests/rtl/test_pre_insn.py, which added rtl/pre_insn.sv's checks and the LOAD module's hand-over to the fixed part
-#: (25 of rtl/pre.sv + 18) and the DDR latencies): a fixed part, per output row, per output row placed, per source
-#: row read (plus half its pixels: two per cycle into the line buffers, plus the read latency)
-PRE_FIXED, PRE_ROW, PRE_PLACED_ROW, PRE_SRC_ROW = 43, 10, 3, 11
+#: and the DDR latencies): a fixed part, per output row, per output row placed, per fetch run (an output row that
+#: reads source rows: both rows requested before the first beat, the read latency once)
+PRE_FIXED, PRE_ROW, PRE_PLACED_ROW, PRE_RUN = 46, 10, 3, 10
+
+
+def pre_fetch_runs(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) -> tuple[int, int, int]:
+    """(runs, pairs, beats) of PRE on the frame registers ``frame`` (:class:`host.pre.PreFrame`) for the band of
+    output rows ``y0`` .. ``y0 + rows - 1`` (None: to the placed rectangle's end; the line buffers start empty),
+    the one rule of the RTL (rtl/pre.sv's S_DEC) and the HLS kernel (accel_kernel_pre.h ``pre_fetch_rows``): per
+    placed output row, its source rows ``iy`` / ``iy1`` (host/pre.py step 2) that neither line buffer holds are read
+    (``iy`` into the buffer not holding ``iy1``, buffer 0 when both are read; ``iy1`` not when it is ``iy``), one
+    fetch run per output row that reads any (``pairs`` of them read two rows), each row its first 3 x frame_w
+    bytes from ``frame + row x pitch`` as whole beats of ``axi_bytes``."""
+    from host.pre import _positions
+
+    iy, iy1, _ = _positions(frame.out_h, frame.frame_h, frame.step_y)
+    j0 = max(y0 - frame.top, 0)
+    j1 = frame.out_h if rows is None else min(y0 + rows - frame.top, frame.out_h)
+    held = [-1, -1]
+    runs = pairs = beats = 0
+    for a, b in zip(iy[j0:max(j1, j0)].tolist(), iy1[j0:max(j1, j0)].tolist()):
+        need_a, need_b = a not in held, b not in held and b != a
+        if not (need_a or need_b):
+            continue
+        ja = 0 if need_b else (1 if held[0] == b else 0)
+        jb = 1 if need_a else (1 if held[0] == a else 0)
+        for need, row, j in ((need_a, a, ja), (need_b, b, jb)):
+            if need:
+                start = frame.addr + row * frame.pitch
+                beats += (start + 3 * frame.frame_w - 1) // axi_bytes - start // axi_bytes + 1
+                held[j] = row
+        runs += 1
+        pairs += need_a and need_b
+    return runs, pairs, beats
 
 
 def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
     """Cycles of a PRE instruction (fields ``f``: the band of ``rows`` rows from ``y0``) on a frame of registers
-    ``frame`` (:class:`host.pre.PreFrame`; None: a frame of the network input's own size, stretched: the
-    compiler's nominal case), from the RTL's schedule (rtl/pre_insn.sv, rtl/pre.sv): ``43 + wr_latency + rows
-    (net_w + 10) + 3 P + R (ceil(frame_w / 2) + 11 + rd_latency) + r_last - r_first + L`` with P the band's placed
-    (resized) rows, R the source rows it reads (each once), r_first / r_last the first / last of them (the row
-    address starts at r_first and walks to r_last, one row per cycle), ``rd_latency`` / ``wr_latency`` the DDR's
-    (``hw``), L the beats of the band's last write burst (:func:`pre_last_burst`: rtl/pre_wr.sv issues a burst's
-    address once its beats are all computed, so the last one goes out after the last pixel). Within 2% of the RTL
-    (tests/rtl/test_pre_insn.py) while a network pixel's bytes fit one AXI beat; 0 for an empty band."""
+    ``frame`` (:class:`host.pre.PreFrame`; None: a frame of the network input's own size at address 0, stretched:
+    the compiler's nominal case), from the RTL's schedule (rtl/pre_insn.sv, rtl/pre.sv), the HLS kernel's loops
+    too (accel_kernel_pre.h: the same fetch runs and beats, a pixel loop per output row;
+    :meth:`generator.estimate.hls_cycles.KernelEstimate.pre_cycles` prices them by its analysed loops, within a
+    few % of this): ``46 + wr_latency + rows (net_w + 10) + 3 P + F (10 + rd_latency) + beats + r_last - r_first -
+    F2 + L`` with P the band's placed (resized) rows, F the fetch runs (:func:`pre_fetch_runs`: output rows that
+    read source rows, each source row once; F2 of them read two, requested back to back), beats the beats they
+    read (one per cycle into the line buffers), r_first / r_last the first / last row read (the row address starts
+    at r_first and walks to each run's first row, one row per cycle; to a run's second row while the first is
+    requested), ``rd_latency`` / ``wr_latency`` the DDR's (``hw``), L the beats of the band's last write burst
+    (:func:`pre_last_burst`: rtl/pre_wr.sv issues a burst's address once its beats are all computed, so the last
+    one goes out after the last pixel). Within 2% of the RTL (tests/rtl/test_pre_insn.py) while a network pixel's
+    bytes fit one AXI beat; 0 for an empty band."""
     from host.pre import PreFrame, pre_geometry, source_rows
 
     net_w, net_h, y0, rows = max(f["net_w"], 1), max(f["net_h"], 1), f.get("y0", 0), f.get("rows", f["net_h"])
     if rows == 0:
         return 0
-    g = (pre_geometry(net_w, net_h, net_w, net_h) if frame is None else
-         PreFrame.geometry(frame, net_w, net_h))
+    if frame is None:
+        frame = PreFrame.of(pre_geometry(net_w, net_h, net_w, net_h), 0, 1 << 32)
+    g = PreFrame.geometry(frame, net_w, net_h)
     if g.out_h < 1 or g.frame_h < 1 or g.frame_w < 1:
         return PRE_FIXED
     placed = max(min(y0 + rows, g.top + g.out_h) - max(y0, g.top), 0)
     src = source_rows(g, y0, rows)
     walk = int(src[-1] - src[0]) if src.size else 0
+    runs, pairs, beats = pre_fetch_runs(frame, hw.axi_bytes, y0, rows)
     return int(PRE_FIXED + hw.wr_latency + rows * (net_w + PRE_ROW) + PRE_PLACED_ROW * placed
-               + src.size * ((g.frame_w + 1) // 2 + PRE_SRC_ROW + hw.rd_latency) + walk + pre_last_burst(hw, f))
+               + runs * (PRE_RUN + hw.rd_latency) + beats + walk - pairs + pre_last_burst(hw, f))
 
 
 def pre_last_burst(hw: HwConfig, f: dict) -> int:

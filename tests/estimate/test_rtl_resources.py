@@ -81,7 +81,7 @@ def test_tiny_rtl_synthesizes_to_dsp48e2_and_block_ram(tiny_synth):
 def test_tiny_netlist_cells_attributed_to_units(tiny_synth):
     """Every cell of TINY's mapped netlist has a unit and the units add up to Yosys' stat; the DSP48E2s sit where the
     RTL puts them: Tn x Tm in the PE array, Tm in the requantization lanes, Tm (the element-wise product) in
-    compute, 21 in PRE; every block RAM in the buffers but PRE's line buffers (3 BRAM36 each)."""
+    compute, 21 in PRE; every block RAM in the buffers but PRE's line buffers (770 x 128 bits: 4 BRAM36 each)."""
     r, b = tiny_synth, board(**TINY)
     tn, tm = b.accelerator.tn, b.accelerator.tm
     assert "?" not in r.units, r.units["?"]
@@ -93,7 +93,7 @@ def test_tiny_netlist_cells_attributed_to_units(tiny_synth):
     assert {u: c["DSP48E2"] for u, c in r.units.items() if c.get("DSP48E2")} == {
         "pe_array": tn * tm, "requant": tm, "compute": tm, "pre": rr.PRE_DSP}
     assert {u for u, c in r.units.items() if c.get("RAMB18E2") or c.get("RAMB36E2")} == {"buffers", "pre"}
-    assert rr.count(r.units["pre"])["bram36"] == sum(m.bram36 for m in rtl_model.pre_memories()) == 6
+    assert rr.count(r.units["pre"])["bram36"] == sum(m.bram36 for m in rtl_model.pre_memories(b)) == 8
     assert f"| total | {r.used['lut']:,} |" in rr.report(r)
 
 
@@ -240,11 +240,20 @@ def test_pre_dsp_and_line_buffers_follow_the_rtl():
         for m in re.finditer(r"([\w')\]]+)\s*\*\s*([\w'(]+)", _code(f)):
             assert m.group(1).isdigit() or m.group(2).isdigit(), (f.name, m.group(0))
     bufs = re.search(r"for \(genvar k = 0; k < (\d+); k\+\+\) begin : g_buf.*?"
-                     r"ram_tdp #\(\.W\((\d+)\), \.D\((\d+)\), \.NB\(1\), \.STYLE\(1\)\) u_lb", pre, re.S)
+                     r"ram_tdp #\(\.W\(DW\), \.D\(LBEATS\), \.NB\(1\), \.STYLE\(1\)\) u_lb", pre, re.S)
     assert bufs, "pre.sv's line buffers"
-    m = rtl_model.pre_memories()[0]
-    assert (m.count, m.width, m.depth) == tuple(int(g) for g in bufs.groups()) and m.impl == "bram" and m.tdp
-    assert m.bram36 == 2 * 3                      # 4096 x 24 true dual port: three 4096 x 9 RAMB36E2 each
+    # raw m_axi beats: the HLS kernel's PRE_LINE_BEATS = 3 x 4096 / B + 2 words of DW bits
+    assert re.search(r"localparam int LBEATS = 3 \* 4096 / B \+ 2\b", pre) and "B = DW / 8" in pre
+    for kw in (dict(axi_data_width_bits=128, hp_ports=1), dict(axi_data_width_bits=256)):
+        b = board(**kw)
+        m = rtl_model.pre_memories(b)[0]
+        dw = b.accelerator.axi_data_width_bits
+        assert (m.count, m.width, m.depth) == (int(bufs.group(1)), dw, 3 * 4096 // (dw // 8) + 2)
+        assert m.impl == "bram" and m.tdp
+        h = hls_resources.pre_memories(b)[0]
+        assert (h.count, h.width, h.depth, h.bram36) == (m.count, m.width, m.depth, m.bram36)   # one design
+    # 770 x 128 true dual port: 4 BRAM36 each; 386 x 256: fifteen 1024 x 18 RAMB18E2 (7.5 BRAM36) each
+    assert [rtl_model.pre_memories(board(**kw))[0].bram36 for kw in (TINY, {})] == [8, 15]
 
 
 def test_pre_write_fifo_and_arbiter_queues_follow_the_rtl():

@@ -218,17 +218,17 @@ module pre_wr
     .rdata(wq_head), .empty(wq_empty), .full(), .count(wq_count));
   /* verilator lint_on PINCONNECTEMPTY */
   always_ff @(posedge clk) wq_room <= rst_n && wq_count <= CW'(WQ - 4);   // (one push may be under way)
-  // beats in the W FIFO not yet under an accepted address; the next address waits for its burst's beats (aw_ok,
-  // registered: a cycle after each address)
+  // beats in the W FIFO not yet under an accepted address; the next address waits for its burst's beats: aw_ok from
+  // the registered count and length (a beat pushed this cycle counts a cycle later; none after an address, whose
+  // beats leave the count as it is accepted, so a length that changes with it is never compared stale)
   logic [CW-1:0] avail;
-  wire [CW-1:0] avail_n = avail + CW'(push) - (aw_fire ? CW'(bg_len) : '0);
   always_ff @(posedge clk) begin
     if (!rst_n || init) begin
       avail <= '0;
       aw_ok <= 1'b0;
     end else begin
-      avail <= avail_n;
-      aw_ok <= !aw_fire && bg_v && 10'(avail_n) >= 10'(bg_len);
+      avail <= avail + CW'(push) - (aw_fire ? CW'(bg_len) : '0);
+      aw_ok <= !aw_fire && bg_v && 10'(avail) >= 10'(bg_len);
     end
   end
   logic wl_v, wl_one;

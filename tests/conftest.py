@@ -56,6 +56,7 @@ SHARED_BUILD_GROUPS = {
     "tests/exec/test_rtl.py::test_rtl_layer_bit_exact": "tiny",
     "tests/exec/test_status.py::": "tiny",
     "tests/frontend/test_yolo_family.py::test_family_on_tiny_": "tiny",
+    "tests/rtl/test_pre_insn.py::": "tiny",                         # (PRE on TINY's RTL build)
     "tests/eval/test_fuzz.py::test_fuzz_rtl": "fuzz-rtl",          # (build/rtl_sim/fuzz-tiny for both tiers)
     "tests/eval/test_fuzz.py::test_fuzz_csim": "fuzz-csim",        # (apart from the module's golden cases)
     "tests/exec/test_rtl.py::test_rtl_span_loads_bit_exact": "rtl-16x8",

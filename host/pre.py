@@ -49,7 +49,7 @@ import numpy as np
 from .preprocess import INPUT_FORMATS, LETTERBOX_PAD, RESIZE_MODES, letterbox_geometry
 
 __all__ = ["PAD", "FRAC_BITS", "MAX_FRAME", "MAX_PITCH", "PreGeometry", "PreQuant", "pre_geometry", "pre_quant",
-           "pre_run", "PreError", "PreFrame", "frame_bytes", "pre_violation", "source_rows"]
+           "pre_run", "PreError", "PreFrame", "frame_bytes", "pre_violation", "source_rows", "source_positions"]
 
 #: padding value of a letterbox (uint8 gray 114, as Ultralytics and YOLOX pad: host.preprocess's)
 PAD = LETTERBOX_PAD
@@ -208,7 +208,7 @@ def source_rows(g: PreGeometry, y0: int = 0, rows: int | None = None) -> np.ndar
     j0, j1 = max(y0 - g.top, 0), min(y0 + rows - g.top, g.out_h)
     if j1 <= j0:
         return np.zeros(0, np.int64)
-    iy, iy1, _ = _positions(g.out_h, g.frame_h, g.step_y)
+    iy, iy1, _ = source_positions(g.out_h, g.frame_h, g.step_y)
     return np.unique(np.concatenate([iy[j0:j1], iy1[j0:j1]]))
 
 
@@ -235,8 +235,10 @@ def pre_violation(g: PreGeometry, pitch: int, frame_size: int) -> str | None:
     return None
 
 
-def _positions(n_out: int, n_src: int, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(i, i1, f) int64 [n_out]: the two source indices and the FRAC_BITS fraction of each output position."""
+def source_positions(n_out: int, n_src: int, step: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(i, i1, f) int64 [n_out]: the two source indices and the FRAC_BITS fraction of each of ``n_out`` output
+    positions along an axis of ``n_src`` source pixels at the Q12.20 ``step`` (step 2 of the module docstring; the
+    last output position takes the last source pixel). The rows PRE reads (generator/spec/timing.py) follow them."""
     s = (np.arange(n_out, dtype=np.int64) * step) & 0xFFFFFFFF
     i = np.minimum(s >> POS_BITS, n_src - 1)
     f = (s >> (POS_BITS - FRAC_BITS)) & ((1 << FRAC_BITS) - 1)
@@ -284,8 +286,8 @@ def pre_run(frame, g: PreGeometry, q: PreQuant, pitch: int | None = None, y0: in
     full = np.full((rows, g.net_w, 3), PAD << V_FRAC, np.int64)
     j0, j1 = max(y0 - g.top, 0), min(y0 + rows - g.top, g.out_h)      # placed rows of the band (resized rows)
     if j1 > j0:
-        iy, iy1, fy = (a[j0:j1] for a in _positions(g.out_h, g.frame_h, g.step_y))
-        ix, ix1, fx = _positions(g.out_w, g.frame_w, g.step_x)
+        iy, iy1, fy = (a[j0:j1] for a in source_positions(g.out_h, g.frame_h, g.step_y))
+        ix, ix1, fx = source_positions(g.out_w, g.frame_w, g.step_x)
         need = np.unique(np.concatenate([iy, iy1]))
         src = p[need].astype(np.int32)                                  # [R, frame_w, 3]
         w0, w1 = ((1 << FRAC_BITS) - fx)[None, :, None], fx[None, :, None]

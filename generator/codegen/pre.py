@@ -74,41 +74,85 @@ def pre_insn(g: Graph, lay: DdrLayout, y0: int = 0, rows: int | None = None):
 BAND_MARGIN = 64
 
 
-def _load_gaps(insns: list, t, first: int) -> list[tuple[int, int]]:
-    """[(index of the LOAD-module instruction that ends an idle interval of the LOAD module, its cycles)] for the
-    LOAD-module instructions after instruction ``first`` of a timed program (``t``: its ModuleTimer after run),
-    plus (index of END, the idle cycles from the LOAD module's last end to the program's end)."""
+def _load_gaps(insns: list, t, first: int) -> list[tuple[int, int, int]]:
+    """[(index of the LOAD-module instruction that ends an idle interval of the LOAD module, the interval's start
+    cycle, its cycles)] for the LOAD-module instructions after instruction ``first`` of a timed program (``t``: its
+    ModuleTimer after run), plus (index of END, the LOAD module's last end, the idle cycles from it to the
+    program's end). An interval starts no earlier than the instruction's dispatch (a band inserted before it is
+    fetched just before it: with full command queues the fetch runs behind the LOAD module)."""
     ks = [k for k, ins in enumerate(insns) if ins.module == "load" and k > first]
     prev = int(t.end[first])
     out = []
     for k in ks:
-        out.append((k, int(t.start[k]) - prev))
+        s = max(prev, int(t.dispatched[k]) - 1)
+        out.append((k, s, max(int(t.start[k]) - s, 0)))
         prev = max(prev, int(t.end[k]))
     end = next(k for k, ins in enumerate(insns) if ins.op == "END")
-    out.append((end, max(int(t.cycles) - prev, 0)))
+    out.append((end, prev, max(int(t.cycles) - prev, 0)))
     return out
 
 
-def interleave_bands(insns: list, ranges: list, full, t, cost) -> tuple[list, list]:
+def _dispatch_deadlines(insns: list, t, depth: int):
+    """``deadline(k, j)``: for bands inserted before the LOAD-module instruction ``k`` of a timed program (``t``),
+    the cycle by which the read of the LOAD-queue entry ``j`` places before ``k`` (j = 0: ``k`` itself) must have
+    happened so that no instruction waits for the fetch: the fetch puts an instruction in its module's queue of
+    ``depth`` entries only once the module has read the entry ``depth`` places ahead (rtl/fetch_dispatch.sv, the
+    timing engine's ``cmd_depth``), and stops for every module behind it. The LOAD-module instruction ``depth - j``
+    places after ``k`` waits for that read, so every instruction after it in program order must start no earlier
+    (their starts in ``t``, the program without bands). None: no such instruction (no deadline)."""
+    end = next(k for k, ins in enumerate(insns) if ins.op == "END")
+    after = [None] * (end + 2)                      # after[i]: earliest start of instructions i .. END
+    for i in range(end, -1, -1):
+        after[i] = int(t.start[i]) if after[i + 1] is None else min(after[i + 1], int(t.start[i]))
+    loads = [k for k, ins in enumerate(insns[:end + 1]) if ins.module == "load"]
+    pos = {k: p for p, k in enumerate(loads)}
+
+    def deadline(k: int, j: int) -> int | None:
+        if k not in pos:                             # (END: nothing after it)
+            return None
+        if j >= depth:                               # the entry waiting is a band itself: no more bands here
+            return 0
+        q = pos[k] + depth - j
+        return None if q >= len(loads) else after[loads[q] + 1]
+    return deadline
+
+
+def interleave_bands(insns: list, ranges: list, full, t, cost, depth: int | None = None) -> tuple[list, list]:
     """The program with the next frame's PRE in bands in the LOAD module's idle time (issue 45): after the last LOAD
     that reads the INPUT buffer (the network input, free once the first layer has read it), each idle interval of
     the LOAD module in the timed schedule ``t`` of ``insns`` gets the bands (consecutive rows of ``full``, the
     whole-input PRE) whose cycles (``cost(insn)``, the latency model at the nominal frame) fit it, inserted before
     the instruction that ends it, so that they run while the LOAD module would wait; rows left over go before END.
+    ``depth``: the module command queues' entries (rtl/fetch_dispatch.sv's MQ_DEPTH; None: unbounded): a band
+    holds the LOAD queue while it runs, and the fetch stops once that queue is full, so the bands of a gap also
+    end before any instruction behind the blocked entry would start (:func:`_dispatch_deadlines`).
     Returns (instructions, the layers' instruction ranges renumbered)."""
     inp = full.f["base_reg"]
     first = max((k for k, ins in enumerate(insns) if ins.op == "LOAD" and ins.f["base_reg"] == inp), default=0)
+    deadline = _dispatch_deadlines(insns, t, depth) if depth else (lambda k, j: None)
     net_h, y = full.f["net_h"], 0
     place = {}                                   # instruction index -> the bands inserted before it
-    for k, gap in _load_gaps(insns, t, first):
+
+    def fits(k: int, s: int, gap: int, costs: list) -> bool:
+        """Bands of ``costs`` (in order) before ``k`` from cycle ``s`` fit the gap and the fetch's deadlines."""
+        end, n = s, len(costs)
+        for i, c in enumerate(costs):
+            end += c
+            d = deadline(k, n - 1 - i)           # the entry after band i is read at its end
+            if d is not None and end > d - BAND_MARGIN:
+                return False
+        return end <= s + gap - BAND_MARGIN
+
+    for k, s, gap in _load_gaps(insns, t, first):
+        costs = []
         while y < net_h:
             r = 0
-            while y + r < net_h and cost(_band(full, y, r + 1)) <= gap - BAND_MARGIN:
+            while y + r < net_h and fits(k, s, gap, costs + [cost(_band(full, y, r + 1))]):
                 r += 1
             if r == 0:
                 break
             place.setdefault(k, []).append(_band(full, y, r))
-            gap -= cost(_band(full, y, r))
+            costs.append(cost(_band(full, y, r)))
             y += r
     if y < net_h:
         end = next(k for k, ins in enumerate(insns) if ins.op == "END")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from generator.spec import isa
+from generator.spec.arch import RTL_QUEUES
 from generator.spec.hw import HwConfig
 from generator.spec.timing import insn_cycles
 from generator.spec.timing_engine import FIFO_OF, ModuleTimer
@@ -20,6 +21,10 @@ from generator.codegen.allocate import DdrLayout, TensorView, allocate
 from generator.codegen.emit import config_insn, ddr_bytes, emit_layer
 from generator.codegen.overlap import join_layers, pbuf_bases
 from generator.codegen.tiling import Layer, Plan, ScheduleError, layer_hw, layer_of, ranked_plans
+
+#: entries of each module's command queue in the RTL (rtl/fetch_dispatch.sv): the in-order fetch stops for every
+#: module while one module's queue is full (the timing engine's ``cmd_depth``; a PRE band holds the LOAD queue)
+CMD_DEPTH = RTL_QUEUES["MQ_DEPTH"]
 
 
 class CycleMemo:
@@ -159,16 +164,16 @@ def compile_program(g: Graph, hw: HwConfig, progress=None, tolerance: float = TR
     prologue = None
     if pre is not None:
         full = pre_insn(g, lay)
-        t = ModuleTimer(hw, insns, cost=memo, overlap=True)
+        t = ModuleTimer(hw, insns, cost=memo, overlap=True, cmd_depth=CMD_DEPTH)
         t.run()
-        insns, ranges = interleave_bands(insns, ranges, full, t, lambda ins: memo(hw, ins))
+        insns, ranges = interleave_bands(insns, ranges, full, t, lambda ins: memo(hw, ins), CMD_DEPTH)
         prologue = [config_insn(hw), full, isa.make("END")]
     check_tokens(insns)
     prog = Program(insns, wblob, lay, layers, plans, ranges, hw, pre_frame=frame,
                    pre_mode=model_pixels(g)[0] if pre is not None else "", prologue=prologue)
     prog.cycles, prog.layer_cycles = frame_timing(hw, insns, ranges, memo)
     if prologue:
-        prog.pre_cycles = ModuleTimer(hw, prologue, cost=memo, overlap=True).run()
+        prog.pre_cycles = ModuleTimer(hw, prologue, cost=memo, overlap=True, cmd_depth=CMD_DEPTH).run()
     return prog
 
 
@@ -177,8 +182,8 @@ def frame_timing(hw: HwConfig, insns: list, ranges: list, memo: CycleMemo | None
     previous layer's end to its own, a layer ending when the store module finishes its last instruction (as the
     RTL's per-layer report counts, :func:`generator.exec.rtl.layer_report`; layers overlap at their boundaries,
     :mod:`generator.codegen.overlap`; ``memo``: the instruction costs known so far). Raises TokenError for a
-    program that cannot run."""
-    t = ModuleTimer(hw, insns, cost=memo or CycleMemo(hw), overlap=True)
+    program that cannot run. The fetch is modelled with the RTL's command queues (:data:`CMD_DEPTH`)."""
+    t = ModuleTimer(hw, insns, cost=memo or CycleMemo(hw), overlap=True, cmd_depth=CMD_DEPTH)
     total = t.run()
     ends = [int(max(t.end[k] for k in range(a, b) if insns[k].module == "store")) for a, b in ranges]
     return total, [e - p for e, p in zip(ends, [0] + ends[:-1])]

@@ -234,6 +234,28 @@ def post_store_end(hw: HwConfig, post, t_post: int, store, t_store: int, cost=No
 PRE_FIXED, PRE_ROW, PRE_PLACED_ROW, PRE_RUN = 46, 10, 3, 10
 
 
+def _fetch_rows(frame, y0: int = 0, rows: int | None = None):
+    """Per fetch run of the band (see :func:`pre_fetch_runs`), the source rows it reads, in request order."""
+    from host.pre import source_positions
+
+    iy, iy1, _ = source_positions(frame.out_h, frame.frame_h, frame.step_y)
+    j0 = max(y0 - frame.top, 0)
+    j1 = frame.out_h if rows is None else min(y0 + rows - frame.top, frame.out_h)
+    held = [-1, -1]
+    for a, b in zip(iy[j0:max(j1, j0)].tolist(), iy1[j0:max(j1, j0)].tolist()):
+        need_a, need_b = a not in held, b not in held and b != a
+        if not (need_a or need_b):
+            continue
+        ja = 0 if need_b else (1 if held[0] == b else 0)
+        jb = 1 if need_a else (1 if held[0] == a else 0)
+        run = []
+        for need, row, j in ((need_a, a, ja), (need_b, b, jb)):
+            if need:
+                held[j] = row
+                run.append(row)
+        yield run
+
+
 def pre_fetch_runs(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) -> tuple[int, int, int]:
     """(runs, pairs, beats) of PRE on the frame registers ``frame`` (:class:`host.pre.PreFrame`) for the band of
     output rows ``y0`` .. ``y0 + rows - 1`` (None: to the placed rectangle's end; the line buffers start empty),
@@ -242,27 +264,33 @@ def pre_fetch_runs(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) 
     (``iy`` into the buffer not holding ``iy1``, buffer 0 when both are read; ``iy1`` not when it is ``iy``), one
     fetch run per output row that reads any (``pairs`` of them read two rows), each row its first 3 x frame_w
     bytes from ``frame + row x pitch`` as whole beats of ``axi_bytes``."""
-    from host.pre import _positions
-
-    iy, iy1, _ = _positions(frame.out_h, frame.frame_h, frame.step_y)
-    j0 = max(y0 - frame.top, 0)
-    j1 = frame.out_h if rows is None else min(y0 + rows - frame.top, frame.out_h)
-    held = [-1, -1]
     runs = pairs = beats = 0
-    for a, b in zip(iy[j0:max(j1, j0)].tolist(), iy1[j0:max(j1, j0)].tolist()):
-        need_a, need_b = a not in held, b not in held and b != a
-        if not (need_a or need_b):
-            continue
-        ja = 0 if need_b else (1 if held[0] == b else 0)
-        jb = 1 if need_a else (1 if held[0] == a else 0)
-        for need, row, j in ((need_a, a, ja), (need_b, b, jb)):
-            if need:
-                start = frame.addr + row * frame.pitch
-                beats += (start + 3 * frame.frame_w - 1) // axi_bytes - start // axi_bytes + 1
-                held[j] = row
+    for run in _fetch_rows(frame, y0, rows):
+        for row in run:
+            start = frame.addr + row * frame.pitch
+            beats += (start + 3 * frame.frame_w - 1) // axi_bytes - start // axi_bytes + 1
         runs += 1
-        pairs += need_a and need_b
+        pairs += len(run) == 2
     return runs, pairs, beats
+
+
+#: cycles per beat of a fetch run's last burst that two HP ports add (rtl/axi_hp_split.sv hands a burst's port-0
+#: part over at that port's half rate before its port-1 part, and PRE waits for the run's last beat): fitted on the
+#: RTL (TINY-2HP, 256 bits over two ports: seven frames from 33x47 to 1920x1080, each within 2% but a 33x47 int16
+#: one at 4%; tests/rtl/test_pre_insn.py::test_pre_on_two_hp_ports)
+PRE_SPLIT_BEAT = 0.77
+
+
+def pre_split_tail(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) -> int:
+    """Beats of the last burst of every fetch run of the band (:func:`pre_fetch_runs`), summed: each run's last
+    row's bytes from its last 4 KB boundary (the burst rtl/pre_burst.sv issues last)."""
+    n = 0
+    for run in _fetch_rows(frame, y0, rows):
+        start = frame.addr + run[-1] * frame.pitch
+        end = start + 3 * frame.frame_w
+        first = max(start, (end - 1) // AXI_BOUNDARY_BYTES * AXI_BOUNDARY_BYTES)
+        n += (end - 1) // axi_bytes - first // axi_bytes + 1
+    return n
 
 
 def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
@@ -278,8 +306,9 @@ def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
     at r_first and walks to each run's first row, one row per cycle; to a run's second row while the first is
     requested), ``rd_latency`` / ``wr_latency`` the DDR's (``hw``), L the beats of the band's last write burst
     (:func:`pre_last_burst`: rtl/pre_wr.sv issues a burst's address once its beats are all computed, so the last
-    one goes out after the last pixel). Within 2% of the RTL (tests/rtl/test_pre_insn.py) while a network pixel's
-    bytes fit one AXI beat; 0 for an empty band."""
+    one goes out after the last pixel); on two HP ports (``hw.hp_ports`` 2) plus :data:`PRE_SPLIT_BEAT` cycles per beat
+    of each run's last burst (:func:`pre_split_tail`). Within 2% of the RTL (tests/rtl/test_pre_insn.py) while a
+    network pixel's bytes fit one AXI beat; 0 for an empty band."""
     from host.pre import PreFrame, pre_geometry, source_rows
 
     net_w, net_h, y0, rows = max(f["net_w"], 1), max(f["net_h"], 1), f.get("y0", 0), f.get("rows", f["net_h"])
@@ -294,8 +323,9 @@ def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
     src = source_rows(g, y0, rows)
     walk = int(src[-1] - src[0]) if src.size else 0
     runs, pairs, beats = pre_fetch_runs(frame, hw.axi_bytes, y0, rows)
+    split = round(PRE_SPLIT_BEAT * pre_split_tail(frame, hw.axi_bytes, y0, rows)) if hw.hp_ports == 2 else 0
     return int(PRE_FIXED + hw.wr_latency + rows * (net_w + PRE_ROW) + PRE_PLACED_ROW * placed
-               + runs * (PRE_RUN + hw.rd_latency) + beats + walk - pairs + pre_last_burst(hw, f))
+               + runs * (PRE_RUN + hw.rd_latency) + beats + walk - pairs + pre_last_burst(hw, f) + split)
 
 
 def pre_last_burst(hw: HwConfig, f: dict) -> int:

@@ -22,7 +22,7 @@ import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge, Timer
 
-from host.pre import pre_geometry, pre_quant, pre_run, _positions
+from host.pre import pre_geometry, pre_quant, pre_run, source_positions
 from host.preprocess import RESIZE_MODES
 from rtl_unit import UnitBuild, unit_args
 
@@ -64,7 +64,7 @@ def expected_ddr(mem: np.ndarray, frame_bytes: np.ndarray, p: dict) -> np.ndarra
 def read_beats(p: dict, beat: int) -> int:
     """Beats the reader must fetch: each row of the vertical pass once, its 3 x frame_w bytes beat-aligned."""
     g = p["g"]
-    iy, iy1, _ = _positions(g.out_h, g.frame_h, g.step_y)
+    iy, iy1, _ = source_positions(g.out_h, g.frame_h, g.step_y)
     n = 0
     for r in np.unique(np.concatenate([iy, iy1])):
         a = p["src"] + int(r) * p["pitch"]
@@ -119,7 +119,7 @@ async def run_case(dut, ram, c: dict, rng: random.Random, nrng) -> dict:
                            f"{[(hex(int(a)), int(got[a]), int(want[a]), int(mem[a])) for a in bad[:6]]}")
     beats = sum(n for _, n in bursts["ar"])
     assert beats == read_beats(p, beat), (c, beats, read_beats(p, beat))
-    iy, iy1, _ = _positions(g.out_h, g.frame_h, g.step_y)
+    iy, iy1, _ = source_positions(g.out_h, g.frame_h, g.step_y)
     rows = len(np.unique(np.concatenate([iy, iy1])))
     span = (g.net_w - 1) * p["dpix"] + 3 * p["eb"]
     wbeats = sum((p["dst"] + y * p["drow"] + span + beat - 1) // beat - (p["dst"] + y * p["drow"]) // beat

@@ -54,6 +54,8 @@ settings.load_profile("yolofpga")
 #: prefix: "tiny" shares TINY's RTL and C-simulation builds
 SHARED_BUILD_GROUPS = {
     "tests/exec/test_rtl.py::test_rtl_layer_bit_exact": "tiny",
+    "tests/exec/test_rtl.py::test_rtl_mixed_precision_bit_exact": "tiny",
+    "tests/backends/test_hls_pre_insn.py::": "tiny",                # (PRE on TINY's C-simulation build)
     "tests/exec/test_status.py::": "tiny",
     "tests/frontend/test_yolo_family.py::test_family_on_tiny_": "tiny",
     "tests/rtl/test_pre_insn.py::": "tiny",                         # (PRE on TINY's RTL build)
@@ -106,12 +108,29 @@ def pytest_xdist_make_scheduler(config, log):
             return work_unit(nodeid)
 
         def schedule(self) -> None:
-            if self.collection is None and self.registered_collections:
-                costs = _load_costs()
-                for node, col in self.registered_collections.items():   # (every node's: they must stay equal)
-                    self.registered_collections[node] = by_cost(col, costs)
-                self.config.option.loadscopereorder = False              # (xdist's order: by test count)
-            super().schedule()
+            """xdist's LoadScopeScheduling.schedule with the units queued costliest first. The registered
+            collections stay as the workers collected them: a worker runs the tests at the indexes it is sent in
+            its own collection, so reordering them would hand it other tests than the unit's."""
+            if self.collection is not None or not self.registered_collections:
+                return super().schedule()
+            if not self._check_nodes_have_same_collection():
+                self.log("**Different tests collected, aborting run**")
+                return
+            self.collection = list(next(iter(self.registered_collections.values())))
+            if not self.collection:
+                return
+            for nodeid in by_cost(self.collection, _load_costs()):
+                self.workqueue.setdefault(work_unit(nodeid), {})[nodeid] = False
+            for _ in range(len(self.nodes) - len(self.workqueue)):     # (no more workers than units)
+                unused, _assigned = self.assigned_work.popitem()
+                unused.shutdown()
+            for node in self.nodes:
+                self._assign_work_unit(node)
+            for node in self.nodes:
+                self._reschedule(node)
+            if not self.workqueue:
+                for node in self.nodes:
+                    node.shutdown()
 
     return UnitScheduling(config, log)
 

@@ -76,3 +76,35 @@ def test_a_run_writes_its_costs(tmp_path):
     got = json.loads(out.read_text())
     assert set(got) == {"_default", "t/test_spin.py::test_spin"} and got["t/test_spin.py::test_spin"] >= 0.7
     assert 0 <= got["_default"] < conftest.COST_NAMED
+
+
+def test_xdist_runs_each_unit_in_one_worker(tmp_path):
+    """Under ``-n 2 --dist loadgroup`` the tests of one work unit (here "tiny": a layer-suite module and a status
+    module, as the repository's node ids) run in one worker, even though the costliest-first order differs from the
+    collection order (loose tests collected first): each worker runs the tests at the indexes it is sent in its own
+    collection, so the scheduler must not reorder the collections it indexes."""
+    pytest_xdist = __import__("importlib").util.find_spec("xdist")
+    assert pytest_xdist is not None, "pytest-xdist is installed by setup.sh"
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(
+        "import importlib.util, sys\n"
+        f"sys.path.insert(0, {str(conftest.Path(conftest.__file__).parent)!r})\n"
+        f"spec = importlib.util.spec_from_file_location('repo_conftest', {str(conftest.__file__)!r})\n"
+        "m = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(m)\n"
+        "globals().update({k: getattr(m, k) for k in dir(m) if k.startswith('pytest_')})\n")
+    rec = ("import os, pathlib\n\ndef _rec(name):\n"
+           f"    pathlib.Path({str(tmp_path / 'out')!r}, name).write_text(os.environ['PYTEST_XDIST_WORKER'])\n\n")
+    for rel, body in [("tests/a_loose/test_loose.py", "".join(f"def test_l{i}():\n    _rec('l{i}')\n\n" for i in range(4))),
+                      ("tests/exec/test_rtl.py", "import pytest\n\n@pytest.mark.parametrize('i', range(6))\n"
+                                                 "def test_rtl_layer_bit_exact(i):\n    _rec(f'rtl{i}')\n"),
+                      ("tests/exec/test_status.py", "".join(f"def test_s{i}():\n    _rec('s{i}')\n\n" for i in range(3)))]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(rec + body)
+    (tmp_path / "out").mkdir()
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider",
+                        "tests"], capture_output=True, text=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    ran = {p.name: p.read_text() for p in (tmp_path / "out").iterdir()}
+    assert len(ran) == 13
+    tiny = {w for n, w in ran.items() if n.startswith(("rtl", "s"))}
+    assert len(tiny) == 1, f"the 'tiny' unit ran in workers {sorted(tiny)}"

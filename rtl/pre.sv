@@ -9,7 +9,7 @@
 // generator/spec/timing.py pre_cycles): its line buffers, fetch rule and pixel reads.
 // Rows: for each output row y (a padding row unless top <= y < top + out_h) its source rows iy, iy1 and weight fy
 // from the Q12.20 accumulator sy (sy0, += step_y per placed row; the last placed row: iy = frame_h - 1, fy = 0). Two line
-// buffers (rtl/ram_tdp.sv, block RAM, the kernel's PRE_LINE_BEATS = 3 x 4096 / B + 2 words of DW bits: a row's raw
+// buffers (rtl/ram_tdp.sv, block RAM, the kernel's PRE_LINE_BEATS = 3 x PRE_MAX_FRAME / B + 2 words of DW bits: a row's raw
 // AXI beats, beat k at address k, with a tag and the byte `off` of the row's pixel 0 in its beat 0). Per placed row,
 // as the kernel's pre_fetch_rows: iy unless a buffer holds it, iy1 unless a buffer holds it or it is iy; iy into the
 // buffer not holding iy1 (buffer 0 when both are read), iy1 into the other; both requested back to back (the second
@@ -110,7 +110,7 @@ module pre
 );
   localparam int CH_LAT = 16, CRED = 30;
   localparam int B = DW / 8, LB = $clog2(B);
-  localparam int LBEATS = 3 * 4096 / B + 2, KW = $clog2(LBEATS);   // accel_kernel_pre.h's PRE_LINE_BEATS
+  localparam int LBEATS = 3 * PRE_MAX_FRAME / B + 2, KW = $clog2(LBEATS);   // accel_kernel_pre.h's PRE_LINE_BEATS
   if (DW < 128) begin : g_bad_dw
     $error("pre: DW must be at least 128 bits");
   end
@@ -388,9 +388,9 @@ module pre
     c9_tr <= c8_selt ? (c8_nx ? c8_p[1][47:24] : c8_p[1][23:0]) : (c8_nx ? c8_p[0][47:24] : c8_p[0][23:0]);
     c9_bl <= c8_selb ? c8_p[1][23:0] : c8_p[0][23:0];
     c9_br <= c8_selb ? (c8_nx ? c8_p[1][47:24] : c8_p[1][23:0]) : (c8_nx ? c8_p[0][47:24] : c8_p[0][23:0]);
-    c9_wx0 <= 13'd4096 - 13'(c8_fx);
+    c9_wx0 <= 13'(1 << PRE_FRAC_BITS) - 13'(c8_fx);
     c9_wx1 <= 13'(c8_fx);
-    c9_wy0 <= 13'd4096 - 13'(c8_fy);
+    c9_wy0 <= 13'(1 << PRE_FRAC_BITS) - 13'(c8_fy);
     c9_wy1 <= 13'(c8_fy);
   end
   logic signed [15:0] q [3];

@@ -88,8 +88,8 @@ module pre_insn
   wire [31:0] r_sx = pre_regs[288 +: 32], r_sy = pre_regs[320 +: 32];
 
   // ---- checks: S1 registers the simple compares' operands and starts the products
-  function automatic logic in_1_4096(input logic [31:0] v);
-    in_1_4096 = v != 0 && v <= 32'd4096;
+  function automatic logic in_size(input logic [31:0] v);
+    in_size = v != 0 && v <= 32'(PRE_MAX_FRAME);
   endfunction
   logic c_sizes, c_fits, c_pitch_hi, c_place, c_bad, c_band;
   logic [14:0] c_w3;                                                  // 3 frame_w
@@ -124,7 +124,7 @@ module pre_insn
   logic s_ddr_oob, s_frame_oob;
   always_ff @(posedge clk) begin
     if (st == P_S1) begin
-      c_sizes <= in_1_4096(r_fw) && in_1_4096(r_fh) && in_1_4096(32'(i_nw)) && in_1_4096(32'(i_nh));
+      c_sizes <= in_size(r_fw) && in_size(r_fh) && in_size(32'(i_nw)) && in_size(32'(i_nh));
       c_band <= 14'(i_y0) + 14'(i_rows) <= 14'(i_nh) && i_ps >= (i_p16 ? 8'd6 : 8'd3);   // (+ a whole pixel)
       c_fits <= r_ow[31:13] == '0 && r_left[31:13] == '0 && r_oh[31:13] == '0 && r_top[31:13] == '0
                 && r_ow != 0 && r_oh != 0;

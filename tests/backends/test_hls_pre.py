@@ -270,3 +270,18 @@ def test_pre_full_hd_to_416(pre_exe, pre_dir, tmp_path):
           f"{loops['PRE_PIXELS'].depth}, PRE_FETCH II {loops['PRE_FETCH'].ii} depth {loops['PRE_FETCH'].depth}; "
           f"estimate {cyc} cycles ({cyc / 300e3:.3f} ms at 300 MHz)")
     assert info["pixel_steps"] <= c.net_h * (c.net_w + 2)
+
+
+def test_kernel_pre_constants_are_host_pre_s():
+    """The kernel's PRE constants (accel_kernel_pre.h #defines) are host/pre.py's, where PRE's arithmetic is defined
+    (the RTL gets them rendered into accel_pkg.sv)."""
+    import re
+
+    from host import pre
+
+    text = (KERNEL_DIR / "accel_kernel_pre.h").read_text()
+    got = {m.group(1): int(m.group(2)) for m in re.finditer(r"^#define (PRE_\w+) (\d+)\b", text, re.M)}
+    want = {"PRE_MAX_FRAME": max(pre.MAX_FRAME), "PRE_MAX_PITCH": pre.MAX_PITCH, "PRE_PAD": pre.PAD,
+            "PRE_POS_BITS": pre.POS_BITS, "PRE_FRAC_BITS": pre.FRAC_BITS}
+    assert {k: got.get(k) for k in want} == want
+    assert pre.MAX_FRAME[0] == pre.MAX_FRAME[1]

@@ -242,8 +242,9 @@ def test_pre_dsp_and_line_buffers_follow_the_rtl():
     bufs = re.search(r"for \(genvar k = 0; k < (\d+); k\+\+\) begin : g_buf.*?"
                      r"ram_tdp #\(\.W\(DW\), \.D\(LBEATS\), \.NB\(1\), \.STYLE\(1\)\) u_lb", pre, re.S)
     assert bufs, "pre.sv's line buffers"
-    # raw m_axi beats: the HLS kernel's PRE_LINE_BEATS = 3 x 4096 / B + 2 words of DW bits
-    assert re.search(r"localparam int LBEATS = 3 \* 4096 / B \+ 2\b", pre) and "B = DW / 8" in pre
+    # raw m_axi beats: the HLS kernel's PRE_LINE_BEATS = 3 x 4096 / B + 2 words of DW bits (PRE_MAX_FRAME: host.pre's)
+    assert re.search(r"localparam int LBEATS = 3 \* PRE_MAX_FRAME / B \+ 2\b", pre) and "B = DW / 8" in pre
+    assert "localparam int PRE_MAX_FRAME = 4096;" in render_package(board())
     for kw in (dict(axi_data_width_bits=128, hp_ports=1), dict(axi_data_width_bits=256)):
         b = board(**kw)
         m = rtl_model.pre_memories(b)[0]

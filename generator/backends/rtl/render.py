@@ -25,6 +25,7 @@ from generator.spec.board import Board
 from generator.spec.memories import storage_binding
 from generator.spec.hw import HwConfig
 from generator.spec.timing import MAX_READ_BURSTS
+from host.pre import FRAC_BITS as PRE_FRAC_BITS, MAX_FRAME as PRE_MAX_FRAME
 from host.registers import SIZE_REGS
 
 RTL_DIR = ROOT_DIR / "rtl"
@@ -97,6 +98,7 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         acc_w=max(h8.acc_bits, h16.acc_bits), ld_outst=MAX_READ_BURSTS, rom_words=max(rom_words, 1),
         ram_styles=ram_styles(board), rtl_queues=RTL_QUEUES, axi_boundary=AXI_BOUNDARY_BYTES,
         axi_max_beats=AXI_MAX_BURST_BEATS, axi_addr_bits=AXI_ADDR_BITS, hp_ports=a.hp_ports,
+        pre_max_frame=max(PRE_MAX_FRAME), pre_frac_bits=PRE_FRAC_BITS,
         hp_outst=HP_SPLIT_OUTSTANDING, hp_fdepth=HP_SPLIT_FIFO_WORDS,
         dsp_a_w=DSP_A_BITS, dsp_b_w=DSP_B_BITS, pack_shift=PACK_SHIFT,
         rq_lat=REQUANT_STAGES, tb_lat=TABLE_STAGES, post_setup=POST_SETUP,

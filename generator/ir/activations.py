@@ -13,7 +13,8 @@ import numpy as np
 
 
 def _sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
+    with np.errstate(over="ignore"):               # (exp(-x) = inf for x below about -709: the sigmoid is 0 there)
+        return 1.0 / (1.0 + np.exp(-x))
 
 
 def _softplus(x):

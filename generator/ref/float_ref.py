@@ -129,7 +129,8 @@ def _table_act(y: np.ndarray, act: str, alpha: float, beta: float) -> np.ndarray
         x, tk, ek = x64[:k], t[:k], e[:k]
         x[...] = piece
         np.negative(x, out=tk)
-        np.exp(tk, out=ek)                  # (kernels._sigmoid: 1.0 / (1.0 + np.exp(-x)))
+        with np.errstate(over="ignore"):    # (exp(-x) = inf far below 0: the sigmoid is 0 there)
+            np.exp(tk, out=ek)              # (kernels._sigmoid: 1.0 / (1.0 + np.exp(-x)))
         np.add(1.0, ek, out=tk)
         np.divide(1.0, tk, out=ek)
         if act == "silu":                   # (TABLE_ACTIVATIONS["silu"]: x * sigmoid(x))

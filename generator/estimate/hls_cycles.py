@@ -84,7 +84,7 @@ from generator.spec import isa
 from generator.spec.arch import AXI_BOUNDARY_BYTES, CMD_QUEUE_DEPTH
 from generator.spec.board import Board
 from generator.spec.hw import HwConfig
-from generator.spec.timing import split_tail
+from generator.spec.timing import PRE_SPLIT_BEAT, pre_split_tail, split_tail
 
 KERNEL_FILE = "accel_kernel.h"
 #: STORE's bursts end at 4 KB pages (AXI4: a burst never crosses one; the kernel's store_beats)
@@ -312,7 +312,8 @@ class KernelEstimate:
         (:mod:`generator.estimate.hls_pre_cycles`): per output row of the band (``rows`` from ``y0``) ``PRE_ROW`` +
         D_PIXELS, the PRE_PIXELS iterations
         at their II, per PRE_FETCH run ``PRE_ROW`` + Lr + D_FETCH, its beats at their II, the last write responses
-        Lw once. A frame the kernel refuses costs ``INVOKE + SETUP``."""
+        Lw once; on two HP ports the runs' last bursts through the splitter as the latency model prices them
+        (:func:`generator.spec.timing.pre_split_tail`). A frame the kernel refuses costs ``INVOKE + SETUP``."""
         from host.pre import PreFrame, pre_geometry, pre_violation
         from generator.estimate.hls_pre_cycles import fetch_counts, pixel_steps
 
@@ -331,7 +332,10 @@ class KernelEstimate:
         steps = pixel_steps(f, axi)
         c_fe = self._count("PRE_FETCH", beats, runs * (PRE_ROW + hw.rd_latency + fe.depth) + beats * ii_fe)
         c_px = self._count("PRE_PIXELS", steps, f["rows"] * (PRE_ROW + px.depth) + steps * ii_px)
-        return INVOKE + SETUP + c_fe + c_px + hw.wr_latency
+        split = 0
+        if hw.hp_ports == 2:   # each run's last burst through the splitter (rtl/axi_hp_split.sv in bd/accel_hp.v)
+            split = round(PRE_SPLIT_BEAT * pre_split_tail(frame, axi, f["y0"], f["rows"]))
+        return INVOKE + SETUP + c_fe + c_px + hw.wr_latency + split
 
     def insn_cycles(self, hw: HwConfig | None, insn) -> int:
         """Cycles ``insn`` occupies its module (signature of :func:`generator.spec.timing.insn_cycles`, so it is a

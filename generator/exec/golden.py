@@ -18,6 +18,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from generator.spec import isa
+from generator.spec.arch import RTL_QUEUES
 from host.pre import PreFrame, PreQuant, frame_bytes, pre_run, pre_violation
 from generator.spec.hw import HwConfig
 from generator.spec.timing_engine import ModuleTimer, TokenError
@@ -382,18 +383,21 @@ class GoldenSim:
         return self.run_insns(insns, functional, progress)
 
     def run_insns(self, insns, functional=True, progress=False, check_end_tokens=True, cost=None,
-                  issue=None, cmd_depth=None, overlap=None) -> SimResult:
+                  issue=None, cmd_depth="rtl", overlap=None) -> SimResult:
         """Execute decoded instructions up to the first END (see :meth:`run`; here the instructions are not
         checked for CONFIG first or END last), timed by :class:`generator.spec.timing_engine.ModuleTimer`.
         ``cost(hw, insn)``: cycles an instruction occupies its module (default
         :func:`generator.spec.timing.insn_cycles`; :mod:`generator.estimate.hls_cycles` passes the kernel's loop
         estimate, with ``functional=False``); ``issue``: earliest start cycle of each instruction (default k: fetch
         issues one instruction per cycle); ``cmd_depth``: depth of each module's command queue (None: unbounded;
-        a full queue stops the fetch, see :mod:`generator.spec.timing_engine`); ``overlap``: a STORE runs beside the
+        a full queue stops the fetch, see :mod:`generator.spec.timing_engine`; default ``"rtl"``: the RTL's
+        ``RTL_QUEUES["MQ_DEPTH"]`` with the default cost, as the compiler's frame timing counts, else unbounded); ``overlap``: a STORE runs beside the
         POST before it (default: with the default cost only; the HLS kernel's estimate passes True). Raises SimError: a module error
         (its status bit), WATCHDOG (deadlock: every module waits for a token), TOKEN_OVERFLOW (a push onto a FIFO
         holding :data:`generator.spec.isa.TOKEN_QUEUE_DEPTH` tokens), TOKENS_LEFT (tokens remain when every module
         is done; not checked with ``check_end_tokens=False``, for timing program fragments)."""
+        if cmd_depth == "rtl":
+            cmd_depth = RTL_QUEUES["MQ_DEPTH"] if cost is None else None
         timer = ModuleTimer(self.hw, insns, cost, issue, cmd_depth, overlap, frame=self.frame)
         handlers = {"CONFIG": self._config, "LOAD": self._load, "COMPUTE": self._compute, "POST": self._post,
                     "STORE": self._store, "PRE": self._pre}

@@ -190,7 +190,8 @@ module post
   logic [F_POST_OUT_ROWS_W-1:0] pp_rq;
   logic [F_POST_OUT_COLS_W-1:0] pp_cq;
   logic [14:0] pp_kc1;                                  // cc * up
-  logic [15:0] pp_k_r;                                  // output rows x up (at most 4095 x 7)
+  logic [15:0] pp_k_r, pp_ohu;                          // output rows x up (at most 4095 x 7); oh x up
+  logic [14:0] pp_owu;                                  // ow x up
   logic pp_pl;
   logic [31:0] pp_k_cog, pp_acc_room;
   wire  [31:0] pp_k_ob;
@@ -293,6 +294,8 @@ module post
             pp_k_pb <= pp_pbuf_oc + (pp_og << LOG2_TM) > 32'(PB_D * TM_PITCH);   // (records at TM_PITCH)
             pp_k_zero <= pp_oh == 0 || pp_ow == 0 || pp_og == 0;
             pp_pscol <= mul3(pp_og, 3'(pp_ps));
+            pp_ohu <= 16'(mul3(pp_oh, pp_up3));
+            pp_owu <= 15'(mul3(pp_ow, pp_up3));
             pp_og2 <= F_POST_OG_W'(pp_og - 32'd2);
             pp_pk2 <= F_POST_POOL_K_W'(pp_pk - 32'd2);
             pp_up2 <= F_POST_UP_W'(pp_up - 32'd2);
@@ -323,8 +326,9 @@ module post
           if (pp_sc == 6'd13) begin                     // quotients final
             pp_rows <= mul3(32'(pp_rq), pp_up3);
             pp_cols <= mul3(32'(pp_cq), pp_up3);
-            pp_k_r <= 16'(mul3(pp_pl || 32'(pp_rq) < pp_oh ? 32'(pp_rq) : pp_oh, pp_up3));
-            pp_kc1 <= 15'(mul3(pp_pl || 32'(pp_cq) < pp_ow ? 32'(pp_cq) : pp_ow, pp_up3));
+            // (min(q, o) x up as a choice between q x up and the o x up of cycle 0: the compare beside the adder)
+            pp_k_r <= pp_pl || 32'(pp_rq) < pp_oh ? 16'(mul3(32'(pp_rq), pp_up3)) : pp_ohu;
+            pp_kc1 <= pp_pl || 32'(pp_cq) < pp_ow ? 15'(mul3(32'(pp_cq), pp_up3)) : pp_owu;
           end
           if (pp_setup_last) pp_state <= P_RUN;
         end

@@ -164,11 +164,12 @@ def test_tiny_report_names_rtl_units(tiny_timing):
     rows = r.worst_vectors()
     assert len(rows) == 20 and rows[0][2].delay == r.worst.delay
     known = {"post", "compute", "pe_array", "pe_dsp", "load", "load_rd", "load_wr", "store", "seg_gen", "fetch_dispatch", "ctrl_regs",
-             "status", "axi_rd_arb", "token_queues", "buffers", "sync_fifo", "ram_tdp", "accel_top", "top", "requant"}
+             "status", "axi_rd_arb", "token_queues", "buffers", "sync_fifo", "ram_tdp", "accel_top", "top", "requant",
+             "pre", "pre_insn", "pre_rd", "pre_wr", "pre_chan", "axi_wr_arb"}
     w = rows[0][2]                              # the worst: an RTL unit, its file:line or its hierarchical net
     assert w.unit in known and (w.src.split(":")[0].endswith(".sv") or w.src.startswith("net u_")), w
     assert sum(p.unit in known for _, _, p in rows) >= 3         # (RAM pins of Yosys-named cells count as unknown)
-    assert sum(r.dsp.values()) == TINY["tn"] * TINY["tm"] + 2 * TINY["tm"]   # PEs, requantization, emul
+    assert sum(r.dsp.values()) == TINY["tn"] * TINY["tm"] + 2 * TINY["tm"] + rr.PRE_DSP   # PEs, requant., emul, PRE
     text = rt.report(r, "TINY")
     assert "estimated fmax" in text and "not Vivado" in text
 

@@ -2,6 +2,7 @@
 CPU seconds (longest processing time first), and the cost file that order comes from."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 import subprocess
@@ -83,8 +84,7 @@ def test_xdist_runs_each_unit_in_one_worker(tmp_path):
     module, as the repository's node ids) run in one worker, even though the costliest-first order differs from the
     collection order (loose tests collected first): each worker runs the tests at the indexes it is sent in its own
     collection, so the scheduler must not reorder the collections it indexes."""
-    pytest_xdist = __import__("importlib").util.find_spec("xdist")
-    assert pytest_xdist is not None, "pytest-xdist is installed by setup.sh"
+    assert importlib.util.find_spec("xdist") is not None, "pytest-xdist is installed by setup.sh"
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "conftest.py").write_text(
         "import importlib.util, sys\n"

@@ -289,7 +289,7 @@ def pre_split_tail(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) 
         start = frame.addr + run[-1] * frame.pitch
         end = start + 3 * frame.frame_w
         first = max(start, (end - 1) // AXI_BOUNDARY_BYTES * AXI_BOUNDARY_BYTES)
-        n += (end - 1) // axi_bytes - first // axi_bytes + 1
+        n += int(_beats(first, end - first, axi_bytes))
     return n
 
 

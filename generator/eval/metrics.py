@@ -123,28 +123,31 @@ def mean_average_precision(preds_per_image, gts_per_image, iou_thresh: float = 0
 
 def box_agreement(preds, refs, thresh: float = 0.25, score_tol: float = 0.1) -> dict:
     """How well one image's detections ``preds`` reproduce the reference detections ``refs`` (e.g. int8 against
-    the near-float int16 model): each reference box with score >= ``thresh`` is paired with the prediction of the
-    same label, score within ``score_tol`` of its own, and the highest IoU (0 when there is none; a prediction
-    may pair with one reference box only, references taken by descending score).
+    the near-float int16 model). Every reference box with score >= ``thresh`` may pair with one prediction of the
+    same label whose score is within ``score_tol`` of its own and whose box overlaps it (IoU > 0); each prediction
+    pairs with one reference box at most. Pairs are taken greedily by descending IoU over all eligible
+    (reference, prediction) pairs (ties: the higher reference score first), so a reference box never takes a
+    prediction that lies elsewhere in the image while another reference box covers it.
 
-    Returns {"mean_iou": mean IoU over the reference boxes (1.0 when there are none), "matched": reference boxes
-    with a partner, "boxes": reference boxes, "max_score_diff": largest |score difference| of the pairs, "ious":
-    the IoU of each reference box (0 without a partner)}.
+    ``preds`` / ``refs``: lists of {"label", "score", "box" [x0, y0, x1, y1]} (pixels). Returns {"mean_iou": mean
+    IoU over the reference boxes (1.0 when there are none), "matched": reference boxes with a partner, "boxes":
+    reference boxes, "max_score_diff": largest |score difference| of the pairs, "ious": the IoU of each reference
+    box in descending score order (0 without a partner)}.
     """
     ref = sorted((r for r in refs if r["score"] >= thresh), key=lambda r: -r["score"])
-    used, ious, diffs = set(), [], []
-    for r in ref:
-        cand = [i for i, p in enumerate(preds) if i not in used and p["label"] == r["label"]
-                and abs(p["score"] - r["score"]) <= score_tol]
-        if not cand:
-            ious.append(0.0)
-            continue
-        v = iou(r["box"], [preds[i]["box"] for i in cand])
-        k = int(np.argmax(v))
-        used.add(cand[k])
-        ious.append(float(v[k]))
-        diffs.append(abs(preds[cand[k]]["score"] - r["score"]))
-    return {"mean_iou": float(np.mean(ious)) if ious else 1.0, "matched": len(diffs), "boxes": len(ref),
+    pairs = []
+    for i, r in enumerate(ref):
+        cand = [j for j, p in enumerate(preds) if p["label"] == r["label"] and abs(p["score"] - r["score"]) <= score_tol]
+        if cand:
+            v = iou(r["box"], [preds[j]["box"] for j in cand])
+            pairs += [(-float(v[k]), i, j) for k, j in enumerate(cand) if v[k] > 0]
+    ious, partner = [0.0] * len(ref), {}
+    for neg_v, i, j in sorted(pairs):
+        if i not in partner and j not in partner.values():
+            partner[i] = j
+            ious[i] = -neg_v
+    diffs = [abs(preds[j]["score"] - ref[i]["score"]) for i, j in partner.items()]
+    return {"mean_iou": float(np.mean(ious)) if ious else 1.0, "matched": len(partner), "boxes": len(ref),
             "max_score_diff": float(max(diffs)) if diffs else 0.0, "ious": ious}
 
 

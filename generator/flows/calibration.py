@@ -163,7 +163,7 @@ _IMAGES: dict = {}
 
 
 #: version of the calibration statistics and of the cache files' layout (a cache of another version is recomputed)
-STATS_VERSION = 4
+STATS_VERSION = 5   # 5: float convolutions summed in float64 (generator.kinds.conv.float32_matmul)
 
 
 def _shown(path: Path) -> str:

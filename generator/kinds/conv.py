@@ -25,7 +25,8 @@ def conv2d(x: np.ndarray, w: np.ndarray, stride: int, pad, pad_value=0.0) -> np.
         (top, left, bottom, right); pad_value: value of the border (the zero point for quantized ifmaps).
     Returns: ofmap [OC, OH, OW], OH = (H + top + bottom - KH)//stride + 1, dtype of ``np.result_type(x, w)``.
         Integer operands in float64 are exact: every product and partial sum of int8/int16 operands over at most
-        2^20 terms stays below 2^53.
+        2^20 terms stays below 2^53. Float32 operands are multiplied and summed in float64 and the sums rounded
+        to float32 once (:func:`float32_matmul`), so the result does not depend on the BLAS kernel the CPU selects.
     Raises: ValueError when x's channels are not w's input channels.
     """
     oc, ic, kh, kw = w.shape
@@ -38,7 +39,21 @@ def conv2d(x: np.ndarray, w: np.ndarray, stride: int, pad, pad_value=0.0) -> np.
     win = sliding_window_view(xp, (kh, kw), axis=(1, 2))[:, ::stride, ::stride][:, :oh, :ow]
     # [IC, OH, OW, KH, KW] x [OC, IC, KH, KW] -> [OC, OH, OW]
     cols = np.ascontiguousarray(win.transpose(0, 3, 4, 1, 2)).reshape(ic * kh * kw, oh * ow)
+    if x.dtype == np.float32 and w.dtype == np.float32:
+        return float32_matmul(w.reshape(oc, -1), cols).reshape(oc, oh, ow)
     return (w.reshape(oc, -1) @ cols).reshape(oc, oh, ow)
+
+
+def float32_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` of float32 matrices [M, K] x [K, N] -> float32 [M, N] (or stacks of them, as numpy's ``@``), with the products and sums in float64 and
+    one rounding to float32 at the end.
+
+    A float32 matrix product's value depends on the order of its sums, which the BLAS library chooses per CPU
+    (OpenBLAS's DYNAMIC_ARCH kernels: AVX2 and AVX-512 machines sum differently, about 1e-7 apart); calibration
+    ranges, bias correction and so every quantization parameter would then depend on the machine that compiled
+    the model. In float64 the orders differ by about 1e-16 relative, below float32's rounding step, so the float32
+    result is the same on every machine (tests/ref/test_float_ref.py runs it under two OpenBLAS kernels)."""
+    return (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
 
 
 def _int_conv(x, w, stride, pads, pad_value):

@@ -8,7 +8,8 @@ A Macro layer's values before its activation are its kind's float core
 (:meth:`generator.kinds.base.LayerKind.float_core`, through :func:`generator.kinds.kind_of`). Its convolution and
 table activation compute exactly what :func:`generator.kinds.conv.conv2d` and
 :func:`generator.ir.activations.activation` compute, value for value, only faster (:func:`_conv`: the same im2col
-matrix, gathered one kernel tap at a time, and the same float32 matrix product; :func:`_table_act`: the same
+matrix, gathered one kernel tap at a time, and the same matrix product, summed in float64 and rounded to float32
+(:func:`generator.kinds.conv.float32_matmul`: the same values on every CPU's BLAS kernel); :func:`_table_act`: the same
 float64 operations on cache-sized pieces), so calibration ranges do not depend on which one ran.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy as np
 from generator.ir.graph import Graph, GraphError
 from generator.ir.activations import TABLE_ACTIVATIONS, activation
 from generator.kinds import kind_of
-from generator.kinds.conv import conv2d
+from generator.kinds.conv import conv2d, float32_matmul
 from generator.ref.kernels import maxpool2d, upsample_nearest
 from generator.ir.passes.common import activation_of, resolve_pads
 
@@ -89,7 +90,13 @@ def _conv(x: np.ndarray, w: np.ndarray, stride: int, pad) -> np.ndarray:
     for ky in range(kh):
         for kx in range(kw):
             cols[:, ky, kx] = xp[:, ky:ky + (oh - 1) * stride + 1:stride, kx:kx + (ow - 1) * stride + 1:stride]
-    return (w.reshape(oc, -1) @ cols.reshape(ic * kh * kw, oh * ow)).reshape(oc, oh, ow)
+    return float32_matmul(w.reshape(oc, -1), cols.reshape(ic * kh * kw, oh * ow)).reshape(oc, oh, ow)
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ONNX MatMul / Gemm's product: float32 operands through :func:`generator.kinds.conv.float32_matmul` (the
+    same value on every CPU), others as numpy's ``@``."""
+    return float32_matmul(a, b) if a.dtype == np.float32 and b.dtype == np.float32 else a @ b
 
 
 _SCRATCH = threading.local()
@@ -218,12 +225,12 @@ def _onnx_node(g: Graph, n, ins: list) -> list:
         return [ins[0].reshape(1, -1)]
     if n.op == "Gemm":
         w = ins[1].T if a.get("transB", 0) else ins[1]
-        y = ins[0] @ w
+        y = _matmul(ins[0], w)
         if len(ins) > 2 and ins[2] is not None:
             y = y + ins[2]
         return [y]
     if n.op == "MatMul":
-        return [ins[0] @ ins[1]]
+        return [_matmul(ins[0], ins[1])]
     if n.op == "Identity":
         return [ins[0]]
     raise GraphError(f"node {n.name} ({n.op}): no float implementation")

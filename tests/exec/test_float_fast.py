@@ -43,3 +43,50 @@ def test_table_activation_equals_the_reference(act):
         got = float_ref._table_act(v, act, 0.2, 0.5)
         ref = activations.activation(v, act, 0.2, 0.5)
         assert got.dtype == ref.dtype and got.shape == ref.shape and got.tobytes() == ref.tobytes()
+
+
+_KERNEL_PROBE = """
+import hashlib, numpy as np
+from generator.kinds.conv import conv2d
+from generator.ref import float_ref
+rng = np.random.default_rng(5)
+x = rng.standard_normal((256, 13, 13)).astype(np.float32)
+w = rng.standard_normal((64, 256, 3, 3)).astype(np.float32)
+h = hashlib.sha256()
+for y in (float_ref._conv(x, w, 1, (1, 1, 1, 1)), conv2d(x, w[:, :, :1, :1], 1, 0),
+          float_ref._matmul(x.reshape(256, -1).T.copy(), w[:, :, 0, 0].T.copy())):
+    h.update(y.tobytes())
+print(h.hexdigest())
+"""
+
+
+def test_float_results_do_not_depend_on_the_blas_kernel():
+    """The float executor's products (3x3 and 1x1 convolutions, MatMul) under three OpenBLAS kernels (generic
+    SSE3, AVX2, and AVX-512 where the CPU has it; OPENBLAS_CORETYPE picks them in numpy's OpenBLAS): the same
+    bytes. Float32 sums differ from kernel to kernel (summation order), which made calibration -- and so every
+    quantization parameter -- depend on the compiling machine."""
+    import os
+    import subprocess
+    import sys
+    kernels = ["Prescott", "Haswell"] + (["SkylakeX"] if "avx512f" in open("/proc/cpuinfo").read() else [])
+    out = {}
+    for k in kernels:
+        env = dict(os.environ, OPENBLAS_CORETYPE=k, OPENBLAS_VERBOSE="2")
+        r = subprocess.run([sys.executable, "-c", _KERNEL_PROBE], env=env, capture_output=True, text=True, check=True)
+        assert k.lower() in (r.stdout + r.stderr).lower(), f"OpenBLAS did not take {k}: {r.stdout}{r.stderr}"
+        out[k] = r.stdout.split()[-1]
+    assert len(set(out.values())) == 1, out
+
+
+def test_float32_matmul_is_the_correctly_rounded_sum():
+    """float32_matmul against an exact reference: every product of two float32 values is exact in float64, their
+    sum exact in Python's math.fsum, rounded to float32 once."""
+    import math
+    from generator.kinds.conv import float32_matmul
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((5, 300)) * np.exp(rng.standard_normal((5, 300)) * 3)).astype(np.float32)
+    b = rng.standard_normal((300, 4)).astype(np.float32)
+    got = float32_matmul(a, b)
+    ref = np.array([[math.fsum(float(p) * float(q) for p, q in zip(a[i], b[:, j])) for j in range(4)]
+                    for i in range(5)]).astype(np.float32)
+    assert got.dtype == np.float32 and got.tobytes() == ref.tobytes()

@@ -12,10 +12,9 @@ from generator.flows.inputs import FlowError, out_folder
 from generator.spec.board import DEFAULT_BOARD
 
 CONFIGS = ("tiny", "board", "small", "small-2hp")
-#: units not yet in the design (not in RTL_SOURCES), synthesized out of context with their own sources (rtl/);
-#: none now (PRE's pre*.sv are in the design since rtl/pre_insn.sv runs the ISA's PRE: ``--unit pre`` takes them
-#: from RTL_SOURCES)
-UNIT_SOURCES: dict = {}
+#: units not yet in the design (not in RTL_SOURCES), synthesized out of context with their own sources (rtl/):
+#: the double-pumped PE array of issue 46 (clk and clk2x domains: rtl_timing times each against its clock)
+UNIT_SOURCES: dict = {"pe_array_2x": ("pe_array_2x.sv",)}
 
 
 def timing_flow(board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=False, log=print):

@@ -42,6 +42,12 @@ endmodule
 module mul_comb(input clk, input signed [17:0] a, b, c, output reg signed [35:0] q);
   reg signed [17:0] ra, rb, rc; always @(posedge clk) begin ra <= a; rb <= b; rc <= c; q <= (ra + rc) * rb; end
 endmodule
+module two_clk(input clk, input clk2x, input [15:0] a, output reg [15:0] q);
+  reg [15:0] ra, f, f2;
+  always @(posedge clk) ra <= a;
+  always @(posedge clk2x) begin f <= ra + 16'd1; f2 <= f; end
+  always @(posedge clk) q <= f2 ^ ra;
+endmodule
 module ram(input clk, input [9:0] wa, ra, input [31:0] d, input we, output reg [31:0] q);
   reg [31:0] mem [0:1023]; reg [31:0] o;
   always @(posedge clk) begin if (we) mem[wa] <= d; o <= mem[ra]; q <= o + 32'd1; end
@@ -55,7 +61,7 @@ def small(tmp_path_factory):
     d = tmp_path_factory.mktemp("timing")
     (d / "m.v").write_text(VERILOG)
     out = {}
-    for m in ("add64", "add16", "wire_ff", "par", "mul_p", "mul_mp", "mul_comb", "ram"):
+    for m in ("add64", "add16", "wire_ff", "par", "mul_p", "mul_mp", "mul_comb", "ram", "two_clk"):
         subprocess.run([rr.yosys(), "-q", "-p", f"read_verilog m.v; synth_xilinx -family xcup -noiopad -flatten "
                         f"-top {m}; write_json {m}.json"], cwd=d, check=True, capture_output=True)
         out[m] = rt.analyze(d / f"{m}.json", m)
@@ -107,6 +113,26 @@ def test_block_ram_output_starts_a_path(small):
     q = max(_ends(small["ram"], "q["), key=lambda p: p.delay)
     assert q.start.startswith("BRAM") and q.carry == 32
     assert q.delay >= rt.DELAY_NS["bram_clk_to_out"]
+
+
+@needs_yosys
+def test_two_clocks_time_each_path_against_the_faster_clock(small):
+    """clk and clk2x (CLOCK_RATIOS: twice the logic clock, edges aligned; Yosys puts a BUFG on each): ra (clk) ->
+    ra + 1 -> f (clk2x) is a crossing with one fast period; f -> f2 a clk2x path; f2 ^ ra -> q (clk) one path from
+    each domain. Each endpoint is reported once per launching clock that reaches it, and the logic clock's fmax is
+    the worst of 1000 / (delay x ratio)."""
+    r = small["two_clk"]
+    doms = r.domains()
+    assert set(doms) == {"clk", "clk -> clk2x", "clk2x", "clk2x -> clk"}, doms
+    assert {k: d["ratio"] for k, d in doms.items()} == {"clk": 1, "clk -> clk2x": 2, "clk2x": 2, "clk2x -> clk": 2}
+    by = {(p.end.split("[")[0], p.clock) for p in r.endpoints}
+    assert {("f", "clk -> clk2x"), ("f2", "clk2x"), ("q", "clk"), ("q", "clk2x -> clk"), ("ra", "clk")} <= by, by
+    assert not any(p.end.startswith("f[") and p.clock != "clk -> clk2x" for p in r.endpoints)
+    f = max((p for p in r.endpoints if p.end.startswith("f[")), key=lambda p: p.delay)
+    assert f.carry >= 16 and f.levels <= 1
+    assert r.fmax_mhz == pytest.approx(min(1000 / (p.delay * p.ratio) for p in r.endpoints))
+    assert r.fmax_mhz == pytest.approx(1000 / (2 * max(d["worst_ns"] for k, d in doms.items() if k != "clk")))
+    assert "| clk -> clk2x |" in rt.report(r)
 
 
 def _cell(t, conns, dirs, src="x.sv:1"):
@@ -196,6 +222,23 @@ def test_pipelined_units_meet_300mhz(tmp_path, unit):
     assert r.over_levels == 0 and r.over_carry == 0 and r.fmax_mhz >= rt.TARGET_MHZ, rt.report(r, unit)
     if unit in ("pe_array", "compute"):
         assert dict(r.dsp) == {"mp": TINY["tn"] * TINY["tm"] + (TINY["tm"] if unit == "compute" else 0)}
+
+
+@pytest.mark.slow   # (a Yosys synthesis or a long RTL simulation: invoke test --slow)
+@needs_yosys
+def test_pumped_pe_array_meets_both_clocks(tmp_path):
+    """rtl/pe_array_2x.sv (TINY, out of context; issue 46): every clock domain and crossing within its own period
+    (clk 300 MHz; clk2x and the crossings 600 MHz), at most 2 LUT levels from a register into any DSP48E2 input
+    (the 2:1 multiplexer is one), every DSP48E2 with its A/B, M and P registers."""
+    from generator.flows.timing import timing_flow
+    r = timing_flow("zcu19eg", "tiny", unit="pe_array_2x", out=tmp_path, log=lambda *a: None)
+    doms = r.domains()
+    assert set(doms) == {"clk", "clk -> clk2x", "clk2x", "clk2x -> clk"}, doms
+    assert all(d["fmax_mhz"] >= d["target_mhz"] for d in doms.values()), doms
+    assert r.over_levels == 0 and r.over_carry == 0 and r.fmax_mhz >= rt.TARGET_MHZ, rt.report(r, "pe_array_2x")
+    dsp_in = [p for p in r.endpoints if p.end.startswith("DSP48E2") and not p.end.split(".")[-1].startswith("PCIN")]
+    assert dsp_in and max(p.levels for p in dsp_in) <= 2
+    assert dict(r.dsp) == {"mp": TINY["tn"] * TINY["tm"]}
 
 
 @pytest.fixture(scope="module")

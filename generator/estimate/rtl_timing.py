@@ -58,6 +58,8 @@ from generator.estimate.timing_walk import (BRAM_CELLS, CLOCK_PORTS, CLOCK_RATIO
 
 #: limits of issue 14 (a 300 MHz design on UltraScale+): LUT levels and carry bits per register-to-register path
 MAX_LUT_LEVELS, MAX_CARRY_BITS, TARGET_MHZ = 6, 32, 300.0
+#: issue 46's timing margin: carry chains per register-to-register path (a chain, LUTs, another chain is one too many)
+MAX_CARRY_CHAINS = 1
 @dataclass
 class Path_:
     """The worst path into one endpoint bit: delay (ns), LUT levels, longest carry chain (bits), DSP48E2 stages,
@@ -71,6 +73,7 @@ class Path_:
     unit: str
     src: str
     clock: str = ""       # "clk", or "launch -> capture" across domains ("" with one clock)
+    chains: int = 0       # carry chains the path enters (separated by LUTs or registers-free logic)
     ratio: int = 1        # the path's period is the logic clock's / ratio (the faster of its two clocks)
 
 
@@ -130,6 +133,15 @@ class TimingReport:
     def over_carry(self) -> int:
         return sum(p.carry > MAX_CARRY_BITS for p in self.endpoints)
 
+    @property
+    def max_chains(self) -> int:
+        return max((p.chains for p in self.endpoints), default=0)
+
+    @property
+    def over_chains(self) -> int:
+        """Endpoint bits whose worst path enters more than :data:`MAX_CARRY_CHAINS` carry chains."""
+        return sum(p.chains > MAX_CARRY_CHAINS for p in self.endpoints)
+
     def meets(self) -> bool:
         """No path over the LUT-level or carry limits, estimated fmax at least :data:`TARGET_MHZ`."""
         return not self.over_levels and not self.over_carry and self.fmax_mhz >= TARGET_MHZ
@@ -146,7 +158,8 @@ class TimingReport:
         return {"top": self.top, "fmax_mhz": round(self.fmax_mhz, 1), "worst_ns": round(self.worst.delay, 3),
                 "max_lut_levels": self.max_levels, "max_carry_bits": self.max_carry,
                 "endpoint_bits": len(self.endpoints), "over_lut_levels": self.over_levels,
-                "over_carry_bits": self.over_carry, "meets": self.meets(), "histogram": self.histogram,
+                "over_carry_bits": self.over_carry, "max_carry_chains": self.max_chains,
+                "over_carry_chains": self.over_chains, "meets": self.meets(), "histogram": self.histogram,
                 "dsp48e2_registers": dict(self.dsp), "delay_model_ns": DELAY_NS,
                 "limits": {"lut_levels": MAX_LUT_LEVELS, "carry_bits": MAX_CARRY_BITS, "mhz": TARGET_MHZ},
                 "domains": self.domains() if len({p.clock for p in self.endpoints}) > 1 else {},
@@ -217,7 +230,7 @@ def analyze(netlist_json: Path | dict, top: str, instances: dict | None = None) 
     names = {k: clock_name(nl, mod, k) for k in clocks}
     if len(clocks) <= 1:
         arr = _arrivals(nl, [e[3] for e in ends])
-        paths = [Path_(delay=a[0] + x + tail, levels=a[1], carry=a[3], dsp=a[4], start=a[5], end=end, unit=unit,
+        paths = [Path_(delay=a[0] + x + tail, levels=a[1], carry=a[3], dsp=a[4], start=a[5], chains=a[6], end=end, unit=unit,
                        src=src) for end, unit, src, b, x, _ in ends for a in [arr[b]]]
     else:
         paths = []
@@ -231,7 +244,7 @@ def analyze(netlist_json: Path | dict, top: str, instances: dict | None = None) 
                     continue
                 cap = launch if cap is None else cap
                 name = [names[k] for k in (launch, cap)]
-                paths.append(Path_(delay=a[0] + x + tail, levels=a[1], carry=a[3], dsp=a[4], start=a[5], end=end,
+                paths.append(Path_(delay=a[0] + x + tail, levels=a[1], carry=a[3], dsp=a[4], start=a[5], chains=a[6], end=end,
                                    unit=unit, src=src, clock=name[0] if cap == launch else " -> ".join(name),
                                    ratio=max(map(_ratio, name))))
     cells = Counter(c["type"] for c in nl.cells.values())
@@ -246,7 +259,8 @@ def report(r: TimingReport, title: str = "") -> str:
              f"- endpoint bits: {len(r.endpoints):,}; worst path {w.delay:.2f} ns -> estimated fmax "
              f"**{r.fmax_mhz:.0f} MHz** (UltraScale+ -2 cell model, see generator/estimate/rtl_timing.py)",
              f"- LUT levels: max {r.max_levels} (limit {MAX_LUT_LEVELS}; {r.over_levels:,} endpoint bits over); "
-             f"carry chain: max {r.max_carry} bits (limit {MAX_CARRY_BITS}; {r.over_carry:,} over)",
+             f"carry chain: max {r.max_carry} bits (limit {MAX_CARRY_BITS}; {r.over_carry:,} over); carry chains per "
+             f"path: max {r.max_chains} (limit {MAX_CARRY_CHAINS}; {r.over_chains:,} over)",
              f"- DSP48E2 register setting Vivado can absorb: {dict(r.dsp) or 'no DSP'}",
              f"- verdict: {'meets' if r.meets() else 'does NOT meet'} {MAX_LUT_LEVELS} LUT levels / "
              f"{MAX_CARRY_BITS} carry bits / {TARGET_MHZ:g} MHz", ""]
@@ -260,10 +274,10 @@ def report(r: TimingReport, title: str = "") -> str:
              "| LUT levels | " + " | ".join(str(k) for k in r.histogram) + " |",
              "|---" * (len(r.histogram) + 1) + "|",
              "| endpoint bits | " + " | ".join(f"{v:,}" for v in r.histogram.values()) + " |", "",
-             "| # | endpoint (bits) | unit | RTL | start | LUT levels | carry bits | DSP | ns |",
+             "| # | endpoint (bits) | unit | RTL | start | LUT levels | carry bits (chains) | DSP | ns |",
              "|---:|---|---|---|---|---:|---:|---:|---:|"]
     for k, (name, bits, p) in enumerate(r.worst_vectors(), 1):
         unit = f"{p.unit} [{p.clock}]" if len(doms) > 1 else p.unit
-        lines.append(f"| {k} | `{name}` ({bits}) | {unit} | {p.src} | `{p.start}` | {p.levels} | {p.carry} | "
+        lines.append(f"| {k} | `{name}` ({bits}) | {unit} | {p.src} | `{p.start}` | {p.levels} | {p.carry} ({p.chains}) | "
                      f"{p.dsp} | {p.delay:.2f} |")
     return "\n".join(lines) + "\n"

@@ -54,7 +54,8 @@ class TimingError(RuntimeError):
 
 
 # --- netlist walk --------------------------------------------------------------------------------------------
-# a bit's arrival: (delay ns, LUT levels, current carry run, longest carry run, DSP stages, start label)
+# a bit's arrival: (delay ns, LUT levels, current carry run, longest carry run, DSP stages, start label, carry
+# chains entered on the way)
 _Arr = tuple
 
 
@@ -93,12 +94,12 @@ def _dsp_setting(nl: Netlist, cell: dict) -> str:
 
 
 def _start(delay: float, label: str) -> _Arr:
-    return (delay, 0, 0, 0, 0, label)
+    return (delay, 0, 0, 0, 0, label, 0)
 
 
 #: the arrival of a bit reached only from start points of another clock than the one walked (no path)
 _NO_PATH = float("-inf")
-_OTHER = (_NO_PATH, 0, 0, 0, 0, "another clock")
+_OTHER = (_NO_PATH, 0, 0, 0, 0, "another clock", 0)
 
 
 def clock_of(nl: Netlist, cell: dict):
@@ -148,7 +149,7 @@ def _through(arrs: list, delay: float, levels: int = 0, carry: int | None = None
     dp = max(a[4] for a in arrs) + dsp
     run = 0 if carry is None else carry
     cmax = max(max(a[3] for a in arrs), run)
-    return (w[0] + delay, lv, run, cmax, dp, w[5])
+    return (w[0] + delay, lv, run, cmax, dp, w[5], max(a[6] for a in arrs))
 
 
 def _lutram_read_port(cell: dict, port: str) -> list[str]:
@@ -200,7 +201,7 @@ def _arrival(nl: Netlist, bit, deps: list, arr: dict, launch=None, inputs: bool 
     when ``inputs``."""
     D = DELAY_NS
     if bit not in nl.driver:
-        if bit in nl.inputs and launch is not None and not inputs:
+        if launch is not None and (bit not in nl.inputs or not inputs):
             return _OTHER
         return _start(0.0, f"input {nl.names.get(bit, bit)}" if bit in nl.inputs else "undriven")
     name, port, j = nl.driver[bit]
@@ -213,8 +214,8 @@ def _arrival(nl: Netlist, bit, deps: list, arr: dict, launch=None, inputs: bool 
         return _OTHER
     if t in FF_CELLS or t in SRL_CELLS:
         return _start(D["ff_clk_to_q"], label)
-    if t in CONST_CELLS:
-        return _start(0.0, "constant")
+    if t in CONST_CELLS:     # (walking one launching clock: a constant starts no path of its own)
+        return _start(0.0, "constant") if launch is None else _OTHER
     if t in BRAM_CELLS or t in URAM_CELLS:
         reg = any(int(str(prm.get(k, "0")), 2) if set(str(prm.get(k, "0"))) <= {"0", "1"} else prm.get(k) in
                   ("TRUE", 1) for k in ("DOA_REG", "DOB_REG", "OREG_A", "OREG_B"))
@@ -227,8 +228,10 @@ def _arrival(nl: Netlist, bit, deps: list, arr: dict, launch=None, inputs: bool 
         s = _dsp_setting(nl, c)
         if s != "comb":
             return (D[{"mp": "dsp_reg_in_mp", "p": "dsp_reg_in_p", "in": "dsp_reg_in"}[s]], 0, 0, 0, 1,
-                    f"DSP48E2 A/B registers {label}")
+                    f"DSP48E2 A/B registers {label}", 0)
         return _through(ins, D["dsp_comb"], dsp=1)
+    if launch is not None and not ins and not t.startswith("RAM"):
+        return _OTHER        # logic of constants only: no path of the clock walked
     if t in LUT_CELLS:
         return _through(ins, D["lut"] + D["net"], levels=1)
     if t in MUXF_CELLS:
@@ -242,13 +245,15 @@ def _arrival(nl: Netlist, bit, deps: list, arr: dict, launch=None, inputs: bool 
                 continue
             if p in ("CI", "CYINIT", "CI_TOP"):
                 bits = j + 1 if p != "CI_TOP" else j - 3
-                cand = (a[0] + bits * D["carry_bit"], a[1], a[2] + bits, max(a[3], a[2] + bits), a[4], a[5])
+                cand = (a[0] + bits * D["carry_bit"], a[1], a[2] + bits, max(a[3], a[2] + bits), a[4], a[5],
+                        a[6] + (a[2] == 0))     # a carry-in from outside a chain enters a new one
             else:
                 bits = j - i + 1
-                cand = (a[0] + D["carry_entry"] + bits * D["carry_bit"], a[1], bits, max(a[3], bits), a[4], a[5])
+                cand = (a[0] + D["carry_entry"] + bits * D["carry_bit"], a[1], bits, max(a[3], bits), a[4], a[5],
+                        a[6] + 1)
             best = cand if best is None else (max(best, cand, key=lambda x: x[0])[:1] + (
                 max(best[1], cand[1]), max(best[2], cand[2]), max(best[3], cand[3]), max(best[4], cand[4]),
-                max(best, cand, key=lambda x: x[0])[5]))
+                max(best, cand, key=lambda x: x[0])[5], max(best[6], cand[6])))
         return best if best is not None else _OTHER if ins else _start(0.0, "constant")
     if t.startswith("RAM"):
         mem = _start(D["ff_clk_to_q"], f"LUTRAM {label}") if launch is None or \

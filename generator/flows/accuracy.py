@@ -211,7 +211,8 @@ def accuracy_table(board: str, out_dir: Path, max_images: int = 0, log=print) ->
     """Compute, print and save (``accuracy.md``, ``accuracy.json``, ``sqnr.png``) the accuracy table of ``board``
     over the shipped real images (the first ``max_images`` - 1 plus the VOC sample when limited). Returns
     {"rows": [{"config", "param_bytes", "map_vs_float", "map_voc_gt", "sqnr_mean", "sqnr_min"}], "sqnr":
-    {config: {layer: dB}}}."""
+    {config: {layer: dB}}}. ``out_dir``: a path or a str."""
+    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     arrays, voc_gt = _images(max_images)
     base = compile_model(board, "int8-asym", progress=False)

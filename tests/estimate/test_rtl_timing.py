@@ -42,6 +42,9 @@ endmodule
 module mul_comb(input clk, input signed [17:0] a, b, c, output reg signed [35:0] q);
   reg signed [17:0] ra, rb, rc; always @(posedge clk) begin ra <= a; rb <= b; rc <= c; q <= (ra + rc) * rb; end
 endmodule
+module two_chains(input clk, input [15:0] a, b, c, output reg q);
+  reg [15:0] ra, rb, rc; always @(posedge clk) begin ra <= a; rb <= b; rc <= c; q <= ra + rb > rc; end
+endmodule
 module two_clk(input clk, input clk2x, input [15:0] a, output reg [15:0] q);
   reg [15:0] ra, f, f2;
   always @(posedge clk) ra <= a;
@@ -61,7 +64,7 @@ def small(tmp_path_factory):
     d = tmp_path_factory.mktemp("timing")
     (d / "m.v").write_text(VERILOG)
     out = {}
-    for m in ("add64", "add16", "wire_ff", "par", "mul_p", "mul_mp", "mul_comb", "ram", "two_clk"):
+    for m in ("add64", "add16", "wire_ff", "par", "mul_p", "mul_mp", "mul_comb", "ram", "two_clk", "two_chains"):
         subprocess.run([rr.yosys(), "-q", "-p", f"read_verilog m.v; synth_xilinx -family xcup -noiopad -flatten "
                         f"-top {m}; write_json {m}.json"], cwd=d, check=True, capture_output=True)
         out[m] = rt.analyze(d / f"{m}.json", m)
@@ -81,6 +84,16 @@ def test_adders_count_their_carry_bits(small):
     assert small["add64"].over_carry > 0 and not small["add64"].meets()
     assert small["add16"].over_carry == 0 and small["add16"].over_levels == 0
     assert small["add64"].worst.delay > small["add16"].worst.delay
+
+
+@needs_yosys
+def test_carry_chains_are_counted_per_path(small):
+    """A registered 16-bit add enters one carry chain; an add whose sum is then compared (ra + rb > rc: the sum's
+    bits, through LUTs, into the comparator's chain) enters two (MAX_CARRY_CHAINS: one is the limit)."""
+    assert max(p.chains for p in _ends(small["add16"], "q")) == 1
+    q = _ends(small["two_chains"], "q")
+    assert max(p.chains for p in q) == 2 and small["two_chains"].over_chains == len(q) == 1
+    assert small["wire_ff"].max_chains == 0
 
 
 @needs_yosys

@@ -14,8 +14,9 @@ from cocotb.triggers import RisingEdge, Timer
 from helpers import tiered
 from rtl_unit import UnitBuild, unit_args
 
-#: (AW, BW, PW) as instantiated in rtl/load.sv (u_tot), rtl/act_table.sv and rtl/compute.sv
-WIDTHS = [(32, 8, 32), (24, 8, 24), (12, 8, 20)]
+#: (AW, BW, PW) as instantiated in rtl/load.sv (u_tot), rtl/act_table.sv and rtl/compute.sv, then every stage
+#: shape of the tree: log2(BW) = 5 (stages of four, four, two operands), 4 (four, four), 2, 1 and 0
+WIDTHS = [(32, 8, 32), (24, 8, 24), (12, 8, 20), (32, 20, 32), (16, 16, 32), (20, 3, 22), (10, 2, 12), (9, 1, 8)]
 
 
 def _operands(rng: random.Random, aw: int, bw: int, pw: int, n: int) -> list[tuple[int, int]]:
@@ -54,7 +55,7 @@ async def products_match(dut):
     assert seen_ovf > 0 or aw + bw <= pw
 
 
-@pytest.mark.parametrize("aw,bw,pw", tiered(WIDTHS, [(24, 8, 24)]))   # (act_table's; the others: --slow)
+@pytest.mark.parametrize("aw,bw,pw", tiered(WIDTHS, [(24, 8, 24), (32, 20, 32)]))   # (the others: --slow)
 def test_mul_tree(aw, bw, pw):
     u = UnitBuild("mul_tree", name=f"mul_tree_{aw}_{bw}_{pw}", parameters={"AW": aw, "BW": bw, "PW": pw})
     u.run("test_mul_tree", "products_match", {"seed": aw * bw + pw, "aw": aw, "bw": bw, "pw": pw})

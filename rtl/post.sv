@@ -84,8 +84,7 @@ module post
   logic [F_POST_POOL_K_W-1:0] pp_pk2;
   logic [F_POST_UP_W-1:0] pp_up2;
   logic pp_rowsz, pp_colsz, pp_ogz, pp_pkz, pp_upz;
-  logic [F_POST_OH_W-1:0] pp_oh1;
-  logic [F_POST_OW_W-1:0] pp_ow1;
+  logic signed [16:0] pp_ow1;                           // ow - 1: pp_xrem at the start of each row
   logic pp_oh0, pp_ow0;
   localparam int OIDX_STEP = OL == TM ? 1 : TM;
   logic [31:0] pp_oidx;                                 // OBUF word (OL = Tm) or element of (y, x, o): (y*cols + x)*og + o (x Tm)
@@ -95,8 +94,12 @@ module post
   wire pp_wlast = pp_dyl && pp_dxl;
   logic pp_nz;                                          // rows, columns and og all non-zero (set up)
   wire pp_issue = pp_state == P_RUN && pp_nz;
-  wire [15:0] pp_yy = pp_yb + 16'(pp_dy);
-  wire [15:0] pp_xx = pp_xb + 16'(pp_dx);
+  // the clamp yb + dy > oh - 1 as dy > oh - 1 - yb: pp_yrem / pp_xrem kept beside pp_yb / pp_xb (signed), so the
+  // compare of a few bits sits beside the address adder, not after an adder of its own (one carry chain per path)
+  logic signed [16:0] pp_yrem, pp_xrem;
+  localparam int KW = F_POST_POOL_K_W;
+  wire pp_ypast = pp_yrem[16] || (pp_yrem[15:KW] == '0 && pp_dy > pp_yrem[KW-1:0]);
+  wire pp_xpast = pp_xrem[16] || (pp_xrem[15:KW] == '0 && pp_dx > pp_xrem[KW-1:0]);
   logic ps_v, ps_first, ps_last;                        // S0b: the window step's ACC word registered in parts
   logic [31:0] ps_oidx;
   logic [AC_AW-1:0] ps_rp, ps_cp;
@@ -115,8 +118,8 @@ module post
     ps_last <= pp_wlast;
     ps_oidx <= pp_oidx;
     ps_o <= pp_o;
-    ps_rp <= !pp_oh0 && pp_yy > 16'(pp_oh1) ? AC_AW'(pp_lastrow) : pp_ay + pp_ady;
-    ps_cp <= !pp_ow0 && pp_xx > 16'(pp_ow1) ? AC_AW'(pp_lastcol) : pp_ax + pp_adx;
+    ps_rp <= !pp_oh0 && pp_ypast ? AC_AW'(pp_lastrow) : pp_ay + pp_ady;
+    ps_cp <= !pp_ow0 && pp_xpast ? AC_AW'(pp_lastcol) : pp_ax + pp_adx;
   end
   assign pp_aw = ps_rp + ps_cp + AC_AW'(ps_o);
   // S1 .. S1+RQ_LAT: requantize the Tm accumulators (rtl/requant.sv, RQ_LAT registers), then the max over the
@@ -270,6 +273,7 @@ module post
       {pp_y, pp_x, pp_o, pp_dy, pp_dx, pp_oidx} <= '0;
       {pp_yu, pp_xu, pp_yb, pp_xb, pp_ay, pp_ax, pp_ady, pp_adx} <= '0;
       {pp_rows, pp_cols, pp_psrow, pp_pscol, pp_sc} <= '0;
+      {pp_yrem, pp_xrem} <= '0;
     end else begin
       case (pp_state)
         P_IDLE:
@@ -302,8 +306,9 @@ module post
             pp_ogz <= pp_og == 32'd1;
             pp_pkz <= pp_pk == 32'd1;
             pp_upz <= pp_up == 32'd1;
-            pp_oh1 <= F_POST_OH_W'(pp_oh - 32'd1);
-            pp_ow1 <= F_POST_OW_W'(pp_ow - 32'd1);
+            pp_ow1 <= 17'(pp_ow) - 17'sd1;
+            pp_yrem <= 17'(pp_oh) - 17'sd1;                  // (yb = xb = 0 here)
+            pp_xrem <= 17'(pp_ow) - 17'sd1;
             pp_oh0 <= pp_oh == 0;
             pp_ow0 <= pp_ow == 0;
           end
@@ -368,10 +373,12 @@ module post
                   pp_xu <= '0;
                   pp_xul <= pp_upz;
                   pp_xb <= pp_xb + 16'(pp_ps);
+                  pp_xrem <= pp_xrem - 17'(pp_ps);
                   pp_ax <= pp_ax + AC_AW'(pp_pscol);
                 end
               end else begin
                 {pp_x, pp_xu, pp_xb, pp_ax} <= '0;
+                pp_xrem <= pp_ow1;
                 pp_xl <= pp_colsz;
                 pp_xul <= pp_upz;
                 pp_y <= pp_y + 1'b1;
@@ -383,6 +390,7 @@ module post
                   pp_yu <= '0;
                   pp_yul <= pp_upz;
                   pp_yb <= pp_yb + 16'(pp_ps);
+                  pp_yrem <= pp_yrem - 17'(pp_ps);
                   pp_ay <= pp_ay + AC_AW'(pp_psrow);
                 end
                 if (pp_yl) begin

@@ -45,14 +45,15 @@ def conv2d(x: np.ndarray, w: np.ndarray, stride: int, pad, pad_value=0.0) -> np.
 
 
 def float32_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a @ b`` of float32 matrices [M, K] x [K, N] -> float32 [M, N] (or stacks of them, as numpy's ``@``), with the products and sums in float64 and
-    one rounding to float32 at the end.
+    """``a @ b`` of float32 matrices [M, K] x [K, N] -> float32 [M, N] (or stacks of them, as numpy's ``@``),
+    with the products and sums in float64 and one rounding to float32 at the end.
 
     A float32 matrix product's value depends on the order of its sums, which the BLAS library chooses per CPU
     (OpenBLAS's DYNAMIC_ARCH kernels: AVX2 and AVX-512 machines sum differently, about 1e-7 apart); calibration
     ranges, bias correction and so every quantization parameter would then depend on the machine that compiled
     the model. In float64 the orders differ by about 1e-16 relative, below float32's rounding step, so the float32
-    result is the same on every machine (tests/ref/test_float_ref.py runs it under two OpenBLAS kernels)."""
+    result is the same on every machine (tests/exec/test_float_fast.py runs it under the SSE3, AVX2 and, where the
+    CPU has it, AVX-512 kernels)."""
     return (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
 
 

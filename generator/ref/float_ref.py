@@ -8,9 +8,9 @@ A Macro layer's values before its activation are its kind's float core
 (:meth:`generator.kinds.base.LayerKind.float_core`, through :func:`generator.kinds.kind_of`). Its convolution and
 table activation compute exactly what :func:`generator.kinds.conv.conv2d` and
 :func:`generator.ir.activations.activation` compute, value for value, only faster (:func:`_conv`: the same im2col
-matrix, gathered one kernel tap at a time, and the same matrix product, summed in float64 and rounded to float32
-(:func:`generator.kinds.conv.float32_matmul`: the same values on every CPU's BLAS kernel); :func:`_table_act`: the same
-float64 operations on cache-sized pieces), so calibration ranges do not depend on which one ran.
+matrix, gathered one kernel tap at a time, and the same matrix product, summed in float64 and rounded to
+float32 (:func:`generator.kinds.conv.float32_matmul`: the same values on every CPU's BLAS kernel);
+:func:`_table_act`: the same float64 operations on cache-sized pieces), so calibration ranges do not depend on which one ran.
 """
 from __future__ import annotations
 

@@ -22,8 +22,9 @@ module mul_tree #(
   localparam int L = BW > 1 ? $clog2(BW) : 0;          // binary adder levels of the sum
   localparam int N = 1 << L;                           // leaves (partial products, padded with zeros)
   localparam int S = (L + 1) / 2;                      // register stages: four operands each (the last: two, L odd)
-  // o: the overflow, one clock behind the sums (its own pipeline: each stage's carry-outs registered in c_q, ORed
-  // with the operands' in the next clock)
+  // o: the overflow, one clock behind the sums (its own pipeline: a stage's carry-save carries out of the top bit
+  // and its adder's operand top bits registered with the sum, the carry-out formed and ORed with the operands'
+  // overflow in the next clock)
   for (genvar st = 0; st <= S; st++) begin : g_st
     localparam int M = st == 0 ? N : ((N >> (2 * st)) > 0 ? (N >> (2 * st)) : 1);   // operands out of this stage
     localparam int K = st == 0 ? 1 : ((N >> (2 * (st - 1))) >= 4 ? 4 : 2);        // operands into each node

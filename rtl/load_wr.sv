@@ -115,6 +115,7 @@ module load_wr
   localparam int NG = 2 * WL > G ? 2 * WL / G : 1;                   // WBUF unit groups of a word
   logic [NG-1:0] x3_g0;                                               // the chunk's first group, one-hot
   logic [2*G-1:0] x3_wm;
+  logic x3_wok;                                                       // a WBUF chunk whose word exists
   logic [WB_AW-1:0] x3_wrow;
   always_ff @(posedge clk) begin
     x3_win <= {x2_data, x2_prev};
@@ -163,11 +164,13 @@ module load_wr
     wrow = x2_idx0 >> LOG2_WL;
     for (int g = 0; g < NG; g++) x3_g0[g] <= (LOG2_WL + 2 - LOG2_G)'(x2_us >> LOG2_G) == (LOG2_WL + 2 - LOG2_G)'(g);
     // units [ulo, ulo + cnt) of the two groups (cnt <= G): per bit two compares of registers with a constant (a
-    // shifted thermometer code would be a 2G-bit shifter behind an adder)
+    // shifted thermometer code would be a 2G-bit shifter behind an adder); whether the word exists (a compare of
+    // idx0's high bits: its own carry chain) is registered apart and joins the enables' LUTs
     ulo = x2_us[LOG2_G-1:0];
     wok = x2_chunk && is_wbuf && wrow < 32'(WB_D);
+    x3_wok <= wok;
     for (int x = 0; x < 2 * G; x++)
-      x3_wm[x] <= wok && (LOG2_G + 1)'(x) >= (LOG2_G + 1)'(ulo) && (LOG2_G + 1)'(x - 32'(ulo)) < (LOG2_G + 1)'(x2_cnt);
+      x3_wm[x] <= (LOG2_G + 1)'(x) >= (LOG2_G + 1)'(ulo) && (LOG2_G + 1)'(x - 32'(ulo)) < (LOG2_G + 1)'(x2_cnt);
     x3_wrow <= WB_AW'(wrow);
   end
   always_ff @(posedge clk) begin
@@ -215,22 +218,22 @@ module load_wr
   always_ff @(posedge clk) wbw_row <= x3_wrow;
   for (genvar q = 0; q < WL; q++) begin : g_wbw
     localparam int UA = 2 * q, UB = 2 * q + 1;   // int16: the element's two byte units; int8: unit q
-    wire ea = x3_g0[UA / G] && x3_wm[UA % G];
-    wire eb = x3_g0[UB / G] && x3_wm[UB % G];
-    wire e8 = x3_g0[q / G] && x3_wm[q % G];
+    wire ea = x3_wok && x3_g0[UA / G] && x3_wm[UA % G];
+    wire eb = x3_wok && x3_g0[UB / G] && x3_wm[UB % G];
+    wire e8 = x3_wok && x3_g0[q / G] && x3_wm[q % G];
     wire fa, fb, f8;                             // the unit in group g0 + 1
     if (UA >= G) begin : g_a
-      assign fa = x3_g0[UA / G - 1] && x3_wm[G + UA % G];
+      assign fa = x3_wok && x3_g0[UA / G - 1] && x3_wm[G + UA % G];
     end else begin : g_na
       assign fa = 1'b0;
     end
     if (UB >= G) begin : g_b
-      assign fb = x3_g0[UB / G - 1] && x3_wm[G + UB % G];
+      assign fb = x3_wok && x3_g0[UB / G - 1] && x3_wm[G + UB % G];
     end else begin : g_nb
       assign fb = 1'b0;
     end
     if (q >= G) begin : g_8
-      assign f8 = x3_g0[q / G - 1] && x3_wm[G + q % G];
+      assign f8 = x3_wok && x3_g0[q / G - 1] && x3_wm[G + q % G];
     end else begin : g_n8
       assign f8 = 1'b0;
     end

@@ -104,8 +104,11 @@ module accel_rtl
   input  wire                 m_axi_gmem1_rvalid,
   output wire                 m_axi_gmem1_rready
 );
+  if (PUMP != 1) begin : g_bad_pump
+    $error("accel_rtl: the IP of the double-pumped PE array (PUMP = 2) needs a second clock port: not packaged yet");
+  end
   accel_top #(.ROM_FILE(ROM_FILE)) u_top (
-    .clk(ap_clk), .rst_n(ap_rst_n), .s_axil_awaddr(s_axi_control_awaddr), .s_axil_awvalid(s_axi_control_awvalid),
+    .clk(ap_clk), .clk2x(1'b0), .rst_n(ap_rst_n), .s_axil_awaddr(s_axi_control_awaddr), .s_axil_awvalid(s_axi_control_awvalid),
     .s_axil_awready(s_axi_control_awready), .s_axil_wdata(s_axi_control_wdata), .s_axil_wstrb(s_axi_control_wstrb),
     .s_axil_wvalid(s_axi_control_wvalid), .s_axil_wready(s_axi_control_wready), .s_axil_bresp(s_axi_control_bresp),
     .s_axil_bvalid(s_axi_control_bvalid), .s_axil_bready(s_axi_control_bready), .s_axil_araddr(s_axi_control_araddr),

@@ -6,7 +6,7 @@
 //   load            LOAD module: CONFIG, LOAD (seg_gen address side, load_wr buffer write formatting), PRE
 //   pre_insn        PRE (pre.sv: the camera frame to the network input in DDR), its checks; its reads on LOAD's port
 //   axi_wr_arb      AXI4 write channels shared by STORE and PRE
-//   compute         COMPUTE module on the PE array (pe_array)
+//   compute         COMPUTE module on the PE array (pe_array; PUMP = 2: pe_array_2x on clk2x)
 //   store / post    STORE module: STORE (seg_gen address side, W channel) and POST (requantization, pooling)
 //   buffers         IBUF / WBUF / ACC / OBUF / PBUF / TBUF memories (ram_tdp)
 //   status          completion, error status bits, watchdog, debug counters
@@ -68,6 +68,7 @@ module accel_top
   parameter string ROM_FILE = ""
 ) (
   input  wire                   clk,
+  input  wire                   clk2x,          // PUMP = 2: the PE array's clock, twice clk (one MMCM, edges aligned)
   input  wire                   rst_n,
   // ---- AXI-Lite slave (control registers)
   input  wire [AXIL_AW-1:0]     s_axil_awaddr,
@@ -266,19 +267,20 @@ module accel_top
     .m_wvalid(x_axi_wvalid), .m_wready(x_axi_wready), .m_bvalid(x_axi_bvalid), .m_bready(x_axi_bready));
 
   // ---- COMPUTE module (NOP, COMPUTE, SYNC)
-  wire cp_oob, cp_idle, cp_busy, cp_acc_bank, cp_wr, cp_s3_two;
-  wire [IB_AW-1:0] cp_ib_a, cp_ib_b;
+  wire cp_oob, cp_idle, cp_busy, cp_acc_bank, cp_wr, cp_s3_two, cp_wr_b, cp_s3_two_b;
+  wire [IB_AW-1:0] cp_ib_a, cp_ib_b, cp_ib_c, cp_ib_d;
   wire [WB_AW-1:0] cp_wb_a;
-  wire [AC_AW-1:0] cp_s2_aw0, cp_s2_aw1, cp_s3_aw0, cp_s3_aw1;
-  wire [TM*ACC_W-1:0] cp_wd0, cp_wd1;
-  wire [2*16*TN-1:0] ib_rd_a, ib_rd_b;
+  wire [AC_AW-1:0] cp_s2_aw0, cp_s2_aw1, cp_s3_aw0, cp_s3_aw1, cp_s2_aw2, cp_s2_aw3, cp_s3_aw2, cp_s3_aw3;
+  wire [TM*ACC_W-1:0] cp_wd0, cp_wd1, cp_wd2, cp_wd3;
+  wire [2*16*TN-1:0] ib_rd_a, ib_rd_b, ib_rd_c, ib_rd_d;
   wire [2*16*WL-1:0] wb_rd;
-  wire [2*ACC_W*TM-1:0] acc_rd_a, acc_rd_b;
+  wire [2*ACC_W*TM-1:0] acc_rd_a, acc_rd_b, acc_rd_c, acc_rd_d;
   compute u_cp (
-    .clk, .rst_n, .clr, .run, .stop, .cq_rdata, .cq_empty, .cq_rd, .has_l2c, .has_s2c, .pop_l2c, .pop_s2c,
-    .push_c2l, .push_c2s, .oob(cp_oob), .idle(cp_idle), .pe_busy(cp_busy), .ib_rd_a, .ib_rd_b, .wb_rd, .acc_rd_a,
-    .acc_rd_b, .cp_ib_a, .cp_ib_b, .cp_wb_a, .cp_acc_bank, .cp_wr, .cp_s3_two, .cp_s2_aw0, .cp_s2_aw1, .cp_s3_aw0,
-    .cp_s3_aw1, .cp_wd0, .cp_wd1);
+    .clk, .clk2x, .rst_n, .clr, .run, .stop, .cq_rdata, .cq_empty, .cq_rd, .has_l2c, .has_s2c, .pop_l2c, .pop_s2c,
+    .push_c2l, .push_c2s, .oob(cp_oob), .idle(cp_idle), .pe_busy(cp_busy), .ib_rd_a, .ib_rd_b, .ib_rd_c, .ib_rd_d,
+    .wb_rd, .acc_rd_a, .acc_rd_b, .acc_rd_c, .acc_rd_d, .cp_ib_a, .cp_ib_b, .cp_ib_c, .cp_ib_d, .cp_wb_a,
+    .cp_acc_bank, .cp_wr, .cp_s3_two, .cp_s2_aw0, .cp_s2_aw1, .cp_s3_aw0, .cp_s3_aw1, .cp_wd0, .cp_wd1, .cp_wr_b,
+    .cp_s3_two_b, .cp_s2_aw2, .cp_s2_aw3, .cp_s3_aw2, .cp_s3_aw3, .cp_wd2, .cp_wd3);
 
   // ---- STORE module (POST through u_post, STORE, END)
   wire post_start, post_done, post_err, sd_oob, end_done, st_idle, st_retire, pp_oob, st_bready;
@@ -305,14 +307,16 @@ module accel_top
   wire [OB_AW*OL-1:0] obw_row;
   post u_post (
     .clk, .rst_n, .clr, .start(post_start), .ins(post_ins), .done(post_done), .oob(pp_oob),
-    .acc_rd(pp_acc_rd), .pp_acc_bank, .pp_aw, .acc_rd_a, .pp_prow, .pb_rd, .pp_trow, .tb_rd, .obw_we, .obw_data,
+    .acc_rd(pp_acc_rd), .pp_acc_bank, .pp_aw, .acc_rd_a, .acc_rd_c, .pp_prow, .pb_rd, .pp_trow, .tb_rd, .obw_we, .obw_data,
     .obw_row, .words_done(post_words));
 
   // ---- buffer memories
   buffers u_buf (
     .clk, .ld_bank, .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data, .wbw_row, .pbw_we, .tbw_we, .pbw_data, .pbw_row,
     .cp_ib_a, .cp_ib_b, .cp_wb_a, .cp_acc_bank, .cp_wr, .cp_s3_two, .cp_s2_aw0, .cp_s2_aw1, .cp_s3_aw0, .cp_s3_aw1,
-    .cp_wd0, .cp_wd1, .ib_rd_a, .ib_rd_b, .wb_rd, .acc_rd_a, .acc_rd_b, .pp_acc_rd, .pp_acc_bank, .pp_aw, .pp_prow,
+    .cp_wd0, .cp_wd1, .cp_ib_c, .cp_ib_d, .cp_wr_b, .cp_s3_two_b, .cp_s2_aw2, .cp_s2_aw3, .cp_s3_aw2, .cp_s3_aw3,
+    .cp_wd2, .cp_wd3, .ib_rd_a, .ib_rd_b, .ib_rd_c, .ib_rd_d, .wb_rd, .acc_rd_a, .acc_rd_b, .acc_rd_c, .acc_rd_d,
+    .pp_acc_rd, .pp_acc_bank, .pp_aw, .pp_prow,
     .pb_rd, .pp_trow, .tb_rd, .obw_we, .obw_data, .obw_row, .obr_row, .ob_rd);
 
   // ---- completion, status, debug counters (dbg_*, cycles_r: sampled by the cocotb bench, generator/exec/rtl_bench.py)

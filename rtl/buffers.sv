@@ -8,6 +8,10 @@
 //   OBUF  OL lane memories, one bank (port A: POST write, port B: STORE read of a beat's window)
 //   PBUF  Tm lane memories of PARAM_BYTES-byte records (entry e: lane e % Tm; port A LOAD, port B POST)
 //   TBUF  Tm lane memories of TB_D activation-table records (as PBUF; port B: lane l's own POST read address)
+// Double-pumped PE array (PUMP = 2): IBUF and ACC have a second copy (copy 1) for the DSP operand pair B: LOAD
+// writes both IBUF copies alike, COMPUTE reads copy 1 on its ports C / D (pair B's pixels); ACC copy c holds the
+// pixels of the odd (c = 1) / even tile columns (rtl/compute.sv), copy 1's ports as copy 0's with cp_wr_b,
+// cp_s3_two_b, aw2 / aw3 and wd2 / wd3; POST reads port A of both copies at pp_aw and takes its pixel's copy.
 // LOAD writes bank ld_bank only; COMPUTE never reads the bank being loaded, and the read data of both banks go out
 // (bank b at [b * width +: width]).
 `default_nettype none
@@ -36,11 +40,21 @@ module buffers
   input  wire                   cp_s3_two,
   input  wire [AC_AW-1:0]       cp_s2_aw0, cp_s2_aw1, cp_s3_aw0, cp_s3_aw1,
   input  wire [TM*ACC_W-1:0]    cp_wd0, cp_wd1,
+  input  wire [IB_AW-1:0]       cp_ib_c,        // PUMP = 2: copy 1
+  input  wire [IB_AW-1:0]       cp_ib_d,
+  input  wire                   cp_wr_b,
+  input  wire                   cp_s3_two_b,
+  input  wire [AC_AW-1:0]       cp_s2_aw2, cp_s2_aw3, cp_s3_aw2, cp_s3_aw3,
+  input  wire [TM*ACC_W-1:0]    cp_wd2, cp_wd3,
   output logic [2*16*TN-1:0]    ib_rd_a,
   output logic [2*16*TN-1:0]    ib_rd_b,
+  output logic [2*16*TN-1:0]    ib_rd_c,        // PUMP = 2: copy 1 (else 0)
+  output logic [2*16*TN-1:0]    ib_rd_d,
   output logic [2*16*WL-1:0]    wb_rd,
   output logic [2*ACC_W*TM-1:0] acc_rd_a,
   output logic [2*ACC_W*TM-1:0] acc_rd_b,
+  output logic [2*ACC_W*TM-1:0] acc_rd_c,       // PUMP = 2: copy 1 (else 0)
+  output logic [2*ACC_W*TM-1:0] acc_rd_d,
   // POST
   input  wire                   pp_acc_rd,
   input  wire                   pp_acc_bank,
@@ -67,6 +81,17 @@ module buffers
         .a_wdata(ibw_data[16 * n +: 16]), .a_rdata(ib_rd_a[16 * TN * b + 16 * n +: 16]),
         .b_en(1'b1), .b_we(we_b), .b_addr(we_b != 0 ? ibw_row[IB_AW * TN + IB_AW * n +: IB_AW] : cp_ib_b),
         .b_wdata(ibw_data[16 * TN + 16 * n +: 16]), .b_rdata(ib_rd_b[16 * TN * b + 16 * n +: 16]));
+      if (PUMP == 2) begin : g_copy1
+        ram_tdp #(.W(16), .D(IB_D), .NB(2), .STYLE(IBUF_STYLE)) u_ram1 (
+          .clk,
+          .a_en(1'b1), .a_we(we), .a_addr(we != 0 ? ibw_row[IB_AW * n +: IB_AW] : cp_ib_c),
+          .a_wdata(ibw_data[16 * n +: 16]), .a_rdata(ib_rd_c[16 * TN * b + 16 * n +: 16]),
+          .b_en(1'b1), .b_we(we_b), .b_addr(we_b != 0 ? ibw_row[IB_AW * TN + IB_AW * n +: IB_AW] : cp_ib_d),
+          .b_wdata(ibw_data[16 * TN + 16 * n +: 16]), .b_rdata(ib_rd_d[16 * TN * b + 16 * n +: 16]));
+      end else begin : g_one
+        assign ib_rd_c[16 * TN * b + 16 * n +: 16] = '0;
+        assign ib_rd_d[16 * TN * b + 16 * n +: 16] = '0;
+      end
     end
     for (genvar m = 0; m < TM; m++) begin : g_wbuf
       wire [2*TN-1:0] we = ld_here ? wbw_we[2 * TN * m +: 2 * TN] : '0;
@@ -79,6 +104,7 @@ module buffers
       /* verilator lint_on PINCONNECTEMPTY */
     end
     wire cw = cp_wr && cp_acc_bank == 1'(b);
+    wire cw1 = cp_wr_b && cp_acc_bank == 1'(b);
     wire post_here = pp_acc_rd && pp_acc_bank == 1'(b);
     for (genvar m = 0; m < TM; m++) begin : g_acc
       ram_tdp #(.W(ACC_W), .D(ACC_WORDS), .NB(1), .STYLE(ACC_STYLE)) u_ram (
@@ -88,6 +114,19 @@ module buffers
         .b_en(1'b1), .b_we(cw), .b_addr(cw ? (cp_s3_two ? cp_s3_aw1 : cp_s3_aw0) : cp_s2_aw1),
         .b_wdata(cp_s3_two ? cp_wd1[ACC_W * m +: ACC_W] : cp_wd0[ACC_W * m +: ACC_W]),
         .b_rdata(acc_rd_b[ACC_W * TM * b + ACC_W * m +: ACC_W]));
+      if (PUMP == 2) begin : g_copy1
+        ram_tdp #(.W(ACC_W), .D(ACC_WORDS), .NB(1), .STYLE(ACC_STYLE)) u_ram1 (
+          .clk,
+          .a_en(1'b1), .a_we(cw1 && cp_s3_two_b),
+          .a_addr(cw1 && cp_s3_two_b ? cp_s3_aw2 : post_here ? pp_aw : cp_s2_aw2),
+          .a_wdata(cp_wd2[ACC_W * m +: ACC_W]), .a_rdata(acc_rd_c[ACC_W * TM * b + ACC_W * m +: ACC_W]),
+          .b_en(1'b1), .b_we(cw1), .b_addr(cw1 ? (cp_s3_two_b ? cp_s3_aw3 : cp_s3_aw2) : cp_s2_aw3),
+          .b_wdata(cp_s3_two_b ? cp_wd3[ACC_W * m +: ACC_W] : cp_wd2[ACC_W * m +: ACC_W]),
+          .b_rdata(acc_rd_d[ACC_W * TM * b + ACC_W * m +: ACC_W]));
+      end else begin : g_one
+        assign acc_rd_c[ACC_W * TM * b + ACC_W * m +: ACC_W] = '0;
+        assign acc_rd_d[ACC_W * TM * b + ACC_W * m +: ACC_W] = '0;
+      end
     end
   end
   for (genvar l = 0; l < OL; l++) begin : g_obuf
@@ -118,5 +157,7 @@ module buffers
       .b_rdata(tb_rd[PREC_W * l +: PREC_W]));
     /* verilator lint_on PINCONNECTEMPTY */
   end
+  wire unused_pump = &{1'b0, cp_ib_c, cp_ib_d, cp_wr_b, cp_s3_two_b, cp_s2_aw2, cp_s2_aw3, cp_s3_aw2, cp_s3_aw3,
+                       cp_wd2, cp_wd3, 1'b0};           // (PUMP = 1: no copy 1)
 endmodule
 `default_nettype wire

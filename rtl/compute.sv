@@ -7,7 +7,13 @@
 //     sums, the running sums of the output word(s) updated, the ACC words read for the read-modify-write;
 //     SR + 1: the ACC words (bank-selected) and the word's sums registered;  SR + 2: their sum registered;
 //     SR + 3 (NS): ACC written.
-// int8: two output pixels (x0, x1 = x0 + 1) per step (packed DSP), int16 and bypass: one. int8 accumulation into
+// int8: two output pixels (x0, x1 = x0 + 1) per step (packed DSP), int16 and bypass: one. Double-pumped (PUMP = 2,
+// rtl/pe_array_2x.sv on clk2x): int8 four (DSP operand pair A = x0, x1; pair B = x2, x3), int16 two (x0; x1 as
+// pair B), bypass one. Pair B is read from IBUF copy 1 (ports C, D: x2 at + 2 ig*s words, x3 at + 3; int16 x1 at
+// + ig*s). ACC copy c holds the pixels of tile column parity c (rtl/buffers.sv; whatever the precision, so POST
+// and a COMPUTE of the other precision find them, rtl/post.sv): copy 0 takes x0 (port A) and x2 (port B), copy 1
+// x1 and x3, each by its own compute_acc, so each copy sees the single-pumped port pattern; a bypass pixel goes
+// to the copy of its column (q_sel). int8 accumulation into
 // ACC (acc_init = 0): both ACC ports read at SR and write at SR + 3 for the two pixels, so a word's read must not
 // fall 3 cycles after the previous word's write: K = ig*kh*kw = 1 issues every other cycle (su_alt), K = 3 leaves
 // a cycle after each word (su_gap). 48-bit sums are carry-select adders of two halves (no carry chain over 32 bits).
@@ -26,6 +32,7 @@ module compute
   import accel_pkg::*;
 (
   input  wire                   clk,
+  input  wire                   clk2x,          // PUMP = 2: the PE array's clock (twice clk, edges aligned)
   input  wire                   rst_n,
   input  wire                   clr,
   input  wire                   run,
@@ -45,18 +52,29 @@ module compute
   // buffer reads: both banks (bank b at [b * width +: width])
   input  wire [2*16*TN-1:0]     ib_rd_a,
   input  wire [2*16*TN-1:0]     ib_rd_b,
+  input  wire [2*16*TN-1:0]     ib_rd_c,        // PUMP = 2: IBUF copy 1, ports A / B (pair B)
+  input  wire [2*16*TN-1:0]     ib_rd_d,
   input  wire [2*16*WL-1:0]     wb_rd,
   input  wire [2*ACC_W*TM-1:0]  acc_rd_a,
   input  wire [2*ACC_W*TM-1:0]  acc_rd_b,
+  input  wire [2*ACC_W*TM-1:0]  acc_rd_c,       // PUMP = 2: ACC copy 1, ports A / B
+  input  wire [2*ACC_W*TM-1:0]  acc_rd_d,
   output logic [IB_AW-1:0]      cp_ib_a,        // IBUF read words, ports A / B
   output logic [IB_AW-1:0]      cp_ib_b,
+  output logic [IB_AW-1:0]      cp_ib_c,        // PUMP = 2: IBUF copy 1's read words
+  output logic [IB_AW-1:0]      cp_ib_d,
   output logic [WB_AW-1:0]      cp_wb_a,        // WBUF read word
   // ACC read-modify-write: read words at stage SR (s2: aw0 port A, aw1 port B), write at NS = SR + 3 (s3)
   output logic                  cp_acc_bank,
   output logic                  cp_wr,
   output logic                  cp_s3_two,
   output logic [AC_AW-1:0]      cp_s2_aw0, cp_s2_aw1, cp_s3_aw0, cp_s3_aw1,
-  output logic [TM*ACC_W-1:0]   cp_wd0, cp_wd1
+  output logic [TM*ACC_W-1:0]   cp_wd0, cp_wd1,
+  // PUMP = 2: ACC copy 1's read-modify-write (x1, x3; a bypass pixel of an odd column), as copy 0's (x0, x2)
+  output logic                  cp_wr_b,
+  output logic                  cp_s3_two_b,
+  output logic [AC_AW-1:0]      cp_s2_aw2, cp_s2_aw3, cp_s3_aw2, cp_s3_aw3,
+  output logic [TM*ACC_W-1:0]   cp_wd2, cp_wd3
 );
   localparam int SR = 3 + PE_LAT;                      // stage of the PE sums (registers) and the ACC read
   localparam int NS = SR + ACC_RMW_D;                  // stages after issue (the last one writes ACC)
@@ -114,7 +132,13 @@ module compute
   logic [F_COMPUTE_OW_W-1:0] su_x1;                    // steps per row - 1 (int8: pixel pairs)
   logic [F_COMPUTE_OH_W-1:0] su_y1;
   logic su_kx0, su_ky0, su_i0, su_o0, su_x0, su_y0;    // reload value 0: the counter starts at its last
-  logic su_pack, su_odd, su_alt, su_gap;
+  logic su_pack, su_alt, su_gap;
+  // the pixels of a step (int8 2 * PUMP, int16 PUMP, bypass 1) and of a row's last step (r = (ow - 1) mod that + 1):
+  // whether it has x1 (su_p1), x2 (su_p2) and x3 (su_p3); ACC / IBUF word steps of a full / the last step
+  logic su_p1, su_p2, su_p3;
+  logic [AC_AW-1:0] su_og1, su_og3, su_ogb, su_nfull, su_nlast;   // copy 0's second pixel's ACC offset (x1; PUMP 2:
+                                                       // x2), 3 og, copy 1's first pixel's (x1; bypass 0), PX og, r og
+  logic [IB_AW-1:0] su_sigb, su_sig3, su_pwstep;          // pair B's first pixel's, x3's IBUF offsets; PX ig*s
   /* verilator lint_off PINCONNECTEMPTY */
   mul_tree #(.AW(F_COMPUTE_IN_COLS_W), .BW(F_COMPUTE_IG_W)) u_rs (.clk, .a(f_in_cols), .b(f_ig), .p(su_rs), .ovf());
   mul_tree #(.AW(F_COMPUTE_IG_W), .BW(F_COMPUTE_STRIDE_W)) u_sig (.clk, .a(f_ig), .b(f_s), .p(su_sig), .ovf());
@@ -129,8 +153,18 @@ module compute
     su_y1 <= f_oh - 1'b1;
     su_pack <= !cp_p16 && !cp_bypass;
     su_be <= BE_W'(f_b_word) << LOG2_TN;
-    su_odd <= f_ow[0];
-    su_x1 <= (!cp_p16 && !cp_bypass) ? (f_ow - 1'b1) >> 1 : f_ow - 1'b1;
+    su_x1 <= cp_bypass ? f_ow - 1'b1 : (f_ow - 1'b1) >> ($clog2(PUMP) + (cp_p16 ? 0 : 1));
+    su_p1 <= !cp_bypass && (PUMP == 2 && !cp_p16 ? f_ow[1:0] != 2'd1 : (PUMP == 2 || !cp_p16) && !f_ow[0]);
+    su_p2 <= PUMP == 2 && !cp_p16 && !cp_bypass && (f_ow[1:0] == 2'd3 || f_ow[1:0] == 2'd0);
+    su_p3 <= PUMP == 2 && !cp_p16 && !cp_bypass && f_ow[1:0] == 2'd0;
+    su_og1 <= PUMP == 2 ? AC_AW'(f_og) << 1 : AC_AW'(f_og);
+    su_og3 <= AC_AW'(f_og) + (AC_AW'(f_og) << 1);
+    su_ogb <= cp_bypass ? '0 : AC_AW'(f_og);
+    su_nfull <= AC_AW'(f_og) << (cp_bypass ? 0 : $clog2(PUMP) + (cp_p16 ? 0 : 1));
+    su_nlast <= su_p3 ? AC_AW'(f_og) << 2 : su_p2 ? su_og3 : su_p1 ? AC_AW'(f_og) << 1 : AC_AW'(f_og);
+    su_sigb <= cp_p16 ? IB_AW'(su_sig) : IB_AW'(su_sig) << 1;
+    su_sig3 <= IB_AW'(su_sig) + (IB_AW'(su_sig) << 1);
+    su_pwstep <= IB_AW'(su_sig) << (cp_bypass ? 0 : $clog2(PUMP) + (cp_p16 ? 0 : 1));
     su_alt <= !cp_p16 && !cp_bypass && !cp_acc_init && f_ig == 1 && f_kh == 1 && f_kw == 1;
     su_gap <= !cp_p16 && !cp_bypass && !cp_acc_init && ((f_ig == 3 && f_kh == 1 && f_kw == 1)
               || (f_ig == 1 && f_kh == 3 && f_kw == 1) || (f_ig == 1 && f_kh == 1 && f_kw == 3));
@@ -155,10 +189,15 @@ module compute
   logic cp_issued, cp_gap;                             // a step / a word's last step issued last cycle
   wire cp_issue = cp_state == C_RUN && !(su_alt && cp_issued) && !(su_gap && cp_gap);
   wire w_done = cp_bypass ? (!cp_emul || e_ph) : (l_kx && l_ky && l_i);   // last step of the output word(s)
-  wire cp_two = su_pack && !(l_x && su_odd);          // two output pixels this step
+  // pixels of this step besides x0: x1 (int8; PUMP = 2 also int16), x2 and x3 (PUMP = 2, int8)
+  wire cp_two = (su_pack || (PUMP == 2 && !cp_bypass)) && (!l_x || su_p1);
+  wire cp_p2 = PUMP == 2 && su_pack && (!l_x || su_p2);
+  wire cp_p3 = PUMP == 2 && su_pack && (!l_x || su_p3);
+  logic c_xl;                                          // bypass, PUMP = 2: the pixel's column parity (its ACC copy)
+  wire cp_sel = PUMP == 2 && cp_bypass && c_xl;
   wire o_wrap = w_done && l_o;
   wire x_wrap = o_wrap && l_x;
-  wire [AC_AW-1:0] awp_next = a_awp + (cp_two ? AC_AW'(f_og) << 1 : AC_AW'(f_og));
+  wire [AC_AW-1:0] awp_next = a_awp + (l_x ? su_nlast : su_nfull);
   wire [IB_AW-1:0] ib_next = IB_AW'(c_ib) + 1'b1;
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
@@ -185,7 +224,7 @@ module compute
           if (su_cnt == 3'(CP_SETUP - 1)) cp_state <= C_RUN;
         end
         C_RUN: if (cp_issue && x_wrap && l_y) cp_state <= C_DRAIN;
-        C_DRAIN: if (q_v == '0 && cp_ck > 4'(CK_LAT)) cp_state <= C_DONE;
+        C_DRAIN: if (q_v == '0 && ck_done) cp_state <= C_DONE;
         C_DONE: cp_state <= C_IDLE;
         default: cp_state <= C_IDLE;
       endcase
@@ -208,6 +247,7 @@ module compute
       a_bo <= '0;
       a_be <= su_be;
       e_ph <= 1'b0;
+      c_xl <= '0;
     end else if (cp_issue) begin
       k_first <= w_done;
       e_ph <= cp_emul && !e_ph;
@@ -239,10 +279,12 @@ module compute
           a_be <= su_be;
           a_awp <= awp_next;
           a_ao <= awp_next;
+          c_xl <= !c_xl;
           if (!l_x) begin
             {c_x, l_x} <= {c_x - 1'b1, c_x == 1};
-            a_pw <= a_pw + (cp_two ? IB_AW'(su_sig) << 1 : IB_AW'(su_sig));
+            a_pw <= a_pw + su_pwstep;
           end else begin                                // next output row
+            c_xl <= '0;
             {c_x, l_x} <= {su_x1, su_x0};
             {c_y, l_y} <= {c_y - 1'b1, c_y == 1};
             a_prow <= a_prow + su_srow;
@@ -264,65 +306,20 @@ module compute
     end
   end
 
-  // ---- range checks (OUT_OF_RANGE, as the golden simulator): window columns (ow-1)*s + kw <= in_cols, IBUF words
-  // ibuf_word + ((oh-1)*s + kh)*in_cols*ig, ACC words oh*ow*og, WBUF words wbuf_word + og*ig*kh*kw (bypass:
-  // og*Tm <= ig*Tn channels). Free-running on the instruction register: registered shift-and-add multiplies
-  // (the IBUF extent's saturating at 2^22), sums and compares of at most 32 bits; the verdict in the cycle
-  // cp_ck == CK_LAT, before the instruction can finish (C_DRAIN waits for it), so nothing downstream starts after
-  // an error.
-  logic [3:0] cp_ck;
-  logic [F_COMPUTE_OW_W-1:0] k_owm1;
-  logic [F_COMPUTE_OH_W-1:0] k_ohm1;
-  logic [F_COMPUTE_OH_W+F_COMPUTE_OW_W-1:0] k_ohow;
-  logic [2*F_COMPUTE_OG_W-1:0] k_ogig;
-  logic [2*F_COMPUTE_KH_W-1:0] k_khkw;
-  logic [F_COMPUTE_OW_W+F_COMPUTE_STRIDE_W-1:0] k_wc, k_rsin;
-  logic [F_COMPUTE_OW_W+F_COMPUTE_STRIDE_W:0] k_wcols, k_rowsin;
-  logic [F_COMPUTE_OH_W+F_COMPUTE_OW_W+F_COMPUTE_OG_W-1:0] k_nw;
-  logic [2*F_COMPUTE_OG_W+2*F_COMPUTE_KH_W-1:0] k_wsz;
-  logic [F_COMPUTE_IBUF_WORD_W+1:0] k_ie, k_ie_lo;     // ((oh-1)*s + kh)*in_cols*ig, saturating: k_ie_ov
-  logic [2*F_COMPUTE_OG_W+2*F_COMPUTE_KH_W+1:0] k_wend;
-  logic k_byp, k_win, k_nw_oob, k_w_oob, k_ie_ov, k_ie_hi, k_i_oob;
-  logic [F_COMPUTE_OG_W+LOG2_TM+LOG2_TN:0] k_bsum, k_ogtm;
-  /* verilator lint_off PINCONNECTEMPTY */
-  mul_tree #(.AW(F_COMPUTE_OH_W), .BW(F_COMPUTE_OW_W)) u_ohow (.clk, .a(f_oh), .b(f_ow), .p(k_ohow), .ovf());
-  mul_tree #(.AW(F_COMPUTE_OG_W), .BW(F_COMPUTE_IG_W)) u_ogig (.clk, .a(f_og), .b(f_ig), .p(k_ogig), .ovf());
-  mul_tree #(.AW(F_COMPUTE_KH_W), .BW(F_COMPUTE_KW_W)) u_khkw (.clk, .a(f_kh), .b(f_kw), .p(k_khkw), .ovf());
-  mul_tree #(.AW(F_COMPUTE_OW_W), .BW(F_COMPUTE_STRIDE_W)) u_wc (.clk, .a(k_owm1), .b(f_s), .p(k_wc), .ovf());
-  mul_tree #(.AW(F_COMPUTE_OH_W), .BW(F_COMPUTE_STRIDE_W)) u_rsin (.clk, .a(k_ohm1), .b(f_s), .p(k_rsin), .ovf());
-  mul_tree #(.AW($bits(k_ohow)), .BW(F_COMPUTE_OG_W)) u_nw (.clk, .a(k_ohow), .b(f_og), .p(k_nw), .ovf());
-  mul_tree #(.AW($bits(k_ogig)), .BW($bits(k_khkw))) u_wsz (.clk, .a(k_ogig), .b(k_khkw), .p(k_wsz), .ovf());
-  /* verilator lint_on PINCONNECTEMPTY */
-  mul_tree #(.AW(RS_W), .BW($bits(k_rowsin)), .PW($bits(k_ie))) u_ie (
-    .clk, .a(su_rs), .b(k_rowsin), .p(k_ie), .ovf(k_ie_ov));
-  always_ff @(posedge clk) begin
-    if (!rst_n || clr || cp_state == C_IDLE) cp_ck <= '0;
-    else if (cp_ck <= 4'(CK_LAT)) cp_ck <= cp_ck + 1'b1;
-    k_owm1 <= f_ow - 1'b1;
-    k_ohm1 <= f_oh - 1'b1;
-    // (emul: B's lanes end at b_word*Tn + og*Tm; the sum registered before the compare)
-    k_ogtm <= (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(times_tm(32'(f_og)));
-    k_bsum <= k_ogtm + (cp_ins[F_COMPUTE_EMUL_LSB] ? (F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(su_be) : '0);
-    k_byp <= k_bsum > ((F_COMPUTE_OG_W + LOG2_TM + LOG2_TN + 1)'(f_ig) << LOG2_TN);
-    k_wcols <= ($bits(k_wcols))'(k_wc) + ($bits(k_wcols))'(f_kw);
-    k_rowsin <= ($bits(k_rowsin))'(k_rsin) + ($bits(k_rowsin))'(f_kh);
-    k_win <= k_wcols > ($bits(k_wcols))'(f_in_cols);
-    k_nw_oob <= k_nw > ($bits(k_nw))'(ACC_WORDS);
-    k_wend <= ($bits(k_wend))'(f_wbuf_word) + ($bits(k_wend))'(k_wsz);
-    k_w_oob <= k_wend > ($bits(k_wend))'(cp_p16 ? WBUF_WORDS16 : WBUF_WORDS8);
-    k_ie_lo <= ($bits(k_ie_lo))'(f_ibuf_word) + k_ie;
-    k_ie_hi <= k_ie[$bits(k_ie)-1];
-    // (u_ie's overflow comes one clock after its product)
-    k_i_oob <= k_ie_ov || k_ie_hi || k_ie_lo > ($bits(k_ie_lo))'(cp_p16 ? IBUF_WORDS16 : IBUF_WORDS8);
-  end
-  assign oob = cp_ck == 4'(CK_LAT) && (k_win || k_i_oob || k_nw_oob || (cp_bypass ? k_byp : k_w_oob));
+  // ---- range checks (OUT_OF_RANGE, rtl/compute_chk.sv): the verdict CK_LAT cycles into the setup, before the
+  // instruction can finish (C_DRAIN waits for ck_done)
+  wire ck_done;
+  compute_chk #(.RS_W(RS_W), .BE_W(BE_W), .CK_LAT(CK_LAT)) u_chk (
+    .clk, .rst_n, .clr, .idle(cp_state == C_IDLE), .ins(cp_ins), .su_rs, .su_be, .oob, .done(ck_done));
 
   // ---- pipeline: q_*[k] holds the step issued k cycles ago
-  logic [NS:1] q_v, q_first, q_last, q_two;
+  logic [NS:1] q_v, q_first, q_last, q_two, q_p2, q_p3, q_sel;
   logic [AC_AW-1:0] q_aw0 [NS:1];
   logic [AC_AW-1:0] q_aw1 [NS:2];
+  logic [AC_AW-1:0] q_aw2 [NS:2];
+  logic [AC_AW-1:0] q_aw3 [NS:2];
   logic [LOG2_TN-1:0] q1_boff;                         // bypass: lane of the first element
-  logic [IB_AW-1:0] q1_ia, q1_ib;
+  logic [IB_AW-1:0] q1_ia, q1_ib, q1_ic, q1_id;
   logic [WB_AW-1:0] q1_wa;
   always_ff @(posedge clk) begin
     if (!rst_n || clr) q_v <= '0;
@@ -330,28 +327,39 @@ module compute
     q_first <= {q_first[NS-1:1], k_first};
     q_last <= {q_last[NS-1:1], w_done};
     q_two <= {q_two[NS-1:1], cp_two};
+    q_p2 <= {q_p2[NS-1:1], cp_p2};
+    q_p3 <= {q_p3[NS-1:1], cp_p3};
+    q_sel <= {q_sel[NS-1:1], cp_sel};
     q_aw0[1] <= a_ao;
     for (int k = 2; k <= NS; k++) q_aw0[k] <= q_aw0[k - 1];
-    q_aw1[2] <= q_aw0[1] + AC_AW'(f_og);
-    for (int k = 3; k <= NS; k++) q_aw1[k] <= q_aw1[k - 1];
+    q_aw1[2] <= q_aw0[1] + su_og1;                     // copy 0's second pixel: x1 (PUMP = 2: x2)
+    q_aw2[2] <= q_aw0[1] + su_ogb;                     // copy 1's first: x1 (bypass: x0's word, when q_sel)
+    q_aw3[2] <= q_aw0[1] + su_og3;
+    for (int k = 3; k <= NS; k++) {q_aw1[k], q_aw2[k], q_aw3[k]} <= {q_aw1[k - 1], q_aw2[k - 1], q_aw3[k - 1]};
     q1_boff <= TM % TN == 0 ? '0 : a_bo[LOG2_TN-1:0];  // (o*Tm is a multiple of Tn when Tn divides Tm; B's offset
                                                          // b_word*Tn + o*Tm has the same lane)
     // stage 1: the RAM read addresses (bypass: the first IBUF word of the o group and the next; emul B: of B's)
     q1_ia <= cp_bypass ? a_pw + IB_AW'(a_bsel >> LOG2_TN) : a_pw + a_off;
     q1_ib <= cp_bypass ? a_pw + IB_AW'(a_bsel >> LOG2_TN) + 1'b1
                        : a_pw + a_off + IB_AW'(su_sig);
+    q1_ic <= a_pw + a_off + su_sigb;
+    q1_id <= a_pw + a_off + su_sig3;
     q1_wa <= a_ww;
   end
   assign cp_ib_a = q1_ia;
   assign cp_ib_b = q1_ib;
+  assign cp_ib_c = q1_ic;
+  assign cp_ib_d = q1_id;
   assign cp_wb_a = q1_wa;
 
   // stage 2: the words of the banks in use out of the RAMs, registered; stage 3: into the PE array
-  logic [TN*16-1:0] ib_a, ib_b;
+  logic [TN*16-1:0] ib_a, ib_b, ib_c, ib_d;
   logic [WL*16-1:0] wb;
   always_ff @(posedge clk) begin
     ib_a <= cp_ibuf_bank ? ib_rd_a[16 * TN +: 16 * TN] : ib_rd_a[0 +: 16 * TN];
     ib_b <= cp_ibuf_bank ? ib_rd_b[16 * TN +: 16 * TN] : ib_rd_b[0 +: 16 * TN];
+    ib_c <= cp_ibuf_bank ? ib_rd_c[16 * TN +: 16 * TN] : ib_rd_c[0 +: 16 * TN];
+    ib_d <= cp_ibuf_bank ? ib_rd_d[16 * TN +: 16 * TN] : ib_rd_d[0 +: 16 * TN];
     wb <= cp_wbuf_bank ? wb_rd[16 * WL +: 16 * WL] : wb_rd[0 +: 16 * WL];
   end
   logic [TM*16-1:0] cp_byp;                            // bypass elements (stage 3), delayed to stage SR
@@ -386,62 +394,57 @@ module compute
       em_p[m] <= em_m[m];
     end
   end
-  logic [TM*ACC_W-1:0] pe_sum0, pe_sum1;
-  pe_array u_pe (
-    .clk, .p16(cp_p16), .x0(ib_a), .x1(q_two[3] ? ib_b : '0),
-    .w(wb), .sum0(pe_sum0), .sum1(pe_sum1));
+  logic [TM*ACC_W-1:0] pe_sum0, pe_sum1, pe_sum2, pe_sum3;
+  if (PUMP == 2) begin : g_pe2
+    pe_array_2x u_pe (
+      .clk, .clk2x, .p16(cp_p16), .xa0(ib_a), .xa1(q_two[3] && !cp_p16 ? ib_b : '0),
+      .xb0((cp_p16 ? q_two[3] : q_p2[3]) ? ib_c : '0), .xb1(q_p3[3] ? ib_d : '0), .w(wb),
+      .sa0(pe_sum0), .sa1(pe_sum1), .sb0(pe_sum2), .sb1(pe_sum3));
+  end else begin : g_pe
+    pe_array u_pe (
+      .clk, .p16(cp_p16), .x0(ib_a), .x1(q_two[3] ? ib_b : '0),
+      .w(wb), .sum0(pe_sum0), .sum1(pe_sum1));
+    assign {pe_sum2, pe_sum3} = '0;
+  end
 
   // stage SR: running sums of the output word(s); ACC = (acc_init ? 0 : ACC) + the tile's partial sums, written at
-  // NS (the ACC words and the sums registered at SR + 1, their sum at SR + 2)
-  function automatic logic [ACC_W-1:0] add_cs(input logic [ACC_W-1:0] a, input logic [ACC_W-1:0] b);
-    // a + b as a carry-select adder: the low half, and the high half with carry-in 0 and 1, chosen by the low
-    // half's carry (three carry chains of about ACC_W / 2 bits side by side)
-    localparam int H = ACC_W / 2;
-    logic [H:0] lo;
-    logic [ACC_W-H-1:0] h0;
-    /* verilator lint_off UNUSEDSIGNAL */
-    logic [ACC_W-H:0] h1;                              // (2 a + 1) + (2 b + 1) = 2 (a + b + 1)
-    /* verilator lint_on UNUSEDSIGNAL */
-    lo = {1'b0, a[H-1:0]} + {1'b0, b[H-1:0]};
-    h0 = a[ACC_W-1:H] + b[ACC_W-1:H];
-    h1 = {a[ACC_W-1:H], 1'b1} + {b[ACC_W-1:H], 1'b1};
-    add_cs = {lo[H] ? h1[ACC_W-H:1] : h0, lo[H-1:0]};
-  endfunction
-  logic [ACC_W-1:0] cp_run0 [TM];                      // running sums of the output word(s)
-  logic [ACC_W-1:0] cp_run1 [TM];
-  always_ff @(posedge clk) begin
-    if (q_v[SR]) begin
-      for (int m = 0; m < TM; m++) begin
-        logic [ACC_W-1:0] s0, s1;
-        s0 = cp_emul ? (q_last[SR] ? ACC_W'(em_p[m]) : '0)
-             : cp_bypass ? ACC_W'(signed'(q_byp[PE_LAT-1][16 * m +: 16])) : pe_sum0[ACC_W * m +: ACC_W];
-        s1 = cp_bypass ? '0 : pe_sum1[ACC_W * m +: ACC_W];
-        cp_run0[m] <= q_first[SR] ? s0 : add_cs(cp_run0[m], s0);
-        cp_run1[m] <= q_first[SR] ? s1 : add_cs(cp_run1[m], s1);
-      end
+  // NS (rtl/compute_acc.sv: the ACC words and the sums registered at SR + 1, their sum at SR + 2); copy 1 (pair B,
+  // PUMP = 2: x1, x3) takes a bypass pixel's sums as copy 0 does, written in the copy of its column (q_sel)
+  logic [TM*ACC_W-1:0] s0, s1;
+  always_comb begin
+    for (int m = 0; m < TM; m++) begin
+      s0[ACC_W * m +: ACC_W] = cp_emul ? (q_last[SR] ? ACC_W'(em_p[m]) : '0)
+                               : cp_bypass ? ACC_W'(signed'(q_byp[PE_LAT-1][16 * m +: 16]))
+                               : pe_sum0[ACC_W * m +: ACC_W];
+      s1[ACC_W * m +: ACC_W] = cp_bypass ? '0 : PUMP == 2 ? pe_sum2[ACC_W * m +: ACC_W] : pe_sum1[ACC_W * m +: ACC_W];
     end
   end
+  compute_acc u_acc0 (
+    .clk, .v(q_v[SR]), .first(q_first[SR]), .acc_init(cp_acc_init), .bank(cp_acc_bank), .s0, .s1,
+    .acc_rd_a, .acc_rd_b, .wd0(cp_wd0), .wd1(cp_wd1));
   assign cp_s2_aw0 = q_aw0[SR];
   assign cp_s2_aw1 = q_aw1[SR];
   assign cp_s3_aw0 = q_aw0[NS];
   assign cp_s3_aw1 = q_aw1[NS];
-  assign cp_s3_two = q_two[NS];
-  assign cp_wr = q_v[NS] && q_last[NS];
-  logic [TM*ACC_W-1:0] acc_a, acc_b, run_a, run_b;
-  always_ff @(posedge clk) begin
-    acc_a <= cp_acc_bank ? acc_rd_a[ACC_W * TM +: ACC_W * TM] : acc_rd_a[0 +: ACC_W * TM];
-    acc_b <= cp_acc_bank ? acc_rd_b[ACC_W * TM +: ACC_W * TM] : acc_rd_b[0 +: ACC_W * TM];
-    for (int m = 0; m < TM; m++) begin
-      run_a[ACC_W * m +: ACC_W] <= cp_run0[m];
-      run_b[ACC_W * m +: ACC_W] <= cp_run1[m];
-      cp_wd0[ACC_W * m +: ACC_W] <= cp_acc_init ? run_a[ACC_W * m +: ACC_W]
-                                                : add_cs(run_a[ACC_W * m +: ACC_W], acc_a[ACC_W * m +: ACC_W]);
-      cp_wd1[ACC_W * m +: ACC_W] <= cp_acc_init ? run_b[ACC_W * m +: ACC_W]
-                                                : add_cs(run_b[ACC_W * m +: ACC_W], acc_b[ACC_W * m +: ACC_W]);
-    end
+  assign cp_s3_two = PUMP == 2 ? q_p2[NS] : q_two[NS];
+  assign cp_wr = q_v[NS] && q_last[NS] && !q_sel[NS];
+  if (PUMP == 2) begin : g_acc1
+    compute_acc u_acc1 (
+      .clk, .v(q_v[SR]), .first(q_first[SR]), .acc_init(cp_acc_init), .bank(cp_acc_bank),
+      .s0(cp_bypass ? s0 : cp_p16 ? pe_sum2 : pe_sum1), .s1(cp_bypass ? '0 : pe_sum3), .acc_rd_a(acc_rd_c),
+      .acc_rd_b(acc_rd_d), .wd0(cp_wd2), .wd1(cp_wd3));
+    assign cp_wr_b = q_v[NS] && q_last[NS] && (cp_bypass ? q_sel[NS] : q_two[NS]);
+  end else begin : g_acc1_none
+    assign {cp_wd2, cp_wd3, cp_wr_b} = '0;
   end
+  assign cp_s2_aw2 = q_aw2[SR];
+  assign cp_s2_aw3 = q_aw3[SR];
+  assign cp_s3_aw2 = q_aw2[NS];
+  assign cp_s3_aw3 = q_aw3[NS];
+  assign cp_s3_two_b = q_p3[NS];
   assign idle = cp_state == C_IDLE;
   assign pe_busy = cp_state == C_RUN;
-  wire unused = &{1'b0, cp_ins[H_PUSH_NEXT_LSB], q_first[NS], q_last[SR], su_sig, 1'b0};
+  wire unused = &{1'b0, cp_ins[H_PUSH_NEXT_LSB], q_first[NS], q_last[SR], su_sig, clk2x, ib_rd_c, ib_rd_d,
+                  acc_rd_c, acc_rd_d, pe_sum2, pe_sum3, q_sel[SR], 1'b0};
 endmodule
 `default_nettype wire

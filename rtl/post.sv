@@ -10,6 +10,8 @@
 // PBUF compared in the first P_RUN cycle, OBUF elements the cycle after; POST cannot finish earlier.
 // Legend: y, x output position (x/up, y/up their source pixel: yb, xb = (y/up)*ps ...), o output-channel group, dy,
 // dx the pooling window; ay / ax / ady / adx the ACC words of row yb, column xb, dy rows and dx columns.
+// Double-pumped PE array (PUMP = 2): the pixel of tile column xx is in ACC copy xx mod 2 (rtl/compute.sv,
+// rtl/buffers.sv): both copies are read at pp_aw, the copy's word taken in S1 (pp1_sel).
 // Precision: the POST's own prec field (ISA 6: the output's int8 / int16 clamp, table indexing and OBUF words),
 // registered in the first setup cycle (pp_p16, as the table bit) and constant while the POST runs; the pipeline
 // drains (P_DRAIN) before `done`, and the STORE module starts the next POST only after it.
@@ -29,6 +31,7 @@ module post
   output logic                  pp_acc_bank,
   output logic [AC_AW-1:0]      pp_aw,
   input  wire [2*ACC_W*TM-1:0]  acc_rd_a,       // both banks
+  input  wire [2*ACC_W*TM-1:0]  acc_rd_c,       // PUMP = 2: ACC copy 1, port A (both banks)
   output logic [PB_AW-1:0]      pp_prow,
   input  wire [PREC_W*TM-1:0]   pb_rd,
   // TBUF reads (port B, each lane its own row; rtl/act_table.sv)
@@ -44,7 +47,9 @@ module post
 );
   typedef enum logic [1:0] {P_IDLE, P_SETUP, P_RUN, P_DRAIN} pp_state_t;
   pp_state_t pp_state;
-  wire [TM*ACC_W-1:0] acc_a = acc_rd_a[ACC_W * TM * pp_acc_bank +: ACC_W * TM];
+  logic pp1_sel;                                        // PUMP = 2: the S1 word's pixel is in ACC copy 1
+  wire [TM*ACC_W-1:0] acc_a = PUMP == 2 && pp1_sel ? acc_rd_c[ACC_W * TM * pp_acc_bank +: ACC_W * TM]
+                                                   : acc_rd_a[ACC_W * TM * pp_acc_bank +: ACC_W * TM];
   assign      pp_acc_bank = ins[F_POST_ACC_BANK_LSB +: F_POST_ACC_BANK_W];
   wire [31:0] pp_oh = 32'(ins[F_POST_OH_LSB +: F_POST_OH_W]);
   wire [31:0] pp_ow = 32'(ins[F_POST_OW_LSB +: F_POST_OW_W]);
@@ -101,6 +106,7 @@ module post
   wire pp_ypast = pp_yrem[16] || (pp_yrem[15:KW] == '0 && pp_dy > pp_yrem[KW-1:0]);
   wire pp_xpast = pp_xrem[16] || (pp_xrem[15:KW] == '0 && pp_dx > pp_xrem[KW-1:0]);
   logic ps_v, ps_first, ps_last;                        // S0b: the window step's ACC word registered in parts
+  logic ps_cx;                                          // ... and its tile column's parity (PUMP = 2: the copy)
   logic [31:0] ps_oidx;
   logic [AC_AW-1:0] ps_rp, ps_cp;
   logic [F_POST_OG_W-1:0] ps_o;
@@ -120,6 +126,7 @@ module post
     ps_o <= pp_o;
     ps_rp <= !pp_oh0 && pp_ypast ? AC_AW'(pp_lastrow) : pp_ay + pp_ady;
     ps_cp <= !pp_ow0 && pp_xpast ? AC_AW'(pp_lastcol) : pp_ax + pp_adx;
+    ps_cx <= !pp_ow0 && pp_xpast ? pp_ow1[0] : pp_xb[0] ^ pp_dx[0];
   end
   assign pp_aw = ps_rp + ps_cp + AC_AW'(ps_o);
   // S1 .. S1+RQ_LAT: requantize the Tm accumulators (rtl/requant.sv, RQ_LAT registers), then the max over the
@@ -176,6 +183,7 @@ module post
     pp1_first <= ps_first;
     pp1_last <= ps_last;
     pp1_oidx <= ps_oidx;
+    pp1_sel <= ps_cx;
     if (pq_v) begin
       for (int m = 0; m < TM; m++) pp_max[m] <= pp_res[m];
     end

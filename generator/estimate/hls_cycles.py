@@ -287,7 +287,8 @@ class KernelEstimate:
             return INVOKE + SETUP
         if f["bypass"]:
             return INVOKE + SETUP + self._loop("BYPASS", f["oh"] * f["ow"] * f["og"] * (2 if f["emul"] else 1))
-        P = self.hw.at_prec(f["prec"]).pix_lanes
+        hw = self.hw.at_prec(f["prec"])
+        P = hw.pix_lanes // hw.pump                  # (the HLS kernel stays single-pumped)
         if not f["acc_init"] and f["ig"] * f["kh"] * f["kw"] == 1:   # pe_rmw: one output pixel per iteration
             return INVOKE + SETUP + self._loop("PE_RMW", f["oh"] * f["ow"] * f["og"])
         n = f["oh"] * _cdiv(f["ow"], P) * f["og"] * f["ig"] * f["kh"] * f["kw"]

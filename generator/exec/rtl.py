@@ -41,7 +41,10 @@ SMALL = dict(tn=8, tm=8, ibuf_bank_bytes=65536, wbuf_bank_bytes=36864, acc_bank_
              pbuf_entries=1024, axi_data_width_bits=128, hp_ports=1)
 #: "small" with a 256-bit m_axi split over two HP ports (rtl/axi_hp_split.sv) on a 16x32 array (32-byte beats)
 SMALL_2HP = dict(SMALL, tn=16, tm=32, wbuf_bank_bytes=147456, axi_data_width_bits=256, hp_ports=2)
-CONFIGS = {"board": {}, "tiny": TINY, "small": SMALL, "small-2hp": SMALL_2HP}
+#: "tiny" and "small" with the PE array double-pumped (rtl/pe_array_2x.sv on clk2x; IBUF and ACC copies)
+TINY_2X = dict(TINY, pump=2)
+SMALL_2X = dict(SMALL, pump=2)
+CONFIGS = {"board": {}, "tiny": TINY, "small": SMALL, "small-2hp": SMALL_2HP, "tiny-2x": TINY_2X, "small-2x": SMALL_2X}
 
 
 def verilator() -> str | None:
@@ -126,7 +129,7 @@ class RtlBuild:
         lat = a.ddr_read_latency_cycles if rd_latency is None else rd_latency
         meta = {"bases": {k: int(v) for k, v in bases.items()}, "sizes": {k: int(v) for k, v in sizes.items()},
                 "insns": insns, "n_insns": len(blob) // isa.INSN_BYTES,
-                "rd_latency": lat, "wr_latency": a.ddr_write_latency_cycles, "hp_ports": a.hp_ports,
+                "rd_latency": lat, "wr_latency": a.ddr_write_latency_cycles, "hp_ports": a.hp_ports, "pump": a.pump,
                 "rd_beats_per_cycle": self.board.ddr_bytes_per_cycle / (a.axi_data_width_bits / 8),
                 "timeout_cycles": timeout_cycles, "fetch_ddr": fetch_ddr, "progress_every": progress_every,
                 "frame": {} if frame is None else frame.registers()}

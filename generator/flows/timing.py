@@ -12,9 +12,9 @@ from generator.flows.inputs import FlowError, out_folder
 from generator.spec.board import DEFAULT_BOARD
 
 CONFIGS = ("tiny", "board", "small", "small-2hp")
-#: units not yet in the design (not in RTL_SOURCES), synthesized out of context with their own sources (rtl/):
-#: the double-pumped PE array of issue 46 (clk and clk2x domains: rtl_timing times each against its clock)
-UNIT_SOURCES: dict = {"pe_array_2x": ("pe_array_2x.sv",)}
+#: units not in the design (not in RTL_SOURCES), synthesized out of context with their own sources (rtl/): none
+#: now (the double-pumped PE array, rtl/pe_array_2x.sv, is in RTL_SOURCES: a unit of the design as any other)
+UNIT_SOURCES: dict = {}
 
 
 def timing_flow(board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=False, log=print):

@@ -166,7 +166,7 @@ class Conv(LayerKind):
                                     dst_pitch=chunk_ig)
         weights = transfer_cycles(hw, 1, 1, tile_og * chunk_ig * taps * hw.tn * hw.tm * eb, 0, 0, buf=WBUF)
         compute = hw.compute_fill + acc_rows * ceil_div(acc_cols, hw.pix_lanes) * tile_og * chunk_ig * taps
-        if hw.pix_lanes == 2 and chunk_ig * taps == 1 and n_ic > 1:   # int8 one-step accumulation: every other cycle
+        if hw.bits == 8 and chunk_ig * taps == 1 and n_ic > 1:   # int8 one-step accumulation: every other cycle
             compute += (compute - hw.compute_fill) * (n_ic - 1) // n_ic
         return n_ic, ifmap, weights, compute
 

@@ -89,12 +89,20 @@ def pe_chain(tn: int) -> int:
     return min(PE_CHAIN, tn)
 
 
-def pe_dsp_stages(tn: int) -> int:
-    """Register stages of the PE array before its adder trees (rtl/pe_array.sv): the DSP48E2's A/B and M
-    registers, then one P register per DSP48E2 of a chain (position j of a chain takes its operands j clocks after
-    position 0, so its P holds the sum of positions 0..j of one operand set): ``2 + pe_chain(tn)``. Raises
-    ValueError as :func:`pe_chain`."""
-    return 2 + pe_chain(tn)
+def pe_dsp_stages(tn: int, pump: int = 1) -> int:
+    """Register stages (logic clock cycles) of the PE array before its adder trees. Single-pumped (rtl/pe_array.sv):
+    the DSP48E2's A/B and M registers, then one P register per DSP48E2 of a chain (position j of a chain takes its
+    operands j clocks after position 0, so its P holds the sum of positions 0..j of one operand set):
+    ``2 + G`` with G = ``pe_chain(tn)``. Double-pumped (``pump`` 2, rtl/pe_array_2x.sv): the operand register,
+    the chain's L = 1 + G + (G even) cycles of the 2x clock (an even number: both operand sets' sums ready at one
+    middle edge), the hold and leaf registers: ``3 + L / 2`` (= ``2 + G`` for G = 4). Raises ValueError as
+    :func:`pe_chain` and for a pump other than 1 or 2."""
+    g = pe_chain(tn)
+    if pump == 1:
+        return 2 + g
+    if pump == 2:
+        return 3 + (1 + g + (1 - g % 2)) // 2
+    raise ValueError(f"pump must be 1 or 2, got {pump}")
 
 
 def pe_tree_stages(tn: int) -> int:

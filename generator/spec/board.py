@@ -69,6 +69,10 @@ class AcceleratorConfig(_Strict):
         hp_ports: PS-side HP ports (S_AXI_HPn_FPD, UG1085 ch. 35) the m_axi is spread over: 1, or 2 with
             ``axi_data_width_bits`` twice the board's ``hp_port_width_bits`` (the RTL splits every burst across
             both, rtl/axi_hp_split.sv), so DDR moves twice a port's bytes per cycle.
+        pump: 1, or 2 for the PE array double-pumped (rtl/pe_array_2x.sv: the DSP48E2 cascades on a second clock
+            of twice ``pl_clock_mhz``, each DSP48E2 taking two operand sets per logic cycle, as the Vitis AI DPU's
+            ``dpu_2x_clk``): an int8 COMPUTE step then takes four output pixels, int16 two; IBUF and ACC get a second
+            copy (rtl/buffers.sv) to feed it. RTL only: the HLS kernel stays single-pumped.
         ddr_read_latency_cycles / ddr_write_latency_cycles: first-beat latency of an AXI4 read / write, PL cycles.
         acc_bits_int8 / acc_bits_int16: accumulator width per mode, bits (signed).
     """
@@ -81,6 +85,7 @@ class AcceleratorConfig(_Strict):
     pbuf_entries: int = Field(gt=0, le=4096)
     axi_data_width_bits: int
     hp_ports: Literal[1, 2] = 1
+    pump: Literal[1, 2] = 1
     ddr_read_latency_cycles: int = Field(ge=0)
     ddr_write_latency_cycles: int = Field(ge=0)
     acc_bits_int8: int = Field(ge=16, le=64)
@@ -94,7 +99,8 @@ class AcceleratorConfig(_Strict):
 
     def config_id(self) -> int:
         """32-bit identifier of this configuration (hash of its fields); the CONFIG instruction carries it."""
-        d = self.model_dump(exclude={"hp_ports"} if self.hp_ports == 1 else None)   # ids of one-port boards kept
+        # ids of one-port, single-pumped boards kept
+        d = self.model_dump(exclude={k for k in ("hp_ports", "pump") if getattr(self, k) == 1})
         blob = json.dumps(d, sort_keys=True).encode()
         return int.from_bytes(hashlib.sha256(blob).digest()[:4], "little")
 

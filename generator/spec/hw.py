@@ -17,7 +17,8 @@ COMPUTE_BASE = 7 + COMPUTE_SETUP + ACC_RMW_DISTANCE - 1
 class HwConfig:
     """Accelerator configuration for one precision.
 
-    Attributes: tn, tm (PE array), pix_lanes (output pixels per DSP per cycle: 2 in int8, 1 in int16),
+    Attributes: tn, tm (PE array), pix_lanes (output pixels per DSP per logic cycle: 2 in int8, 1 in int16, twice
+    that with ``pump`` 2), pump (1, or 2: the PE array double-pumped, :class:`AcceleratorConfig`),
     elem_bytes (1 or 2), bits, words per bank of each buffer (IBUF word = Tn elements, WBUF word = Tn*Tm,
     ACC/OBUF word = Tm), pbuf_entries, bytes_per_cycle (DDR), axi_bytes (m_axi beat), read/write latency (cycles), acc_bits,
     config_id (32-bit), clock_mhz.
@@ -41,6 +42,7 @@ class HwConfig:
     clock_mhz: float
     board: str
     hp_ports: int = 1
+    pump: int = 1
     acc_bits_int8: int = 0
     acc_bits_int16: int = 0
 
@@ -51,14 +53,14 @@ class HwConfig:
             raise ValueError(f"precision must be 8 or 16 bits, got {bits}")
         a = board.accelerator
         eb = bits // 8
-        return cls(tn=a.tn, tm=a.tm, bits=bits, pix_lanes=2 if bits == 8 else 1, elem_bytes=eb,
+        return cls(tn=a.tn, tm=a.tm, bits=bits, pix_lanes=(2 if bits == 8 else 1) * a.pump, elem_bytes=eb,
                    ibuf_words=a.ibuf_bank_bytes // (a.tn * eb), wbuf_words=a.wbuf_bank_bytes // (a.tn * a.tm * eb),
                    acc_words=a.acc_bank_words, obuf_words=a.obuf_bytes // (a.tm * eb),
                    pbuf_entries=a.pbuf_entries, bytes_per_cycle=board.ddr_bytes_per_cycle,
                    axi_bytes=a.axi_data_width_bits // 8,
                    rd_latency=a.ddr_read_latency_cycles, wr_latency=a.ddr_write_latency_cycles,
                    acc_bits=a.acc_bits_int8 if bits == 8 else a.acc_bits_int16, config_id=a.config_id(),
-                   clock_mhz=board.pl_clock_mhz, board=board.name, hp_ports=a.hp_ports,
+                   clock_mhz=board.pl_clock_mhz, board=board.name, hp_ports=a.hp_ports, pump=a.pump,
                    acc_bits_int8=a.acc_bits_int8, acc_bits_int16=a.acc_bits_int16)
 
     def at(self, bits: int) -> "HwConfig":
@@ -71,7 +73,7 @@ class HwConfig:
         if bits not in (8, 16):
             raise ValueError(f"precision must be 8 or 16 bits, got {bits}")
         eb, k = bits // 8, self.elem_bytes
-        return replace(self, bits=bits, pix_lanes=2 if bits == 8 else 1, elem_bytes=eb,
+        return replace(self, bits=bits, pix_lanes=(2 if bits == 8 else 1) * self.pump, elem_bytes=eb,
                        ibuf_words=self.ibuf_words * k // eb, wbuf_words=self.wbuf_words * k // eb,
                        obuf_words=self.obuf_words * k // eb,
                        acc_bits=self.acc_bits_int8 if bits == 8 else self.acc_bits_int16)
@@ -83,8 +85,9 @@ class HwConfig:
     @property
     def compute_fill(self) -> int:
         """Cycles of a COMPUTE besides its steps (rtl/compute.sv): :data:`COMPUTE_BASE` plus the PE array's
-        pipeline (the DSP48E2's A/B, M, P registers and the adder tree's register stages for Tn)."""
-        return COMPUTE_BASE + pe_dsp_stages(self.tn) + pe_tree_stages(self.tn)
+        pipeline (the DSP48E2's A/B, M, P registers and the adder tree's register stages for Tn; double-pumped:
+        :func:`generator.spec.arch.pe_dsp_stages` with ``pump`` 2)."""
+        return COMPUTE_BASE + pe_dsp_stages(self.tn, self.pump) + pe_tree_stages(self.tn)
 
     @property
     def tm_pitch(self) -> int:

@@ -21,8 +21,9 @@ Cost model (cycles of the PL clock):
   ``XFER_OVERHEAD`` the data side's register stages (``LOAD_DATA_STAGES``). Two HP ports (``hp_ports`` 2: the
   RTL's burst splitter, ``rtl/axi_hp_split.sv``) double the bytes per cycle and add :func:`split_tail` per transfer.
 * COMPUTE: ``HwConfig.compute_fill`` + oh * ceil(ow / P) * og * ig * kh * kw, with P = 2 output pixels per DSP48E2 in
-  int8 (two activations packed in the 27-bit A port share the weight on the 18-bit B port) and P = 1 in int16;
-  int8 accumulation into ACC (acc_init = 0) with ig * kh * kw = 1 takes two cycles per step (the two ACC ports
+  int8 (two activations packed in the 27-bit A port share the weight on the 18-bit B port) and P = 1 in int16,
+  twice that on a double-pumped array (``pump`` 2: each DSP48E2 takes two operand sets per logic cycle, two pixel
+  pairs sharing the weight, rtl/pe_array_2x.sv); int8 accumulation into ACC (acc_init = 0) with ig * kh * kw = 1 takes two cycles per step (the two ACC ports
   serve both pixels' read-modify-write). A bypass COMPUTE (a copy through the accumulators) moves one pixel per
   cycle; an element-wise product (``emul``) takes two per output word (operand A's lanes, then B's).
 * POST: ``POST_FILL`` (+ ``TABLE_STAGES`` with the activation table) + output words x pooling-window size (one accumulator word of a window per cycle, Tm
@@ -364,10 +365,11 @@ def insn_cycles(hw: HwConfig, insn, frame=None) -> int:
             return hw.compute_fill + f["oh"] * f["ow"] * f["og"] * (2 if f["emul"] else 1)
         px = f["oh"] * math.ceil(f["ow"] / hw.pix_lanes) * f["og"]
         k = f["ig"] * f["kh"] * f["kw"]
-        # int8 accumulation into ACC: both ACC ports serve the two pixels' read-modify-write
-        # (ACC_RMW_DISTANCE cycles from a word's ACC read to its write: a word of K = 1 issues every other cycle,
-        # K = 3 leaves a cycle after each word, so that no read falls on that write)
-        rmw = hw.pix_lanes == 2 and not f["acc_init"]
+        # int8 accumulation into ACC: both ACC ports serve the two pixels' read-modify-write (double-pumped: each
+        # pixel pair its own ACC copy, rtl/buffers.sv) (ACC_RMW_DISTANCE cycles from a word's ACC read to its
+        # write: a word of K = 1 issues every other cycle, K = 3 leaves a cycle after each word, so that no read
+        # falls on that write)
+        rmw = hw.bits == 8 and not f["acc_init"]
         per_word = 2 if rmw and k == 1 else k + 1 if rmw and k == ACC_RMW_DISTANCE else k
         return hw.compute_fill + px * per_word
     if op == "POST":

@@ -7,7 +7,10 @@ module, against the latency model (generator/spec/timing.py insn_cycles) the sch
 Each case is two COMPUTEs back to back in the queue, each in its own precision (its prec field; mostly one int8 and
 one int16, the second popped the cycle the first's pipeline has drained), on IBUF / WBUF banks holding values of
 their instruction's precision, the second accumulating onto the first's ACC words when the banks meet; and the
-range checks against the IBUF / WBUF words of each instruction's own precision."""
+range checks against the IBUF / WBUF words of each instruction's own precision. Double-pumped (PUMP = 2,
+rtl/pe_array_2x.sv on clk2x, clk made from it): four int8 / two int16 pixels per step, IBUF copy 1 read on ports
+C / D, ACC copies 0 / 1 for the even / odd tile columns: the reference reads and writes each pixel's word in the
+copy of its column."""
 from __future__ import annotations
 
 import random
@@ -40,8 +43,18 @@ def unpack(v, n, bits):
     return out
 
 
-def reference(ib, wb, acc, f, tn, tm, acc_w):
-    """ACC bank after COMPUTE f (isa.FORMATS COMPUTE), ACC_W-bit wrap-around."""
+def reference(ib, wb, acc, f, tn, tm, acc_w, pump=1):
+    """ACC bank after COMPUTE f (isa.FORMATS COMPUTE), ACC_W-bit wrap-around. ``acc``: the bank, or with ``pump``
+    2 its two copies [copy][word][lane] (the word of tile column ox in copy ox % 2)."""
+    if pump == 2:
+        out = [a.copy() for a in acc]
+        for c in range(2):
+            one = reference(ib, wb, acc[c], f, tn, tm, acc_w)
+            for oy in range(f["oh"]):
+                for ox in range(c, f["ow"], 2):
+                    w = (oy * f["ow"] + ox) * f["og"]
+                    out[c][w:w + f["og"]] = one[w:w + f["og"]]
+        return out
     out = acc.copy()
     oh, ow, og, ig, kh, kw, s = (f[k] for k in ("oh", "ow", "og", "ig", "kh", "kw", "stride"))
     for oy in range(oh):
@@ -104,47 +117,80 @@ def random_compute(rng, P, p16):
     raise RuntimeError("no instruction fits")
 
 
+def acc_ports(dut, names, acc, rd, cw, bank, two, wd0, wd1):
+    """One cycle of an ACC copy's two ports (rtl/buffers.sv g_acc, POST not reading): ``names`` the COMPUTE's s2 /
+    s3 address outputs of its ports, ``rd`` its read registers [port][bank]."""
+    s2a0, s2a1, s3a0, s3a1 = (int(getattr(dut, n).value) for n in names)
+    for b in range(2):
+        a = acc[b]
+        w_here = cw and bank == b
+        a_we, a_addr = w_here and two, (s3a0 if (w_here and two) else s2a0)
+        b_we, b_addr = w_here, ((s3a1 if two else s3a0) if w_here else s2a1)
+        if a_we:
+            a[a_addr] = wd0
+        elif a_addr < len(a):
+            rd[0][b] = list(a[a_addr])
+        if b_we:
+            a[b_addr] = wd1 if two else wd0
+        elif b_addr < len(a):
+            rd[1][b] = list(a[b_addr])
+
+
+async def start_clocks(dut, pump):
+    """The logic clock; with ``pump`` 2 also clk2x, clk toggled at each clk2x rising edge (after the clk2x registers
+    have sampled: a shared edge ordered as in hardware)."""
+    if pump == 1:
+        Clock(dut.clk, 10, unit="ns").start()
+        return
+    dut.clk.value = 0
+    Clock(dut.clk2x, 5, unit="ns").start()
+
+    async def toggle():
+        v = 0
+        while True:
+            await RisingEdge(dut.clk2x)
+            v ^= 1
+            dut.clk.value = v
+    cocotb.start_soon(toggle())
+
+
 async def run_compute(dut, fs, mem, P, oobs=None):
     """Execute the COMPUTEs fs (field dicts, prec included) back to back from the queue on the memory model mem =
-    {ib: [2][words][tn], wb: [2][words][tm][tn], acc: [2][words][tm]}; returns each one's cycles from its pop to
+    {ib: [2][words][tn], wb: [2][words][tm][tn], acc: [2][words][tm]} (``P["pump"]`` 2: acc [copy][2][words][tm],
+    IBUF copy 1 the same contents as copy 0); returns each one's cycles from its pop to
     the next pop (the last: to the module's return to idle). OUT_OF_RANGE: with a list ``oobs`` the index of the
     instruction (in fs) raising it is appended each time; else it must not be raised."""
     tn, tm, acc_w = P["tn"], P["tm"], P["acc_w"]
     queue = [int.from_bytes(isa.encode(isa.make("COMPUTE", **f)), "little") for f in fs]
     pops = []
     prev = None
-    rd = {"acc_a": [0, 0], "acc_b": [0, 0]}
+    pump = P.get("pump", 1)
+    rd = [[[0, 0], [0, 0]], [[0, 0], [0, 0]]]               # [copy][port][bank]
+    accs = mem["acc"] if pump == 2 else [mem["acc"]]
     for cyc in range(20000):
         dut.cq_empty.value = int(not queue)
         if queue:
             dut.cq_rdata.value = queue[0]
         if prev is not None:                          # RAM outputs of last cycle's addresses (1 cycle latency)
-            ia, ib_, wa = prev
-            dut.ib_rd_a.value = pack([v for b in range(2) for v in mem["ib"][b][ia % len(mem["ib"][b])]], 16)
-            dut.ib_rd_b.value = pack([v for b in range(2) for v in mem["ib"][b][ib_ % len(mem["ib"][b])]], 16)
+            ia, ib_, wa, ic, id_ = prev
+            for port, addr in (("a", ia), ("b", ib_)) + ((("c", ic), ("d", id_)) if pump == 2 else ()):
+                getattr(dut, f"ib_rd_{port}").value = pack(
+                    [v for b in range(2) for v in mem["ib"][b][addr % len(mem["ib"][b])]], 16)
             dut.wb_rd.value = pack([v for b in range(2) for v in mem["wb"][b][wa % len(mem["wb"][b])].reshape(-1)],
                                    16)
-            dut.acc_rd_a.value = pack([v for b in range(2) for v in rd["acc_a"][b]], acc_w)
-            dut.acc_rd_b.value = pack([v for b in range(2) for v in rd["acc_b"][b]], acc_w)
+            for c, (pa, pb) in enumerate((("a", "b"), ("c", "d"))[:pump]):
+                getattr(dut, f"acc_rd_{pa}").value = pack([v for b in range(2) for v in rd[c][0][b]], acc_w)
+                getattr(dut, f"acc_rd_{pb}").value = pack([v for b in range(2) for v in rd[c][1][b]], acc_w)
         await Timer(1, unit="ns")
-        prev = (int(dut.cp_ib_a.value), int(dut.cp_ib_b.value), int(dut.cp_wb_a.value))
-        cw, bank, two = int(dut.cp_wr.value), int(dut.cp_acc_bank.value), int(dut.cp_s3_two.value)
-        s2a0, s2a1, s3a0, s3a1 = (int(getattr(dut, n).value) for n in ("cp_s2_aw0", "cp_s2_aw1", "cp_s3_aw0",
-                                                                       "cp_s3_aw1"))
-        wd0, wd1 = unpack(int(dut.cp_wd0.value), tm, acc_w), unpack(int(dut.cp_wd1.value), tm, acc_w)
-        for b in range(2):                            # rtl/buffers.sv g_acc ports (POST not reading)
-            acc = mem["acc"][b]
-            w_here = cw and bank == b
-            a_we, a_addr = w_here and two, (s3a0 if (w_here and two) else s2a0)
-            b_we, b_addr = w_here, ((s3a1 if two else s3a0) if w_here else s2a1)
-            if a_we:
-                acc[a_addr] = wd0
-            elif a_addr < len(acc):
-                rd["acc_a"][b] = list(acc[a_addr])
-            if b_we:
-                acc[b_addr] = wd1 if two else wd0
-            elif b_addr < len(acc):
-                rd["acc_b"][b] = list(acc[b_addr])
+        prev = tuple(int(getattr(dut, f"cp_{n}").value) for n in ("ib_a", "ib_b", "wb_a", "ib_c", "ib_d"))
+        bank = int(dut.cp_acc_bank.value)
+        acc_ports(dut, ("cp_s2_aw0", "cp_s2_aw1", "cp_s3_aw0", "cp_s3_aw1"), accs[0], rd[0],
+                  int(dut.cp_wr.value), bank, int(dut.cp_s3_two.value), unpack(int(dut.cp_wd0.value), tm, acc_w),
+                  unpack(int(dut.cp_wd1.value), tm, acc_w))
+        if pump == 2:                                 # ACC copy 1 (the odd columns)
+            acc_ports(dut, ("cp_s2_aw2", "cp_s2_aw3", "cp_s3_aw2", "cp_s3_aw3"), accs[1], rd[1],
+                      int(dut.cp_wr_b.value), bank, int(dut.cp_s3_two_b.value),
+                      unpack(int(dut.cp_wd2.value), tm, acc_w), unpack(int(dut.cp_wd3.value), tm, acc_w))
         if int(dut.cq_rd.value):
             pops.append(cyc)
             queue.pop(0)
@@ -166,8 +212,9 @@ async def compute_matches_isa(dut):
     tn, tm, acc_w = P["tn"], P["tm"], P["acc_w"]
     rng = random.Random(args["seed"])
     nrng = np.random.default_rng(args["seed"])
-    brd = tiny_board()                                # the board of the build (UnitBuild's default)
-    Clock(dut.clk, 10, unit="ns").start()
+    pump = P.get("pump", 1)
+    brd = tiny_board(pump=pump)                       # the board of the build
+    await start_clocks(dut, pump)
     for s, v in dict(run=1, stop=0, clr=0, has_l2c=1, has_s2c=1, cq_empty=1, ib_rd_a=0, ib_rd_b=0, wb_rd=0,
                      acc_rd_a=0, acc_rd_b=0).items():
         getattr(dut, s).value = v
@@ -186,17 +233,22 @@ async def compute_matches_isa(dut):
         n_mixed += precs[0] != precs[1]
         ib16 = {f["ibuf_bank"]: f["prec"] for f in fs}
         wb16 = {f["wbuf_bank"]: f["prec"] for f in fs}
+        acc0 = [nrng.integers(-1000, 1000, (P["acc_words"], tm)) for _ in range(2 * pump)]
         mem = {"ib": [nrng.integers(*span(ib16.get(b, 0)), (P["ib_d"], tn)) for b in range(2)],
                "wb": [nrng.integers(*span(wb16.get(b, 0)), (P["wb_d"], tm, tn)) for b in range(2)],
-               "acc": [nrng.integers(-1000, 1000, (P["acc_words"], tm)) for _ in range(2)]}
-        ref = [a.copy() for a in mem["acc"]]
+               "acc": [acc0[2 * c:2 * c + 2] for c in range(2)] if pump == 2 else acc0}
+        banks = (lambda m: [[m[c][b] for c in range(2)] for b in range(2)]) if pump == 2 else (lambda m: m)
+        ref = [(a.copy() if pump == 1 else [x.copy() for x in a]) for a in banks(mem["acc"])]
         for f in fs:                                  # the ISA's result of the two in order
             ref[f["acc_bank"]] = reference(mem["ib"][f["ibuf_bank"]], mem["wb"][f["wbuf_bank"]], ref[f["acc_bank"]],
-                                           f, tn, tm, acc_w)
+                                           f, tn, tm, acc_w, pump)
         cycles = await run_compute(dut, fs, mem, P)
+        got = banks(mem["acc"])
         for b in range(2):
-            bad = np.flatnonzero(np.any(np.asarray(mem["acc"][b], object) != np.asarray(ref[b], object), axis=1))
-            assert bad.size == 0, f"case {case} {fs}: ACC bank {b} words {bad[:6]} differ"
+            for c in range(pump):
+                g, r = (got[b], ref[b]) if pump == 1 else (got[b][c], ref[b][c])
+                bad = np.flatnonzero(np.any(np.asarray(g, object) != np.asarray(r, object), axis=1))
+                assert bad.size == 0, f"case {case} {fs}: ACC bank {b} copy {c} words {bad[:6]} differ"
         for f, cyc in zip(fs, cycles):
             model = insn_cycles(hw, isa.make("COMPUTE", **f))
             # (int8 accumulation with K = 1 issues a step every other cycle, with K = 3 leaves a cycle after each
@@ -226,10 +278,19 @@ def compute_build():
     return UnitBuild("compute")
 
 
-def test_compute_conv(compute_build):
-    p = package_context(compute_build.board)
+def pkg_args(build, pump=1):
+    p = package_context(build.board)
     tn, tm = p["tn"], p["tm"]
-    pkg = dict(tn=tn, tm=tm, acc_w=p["acc_w"], acc_words=p["acc_words"], ib_d=-(-p["ibuf_elems"] // tn),
-               wb_d=-(-p["wbuf_elems"] // (tn * tm)), ibuf_words8=p["ibuf_words8"], ibuf_words16=p["ibuf_words16"],
-               wbuf_words8=p["wbuf_words8"], wbuf_words16=p["wbuf_words16"])
-    compute_build.run("test_compute", "compute_matches_isa", {"seed": 31, "cases": 30, "pkg": pkg})
+    return dict(tn=tn, tm=tm, acc_w=p["acc_w"], acc_words=p["acc_words"], ib_d=-(-p["ibuf_elems"] // tn),
+                wb_d=-(-p["wbuf_elems"] // (tn * tm)), ibuf_words8=p["ibuf_words8"], ibuf_words16=p["ibuf_words16"],
+                wbuf_words8=p["wbuf_words8"], wbuf_words16=p["wbuf_words16"], pump=pump)
+
+
+def test_compute_conv(compute_build):
+    compute_build.run("test_compute", "compute_matches_isa", {"seed": 31, "cases": 30, "pkg": pkg_args(compute_build)})
+
+
+def test_compute_conv_double_pumped():
+    """PUMP = 2 (rtl/pe_array_2x.sv on clk2x): the same random cases, four int8 / two int16 pixels per step."""
+    build = UnitBuild("compute", tiny_board(pump=2), name="compute_pump2")
+    build.run("test_compute", "compute_matches_isa", {"seed": 32, "cases": 30, "pkg": pkg_args(build, 2)})

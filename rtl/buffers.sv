@@ -105,6 +105,7 @@ module buffers
     end
     wire cw = cp_wr && cp_acc_bank == 1'(b);
     wire cw1 = cp_wr_b && cp_acc_bank == 1'(b);
+    wire unused_cw1 = cw1;                              // (PUMP = 1: no copy 1)
     wire post_here = pp_acc_rd && pp_acc_bank == 1'(b);
     for (genvar m = 0; m < TM; m++) begin : g_acc
       ram_tdp #(.W(ACC_W), .D(ACC_WORDS), .NB(1), .STYLE(ACC_STYLE)) u_ram (

@@ -444,7 +444,7 @@ module compute
   assign cp_s3_two_b = q_p3[NS];
   assign idle = cp_state == C_IDLE;
   assign pe_busy = cp_state == C_RUN;
-  wire unused = &{1'b0, cp_ins[H_PUSH_NEXT_LSB], q_first[NS], q_last[SR], su_sig, clk2x, ib_rd_c, ib_rd_d,
-                  acc_rd_c, acc_rd_d, pe_sum2, pe_sum3, q_sel[SR], 1'b0};
+  wire unused = &{1'b0, cp_ins[H_PUSH_NEXT_LSB], q_first[NS], q_last[SR], su_sig, f_ibuf_word, f_wbuf_word,
+                  clk2x, ib_rd_c, ib_rd_d, ib_c, ib_d, acc_rd_c, acc_rd_d, pe_sum2, pe_sum3, q_sel[SR], 1'b0};
 endmodule
 `default_nettype wire

@@ -5,7 +5,8 @@ For a board, :func:`candidates` enumerates configurations the RTL can be rendere
 DDR path (:func:`port_options`: an m_axi of :data:`AXI_WIDTHS` up to the board's ``hp_port_width_bits`` on one HP
 port -- a wider one would move no more bytes -- or one of twice the port width split over two HP ports,
 ``rtl/axi_hp_split.sv``) that :func:`generator.spec.arch.array_error` allows (m_axi at least 128 bits, the
-bypass's two-word window, Tm at least the m_axi bytes), and a buffer preset (:data:`BUFFER_PRESETS`: IBUF / OBUF bytes
+bypass's two-word window, Tm at least the m_axi bytes), single- or double-pumped (:data:`PUMPS`: the PE array on a
+second clock of twice the board's, ``rtl/pe_array_2x.sv``, with IBUF and ACC copies), and a buffer preset (:data:`BUFFER_PRESETS`: IBUF / OBUF bytes
 per bank, WBUF bytes per PE, ACC words). :func:`explore` keeps those the RTL resource model (:mod:`generator.estimate.rtl_model`) fits
 within :data:`UTILIZATION_LIMIT` of the part (every DSP48E2, BRAM and URAM block, 90% of LUTs and FFs),
 compiles the model's quantized graphs for each with the latency model
@@ -38,6 +39,8 @@ ARRAY_SIDES = (8, 16, 32, 64)
 #: Tm the search tries: powers of two and 24, 40, 48, 56 (non-powers of two where they fit the part better:
 #: xczu19eg's 1,968 DSP48E2 hold 32x48 but not 32x64)
 TM_SIDES = (8, 16, 24, 32, 40, 48, 56, 64)
+#: PE array pumping factors the search tries (1: single-rate; 2: the DSP48E2s on twice the logic clock)
+PUMPS = (1, 2)
 #: m_axi widths the search tries (bits), capped by the board's HP port width
 AXI_WIDTHS = (64, 128)
 #: buffer presets: (name, IBUF bytes per bank, WBUF bytes per PE per bank, ACC words per bank, OBUF bytes)
@@ -70,15 +73,16 @@ class Point:
 
     @property
     def label(self) -> str:
-        """``TnxTm/AXI bits/preset``, e.g. ``32x32/128/L``; two HP ports: ``32x48/2x128/M``."""
+        """``TnxTm/AXI bits/preset``, e.g. ``32x32/128/L``; two HP ports: ``32x48/2x128/M``; double-pumped:
+        ``/2clk`` after it (``32x32/2x128/M/2clk``)."""
         a = self.board.accelerator
         axi = f"2x{a.axi_data_width_bits // 2}" if a.hp_ports == 2 else str(a.axi_data_width_bits)
-        return f"{a.tn}x{a.tm}/{axi}/{self.preset}"
+        return f"{a.tn}x{a.tm}/{axi}/{self.preset}" + ("/2clk" if a.pump == 2 else "")
 
     def row(self) -> dict:
         """JSON-able summary."""
         a = self.board.accelerator
-        return dict(label=self.label, tn=a.tn, tm=a.tm, axi_bits=a.axi_data_width_bits, preset=self.preset,
+        return dict(label=self.label, tn=a.tn, tm=a.tm, axi_bits=a.axi_data_width_bits, preset=self.preset, pump=a.pump,
                     accelerator=a.model_dump(), resources=self.resources, fps_int8=round(self.fps8, 2),
                     cycles_int8=self.cycles8, fps_int16=None if self.fps16 is None else round(self.fps16, 2),
                     cycles_int16=self.cycles16, ddr_bytes_int8=self.traffic8, compulsory_bytes_int8=self.compulsory8,
@@ -108,9 +112,10 @@ def candidates(board: Board) -> list[tuple[Board, str]]:
                 if array_error(tn, tm, axi):
                     continue
                 for name, ib, wb_pe, acc, ob in BUFFER_PRESETS:
-                    out.append((configured(board, tn=tn, tm=tm, axi_data_width_bits=axi, hp_ports=ports,
-                                           ibuf_bank_bytes=ib, wbuf_bank_bytes=wb_pe * tn * tm, acc_bank_words=acc,
-                                           obuf_bytes=ob), name))
+                    for pump in PUMPS:
+                        out.append((configured(board, tn=tn, tm=tm, axi_data_width_bits=axi, hp_ports=ports,
+                                               ibuf_bank_bytes=ib, wbuf_bank_bytes=wb_pe * tn * tm,
+                                               acc_bank_words=acc, obuf_bytes=ob, pump=pump), name))
     return out
 
 

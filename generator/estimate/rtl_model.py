@@ -31,6 +31,10 @@ shifter of the requantization, and Yosys builds multi-operand sums from LUT3 ful
 chains; the PE array's DSP48E2s are instantiated (``rtl/pe_dsp.sv``), their registers inside the primitive. Two HP ports add the burst splitter
 (:func:`generator.estimate.hls_resources.hp_split_lut_ff`, which the HLS block design has too).
 
+**Double pumping** (``pump`` 2, ``rtl/pe_array_2x.sv``): the same DSP48E2s; the memories' IBUF and ACC copies
+(:func:`generator.spec.memories.lane_memories`); LUTs and FFs of :func:`pump_fabric` on top of the single-rate
+array's.
+
 **PRE** (``rtl/pre_insn.sv`` and under it ``rtl/pre.sv``, the readers and writers, ``rtl/axi_wr_arb.sv``, the write
 arbiter it adds to STORE's port): :data:`generator.estimate.rtl_resources.PRE_DSP` = 21 DSP48E2 (seven per
 channel, ``rtl/pre_chan.sv``; the HLS kernel's PRE takes 16, a different unit); its two line buffers
@@ -45,7 +49,7 @@ import math
 
 from generator.estimate import hls_resources
 from generator.estimate.rtl_resources import PRE_CHANNELS, PRE_DSP, expected_dsp
-from generator.spec.arch import AXI_ADDR_BITS, RTL_QUEUES
+from generator.spec.arch import AXI_ADDR_BITS, DSP_A_BITS, DSP_B_BITS, RTL_QUEUES, pe_chain
 from generator.spec.board import Board
 from generator.spec import memories
 from generator.spec.memories import Memory, bind, bram36_for, lane_memories
@@ -92,7 +96,7 @@ def rtl_memories(board: Board) -> list[Memory]:
     (:func:`generator.spec.memories.lane_memories`), bound as the RTL is rendered (:func:`~generator.spec.memories.bind`,
     the ``ram_tdp`` STYLE of each buffer) and counted as Yosys maps them (:func:`yosys_bram36`,
     :func:`yosys_uram`), then PRE's line buffers (:func:`pre_memories`)."""
-    mems = bind(lane_memories(board), board.resources.uram)
+    mems = bind(lane_memories(board), board.resources.uram, board.resources.bram36)
     for m in mems:
         if m.impl == "bram":
             m.bram36 = m.count * yosys_bram36(m.depth, m.width, m.tdp)
@@ -172,6 +176,27 @@ def pre_lut_ff(board: Board) -> tuple[int, int]:
     return sum(x for x, _ in t), sum(y for _, y in t)
 
 
+def pump_fabric(board: Board) -> tuple[int, int]:
+    """(LUT, FF) a double-pumped PE array (``pump`` 2, ``rtl/pe_array_2x.sv``) adds to the single-rate one's
+    (:func:`generator.estimate.hls_resources.pe_fabric`), counted from the unit's code: the clk registers of the
+    weights (16 bits per PE) and of both pairs' packed operands (DSP_A_BITS per input lane each), the 2:1
+    multiplexer into the DSP48E2 A inputs and the second pair's packing (a LUT per bit and input lane each), per
+    chain output the clk2x registers pe_x (an even chain length), pd, ha, hb and the clk leaves of both pairs (the
+    45-bit P each), and the second pair's adder trees (those of ``pe_fabric`` again). (0, 0) single-pumped. An upper
+    bound of the FFs: Yosys keeps 98,779 FF and 21,150 LUT of the unit at 32 x 48 (docs/rtl.md)."""
+    a = board.accelerator
+    if a.pump == 1:
+        return 0, 0
+    g = pe_chain(a.tn)
+    chains = a.tm * (a.tn // g)
+    tree_lut, tree_ff = hls_resources.pe_fabric(board)
+    skew = sum(j - 1 for j in range(2, g)) * (a.tn // g) * (16 * a.tm + DSP_A_BITS)
+    hold = (5 + (1 - g % 2)) * chains * (DSP_A_BITS + DSP_B_BITS)
+    ff = a.tn * a.tm * 16 + 2 * a.tn * DSP_A_BITS + hold + (tree_ff - skew)
+    lut = 2 * a.tn * DSP_A_BITS + tree_lut
+    return lut, ff
+
+
 def estimate(board: Board):
     """Modelled DSP48E2 / BRAM36 / URAM / LUT / FF of the RTL for ``board``'s accelerator (module docstring), as
     a :class:`generator.estimate.hls_resources.Estimate` (``memories``: the RTL's RAM groups)."""
@@ -181,7 +206,8 @@ def estimate(board: Board):
     lut = sum(lut_terms(board).values())
     return hls_resources.Estimate(board=board.name, part=board.part, tn=a.tn, tm=a.tm, dsp48e2=expected_dsp(board),
                                   bram36=sum(m.bram36 for m in mems), uram=sum(m.uram for m in mems), lut=int(lut),
-                                  ff=int(hls.ff) + pre_lut_ff(board)[1], capacity=board.resources.model_dump(),
+                                  ff=int(hls.ff) + pre_lut_ff(board)[1] + pump_fabric(board)[1],
+                                  capacity=board.resources.model_dump(),
                                   memories=mems, dsp_pe=a.tn * a.tm, dsp_post=a.tm,
                                   dsp_emul=expected_dsp(board) - a.tn * a.tm - a.tm - PRE_DSP, dsp_pre=PRE_DSP)
 
@@ -194,6 +220,7 @@ def lut_terms(board: Board) -> dict:
     t = hls_resources.lut_terms(board, hls_mems)
     t["memories"] += sum(m.lut for m in rtl_memories(board)) - sum(m.lut for m in hls_mems)
     t["pre"] = pre_lut_ff(board)[0]
+    t["pe_array"] += pump_fabric(board)[0]
     return t
 
 

@@ -67,6 +67,9 @@ CONFIGS = {
     # a 256-bit m_axi split over two 128-bit HP ports (rtl/axi_hp_split.sv; 32-byte beats: Tm >= 32)
     "tiny-16x32-2hp": ("zcu19eg", dict(TINY, tn=16, tm=32, ibuf_bank_bytes=6144, wbuf_bank_bytes=65536,
                                        axi_data_width_bits=256, hp_ports=2)),
+    # the PE array double-pumped (rtl/pe_array_2x.sv on clk2x: four int8 / two int16 pixels per step, IBUF and
+    # ACC copies; the HLS kernel runs the same programs single-pumped)
+    "tiny-2x": ("zcu19eg", dict(TINY, pump=2)),
     "zcu19eg": ("zcu19eg", {}),
     "zcu102": ("zcu102", {}),
 }

@@ -47,6 +47,18 @@ class SimError(RuntimeError):
         return isa.status_names(self.status)
 
 
+class AccLayoutError(RuntimeError):
+    """A program reads accumulator words in another tile geometry than the one that wrote them, which a
+    double-pumped array (``pump`` 2) cannot run as the ISA says: it keeps the words of odd tile columns in a second
+    ACC copy (rtl/buffers.sv), so a COMPUTE accumulating onto them (``acc_init`` 0) or a POST must see each word in
+    a column of the parity that wrote it. Not a hardware status (the RTL would compute silently otherwise): a
+    compiler error, raised with the instruction index ``insn``."""
+
+    def __init__(self, msg: str, insn: int):
+        super().__init__(msg)
+        self.insn = insn
+
+
 @dataclass
 class SimResult:
     """cycles: total cycles until every module is idle; start/end: per-instruction cycle arrays;
@@ -84,6 +96,8 @@ class GoldenSim:
         self.ibuf = [np.zeros(h8.ibuf_words * tn, np.int64) for _ in range(2)]
         self.wbuf = [np.zeros(h8.wbuf_words * hw.wbuf_pitch, np.int64) for _ in range(2)]   # words x pitch
         self.acc = [np.zeros((hw.acc_words, tm), np.int64) for _ in range(2)]
+        # pump 2: the column parity of the COMPUTE that last wrote each ACC word (-1: none since reset)
+        self.acc_par = [np.full(hw.acc_words, -1, np.int8) for _ in range(2)] if hw.pump == 2 else None
         self.obuf = np.zeros(h8.obuf_words * tm, np.int64)
         self.pbuf = np.zeros(hw.pbuf_index, PARAM_DTYPE)                         # rows x lane pitch (isa)
         self.tbuf = np.zeros((isa.TBUF_ROWS * hw.tm_pitch, 2 * isa.TABLE_PER_RECORD), np.int64)   # (base, delta) x 4
@@ -240,6 +254,7 @@ class GoldenSim:
                     wk = w[:, :, ky, kx].transpose(0, 2, 1, 3).reshape(og * tm, ig * tn)
                     out += sub @ wk.T
             part = out.astype(np.int64).reshape(nw, tm)
+        self._acc_layout(k, f, "COMPUTE", write=True)
         if f["acc_init"]:
             acc[:nw] = part
         else:
@@ -247,6 +262,24 @@ class GoldenSim:
         lim = 1 << (hw.acc_bits - 1)
         if np.abs(acc[:nw]).max(initial=0) >= lim:
             raise SimError(f"instruction {k}: accumulator overflow ({hw.acc_bits}-bit)", "ARITH_OVERFLOW", k)
+
+    def _acc_layout(self, k, f, op, write):
+        """pump 2: check that the ACC words instruction ``k`` reads (a POST's; a COMPUTE's with acc_init 0) were
+        written in columns of the parity it reads them at (:class:`AccLayoutError`); a COMPUTE's ``write``
+        records its own."""
+        if self.acc_par is None:
+            return
+        oh, ow, og = f["oh"], f["ow"], f["og"]
+        par = ((np.arange(oh * ow * og) // og) % ow % 2).astype(np.int8)
+        tags = self.acc_par[f["acc_bank"]][:par.size]
+        if not (write and f["acc_init"]):
+            bad = np.flatnonzero((tags >= 0) & (tags != par))
+            if bad.size:
+                raise AccLayoutError(f"instruction {k}: {op} reads ACC word {int(bad[0])} in a column of parity "
+                                     f"{int(par[bad[0]])}, written at parity {int(tags[bad[0]])}: a double-pumped "
+                                     f"array keeps odd tile columns in a second ACC copy", k)
+        if write:
+            tags[:] = par
 
     def _post(self, k, f):
         hw = self._at(f)
@@ -259,6 +292,7 @@ class GoldenSim:
         if oh * ow * og > hw.acc_words:
             raise SimError(f"instruction {k}: POST reads {oh * ow * og} accumulator words of {hw.acc_words}",
                            "OUT_OF_RANGE", k)
+        self._acc_layout(k, f, "POST", write=False)
         acc = self.acc[f["acc_bank"]][:oh * ow * og].reshape(oh, ow, C)
         if f["pbuf_oc"] % hw.tm_pitch:
             raise SimError(f"instruction {k}: POST pbuf_oc {f['pbuf_oc']} is not a multiple of the PBUF row pitch "

@@ -54,7 +54,9 @@ Mapping rule (:func:`bind`), per group of identical partitioned memories:
    (a true-dual-port memory without the 512-word simple-dual-port shapes);
 4. if the part has URAM, groups move from BRAM to URAM (``ceil(width / 72) * ceil(depth / 4096)`` each) in order
    of BRAM36 saved per URAM used, a whole group at a time, while the URAMs left suffice and the move saves at least
-   :data:`URAM_MIN_BRAM_SAVED` BRAM36 per URAM;
+   :data:`URAM_MIN_BRAM_SAVED` BRAM36 per URAM; then, if the block RAM still exceeds the part's (a budget given:
+   the RTL's lane memories), groups that save at least one BRAM36 per URAM move too, in the same order (a
+   double-pumped array's IBUF copies of 2K x 16, one BRAM36 each);
 5. (the HLS kernel's memories, :func:`bound_kernel_memories`) a true-dual-port group that rule 1 made LUTRAM is
    block RAM instead: distributed RAM writes through one port only (UG974, XPM_MEMORY_DPDISTRAM: "Write operations
    are not allowed through port B").
@@ -196,24 +198,26 @@ def lane_memories(board: Board) -> list[Memory]:
     """The RAMs of ``rtl/buffers.sv`` with the geometry of the rendered ``accel_pkg`` (words per bank the larger
     of the int8 and int16 counts): per ping-pong bank Tn IBUF lane memories (true dual port) and Tm WBUF memories
     of Tn elements and Tm ACC lane memories (true dual port); OL = max(Tm, AXI bytes) OBUF lane memories (one
-    bank); Tm PBUF memories of parameter records; Tm TBUF memories of activation-table records."""
+    bank); Tm PBUF memories of parameter records; Tm TBUF memories of activation-table records. A double-pumped
+    array (``pump`` 2) has two copies of every IBUF and ACC lane memory (rtl/buffers.sv)."""
     from generator.spec.hw import HwConfig
 
     a = board.accelerator
     h8, h16 = HwConfig.from_board(board, 8), HwConfig.from_board(board, 16)
     ol = max(a.tm, a.axi_data_width_bits // 8)
     acc_w = max(h8.acc_bits, h16.acc_bits)
-    return [Memory("IBUF", 2 * a.tn, max(h8.ibuf_words, h16.ibuf_words), ELEM_BITS, tdp=True),
+    return [Memory("IBUF", 2 * a.tn * a.pump, max(h8.ibuf_words, h16.ibuf_words), ELEM_BITS, tdp=True),
             Memory("WBUF", 2 * a.tm, max(h8.wbuf_words, h16.wbuf_words), ELEM_BITS * a.tn),
-            Memory("ACC", 2 * a.tm, a.acc_bank_words, acc_w, tdp=True),
+            Memory("ACC", 2 * a.tm * a.pump, a.acc_bank_words, acc_w, tdp=True),
             Memory("OBUF", ol, -(-max(h8.obuf_words, h16.obuf_words) * a.tm // ol), ELEM_BITS, tdp=True),
             Memory("PBUF", a.tm, -(-a.pbuf_entries // a.tm), isa.PARAM_RECORD_BYTES * 8),
             Memory("TBUF", a.tm, isa.TBUF_ROWS, isa.PARAM_RECORD_BYTES * 8)]
 
 
-def bind(mems: list[Memory], uram_cap: int) -> list[Memory]:
-    """Apply the mapping rule (module docstring) to ``mems`` in place, with ``uram_cap`` URAM blocks available:
-    sets each group's ``impl`` and its ``bram36`` / ``uram`` / ``lut``. Returns ``mems``."""
+def bind(mems: list[Memory], uram_cap: int, bram_cap: float | None = None) -> list[Memory]:
+    """Apply the mapping rule (module docstring) to ``mems`` in place, with ``uram_cap`` URAM blocks available
+    (and, for the second pass of rule 4, ``bram_cap`` BRAM36 blocks): sets each group's ``impl`` and its
+    ``bram36`` / ``uram`` / ``lut``. Returns ``mems``."""
     for m in mems:
         if m.depth <= LUTRAM_MAX_DEPTH and m.name != "ROM":
             m.impl, m.lut = "lutram", m.count * math.ceil(m.depth / 64) * m.width
@@ -225,6 +229,12 @@ def bind(mems: list[Memory], uram_cap: int) -> list[Memory]:
     for m in cands:
         u = m.count * uram_for(m.depth, m.width)
         if u <= left and m.bram36 >= URAM_MIN_BRAM_SAVED * u:
+            m.impl, m.uram, m.bram36 = "uram", u, 0.0
+            left -= u
+    for m in cands:                          # the second pass: only while the block RAM does not fit
+        u = m.count * uram_for(m.depth, m.width)
+        over = bram_cap is not None and sum(x.bram36 for x in mems) > bram_cap
+        if over and m.impl == "bram" and u <= left and m.bram36 >= u:
             m.impl, m.uram, m.bram36 = "uram", u, 0.0
             left -= u
     return mems
@@ -246,7 +256,7 @@ def storage_binding(board: Board, rom_insns: int = 0, per_lane: bool = False) ->
     primitive. ``per_lane``: the same mapping rule over the RTL's
     per-lane memories (:func:`lane_memories`; the ROM and FIFOs are never URAM, so they do not change it)."""
     if per_lane:
-        mems = bind(lane_memories(board), board.resources.uram)
+        mems = bind(lane_memories(board), board.resources.uram, board.resources.bram36)
     else:
         mems = bound_kernel_memories(board, rom_insns)
     return {ARRAY_NAMES[m.name]: m.impl for m in mems if m.name in ARRAY_NAMES}

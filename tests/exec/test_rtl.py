@@ -155,12 +155,13 @@ def test_rtl_instruction_rom():
 
 
 @needs_verilator
-@pytest.mark.parametrize("brd", ["tiny", "tiny-2hp", pytest.param("zcu19eg", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("brd", ["tiny", "tiny-2hp", "tiny-2x", pytest.param("zcu19eg", marks=pytest.mark.slow)])
 def test_rtl_lint_clean(tmp_path, brd):
-    """Verilator -Wall on TINY, TINY with Tm = 32 on two HP ports (the burst splitter), and (slow, 21 s) the board
-    file's configuration."""
+    """Verilator -Wall on TINY, TINY with Tm = 32 on two HP ports (the burst splitter), TINY double-pumped
+    (rtl/pe_array_2x.sv, the IBUF / ACC copies) and (slow, 21 s) the board file's configuration."""
     two = dict(TINY, tn=16, tm=32, axi_data_width_bits=256, hp_ports=2)
-    b = board(**TINY) if brd == "tiny" else board(**two) if brd == "tiny-2hp" else board()
+    b = {"tiny": lambda: board(**TINY), "tiny-2hp": lambda: board(**two), "tiny-2x": lambda: board(**TINY, pump=2),
+         "zcu19eg": board}[brd]()
     srcs = write_rtl(b, tmp_path)
     r = subprocess.run(["verilator", "--lint-only", "-Wall", "--top-module", TOP, *map(str, srcs)],
                        capture_output=True, text=True, cwd=tmp_path)

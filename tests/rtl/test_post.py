@@ -96,8 +96,9 @@ def random_post(rng, tm, pbuf_entries, qr=128):
     return f
 
 
-async def _run_post(dut, f, acc_mem, pbuf, P, tbuf=None):
-    """Start POST f (its prec field included); model the RAMs (``tbuf``: per lane its TBUF records as integers); returns ({OBUF element:
+async def _run_post(dut, f, acc_mem, pbuf, P, tbuf=None, acc_mem1=None):
+    """Start POST f (its prec field included); model the RAMs (``tbuf``: per lane its TBUF records as integers;
+    ``acc_mem1``: ACC copy 1 of a double-pumped array, PUMP = 2, read on acc_rd_c); returns ({OBUF element:
     value}, cycles from start to done, oob seen)."""
     tm, ol, acc_w = P["tm"], P["ol"], P["acc_w"]
     tbuf = tbuf or [[0] * P["tb_d"] for _ in range(tm)]
@@ -111,8 +112,10 @@ async def _run_post(dut, f, acc_mem, pbuf, P, tbuf=None):
     aw = prow = trow = None
     while True:
         if aw is not None:                           # RAM outputs of last cycle's addresses
-            dut.acc_rd_a.value = sum((acc_mem[b][aw] if aw < len(acc_mem[b]) else 0) << (acc_w * tm * b)
-                                     for b in range(2))
+            for port, mem in (("a", acc_mem), ("c", acc_mem1)):
+                if mem is not None:
+                    getattr(dut, f"acc_rd_{port}").value = sum(
+                        (mem[b][aw] if aw < len(mem[b]) else 0) << (acc_w * tm * b) for b in range(2))
             dut.pb_rd.value = pbuf[prow] if prow < len(pbuf) else 0
             dut.tb_rd.value = sum(tbuf[m][field(trow, m, tb_aw)] << (rec_w * m) for m in range(tm))
         await Timer(1, unit="ns")
@@ -142,6 +145,7 @@ async def post_matches_golden(dut):
     dut.start.value = 0
     dut.clr.value = 0
     dut.acc_rd_a.value = 0
+    dut.acc_rd_c.value = 0
     dut.pb_rd.value = 0
     dut.tb_rd.value = 0
     dut.rst_n.value = 0
@@ -157,10 +161,14 @@ async def post_matches_golden(dut):
         wide = case % 3 != 2
         lim = 1 << (acc_w - 3 if wide else isa.REQUANT_OPERAND_BITS - 3)
         pre_min = max(0, acc_w - 2 - (isa.REQUANT_OPERAND_BITS - 1)) if wide else 0
-        acc = nrng.integers(-lim, lim, (2, P["acc_words"], tm))
-        acc[:, ::5] = nrng.choice([-lim, lim - 1, 0, -1], acc[:, ::5].shape)        # extremes
-        acc_mem = [[sum((int(acc[b, w, m]) & ((1 << acc_w) - 1)) << (acc_w * m) for m in range(tm))
-                    for w in range(P["acc_words"])] for b in range(2)]
+        copies = []
+        for _ in range(P.get("pump", 1)):             # (PUMP = 2: copy 1 holds the odd tile columns' words)
+            acc = nrng.integers(-lim, lim, (2, P["acc_words"], tm))
+            acc[:, ::5] = nrng.choice([-lim, lim - 1, 0, -1], acc[:, ::5].shape)        # extremes
+            copies.append(acc)
+        mems = [[[sum((int(a[b, w, m]) & ((1 << acc_w) - 1)) << (acc_w * m) for m in range(tm))
+                  for w in range(P["acc_words"])] for b in range(2)] for a in copies]
+        acc_mem, acc_mem1 = mems[0], (mems[1] if len(mems) == 2 else None)
         recs = []
         for _ in range(P["pbuf_entries"]):
             recs.append((rng.randint(-lim, lim), rng.choice([0, 1, 32767, rng.randint(0, 32767)]),
@@ -169,11 +177,15 @@ async def post_matches_golden(dut):
         pbuf = [sum(record(*recs[r * tm + m]) << (8 * isa.PARAM_RECORD_BYTES * m) for m in range(tm))
                 for r in range(P["pbuf_entries"] // tm)]
         f = dict(random_post(rng, tm, P["pbuf_entries"], qmax + 1), prec=p16)
+        acc = copies[0]
+        if acc_mem1 is not None:                      # the ACC the ISA sees: each word from its column's copy
+            col = np.arange(P["acc_words"]) // max(f["og"], 1) % max(f["ow"], 1)
+            acc = np.where((col % 2 == 1)[None, :, None], copies[1], copies[0])
         tables = np.stack([nrng.integers(qmin - 8, qmax + 9, (tm, isa.TABLE_ENTRIES)),
                            nrng.integers(-(1 << 15), 1 << 15, (tm, isa.TABLE_ENTRIES))], -1)
         tbuf = [[tbuf_record(tables[m], r) for r in range(P["tb_d"])] for m in range(tm)]
         ref = golden_post(acc, recs, tables, f, 16 if p16 else 8)
-        obuf, cycles, oob = await _run_post(dut, f, acc_mem, pbuf, P, tbuf)
+        obuf, cycles, oob = await _run_post(dut, f, acc_mem, pbuf, P, tbuf, acc_mem1)
         assert not oob, f
         got = [obuf.get(k) for k in range(len(ref))]
         assert len(obuf) == len(ref), (f, len(obuf), len(ref))
@@ -208,6 +220,17 @@ def post_build():
 
 
 def test_post_requant_table_pool_upsample(post_build):
+    post_build.run("test_post", "post_matches_golden", {"seed": 7, "cases": 40, "pkg": post_pkg(post_build)})
+
+
+def test_post_double_pumped_reads_each_pixels_acc_copy():
+    """PUMP = 2: the ACC words of odd tile columns in copy 1 (rtl/buffers.sv), POST's windows (pooling clamps and
+    upsampling included) reading each pixel's word from its copy."""
+    build = UnitBuild("post", tiny_board(pump=2), name="post_pump2")
+    build.run("test_post", "post_matches_golden", {"seed": 8, "cases": 40, "pkg": dict(post_pkg(build), pump=2)})
+
+
+def post_pkg(post_build) -> dict:
     p = package_context(post_build.board)
     ol = max(p["tm"], p["axi_bits"] // 8)
     ob_d = -(-p["obuf_elems"] // ol)
@@ -215,4 +238,4 @@ def test_post_requant_table_pool_upsample(post_build):
            "ol": ol, "ob_aw": max((ob_d - 1).bit_length(), 1), "rq_lat": REQUANT_STAGES, "tb_lat": TABLE_STAGES,
            "tb_d": isa.TBUF_ROWS, "tb_aw": max((isa.TBUF_ROWS - 1).bit_length(), 1), "setup": POST_SETUP,
            "obuf_words8": p["obuf_words8"], "obuf_words16": p["obuf_words16"]}
-    post_build.run("test_post", "post_matches_golden", {"seed": 7, "cases": 40, "pkg": pkg})
+    return pkg

@@ -152,3 +152,34 @@ def test_lane_pitch_and_the_arrays_the_rtl_builds():
     assert "multiple of 8" in array_error(32, 12, 128) and "multiple of 8" in array_error(32, 8 + 4, 256)
     assert "two IBUF words" in array_error(8, 24, 128)                 # 8 - 8 + 24 > 16
     assert "128 bits" in array_error(32, 48, 64)
+
+
+def test_golden_sim_flags_acc_reads_in_another_column_parity_on_a_pumped_array():
+    """A double-pumped array (pump 2) keeps odd tile columns' ACC words in a second copy (rtl/buffers.sv): the
+    golden simulator refuses a POST or an accumulating COMPUTE that reads a word at another column parity than
+    the COMPUTE that wrote it (ow 4 written, ow 3 read: word 3 is column 3 written, column 0 read), and accepts the
+    same reads single-pumped or in the writer's geometry."""
+    from generator.exec.golden import AccLayoutError
+
+    def sim(pump):
+        hw = HwConfig.from_board(board(pump=pump), 8)
+        g = GoldenSim(hw, np.zeros(1 << 16, np.uint8), {k: 0 for k in isa.BASE_REGS})
+        g.pbuf["shift_pos"], g.pbuf["shift_neg"] = 1, 1      # (a valid requantization for the POSTs)
+        return g
+
+    conv = dict(oh=2, ow=4, og=1, ig=1, kh=1, kw=1, stride=1, in_cols=4, acc_init=1)
+    post = dict(oh=2, ow=4, og=1, out_rows=2, out_cols=4, pool_k=1, pool_s=1, up=1)
+    for pump in (1, 2):
+        s = sim(pump)
+        s._compute(0, isa.make("COMPUTE", **conv).f)
+        s._compute(1, isa.make("COMPUTE", **dict(conv, acc_init=0)).f)      # the writer's geometry: fine
+        s._post(2, isa.make("POST", **post).f)
+        bad = [("COMPUTE", s._compute, dict(conv, ow=3, in_cols=3, acc_init=0)),
+               ("POST", s._post, dict(post, ow=3, out_cols=3))]
+        for op, run, f in bad:
+            if pump == 1:
+                run(3, isa.make(op, **f).f)
+            else:
+                with pytest.raises(AccLayoutError, match=f"instruction 3: {op} reads ACC word 3 in a column of "
+                                                         f"parity 0, written at parity 1"):
+                    run(3, isa.make(op, **f).f)

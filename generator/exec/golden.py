@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from generator.exec import acc_layout
 from generator.spec import isa
 from generator.spec.arch import RTL_QUEUES
 from host.pre import PreFrame, PreQuant, frame_bytes, pre_run, pre_violation
@@ -45,18 +46,6 @@ class SimError(RuntimeError):
     def bits(self) -> list[str]:
         """Names of the status bits set."""
         return isa.status_names(self.status)
-
-
-class AccLayoutError(RuntimeError):
-    """A program reads accumulator words in another tile geometry than the one that wrote them, which a
-    double-pumped array (``pump`` 2) cannot run as the ISA says: it keeps the words of odd tile columns in a second
-    ACC copy (rtl/buffers.sv), so a COMPUTE accumulating onto them (``acc_init`` 0) or a POST must see each word in
-    a column of the parity that wrote it. Not a hardware status (the RTL would compute silently otherwise): a
-    compiler error, raised with the instruction index ``insn``."""
-
-    def __init__(self, msg: str, insn: int):
-        super().__init__(msg)
-        self.insn = insn
 
 
 @dataclass
@@ -264,22 +253,9 @@ class GoldenSim:
             raise SimError(f"instruction {k}: accumulator overflow ({hw.acc_bits}-bit)", "ARITH_OVERFLOW", k)
 
     def _acc_layout(self, k, f, op, write):
-        """pump 2: check that the ACC words instruction ``k`` reads (a POST's; a COMPUTE's with acc_init 0) were
-        written in columns of the parity it reads them at (:class:`AccLayoutError`); a COMPUTE's ``write``
-        records its own."""
-        if self.acc_par is None:
-            return
-        oh, ow, og = f["oh"], f["ow"], f["og"]
-        par = ((np.arange(oh * ow * og) // og) % ow % 2).astype(np.int8)
-        tags = self.acc_par[f["acc_bank"]][:par.size]
-        if not (write and f["acc_init"]):
-            bad = np.flatnonzero((tags >= 0) & (tags != par))
-            if bad.size:
-                raise AccLayoutError(f"instruction {k}: {op} reads ACC word {int(bad[0])} in a column of parity "
-                                     f"{int(par[bad[0]])}, written at parity {int(tags[bad[0]])}: a double-pumped "
-                                     f"array keeps odd tile columns in a second ACC copy", k)
-        if write:
-            tags[:] = par
+        """pump 2: :func:`generator.exec.acc_layout.check` on the ACC bank instruction ``k`` uses."""
+        if self.acc_par is not None:
+            acc_layout.check(self.acc_par[f["acc_bank"]], k, f, op, write)
 
     def _post(self, k, f):
         hw = self._at(f)

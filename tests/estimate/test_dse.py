@@ -28,7 +28,8 @@ def test_candidates_are_what_the_rtl_can_render():
     cands = dse.candidates(b)
     assert cands[0] == (b, "board")
     arrays = {(c.accelerator.tn, c.accelerator.tm, c.accelerator.axi_data_width_bits) for c, _ in cands[1:]}
-    assert len(cands) == 1 + len(arrays) * len(dse.BUFFER_PRESETS)
+    assert len(cands) == 1 + len(arrays) * len(dse.BUFFER_PRESETS) * len(dse.PUMPS)
+    assert {c.accelerator.pump for c, _ in cands[1:]} == {1, 2}
     assert {tm for _, tm, _ in arrays} >= {24, 48} and (8, 24, 128) not in arrays
     assert (32, 48, 256) in arrays and (16, 24, 256) not in arrays   # 256-bit beats: a non-power-of-two Tm >= 32
     for c, _ in cands[1:]:

@@ -159,7 +159,7 @@ def test_golden_sim_flags_acc_reads_in_another_column_parity_on_a_pumped_array()
     golden simulator refuses a POST or an accumulating COMPUTE that reads a word at another column parity than
     the COMPUTE that wrote it (ow 4 written, ow 3 read: word 3 is column 3 written, column 0 read), and accepts the
     same reads single-pumped or in the writer's geometry."""
-    from generator.exec.golden import AccLayoutError
+    from generator.exec.acc_layout import AccLayoutError
 
     def sim(pump):
         hw = HwConfig.from_board(board(pump=pump), 8)

@@ -214,6 +214,14 @@ def test_render_refuses_a_partial_program(tmp_path):
         ip.render_ip(load_board("zcu19eg"), tmp_path, bytes(40))
 
 
+def test_render_refuses_a_double_pumped_array_before_writing(tmp_path):
+    """pump 2 has no Vivado IP yet (a second clock port): one clear error, nothing written."""
+    from helpers import board
+    with pytest.raises(RtlError, match="pump 2: the double-pumped PE array .* not packaged yet"):
+        ip.render_ip(board(pump=2), tmp_path / "ip", bytes(isa.INSN_BYTES))
+    assert not (tmp_path / "ip").exists()
+
+
 def test_build_rtl_flow_writes_the_ip_and_names_the_vivado_commands(tmp_path, monkeypatch):
     """build_rtl_flow for zcu19eg on a machine without Vivado: the program's ROM, the Tcl, the XDC, the lint called
     on the IP's sources (here recorded: the same lint runs in test_ip_sources_lint_clean_with_the_rom, slow, and on

@@ -137,6 +137,46 @@ def test_rtl_mixed_precision_bit_exact(tiny_rtl, kind, mode):
     assert abs(run.cycles / gold.cycles - 1) <= 0.10, f"RTL {run.cycles} cycles vs the model's {gold.cycles}"
 
 
+@pytest.fixture(scope="session")
+def tiny2x_rtl():
+    """The RTL of TINY double-pumped (rtl/pe_array_2x.sv on clk2x), one Verilator build per pytest process."""
+    return shared_executor("rtl", board(**TINY, pump=2), "tiny-2x")
+
+
+#: graphs on the double-pumped RTL: (kind, mode, precision plan) -> slow; the default tier runs the
+#: mixed-precision table_acts (int8 four and int16 two pixels per step, pools and tables in both precisions, every
+#: row-end remainder of the tile widths) and attention_mul (the bypass and the element-wise product, one pixel per
+#: step into the ACC copy of its column)
+PUMPED_CASES = {("table_acts", "int8-asym", "alternate"): False, ("attention_mul", "int8-asym", None): False,
+                **{(k, "int8-asym", None): True for k in KINDS if k not in ("attention_mul",)},
+                ("conv3x3_s1", "int16-sym", None): True, ("upsample", "int8-asym", "alternate"): True}
+
+
+@needs_verilator
+@pytest.mark.parametrize("kind,mode,precision", [pytest.param(*c, marks=pytest.mark.slow) if slow else c
+                                                 for c, slow in PUMPED_CASES.items()],
+                         ids=[f"{k}-{m}-{p or 'one'}" for k, m, p in PUMPED_CASES])
+def test_rtl_double_pumped_bit_exact(tiny2x_rtl, kind, mode, precision):
+    """The double-pumped TINY RTL (pump 2): the whole DDR image equals the golden simulator's, the run ends
+    cleanly, and its cycles are within 2% of the latency model's (which prices the pumped steps: four int8 or two
+    int16 output pixels per COMPUTE step)."""
+    build, ic = KINDS[kind]
+    b = Builder([1, ic, 14, 12], seed=zlib.crc32(kind.encode()) % 1000)
+    outs = build(b)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    extra = dict(precision=precision) if precision else {}
+    gq, prog, xs = compile_small(b.model(list(outs)), mode, True, board(**TINY, pump=2), **extra)
+    assert prog.hw.pump == 2 and prog.hw.pix_lanes == (4 if prog.hw.bits == 8 else 2)
+    ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
+    run = tiny2x_rtl.run(prog, ddr, bases, case=BUILD / "tiny-2x" / "cases" / f"{kind}-{mode}-{precision}")
+    gold = run_program("golden", prog, ddr, bases)
+    assert not run.timeout, "the RTL did not raise its interrupt in time"
+    assert run.status == 0 and gold.status == 0, (run.status, gold.status)
+    bad = np.flatnonzero(run.ddr != gold.ddr)
+    assert bad.size == 0, f"{bad.size} DDR bytes differ from the golden simulator, first at {bad[0]:#x}"
+    assert abs(run.cycles / gold.cycles - 1) <= 0.02, f"RTL {run.cycles} cycles vs the model's {gold.cycles}"
+
+
 @pytest.mark.slow   # (its own Verilator build; the C-simulation's ROM mode stays in the default tier)
 @needs_verilator
 def test_rtl_instruction_rom():

@@ -92,6 +92,11 @@ def render_ip(board: Board, out: str | Path, program: bytes, overlay: str | Path
     :data:`IP_FILES`}. Raises RtlError for a program that is no whole number of instructions or a board the RTL
     does not support."""
     out = Path(out)
+    if board.accelerator.pump != 1:
+        raise RtlError(f"{board.name}: accelerator.pump {board.accelerator.pump}: the double-pumped PE array runs in "
+                       f"the RTL simulation (invoke rtl-frame) and the timing / resource flows, but its Vivado IP "
+                       f"(a second clock port and the block design's MMCM for it) is not packaged yet: build with "
+                       f"pump 1, or use --kernel hls (single-pumped, the same programs)")
     if not program or len(program) % isa.INSN_BYTES:
         raise RtlError(f"the instruction ROM needs a whole number of {isa.INSN_BYTES}-byte instructions, got "
                        f"{len(program)} bytes")

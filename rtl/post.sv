@@ -253,15 +253,20 @@ module post
 
   // OBUF lane writes: element pq_oidx + m goes to lane (pq_oidx + m) % OL
   wire ob_pwr = pq_v && pq_last;
+  wire [31:0] ob_r0 = OL == TM ? pq_oidx : pq_oidx >> LOG2_OL;
+  wire ob_in0 = ob_r0 < 32'(OB_D), ob_in1 = ob_r0 < 32'(OB_D - 1);   // row ob_r0 / ob_r0 + 1 within OBUF
   always_comb begin
     for (int l = 0; l < OL; l++) begin
       logic [LOG2_OL-1:0] rel;
       logic [31:0] row;
       // (OL = Tm: pq_oidx counts output words, lane l takes element m = l; else it counts elements, a multiple of
       // Tm < OL, both powers of two)
+      logic nxt;                                        // lane l's element is in the next OBUF row
       rel = OL == TM ? LOG2_OL'(l) : LOG2_OL'(l) - pq_oidx[LOG2_OL-1:0];
-      row = OL == TM ? pq_oidx : (pq_oidx >> LOG2_OL) + 32'(LOG2_OL'(l) < pq_oidx[LOG2_OL-1:0]);
-      obw_we[l] = ob_pwr && 32'(rel) < 32'(TM) && row < 32'(OB_D);
+      nxt = OL != TM && LOG2_OL'(l) < pq_oidx[LOG2_OL-1:0];
+      row = OL == TM ? pq_oidx : (pq_oidx >> LOG2_OL) + 32'(nxt);
+      // (row < OB_D as two compares of the row index beside the adder, one carry chain per path)
+      obw_we[l] = ob_pwr && 32'(rel) < 32'(TM) && (nxt ? ob_in1 : ob_in0);
       obw_data[16 * l +: 16] = pp_res[32'(rel) < 32'(TM) ? 32'(rel) : 32'd0];
       obw_row[OB_AW * l +: OB_AW] = OB_AW'(row);
     end

@@ -30,7 +30,7 @@ def _buffer_bits(b) -> int:
 
 def _memory_mapping(log_text: str) -> dict:
     """{memory instance: Yosys mapping} from the memory_libmap lines of the log."""
-    return dict(re.findall(r"mapping memory accel_top\.(\S+?)\.u_ram\.\S+ via (\S+)", log_text))
+    return dict(re.findall(r"mapping memory accel_top\.(\S+?)\.u_ram1?\.\S+ via (\S+)", log_text))
 
 
 def _check_structure(r: rr.RtlResources, b) -> None:
@@ -43,7 +43,7 @@ def _check_structure(r: rr.RtlResources, b) -> None:
     pre = re.findall(r"mapping memory accel_top\.u_pre\.u_pre\.g_buf\[\d\]\.u_lb\.\S+ via (\S+)", log)
     assert len(pre) == rtl_model.PRE_LINE_BUFFERS and all("BLOCKRAM" in v for v in pre), pre
     maps = _memory_mapping(log)
-    groups = {"g_ibuf": 2 * a.tn, "g_wbuf": 2 * a.tm, "g_acc": 2 * a.tm}
+    groups = {"g_ibuf": 2 * a.tn * a.pump, "g_wbuf": 2 * a.tm, "g_acc": 2 * a.tm * a.pump}   # (copy 1: g_copy1)
     for g, n in groups.items():                  # the big buffers: every lane memory in block RAM or UltraRAM
         got = {k: v for k, v in maps.items() if f".{g}[" in k}
         assert len(got) == n, (g, sorted(maps)[:5])
@@ -113,6 +113,26 @@ def test_rtl_resource_model_matches_yosys_on_tiny(tiny_synth):
     m = rtl_model.estimate(board(**TINY)).used()
     assert 0.5 * tiny_synth.used["lut"] < m["lut"] < tiny_synth.used["lut"], (m["lut"], tiny_synth.used["lut"])
     assert abs(m["ff"] - tiny_synth.used["ff"]) <= 0.25 * tiny_synth.used["ff"], (m["ff"], tiny_synth.used["ff"])
+
+
+@pytest.mark.slow   # (a Yosys synthesis, about 3 minutes)
+@needs_yosys
+def test_rtl_resource_model_matches_yosys_on_tiny_double_pumped():
+    """TINY double-pumped (pump 2: rtl/pe_array_2x.sv, IBUF and ACC copies): the same DSP48E2s as TINY; the model's
+    DSP48E2, BRAM36, URAM within 5% of Yosys' (the copies counted), its LUT at 50-100% of Yosys' and its FFs (an
+    upper bound of the pumped array's registers, rtl_model.pump_fabric) within 25%; more block RAM and FFs than
+    the single-rate TINY."""
+    b = board(**TINY, pump=2)
+    r = rr.synthesize(b, BUILD / "tiny-2x-test", log=lambda *a: None)
+    _check_structure(r, b)
+    assert r.used["dsp48e2"] == 64 + 8 + 8 + 21
+    assert r.units["pe_array_2x"]["DSP48E2"] == 64 and "pe_array" not in r.units
+    _model_matches(r, b)
+    m = rtl_model.estimate(b).used()
+    assert 0.5 * r.used["lut"] < m["lut"] < r.used["lut"], (m["lut"], r.used["lut"])
+    assert abs(m["ff"] - r.used["ff"]) <= 0.25 * r.used["ff"], (m["ff"], r.used["ff"])
+    one = rtl_model.estimate(board(**TINY)).used()
+    assert m["bram36"] + m["uram"] > one["bram36"] + one["uram"] and m["ff"] > one["ff"]
 
 
 @needs_yosys

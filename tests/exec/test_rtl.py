@@ -159,7 +159,9 @@ PUMPED_CASES = {("table_acts", "int8-asym", "alternate"): False, ("attention_mul
 def test_rtl_double_pumped_bit_exact(tiny2x_rtl, kind, mode, precision):
     """The double-pumped TINY RTL (pump 2): the whole DDR image equals the golden simulator's, the run ends
     cleanly, and its cycles are within 2% of the latency model's (which prices the pumped steps: four int8 or two
-    int16 output pixels per COMPUTE step)."""
+    int16 output pixels per COMPUTE step) plus 100 cycles: the model leaves out 60-90 cycles of a run's start and
+    end, which these programs of 700-5,000 cycles feel (the single-rate TINY RTL shows the same: conv1x1 1,520
+    against 1,459, first_layer_folded 768 against 709, concat 4,671 against 4,584)."""
     build, ic = KINDS[kind]
     b = Builder([1, ic, 14, 12], seed=zlib.crc32(kind.encode()) % 1000)
     outs = build(b)
@@ -174,7 +176,7 @@ def test_rtl_double_pumped_bit_exact(tiny2x_rtl, kind, mode, precision):
     assert run.status == 0 and gold.status == 0, (run.status, gold.status)
     bad = np.flatnonzero(run.ddr != gold.ddr)
     assert bad.size == 0, f"{bad.size} DDR bytes differ from the golden simulator, first at {bad[0]:#x}"
-    assert abs(run.cycles / gold.cycles - 1) <= 0.02, f"RTL {run.cycles} cycles vs the model's {gold.cycles}"
+    assert abs(run.cycles - gold.cycles) <= 0.02 * gold.cycles + 100, f"RTL {run.cycles} cycles, model {gold.cycles}"
 
 
 @pytest.mark.slow   # (its own Verilator build; the C-simulation's ROM mode stays in the default tier)

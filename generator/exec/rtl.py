@@ -44,7 +44,13 @@ SMALL_2HP = dict(SMALL, tn=16, tm=32, wbuf_bank_bytes=147456, axi_data_width_bit
 #: "tiny" and "small" with the PE array double-pumped (rtl/pe_array_2x.sv on clk2x; IBUF and ACC copies)
 TINY_2X = dict(TINY, pump=2)
 SMALL_2X = dict(SMALL, pump=2)
-CONFIGS = {"board": {}, "tiny": TINY, "small": SMALL, "small-2hp": SMALL_2HP, "tiny-2x": TINY_2X, "small-2x": SMALL_2X}
+#: the double-pumped configuration `invoke explore --board zcu19eg` ranks first among the pumped ones (its preset S:
+#: 64 KB IBUF and OBUF, 144 bytes of WBUF per PE, 1,024 ACC words; 32 x 40 on two HP ports): what zcu19eg's board
+#: file would carry once its board-size timing and Yosys fit are shown (README, Limitations)
+BOARD_2X = dict(tn=32, tm=40, ibuf_bank_bytes=65536, wbuf_bank_bytes=144 * 32 * 40, acc_bank_words=1024,
+                obuf_bytes=65536, axi_data_width_bits=256, hp_ports=2, pump=2)
+CONFIGS = {"board": {}, "tiny": TINY, "small": SMALL, "small-2hp": SMALL_2HP, "tiny-2x": TINY_2X, "small-2x": SMALL_2X,
+           "32x40-2x": BOARD_2X}
 
 
 def verilator() -> str | None:

@@ -33,7 +33,8 @@ TEMPLATES = RTL_DIR / "templates"
 #: hand-written RTL sources, in compile order (after the rendered package): primitives, the units, the top
 RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_dsp.sv", "pe_array.sv", "ctrl_regs.sv", "token_queues.sv", "axi_rd_arb.sv",
                "axi_wr_arb.sv",
-               "fetch_dispatch.sv", "seg_gen.sv", "load_rd.sv", "load_wr.sv", "load.sv", "mul_tree.sv", "pe_array_2x.sv", "compute_chk.sv", "compute_acc.sv", "compute.sv",
+               "fetch_dispatch.sv", "seg_gen.sv", "load_rd.sv", "load_wr.sv", "load.sv", "mul_tree.sv",
+               "pe_array_2x.sv", "compute_chk.sv", "compute_acc.sv", "compute.sv",
                "seq_mul.sv", "seq_mul2.sv", "seq_div.sv", "pre_burst.sv", "pre_rd.sv", "pre_chan.sv", "pre_wr.sv", "pre.sv",
                "pre_insn.sv", "requant.sv", "act_table.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "hp_seq.sv", "axi_hp_split.sv",
                "accel_top.sv"]
@@ -102,7 +103,8 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         hp_outst=HP_SPLIT_OUTSTANDING, hp_fdepth=HP_SPLIT_FIFO_WORDS,
         dsp_a_w=DSP_A_BITS, dsp_b_w=DSP_B_BITS, pack_shift=PACK_SHIFT,
         rq_lat=REQUANT_STAGES, tb_lat=TABLE_STAGES, post_setup=POST_SETUP,
-        cp_setup=COMPUTE_SETUP, acc_rmw=ACC_RMW_DISTANCE, sd_setup=STORE_SETUP, ld_setup=LOAD_SETUP_CYCLES, pe_tree_st=pe_tree_stages(board.accelerator.tn), pe_dsp_st=pe_dsp_stages(board.accelerator.tn, board.accelerator.pump), pump=board.accelerator.pump,
+        cp_setup=COMPUTE_SETUP, acc_rmw=ACC_RMW_DISTANCE, sd_setup=STORE_SETUP, ld_setup=LOAD_SETUP_CYCLES, pe_tree_st=pe_tree_stages(board.accelerator.tn),
+        pe_dsp_st=pe_dsp_stages(board.accelerator.tn, board.accelerator.pump), pump=board.accelerator.pump,
         pe_chain=pe_chain(board.accelerator.tn))
 
 

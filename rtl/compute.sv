@@ -1,6 +1,8 @@
-// COMPUTE module: COMPUTE (and NOP / SYNC: tokens only) on the Tn x Tm PE array (rtl/pe_array.sv).
-// Setup (CP_SETUP cycles): the address steps in_cols*ig, ig*stride and in_cols*ig*stride by registered shift-and-add
-// multiplies (rtl/mul_tree.sv), the loop counters' reload values. Pipeline of a step, by stage:
+// COMPUTE module: COMPUTE (and NOP / SYNC: tokens only) on the Tn x Tm PE array (rtl/pe_array.sv; PUMP = 2:
+// rtl/pe_array_2x.sv). Setup (CP_SETUP cycles): the address steps in_cols*ig, ig*stride and in_cols*ig*stride by
+// registered shift-and-add multiplies (rtl/mul_tree.sv), the loop counters' reload values, the step plan's pixel
+// counts and ACC / IBUF offsets (su_p*, su_og*, su_sig*: registered from the fields or from su_sig, valid by the
+// first issue). Pipeline of a step, by stage:
 //   0 issue: one (i, ky, kx) step per cycle; down-counters with registered last flags, addresses kept
 //     incrementally;  1: the IBUF / WBUF read addresses registered into the RAMs;  2: the words out of the RAMs,
 //     bank-selected, registered;  3: into the PE array (int8 pair) and the bypass lanes;  3 + PE_LAT (SR): the PE
@@ -13,10 +15,9 @@
 // + ig*s). ACC copy c holds the pixels of tile column parity c (rtl/buffers.sv; whatever the precision, so POST
 // and a COMPUTE of the other precision find them, rtl/post.sv): copy 0 takes x0 (port A) and x2 (port B), copy 1
 // x1 and x3, each by its own compute_acc, so each copy sees the single-pumped port pattern; a bypass pixel goes
-// to the copy of its column (q_sel). int8 accumulation into
-// ACC (acc_init = 0): both ACC ports read at SR and write at SR + 3 for the two pixels, so a word's read must not
-// fall 3 cycles after the previous word's write: K = ig*kh*kw = 1 issues every other cycle (su_alt), K = 3 leaves
-// a cycle after each word (su_gap). 48-bit sums are carry-select adders of two halves (no carry chain over 32 bits).
+// to the copy of its column (q_sel). int8 accumulation into ACC (acc_init = 0): both ACC ports (of each copy) read
+// at SR and write at SR + 3 for the two pixels, so a word's read must not fall 3 cycles after the previous word's
+// write: K = ig*kh*kw = 1 issues every other cycle (su_alt), K = 3 leaves a cycle after each word (su_gap).
 // Legend: c_* loop down-counters and l_* their last flags; a_* addresses; su_* setup values; k_* range-check
 // extents; q_* stage registers (index = stage); aw0 / aw1 ACC words of pixel x0 / x1; bypass: a copy of IBUF
 // elements through the accumulators (Tm elements from two IBUF words). emul (a bypass variant, the element-wise
@@ -81,8 +82,7 @@ module compute
   if (ACC_RMW_D != 3) begin : g_bad_rmw
     $error("compute: the ACC read-modify-write has 3 stages (RAM read, registered operands, registered sum)");
   end
-  localparam int CK_LAT = 8;                           // range check: cycles from the setup's start to the verdict
-                                                       // (the longest chain: ohm1, rsin, rowsin, the 3-clock ie)
+  localparam int CK_LAT = 8;                           // range check: setup start to verdict (rtl/compute_chk.sv)
   localparam int BO_W = F_COMPUTE_OG_W + LOG2_TM;      // bypass element offset o*Tm
   localparam int BE_W = (BO_W > F_COMPUTE_B_WORD_W + LOG2_TN ? BO_W : F_COMPUTE_B_WORD_W + LOG2_TN) + 1;
   if (PE_LAT < 4) begin : g_bad_emul

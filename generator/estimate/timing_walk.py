@@ -111,6 +111,22 @@ def clock_of(nl: Netlist, cell: dict):
     return None
 
 
+def dsp_clock(nl: Netlist, cell: dict):
+    """The clock net bit of DSP48E2 ``cell``: its CLK, else (a DSP48E2 Yosys left combinational, whose fabric input
+    registers the walk counts as its A / B registers, as Vivado absorbs them) the clock of the first flip-flop
+    driving its A or B input; None without either."""
+    clk = clock_of(nl, cell)
+    if clk is not None:
+        return clk
+    for port in ("A", "B"):
+        for b in cell["connections"].get(port, []):
+            if not isinstance(b, str) and b in nl.driver:
+                d = nl.cells[nl.driver[b][0]]
+                if d["type"] in FF_CELLS:
+                    return clock_of(nl, d)
+    return None
+
+
 def clock_name(nl: Netlist, mod: dict, clk) -> str:
     """The name of clock net bit ``clk``: through the clock buffers Yosys inserts (BUFG, IBUF: :data:`PASS_CELLS`)
     back to its source, named by the top port it comes from, else by its net name."""
@@ -208,7 +224,8 @@ def _arrival(nl: Netlist, bit, deps: list, arr: dict, launch=None, inputs: bool 
     c = nl.cells[name]
     t, prm = c["type"], c.get("parameters", {})
     label = f"{nl.names.get(bit, name)} ({cell_src(c.get('attributes', {}))[1]})"
-    if launch is not None and t not in CONST_CELLS and clock_of(nl, c) not in (None, launch) and \
+    own = dsp_clock(nl, c) if t == "DSP48E2" else clock_of(nl, c)
+    if launch is not None and t not in CONST_CELLS and own not in (None, launch) and \
             (t in FF_CELLS or t in SRL_CELLS or t in BRAM_CELLS or t in URAM_CELLS or
              (t == "DSP48E2" and (_dsp_instantiated(c) or _dsp_setting(nl, c) != "comb"))):
         return _OTHER

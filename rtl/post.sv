@@ -258,17 +258,17 @@ module post
   always_comb begin
     for (int l = 0; l < OL; l++) begin
       logic [LOG2_OL-1:0] rel;
-      logic [31:0] row;
+      logic [OB_AW-1:0] row;
       // (OL = Tm: pq_oidx counts output words, lane l takes element m = l; else it counts elements, a multiple of
       // Tm < OL, both powers of two)
       logic nxt;                                        // lane l's element is in the next OBUF row
       rel = OL == TM ? LOG2_OL'(l) : LOG2_OL'(l) - pq_oidx[LOG2_OL-1:0];
       nxt = OL != TM && LOG2_OL'(l) < pq_oidx[LOG2_OL-1:0];
-      row = OL == TM ? pq_oidx : (pq_oidx >> LOG2_OL) + 32'(nxt);
+      row = OL == TM ? OB_AW'(pq_oidx) : OB_AW'(pq_oidx >> LOG2_OL) + OB_AW'(nxt);
       // (row < OB_D as two compares of the row index beside the adder, one carry chain per path)
       obw_we[l] = ob_pwr && 32'(rel) < 32'(TM) && (nxt ? ob_in1 : ob_in0);
       obw_data[16 * l +: 16] = pp_res[32'(rel) < 32'(TM) ? 32'(rel) : 32'd0];
-      obw_row[OB_AW * l +: OB_AW] = OB_AW'(row);
+      obw_row[OB_AW * l +: OB_AW] = row;
     end
   end
 

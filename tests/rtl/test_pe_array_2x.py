@@ -16,7 +16,7 @@ import pytest
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
 
-from generator.backends.rtl import RTL_DIR, package_context
+from generator.backends.rtl import package_context
 from helpers import tiered
 from rtl_unit import UnitBuild, tiny_board, unit_args
 from test_pe_array import pack, unpack_signed, wrap
@@ -82,7 +82,7 @@ SIZES = {"tiny": {}, "tn2": {"tn": 2, "tm": 2}, "tn32": {"tn": 32, "tm": 2}}
 @pytest.fixture(scope="module", params=tiered(list(SIZES), ["tiny"]))
 def pe2_build(request):
     return UnitBuild("pe_array_2x_tb", tiny_board(**SIZES[request.param]), name=f"pe_array_2x-{request.param}",
-                     extra=[RTL_DIR / "pe_array_2x.sv", HERE / "pe_array_2x_tb.sv"])
+                     extra=[HERE / "pe_array_2x_tb.sv"])
 
 
 def test_pumped_pe_array_products(pe2_build):

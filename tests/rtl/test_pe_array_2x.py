@@ -1,4 +1,4 @@
-"""rtl/pe_array_2x.sv (the double-pumped PE array of issue 46, a standalone unit) against numpy: the DSP48E2
+"""rtl/pe_array_2x.sv (the double-pumped PE array of issue 46; COMPUTE's with PUMP = 2) alone against numpy: the DSP48E2
 cascades clocked at twice the logic clock, each multiplying pixel pair A at the middle clk2x edge and pair B at
 the next clk edge with the same weights; per output lane m and pair P in {a, b}: sP0 = sum_n xP0[n]*w[m][n] and
 (int8, two activations packed per DSP A port) sP1 = sum_n xP1[n]*w[m][n]; int16: sP1 = 0. ACC_W-bit two's

@@ -21,9 +21,10 @@ from pathlib import Path
 
 import cocotb
 import numpy as np
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, Event, First, RisingEdge, Timer
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam
+
+from generator.exec.bench_clocks import start_clocks
 from cocotbext.axi.constants import AxiResp
 
 from host.fileio import atomic_write
@@ -114,25 +115,6 @@ def throttle(beats_per_cycle: float):
             yield False
         else:
             yield True
-
-
-async def start_clocks(dut, pump: int) -> None:
-    """The logic clock ``clk`` (10 ns); with ``pump`` 2 (the double-pumped PE array) ``clk2x`` at 5 ns and ``clk``
-    toggled at each of its rising edges, after the ``clk2x`` registers have sampled, so a shared edge is ordered as
-    between two clocks of one MMCM (a ``clk2x`` register takes the ``clk`` registers' values of before the edge)."""
-    if pump == 1:
-        Clock(dut.clk, 10, unit="ns").start()
-        return
-    dut.clk.value = 0
-    Clock(dut.clk2x, 5, unit="ns").start()
-
-    async def toggle():
-        v = 0
-        while True:
-            await RisingEdge(dut.clk2x)
-            v ^= 1
-            dut.clk.value = v
-    cocotb.start_soon(toggle())
 
 
 @cocotb.test()

@@ -18,9 +18,9 @@ import random
 import cocotb
 import numpy as np
 import pytest
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge, Timer
 
+from generator.exec.bench_clocks import start_clocks
 from generator.spec import isa
 from generator.spec.hw import HwConfig
 from generator.spec.timing import insn_cycles
@@ -134,24 +134,6 @@ def acc_ports(dut, names, acc, rd, cw, bank, two, wd0, wd1):
             a[b_addr] = wd1 if two else wd0
         elif b_addr < len(a):
             rd[1][b] = list(a[b_addr])
-
-
-async def start_clocks(dut, pump):
-    """The logic clock; with ``pump`` 2 also clk2x, clk toggled at each clk2x rising edge (after the clk2x registers
-    have sampled: a shared edge ordered as in hardware)."""
-    if pump == 1:
-        Clock(dut.clk, 10, unit="ns").start()
-        return
-    dut.clk.value = 0
-    Clock(dut.clk2x, 5, unit="ns").start()
-
-    async def toggle():
-        v = 0
-        while True:
-            await RisingEdge(dut.clk2x)
-            v ^= 1
-            dut.clk.value = v
-    cocotb.start_soon(toggle())
 
 
 async def run_compute(dut, fs, mem, P, oobs=None):

@@ -1,6 +1,7 @@
 // The RTL accelerator as a Vivado IP (`invoke build --kernel rtl`, generator/backends/rtl/ip.py): rtl/accel_top.sv
 // under the port names the Vivado IP packager infers (case-insensitively) and Vitis HLS gives its blocks: ap_clk,
-// ap_rst_n (active low), the AXI4-Lite slave s_axi_control_* (the ap_ctrl_hs register map of generator/spec/isa.py),
+// ap_rst_n (active low), ap_clk_2x (the double-pumped PE array's clock, twice ap_clk from the same MMCM with
+// matched routing, edges aligned -- as PG338 asks of the DPU's dpu_2x_clk; unused and tied to ap_clk when PUMP = 1), the AXI4-Lite slave s_axi_control_* (the ap_ctrl_hs register map of generator/spec/isa.py),
 // the AXI4 master m_axi_gmem_* and the level interrupt, so the block design and the PYNQ driver treat it as the
 // HLS kernel's control block (host/registers.py RTL_KERNEL_VLNV). ROM_FILE: the $readmemh instruction ROM (empty:
 // none; the host fetches the program from DDR).
@@ -11,6 +12,7 @@ module accel_rtl
   parameter string ROM_FILE = ""              // generator/backends/rtl/ip.py sets the ROM image of the program
 ) (
   input  wire                 ap_clk,
+  input  wire                 ap_clk_2x,      // PUMP = 2: the PE array's clock (2 x ap_clk); PUMP = 1: unused
   input  wire                 ap_rst_n,
   input  wire [AXIL_AW-1:0]   s_axi_control_awaddr,
   input  wire                 s_axi_control_awvalid,
@@ -104,11 +106,8 @@ module accel_rtl
   input  wire                 m_axi_gmem1_rvalid,
   output wire                 m_axi_gmem1_rready
 );
-  if (PUMP != 1) begin : g_bad_pump
-    $error("accel_rtl: the IP of the double-pumped PE array (PUMP = 2) needs a second clock port: not packaged yet");
-  end
   accel_top #(.ROM_FILE(ROM_FILE)) u_top (
-    .clk(ap_clk), .clk2x(1'b0), .rst_n(ap_rst_n), .s_axil_awaddr(s_axi_control_awaddr), .s_axil_awvalid(s_axi_control_awvalid),
+    .clk(ap_clk), .clk2x(ap_clk_2x), .rst_n(ap_rst_n), .s_axil_awaddr(s_axi_control_awaddr), .s_axil_awvalid(s_axi_control_awvalid),
     .s_axil_awready(s_axi_control_awready), .s_axil_wdata(s_axi_control_wdata), .s_axil_wstrb(s_axi_control_wstrb),
     .s_axil_wvalid(s_axi_control_wvalid), .s_axil_wready(s_axi_control_wready), .s_axil_bresp(s_axi_control_bresp),
     .s_axil_bvalid(s_axi_control_bvalid), .s_axil_bready(s_axi_control_bready), .s_axil_araddr(s_axi_control_araddr),

@@ -92,7 +92,7 @@ def zcu19eg_ip(tmp_path_factory):
 
 
 def test_ip_top_ports_are_the_names_the_packager_infers():
-    """Every port of rtl/accel_rtl.sv is ap_clk, ap_rst_n, interrupt or an AXI4 / AXI4-Lite signal under the
+    """Every port of rtl/accel_rtl.sv is ap_clk, ap_clk_2x (the double-pumped PE array's), ap_rst_n, interrupt or an AXI4 / AXI4-Lite signal under the
     prefix m_axi_gmem_ / m_axi_gmem1_ (the second HP port) / s_axi_control_, and every signal of the three
     interfaces is there."""
     text = (ip.RTL_DIR / "accel_rtl.sv").read_text()
@@ -103,7 +103,7 @@ def test_ip_top_ports_are_the_names_the_packager_infers():
            "rresp", "rlast", "rvalid", "rready"]
     axil = ["awaddr", "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready", "bresp", "bvalid", "bready",
             "araddr", "arvalid", "arready", "rdata", "rresp", "rvalid", "rready"]
-    expected = {"ap_clk", "ap_rst_n", "interrupt"} | {f"m_axi_gmem_{s}" for s in axi} \
+    expected = {"ap_clk", "ap_clk_2x", "ap_rst_n", "interrupt"} | {f"m_axi_gmem_{s}" for s in axi} \
         | {f"m_axi_gmem1_{s}" for s in axi} \
         | {f"s_axi_control_{s}" for s in axil}
     assert set(ports) == expected and len(ports) == len(expected)
@@ -196,7 +196,8 @@ def test_vivado_bd_tcl_has_the_hls_ps_configuration(tmp_path, brd):
     assert "M_AXI_HPM0_FPD" in intf and "S_AXI_HP0_FPD" in intf
     check_interrupt(r, ip.IP_TOP)
     check_interrupt(h, hls.TOP)                             # the same controller, wiring and address in both
-    assert any(f"{ip.IP_TOP}_0/ap_clk" in c and "pl_clk0" in c for c in r)
+    logic = "zynq_ultra_ps_e_0/pl_clk0" if b.accelerator.pump == 1 else "clk_wiz_0/clk_out1"
+    assert any(f"{ip.IP_TOP}_0/ap_clk " in c + " " and f"pin:{logic} " in c + " " for c in r)
     assert any(c.startswith("launch_runs impl_1 -to_step write_bitstream") for c in r)
     stem = f"yolofpga_rtl_{brd}"
     assert [p.name for p in find_overlay(brd, ov, "rtl")] == [f"{stem}.bit", f"{stem}.hwh"]
@@ -214,12 +215,60 @@ def test_render_refuses_a_partial_program(tmp_path):
         ip.render_ip(load_board("zcu19eg"), tmp_path, bytes(40))
 
 
-def test_render_refuses_a_double_pumped_array_before_writing(tmp_path):
-    """pump 2 has no Vivado IP yet (a second clock port): one clear error, nothing written."""
+def _nets(calls) -> list[set]:
+    """The block design's connect_bd_net calls as sets of pins (the stub's ``pin:`` prefix dropped)."""
+    return [{a[4:] for a in c.split()[1:]} for c in calls if c.startswith("connect_bd_net")]
+
+
+@needs_tclsh
+def test_single_rate_ip_ties_ap_clk_2x_to_the_logic_clock(tmp_path):
+    """pump 1: no Clocking Wizard; the IP's unused ap_clk_2x is on PL clock 0's net with ap_clk; the XDC constrains
+    ap_clk only."""
     from helpers import board
-    with pytest.raises(RtlError, match="pump 2: the double-pumped PE array .* not packaged yet"):
-        ip.render_ip(board(pump=2), tmp_path / "ip", bytes(isa.INSN_BYTES))
-    assert not (tmp_path / "ip").exists()
+    d = tmp_path
+    ip.render_ip(board(pump=1), d, bytes(isa.INSN_BYTES))
+    calls = _run_tcl(d, "vivado_bd.tcl", ip.IP_TOP)
+    assert not any("clk_wiz" in c for c in calls)
+    net = next(n for n in _nets(calls) if f"{ip.IP_TOP}_0/ap_clk" in n)
+    assert {"zynq_ultra_ps_e_0/pl_clk0", f"{ip.IP_TOP}_0/ap_clk_2x"} <= net
+    assert "ap_clk_2x" not in (d / "accel_rtl_ooc.xdc").read_text()
+
+
+@needs_tclsh
+def test_double_pumped_ip_clocks_from_one_mmcm(tmp_path):
+    """pump 2 (the TINY array): the IP's sources lint clean under accel_rtl with ap_clk_2x driving the PE array; the
+    XDC constrains ap_clk_2x at half ap_clk's period; package_ip.tcl infers ap_clk_2x as a clock (no FREQ_HZ); the
+    block design makes both clocks in one Clocking Wizard from PL clock 0 (outputs at 1x and 2x the board clock,
+    both on matched routing), puts ap_clk_2x alone on the 2x output, the IP's ap_clk, every AXI clock and the reset
+    block on the 1x output (PL clock 0 feeds the MMCM only), and holds the reset until the MMCM locks."""
+    from generator.exec.rtl import TINY
+    from helpers import board
+    b = board(**TINY, pump=2)
+    r = ip.render_ip(b, tmp_path, bytes(isa.INSN_BYTES))
+    ip.lint(r["sources"])
+    xdc = (tmp_path / "accel_rtl_ooc.xdc").read_text()
+    per = {m[1]: float(m[0]) for m in re.findall(r"create_clock -period ([\d.]+) -name (\w+)", xdc)}
+    assert per["ap_clk"] == pytest.approx(1e3 / b.pl_clock_mhz, abs=1e-3)
+    assert per["ap_clk_2x"] == pytest.approx(per["ap_clk"] / 2, abs=1e-3)
+    pkg = _run_tcl(tmp_path, "package_ip.tcl", ip.IP_TOP)
+    assert "ipx::infer_bus_interface ap_clk_2x xilinx.com:signal:clock_rtl:1.0 ipx::current_core" in pkg
+    assert "ipx::remove_bus_parameter FREQ_HZ busif:ap_clk_2x" in pkg
+    calls = _run_tcl(tmp_path, "vivado_bd.tcl", ip.IP_TOP)
+    assert f"create_bd_cell -type ip -vlnv xilinx.com:ip:clk_wiz clk_wiz_0" in calls
+    wiz = next(c for c in calls if c.startswith("set_property") and "CLKOUT2_REQUESTED_OUT_FREQ" in c)
+    f1 = float(re.search(r"CLKOUT1_REQUESTED_OUT_FREQ (\S+)", wiz).group(1))
+    f2 = float(re.search(r"CLKOUT2_REQUESTED_OUT_FREQ (\S+)", wiz).group(1))
+    assert f1 == pytest.approx(b.pl_clock_mhz) and f2 == pytest.approx(2 * b.pl_clock_mhz)
+    assert "CLKOUT1_MATCHED_ROUTING true" in wiz and "CLKOUT2_MATCHED_ROUTING true" in wiz
+    nets = _nets(calls)
+    top = f"{ip.IP_TOP}_0"
+    assert {"clk_wiz_0/clk_out2", f"{top}/ap_clk_2x"} in nets
+    logic = next(n for n in nets if "clk_wiz_0/clk_out1" in n)
+    assert {f"{top}/ap_clk", "zynq_ultra_ps_e_0/maxihpm0_fpd_aclk", "zynq_ultra_ps_e_0/saxihp0_fpd_aclk",
+            "smartconnect_ctrl/aclk", "smartconnect_hp0/aclk", "axi_intc_0/s_axi_aclk",
+            "proc_sys_reset_0/slowest_sync_clk"} <= logic and f"{top}/ap_clk_2x" not in logic
+    assert [n for n in nets if "zynq_ultra_ps_e_0/pl_clk0" in n] == [{"zynq_ultra_ps_e_0/pl_clk0", "clk_wiz_0/clk_in1"}]
+    assert {"clk_wiz_0/locked", "proc_sys_reset_0/dcm_locked"} in nets
 
 
 def test_build_rtl_flow_writes_the_ip_and_names_the_vivado_commands(tmp_path, monkeypatch):

@@ -5,17 +5,23 @@ into a PYNQ overlay, in one folder:
 
 * ``src/``: the rendered package, the hand-written sources (:data:`generator.backends.rtl.render.RTL_SOURCES`), the
   IP top ``accel_rtl.sv`` (:data:`IP_TOP`: ports ``ap_clk``, ``ap_rst_n``, ``s_axi_control_*``, ``m_axi_gmem_*``,
-  ``interrupt``, the names the IP packager infers and Vitis HLS gives its blocks) and the instruction ROM image
+  ``interrupt``, the names the IP packager infers and Vitis HLS gives its blocks, and ``ap_clk_2x``: the
+  double-pumped PE array's clock) and the instruction ROM image
   ``insn_rom.hex`` (``$readmemh``);
 * ``package_ip.tcl``: Vivado ``ipx::package_project`` of the sources (UG1118, *Creating and Packaging Custom IP*):
   the AXI4 master ``m_axi_gmem`` and AXI4-Lite slave ``s_axi_control`` inferred and associated with ``ap_clk``,
   ``ap_rst_n`` active low, the level interrupt, an address block holding the register map of
   :data:`generator.spec.isa.REGISTERS`, the VLNV :data:`host.registers.RTL_KERNEL_VLNV`, the ROM and the clock
   constraint as files of the IP;
-* ``accel_rtl_ooc.xdc``: the board's PL clock on ``ap_clk`` (out-of-context synthesis of the IP);
+* ``accel_rtl_ooc.xdc``: the board's PL clock on ``ap_clk`` (out-of-context synthesis of the IP), with
+  ``accelerator.pump`` 2 twice that on ``ap_clk_2x``, edges aligned;
 * ``vivado_bd.tcl``: the block design with the same Zynq UltraScale+ PS configuration as the HLS path (one shared
   template, ``hls_templates/ps_config.tcl.j2``), the IP, SmartConnects to HPM0 / HP0, the interrupt, synthesis,
-  implementation and the overlay ``yolofpga_rtl_<board>.bit`` / ``.hwh`` in ``overlay/<board>/rtl/``.
+  implementation and the overlay ``yolofpga_rtl_<board>.bit`` / ``.hwh`` in ``overlay/<board>/rtl/``. With
+  ``accelerator.pump`` 2 a Clocking Wizard (an MMCME4, PG065) makes both clocks from the PS's PL clock: the logic
+  clock and twice it, both outputs with matched routing (phase-aligned edges at the IP, the paths between the two
+  domains timed as synchronous), as PG338 asks of the DPU's ``m_axi_dpu_aclk`` / ``dpu_2x_clk``; everything
+  else runs on the logic clock, its reset released when the MMCM locks.
 
 The driver binds this IP by its VLNV with the register map of the HLS kernel's (``host/accel_ip.py``).
 """
@@ -69,13 +75,15 @@ def register_block() -> list[dict]:
 
 def ip_context(board: Board, rom_words: int, sources: list[str], overlay: str | Path | None = None,
                jobs: int = 4) -> dict:
-    """Render context of the RTL IP's Tcl and XDC for ``board`` (clock in MHz and ns, part, AXI widths, VLNV
-    parts, registers, sources in compile order, overlay folder and name, Vivado jobs)."""
+    """Render context of the RTL IP's Tcl and XDC for ``board`` (clock in MHz and ns, the pumping factor and the PE
+    array's clock in MHz and ns, part, AXI widths, VLNV parts, registers, sources in compile order, overlay folder and name, Vivado jobs)."""
     vendor, library, name, version = RTL_KERNEL_VLNV.split(":")
     p = package_context(board, rom_words)
     mhz = board.pl_clock_mhz
+    pump = board.accelerator.pump
     return dict(board=board.name, part=board.part, board_part=board.vivado_board_part or "", clock_mhz=mhz,
-                clock_hz=int(round(mhz * 1e6)), period_ns=f"{1e3 / mhz:.3f}", top=IP_TOP, vlnv=RTL_KERNEL_VLNV,
+                clock_hz=int(round(mhz * 1e6)), period_ns=f"{1e3 / mhz:.3f}", pump=pump,
+                clock2x_mhz=f"{pump * mhz:g}", period2x_ns=f"{1e3 / (pump * mhz):.3f}", top=IP_TOP, vlnv=RTL_KERNEL_VLNV,
                 vendor=vendor, library=library, name=name, version=version, axi_bits=p["axi_bits"],
                 hp_ports=board.accelerator.hp_ports, port_bits=p["axi_bits"] // board.accelerator.hp_ports,
                 axi_addr_bits=AXI_ADDR_BITS, axil_range=1 << p["axil_aw"], registers=register_block(),
@@ -92,11 +100,6 @@ def render_ip(board: Board, out: str | Path, program: bytes, overlay: str | Path
     :data:`IP_FILES`}. Raises RtlError for a program that is no whole number of instructions or a board the RTL
     does not support."""
     out = Path(out)
-    if board.accelerator.pump != 1:
-        raise RtlError(f"{board.name}: accelerator.pump {board.accelerator.pump}: the double-pumped PE array runs in "
-                       f"the RTL simulation (invoke rtl-frame) and the timing / resource flows, but its Vivado IP "
-                       f"(a second clock port and the block design's MMCM for it) is not packaged yet: build with "
-                       f"pump 1, or use --kernel hls (single-pumped, the same programs)")
     if not program or len(program) % isa.INSN_BYTES:
         raise RtlError(f"the instruction ROM needs a whole number of {isa.INSN_BYTES}-byte instructions, got "
                        f"{len(program)} bytes")

@@ -13,8 +13,9 @@ Cost model (cycles of the PL clock):
   too), else, for IBUF LOADs only, one per row *span* when the pixel runs overlap (stride < run <= 2 x stride),
   fit a beat and the Tn lanes, and the span takes no more beats than the runs, else one per pixel run); each
   segment costs ``ceil((addr % beat + bytes) / beat)`` beats at its real address (base registers are
-  page-aligned). At most :data:`MAX_READ_BURSTS` read bursts are in flight (one address per cycle), which bounds
-  a LOAD of many short bursts to that many bursts per read latency. A LOAD's data side writes a beat per cycle
+  page-aligned). At most :data:`MAX_READ_BURSTS` read bursts are in flight (one address per cycle; a burst's
+  slot is free again :data:`READ_SLOT_EXTRA` cycles after its data's latency, :data:`HP_SPLIT_SLOT_EXTRA` more through
+  the two-port splitter), which bounds a LOAD of many short bursts (:func:`read_window_cycles`). A LOAD's data side writes a beat per cycle
   unless the beat holds more than one *chunk* (pieces between beat, pixel-run and lane-group boundaries: groups of
   Tn elements / Tm records from each run's first byte, WBUF words; span segments: two runs per cycle), so a LOAD
   takes the larger of the DDR time and the chunk count; ``LOAD_SETUP`` adds the per-instruction segment constants,
@@ -58,6 +59,11 @@ XFER_OVERHEAD = 4 + LOAD_DATA_STAGES
 #: cycles of a STORE besides the beats and the write-response latency (issue, the setup, first address, the OBUF
 #: read stages and output FIFO ahead of the first W beat, completion)
 STORE_OVERHEAD = 6 + STORE_READ_STAGES + STORE_SETUP
+#: cycles a read burst's slot among the MAX_READ_BURSTS stays taken beyond the DDR read latency (the address and
+#: last-beat registers of rtl/load.sv), and more through two HP ports (rtl/axi_hp_split.sv: its address register,
+#: port-beat pairing and output stages); calibrated on the RTL with LOADs of 1 to 784 one-beat bursts at read
+#: latencies 20 to 120 (tests/exec/test_rtl.py::test_rtl_load_window_cycles)
+READ_SLOT_EXTRA, HP_SPLIT_SLOT_EXTRA = 3, 5
 #: two HP ports (rtl/axi_hp_split.sv): the register stages a LOAD's data and a STORE's write response pass besides
 #: the one-port path (R: beat pairing, data FIFO, output slice; W: data FIFO, then two port beats per word)
 HP_SPLIT_READ_STAGES, HP_SPLIT_WRITE_STAGES = 3, 2
@@ -66,6 +72,17 @@ HP_SPLIT_READ_STAGES, HP_SPLIT_WRITE_STAGES = 3, 2
 def _beats(addr, nbytes, beat: int):
     """Beats of the AXI bursts covering ``nbytes`` bytes from byte address ``addr`` (int or array)."""
     return (np.asarray(addr) % beat + nbytes + beat - 1) // beat
+
+
+def read_window_cycles(bursts: int, slot_cycles: int) -> int:
+    """Cycles from a LOAD's first burst address to its last one's data when at most :data:`MAX_READ_BURSTS` bursts
+    are in flight, each holding its slot ``slot_cycles`` cycles (read latency + :data:`READ_SLOT_EXTRA`, + the
+    splitter's) and the address generator issuing one a cycle: the last burst goes out (bursts - 1) // W slot times
+    plus its place in the last window after the first (W = MAX_READ_BURSTS), so its data lands that many cycles + 1
+    after the first address (the latency itself is counted once outside)."""
+    if bursts <= 0:
+        return 0
+    return (bursts - 1) // MAX_READ_BURSTS * slot_cycles + (bursts - 1) % MAX_READ_BURSTS + 1
 
 
 def split_tail(addr: int, nbytes: int, beat: int, write: bool) -> int:
@@ -172,11 +189,13 @@ def transfer_cycles(hw: HwConfig, rows: int, cols: int, run_bytes: int, row_stri
     beats = int(_beats(seg_addr, seg_bytes, beat).sum())
     bursts = len(seg_addr)
     data = math.ceil(beats * beat / hw.bytes_per_cycle)
+    if not write:
+        slot = latency + READ_SLOT_EXTRA + (HP_SPLIT_SLOT_EXTRA if hw.hp_ports == 2 else 0)
+        data = max(data, read_window_cycles(bursts, slot))
     if hw.hp_ports == 2:   # the last burst's second part follows its first, which a port delivers at half rate
         data += split_tail(int(seg_addr[-1]), int(np.broadcast_to(seg_bytes, seg_addr.shape)[-1]), beat, write)
     if write:
         return STORE_OVERHEAD + latency + data
-    data = max(data, math.ceil(bursts * latency / MAX_READ_BURSTS))
     if span or not (buf == IBUF and run_bytes % beat == 0 and hw.tn * eb >= beat and addr % beat == 0
                     and row_stride % beat == 0 and pix_stride % beat == 0):
         e0 = dst_elem % hw.wbuf_pitch if buf == WBUF else 0

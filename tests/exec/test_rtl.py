@@ -320,3 +320,47 @@ def test_rtl_span_loads_bit_exact():
         bad = np.flatnonzero(run.ddr != gold.ddr)
         assert bad.size == 0, f"{mode}: {bad.size} DDR bytes differ from the golden simulator, first at {bad[0]:#x}"
         assert abs(run.cycles / gold.cycles - 1) <= 0.10, f"{mode}: RTL {run.cycles} vs model {gold.cycles}"
+
+
+def _load_window_config(name):
+    from generator.eval.fuzz import CONFIGS as FUZZ_CONFIGS
+    return board(**FUZZ_CONFIGS[name][1])
+
+
+@needs_verilator
+@pytest.mark.parametrize("cfg", ["tiny", pytest.param("tiny-16x32-2hp", marks=pytest.mark.slow)])
+def test_rtl_load_window_cycles(cfg):
+    """LOADs of 1 to 192 strided one-beat pixel runs (int16, Tn lanes = one m_axi beat: one burst each) at DDR read
+    latencies 20, 40 and 80 cycles, on one HP port (TINY) and through the two-port splitter (slow: its own build):
+    the RTL's cycles for CONFIG, LOAD, END less those for CONFIG, END (the program fetch) are the latency model's
+    LOAD cycles within 2 -- the bound of MAX_READ_BURSTS bursts in flight, each holding its slot the latency plus
+    READ_SLOT_EXTRA (+ HP_SPLIT_SLOT_EXTRA) cycles (generator/spec/timing.py read_window_cycles): at latency 80
+    and 192 bursts the slot bound, not the beats, decides; at 20 the beats do."""
+    import dataclasses
+    from generator.codegen.emit import config_insn
+    from generator.spec.hw import HwConfig
+    from generator.spec.timing import insn_cycles
+    brd = board(**TINY) if cfg == "tiny" else _load_window_config(cfg)
+    rtl = shared_executor("rtl", brd, None if cfg == "tiny" else cfg)
+    hw = HwConfig.from_board(brd, 16)
+    ddr = np.arange(1 << 20, dtype=np.uint32).astype(np.uint8)
+    bases = {k: 0 for k in isa.BASE_REGS}
+    run_bytes = hw.tn * 2
+    assert run_bytes == hw.axi_bytes, "one pixel run per beat"
+    pix = 4 * run_bytes
+    off = []
+    for lat in (20, 40, 80):
+        base = rtl.run(None, ddr, bases, blob=isa.encode_program([config_insn(hw), isa.make("END")]),
+                       case=f"cases/ldwin-{cfg}-none-{lat}", rd_latency=lat)
+        assert base.status == 0 and not base.timeout
+        for rows, cols in ((1, 1), (2, 16), (3, 16), (6, 16), (12, 16)):
+            ld = isa.make("LOAD", buf=isa.BUFFERS["IBUF"], bank=0, base_reg=1, ddr_offset=0, rows=rows, cols=cols,
+                          elems=hw.tn, row_stride=cols * pix, pix_stride=pix, dst_word=0, dst_elem=0, dst_pitch=1,
+                          prec=isa.PRECISIONS["int16"])
+            r = rtl.run(None, ddr, bases, blob=isa.encode_program([config_insn(hw), ld, isa.make("END")]),
+                        case=f"cases/ldwin-{cfg}-{rows}x{cols}-{lat}", rd_latency=lat)
+            assert r.status == 0 and not r.timeout, (rows, cols, lat, r.status)
+            model = insn_cycles(dataclasses.replace(hw, rd_latency=lat), ld)
+            off.append((rows * cols, lat, r.cycles - base.cycles - model))
+    bad = [o for o in off if abs(o[2]) > 2]
+    assert not bad, f"(bursts, latency, RTL - model) beyond 2 cycles: {bad}"

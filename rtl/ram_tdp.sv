@@ -3,7 +3,10 @@
 // Each port reads or writes one word per cycle; in a cycle a port writes, its read data keeps its value
 // (no-change mode, the only read-during-write mode of URAM288; the accelerator never uses it). The accelerator
 // never lets both ports touch one address in one cycle.
-// STYLE: 0 lets synthesis choose, 1 binds block RAM, 2 UltraRAM (the ram_style attribute).
+// STYLE: 0 lets synthesis choose, 1 binds block RAM, 2 UltraRAM (the ram_style attribute). UltraRAM's port A
+// write is seen new by a port B read of the same address in the same cycle (UG573), this description's old: the
+// accelerator never lets that happen, so the UltraRAM memory carries no_rw_check (Yosys: collisions undefined),
+// without which Yosys' memory_libmap finds no URAM288 mapping of a memory both of whose ports write.
 `default_nettype none
 module ram_tdp #(
   parameter int W = 16,                 // word width (bits)
@@ -39,7 +42,7 @@ module ram_tdp #(
       end \
     end
   if (STYLE == 2) begin : g_ultra
-    (* ram_style = "ultra" *) logic [W-1:0] mem [D];
+    (* ram_style = "ultra", no_rw_check *) logic [W-1:0] mem [D];
     `RAM_TDP_BODY
   end else if (STYLE == 1) begin : g_block
     (* ram_style = "block" *) logic [W-1:0] mem [D];

@@ -308,3 +308,41 @@ def test_rtl_model_counts_pre():
         assert [x.name for x in m.memories][-1] == "PRE line buffers"
         lut, ff = rtl_model.pre_lut_ff(b)
         assert rtl_model.lut_terms(b)["pre"] == lut > 0 and ff > 0
+
+
+#: ram_tdp parameters of each buffer's lane memory (rtl/buffers.sv), in the rendered package's names
+LANE_RAMS = {"IBUF": ("16", "IB_D", "2"), "WBUF": ("16 * TN", "WB_D", "2 * TN"), "ACC": ("ACC_W", "ACC_WORDS", "1"),
+             "OBUF": ("16", "OB_D", "1"), "PBUF": ("PREC_W", "PB_D", "PARAM_BYTES"),
+             "TBUF": ("PREC_W", "TB_D", "PARAM_BYTES")}
+
+
+@needs_yosys
+@pytest.mark.parametrize("config", ["board", "32x40-2x"])
+def test_ultraram_bound_lane_memories_map_to_uram288(tmp_path, config):
+    """Every buffer the binding puts in UltraRAM (ram_tdp STYLE 2) on zcu19eg's configurations -- the double-pumped
+    32 x 40's IBUF copies among them, whose two ports both write -- maps to URAM288 alone under Yosys (one lane
+    memory out of context, the package's parameters): no other RAM cell, no error (without ``no_rw_check`` on the
+    memory Yosys finds no URAM288 mapping of a true-dual-port RAM: its port A writes are seen new by port B)."""
+    import json
+    import subprocess
+    from generator.backends.rtl import ram_styles
+    from generator.exec.rtl import board_config
+    b = board_config("zcu19eg", config)
+    ultra = sorted(k for k, v in ram_styles(b).items() if v == 2)
+    assert ultra, ram_styles(b)
+    srcs = {p.name: p for p in write_rtl(b, tmp_path / "src")}
+    for k in ultra:
+        w, d, nb = (re.sub(r"\b([A-Z][A-Z_]+)\b", r"accel_pkg::\1", e) for e in LANE_RAMS[k])
+        (tmp_path / f"{k}.sv").write_text(
+            f"module top(input wire clk, input wire [{nb}-1:0] a_we, b_we, input wire [$clog2({d})-1:0] a_addr, "
+            f"b_addr, input wire [{w}-1:0] a_wdata, b_wdata, output logic [{w}-1:0] a_rdata, b_rdata);\n"
+            f"  ram_tdp #(.W({w}), .D({d}), .NB({nb}), .STYLE(2)) u (.clk, .a_en(1'b1), .a_we, .a_addr, .a_wdata,\n"
+            f"    .a_rdata, .b_en(1'b1), .b_we, .b_addr, .b_wdata, .b_rdata);\nendmodule\n")
+        stat = tmp_path / f"{k}.json"
+        r = subprocess.run([rr.yosys(), "-q", "-p", f"read_verilog -sv {srcs['accel_pkg.sv']} {srcs['ram_tdp.sv']} "
+                            f"{tmp_path / f'{k}.sv'}; synth_xilinx -family xcup -noiopad -flatten -nowidelut -uram "
+                            f"-top top; tee -q -o {stat} stat -json"], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, f"{config} {k}: {r.stderr.strip()[-400:]}"
+        cells = json.loads(stat.read_text())["design"]["num_cells_by_type"]
+        rams = {c: n for c, n in cells.items() if c.startswith(("RAMB", "URAM", "RAM32", "RAM64", "RAM128", "RAM256"))}
+        assert set(rams) == {"URAM288"}, (config, k, rams)

@@ -89,13 +89,15 @@ def split_tail(addr: int, nbytes: int, beat: int, write: bool) -> int:
     """Cycles two HP ports (rtl/axi_hp_split.sv) add to a transfer whose last segment is ``nbytes`` bytes from
     ``addr``, besides the splitter's register stages: its last burst (from the last 4 KB boundary) of N beats is cut
     into about N / 2 beats on port 0 and the rest on port 1, each port moving half a beat per cycle. A read's last
-    burst is handed over in order, port 0's part at the port's rate first: about N cycles more than on one port of
-    twice the width; a write's port 1 part starts N / 2 beats late: about N / 2 more (calibrated on the RTL:
+    burst is handed over in order, port 0's part at the port's rate first, port 1's (buffered meanwhile) after it:
+    about N / 2 cycles more than on one port of twice the width (at least one: a one-beat burst takes two port
+    beats); a write's port 1 part starts N / 2 beats late: about N / 2 more (calibrated on the RTL: reads by
+    tests/exec/test_rtl.py::test_rtl_load_window_cycles, contiguous LOADs of 1 to 384 beats; writes by
     ``invoke rtl-frame --config small-2hp --resolution 64``)."""
     end = addr + nbytes
     start = max(addr, (end - 1) // AXI_BOUNDARY_BYTES * AXI_BOUNDARY_BYTES)
     n = int(_beats(start, end - start, beat))
-    return n // 2 + HP_SPLIT_WRITE_STAGES if write else n + HP_SPLIT_READ_STAGES
+    return n // 2 + HP_SPLIT_WRITE_STAGES if write else max(1, n // 2) + HP_SPLIT_READ_STAGES
 
 
 #: LOAD buffer kinds (the ISA's ``buf`` field values)

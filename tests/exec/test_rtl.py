@@ -335,7 +335,8 @@ def test_rtl_load_window_cycles(cfg):
     the RTL's cycles for CONFIG, LOAD, END less those for CONFIG, END (the program fetch) are the latency model's
     LOAD cycles within 2 -- the bound of MAX_READ_BURSTS bursts in flight, each holding its slot the latency plus
     READ_SLOT_EXTRA (+ HP_SPLIT_SLOT_EXTRA) cycles (generator/spec/timing.py read_window_cycles): at latency 80
-    and 192 bursts the slot bound, not the beats, decides; at 20 the beats do."""
+    and 192 bursts the slot bound, not the beats, decides; at 20 the beats do. Then contiguous WBUF LOADs of 1 to
+    384 beats (4 KB bursts), within 2 cycles too: the beats, and through the splitter the last burst's tail."""
     import dataclasses
     from generator.codegen.emit import config_insn
     from generator.spec.hw import HwConfig
@@ -364,3 +365,17 @@ def test_rtl_load_window_cycles(cfg):
             off.append((rows * cols, lat, r.cycles - base.cycles - model))
     bad = [o for o in off if abs(o[2]) > 2]
     assert not bad, f"(bursts, latency, RTL - model) beyond 2 cycles: {bad}"
+    # contiguous WBUF LOADs of 1 to 384 beats in 4 KB bursts: the beats, and through the splitter the last burst's
+    # tail (port 0's half at half rate, then port 1's: about N / 2 cycles, generator/spec/timing.py split_tail)
+    base = rtl.run(None, ddr, bases, blob=isa.encode_program([config_insn(hw), isa.make("END")]),
+                   case=f"cases/ldwin-{cfg}-none")
+    for nbytes in (32, 64, 96, 128, 1024, 4096, 8192, 12288):
+        if nbytes > brd.accelerator.wbuf_bank_bytes:
+            continue
+        ld = isa.make("LOAD", buf=isa.BUFFERS["WBUF"], bank=0, base_reg=1, ddr_offset=0, rows=1, cols=1,
+                      elems=nbytes, row_stride=0, pix_stride=0, dst_word=0, dst_elem=0, dst_pitch=1, prec=0)
+        r = rtl.run(None, ddr, bases, blob=isa.encode_program([config_insn(hw), ld, isa.make("END")]),
+                    case=f"cases/ldwin-{cfg}-w{nbytes}")
+        assert r.status == 0 and not r.timeout, (nbytes, r.status)
+        got = r.cycles - base.cycles - insn_cycles(hw.at(8), ld)
+        assert abs(got) <= 2, f"contiguous LOAD of {nbytes} bytes: RTL - model = {got} cycles"

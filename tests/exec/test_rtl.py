@@ -254,9 +254,8 @@ def test_rtl_performance_int8_vs_int16(tmp_path):
 def test_rtl_double_pumped_416_over_300_fps(tmp_path):
     """The whole YOLOv4-tiny frame at 416x416 in int8 on zcu19eg's double-pumped candidate (``--config 32x40-2x``:
     32 x 40 with the DSP48E2s on twice the logic clock) through the RTL: bit-exact, at least 300 frames/s at the
-    300 MHz logic clock (310.6 measured), the frame within 2% of the latency model and every layer within 4%: the
-    model underestimates the LOAD-bound layers (conv_18, conv_35: 3.5% over; about 30 cycles per LOAD of one-beat
-    pixel runs through the two HP ports, which these layers' small IBUF reloads 84 times; docs/rtl.md). About 45
+    300 MHz logic clock (313.0 measured), the frame and every layer within 2% of the latency model (measured: the
+    frame 0.11%, the worst layer 1.4%, with the LOAD read path calibrated by test_rtl_load_window_cycles). About 50
     minutes."""
     from generator.flows.rtl_frame import simulate_frame
     rep = simulate_frame("zcu19eg", "bus", "int8-asym", config="32x40-2x", resolution=416, out=tmp_path,
@@ -264,8 +263,8 @@ def test_rtl_double_pumped_416_over_300_fps(tmp_path):
     assert rep["bit_exact"], f"{rep['diff_bytes']} DDR bytes differ"
     assert rep["fps"] >= 300, rep["fps"]
     assert abs(rep["rtl_cycles"] / rep["model_cycles"] - 1) <= 0.02, (rep["rtl_cycles"], rep["model_cycles"])
-    bad = [(r["layer"], round(r["ratio"], 3)) for r in rep["layers"] if abs(r["ratio"] - 1) > 0.04]
-    assert not bad, f"layers whose RTL cycles differ from the latency model by more than 4%: {bad}"
+    bad = [(r["layer"], round(r["ratio"], 3)) for r in rep["layers"] if abs(r["ratio"] - 1) > 0.02]
+    assert not bad, f"layers whose RTL cycles differ from the latency model by more than 2%: {bad}"
 
 
 @needs_verilator

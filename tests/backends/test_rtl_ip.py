@@ -226,7 +226,7 @@ def test_single_rate_ip_ties_ap_clk_2x_to_the_logic_clock(tmp_path):
     ap_clk only."""
     from helpers import board
     d = tmp_path
-    ip.render_ip(board(pump=1), d, bytes(isa.INSN_BYTES))
+    ip.render_ip(board(pump=1), d, bytes(isa.INSN_BYTES), overlay=d / "overlay")
     calls = _run_tcl(d, "vivado_bd.tcl", ip.IP_TOP)
     assert not any("clk_wiz" in c for c in calls)
     net = next(n for n in _nets(calls) if f"{ip.IP_TOP}_0/ap_clk" in n)
@@ -244,7 +244,7 @@ def test_double_pumped_ip_clocks_from_one_mmcm(tmp_path):
     from generator.exec.rtl import TINY
     from helpers import board
     b = board(**TINY, pump=2)
-    r = ip.render_ip(b, tmp_path, bytes(isa.INSN_BYTES))
+    r = ip.render_ip(b, tmp_path, bytes(isa.INSN_BYTES), overlay=tmp_path / "overlay")
     ip.lint(r["sources"])
     xdc = (tmp_path / "accel_rtl_ooc.xdc").read_text()
     per = {m[1]: float(m[0]) for m in re.findall(r"create_clock -period ([\d.]+) -name (\w+)", xdc)}

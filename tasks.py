@@ -73,8 +73,10 @@ def detect(c, image="bus", out="out", board=DEFAULT_BOARD, quant=DEFAULT_QUANT, 
             "rtl": "also synthesize the RTL with Yosys (synth_xilinx -family xcup; long for 32x32 arrays)",
             "out": "work folder of the RTL synthesis (default build/rtl_resources/BOARD)",
             "no_uram": "forbid URAM288 in the RTL synthesis (default: allowed when the part has URAM)",
-            "mapping_only": "stop the RTL synthesis after DSP48E2 / RAM mapping (no LUT/FF figures; much faster)"})
-def resources(c, board=DEFAULT_BOARD, rtl=False, out=None, no_uram=False, mapping_only=False):
+            "mapping_only": "stop the RTL synthesis after DSP48E2 / RAM mapping (no LUT/FF figures; much faster)",
+            "config": "board (the board file's accelerator) or another of generator/exec/rtl.py's CONFIGS "
+                      "(e.g. 32x40-2x, 32x48)"})
+def resources(c, board=DEFAULT_BOARD, rtl=False, out=None, no_uram=False, mapping_only=False, config="board"):
     """3. Resources of a board's accelerator vs its part (HLS, RTL).
 
     The resources of BOARD's accelerator against its part's capacity: the HLS estimate
@@ -82,7 +84,7 @@ def resources(c, board=DEFAULT_BOARD, rtl=False, out=None, no_uram=False, mappin
     (generator/estimate/rtl_resources.py). Exits 2 if it does not fit."""
     from generator.flows.resources import resources_flow
 
-    _flow(resources_flow, board, rtl, out, no_uram, mapping_only, log=print)
+    _flow(resources_flow, board, rtl, out, no_uram, mapping_only, log=print, config=config)
 
 
 @task(help={"board": "board name (boards/*.yaml) or all", "model": "ONNX model (default: the official YOLOv4-tiny)",
@@ -100,7 +102,9 @@ def explore(c, board=DEFAULT_BOARD, model=None, quant="int8-asym,int16-sym", out
     _flow(explore_flow, board, model, quant, out, log=print)
 
 
-@task(help={"board": "board name (boards/*.yaml)", "config": "tiny (8x8 test configuration) | board (the board file's)",
+@task(help={"board": "board name (boards/*.yaml)",
+            "config": "board (the board file's), tiny (the 8x8 test configuration), or one of generator/exec/rtl.py's "
+                      "CONFIGS (tiny-2x, small, small-2hp, small-2x, 32x40-2x, 32x48)",
             "unit": "one RTL module out of context (e.g. post, pe_array; default: the whole accelerator)",
             "out": "work folder (default build/timing/BOARD-CONFIG[-UNIT])", "check": "exit 2 when over the limits"})
 def timing(c, board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=False):
@@ -169,7 +173,8 @@ def package(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model
 @task(help={"board": "board name (boards/*.yaml)", "image": "image file or shipped image name",
             "quant": QUANTS + "; several, comma-separated (e.g. int8-asym,int16-sym), compares them",
             "per_tensor": "per-tensor weight scales",
-            "config": "accelerator: 'board' (the board file, e.g. 32x32), 'small' or 'tiny' (8x8 array)",
+            "config": "accelerator: 'board' (the board file's), 'small' or 'tiny' (8x8 arrays), or another of "
+                      "generator/exec/rtl.py's CONFIGS (e.g. 32x48: zcu19eg's single-rate block)",
             "resolution": "network input size (multiple of 32; default 416 = the official model)",
             "out": "output folder (default build/rtl_frame/TAG)", "precision": MODEL_HELP["precision"],
             "pre": "image (default): PRE in the accelerator, the image goes in as the camera frame (the prologue "

@@ -169,7 +169,7 @@ class KernelEstimate:
 
     def __init__(self, board: Board, bits: int, loops: list[Loop] | None = None, fetch_ddr: bool = True):
         self.board = board
-        self.hw = HwConfig.from_board(board, bits)
+        self.hw = HwConfig.from_board(board, bits).single_rate()     # the HLS kernel is single-pumped
         self.loops = loops if loops is not None else kernel_loops(board)
         self.fetch_ddr = fetch_ddr
         self.cmd_depth = CMD_QUEUE_DEPTH
@@ -288,7 +288,7 @@ class KernelEstimate:
         if f["bypass"]:
             return INVOKE + SETUP + self._loop("BYPASS", f["oh"] * f["ow"] * f["og"] * (2 if f["emul"] else 1))
         hw = self.hw.at_prec(f["prec"])
-        P = hw.pix_lanes // hw.pump                  # (the HLS kernel stays single-pumped)
+        P = hw.pix_lanes
         if not f["acc_init"] and f["ig"] * f["kh"] * f["kw"] == 1:   # pe_rmw: one output pixel per iteration
             return INVOKE + SETUP + self._loop("PE_RMW", f["oh"] * f["ow"] * f["og"])
         n = f["oh"] * _cdiv(f["ow"], P) * f["og"] * f["ig"] * f["kh"] * f["kw"]
@@ -406,7 +406,8 @@ def compare(board: Board, bits: int, insns, loops: list[Loop] | None = None, fet
     simulator's timing with :func:`generator.spec.timing.insn_cycles`) of the same instructions, and the per-kind sums
     of both per-instruction costs: ``{"hls": N, "model": M, "ratio": N / M, "kinds": {kind: {"count", "hls",
     "model"}}, "busy": {"hls": {module: cycles}, "model": ...}}``. ``frame``: PRE's frame registers
-    (:class:`host.pre.PreFrame`; None: the nominal frame of each side)."""
+    (:class:`host.pre.PreFrame`; None: the nominal frame of each side). On a double-pumped board the model side
+    is the single-rate machine (:meth:`HwConfig.single_rate`), as the kernel is."""
     from generator.spec.timing import insn_cycles
     from generator.exec.golden import GoldenSim
     est = KernelEstimate(board, bits, loops, fetch_ddr)

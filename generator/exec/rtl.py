@@ -33,12 +33,12 @@ ROOT = ROOT_DIR
 BUILD = build_dir("rtl_sim")          # (per pytest-xdist worker: build/rtl_sim-gw0, ...)
 VENV_BIN = Path(sys.executable).parent
 #: accelerator overrides of the "tiny" configuration (Tn = Tm = 8, tiny buffers that force tiling; one 128-bit
-#: HP port, whatever the board file has)
+#: HP port and a single-rate PE array, whatever the board file has)
 TINY = dict(tn=8, tm=8, ibuf_bank_bytes=3072, wbuf_bank_bytes=4608, acc_bank_words=96, obuf_bytes=2048,
-            pbuf_entries=256, axi_data_width_bits=128, hp_ports=1)
+            pbuf_entries=256, axi_data_width_bits=128, hp_ports=1, pump=1)
 #: a "small" configuration for whole frames in minutes: Tn = Tm = 8 with buffers large enough for few tiles
 SMALL = dict(tn=8, tm=8, ibuf_bank_bytes=65536, wbuf_bank_bytes=36864, acc_bank_words=1024, obuf_bytes=32768,
-             pbuf_entries=1024, axi_data_width_bits=128, hp_ports=1)
+             pbuf_entries=1024, axi_data_width_bits=128, hp_ports=1, pump=1)
 #: "small" with a 256-bit m_axi split over two HP ports (rtl/axi_hp_split.sv) on a 16x32 array (32-byte beats)
 SMALL_2HP = dict(SMALL, tn=16, tm=32, wbuf_bank_bytes=147456, axi_data_width_bits=256, hp_ports=2)
 #: "tiny" and "small" with the PE array double-pumped (rtl/pe_array_2x.sv on clk2x; IBUF and ACC copies)
@@ -46,11 +46,15 @@ TINY_2X = dict(TINY, pump=2)
 SMALL_2X = dict(SMALL, pump=2)
 #: the double-pumped configuration `invoke explore --board zcu19eg` ranks first among the pumped ones (its preset S:
 #: 64 KB IBUF and OBUF, 144 bytes of WBUF per PE, 1,024 ACC words; 32 x 40 on two HP ports): what zcu19eg's board
-#: file would carry once its board-size timing and Yosys fit are shown (README, Limitations)
+#: file would carry once its whole-design timing meets 300 MHz (README, Limitations)
 BOARD_2X = dict(tn=32, tm=40, ibuf_bank_bytes=65536, wbuf_bank_bytes=144 * 32 * 40, acc_bank_words=1024,
                 obuf_bytes=65536, axi_data_width_bits=256, hp_ports=2, pump=2)
+#: zcu19eg's single-rate block (explore's 32x48/2x128/M: 128 KB IBUF and OBUF, 288 bytes of WBUF per PE, 2,048
+#: ACC words, two HP ports; the board file's), by name for comparisons whatever the board file has
+BOARD_32X48 = dict(tn=32, tm=48, ibuf_bank_bytes=131072, wbuf_bank_bytes=288 * 32 * 48, acc_bank_words=2048,
+                   obuf_bytes=131072, axi_data_width_bits=256, hp_ports=2, pump=1)
 CONFIGS = {"board": {}, "tiny": TINY, "small": SMALL, "small-2hp": SMALL_2HP, "tiny-2x": TINY_2X, "small-2x": SMALL_2X,
-           "32x40-2x": BOARD_2X}
+           "32x40-2x": BOARD_2X, "32x48": BOARD_32X48}
 
 
 def verilator() -> str | None:

@@ -82,12 +82,23 @@ def _csim_check(comp, img, hls_dir: Path, overlay) -> tuple[dict, dict]:
     return r, bases
 
 
+def hls_program_cycles(comp) -> int:
+    """Latency-model cycles per frame of ``comp``'s program on the HLS kernel: the program's own cycles on a
+    single-rate board; on a double-pumped one (``pump`` 2, RTL only) the same program timed on the single-rate
+    machine (:meth:`generator.spec.hw.HwConfig.single_rate`), which the HLS kernel is."""
+    from generator.spec.timing_engine import program_cycles
+
+    hw = comp.program.hw
+    return comp.program.cycles if hw.pump == 1 else program_cycles(hw.single_rate(), comp.program.insns)
+
+
 def _frame_cycles(comp, target: Target, source: ModelSource, quant_other: str) -> dict:
-    """Latency-model cycles per frame of the model compiled uniformly in ``comp``'s mode (``comp`` itself unless it
-    has a per-layer precision) and in ``quant_other``: {bits: cycles}."""
+    """Latency-model cycles per frame on the HLS kernel (:func:`hls_program_cycles`) of the model compiled
+    uniformly in ``comp``'s mode (``comp`` itself unless it has a per-layer precision) and in ``quant_other``:
+    {bits: cycles}."""
     base = compile_request(target.uniform(), source, progress=False) if target.precision else comp
     other = compile_request(target.with_quant(quant_other), source, progress=False)
-    return {c.hw.bits: c.program.cycles for c in (base, other)}
+    return {c.hw.bits: hls_program_cycles(c) for c in (base, other)}
 
 
 def precision_label(comp) -> str:
@@ -221,7 +232,7 @@ def build_flow(target: Target = Target(), source: ModelSource = ModelSource(), i
     draw_detections(img, dets, d / "detections.png", num_classes=len(comp.names))
     atomic_write(d / "detections.json", json.dumps(dets, indent=1))
     label = precision_label(comp)
-    mixed = (label, comp.program.cycles) if label else None
+    mixed = (label, hls_program_cycles(comp)) if label else None
     atomic_write(d / "report.md", report_md(comp.board, comp.quant.name, len(comp.program.insns), cycles,
                                                 bits, r, Path(image).name, dets, est, kest, mixed))
     res = BuildResult(d, r, cycles, bits, comp.board.pl_clock_mhz, kest, dets, mixed=mixed)

@@ -14,7 +14,8 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
     """The build report (Markdown): configuration, estimated resources against the part's capacity, predicted
     cycles and frames/s at the board clock, the int8 / int16 throughput ratio, the C-simulation result.
 
-    Args: cycles: {8: predicted cycles of the int8 program, 16: of the int16 one} (latency model, per frame);
+    Args: cycles: {8: predicted cycles of the int8 program, 16: of the int16 one} (latency model of the HLS kernel,
+        single-pumped, per frame: :func:`generator.flows.build.hls_program_cycles`);
         compiled_bits: precision of the program baked into the ROM; check:
         :func:`generator.exec.csim.build_and_check`'s result (None: not run); detections: from the C-simulation's
         heads; est: resource estimate (computed if None); kernel_est: :func:`generator.estimate.hls_cycles.compare`
@@ -49,6 +50,11 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
             for bits in (8, 16) if bits in cycles]
     rows += [(f"per layer, {mixed[0]} (this build)", mixed[1])] if mixed else []
     lines += [f"| {name} | {c} | {c / f * 1e3:.2f} | {f / c:.1f} |" for name, c in rows]
+    if a.pump != 1:
+        lines += ["", f"The board's RTL double-pumps the PE array (`pump: {a.pump}`, rtl/pe_array_2x.sv); the HLS "
+                      f"kernel is single-pumped (Vitis HLS has no second clock for a loop), so these are the same "
+                      f"program timed on the single-rate machine. The RTL's figures: `invoke build --kernel rtl`, "
+                      f"`invoke rtl-frame`."]
     if 8 in cycles and 16 in cycles:
         lines += ["", f"int8 / int16 throughput: {cycles[16] / cycles[8]:.2f}x (same DSPs; int8 packs two "
                       f"products per DSP48E2, DDR-bound layers gain less)"]

@@ -11,31 +11,36 @@ from generator.flows.inputs import FlowError, out_folder
 from generator.spec.board import DEFAULT_BOARD
 
 
-def resources_flow(board=DEFAULT_BOARD, rtl=False, out=None, no_uram=False, mapping_only=False, log=print) -> None:
-    """``log`` the HLS estimate's tables for ``board``; with ``rtl``, synthesize the RTL in ``out`` (default
-    build/rtl_resources/<board>, or the matching run of ``invoke timing --config board`` when there is one;
+def resources_flow(board=DEFAULT_BOARD, rtl=False, out=None, no_uram=False, mapping_only=False, log=print,
+                   config="board") -> None:
+    """``log`` the HLS estimate's tables for ``board`` (its accelerator with the overrides of ``config``, one of
+    :data:`generator.flows.timing.CONFIGS`); with ``rtl``, synthesize the RTL in ``out`` (default
+    build/rtl_resources/<board>[-<config>], or the matching run of ``invoke timing --config <config>`` when there is one;
     ``no_uram``: no URAM288; ``mapping_only``: stop after DSP / RAM mapping) and log
     its report, with the netlist's LUTs against the resource model's parts (drawn to ``lut_by_part.png`` there). Raises FlowError for a bad board or work folder, a failed synthesis, or a design that does not fit
     the part (the synthesized RTL checked first)."""
     from generator.estimate import hls_resources, rtl_resources
-    from generator.spec.board import BoardError, load_board
+    from generator.exec.rtl import board_config
+    from generator.flows.timing import CONFIGS, timing_dir
+    from generator.spec.board import BoardError
 
+    if config not in CONFIGS:
+        raise FlowError(f"--config {config!r}: choose one of {', '.join(CONFIGS)}")
     try:
-        b = load_board(board)
-    except (BoardError, FileNotFoundError) as e:
-        raise FlowError(str(e)) from None
+        b = board_config(board, config)
+    except (BoardError, FileNotFoundError, ValueError) as e:
+        raise FlowError(f"board {board!r}: {e}") from None
     if rtl and out:
         out_folder(out)
     e = hls_resources.estimate(b)
     a = b.accelerator
     log(f"## {board} ({b.part}), Tn x Tm = {a.tn} x {a.tm}: HLS estimate\n\n{e.table()}\n\n{e.memory_table()}\n")
     if rtl:
-        d = Path(out) if out else build_dir("rtl_resources", board)
+        d = Path(out) if out else build_dir("rtl_resources", board if config == "board" else f"{board}-{config}")
         try:
-            # (without --out, the whole-design run of `invoke timing --config board` is reused when it matches)
-            from generator.flows.timing import timing_dir
+            # (without --out, the whole-design run of `invoke timing --config CONFIG` is reused when it matches)
             r = rtl_resources.synthesize(b, d, uram=False if no_uram else None, mapping_only=mapping_only,
-                                         also=() if out else (timing_dir(board, "board"),))
+                                         also=() if out else (timing_dir(board, config),))
         except rtl_resources.RtlResourceError as err:
             raise FlowError(str(err)) from None
         log(rtl_resources.report(r))

@@ -23,8 +23,10 @@ from generator.spec.board import DEFAULT_BOARD
 OUT_DIR = build_dir("rtl_frame")
 
 
-def format_report(rows: list[dict], hw, total_rtl: int | None, clock_mhz: float) -> str:
-    """Text table of :func:`layer_report` rows with totals and FPS at ``clock_mhz``."""
+def format_report(rows: list[dict], hw, total_rtl: int | None, clock_mhz: float, tail_model: int = 0) -> str:
+    """Text table of :func:`layer_report` rows with totals and FPS at ``clock_mhz``. ``tail_model``: the model's
+    cycles after the last layer (a PRE program's bands that found no idle LOAD time run there, before END: a
+    ``(tail)`` row, its RTL cycles the frame's beyond the last layer's), so that the totals are the whole frame's."""
     def f(v, fmt):
         return "-" if v is None else format(v, fmt)
 
@@ -35,6 +37,11 @@ def format_report(rows: list[dict], hw, total_rtl: int | None, clock_mhz: float)
                    f"{f(r.get('ratio'), '.2f'):>8}{r['ideal']:>10.0f}{f(r.get('util'), '.0%'):>8}"
                    f"{f(r.get('pe_busy'), '.0%'):>8}{f(r.get('stall'), 'd'):>9}{r['ddr_bytes']:>11}")
     model = sum(r["model"] for r in rows)
+    if tail_model > 0:
+        tail = total_rtl - sum(r.get("rtl", 0) for r in rows) if total_rtl else None
+        out.append(f"{'(tail)':<14}{'PRE':<6}{f(tail, 'd'):>10}{tail_model:>10}"
+                   f"{f(tail and tail / tail_model, '.2f'):>8}{0:>10}{'-':>8}{'-':>8}{'-':>9}{'-':>11}")
+        model += tail_model
     ideal = sum(r["ideal"] for r in rows)
     ddr = sum(r["ddr_bytes"] for r in rows)
     stall = sum(r.get("stall", 0) for r in rows)
@@ -181,7 +188,8 @@ def simulate_frame(board: str = "zcu19eg", image: str = "bus", quant: str = "int
     heads = {o: read_tensor(prog, comp.qgraph, run.ddr, bases, o) for o in comp.qgraph.outputs}
     dets = detections_from_heads(comp, heads, img.shape[1], img.shape[0])
     draw_detections(img, dets, out / "detections.png")
-    text = format_report(rows, hw, total, brd.pl_clock_mhz)
+    tail = prog.cycles - sum(prog.layer_cycles) if prog.prologue else 0    # PRE bands left for the frame's end
+    text = format_report(rows, hw, total, brd.pl_clock_mhz, tail)
     ptext, pfigs = pre_lines(prog, run, frame)
     text = ptext + text
     fmax, line = fmax_line(total, board, config, brd.pl_clock_mhz) if total else (None, "")

@@ -78,6 +78,14 @@ class HwConfig:
                        obuf_words=self.obuf_words * k // eb,
                        acc_bits=self.acc_bits_int8 if bits == 8 else self.acc_bits_int16)
 
+    def single_rate(self) -> "HwConfig":
+        """The same accelerator single-pumped (``pump`` 1): the machine the HLS kernel is for any board (Vitis HLS
+        has no second clock for a loop), running the same programs (same config id) with half the pixel lanes of a
+        double-pumped array. ``self`` when already single-pumped."""
+        if self.pump == 1:
+            return self
+        return replace(self, pump=1, pix_lanes=2 if self.bits == 8 else 1)
+
     def at_prec(self, prec: int) -> "HwConfig":
         """:meth:`at` for an instruction's ``prec`` field value (:data:`generator.spec.isa.PRECISIONS`)."""
         return self.at(16 if prec == isa.PRECISIONS["int16"] else 8)

@@ -243,7 +243,7 @@ def test_double_pumped_ip_clocks_from_one_mmcm(tmp_path):
     block on the 1x output (PL clock 0 feeds the MMCM only), and holds the reset until the MMCM locks."""
     from generator.exec.rtl import TINY
     from helpers import board
-    b = board(**TINY, pump=2)
+    b = board(**{**TINY, "pump": 2})
     r = ip.render_ip(b, tmp_path, bytes(isa.INSN_BYTES), overlay=tmp_path / "overlay")
     ip.lint(r["sources"])
     xdc = (tmp_path / "accel_rtl_ooc.xdc").read_text()

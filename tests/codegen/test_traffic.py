@@ -23,7 +23,7 @@ def _model(ic, oc, k, h, w, pool=False):
 #: a 32x32 array with large buffers on zcu19eg (its board file's block before the exploration chose 32x48/M): many
 #: plans of one speed there, differing in traffic (on 32x48/M the fastest plans move nearly the same bytes)
 ARRAY_32X32_L = dict(tm=32, ibuf_bank_bytes=262144, wbuf_bank_bytes=294912, acc_bank_words=4096, obuf_bytes=262144,
-                     axi_data_width_bits=128, hp_ports=1)
+                     axi_data_width_bits=128, hp_ports=1, pump=1)
 
 
 @pytest.fixture(scope="module")

@@ -123,7 +123,7 @@ def test_rtl_resource_model_matches_yosys_on_tiny_double_pumped():
     DSP48E2, BRAM36, URAM within 5% of Yosys' (the copies counted), its LUT at 50-100% of Yosys' and its FFs (an
     upper bound of the pumped array's registers, rtl_model.pump_fabric) within 25%; more block RAM and FFs than
     the single-rate TINY."""
-    b = board(**TINY, pump=2)
+    b = board(**{**TINY, "pump": 2})
     r = rr.synthesize(b, BUILD / "tiny-2x-test", log=lambda *a: None)
     _check_structure(r, b)
     assert r.used["dsp48e2"] == 64 + 8 + 8 + 21

@@ -140,7 +140,7 @@ def test_rtl_mixed_precision_bit_exact(tiny_rtl, kind, mode):
 @pytest.fixture(scope="session")
 def tiny2x_rtl():
     """The RTL of TINY double-pumped (rtl/pe_array_2x.sv on clk2x), one Verilator build per pytest process."""
-    return shared_executor("rtl", board(**TINY, pump=2), "tiny-2x")
+    return shared_executor("rtl", board(**{**TINY, "pump": 2}), "tiny-2x")
 
 
 #: graphs on the double-pumped RTL: (kind, mode, precision plan) -> slow; the default tier runs the
@@ -167,7 +167,7 @@ def test_rtl_double_pumped_bit_exact(tiny2x_rtl, kind, mode, precision):
     outs = build(b)
     outs = outs if isinstance(outs, tuple) else (outs,)
     extra = dict(precision=precision) if precision else {}
-    gq, prog, xs = compile_small(b.model(list(outs)), mode, True, board(**TINY, pump=2), **extra)
+    gq, prog, xs = compile_small(b.model(list(outs)), mode, True, board(**{**TINY, "pump": 2}), **extra)
     assert prog.hw.pump == 2 and prog.hw.pix_lanes == (4 if prog.hw.bits == 8 else 2)
     ddr, bases = runtime.build_ddr(prog, quantize_input(gq, xs[0]))
     run = tiny2x_rtl.run(prog, ddr, bases, case=BUILD / "tiny-2x" / "cases" / f"{kind}-{mode}-{precision}")
@@ -202,7 +202,8 @@ def test_rtl_lint_clean(tmp_path, brd):
     """Verilator -Wall on TINY, TINY with Tm = 32 on two HP ports (the burst splitter), TINY double-pumped
     (rtl/pe_array_2x.sv, the IBUF / ACC copies) and (slow, 21 s) the board file's configuration."""
     two = dict(TINY, tn=16, tm=32, axi_data_width_bits=256, hp_ports=2)
-    b = {"tiny": lambda: board(**TINY), "tiny-2hp": lambda: board(**two), "tiny-2x": lambda: board(**TINY, pump=2),
+    b = {"tiny": lambda: board(**TINY), "tiny-2hp": lambda: board(**two),
+         "tiny-2x": lambda: board(**{**TINY, "pump": 2}),
          "zcu19eg": board}[brd]()
     srcs = write_rtl(b, tmp_path)
     r = subprocess.run(["verilator", "--lint-only", "-Wall", "--top-module", TOP, *map(str, srcs)],

@@ -65,17 +65,23 @@ def test_compile_is_fast(compiled):
     assert len(compiled.program.layers) == 21   # the 21 convolutions; pools fused or merged as second outputs
 
 
-def test_frame_traffic_within_a_quarter_of_the_compulsory_bytes(compiled):
+@pytest.mark.parametrize("block,limit", [("board", 1.25), ("32x40-2x", 1.35)])
+def test_frame_traffic_near_the_compulsory_bytes(compiled, block, limit):
     """Issue 15's traffic target on zcu19eg: the DDR bytes the frame's LOADs and STOREs move, counted from the
     instructions, are at most 1.25x the compulsory bytes (each ifmap, weight, parameter record and ofmap once; the
-    input counted as the image, not as its im2col patches)."""
+    input counted as the image, not as its im2col patches) on the board file's 32x48. The pumped 32x40 (``--config
+    32x40-2x``), whose IBUF and OBUF banks are half the 32x48's (its BRAM goes to the second IBUF and ACC copies),
+    re-reads more: at most 1.35x (measured 1.31x: 24.1 of 18.4 MB)."""
     from generator.codegen.program import ddr_bytes
+    from generator.exec.rtl import board_config
 
-    prog, eb = compiled.program, compiled.hw.elem_bytes
+    c = compiled if block == "board" else compile_model(board_config("zcu19eg", block), "int8-asym", progress=False)
+    assert c.board.accelerator.pump == (1 if block == "board" else 2)
+    prog, eb = c.program, c.hw.elem_bytes
     moved = ddr_bytes(prog.hw, prog.insns)
     compulsory = sum(L.compulsory_bytes(eb) for L in prog.layers)
     assert moved == sum(p.ddr_bytes for p in prog.plans)
-    assert moved <= 1.25 * compulsory, (moved, compulsory)
+    assert moved <= limit * compulsory, (moved, compulsory)
 
 
 def test_golden_simulator_frame_bit_exact_fast_and_finds_what_float_finds(compiled):

@@ -58,7 +58,8 @@ from xml.etree import ElementTree as ET
 
 #: versions of the Xilinx IPs the scripts create without one (Vivado 2023.2's catalogue; an assumption of the model)
 IP_VERSIONS = {"zynq_ultra_ps_e": "3.5", "smartconnect": "1.0", "proc_sys_reset": "5.0", "axis_data_fifo": "2.0",
-               "util_vector_logic": "2.0", "axi_intc": "4.1", "xlconcat": "2.1"}
+               "util_vector_logic": "2.0", "axi_intc": "4.1", "xlconcat": "2.1",
+               "clk_wiz": "6.0"}
 #: first address of the PS's M_AXI_HPM0_FPD window and the range Vivado gives each AXI-Lite slave in it
 HPM0_BASE, SLAVE_RANGE = 0xA000_0000, 0x10000
 #: the AXI4-Lite signals of a control-path interface: (name, driven by the master)

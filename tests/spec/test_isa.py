@@ -96,7 +96,7 @@ def test_missing_dependency_token_corrupts_data_like_hardware():
 
     b = Builder([1, 40, 24, 24], seed=2)
     m = b.model([b.leaky(b.conv("x", 40, k=3))])
-    gq, prog, xs = compile_small(m, "int8-asym", True, board(ibuf_bank_bytes=4096))
+    gq, prog, xs = compile_small(m, "int8-asym", True, board(ibuf_bank_bytes=4096, pump=1))
     xq = quantize_input(gq, xs[0])
     good, _, _, _ = run_golden(prog, gq, xq)
     import copy

@@ -75,7 +75,7 @@ def detect(c, image="bus", out="out", board=DEFAULT_BOARD, quant=DEFAULT_QUANT, 
             "no_uram": "forbid URAM288 in the RTL synthesis (default: allowed when the part has URAM)",
             "mapping_only": "stop the RTL synthesis after DSP48E2 / RAM mapping (no LUT/FF figures; much faster)",
             "config": "board (the board file's accelerator) or another of generator/exec/rtl.py's CONFIGS "
-                      "(e.g. 32x40-2x, 32x48)"})
+                      "(e.g. 32x40-2x: zcu19eg's pumped candidate)"})
 def resources(c, board=DEFAULT_BOARD, rtl=False, out=None, no_uram=False, mapping_only=False, config="board"):
     """3. Resources of a board's accelerator vs its part (HLS, RTL).
 
@@ -104,7 +104,7 @@ def explore(c, board=DEFAULT_BOARD, model=None, quant="int8-asym,int16-sym", out
 
 @task(help={"board": "board name (boards/*.yaml)",
             "config": "board (the board file's), tiny (the 8x8 test configuration), or one of generator/exec/rtl.py's "
-                      "CONFIGS (tiny-2x, small, small-2hp, small-2x, 32x40-2x, 32x48)",
+                      "CONFIGS (tiny-2x, small, small-2hp, small-2x, 32x40-2x)",
             "unit": "one RTL module out of context (e.g. post, pe_array; default: the whole accelerator)",
             "out": "work folder (default build/timing/BOARD-CONFIG[-UNIT])", "check": "exit 2 when over the limits"})
 def timing(c, board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=False):
@@ -174,7 +174,7 @@ def package(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model
             "quant": QUANTS + "; several, comma-separated (e.g. int8-asym,int16-sym), compares them",
             "per_tensor": "per-tensor weight scales",
             "config": "accelerator: 'board' (the board file's), 'small' or 'tiny' (8x8 arrays), or another of "
-                      "generator/exec/rtl.py's CONFIGS (e.g. 32x48: zcu19eg's single-rate block)",
+                      "generator/exec/rtl.py's CONFIGS (e.g. 32x40-2x: zcu19eg's pumped candidate)",
             "resolution": "network input size (multiple of 32; default 416 = the official model)",
             "out": "output folder (default build/rtl_frame/TAG)", "precision": MODEL_HELP["precision"],
             "pre": "image (default): PRE in the accelerator, the image goes in as the camera frame (the prologue "

@@ -49,12 +49,8 @@ SMALL_2X = dict(SMALL, pump=2)
 #: file would carry once its whole-design timing meets 300 MHz (README, Limitations)
 BOARD_2X = dict(tn=32, tm=40, ibuf_bank_bytes=65536, wbuf_bank_bytes=144 * 32 * 40, acc_bank_words=1024,
                 obuf_bytes=65536, axi_data_width_bits=256, hp_ports=2, pump=2)
-#: zcu19eg's single-rate block (explore's 32x48/2x128/M: 128 KB IBUF and OBUF, 288 bytes of WBUF per PE, 2,048
-#: ACC words, two HP ports; the board file's), by name for comparisons whatever the board file has
-BOARD_32X48 = dict(tn=32, tm=48, ibuf_bank_bytes=131072, wbuf_bank_bytes=288 * 32 * 48, acc_bank_words=2048,
-                   obuf_bytes=131072, axi_data_width_bits=256, hp_ports=2, pump=1)
 CONFIGS = {"board": {}, "tiny": TINY, "small": SMALL, "small-2hp": SMALL_2HP, "tiny-2x": TINY_2X, "small-2x": SMALL_2X,
-           "32x40-2x": BOARD_2X, "32x48": BOARD_32X48}
+           "32x40-2x": BOARD_2X}
 
 
 def verilator() -> str | None:

@@ -25,8 +25,7 @@ def zcu():
     """zcu19eg's single-rate 32x48 array on one 128-bit HP port: the DDR path of the HLS kernel's modules (each
     one m_axi on one port), single-pumped as the kernel, so that the latency model and the kernel describe the
     same machine."""
-    from generator.exec.rtl import board_config
-    return board_config("zcu19eg", "32x48", axi_data_width_bits=128, hp_ports=1)
+    return board("zcu19eg", axi_data_width_bits=128, hp_ports=1, pump=1)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from generator.backends.hls.block_design import block_design
 from generator.estimate import hls_resources
 from generator.spec import arch, isa, memories
 from generator.spec.board import known_boards, load_board
-from generator.exec.rtl import BOARD_32X48, board_config
+from generator.exec.rtl import board_config
 from helpers import board, compiled_model
 
 
@@ -66,7 +66,7 @@ def test_memory_mapping_rules():
     assert memories.bram36_for(8192, 48) == 12            # 2K x 18, 3 wide x 4 deep (or 8K x 4, 12 wide)
     assert memories.bram36_for(512, 256) == 4             # 512 x 72, 4 wide
     assert memories.uram_for(8192, 48) == 2 and memories.uram_for(4096, 128) == 2
-    e = hls_resources.estimate(board(**BOARD_32X48))       # zcu19eg's single-rate 32x48 block
+    e = hls_resources.estimate(load_board("zcu19eg"))
     impl = {m.name: m.impl for m in e.memories}
     assert impl["ACC"] == "uram" and impl["PBUF"] == "lutram" and impl["cmd FIFOs"] == "bram"
     assert impl["token FIFOs"] == "bram" and impl["run FIFOs"] == impl["done FIFOs"] == "lutram"
@@ -128,10 +128,10 @@ def test_block_design_structure_is_counted(name, tmp_path):
 
 def test_rtl_binding_keeps_the_per_lane_shapes():
     """The RTL's ram_style follows the mapping rule over its own per-lane memories, not the block design's wide
-    words (which map the 32x48 block's IBUF to URAM instead). zcu19eg's pumped 32x40 (``--config 32x40-2x``: two
+    words (which map zcu19eg's IBUF to URAM instead). zcu19eg's pumped 32x40 (``--config 32x40-2x``: two
     copies of every IBUF and ACC lane memory) binds the other way: IBUF lanes in URAM, ACC lanes in BRAM."""
     from generator.backends.rtl import RAM_STYLES, ram_styles
-    b = board(**BOARD_32X48)
+    b = load_board("zcu19eg")
     lanes = memories.storage_binding(b, per_lane=True)
     assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "uram", "obuf": "bram", "pbuf": "lutram", "tbuf": "lutram"}
     assert ram_styles(b) == {k.upper(): RAM_STYLES[v] for k, v in lanes.items()}

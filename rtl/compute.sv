@@ -6,8 +6,8 @@
 //   0 issue: one (i, ky, kx) step per cycle; down-counters with registered last flags, addresses kept
 //     incrementally;  1: the IBUF / WBUF read addresses registered into the RAMs;  2: the words out of the RAMs,
 //     bank-selected, registered;  3: into the PE array (int8 pair) and the bypass lanes;  3 + PE_LAT (SR): the PE
-//     sums, the running sums of the output word(s) updated, the ACC words read for the read-modify-write;
-//     SR + 1: the ACC words (bank-selected) and the word's sums registered;  SR + 2: their sum registered;
+//     sums (selected: PE, bypass or emul, registered), the ACC words read for the read-modify-write;
+//     SR + 1: the ACC words (bank-selected) and the word's running sums registered;  SR + 2: their sum registered;
 //     SR + 3 (NS): ACC written.
 // int8: two output pixels (x0, x1 = x0 + 1) per step (packed DSP), int16 and bypass: one. Double-pumped (PUMP = 2,
 // rtl/pe_array_2x.sv on clk2x): int8 four (DSP operand pair A = x0, x1; pair B = x2, x3), int16 two (x0; x1 as
@@ -407,9 +407,10 @@ module compute
     assign {pe_sum2, pe_sum3} = '0;
   end
 
-  // stage SR: running sums of the output word(s); ACC = (acc_init ? 0 : ACC) + the tile's partial sums, written at
-  // NS (rtl/compute_acc.sv: the ACC words and the sums registered at SR + 1, their sum at SR + 2); copy 1 (pair B,
-  // PUMP = 2: x1, x3) takes a bypass pixel's sums as copy 0 does, written in the copy of its column (q_sel)
+  // stage SR: the step's sums; ACC = (acc_init ? 0 : ACC) + the tile's partial sums, written at NS
+  // (rtl/compute_acc.sv: the step's sums registered at SR, the ACC words and the running sums at SR + 1, their sum
+  // at SR + 2); copy 1 (pair B, PUMP = 2: x1, x3) takes a bypass pixel's sums as copy 0 does, written in the copy
+  // of its column (q_sel)
   logic [TM*ACC_W-1:0] s0, s1;
   always_comb begin
     for (int m = 0; m < TM; m++) begin

@@ -2,9 +2,10 @@
 // PUMP = 2: pixel pair A into ACC copy 0, pair B into copy 1, rtl/buffers.sv): the running sums of the output word
 // of two pixels (s0: pixel x0 or the single pixel, s1: x1) over the steps of the word (at stage SR: `v` a step,
 // `first` its word's first step), then the read-modify-write's combine with the ACC words read at SR (acc_rd_a for
-// x0, acc_rd_b for x1, both banks; the bank `bank`): the ACC words and the running sums registered at SR + 1, their
-// sum (acc_init: the running sums alone) registered at SR + 2 as the write data wd0 / wd1, which rtl/buffers.sv
-// writes at NS = SR + 3. 48-bit sums are carry-select adders of two halves (no carry chain over 32 bits).
+// x0, acc_rd_b for x1, both banks; the bank `bank`): the step's sums registered at SR, the running sums and the
+// ACC words at SR + 1, their sum (acc_init: the running sums alone) registered at SR + 2 as the write data wd0 /
+// wd1, which rtl/buffers.sv writes at NS = SR + 3. 48-bit sums are carry-select adders of two halves (no carry
+// chain over 32 bits).
 `default_nettype none
 module compute_acc
   import accel_pkg::*;
@@ -35,27 +36,34 @@ module compute_acc
     h1 = {a[ACC_W-1:H], 1'b1} + {b[ACC_W-1:H], 1'b1};
     add_cs = {lo[H] ? h1[ACC_W-H:1] : h0, lo[H-1:0]};
   endfunction
+  // the step's sums registered first (s0_r / s1_r: rtl/compute.sv's operand selects end in this register), the
+  // running sums a cycle later (first step: 0 + the sums, the select on the adder's operand), so the adder sees
+  // registers only; the combine reads the running sums directly (their value after this step's update)
+  logic [TM*ACC_W-1:0] s0_r, s1_r;
+  logic v_r, first_r;
+  always_ff @(posedge clk) begin
+    s0_r <= s0;
+    s1_r <= s1;
+    v_r <= v;
+    first_r <= first;
+  end
   logic [ACC_W-1:0] run0 [TM];                         // running sums of the output word
   logic [ACC_W-1:0] run1 [TM];
   always_ff @(posedge clk) begin
-    if (v) begin
+    if (v_r) begin
       for (int m = 0; m < TM; m++) begin
-        run0[m] <= first ? s0[ACC_W * m +: ACC_W] : add_cs(run0[m], s0[ACC_W * m +: ACC_W]);
-        run1[m] <= first ? s1[ACC_W * m +: ACC_W] : add_cs(run1[m], s1[ACC_W * m +: ACC_W]);
+        run0[m] <= add_cs(first_r ? '0 : run0[m], s0_r[ACC_W * m +: ACC_W]);
+        run1[m] <= add_cs(first_r ? '0 : run1[m], s1_r[ACC_W * m +: ACC_W]);
       end
     end
   end
-  logic [TM*ACC_W-1:0] acc_a, acc_b, run_a, run_b;
+  logic [TM*ACC_W-1:0] acc_a, acc_b;
   always_ff @(posedge clk) begin
     acc_a <= bank ? acc_rd_a[ACC_W * TM +: ACC_W * TM] : acc_rd_a[0 +: ACC_W * TM];
     acc_b <= bank ? acc_rd_b[ACC_W * TM +: ACC_W * TM] : acc_rd_b[0 +: ACC_W * TM];
     for (int m = 0; m < TM; m++) begin
-      run_a[ACC_W * m +: ACC_W] <= run0[m];
-      run_b[ACC_W * m +: ACC_W] <= run1[m];
-      wd0[ACC_W * m +: ACC_W] <= acc_init ? run_a[ACC_W * m +: ACC_W]
-                                          : add_cs(run_a[ACC_W * m +: ACC_W], acc_a[ACC_W * m +: ACC_W]);
-      wd1[ACC_W * m +: ACC_W] <= acc_init ? run_b[ACC_W * m +: ACC_W]
-                                          : add_cs(run_b[ACC_W * m +: ACC_W], acc_b[ACC_W * m +: ACC_W]);
+      wd0[ACC_W * m +: ACC_W] <= acc_init ? run0[m] : add_cs(run0[m], acc_a[ACC_W * m +: ACC_W]);
+      wd1[ACC_W * m +: ACC_W] <= acc_init ? run1[m] : add_cs(run1[m], acc_b[ACC_W * m +: ACC_W]);
     end
   end
 endmodule

@@ -31,7 +31,7 @@ POST_QUEUE_DEPTH, POST_MSG_DEPTH, POST_MSG_WORDS = 4, 16, 8
 #: write bursts at most (rtl/pre_wr.sv holds a burst's beats, 2 PRE_WBURST in its W FIFO, before its address), the
 #: write arbiter's bursts accepted and not yet answered (rtl/axi_wr_arb.sv's unit queues; its default, which the
 #: block design's accel_hp.v keeps)
-RTL_QUEUES = {"FETCH_BURST": 4, "IFQ_DEPTH": 16, "MQ_DEPTH": 8, "ST_OUTST": 16, "OQ_DEPTH": 8, "AWQ_DEPTH": 4,
+RTL_QUEUES = {"FETCH_BURST": 4, "IFQ_DEPTH": 16, "MQ_DEPTH": 16, "ST_OUTST": 16, "OQ_DEPTH": 8, "AWQ_DEPTH": 4,
               "PRE_WBURST": 32, "WR_QDEPTH": 64}
 #: AXI4 (ARM IHI0022): no burst crosses a 4 KB boundary; an INCR burst has at most 256 beats
 AXI_BOUNDARY_BYTES, AXI_MAX_BURST_BEATS = 4096, 256

@@ -147,24 +147,43 @@ module pre
       p_nh <= rows;
       {p_sx, p_sy, p_drow, p_dpix, p_s1, p_p16, p_swap} <= {step_x, step_y, dst_row, dst_pix, shift - 6'd1, prec, swap};
     end
-  always_ff @(posedge clk) p_fw13 <= 14'(p_fw1) + (14'(p_fw1) << 1);   // 3 (frame_w - 1): the last pixel's byte
+  always_ff @(posedge clk) p_fw13 <= 14'(p_fw1) + (14'(p_fw1) << 1);
+  always_ff @(posedge clk) p_npitch <= '0 - AXI_AW'(p_pitch);   // 3 (frame_w - 1): the last pixel's byte
 
-  // ---- row sequencer
-  typedef enum logic [3:0] {S_IDLE, S_ROW, S_ROW2, S_ROW3, S_NEED, S_DEC, S_SEEK, S_FETCH, S_PIX, S_WAIT,
+  // ---- row planner (s_): per output row its source rows, fetched into the row's pair of line buffers (pair = the
+  // row's parity: buffers 2 p, 2 p + 1) once the pixel side has left that pair, then the row handed to the pixel
+  // side (n_: one row waiting); the planner goes on with the next row while the pixel side issues this one, so a
+  // row's fetch overlaps the previous row's pixels
+  typedef enum logic [3:0] {S_IDLE, S_ROW, S_ROW2, S_ROW3, S_NEED, S_DEC, S_HOLD, S_SEEK, S_FETCH, S_HAND,
                             S_DRAIN} s_state_t;
   (* fsm_encoding = "none" *) s_state_t s_st;
-  logic [3:0] s_cnt;
-  logic [12:0] s_y, s_x, s_iyr, s_iy, s_iy1, s_fr, s_ri;
+  logic [12:0] s_y, s_iyr, s_iy, s_iy1, s_fr, s_ri;
   logic [11:0] s_fyr, s_fy;
   logic [31:0] s_sy;
   logic [AXI_AW-1:0] s_ra;
-  logic s_placed, s_lastrow, s_ge, s_ylast, s_xlast;
-  logic [12:0] tag [2];
-  logic [LB-1:0] off [2];
-  logic [1:0] tv;
-  logic h_t0, h_t1, h_b0, h_b1, h_eq, s_selt, s_selb, s_fj, s_f2;
-  logic rd_go, rd_buf, rd_free, rd_busy, wr_init, wr_done, issue, cred_ok;
+  logic s_placed, s_lastrow, s_ge, s_ylast;
+  logic [12:0] tag [4];
+  logic [LB-1:0] off [4];
+  logic [3:0] tv;
+  logic h_t0, h_t1, h_b0, h_b1, h_eq, s_selt, s_selb, s_fj, s_f2, s_bk;
+  logic [AXI_AW-1:0] p_npitch;                         // -src_pitch (a walk one row back)
+  logic rd_go, rd_free, rd_busy, wr_init, wr_done, issue, cred_ok;
+  logic [1:0] rd_buf;
   logic [AXI_AW-1:0] rd_ra;
+  wire s_p = s_y[0];                                   // the row's pair
+  // the pixel side (x_): the row being issued and its pair; per pair the rows taken and not yet released (a row's
+  // pair is released 8 cycles after its last pixel is issued: past the line buffers' read)
+  typedef enum logic [1:0] {X_IDLE, X_PIX} x_state_t;
+  x_state_t x_st;
+  logic n_v, n_placed, n_selt, n_selb, n_p;
+  logic [11:0] n_fy;
+  logic x_placed, x_selt, x_selb, x_p, x_xlast;
+  logic [11:0] x_fy;
+  logic [12:0] x_x;
+  logic [1:0] x_use [2];
+  logic [7:0] x_rel [2];                               // release delay lines, per pair
+  wire x_take = n_v && (x_st == X_IDLE || (issue && x_xlast));
+  wire p_free = x_use[s_p] == 2'd0;
   assign busy = s_st != S_IDLE;
   always_ff @(posedge clk) begin
     rd_go <= 1'b0;
@@ -173,7 +192,9 @@ module pre
     if (!rst_n) begin
       s_st <= S_IDLE;
       tv <= '0;
+      n_v <= 1'b0;
     end else begin
+      if (x_take) n_v <= 1'b0;
       case (s_st)
         S_IDLE: if (start) begin                       // the writer starts with the first row
           s_st <= S_ROW;
@@ -194,8 +215,7 @@ module pre
         end
         S_ROW2: begin
           s_ge <= s_iyr >= p_fh1;
-          s_st <= s_placed ? S_ROW3 : S_PIX;
-          s_x <= '0;
+          s_st <= s_placed ? S_ROW3 : S_HAND;
         end
         S_ROW3: begin
           s_iy <= s_ge || s_lastrow ? p_fh1 : s_iyr;
@@ -203,11 +223,11 @@ module pre
           s_fy <= s_lastrow ? 12'd0 : s_fyr;
           s_st <= S_NEED;
         end
-        S_NEED: begin
-          h_t0 <= tv[0] && tag[0] == s_iy;
-          h_t1 <= tv[1] && tag[1] == s_iy;
-          h_b0 <= tv[0] && tag[0] == s_iy1;
-          h_b1 <= tv[1] && tag[1] == s_iy1;
+        S_NEED: begin                                  // (the row's pair)
+          h_t0 <= tv[{s_p, 1'b0}] && tag[{s_p, 1'b0}] == s_iy;
+          h_t1 <= tv[{s_p, 1'b1}] && tag[{s_p, 1'b1}] == s_iy;
+          h_b0 <= tv[{s_p, 1'b0}] && tag[{s_p, 1'b0}] == s_iy1;
+          h_b1 <= tv[{s_p, 1'b1}] && tag[{s_p, 1'b1}] == s_iy1;
           h_eq <= s_iy == s_iy1;
           s_st <= S_DEC;
         end
@@ -222,49 +242,66 @@ module pre
           s_fr <= na ? s_iy : s_iy1;
           s_fj <= na ? ja : jb;
           s_f2 <= na && nb;
-          if ((na && !ja) || (nb && !jb)) {tag[0], tv[0]} <= {na && !ja ? s_iy : s_iy1, 1'b1};
-          if ((na && ja) || (nb && jb)) {tag[1], tv[1]} <= {na && ja ? s_iy : s_iy1, 1'b1};
-          s_st <= na || nb ? S_SEEK : S_PIX;
+          s_bk <= (na ? s_iy : s_iy1) < s_ri;          // (a pair may need the row before the walk's)
+          if ((na && !ja) || (nb && !jb)) {tag[{s_p, 1'b0}], tv[{s_p, 1'b0}]} <= {na && !ja ? s_iy : s_iy1, 1'b1};
+          if ((na && ja) || (nb && jb)) {tag[{s_p, 1'b1}], tv[{s_p, 1'b1}]} <= {na && ja ? s_iy : s_iy1, 1'b1};
+          s_st <= na || nb ? S_HOLD : S_HAND;
         end
-        S_SEEK:                                        // the row address walks to the row (rows only go forward)
+        S_HOLD: if (p_free) s_st <= S_SEEK;            // the pixel side has left the pair
+        S_SEEK:                                        // the row address walks to the row (one row back at most)
           if (s_ri != s_fr) begin
-            s_ri <= s_ri + 13'd1;
-            s_ra <= addr_add(s_ra, AXI_AW'(p_pitch));
+            s_ri <= s_bk ? s_ri - 13'd1 : s_ri + 13'd1;
+            s_ra <= addr_add(s_ra, s_bk ? p_npitch : AXI_AW'(p_pitch));
           end else if (rd_free && !rd_go) begin        // requested (the second once the first's bursts are out)
             rd_go <= 1'b1;
             rd_ra <= s_ra;
-            rd_buf <= s_fj;
-            if (s_fj) off[1] <= s_ra[LB-1:0];
-            else off[0] <= s_ra[LB-1:0];
+            rd_buf <= {s_p, s_fj};
+            off[{s_p, s_fj}] <= s_ra[LB-1:0];
             s_fr <= s_iy1;
             s_fj <= 1'b1;                              // (the second row: iy1 into buffer 1)
             s_f2 <= 1'b0;
+            s_bk <= 1'b0;                              // (iy1 > iy: forward)
             if (!s_f2) s_st <= S_FETCH;
           end
         S_FETCH: if (!rd_busy && !rd_go) s_st <= S_NEED;   // every beat written: the row decision again
-        S_PIX: if (issue && s_xlast) begin
-          s_st <= S_WAIT;
-          s_cnt <= '0;
+        S_HAND: if (!n_v || x_take) begin              // to the pixel side; the next row
+          {n_v, n_placed, n_selt, n_selb, n_fy, n_p} <= {1'b1, s_placed, s_selt, s_selb, s_fy, s_p};
+          s_y <= s_y + 13'd1;
+          if (s_placed) s_sy <= s_sy + p_sy;
+          s_st <= s_ylast ? S_DRAIN : S_ROW;
         end
-        S_WAIT: begin                                  // the last pixel past the RAM read before a fetch writes
-          s_cnt <= s_cnt + 4'd1;
-          if (s_cnt == 4'd7) begin
-            s_y <= s_y + 13'd1;
-            if (s_placed) s_sy <= s_sy + p_sy;
-            s_st <= s_ylast ? S_DRAIN : S_ROW;
-          end
-        end
-        S_DRAIN: if (wr_done && !wr_init) begin
+        S_DRAIN: if (wr_done && !wr_init) begin        // (the writer has every row's pixels)
           done <= 1'b1;
           s_st <= S_IDLE;
         end
         default: s_st <= S_IDLE;
       endcase
     end
-    if (s_st == S_PIX && issue) s_x <= s_x + 13'd1;
   end
-  assign s_xlast = s_x == p_nw1;
-  assign issue = s_st == S_PIX && cred_ok;
+  // the pixel side: a row's net_w pixels, one per cycle while the writer's pixel FIFO has room; the next row taken
+  // with the last pixel (no gap between rows)
+  always_ff @(posedge clk) begin
+    if (!rst_n || s_st == S_IDLE) begin
+      x_st <= X_IDLE;
+      x_use[0] <= '0;
+      x_use[1] <= '0;
+      x_rel[0] <= '0;
+      x_rel[1] <= '0;
+    end else begin
+      for (int p = 0; p < 2; p++) begin
+        x_rel[p] <= {x_rel[p][6:0], issue && x_xlast && x_p == 1'(p)};
+        x_use[p] <= x_use[p] + 2'(x_take && n_p == 1'(p)) - 2'(x_rel[p][7]);
+      end
+      if (x_take) x_st <= X_PIX;
+      else if (issue && x_xlast) x_st <= X_IDLE;
+    end
+    if (x_take) begin
+      {x_placed, x_selt, x_selb, x_fy, x_p} <= {n_placed, n_selt, n_selb, n_fy, n_p};
+      x_x <= '0;
+    end else if (issue) x_x <= x_x + 13'd1;
+  end
+  assign x_xlast = x_x == p_nw1;
+  assign issue = x_st == X_PIX && cred_ok;
 
   // ---- credits: pixels issued and not yet out of the writer's pixel FIFO (32 deep)
   logic [5:0] cred;
@@ -280,17 +317,19 @@ module pre
   end
 
   // ---- pixel pipeline c1..c9
-  logic c1_v, c1_last, c1_pad, c1_selt, c1_selb;
+  logic [1:0] c1_selt, c1_selb, c2_selt, c2_selb, c3_selt, c3_selb, c4_selt, c4_selb, c5_selt, c5_selb;
+  logic [1:0] c6_selt, c6_selb, c7_selt, c7_selb, c8_selt, c8_selb;        // line buffers {pair, buffer}
+  logic c1_v, c1_last, c1_pad;
   logic [12:0] c1_x;
   logic [11:0] c1_fy;
   always_ff @(posedge clk) begin
     c1_v <= rst_n && issue;
-    c1_x <= s_x;
-    c1_last <= s_xlast;
-    c1_pad <= !s_placed;
-    {c1_selt, c1_selb, c1_fy} <= {s_selt, s_selb, s_fy};
+    c1_x <= x_x;
+    c1_last <= x_xlast;
+    c1_pad <= !x_placed;
+    {c1_selt, c1_selb, c1_fy} <= {{x_p, x_selt}, {x_p, x_selb}, x_fy};
   end
-  logic c2_v, c2_last, c2_in, c2_clast, c2_selt, c2_selb, c3_v, c3_last, c3_in, c3_clast, c3_selt, c3_selb;
+  logic c2_v, c2_last, c2_in, c2_clast, c3_v, c3_last, c3_in, c3_clast;
   logic [11:0] c2_fy, c3_fy;
   logic [31:0] acc, c3_s;
   always_ff @(posedge clk) begin
@@ -307,7 +346,7 @@ module pre
   // c4: ix = sx >> 20 as its byte 3 ix in a row (ix + 2 ix), fx; c5: the clamp (the last column: ix = frame_w - 1,
   // fx = 0; ix1 = ix there), then per line buffer j the byte b = off_j + 3 ix of pixel ix from its beat 0 and the
   // beats k = b >> LB, k + 1 = (b + B) >> LB (accel_kernel_pre.h pre_line_px) as ports A / B's addresses
-  logic c4_v, c4_last, c4_in, c4_clast, c4_selt, c4_selb, c4_ge;
+  logic c4_v, c4_last, c4_in, c4_clast, c4_ge;
   logic [13:0] c4_ix3;
   logic [11:0] c4_fxr, c4_fy;
   always_ff @(posedge clk) begin
@@ -317,15 +356,15 @@ module pre
     c4_ge <= 13'(c3_s[31:20]) >= p_fw1;
     {c4_last, c4_in, c4_clast, c4_selt, c4_selb, c4_fy} <= {c3_last, c3_in, c3_clast, c3_selt, c3_selb, c3_fy};
   end
-  logic c5_v, c5_last, c5_in, c5_selt, c5_selb, c5_nx;
+  logic c5_v, c5_last, c5_in, c5_nx;
   logic [11:0] c5_fx, c5_fy;
-  logic [KW-1:0] c5_ka [2], c5_kb [2];
-  logic [LB-1:0] c5_sh [2];
+  logic [KW-1:0] c5_ka [4], c5_kb [4];
+  logic [LB-1:0] c5_sh [4];
   always_ff @(posedge clk) begin
     logic [13:0] ix3;
     ix3 = c4_ge || c4_clast ? p_fw13 : c4_ix3;
     c5_v <= rst_n && c4_v;
-    for (int j = 0; j < 2; j++) begin
+    for (int j = 0; j < 4; j++) begin
       c5_ka[j] <= KW'((15'(off[j]) + 15'(ix3)) >> LB);
       c5_kb[j] <= KW'((15'({1'b1, off[j]}) + 15'(ix3)) >> LB);
       c5_sh[j] <= off[j] + ix3[LB-1:0];
@@ -335,14 +374,17 @@ module pre
     {c5_last, c5_in, c5_selt, c5_selb, c5_fy} <= {c4_last, c4_in, c4_selt, c4_selb, c4_fy};
   end
   // the line buffers (raw beats): ports A / B read beats k / k + 1, or port A takes the reader's beat
-  logic rd_wen, rd_wbuf;
+  logic rd_wen;
+  logic [1:0] rd_wbuf;
   logic [KW-1:0] rd_waddr;
   logic [DW-1:0] rd_wdata;
-  logic [DW-1:0] b_a [2], b_b [2];
-  for (genvar k = 0; k < 2; k++) begin : g_buf
-    wire wr = s_st == S_SEEK || s_st == S_FETCH;       // (a row's beats may come while the next is asked)
+  logic [DW-1:0] b_a [4], b_b [4];
+  for (genvar k = 0; k < 4; k++) begin : g_buf
+    // the planner's pair while it fetches (a row's beats may come while the next is asked; the pixel side is not in
+    // that pair then), else the pixel side's reads
+    wire wr = (s_st == S_SEEK || s_st == S_FETCH) && s_p == 1'(k >> 1);
     ram_tdp #(.W(DW), .D(LBEATS), .NB(1), .STYLE(1)) u_lb (
-      .clk, .a_en(1'b1), .a_we(wr && rd_wen && rd_wbuf == 1'(k)), .a_addr(wr ? rd_waddr : c5_ka[k]),
+      .clk, .a_en(1'b1), .a_we(wr && rd_wen && rd_wbuf == 2'(k)), .a_addr(wr ? rd_waddr : c5_ka[k]),
       .a_wdata(rd_wdata), .a_rdata(b_a[k]), .b_en(1'b1), .b_we(1'b0), .b_addr(c5_kb[k]), .b_wdata(rd_wdata),
       .b_rdata(b_b[k]));
   end
@@ -353,13 +395,13 @@ module pre
   // c6: the beats; c7: per buffer the 9 bytes from the 4-byte group of byte sh (sh[LB-1:2], a B/4:1 select);
   // c8: the 6 bytes of pixels ix, ix + 1 from them (sh[1:0], 4:1); c9: the top / bottom row's pixels by the tags
   // (ix1 = ix at the clamp), the weights: into rtl/pre_chan.sv
-  logic c6_v, c6_last, c6_in, c6_selt, c6_selb, c6_nx, c7_v, c7_last, c7_in, c7_selt, c7_selb, c7_nx;
-  logic c8_v, c8_last, c8_in, c8_selt, c8_selb, c8_nx;
+  logic c6_v, c6_last, c6_in, c6_nx, c7_v, c7_last, c7_in, c7_nx;
+  logic c8_v, c8_last, c8_in, c8_nx;
   logic [11:0] c6_fx, c6_fy, c7_fx, c7_fy, c8_fx, c8_fy;
-  logic [LB-1:0] c6_sh [2];
-  logic [1:0] c7_sl [2];
-  logic [71:0] c7_g [2];
-  logic [47:0] c8_p [2];
+  logic [LB-1:0] c6_sh [4];
+  logic [1:0] c7_sl [4];
+  logic [71:0] c7_g [4];
+  logic [47:0] c8_p [4];
   always_ff @(posedge clk) begin
     c6_v <= rst_n && c5_v;
     {c6_last, c6_in, c6_selt, c6_selb, c6_nx, c6_fx, c6_fy} <= {c5_last, c5_in, c5_selt, c5_selb, c5_nx, c5_fx,
@@ -370,7 +412,7 @@ module pre
     c8_v <= rst_n && c7_v;
     {c8_last, c8_in, c8_selt, c8_selb, c8_nx, c8_fx, c8_fy} <= {c7_last, c7_in, c7_selt, c7_selb, c7_nx, c7_fx,
                                                                   c7_fy};
-    for (int j = 0; j < 2; j++) begin             // (constant indices)
+    for (int j = 0; j < 4; j++) begin             // (constant indices)
       c6_sh[j] <= c5_sh[j];
       c7_g[j] <= grp9({b_b[j], b_a[j]}, c6_sh[j][LB-1:2]);
       c7_sl[j] <= c6_sh[j][1:0];
@@ -384,10 +426,10 @@ module pre
     c9_v <= rst_n && c8_v;
     c9_last <= c8_last;
     c9_pad <= !c8_in;
-    c9_tl <= c8_selt ? c8_p[1][23:0] : c8_p[0][23:0];
-    c9_tr <= c8_selt ? (c8_nx ? c8_p[1][47:24] : c8_p[1][23:0]) : (c8_nx ? c8_p[0][47:24] : c8_p[0][23:0]);
-    c9_bl <= c8_selb ? c8_p[1][23:0] : c8_p[0][23:0];
-    c9_br <= c8_selb ? (c8_nx ? c8_p[1][47:24] : c8_p[1][23:0]) : (c8_nx ? c8_p[0][47:24] : c8_p[0][23:0]);
+    c9_tl <= c8_p[c8_selt][23:0];
+    c9_tr <= c8_nx ? c8_p[c8_selt][47:24] : c8_p[c8_selt][23:0];
+    c9_bl <= c8_p[c8_selb][23:0];
+    c9_br <= c8_nx ? c8_p[c8_selb][47:24] : c8_p[c8_selb][23:0];
     c9_wx0 <= 13'(1 << PRE_FRAC_BITS) - 13'(c8_fx);
     c9_wx1 <= 13'(c8_fx);
     c9_wy0 <= 13'(1 << PRE_FRAC_BITS) - 13'(c8_fy);

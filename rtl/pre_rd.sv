@@ -21,13 +21,13 @@ module pre_rd
   input  wire               rst_n,
   input  wire               go,
   input  wire [AXI_AW-1:0]  ra,
-  input  wire               lbuf,           // the line buffer the row goes to
+  input  wire [1:0]         lbuf,           // the line buffer the row goes to (rtl/pre.sv: pair, buffer in it)
   input  wire [12:0]        npix,           // 1..4096
   output logic              ar_free,        // a `go` is taken (no row's bursts pending)
   output logic              busy,
   // line-buffer write (registered): beat w_addr of line buffer w_buf
   output logic              w_en,
-  output logic              w_buf,
+  output logic [1:0]        w_buf,
   output logic [KW-1:0]     w_addr,
   output logic [DW-1:0]     w_data,
   // AXI4 read channels
@@ -42,7 +42,8 @@ module pre_rd
 );
   localparam int B = DW / 8, LB = $clog2(B);
   // ---- setup: beats of the row (its bytes from byte lo of its first beat), the burst splitter
-  logic su1, su2, buf1;
+  logic su1, su2;
+  logic [1:0] buf1;
   logic [15:0] beats;
   logic [AXI_AW-1:0] ra_r;
   logic [LB-1:0] lo;
@@ -69,7 +70,7 @@ module pre_rd
   // ---- the rows requested (pushed at su2, before their first burst) and their R beats: every beat is taken
   logic [1:0] qn;
   logic [KW-1:0] q_last [2];                                          // a row's last beat (beats - 1)
-  logic q_buf [2];
+  logic [1:0] q_buf [2];
   logic [KW-1:0] k;
   wire take = m_axi_rvalid;
   wire pop = take && k == q_last[0];

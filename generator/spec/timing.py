@@ -249,11 +249,11 @@ def post_store_end(hw: HwConfig, post, t_post: int, store, t_store: int, cost=No
     return max(own, post_end + 1 + STORE_GATE_CYCLES + tail - STORE_SETUP)
 
 
-#: PRE's cycles (rtl/pre.sv, measured on cocotbext-axi's AxiRam by tests/rtl/test_pre.py; in the accelerator by
-#: tests/rtl/test_pre_insn.py, which added rtl/pre_insn.sv's checks and the LOAD module's hand-over to the fixed part
-#: and the DDR latencies): a fixed part, per output row, per output row placed, per fetch run (an output row that
-#: reads source rows: both rows requested before the first beat, the read latency once)
-PRE_FIXED, PRE_ROW, PRE_PLACED_ROW, PRE_RUN = 46, 10, 3, 10
+#: PRE's cycles (rtl/pre.sv in the accelerator, measured by tests/rtl/test_pre_insn.py: rtl/pre_insn.sv's checks,
+#: the LOAD module's hand-over and the DDR latencies): the fixed part (:func:`pre_cycles`), a fetch run's planner
+#: cycles besides its beats and the read latency (an output row that reads source rows: both rows requested before
+#: the first beat, the read latency once)
+PRE_FIXED, PRE_RUN = 56, 10
 
 
 def _fetch_rows(frame, y0: int = 0, rows: int | None = None):
@@ -315,23 +315,65 @@ def pre_split_tail(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) 
     return n
 
 
+#: rtl/pre.sv's pixel side (measured, tests/rtl/test_pre_insn.py): cycles from a pair's last pixel issue to the
+#: planner's first fetch into it (past the line buffers' read), and from the run's start to the first row's planning
+PRE_RELEASE, PRE_START = 10, 1
+#: a row's cycles besides its pixels on the pixel side (rtl/pre_wr.sv takes a row's pixels at about one per cycle
+#: and a cycle more per row, which the pixel credits pass back: tests/rtl/test_pre.py, 640x480 and 1920x1080 to
+#: 416x416 at 417.1 cycles per row)
+PRE_ROW = 1
+
+
+def pair_fetches(frame, y0: int = 0, rows: int | None = None, net_h: int | None = None):
+    """rtl/pre.sv's fetch rule for the band of output rows ``y0`` .. ``y0 + rows - 1`` on the frame registers
+    ``frame`` (:class:`host.pre.PreFrame`): per output row (in order) (placed, the source rows it reads in request
+    order, the row walk's steps before them). A row's source rows ``iy`` / ``iy1`` (host/pre.py step 2) go to its
+    pair of line buffers (the row's parity): those the pair does not hold are read (``iy`` into the buffer not
+    holding ``iy1``, buffer 0 when both are read; ``iy1`` not when it is ``iy``); the row address walks one row per
+    cycle from the band's first source row to each (one row back at most: the other pair's rows came before)."""
+    from host.pre import source_positions
+
+    net_h = net_h if net_h is not None else frame.top + frame.out_h
+    rows = net_h - y0 if rows is None else rows
+    iy, iy1, _ = source_positions(frame.out_h, frame.frame_h, frame.step_y)
+    held = {0: [-1, -1], 1: [-1, -1]}
+    j0 = max(y0 - frame.top, 0)
+    ptr = int(iy[j0]) if j0 < frame.out_h else 0
+    for y in range(y0, y0 + rows):
+        j = y - frame.top
+        if not 0 <= j < frame.out_h:
+            yield False, [], 0
+            continue
+        a, b, h = int(iy[j]), int(iy1[j]), held[y & 1]
+        need_a, need_b = a not in h, b not in h and b != a
+        ja = 0 if need_b else (1 if h[0] == b else 0)
+        jb = 1 if need_a else (1 if h[0] == a else 0)
+        run, walk = [], 0
+        for need, row, k in ((need_a, a, ja), (need_b, b, jb)):
+            if need:
+                h[k] = row
+                run.append(row)
+                walk += abs(row - ptr)
+                ptr = row
+        yield True, run, walk
+
+
 def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
     """Cycles of a PRE instruction (fields ``f``: the band of ``rows`` rows from ``y0``) on a frame of registers
     ``frame`` (:class:`host.pre.PreFrame`; None: a frame of the network input's own size at address 0, stretched:
-    the compiler's nominal case), from the RTL's schedule (rtl/pre_insn.sv, rtl/pre.sv), the HLS kernel's loops
-    too (accel_kernel_pre.h: the same fetch runs and beats, a pixel loop per output row;
-    :meth:`generator.estimate.hls_cycles.KernelEstimate.pre_cycles` prices them by its analysed loops, within a
-    few % of this): ``46 + wr_latency + rows (net_w + 10) + 3 P + F (10 + rd_latency) + beats + r_last - r_first -
-    F2 + L`` with P the band's placed (resized) rows, F the fetch runs (:func:`pre_fetch_runs`: output rows that
-    read source rows, each source row once; F2 of them read two, requested back to back), beats the beats they
-    read (one per cycle into the line buffers), r_first / r_last the first / last row read (the row address starts
-    at r_first and walks to each run's first row, one row per cycle; to a run's second row while the first is
-    requested), ``rd_latency`` / ``wr_latency`` the DDR's (``hw``), L the beats of the band's last write burst
-    (:func:`pre_last_burst`: rtl/pre_wr.sv issues a burst's address once its beats are all computed, so the last
-    one goes out after the last pixel); on two HP ports (``hw.hp_ports`` 2) plus :data:`PRE_SPLIT_BEAT` cycles per beat
-    of each run's last burst (:func:`pre_split_tail`). Within 2% of the RTL (tests/rtl/test_pre_insn.py) while a
-    network pixel's bytes fit one AXI beat; 0 for an empty band."""
-    from host.pre import PreFrame, pre_geometry, source_rows
+    the compiler's nominal case), by rtl/pre.sv's schedule (its planner and pixel side, rtl/pre_insn.sv around it).
+    The planner takes each output row in turn: 2 cycles, 3 more for a placed row, then its fetch run if it reads
+    source rows (:func:`pair_fetches`): once the pixel side has left the row's pair (:data:`PRE_RELEASE` cycles
+    after that pair's previous row's last pixel), ``PRE_RUN + rd_latency + beats + walk`` less one for a run of
+    two rows (their requests back to back), plus on two HP ports :data:`PRE_SPLIT_BEAT` per beat of the run's last
+    burst; then it hands the row over once the pixel side has taken the one before. The pixel side issues a row's
+    net_w pixels one per cycle, the next row's :data:`PRE_ROW` cycle after the last. The run takes
+    ``PRE_FIXED + wr_latency + L`` cycles beyond its last pixel issue (counted from the start), L the band's last
+    write burst (:func:`pre_last_burst`).
+    Within 2% of the RTL (tests/rtl/test_pre_insn.py) while a network pixel's bytes fit one AXI beat (a wider
+    pixel is bound by the writer's beats instead); 0 for an empty band. The HLS kernel fetches then issues each row
+    (:func:`pre_fetch_runs`, :meth:`generator.estimate.hls_cycles.KernelEstimate.pre_cycles`)."""
+    from host.pre import PreFrame, pre_geometry
 
     net_w, net_h, y0, rows = max(f["net_w"], 1), max(f["net_h"], 1), f.get("y0", 0), f.get("rows", f["net_h"])
     if rows == 0:
@@ -341,13 +383,31 @@ def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
     g = PreFrame.geometry(frame, net_w, net_h)
     if g.out_h < 1 or g.frame_h < 1 or g.frame_w < 1:
         return PRE_FIXED
-    placed = max(min(y0 + rows, g.top + g.out_h) - max(y0, g.top), 0)
-    src = source_rows(g, y0, rows)
-    walk = int(src[-1] - src[0]) if src.size else 0
-    runs, pairs, beats = pre_fetch_runs(frame, hw.axi_bytes, y0, rows)
-    split = round(PRE_SPLIT_BEAT * pre_split_tail(frame, hw.axi_bytes, y0, rows)) if hw.hp_ports == 2 else 0
-    return int(PRE_FIXED + hw.wr_latency + rows * (net_w + PRE_ROW) + PRE_PLACED_ROW * placed
-               + runs * (PRE_RUN + hw.rd_latency) + beats + walk - pairs + pre_last_burst(hw, f) + split)
+    b = hw.axi_bytes
+    plan = PRE_START                                  # the planner's next row
+    taken = -1                                        # the last row's take (the slot free again)
+    last = None                                       # the last pixel issue of the row before
+    release = {0: 0, 1: 0}
+    for k, (placed, run, walk) in enumerate(pair_fetches(g, y0, rows, net_h)):
+        t = plan + 2 + (3 if placed else 0)
+        if run:
+            beats = 0
+            for r in run:
+                start = frame.addr + r * frame.pitch
+                beats += (start + 3 * frame.frame_w - 1) // b - start // b + 1
+            split = 0
+            if hw.hp_ports == 2:
+                start = frame.addr + run[-1] * frame.pitch
+                end = start + 3 * frame.frame_w
+                first = max(start, (end - 1) // AXI_BOUNDARY_BYTES * AXI_BOUNDARY_BYTES)
+                split = round(PRE_SPLIT_BEAT * int(_beats(first, end - first, b)))
+            t = max(t + 1, release[(y0 + k) & 1]) + PRE_RUN + hw.rd_latency + beats + walk - (len(run) == 2) + split
+        hand = max(t, taken)
+        take = hand + 1 if last is None else max(hand + 1, last + PRE_ROW)
+        last = take + net_w
+        release[(y0 + k) & 1] = last + PRE_RELEASE
+        taken, plan = take, hand + 1
+    return int(PRE_FIXED + hw.wr_latency + last + pre_last_burst(hw, f))
 
 
 def pre_last_burst(hw: HwConfig, f: dict) -> int:

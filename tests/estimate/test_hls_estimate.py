@@ -387,20 +387,22 @@ def test_board_file_frame_within_10_percent(name):
     assert abs(cmp["ratio"] - 1) <= 0.10, cmp["kinds"]
 
 
-@pytest.mark.parametrize("fw,fh,nw,nh,tol", [(640, 480, 416, 416, 0.01), (810, 1080, 416, 416, 0.01),
-                                             (1920, 1080, 416, 416, 0.01), (37, 23, 24, 20, 0.06),
-                                             (97, 41, 24, 16, 0.06), (33, 47, 24, 16, 0.06)])
-def test_pre_cycles_agree_with_the_latency_model(zcu, loops, fw, fh, nw, nh, tol):
-    """PRE is one microarchitecture in the kernel and the RTL (the same fetch runs and beats into raw-beat line
-    buffers, a pixel loop per output row): the kernel's estimate from its analysed loops agrees with the latency
-    model's generator.spec.timing.pre_cycles (the RTL's, measured) within 1% on camera frames, 6% on small odd
-    ones, where the parts the two do differently weigh more: the fixed part (the RTL's instruction checks, the
-    kernel's invocation) and the RTL's row-address walk (a row per cycle, where the kernel multiplies row x
-    pitch)."""
-    from generator.spec.timing import pre_cycles
+@pytest.mark.parametrize("fw,fh,nw,nh", [(640, 480, 416, 416), (810, 1080, 416, 416), (1920, 1080, 416, 416),
+                                         (37, 23, 24, 20), (97, 41, 24, 16), (33, 47, 24, 16)])
+def test_pre_cycles_against_the_latency_model(zcu, loops, fw, fh, nw, nh):
+    """PRE in the kernel and the RTL: the same pixel arithmetic and raw-beat line buffers, but the RTL fetches a
+    row's source rows into one pair of line buffers while the other pair's row issues its pixels
+    (rtl/pre.sv), where the kernel fetches, then issues (accel_kernel_pre.h): the kernel's estimate from its analysed
+    loops is at least the latency model's generator.spec.timing.pre_cycles (the RTL's, measured), and on camera
+    frames whose two source rows per output row take fewer beats than a row's pixels (640x480, 810x1080 on this
+    128-bit port; not 1920x1080: 720 beats a row) the RTL's is within 1% of its pixel bound, rows x (net_w +
+    PRE_ROW), while the kernel's adds its fetch runs."""
+    from generator.spec.timing import PRE_ROW, pre_cycles
     from host.pre import PreFrame, pre_geometry
     est = he.KernelEstimate(zcu, 8, loops)
     frame = PreFrame.of(pre_geometry(fw, fh, nw, nh, "letterbox"), 0x100005, 1 << 28, 3 * fw + 7)
     f = dict(net_w=nw, net_h=nh, y0=0, rows=nh, ddr_offset=0, row_stride=3 * nw, pix_stride=3, prec=0, shift=8)
     hls, rtl = est.pre_cycles(f, frame), pre_cycles(est.hw, f, frame)
-    assert abs(hls / rtl - 1) <= tol, (hls, rtl)
+    assert hls >= rtl, (hls, rtl)
+    if nw >= 416 and fw < 1920:
+        assert abs(rtl / (nh * (nw + PRE_ROW)) - 1) <= 0.01, rtl

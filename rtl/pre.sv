@@ -5,19 +5,26 @@
 // network input's rows y0 .. y0 + rows - 1 (rows >= 1) of the whole run (host.pre.pre_run's y0 / rows), row y0 at
 // dst_addr, with sy0 = step_y x (placed rows above y0) mod 2^32 (rtl/pre_insn.sv's serial product); the whole
 // input: y0 = 0, rows = net_h, sy0 = 0.
-// One microarchitecture with the HLS kernel's PRE (hls_templates/kernel/accel_kernel_pre.h; one latency model,
-// generator/spec/timing.py pre_cycles): its line buffers, fetch rule and pixel reads.
+// The HLS kernel's PRE (hls_templates/kernel/accel_kernel_pre.h) has the same pixel arithmetic, raw-beat line
+// buffers and pixel reads, but fetches a row's source rows and then issues its pixels; here the fetch of a row
+// overlaps the previous row's pixels (generator/spec/timing.py pre_cycles: this schedule; the kernel's estimate,
+// generator/estimate/hls_cycles.py, its own).
 // Rows: for each output row y (a padding row unless top <= y < top + out_h) its source rows iy, iy1 and weight fy
-// from the Q12.20 accumulator sy (sy0, += step_y per placed row; the last placed row: iy = frame_h - 1, fy = 0). Two line
-// buffers (rtl/ram_tdp.sv, block RAM, the kernel's PRE_LINE_BEATS = 3 x PRE_MAX_FRAME / B + 2 words of DW bits: a row's raw
-// AXI beats, beat k at address k, with a tag and the byte `off` of the row's pixel 0 in its beat 0). Per placed row,
-// as the kernel's pre_fetch_rows: iy unless a buffer holds it, iy1 unless a buffer holds it or it is iy; iy into the
-// buffer not holding iy1 (buffer 0 when both are read), iy1 into the other; both requested back to back (the second
-// once the first one's bursts are out), after the row address walks to each (from row src_row at src_addr,
-// += src_pitch per row: rows only move forward; rtl/pre_insn.sv passes the band's first source row; the writer's row
-// span span_e is its product too). rtl/pre_rd.sv reads a row's first 3 frame_w bytes as whole beats (AXI4 bursts)
-// and writes each R beat raw into its buffer (one beat per cycle). Then the row's net_w pixels are issued, one per
-// cycle while the writer's pixel FIFO has room (credits):
+// from the Q12.20 accumulator sy (sy0, += step_y per placed row; the last placed row: iy = frame_h - 1, fy = 0). Four
+// line buffers in two pairs (rtl/ram_tdp.sv, block RAM, the kernel's PRE_LINE_BEATS = 3 x PRE_MAX_FRAME / B + 2
+// words of DW bits: a row's raw AXI beats, beat k at address k, with a tag and the byte `off` of the row's pixel 0
+// in its beat 0); output row y uses pair y mod 2. The planner (s_) takes the rows in turn: per placed row, as the
+// kernel's pre_fetch_rows within the row's pair: iy unless a buffer of the pair holds it, iy1 unless one holds it or
+// it is iy; iy into the buffer not holding iy1 (buffer 0 when both are read), iy1 into the other; once the pixel side
+// has left the pair (10 cycles after its previous row's last pixel: past the line buffers' read), both requested
+// back to back (the second once the first one's bursts are out), after the row address walks to each (from row
+// src_row at src_addr, += src_pitch per row, one row back at most: the other pair's rows came first;
+// rtl/pre_insn.sv passes the band's first source row; the writer's row span span_e is its product too).
+// rtl/pre_rd.sv reads a row's first 3 frame_w bytes as whole beats (AXI4 bursts) and writes each R beat raw into
+// its buffer (one beat per cycle). Then the planner hands the row to the pixel side (n_: one row waiting) and goes on
+// with the next row, whose fetch (the other pair) overlaps this row's pixels. The pixel side (x_) issues a row's
+// net_w pixels, one per cycle while the writer's pixel FIFO has room (credits), taking the next row with the last
+// pixel:
 //   c2 placed (left <= x < left + out_w) / last column; c3 the Q12.20 accumulator sx (+= step_x per placed pixel,
 //   0 at each row's start); c4 ix = sx >> 20 as 3 ix, fx = (sx >> 8) & 4095 and ix >= frame_w - 1; c5 the clamp
 //   (the last column: ix = frame_w - 1, fx = 0; ix1 = ix there) and per buffer the byte b = off + 3 ix of pixel ix:
@@ -26,16 +33,13 @@
 //   bottom row's pixels by the tags and the weights: rtl/pre_chan.sv per channel (bilinear in four + two DSP48E2,
 //   the quantization in one; CH_LAT = 16); then the channel swap and int8 / int16 packing into rtl/pre_wr.sv
 //   (strided strobed writes of the output rows).
-// Cycles of a run (measured by tests/rtl/test_pre.py on cocotbext-axi's AxiRam; docs/rtl.md "PRE"):
-//   31 + rows (net_w + 10) + 3 P + 10 F + beats + r_last - src_row - F2
-// with P the band's placed rows, F the fetch runs (placed rows that read a source row; F2 of them read two),
-// beats the beats they read and r_last the last row read (the row walk; to a run's second row it is hidden); exact
-// on 640x480, 810x1080 and 1920x1080 -> 416x416 (256 bits), within 1% of the small runs whose rows span 6 beats or
-// more while dst_pix <= the AXI beat's bytes (a row pixel-bound); a narrower frame's run of two rows waits up to
-// 6 cycles for the second row's request. With dst_pix above the beat a row takes about its write beats instead of
-// net_w.
-// Legend: p_ the run's parameters (latched at start), s_ the row sequencer, tag / tv / off the line buffers' rows,
-// h_ the rows' hits, c<k>_ the pixel pipeline's stage k, rd_ the row reader.
+// Cycles of a run: generator/spec/timing.py pre_cycles (this schedule, within 1% of the runs of
+// tests/rtl/test_pre_insn.py); a camera frame whose two source rows per output row take fewer beats than a row's
+// pixels runs at net_w + 1 cycles per row (640x480 and 1920x1080 -> 416x416 on cocotbext-axi's AxiRam, 256 bits:
+// 173,521 and 173,533 cycles). With dst_pix above the beat a row takes about its write beats instead of net_w.
+// Legend: p_ the run's parameters (latched at start), s_ the row planner, n_ the row handed over, x_ the pixel
+// side, tag / tv / off the line buffers' rows, h_ the rows' hits, c<k>_ the pixel pipeline's stage k, rd_ the row
+// reader.
 `default_nettype none
 module pre
   import accel_pkg::*;
@@ -224,10 +228,10 @@ module pre
           s_st <= S_NEED;
         end
         S_NEED: begin                                  // (the row's pair)
-          h_t0 <= tv[{s_p, 1'b0}] && tag[{s_p, 1'b0}] == s_iy;
-          h_t1 <= tv[{s_p, 1'b1}] && tag[{s_p, 1'b1}] == s_iy;
-          h_b0 <= tv[{s_p, 1'b0}] && tag[{s_p, 1'b0}] == s_iy1;
-          h_b1 <= tv[{s_p, 1'b1}] && tag[{s_p, 1'b1}] == s_iy1;
+          h_t0 <= s_p ? tv[2] && tag[2] == s_iy : tv[0] && tag[0] == s_iy;      // (constant indices)
+          h_t1 <= s_p ? tv[3] && tag[3] == s_iy : tv[1] && tag[1] == s_iy;
+          h_b0 <= s_p ? tv[2] && tag[2] == s_iy1 : tv[0] && tag[0] == s_iy1;
+          h_b1 <= s_p ? tv[3] && tag[3] == s_iy1 : tv[1] && tag[1] == s_iy1;
           h_eq <= s_iy == s_iy1;
           s_st <= S_DEC;
         end
@@ -243,8 +247,10 @@ module pre
           s_fj <= na ? ja : jb;
           s_f2 <= na && nb;
           s_bk <= (na ? s_iy : s_iy1) < s_ri;          // (a pair may need the row before the walk's)
-          if ((na && !ja) || (nb && !jb)) {tag[{s_p, 1'b0}], tv[{s_p, 1'b0}]} <= {na && !ja ? s_iy : s_iy1, 1'b1};
-          if ((na && ja) || (nb && jb)) {tag[{s_p, 1'b1}], tv[{s_p, 1'b1}]} <= {na && ja ? s_iy : s_iy1, 1'b1};
+          for (int k = 0; k < 4; k++) begin            // the row's pair (constant indices)
+            if (1'(k >> 1) == s_p && (k % 2 == 0 ? (na && !ja) || (nb && !jb) : (na && ja) || (nb && jb)))
+              {tag[k], tv[k]} <= {(k % 2 == 0 ? na && !ja : na && ja) ? s_iy : s_iy1, 1'b1};
+          end
           s_st <= na || nb ? S_HOLD : S_HAND;
         end
         S_HOLD: if (p_free) s_st <= S_SEEK;            // the pixel side has left the pair
@@ -256,7 +262,7 @@ module pre
             rd_go <= 1'b1;
             rd_ra <= s_ra;
             rd_buf <= {s_p, s_fj};
-            off[{s_p, s_fj}] <= s_ra[LB-1:0];
+            for (int k = 0; k < 4; k++) if (2'(k) == {s_p, s_fj}) off[k] <= s_ra[LB-1:0];
             s_fr <= s_iy1;
             s_fj <= 1'b1;                              // (the second row: iy1 into buffer 1)
             s_f2 <= 1'b0;
@@ -383,7 +389,7 @@ module pre
     // the planner's pair while it fetches (a row's beats may come while the next is asked; the pixel side is not in
     // that pair then), else the pixel side's reads
     wire wr = (s_st == S_SEEK || s_st == S_FETCH) && s_p == 1'(k >> 1);
-    ram_tdp #(.W(DW), .D(LBEATS), .NB(1), .STYLE(1)) u_lb (
+    ram_tdp #(.W(DW), .D(LBEATS), .NB(1), .STYLE(PRE_LB_STYLE)) u_lb (
       .clk, .a_en(1'b1), .a_we(wr && rd_wen && rd_wbuf == 2'(k)), .a_addr(wr ? rd_waddr : c5_ka[k]),
       .a_wdata(rd_wdata), .a_rdata(b_a[k]), .b_en(1'b1), .b_we(1'b0), .b_addr(c5_kb[k]), .b_wdata(rd_wdata),
       .b_rdata(b_b[k]));

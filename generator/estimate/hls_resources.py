@@ -49,7 +49,6 @@ from dataclasses import dataclass, field
 from generator.spec import isa
 from generator.spec import memories
 from generator.spec.board import Board
-from host.pre import MAX_FRAME
 from generator.spec.arch import (AXI_ADDR_BITS, DSP_A_BITS, DSP_B_BITS, HP_SPLIT_FIFO_WORDS, HP_SPLIT_OUTSTANDING,
                                   PACK_SHIFT, pe_chain)
 
@@ -143,18 +142,12 @@ def pre_dsp() -> int:
     return sum(n * dsp_slices(a, b) for _, n, a, b in PRE_PRODUCTS)
 
 
-def pre_line_beats(axi_bytes: int) -> int:
-    """m_axi beats of one PRE line buffer (accel_kernel_pre.h ``PRE_LINE_BEATS``): a row of 3 x MAX_FRAME bytes
-    from any byte of its first beat plus the beat after the last."""
-    return 3 * MAX_FRAME[0] // axi_bytes + 2
-
-
 def pre_memories(board: Board) -> list:
     """PRE's line buffers as one memory group (:class:`generator.spec.memories.Memory`): :data:`PRE_LINE_BUFFERS`
-    of :func:`pre_line_beats` words of the m_axi width, true dual port (``ram_t2p``: two beats read a cycle),
+    of :func:`generator.spec.memories.pre_line_beats` words of the m_axi width, true dual port (``ram_t2p``: two beats read a cycle),
     block RAM (the kernel binds them so: never URAM or LUTRAM)."""
     w = board.accelerator.axi_data_width_bits
-    m = memories.Memory("PRE line buffers", PRE_LINE_BUFFERS, pre_line_beats(w // 8), w, tdp=True)
+    m = memories.Memory("PRE line buffers", PRE_LINE_BUFFERS, memories.pre_line_beats(w // 8), w, tdp=True)
     m.bram36 = m.count * memories.bram36_for(m.depth, m.width, tdp=True)
     return [m]
 

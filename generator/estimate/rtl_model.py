@@ -37,7 +37,7 @@ array's.
 
 **PRE** (``rtl/pre_insn.sv`` and under it ``rtl/pre.sv``, the readers and writers, ``rtl/axi_wr_arb.sv``, the write
 arbiter it adds to STORE's port): :data:`generator.estimate.rtl_resources.PRE_DSP` = 21 DSP48E2 (seven per
-channel, ``rtl/pre_chan.sv``; the HLS kernel's PRE takes 16, a different unit); its two line buffers
+channel, ``rtl/pre_chan.sv``; the HLS kernel's PRE takes 16, a different unit); its four line buffers
 (:func:`pre_memories`: ``rtl/ram_tdp.sv`` of raw m_axi beats, the HLS kernel's PRE_LINE_BEATS x DW, true dual
 port, bound to block RAM: 4 BRAM36 each at 128 bits, 7.5 at 256); its
 LUTs and FFs by :func:`pre_lut_ff`, the model's ``pre`` part (:data:`LUT_TERMS`; units ``pre`` and ``axi_wr_arb``
@@ -52,7 +52,7 @@ from generator.estimate.rtl_resources import PRE_CHANNELS, PRE_DSP, expected_dsp
 from generator.spec.arch import AXI_ADDR_BITS, DSP_A_BITS, DSP_B_BITS, RTL_QUEUES, pe_chain
 from generator.spec.board import Board
 from generator.spec import memories
-from generator.spec.memories import Memory, bind, bram36_for, lane_memories
+from generator.spec.memories import Memory, bram36_for
 
 
 def yosys_bram36(depth: int, width: int, tdp: bool) -> float:
@@ -71,23 +71,44 @@ def yosys_uram(depth: int, width: int) -> int:
     return math.ceil(width * per / 72) * math.ceil(depth / (4096 * per))
 
 
-#: PRE's line buffers (``rtl/pre.sv`` ``g_buf``): two ``ram_tdp`` of a frame row's raw m_axi beats, STYLE 1 (block
-#: RAM), the HLS kernel's (accel_kernel_pre.h: PRE_LINE_BEATS words of the m_axi width,
-#: :func:`generator.estimate.hls_resources.pre_line_beats`)
-PRE_LINE_BUFFERS = hls_resources.PRE_LINE_BUFFERS
+#: PRE's line buffers (``rtl/pre.sv`` ``g_buf``): four ``ram_tdp`` (two pairs: a row's fetch into one pair beside
+#: the other's pixel reads) of a frame row's raw m_axi beats, STYLE 1 (block RAM), each the HLS kernel's size
+#: (accel_kernel_pre.h, which has two: PRE_LINE_BEATS words of the m_axi width,
+#: :func:`generator.spec.memories.pre_line_beats`)
+PRE_LINE_BUFFERS = memories.RTL_PRE_LINE_BUFFERS
 #: rtl/pre_wr.sv's WB: beats of a PRE write burst at most (its W FIFO holds 2 WB beats, a burst's address waits for
 #: all its beats); rtl/axi_wr_arb.sv's QDEPTH: bursts accepted and not yet answered (its two unit queues)
 PRE_WRITE_BURST, WR_ARB_QDEPTH = RTL_QUEUES["PRE_WBURST"], RTL_QUEUES["WR_QDEPTH"]
 
 
-def pre_memories(board: Board) -> list[Memory]:
-    """PRE's line buffers as Yosys maps them for ``board``'s m_axi width DW: true dual port, bound to block RAM on
-    every part, PRE_LINE_BEATS = 3 x 4096 / B + 2 words of DW bits (B = DW / 8; :func:`yosys_bram36`): 128 bits,
-    770 words: 4 BRAM36 each (eight 1024 x 18 RAMB18E2 or four 1024 x 36 RAMB36E2); 256 bits, 386 words: 7.5
-    (fifteen 1024 x 18 RAMB18E2)."""
+def pre_binding(board: Board) -> str:
+    """Storage of rtl/pre.sv's line buffers (rendered as accel_pkg's PRE_LB_STYLE): "bram", or "uram" when the
+    block RAM the lane memories leave (:func:`rtl_memories`' lane groups, counted as Yosys maps them) cannot hold
+    them and the URAM they leave can (zcu19eg's 32 x 48: 968 BRAM36 of 984 for the lanes, 32 URAM288 free beside
+    the ACC's 96)."""
     w = board.accelerator.axi_data_width_bits
-    m = Memory("PRE line buffers", PRE_LINE_BUFFERS, hls_resources.pre_line_beats(w // 8), w, tdp=True, impl="bram")
-    m.bram36 = m.count * yosys_bram36(m.depth, m.width, m.tdp)
+    lanes = _lane_memories(board)
+    bram_left = board.resources.bram36 - sum(m.bram36 for m in lanes)
+    uram_left = board.resources.uram - sum(m.uram for m in lanes)
+    depth = memories.pre_line_beats(w // 8)
+    need_b = PRE_LINE_BUFFERS * yosys_bram36(depth, w, True)
+    need_u = PRE_LINE_BUFFERS * yosys_uram(depth, w)
+    return "uram" if need_b > bram_left and need_u <= uram_left else "bram"
+
+
+def pre_memories(board: Board) -> list[Memory]:
+    """PRE's line buffers as Yosys maps them for ``board``'s m_axi width DW: :data:`PRE_LINE_BUFFERS` true-dual-port
+    memories of PRE_LINE_BEATS = 3 x 4096 / B + 2 words of DW bits (B = DW / 8), bound to block RAM
+    (:func:`yosys_bram36`: 128 bits, 770 words: 4 BRAM36 each, eight 1024 x 18 RAMB18E2 or four 1024 x 36
+    RAMB36E2; 256 bits, 386 words: 7.5, fifteen 1024 x 18 RAMB18E2), or to UltraRAM where the block RAM does not
+    hold them (:func:`pre_binding`; :func:`yosys_uram`)."""
+    w = board.accelerator.axi_data_width_bits
+    impl = pre_binding(board)
+    m = Memory("PRE line buffers", PRE_LINE_BUFFERS, memories.pre_line_beats(w // 8), w, tdp=True, impl=impl)
+    if impl == "uram":
+        m.uram = m.count * yosys_uram(m.depth, m.width)
+    else:
+        m.bram36 = m.count * yosys_bram36(m.depth, m.width, m.tdp)
     return [m]
 
 
@@ -96,13 +117,19 @@ def rtl_memories(board: Board) -> list[Memory]:
     (:func:`generator.spec.memories.lane_memories`), bound as the RTL is rendered (:func:`~generator.spec.memories.bind`,
     the ``ram_tdp`` STYLE of each buffer) and counted as Yosys maps them (:func:`yosys_bram36`,
     :func:`yosys_uram`), then PRE's line buffers (:func:`pre_memories`)."""
-    mems = bind(lane_memories(board), board.resources.uram, board.resources.bram36)
+    return _lane_memories(board) + pre_memories(board)
+
+
+def _lane_memories(board: Board) -> list[Memory]:
+    """The lane groups of :func:`rtl_memories` (:func:`generator.spec.memories.rtl_lane_binding`), counted as Yosys
+    maps them."""
+    mems = memories.rtl_lane_binding(board)
     for m in mems:
         if m.impl == "bram":
             m.bram36 = m.count * yosys_bram36(m.depth, m.width, m.tdp)
         elif m.impl == "uram":
             m.uram = m.count * yosys_uram(m.depth, m.width)
-    return mems + pre_memories(board)
+    return mems
 
 
 def _mux(n: int) -> int:
@@ -150,7 +177,7 @@ def pre_terms(board: Board) -> dict:
     """
     dw = board.accelerator.axi_data_width_bits
     b, a = dw // 8, AXI_ADDR_BITS
-    lb, kw = (b - 1).bit_length(), (hls_resources.pre_line_beats(b) - 1).bit_length()   # byte offset, beat address
+    lb, kw = (b - 1).bit_length(), (memories.pre_line_beats(b) - 1).bit_length()   # byte offset, beat address
     seq = [29, 29, 32, 29, 21, 28]
     q = WR_ARB_QDEPTH.bit_length()                  # a queue's pointer / count bits
     return {

@@ -251,12 +251,38 @@ def bound_kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
     return mems
 
 
+#: rtl/pre.sv's line buffers: two pairs (a row's fetch into one beside the other's pixel reads), each a true-dual-port
+#: block RAM of a frame row's raw m_axi beats (the HLS kernel's accel_kernel_pre.h has two)
+RTL_PRE_LINE_BUFFERS = 4
+
+
+def pre_line_beats(axi_bytes: int) -> int:
+    """m_axi beats of one PRE line buffer (accel_kernel_pre.h ``PRE_LINE_BEATS``, rtl/pre.sv ``LBEATS``): a row of
+    3 x host.pre.MAX_FRAME bytes from any byte of its first beat plus the beat after the last."""
+    from host.pre import MAX_FRAME
+    return 3 * MAX_FRAME[0] // axi_bytes + 2
+
+
+def rtl_pre_bram36(board: Board) -> float:
+    """BRAM36 of rtl/pre.sv's :data:`RTL_PRE_LINE_BUFFERS` line buffers at ``board``'s m_axi width (true dual port,
+    block RAM): what the lane memories' binding leaves them."""
+    w = board.accelerator.axi_data_width_bits
+    return RTL_PRE_LINE_BUFFERS * bram36_for(pre_line_beats(w // 8), w, True)
+
+
+def rtl_lane_binding(board: Board) -> list[Memory]:
+    """The RTL's per-lane memories (:func:`lane_memories`) bound by :func:`bind` onto the part's URAM, with the
+    block RAM PRE's line buffers take (:func:`rtl_pre_bram36`) set aside."""
+    return bind(lane_memories(board), board.resources.uram, board.resources.bram36 - rtl_pre_bram36(board))
+
+
 def storage_binding(board: Board, rom_insns: int = 0, per_lane: bool = False) -> dict:
     """{kernel array name: storage impl (bram / uram / lutram)} for the buffers: the HLS block design's memories'
     primitive. ``per_lane``: the same mapping rule over the RTL's
-    per-lane memories (:func:`lane_memories`; the ROM and FIFOs are never URAM, so they do not change it)."""
+    per-lane memories (:func:`lane_memories`; the ROM and FIFOs are never URAM, so they do not change it), with the
+    block RAM left beside PRE's line buffers (:func:`rtl_pre_bram36`)."""
     if per_lane:
-        mems = bind(lane_memories(board), board.resources.uram, board.resources.bram36)
+        mems = rtl_lane_binding(board)
     else:
         mems = bound_kernel_memories(board, rom_insns)
     return {ARRAY_NAMES[m.name]: m.impl for m in mems if m.name in ARRAY_NAMES}

@@ -42,7 +42,7 @@ def test_pre_line_buffers_in_block_ram(tmp_path, name, axi_bits):
         assert f"BIND_STORAGE variable={v} type=ram_t2p impl=bram" in text
     b = board(name, axi_data_width_bits=axi_bits)
     depth = _header_line_beats(tmp_path, axi_bits // 8)
-    assert hr.pre_line_beats(axi_bits // 8) == depth
+    assert memories.pre_line_beats(axi_bits // 8) == depth
     e = hr.estimate(b)
     pre = [m for m in e.memories if m.name == "PRE line buffers"]
     assert len(pre) == 1

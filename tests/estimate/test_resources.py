@@ -129,18 +129,20 @@ def test_block_design_structure_is_counted(name, tmp_path):
 def test_rtl_binding_keeps_the_per_lane_shapes():
     """The RTL's ram_style follows the mapping rule over its own per-lane memories, not the block design's wide
     words (which map zcu19eg's IBUF to URAM instead). zcu19eg's pumped 32x40 (``--config 32x40-2x``: two
-    copies of every IBUF and ACC lane memory) binds the other way: IBUF lanes in URAM, ACC lanes in BRAM."""
+    copies of every IBUF and ACC lane memory) binds the other way: IBUF lanes in URAM, ACC lanes in BRAM. PRE's
+    line buffers (``PRE_LB``) go to URAM on the single-rate 32x48, whose lanes leave 16 BRAM36 of 984 and 32 of 128
+    URAM288 (four buffers: 30 BRAM36 or 16 URAM288), block RAM on the pumped one (URAM full)."""
     from generator.backends.rtl import RAM_STYLES, ram_styles
     b = load_board("zcu19eg")
     lanes = memories.storage_binding(b, per_lane=True)
     assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "uram", "obuf": "bram", "pbuf": "lutram", "tbuf": "lutram"}
-    assert ram_styles(b) == {k.upper(): RAM_STYLES[v] for k, v in lanes.items()}
+    assert ram_styles(b) == {**{k.upper(): RAM_STYLES[v] for k, v in lanes.items()}, "PRE_LB": RAM_STYLES["uram"]}
     assert memories.storage_binding(b)["ibuf"] == "uram"
     pumped = board_config("zcu19eg", "32x40-2x")
     assert pumped.accelerator.pump == 2
     lanes = memories.storage_binding(pumped, per_lane=True)
     assert lanes["ibuf"] == "uram" and lanes["acc"] == "bram"
-    assert ram_styles(pumped) == {k.upper(): RAM_STYLES[v] for k, v in lanes.items()}
+    assert ram_styles(pumped) == {**{k.upper(): RAM_STYLES[v] for k, v in lanes.items()}, "PRE_LB": RAM_STYLES["bram"]}
 
 
 def test_true_dual_port_memories_take_the_tdp_shapes_and_never_lutram():

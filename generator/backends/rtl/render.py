@@ -54,8 +54,11 @@ def ram_styles(board: Board) -> dict:
     """{buffer: ram_tdp STYLE} for ``board``: each buffer bound by the architecture's mapping rule
     (:mod:`generator.spec.memories`) applied to the RTL's own per-lane memories (``storage_binding(per_lane=True)``:
     block RAM, UltraRAM on parts that have it, LUTRAM; UG573). The HLS block design's memories are shaped
-    differently (one word of all lanes per bank) and may map differently."""
-    return {k.upper(): RAM_STYLES[v] for k, v in storage_binding(board, per_lane=True).items()}
+    differently (one word of all lanes per bank) and may map differently. ``PRE_LB``: PRE's line buffers
+    (:func:`generator.estimate.rtl_model.pre_binding`)."""
+    styles = {k.upper(): RAM_STYLES[v] for k, v in storage_binding(board, per_lane=True).items()}
+    from generator.estimate.rtl_model import pre_binding
+    return {**styles, "PRE_LB": RAM_STYLES[pre_binding(board)]}
 
 
 def package_context(board: Board, rom_words: int = 1) -> dict:

@@ -151,8 +151,8 @@ module pre
       p_nh <= rows;
       {p_sx, p_sy, p_drow, p_dpix, p_s1, p_p16, p_swap} <= {step_x, step_y, dst_row, dst_pix, shift - 6'd1, prec, swap};
     end
-  always_ff @(posedge clk) p_fw13 <= 14'(p_fw1) + (14'(p_fw1) << 1);
-  always_ff @(posedge clk) p_npitch <= '0 - AXI_AW'(p_pitch);   // 3 (frame_w - 1): the last pixel's byte
+  always_ff @(posedge clk) p_fw13 <= 14'(p_fw1) + (14'(p_fw1) << 1);   // 3 (frame_w - 1): the last pixel's byte
+  always_ff @(posedge clk) p_npitch <= {{(AXI_AW - 16){p_pitch != '0}}, 16'd0 - p_pitch};   // (a 16-bit chain)
 
   // ---- row planner (s_): per output row its source rows, fetched into the row's pair of line buffers (pair = the
   // row's parity: buffers 2 p, 2 p + 1) once the pixel side has left that pair, then the row handed to the pixel

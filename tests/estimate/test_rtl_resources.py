@@ -15,7 +15,7 @@ from generator.backends.rtl.render import render_package
 from generator.estimate import hls_resources, rtl_model
 from generator.estimate import rtl_resources as rr
 from generator.spec.board import load_board
-from generator.exec.rtl import TINY
+from generator.exec.rtl import TINY, board_config
 from helpers import board
 
 needs_yosys = pytest.mark.skipif(rr.yosys() is None, reason="yosys not installed (apt-get install yosys)")
@@ -249,7 +249,9 @@ def test_pre_dsp_and_line_buffers_follow_the_rtl():
     """The model's PRE from PRE's sources: the ``pe_dsp`` instances of ``rtl/pre_chan.sv`` times ``rtl/pre.sv``'s
     channel loop (21, each an instantiated DSP48E2), every other ``*`` in PRE's files (its instruction unit, the
     serial multipliers, the readers and writers, the write arbiter) by a literal factor (an index or a width, no
-    multiplier); the line buffers the ``ram_tdp`` of ``pre.sv``'s ``g_buf`` loop, block RAM (STYLE 1)."""
+    multiplier); the line buffers the ``ram_tdp`` of ``pre.sv``'s ``g_buf`` loop (two pairs: twice the HLS kernel's
+    two, each the same memory), bound by ``rtl_model.pre_binding`` (PRE_LB_STYLE): block RAM on TINY's 128-bit and
+    the pumped 32 x 40's 256-bit m_axi, UltraRAM on the 32 x 48, whose lanes leave too little block RAM."""
     rtl = ROOT_DIR / "rtl"
     chan, pre = _code(rtl / "pre_chan.sv"), _code(rtl / "pre.sv")
     per = len(re.findall(r"^\s*pe_dsp\b", chan, re.M))
@@ -261,7 +263,7 @@ def test_pre_dsp_and_line_buffers_follow_the_rtl():
         for m in re.finditer(r"([\w')\]]+)\s*\*\s*([\w'(]+)", _code(f)):
             assert m.group(1).isdigit() or m.group(2).isdigit(), (f.name, m.group(0))
     bufs = re.search(r"for \(genvar k = 0; k < (\d+); k\+\+\) begin : g_buf.*?"
-                     r"ram_tdp #\(\.W\(DW\), \.D\(LBEATS\), \.NB\(1\), \.STYLE\(1\)\) u_lb", pre, re.S)
+                     r"ram_tdp #\(\.W\(DW\), \.D\(LBEATS\), \.NB\(1\), \.STYLE\(PRE_LB_STYLE\)\) u_lb", pre, re.S)
     assert bufs, "pre.sv's line buffers"
     # raw m_axi beats: the HLS kernel's PRE_LINE_BEATS = 3 x 4096 / B + 2 words of DW bits (PRE_MAX_FRAME: host.pre's)
     assert re.search(r"localparam int LBEATS = 3 \* PRE_MAX_FRAME / B \+ 2\b", pre) and "B = DW / 8" in pre
@@ -271,11 +273,15 @@ def test_pre_dsp_and_line_buffers_follow_the_rtl():
         m = rtl_model.pre_memories(b)[0]
         dw = b.accelerator.axi_data_width_bits
         assert (m.count, m.width, m.depth) == (int(bufs.group(1)), dw, 3 * 4096 // (dw // 8) + 2)
-        assert m.impl == "bram" and m.tdp
+        assert m.tdp and m.impl == rtl_model.pre_binding(b)
         h = hls_resources.pre_memories(b)[0]
-        assert (h.count, h.width, h.depth, h.bram36) == (m.count, m.width, m.depth, m.bram36)   # one design
-    # 770 x 128 true dual port: 4 BRAM36 each; 386 x 256: fifteen 1024 x 18 RAMB18E2 (7.5 BRAM36) each
-    assert [rtl_model.pre_memories(board(**kw))[0].bram36 for kw in (TINY, {})] == [8, 15]
+        assert (2 * h.count, h.width, h.depth) == (m.count, m.width, m.depth)   # the kernel's two, twice
+    # 770 x 128 true dual port: 4 BRAM36 each; 386 x 256: fifteen 1024 x 18 RAMB18E2 (7.5 BRAM36) each, or 4 URAM288
+    boards = (board(**TINY), board(), board_config("zcu19eg", "32x40-2x"))
+    tiny, big, pumped = (rtl_model.pre_memories(b)[0] for b in boards)
+    assert (tiny.impl, tiny.bram36, pumped.impl, pumped.bram36) == ("bram", 16, "bram", 30)
+    assert (big.impl, big.uram, big.bram36) == ("uram", 16, 0)
+    assert hls_resources.pre_memories(board())[0].bram36 == 15
 
 
 def test_pre_write_fifo_and_arbiter_queues_follow_the_rtl():
@@ -313,14 +319,15 @@ def test_rtl_model_counts_pre():
 #: ram_tdp parameters of each buffer's lane memory (rtl/buffers.sv), in the rendered package's names
 LANE_RAMS = {"IBUF": ("16", "IB_D", "2"), "WBUF": ("16 * TN", "WB_D", "2 * TN"), "ACC": ("ACC_W", "ACC_WORDS", "1"),
              "OBUF": ("16", "OB_D", "1"), "PBUF": ("PREC_W", "PB_D", "PARAM_BYTES"),
-             "TBUF": ("PREC_W", "TB_D", "PARAM_BYTES")}
+             "TBUF": ("PREC_W", "TB_D", "PARAM_BYTES"),
+             "PRE_LB": ("AXI_DW", "3 * PRE_MAX_FRAME / (AXI_DW / 8) + 2", "1")}
 
 
 @needs_yosys
 @pytest.mark.parametrize("config", ["board", "32x40-2x"])
 def test_ultraram_bound_lane_memories_map_to_uram288(tmp_path, config):
     """Every buffer the binding puts in UltraRAM (ram_tdp STYLE 2) on zcu19eg's configurations -- the double-pumped
-    32 x 40's IBUF copies among them, whose two ports both write -- maps to URAM288 alone under Yosys (one lane
+    32 x 40's IBUF copies among them, whose two ports both write, and the 32 x 48's PRE line buffers -- maps to URAM288 alone under Yosys (one lane
     memory out of context, the package's parameters): no other RAM cell, no error (without ``no_rw_check`` on the
     memory Yosys finds no URAM288 mapping of a true-dual-port RAM: its port A writes are seen new by port B)."""
     import json

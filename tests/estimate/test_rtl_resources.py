@@ -327,7 +327,8 @@ LANE_RAMS = {"IBUF": ("16", "IB_D", "2"), "WBUF": ("16 * TN", "WB_D", "2 * TN"),
 @pytest.mark.parametrize("config", ["board", "32x40-2x"])
 def test_ultraram_bound_lane_memories_map_to_uram288(tmp_path, config):
     """Every buffer the binding puts in UltraRAM (ram_tdp STYLE 2) on zcu19eg's configurations -- the double-pumped
-    32 x 40's IBUF copies among them, whose two ports both write, and the 32 x 48's PRE line buffers -- maps to URAM288 alone under Yosys (one lane
+    32 x 40's IBUF copies among them, whose two ports both write, and the 32 x 48's PRE line buffers -- maps to
+    URAM288 alone under Yosys (one lane
     memory out of context, the package's parameters): no other RAM cell, no error (without ``no_rw_check`` on the
     memory Yosys finds no URAM288 mapping of a true-dual-port RAM: its port A writes are seen new by port B)."""
     import json

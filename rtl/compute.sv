@@ -407,10 +407,9 @@ module compute
     assign {pe_sum2, pe_sum3} = '0;
   end
 
-  // stage SR: the step's sums; ACC = (acc_init ? 0 : ACC) + the tile's partial sums, written at NS
-  // (rtl/compute_acc.sv: the step's sums registered at SR, the ACC words and the running sums at SR + 1, their sum
-  // at SR + 2); copy 1 (pair B, PUMP = 2: x1, x3) takes a bypass pixel's sums as copy 0 does, written in the copy
-  // of its column (q_sel)
+  // stage SR: the step's sums; ACC = (acc_init ? 0 : ACC) + the tile's partial sums, written at NS (compute_acc.sv:
+  // the sums registered at SR, the ACC words and running sums at SR + 1, their sum at SR + 2); copy 1 (pair B,
+  // PUMP = 2: x1, x3) takes a bypass pixel's sums as copy 0 does, written in the copy of its column (q_sel)
   logic [TM*ACC_W-1:0] s0, s1;
   always_comb begin
     for (int m = 0; m < TM; m++) begin

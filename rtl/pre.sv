@@ -1,45 +1,27 @@
 // PRE (issue 45; the ISA's PRE through rtl/pre_insn.sv): a camera frame in DDR (uint8, 3 channels per pixel, rows
-// `src_pitch` bytes apart) to the network input in DDR, exactly host/pre.py (steps 1-6; `pre_run` is the bit-exact
-// reference, `pre_geometry` / `pre_quant` give every parameter, so no division here). One run per `start` (the
-// parameters held from start to done); `busy` until the last write response, `done` pulses then. A band: the
-// network input's rows y0 .. y0 + rows - 1 (rows >= 1) of the whole run (host.pre.pre_run's y0 / rows), row y0 at
-// dst_addr, with sy0 = step_y x (placed rows above y0) mod 2^32 (rtl/pre_insn.sv's serial product); the whole
-// input: y0 = 0, rows = net_h, sy0 = 0.
-// The HLS kernel's PRE (hls_templates/kernel/accel_kernel_pre.h) has the same pixel arithmetic, raw-beat line
-// buffers and pixel reads, but fetches a row's source rows and then issues its pixels; here the fetch of a row
-// overlaps the previous row's pixels (generator/spec/timing.py pre_cycles: this schedule; the kernel's estimate,
-// generator/estimate/hls_cycles.py, its own).
-// Rows: for each output row y (a padding row unless top <= y < top + out_h) its source rows iy, iy1 and weight fy
-// from the Q12.20 accumulator sy (sy0, += step_y per placed row; the last placed row: iy = frame_h - 1, fy = 0). Four
-// line buffers in two pairs (rtl/ram_tdp.sv, block RAM, the kernel's PRE_LINE_BEATS = 3 x PRE_MAX_FRAME / B + 2
-// words of DW bits: a row's raw AXI beats, beat k at address k, with a tag and the byte `off` of the row's pixel 0
-// in its beat 0); output row y uses pair y mod 2. The planner (s_) takes the rows in turn: per placed row, as the
-// kernel's pre_fetch_rows within the row's pair: iy unless a buffer of the pair holds it, iy1 unless one holds it or
-// it is iy; iy into the buffer not holding iy1 (buffer 0 when both are read), iy1 into the other; once the pixel side
-// has left the pair (10 cycles after its previous row's last pixel: past the line buffers' read), both requested
-// back to back (the second once the first one's bursts are out), after the row address walks to each (from row
-// src_row at src_addr, += src_pitch per row, one row back at most: the other pair's rows came first;
-// rtl/pre_insn.sv passes the band's first source row; the writer's row span span_e is its product too).
-// rtl/pre_rd.sv reads a row's first 3 frame_w bytes as whole beats (AXI4 bursts) and writes each R beat raw into
-// its buffer (one beat per cycle). Then the planner hands the row to the pixel side (n_: one row waiting) and goes on
-// with the next row, whose fetch (the other pair) overlaps this row's pixels. The pixel side (x_) issues a row's
-// net_w pixels, one per cycle while the writer's pixel FIFO has room (credits), taking the next row with the last
-// pixel:
-//   c2 placed (left <= x < left + out_w) / last column; c3 the Q12.20 accumulator sx (+= step_x per placed pixel,
-//   0 at each row's start); c4 ix = sx >> 20 as 3 ix, fx = (sx >> 8) & 4095 and ix >= frame_w - 1; c5 the clamp
-//   (the last column: ix = frame_w - 1, fx = 0; ix1 = ix there) and per buffer the byte b = off + 3 ix of pixel ix:
-//   beats k = b >> LB, k + 1 (ports A / B) and sh = b mod B (the kernel's pre_line_px); c6 the beats; c7 per buffer
-//   the 4-byte group of byte sh (9 bytes of the two-beat window); c8 the 6 bytes of pixels ix, ix + 1; c9 the top /
-//   bottom row's pixels by the tags and the weights: rtl/pre_chan.sv per channel (bilinear in four + two DSP48E2,
-//   the quantization in one; CH_LAT = 16); then the channel swap and int8 / int16 packing into rtl/pre_wr.sv
-//   (strided strobed writes of the output rows).
-// Cycles of a run: generator/spec/timing.py pre_cycles (this schedule, within 1% of the runs of
-// tests/rtl/test_pre_insn.py); a camera frame whose two source rows per output row take fewer beats than a row's
-// pixels runs at net_w + 1 cycles per row (640x480 and 1920x1080 -> 416x416 on cocotbext-axi's AxiRam, 256 bits:
-// 173,521 and 173,533 cycles). With dst_pix above the beat a row takes about its write beats instead of net_w.
-// Legend: p_ the run's parameters (latched at start), s_ the row planner, n_ the row handed over, x_ the pixel
-// side, tag / tv / off the line buffers' rows, h_ the rows' hits, c<k>_ the pixel pipeline's stage k, rd_ the row
-// reader.
+// `src_pitch` bytes apart) to the network input in DDR, exactly host/pre.py (`pre_run` the bit-exact reference,
+// `pre_geometry` / `pre_quant` give every parameter: no division here). One run per `start`; `busy` until the last
+// write response, `done` pulses then. A band: the input's rows y0 .. y0 + rows - 1, row y0 at dst_addr, sy0 = step_y
+// x (placed rows above y0) mod 2^32 (rtl/pre_insn.sv's serial product). docs/rtl.md "PRE" has the details.
+// Rows: output row y (a padding row unless top <= y < top + out_h) takes source rows iy, iy1 and weight fy from the
+// Q12.20 accumulator sy (the last placed row: iy = frame_h - 1, fy = 0). Four line buffers (rtl/ram_tdp.sv; the HLS
+// kernel's PRE_LINE_BEATS words of DW bits: a row's raw AXI beats, beat k at address k, a tag and the byte `off` of
+// pixel 0 in beat 0) in two pairs: row y uses pair y mod 2. The planner (s_), per placed row, as the kernel's
+// pre_fetch_rows within the row's pair: iy unless a buffer of the pair holds it, iy1 unless one holds it or it is iy
+// (iy into the buffer not holding iy1, buffer 0 when both are read); once the pixel side has left the pair (10
+// cycles after its last pixel: past the buffers' read), the row address walks to each (+= src_pitch a row, one row
+// back at most) and rtl/pre_rd.sv reads it (whole beats in AXI4 bursts, the second row's request once the first's
+// bursts are out); then the row goes to the pixel side (n_: one row waiting) and the planner goes on with the next
+// row, whose fetch into the other pair overlaps this row's pixels. The HLS kernel (accel_kernel_pre.h: two
+// buffers) fetches, then issues. The pixel side (x_) issues a row's net_w pixels, one per cycle while the writer's
+// pixel FIFO has room (credits), the next row's with the last: c2 placed / last column; c3 the accumulator sx;
+// c4 ix as 3 ix, fx, ix >= frame_w - 1; c5 the clamp, per buffer the byte b = off + 3 ix, beats k = b >> LB, k + 1
+// (ports A / B), sh = b mod B; c6 the beats; c7 per buffer the 4-byte group of byte sh (9 bytes); c8 the 6 bytes of
+// ix, ix + 1; c9 the top / bottom row's pixels and the weights into rtl/pre_chan.sv per channel (CH_LAT = 16); then
+// the channel order and int8 / int16 packing into rtl/pre_wr.sv (strided strobed writes).
+// Cycles: generator/spec/timing.py pre_cycles (this schedule; within 1% of tests/rtl/test_pre_insn.py's runs).
+// Legend: p_ the run's parameters, s_ the planner, n_ the row handed over, x_ the pixel side, tag / tv / off the
+// line buffers' rows, h_ the rows' hits, c<k>_ the pixel pipeline's stage k, rd_ the row reader.
 `default_nettype none
 module pre
   import accel_pkg::*;
@@ -154,38 +136,25 @@ module pre
   always_ff @(posedge clk) p_fw13 <= 14'(p_fw1) + (14'(p_fw1) << 1);   // 3 (frame_w - 1): the last pixel's byte
   always_ff @(posedge clk) p_npitch <= {{(AXI_AW - 16){p_pitch != '0}}, 16'd0 - p_pitch};   // (a 16-bit chain)
 
-  // ---- row planner (s_): per output row its source rows, fetched into the row's pair of line buffers (pair = the
-  // row's parity: buffers 2 p, 2 p + 1) once the pixel side has left that pair, then the row handed to the pixel
-  // side (n_: one row waiting); the planner goes on with the next row while the pixel side issues this one, so a
-  // row's fetch overlaps the previous row's pixels
+  // ---- row planner (s_) and pixel side (x_): per pair x_use the rows taken and not yet released (8 cycles after
+  // the row's last pixel: past the line buffers' read), x_rel the release delay lines
   typedef enum logic [3:0] {S_IDLE, S_ROW, S_ROW2, S_ROW3, S_NEED, S_DEC, S_HOLD, S_SEEK, S_FETCH, S_HAND,
                             S_DRAIN} s_state_t;
   (* fsm_encoding = "none" *) s_state_t s_st;
-  logic [12:0] s_y, s_iyr, s_iy, s_iy1, s_fr, s_ri;
-  logic [11:0] s_fyr, s_fy;
-  logic [31:0] s_sy;
-  logic [AXI_AW-1:0] s_ra;
-  logic s_placed, s_lastrow, s_ge, s_ylast;
-  logic [12:0] tag [4];
-  logic [LB-1:0] off [4];
-  logic [3:0] tv;
-  logic h_t0, h_t1, h_b0, h_b1, h_eq, s_selt, s_selb, s_fj, s_f2, s_bk;
-  logic [AXI_AW-1:0] p_npitch;                         // -src_pitch (a walk one row back)
-  logic rd_go, rd_free, rd_busy, wr_init, wr_done, issue, cred_ok;
-  logic [1:0] rd_buf;
-  logic [AXI_AW-1:0] rd_ra;
-  wire s_p = s_y[0];                                   // the row's pair
-  // the pixel side (x_): the row being issued and its pair; per pair the rows taken and not yet released (a row's
-  // pair is released 8 cycles after its last pixel is issued: past the line buffers' read)
   typedef enum logic [1:0] {X_IDLE, X_PIX} x_state_t;
   x_state_t x_st;
-  logic n_v, n_placed, n_selt, n_selb, n_p;
-  logic [11:0] n_fy;
-  logic x_placed, x_selt, x_selb, x_p, x_xlast;
-  logic [11:0] x_fy;
-  logic [12:0] x_x;
-  logic [1:0] x_use [2];
-  logic [7:0] x_rel [2];                               // release delay lines, per pair
+  logic [12:0] s_y, s_iyr, s_iy, s_iy1, s_fr, s_ri, tag [4], x_x;
+  logic [11:0] s_fyr, s_fy, n_fy, x_fy;
+  logic [31:0] s_sy;
+  logic [AXI_AW-1:0] s_ra, rd_ra, p_npitch;            // (p_npitch: -src_pitch, a walk one row back)
+  logic [LB-1:0] off [4];
+  logic [3:0] tv;
+  logic s_placed, s_lastrow, s_ge, s_ylast, h_t0, h_t1, h_b0, h_b1, h_eq, s_selt, s_selb, s_fj, s_f2, s_bk;
+  logic rd_go, rd_free, rd_busy, wr_init, wr_done, issue, cred_ok;
+  logic [1:0] rd_buf, x_use [2];
+  logic [7:0] x_rel [2];
+  logic n_v, n_placed, n_selt, n_selb, n_p, x_placed, x_selt, x_selb, x_p, x_xlast;
+  wire s_p = s_y[0];                                   // the row's pair
   wire x_take = n_v && (x_st == X_IDLE || (issue && x_xlast));
   wire p_free = x_use[s_p] == 2'd0;
   assign busy = s_st != S_IDLE;

@@ -52,23 +52,7 @@ from generator.estimate.rtl_resources import PRE_CHANNELS, PRE_DSP, expected_dsp
 from generator.spec.arch import AXI_ADDR_BITS, DSP_A_BITS, DSP_B_BITS, RTL_QUEUES, pe_chain
 from generator.spec.board import Board
 from generator.spec import memories
-from generator.spec.memories import Memory, bram36_for
-
-
-def yosys_bram36(depth: int, width: int, tdp: bool) -> float:
-    """BRAM36 blocks Yosys' ``memory_libmap`` takes for one RAM: the cheapest aspect ratio as
-    :func:`generator.spec.memories.bram36_for`, except that a simple-dual-port RAM wider than 36 bits is built
-    from 512 x 72 RAMB36E2 alone (zcu19eg's 512-bit WBUF words: 8 RAMB36E2, not 7 and a RAMB18E2)."""
-    if not tdp and width > 36 and depth <= 512:
-        return float(math.ceil(width / 72))
-    return bram36_for(depth, width, tdp)
-
-
-def yosys_uram(depth: int, width: int) -> int:
-    """URAM288 blocks Yosys takes for one RAM: 4096 x 72 each, two words of at most 36 bits side by side in a
-    72-bit row (zcu19eg's 8192 x 16 OBUF lanes: one URAM288 each, the word picked by a multiplexer)."""
-    per = 2 if width <= 36 else 1
-    return math.ceil(width * per / 72) * math.ceil(depth / (4096 * per))
+from generator.spec.memories import Memory, yosys_bram36, yosys_uram
 
 
 #: PRE's line buffers (``rtl/pre.sv`` ``g_buf``): four ``ram_tdp`` (two pairs: a row's fetch into one pair beside
@@ -81,29 +65,14 @@ PRE_LINE_BUFFERS = memories.RTL_PRE_LINE_BUFFERS
 PRE_WRITE_BURST, WR_ARB_QDEPTH = RTL_QUEUES["PRE_WBURST"], RTL_QUEUES["WR_QDEPTH"]
 
 
-def pre_binding(board: Board) -> str:
-    """Storage of rtl/pre.sv's line buffers (rendered as accel_pkg's PRE_LB_STYLE): "bram", or "uram" when the
-    block RAM the lane memories leave (:func:`rtl_memories`' lane groups, counted as Yosys maps them) cannot hold
-    them and the URAM they leave can (zcu19eg's 32 x 48: 968 BRAM36 of 984 for the lanes, 32 URAM288 free beside
-    the ACC's 96)."""
-    w = board.accelerator.axi_data_width_bits
-    lanes = _lane_memories(board)
-    bram_left = board.resources.bram36 - sum(m.bram36 for m in lanes)
-    uram_left = board.resources.uram - sum(m.uram for m in lanes)
-    depth = memories.pre_line_beats(w // 8)
-    need_b = PRE_LINE_BUFFERS * yosys_bram36(depth, w, True)
-    need_u = PRE_LINE_BUFFERS * yosys_uram(depth, w)
-    return "uram" if need_b > bram_left and need_u <= uram_left else "bram"
-
-
 def pre_memories(board: Board) -> list[Memory]:
     """PRE's line buffers as Yosys maps them for ``board``'s m_axi width DW: :data:`PRE_LINE_BUFFERS` true-dual-port
     memories of PRE_LINE_BEATS = 3 x 4096 / B + 2 words of DW bits (B = DW / 8), bound to block RAM
     (:func:`yosys_bram36`: 128 bits, 770 words: 4 BRAM36 each, eight 1024 x 18 RAMB18E2 or four 1024 x 36
     RAMB36E2; 256 bits, 386 words: 7.5, fifteen 1024 x 18 RAMB18E2), or to UltraRAM where the block RAM does not
-    hold them (:func:`pre_binding`; :func:`yosys_uram`)."""
+    hold them (:func:`generator.spec.memories.rtl_pre_binding`; :func:`yosys_uram`)."""
     w = board.accelerator.axi_data_width_bits
-    impl = pre_binding(board)
+    impl = memories.rtl_pre_binding(board)
     m = Memory("PRE line buffers", PRE_LINE_BUFFERS, memories.pre_line_beats(w // 8), w, tdp=True, impl=impl)
     if impl == "uram":
         m.uram = m.count * yosys_uram(m.depth, m.width)
@@ -117,19 +86,8 @@ def rtl_memories(board: Board) -> list[Memory]:
     (:func:`generator.spec.memories.lane_memories`), bound as the RTL is rendered (:func:`~generator.spec.memories.bind`,
     the ``ram_tdp`` STYLE of each buffer) and counted as Yosys maps them (:func:`yosys_bram36`,
     :func:`yosys_uram`), then PRE's line buffers (:func:`pre_memories`)."""
-    return _lane_memories(board) + pre_memories(board)
+    return memories.rtl_lane_memories(board) + pre_memories(board)
 
-
-def _lane_memories(board: Board) -> list[Memory]:
-    """The lane groups of :func:`rtl_memories` (:func:`generator.spec.memories.rtl_lane_binding`), counted as Yosys
-    maps them."""
-    mems = memories.rtl_lane_binding(board)
-    for m in mems:
-        if m.impl == "bram":
-            m.bram36 = m.count * yosys_bram36(m.depth, m.width, m.tdp)
-        elif m.impl == "uram":
-            m.uram = m.count * yosys_uram(m.depth, m.width)
-    return mems
 
 
 def _mux(n: int) -> int:

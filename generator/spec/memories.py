@@ -267,13 +267,54 @@ def rtl_pre_bram36(board: Board) -> float:
     """BRAM36 of rtl/pre.sv's :data:`RTL_PRE_LINE_BUFFERS` line buffers at ``board``'s m_axi width (true dual port,
     block RAM): what the lane memories' binding leaves them."""
     w = board.accelerator.axi_data_width_bits
-    return RTL_PRE_LINE_BUFFERS * bram36_for(pre_line_beats(w // 8), w, True)
+    return RTL_PRE_LINE_BUFFERS * yosys_bram36(pre_line_beats(w // 8), w, True)
+
+
+def yosys_bram36(depth: int, width: int, tdp: bool) -> float:
+    """BRAM36 blocks Yosys' ``memory_libmap`` takes for one RAM: the cheapest aspect ratio as
+    :func:`generator.spec.memories.bram36_for`, except that a simple-dual-port RAM wider than 36 bits is built
+    from 512 x 72 RAMB36E2 alone (zcu19eg's 512-bit WBUF words: 8 RAMB36E2, not 7 and a RAMB18E2)."""
+    if not tdp and width > 36 and depth <= 512:
+        return float(math.ceil(width / 72))
+    return bram36_for(depth, width, tdp)
+
+
+def yosys_uram(depth: int, width: int) -> int:
+    """URAM288 blocks Yosys takes for one RAM: 4096 x 72 each, two words of at most 36 bits side by side in a
+    72-bit row (zcu19eg's 8192 x 16 OBUF lanes: one URAM288 each, the word picked by a multiplexer)."""
+    per = 2 if width <= 36 else 1
+    return math.ceil(width * per / 72) * math.ceil(depth / (4096 * per))
 
 
 def rtl_lane_binding(board: Board) -> list[Memory]:
     """The RTL's per-lane memories (:func:`lane_memories`) bound by :func:`bind` onto the part's URAM, with the
     block RAM PRE's line buffers take (:func:`rtl_pre_bram36`) set aside."""
     return bind(lane_memories(board), board.resources.uram, board.resources.bram36 - rtl_pre_bram36(board))
+
+
+def rtl_lane_memories(board: Board) -> list[Memory]:
+    """:func:`rtl_lane_binding`, each group counted as Yosys maps it (:func:`yosys_bram36`, :func:`yosys_uram`)."""
+    mems = rtl_lane_binding(board)
+    for m in mems:
+        if m.impl == "bram":
+            m.bram36 = m.count * yosys_bram36(m.depth, m.width, m.tdp)
+        elif m.impl == "uram":
+            m.uram = m.count * yosys_uram(m.depth, m.width)
+    return mems
+
+
+def rtl_pre_binding(board: Board) -> str:
+    """Storage of rtl/pre.sv's line buffers (accel_pkg's PRE_LB_STYLE): "bram", or "uram" when the block RAM the
+    lane memories leave (:func:`rtl_lane_memories`) cannot hold them and the URAM they leave can (zcu19eg's 32 x 48:
+    968 BRAM36 of 984 for the lanes, 32 URAM288 free beside the ACC's 96)."""
+    w = board.accelerator.axi_data_width_bits
+    lanes = rtl_lane_memories(board)
+    bram_left = board.resources.bram36 - sum(m.bram36 for m in lanes)
+    uram_left = board.resources.uram - sum(m.uram for m in lanes)
+    depth = pre_line_beats(w // 8)
+    need_b = RTL_PRE_LINE_BUFFERS * yosys_bram36(depth, w, True)
+    need_u = RTL_PRE_LINE_BUFFERS * yosys_uram(depth, w)
+    return "uram" if need_b > bram_left and need_u <= uram_left else "bram"
 
 
 def storage_binding(board: Board, rom_insns: int = 0, per_lane: bool = False) -> dict:

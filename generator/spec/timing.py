@@ -324,46 +324,13 @@ PRE_RELEASE, PRE_START = 10, 1
 PRE_ROW = 1
 
 
-def pair_fetches(frame, y0: int = 0, rows: int | None = None, net_h: int | None = None):
-    """rtl/pre.sv's fetch rule for the band of output rows ``y0`` .. ``y0 + rows - 1`` on the frame registers
-    ``frame`` (:class:`host.pre.PreFrame`): per output row (in order) (placed, the source rows it reads in request
-    order, the row walk's steps before them). A row's source rows ``iy`` / ``iy1`` (host/pre.py step 2) go to its
-    pair of line buffers (the row's parity): those the pair does not hold are read (``iy`` into the buffer not
-    holding ``iy1``, buffer 0 when both are read; ``iy1`` not when it is ``iy``); the row address walks one row per
-    cycle from the band's first source row to each (one row back at most: the other pair's rows came before)."""
-    from host.pre import source_positions
-
-    net_h = net_h if net_h is not None else frame.top + frame.out_h
-    rows = net_h - y0 if rows is None else rows
-    iy, iy1, _ = source_positions(frame.out_h, frame.frame_h, frame.step_y)
-    held = {0: [-1, -1], 1: [-1, -1]}
-    j0 = max(y0 - frame.top, 0)
-    ptr = int(iy[j0]) if j0 < frame.out_h else 0
-    for y in range(y0, y0 + rows):
-        j = y - frame.top
-        if not 0 <= j < frame.out_h:
-            yield False, [], 0
-            continue
-        a, b, h = int(iy[j]), int(iy1[j]), held[y & 1]
-        need_a, need_b = a not in h, b not in h and b != a
-        ja = 0 if need_b else (1 if h[0] == b else 0)
-        jb = 1 if need_a else (1 if h[0] == a else 0)
-        run, walk = [], 0
-        for need, row, k in ((need_a, a, ja), (need_b, b, jb)):
-            if need:
-                h[k] = row
-                run.append(row)
-                walk += abs(row - ptr)
-                ptr = row
-        yield True, run, walk
-
-
 def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
     """Cycles of a PRE instruction (fields ``f``: the band of ``rows`` rows from ``y0``) on a frame of registers
     ``frame`` (:class:`host.pre.PreFrame`; None: a frame of the network input's own size at address 0, stretched:
     the compiler's nominal case), by rtl/pre.sv's schedule (its planner and pixel side, rtl/pre_insn.sv around it).
     The planner takes each output row in turn: 2 cycles, 3 more for a placed row, then its fetch run if it reads
-    source rows (:func:`pair_fetches`): once the pixel side has left the row's pair (:data:`PRE_RELEASE` cycles
+    source rows (:func:`generator.spec.pre_rows.pair_fetches`): once the pixel side has left the row's pair
+    (:data:`PRE_RELEASE` cycles
     after that pair's previous row's last pixel), ``PRE_RUN + rd_latency + beats + walk`` less one for a run of
     two rows (their requests back to back), plus on two HP ports :data:`PRE_SPLIT_BEAT` per beat of the run's last
     burst; then it hands the row over once the pixel side has taken the one before. The pixel side issues a row's
@@ -373,6 +340,7 @@ def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
     Within 2% of the RTL (tests/rtl/test_pre_insn.py) while a network pixel's bytes fit one AXI beat (a wider
     pixel is bound by the writer's beats instead); 0 for an empty band. The HLS kernel fetches then issues each row
     (:func:`pre_fetch_runs`, :meth:`generator.estimate.hls_cycles.KernelEstimate.pre_cycles`)."""
+    from generator.spec.pre_rows import pair_fetches
     from host.pre import PreFrame, pre_geometry
 
     net_w, net_h, y0, rows = max(f["net_w"], 1), max(f["net_h"], 1), f.get("y0", 0), f.get("rows", f["net_h"])

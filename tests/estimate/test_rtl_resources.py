@@ -14,6 +14,7 @@ from generator.backends.rtl import package_context, write_rtl
 from generator.backends.rtl.render import render_package
 from generator.estimate import hls_resources, rtl_model
 from generator.estimate import rtl_resources as rr
+from generator.spec import memories
 from generator.spec.board import load_board
 from generator.exec.rtl import TINY, board_config
 from helpers import board
@@ -250,7 +251,7 @@ def test_pre_dsp_and_line_buffers_follow_the_rtl():
     channel loop (21, each an instantiated DSP48E2), every other ``*`` in PRE's files (its instruction unit, the
     serial multipliers, the readers and writers, the write arbiter) by a literal factor (an index or a width, no
     multiplier); the line buffers the ``ram_tdp`` of ``pre.sv``'s ``g_buf`` loop (two pairs: twice the HLS kernel's
-    two, each the same memory), bound by ``rtl_model.pre_binding`` (PRE_LB_STYLE): block RAM on TINY's 128-bit and
+    two, each the same memory), bound by ``memories.rtl_pre_binding`` (PRE_LB_STYLE): block RAM on TINY's 128-bit and
     the pumped 32 x 40's 256-bit m_axi, UltraRAM on the 32 x 48, whose lanes leave too little block RAM."""
     rtl = ROOT_DIR / "rtl"
     chan, pre = _code(rtl / "pre_chan.sv"), _code(rtl / "pre.sv")
@@ -273,7 +274,7 @@ def test_pre_dsp_and_line_buffers_follow_the_rtl():
         m = rtl_model.pre_memories(b)[0]
         dw = b.accelerator.axi_data_width_bits
         assert (m.count, m.width, m.depth) == (int(bufs.group(1)), dw, 3 * 4096 // (dw // 8) + 2)
-        assert m.tdp and m.impl == rtl_model.pre_binding(b)
+        assert m.tdp and m.impl == memories.rtl_pre_binding(b)
         h = hls_resources.pre_memories(b)[0]
         assert (2 * h.count, h.width, h.depth) == (m.count, m.width, m.depth)   # the kernel's two, twice
     # 770 x 128 true dual port: 4 BRAM36 each; 386 x 256: fifteen 1024 x 18 RAMB18E2 (7.5 BRAM36) each, or 4 URAM288

@@ -22,7 +22,7 @@ from generator.spec.arch import (array_error, ACC_RMW_DISTANCE, AXI_ADDR_BITS, A
                                   COMPUTE_SETUP, DSP_A_BITS, DSP_B_BITS, LOAD_SETUP_CYCLES, PACK_SHIFT, pe_chain, pe_dsp_stages,
                                   POST_SETUP, REQUANT_STAGES, RTL_QUEUES, STORE_SETUP, TABLE_STAGES, pe_tree_stages)
 from generator.spec.board import Board
-from generator.spec.memories import storage_binding
+from generator.spec.memories import rtl_pre_binding, storage_binding
 from generator.spec.hw import HwConfig
 from generator.spec.timing import MAX_READ_BURSTS
 from host.pre import FRAC_BITS as PRE_FRAC_BITS, MAX_FRAME as PRE_MAX_FRAME
@@ -55,10 +55,9 @@ def ram_styles(board: Board) -> dict:
     (:mod:`generator.spec.memories`) applied to the RTL's own per-lane memories (``storage_binding(per_lane=True)``:
     block RAM, UltraRAM on parts that have it, LUTRAM; UG573). The HLS block design's memories are shaped
     differently (one word of all lanes per bank) and may map differently. ``PRE_LB``: PRE's line buffers
-    (:func:`generator.estimate.rtl_model.pre_binding`)."""
+    (:func:`generator.spec.memories.rtl_pre_binding`)."""
     styles = {k.upper(): RAM_STYLES[v] for k, v in storage_binding(board, per_lane=True).items()}
-    from generator.estimate.rtl_model import pre_binding
-    return {**styles, "PRE_LB": RAM_STYLES[pre_binding(board)]}
+    return {**styles, "PRE_LB": RAM_STYLES[rtl_pre_binding(board)]}
 
 
 def package_context(board: Board, rom_words: int = 1) -> dict:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 
 def pair_fetches(frame, y0: int = 0, rows: int | None = None, net_h: int | None = None):
-    """rtl/pre.sv's fetch rule for the band of output rows ``y0`` .. ``y0 + rows - 1`` on the frame registers
-    ``frame`` (:class:`host.pre.PreFrame`): per output row (in order) (placed, the source rows it reads in request
+    """rtl/pre.sv's fetch rule for the band of output rows ``y0`` .. ``y0 + rows - 1`` of a frame (``frame``: its
+    :class:`host.pre.PreGeometry` or :class:`host.pre.PreFrame`, their ``top``, ``out_h``, ``frame_h``, ``step_y``;
+    ``net_h``: the input's rows, default ``top + out_h``): per output row (in order) (placed, the source rows it reads in request
     order, the row walk's steps before them). A row's source rows ``iy`` / ``iy1`` (host/pre.py step 2) go to its
     pair of line buffers (the row's parity): those the pair does not hold are read (``iy`` into the buffer not
     holding ``iy1``, buffer 0 when both are read; ``iy1`` not when it is ``iy``); the row address walks one row per

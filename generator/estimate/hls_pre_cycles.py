@@ -7,8 +7,8 @@ Per band (the instruction's rows ``y0`` .. ``y0 + rows - 1`` of the ``net_h``-ro
 * ``fetch_runs`` / ``fetch_beats``: per placed output row of the band, the source rows ``iy`` / ``iy1`` (host/pre.py step 2) that
   neither of the two line buffers holds are read (``pre_fetch_rows``: ``iy`` into the buffer not holding ``iy1``,
   buffer 0 when both are read), one ``PRE_FETCH`` run per row that reads any, each row's beats those of its first
-  3 x frame_w bytes from ``frame + row x pitch`` (:func:`generator.spec.timing.pre_fetch_runs`, which the RTL's
-  rtl/pre.sv follows too);
+  3 x frame_w bytes from ``frame + row x pitch`` (:func:`generator.spec.timing.pre_fetch_runs`; rtl/pre.sv applies
+  the rule per pair of its four buffers);
 * ``pixel_steps``: per output row, ``PRE_PIXELS`` runs NB + net_w - D iterations (NB the row's output beats from
   ``ddr_offset + (y - y0) x row_stride``, base registers page-aligned; D the pixels starting in a later beat than the pixel
   before).
@@ -23,7 +23,7 @@ from generator.spec.timing import pre_fetch_runs
 def fetch_counts(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) -> tuple[int, int]:
     """(fetch_runs, fetch_beats) of PRE on the frame registers ``frame`` (:class:`host.pre.PreFrame`, checked) for
     the band of output rows ``y0`` .. ``y0 + rows - 1`` (None: to the placed rectangle's end; the line buffers
-    start empty): :func:`generator.spec.timing.pre_fetch_runs`, the one rule of the kernel and the RTL."""
+    start empty): :func:`generator.spec.timing.pre_fetch_runs`, the kernel's rule."""
     runs, _, beats = pre_fetch_runs(frame, axi_bytes, y0, rows)
     return runs, beats
 

@@ -281,16 +281,15 @@ def _fetch_rows(frame, y0: int = 0, rows: int | None = None):
 def pre_fetch_runs(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) -> tuple[int, int, int]:
     """(runs, pairs, beats) of PRE on the frame registers ``frame`` (:class:`host.pre.PreFrame`) for the band of
     output rows ``y0`` .. ``y0 + rows - 1`` (None: to the placed rectangle's end; the line buffers start empty),
-    the one rule of the RTL (rtl/pre.sv's S_DEC) and the HLS kernel (accel_kernel_pre.h ``pre_fetch_rows``): per
-    placed output row, its source rows ``iy`` / ``iy1`` (host/pre.py step 2) that neither line buffer holds are read
+    the HLS kernel's rule (accel_kernel_pre.h ``pre_fetch_rows``, two line buffers; rtl/pre.sv applies it per pair
+    of buffers: :func:`generator.spec.pre_rows.pair_fetches`): per placed output row, its source rows ``iy`` /
+    ``iy1`` (host/pre.py step 2) that neither line buffer holds are read
     (``iy`` into the buffer not holding ``iy1``, buffer 0 when both are read; ``iy1`` not when it is ``iy``), one
     fetch run per output row that reads any (``pairs`` of them read two rows), each row its first 3 x frame_w
     bytes from ``frame + row x pitch`` as whole beats of ``axi_bytes``."""
     runs = pairs = beats = 0
     for run in _fetch_rows(frame, y0, rows):
-        for row in run:
-            start = frame.addr + row * frame.pitch
-            beats += (start + 3 * frame.frame_w - 1) // axi_bytes - start // axi_bytes + 1
+        beats += sum(_row_beats(frame, row, axi_bytes) for row in run)
         runs += 1
         pairs += len(run) == 2
     return runs, pairs, beats
@@ -306,13 +305,22 @@ PRE_SPLIT_BEAT = 0.77
 def pre_split_tail(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) -> int:
     """Beats of the last burst of every fetch run of the band (:func:`pre_fetch_runs`), summed: each run's last
     row's bytes from its last 4 KB boundary (the burst rtl/pre_burst.sv issues last)."""
-    n = 0
-    for run in _fetch_rows(frame, y0, rows):
-        start = frame.addr + run[-1] * frame.pitch
-        end = start + 3 * frame.frame_w
-        first = max(start, (end - 1) // AXI_BOUNDARY_BYTES * AXI_BOUNDARY_BYTES)
-        n += int(_beats(first, end - first, axi_bytes))
-    return n
+    return sum(_row_last_burst(frame, run[-1], axi_bytes) for run in _fetch_rows(frame, y0, rows))
+
+
+def _row_beats(frame, row: int, axi_bytes: int) -> int:
+    """Whole ``axi_bytes`` beats holding frame row ``row``'s first 3 x frame_w bytes (what PRE reads of a row)."""
+    start = frame.addr + row * frame.pitch
+    return (start + 3 * frame.frame_w - 1) // axi_bytes - start // axi_bytes + 1
+
+
+def _row_last_burst(frame, row: int, axi_bytes: int) -> int:
+    """Beats of the last burst rtl/pre_burst.sv issues for frame row ``row``: its bytes from its last 4 KB
+    boundary."""
+    start = frame.addr + row * frame.pitch
+    end = start + 3 * frame.frame_w
+    first = max(start, (end - 1) // AXI_BOUNDARY_BYTES * AXI_BOUNDARY_BYTES)
+    return int(_beats(first, end - first, axi_bytes))
 
 
 #: rtl/pre.sv's pixel side (measured, tests/rtl/test_pre_insn.py): cycles from a pair's last pixel issue to the
@@ -359,16 +367,8 @@ def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
     for k, (placed, run, walk) in enumerate(pair_fetches(g, y0, rows, net_h)):
         t = plan + 2 + (3 if placed else 0)
         if run:
-            beats = 0
-            for r in run:
-                start = frame.addr + r * frame.pitch
-                beats += (start + 3 * frame.frame_w - 1) // b - start // b + 1
-            split = 0
-            if hw.hp_ports == 2:
-                start = frame.addr + run[-1] * frame.pitch
-                end = start + 3 * frame.frame_w
-                first = max(start, (end - 1) // AXI_BOUNDARY_BYTES * AXI_BOUNDARY_BYTES)
-                split = round(PRE_SPLIT_BEAT * int(_beats(first, end - first, b)))
+            beats = sum(_row_beats(frame, r, b) for r in run)
+            split = round(PRE_SPLIT_BEAT * _row_last_burst(frame, run[-1], b)) if hw.hp_ports == 2 else 0
             t = max(t + 1, release[(y0 + k) & 1]) + PRE_RUN + hw.rd_latency + beats + walk - (len(run) == 2) + split
         hand = max(t, taken)
         take = hand + 1 if last is None else max(hand + 1, last + PRE_ROW)

@@ -45,12 +45,16 @@ SMALL_2HP = dict(SMALL, tn=16, tm=32, wbuf_bank_bytes=147456, axi_data_width_bit
 TINY_2X = dict(TINY, pump=2)
 SMALL_2X = dict(SMALL, pump=2)
 #: the double-pumped configuration `invoke explore --board zcu19eg` ranks first among the pumped ones (its preset S:
-#: 64 KB IBUF and OBUF, 144 bytes of WBUF per PE, 1,024 ACC words; 32 x 40 on two HP ports): what zcu19eg's board
-#: file would carry once its whole-design timing meets 300 MHz (README, Limitations)
+#: 64 KB IBUF and OBUF, 144 bytes of WBUF per PE, 1,024 ACC words; 32 x 40 on two HP ports): zcu19eg's board file
+#: block, named for the other boards' files (``--board B --config 32x40-2x``)
 BOARD_2X = dict(tn=32, tm=40, ibuf_bank_bytes=65536, wbuf_bank_bytes=144 * 32 * 40, acc_bank_words=1024,
                 obuf_bytes=65536, axi_data_width_bits=256, hp_ports=2, pump=2)
+#: zcu19eg's single-rate choice before the pumped one (explore's 32x48/2x128/M: 128 KB IBUF and OBUF, 288 bytes of
+#: WBUF per PE, 2,048 ACC words, two HP ports), for comparisons
+BOARD_32X48 = dict(tn=32, tm=48, ibuf_bank_bytes=131072, wbuf_bank_bytes=288 * 32 * 48, acc_bank_words=2048,
+                   obuf_bytes=131072, axi_data_width_bits=256, hp_ports=2, pump=1)
 CONFIGS = {"board": {}, "tiny": TINY, "small": SMALL, "small-2hp": SMALL_2HP, "tiny-2x": TINY_2X, "small-2x": SMALL_2X,
-           "32x40-2x": BOARD_2X}
+           "32x40-2x": BOARD_2X, "32x48": BOARD_32X48}
 
 
 def verilator() -> str | None:

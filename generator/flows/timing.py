@@ -11,7 +11,7 @@ from generator import build_dir
 from generator.flows.inputs import FlowError, out_folder
 from generator.spec.board import DEFAULT_BOARD
 
-CONFIGS = ("tiny", "board", "small", "small-2hp", "tiny-2x", "small-2x", "32x40-2x")
+CONFIGS = ("tiny", "board", "small", "small-2hp", "tiny-2x", "small-2x", "32x40-2x", "32x48")
 #: units not in the design (not in RTL_SOURCES), synthesized out of context with their own sources (rtl/): none
 #: now (the double-pumped PE array, rtl/pe_array_2x.sv, is in RTL_SOURCES: a unit of the design as any other)
 UNIT_SOURCES: dict = {}

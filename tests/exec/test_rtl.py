@@ -232,40 +232,22 @@ def test_rtl_full_frame_small(tmp_path):
 @needs_verilator
 @pytest.mark.slow
 def test_rtl_performance_int8_vs_int16(tmp_path):
-    """The whole YOLOv4-tiny frame at 416x416 on the zcu19eg board file's configuration (the exploration's 32x48
-    PE array on two HP ports) through the RTL in int8 and int16: both frames bit-exact, every layer within 2% of the
-    latency model, int8 at least 200 frames/s at the board's 300 MHz (201.8 measured) and at least 1.85x the frames
-    per second of int16 (the model's ratio is 1.95: the DDR-bound layers, which two HP ports speed up, weigh more
-    in int16), PE utilization (ideal cycles of the real MACs / RTL cycles) at least 60% (Tm = 48 pads the 32- and
-    64-channel layers to 48 and 96 lanes: 76% int8 measured). About 40 minutes."""
+    """The whole YOLOv4-tiny frame at 416x416 on the zcu19eg board file's configuration (32 x 40 with the DSP48E2s
+    double-pumped, two HP ports) through the RTL in int8 and int16: both frames bit-exact, every layer within 2% of
+    the latency model, int8 at least 300 frames/s at the 300 MHz logic clock and at least 1.8x the frames per
+    second of int16 (measured: 1.87; the DDR- and LOAD-bound layers weigh more in int16), PE utilization (ideal
+    cycles of the real MACs on the pumped array / RTL cycles) at least 60%. About 80 minutes."""
     from generator.flows.rtl_frame import simulate_frame
     reps = {q: simulate_frame("zcu19eg", "bus", q, config="board", resolution=416, out=tmp_path / q,
                               log=lambda *a: None) for q in ("int8-asym", "int16-sym")}
     for q, rep in reps.items():
         assert rep["bit_exact"], f"{q}: {rep['diff_bytes']} DDR bytes differ"
         assert rep["pe_util"] >= 0.60, f"{q}: PE utilization {rep['pe_util']:.1%}"
-        assert rep["max_layer_error"] <= 0.02, f"{q}: a layer is {rep['max_layer_error']:.1%} off the model"
-    assert reps["int8-asym"]["fps"] >= 200, f"int8: {reps['int8-asym']['fps']:.1f} frames/s"
+        bad = [(r["layer"], round(r["ratio"], 3)) for r in rep["layers"] if abs(r["ratio"] - 1) > 0.02]
+        assert not bad, f"{q}: layers whose RTL cycles differ from the latency model by more than 2%: {bad}"
+    assert reps["int8-asym"]["fps"] >= 300, f"int8: {reps['int8-asym']['fps']:.1f} frames/s"
     ratio = reps["int8-asym"]["fps"] / reps["int16-sym"]["fps"]
-    assert ratio >= 1.85, f"int8 is only {ratio:.2f}x the FPS of int16"
-
-
-@needs_verilator
-@pytest.mark.slow
-def test_rtl_double_pumped_416_over_300_fps(tmp_path):
-    """The whole YOLOv4-tiny frame at 416x416 in int8 on zcu19eg's double-pumped candidate (``--config 32x40-2x``:
-    32 x 40 with the DSP48E2s on twice the logic clock) through the RTL: bit-exact, at least 300 frames/s at the
-    300 MHz logic clock (313.0 measured), the frame and every layer within 2% of the latency model (measured: the
-    frame 0.11%, the worst layer 1.4%, with the LOAD read path calibrated by test_rtl_load_window_cycles). About 50
-    minutes."""
-    from generator.flows.rtl_frame import simulate_frame
-    rep = simulate_frame("zcu19eg", "bus", "int8-asym", config="32x40-2x", resolution=416, out=tmp_path,
-                         log=lambda *a: None)
-    assert rep["bit_exact"], f"{rep['diff_bytes']} DDR bytes differ"
-    assert rep["fps"] >= 300, rep["fps"]
-    assert abs(rep["rtl_cycles"] / rep["model_cycles"] - 1) <= 0.02, (rep["rtl_cycles"], rep["model_cycles"])
-    bad = [(r["layer"], round(r["ratio"], 3)) for r in rep["layers"] if abs(r["ratio"] - 1) > 0.02]
-    assert not bad, f"layers whose RTL cycles differ from the latency model by more than 2%: {bad}"
+    assert ratio >= 1.8, f"int8 is only {ratio:.2f}x the FPS of int16"
 
 
 @needs_verilator

@@ -141,9 +141,9 @@ def test_rtl_resource_model_matches_yosys_on_tiny_double_pumped():
 @pytest.mark.slow
 def test_zcu19eg_rtl_fits_its_part():
     """The default board's configuration (32x40 double-pumped, the exploration's choice) through Yosys' DSP48E2 and
-    block-RAM / UltraRAM mapping (their counts are final there; on the former 32x32 configuration the whole flow with LUT
-    mapping, ``invoke resources --board zcu19eg --rtl``, took 2,108 s here against 1,352 s for the mapping): one
-    DSP48E2 per PE, one per requantization lane, one per element-wise-product lane, PRE's 21."""
+    block-RAM / UltraRAM mapping (their counts are final there; on the former 32x32 configuration the whole flow
+    with LUT mapping, ``invoke resources --board zcu19eg --rtl``, took 2,108 s here against 1,352 s for the
+    mapping): one DSP48E2 per PE, one per requantization lane, one per element-wise-product lane, PRE's 21."""
     b = load_board("zcu19eg")
     r = rr.check(b, BUILD / "zcu19eg-test", log=lambda *a: None, mapping_only=True)
     _check_structure(r, b)

@@ -104,7 +104,7 @@ def explore(c, board=DEFAULT_BOARD, model=None, quant="int8-asym,int16-sym", out
 
 @task(help={"board": "board name (boards/*.yaml)",
             "config": "board (the board file's), tiny (the 8x8 test configuration), or one of generator/exec/rtl.py's "
-                      "CONFIGS (tiny-2x, small, small-2hp, small-2x, 32x40-2x)",
+                      "CONFIGS (tiny-2x, small, small-2hp, small-2x, 32x40-2x, 32x48)",
             "unit": "one RTL module out of context (e.g. post, pe_array; default: the whole accelerator)",
             "out": "work folder (default build/timing/BOARD-CONFIG[-UNIT])", "check": "exit 2 when over the limits"})
 def timing(c, board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=False):
@@ -174,7 +174,7 @@ def package(c, board=DEFAULT_BOARD, quant=DEFAULT_QUANT, per_tensor=False, model
             "quant": QUANTS + "; several, comma-separated (e.g. int8-asym,int16-sym), compares them",
             "per_tensor": "per-tensor weight scales",
             "config": "accelerator: 'board' (the board file's), 'small' or 'tiny' (8x8 arrays), or another of "
-                      "generator/exec/rtl.py's CONFIGS (e.g. 32x40-2x: zcu19eg's pumped candidate)",
+                      "generator/exec/rtl.py's CONFIGS (e.g. 32x48: zcu19eg's single-rate block)",
             "resolution": "network input size (multiple of 32; default 416 = the official model)",
             "out": "output folder (default build/rtl_frame/TAG)", "precision": MODEL_HELP["precision"],
             "pre": "image (default): PRE in the accelerator, the image goes in as the camera frame (the prologue "

@@ -252,7 +252,7 @@ def test_pre_dsp_and_line_buffers_follow_the_rtl():
     serial multipliers, the readers and writers, the write arbiter) by a literal factor (an index or a width, no
     multiplier); the line buffers the ``ram_tdp`` of ``pre.sv``'s ``g_buf`` loop (two pairs: twice the HLS kernel's
     two, each the same memory), bound by ``memories.rtl_pre_binding`` (PRE_LB_STYLE): block RAM on TINY's 128-bit and
-    the pumped 32 x 40's 256-bit m_axi, UltraRAM on the 32 x 48, whose lanes leave too little block RAM."""
+    the pumped 32 x 40's (the board file's) 256-bit m_axi, UltraRAM on the single-rate 32 x 48, whose lanes leave too little block RAM."""
     rtl = ROOT_DIR / "rtl"
     chan, pre = _code(rtl / "pre_chan.sv"), _code(rtl / "pre.sv")
     per = len(re.findall(r"^\s*pe_dsp\b", chan, re.M))
@@ -278,7 +278,7 @@ def test_pre_dsp_and_line_buffers_follow_the_rtl():
         h = hls_resources.pre_memories(b)[0]
         assert (2 * h.count, h.width, h.depth) == (m.count, m.width, m.depth)   # the kernel's two, twice
     # 770 x 128 true dual port: 4 BRAM36 each; 386 x 256: fifteen 1024 x 18 RAMB18E2 (7.5 BRAM36) each, or 4 URAM288
-    boards = (board(**TINY), board(), board_config("zcu19eg", "32x40-2x"))
+    boards = (board(**TINY), board_config("zcu19eg", "32x48"), board())
     tiny, big, pumped = (rtl_model.pre_memories(b)[0] for b in boards)
     assert (tiny.impl, tiny.bram36, pumped.impl, pumped.bram36) == ("bram", 16, "bram", 30)
     assert (big.impl, big.uram, big.bram36) == ("uram", 16, 0)

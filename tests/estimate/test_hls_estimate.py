@@ -335,18 +335,18 @@ def test_board_two_hp_ports_frame_within_2_percent(board_frame):
     assert abs(busy["hls"]["store"] / busy["model"]["store"] - 1) <= 0.10, busy
 
 
-def test_pumped_block_kernel_against_the_single_rate_model():
-    """On a double-pumped block (zcu19eg's ``--config 32x40-2x``: the RTL's DSP48E2s at twice the clock) the HLS
-    kernel, single-pumped, runs the same int8 program: its loop estimate within 2% of the latency model of that
-    program on the single-rate machine (``HwConfig.single_rate``), which is what ``compare`` and the build report
-    put beside it, and far from the pumped RTL's model (measured: 1,689,483 against 1,682,266 and 957,341)."""
+def test_single_rate_two_hp_ports_frame_within_2_percent():
+    """zcu19eg's single-rate 32x48 on two HP ports (``--config 32x48``, the board file's block before the pumped one):
+    there the kernel and the latency model time the same machine, so ``compare`` puts the program's own cycles
+    beside the kernel's, and the int8 frame is within 2% (measured: 1,493,455 against 1,486,448)."""
     from generator.exec.rtl import board_config
     from generator.flows.build import hls_program_cycles
     from generator.flows.pipeline import compile_model
-    b = board_config("zcu19eg", "32x40-2x")
+    b = board_config("zcu19eg", "32x48")
     c = compile_model(b, "int8-asym", progress=False, log=lambda *a, **k: None)
     cmp = he.compare(b, 8, c.program.insns)
-    assert c.hw.pump == 2 and cmp["model"] == hls_program_cycles(c) > 1.5 * c.program.cycles
+    print(f"32x48, two HP ports: hls-cycles {cmp['hls']}, model-cycles {cmp['model']}, ratio {cmp['ratio']:.3f}")
+    assert c.hw.pump == 1 and cmp["model"] == hls_program_cycles(c) == c.program.cycles
     assert abs(cmp["ratio"] - 1) <= 0.02, cmp["ratio"]
 
 

@@ -75,7 +75,7 @@ def detect(c, image="bus", out="out", board=DEFAULT_BOARD, quant=DEFAULT_QUANT, 
             "no_uram": "forbid URAM288 in the RTL synthesis (default: allowed when the part has URAM)",
             "mapping_only": "stop the RTL synthesis after DSP48E2 / RAM mapping (no LUT/FF figures; much faster)",
             "config": "board (the board file's accelerator) or another of generator/exec/rtl.py's CONFIGS "
-                      "(e.g. 32x40-2x: zcu19eg's pumped candidate)"})
+                      "(e.g. 32x48: zcu19eg's single-rate block; 32x40-2x: its pumped block on another board)"})
 def resources(c, board=DEFAULT_BOARD, rtl=False, out=None, no_uram=False, mapping_only=False, config="board"):
     """3. Resources of a board's accelerator vs its part (HLS, RTL).
 

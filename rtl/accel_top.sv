@@ -273,13 +273,14 @@ module accel_top
   wire [AC_AW-1:0] cp_s2_aw0, cp_s2_aw1, cp_s3_aw0, cp_s3_aw1, cp_s2_aw2, cp_s2_aw3, cp_s3_aw2, cp_s3_aw3;
   wire [TM*ACC_W-1:0] cp_wd0, cp_wd1, cp_wd2, cp_wd3;
   wire [2*16*TN-1:0] ib_rd_a, ib_rd_b, ib_rd_c, ib_rd_d;
-  wire [2*16*WL-1:0] wb_rd;
+  wire [16*WL-1:0] wb_rd;
+  wire cp_wb_bank;
   wire [2*ACC_W*TM-1:0] acc_rd_a, acc_rd_b, acc_rd_c, acc_rd_d;
   compute u_cp (
     .clk, .clk2x, .rst_n, .clr, .run, .stop, .cq_rdata, .cq_empty, .cq_rd, .has_l2c, .has_s2c, .pop_l2c, .pop_s2c,
     .push_c2l, .push_c2s, .oob(cp_oob), .idle(cp_idle), .pe_busy(cp_busy), .ib_rd_a, .ib_rd_b, .ib_rd_c, .ib_rd_d,
     .wb_rd, .acc_rd_a, .acc_rd_b, .acc_rd_c, .acc_rd_d, .cp_ib_a, .cp_ib_b, .cp_ib_c, .cp_ib_d, .cp_wb_a,
-    .cp_acc_bank, .cp_wr, .cp_s3_two, .cp_s2_aw0, .cp_s2_aw1, .cp_s3_aw0, .cp_s3_aw1, .cp_wd0, .cp_wd1, .cp_wr_b,
+    .cp_wb_bank, .cp_acc_bank, .cp_wr, .cp_s3_two, .cp_s2_aw0, .cp_s2_aw1, .cp_s3_aw0, .cp_s3_aw1, .cp_wd0, .cp_wd1, .cp_wr_b,
     .cp_s3_two_b, .cp_s2_aw2, .cp_s2_aw3, .cp_s3_aw2, .cp_s3_aw3, .cp_wd2, .cp_wd3);
 
   // ---- STORE module (POST through u_post, STORE, END)
@@ -313,7 +314,8 @@ module accel_top
   // ---- buffer memories
   buffers u_buf (
     .clk, .ld_bank, .ibw_we, .ibw_data, .ibw_row, .wbw_we, .wbw_data, .wbw_row, .pbw_we, .tbw_we, .pbw_data, .pbw_row,
-    .cp_ib_a, .cp_ib_b, .cp_wb_a, .cp_acc_bank, .cp_wr, .cp_s3_two, .cp_s2_aw0, .cp_s2_aw1, .cp_s3_aw0, .cp_s3_aw1,
+    .cp_ib_a, .cp_ib_b, .cp_wb_a, .cp_wb_bank, .cp_acc_bank, .cp_wr, .cp_s3_two, .cp_s2_aw0, .cp_s2_aw1, .cp_s3_aw0,
+    .cp_s3_aw1,
     .cp_wd0, .cp_wd1, .cp_ib_c, .cp_ib_d, .cp_wr_b, .cp_s3_two_b, .cp_s2_aw2, .cp_s2_aw3, .cp_s3_aw2, .cp_s3_aw3,
     .cp_wd2, .cp_wd3, .ib_rd_a, .ib_rd_b, .ib_rd_c, .ib_rd_d, .wb_rd, .acc_rd_a, .acc_rd_b, .acc_rd_c, .acc_rd_d,
     .pp_acc_rd, .pp_acc_bank, .pp_aw, .pp_prow,

@@ -2,7 +2,8 @@
 // bank b (geometry in accel_pkg):
 //   IBUF  Tn lane memories x IB_D words (element idx: lane idx % Tn, word idx / Tn); port A: LOAD write or COMPUTE
 //         read of pixel x0 (bypass: first word), port B: LOAD span write or COMPUTE read of pixel x1 (second word)
-//   WBUF  Tm memories of Tn elements x WB_D words (port A: LOAD write of a word's run, port B: COMPUTE read)
+//   WBUF  Tm memories of Tn elements x 2 WB_D words, both banks (word {row, bank}; port A: LOAD write of a word's
+//         run, port B: COMPUTE read of bank cp_wb_bank: one read word, no bank multiplexer)
 //   ACC   Tm lane memories x ACC_WORDS (port A: COMPUTE read / write of pixel x0, POST read; port B: pixel x1, or
 //         the write of a single pixel)
 //   OBUF  OL lane memories, one bank (port A: POST write, port B: STORE read of a beat's window)
@@ -12,8 +13,8 @@
 // writes both IBUF copies alike, COMPUTE reads copy 1 on its ports C / D (pair B's pixels); ACC copy c holds the
 // pixels of the odd (c = 1) / even tile columns (rtl/compute.sv), copy 1's ports as copy 0's with cp_wr_b,
 // cp_s3_two_b, aw2 / aw3 and wd2 / wd3; POST reads port A of both copies at pp_aw and takes its pixel's copy.
-// LOAD writes bank ld_bank only; COMPUTE never reads the bank being loaded, and the read data of both banks go out
-// (bank b at [b * width +: width]).
+// LOAD writes bank ld_bank only; COMPUTE never reads the bank being loaded, and the IBUF / ACC read data of both
+// banks go out (bank b at [b * width +: width]).
 `default_nettype none
 module buffers
   import accel_pkg::*;
@@ -35,6 +36,7 @@ module buffers
   input  wire [IB_AW-1:0]       cp_ib_a,
   input  wire [IB_AW-1:0]       cp_ib_b,
   input  wire [WB_AW-1:0]       cp_wb_a,
+  input  wire                   cp_wb_bank,     // the WBUF bank of the read (the address's low bit)
   input  wire                   cp_acc_bank,
   input  wire                   cp_wr,
   input  wire                   cp_s3_two,
@@ -50,7 +52,7 @@ module buffers
   output logic [2*16*TN-1:0]    ib_rd_b,
   output logic [2*16*TN-1:0]    ib_rd_c,        // PUMP = 2: copy 1 (else 0)
   output logic [2*16*TN-1:0]    ib_rd_d,
-  output logic [2*16*WL-1:0]    wb_rd,
+  output logic [16*WL-1:0]      wb_rd,          // the word of bank cp_wb_bank
   output logic [2*ACC_W*TM-1:0] acc_rd_a,
   output logic [2*ACC_W*TM-1:0] acc_rd_b,
   output logic [2*ACC_W*TM-1:0] acc_rd_c,       // PUMP = 2: copy 1 (else 0)
@@ -93,16 +95,6 @@ module buffers
         assign ib_rd_d[16 * TN * b + 16 * n +: 16] = '0;
       end
     end
-    for (genvar m = 0; m < TM; m++) begin : g_wbuf
-      wire [2*TN-1:0] we = ld_here ? wbw_we[2 * TN * m +: 2 * TN] : '0;
-      /* verilator lint_off PINCONNECTEMPTY */
-      ram_tdp #(.W(16 * TN), .D(WB_D), .NB(2 * TN), .STYLE(WBUF_STYLE)) u_ram (
-        .clk,
-        .a_en(1'b1), .a_we(we), .a_addr(wbw_row), .a_wdata(wbw_data[16 * TN * m +: 16 * TN]), .a_rdata(),
-        .b_en(1'b1), .b_we('0), .b_addr(cp_wb_a), .b_wdata('0),
-        .b_rdata(wb_rd[16 * WL * b + 16 * TN * m +: 16 * TN]));
-      /* verilator lint_on PINCONNECTEMPTY */
-    end
     wire cw = cp_wr && cp_acc_bank == 1'(b);
     wire cw1 = cp_wr_b && cp_acc_bank == 1'(b);
     wire unused_cw1 = cw1;                              // (PUMP = 1: no copy 1)
@@ -129,6 +121,17 @@ module buffers
         assign acc_rd_d[ACC_W * TM * b + ACC_W * m +: ACC_W] = '0;
       end
     end
+  end
+  // WBUF: both ping-pong banks in one memory per m, the bank as the address's low bit ({row, bank}: 2 x WB_D words,
+  // no padding), so COMPUTE's read word needs no bank multiplexer; LOAD writes port A, COMPUTE reads port B
+  for (genvar m = 0; m < TM; m++) begin : g_wbuf
+    /* verilator lint_off PINCONNECTEMPTY */
+    ram_tdp #(.W(16 * TN), .D(2 * WB_D), .NB(2 * TN), .STYLE(WBUF_STYLE)) u_ram (
+      .clk,
+      .a_en(1'b1), .a_we(wbw_we[2 * TN * m +: 2 * TN]), .a_addr({wbw_row, ld_bank}),
+      .a_wdata(wbw_data[16 * TN * m +: 16 * TN]), .a_rdata(),
+      .b_en(1'b1), .b_we('0), .b_addr({cp_wb_a, cp_wb_bank}), .b_wdata('0), .b_rdata(wb_rd[16 * TN * m +: 16 * TN]));
+    /* verilator lint_on PINCONNECTEMPTY */
   end
   for (genvar l = 0; l < OL; l++) begin : g_obuf
     /* verilator lint_off PINCONNECTEMPTY */

@@ -55,7 +55,7 @@ module compute
   input  wire [2*16*TN-1:0]     ib_rd_b,
   input  wire [2*16*TN-1:0]     ib_rd_c,        // PUMP = 2: IBUF copy 1, ports A / B (pair B)
   input  wire [2*16*TN-1:0]     ib_rd_d,
-  input  wire [2*16*WL-1:0]     wb_rd,
+  input  wire [16*WL-1:0]       wb_rd,          // the word of bank cp_wb_bank
   input  wire [2*ACC_W*TM-1:0]  acc_rd_a,
   input  wire [2*ACC_W*TM-1:0]  acc_rd_b,
   input  wire [2*ACC_W*TM-1:0]  acc_rd_c,       // PUMP = 2: ACC copy 1, ports A / B
@@ -65,6 +65,7 @@ module compute
   output logic [IB_AW-1:0]      cp_ib_c,        // PUMP = 2: IBUF copy 1's read words
   output logic [IB_AW-1:0]      cp_ib_d,
   output logic [WB_AW-1:0]      cp_wb_a,        // WBUF read word
+  output logic                  cp_wb_bank,     // and its bank (the instruction's wbuf_bank at stage 1)
   // ACC read-modify-write: read words at stage SR (s2: aw0 port A, aw1 port B), write at NS = SR + 3 (s3)
   output logic                  cp_acc_bank,
   output logic                  cp_wr,
@@ -321,6 +322,7 @@ module compute
   logic [LOG2_TN-1:0] q1_boff;                         // bypass: lane of the first element
   logic [IB_AW-1:0] q1_ia, q1_ib, q1_ic, q1_id;
   logic [WB_AW-1:0] q1_wa;
+  logic q1_wb;
   always_ff @(posedge clk) begin
     if (!rst_n || clr) q_v <= '0;
     else q_v <= {q_v[NS-1:1], cp_issue};
@@ -345,12 +347,14 @@ module compute
     q1_ic <= a_pw + a_off + su_sigb;
     q1_id <= a_pw + a_off + su_sig3;
     q1_wa <= a_ww;
+    q1_wb <= cp_wbuf_bank;
   end
   assign cp_ib_a = q1_ia;
   assign cp_ib_b = q1_ib;
   assign cp_ib_c = q1_ic;
   assign cp_ib_d = q1_id;
   assign cp_wb_a = q1_wa;
+  assign cp_wb_bank = q1_wb;
 
   // stage 2: the words of the banks in use out of the RAMs, registered; stage 3: into the PE array
   logic [TN*16-1:0] ib_a, ib_b, ib_c, ib_d;
@@ -360,7 +364,7 @@ module compute
     ib_b <= cp_ibuf_bank ? ib_rd_b[16 * TN +: 16 * TN] : ib_rd_b[0 +: 16 * TN];
     ib_c <= cp_ibuf_bank ? ib_rd_c[16 * TN +: 16 * TN] : ib_rd_c[0 +: 16 * TN];
     ib_d <= cp_ibuf_bank ? ib_rd_d[16 * TN +: 16 * TN] : ib_rd_d[0 +: 16 * TN];
-    wb <= cp_wbuf_bank ? wb_rd[16 * WL +: 16 * WL] : wb_rd[0 +: 16 * WL];
+    wb <= wb_rd;                                       // (the bank is in WBUF's read address)
   end
   logic [TM*16-1:0] cp_byp;                            // bypass elements (stage 3), delayed to stage SR
   logic [TM*16-1:0] q_byp [PE_LAT];

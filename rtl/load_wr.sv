@@ -101,9 +101,9 @@ module load_wr
   localparam int UW = LOG2_TN + 2;
   localparam int HW = (UW > PW ? UW : PW) + 1;
   logic x3_chunk;
-  logic [2*AXI_DW-1:0] x3_win;
+  logic [2*2*AXI_DW-1:0] x3_rw;                                       // per port the window rotated to its base
+  logic [LOG2_TN-1:0] x3_lo [2];                                      // per port idx0 mod Tn
   logic [2*TN*UW-1:0] x3_u;
-  logic [2*TN*PW-1:0] x3_src0, x3_src1;                               // low byte; high byte (int8: = src0)
   logic [1:0] x3_ok0, x3_ok1;                                         // IBUF word idx0 / Tn (+ 1) exists
   logic x3_pok0, x3_pok1;                                             // PBUF (TBUF) row idx0 / Tm (+ 1) exists
   logic x3_tb;                                                        // the records go to TBUF
@@ -117,25 +117,36 @@ module load_wr
   logic [2*G-1:0] x3_wm;
   logic x3_wok;                                                       // a WBUF chunk whose word exists
   logic [WB_AW-1:0] x3_wrow;
-  always_ff @(posedge clk) begin
-    x3_win <= {x2_data, x2_prev};
-    for (int pt = 0; pt < 2; pt++)
-      for (int n = 0; n < TN; n++) begin
-        logic [LOG2_TN-1:0] lo, k;
-        logic [UW-1:0] u;
-        lo = pt == 0 ? LOG2_TN'(x2_span ? x2_qpb : x2_idx0) : LOG2_TN'(x2_qpb1);
-        k = LOG2_TN'(n) - lo;                                         // (mod Tn)
-        u = UW'(k) << prec16;
-        x3_u[UW * (TN * pt + n) +: UW] <= u;
-        x3_nxt[TN * pt + n] <= LOG2_TN'(n) < lo;
-        if (pt == 0 && !x2_span) begin
-          x3_src0[PW * n +: PW] <= {1'b1, LB'(x2_sh) + LB'(u)};
-          x3_src1[PW * n +: PW] <= {1'b1, LB'(x2_sh) + LB'(u) + LB'(prec16)};
-        end else begin
-          x3_src0[PW * (TN * pt + n) +: PW] <= (pt == 0 ? x2_wi : x2_wi1) + PW'(u);
-          x3_src1[PW * (TN * pt + n) +: PW] <= (pt == 0 ? x2_wi : x2_wi1) + PW'(u) + PW'(prec16);
-        end
+  // the window of port pt rotated by its base: byte j of x3_rw is window byte (base + j) mod 2 AXI_BYTES, so the
+  // element k of the lane rotation below is at byte k * element bytes (mod 2 AXI_BYTES): a chunk's beat (twice,
+  // so the rotation is mod AXI_BYTES) from its first element's byte sh, or span run q / q + 1 from wi / wi1. A
+  // logarithmic rotator (PW stages of 2:1), not a window-wide multiplexer per lane and byte
+  for (genvar pt = 0; pt < 2; pt++) begin : g_rw
+    wire [2*AXI_DW-1:0] win = pt == 0 && !x2_span ? {x2_data, x2_data} : {x2_data, x2_prev};
+    wire [PW-1:0] base = pt == 0 ? (x2_span ? x2_wi : PW'(x2_sh)) : x2_wi1;
+    for (genvar b = 0; b < PW; b++) begin : g_st                      // stage b: right by 2^b bytes
+      wire [2*AXI_DW-1:0] i;
+      if (b == 0) begin : g_in
+        assign i = win;
+      end else begin : g_prev
+        assign i = g_st[b - 1].o;
       end
+      wire [2*AXI_DW-1:0] o = base[b] ? {i[0 +: 8 * (1 << b)], i[2 * AXI_DW - 1 : 8 * (1 << b)]} : i;
+    end
+    always_ff @(posedge clk) x3_rw[2 * AXI_DW * pt +: 2 * AXI_DW] <= g_st[PW - 1].o;
+  end
+  always_ff @(posedge clk) begin
+    for (int pt = 0; pt < 2; pt++) begin
+      logic [LOG2_TN-1:0] lo;
+      lo = pt == 0 ? LOG2_TN'(x2_span ? x2_qpb : x2_idx0) : LOG2_TN'(x2_qpb1);
+      x3_lo[pt] <= lo;
+      for (int n = 0; n < TN; n++) begin
+        logic [LOG2_TN-1:0] k;
+        k = LOG2_TN'(n) - lo;                                         // (mod Tn)
+        x3_u[UW * (TN * pt + n) +: UW] <= UW'(k) << prec16;
+        x3_nxt[TN * pt + n] <= LOG2_TN'(n) < lo;
+      end
+    end
     x3_lob[0] <= x2_span ? '0 : HW'(x2_ph);
     x3_hib[0] <= x2_span ? (x2_spe[0] ? HW'(run_bytes[PW-1:0]) : '0) : x2_chunk ? HW'(x2_ph) + HW'(x2_cnt) : '0;
     x3_lob[1] <= '0;
@@ -188,26 +199,41 @@ module load_wr
   wire unused = &{1'b0, run_bytes, sp_stride, w_j0, w_d0, 1'b0};   // (only their low bits are used)
 
   // ---- outputs. IBUF lane writes, port A (a chunk, or span run q) and port B (span run q + 1): lane n takes the
-  // element k = (n - idx0) mod Tn (its byte u = k * element bytes), word idx0 / Tn or the next one
+  // element k = (n - idx0) mod Tn (its byte u = k * element bytes), word idx0 / Tn or the next one. The elements
+  // k = 0 .. Tn - 1 are fixed bytes of the rotated window (int16: bytes 2k, 2k + 1; int8: byte k sign-extended),
+  // then rotated over the lanes by idx0 mod Tn (LOG2_TN stages of 2:1)
   for (genvar pt = 0; pt < 2; pt++) begin : g_ibw
     wire [31:0] row0 = x3_idx0[pt] >> LOG2_TN;
+    wire [2*AXI_DW-1:0] rw = x3_rw[2 * AXI_DW * pt +: 2 * AXI_DW];
+    logic [16*TN-1:0] el;                                             // element k at [16 k +: 16]
+    localparam int W = 2 * AXI_BYTES;                                 // window bytes
+    always_comb
+      for (int k = 0; k < TN; k++)
+        el[16 * k +: 16] = prec16 ? {rw[8 * ((2 * k + 1) % W) +: 8], rw[8 * ((2 * k) % W) +: 8]}
+                                  : {{8{rw[8 * (k % W) + 7]}}, rw[8 * (k % W) +: 8]};
+    for (genvar b = 0; b < LOG2_TN; b++) begin : g_rot                // stage b: lane n <- lane n - 2^b (mod Tn)
+      wire [16*TN-1:0] i;
+      if (b == 0) begin : g_in
+        assign i = el;
+      end else begin : g_prev
+        assign i = g_rot[b - 1].o;
+      end
+      wire [16*TN-1:0] o = x3_lo[pt][b] ? {i[0 +: 16 * (TN - (1 << b))], i[16 * TN - 1 : 16 * (TN - (1 << b))]} : i;
+    end
     always_ff @(posedge clk) begin
       for (int n = 0; n < TN; n++) begin
         logic [UW-1:0] u0;
-        logic [7:0] d0, d1;
         logic nxt, ok, w0, w1;
         u0 = x3_u[UW * (TN * pt + n) +: UW];
         nxt = x3_nxt[TN * pt + n];
         ok = nxt ? x3_ok1[pt] : x3_ok0[pt];
         w0 = HW'(u0) >= x3_lob[pt] && HW'(u0) < x3_hib[pt];
         w1 = HW'(u0) + HW'(1) >= x3_lob[pt] && HW'(u0) + HW'(1) < x3_hib[pt];
-        d0 = x3_win[8 * x3_src0[PW * (TN * pt + n) +: PW] +: 8];
-        d1 = x3_win[8 * x3_src1[PW * (TN * pt + n) +: PW] +: 8];
         ibw_row[IB_AW * TN * pt + IB_AW * n +: IB_AW] <= IB_AW'(row0 + 32'(nxt));
         if (!ok || (!rst_n || clr)) ibw_we[2 * TN * pt + 2 * n +: 2] <= 2'b00;
         else ibw_we[2 * TN * pt + 2 * n +: 2] <= prec16 ? {w1, w0} : {2{w0}};
-        ibw_data[16 * TN * pt + 16 * n +: 16] <= {prec16 ? d1 : {8{d1[7]}}, d0};   // (int8: d1 = d0)
       end
+      ibw_data[16 * TN * pt +: 16 * TN] <= g_rot[LOG2_TN - 1].o;
     end
   end
 

@@ -183,9 +183,20 @@ def timing_key(board: Board, bits: int, graph_id: str) -> tuple:
     return bits, graph_id, dataclasses.replace(HwConfig.from_board(board, bits), clock_mhz=0.0, board="", config_id=0)
 
 
+#: fields the compiler's DDR allocation writes into a graph it compiles (``Tensor.ddr_addr``, ``Region.addr`` and
+#: ``Region.pad``, generator/codegen/allocate.py ``_place_regions``, set anew by every compile): results of a
+#: compile, not inputs, so :func:`graph_fingerprint` leaves them out
+ALLOCATION_FIELDS = frozenset({"ddr_addr", "addr", "pad"})
+
+
 def graph_fingerprint(g) -> str:
-    """SHA-256 (hex) of a quantized graph's pickle: equal for the same model and quantization on any board."""
-    return hashlib.sha256(pickle.dumps(g)).hexdigest()
+    """SHA-256 (hex) of a quantized graph's pickle without the DDR addresses a compile writes into it
+    (:data:`ALLOCATION_FIELDS`): equal for the same model and quantization on any board, before and after the graph
+    is compiled (the first board of an ``explore --board all`` run compiles the graphs the next ones key by)."""
+    def plain(items):
+        return [(k, {f: v for f, v in vars(x).items() if f not in ALLOCATION_FIELDS}) for k, x in items]
+    state = {k: v for k, v in vars(g).items() if k not in ("tensors", "regions")}
+    return hashlib.sha256(pickle.dumps((state, plain(g.tensors.items()), plain(g.regions.items())))).hexdigest()
 
 
 def _fill(p: Point, bits: int, cycles: int, traffic: int, compulsory: int, error: str) -> None:

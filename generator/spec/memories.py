@@ -40,7 +40,7 @@ and the four dependency-token queues of :data:`generator.spec.isa.TOKEN_QUEUE_DE
 as memories of the same rule (the FIFO IP maps a shallow FIFO to distributed RAM, a deep one to block RAM).
 
 **The RTL's memories** (:func:`lane_memories`): the RAMs of ``rtl/buffers.sv``, per ping-pong bank Tn IBUF and
-Tm ACC lane memories and Tm WBUF memories of Tn elements, OL OBUF lane memories, Tm PBUF memories, Tm TBUF
+Tm ACC lane memories, Tm WBUF memories of Tn elements holding both banks (the bank the address's low bit), OL OBUF lane memories, Tm PBUF memories, Tm TBUF
 memories (the activation table, one copy per POST lane).
 
 Mapping rule (:func:`bind`), per group of identical partitioned memories:
@@ -196,8 +196,9 @@ def kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
 
 def lane_memories(board: Board) -> list[Memory]:
     """The RAMs of ``rtl/buffers.sv`` with the geometry of the rendered ``accel_pkg`` (words per bank the larger
-    of the int8 and int16 counts): per ping-pong bank Tn IBUF lane memories (true dual port) and Tm WBUF memories
-    of Tn elements and Tm ACC lane memories (true dual port); OL = max(Tm, AXI bytes) OBUF lane memories (one
+    of the int8 and int16 counts): per ping-pong bank Tn IBUF lane memories (true dual port) and Tm ACC lane
+    memories (true dual port); Tm WBUF memories of Tn elements holding both banks (word {row, bank}: twice a
+    bank's words, so COMPUTE reads one word without a bank multiplexer); OL = max(Tm, AXI bytes) OBUF lane memories (one
     bank); Tm PBUF memories of parameter records; Tm TBUF memories of activation-table records. A double-pumped
     array (``pump`` 2) has two copies of every IBUF and ACC lane memory (rtl/buffers.sv)."""
     from generator.spec.hw import HwConfig
@@ -207,7 +208,7 @@ def lane_memories(board: Board) -> list[Memory]:
     ol = max(a.tm, a.axi_data_width_bits // 8)
     acc_w = max(h8.acc_bits, h16.acc_bits)
     return [Memory("IBUF", 2 * a.tn * a.pump, max(h8.ibuf_words, h16.ibuf_words), ELEM_BITS, tdp=True),
-            Memory("WBUF", 2 * a.tm, max(h8.wbuf_words, h16.wbuf_words), ELEM_BITS * a.tn),
+            Memory("WBUF", a.tm, 2 * max(h8.wbuf_words, h16.wbuf_words), ELEM_BITS * a.tn),
             Memory("ACC", 2 * a.tm * a.pump, a.acc_bank_words, acc_w, tdp=True),
             Memory("OBUF", ol, -(-max(h8.obuf_words, h16.obuf_words) * a.tm // ol), ELEM_BITS, tdp=True),
             Memory("PBUF", a.tm, -(-a.pbuf_entries // a.tm), isa.PARAM_RECORD_BYTES * 8),

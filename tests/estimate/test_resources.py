@@ -128,20 +128,19 @@ def test_block_design_structure_is_counted(name, tmp_path):
 
 def test_rtl_binding_keeps_the_per_lane_shapes():
     """The RTL's ram_style follows the mapping rule over its own per-lane memories, not the block design's wide
-    words (which map the 32x48 block's IBUF to URAM instead). zcu19eg's pumped 32x40 block (the board file's: two
-    copies of every IBUF and ACC lane memory) binds the other way: IBUF lanes in URAM, ACC lanes in BRAM. PRE's
-    line buffers (``PRE_LB``) go to URAM on the single-rate 32x48, whose lanes leave 16 BRAM36 of 984 and 32 of 128
-    URAM288 (four buffers: 30 BRAM36 or 16 URAM288), block RAM on the pumped one (URAM full)."""
+    words (which map the 32x48 block's IBUF to URAM instead): the 32x48's ACC lanes go to URAM, the rest of its
+    lanes and PRE's line buffers (``PRE_LB``) to block RAM. zcu19eg's pumped 32x40 block (the board file's: two
+    copies of every IBUF and ACC lane memory, WBUF's two banks in one memory per row) fits in block RAM alone."""
     from generator.backends.rtl import RAM_STYLES, ram_styles
     b = board(**BOARD_32X48)
     lanes = memories.storage_binding(b, per_lane=True)
     assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "uram", "obuf": "bram", "pbuf": "lutram", "tbuf": "lutram"}
-    assert ram_styles(b) == {**{k.upper(): RAM_STYLES[v] for k, v in lanes.items()}, "PRE_LB": RAM_STYLES["uram"]}
+    assert ram_styles(b) == {**{k.upper(): RAM_STYLES[v] for k, v in lanes.items()}, "PRE_LB": RAM_STYLES["bram"]}
     assert memories.storage_binding(b)["ibuf"] == "uram"
     pumped = load_board("zcu19eg")
     assert pumped.accelerator.pump == 2
     lanes = memories.storage_binding(pumped, per_lane=True)
-    assert lanes["ibuf"] == "uram" and lanes["acc"] == "bram"
+    assert lanes == {"ibuf": "bram", "wbuf": "bram", "acc": "bram", "obuf": "bram", "pbuf": "lutram", "tbuf": "lutram"}
     assert ram_styles(pumped) == {**{k.upper(): RAM_STYLES[v] for k, v in lanes.items()}, "PRE_LB": RAM_STYLES["bram"]}
 
 

@@ -252,7 +252,8 @@ def test_pre_dsp_and_line_buffers_follow_the_rtl():
     serial multipliers, the readers and writers, the write arbiter) by a literal factor (an index or a width, no
     multiplier); the line buffers the ``ram_tdp`` of ``pre.sv``'s ``g_buf`` loop (two pairs: twice the HLS kernel's
     two, each the same memory), bound by ``memories.rtl_pre_binding`` (PRE_LB_STYLE): block RAM on TINY's 128-bit and
-    the pumped 32 x 40's (the board file's) 256-bit m_axi, UltraRAM on the single-rate 32 x 48, whose lanes leave too little block RAM."""
+    the pumped 32 x 40's (the board file's) 256-bit m_axi, UltraRAM on the single-rate 32 x 48 with the L buffers
+    (256 KB IBUF and OBUF, 4K-word ACC banks), whose lanes leave too little block RAM."""
     rtl = ROOT_DIR / "rtl"
     chan, pre = _code(rtl / "pre_chan.sv"), _code(rtl / "pre.sv")
     per = len(re.findall(r"^\s*pe_dsp\b", chan, re.M))
@@ -278,7 +279,7 @@ def test_pre_dsp_and_line_buffers_follow_the_rtl():
         h = hls_resources.pre_memories(b)[0]
         assert (2 * h.count, h.width, h.depth) == (m.count, m.width, m.depth)   # the kernel's two, twice
     # 770 x 128 true dual port: 4 BRAM36 each; 386 x 256: fifteen 1024 x 18 RAMB18E2 (7.5 BRAM36) each, or 4 URAM288
-    boards = (board(**TINY), board_config("zcu19eg", "32x48"), board())
+    boards = (board(**TINY), board_config("zcu19eg", "32x48", **LARGE_BUFFERS), board())
     tiny, big, pumped = (rtl_model.pre_memories(b)[0] for b in boards)
     assert (tiny.impl, tiny.bram36, pumped.impl, pumped.bram36) == ("bram", 16, "bram", 30)
     assert (big.impl, big.uram, big.bram36) == ("uram", 16, 0)
@@ -317,26 +318,32 @@ def test_rtl_model_counts_pre():
         assert rtl_model.lut_terms(b)["pre"] == lut > 0 and ff > 0
 
 
+#: the L buffer preset (generator.estimate.dse.BUFFER_PRESETS) on the 32 x 48: block RAM short, URAM bound
+LARGE_BUFFERS = dict(ibuf_bank_bytes=262144, obuf_bytes=262144, acc_bank_words=4096)
+#: pumped 32 x 40 with the M buffers: its IBUF copies (both ports write) in URAM
+PUMPED_M = dict(ibuf_bank_bytes=131072, obuf_bytes=131072, wbuf_bank_bytes=288 * 32 * 40, acc_bank_words=2048)
+#: the configurations with URAM-bound buffers: (named config, accelerator overrides)
+URAM_CONFIGS = {"32x48": ("32x48", {}), "32x48-L": ("32x48", LARGE_BUFFERS), "32x40-2x-M": ("32x40-2x", PUMPED_M)}
 #: ram_tdp parameters of each buffer's lane memory (rtl/buffers.sv), in the rendered package's names
-LANE_RAMS = {"IBUF": ("16", "IB_D", "2"), "WBUF": ("16 * TN", "WB_D", "2 * TN"), "ACC": ("ACC_W", "ACC_WORDS", "1"),
+LANE_RAMS = {"IBUF": ("16", "IB_D", "2"), "WBUF": ("16 * TN", "2 * WB_D", "2 * TN"), "ACC": ("ACC_W", "ACC_WORDS", "1"),
              "OBUF": ("16", "OB_D", "1"), "PBUF": ("PREC_W", "PB_D", "PARAM_BYTES"),
              "TBUF": ("PREC_W", "TB_D", "PARAM_BYTES"),
              "PRE_LB": ("AXI_DW", "3 * PRE_MAX_FRAME / (AXI_DW / 8) + 2", "1")}
 
 
 @needs_yosys
-@pytest.mark.parametrize("config", ["board", "32x40-2x"])
+@pytest.mark.parametrize("config", list(URAM_CONFIGS))
 def test_ultraram_bound_lane_memories_map_to_uram288(tmp_path, config):
-    """Every buffer the binding puts in UltraRAM (ram_tdp STYLE 2) on zcu19eg's configurations -- the double-pumped
-    32 x 40's IBUF copies among them, whose two ports both write, and the 32 x 48's PRE line buffers -- maps to
-    URAM288 alone under Yosys (one lane
-    memory out of context, the package's parameters): no other RAM cell, no error (without ``no_rw_check`` on the
+    """Every buffer the binding puts in UltraRAM (ram_tdp STYLE 2) on zcu19eg's configurations -- the 32 x 48's ACC
+    lanes (both ports write), with the L buffers its PRE line buffers, the double-pumped 32 x 40's IBUF copies with
+    the M buffers -- maps to URAM288 alone under Yosys (one lane memory out of context, the package's parameters): no other RAM cell, no error (without ``no_rw_check`` on the
     memory Yosys finds no URAM288 mapping of a true-dual-port RAM: its port A writes are seen new by port B)."""
     import json
     import subprocess
     from generator.backends.rtl import ram_styles
     from generator.exec.rtl import board_config
-    b = board_config("zcu19eg", config)
+    name, acc = URAM_CONFIGS[config]
+    b = board_config("zcu19eg", name, **acc)
     ultra = sorted(k for k, v in ram_styles(b).items() if v == 2)
     assert ultra, ram_styles(b)
     srcs = {p.name: p for p in write_rtl(b, tmp_path / "src")}

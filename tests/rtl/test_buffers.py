@@ -1,10 +1,11 @@
-"""rtl/buffers.sv (the IBUF / WBUF / ACC / OBUF / PBUF / TBUF lane memories and their port multiplexing) against a Python
-model of the documented port use: LOAD writes (IBUF ports A and B, WBUF, PBUF byte enables) reach only bank ld_bank,
-COMPUTE reads both banks at its addresses when LOAD does not write the lane, ACC port A serves the COMPUTE write of
-pixel x0 / the POST read (while POST reads that bank) / the COMPUTE read, port B the other pixel; OBUF port A POST
-writes, port B STORE reads; TBUF written as PBUF (its own byte enables, the same rows and data), each lane read at
-its own row; every read one cycle after its address, a port's read data kept while it writes
-(no-change mode). Random traffic that never lets both ports touch one address in a cycle (as the units guarantee)."""
+"""rtl/buffers.sv (the IBUF / WBUF / ACC / OBUF / PBUF / TBUF lane memories and their port multiplexing) against a
+Python model of the documented port use: LOAD writes (IBUF ports A and B, WBUF, PBUF byte enables) reach only bank
+ld_bank, COMPUTE reads both IBUF banks at its addresses when LOAD does not write the lane and WBUF's bank
+cp_wb_bank (both banks in one memory), ACC port A serves the COMPUTE write of pixel x0 / the POST read (while POST
+reads that bank) / the COMPUTE read, port B the other pixel; OBUF port A POST writes, port B STORE reads; TBUF
+written as PBUF (its own byte enables, the same rows and data), each lane read at its own row; every read one cycle
+after its address, a port's read data kept while it writes (no-change mode). Random traffic that never lets both
+ports touch one address in a cycle (as the units guarantee)."""
 from __future__ import annotations
 
 import random
@@ -50,6 +51,7 @@ def _stimulus(rng, P) -> dict:
     s.update(ibw_we=ibw_we, ibw_row=ibw_row, ibw_data=[[R(16) for _ in range(tn)] for _ in range(2)])
     s["wbw_we"] = [R(2 * tn) if rng.random() < 0.4 else 0 for _ in range(tm)]
     s["wbw_row"], s["cp_wb"] = rng.sample(range(wb_d), 2)
+    s["cp_wb_bank"] = rng.randint(0, 1)                 # (either bank: the rows differ)
     s["wbw_data"] = [R(16 * tn) for _ in range(tm)]
     s["cp_bank"], s["cp_wr"], s["two"], s["pp_rd"], s["pp_bank"] = (rng.randint(0, 1) for _ in range(5))
     s["s2a0"], s["s2a1"], s["s3a0"], s["s3a1"], s["pp_aw"] = rng.sample(range(acc_d), 5)
@@ -78,7 +80,7 @@ def _drive(s, P) -> dict:
         wbw_we=pack(s["wbw_we"], 2 * tn), wbw_data=pack(s["wbw_data"], 16 * tn), wbw_row=s["wbw_row"],
         pbw_we=pack(s["pbw_we"], 16), pbw_data=pack(s["pbw_data"], 128), pbw_row=pack(s["pbw_row"], P["pw_aw"]),
         tbw_we=pack(s["tbw_we"], 16), pp_trow=pack(s["pp_trow"], P["tb_aw"]),
-        cp_ib_a=s["cp_a"], cp_ib_b=s["cp_b"], cp_wb_a=s["cp_wb"], cp_acc_bank=s["cp_bank"], cp_wr=s["cp_wr"],
+        cp_ib_a=s["cp_a"], cp_ib_b=s["cp_b"], cp_wb_a=s["cp_wb"], cp_wb_bank=s["cp_wb_bank"], cp_acc_bank=s["cp_bank"], cp_wr=s["cp_wr"],
         cp_s3_two=s["two"], cp_s2_aw0=s["s2a0"], cp_s2_aw1=s["s2a1"], cp_s3_aw0=s["s3a0"], cp_s3_aw1=s["s3a1"],
         cp_wd0=pack(s["wd0"], acc_w), cp_wd1=pack(s["wd1"], acc_w), pp_acc_rd=s["pp_rd"],
         pp_acc_bank=s["pp_bank"], pp_aw=s["pp_aw"], pp_prow=s["pp_prow"],
@@ -99,7 +101,7 @@ class _Model:
         self.pb = [[0] * P["pb_d"] for _ in range(tm)]
         self.tb = [[0] * P["tb_d"] for _ in range(tm)]
         self.out_ib = [[[0, 0] for _ in range(tn)] for _ in range(2)]
-        self.out_wb = [[0] * tm for _ in range(2)]
+        self.out_wb = [0] * tm                                                   # bank cp_wb_bank's
         self.out_acc = [[[0, 0] for _ in range(tm)] for _ in range(2)]
         self.out_ob, self.out_pb, self.out_tb = [0] * ol, [0] * tm, [0] * tm
 
@@ -118,7 +120,8 @@ class _Model:
             if we:
                 self.wb[b][m][s["wbw_row"]] = merge(self.wb[b][m][s["wbw_row"]], s["wbw_data"][m], we, 8,
                                                     2 * self.P["tn"])
-            self.out_wb[b][m] = self.wb[b][m][s["cp_wb"]]
+            if s["cp_wb_bank"] == b:
+                self.out_wb[m] = self.wb[b][m][s["cp_wb"]]
 
     def _acc(self, s, b):
         cw = s["cp_wr"] and s["cp_bank"] == b
@@ -162,7 +165,7 @@ class _Model:
         return dict(
             ib_rd_a=pack([self.out_ib[b][n][0] for b in range(2) for n in range(tn)], 16),
             ib_rd_b=pack([self.out_ib[b][n][1] for b in range(2) for n in range(tn)], 16),
-            wb_rd=pack([self.out_wb[b][m] for b in range(2) for m in range(tm)], 16 * tn),
+            wb_rd=pack(self.out_wb, 16 * tn),
             acc_rd_a=pack([self.out_acc[b][m][0] for b in range(2) for m in range(tm)], acc_w),
             acc_rd_b=pack([self.out_acc[b][m][1] for b in range(2) for m in range(tm)], acc_w),
             ob_rd=pack(self.out_ob, 16), pb_rd=pack(self.out_pb, 128), tb_rd=pack(self.out_tb, 128))

@@ -154,17 +154,16 @@ async def run_compute(dut, fs, mem, P, oobs=None):
         if queue:
             dut.cq_rdata.value = queue[0]
         if prev is not None:                          # RAM outputs of last cycle's addresses (1 cycle latency)
-            ia, ib_, wa, ic, id_ = prev
+            ia, ib_, wa, ic, id_, wbank = prev
             for port, addr in (("a", ia), ("b", ib_)) + ((("c", ic), ("d", id_)) if pump == 2 else ()):
                 getattr(dut, f"ib_rd_{port}").value = pack(
                     [v for b in range(2) for v in mem["ib"][b][addr % len(mem["ib"][b])]], 16)
-            dut.wb_rd.value = pack([v for b in range(2) for v in mem["wb"][b][wa % len(mem["wb"][b])].reshape(-1)],
-                                   16)
+            dut.wb_rd.value = pack(mem["wb"][wbank][wa % len(mem["wb"][wbank])].reshape(-1), 16)  # (one bank)
             for c, (pa, pb) in enumerate((("a", "b"), ("c", "d"))[:pump]):
                 getattr(dut, f"acc_rd_{pa}").value = pack([v for b in range(2) for v in rd[c][0][b]], acc_w)
                 getattr(dut, f"acc_rd_{pb}").value = pack([v for b in range(2) for v in rd[c][1][b]], acc_w)
         await Timer(1, unit="ns")
-        prev = tuple(int(getattr(dut, f"cp_{n}").value) for n in ("ib_a", "ib_b", "wb_a", "ib_c", "ib_d"))
+        prev = tuple(int(getattr(dut, f"cp_{n}").value) for n in ("ib_a", "ib_b", "wb_a", "ib_c", "ib_d", "wb_bank"))
         bank = int(dut.cp_acc_bank.value)
         acc_ports(dut, ("cp_s2_aw0", "cp_s2_aw1", "cp_s3_aw0", "cp_s3_aw1"), accs[0], rd[0],
                   int(dut.cp_wr.value), bank, int(dut.cp_s3_two.value), unpack(int(dut.cp_wd0.value), tm, acc_w),

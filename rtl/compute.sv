@@ -369,14 +369,29 @@ module compute
   logic [TM*16-1:0] cp_byp;                            // bypass elements (stage 3), delayed to stage SR
   logic [TM*16-1:0] q_byp [PE_LAT];
   logic [LOG2_TN-1:0] q1_boff_2, q1_boff_3;            // the bypass lane of the words at stage 2, 3
-  always_comb begin
-    for (int m = 0; m < TM; m++) begin
-      logic [LOG2_TN:0] rel;
-      rel = (LOG2_TN + 1)'(q1_boff_3) + (LOG2_TN + 1)'(m);
-      cp_byp[16 * m +: 16] = rel < (LOG2_TN + 1)'(TN) ? ib_a[16 * LOG2_TN'(rel) +: 16]
-                                                      : ib_b[16 * LOG2_TN'(rel) +: 16];
+  // lane m takes element boff + m of the two words {ib_b, ib_a} (boff <= Tn - gcd(Tn, Tm), so boff + m < 2 Tn): a
+  // logarithmic funnel shifter over the Tn + Tm elements (LOG2_TN stages of 2:1), not a 2 Tn : 1 multiplexer per
+  // lane (boff is 0 when Tn divides Tm: the stages fold away)
+  localparam int BL = TN + TM;
+  wire [16*BL-1:0] byp_c;
+  for (genvar j = 0; j < BL; j++) begin : g_bc
+    if (j < TN) begin : g_a
+      assign byp_c[16 * j +: 16] = ib_a[16 * j +: 16];
+    end else begin : g_b
+      assign byp_c[16 * j +: 16] = ib_b[16 * (j % TN) +: 16];
     end
   end
+  for (genvar b = 0; b < LOG2_TN; b++) begin : g_bs                  // stage b: down by 2^b elements
+    wire [16*BL-1:0] i;
+    if (b == 0) begin : g_in
+      assign i = byp_c;
+    end else begin : g_prev
+      assign i = g_bs[b - 1].o;
+    end
+    wire [16*BL-1:0] o = q1_boff_3[b] ? {(16 * (1 << b))'(0), i[16 * BL - 1 : 16 * (1 << b)]} : i;
+  end
+  assign cp_byp = g_bs[LOG2_TN - 1].o[0 +: 16 * TM];
+  wire unused_byp = &{1'b0, g_bs[LOG2_TN - 1].o[16 * BL - 1 : 16 * TM], 1'b0};   // (never reached: boff + m < BL)
   always_ff @(posedge clk) begin
     q1_boff_2 <= q1_boff;
     q1_boff_3 <= q1_boff_2;

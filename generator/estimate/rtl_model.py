@@ -197,15 +197,51 @@ def estimate(board: Board):
                                   dsp_emul=expected_dsp(board) - a.tn * a.tm - a.tm - PRE_DSP, dsp_pre=PRE_DSP)
 
 
+def rtl_structures(board: Board) -> dict:
+    """{structure: LUTs} of the RTL's wide selections that the per-lane and fixed terms of
+    :mod:`generator.estimate.hls_resources` (an HLS kernel's) leave out, counted from the code (a 2:1 multiplexer a
+    LUT per bit, n:1 :func:`_mux`, a logarithmic rotator of 2^k positions ceil(k / 2) LUT6 levels of 4:1 per bit):
+
+    * ``bank_select`` (``lanes``): the ping-pong bank select of the read words out of the buffers that keep one
+      memory per bank (their ports all in use): COMPUTE's IBUF words (``rtl/compute.sv`` ib_a .. ib_d: 2 x pump
+      ports x Tn x 16 bits), its ACC words (``rtl/compute_acc.sv`` acc_a / acc_b: 2 ports x Tm x ACC_W per copy),
+      POST's ACC word (``rtl/post.sv`` acc_a: Tm x ACC_W, a 2 x pump : 1 select). WBUF has none: both of its banks
+      are in one memory per row (``rtl/buffers.sv``);
+    * ``load_rotation`` (``fixed``): LOAD's IBUF lane writes (``rtl/load_wr.sv``), per port (2) the window of two
+      beats rotated to its base (2 x AXI bits, log2(2 x AXI bytes) stages) and the Tn 16-bit elements rotated over
+      the lanes (log2(Tn) stages), the int8 / int16 element select (Tn x 16);
+    * ``requant_preshift`` (``lanes``): ``rtl/requant.sv``'s pre-shift (acc + bias) >>> pre, 8:1 by 8 pre[5:3] on
+      DSP_A_BITS + 7 bits then 8:1 by pre[2:0] on DSP_A_BITS, per output lane (the output shift is the per-lane
+      term's).
+
+    Raises nothing; ``board`` is a validated :class:`Board`."""
+    from generator.spec.hw import HwConfig
+    a = board.accelerator
+    acc_w = max(HwConfig.from_board(board, 8).acc_bits, HwConfig.from_board(board, 16).acc_bits)
+    win_bytes = 2 * a.axi_data_width_bits // 8
+    rot = 2 * (2 * a.axi_data_width_bits * math.ceil(math.log2(win_bytes) / 2)
+               + a.tn * 16 * (math.ceil(math.log2(a.tn) / 2) + 1))
+    return {"bank_select": 2 * a.pump * a.tn * 16 + a.pump * 2 * a.tm * acc_w + a.tm * acc_w * _mux(2 * a.pump),
+            "load_rotation": rot,
+            "requant_preshift": a.tm * ((DSP_A_BITS + 7) + DSP_A_BITS) * _mux(8)}
+
+
+#: the LUT model's part (:data:`LUT_TERMS`) of each of :func:`rtl_structures`
+STRUCTURE_TERMS = {"bank_select": "lanes", "load_rotation": "fixed", "requant_preshift": "lanes"}
+
+
 def lut_terms(board: Board) -> dict:
     """{part (a :data:`LUT_TERMS` key): LUTs} of the modelled RTL LUT count
     (:func:`generator.estimate.hls_resources.lut_terms` with the RTL's LUTRAM, :func:`rtl_memories`, in place of
-    the HLS kernel's, and PRE's :func:`pre_lut_ff`); their sum is :func:`estimate`'s LUT."""
+    the HLS kernel's, PRE's :func:`pre_lut_ff` and the RTL's own wide selections, :func:`rtl_structures`); their
+    sum is :func:`estimate`'s LUT."""
     hls_mems = memories.bound_kernel_memories(board, 0)
     t = hls_resources.lut_terms(board, hls_mems)
     t["memories"] += sum(m.lut for m in rtl_memories(board)) - sum(m.lut for m in hls_mems)
     t["pre"] = pre_lut_ff(board)[0]
     t["pe_array"] += pump_fabric(board)[0]
+    for k, v in rtl_structures(board).items():
+        t[STRUCTURE_TERMS[k]] += v
     return t
 
 

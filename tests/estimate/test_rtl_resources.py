@@ -45,7 +45,8 @@ def _check_structure(r: rr.RtlResources, b) -> None:
     pre = re.findall(r"mapping memory accel_top\.u_pre\.u_pre\.g_buf\[\d\]\.u_lb\.\S+ via (\S+)", log)
     assert len(pre) == rtl_model.PRE_LINE_BUFFERS and all("BLOCKRAM" in v for v in pre), pre
     maps = _memory_mapping(log)
-    groups = {"g_ibuf": 2 * a.tn * a.pump, "g_wbuf": 2 * a.tm, "g_acc": 2 * a.tm * a.pump}   # (copy 1: g_copy1)
+    # (copy 1: g_copy1; WBUF: one memory per row for both banks)
+    groups = {"g_ibuf": 2 * a.tn * a.pump, "g_wbuf": a.tm, "g_acc": 2 * a.tm * a.pump}
     for g, n in groups.items():                  # the big buffers: every lane memory in block RAM or UltraRAM
         got = {k: v for k, v in maps.items() if f".{g}[" in k}
         assert len(got) == n, (g, sorted(maps)[:5])
@@ -83,7 +84,7 @@ def test_tiny_rtl_synthesizes_to_dsp48e2_and_block_ram(tiny_synth):
 def test_tiny_netlist_cells_attributed_to_units(tiny_synth):
     """Every cell of TINY's mapped netlist has a unit and the units add up to Yosys' stat; the DSP48E2s sit where the
     RTL puts them: Tn x Tm in the PE array, Tm in the requantization lanes, Tm (the element-wise product) in
-    compute, 21 in PRE; every block RAM in the buffers but PRE's line buffers (770 x 128 bits: 4 BRAM36 each)."""
+    compute, 21 in PRE; every block RAM in the buffers but PRE's four line buffers (770 x 128 bits: 4 BRAM36 each)."""
     r, b = tiny_synth, board(**TINY)
     tn, tm = b.accelerator.tn, b.accelerator.tm
     assert "?" not in r.units, r.units["?"]
@@ -95,7 +96,7 @@ def test_tiny_netlist_cells_attributed_to_units(tiny_synth):
     assert {u: c["DSP48E2"] for u, c in r.units.items() if c.get("DSP48E2")} == {
         "pe_array": tn * tm, "requant": tm, "compute": tm, "pre": rr.PRE_DSP}
     assert {u for u, c in r.units.items() if c.get("RAMB18E2") or c.get("RAMB36E2")} == {"buffers", "pre"}
-    assert rr.count(r.units["pre"])["bram36"] == sum(m.bram36 for m in rtl_model.pre_memories(b)) == 8
+    assert rr.count(r.units["pre"])["bram36"] == sum(m.bram36 for m in rtl_model.pre_memories(b)) == 4 * 4
     assert f"| total | {r.used['lut']:,} |" in rr.report(r)
 
 

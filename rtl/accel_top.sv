@@ -273,7 +273,7 @@ module accel_top
   wire [AC_AW-1:0] cp_s2_aw0, cp_s2_aw1, cp_s3_aw0, cp_s3_aw1, cp_s2_aw2, cp_s2_aw3, cp_s3_aw2, cp_s3_aw3;
   wire [TM*ACC_W-1:0] cp_wd0, cp_wd1, cp_wd2, cp_wd3;
   wire [2*16*TN-1:0] ib_rd_a, ib_rd_b, ib_rd_c, ib_rd_d;
-  wire [16*WL-1:0] wb_rd;
+  wire [2*16*WL-1:0] wb_rd;
   wire cp_wb_bank;
   wire [2*ACC_W*TM-1:0] acc_rd_a, acc_rd_b, acc_rd_c, acc_rd_d;
   compute u_cp (

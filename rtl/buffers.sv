@@ -2,8 +2,9 @@
 // bank b (geometry in accel_pkg):
 //   IBUF  Tn lane memories x IB_D words (element idx: lane idx % Tn, word idx / Tn); port A: LOAD write or COMPUTE
 //         read of pixel x0 (bypass: first word), port B: LOAD span write or COMPUTE read of pixel x1 (second word)
-//   WBUF  Tm memories of Tn elements x 2 WB_D words, both banks (word {row, bank}; port A: LOAD write of a word's
-//         run, port B: COMPUTE read of bank cp_wb_bank: one read word, no bank multiplexer)
+//   WBUF  Tm memories of Tn elements x 2 WB_D words, both banks (WB_ONE: word {row, bank}; port A: LOAD write of
+//         a word's run, port B: COMPUTE read of bank cp_wb_bank: one read word, no bank multiplexer), else a memory
+//         of WB_D words per bank
 //   ACC   Tm lane memories x ACC_WORDS (port A: COMPUTE read / write of pixel x0, POST read; port B: pixel x1, or
 //         the write of a single pixel)
 //   OBUF  OL lane memories, one bank (port A: POST write, port B: STORE read of a beat's window)
@@ -52,7 +53,7 @@ module buffers
   output logic [2*16*TN-1:0]    ib_rd_b,
   output logic [2*16*TN-1:0]    ib_rd_c,        // PUMP = 2: copy 1 (else 0)
   output logic [2*16*TN-1:0]    ib_rd_d,
-  output logic [16*WL-1:0]      wb_rd,          // the word of bank cp_wb_bank
+  output logic [2*16*WL-1:0]    wb_rd,          // WB_ONE: the word of bank cp_wb_bank, else both banks'
   output logic [2*ACC_W*TM-1:0] acc_rd_a,
   output logic [2*ACC_W*TM-1:0] acc_rd_b,
   output logic [2*ACC_W*TM-1:0] acc_rd_c,       // PUMP = 2: copy 1 (else 0)
@@ -122,17 +123,33 @@ module buffers
       end
     end
   end
-  // WBUF: both ping-pong banks in one memory per m, the bank as the address's low bit ({row, bank}: 2 x WB_D words,
-  // no padding), so COMPUTE's read word needs no bank multiplexer; LOAD writes port A, COMPUTE reads port B
+  // WBUF: both ping-pong banks in one memory per m (WB_ONE), the bank as the address's low bit ({row, bank}: 2 x
+  // WB_D words, no padding), so COMPUTE's read word needs no bank multiplexer: the word of bank cp_wb_bank at
+  // wb_rd[0 +: 16 WL]; else a memory per bank and m (bank b's word at wb_rd[16 WL b +: 16 WL]). LOAD writes port
+  // A (bank ld_bank), COMPUTE reads port B.
   for (genvar m = 0; m < TM; m++) begin : g_wbuf
     /* verilator lint_off PINCONNECTEMPTY */
-    ram_tdp #(.W(16 * TN), .D(2 * WB_D), .NB(2 * TN), .STYLE(WBUF_STYLE)) u_ram (
-      .clk,
-      .a_en(1'b1), .a_we(wbw_we[2 * TN * m +: 2 * TN]), .a_addr({wbw_row, ld_bank}),
-      .a_wdata(wbw_data[16 * TN * m +: 16 * TN]), .a_rdata(),
-      .b_en(1'b1), .b_we('0), .b_addr({cp_wb_a, cp_wb_bank}), .b_wdata('0), .b_rdata(wb_rd[16 * TN * m +: 16 * TN]));
+    if (WB_ONE) begin : g_one
+      ram_tdp #(.W(16 * TN), .D(2 * WB_D), .NB(2 * TN), .STYLE(WBUF_STYLE)) u_ram (
+        .clk,
+        .a_en(1'b1), .a_we(wbw_we[2 * TN * m +: 2 * TN]), .a_addr({wbw_row, ld_bank}),
+        .a_wdata(wbw_data[16 * TN * m +: 16 * TN]), .a_rdata(),
+        .b_en(1'b1), .b_we('0), .b_addr({cp_wb_a, cp_wb_bank}), .b_wdata('0),
+        .b_rdata(wb_rd[16 * TN * m +: 16 * TN]));
+      assign wb_rd[16 * WL + 16 * TN * m +: 16 * TN] = '0;
+    end else begin : g_two
+      for (genvar b = 0; b < 2; b++) begin : g_bank
+        ram_tdp #(.W(16 * TN), .D(WB_D), .NB(2 * TN), .STYLE(WBUF_STYLE)) u_ram (
+          .clk,
+          .a_en(1'b1), .a_we(ld_bank == 1'(b) ? wbw_we[2 * TN * m +: 2 * TN] : '0), .a_addr(wbw_row),
+          .a_wdata(wbw_data[16 * TN * m +: 16 * TN]), .a_rdata(),
+          .b_en(1'b1), .b_we('0), .b_addr(cp_wb_a), .b_wdata('0),
+          .b_rdata(wb_rd[16 * WL * b + 16 * TN * m +: 16 * TN]));
+      end
+    end
     /* verilator lint_on PINCONNECTEMPTY */
   end
+  wire unused_wb_bank = WB_ONE || cp_wb_bank;          // (two memories: the bank selects after the read)
   for (genvar l = 0; l < OL; l++) begin : g_obuf
     /* verilator lint_off PINCONNECTEMPTY */
     ram_tdp #(.W(16), .D(OB_D), .NB(1), .STYLE(OBUF_STYLE)) u_ram (

@@ -55,7 +55,7 @@ module compute
   input  wire [2*16*TN-1:0]     ib_rd_b,
   input  wire [2*16*TN-1:0]     ib_rd_c,        // PUMP = 2: IBUF copy 1, ports A / B (pair B)
   input  wire [2*16*TN-1:0]     ib_rd_d,
-  input  wire [16*WL-1:0]       wb_rd,          // the word of bank cp_wb_bank
+  input  wire [2*16*WL-1:0]     wb_rd,          // WB_ONE: the word of bank cp_wb_bank, else both banks'
   input  wire [2*ACC_W*TM-1:0]  acc_rd_a,
   input  wire [2*ACC_W*TM-1:0]  acc_rd_b,
   input  wire [2*ACC_W*TM-1:0]  acc_rd_c,       // PUMP = 2: ACC copy 1, ports A / B
@@ -349,12 +349,7 @@ module compute
     q1_wa <= a_ww;
     q1_wb <= cp_wbuf_bank;
   end
-  assign cp_ib_a = q1_ia;
-  assign cp_ib_b = q1_ib;
-  assign cp_ib_c = q1_ic;
-  assign cp_ib_d = q1_id;
-  assign cp_wb_a = q1_wa;
-  assign cp_wb_bank = q1_wb;
+  assign {cp_ib_a, cp_ib_b, cp_ib_c, cp_ib_d, cp_wb_a, cp_wb_bank} = {q1_ia, q1_ib, q1_ic, q1_id, q1_wa, q1_wb};
 
   // stage 2: the words of the banks in use out of the RAMs, registered; stage 3: into the PE array
   logic [TN*16-1:0] ib_a, ib_b, ib_c, ib_d;
@@ -364,47 +359,30 @@ module compute
     ib_b <= cp_ibuf_bank ? ib_rd_b[16 * TN +: 16 * TN] : ib_rd_b[0 +: 16 * TN];
     ib_c <= cp_ibuf_bank ? ib_rd_c[16 * TN +: 16 * TN] : ib_rd_c[0 +: 16 * TN];
     ib_d <= cp_ibuf_bank ? ib_rd_d[16 * TN +: 16 * TN] : ib_rd_d[0 +: 16 * TN];
-    wb <= wb_rd;                                       // (the bank is in WBUF's read address)
+    wb <= WB_ONE || !cp_wbuf_bank ? wb_rd[0 +: 16 * WL] : wb_rd[16 * WL +: 16 * WL];   // (WB_ONE: in the address)
   end
-  logic [TM*16-1:0] cp_byp;                            // bypass elements (stage 3), delayed to stage SR
-  logic [TM*16-1:0] q_byp [PE_LAT];
+  logic [TM*16-1:0] cp_byp, q_byp [PE_LAT];           // bypass elements (stage 3), delayed to stage SR
   logic [LOG2_TN-1:0] q1_boff_2, q1_boff_3;            // the bypass lane of the words at stage 2, 3
-  // lane m takes element boff + m of the two words {ib_b, ib_a} (boff <= Tn - gcd(Tn, Tm), so boff + m < 2 Tn): a
-  // logarithmic funnel shifter over the Tn + Tm elements (LOG2_TN stages of 2:1), not a 2 Tn : 1 multiplexer per
-  // lane (boff is 0 when Tn divides Tm: the stages fold away)
+  // lane m takes element boff + m of {ib_b, ib_a} (boff + m < 2 Tn): a logarithmic funnel shifter, not a 2 Tn : 1
+  // multiplexer per lane (boff is 0 when Tn divides Tm: the stages fold away)
   localparam int BL = TN + TM;
-  wire [16*BL-1:0] byp_c;
+  wire [16*BL-1:0] byp_c, byp_s;
   for (genvar j = 0; j < BL; j++) begin : g_bc
-    if (j < TN) begin : g_a
-      assign byp_c[16 * j +: 16] = ib_a[16 * j +: 16];
-    end else begin : g_b
-      assign byp_c[16 * j +: 16] = ib_b[16 * (j % TN) +: 16];
-    end
+    assign byp_c[16 * j +: 16] = j < TN ? ib_a[16 * (j % TN) +: 16] : ib_b[16 * (j % TN) +: 16];
   end
-  for (genvar b = 0; b < LOG2_TN; b++) begin : g_bs                  // stage b: down by 2^b elements
-    wire [16*BL-1:0] i;
-    if (b == 0) begin : g_in
-      assign i = byp_c;
-    end else begin : g_prev
-      assign i = g_bs[b - 1].o;
-    end
-    wire [16*BL-1:0] o = q1_boff_3[b] ? {(16 * (1 << b))'(0), i[16 * BL - 1 : 16 * (1 << b)]} : i;
-  end
-  assign cp_byp = g_bs[LOG2_TN - 1].o[0 +: 16 * TM];
-  wire unused_byp = &{1'b0, g_bs[LOG2_TN - 1].o[16 * BL - 1 : 16 * TM], 1'b0};   // (never reached: boff + m < BL)
+  log_shift #(.E(16), .N(BL), .S(LOG2_TN), .ROT(1'b0), .UP(1'b0)) u_byp (.sh(q1_boff_3), .x(byp_c), .y(byp_s));
+  assign cp_byp = byp_s[0 +: 16 * TM];
+  wire unused_byp = &{1'b0, byp_s[16 * BL - 1 : 16 * TM], 1'b0};   // (never reached: boff + m < BL)
   always_ff @(posedge clk) begin
-    q1_boff_2 <= q1_boff;
-    q1_boff_3 <= q1_boff_2;
+    {q1_boff_3, q1_boff_2} <= {q1_boff_2, q1_boff};
     q_byp[0] <= cp_byp;
     for (int k = 1; k < PE_LAT; k++) q_byp[k] <= q_byp[k - 1];
   end
   // emul: at stage SR - 3 of B's step, q_byp[PE_LAT - 4] holds B's lanes and q_byp[PE_LAT - 3] A's (one step
   // ahead); minus the zero points into the DSP48E2 A/B registers, M, P: the product at SR
   localparam int EJ = PE_LAT - 4;
-  logic signed [17:0] em_a [TM];
-  logic signed [17:0] em_b [TM];
-  logic signed [35:0] em_m [TM];
-  logic signed [35:0] em_p [TM];
+  logic signed [17:0] em_a [TM], em_b [TM];
+  logic signed [35:0] em_m [TM], em_p [TM];
   always_ff @(posedge clk) begin
     for (int m = 0; m < TM; m++) begin
       em_a[m] <= 18'(signed'(q_byp[EJ + 1][16 * m +: 16])) - 18'(signed'(f_za));

@@ -124,16 +124,9 @@ module load_wr
   for (genvar pt = 0; pt < 2; pt++) begin : g_rw
     wire [2*AXI_DW-1:0] win = pt == 0 && !x2_span ? {x2_data, x2_data} : {x2_data, x2_prev};
     wire [PW-1:0] base = pt == 0 ? (x2_span ? x2_wi : PW'(x2_sh)) : x2_wi1;
-    for (genvar b = 0; b < PW; b++) begin : g_st                      // stage b: right by 2^b bytes
-      wire [2*AXI_DW-1:0] i;
-      if (b == 0) begin : g_in
-        assign i = win;
-      end else begin : g_prev
-        assign i = g_st[b - 1].o;
-      end
-      wire [2*AXI_DW-1:0] o = base[b] ? {i[0 +: 8 * (1 << b)], i[2 * AXI_DW - 1 : 8 * (1 << b)]} : i;
-    end
-    always_ff @(posedge clk) x3_rw[2 * AXI_DW * pt +: 2 * AXI_DW] <= g_st[PW - 1].o;
+    wire [2*AXI_DW-1:0] rw;
+    log_shift #(.E(8), .N(2 * AXI_BYTES), .S(PW), .ROT(1'b1), .UP(1'b0)) u_rot (.sh(base), .x(win), .y(rw));
+    always_ff @(posedge clk) x3_rw[2 * AXI_DW * pt +: 2 * AXI_DW] <= rw;
   end
   always_ff @(posedge clk) begin
     for (int pt = 0; pt < 2; pt++) begin
@@ -211,15 +204,8 @@ module load_wr
       for (int k = 0; k < TN; k++)
         el[16 * k +: 16] = prec16 ? {rw[8 * ((2 * k + 1) % W) +: 8], rw[8 * ((2 * k) % W) +: 8]}
                                   : {{8{rw[8 * (k % W) + 7]}}, rw[8 * (k % W) +: 8]};
-    for (genvar b = 0; b < LOG2_TN; b++) begin : g_rot                // stage b: lane n <- lane n - 2^b (mod Tn)
-      wire [16*TN-1:0] i;
-      if (b == 0) begin : g_in
-        assign i = el;
-      end else begin : g_prev
-        assign i = g_rot[b - 1].o;
-      end
-      wire [16*TN-1:0] o = x3_lo[pt][b] ? {i[0 +: 16 * (TN - (1 << b))], i[16 * TN - 1 : 16 * (TN - (1 << b))]} : i;
-    end
+    wire [16*TN-1:0] lanes;                                           // lane n <- element (n - lo) mod Tn
+    log_shift #(.E(16), .N(TN), .S(LOG2_TN), .ROT(1'b1), .UP(1'b1)) u_lanes (.sh(x3_lo[pt]), .x(el), .y(lanes));
     always_ff @(posedge clk) begin
       for (int n = 0; n < TN; n++) begin
         logic [UW-1:0] u0;
@@ -233,7 +219,7 @@ module load_wr
         if (!ok || (!rst_n || clr)) ibw_we[2 * TN * pt + 2 * n +: 2] <= 2'b00;
         else ibw_we[2 * TN * pt + 2 * n +: 2] <= prec16 ? {w1, w0} : {2{w0}};
       end
-      ibw_data[16 * TN * pt +: 16 * TN] <= g_rot[LOG2_TN - 1].o;
+      ibw_data[16 * TN * pt +: 16 * TN] <= lanes;
     end
   end
 

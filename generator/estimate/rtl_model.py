@@ -11,8 +11,8 @@ requantization multiply, the accumulator-plus-bias pre-shifted to 27 bits times 
 the 18 x 18 multiply of the element-wise product, ``emul``, per output lane) + 21 (PRE, below).
 
 **Memories**: the RAMs of ``rtl/buffers.sv`` with the geometry of the rendered ``accel_pkg`` (:func:`rtl_memories`):
-per ping-pong bank Tn IBUF lane memories (16-bit elements, true dual port), Tm WBUF memories of Tn elements
-(simple dual port), Tm ACC lane memories; OL = max(Tm, AXI bytes) OBUF lane memories; Tm PBUF memories of
+per ping-pong bank Tn IBUF lane memories (16-bit elements, true dual port) and Tm ACC lane memories; Tm WBUF
+memories of Tn elements holding both banks (simple dual port, twice a bank's words); OL = max(Tm, AXI bytes) OBUF lane memories; Tm PBUF memories of
 parameter records and Tm TBUF memories of the activation table (64 records: LUTRAM). Each is counted as Yosys' ``memory_libmap`` maps it under the binding the RTL is rendered with
 (:func:`generator.spec.memories.bind`): block RAM as the cheapest aspect ratio of RAMB36E2 or RAMB18E2 (UG573:
 true dual port up to 36 / 18 bits wide, simple dual port 72 / 36 bits at 512 words; a simple-dual-port RAM wider
@@ -23,12 +23,12 @@ tests); zcu19eg's board configuration, 32 x 48 on two HP ports, 1,632 / 968 / 96
 
 **LUT / FF**: the structural estimate of :mod:`generator.estimate.hls_resources` (per PE, per output lane, fixed
 parts, what Vivado maps adders and registers to: CARRY8 chains, DSP48E2 internal registers) with this module's
-LUTRAM in place of the HLS kernel's. Yosys counts about twice as many LUTs (TINY: 37,509 against 24,336 modelled;
-zcu19eg's 32 x 48: 225,598 against 114,284). Attributed by unit (``invoke resources --rtl``,
-:func:`generator.estimate.netlist.cells_by_unit`; docs/rtl.md, "Where the LUTs are"), the model leaves out the
-ping-pong bank select of the IBUF / WBUF / ACC read words, LOAD's IBUF lane-write rotation and the second barrel
-shifter of the requantization, and Yosys builds multi-operand sums from LUT3 full adders where Vivado uses carry
-chains; the PE array's DSP48E2s are instantiated (``rtl/pe_dsp.sv``), their registers inside the primitive. Two HP ports add the burst splitter
+LUTRAM in place of the HLS kernel's, plus the RTL's own wide selections (:func:`rtl_structures`: the bank select of
+the IBUF and ACC read words, LOAD's IBUF rotators, the requantization's pre-shift). Yosys counts more LUTs than this
+(docs/rtl.md, "Where the LUTs are"; attributed by unit by ``invoke resources --rtl``,
+:func:`generator.estimate.netlist.cells_by_unit`): it builds multi-operand sums from LUT3 full adders where
+Vivado uses carry chains, and the output lanes' accumulate / requantize / POST datapaths are priced per lane;
+the PE array's DSP48E2s are instantiated (``rtl/pe_dsp.sv``), their registers inside the primitive. Two HP ports add the burst splitter
 (:func:`generator.estimate.hls_resources.hp_split_lut_ff`, which the HLS block design has too).
 
 **Double pumping** (``pump`` 2, ``rtl/pe_array_2x.sv``): the same DSP48E2s; the memories' IBUF and ACC copies

@@ -40,13 +40,15 @@ and the four dependency-token queues of :data:`generator.spec.isa.TOKEN_QUEUE_DE
 as memories of the same rule (the FIFO IP maps a shallow FIFO to distributed RAM, a deep one to block RAM).
 
 **The RTL's memories** (:func:`lane_memories`): the RAMs of ``rtl/buffers.sv``, per ping-pong bank Tn IBUF and
-Tm ACC lane memories, Tm WBUF memories of Tn elements holding both banks (the bank the address's low bit), OL OBUF lane memories, Tm PBUF memories, Tm TBUF
+Tm ACC lane memories, Tm WBUF memories of Tn elements holding both banks (the bank the address's low bit;
+per bank where :func:`wbuf_one_memory` says so), OL OBUF lane memories, Tm PBUF memories, Tm TBUF
 memories (the activation table, one copy per POST lane).
 
 Mapping rule (:func:`bind`), per group of identical partitioned memories:
 
 1. depth <= :data:`LUTRAM_MAX_DEPTH` (64): distributed RAM, ``ceil(depth / 64) * width`` LUTs each (one LUT6 is a
-   64 x 1 RAM);
+   64 x 1 RAM), or for the RTL's byte-enabled memories (``granule``) the primitives per granule of
+   :func:`lutram_luts`;
 2. the instruction ROM and the FIFOs deeper than 64 are BRAM (URAM cannot be initialized by the bitstream;
    ``axis_data_fifo`` has no URAM mode);
 3. otherwise each memory takes the cheapest BRAM aspect ratio: BRAM36 as 32K x 1 ... 1K x 36, 512 x 72 (simple
@@ -131,6 +133,7 @@ class Memory:
     bram36: float = 0.0
     uram: int = 0
     lut: int = 0
+    granule: int = 0        # bits per write enable (the RTL's ram_tdp W / NB); 0: not modelled (one LUT per bit)
 
     @property
     def kbits(self) -> float:
@@ -194,11 +197,21 @@ def kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
     return mems
 
 
+def wbuf_one_memory(words: int) -> bool:
+    """Whether the RTL keeps WBUF's two ping-pong banks of ``words`` words each in one memory per row (word
+    {row, bank}; ``accel_pkg`` WB_ONE): when the banks are block RAM or UltraRAM (more than
+    :data:`LUTRAM_MAX_DEPTH` words: the same or fewer blocks, and no bank multiplexer after the read) or when both
+    fit one LUT6's 64 words (at most 32 each). Banks of 33-64 words stay two LUTRAMs (64 words each) and a 2:1
+    select: one memory of 128 words would cost the same LUTs and add the multiplexer inside the LUTRAM."""
+    return words > LUTRAM_MAX_DEPTH or 2 * words <= LUTRAM_MAX_DEPTH
+
+
 def lane_memories(board: Board) -> list[Memory]:
     """The RAMs of ``rtl/buffers.sv`` with the geometry of the rendered ``accel_pkg`` (words per bank the larger
     of the int8 and int16 counts): per ping-pong bank Tn IBUF lane memories (true dual port) and Tm ACC lane
     memories (true dual port); Tm WBUF memories of Tn elements holding both banks (word {row, bank}: twice a
-    bank's words, so COMPUTE reads one word without a bank multiplexer); OL = max(Tm, AXI bytes) OBUF lane memories (one
+    bank's words, so COMPUTE reads one word without a bank multiplexer; 2 x Tm of a bank each where
+    :func:`wbuf_one_memory` says so); OL = max(Tm, AXI bytes) OBUF lane memories (one
     bank); Tm PBUF memories of parameter records; Tm TBUF memories of activation-table records. A double-pumped
     array (``pump`` 2) has two copies of every IBUF and ACC lane memory (rtl/buffers.sv)."""
     from generator.spec.hw import HwConfig
@@ -207,12 +220,26 @@ def lane_memories(board: Board) -> list[Memory]:
     h8, h16 = HwConfig.from_board(board, 8), HwConfig.from_board(board, 16)
     ol = max(a.tm, a.axi_data_width_bits // 8)
     acc_w = max(h8.acc_bits, h16.acc_bits)
-    return [Memory("IBUF", 2 * a.tn * a.pump, max(h8.ibuf_words, h16.ibuf_words), ELEM_BITS, tdp=True),
-            Memory("WBUF", a.tm, 2 * max(h8.wbuf_words, h16.wbuf_words), ELEM_BITS * a.tn),
+    wb = max(h8.wbuf_words, h16.wbuf_words)
+    return [Memory("IBUF", 2 * a.tn * a.pump, max(h8.ibuf_words, h16.ibuf_words), ELEM_BITS, tdp=True, granule=8),
+            (Memory("WBUF", a.tm, 2 * wb, ELEM_BITS * a.tn, granule=8) if wbuf_one_memory(wb)
+             else Memory("WBUF", 2 * a.tm, wb, ELEM_BITS * a.tn, granule=8)),
             Memory("ACC", 2 * a.tm * a.pump, a.acc_bank_words, acc_w, tdp=True),
             Memory("OBUF", ol, -(-max(h8.obuf_words, h16.obuf_words) * a.tm // ol), ELEM_BITS, tdp=True),
-            Memory("PBUF", a.tm, -(-a.pbuf_entries // a.tm), isa.PARAM_RECORD_BYTES * 8),
-            Memory("TBUF", a.tm, isa.TBUF_ROWS, isa.PARAM_RECORD_BYTES * 8)]
+            Memory("PBUF", a.tm, -(-a.pbuf_entries // a.tm), isa.PARAM_RECORD_BYTES * 8, granule=8),
+            Memory("TBUF", a.tm, isa.TBUF_ROWS, isa.PARAM_RECORD_BYTES * 8, granule=8)]
+
+
+def lutram_luts(depth: int, width: int, granule: int = 0) -> int:
+    """LUTs of one simple-dual-port distributed RAM of ``depth`` words x ``width`` bits. ``granule`` 0: one LUT6 per
+    bit and 64 words. Else the write enable covers ``granule`` bits, and each granule takes primitives of its own
+    (UG574: RAM32M16, 32 x 14 bits in 8 LUTs, at most 32 words; RAM64M8, 64 x 7 bits in 8 LUTs; what Yosys'
+    memory_libmap maps to on kv260's WBUF, 4,096 RAM64M8 for 32 x 64 words x 512 bits of 8-bit granules): 8 x
+    ceil(granule / bits) LUTs per granule and 64 words."""
+    if not granule:
+        return math.ceil(depth / 64) * width
+    per = 14 if depth <= 32 else 7
+    return math.ceil(depth / 64) * (width // granule) * 8 * math.ceil(granule / per)
 
 
 def bind(mems: list[Memory], uram_cap: int, bram_cap: float | None = None) -> list[Memory]:
@@ -221,7 +248,7 @@ def bind(mems: list[Memory], uram_cap: int, bram_cap: float | None = None) -> li
     ``bram36`` / ``uram`` / ``lut``. Returns ``mems``."""
     for m in mems:
         if m.depth <= LUTRAM_MAX_DEPTH and m.name != "ROM":
-            m.impl, m.lut = "lutram", m.count * math.ceil(m.depth / 64) * m.width
+            m.impl, m.lut = "lutram", m.count * lutram_luts(m.depth, m.width, m.granule)
         else:
             m.impl, m.bram36 = "bram", m.count * bram36_for(m.depth, m.width, m.tdp)
     left = uram_cap

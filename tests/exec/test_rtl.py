@@ -199,9 +199,10 @@ def test_rtl_instruction_rom():
 @needs_verilator
 @pytest.mark.parametrize("brd", ["tiny", "tiny-2hp", "tiny-2x", pytest.param("zcu19eg", marks=pytest.mark.slow)])
 def test_rtl_lint_clean(tmp_path, brd):
-    """Verilator -Wall on TINY, TINY with Tm = 32 on two HP ports (the burst splitter), TINY double-pumped
-    (rtl/pe_array_2x.sv, the IBUF / ACC copies) and (slow, 21 s) the board file's configuration."""
-    two = dict(TINY, tn=16, tm=32, axi_data_width_bits=256, hp_ports=2)
+    """Verilator -Wall on TINY, TINY with Tm = 32 on two HP ports (the burst splitter) and 48-word WBUF banks (a
+    memory per bank, generator.spec.memories.wbuf_one_memory), TINY double-pumped (rtl/pe_array_2x.sv, the IBUF /
+    ACC copies) and (slow, 21 s) the board file's configuration."""
+    two = dict(TINY, tn=16, tm=32, axi_data_width_bits=256, hp_ports=2, wbuf_bank_bytes=48 * 16 * 32)
     b = {"tiny": lambda: board(**TINY), "tiny-2hp": lambda: board(**two),
          "tiny-2x": lambda: board(**{**TINY, "pump": 2}),
          "zcu19eg": board}[brd]()

@@ -1,7 +1,7 @@
 """rtl/buffers.sv (the IBUF / WBUF / ACC / OBUF / PBUF / TBUF lane memories and their port multiplexing) against a
 Python model of the documented port use: LOAD writes (IBUF ports A and B, WBUF, PBUF byte enables) reach only bank
 ld_bank, COMPUTE reads both IBUF banks at its addresses when LOAD does not write the lane and WBUF's bank
-cp_wb_bank (both banks in one memory), ACC port A serves the COMPUTE write of pixel x0 / the POST read (while POST
+cp_wb_bank (both banks in one memory; or both banks' words, a memory per bank), ACC port A serves the COMPUTE write of pixel x0 / the POST read (while POST
 reads that bank) / the COMPUTE read, port B the other pixel; OBUF port A POST writes, port B STORE reads; TBUF
 written as PBUF (its own byte enables, the same rows and data), each lane read at its own row; every read one cycle
 after its address, a port's read data kept while it writes (no-change mode). Random traffic that never lets both
@@ -16,7 +16,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
 
 from generator.backends.rtl import package_context
-from rtl_unit import UnitBuild, unit_args
+from rtl_unit import UnitBuild, tiny_board, unit_args
 
 
 def pack(vals, bits):
@@ -101,7 +101,7 @@ class _Model:
         self.pb = [[0] * P["pb_d"] for _ in range(tm)]
         self.tb = [[0] * P["tb_d"] for _ in range(tm)]
         self.out_ib = [[[0, 0] for _ in range(tn)] for _ in range(2)]
-        self.out_wb = [0] * tm                                                   # bank cp_wb_bank's
+        self.out_wb = [[0] * tm for _ in range(2)]     # WB_ONE: bank cp_wb_bank's at [0] (and 0), else [bank]
         self.out_acc = [[[0, 0] for _ in range(tm)] for _ in range(2)]
         self.out_ob, self.out_pb, self.out_tb = [0] * ol, [0] * tm, [0] * tm
 
@@ -120,8 +120,10 @@ class _Model:
             if we:
                 self.wb[b][m][s["wbw_row"]] = merge(self.wb[b][m][s["wbw_row"]], s["wbw_data"][m], we, 8,
                                                     2 * self.P["tn"])
-            if s["cp_wb_bank"] == b:
-                self.out_wb[m] = self.wb[b][m][s["cp_wb"]]
+            if not self.P["wb_one"]:
+                self.out_wb[b][m] = self.wb[b][m][s["cp_wb"]]
+            elif s["cp_wb_bank"] == b:
+                self.out_wb[0][m] = self.wb[b][m][s["cp_wb"]]
 
     def _acc(self, s, b):
         cw = s["cp_wr"] and s["cp_bank"] == b
@@ -165,7 +167,7 @@ class _Model:
         return dict(
             ib_rd_a=pack([self.out_ib[b][n][0] for b in range(2) for n in range(tn)], 16),
             ib_rd_b=pack([self.out_ib[b][n][1] for b in range(2) for n in range(tn)], 16),
-            wb_rd=pack(self.out_wb, 16 * tn),
+            wb_rd=pack([self.out_wb[b][m] for b in range(2) for m in range(tm)], 16 * tn),
             acc_rd_a=pack([self.out_acc[b][m][0] for b in range(2) for m in range(tm)], acc_w),
             acc_rd_b=pack([self.out_acc[b][m][1] for b in range(2) for m in range(tm)], acc_w),
             ob_rd=pack(self.out_ob, 16), pb_rd=pack(self.out_pb, 128), tb_rd=pack(self.out_tb, 128))
@@ -198,8 +200,8 @@ def buf_build():
     return UnitBuild("buffers")
 
 
-def test_buffers(buf_build):
-    p = package_context(buf_build.board)
+def _check(build):
+    p = package_context(build.board)
     tn, tm = p["tn"], p["tm"]
     aw = lambda d: max((d - 1).bit_length(), 1)                        # noqa: E731
     ol = max(tm, p["axi_bits"] // 8)
@@ -207,5 +209,19 @@ def test_buffers(buf_build):
                               -(-p["pbuf_entries"] // tm))
     pkg = dict(tn=tn, tm=tm, ol=ol, acc_w=p["acc_w"], acc_words=p["acc_words"], ib_d=ib_d, wb_d=wb_d, ob_d=ob_d,
                pb_d=pb_d, ib_aw=aw(ib_d), pb_aw=aw(pb_d), ob_aw=aw(ob_d), tb_d=p["tbuf_rows"], tb_aw=aw(p["tbuf_rows"]),
-               pw_aw=max(aw(pb_d), aw(p["tbuf_rows"])))
-    buf_build.run("test_buffers", "buffers_match_model", {"seed": 37, "cycles": 300, "pkg": pkg})
+               pw_aw=max(aw(pb_d), aw(p["tbuf_rows"])), wb_one=p["wb_one"])
+    build.run("test_buffers", "buffers_match_model", {"seed": 37, "cycles": 300, "pkg": pkg})
+
+
+def test_buffers(buf_build):
+    """TINY: WBUF's banks in one memory per row (72 words a bank: block RAM)."""
+    assert package_context(buf_build.board)["wb_one"] == 1
+    _check(buf_build)
+
+
+def test_buffers_wbuf_two_memories():
+    """WBUF banks of 48 words (LUTRAM, generator.spec.memories.wbuf_one_memory): a memory per bank and row, both
+    banks' words out."""
+    b = tiny_board(wbuf_bank_bytes=48 * 8 * 8)
+    assert package_context(b)["wb_one"] == 0
+    _check(UnitBuild("buffers", b, name="buffers-wb2"))

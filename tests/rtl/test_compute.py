@@ -158,7 +158,8 @@ async def run_compute(dut, fs, mem, P, oobs=None):
             for port, addr in (("a", ia), ("b", ib_)) + ((("c", ic), ("d", id_)) if pump == 2 else ()):
                 getattr(dut, f"ib_rd_{port}").value = pack(
                     [v for b in range(2) for v in mem["ib"][b][addr % len(mem["ib"][b])]], 16)
-            dut.wb_rd.value = pack(mem["wb"][wbank][wa % len(mem["wb"][wbank])].reshape(-1), 16)  # (one bank)
+            banks = [wbank] if P["wb_one"] else [0, 1]          # (WB_ONE: the addressed bank's word alone)
+            dut.wb_rd.value = pack([v for b in banks for v in mem["wb"][b][wa % len(mem["wb"][b])].reshape(-1)], 16)
             for c, (pa, pb) in enumerate((("a", "b"), ("c", "d"))[:pump]):
                 getattr(dut, f"acc_rd_{pa}").value = pack([v for b in range(2) for v in rd[c][0][b]], acc_w)
                 getattr(dut, f"acc_rd_{pb}").value = pack([v for b in range(2) for v in rd[c][1][b]], acc_w)
@@ -264,7 +265,7 @@ def pkg_args(build, pump=1):
     tn, tm = p["tn"], p["tm"]
     return dict(tn=tn, tm=tm, acc_w=p["acc_w"], acc_words=p["acc_words"], ib_d=-(-p["ibuf_elems"] // tn),
                 wb_d=-(-p["wbuf_elems"] // (tn * tm)), ibuf_words8=p["ibuf_words8"], ibuf_words16=p["ibuf_words16"],
-                wbuf_words8=p["wbuf_words8"], wbuf_words16=p["wbuf_words16"], pump=pump)
+                wbuf_words8=p["wbuf_words8"], wbuf_words16=p["wbuf_words16"], pump=pump, wb_one=p["wb_one"])
 
 
 def test_compute_conv(compute_build):
@@ -272,6 +273,10 @@ def test_compute_conv(compute_build):
 
 
 def test_compute_conv_double_pumped():
-    """PUMP = 2 (rtl/pe_array_2x.sv on clk2x): the same random cases, four int8 / two int16 pixels per step."""
-    build = UnitBuild("compute", tiny_board(pump=2), name="compute_pump2")
+    """PUMP = 2 (rtl/pe_array_2x.sv on clk2x): the same random cases, four int8 / two int16 pixels per step; WBUF
+    banks of 48 words here (a memory per bank: COMPUTE selects the bank's word after the read; the single-rate
+    build's 72-word banks share one memory, the bank in the read address)."""
+    b = tiny_board(pump=2, wbuf_bank_bytes=48 * 8 * 8)
+    build = UnitBuild("compute", b, name="compute_pump2")
+    assert package_context(b)["wb_one"] == 0 and package_context(tiny_board())["wb_one"] == 1
     build.run("test_compute", "compute_matches_isa", {"seed": 32, "cases": 30, "pkg": pkg_args(build, 2)})

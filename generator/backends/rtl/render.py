@@ -22,7 +22,7 @@ from generator.spec.arch import (array_error, ACC_RMW_DISTANCE, AXI_ADDR_BITS, A
                                   COMPUTE_SETUP, DSP_A_BITS, DSP_B_BITS, LOAD_SETUP_CYCLES, PACK_SHIFT, pe_chain, pe_dsp_stages,
                                   POST_SETUP, REQUANT_STAGES, RTL_QUEUES, STORE_SETUP, TABLE_STAGES, pe_tree_stages)
 from generator.spec.board import Board
-from generator.spec.memories import rtl_pre_binding, storage_binding
+from generator.spec.memories import rtl_pre_binding, storage_binding, wbuf_one_memory
 from generator.spec.hw import HwConfig
 from generator.spec.timing import MAX_READ_BURSTS
 from host.pre import FRAC_BITS as PRE_FRAC_BITS, MAX_FRAME as PRE_MAX_FRAME
@@ -31,7 +31,7 @@ from host.registers import SIZE_REGS
 RTL_DIR = ROOT_DIR / "rtl"
 TEMPLATES = RTL_DIR / "templates"
 #: hand-written RTL sources, in compile order (after the rendered package): primitives, the units, the top
-RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "pe_dsp.sv", "pe_array.sv", "ctrl_regs.sv", "token_queues.sv", "axi_rd_arb.sv",
+RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "log_shift.sv", "pe_dsp.sv", "pe_array.sv", "ctrl_regs.sv", "token_queues.sv", "axi_rd_arb.sv",
                "axi_wr_arb.sv",
                "fetch_dispatch.sv", "seg_gen.sv", "load_rd.sv", "load_wr.sv", "load.sv", "mul_tree.sv",
                "pe_array_2x.sv", "compute_chk.sv", "compute_acc.sv", "compute.sv",
@@ -97,6 +97,7 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
         token_count_bits=isa.TOKEN_COUNT_BITS, axil_aw=max(isa.REGISTERS[-1][1] + 4, 4).bit_length(),
         ibuf_elems=max(h8.ibuf_words * a.tn, h16.ibuf_words * a.tn),
         wbuf_elems=max(h8.wbuf_words, h16.wbuf_words) * a.tn * a.tm,
+        wb_one=int(wbuf_one_memory(max(h8.wbuf_words, h16.wbuf_words))),
         obuf_elems=max(h8.obuf_words, h16.obuf_words) * a.tm,
         acc_w=max(h8.acc_bits, h16.acc_bits), ld_outst=MAX_READ_BURSTS, rom_words=max(rom_words, 1),
         ram_styles=ram_styles(board), rtl_queues=RTL_QUEUES, axi_boundary=AXI_BOUNDARY_BYTES,

@@ -18,8 +18,9 @@ parameter records and Tm TBUF memories of the activation table (64 records: LUTR
 true dual port up to 36 / 18 bits wide, simple dual port 72 / 36 bits at 512 words; a simple-dual-port RAM wider
 than 36 bits as 512 x 72 RAMB36E2 only), UltraRAM as 4096 x 72 URAM288 with two words of at most 36 bits per row,
 memories of at most 64 words as LUTRAM. Checked against Yosys: TINY 80 DSP48E2, 72 BRAM36, 0 URAM, equal (the slow
-tests); zcu19eg's board configuration, 32 x 48 on two HP ports, 1,632 / 968 / 96, equal (the whole design through
-``invoke resources --board zcu19eg --rtl`` at commit 224519d).
+tests); zcu19eg's 32 x 48 on two HP ports, 1,632 / 968 / 96, equal (the whole design through ``invoke resources
+--board zcu19eg --rtl`` at commit 224519d, before WBUF's banks shared one memory); kv260's 32 x 32, 1,109 / 96 /
+64, equal (``invoke resources --board kv260 --rtl`` on this RTL).
 
 **LUT / FF**: the structural estimate of :mod:`generator.estimate.hls_resources` (per PE, per output lane, fixed
 parts, what Vivado maps adders and registers to: CARRY8 chains, DSP48E2 internal registers) with this module's

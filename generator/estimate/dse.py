@@ -43,8 +43,11 @@ TM_SIDES = (8, 16, 24, 32, 40, 48, 56, 64)
 PUMPS = (1, 2)
 #: m_axi widths the search tries (bits), capped by the board's HP port width
 AXI_WIDTHS = (64, 128)
-#: buffer presets: (name, IBUF bytes per bank, WBUF bytes per PE per bank, ACC words per bank, OBUF bytes)
-BUFFER_PRESETS = (("XS", 16384, 64, 512, 16384), ("S", 65536, 144, 1024, 65536), ("M", 131072, 288, 2048, 131072),
+#: buffer presets: (name, IBUF bytes per bank, WBUF bytes per PE per bank, ACC words per bank, OBUF bytes); XXS
+#: differs from XS in WBUF only: 32 int8 words per bank, so both banks share one 64-word LUTRAM per row (a byte
+#: of it one RAM64M8 pair, no bank select) where XS's 64-word banks take a memory each and a 2:1 select
+#: (:func:`generator.spec.memories.wbuf_one_memory`): about 5 LUTs per WBUF bit against 2
+BUFFER_PRESETS = (("XXS", 16384, 32, 512, 16384), ("XS", 16384, 64, 512, 16384), ("S", 65536, 144, 1024, 65536), ("M", 131072, 288, 2048, 131072),
                   ("L", 262144, 288, 4096, 262144))
 #: the fraction of each resource of the part a configuration may use: every DSP48E2, BRAM and URAM block, 90% of
 #: the LUTs and flip-flops (the rest for routing and the platform's interconnect)

@@ -22,14 +22,15 @@ tests); zcu19eg's 32 x 48 on two HP ports, 1,632 / 968 / 96, equal (the whole de
 --board zcu19eg --rtl`` at commit 224519d, before WBUF's banks shared one memory); kv260's 32 x 32, 1,109 / 96 /
 64, equal (``invoke resources --board kv260 --rtl`` on this RTL).
 
-**LUT / FF**: the structural estimate of :mod:`generator.estimate.hls_resources` (per PE, per output lane, fixed
-parts, what Vivado maps adders and registers to: CARRY8 chains, DSP48E2 internal registers) with this module's
-LUTRAM in place of the HLS kernel's, plus the RTL's own wide selections (:func:`rtl_structures`: the bank select of
-the IBUF and ACC read words, LOAD's IBUF rotators, the requantization's pre-shift). Yosys counts more LUTs than this
-(docs/rtl.md, "Where the LUTs are"; attributed by unit by ``invoke resources --rtl``,
-:func:`generator.estimate.netlist.cells_by_unit`): it builds multi-operand sums from LUT3 full adders where
-Vivado uses carry chains, and the output lanes' accumulate / requantize / POST datapaths are priced per lane;
-the PE array's DSP48E2s are instantiated (``rtl/pe_dsp.sv``), their registers inside the primitive. Two HP ports add the burst splitter
+**LUT / FF**: the structural estimate of :mod:`generator.estimate.hls_resources` (fixed parts, what Vivado maps
+adders and registers to: CARRY8 chains, DSP48E2 internal registers) with the RTL's own parts where they differ
+(:func:`lut_terms`): this module's LUTRAM in place of the HLS kernel's; the PE array's fabric sums without per-PE
+LUTs (its operand registers are the DSP48E2's, ``rtl/pe_dsp.sv``); the output lanes' units priced from Yosys'
+netlists of the units synthesized out of context plus COMPUTE's wide selections counted from the code
+(:func:`lane_units`: Yosys builds the lanes' multi-operand sums from LUT3 full adders where Vivado would use
+carry chains, so these are Yosys' counts, not Vivado's); LOAD's IBUF rotators (:func:`load_rotation`). Checked
+against whole-design Yosys runs (docs/rtl.md, "Where the LUTs are"; attributed by unit by ``invoke resources
+--rtl``, :func:`generator.estimate.netlist.cells_by_unit`). Two HP ports add the burst splitter
 (:func:`generator.estimate.hls_resources.hp_split_lut_ff`, which the HLS block design has too).
 
 **Double pumping** (``pump`` 2, ``rtl/pe_array_2x.sv``): the same DSP48E2s; the memories' IBUF and ACC copies
@@ -198,51 +199,72 @@ def estimate(board: Board):
                                   dsp_emul=expected_dsp(board) - a.tn * a.tm - a.tm - PRE_DSP, dsp_pre=PRE_DSP)
 
 
-def rtl_structures(board: Board) -> dict:
-    """{structure: LUTs} of the RTL's wide selections that the per-lane and fixed terms of
-    :mod:`generator.estimate.hls_resources` (an HLS kernel's) leave out, counted from the code (a 2:1 multiplexer a
-    LUT per bit, n:1 :func:`_mux`, a logarithmic rotator of 2^k positions ceil(k / 2) LUT6 levels of 4:1 per bit):
+#: LUTs of the output lanes' units, from Yosys' mapped netlists of the units synthesized out of context
+#: (``rtl_resources.synthesize(top=unit)``, synth_xilinx -family xcup, kv260's part, 64 KB-class XS buffers,
+#: single-rate, ACC_W 48; Tn x Tm 16 x 16, 32 x 16 and 16 x 32; the cells of each RTL file by
+#: :func:`generator.estimate.netlist.cells_by_unit`): per output lane ``requant`` (rtl/requant.sv: the bias add,
+#: the pre-shift, the rounding and output shifts, the zero point and clamp: 537-562), ``act_table``
+#: (rtl/act_table.sv: the table's delta x fraction shift-and-add multiply in LUTs, the identity path's shifts and
+#: clamps: 490), ``post`` (rtl/post.sv per lane: pooling compares and selects, 42); per output lane and ACC copy
+#: ``compute_acc`` per ACC bit (rtl/compute_acc.sv: two pixels' running-sum and read-modify-write carry-select
+#: adders, the first-step, bank and acc_init selects: 10.75-11.0 LUTs per ACC bit); fixed: POST's control with its
+#: serial multipliers and dividers (1,125 at every Tm), COMPUTE's control, loop counters, address steps
+#: (rtl/mul_tree.sv) and range checks (rtl/compute_chk.sv): 2,520.
+LANE_LUT = {"requant": 562, "act_table": 490, "post": 42}
+ACC_LUT_PER_BIT = 11
+POST_FIXED_LUT, COMPUTE_FIXED_LUT = 1125, 2520
 
-    * ``bank_select`` (``lanes``): the ping-pong bank select of the read words out of the buffers that keep one
-      memory per bank (their ports all in use): COMPUTE's IBUF words (``rtl/compute.sv`` ib_a .. ib_d: 2 x pump
-      ports x Tn x 16 bits), its ACC words (``rtl/compute_acc.sv`` acc_a / acc_b: 2 ports x Tm x ACC_W per copy),
-      POST's ACC word (``rtl/post.sv`` acc_a: Tm x ACC_W, a 2 x pump : 1 select). WBUF has none: both of its banks
-      are in one memory per row (``rtl/buffers.sv``);
-    * ``load_rotation`` (``fixed``): LOAD's IBUF lane writes (``rtl/load_wr.sv``), per port (2) the window of two
-      beats rotated to its base (2 x AXI bits, log2(2 x AXI bytes) stages) and the Tn 16-bit elements rotated over
-      the lanes (log2(Tn) stages), the int8 / int16 element select (Tn x 16);
-    * ``requant_preshift`` (``lanes``): ``rtl/requant.sv``'s pre-shift (acc + bias) >>> pre, 8:1 by 8 pre[5:3] on
-      DSP_A_BITS + 7 bits then 8:1 by pre[2:0] on DSP_A_BITS, per output lane (the output shift is the per-lane
-      term's).
 
-    Raises nothing; ``board`` is a validated :class:`Board`."""
+def lane_units(board: Board) -> dict:
+    """{RTL unit: LUTs} of the output lanes' datapaths (the model's ``lanes`` part): per output lane
+    :data:`LANE_LUT` and ACC_W x :data:`ACC_LUT_PER_BIT` per ACC copy (``pump`` copies), POST's and COMPUTE's
+    fixed LUTs, and COMPUTE's wide selections counted from the code (a 2:1 multiplexer a LUT per bit, a logarithmic
+    shifter of 2^k positions ceil(k / 2) LUT6 levels of 4:1 per bit):
+
+    * ``wbuf_select``: the ping-pong bank select of COMPUTE's WBUF word (``rtl/compute.sv`` wb: 16 bits per PE)
+      when WBUF keeps a memory per bank (:func:`generator.spec.memories.wbuf_one_memory` false: 33-64 words per
+      bank, LUTRAM); none when both banks share one memory;
+    * ``bypass``: the bypass elements' funnel shifter (``rtl/log_shift.sv`` u_byp: Tn + Tm 16-bit elements,
+      log2(Tn) stages).
+
+    The IBUF words' bank select lands in the PE array's operand registers (:func:`lut_terms`, ``pe_array``); the
+    ACC words' in ``compute_acc``. Raises nothing; ``board`` is a validated :class:`Board`."""
     from generator.spec.hw import HwConfig
     a = board.accelerator
     acc_w = max(HwConfig.from_board(board, 8).acc_bits, HwConfig.from_board(board, 16).acc_bits)
+    wb = max(HwConfig.from_board(board, b).wbuf_words for b in (8, 16))
+    return {**{u: a.tm * v for u, v in LANE_LUT.items()},
+            "compute_acc": a.pump * a.tm * acc_w * ACC_LUT_PER_BIT,
+            "post_fixed": POST_FIXED_LUT, "compute_fixed": COMPUTE_FIXED_LUT,
+            "wbuf_select": 0 if memories.wbuf_one_memory(wb) else 16 * a.tn * a.tm,
+            "bypass": 16 * (a.tn + a.tm) * math.ceil(math.log2(a.tn) / 2)}
+
+
+def load_rotation(board: Board) -> int:
+    """LUTs of LOAD's IBUF lane writes (``rtl/load_wr.sv``; the model's ``fixed`` part), counted from the code as
+    :func:`lane_units`: per port (2) the window of two beats rotated to its base (2 x AXI bits, log2(2 x AXI bytes)
+    stages) and the Tn 16-bit elements rotated over the lanes (log2(Tn) stages), the int8 / int16 element select
+    (Tn x 16)."""
+    a = board.accelerator
     win_bytes = 2 * a.axi_data_width_bits // 8
-    rot = 2 * (2 * a.axi_data_width_bits * math.ceil(math.log2(win_bytes) / 2)
-               + a.tn * 16 * (math.ceil(math.log2(a.tn) / 2) + 1))
-    return {"bank_select": 2 * a.pump * a.tn * 16 + a.pump * 2 * a.tm * acc_w + a.tm * acc_w * _mux(2 * a.pump),
-            "load_rotation": rot,
-            "requant_preshift": a.tm * ((DSP_A_BITS + 7) + DSP_A_BITS) * _mux(8)}
-
-
-#: the LUT model's part (:data:`LUT_TERMS`) of each of :func:`rtl_structures`
-STRUCTURE_TERMS = {"bank_select": "lanes", "load_rotation": "fixed", "requant_preshift": "lanes"}
+    return 2 * (2 * a.axi_data_width_bits * math.ceil(math.log2(win_bytes) / 2)
+                + a.tn * 16 * (math.ceil(math.log2(a.tn) / 2) + 1))
 
 
 def lut_terms(board: Board) -> dict:
-    """{part (a :data:`LUT_TERMS` key): LUTs} of the modelled RTL LUT count
-    (:func:`generator.estimate.hls_resources.lut_terms` with the RTL's LUTRAM, :func:`rtl_memories`, in place of
-    the HLS kernel's, PRE's :func:`pre_lut_ff` and the RTL's own wide selections, :func:`rtl_structures`); their
-    sum is :func:`estimate`'s LUT."""
+    """{part (a :data:`LUT_TERMS` key): LUTs} of the modelled RTL LUT count: the parts of
+    :func:`generator.estimate.hls_resources.lut_terms` with the RTL's own where they differ -- the PE array's fabric
+    (:func:`generator.estimate.hls_resources.pe_fabric` and :func:`pump_fabric`: the RTL has no per-PE LUTs, its
+    operand registers are the DSP48E2's), the output lanes (:func:`lane_units`), LOAD's rotators
+    (:func:`load_rotation`), the RTL's LUTRAM (:func:`rtl_memories`) in place of the HLS kernel's -- and PRE's
+    :func:`pre_lut_ff`; their sum is :func:`estimate`'s LUT."""
     hls_mems = memories.bound_kernel_memories(board, 0)
     t = hls_resources.lut_terms(board, hls_mems)
     t["memories"] += sum(m.lut for m in rtl_memories(board)) - sum(m.lut for m in hls_mems)
     t["pre"] = pre_lut_ff(board)[0]
-    t["pe_array"] += pump_fabric(board)[0]
-    for k, v in rtl_structures(board).items():
-        t[STRUCTURE_TERMS[k]] += v
+    t["pe_array"] = hls_resources.pe_fabric(board)[0] + pump_fabric(board)[0]
+    t["lanes"] = sum(lane_units(board).values())
+    t["fixed"] += load_rotation(board)
     return t
 
 

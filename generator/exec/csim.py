@@ -154,9 +154,10 @@ def run_csim(exe: str | Path, ddr: np.ndarray, bases: dict, blob: bytes | None =
 
 
 def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: str | Path,
-                    overlay_dir: str | Path | None = None) -> dict:
-    """Render the deployment kernel of ``prog`` (its program baked into the instruction ROM) into ``out_dir``,
-    compile the C-simulation, run it in ROM mode on ``ddr`` and compare the whole DDR image with the golden
+                    overlay_dir: str | Path | None = None, rom: bool = True) -> dict:
+    """Render the deployment kernel of ``prog`` (its program baked into the instruction ROM; ``rom`` False: an
+    empty ROM, the program fetched from DDR as the PYNQ driver does) into ``out_dir``,
+    compile the C-simulation, run it (in ROM mode, or fetching ``prog`` from DDR) on ``ddr`` and compare the whole DDR image with the golden
     simulator's (:class:`generator.exec.golden.GoldenSim`). The DDR image is also written as ``ddr_in.bin`` so that
     ``vitis_hls -f run_hls.tcl`` runs the same C-simulation. ``overlay_dir``: see
     :func:`generator.backends.hls.kernel.render`.
@@ -167,14 +168,14 @@ def build_and_check(board: Board, prog, ddr: np.ndarray, bases: dict, out_dir: s
     Raises HlsError (render / compile / run failure), SimError (the golden simulator refuses the program).
     """
     out = Path(out_dir)
-    hls.render(board, out, prog.blob, csim_argv=hls.vitis_csim_argv(bases), overlay_dir=overlay_dir)
+    hls.render(board, out, prog.blob if rom else None, csim_argv=hls.vitis_csim_argv(bases), overlay_dir=overlay_dir)
     with atomic_path(out / "ddr_in.bin") as tmp:
         ddr.tofile(tmp)
     gold = ddr.copy()
     gres = GoldenSim(prog.hw, gold, bases).run(prog.blob)
     exe = compile_csim(out)
     t0 = time.time()
-    got, info = run_csim(exe, ddr, bases, None, out / "csim_run", timeout=7200)
+    got, info = run_csim(exe, ddr, bases, None if rom else prog.blob, out / "csim_run", timeout=7200)
     secs = time.time() - t0
     diff = int(np.count_nonzero(got != gold))
     return dict(status=info["status"], cycles=info.get("cycles", 0), golden_cycles=gres.cycles,

@@ -61,8 +61,29 @@ class BuildResult:
                 f"wrote {self.out / 'report.md'} and {self.out / 'detections.png'}")
 
 
-def _csim_check(comp, img, hls_dir: Path, overlay) -> tuple[dict, dict]:
-    """Render the deployment kernel into ``hls_dir`` and C-simulate it on ``img``; returns (check, DDR bases).
+def _rom_check(comp, log) -> tuple:
+    """(HLS estimate, whether the program is baked into the instruction ROM) for ``comp``: the ROM when the
+    program's instructions fit the part beside the buffers, else an empty ROM (the kernel fetches the program from
+    DDR, ``fetch_ddr`` 1, as the PYNQ driver always does; logged). Raises FlowError when even that does not fit."""
+    from generator.estimate import hls_resources
+
+    n = len(comp.program.insns)
+    try:
+        return hls_resources.check(comp.board, n), True
+    except hls_resources.ResourceError as e:
+        try:
+            est = hls_resources.check(comp.board, 0)
+        except hls_resources.ResourceError:
+            raise FlowError(str(e)) from None
+    log(f"the program's {n} instructions do not fit an instruction ROM beside the buffers of {comp.board.name} "
+        f"({', '.join(f'{k} {v:g}' for k, v in hls_resources.estimate(comp.board, n).used().items())}): the kernel "
+        f"gets an empty ROM and fetches the program from DDR (fetch_ddr = 1, as the PYNQ driver does)")
+    return est, False
+
+
+def _csim_check(comp, img, hls_dir: Path, overlay, rom: bool = True) -> tuple[dict, dict]:
+    """Render the deployment kernel into ``hls_dir`` (the program in its ROM, or with ``rom`` False fetched from
+    DDR) and C-simulate it on ``img``; returns (check, DDR bases).
     Raises FlowError when it fails or differs from the golden simulator."""
     from generator.backends import hls
     from generator.exec import csim
@@ -73,7 +94,7 @@ def _csim_check(comp, img, hls_dir: Path, overlay) -> tuple[dict, dict]:
     ddr, bases = build_ddr(comp.program, quantize_image(comp, img))
     try:
         r = csim.build_and_check(comp.board, comp.program, ddr, bases, hls_dir,
-                                overlay_dir=Path(overlay).resolve() if overlay else None)
+                                overlay_dir=Path(overlay).resolve() if overlay else None, rom=rom)
     except hls.HlsError as e:
         raise FlowError(str(e)) from None
     if not r["bit_exact"]:
@@ -214,13 +235,10 @@ def build_flow(target: Target = Target(), source: ModelSource = ModelSource(), i
     except hls_resources.ResourceError as e:
         raise FlowError(str(e)) from None
     comp = compile_request(target, source, require_detection=True)
-    try:
-        est = hls_resources.check(comp.board, len(comp.program.insns))
-    except hls_resources.ResourceError as e:
-        raise FlowError(str(e)) from None
+    est, rom = _rom_check(comp, log)
     d = Path(write_artifacts(comp, artifact_dir(comp, out, target, source)))
     log(f"rendering the HLS kernel and scripts into {d / 'hls'} and running its C-simulation (g++) on {image} ...")
-    r, bases = _csim_check(comp, img, d / "hls", overlay)
+    r, bases = _csim_check(comp, img, d / "hls", overlay, rom)
     bits = comp.hw.bits
     cycles = _frame_cycles(comp, target, source, "int16-sym" if bits == 8 else "int8-asym")
     try:
@@ -234,7 +252,7 @@ def build_flow(target: Target = Target(), source: ModelSource = ModelSource(), i
     label = precision_label(comp)
     mixed = (label, hls_program_cycles(comp)) if label else None
     atomic_write(d / "report.md", report_md(comp.board, comp.quant.name, len(comp.program.insns), cycles,
-                                                bits, r, Path(image).name, dets, est, kest, mixed))
+                                                bits, r, Path(image).name, dets, est, kest, mixed, rom))
     res = BuildResult(d, r, cycles, bits, comp.board.pl_clock_mhz, kest, dets, mixed=mixed)
     log(res.summary())
     res.tools_message = _run_tools(d / "hls", require_tools)

@@ -10,7 +10,7 @@ from generator.spec.hw import HwConfig
 
 def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compiled_bits: int, check: dict | None,
               image: str = "", detections: list | None = None, est: "hls_resources.Estimate | None" = None,
-              kernel_est: dict | None = None, mixed: tuple | None = None) -> str:
+              kernel_est: dict | None = None, mixed: tuple | None = None, rom: bool = True) -> str:
     """The build report (Markdown): configuration, estimated resources against the part's capacity, predicted
     cycles and frames/s at the board clock, the int8 / int16 throughput ratio, the C-simulation result.
 
@@ -21,10 +21,11 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
         heads; est: resource estimate (computed if None); kernel_est: :func:`generator.estimate.hls_cycles.compare`
         of the program (the ``hls-cycles:`` / ``model-cycles:`` lines, :func:`kernel_estimate_lines`; omitted if
         None); mixed: (label, cycles) of a per-layer precision program (``cycles`` then holds the uniform
-        programs; None: the build is the uniform ``compiled_bits`` one).
+        programs; None: the build is the uniform ``compiled_bits`` one); rom: the program is baked into the
+        instruction ROM (False: an empty ROM, the program fetched from DDR).
     """
     a = board.accelerator
-    est = est or hls_resources.estimate(board, program_insns)
+    est = est or hls_resources.estimate(board, program_insns if rom else 0)
     h = HwConfig.from_board(board, compiled_bits)
     f = board.pl_clock_mhz * 1e6
     title = f"{quant}, precision {mixed[0]}" if mixed else quant
@@ -37,7 +38,8 @@ def report_md(board: Board, quant: str, program_insns: int, cycles: dict, compil
              f"words of {a.tm} x {max(a.acc_bits_int8, a.acc_bits_int16)} bit (2 banks each); OBUF "
              f"{a.obuf_bytes} B; PBUF {a.pbuf_entries} records",
              f"- m_axi {a.axi_data_width_bits} bit on S_AXI_HP0_FPD; PL clock {board.pl_clock_mhz:g} MHz",
-             f"- instruction ROM: {program_insns} instructions "
+             f"- {'instruction ROM' if rom else 'program fetched from DDR (empty instruction ROM: it does not fit)'}: "
+             f"{program_insns} instructions "
              f"({f'int8 and int16 layers, {mixed[0]}' if mixed else f'int{compiled_bits}'}); CONFIG id "
              f"0x{h.config_id:08x}", "",
              "## Estimated resources", "",

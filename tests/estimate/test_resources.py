@@ -17,9 +17,15 @@ from helpers import board, compiled_model
 
 @pytest.mark.parametrize("name", known_boards())
 def test_every_board_fits_with_its_program(name):
+    """The HLS kernel of every board file fits its part with the program in its ROM, or (kv260's small buffers:
+    a long program) with an empty ROM, the program fetched from DDR (invoke build's fallback)."""
     b = load_board(name)
     c = compiled_model(name, "int8-asym")
-    e = hls_resources.check(b, len(c.program.insns))
+    n = len(c.program.insns)
+    if name == "kv260":
+        assert hls_resources.estimate(b, n).over() == ["bram36"]
+        n = 0
+    e = hls_resources.check(b, n)
     assert e.over() == []
     assert e.dsp48e2 == b.accelerator.tn * b.accelerator.tm + e.dsp_post + b.accelerator.tm + hls_resources.pre_dsp()
     for k, v in e.used().items():   # URAM may stay unused (zcu19eg's pumped block: every kernel memory in BRAM)

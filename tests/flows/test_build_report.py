@@ -39,3 +39,23 @@ def test_report_rows(mixed):
     uniform = report_md(c.board, "int8-asym", len(base.program.insns), cyc, 8, None)
     assert f"| int8 (this build) | {cyc[8]} |" in uniform and "per layer" not in uniform
     assert c.program.cycles > base.program.cycles   # the int16 layers' readers cost cycles
+
+
+def test_a_program_too_long_for_the_rom_is_fetched_from_ddr():
+    """kv260's board file (small buffers: a long program) cannot hold YOLOv4-tiny's program in an instruction ROM
+    beside its buffers by the HLS estimate: the build takes an empty ROM (the program fetched from DDR, as the
+    driver does), says so, and its report prices no ROM; zcu19eg keeps the ROM."""
+    from generator.estimate import hls_resources
+    from generator.flows.build import _rom_check
+
+    logs: list = []
+    c = compiled_model("kv260", "int8-asym")
+    n = len(c.program.insns)
+    est, rom = _rom_check(c, logs.append)
+    assert not rom and est.over() == [] and hls_resources.estimate(c.board, n).over() == ["bram36"]
+    assert f"the program's {n} instructions do not fit" in logs[0] and "fetches the program from DDR" in logs[0]
+    md = report_md(c.board, "int8-asym", n, {8: c.program.cycles}, 8, None, rom=rom)
+    assert f"program fetched from DDR (empty instruction ROM: it does not fit): {n} instructions" in md
+    assert "| ROM |" not in md and "| ROM |" in report_md(c.board, "int8-asym", n, {8: c.program.cycles}, 8, None)
+    z = compiled_model("zcu19eg", "int8-asym")
+    assert _rom_check(z, logs.append)[1] and len(logs) == 1

@@ -81,6 +81,24 @@ def _rom_check(comp, log) -> tuple:
     return est, False
 
 
+def _rtl_rom_fits(comp, log) -> bool:
+    """Whether the RTL IP's instruction ROM of ``comp``'s program (INSN_BITS-wide words in block RAM,
+    ``rtl/fetch_dispatch.sv``) fits the part beside the block's memories (:func:`generator.estimate.rtl_model.estimate`);
+    if not, logs that the IP gets no ROM and fetches the program from DDR (as the PYNQ driver does)."""
+    from generator.estimate import rtl_model
+    from generator.spec.isa import INSN_BITS
+    from generator.spec.memories import bram36_for
+
+    n = len(comp.program.insns)
+    used, rom = rtl_model.estimate(comp.board).bram36, bram36_for(n, INSN_BITS)
+    if used + rom <= comp.board.resources.bram36:
+        return True
+    log(f"the program's {n} instructions would take {rom:g} BRAM36 of instruction ROM beside the block's {used:g} "
+        f"({comp.board.resources.bram36} on {comp.board.part}): the RTL IP gets no ROM and fetches the program "
+        f"from DDR (fetch_ddr = 1, as the PYNQ driver does)")
+    return False
+
+
 def _csim_check(comp, img, hls_dir: Path, overlay, rom: bool = True) -> tuple[dict, dict]:
     """Render the deployment kernel into ``hls_dir`` (the program in its ROM, or with ``rom`` False fetched from
     DDR) and C-simulate it on ``img``; returns (check, DDR bases).
@@ -191,9 +209,11 @@ def build_rtl_flow(target: Target = Target(), source: ModelSource = ModelSource(
     _check_build_targets(target, source, out, folders=("rtl",))
     comp = compile_request(target, source)
     d = Path(write_artifacts(comp, artifact_dir(comp, out, target, source))) / "rtl"
-    log(f"writing the RTL IP (program in its instruction ROM) into {d} and linting it with Verilator ...")
+    rom = _rtl_rom_fits(comp, log)
+    log(f"writing the RTL IP ({'program in its instruction ROM' if rom else 'no instruction ROM'}) into {d} and "
+        f"linting it with Verilator ...")
     try:
-        r = ip.render_ip(comp.board, d, comp.program.blob, overlay, jobs=4)
+        r = ip.render_ip(comp.board, d, comp.program.blob if rom else None, overlay, jobs=4)
         ip.lint(r["sources"])
     except RtlError as e:
         raise FlowError(str(e)) from None

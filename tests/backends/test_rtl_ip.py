@@ -19,6 +19,7 @@ from generator.backends import hls
 from generator.backends.rtl import RtlError, rom_image
 from generator.backends.rtl import ip
 from generator.spec import isa
+from generator.flows.request import Target
 from generator.spec.board import load_board
 from host.registers import RTL_KERNEL_VLNV
 
@@ -294,6 +295,29 @@ def test_build_rtl_flow_writes_the_ip_and_names_the_vivado_commands(tmp_path, mo
     assert "lint (-Wall) clean" in "\n".join(lines)
     assert len(linted) == 1 and {p.name for p in linted[0]} >= {"accel_rtl.sv", "accel_pkg.sv", "pre_insn.sv"} \
         and all(p.parent == d / "src" for p in linted[0]), linted
+
+
+@needs_tclsh
+def test_build_rtl_flow_without_room_for_the_rom_fetches_from_ddr(tmp_path, monkeypatch):
+    """kv260's board file: YOLOv4-tiny's int8 program in a ROM would take the block RAM over the K26's 144 BRAM36
+    (the resource model's block plus the ROM's 256-bit words), so the IP has no ROM (no image, ROM_FILE empty in
+    the top, package_ip.tcl adds no memory file) and the flow says the program is fetched from DDR."""
+    from generator.estimate import rtl_model
+    from generator.flows.build import build_rtl_flow
+    from generator.spec.memories import bram36_for
+    real_which = shutil.which
+    monkeypatch.setattr(ip.shutil, "which", lambda n, **k: None if n == "vivado" else real_which(n, **k))
+    monkeypatch.setattr(ip, "lint", lambda sources, top=ip.IP_TOP: "")
+    lines = []
+    r = build_rtl_flow(Target(board="kv260"), out=tmp_path / "b", log=lines.append)
+    b = load_board("kv260")
+    assert rtl_model.estimate(b).bram36 + bram36_for(r.n_insns, isa.INSN_BITS) > b.resources.bram36
+    d = r.out
+    assert not (d / "src" / ip.ROM_FILE).exists()
+    assert 'parameter string ROM_FILE = ""' in (d / "src" / "accel_rtl.sv").read_text()
+    assert any("gets no ROM and fetches the program from DDR" in ln for ln in lines)
+    calls = _run_tcl(d, "package_ip.tcl", ip.IP_TOP)
+    assert not any(ip.ROM_FILE in c for c in calls) and any(c.startswith("add_files") for c in calls)
 
 
 def test_build_with_an_unknown_kernel_exits_2():

@@ -87,20 +87,21 @@ def ip_context(board: Board, rom_words: int, sources: list[str], overlay: str | 
                 vendor=vendor, library=library, name=name, version=version, axi_bits=p["axi_bits"],
                 hp_ports=board.accelerator.hp_ports, port_bits=p["axi_bits"] // board.accelerator.hp_ports,
                 axi_addr_bits=AXI_ADDR_BITS, axil_range=1 << p["axil_aw"], registers=register_block(),
-                rom_file=ROM_FILE,
+                rom_file=ROM_FILE if rom_words else "",
                 rom_words=rom_words, xdc="accel_rtl_ooc.xdc", sources=sources, ip_dir="ip_repo/accel_rtl",
                 ip_repo="ip_repo", overlay_dir=str(overlay or overlay_dir(board)),
                 overlay_name=f"yolofpga_rtl_{board.name}", jobs=int(jobs))
 
 
-def render_ip(board: Board, out: str | Path, program: bytes, overlay: str | Path | None = None,
+def render_ip(board: Board, out: str | Path, program: bytes | None, overlay: str | Path | None = None,
               jobs: int = 4) -> dict:
-    """Write the RTL IP build of ``program`` (instruction bytes, a multiple of 32) for ``board`` into ``out``
+    """Write the RTL IP build of ``program`` (instruction bytes, a multiple of 32; None: no instruction ROM, the
+    program fetched from DDR, ``fetch_ddr`` 1, as the PYNQ driver always does) for ``board`` into ``out``
     (see the module docstring); returns {"sources": [Path] in compile order (``src/``), "files": {name: Path} of
     :data:`IP_FILES`}. Raises RtlError for a program that is no whole number of instructions or a board the RTL
     does not support."""
     out = Path(out)
-    if not program or len(program) % isa.INSN_BYTES:
+    if program is not None and (not program or len(program) % isa.INSN_BYTES):
         raise RtlError(f"the instruction ROM needs a whole number of {isa.INSN_BYTES}-byte instructions, got "
                        f"{len(program)} bytes")
     src = out / "src"
@@ -111,9 +112,10 @@ def render_ip(board: Board, out: str | Path, program: bytes, overlay: str | Path
     default = 'parameter string ROM_FILE = ""'
     if default not in top:
         raise RtlError(f"rtl/{IP_TOP}.sv: no '{default}' to set the instruction ROM in")
-    atomic_write(src / f"{IP_TOP}.sv", top.replace(default, f'parameter string ROM_FILE = "{ROM_FILE}"'))
+    atomic_write(src / f"{IP_TOP}.sv", top.replace(default, f'parameter string ROM_FILE = "{ROM_FILE}"')
+                 if program else top)
     srcs.append(src / f"{IP_TOP}.sv")
-    ctx = ip_context(board, len(program) // isa.INSN_BYTES, [s.name for s in srcs], overlay, jobs)
+    ctx = ip_context(board, len(program or b"") // isa.INSN_BYTES, [s.name for s in srcs], overlay, jobs)
     env = _env()
     files = {}
     for f in IP_FILES:

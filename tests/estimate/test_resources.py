@@ -81,7 +81,7 @@ def test_memory_mapping_rules():
 
 
 def test_kernel_binds_the_estimated_storage(tmp_path):
-    b = load_board("kv260")
+    b = load_board("zcu104")                # (its 32 x 32: WBUF in LUTRAM, ACC in URAM)
     hls.render(b, tmp_path)
     src = (tmp_path / "accel.cpp").read_text()
     # every buffer (obuf too: post -> store) is a memory port onto the block design's RAMs, none inside an IP
@@ -177,12 +177,13 @@ def test_true_dual_port_memories_take_the_tdp_shapes_and_never_lutram():
 def test_byte_enabled_lutram_takes_primitives_per_granule():
     """The RTL's byte-enabled LUTRAM (WBUF, PBUF, TBUF: 8-bit write enables) costs what its primitives take per
     granule (UG574): at 64 words two RAM64M8 (7 bits each, 8 LUTs) per byte, at 32 words one RAM32M16 (14 bits);
-    kv260's 32 x 32 WBUF (32 memories of 64 words x 512 bits, both banks in one) is the 4,096 RAM64M8 = 32,768 LUTs
-    that Yosys mapped it to (``invoke resources --board kv260 --rtl``). WBUF banks share one memory unless they are
+    kv260's 32 x 16 WBUF (16 memories of 64 words x 512 bits, both 32-word banks in one) is 2,048 RAM64M8 = 16,384
+    LUTs (Yosys mapped kv260's 32 x 32 WBUF, 32 such memories, to 4,096 RAM64M8: ``invoke resources --board kv260
+    --rtl``). WBUF banks share one memory unless they are
     33-64 words deep (two LUTRAMs of 64 words cost the same LUTs as one of 128 and need no multiplexer inside)."""
     assert memories.lutram_luts(64, 512, 8) == 64 * 16 and memories.lutram_luts(32, 512, 8) == 64 * 8
     assert memories.lutram_luts(64, 512) == 512                       # (no granule: one LUT per bit)
     wbuf = next(m for m in memories.lane_memories(load_board("kv260")) if m.name == "WBUF")
-    assert (wbuf.count, wbuf.depth, wbuf.granule) == (32, 64, 8)
-    assert wbuf.count * memories.lutram_luts(wbuf.depth, wbuf.width, wbuf.granule) == 4096 * 8
+    assert (wbuf.count, wbuf.depth, wbuf.granule) == (16, 64, 8)
+    assert wbuf.count * memories.lutram_luts(wbuf.depth, wbuf.width, wbuf.granule) == 2048 * 8
     assert [memories.wbuf_one_memory(w) for w in (16, 32, 33, 64, 65, 144)] == [True, True, False, False, True, True]

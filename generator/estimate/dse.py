@@ -13,8 +13,12 @@ compiles the model's quantized graphs for each with the latency model
 (:func:`generator.codegen.program.compile_program`: the same predictions the golden simulator counts and the RTL
 matches per layer within 1%), and returns every evaluated point with its int8 frames/s (and int16 for the
 Pareto front), its resources and its DDR traffic. :func:`pareto_front`: the points no other point beats in
-frames/s without using more of some resource (DSP48E2, BRAM36, URAM, LUT); :func:`choose`: the fastest int8 point,
-ties to the fewest DSP48E2 then BRAM36.
+frames/s without using more of some resource (DSP48E2, BRAM36, URAM, LUT); :func:`choose`: the fastest int8 point
+whose HLS kernel fits too, ties to the fewest DSP48E2 then BRAM36. A board file's ``accelerator:`` block serves
+both back ends (``invoke build`` renders the HLS kernel from it, ``--kernel rtl`` the RTL), so each point also
+carries the HLS kernel's estimate (:func:`generator.estimate.hls_resources.estimate`, single-rate, programs
+fetched from DDR: ``invoke build`` drops the instruction ROM that does not fit) against the same limits; a point
+only the RTL fits is kept on the front, marked, and chosen only when no point fits both.
 
 The clock is the board's ``pl_clock_mhz``; frames/s are latency-model figures at that clock.
 """
@@ -29,7 +33,7 @@ from dataclasses import dataclass
 
 from generator.codegen.program import compile_program
 from generator.codegen.tiling import ScheduleError, layer_of
-from generator.estimate import rtl_model
+from generator.estimate import hls_resources, rtl_model
 from generator.spec.arch import array_error
 from generator.spec.board import Board
 from generator.spec.hw import HwConfig
@@ -60,10 +64,14 @@ class Point:
     """One evaluated configuration: ``board`` (the board with this accelerator), ``resources`` (modelled, keys of
     :data:`RESOURCE_KEYS`), ``fps8`` / ``fps16`` (int8 / int16 frames/s at the board clock; 0 when no tiling fits,
     None when not evaluated), ``cycles8`` / ``cycles16`` (predicted cycles per frame), ``traffic8`` (DDR bytes per
-    int8 frame) and ``compulsory8`` (the frame's compulsory bytes), ``error`` (why the model does not compile)."""
+    int8 frame) and ``compulsory8`` (the frame's compulsory bytes), ``error`` (why the model does not compile),
+    ``hls`` (the HLS kernel's estimated resources, keys of :data:`RESOURCE_KEYS`; {} when not estimated) and
+    ``hls_over`` (the resources of ``hls`` over their limit: empty when the HLS kernel fits)."""
     board: Board
     resources: dict
     preset: str
+    hls: dict = dataclasses.field(default_factory=dict)
+    hls_over: tuple = ()
     fps8: float = 0.0
     cycles8: int = 0
     traffic8: int = 0
@@ -89,7 +97,8 @@ class Point:
                     accelerator=a.model_dump(), resources=self.resources, fps_int8=round(self.fps8, 2),
                     cycles_int8=self.cycles8, fps_int16=None if self.fps16 is None else round(self.fps16, 2),
                     cycles_int16=self.cycles16, ddr_bytes_int8=self.traffic8, compulsory_bytes_int8=self.compulsory8,
-                    pareto=self.pareto, chosen=self.chosen, error=self.error)
+                    pareto=self.pareto, chosen=self.chosen, error=self.error, hls_resources=self.hls,
+                    hls_over=list(self.hls_over))
 
 
 def configured(board: Board, **acc) -> Board:
@@ -124,7 +133,20 @@ def candidates(board: Board) -> list[tuple[Board, str]]:
 
 def fits(res: dict, capacity: dict, limit: dict = UTILIZATION_LIMIT) -> bool:
     """Whether every modelled resource is within its ``limit`` (fraction) of the part's capacity."""
-    return all(res[k] <= limit[k] * capacity[k] for k in RESOURCE_KEYS)
+    return not over(res, capacity, limit)
+
+
+def over(res: dict, capacity: dict, limit: dict = UTILIZATION_LIMIT) -> tuple:
+    """The keys of :data:`RESOURCE_KEYS` whose ``res`` is over ``limit`` (fraction) of the part's capacity."""
+    return tuple(k for k in RESOURCE_KEYS if res[k] > limit[k] * capacity[k])
+
+
+def hls_point(point: "Point", limit: dict = UTILIZATION_LIMIT) -> "Point":
+    """Set ``point.hls`` / ``hls_over``: the HLS kernel's estimate of ``point.board`` (single-rate, without
+    instruction ROM: :func:`generator.estimate.hls_resources.estimate`) against ``limit`` of the part."""
+    point.hls = hls_resources.estimate(point.board).used()
+    point.hls_over = over(point.hls, point.board.resources.model_dump(), limit)
+    return point
 
 
 def evaluate(point: Point, graphs: dict) -> None:
@@ -156,8 +178,9 @@ def pareto_front(points: list[Point]) -> list[Point]:
 
 
 def choose(points: list[Point]) -> Point | None:
-    """The fastest int8 point that compiles, ties (within 0.1%) to the fewest DSP48E2, then BRAM36, then URAM."""
-    ok = [p for p in points if p.fps8 > 0]
+    """The fastest int8 point that compiles and whose HLS kernel fits (``hls_over`` empty; when no point's does,
+    the fastest of all), ties (within 0.1%) to the fewest DSP48E2, then BRAM36, then URAM."""
+    ok = [p for p in points if p.fps8 > 0 and not p.hls_over] or [p for p in points if p.fps8 > 0]
     if not ok:
         return None
     best = max(p.fps8 for p in ok)
@@ -256,15 +279,16 @@ def explore(board: Board, graphs: dict, progress=None, limit: dict = UTILIZATION
     ``graphs``: {8: int8 quantized graph, 16: int16 quantized graph}; int16 is evaluated for the Pareto front
     only. ``progress``: a callable taking an iterable and ``total`` (e.g. tqdm) or None; ``workers``: processes
     (default one per CPU); ``cache``: results shared between the boards of one run (:func:`_evaluate_all`; the same
-    configuration is compiled once). Returns all fitting points, the front marked (``pareto``) and the choice marked
-    (``chosen``)."""
+    configuration is compiled once). Returns all fitting points, each with its HLS kernel's estimate
+    (:func:`hls_point`), the front marked (``pareto``) and the choice marked (``chosen``: :func:`choose`; its int16
+    evaluated too)."""
     pts = []
     for b, preset in candidates(board):
         res = rtl_model.estimate(b).used()
         if fits(res, board.resources.model_dump(), limit):
-            pts.append(Point(b, res, preset))
+            pts.append(hls_point(Point(b, res, preset), limit))
     _evaluate_all(pts, graphs, 8, progress, workers, cache)
     front = pareto_front(pts)
-    _evaluate_all(front, graphs, 16, None, workers, cache)
-    choose(pts)
+    pick = choose(pts)
+    _evaluate_all(front + ([pick] if pick is not None and not pick.pareto else []), graphs, 16, None, workers, cache)
     return pts

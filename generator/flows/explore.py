@@ -46,18 +46,21 @@ FRONT_ROWS = 12
 
 def table(points, own=None, board_col: bool = False) -> str:
     """Markdown table of ``points`` (the front, fastest first) and the board file's own configuration ``own``;
-    ``board_col``: a first column with each point's board name."""
+    ``board_col``: a first column with each point's board name. The last column: whether the HLS kernel's estimate
+    fits the same limits, else the resources over them (:func:`generator.estimate.dse.hls_point`)."""
     rows = [("| board " if board_col else "") + "| configuration (TnxTm/m_axi bits/buffers) | int8 frames/s | "
-            "int16 frames/s | DSP48E2 | BRAM36 | URAM | LUT | FF | DDR MB/frame (x compulsory) |",
-            ("|---" if board_col else "") + "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "int16 frames/s | DSP48E2 | BRAM36 | URAM | LUT | FF | DDR MB/frame (x compulsory) | HLS kernel |",
+            ("|---" if board_col else "") + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for p in list(points) + ([own] if own and all(own is not q for q in points) else []):
         r = p.resources
         tag = " (chosen)" if p.chosen else (" (board file)" if p is own or p.preset == "board" else "")
         f16 = "-" if p.fps16 is None else f"{p.fps16:.1f}"
         traffic = (f"{p.traffic8 / 1e6:.2f} ({p.traffic8 / p.compulsory8:.2f}x)" if p.compulsory8 else "-")
+        hls = ("-" if not p.hls else f"over: {', '.join(f'{k} {p.hls[k]:g}' for k in p.hls_over)}" if p.hls_over
+               else "fits")
         rows.append((f"| {p.board.name} " if board_col else "") +
                     f"| {p.label}{tag} | {p.fps8:.1f} | {f16} | {r['dsp48e2']} | {r['bram36']:g} | {r['uram']} | "
-                    f"{r['lut']:,} | {r['ff']:,} | {traffic} |")
+                    f"{r['lut']:,} | {r['ff']:,} | {traffic} | {hls} |")
     return "\n".join(rows)
 
 
@@ -134,21 +137,24 @@ def _explore_one(board, model, quant, out, log, cache=None) -> tuple:
     graphs = _graphs(b, model, [q.strip() for q in quant.split(",") if q.strip()])
     pts = dse.explore(b, graphs, progress=lambda xs, total=None: tqdm(xs, total=total, desc=f"explore {b.name}",
                                                                   unit="config", leave=False), cache=cache)
-    own = next((p for p in pts if p.preset == "board"), None) or dse.Point(b, rtl_model.estimate(b).used(), "board")
+    own = next((p for p in pts if p.preset == "board"), None) or dse.hls_point(
+        dse.Point(b, rtl_model.estimate(b).used(), "board"))
     dse.evaluate(own, graphs if own.fps16 is None else {})
-    front = [p for p in pts if p.pareto]
-    front.sort(key=lambda p: -p.fps8)
     chosen = next((p for p in pts if p.chosen), None)
     if chosen is None:
         raise FlowError(f"no configuration of the search space fits {b.part} (every DSP, BRAM and URAM block, "
                         f"90% of LUT and FF) and compiles the model")
+    front = [p for p in pts if p.pareto]
+    front.sort(key=lambda p: -p.fps8)
+    shown = front[:FRONT_ROWS] + ([] if any(chosen is p for p in front[:FRONT_ROWS]) else [chosen])
     head = (f"# Design-space exploration: {b.name} ({b.part}), {b.pl_clock_mhz:g} MHz\n\n"
             f"{len(dse.candidates(b))} candidates, {len(pts)} within the part's resources (RTL resource model; "
             f"90% of LUT and FF), evaluated with the latency model in {time.time() - t0:.0f} s. "
-            f"Pareto front (int8 frames/s against DSP48E2, BRAM36, URAM, LUT), then the board file's configuration:\n")
+            f"Pareto front (int8 frames/s against DSP48E2, BRAM36, URAM, LUT), the chosen configuration (the fastest "
+            f"whose HLS kernel fits too: a board file's block serves both) and the board file's configuration:\n")
     more = (f"\n({len(front)} points on the front, the {FRONT_ROWS} fastest shown; all points in explore.json)\n"
             if len(front) > FRONT_ROWS else "")
-    md = (f"{head}\n{table(front[:FRONT_ROWS], own)}\n{more}\nchosen: {chosen.label}, {chosen.fps8:.1f} int8 "
+    md = (f"{head}\n{table(shown, own)}\n{more}\nchosen: {chosen.label}, {chosen.fps8:.1f} int8 "
           f"frames/s\n")
     atomic_write(d / "explore.md", md)
     atomic_write(d / "explore.json", json.dumps(dict(board=b.name, clock_mhz=b.pl_clock_mhz, quant=quant,

@@ -154,6 +154,16 @@ class TimingReport:
         rows = [(k, len(v), max(v, key=lambda p: p.delay * p.ratio)) for k, v in groups.items()]
         return sorted(rows, key=lambda r: -r[2].delay * r[2].ratio)[:n]
 
+    def chain_vectors(self, n: int = 20) -> list[tuple[str, int, Path_]]:
+        """The ``n`` endpoint vectors (``[i]`` bits collapsed) with the most bits whose worst path enters more than
+        :data:`MAX_CARRY_CHAINS` carry chains: (name, such bits, the vector's path through the most chains)."""
+        groups: dict[str, list[Path_]] = defaultdict(list)
+        for p in self.endpoints:
+            if p.chains > MAX_CARRY_CHAINS:
+                groups[re.sub(r"\[\d+\]", "[*]", p.end)].append(p)
+        rows = [(k, len(v), max(v, key=lambda p: (p.chains, p.delay))) for k, v in groups.items()]
+        return sorted(rows, key=lambda r: (-r[1], -r[2].delay))[:n]
+
     def to_json(self) -> dict:
         return {"top": self.top, "fmax_mhz": round(self.fmax_mhz, 1), "worst_ns": round(self.worst.delay, 3),
                 "max_lut_levels": self.max_levels, "max_carry_bits": self.max_carry,
@@ -165,7 +175,10 @@ class TimingReport:
                 "domains": self.domains() if len({p.clock for p in self.endpoints}) > 1 else {},
                 "worst": [{"end": k, "bits": b, "start": p.start, "unit": p.unit, "src": p.src, "ns": round(p.delay, 3),
                            "lut_levels": p.levels, "carry_bits": p.carry, "dsp": p.dsp}
-                          for k, b, p in self.worst_vectors()]}
+                          for k, b, p in self.worst_vectors()],
+                "over_chain_vectors": [{"end": k, "bits": b, "start": p.start, "unit": p.unit, "src": p.src,
+                                        "chains": p.chains, "ns": round(p.delay, 3)}
+                                       for k, b, p in self.chain_vectors(100)]}
 
 
 def _endpoints(nl: Netlist, mod: dict, instances: dict) -> list[tuple[str, str, str, object, float, object]]:
@@ -280,4 +293,12 @@ def report(r: TimingReport, title: str = "") -> str:
         unit = f"{p.unit} [{p.clock}]" if len(doms) > 1 else p.unit
         lines.append(f"| {k} | `{name}` ({bits}) | {unit} | {p.src} | `{p.start}` | {p.levels} | {p.carry} ({p.chains}) | "
                      f"{p.dsp} | {p.delay:.2f} |")
+    over = r.chain_vectors()
+    if over:
+        lines += ["", f"Endpoint vectors whose paths enter more than {MAX_CARRY_CHAINS} carry chain (the most bits "
+                  f"first; all of them in timing.json):", "",
+                  "| # | endpoint (bits over) | unit | RTL | start | LUT levels | carry chains | ns |",
+                  "|---:|---|---|---|---|---:|---:|---:|"]
+        lines += [f"| {k} | `{name}` ({bits}) | {p.unit} | {p.src} | `{p.start}` | {p.levels} | {p.chains} | "
+                  f"{p.delay:.2f} |" for k, (name, bits, p) in enumerate(over, 1)]
     return "\n".join(lines) + "\n"

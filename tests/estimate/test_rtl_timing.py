@@ -96,6 +96,9 @@ def test_carry_chains_are_counted_per_path(small):
     q = _ends(small["two_chains"], "q")
     assert max(p.chains for p in q) == 2 and small["two_chains"].over_chains == len(q) == 1
     assert small["wire_ff"].max_chains == 0
+    (name, bits, p), = small["two_chains"].chain_vectors()       # the report's table of them
+    assert bits == 1 and p.chains == 2 and name == q[0].end
+    assert small["add16"].chain_vectors() == [] and "more than 1 carry chain" in rt.report(small["two_chains"])
 
 
 @needs_yosys

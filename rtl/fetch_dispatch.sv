@@ -101,7 +101,11 @@ module fetch_dispatch
   logic fq_v, fq2_v;                          // an instruction in the check stages
   always_ff @(posedge clk) begin
     if (!rst_n || clr) fq_room <= 1'b0;
-    else fq_room <= 32'(ifq_count) + 32'(fq_v) + 32'(fq2_v) + 32'd2 <= 32'(IFQ_DEPTH);
+    // count + fq_v + fq2_v + 2 <= IFQ_DEPTH (>= 4, accel_pkg): the count against three constants (one carry chain
+    // each), selected by the stages' flags
+    else fq_room <= fq_v && fq2_v ? 32'(ifq_count) <= 32'(IFQ_DEPTH - 4)
+                  : fq_v || fq2_v ? 32'(ifq_count) <= 32'(IFQ_DEPTH - 3)
+                                  : 32'(ifq_count) <= 32'(IFQ_DEPTH - 2);
   end
   wire fe_rom_rd = !fetch_ddr && fe_more && fq_room;
   wire fe_take = fetch_ddr ? fe_insn_done && !fe_end : fe_rom_rd;

@@ -166,9 +166,9 @@ module load
   logic [AXI_AW-1:0] su_span;                                         // 5: pix_stride * (cols - 1) + run
   logic [AXI_AW-1:0] su_e1, su_e2, su_e3;                             // 5, 5, 6: the DDR extent's sums
   logic su_ddr_oob;                                                   // 7
-  logic [31:0] su_k0;                                                 // 2: first element / record + elems
+  logic [31:0] su_pb, su_k0;                                          // 2: first element / record; 3: + elems
   logic [AXI_AW-1:0] su_nstep;                                        // 2: -step
-  logic [AXI_AW-1:0] su_k1, su_b;                                     // 3: that - step; 6: + tot (the buffer extent)
+  logic [AXI_AW-1:0] su_k1, su_b;                                     // 4: that - step; 6: + tot (the buffer extent)
   logic su_buf_oob;                                                   // 7
   // (buffer capacity in the LOAD's index space: PBUF / TBUF records and WBUF elements at their 2^k lane pitch)
   wire [31:0] ld_buf_cap = ld_is_pbuf ? (ld_is_tbuf ? 32'(TB_D * TM_PITCH) : 32'(PB_D * TM_PITCH))
@@ -210,7 +210,8 @@ module load
     su_ddr_oob <= su_rsr_ov || su_spanp_ov || su_e3[AXI_AW-1:32] != '0
                   || su_e3[31:0] > ddr_sizes[32 * ld_base_reg +: 32];
     // the buffer extent: first element + tot - step + elems, in that order of availability
-    su_k0 <= ld_pb_start + ld_elems;
+    su_pb <= ld_pb_start;                             // (its own carry chain, then + elems: one chain per path)
+    su_k0 <= su_pb + ld_elems;
     su_nstep <= {{(AXI_AW - 32){ld_step != 0}}, 32'd0 - ld_step};     // -step on AXI_AW bits
     su_k1 <= addr_add(AXI_AW'(su_k0), su_nstep);
     su_b <= addr_add(su_k1, AXI_AW'(su_tot));
@@ -290,7 +291,7 @@ module load
     .clk, .rst_n, .clr, .init(ld_state == LD_SETUP), .prec16(rq_p16), .is_wbuf(rq_wbuf), .is_pbuf(rq_pbuf),
     .span(ld_span), .run_bytes(rq_run),
     .run_step(ld_run_step), .cols(rq_cols), .sp_stride(rq_stride),
-    .wl_lo(ld_pb_start[LOG2_WL-1:0]), .dq_wr(ar_ok),
+    .wl_lo(ld_dst_elem[LOG2_WL-1:0]), .dq_wr(ar_ok),
     .dq_wdata({sg_lo0, sg_hil, sg_blast, sg_idx, sg_first}), .rvalid, .rdata, .rlast, .rready,
     .last_fire(ld_last_fire), .busy(rd_busy), .w_chunk, .w_span, .w_spe, .w_data, .w_prev, .w_j0, .w_cnt, .w_e,
     .w_pb, .w_d0, .w_qpb);

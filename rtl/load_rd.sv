@@ -188,8 +188,8 @@ module load_rd
   logic [PW-1:0] ptr, avail;                                          // next byte, valid bytes from it
   logic bsegend;                                                      // the beat ends its segment
   logic [31:0] bpb0, pbr;
-  logic [CAP_W-1:0] gleft, gsize;                                     // the group: bytes left, bytes
-  logic [RUN_W-1:0] ge0;                                              //   its first byte within the run
+  logic [CAP_W-1:0] gleft;                                            // the group: bytes left
+  logic [RUN_W-1:0] gpos;                                             //   the next chunk's first byte in the run
   logic grend;                                                        //   the run ends with it
   logic [SPD_W-1:0] d [3];
   logic [F_LOAD_COLS_W-1:0] nleft;                                    // span: runs not written yet
@@ -250,11 +250,11 @@ module load_rd
     // the group
     if (gtake) begin
       gleft <= g_size;
-      gsize <= g_size;
-      ge0 <= g_e;
+      gpos <= g_e;
       grend <= g_rend;
-    end else if (chunk) begin
+    end else if (chunk) begin                        // (not to the group's end: avail < gleft bytes consumed)
       gleft <= gleft_a;
+      gpos <= gpos + RUN_W'(avail);
     end
     // the beat
     if (btake) begin
@@ -294,7 +294,7 @@ module load_rd
     w_prev <= prev;
     w_j0 <= ptr;
     w_cnt <= cnt;
-    w_e <= ge0 + RUN_W'(gsize - gleft);
+    w_e <= gpos;                                      // = the group's first byte + gsize - gleft
     w_pb <= bpb0 + pbr;
     w_d0 <= d[0];
     w_qpb <= qpb;

@@ -68,9 +68,9 @@ module load_wr
   logic [AXI_DW-1:0] x2_data, x2_prev;
   logic [31:0] x2_idx0, x2_qpb, x2_qpb1;
   logic [LOG2_PB-1:0] x2_ph;
-  logic [LB-1:0] x2_sh, x2_shw;
+  logic [LB-1:0] x2_sh, x2_ilo;                                       // (x3: x2_sh - x2_ilo << prec16, the WBUF rotation)
   logic [AXI_BYTES-1:0] x2_ones;                                      // the chunk's bytes from bit 0
-  logic [PW-1:0] x2_wi, x2_wi1, x2_cnt;
+  logic [PW-1:0] x2_wi, x2_str, x2_cnt;                               // (x3: x2_wi + x2_str, span run q + 1)
   logic [LOG2_WL:0] x2_us;                                            // WBUF: the chunk's first unit in its word
   wire [31:0] e_el = is_pbuf ? 32'(w_e >> LOG2_PB) : prec16 ? 32'(w_e >> 1) : 32'(w_e);   // elements into the run
   wire [LOG2_PB-1:0] ph = is_pbuf ? w_e[LOG2_PB-1:0] : LOG2_PB'(prec16 & w_e[0]);
@@ -86,12 +86,13 @@ module load_wr
     x2_qpb1 <= w_qpb + run_step;
     x2_ph <= ph;
     x2_sh <= sh;
-    x2_shw <= sh - (idx_lo << prec16);
+    x2_ilo <= idx_lo;
     x2_ones <= w_chunk ? ones(w_cnt) : '0;
     x2_wi <= PW'(w_d0) - PW'(run_bytes);                              // (mod 2 AXI_BYTES)
-    x2_wi1 <= PW'(w_d0) - PW'(run_bytes) + PW'(sp_stride);
+    x2_str <= PW'(sp_stride);
     x2_cnt <= w_cnt;
-    x2_us <= ((LOG2_WL + 1)'(idx_wl) << prec16) + (LOG2_WL + 1)'(ph);
+    // (idx_wl << prec16) + ph for WBUF (ph = prec16 & e[0]: no carry, a concatenation; PBUF's ph is not used here)
+    x2_us <= prec16 ? {idx_wl, w_e[0]} : (LOG2_WL + 1)'(idx_wl);
   end
 
   // ---- x3: IBUF per lane and port the window bytes of its element (src0 / src1: the window {beat, previous
@@ -123,7 +124,7 @@ module load_wr
   // logarithmic rotator (PW stages of 2:1), not a window-wide multiplexer per lane and byte
   for (genvar pt = 0; pt < 2; pt++) begin : g_rw
     wire [2*AXI_DW-1:0] win = pt == 0 && !x2_span ? {x2_data, x2_data} : {x2_data, x2_prev};
-    wire [PW-1:0] base = pt == 0 ? (x2_span ? x2_wi : PW'(x2_sh)) : x2_wi1;
+    wire [PW-1:0] base = pt == 0 ? (x2_span ? x2_wi : PW'(x2_sh)) : x2_wi + x2_str;   // (one carry chain)
     wire [2*AXI_DW-1:0] rw;
     log_shift #(.E(8), .N(2 * AXI_BYTES), .S(PW), .ROT(1'b1), .UP(1'b0)) u_rot (.sh(base), .x(win), .y(rw));
     always_ff @(posedge clk) x3_rw[2 * AXI_DW * pt +: 2 * AXI_DW] <= rw;
@@ -150,19 +151,20 @@ module load_wr
       logic [31:0] r;
       r = (pt == 0 ? (x2_span ? x2_qpb : x2_idx0) : x2_qpb1) >> LOG2_TN;
       x3_ok0[pt] <= is_ibuf && r < 32'(IB_D);
-      x3_ok1[pt] <= is_ibuf && r + 32'd1 < 32'(IB_D);
+      x3_ok1[pt] <= is_ibuf && r < 32'(IB_D - 1);                    // (r + 1 < IB_D: one compare)
     end
     x3_pok0 <= is_pbuf && x2_idx0 >> LOG2_TM < (is_tbuf ? 32'(TB_D) : 32'(PB_D));
-    x3_pok1 <= is_pbuf && (x2_idx0 >> LOG2_TM) + 32'd1 < (is_tbuf ? 32'(TB_D) : 32'(PB_D));
+    x3_pok1 <= is_pbuf && x2_idx0 >> LOG2_TM < (is_tbuf ? 32'(TB_D - 1) : 32'(PB_D - 1));
     x3_tb <= is_tbuf;
   end
+  wire [LB-1:0] shw = x2_sh - (x2_ilo << prec16);                   // WBUF: the word's element 0 at byte 0
   always_ff @(posedge clk) begin
     logic [LOG2_G-1:0] ulo;
     logic [31:0] wrow;
     logic wok;
     for (int r = 0; r < AXI_BYTES; r++) begin
       x3_rot[8 * r +: 8] <= x2_data[8 * ((r + 32'(x2_sh)) & (AXI_BYTES - 1)) +: 8];
-      x3_rotw[8 * r +: 8] <= x2_data[8 * ((r + 32'(x2_shw)) & (AXI_BYTES - 1)) +: 8];
+      x3_rotw[8 * r +: 8] <= x2_data[8 * ((r + 32'(shw)) & (AXI_BYTES - 1)) +: 8];
     end
     x3_mask <= MW'(x2_ones) << x2_ph;
     wrow = x2_idx0 >> LOG2_WL;

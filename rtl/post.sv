@@ -232,6 +232,7 @@ module post
   // than that (P_RUN, P_DRAIN through the requantization pipeline, S_DONE), so the next instruction of the STORE
   // module never starts after an error.
   logic pp_chk1, pp_chk2, pp_chk3, pp_k_pb, pp_k_zero, pp_bad1, pp_bad2;
+  logic [31:0] pp_pbe;
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       pp_chk1 <= 1'b0;
@@ -308,7 +309,7 @@ module post
             pp_ida <= (32'(ins[F_POST_ACT_LSB +: F_POST_ACT_W]) & ACT_TABLE) != 0 && ins[F_POST_ID_ABOVE_LSB];
             pp_idsh <= ins[F_POST_ID_SHIFT_LSB +: F_POST_ID_SHIFT_W];
             pp_zpid <= signed'(ins[F_POST_ZP_ID_LSB +: F_POST_ZP_ID_W]);
-            pp_k_pb <= pp_pbuf_oc + (pp_og << LOG2_TM) > 32'(PB_D * TM_PITCH);   // (records at TM_PITCH)
+            pp_pbe <= pp_pbuf_oc + (pp_og << LOG2_TM);    // PBUF records' end (compared at pp_sc 1)
             pp_k_zero <= pp_oh == 0 || pp_ow == 0 || pp_og == 0;
             pp_pscol <= mul3(pp_og, 3'(pp_ps));
             pp_ohu <= 16'(mul3(pp_oh, pp_up3));
@@ -325,6 +326,7 @@ module post
             pp_oh0 <= pp_oh == 0;
             pp_ow0 <= pp_ow == 0;
           end
+          if (pp_sc == 6'd1) pp_k_pb <= pp_pbe > 32'(PB_D * TM_PITCH);   // (records at TM_PITCH; one chain each)
           if (pp_sc == 6'd14) begin                     // rows / columns final
             pp_rows2 <= F_POST_OUT_ROWS_W'(pp_rows - 32'd2);
             pp_cols2 <= F_POST_OUT_COLS_W'(pp_cols - 32'd2);

@@ -113,7 +113,7 @@ module pre
   logic [AXI_AW-1:0] p_dst;
   logic [20:0] p_span;
   logic [15:0] p_pitch, p_mult, p_zp;
-  logic [12:0] p_fw, p_nw, p_nh, p_top, p_left, p_fw1, p_fh1, p_nw1, p_xhi, p_yhi, p_yhi1, p_ylast;
+  logic [12:0] p_fw, p_nw, p_nh, p_top, p_left, p_fw1, p_fh1, p_nw1, p_xhi, p_yhi, p_ylast;
   logic [31:0] p_sx, p_sy, p_drow;
   logic [7:0] p_dpix;
   logic [5:0] p_s1;
@@ -128,7 +128,6 @@ module pre
       p_nw1 <= net_w - 13'd1;
       p_xhi <= left + out_w;
       p_yhi <= top + out_h;
-      p_yhi1 <= top + out_h - 13'd1;
       p_ylast <= y0 + rows - 13'd1;
       p_nh <= rows;
       {p_sx, p_sy, p_drow, p_dpix, p_s1, p_p16, p_swap} <= {step_x, step_y, dst_row, dst_pix, shift - 6'd1, prec, swap};
@@ -180,7 +179,7 @@ module pre
         end
         S_ROW: begin
           s_placed <= s_y >= p_top && s_y < p_yhi;
-          s_lastrow <= s_y == p_yhi1;
+          s_lastrow <= s_y + 13'd1 == p_yhi;             // (s_y == top + out_h - 1 mod 2^13: one carry chain)
           s_ylast <= s_y == p_ylast;
           s_iyr <= 13'(s_sy[31:20]);
           s_fyr <= s_sy[19:8];
@@ -286,8 +285,9 @@ module pre
       cred <= '0;
       cred_ok <= 1'b0;
     end else begin
-      cred <= cred + 6'(issue) - 6'(px_pop);
-      cred_ok <= cred + 6'(issue) < 6'(CRED);
+      // (the increment, the decrement and the compares side by side from the register, selected after them)
+      cred <= issue && !px_pop ? cred + 6'd1 : px_pop && !issue ? cred - 6'd1 : cred;
+      cred_ok <= issue ? cred < 6'(CRED - 1) : cred < 6'(CRED);
     end
   end
 

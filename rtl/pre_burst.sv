@@ -31,11 +31,12 @@ module pre_burst
   localparam int CAP_MAX = PAGE < AXI_MAX_BEATS ? PAGE : AXI_MAX_BEATS;
   logic [15:0] left;
   logic [8:0] cap;
+  logic [15:0] capm;                                // cap + CAP_MAX (blast's compare at a fire: one carry chain)
   assign blen = blast ? 9'(left) : cap;             // (blast: left <= cap)
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       valid <= 1'b0;
-      {cur, left, cap, blast} <= '0;
+      {cur, left, cap, capm, blast} <= '0;
     end else if (init) begin
       logic [BW-LB:0] cp;
       logic [8:0] cn;
@@ -45,6 +46,10 @@ module pre_burst
       cur <= addr;
       left <= beats;
       cap <= cn;
+      /* verilator lint_off UNSIGNED */              // (PAGE = CAP_MAX: the first burst never reaches CAP_MAX)
+      capm <= addr[BW-1:LB] < (BW - LB)'(PAGE - CAP_MAX) ? 16'(2 * CAP_MAX)
+                                                        : 16'(PAGE + CAP_MAX) - 16'(addr[BW-1:LB]);
+      /* verilator lint_on UNSIGNED */
       blast <= beats <= 16'(cn);
     end else if (fire) begin
       logic [BW:0] off;
@@ -52,7 +57,8 @@ module pre_burst
       cur <= {cur[AXI_AW-1:BW] + (AXI_AW - BW)'(off[BW]), off[BW-1:0]};
       left <= left - 16'(cap);
       cap <= 9'(CAP_MAX);
-      blast <= left - 16'(cap) <= 16'(CAP_MAX);
+      capm <= 16'(2 * CAP_MAX);
+      blast <= left <= capm;                        // (left - cap <= CAP_MAX; not the last burst: left > cap)
       if (blast) valid <= 1'b0;
     end
   end

@@ -91,7 +91,8 @@ module pre_insn
   function automatic logic in_size(input logic [31:0] v);
     in_size = v != 0 && v <= 32'(PRE_MAX_FRAME);
   endfunction
-  logic c_sizes, c_fits, c_pitch_hi, c_place, c_bad, c_band;
+  logic c_sizes, c_fits, c_pitch_hi, c_place, c_bad, c_band, c_ps;
+  logic [13:0] c_yr;                                                  // y0 + rows
   logic [14:0] c_w3;                                                  // 3 frame_w
   logic [13:0] c_xe, c_ye;                                            // left + out_w, top + out_h
   logic [AXI_AW-1:0] c_dst;                                           // base + ddr_offset
@@ -125,7 +126,8 @@ module pre_insn
   always_ff @(posedge clk) begin
     if (st == P_S1) begin
       c_sizes <= in_size(r_fw) && in_size(r_fh) && in_size(32'(i_nw)) && in_size(32'(i_nh));
-      c_band <= 14'(i_y0) + 14'(i_rows) <= 14'(i_nh) && i_ps >= (i_p16 ? 8'd6 : 8'd3);   // (+ a whole pixel)
+      c_yr <= 14'(i_y0) + 14'(i_rows);                // (compared with nh in P_MUL: one carry chain each)
+      c_ps <= i_ps >= (i_p16 ? 8'd6 : 8'd3);          // (+ a whole pixel)
       c_fits <= r_ow[31:13] == '0 && r_left[31:13] == '0 && r_oh[31:13] == '0 && r_top[31:13] == '0
                 && r_ow != 0 && r_oh != 0;
       c_pitch_hi <= r_pitch[31:16] == '0;
@@ -139,6 +141,7 @@ module pre_insn
       c_yf <= i_y0 > r_top[12:0] ? i_y0 : r_top[12:0];
     end
     if (st == P_MUL) c_lf <= 14'(c_yf) + 14'd1 == c_ye;
+    if (st == P_MUL) c_band <= c_yr <= 14'(i_nh) && c_ps;
     if (st == P_A1) s_rf <= rf;
     if (st == P_MUL) c_place <= c_fits && c_xe <= 14'(i_nw) && c_ye <= 14'(i_nh) && c_pitch_hi
                                 && r_pitch[15:0] >= 16'(c_w3);

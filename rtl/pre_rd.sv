@@ -46,18 +46,18 @@ module pre_rd
   logic [1:0] buf1;
   logic [15:0] beats;
   logic [AXI_AW-1:0] ra_r;
-  logic [LB-1:0] lo;
+  logic [LB:0] lo1;                                                   // the first beat's byte + B - 1
   logic [14:0] nbytes;
   always_ff @(posedge clk) begin
     su1 <= rst_n && go;
     su2 <= rst_n && su1;
     if (go) begin
       ra_r <= ra;
-      lo <= ra[LB-1:0];
+      lo1 <= (LB + 1)'(ra[LB-1:0]) + (LB + 1)'(B - 1);
       buf1 <= lbuf;
       nbytes <= 15'(npix) + (15'(npix) << 1);
     end
-    if (su1) beats <= 16'((17'(lo) + 17'(nbytes) + 17'(B - 1)) >> LB);
+    if (su1) beats <= 16'((17'(lo1) + 17'(nbytes)) >> LB);   // (one carry chain)
   end
   logic bvalid, blast;
   logic [8:0] blen;

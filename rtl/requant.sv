@@ -59,13 +59,15 @@ module requant
   logic [LO_W:0] r2_lo;
   logic [HI_W-1:0] r2_ah, r2_bh;
   logic signed [15:0] r2_mp, r2_mn;
-  logic [5:0] r2_sp, r2_sn, r2_pre;
+  logic [5:0] r2_sp1, r2_sn1, r2_pre;                  // s - 1 of each side (its own carry chain, before the select)
   wire [V_W-1:0] acc_x = V_W'(r1_acc);                 // sign-extended
   always_ff @(posedge clk) begin
     r2_lo <= {1'b0, acc_x[LO_W-1:0]} + {1'b0, r1_bias[LO_W-1:0]};
     r2_ah <= acc_x[V_W-1:LO_W];
     r2_bh <= r1_bias[V_W-1:LO_W];
-    {r2_mp, r2_mn, r2_sp, r2_sn, r2_pre} <= {r1_mp, r1_mn, r1_sp, r1_sn, r1_pre};
+    {r2_mp, r2_mn, r2_pre} <= {r1_mp, r1_mn, r1_pre};
+    r2_sp1 <= r1_sp - 6'd1;
+    r2_sn1 <= r1_sn - 6'd1;
   end
   // R3: acc + bias complete (high part); s by its sign (M is selected at R5, straight into the DSP's B register:
   // a register fed by a register chain alone would become a shift-register LUT, which the DSP cannot absorb)
@@ -78,7 +80,7 @@ module requant
   always_ff @(posedge clk) begin
     r3_v <= signed'({vh, r2_lo[LO_W-1:0]});
     {r3_mp, r3_mn, r3_neg} <= {r2_mp, r2_mn, neg};
-    r3_s1 <= (neg ? r2_sn : r2_sp) - 6'd1;
+    r3_s1 <= neg ? r2_sn1 : r2_sp1;                   // (vh's carry chain, then a select: one chain per path)
     r3_pre <= r2_pre;
   end
   // R4 / R5: v = (acc + bias) >>> pre, by 8 * pre[5:3] then pre[2:0], down to the DSP's 27-bit A port (the A / B

@@ -55,8 +55,9 @@ module seg_gen
   logic [LW-1:0] left;                 // beats of the segment not yet in a burst
   wire [PW-1:0] rows_w = PW'(rows), cols_w = PW'(cols);
   wire row_end = c_init ? cols_w <= 1 : c_last;
-  // more (registered): r < rows, set at init (rows valid then) and kept with r
-  wire more_row = r + PW'(1) < rows_w;
+  // more (registered): r < rows, set at init (rows valid then) and kept with r; at a take r < rows, so r + 1 < rows
+  // is r + 1 != rows (an increment, then an equality: one carry chain)
+  wire more_row = r + PW'(1) != rows_w;
   assign nxt_addr = 64'(nxt_a);
   assign cur = 64'(cur_a);
   assign seg_start = 64'(start_a);
@@ -65,6 +66,7 @@ module seg_gen
   // segment's start), every later one starts on a boundary (the bursts before it ended there) and may have CAP_MAX
   localparam int CAP_MAX = AXI_BOUNDARY / AXI_BYTES < AXI_MAX_BEATS ? AXI_BOUNDARY / AXI_BYTES : AXI_MAX_BEATS;
   logic [8:0] cap;
+  logic [LW-1:0] capm;                 // cap + CAP_MAX (registered with cap: blast's compare is one carry chain)
   always_comb blen = blast ? 9'(left) : cap;     // (blast: left <= cap, a register updated with them)
   assign take = en && (!seg_v || (fire && blast)) && more;
   always_ff @(posedge clk) begin
@@ -72,6 +74,7 @@ module seg_gen
       {r, c, nxt_idx, seg_idx} <= '0;
       {rowaddr, nxt_a, cur_a, left, start_a, end_a} <= '0;
       cap <= '0;
+      capm <= '0;
       blast <= 1'b0;
       {seg_v, first, c_last, c_init, more} <= '0;
     end else if (init) begin
@@ -92,7 +95,8 @@ module seg_gen
         cur_a <= {cur_a[AXI_AW-1:BOUND_W] + (AXI_AW - BOUND_W)'(off[BOUND_W]), off[BOUND_W-1:0]};
         left <= blast ? '0 : left - LW'(cap);
         cap <= 9'(CAP_MAX);
-        blast <= left - LW'(cap) <= LW'(CAP_MAX);
+        capm <= LW'(2 * CAP_MAX);
+        blast <= left <= capm;                       // (left - cap <= CAP_MAX; not the last burst: left > cap)
         first <= 1'b0;
         if (blast) seg_v <= 1'b0;
       end
@@ -115,6 +119,12 @@ module seg_gen
           cn = cp > (BOUND_W + 1)'(CAP_MAX) ? 9'(CAP_MAX) : 9'(cp);
           ln = LW'(seg_bytes[31:LOG2_BYTES]) + LW'(lo >> LOG2_BYTES);
           cap <= cn;
+          // cn + CAP_MAX, from nxt_a alone: cp + CAP_MAX beside the compare cp > CAP_MAX (one chain each)
+          /* verilator lint_off UNSIGNED */          // (a page of CAP_MAX beats: the compare is constant)
+          capm <= nxt_a[BOUND_W-1:LOG2_BYTES] < (BOUND_W - LOG2_BYTES)'(AXI_BOUNDARY / AXI_BYTES - CAP_MAX)
+                  ? LW'(2 * CAP_MAX)
+                  : LW'(AXI_BOUNDARY / AXI_BYTES + CAP_MAX) - LW'(nxt_a[BOUND_W-1:LOG2_BYTES]);
+          /* verilator lint_on UNSIGNED */
           left <= ln;
           blast <= ln <= LW'(cn);
         end
@@ -132,7 +142,7 @@ module seg_gen
           nxt_a <= addr_add(rowaddr, AXI_AW'(row_stride));
         end else begin
           c <= c + 1'b1;
-          c_last <= c + PW'(2) >= cols_w;
+          c_last <= c + PW'(2) == cols_w;            // (c + 1 < cols here: c + 2 >= cols is c + 2 == cols)
           nxt_a <= addr_add(nxt_a, AXI_AW'(pix_stride));
         end
       end

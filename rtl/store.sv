@@ -227,8 +227,11 @@ module store
       obr_row[OB_AW * l +: OB_AW] = sr0_row + OB_AW'(OFF_W'(l) < ew_lane);
   end
   // the next beat's position: a segment's first beat from its descriptor, else the last taken beat's + AXI_BYTES
-  wire [OFF_W:0] sr_inc = (OFF_W + 1)'(sr0_off) + (OFF_W + 1)'(AXI_BYTES);
-  wire [OFF_W:0] sr_rb = sd_p16 ? (OFF_W + 1)'(2 * OL) : (OFF_W + 1)'(OL);
+  // (off + AXI_BYTES >= row bytes as off >= row bytes - AXI_BYTES, and off + AXI_BYTES - row bytes: each one
+  // carry chain from the register, the constants selected before it; OL >= AXI_BYTES)
+  wire [OFF_W-1:0] sr_inc = sr0_off + OFF_W'(AXI_BYTES);              // (taken when it does not wrap)
+  wire sr_wrap = (OFF_W + 1)'(sr0_off) >= (sd_p16 ? (OFF_W + 1)'(2 * OL - AXI_BYTES) : (OFF_W + 1)'(OL - AXI_BYTES));
+  wire [OFF_W-1:0] sr_off_w = sr0_off + (sd_p16 ? OFF_W'(AXI_BYTES - 2 * OL) : OFF_W'(AXI_BYTES - OL));
   always_ff @(posedge clk) begin
     if (!rst_n || clr) begin
       {sr0_v, sr1_v, sr2_v, sr3_v} <= '0;
@@ -243,11 +246,11 @@ module store
       if (sr_first && sdh_sf) begin
         sr0_row <= sdh_row;
         sr0_off <= sdh_off;
-      end else if (sr_inc >= sr_rb) begin
+      end else if (sr_wrap) begin
         sr0_row <= sr0_row + 1'b1;
-        sr0_off <= OFF_W'(sr_inc - sr_rb);
+        sr0_off <= sr_off_w;
       end else begin
-        sr0_off <= OFF_W'(sr_inc);
+        sr0_off <= sr_inc;
       end
     end
     if (sr_go) begin
@@ -314,7 +317,7 @@ module store
   logic su_segall_ov, su_obn_ov, su_rsr_ov, su_psc_ov;
   logic [AXI_AW-1:0] su_e1, su_e2, su_e3;                             // 5, 5, 6: the DDR extent's sums
   logic su_ddr_oob;                                                   // 7
-  logic [24:0] su_ob1;                                                // 6: obn + elems
+  logic [24:0] su_ep, su_ob1;                                         // 2: elems - pix; 6: obn + that
   logic su_ob_hi, su_ob_oob;                                          // 6, 7
   /* verilator lint_off PINCONNECTEMPTY */
   mul_tree #(.AW(F_STORE_ELEMS_W + 1), .BW(F_STORE_COLS_W)) u_rb (
@@ -346,10 +349,11 @@ module store
     // (each multiply's overflow comes one clock after its product)
     su_ddr_oob <= su_rsr_ov || su_psc_ov || su_e3[AXI_AW-1:32] != '0
                   || su_e3[31:0] > ddr_sizes[32 * sd_ins_base +: 32];
-    su_ob1 <= su_obn[24:0] + 25'(sd_elems);
+    su_ep <= 25'(sd_elems) - 25'(sd_pix);             // (elems - pix first: one carry chain per sum)
+    su_ob1 <= su_obn[24:0] + su_ep;
     su_ob_hi <= su_obn[31:24] != '0;
     su_ob_oob <= su_obn_ov || su_ob_hi
-                 || su_ob1 - 25'(sd_pix) > (sd_p16 ? 25'(OBUF_WORDS16 * TM) : 25'(OBUF_WORDS8 * TM));
+                 || su_ob1 > (sd_p16 ? 25'(OBUF_WORDS16 * TM) : 25'(OBUF_WORDS8 * TM));
   end
   assign oob = sd_chk && (su_ddr_oob || su_ob_oob);
 

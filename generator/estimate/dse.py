@@ -66,7 +66,7 @@ class Point:
     None when not evaluated), ``cycles8`` / ``cycles16`` (predicted cycles per frame), ``traffic8`` (DDR bytes per
     int8 frame) and ``compulsory8`` (the frame's compulsory bytes), ``error`` (why the model does not compile),
     ``hls`` (the HLS kernel's estimated resources, keys of :data:`RESOURCE_KEYS`; {} when not estimated) and
-    ``hls_over`` (the resources of ``hls`` over their limit: empty when the HLS kernel fits)."""
+    ``hls_over`` (what stops the HLS kernel, :func:`hls_point`: empty when it fits)."""
     board: Board
     resources: dict
     preset: str
@@ -143,9 +143,15 @@ def over(res: dict, capacity: dict, limit: dict = UTILIZATION_LIMIT) -> tuple:
 
 def hls_point(point: "Point", limit: dict = UTILIZATION_LIMIT) -> "Point":
     """Set ``point.hls`` / ``hls_over``: the HLS kernel's estimate of ``point.board`` (single-rate, without
-    instruction ROM: :func:`generator.estimate.hls_resources.estimate`) against ``limit`` of the part."""
+    instruction ROM: :func:`generator.estimate.hls_resources.estimate`) against ``limit`` of the part, and whether
+    its hot loops keep II=1. ``hls_over``: what stops the HLS kernel, as text (empty: it fits), e.g.
+    ``("bram36 276",)``, or ``"STORE_BEATS II=2"`` when Tm is below the m_axi bytes (the kernel's OBUF has Tm lane
+    memories, ``hls_templates/kernel/accel_kernel_store.h`` OBUF_WRAPS: a beat then reads each twice)."""
     point.hls = hls_resources.estimate(point.board).used()
-    point.hls_over = over(point.hls, point.board.resources.model_dump(), limit)
+    a = point.board.accelerator
+    wraps = -(-a.axi_data_width_bits // 8 // a.tm)
+    point.hls_over = (tuple(f"{k} {point.hls[k]:g}" for k in over(point.hls, point.board.resources.model_dump(), limit))
+                      + ((f"STORE_BEATS II={wraps}",) if wraps > 1 else ()))
     return point
 
 

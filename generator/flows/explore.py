@@ -47,7 +47,7 @@ FRONT_ROWS = 12
 def table(points, own=None, board_col: bool = False) -> str:
     """Markdown table of ``points`` (the front, fastest first) and the board file's own configuration ``own``;
     ``board_col``: a first column with each point's board name. The last column: whether the HLS kernel's estimate
-    fits the same limits, else the resources over them (:func:`generator.estimate.dse.hls_point`)."""
+    fits the same limits at II=1, else what stops it (:func:`generator.estimate.dse.hls_point`)."""
     rows = [("| board " if board_col else "") + "| configuration (TnxTm/m_axi bits/buffers) | int8 frames/s | "
             "int16 frames/s | DSP48E2 | BRAM36 | URAM | LUT | FF | DDR MB/frame (x compulsory) | HLS kernel |",
             ("|---" if board_col else "") + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
@@ -56,8 +56,7 @@ def table(points, own=None, board_col: bool = False) -> str:
         tag = " (chosen)" if p.chosen else (" (board file)" if p is own or p.preset == "board" else "")
         f16 = "-" if p.fps16 is None else f"{p.fps16:.1f}"
         traffic = (f"{p.traffic8 / 1e6:.2f} ({p.traffic8 / p.compulsory8:.2f}x)" if p.compulsory8 else "-")
-        hls = ("-" if not p.hls else f"over: {', '.join(f'{k} {p.hls[k]:g}' for k in p.hls_over)}" if p.hls_over
-               else "fits")
+        hls = "-" if not p.hls else f"over: {', '.join(p.hls_over)}" if p.hls_over else "fits"
         rows.append((f"| {p.board.name} " if board_col else "") +
                     f"| {p.label}{tag} | {p.fps8:.1f} | {f16} | {r['dsp48e2']} | {r['bram36']:g} | {r['uram']} | "
                     f"{r['lut']:,} | {r['ff']:,} | {traffic} | {hls} |")

@@ -94,21 +94,23 @@ def test_the_choice_is_the_fastest_point_whose_hls_kernel_fits_too():
 
 
 def test_hls_point_is_the_hls_estimate_against_the_limits():
-    """ultra96v2 (xczu3eg, 216 BRAM36): the 32x8 with S buffers is over in the HLS kernel's block RAM while its
-    XXS buffers fit; the figures are hls_resources.estimate's."""
+    """ultra96v2 (xczu3eg, 216 BRAM36, 128-bit m_axi): the 16x16 with S buffers is over in the HLS kernel's block
+    RAM while its XXS buffers fit; a Tm of 8 (below the 16 m_axi bytes) puts the kernel's STORE loop at II=2
+    (as tests/backends/test_hls_lint.py's port analysis finds); the figures are hls_resources.estimate's."""
     from generator.estimate import hls_resources
 
     b = load_board("ultra96v2", chosen=False)
-    for preset, ib, wb, acc, ob in dse.BUFFER_PRESETS:
-        if preset in ("S", "XXS"):
-            c = dse.configured(b, tn=32, tm=8, axi_data_width_bits=128, ibuf_bank_bytes=ib, wbuf_bank_bytes=wb * 256,
-                               acc_bank_words=acc, obuf_bytes=ob, pump=1)
-            p = dse.hls_point(dse.Point(c, {}, preset))
-            e = hls_resources.estimate(c).used()
-            assert p.hls == e
-            assert p.hls_over == tuple(k for k in dse.RESOURCE_KEYS
-                                       if e[k] > dse.UTILIZATION_LIMIT[k] * b.resources.model_dump()[k])
-            assert ("bram36" in p.hls_over) == (preset == "S")
+    cap = b.resources.model_dump()
+    for (preset, ib, wb, acc, ob), tm in itertools.product(dse.BUFFER_PRESETS, (8, 16)):
+        c = dse.configured(b, tn=16, tm=tm, axi_data_width_bits=128, ibuf_bank_bytes=ib, wbuf_bank_bytes=wb * 16 * tm,
+                           acc_bank_words=acc, obuf_bytes=ob, pump=1)
+        p = dse.hls_point(dse.Point(c, {}, preset))
+        e = hls_resources.estimate(c).used()
+        assert p.hls == e
+        over = [f"{k} {e[k]:g}" for k in dse.RESOURCE_KEYS if e[k] > dse.UTILIZATION_LIMIT[k] * cap[k]]
+        assert p.hls_over == tuple(over + (["STORE_BEATS II=2"] if tm == 8 else []))
+        if preset in ("S", "XXS") and tm == 16:
+            assert bool(over) == (preset == "S")
 
 
 @pytest.fixture(scope="module")

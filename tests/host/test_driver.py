@@ -153,7 +153,7 @@ def test_config_for_another_configuration_status(package, compiled, images, tmp_
 
 def test_package_mismatch(package, compiled):
     # a bitstream for another PE array
-    with active(GoldenSimDevice("ultra96v2")):
+    with active(GoldenSimDevice(board("ultra96v2", tn=16, tm=16))):
         with pytest.raises(PackageMismatchError) as e:
             YoloAccelerator(package)
     assert e.value.field == "tn" and (e.value.package, e.value.hardware) == (32, 16)
@@ -243,12 +243,13 @@ def test_hls_info_registers_probe_before_the_first_start(package, images, refere
 def test_hls_info_registers_mismatch_after_the_probe(package):
     """A bitstream for another PE array, HLS registers: the probe runs, then the mismatch is reported (no frame
     run); with constant registers (the RTL) no probe runs at all."""
-    with active(GoldenSimDevice("ultra96v2", info_registers="hls", block_design=True)) as dev:
+    other = board("ultra96v2", tn=16, tm=16)
+    with active(GoldenSimDevice(other, info_registers="hls", block_design=True)) as dev:
         with pytest.raises(PackageMismatchError) as e:
             YoloAccelerator(package)
         assert dev.accel.runs == dev.accel.probes == 1
     assert e.value.field == "tn" and (e.value.package, e.value.hardware) == (32, 16)
-    with active(GoldenSimDevice("ultra96v2")) as dev:
+    with active(GoldenSimDevice(other)) as dev:
         with pytest.raises(PackageMismatchError):
             YoloAccelerator(package)
         assert dev.accel.runs == dev.accel.probes == 0

@@ -140,6 +140,9 @@ module compute
   logic [AC_AW-1:0] su_og1, su_og3, su_ogb, su_nfull, su_nlast;   // copy 0's second pixel's ACC offset (x1; PUMP 2:
                                                        // x2), 3 og, copy 1's first pixel's (x1; bypass 0), PX og, r og
   logic [IB_AW-1:0] su_sigb, su_sig3, su_pwstep;          // pair B's first pixel's, x3's IBUF offsets; PX ig*s
+  if (F_COMPUTE_STRIDE_W > 4 || CP_SETUP < 3) begin : g_sig_lat   // u_sig in one clock (mul_tree: BW <= 4),
+    $error("compute: su_sig* must be valid by the last setup cycle");  // su_sig* by the last setup cycle
+  end
   /* verilator lint_off PINCONNECTEMPTY */
   mul_tree #(.AW(F_COMPUTE_IN_COLS_W), .BW(F_COMPUTE_IG_W)) u_rs (.clk, .a(f_in_cols), .b(f_ig), .p(su_rs), .ovf());
   mul_tree #(.AW(F_COMPUTE_IG_W), .BW(F_COMPUTE_STRIDE_W)) u_sig (.clk, .a(f_ig), .b(f_s), .p(su_sig), .ovf());
@@ -180,6 +183,10 @@ module compute
   logic [F_COMPUTE_OH_W-1:0] c_y;
   logic l_kx, l_ky, l_i, l_o, l_x, l_y, k_first;
   logic [IB_AW-1:0] a_prow, a_pw, a_offrow, a_off;     // IBUF word of the row's / pixel's window origin; offsets
+  // a_off + su_sig / su_sigb / su_sig3 (the offsets of pixels x1 / pair B / x3), a_offrow + the same, and c_ib + 1 +
+  // the same (ib_next's), kept beside a_off, a_offrow and c_ib, so each read address is one sum of two registers (one
+  // carry chain, not two); su_sig* are valid from the second setup cycle (u_sig: one clock, g_sig_lat)
+  logic [IB_AW-1:0] a_offs, a_offb, a_off3, a_rows, a_rowb, a_row3, c_ibs, c_ibb, c_ib3;
   logic [WB_AW-1:0] a_ww;                              // WBUF word
   logic [AC_AW-1:0] a_awp, a_ao;                       // ACC word of the pixel (p*og), of the output word
   logic [BO_W-1:0] a_bo;                               // bypass: element o*Tm
@@ -242,6 +249,9 @@ module compute
       a_pw <= IB_AW'(f_ibuf_word);
       a_offrow <= '0;
       a_off <= '0;
+      {a_offs, a_offb, a_off3} <= {IB_AW'(su_sig), su_sigb, su_sig3};
+      {a_rows, a_rowb, a_row3} <= {IB_AW'(su_sig), su_sigb, su_sig3};
+      {c_ibs, c_ibb, c_ib3} <= {IB_AW'(su_sig) + 1'b1, su_sigb + 1'b1, su_sig3 + 1'b1};
       a_ww <= WB_AW'(f_wbuf_word);
       a_awp <= '0;
       a_ao <= '0;
@@ -267,6 +277,9 @@ module compute
         a_offrow <= '0;
         a_off <= '0;
         c_ib <= '0;
+        {a_offs, a_offb, a_off3} <= {IB_AW'(su_sig), su_sigb, su_sig3};
+        {a_rows, a_rowb, a_row3} <= {IB_AW'(su_sig), su_sigb, su_sig3};
+        {c_ibs, c_ibb, c_ib3} <= {IB_AW'(su_sig) + 1'b1, su_sigb + 1'b1, su_sig3 + 1'b1};
         if (!l_o) begin                                 // next output word of the pixel(s)
           {c_o, l_o} <= {c_o - 1'b1, c_o == 1};
           a_ww <= a_ww + 1'b1;
@@ -294,14 +307,21 @@ module compute
         end
       end else begin
         a_ww <= a_ww + 1'b1;
-        if (!l_kx) a_off <= a_off + IB_AW'(f_ig);
-        else if (!l_ky) begin
+        if (!l_kx) begin
+          a_off <= a_off + IB_AW'(f_ig);
+          {a_offs, a_offb, a_off3} <= {a_offs + IB_AW'(f_ig), a_offb + IB_AW'(f_ig), a_off3 + IB_AW'(f_ig)};
+        end else if (!l_ky) begin
           a_offrow <= a_offrow + IB_AW'(su_rs);
           a_off <= a_offrow + IB_AW'(su_rs);
+          {a_rows, a_rowb, a_row3} <= {a_rows + IB_AW'(su_rs), a_rowb + IB_AW'(su_rs), a_row3 + IB_AW'(su_rs)};
+          {a_offs, a_offb, a_off3} <= {a_rows + IB_AW'(su_rs), a_rowb + IB_AW'(su_rs), a_row3 + IB_AW'(su_rs)};
         end else begin
           c_ib <= c_ib + 1'b1;
           a_offrow <= ib_next;
           a_off <= ib_next;
+          {c_ibs, c_ibb, c_ib3} <= {c_ibs + 1'b1, c_ibb + 1'b1, c_ib3 + 1'b1};
+          {a_rows, a_rowb, a_row3} <= {c_ibs, c_ibb, c_ib3};
+          {a_offs, a_offb, a_off3} <= {c_ibs, c_ibb, c_ib3};
         end
       end
     end
@@ -321,6 +341,8 @@ module compute
   logic [AC_AW-1:0] q_aw3 [NS:2];
   logic [LOG2_TN-1:0] q1_boff;                         // bypass: lane of the first element
   logic [IB_AW-1:0] q1_ia, q1_ib, q1_ic, q1_id;
+  wire [IB_AW:0] byp_next = {a_pw, 1'b1} + {IB_AW'(a_bsel >> LOG2_TN), 1'b1};
+  wire unused_bn = byp_next[0];                        // (always 0: the carry-in's own bit)
   logic [WB_AW-1:0] q1_wa;
   logic q1_wb;
   always_ff @(posedge clk) begin
@@ -342,10 +364,10 @@ module compute
                                                          // b_word*Tn + o*Tm has the same lane)
     // stage 1: the RAM read addresses (bypass: the first IBUF word of the o group and the next; emul B: of B's)
     q1_ia <= cp_bypass ? a_pw + IB_AW'(a_bsel >> LOG2_TN) : a_pw + a_off;
-    q1_ib <= cp_bypass ? a_pw + IB_AW'(a_bsel >> LOG2_TN) + 1'b1
-                       : a_pw + a_off + IB_AW'(su_sig);
-    q1_ic <= a_pw + a_off + su_sigb;
-    q1_id <= a_pw + a_off + su_sig3;
+    // (bypass: the word after q1_ia's, a_pw + w + 1 as one adder with the 1 as carry-in: {a_pw, 1} + {w, 1})
+    q1_ib <= cp_bypass ? byp_next[IB_AW:1] : a_pw + a_offs;   // (a_pw + a_off + su_sig)
+    q1_ic <= a_pw + a_offb;                            // (a_pw + a_off + su_sigb)
+    q1_id <= a_pw + a_off3;                            // (a_pw + a_off + su_sig3)
     q1_wa <= a_ww;
     q1_wb <= cp_wbuf_bank;
   end

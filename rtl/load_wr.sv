@@ -158,14 +158,16 @@ module load_wr
     x3_tb <= is_tbuf;
   end
   wire [LB-1:0] shw = x2_sh - (x2_ilo << prec16);                   // WBUF: the word's element 0 at byte 0
+  wire [AXI_DW-1:0] rotw;                                             // x2_data byte r + shw (mod AXI_BYTES) at r:
+  log_shift #(.E(8), .N(AXI_BYTES), .S(LB), .ROT(1'b1), .UP(1'b0)) u_rotw (.sh(shw), .x(x2_data), .y(rotw));
   always_ff @(posedge clk) begin
     logic [LOG2_G-1:0] ulo;
     logic [31:0] wrow;
     logic wok;
     for (int r = 0; r < AXI_BYTES; r++) begin
       x3_rot[8 * r +: 8] <= x2_data[8 * ((r + 32'(x2_sh)) & (AXI_BYTES - 1)) +: 8];
-      x3_rotw[8 * r +: 8] <= x2_data[8 * ((r + 32'(shw)) & (AXI_BYTES - 1)) +: 8];
     end
+    x3_rotw <= rotw;                                                  // (shw's chain, then 2:1 stages)
     x3_mask <= MW'(x2_ones) << x2_ph;
     wrow = x2_idx0 >> LOG2_WL;
     for (int g = 0; g < NG; g++) x3_g0[g] <= (LOG2_WL + 2 - LOG2_G)'(x2_us >> LOG2_G) == (LOG2_WL + 2 - LOG2_G)'(g);

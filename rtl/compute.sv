@@ -9,15 +9,11 @@
 //     sums (selected: PE, bypass or emul, registered), the ACC words read for the read-modify-write;
 //     SR + 1: the ACC words (bank-selected) and the word's running sums registered;  SR + 2: their sum registered;
 //     SR + 3 (NS): ACC written.
-// int8: two output pixels (x0, x1 = x0 + 1) per step (packed DSP), int16 and bypass: one. Double-pumped (PUMP = 2,
-// rtl/pe_array_2x.sv on clk2x): int8 four (DSP operand pair A = x0, x1; pair B = x2, x3), int16 two (x0; x1 as
-// pair B), bypass one. Pair B is read from IBUF copy 1 (ports C, D: x2 at + 2 ig*s words, x3 at + 3; int16 x1 at
-// + ig*s). ACC copy c holds the pixels of tile column parity c (rtl/buffers.sv; whatever the precision, so POST
-// and a COMPUTE of the other precision find them, rtl/post.sv): copy 0 takes x0 (port A) and x2 (port B), copy 1
-// x1 and x3, each by its own compute_acc, so each copy sees the single-pumped port pattern; a bypass pixel goes
-// to the copy of its column (q_sel). int8 accumulation into ACC (acc_init = 0): both ACC ports (of each copy) read
-// at SR and write at SR + 3 for the two pixels, so a word's read must not fall 3 cycles after the previous word's
-// write: K = ig*kh*kw = 1 issues every other cycle (su_alt), K = 3 leaves a cycle after each word (su_gap).
+// int8: two output pixels (x0, x1 = x0 + 1) per step (packed DSP), int16 and bypass: one; double-pumped (PUMP = 2):
+// four / two / one, pair B from IBUF copy 1 (ports C, D), ACC copy c the pixels of column parity c, each by its own
+// compute_acc (docs/rtl.md, "COMPUTE on the pumped array"). int8 accumulation into ACC (acc_init = 0): a word's read
+// must not fall 3 cycles after the previous word's write: K = ig*kh*kw = 1 issues every other cycle (su_alt), K = 3
+// leaves a cycle after each word (su_gap).
 // Legend: c_* loop down-counters and l_* their last flags; a_* addresses; su_* setup values; k_* range-check
 // extents; q_* stage registers (index = stage); aw0 / aw1 ACC words of pixel x0 / x1; bypass: a copy of IBUF
 // elements through the accumulators (Tm elements from two IBUF words). emul (a bypass variant, the element-wise
@@ -140,9 +136,7 @@ module compute
   logic [AC_AW-1:0] su_og1, su_og3, su_ogb, su_nfull, su_nlast;   // copy 0's second pixel's ACC offset (x1; PUMP 2:
                                                        // x2), 3 og, copy 1's first pixel's (x1; bypass 0), PX og, r og
   logic [IB_AW-1:0] su_sigb, su_sig3, su_pwstep;          // pair B's first pixel's, x3's IBUF offsets; PX ig*s
-  if (F_COMPUTE_STRIDE_W > 4 || CP_SETUP < 3) begin : g_sig_lat   // u_sig in one clock (mul_tree: BW <= 4),
-    $error("compute: su_sig* must be valid by the last setup cycle");  // su_sig* by the last setup cycle
-  end
+  if (F_COMPUTE_STRIDE_W > 4 || CP_SETUP < 3) begin : g_sig_lat $error("compute: su_sig* after the setup"); end
   /* verilator lint_off PINCONNECTEMPTY */
   mul_tree #(.AW(F_COMPUTE_IN_COLS_W), .BW(F_COMPUTE_IG_W)) u_rs (.clk, .a(f_in_cols), .b(f_ig), .p(su_rs), .ovf());
   mul_tree #(.AW(F_COMPUTE_IG_W), .BW(F_COMPUTE_STRIDE_W)) u_sig (.clk, .a(f_ig), .b(f_s), .p(su_sig), .ovf());
@@ -183,10 +177,6 @@ module compute
   logic [F_COMPUTE_OH_W-1:0] c_y;
   logic l_kx, l_ky, l_i, l_o, l_x, l_y, k_first;
   logic [IB_AW-1:0] a_prow, a_pw, a_offrow, a_off;     // IBUF word of the row's / pixel's window origin; offsets
-  // a_off + su_sig / su_sigb / su_sig3 (the offsets of pixels x1 / pair B / x3), a_offrow + the same, and c_ib + 1 +
-  // the same (ib_next's), kept beside a_off, a_offrow and c_ib, so each read address is one sum of two registers (one
-  // carry chain, not two); su_sig* are valid from the second setup cycle (u_sig: one clock, g_sig_lat)
-  logic [IB_AW-1:0] a_offs, a_offb, a_off3, a_rows, a_rowb, a_row3, c_ibs, c_ibb, c_ib3;
   logic [WB_AW-1:0] a_ww;                              // WBUF word
   logic [AC_AW-1:0] a_awp, a_ao;                       // ACC word of the pixel (p*og), of the output word
   logic [BO_W-1:0] a_bo;                               // bypass: element o*Tm
@@ -204,6 +194,17 @@ module compute
   logic c_xl;                                          // bypass, PUMP = 2: the pixel's column parity (its ACC copy)
   wire cp_sel = PUMP == 2 && cp_bypass && c_xl;
   wire o_wrap = w_done && l_o;
+  // a_off / a_offrow / c_ib + 1, each + su_sig, su_sigb, su_sig3 (pixels x1, pair B, x3), kept beside them: each read
+  // address one sum of two registers (one carry chain); su_sig* are valid by the last setup cycle (g_sig_lat)
+  for (genvar k = 0; k < 3; k++) begin : g_sh
+    wire [IB_AW-1:0] sg = k == 0 ? IB_AW'(su_sig) : k == 1 ? su_sigb : su_sig3;
+    logic [IB_AW-1:0] o, r, c;
+    always_ff @(posedge clk)
+      if (cp_state == C_SETUP || (cp_issue && w_done)) {o, r, c} <= {sg, sg, sg + 1'b1};
+      else if (cp_issue && !l_kx) o <= o + IB_AW'(f_ig);
+      else if (cp_issue && !l_ky) {o, r} <= {2{r + IB_AW'(su_rs)}};
+      else if (cp_issue) {o, r, c} <= {c, c, c + 1'b1};
+  end
   wire x_wrap = o_wrap && l_x;
   wire [AC_AW-1:0] awp_next = a_awp + (l_x ? su_nlast : su_nfull);
   wire [IB_AW-1:0] ib_next = IB_AW'(c_ib) + 1'b1;
@@ -245,17 +246,10 @@ module compute
       {l_kx, l_ky, l_i, l_o, l_x, l_y} <= {su_kx0, su_ky0, su_i0, su_o0, su_x0, su_y0};
       k_first <= 1'b1;
       c_ib <= '0;
-      a_prow <= IB_AW'(f_ibuf_word);
-      a_pw <= IB_AW'(f_ibuf_word);
-      a_offrow <= '0;
-      a_off <= '0;
-      {a_offs, a_offb, a_off3} <= {IB_AW'(su_sig), su_sigb, su_sig3};
-      {a_rows, a_rowb, a_row3} <= {IB_AW'(su_sig), su_sigb, su_sig3};
-      {c_ibs, c_ibb, c_ib3} <= {IB_AW'(su_sig) + 1'b1, su_sigb + 1'b1, su_sig3 + 1'b1};
+      {a_prow, a_pw} <= {2{IB_AW'(f_ibuf_word)}};
+      {a_offrow, a_off} <= '0;
       a_ww <= WB_AW'(f_wbuf_word);
-      a_awp <= '0;
-      a_ao <= '0;
-      a_bo <= '0;
+      {a_awp, a_ao, a_bo} <= '0;
       a_be <= su_be;
       e_ph <= 1'b0;
       c_xl <= '0;
@@ -274,12 +268,7 @@ module compute
         else {c_i, l_i} <= {c_i - 1'b1, c_i == 1};
       end
       if (w_done) begin
-        a_offrow <= '0;
-        a_off <= '0;
-        c_ib <= '0;
-        {a_offs, a_offb, a_off3} <= {IB_AW'(su_sig), su_sigb, su_sig3};
-        {a_rows, a_rowb, a_row3} <= {IB_AW'(su_sig), su_sigb, su_sig3};
-        {c_ibs, c_ibb, c_ib3} <= {IB_AW'(su_sig) + 1'b1, su_sigb + 1'b1, su_sig3 + 1'b1};
+        {a_offrow, a_off, c_ib} <= '0;
         if (!l_o) begin                                 // next output word of the pixel(s)
           {c_o, l_o} <= {c_o - 1'b1, c_o == 1};
           a_ww <= a_ww + 1'b1;
@@ -307,21 +296,12 @@ module compute
         end
       end else begin
         a_ww <= a_ww + 1'b1;
-        if (!l_kx) begin
-          a_off <= a_off + IB_AW'(f_ig);
-          {a_offs, a_offb, a_off3} <= {a_offs + IB_AW'(f_ig), a_offb + IB_AW'(f_ig), a_off3 + IB_AW'(f_ig)};
-        end else if (!l_ky) begin
-          a_offrow <= a_offrow + IB_AW'(su_rs);
-          a_off <= a_offrow + IB_AW'(su_rs);
-          {a_rows, a_rowb, a_row3} <= {a_rows + IB_AW'(su_rs), a_rowb + IB_AW'(su_rs), a_row3 + IB_AW'(su_rs)};
-          {a_offs, a_offb, a_off3} <= {a_rows + IB_AW'(su_rs), a_rowb + IB_AW'(su_rs), a_row3 + IB_AW'(su_rs)};
+        if (!l_kx) a_off <= a_off + IB_AW'(f_ig);
+        else if (!l_ky) begin
+          {a_offrow, a_off} <= {2{a_offrow + IB_AW'(su_rs)}};
         end else begin
           c_ib <= c_ib + 1'b1;
-          a_offrow <= ib_next;
-          a_off <= ib_next;
-          {c_ibs, c_ibb, c_ib3} <= {c_ibs + 1'b1, c_ibb + 1'b1, c_ib3 + 1'b1};
-          {a_rows, a_rowb, a_row3} <= {c_ibs, c_ibb, c_ib3};
-          {a_offs, a_offb, a_off3} <= {c_ibs, c_ibb, c_ib3};
+          {a_offrow, a_off} <= {2{ib_next}};
         end
       end
     end
@@ -365,9 +345,9 @@ module compute
     // stage 1: the RAM read addresses (bypass: the first IBUF word of the o group and the next; emul B: of B's)
     q1_ia <= cp_bypass ? a_pw + IB_AW'(a_bsel >> LOG2_TN) : a_pw + a_off;
     // (bypass: the word after q1_ia's, a_pw + w + 1 as one adder with the 1 as carry-in: {a_pw, 1} + {w, 1})
-    q1_ib <= cp_bypass ? byp_next[IB_AW:1] : a_pw + a_offs;   // (a_pw + a_off + su_sig)
-    q1_ic <= a_pw + a_offb;                            // (a_pw + a_off + su_sigb)
-    q1_id <= a_pw + a_off3;                            // (a_pw + a_off + su_sig3)
+    q1_ib <= cp_bypass ? byp_next[IB_AW:1] : a_pw + g_sh[0].o;   // (a_pw + a_off + su_sig)
+    q1_ic <= a_pw + g_sh[1].o;                         // (a_pw + a_off + su_sigb)
+    q1_id <= a_pw + g_sh[2].o;                         // (a_pw + a_off + su_sig3)
     q1_wa <= a_ww;
     q1_wb <= cp_wbuf_bank;
   end

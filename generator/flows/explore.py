@@ -154,7 +154,8 @@ def _explore_one(board, model, quant, out, log, cache=None) -> tuple:
     more = (f"\n({len(front)} points on the front, the {FRONT_ROWS} fastest shown; all points in explore.json)\n"
             if len(front) > FRONT_ROWS else "")
     md = (f"{head}\n{table(shown, own)}\n{more}\nchosen: {chosen.label}, {chosen.fps8:.1f} int8 "
-          f"frames/s\n")
+          f"frames/s\n" + (f"\nno configuration fits both back ends: the choice fits the RTL, not the HLS kernel "
+                           f"({', '.join(chosen.hls_over)})\n" if chosen.hls_over else ""))
     atomic_write(d / "explore.md", md)
     atomic_write(d / "explore.json", json.dumps(dict(board=b.name, clock_mhz=b.pl_clock_mhz, quant=quant,
                                                      points=[p.row() for p in pts], board_file=own.row()), indent=1))

@@ -128,13 +128,15 @@ def small_graphs():
 
 def test_explore_small_model_on_ultra96(small_graphs):
     """Every kept point fits the part by the model; the front and the choice re-checked by compiling each
-    configuration again; the choice is the fastest point."""
+    configuration again; the choice is the fastest point whose HLS kernel fits (on the xczu3eg every point the RTL
+    fits has Tm = 8, the HLS kernel's STORE at II=2: then the fastest of all)."""
     b = load_board("ultra96v2")
     pts = dse.explore(b, small_graphs)
     assert pts and all(dse.fits(p.resources, b.resources.model_dump()) for p in pts)
     chosen = [p for p in pts if p.chosen]
-    assert len(chosen) == 1 and not chosen[0].hls_over and chosen[0].fps16
-    assert chosen[0].fps8 >= 0.999 * max(p.fps8 for p in pts if not p.hls_over)
+    pool = [p for p in pts if p.fps8 > 0 and not p.hls_over] or [p for p in pts if p.fps8 > 0]
+    assert len(chosen) == 1 and any(chosen[0] is p for p in pool) and chosen[0].fps16
+    assert chosen[0].fps8 >= 0.999 * max(p.fps8 for p in pool)
     for p in [q for q in pts if q.pareto][:4]:
         assert p.resources == rtl_model.estimate(p.board).used()
         for bits, fps in ((8, p.fps8), (16, p.fps16)):

@@ -8,7 +8,6 @@ Yosys run)."""
 from __future__ import annotations
 
 import re
-
 import subprocess
 
 import pytest

@@ -65,6 +65,21 @@ module seg_gen
   // beats the next burst may have: the first burst of a segment up to the 4 KB boundary (set at `take` from the
   // segment's start), every later one starts on a boundary (the bursts before it ended there) and may have CAP_MAX
   localparam int CAP_MAX = AXI_BOUNDARY / AXI_BYTES < AXI_MAX_BEATS ? AXI_BOUNDARY / AXI_BYTES : AXI_MAX_BEATS;
+  // x + y <= k for a constant k, as one carry chain: x + y + (2^SW - 1 - k) < 2^SW, its three operands reduced
+  // to two by a carry-save stage in LUTs (sum and majority per bit), then one addition's top bits
+  localparam int SW = BOUND_W + 1;     // a page offset plus a segment's bytes up to AXI_BOUNDARY
+  function automatic logic sum_le(input logic [SW-1:0] x, input logic [SW-1:0] y, input logic [SW-1:0] k);
+    logic [SW-1:0] kc, xs, mj;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [SW+1:0] t;                  // (only its top two bits are read)
+    /* verilator lint_on UNUSEDSIGNAL */
+    kc = ~k;                           // 2^SW - 1 - k
+    xs = x ^ y ^ kc;
+    mj = (x & y) | (x & kc) | (y & kc);
+    t = (SW + 2)'(xs) + ((SW + 2)'(mj) << 1);
+    sum_le = t[SW+1:SW] == 2'b00;
+  endfunction
+  if (AXI_BOUNDARY / AXI_BYTES > AXI_MAX_BEATS) begin : g_page $error("seg_gen: blast takes CAP_MAX as a page"); end
   logic [8:0] cap;
   logic [LW-1:0] capm;                 // cap + CAP_MAX (registered with cap: blast's compare is one carry chain)
   always_comb blen = blast ? 9'(left) : cap;     // (blast: left <= cap, a register updated with them)
@@ -126,7 +141,10 @@ module seg_gen
                   : LW'(AXI_BOUNDARY / AXI_BYTES + CAP_MAX) - LW'(nxt_a[BOUND_W-1:LOG2_BYTES]);
           /* verilator lint_on UNSIGNED */
           left <= ln;
-          blast <= ln <= LW'(cn);
+          // ln <= cn, one carry chain from the registers: ceil((a + S) / AXI_BYTES) beats (a: nxt_a's byte in its
+          // beat, S: seg_bytes) fit the room left in the page from its offset P iff P + S <= AXI_BOUNDARY (the render
+          // refuses an m_axi under 128 bits: CAP_MAX is a whole page, cn = cp; g_page)
+          blast <= seg_bytes[31:SW] == '0 && sum_le(SW'(nxt_a[BOUND_W-1:0]), SW'(seg_bytes), SW'(AXI_BOUNDARY));
         end
         nxt_idx <= nxt_idx + idx_step;
         c_init <= 1'b0;

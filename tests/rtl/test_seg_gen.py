@@ -124,9 +124,13 @@ async def _drive(dut, t, ready_p, rng):
     return got, cycles
 
 
-@pytest.fixture(scope="module")
-def seg_build():
-    return UnitBuild("seg_gen")
+@pytest.fixture(scope="module", params=[128, 256], ids=["axi128", "axi256"])
+def seg_build(request):
+    """TINY's 128-bit m_axi (a 4 KB page holds AXI_MAX_BEATS beats) and the 256 bits of zcu19eg's board file (a page
+    holds 128 beats)."""
+    if request.param == 128:
+        return UnitBuild("seg_gen")
+    return UnitBuild("seg_gen", tiny_board(axi_data_width_bits=request.param), name=f"seg_gen_{request.param}")
 
 
 def test_seg_gen_bursts(seg_build):

@@ -143,15 +143,17 @@ def over(res: dict, capacity: dict, limit: dict = UTILIZATION_LIMIT) -> tuple:
 
 def hls_point(point: "Point", limit: dict = UTILIZATION_LIMIT) -> "Point":
     """Set ``point.hls`` / ``hls_over``: the HLS kernel's estimate of ``point.board`` (single-rate, without
-    instruction ROM: :func:`generator.estimate.hls_resources.estimate`) against ``limit`` of the part, and whether
-    its hot loops keep II=1. ``hls_over``: what stops the HLS kernel, as text (empty: it fits), e.g.
-    ``("bram36 276",)``, or ``"STORE_BEATS II=2"`` when Tm is below the m_axi bytes (the kernel's OBUF has Tm lane
-    memories, ``hls_templates/kernel/accel_kernel_store.h`` OBUF_WRAPS: a beat then reads each twice)."""
-    point.hls = hls_resources.estimate(point.board).used()
-    a = point.board.accelerator
-    wraps = -(-a.axi_data_width_bits // 8 // a.tm)
-    point.hls_over = (tuple(f"{k} {point.hls[k]:g}" for k in over(point.hls, point.board.resources.model_dump(), limit))
-                      + ((f"STORE_BEATS II={wraps}",) if wraps > 1 else ()))
+    instruction ROM: :func:`generator.estimate.hls_resources.estimate`) against ``limit`` of the part.
+    ``hls_over``: what stops the HLS kernel, as text (empty: it fits), e.g. ``("bram36 276",)``, or the reason the
+    kernel cannot be rendered for it (:func:`generator.spec.memories.hls_obuf_k`: ``"OBUF K=3"``)."""
+    try:
+        point.hls = hls_resources.estimate(point.board).used()
+    except ValueError:
+        a = point.board.accelerator
+        point.hls = {k: 0 for k in RESOURCE_KEYS}
+        point.hls_over = (f"OBUF K={-(-a.axi_data_width_bits // 8 // a.tm)}",)
+        return point
+    point.hls_over = tuple(f"{k} {point.hls[k]:g}" for k in over(point.hls, point.board.resources.model_dump(), limit))
     return point
 
 

@@ -22,7 +22,7 @@ IBUF       2 * Tn (banks x lanes) ibuf_bank_bytes / Tn         16               
 WBUF       2 * Tm (banks x rows)  wbuf_bank_bytes / (Tn * Tm)  16 * Tn          SDP    LOAD -> COMPUTE
 ACC        2 (banks)              acc_bank_words               acc bits * Tm    TDP    A: COMPUTE; B: COMPUTE's write,
                                                                                        else POST's read, else COMPUTE
-OBUF       Tm (lanes)             obuf_bytes / Tm              16               SDP    POST -> STORE
+OBUF       K x Tm (lanes)         obuf_bytes / Tm / K          16               SDP    POST -> STORE
 PBUF       Tm (lanes)             ceil(pbuf_entries / Tm)      128 (record)     SDP    LOAD -> POST
 TBUF       Tm (lanes)             isa.TBUF_ROWS (64)           128 (record)     SDP    LOAD -> POST
 ROM        1                      the baked-in program         256              -      (inside the fetch IP)
@@ -31,7 +31,8 @@ FIFOs      14 ``axis_data_fifo``  see :data:`BD_STREAMS`       the stream's     
 =========  =====================  ===========================  ===============  =====  ==============================
 
 PBUF and TBUF hold the raw 16-byte records (``trec_t pbuf[PBUF_ROWS][TM]``, the lane dimension partitioned: POST
-reads lane m's record from lane m's memory); the kernel decodes them.
+reads lane m's record from lane m's memory); the kernel decodes them. OBUF has K = :func:`hls_obuf_k` rows of Tm
+lanes side by side (K x Tm >= the m_axi bytes: a beat reads each lane memory once).
 
 The block design's AXI4-Stream FIFOs: the three command queues (:data:`CMD_QUEUE_DEPTH` instructions of 256 bits),
 the two run-descriptor queues (320 bits) and three done queues (64 bits) at the ``axis_data_fifo`` minimum depth
@@ -168,6 +169,20 @@ def is_fifo(m: Memory) -> bool:
     return "FIFO" in m.name
 
 
+def hls_obuf_k(tm: int, axi_bytes: int) -> int:
+    """K: the OBUF words (of ``tm`` elements) side by side in one row of the HLS kernel's OBUF, ceil(``axi_bytes`` /
+    ``tm``), so its K x Tm lane memories hold every element of an m_axi beat in one row or the next, and STORE reads
+    each lane memory once per beat (II=1 on one read port; the RTL's OL = max(Tm, AXI bytes) lanes,
+    ``rtl/buffers.sv``). OBUF word w is row w / K, lanes (w mod K) x Tm + m, a shift and a mask: K a power of two.
+    Raises ValueError when K is not (e.g. Tm 24 on a 64-byte m_axi: K = 3)."""
+    k = -(-axi_bytes // tm)
+    if k & (k - 1):
+        raise ValueError(f"accelerator.tm {tm} with a {axi_bytes}-byte m_axi beat (accelerator.axi_data_width_bits): "
+                         f"the HLS kernel's OBUF puts ceil({axi_bytes} / {tm}) = {k} words in a row, which must be "
+                         f"a power of two (choose a Tm that divides the beat's bytes or is at least as large)")
+    return k
+
+
 def kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
     """The HLS kernel's memory groups (before mapping) for ``board``'s accelerator and a ROM of ``rom_insns``: the
     module docstring's table (IBUF per bank and lane and ACC true dual port, PBUF / TBUF one 128-bit memory per
@@ -176,10 +191,11 @@ def kernel_memories(board: Board, rom_insns: int = 0) -> list[Memory]:
     a = board.accelerator
     tn, tm = a.tn, a.tm
     acc_store = max(a.acc_bits_int8, a.acc_bits_int16)
+    k = hls_obuf_k(tm, a.axi_data_width_bits // 8)
     mems = [Memory("IBUF", 2 * tn, a.ibuf_bank_bytes // tn, ELEM_BITS, tdp=True),   # compute: two reads a cycle
             Memory("WBUF", 2 * tm, a.wbuf_bank_bytes // (tn * tm), ELEM_BITS * tn),
             Memory("ACC", 2, a.acc_bank_words, acc_store * tm, tdp=True),   # compute: two read-write ports
-            Memory("OBUF", tm, a.obuf_bytes // tm, ELEM_BITS),
+            Memory("OBUF", k * tm, -(-(a.obuf_bytes // tm) // k), ELEM_BITS),
             Memory("PBUF", tm, -(-a.pbuf_entries // tm), isa.PARAM_RECORD_BYTES * 8),
             Memory("TBUF", tm, isa.TBUF_ROWS, isa.PARAM_RECORD_BYTES * 8)]
     fifos: dict = {}

@@ -31,7 +31,7 @@ void accel_system(const axi_t *insn_mem, const axi_t *ddr_load, axi_t *ddr_store
     static acc_t acc[2][ACC_WORDS][TM];
     static prec_t pbuf[PBUF_ROWS][TM];
     static trec_t tbuf[TBUF_ROWS][TM];
-    static elem_t obuf[OBUF_DEPTH][TM];
+    static elem_t obuf[OBUF_ROWS][OBUF_LANES];
     fifo<insn_t> lq(CMD_QUEUE_DEPTH), cq(CMD_QUEUE_DEPTH), sq(CMD_QUEUE_DEPTH);
     fifo<run_t> lrun(RUN_QUEUE_DEPTH), srun(RUN_QUEUE_DEPTH);
     fifo<done_t> ldone(RUN_QUEUE_DEPTH), cdone(RUN_QUEUE_DEPTH), sdone(RUN_QUEUE_DEPTH);

@@ -127,7 +127,7 @@ POST_WAIT:
 // running POST is finished first here all the same, as before a POST or END).
 static void store_insn(module_state_t &s, post_link_t &pl, const insn_t &x, fifo<token_t> &c2s,
                        fifo<token_t> &s2c, fifo<insn_t> &post_q, fifo<post_msg_t> &p2s, maxi<axi_t> ddr,
-                       const elem_t obuf[OBUF_DEPTH][TM], err_in_t err_in, err_out_t err_out) {
+                       const elem_t obuf[OBUF_ROWS][OBUF_LANES], err_in_t err_in, err_out_t err_out) {
     const int op = opcode_of(x);
     if (op != OP_STORE || FH(x, POP_PREV)) post_finish(s, pl, p2s, s2c);
     if (FH(x, POP_PREV)) c2s.read();
@@ -157,7 +157,7 @@ static void store_insn(module_state_t &s, post_link_t &pl, const insn_t &x, fifo
 // the post module: END ends its run, a POST runs (at its prec field's precision) and reports its end
 static void post_insn(module_state_t &s, const insn_t &x, fifo<post_msg_t> &p2s,
                       const acc_t acc[2][ACC_WORDS][TM], const prec_t pbuf[PBUF_ROWS][TM],
-                      const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_DEPTH][TM], err_out_t err_out) {
+                      const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_ROWS][OBUF_LANES], err_out_t err_out) {
     const int op = opcode_of(x);
     if (op == OP_END) {
         s.active = false;

@@ -154,7 +154,7 @@ static inline void next_post_pixel(ap_uint<12> &X, ap_uint<3> &xc, baddr_t &x_ba
 // POST: one flattened loop over output pixels (Y, X), groups o and the pool window (dy, dx), TM lanes per cycle;
 // nearest upsampling and pooling by counters, the window clipped to the tile by min() on running offsets
 static void post_tile(const post_args_t &a, const acc_t acc[2][ACC_WORDS][TM], const prec_t pbuf[PBUF_ROWS][TM],
-                      const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s,
+                      const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_ROWS][OBUF_LANES], fifo<post_msg_t> &p2s,
                       ap_uint<32> &err, ap_uint<32> &iters, ap_uint<24> &words) {
     const int ab = a.ab;
     const bool act = a.act, table = a.table, ida = a.ida, i8 = a.i8;
@@ -170,6 +170,8 @@ static void post_tile(const post_args_t &a, const acc_t acc[2][ACC_WORDS][TM], c
     const ap_uint<16> pb0 = oc0 >> LOG2_TM_PITCH;  // PBUF row of group 0 (lane m's record in lane m's memory)
     ap_uint<16> pb = pb0;                           // of group o
     baddr_t y_base = 0, x_base = 0, r_off = 0, c_off = 0, ob = 0;
+    baddr_t orow = 0;                               // OBUF row of word ob (ob >> LOG2_OBUF_K), counted
+    ap_uint<8> oblk = 0;                            //   and its place in the row (ob & (OBUF_K - 1))
     elem_t best[TM];
 #pragma HLS ARRAY_PARTITION variable=best complete
 POST_TILE:
@@ -189,7 +191,11 @@ POST_TILE:
                            : above ? id_above((ident_t)(p - zp), id_sh, zp_id, i8) : table_lookup(tbuf, m, q0, i8);
             const elem_t b = (first || q > best[m]) ? q : best[m];
             best[m] = b;
-            if (last) obuf[ob][m] = b;
+        }
+    POST_OBUF:
+        for (int l = 0; l < OBUF_LANES; l++) {   // lane memory l takes lane l % TM of the words at place l / TM
+#pragma HLS UNROLL
+            if (last && oblk == l / TM) obuf[orow][l] = best[l % TM];
         }
         iters++;
         // next window element, group, output pixel (upsampling: a new source pixel every `up` outputs)
@@ -201,6 +207,12 @@ POST_TILE:
         dy = 0;
         ob++;
         words = ob;
+        if (oblk == OBUF_K - 1) {
+            oblk = 0;
+            orow++;
+        } else {
+            oblk++;
+        }
 #if !defined(ACCEL_SYNTH) && defined(ACCEL_CSIM_SLOW_POST_US)
         // C-simulation stress: a slow POST, so that the STORE beside it must wait at its words gate
         std::this_thread::sleep_for(std::chrono::microseconds(ACCEL_CSIM_SLOW_POST_US));
@@ -227,7 +239,7 @@ POST_TILE:
 
 // POST: checks and sizes (post_args), then the tile (post_tile)
 static void exec_post(const insn_t &x, ap_uint<1> prec, const acc_t acc[2][ACC_WORDS][TM], const prec_t pbuf[PBUF_ROWS][TM],
-                      const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s,
+                      const trec_t tbuf[TBUF_ROWS][TM], elem_t obuf[OBUF_ROWS][OBUF_LANES], fifo<post_msg_t> &p2s,
                       ap_uint<32> &err, ap_uint<32> &iters, ap_uint<24> &words) {
     post_args_t a;
     if (post_args(x, prec, a, err)) post_tile(a, acc, pbuf, tbuf, obuf, p2s, err, iters, words);

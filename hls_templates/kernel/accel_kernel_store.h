@@ -7,20 +7,16 @@
 #include "accel_kernel_post.h"
 
 // ------------------------------------------------------------------------------------------ STORE
-// A beat is built from OBUF as rtl/store.sv builds it: every lane memory read once (lane m: a constant after
-// unrolling, no runtime index into the partitioned lane dimension), then the TM lane values rotated into the beat's
-// element order (a barrel rotation by the start lane: muxes on registers). A beat spans at most AXI_BYTES elements
-// (int8) or AXI_BYTES / 2 + 1 (int16 starting at an odd byte): with AXI_BYTES <= TM (every board synthesized) that
-// is at most TM consecutive (word, lane) positions, one per lane memory, in row gw (lanes >= the start lane gl) or
-// gw + 1 (lanes below it). The small test boards (AXI_BYTES > TM: C-simulation and the estimator's tests) read each
-// lane memory OBUF_WRAPS times per beat, rows gw + c (or gw + 1 + c), c < OBUF_WRAPS, each round rotated alike: the
-// port analysis then finds STORE_BEATS at II=OBUF_WRAPS there (no #error: those boards are parsed as for synthesis).
-// An OBUF position (word, lane) of an element, kept without a division by Tm (Tm need not be a power of two:
-// 24, 40, 48, 56): advanced by less than OBUF_WRAPS x Tm lanes at a time, each wrap one compare (as the RTL's
-// STORE walks (row, byte) incrementally)
-#define OBUF_WRAPS (1 + (AXI_BYTES - 1) / TM)
-typedef ap_int<34> oword_t;   // OBUF word (negative before a segment's first element)
-typedef ap_int<16> olane_t;   // lane, in [0, TM) after obuf_wrap
+// A beat is built from OBUF as rtl/store.sv builds it: every lane memory read once (lane l: a constant after
+// unrolling, no runtime index into the partitioned lane dimension), then the OBUF_LANES lane values rotated into the
+// beat's element order (a barrel rotation by the start lane: muxes on registers). A beat spans at most AXI_BYTES
+// elements (int8) or AXI_BYTES / 2 + 1 (int16 starting at an odd byte): with OBUF_LANES >= AXI_BYTES (config.h) that
+// is at most OBUF_LANES consecutive (row, lane) positions, one per lane memory, in row gw (lanes >= the start lane
+// gl) or gw + 1 (lanes below it). An OBUF position (row, lane) of an element, kept without a division by Tm (Tm
+// need not be a power of two: 24, 40, 48, 56): advanced by at most OBUF_LANES lanes at a time, each wrap one
+// compare (as the RTL's STORE walks (row, byte) incrementally)
+typedef ap_int<34> oword_t;   // OBUF row (negative before a segment's first element)
+typedef ap_int<16> olane_t;   // lane, in [0, OBUF_LANES) after obuf_wrap
 
 // STORE's write bursts, as rtl/store.sv's (seg_gen.sv): a write request per segment and 4 KB page (an AXI4 burst
 // never crosses a 4 KB boundary), so each request is one burst of at most STORE_BURST_BEATS = min(4096 / AXI_BYTES,
@@ -36,68 +32,55 @@ typedef ap_int<16> olane_t;   // lane, in [0, TM) after obuf_wrap
 
 // ceil(log2(n)): the barrel rotator's stages
 static constexpr int store_clog2(int n) { return n <= 1 ? 0 : 1 + store_clog2((n + 1) / 2); }
-#define STORE_ROT_STAGES store_clog2(TM)
+#define STORE_ROT_STAGES store_clog2(OBUF_LANES)
 
 static inline void obuf_wrap(oword_t &w, olane_t &l) {
-OBUF_WRAP:
-    for (int c = 0; c < OBUF_WRAPS; c++) {
-#pragma HLS UNROLL
-        if (l >= TM) {
-            l -= TM;
-            w++;
-        } else if (l < 0) {
-            l += TM;
-            w--;
-        }
+    if (l >= OBUF_LANES) {
+        l -= OBUF_LANES;
+        w++;
+    } else if (l < 0) {
+        l += OBUF_LANES;
+        w--;
     }
 }
 
 // the beat of a STORE segment whose byte 0 is rel0 bytes after the segment's start: OBUF elements packed into
 // their byte lanes, strb = the bytes inside the segment [0, nbytes). (gw, gl): the OBUF position of the element at
 // the beat's byte 0; odd: rel0 is odd (int16: byte 0 is that element's high byte, byte j is in element (odd + j) >> 1
-// from it). Lane m holds the beat's element d = (m - gl) mod TM; it is read only if the beat needs it (a byte of it in
-// the beat and in the segment), so STORE reads no OBUF word outside the segment (the POST may still be writing those).
+// from it). Lane m holds the beat's element d = (m - gl) mod OBUF_LANES; it is read only if the beat needs it (a
+// byte of it in the beat and in the segment), so STORE reads no OBUF word outside the segment (the POST may still be
+// writing those).
 static void store_build_beat(rel_t rel0, nbytes_t nbytes, bool i16, oword_t gw, olane_t gl, bool odd,
-                             const elem_t obuf[OBUF_DEPTH][TM], axi_t &w, ap_uint<AXI_BYTES> &strb) {
-    elem_t e[OBUF_WRAPS][TM];   // lane values, then (rotated) the beat's elements: e[c][k] = element c * TM + k
-#pragma HLS ARRAY_PARTITION variable=e complete dim=0
+                             const elem_t obuf[OBUF_ROWS][OBUF_LANES], axi_t &w, ap_uint<AXI_BYTES> &strb) {
+    elem_t e[OBUF_LANES];   // lane values, then (rotated) the beat's elements: e[k] = element k
+#pragma HLS ARRAY_PARTITION variable=e complete
 STORE_LANES:
-    for (int m = 0; m < TM; m++) {
+    for (int m = 0; m < OBUF_LANES; m++) {
 #pragma HLS UNROLL
         const bool wrap = m < gl;
-        const int dm = wrap ? m - (int)gl + TM : m - (int)gl;   // lane m's element in round 0
-        const oword_t r0 = wrap ? (oword_t)(gw + 1) : gw;
-        int d = dm;   // the element of round c: c * TM + dm (a constant step: no multiply)
-    STORE_ROUNDS:
-        for (int c = 0; c < OBUF_WRAPS; c++) {
-#pragma HLS UNROLL
-            const rel_t first = i16 ? (rel_t)(rel0 - (odd ? 1 : 0) + 2 * d) : (rel_t)(rel0 + d);   // its first byte
-            const bool in_beat = i16 ? 2 * d - (odd ? 1 : 0) < AXI_BYTES : d < AXI_BYTES;
-            const bool need = in_beat && first >= 0 && first < (rel_t)nbytes;
-            e[c][m] = need ? obuf[r0 + c][m] : (elem_t)0;
-            d += TM;
-        }
+        const int d = wrap ? m - (int)gl + OBUF_LANES : m - (int)gl;   // lane m's element
+        const oword_t r = wrap ? (oword_t)(gw + 1) : gw;
+        const rel_t first = i16 ? (rel_t)(rel0 - (odd ? 1 : 0) + 2 * d) : (rel_t)(rel0 + d);   // its first byte
+        const bool in_beat = i16 ? 2 * d - (odd ? 1 : 0) < AXI_BYTES : d < AXI_BYTES;
+        const bool need = in_beat && first >= 0 && first < (rel_t)nbytes;
+        e[m] = need ? obuf[r][m] : (elem_t)0;
     }
 STORE_ROTATE:
-    for (int st = 0; st < STORE_ROT_STAGES; st++) {   // stage st: rotate by 2^st lanes (mod TM) if bit st of gl
+    for (int st = 0; st < STORE_ROT_STAGES; st++) {   // stage st: rotate by 2^st lanes (mod OBUF_LANES) if bit st of gl
 #pragma HLS UNROLL
-        const int by = (1 << st) % TM;
-    STORE_ROTATE_ROUNDS:
-        for (int c = 0; c < OBUF_WRAPS; c++) {
-#pragma HLS UNROLL
-            elem_t r[TM];
+        const int by = (1 << st) % OBUF_LANES;
+        elem_t r[OBUF_LANES];
 #pragma HLS ARRAY_PARTITION variable=r complete
-        STORE_ROTATE_LANES:
-            for (int k = 0; k < TM; k++) {
+    STORE_ROTATE_LANES:
+        for (int k = 0; k < OBUF_LANES; k++) {
 #pragma HLS UNROLL
-                r[k] = e[c][k + by < TM ? k + by : k + by - TM];
-            }
-            if (gl[st]) {
-            STORE_ROTATE_TAKE:
-                for (int k = 0; k < TM; k++) {
+            r[k] = e[k + by < OBUF_LANES ? k + by : k + by - OBUF_LANES];
+        }
+        if (gl[st]) {
+        STORE_ROTATE_TAKE:
+            for (int k = 0; k < OBUF_LANES; k++) {
 #pragma HLS UNROLL
-                    e[c][k] = r[k];
-                }
+                e[k] = r[k];
             }
         }
     }
@@ -108,8 +91,8 @@ STORE_PACK:
 #pragma HLS UNROLL
         const rel_t rel = rel0 + j;
         const int ja = j >> 1, jb = (j + 1) >> 1;   // int16: the element of byte j (odd: jb)
-        const ap_uint<16> v8 = (ap_uint<16>)e[j / TM][j % TM];
-        const ap_uint<16> v16 = odd ? (ap_uint<16>)e[jb / TM][jb % TM] : (ap_uint<16>)e[ja / TM][ja % TM];
+        const ap_uint<16> v8 = (ap_uint<16>)e[j];
+        const ap_uint<16> v16 = odd ? (ap_uint<16>)e[jb] : (ap_uint<16>)e[ja];
         const bool hi = ((j & 1) != 0) != odd;
         const ap_uint<8> byte = !i16 ? (ap_uint<8>)v8.range(7, 0) : hi ? (ap_uint<8>)v16.range(15, 8)
                                                                       : (ap_uint<8>)v16.range(7, 0);
@@ -121,12 +104,19 @@ STORE_PACK:
 }
 
 // the OBUF position of the element at byte 0 of a segment's first beat: the segment's first element is lane 0 of
-// word fw (STORE segments start at pixels, src_pitch words apart), byte 0 is -rel0 bytes before it
+// word fw (STORE segments start at pixels, src_pitch words apart), i.e. row fw >> LOG2_OBUF_K, lane
+// (fw & (OBUF_K - 1)) x TM; byte 0 is -rel0 bytes before it
 static inline void store_seg_pos(flat_t fw, rel_t rel0, bool i16, oword_t &gw, olane_t &gl) {
     const ap_uint<AXI_LOG2_BYTES + 1> back = (ap_uint<AXI_LOG2_BYTES + 1>)(-rel0);   // (0 <= -rel0 < AXI_BYTES)
-    gw = (oword_t)fw;
+    gw = (oword_t)(fw >> LOG2_OBUF_K);
     const olane_t b = (olane_t)back;
-    gl = i16 ? (olane_t)(-((b + 1) >> 1)) : (olane_t)(-b);
+    olane_t l0 = 0;   // (fw & (OBUF_K - 1)) x TM, by the bits of fw's place in its row (constant adds)
+STORE_SEG_LANE:
+    for (int i = 0; i < LOG2_OBUF_K; i++) {
+#pragma HLS UNROLL
+        if (fw[i]) l0 += (olane_t)(TM << i);
+    }
+    gl = i16 ? (olane_t)(l0 - ((b + 1) >> 1)) : (olane_t)(l0 - b);
     obuf_wrap(gw, gl);
 }
 
@@ -164,7 +154,7 @@ static inline void post_take(post_link_t &pl, const post_msg_t &m) {
 // needs no report writes on (its m_axi writes depend on nothing the POST does) and post_finish then empties p2s.
 static void store_beats(maxi<axi_t> ddr, seg_walk w, ap_uint<32> max_beats, nbytes_t nbytes, ap_uint<32> seg_cols,
                         ap_uint<32> seg_rows, addr_t ps, addr_t rs, flat_t step, flat_t row_step, flat_t seg_w,
-                        bool i16, const elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s, post_link_t &pl,
+                        bool i16, const elem_t obuf[OBUF_ROWS][OBUF_LANES], fifo<post_msg_t> &p2s, post_link_t &pl,
                         ap_uint<32> &iters) {
     bool more = true, first = true;   // first: the next beat is its segment's first
     ap_uint<8> resp = 0;              // write requests whose response is not taken yet (<= STORE_WR_OUTSTANDING)
@@ -219,7 +209,7 @@ STORE_RESPONSES:
 // STORE: checks, then segments as LOAD cuts them (whole transfer / contiguous row / pixel run), all their beats in
 // one flattened pipelined loop (store_beats), beside the running POST (pl)
 static void exec_store(const insn_t &x, ap_uint<1> prec, maxi<axi_t> ddr, const run_t &run,
-                       const elem_t obuf[OBUF_DEPTH][TM], fifo<post_msg_t> &p2s, post_link_t &pl, ap_uint<32> &err,
+                       const elem_t obuf[OBUF_ROWS][OBUF_LANES], fifo<post_msg_t> &p2s, post_link_t &pl, ap_uint<32> &err,
                        ap_uint<32> &iters) {
     const int sel = (int)F(x, STORE, BASE_REG);
     const i64 off0 = F(x, STORE, DDR_OFFSET), rows = F(x, STORE, ROWS), cols = F(x, STORE, COLS);

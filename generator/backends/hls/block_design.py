@@ -46,15 +46,18 @@ def _streams() -> list[dict]:
     return streams
 
 
-def _ports(name: str, var: str, tn: int, tm: int) -> list[str]:
+def _ports(name: str, var: str, tn: int, tm: int, ol: int) -> list[str]:
     """The memory port names (one accel_ram each) of buffer ``name`` (kernel array ``var``): Vitis HLS names a
     partitioned array's memory ports ``<array>_<index>...``: per bank (ACC), per bank and row (WBUF), per bank and
-    lane (IBUF: ``ibuf_<bank>_<lane>``), per lane (OBUF, PBUF, TBUF: ``pbuf_<m>`` is lane m's memory)."""
+    lane (IBUF: ``ibuf_<bank>_<lane>``), per lane (OBUF's ``ol`` lanes, PBUF, TBUF: ``pbuf_<m>`` is lane m's
+    memory)."""
     if name == "WBUF":
         return [f"{var}_{b}_{r}" for b in range(2) for r in range(tm)]
     if name == "IBUF":
         return [f"{var}_{b}_{j}" for b in range(2) for j in range(tn)]
-    if name in ("OBUF", "PBUF", "TBUF"):
+    if name == "OBUF":
+        return [f"{var}_{r}" for r in range(ol)]
+    if name in ("PBUF", "TBUF"):
         return [f"{var}_{r}" for r in range(tm)]
     return [f"{var}_{b}" for b in range(2)]
 
@@ -73,7 +76,7 @@ def block_design(board: Board, rom_insns: int = 0) -> dict:
     mems = []
     for name, var, prod, cons, on_a, on_b in BD_MEMORY_PORTS:
         m = by[name]
-        ports = _ports(name, var, board.accelerator.tn, board.accelerator.tm)
+        ports = _ports(name, var, board.accelerator.tn, board.accelerator.tm, by["OBUF"].count)
         assert len(ports) == m.count
         mems.append(dict(name=name, var=var, ports=ports, depth=m.depth, width=m.width, impl=m.impl,
                          addr_lsb=max(0, math.ceil(math.log2(m.width / 8))),

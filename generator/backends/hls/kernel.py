@@ -164,9 +164,15 @@ def isa_context() -> dict:
 
 
 def config_context(board: Board) -> dict:
-    """The HLS entries of ``config.h`` beyond the shared accelerator entries: part, clock, AXI bytes, DSP packing."""
+    """The HLS entries of ``config.h`` beyond the shared accelerator entries: part, clock, AXI bytes, DSP packing,
+    OBUF's words per row (:func:`generator.spec.memories.hls_obuf_k`). Raises HlsError when that is not a power of
+    two."""
     axi_bytes = board.accelerator.axi_data_width_bits // 8
-    return dict(part=board.part, clock_mhz=board.pl_clock_mhz, clock_ns=round(1000.0 / board.pl_clock_mhz, 4),
+    try:
+        obuf_k = memories.hls_obuf_k(board.accelerator.tm, axi_bytes)
+    except ValueError as e:
+        raise HlsError(f"board {board.name}: {e}") from None
+    return dict(obuf_k=obuf_k, log2_obuf_k=obuf_k.bit_length() - 1, part=board.part, clock_mhz=board.pl_clock_mhz, clock_ns=round(1000.0 / board.pl_clock_mhz, 4),
                 axi_bytes=axi_bytes, axi_log2=int(math.log2(axi_bytes)), pack_group=PACK_GROUP,
                 pack_shift=PACK_SHIFT, pe_chain=pe_chain(board.accelerator.tn))
 

@@ -17,12 +17,12 @@ from helpers import board, compiled_model
 
 @pytest.mark.parametrize("name", known_boards())
 def test_every_board_fits_with_its_program(name):
-    """The HLS kernel of every board file fits its part with the program in its ROM, or (kv260's small buffers:
-    a long program) with an empty ROM, the program fetched from DDR (invoke build's fallback)."""
+    """The HLS kernel of every board file fits its part with the program in its ROM, or (kv260's and ultra96v2's
+    XXS buffers: a long program) with an empty ROM, the program fetched from DDR (invoke build's fallback)."""
     b = load_board(name)
     c = compiled_model(name, "int8-asym")
     n = len(c.program.insns)
-    if name == "kv260":
+    if name in ("kv260", "ultra96v2"):
         assert hls_resources.estimate(b, n).over() == ["bram36"]
         n = 0
     e = hls_resources.check(b, n)
@@ -93,7 +93,8 @@ def test_kernel_binds_the_estimated_storage(tmp_path):
 @pytest.mark.parametrize("name", known_boards())
 def test_block_design_structure_is_counted(name, tmp_path):
     """The block design's memories and FIFOs (what vivado_bd.tcl instantiates, block_design) are the
-    estimate's: one RAM per bank (WBUF: per bank and row, OBUF, PBUF, TBUF: per lane), lanes side by side in one word, each
+    estimate's: one RAM per bank (WBUF: per bank and row, OBUF, PBUF, TBUF: per lane; OBUF's lanes at least a beat's
+    bytes), lanes side by side in one word, each
     mapped as its group; the 14 stream FIFOs at the kernel's depths (token queues at isa.TOKEN_QUEUE_DEPTH)."""
     from generator.spec import isa
     b = load_board(name)
@@ -108,7 +109,9 @@ def test_block_design_structure_is_counted(name, tmp_path):
     assert by["IBUF"].count == 2 * a.tn and by["IBUF"].width == 16          # one memory per bank and lane
     assert by["WBUF"].count == 2 * a.tm and by["WBUF"].width == 16 * a.tn
     assert by["ACC"].count == 2 and by["ACC"].width == a.tm * max(a.acc_bits_int8, a.acc_bits_int16)
-    assert by["PBUF"].count == by["OBUF"].count == by["TBUF"].count == a.tm
+    assert by["PBUF"].count == by["TBUF"].count == a.tm
+    k = -(-a.axi_data_width_bits // 8 // a.tm)          # OBUF: k words of Tm lanes per row, k x Tm >= a beat's bytes
+    assert (by["OBUF"].count, by["OBUF"].depth) == (k * a.tm, -(-(a.obuf_bytes // a.tm) // k))
     # PBUF / TBUF: one memory per lane of the raw 16-byte record (pbuf[PBUF_ROWS][TM], lanes partitioned)
     assert by["PBUF"].width == by["TBUF"].width == 128 and by["TBUF"].depth == isa.TBUF_ROWS
     assert by["PBUF"].depth * a.tm >= a.pbuf_entries > (by["PBUF"].depth - 1) * a.tm
@@ -157,7 +160,7 @@ def test_true_dual_port_memories_take_the_tdp_shapes_and_never_lutram():
     LUTRAM is block RAM in the estimate, the block design and the kernel's storage binding (SDP LUTRAM stays)."""
     assert memories.bram36_for(512, 72) == 1 and memories.bram36_for(512, 72, tdp=True) == 2
     assert memories.bram36_for(512, 36, tdp=True) == 1              # 1K x 36 (or two 1K x 18 halves)
-    b = load_board("ultra96v2")
+    b = board("ultra96v2", tn=16, tm=16, ibuf_bank_bytes=32768)
     ibuf = next(m for m in hls_resources.estimate(b).memories if m.name == "IBUF")
     # 2 x 16 lane memories of 2048 x 16: one BRAM36 as 2K x 18 (or two BRAM18 halves as 1K x 18) each
     assert ibuf.tdp and ibuf.impl == "bram" and ibuf.count == 32 and ibuf.bram36 == 32

@@ -151,6 +151,16 @@ static inline void next_post_pixel(ap_uint<12> &X, ap_uint<3> &xc, baddr_t &x_ba
     }
 }
 
+// the OBUF row and place of the next output word (OBUF_K words of TM lanes per row, config.h)
+static inline void obuf_next(baddr_t &orow, ap_uint<8> &oblk) {
+    if (oblk == OBUF_K - 1) {
+        oblk = 0;
+        orow++;
+    } else {
+        oblk++;
+    }
+}
+
 // POST: one flattened loop over output pixels (Y, X), groups o and the pool window (dy, dx), TM lanes per cycle;
 // nearest upsampling and pooling by counters, the window clipped to the tile by min() on running offsets
 static void post_tile(const post_args_t &a, const acc_t acc[2][ACC_WORDS][TM], const prec_t pbuf[PBUF_ROWS][TM],
@@ -207,12 +217,7 @@ POST_TILE:
         dy = 0;
         ob++;
         words = ob;
-        if (oblk == OBUF_K - 1) {
-            oblk = 0;
-            orow++;
-        } else {
-            oblk++;
-        }
+        obuf_next(orow, oblk);
 #if !defined(ACCEL_SYNTH) && defined(ACCEL_CSIM_SLOW_POST_US)
         // C-simulation stress: a slow POST, so that the STORE beside it must wait at its words gate
         std::this_thread::sleep_for(std::chrono::microseconds(ACCEL_CSIM_SLOW_POST_US));

@@ -206,9 +206,8 @@ def _check_memories(b, bd, cells, intf, edge, props, absent=()):
     assert mems["IBUF"]["ports"] == [f"ibuf_{k}_{j}" for k in range(2) for j in range(a.tn)]
     assert (mems["IBUF"]["width"], mems["IBUF"]["depth"]) == (16, a.ibuf_bank_bytes // a.tn)
     assert len(mems["ACC"]["ports"]) == 2
-    assert len(mems["WBUF"]["ports"]) == 2 * a.tm and len(mems["PBUF"]["ports"]) == a.tm
-    ol = a.tm * -(-a.axi_data_width_bits // 8 // a.tm)   # OBUF: whole words of Tm lanes, at least a beat's bytes
-    assert mems["OBUF"]["ports"] == [f"obuf_{m}" for m in range(ol)]
+    assert len(mems["WBUF"]["ports"]) == 2 * a.tm and len(mems["PBUF"]["ports"]) == a.tm   # OBUF: whole Tm words
+    assert mems["OBUF"]["ports"] == [f"obuf_{m}" for m in range(a.tm * -(-a.axi_data_width_bits // 8 // a.tm))]
     assert mems["PBUF"]["ports"] == [f"pbuf_{m}" for m in range(a.tm)] and mems["TBUF"]["ports"][-1] == f"tbuf_{a.tm - 1}"
     assert mems["PBUF"]["width"] == mems["TBUF"]["width"] == 8 * isa.PARAM_RECORD_BYTES == 128
     from generator.spec.hw import HwConfig             # the kernel's PBUF_ROWS (config.h)
@@ -297,8 +296,6 @@ def _check_two_ports(edge, nets, props):
               "smartconnect_hp2/aclk"):
         assert f"pin:{p}" in clk
     assert "pin:accel_hp_0/aresetn" in rst and "pin:smartconnect_hp2/aresetn" in rst
-
-
 
 
 def _verilator_ram(tmp_path):

@@ -269,11 +269,14 @@ module store
     sr2_r <= sr1_r;
     sr2_strb <= sr1_strb;
     sr2_last <= sr1_last;
+    // a = i + r8 (r8 = r - r mod 8, a < 2 OL + NB) mod 2 OL (int16) and mod OL (int8: a < 2 OL): each a compare of
+    // the register r8 with a constant beside r8 plus a constant, one carry chain per path
     for (int i = 0; i < NB; i++) begin
-      logic [LOG2_OL+1:0] a, a16, a8;
-      a = (LOG2_OL + 2)'(i) + (LOG2_OL + 2)'({sr2_r[LOG2_OL:3], 3'b000});   // < 2 OL + NB
-      a16 = a >= (LOG2_OL + 2)'(2 * OL) ? a - (LOG2_OL + 2)'(2 * OL) : a;   // (mod 2 OL)
-      a8 = a >= (LOG2_OL + 2)'(OL) ? a - (LOG2_OL + 2)'(OL) : a;            // (mod OL: a < 2 OL in int8)
+      logic [LOG2_OL+1:0] r8, a16, a8;
+      r8 = (LOG2_OL + 2)'({sr2_r[LOG2_OL:3], 3'b000});
+      a16 = i >= 2 * OL || r8 >= (LOG2_OL + 2)'(2 * OL - i) ? r8 - (LOG2_OL + 2)'(2 * OL - i)
+                                                             : r8 + (LOG2_OL + 2)'(i);
+      a8 = i >= OL || r8 >= (LOG2_OL + 2)'(OL - i) ? r8 - (LOG2_OL + 2)'(OL - i) : r8 + (LOG2_OL + 2)'(i);
       sr3_b[8 * i +: 8] <= sd_p16 ? sr2_w[8 * a16 +: 8] : sr2_w[16 * a8 +: 8];
     end
     sr3_f <= sr2_r[2:0];

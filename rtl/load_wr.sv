@@ -218,7 +218,8 @@ module load_wr
         nxt = x3_nxt[TN * pt + n];
         ok = nxt ? x3_ok1[pt] : x3_ok0[pt];
         w0 = HW'(u0) >= x3_lob[pt] && HW'(u0) < x3_hib[pt];
-        w1 = HW'(u0) + HW'(1) >= x3_lob[pt] && HW'(u0) + HW'(1) < x3_hib[pt];
+        // byte u0 + 1, used in int16 only, where u0 = 2k is even: u0 | 1, no carry chain before the compares
+        w1 = HW'({u0[UW-1:1], 1'b1}) >= x3_lob[pt] && HW'({u0[UW-1:1], 1'b1}) < x3_hib[pt];
         ibw_row[IB_AW * TN * pt + IB_AW * n +: IB_AW] <= IB_AW'(row0 + 32'(nxt));
         if (!ok || (!rst_n || clr)) ibw_we[2 * TN * pt + 2 * n +: 2] <= 2'b00;
         else ibw_we[2 * TN * pt + 2 * n +: 2] <= prec16 ? {w1, w0} : {2{w0}};

@@ -26,7 +26,7 @@
 // register to the chain sum (operands registered; pair B into A1 at the middle clk2x edge, pair A at the next clk
 // edge; L clk2x cycles of chain; ha / hb at the middle edge after; the clk-domain leaves; the tree): equal to
 // PE_LAT for PE_G = 4, one more for PE_G = 2 (tests/rtl/test_pe_array_2x.py).
-// Standalone unit (not yet in accel_top; generator/flows/timing.py UNIT_SOURCES).
+// COMPUTE instantiates it when the board file has pump: 2 (rtl/compute.sv).
 `default_nettype none
 module pe_array_2x
   import accel_pkg::*;
@@ -168,7 +168,19 @@ module pe_array_2x
       wire [SC-1:0] fc = g_lvl[NL - 1].tc[0];
       wire signed [SA:0] hi16 = (SA + 1)'(fa) + (SA + 1)'($unsigned(fb[SB-1:PACK_SHIFT]));
       wire signed [SC:0] hi8 = (SC + 1)'($unsigned(fb[SB-1:PACK_SHIFT])) - (SC + 1)'($unsigned(fc));
-      wire signed [SA-1:0] s1 = fa + signed'(SA'(fc));
+      // the high-lane sum fa + fc in one carry chain: when the tree's last level is unregistered, fa and fc are
+      // themselves additions of registered pairs, so s1 = ta0 + ta1 + tc0 + tc1 as a 4:2 carry-save in LUTs (two
+      // 3:2 stages: sum = xor, carry = majority shifted up) before the one addition
+      wire signed [SA-1:0] s1;
+      if (NL > 1 && (NL - 1) % 2 == 1) begin : g_csa
+        wire [SA-1:0] a0 = g_lvl[NL - 2].ta[0], a1 = g_lvl[NL - 2].ta[1];
+        wire [SA-1:0] c0 = SA'(g_lvl[NL - 2].tc[0]), c1 = SA'(g_lvl[NL - 2].tc[1]);
+        wire [SA-1:0] k0 = a0 ^ a1 ^ c0, k1 = (a0 & a1 | a0 & c0 | a1 & c0) << 1;
+        wire [SA-1:0] k2 = k0 ^ k1 ^ c1, k3 = (k0 & k1 | k0 & c1 | k1 & c1) << 1;
+        assign s1 = signed'(k2 + k3);
+      end else begin : g_s1
+        assign s1 = fa + signed'(SA'(fc));
+      end
       logic [ACC_W-1:0] r0, r1;
       always_ff @(posedge clk) begin
         r0 <= p16_t ? ACC_W'(signed'({hi16, fb[PACK_SHIFT-1:0]})) : ACC_W'(signed'({hi8, fb[PACK_SHIFT-1:0]}));

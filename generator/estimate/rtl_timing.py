@@ -143,8 +143,11 @@ class TimingReport:
         return sum(p.chains > MAX_CARRY_CHAINS for p in self.endpoints)
 
     def meets(self) -> bool:
-        """No path over the LUT-level or carry limits, estimated fmax at least :data:`TARGET_MHZ`."""
-        return not self.over_levels and not self.over_carry and self.fmax_mhz >= TARGET_MHZ
+        """No path over the LUT-level, carry-bit or carry-chain limits (:data:`MAX_LUT_LEVELS`,
+        :data:`MAX_CARRY_BITS`, :data:`MAX_CARRY_CHAINS` chains per path), estimated fmax at least
+        :data:`TARGET_MHZ`."""
+        return (not self.over_levels and not self.over_carry and not self.over_chains
+                and self.fmax_mhz >= TARGET_MHZ)
 
     def worst_vectors(self, n: int = 20) -> list[tuple[str, int, Path_]]:
         """The ``n`` worst endpoint vectors (``[i]`` bits collapsed): (name, bits, its worst path)."""
@@ -276,7 +279,7 @@ def report(r: TimingReport, title: str = "") -> str:
              f"path: max {r.max_chains} (limit {MAX_CARRY_CHAINS}; {r.over_chains:,} over)",
              f"- DSP48E2 register setting Vivado can absorb: {dict(r.dsp) or 'no DSP'}",
              f"- verdict: {'meets' if r.meets() else 'does NOT meet'} {MAX_LUT_LEVELS} LUT levels / "
-             f"{MAX_CARRY_BITS} carry bits / {TARGET_MHZ:g} MHz", ""]
+             f"{MAX_CARRY_BITS} carry bits / {MAX_CARRY_CHAINS} carry chain per path / {TARGET_MHZ:g} MHz", ""]
     doms = r.domains()
     if len(doms) > 1:
         lines += ["| clock domain (launch -> capture) | endpoint bits | worst ns | est. fmax MHz | needed MHz | "

@@ -61,7 +61,8 @@ def timing_flow(board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=F
     log(f"written: {d / 'timing.md'}, {d / 'timing.json'}")
     if check and not r.meets():
         raise FlowError(f"timing: {r.over_levels} endpoint bits over {rtl_timing.MAX_LUT_LEVELS} LUT levels, "
-                        f"{r.over_carry} over {rtl_timing.MAX_CARRY_BITS} carry bits, estimated fmax "
+                        f"{r.over_carry} over {rtl_timing.MAX_CARRY_BITS} carry bits, {r.over_chains} through more "
+                        f"than {rtl_timing.MAX_CARRY_CHAINS} carry chain, estimated fmax "
                         f"{r.fmax_mhz:.0f} MHz (target {rtl_timing.TARGET_MHZ:g})")
     return r
 

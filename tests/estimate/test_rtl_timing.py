@@ -95,6 +95,8 @@ def test_carry_chains_are_counted_per_path(small):
     assert max(p.chains for p in _ends(small["add16"], "q")) == 1
     q = _ends(small["two_chains"], "q")
     assert max(p.chains for p in q) == 2 and small["two_chains"].over_chains == len(q) == 1
+    t = small["two_chains"]                                      # a second chain fails the verdict by itself
+    assert t.over_levels == 0 and t.over_carry == 0 and t.fmax_mhz >= rt.TARGET_MHZ and not t.meets()
     assert small["wire_ff"].max_chains == 0
     (name, bits, p), = small["two_chains"].chain_vectors()       # the report's table of them
     assert bits == 1 and p.chains == 2 and name == q[0].end

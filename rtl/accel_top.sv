@@ -10,7 +10,7 @@
 //   store / post    STORE module: STORE (seg_gen address side, W channel) and POST (requantization, pooling)
 //   buffers         IBUF / WBUF / ACC / OBUF / PBUF / TBUF memories (ram_tdp)
 //   status          completion, error status bits, watchdog, debug counters
-//   axi_hp_split    HP_PORTS = 2: every burst of the units' AXI_DW-bit master split over two HP ports (m_axi, m_axi1)
+//   axi_hp_ports    HP_PORTS = 2 / 4: every burst of the units' AXI_DW-bit master split over two / four HP ports
 // Every constant comes from accel_pkg, which generator/backends/rtl/render.py renders from the ISA tables and the board file.
 //
 //
@@ -127,7 +127,7 @@ module accel_top
   input  wire                   m_axi_rlast,
   input  wire                   m_axi_rvalid,
   output logic                  m_axi_rready,
-  // ---- the second HP port (HP_PORTS = 2: rtl/axi_hp_split.sv; else idle)
+  // ---- the second HP port (HP_PORTS >= 2: rtl/axi_hp_ports.sv; else idle)
   output logic [0:0]            m_axi1_awid,
   output logic [AXI_AW-1:0]     m_axi1_awaddr,
   output logic [7:0]            m_axi1_awlen,
@@ -162,7 +162,43 @@ module accel_top
   input  wire [1:0]             m_axi1_rresp,
   input  wire                   m_axi1_rlast,
   input  wire                   m_axi1_rvalid,
-  output logic                  m_axi1_rready
+  output logic                  m_axi1_rready,
+  // ---- the third and fourth HP ports (HP_PORTS = 4: rtl/axi_hp_ports.sv; else idle)
+  output logic [0:0]            m_axi2_awid, m_axi3_awid,
+  output logic [AXI_AW-1:0]     m_axi2_awaddr, m_axi3_awaddr,
+  output logic [7:0]            m_axi2_awlen, m_axi3_awlen,
+  output logic [2:0]            m_axi2_awsize, m_axi3_awsize,
+  output logic [1:0]            m_axi2_awburst, m_axi3_awburst,
+  output logic                  m_axi2_awlock, m_axi3_awlock,
+  output logic [3:0]            m_axi2_awcache, m_axi3_awcache,
+  output logic [2:0]            m_axi2_awprot, m_axi3_awprot,
+  output logic                  m_axi2_awvalid, m_axi3_awvalid,
+  input  wire                   m_axi2_awready, m_axi3_awready,
+  output logic [PORT_DW-1:0]    m_axi2_wdata, m_axi3_wdata,
+  output logic [PORT_DW/8-1:0]  m_axi2_wstrb, m_axi3_wstrb,
+  output logic                  m_axi2_wlast, m_axi3_wlast,
+  output logic                  m_axi2_wvalid, m_axi3_wvalid,
+  input  wire                   m_axi2_wready, m_axi3_wready,
+  input  wire [0:0]             m_axi2_bid, m_axi3_bid,
+  input  wire [1:0]             m_axi2_bresp, m_axi3_bresp,
+  input  wire                   m_axi2_bvalid, m_axi3_bvalid,
+  output logic                  m_axi2_bready, m_axi3_bready,
+  output logic [0:0]            m_axi2_arid, m_axi3_arid,
+  output logic [AXI_AW-1:0]     m_axi2_araddr, m_axi3_araddr,
+  output logic [7:0]            m_axi2_arlen, m_axi3_arlen,
+  output logic [2:0]            m_axi2_arsize, m_axi3_arsize,
+  output logic [1:0]            m_axi2_arburst, m_axi3_arburst,
+  output logic                  m_axi2_arlock, m_axi3_arlock,
+  output logic [3:0]            m_axi2_arcache, m_axi3_arcache,
+  output logic [2:0]            m_axi2_arprot, m_axi3_arprot,
+  output logic                  m_axi2_arvalid, m_axi3_arvalid,
+  input  wire                   m_axi2_arready, m_axi3_arready,
+  input  wire [0:0]             m_axi2_rid, m_axi3_rid,
+  input  wire [PORT_DW-1:0]     m_axi2_rdata, m_axi3_rdata,
+  input  wire [1:0]             m_axi2_rresp, m_axi3_rresp,
+  input  wire                   m_axi2_rlast, m_axi3_rlast,
+  input  wire                   m_axi2_rvalid, m_axi3_rvalid,
+  output logic                  m_axi2_rready, m_axi3_rready
 );
   // ---- the units' AXI4 master (x_axi_*, AXI_DW bits) onto the HP port(s)
   logic [0:0] x_axi_awid, x_axi_arid, x_axi_bid, x_axi_rid;
@@ -329,72 +365,66 @@ module accel_top
     .ld_idle, .cp_idle, .st_idle, .rd_busy, .insn_moved, .queues_empty, .fe_exhausted, .end_done, .cp_busy,
     .st_retire, .err_bits, .stop, .finish, .dbg_st_retired, .dbg_ld_busy, .dbg_cp_busy);
 
-  // ---- the HP port(s): one port carries the units' master as is; two split every burst (rtl/axi_hp_split.sv)
+  // ---- the HP ports: the units' master as is (one), or every burst split over two or four (rtl/axi_hp_ports.sv)
   localparam logic [3:0] AXI_CACHE = 4'b0011;
-  if (HP_PORTS == 1) begin : g_one_port
-    assign {m_axi_awid, m_axi_awaddr, m_axi_awlen, m_axi_awsize, m_axi_awburst, m_axi_awlock, m_axi_awcache,
-            m_axi_awprot, m_axi_awvalid, m_axi_wdata, m_axi_wstrb, m_axi_wlast, m_axi_wvalid, m_axi_bready}
-         = {x_axi_awid, x_axi_awaddr, x_axi_awlen, x_axi_awsize, x_axi_awburst, x_axi_awlock, x_axi_awcache,
-            x_axi_awprot, x_axi_awvalid, x_axi_wdata, x_axi_wstrb, x_axi_wlast, x_axi_wvalid, x_axi_bready};
-    assign {x_axi_awready, x_axi_wready, x_axi_bid, x_axi_bresp, x_axi_bvalid}
-         = {m_axi_awready, m_axi_wready, m_axi_bid, m_axi_bresp, m_axi_bvalid};
-    assign {m_axi_arid, m_axi_araddr, m_axi_arlen, m_axi_arsize, m_axi_arburst, m_axi_arlock, m_axi_arcache,
-            m_axi_arprot, m_axi_arvalid, m_axi_rready}
-         = {x_axi_arid, x_axi_araddr, x_axi_arlen, x_axi_arsize, x_axi_arburst, x_axi_arlock, x_axi_arcache,
-            x_axi_arprot, x_axi_arvalid, x_axi_rready};
-    assign {x_axi_arready, x_axi_rid, x_axi_rdata, x_axi_rresp, x_axi_rlast, x_axi_rvalid}
-         = {m_axi_arready, m_axi_rid, m_axi_rdata, m_axi_rresp, m_axi_rlast, m_axi_rvalid};
-    assign {m_axi1_awid, m_axi1_awaddr, m_axi1_awlen, m_axi1_awsize, m_axi1_awburst, m_axi1_awlock, m_axi1_awcache,
-            m_axi1_awprot, m_axi1_awvalid, m_axi1_wdata, m_axi1_wstrb, m_axi1_wlast, m_axi1_wvalid, m_axi1_bready,
-            m_axi1_arid, m_axi1_araddr, m_axi1_arlen, m_axi1_arsize, m_axi1_arburst, m_axi1_arlock, m_axi1_arcache,
-            m_axi1_arprot, m_axi1_arvalid, m_axi1_rready} = '0;
-    wire unused1 = &{1'b0, m_axi1_awready, m_axi1_wready, m_axi1_bid, m_axi1_bresp, m_axi1_bvalid, m_axi1_arready,
-                     m_axi1_rid, m_axi1_rdata, m_axi1_rresp, m_axi1_rlast, m_axi1_rvalid, 1'b0};
-  end else begin : g_two_ports
-    logic [2*AXI_AW-1:0] araddr, awaddr;
-    logic [15:0] arlen, awlen;
-    logic [1:0] arvalid, awvalid, wlast, wvalid, rready, bready;
-    logic [AXI_DW-1:0] wdata;
-    logic [AXI_BYTES-1:0] wstrb;
-    axi_hp_split #(.DW(AXI_DW), .AW(AXI_AW), .OUTST(HP_OUTST), .FDEPTH(HP_FDEPTH)) u_split (
-      .clk, .rst_n, .s_araddr(x_axi_araddr), .s_arlen(x_axi_arlen), .s_arvalid(x_axi_arvalid),
-      .s_arready(x_axi_arready), .s_rdata(x_axi_rdata), .s_rlast(x_axi_rlast), .s_rvalid(x_axi_rvalid),
-      .s_rready(x_axi_rready), .s_awaddr(x_axi_awaddr), .s_awlen(x_axi_awlen), .s_awvalid(x_axi_awvalid),
-      .s_awready(x_axi_awready), .s_wdata(x_axi_wdata), .s_wstrb(x_axi_wstrb), .s_wvalid(x_axi_wvalid),
-      .s_wready(x_axi_wready), .s_bvalid(x_axi_bvalid), .s_bready(x_axi_bready),
-      .m_araddr(araddr), .m_arlen(arlen), .m_arvalid(arvalid), .m_arready({m_axi1_arready, m_axi_arready}),
-      .m_rdata({m_axi1_rdata, m_axi_rdata}), .m_rlast({m_axi1_rlast, m_axi_rlast}),
-      .m_rvalid({m_axi1_rvalid, m_axi_rvalid}), .m_rready(rready), .m_awaddr(awaddr), .m_awlen(awlen),
-      .m_awvalid(awvalid), .m_awready({m_axi1_awready, m_axi_awready}), .m_wdata(wdata), .m_wstrb(wstrb),
-      .m_wlast(wlast), .m_wvalid(wvalid), .m_wready({m_axi1_wready, m_axi_wready}),
-      .m_bvalid({m_axi1_bvalid, m_axi_bvalid}), .m_bready(bready));
-    assign x_axi_rid = '0;
-    assign x_axi_rresp = '0;
-    assign x_axi_bid = '0;
-    assign x_axi_bresp = '0;
-    assign {m_axi1_araddr, m_axi_araddr} = araddr;
-    assign {m_axi1_arlen, m_axi_arlen} = arlen;
-    assign {m_axi1_arvalid, m_axi_arvalid} = arvalid;
-    assign {m_axi1_rready, m_axi_rready} = rready;
-    assign {m_axi1_awaddr, m_axi_awaddr} = awaddr;
-    assign {m_axi1_awlen, m_axi_awlen} = awlen;
-    assign {m_axi1_awvalid, m_axi_awvalid} = awvalid;
-    assign {m_axi1_wdata, m_axi_wdata} = wdata;
-    assign {m_axi1_wstrb, m_axi_wstrb} = wstrb;
-    assign {m_axi1_wlast, m_axi_wlast} = wlast;
-    assign {m_axi1_wvalid, m_axi_wvalid} = wvalid;
-    assign {m_axi1_bready, m_axi_bready} = bready;
-    assign {m_axi1_awid, m_axi_awid, m_axi1_arid, m_axi_arid} = '0;
-    assign {m_axi1_awsize, m_axi_awsize, m_axi1_arsize, m_axi_arsize} = {4{3'(LOG2_BYTES - 1)}};
-    assign {m_axi1_awburst, m_axi_awburst, m_axi1_arburst, m_axi_arburst} = {4{2'b01}};
-    assign {m_axi1_awlock, m_axi_awlock, m_axi1_arlock, m_axi_arlock} = '0;
-    assign {m_axi1_awcache, m_axi_awcache, m_axi1_arcache, m_axi_arcache} = {4{AXI_CACHE}};
-    assign {m_axi1_awprot, m_axi_awprot, m_axi1_arprot, m_axi_arprot} = '0;
-    wire unused2 = &{1'b0, x_axi_awid, x_axi_awsize, x_axi_awburst, x_axi_awlock, x_axi_awcache, x_axi_awprot,
-                     x_axi_wlast, x_axi_arsize, x_axi_arburst, x_axi_arlock, x_axi_arcache, x_axi_arprot,
-                     m_axi_bid, m_axi_bresp, m_axi1_bid, m_axi1_bresp, m_axi_rid, m_axi_rresp, m_axi1_rid,
-                     m_axi1_rresp, 1'b0};
+  localparam int NP = HP_PORTS;
+  logic [4*AXI_AW-1:0] p_araddr, p_awaddr;
+  logic [4*8-1:0] p_arlen, p_awlen;
+  logic [3:0] p_arvalid, p_rready, p_awvalid, p_wlast, p_wvalid, p_bready;
+  logic [4*PORT_DW-1:0] p_wdata;
+  logic [4*PORT_DW/8-1:0] p_wstrb;
+  axi_hp_ports #(.NP(NP), .DW(AXI_DW), .AW(AXI_AW), .OUTST(HP_OUTST), .FDEPTH(HP_FDEPTH)) u_hp (
+    .clk, .rst_n, .s_araddr(x_axi_araddr), .s_arlen(x_axi_arlen), .s_arvalid(x_axi_arvalid),
+    .s_arready(x_axi_arready), .s_rdata(x_axi_rdata), .s_rresp(x_axi_rresp), .s_rlast(x_axi_rlast),
+    .s_rvalid(x_axi_rvalid), .s_rready(x_axi_rready), .s_awaddr(x_axi_awaddr), .s_awlen(x_axi_awlen),
+    .s_awvalid(x_axi_awvalid), .s_awready(x_axi_awready), .s_wdata(x_axi_wdata), .s_wstrb(x_axi_wstrb),
+    .s_wlast(x_axi_wlast), .s_wvalid(x_axi_wvalid), .s_wready(x_axi_wready), .s_bresp(x_axi_bresp),
+    .s_bvalid(x_axi_bvalid), .s_bready(x_axi_bready),
+    .m_araddr(p_araddr[0 +: NP * AXI_AW]), .m_arlen(p_arlen[0 +: NP * 8]), .m_arvalid(p_arvalid[0 +: NP]),
+    .m_arready(NP'({m_axi3_arready, m_axi2_arready, m_axi1_arready, m_axi_arready})),
+    .m_rdata((NP * PORT_DW)'({m_axi3_rdata, m_axi2_rdata, m_axi1_rdata, m_axi_rdata})),
+    .m_rresp((2 * NP)'({m_axi3_rresp, m_axi2_rresp, m_axi1_rresp, m_axi_rresp})),
+    .m_rlast(NP'({m_axi3_rlast, m_axi2_rlast, m_axi1_rlast, m_axi_rlast})),
+    .m_rvalid(NP'({m_axi3_rvalid, m_axi2_rvalid, m_axi1_rvalid, m_axi_rvalid})), .m_rready(p_rready[0 +: NP]),
+    .m_awaddr(p_awaddr[0 +: NP * AXI_AW]), .m_awlen(p_awlen[0 +: NP * 8]), .m_awvalid(p_awvalid[0 +: NP]),
+    .m_awready(NP'({m_axi3_awready, m_axi2_awready, m_axi1_awready, m_axi_awready})),
+    .m_wdata(p_wdata[0 +: NP * PORT_DW]), .m_wstrb(p_wstrb[0 +: NP * PORT_DW / 8]), .m_wlast(p_wlast[0 +: NP]),
+    .m_wvalid(p_wvalid[0 +: NP]), .m_wready(NP'({m_axi3_wready, m_axi2_wready, m_axi1_wready, m_axi_wready})),
+    .m_bresp((2 * NP)'({m_axi3_bresp, m_axi2_bresp, m_axi1_bresp, m_axi_bresp})),
+    .m_bvalid(NP'({m_axi3_bvalid, m_axi2_bvalid, m_axi1_bvalid, m_axi_bvalid})), .m_bready(p_bready[0 +: NP]));
+  if (NP < 4) begin : g_idle   // the ports above NP: no request, no data
+    assign {p_araddr[4*AXI_AW-1:NP*AXI_AW], p_awaddr[4*AXI_AW-1:NP*AXI_AW], p_arlen[31:NP*8], p_awlen[31:NP*8]} = '0;
+    assign {p_arvalid[3:NP], p_rready[3:NP], p_awvalid[3:NP], p_wlast[3:NP], p_wvalid[3:NP], p_bready[3:NP]} = '0;
+    assign {p_wdata[4*PORT_DW-1:NP*PORT_DW], p_wstrb[4*PORT_DW/8-1:NP*PORT_DW/8]} = '0;
   end
+  assign {m_axi3_araddr, m_axi2_araddr, m_axi1_araddr, m_axi_araddr} = p_araddr;
+  assign {m_axi3_arlen, m_axi2_arlen, m_axi1_arlen, m_axi_arlen} = p_arlen;
+  assign {m_axi3_arvalid, m_axi2_arvalid, m_axi1_arvalid, m_axi_arvalid} = p_arvalid;
+  assign {m_axi3_rready, m_axi2_rready, m_axi1_rready, m_axi_rready} = p_rready;
+  assign {m_axi3_awaddr, m_axi2_awaddr, m_axi1_awaddr, m_axi_awaddr} = p_awaddr;
+  assign {m_axi3_awlen, m_axi2_awlen, m_axi1_awlen, m_axi_awlen} = p_awlen;
+  assign {m_axi3_awvalid, m_axi2_awvalid, m_axi1_awvalid, m_axi_awvalid} = p_awvalid;
+  assign {m_axi3_wdata, m_axi2_wdata, m_axi1_wdata, m_axi_wdata} = p_wdata;
+  assign {m_axi3_wstrb, m_axi2_wstrb, m_axi1_wstrb, m_axi_wstrb} = p_wstrb;
+  assign {m_axi3_wlast, m_axi2_wlast, m_axi1_wlast, m_axi_wlast} = p_wlast;
+  assign {m_axi3_wvalid, m_axi2_wvalid, m_axi1_wvalid, m_axi_wvalid} = p_wvalid;
+  assign {m_axi3_bready, m_axi2_bready, m_axi1_bready, m_axi_bready} = p_bready;
+  // the constant fields: ID 0, full-width INCR beats of the port, cacheable, unprivileged
+  assign {m_axi3_awid, m_axi2_awid, m_axi1_awid, m_axi_awid, m_axi3_arid, m_axi2_arid, m_axi1_arid, m_axi_arid} = '0;
+  assign {m_axi3_awsize, m_axi2_awsize, m_axi1_awsize, m_axi_awsize, m_axi3_arsize, m_axi2_arsize, m_axi1_arsize,
+          m_axi_arsize} = {8{3'($clog2(PORT_DW / 8))}};
+  assign {m_axi3_awburst, m_axi2_awburst, m_axi1_awburst, m_axi_awburst, m_axi3_arburst, m_axi2_arburst,
+          m_axi1_arburst, m_axi_arburst} = {8{2'b01}};
+  assign {m_axi3_awlock, m_axi2_awlock, m_axi1_awlock, m_axi_awlock, m_axi3_arlock, m_axi2_arlock, m_axi1_arlock,
+          m_axi_arlock} = '0;
+  assign {m_axi3_awcache, m_axi2_awcache, m_axi1_awcache, m_axi_awcache, m_axi3_arcache, m_axi2_arcache,
+          m_axi1_arcache, m_axi_arcache} = {8{AXI_CACHE}};
+  assign {m_axi3_awprot, m_axi2_awprot, m_axi1_awprot, m_axi_awprot, m_axi3_arprot, m_axi2_arprot, m_axi1_arprot,
+          m_axi_arprot} = '0;
+  assign {x_axi_rid, x_axi_bid} = '0;
+  wire unused_hp = &{1'b0, x_axi_awid, x_axi_awsize, x_axi_awburst, x_axi_awlock, x_axi_awcache, x_axi_awprot,
+                     x_axi_arsize, x_axi_arburst, x_axi_arlock, x_axi_arcache, x_axi_arprot, m_axi_bid, m_axi1_bid,
+                     m_axi2_bid, m_axi3_bid, m_axi_rid, m_axi1_rid, m_axi2_rid, m_axi3_rid, 1'b0};
 
   // unused inputs (IDs, responses, write strobes of the control port) and the bench's probes
   wire unused = &{1'b0, s_axil_wstrb, x_axi_rid, st_bready, x_axi_rresp, x_axi_arid, status_r, cycles_r,

@@ -49,7 +49,14 @@ module fetch_dispatch
   output logic                  insn_moved,     // an instruction fetched or dispatched this cycle
   output logic                  queues_empty    // the three module queues
 );
-  localparam int BEATS_PER_INSN = INSN_BITS / AXI_DW;
+  // an instruction is BEATS_PER_INSN beats (AXI_DW <= INSN_BITS), or a beat holds IPB instructions (a 512-bit
+  // m_axi: two; a burst starting on a beat's second instruction, as a PRE prologue after a program of odd length
+  // does, reads from the beat's start and drops its first instruction)
+  localparam int BEATS_PER_INSN = AXI_DW >= INSN_BITS ? 1 : INSN_BITS / AXI_DW;
+  localparam int IPB = AXI_DW > INSN_BITS ? AXI_DW / INSN_BITS : 1;
+  if (IPB > 2 || FETCH_BURST % IPB != 0) begin : g_bad_ipb
+    $error("fetch_dispatch: at most two instructions per beat, FETCH_BURST a multiple of them");
+  end
   localparam int PG_W = $clog2(AXI_BOUNDARY);               // page offset bits (4 KB)
   // fetched-instruction FIFO entry: {bad, config, end, to_ld, to_cp, to_st, instruction}
   localparam int IFQ_W = INSN_BITS + 6;
@@ -87,12 +94,24 @@ module fetch_dispatch
     if (fe_to_bound < (PG_W + 1)'(fe_cnt)) fe_cnt = 4'(fe_to_bound);
   end
   assign fe_arvalid = fe_state == FE_AR;
-  assign fe_araddr = 64'({fe_page, fe_off});
-  assign fe_arlen = 8'(32'(fe_n) * 32'(BEATS_PER_INSN) - 32'd1);
-  assign fe_rready = fe_state == FE_R;
-  wire [INSN_BITS-1:0] fe_next_buf = (fe_buf >> AXI_DW) | (INSN_BITS'(rdata) << (INSN_BITS - AXI_DW));
-  wire fe_beat_ok = fe_state == FE_R && fe_rvalid;
-  wire fe_insn_done = fe_beat_ok && (32'(fe_beat) % 32'(BEATS_PER_INSN)) == 32'(BEATS_PER_INSN - 1);
+  localparam int IB = $clog2(INSN_BITS / 8);                  // an instruction's byte-offset bits
+  wire fe_odd = IPB == 2 && fe_off[IB];                        // IPB = 2: the burst starts on a beat's second half
+  assign fe_araddr = 64'({fe_page, fe_off & ~PG_W'(IPB == 2 ? INSN_BITS / 8 : 0)});
+  // IPB = 2: a beat's second instruction is held in fe_hi (fe_hi_v) and taken the next cycle, rready low meanwhile
+  logic fe_hi_v, fe_last;                   // (fe_last: the burst's last beat is in)
+  logic fe_skip;                            // the burst's first beat's first instruction is not the program's
+  logic [INSN_BITS-1:0] fe_hi;
+  logic [3:0] fe_k;                         // the burst's instructions not yet assembled
+  localparam int SH = AXI_DW < INSN_BITS ? INSN_BITS - AXI_DW : 0;
+  wire [2*INSN_BITS-1:0] rd2 = (2 * INSN_BITS)'(rdata);          // (AXI_DW <= 2 INSN_BITS, accel_pkg)
+  assign fe_arlen = IPB == 2 ? ((8'(fe_n) + 8'(fe_odd) + 8'd1) >> 1) - 8'd1 : 8'(32'(fe_n) * 32'(BEATS_PER_INSN) - 32'd1);
+  assign fe_rready = fe_state == FE_R && !fe_hi_v;
+  wire [INSN_BITS-1:0] fe_next_buf = IPB == 2 ? (fe_hi_v ? fe_hi : rd2[INSN_BITS-1:0])
+                                     : AXI_DW >= INSN_BITS ? rd2[INSN_BITS-1:0]
+                                     : (fe_buf >> AXI_DW) | (INSN_BITS'(rdata) << SH);
+  wire fe_beat_ok = fe_state == FE_R && fe_rvalid && !fe_hi_v;
+  wire fe_insn_done = IPB == 2 ? fe_beat_ok && !fe_skip || fe_hi_v
+                               : fe_beat_ok && (32'(fe_beat) % 32'(BEATS_PER_INSN)) == 32'(BEATS_PER_INSN - 1);
   // an instruction is fetched this cycle: a ROM read (room for it and the one in the check stage) or a whole
   // instruction assembled from DDR beats
   // room in the FIFO for one more ROM read, registered: its occupancy with the two check stages and a read in the
@@ -163,6 +182,7 @@ module fetch_dispatch
       fe_n <= '0;
       fe_beat <= '0;
       fe_buf <= '0;
+      {fe_hi_v, fe_last, fe_k, fe_skip} <= '0;
     end else begin
       if (ifq_wr && q_end) fe_end <= 1'b1;
       if (fe_take) begin
@@ -181,18 +201,32 @@ module fetch_dispatch
             if (fe_ar_ok) begin
               fe_state <= FE_R;
               fe_beat <= '0;
+              {fe_k, fe_last, fe_skip} <= {fe_n, 1'b0, fe_odd};
             end
-          FE_R:
-            if (fe_beat_ok) begin
+          FE_R: begin
+            if (fe_insn_done) fe_k <= fe_k - 4'd1;
+            if (fe_take) begin
+              // the next instruction's address: the page number counts when the offset wraps
+              fe_off <= fe_off + PG_W'(INSN_BITS / 8);
+              if (&fe_off[PG_W-1:$clog2(INSN_BITS / 8)]) fe_page <= fe_page + 1'b1;
+            end
+            if (IPB == 2) begin
+              if (fe_beat_ok) begin
+                fe_hi <= rd2[2*INSN_BITS-1:INSN_BITS];
+                fe_hi_v <= fe_skip || fe_k >= 4'd2;
+                fe_skip <= 1'b0;
+                fe_last <= rlast;
+                if (rlast && !fe_skip && fe_k < 4'd2) fe_state <= FE_REL;
+              end else if (fe_hi_v) begin
+                fe_hi_v <= 1'b0;
+                if (fe_last) fe_state <= FE_REL;
+              end
+            end else if (fe_beat_ok) begin
               fe_buf <= fe_next_buf;
               fe_beat <= fe_beat + 8'd1;
-              if (fe_take) begin
-                // the next instruction's address: the page number counts when the offset wraps
-                fe_off <= fe_off + PG_W'(INSN_BITS / 8);
-                if (&fe_off[PG_W-1:$clog2(INSN_BITS / 8)]) fe_page <= fe_page + 1'b1;
-              end
               if (rlast) fe_state <= FE_REL;
             end
+          end
           FE_REL: fe_state <= FE_IDLE;
           default: fe_state <= FE_IDLE;
         endcase

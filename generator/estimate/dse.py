@@ -4,7 +4,7 @@ For a board, :func:`candidates` enumerates configurations the RTL can be rendere
 (Tn a power of two from 8 to 64, Tm from :data:`TM_SIDES`: powers of two and multiples of 8 between them) and the
 DDR path (:func:`port_options`: an m_axi of :data:`AXI_WIDTHS` up to the board's ``hp_port_width_bits`` on one HP
 port -- a wider one would move no more bytes -- or one of twice the port width split over two HP ports,
-``rtl/axi_hp_split.sv``) that :func:`generator.spec.arch.array_error` allows (m_axi at least 128 bits, the
+``rtl/axi_hp_split.sv``, or of four times over four, ``rtl/axi_hp_ports.sv``, RTL only) that :func:`generator.spec.arch.array_error` allows (m_axi at least 128 bits, the
 bypass's two-word window, Tm at least the m_axi bytes), single- or double-pumped (:data:`PUMPS`: the PE array on a
 second clock of twice the board's, ``rtl/pe_array_2x.sv``, with IBUF and ACC copies), and a buffer preset (:data:`BUFFER_PRESETS`: IBUF / OBUF bytes
 per bank, WBUF bytes per PE, ACC words). :func:`explore` keeps those the RTL resource model (:mod:`generator.estimate.rtl_model`) fits
@@ -47,6 +47,10 @@ TM_SIDES = (8, 16, 24, 32, 40, 48, 56, 64)
 PUMPS = (1, 2)
 #: m_axi widths the search tries (bits), capped by the board's HP port width
 AXI_WIDTHS = (64, 128)
+#: four HP ports are tried for PE arrays of at least this many MACs per logic cycle (Tn x Tm x pump): on YOLOv4-tiny
+#: (zcu19eg, int8, latency model) they gain 0.7-0.8% over two ports at 1,024-2,048 and 0.2-0.4% on smaller arrays,
+#: which the splitter tree's LUTs outweigh (docs/board.md, "Four HP ports")
+FOUR_PORT_MIN_LANES = 1024
 #: buffer presets: (name, IBUF bytes per bank, WBUF bytes per PE per bank, ACC words per bank, OBUF bytes); XXS
 #: differs from XS in WBUF only: 32 int8 words per bank, so both banks share one 64-word LUTRAM per row (a byte
 #: of it one RAM64M8 pair, no bank select) where XS's 64-word banks take a memory each and a 2:1 select
@@ -84,10 +88,10 @@ class Point:
 
     @property
     def label(self) -> str:
-        """``TnxTm/AXI bits/preset``, e.g. ``32x32/128/L``; two HP ports: ``32x48/2x128/M``; double-pumped:
+        """``TnxTm/AXI bits/preset``, e.g. ``32x32/128/L``; two / four HP ports: ``32x48/2x128/M``, ``.../4x128/...``; double-pumped:
         ``/2clk`` after it (``32x32/2x128/M/2clk``)."""
         a = self.board.accelerator
-        axi = f"2x{a.axi_data_width_bits // 2}" if a.hp_ports == 2 else str(a.axi_data_width_bits)
+        axi = f"{a.hp_ports}x{a.axi_data_width_bits // a.hp_ports}" if a.hp_ports > 1 else str(a.axi_data_width_bits)
         return f"{a.tn}x{a.tm}/{axi}/{self.preset}" + ("/2clk" if a.pump == 2 else "")
 
     def row(self) -> dict:
@@ -110,8 +114,14 @@ def configured(board: Board, **acc) -> Board:
 
 def port_options(board: Board) -> list[tuple[int, int]]:
     """(m_axi bits, HP ports) the search tries on ``board``: each of :data:`AXI_WIDTHS` up to the board's
-    ``hp_port_width_bits`` on one HP port, and twice the port width over two HP ports."""
-    return [(w, 1) for w in AXI_WIDTHS if w <= board.hp_port_width_bits] + [(2 * board.hp_port_width_bits, 2)]
+    ``hp_port_width_bits`` on one HP port, twice the port width over two HP ports, and four times the port width over
+    four (RTL only) where the PS DDR moves more bytes per PL cycle than two ports do (not ultra96v2: LPDDR4 at 4.2 GB/s
+    is 21 bytes per 200 MHz cycle, under two 128-bit ports' 32)."""
+    out = [(w, 1) for w in AXI_WIDTHS if w <= board.hp_port_width_bits] + [(2 * board.hp_port_width_bits, 2)]
+    ddr = board.ps_ddr.bandwidth_gbps * 1e9 / (board.pl_clock_mhz * 1e6)
+    if ddr > 2 * board.hp_port_width_bits / 8:
+        out.append((4 * board.hp_port_width_bits, 4))
+    return out
 
 
 def candidates(board: Board) -> list[tuple[Board, str]]:
@@ -125,6 +135,8 @@ def candidates(board: Board) -> list[tuple[Board, str]]:
                     continue
                 for name, ib, wb_pe, acc, ob in BUFFER_PRESETS:
                     for pump in PUMPS:
+                        if ports == 4 and tn * tm * pump < FOUR_PORT_MIN_LANES:
+                            continue
                         out.append((configured(board, tn=tn, tm=tm, axi_data_width_bits=axi, hp_ports=ports,
                                                ibuf_bank_bytes=ib, wbuf_bank_bytes=wb_pe * tn * tm,
                                                acc_bank_words=acc, obuf_bytes=ob, pump=pump), name))
@@ -145,7 +157,12 @@ def hls_point(point: "Point", limit: dict = UTILIZATION_LIMIT) -> "Point":
     """Set ``point.hls`` / ``hls_over``: the HLS kernel's estimate of ``point.board`` (single-rate, without
     instruction ROM: :func:`generator.estimate.hls_resources.estimate`) against ``limit`` of the part.
     ``hls_over``: what stops the HLS kernel, as text (empty: it fits), e.g. ``("bram36 276",)``, or the reason the
-    kernel cannot be rendered for it (:func:`generator.spec.memories.hls_obuf_k`: ``"OBUF K=3"``)."""
+    kernel cannot be rendered for it (:func:`generator.spec.memories.hls_obuf_k`: ``"OBUF K=3"``; four HP ports:
+    ``"4 HP ports: RTL only"``)."""
+    if point.board.accelerator.hp_ports > 2:      # (the HLS block design has one splitter: hls_templates/bd/accel_hp.v)
+        point.hls = {k: 0 for k in RESOURCE_KEYS}
+        point.hls_over = (f"{point.board.accelerator.hp_ports} HP ports: RTL only",)
+        return point
     try:
         point.hls = hls_resources.estimate(point.board).used()
     except ValueError:

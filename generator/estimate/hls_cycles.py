@@ -84,7 +84,7 @@ from generator.spec import isa
 from generator.spec.arch import AXI_BOUNDARY_BYTES, CMD_QUEUE_DEPTH
 from generator.spec.board import Board
 from generator.spec.hw import HwConfig
-from generator.spec.timing import PRE_SPLIT_BEAT, pre_split_tail, split_tail
+from generator.spec.timing import pre_split_cycles, pre_split_tail, split_tail
 
 KERNEL_FILE = "accel_kernel.h"
 #: STORE's bursts end at 4 KB pages (AXI4: a burst never crosses one; the kernel's store_beats)
@@ -333,9 +333,8 @@ class KernelEstimate:
         steps = pixel_steps(f, axi)
         c_fe = self._count("PRE_FETCH", beats, runs * (PRE_ROW + hw.rd_latency + fe.depth) + beats * ii_fe)
         c_px = self._count("PRE_PIXELS", steps, f["rows"] * (PRE_ROW + px.depth) + steps * ii_px)
-        split = 0
-        if hw.hp_ports == 2:   # each run's last burst through the splitter (rtl/axi_hp_split.sv in bd/accel_hp.v)
-            split = round(PRE_SPLIT_BEAT * pre_split_tail(frame, axi, f["y0"], f["rows"]))
+        # each run's last burst through the splitter (rtl/axi_hp_split.sv in bd/accel_hp.v)
+        split = pre_split_cycles(hw.hp_ports, runs, pre_split_tail(frame, axi, f["y0"], f["rows"]))
         return INVOKE + SETUP + c_fe + c_px + hw.wr_latency + split
 
     def insn_cycles(self, hw: HwConfig | None, insn) -> int:

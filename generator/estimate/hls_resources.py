@@ -153,19 +153,24 @@ def pre_memories(board: Board) -> list:
 
 
 def hp_split_lut_ff(board: Board) -> tuple[int, int]:
-    """(LUT, FF) of ``rtl/axi_hp_split.sv`` for ``board`` ((0, 0) with one HP port): its FIFOs as LUTRAM (RAM64M,
-    UG574: 3 bits of 64 words per 4 LUTs) -- two R data FIFOs of the m_axi width and two W FIFOs of width +
-    strobes + last, :data:`~generator.spec.arch.HP_SPLIT_FIFO_WORDS` deep, three order FIFOs of 18 / 18 / 2 bits,
+    """(LUT, FF) of the HP ports' burst splitters for ``board`` ((0, 0) with one HP port; ``rtl/axi_hp_ports.sv``:
+    one ``rtl/axi_hp_split.sv`` of the m_axi width W for two ports, for four a root of width W and two leaves of
+    W / 2). Per splitter of width w: its FIFOs as LUTRAM (RAM64M, UG574: 3 bits of 64 words per 4 LUTs) -- two R
+    data FIFOs of w bits and two W FIFOs of w + strobes + last,
+    :data:`~generator.spec.arch.HP_SPLIT_FIFO_WORDS` deep, three order FIFOs of 18 / 18 / 2 bits,
     :data:`~generator.spec.arch.HP_SPLIT_OUTSTANDING` deep; flip-flops: the R output slice and its skid register,
     the R beat-pairing registers, the four port addresses and lengths, counters and flags."""
     a = board.accelerator
     if a.hp_ports == 1:
         return 0, 0
     w = a.axi_data_width_bits
-    data_bits, order_bits = 2 * w + 2 * (w + w // 8 + 1), 18 + 18 + 2
-    lut = (math.ceil(data_bits / 3) * math.ceil(HP_SPLIT_FIFO_WORDS / 64)
-           + math.ceil(order_bits / 3) * math.ceil(HP_SPLIT_OUTSTANDING / 64)) * 4
-    ff = 2 * (w + 1) + w + 4 * (AXI_ADDR_BITS + 8) + 200
+    widths = [w] if a.hp_ports == 2 else [w, w // 2, w // 2]
+    lut = ff = 0
+    for w in widths:
+        data_bits, order_bits = 2 * w + 2 * (w + w // 8 + 1), 18 + 18 + 2
+        lut += (math.ceil(data_bits / 3) * math.ceil(HP_SPLIT_FIFO_WORDS / 64)
+                + math.ceil(order_bits / 3) * math.ceil(HP_SPLIT_OUTSTANDING / 64)) * 4
+        ff += 2 * (w + 1) + w + 4 * (AXI_ADDR_BITS + 8) + 200
     return lut, ff
 
 

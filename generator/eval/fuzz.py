@@ -70,6 +70,10 @@ CONFIGS = {
     # the PE array double-pumped (rtl/pe_array_2x.sv on clk2x: four int8 / two int16 pixels per step, IBUF and
     # ACC copies; the HLS kernel runs the same programs single-pumped)
     "tiny-2x": ("zcu19eg", dict(TINY, pump=2)),
+    # a 512-bit m_axi over four 128-bit HP ports (rtl/axi_hp_ports.sv: a tree of three splitters; the fetch takes two
+    # instructions per beat)
+    "tiny-16x32-4hp": ("zcu19eg", dict(TINY, tn=16, tm=32, ibuf_bank_bytes=6144, wbuf_bank_bytes=65536,
+                                       axi_data_width_bits=512, hp_ports=4)),
     "zcu19eg": ("zcu19eg", {}),
     "zcu102": ("zcu102", {}),
 }
@@ -282,13 +286,13 @@ def fuzz(cases: int, seed: int, executors=("golden", "ref"), configs=None, board
     per failure (with its reproducer) and the summary; the last line is ``N passed, M failed``.
 
     Args: configs: hardware configurations to draw from (default: every configuration of :data:`CONFIGS` when
-        only golden/ref run, the tiny ones when csim or rtl runs, without the two-HP-port one when csim runs: the
-        HLS kernel has one m_axi per module); board: board file for every configuration.
+        only golden/ref run, the tiny ones when csim or rtl runs, without the two- and four-HP-port ones when csim
+        runs: the HLS kernel has one m_axi per module); board: board file for every configuration.
     Returns: the outcomes. Raises FuzzError for an unknown executor or configuration.
     """
     executors = list(executors)
     if configs is None:
-        two_ports = {c for c, (_, acc) in CONFIGS.items() if acc.get("hp_ports", 1) == 2}
+        two_ports = {c for c, (_, acc) in CONFIGS.items() if acc.get("hp_ports", 1) > 1}
         configs = list(CONFIGS) if set(executors) <= {"golden", "ref"} else [
             c for c in CONFIGS if c.startswith("tiny") and not ("csim" in executors and c in two_ports)]
     for c in configs:

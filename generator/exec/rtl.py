@@ -6,7 +6,7 @@ flow :mod:`generator.flows.rtl_frame`; programs run through the executor interfa
 
 Board configurations: ``config="board"`` is the board file as is; ``config="tiny"`` the same board with a Tn = Tm =
 8 array and small buffers (the configuration of the RTL tests), for runs that must finish in minutes; ``small`` an
-8x8 array with buffers for few tiles, ``small-2hp`` a 16x32 one on two HP ports.
+8x8 array with buffers for few tiles, ``small-2hp`` / ``small-4hp`` a 16x32 one on two / four HP ports.
 """
 from __future__ import annotations
 from host.fileio import atomic_path, atomic_write
@@ -41,6 +41,8 @@ SMALL = dict(tn=8, tm=8, ibuf_bank_bytes=65536, wbuf_bank_bytes=36864, acc_bank_
              pbuf_entries=1024, axi_data_width_bits=128, hp_ports=1, pump=1)
 #: "small" with a 256-bit m_axi split over two HP ports (rtl/axi_hp_split.sv) on a 16x32 array (32-byte beats)
 SMALL_2HP = dict(SMALL, tn=16, tm=32, wbuf_bank_bytes=147456, axi_data_width_bits=256, hp_ports=2)
+#: the same with a 512-bit m_axi over four HP ports (rtl/axi_hp_ports.sv: a tree of three splitters; 64-byte beats)
+SMALL_4HP = dict(SMALL_2HP, axi_data_width_bits=512, hp_ports=4)
 #: "tiny" and "small" with the PE array double-pumped (rtl/pe_array_2x.sv on clk2x; IBUF and ACC copies)
 TINY_2X = dict(TINY, pump=2)
 SMALL_2X = dict(SMALL, pump=2)
@@ -53,7 +55,8 @@ BOARD_2X = dict(tn=32, tm=40, ibuf_bank_bytes=65536, wbuf_bank_bytes=144 * 32 * 
 #: WBUF per PE, 2,048 ACC words, two HP ports), for comparisons
 BOARD_32X48 = dict(tn=32, tm=48, ibuf_bank_bytes=131072, wbuf_bank_bytes=288 * 32 * 48, acc_bank_words=2048,
                    obuf_bytes=131072, axi_data_width_bits=256, hp_ports=2, pump=1)
-CONFIGS = {"board": {}, "tiny": TINY, "small": SMALL, "small-2hp": SMALL_2HP, "tiny-2x": TINY_2X, "small-2x": SMALL_2X,
+CONFIGS = {"board": {}, "tiny": TINY, "small": SMALL, "small-2hp": SMALL_2HP, "small-4hp": SMALL_4HP,
+           "tiny-2x": TINY_2X, "small-2x": SMALL_2X,
            "32x40-2x": BOARD_2X, "32x48": BOARD_32X48}
 
 

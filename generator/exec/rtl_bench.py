@@ -1,8 +1,8 @@
 """cocotb bench of the RTL accelerator (run by :class:`generator.exec.rtl.RtlBuild` through the cocotb runner, one
 simulator process per program).
 
-* DDR: cocotbext-axi ``AxiRam`` loaded with the case's DDR image (with two HP ports, ``hp_ports`` 2, a second
-  ``AxiRam`` on ``m_axi1`` over the same memory, each port modelled as below), its read side replaced by a pipelined model of a
+* DDR: cocotbext-axi ``AxiRam`` loaded with the case's DDR image (with ``hp_ports`` 2 or 4, another ``AxiRam`` on
+  ``m_axi1`` (``m_axi2``, ``m_axi3``) over the same memory, each port modelled as below), its read side replaced by a pipelined model of a
   DDR controller: every read burst's first beat comes ``rd_latency`` cycles after its address was accepted (the
   board's ``ddr_read_latency_cycles``), several bursts may be outstanding, and the data beats are throttled to the
   board's sustained DDR bytes per cycle (``rd_beats_per_cycle`` < 1 pauses the R and W channels accordingly);
@@ -127,11 +127,12 @@ async def run_program(dut):
     ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n, reset_active_level=False, size=ddr.size)
     ram.write(0, ddr.tobytes())
     rams = [ram]
-    if int(meta.get("hp_ports", 1)) == 2:   # the second HP port: the same memory behind another AXI slave
-        rams.append(AxiRam(AxiBus.from_prefix(dut, "m_axi1"), dut.clk, dut.rst_n, reset_active_level=False,
+    ports = ("m_axi", "m_axi1", "m_axi2", "m_axi3")[:int(meta.get("hp_ports", 1))]
+    for name in ports[1:]:   # the other HP ports: the same memory behind another AXI slave each
+        rams.append(AxiRam(AxiBus.from_prefix(dut, name), dut.clk, dut.rst_n, reset_active_level=False,
                            size=ddr.size, mem=ram.mem))
     bpc = float(meta.get("rd_beats_per_cycle", 1.0))
-    for name, r in zip(("m_axi", "m_axi1"), rams):
+    for name, r in zip(ports, rams):
         logging.getLogger(f"cocotb.{dut._name}.{name}").setLevel(logging.WARNING)     # no line per burst
         pipelined_read(r, dut.clk, cyc, int(meta.get("rd_latency", 0)))
         if int(meta.get("wr_latency", 0)) > 0:

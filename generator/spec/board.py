@@ -66,9 +66,11 @@ class AcceleratorConfig(_Strict):
         obuf_bytes: post-processed output tile buffer, bytes.
         pbuf_entries: per-output-channel parameter records (bias, requantization multipliers and shifts).
         axi_data_width_bits: m_axi data width to DDR (bits per beat) of the units.
-        hp_ports: PS-side HP ports (S_AXI_HPn_FPD, UG1085 ch. 35) the m_axi is spread over: 1, or 2 with
-            ``axi_data_width_bits`` twice the board's ``hp_port_width_bits`` (the RTL splits every burst across
-            both, rtl/axi_hp_split.sv), so DDR moves twice a port's bytes per cycle.
+        hp_ports: PS-side HP ports (S_AXI_HPn_FPD, UG1085 ch. 35; the PS has HP0-HP3) the m_axi is spread over: 1,
+            or 2 / 4 with ``axi_data_width_bits`` that many times the board's ``hp_port_width_bits`` (the RTL splits
+            every burst across them, rtl/axi_hp_ports.sv: one rtl/axi_hp_split.sv for 2, a tree of three for 4),
+            so DDR moves 2 / 4 ports' bytes per cycle, up to the PS DDR's bandwidth (``ps_ddr``). 4 is RTL only:
+            the HLS block design has one splitter (hls_templates/bd/accel_hp.v).
         pump: 1, or 2 for the PE array double-pumped (rtl/pe_array_2x.sv: the DSP48E2 cascades on a second clock
             of twice ``pl_clock_mhz``, each DSP48E2 taking two operand sets per logic cycle, as the Vitis AI DPU's
             ``dpu_2x_clk``): an int8 COMPUTE step then takes four output pixels, int16 two; IBUF and ACC get a second
@@ -84,7 +86,7 @@ class AcceleratorConfig(_Strict):
     obuf_bytes: int = Field(gt=0)
     pbuf_entries: int = Field(gt=0, le=4096)
     axi_data_width_bits: int
-    hp_ports: Literal[1, 2] = 1
+    hp_ports: Literal[1, 2, 4] = 1
     pump: Literal[1, 2] = 1
     ddr_read_latency_cycles: int = Field(ge=0)
     ddr_write_latency_cycles: int = Field(ge=0)
@@ -124,9 +126,10 @@ class Board(_Strict):
     @model_validator(mode="after")
     def _check_ports(self):
         a = self.accelerator
-        if a.hp_ports == 2 and a.axi_data_width_bits != 2 * self.hp_port_width_bits:
-            raise ValueError(f"accelerator.hp_ports: 2 HP ports split an m_axi of twice the port width: "
-                             f"axi_data_width_bits must be {2 * self.hp_port_width_bits} (2 x hp_port_width_bits), "
+        n = a.hp_ports
+        if n > 1 and a.axi_data_width_bits != n * self.hp_port_width_bits:
+            raise ValueError(f"accelerator.hp_ports: {n} HP ports split an m_axi of {n} times the port width: "
+                             f"axi_data_width_bits must be {n * self.hp_port_width_bits} ({n} x hp_port_width_bits), "
                              f"got {a.axi_data_width_bits}")
         return self
 

@@ -64,9 +64,14 @@ STORE_OVERHEAD = 6 + STORE_READ_STAGES + STORE_SETUP
 #: port-beat pairing and output stages); calibrated on the RTL with LOADs of 1 to 784 one-beat bursts at read
 #: latencies 20 to 120 (tests/exec/test_rtl.py::test_rtl_load_window_cycles)
 READ_SLOT_EXTRA, HP_SPLIT_SLOT_EXTRA = 3, 5
+#: the same through four HP ports (rtl/axi_hp_ports.sv: two levels of splitters), calibrated alike on the 512-bit
+#: TINY-16x32-4HP (tests/exec/test_rtl.py::test_rtl_load_window_cycles)
+HP4_SLOT_EXTRA = 10
 #: two HP ports (rtl/axi_hp_split.sv): the register stages a LOAD's data and a STORE's write response pass besides
 #: the one-port path (R: beat pairing, data FIFO, output slice; W: data FIFO, then two port beats per word)
 HP_SPLIT_READ_STAGES, HP_SPLIT_WRITE_STAGES = 3, 2
+#: four HP ports: both levels' stages (R: 7, W: HP4_WRITE_STAGES), calibrated as split_tail says
+HP4_READ_STAGES, HP4_WRITE_STAGES = 7, 4
 
 
 def _beats(addr, nbytes, beat: int):
@@ -85,18 +90,23 @@ def read_window_cycles(bursts: int, slot_cycles: int) -> int:
     return (bursts - 1) // MAX_READ_BURSTS * slot_cycles + (bursts - 1) % MAX_READ_BURSTS + 1
 
 
-def split_tail(addr: int, nbytes: int, beat: int, write: bool) -> int:
-    """Cycles two HP ports (rtl/axi_hp_split.sv) add to a transfer whose last segment is ``nbytes`` bytes from
-    ``addr``, besides the splitter's register stages: its last burst (from the last 4 KB boundary) of N beats is cut
-    into about N / 2 beats on port 0 and the rest on port 1, each port moving half a beat per cycle. A read's last
-    burst is handed over in order, port 0's part at the port's rate first, port 1's (buffered meanwhile) after it:
-    about N / 2 cycles more than on one port of twice the width (at least one: a one-beat burst takes two port
-    beats); a write's port 1 part starts N / 2 beats late: about N / 2 more (calibrated on the RTL: reads by
-    tests/exec/test_rtl.py::test_rtl_load_window_cycles, contiguous LOADs of 1 to 384 beats; writes by
-    ``invoke rtl-frame --config small-2hp --resolution 64``)."""
+def split_tail(addr: int, nbytes: int, beat: int, write: bool, ports: int = 2) -> int:
+    """Cycles ``ports`` (2 or 4) HP ports add to a transfer whose last segment is ``nbytes`` bytes from ``addr``,
+    besides the splitters' register stages. Two ports (rtl/axi_hp_split.sv): the last burst (from the last 4 KB
+    boundary) of N beats is cut into about N / 2 beats on port 0 and the rest on port 1, each port moving half a
+    beat per cycle. A read's last burst is handed over in order, port 0's part at the port's rate first, port 1's
+    (buffered meanwhile) after it: about N / 2 cycles more than on one port of twice the width (at least one: a
+    one-beat burst takes two port beats); a write's port 1 part starts N / 2 beats late: about N / 2 more. Four
+    ports (rtl/axi_hp_ports.sv, a splitter of two-port splitters): the root's first half comes from a two-port
+    splitter at half its rate, so a read's tail is about N (N rounded up to even, at least 2), a write's about
+    N / 2 + N / 4. Calibrated on the RTL: reads by tests/exec/test_rtl.py::test_rtl_load_window_cycles,
+    contiguous LOADs of 1 to 384 beats; writes by ``invoke rtl-frame --config small-2hp`` / ``small-4hp``
+    ``--resolution 64``."""
     end = addr + nbytes
     start = max(addr, (end - 1) // AXI_BOUNDARY_BYTES * AXI_BOUNDARY_BYTES)
     n = int(_beats(start, end - start, beat))
+    if ports == 4:
+        return n // 2 + n // 4 + HP4_WRITE_STAGES if write else max(2, n + n % 2) + HP4_READ_STAGES
     return n // 2 + HP_SPLIT_WRITE_STAGES if write else max(1, n // 2) + HP_SPLIT_READ_STAGES
 
 
@@ -192,10 +202,11 @@ def transfer_cycles(hw: HwConfig, rows: int, cols: int, run_bytes: int, row_stri
     bursts = len(seg_addr)
     data = math.ceil(beats * beat / hw.bytes_per_cycle)
     if not write:
-        slot = latency + READ_SLOT_EXTRA + (HP_SPLIT_SLOT_EXTRA if hw.hp_ports == 2 else 0)
+        slot = latency + READ_SLOT_EXTRA + {1: 0, 2: HP_SPLIT_SLOT_EXTRA, 4: HP4_SLOT_EXTRA}[hw.hp_ports]
         data = max(data, read_window_cycles(bursts, slot))
-    if hw.hp_ports == 2:   # the last burst's second part follows its first, which a port delivers at half rate
-        data += split_tail(int(seg_addr[-1]), int(np.broadcast_to(seg_bytes, seg_addr.shape)[-1]), beat, write)
+    if hw.hp_ports > 1:    # the last burst's later parts follow its first, which a port delivers at its own rate
+        data += split_tail(int(seg_addr[-1]), int(np.broadcast_to(seg_bytes, seg_addr.shape)[-1]), beat, write,
+                           hw.hp_ports)
     if write:
         return STORE_OVERHEAD + latency + data
     if span or not (buf == IBUF and run_bytes % beat == 0 and hw.tn * eb >= beat and addr % beat == 0
@@ -295,11 +306,20 @@ def pre_fetch_runs(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) 
     return runs, pairs, beats
 
 
-#: cycles per beat of a fetch run's last burst that two HP ports add (rtl/axi_hp_split.sv hands a burst's port-0
-#: part over at that port's half rate before its port-1 part, and PRE waits for the run's last beat): fitted on the
-#: RTL (TINY-2HP, 256 bits over two ports: seven frames from 33x47 to 1920x1080, each within 2% but a 33x47 int16
-#: one at 4%; tests/rtl/test_pre_insn.py::test_pre_on_two_hp_ports)
-PRE_SPLIT_BEAT = 0.77
+#: (cycles per fetch run, cycles per beat of the run's last burst) that 2 / 4 HP ports add to PRE's fetch runs
+#: (rtl/axi_hp_split.sv hands a burst's port-0 part over at that port's rate before the rest, and PRE waits for the
+#: run's last beat; four ports, rtl/axi_hp_ports.sv, add the second level's stages and half-rate hand-over): least
+#: squares on the RTL's cycles of seven frames from 33x47 to 810x1080 (letterbox and stretch, int8 and int16), TINY
+#: at 16x32 with a 256-bit m_axi over two ports and a 512-bit one over four: every frame within 2.2%
+#: (tests/rtl/test_pre_insn.py::test_pre_on_two_hp_ports). The shape of split_tail's read tail: N / 2 + 3 and N + 7.
+PRE_SPLIT = {1: (0, 0.0), 2: (4, 0.65), 4: (9, 1.28)}
+
+
+def pre_split_cycles(hp_ports: int, runs: int, beats: int) -> int:
+    """Cycles ``hp_ports`` HP ports add to ``runs`` PRE fetch runs whose last bursts hold ``beats`` beats in all
+    (:data:`PRE_SPLIT`; 0 on one port)."""
+    per_run, per_beat = PRE_SPLIT[hp_ports]
+    return round(per_run * runs + per_beat * beats)
 
 
 def pre_split_tail(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) -> int:
@@ -340,8 +360,8 @@ def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
     source rows (:func:`generator.spec.pre_rows.pair_fetches`): once the pixel side has left the row's pair
     (:data:`PRE_RELEASE` cycles
     after that pair's previous row's last pixel), ``PRE_RUN + rd_latency + beats + walk`` less one for a run of
-    two rows (their requests back to back), plus on two HP ports :data:`PRE_SPLIT_BEAT` per beat of the run's last
-    burst; then it hands the row over once the pixel side has taken the one before. The pixel side issues a row's
+    two rows (their requests back to back), plus on two or four HP ports :func:`pre_split_cycles` of the run and
+    its last burst; then it hands the row over once the pixel side has taken the one before. The pixel side issues a row's
     net_w pixels one per cycle, the next row's :data:`PRE_ROW` cycle after the last. The run takes
     ``PRE_FIXED + wr_latency + L`` cycles beyond its last pixel issue (counted from the start), L the band's last
     write burst (:func:`pre_last_burst`).
@@ -368,7 +388,7 @@ def pre_cycles(hw: HwConfig, f: dict, frame=None) -> int:
         t = plan + 2 + (3 if placed else 0)
         if run:
             beats = sum(_row_beats(frame, r, b) for r in run)
-            split = round(PRE_SPLIT_BEAT * _row_last_burst(frame, run[-1], b)) if hw.hp_ports == 2 else 0
+            split = pre_split_cycles(hw.hp_ports, 1, _row_last_burst(frame, run[-1], b))
             t = max(t + 1, release[(y0 + k) & 1]) + PRE_RUN + hw.rd_latency + beats + walk - (len(run) == 2) + split
         hand = max(t, taken)
         take = hand + 1 if last is None else max(hand + 1, last + PRE_ROW)

@@ -94,10 +94,11 @@ def zcu19eg_ip(tmp_path_factory):
 
 def test_ip_top_ports_are_the_names_the_packager_infers():
     """Every port of rtl/accel_rtl.sv is ap_clk, ap_clk_2x (the double-pumped PE array's), ap_rst_n, interrupt or an AXI4 / AXI4-Lite signal under the
-    prefix m_axi_gmem_ / m_axi_gmem1_ (the second HP port) / s_axi_control_, and every signal of the three
-    interfaces is there."""
+    prefix m_axi_gmem_ / m_axi_gmem1_ to m_axi_gmem3_ (the second to fourth HP ports) / s_axi_control_, and every
+    signal of the six interfaces is there."""
     text = (ip.RTL_DIR / "accel_rtl.sv").read_text()
-    ports = re.findall(r"^\s*(?:input|output)\s+wire\s*(?:\[[^\]]*\])?\s*(\w+)", text, re.M)
+    decls = re.findall(r"^\s*(?:input|output)\s+wire\s*(?:\[[^\]]*\])?\s*([^/\n]*)", text, re.M)
+    ports = [n.strip() for d in decls for n in d.split(",") if n.strip()]
     axi = ["awid", "awaddr", "awlen", "awsize", "awburst", "awlock", "awcache", "awprot", "awvalid", "awready",
            "wdata", "wstrb", "wlast", "wvalid", "wready", "bid", "bresp", "bvalid", "bready", "arid", "araddr",
            "arlen", "arsize", "arburst", "arlock", "arcache", "arprot", "arvalid", "arready", "rid", "rdata",
@@ -105,7 +106,7 @@ def test_ip_top_ports_are_the_names_the_packager_infers():
     axil = ["awaddr", "awvalid", "awready", "wdata", "wstrb", "wvalid", "wready", "bresp", "bvalid", "bready",
             "araddr", "arvalid", "arready", "rdata", "rresp", "rvalid", "rready"]
     expected = {"ap_clk", "ap_clk_2x", "ap_rst_n", "interrupt"} | {f"m_axi_gmem_{s}" for s in axi} \
-        | {f"m_axi_gmem1_{s}" for s in axi} \
+        | {f"m_axi_gmem{p}_{s}" for p in (1, 2, 3) for s in axi} \
         | {f"s_axi_control_{s}" for s in axil}
     assert set(ports) == expected and len(ports) == len(expected)
 

@@ -197,13 +197,16 @@ def test_rtl_instruction_rom():
 
 
 @needs_verilator
-@pytest.mark.parametrize("brd", ["tiny", "tiny-2hp", "tiny-2x", pytest.param("zcu19eg", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("brd", ["tiny", "tiny-2hp", "tiny-4hp", "tiny-2x",
+                                 pytest.param("zcu19eg", marks=pytest.mark.slow)])
 def test_rtl_lint_clean(tmp_path, brd):
     """Verilator -Wall on TINY, TINY with Tm = 32 on two HP ports (the burst splitter) and 48-word WBUF banks (a
-    memory per bank, generator.spec.memories.wbuf_one_memory), TINY double-pumped (rtl/pe_array_2x.sv, the IBUF /
-    ACC copies) and (slow, 21 s) the board file's configuration."""
+    memory per bank, generator.spec.memories.wbuf_one_memory), the same on a 512-bit m_axi over four HP ports (the
+    splitter tree, two instructions per fetched beat), TINY double-pumped (rtl/pe_array_2x.sv, the IBUF / ACC
+    copies) and (slow, 21 s) the board file's configuration."""
     two = dict(TINY, tn=16, tm=32, axi_data_width_bits=256, hp_ports=2, wbuf_bank_bytes=48 * 16 * 32)
-    b = {"tiny": lambda: board(**TINY), "tiny-2hp": lambda: board(**two),
+    four = dict(two, axi_data_width_bits=512, hp_ports=4)
+    b = {"tiny": lambda: board(**TINY), "tiny-2hp": lambda: board(**two), "tiny-4hp": lambda: board(**four),
          "tiny-2x": lambda: board(**{**TINY, "pump": 2}),
          "zcu19eg": board}[brd]()
     srcs = write_rtl(b, tmp_path)
@@ -311,7 +314,8 @@ def _load_window_config(name):
 
 
 @needs_verilator
-@pytest.mark.parametrize("cfg", ["tiny", pytest.param("tiny-16x32-2hp", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("cfg", ["tiny", pytest.param("tiny-16x32-2hp", marks=pytest.mark.slow),
+                                 pytest.param("tiny-16x32-4hp", marks=pytest.mark.slow)])
 def test_rtl_load_window_cycles(cfg):
     """LOADs of 1 to 192 strided one-beat pixel runs (int16, Tn lanes = one m_axi beat: one burst each) at DDR read
     latencies 20, 40 and 80 cycles, on one HP port (TINY) and through the two-port splitter (slow: its own build):
@@ -330,8 +334,8 @@ def test_rtl_load_window_cycles(cfg):
     ddr = np.arange(1 << 20, dtype=np.uint32).astype(np.uint8)
     bases = {k: 0 for k in isa.BASE_REGS}
     run_bytes = hw.tn * 2
-    assert run_bytes == hw.axi_bytes, "one pixel run per beat"
-    pix = 4 * run_bytes
+    assert run_bytes <= hw.axi_bytes, "one pixel run per beat"
+    pix = 4 * hw.axi_bytes
     off = []
     for lat in (20, 40, 80):
         base = rtl.run(None, ddr, bases, blob=isa.encode_program([config_insn(hw), isa.make("END")]),
@@ -346,6 +350,7 @@ def test_rtl_load_window_cycles(cfg):
             assert r.status == 0 and not r.timeout, (rows, cols, lat, r.status)
             model = insn_cycles(dataclasses.replace(hw, rd_latency=lat), ld)
             off.append((rows * cols, lat, r.cycles - base.cycles - model))
+            print(cfg, "window", off[-1])
     bad = [o for o in off if abs(o[2]) > 2]
     assert not bad, f"(bursts, latency, RTL - model) beyond 2 cycles: {bad}"
     # contiguous WBUF LOADs of 1 to 384 beats in 4 KB bursts: the beats, and through the splitter the last burst's
@@ -361,4 +366,5 @@ def test_rtl_load_window_cycles(cfg):
                     case=f"cases/ldwin-{cfg}-w{nbytes}")
         assert r.status == 0 and not r.timeout, (nbytes, r.status)
         got = r.cycles - base.cycles - insn_cycles(hw.at(8), ld)
+        print(cfg, "contiguous", nbytes, got)
         assert abs(got) <= 2, f"contiguous LOAD of {nbytes} bytes: RTL - model = {got} cycles"

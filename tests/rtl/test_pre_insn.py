@@ -155,21 +155,23 @@ def test_pre_bands(rtl):
 
 
 @pytest.mark.slow   # (a second Verilator build, of a 16x32 array)
-def test_pre_on_two_hp_ports():
-    """A 256-bit m_axi split over two HP ports (rtl/axi_hp_split.sv): PRE's reads and writes through the splitter,
-    bit-exact, int8 and int16; PRE's cycles within 5% of pre_cycles (its split tail, PRE_SPLIT_BEAT, fitted on
-    such runs: within 2% on frames of 97x41 and up, about 4% on a 33x47 int16 one)."""
-    two = board(**dict(TINY, tn=16, tm=32, axi_data_width_bits=256, hp_ports=2))
+@pytest.mark.parametrize("ports", [2, 4])
+def test_pre_on_two_hp_ports(ports):
+    """A 256-bit m_axi split over two HP ports (rtl/axi_hp_split.sv), and a 512-bit one over four
+    (rtl/axi_hp_ports.sv): PRE's reads and writes through the splitters, bit-exact, int8 and int16; PRE's cycles
+    within 5% of pre_cycles (its splitter term, timing.PRE_SPLIT, fitted on seven such frames: each within 2.2%)."""
+    two = board(**dict(TINY, tn=16, tm=32, axi_data_width_bits=128 * ports, hp_ports=ports))
     hw = HwConfig.from_board(two, 8)
-    ex = shared_executor("rtl", two, "tiny-2hp")
+    tag = f"tiny-{ports}hp"
+    ex = shared_executor("rtl", two, tag)
     c = pre_case(hw, 4, 4, 4, 4)
     blob = isa.encode_program([config_insn(hw), isa.make("END")])
-    base = ex.run(None, c.ddr, c.bases, c.sizes, blob=blob, case=BUILD / "tiny-2hp" / "pre" / "base", frame=c.frame)
+    base = ex.run(None, c.ddr, c.bases, c.sizes, blob=blob, case=BUILD / tag / "pre" / "base", frame=c.frame)
     for i, kw in enumerate([dict(frame_w=97, frame_h=41, net_w=40, net_h=24, mode="letterbox", pitch=300),
                             dict(frame_w=33, frame_h=47, net_w=24, net_h=16, bits=16, frame_bgr=True, extra_pix=5),
                             dict(frame_w=810, frame_h=1080, net_w=64, net_h=64)]):
         c = pre_case(hw, **kw)
-        got = ex.run(None, c.ddr, c.bases, c.sizes, blob=c.blob, case=BUILD / "tiny-2hp" / "pre" / f"c{i}",
+        got = ex.run(None, c.ddr, c.bases, c.sizes, blob=c.blob, case=BUILD / tag / "pre" / f"c{i}",
                      frame=c.frame)
         assert got.status == 0 and not got.timeout and c.mismatch(got.ddr) == "", kw
         measured, model = got.cycles - base.cycles, pre_cycles(hw, c.insn.f, c.frame)

@@ -191,7 +191,12 @@ def kernel_context(board: Board, rom: list[str], csim_argv: str = "", export_dir
     """Every template variable of the kernel's glue: the shared context of ``board``
     (:func:`generator.backends.context.shared_context`), :func:`isa_context`, :func:`config_context` and the
     build's own entries (ROM words ``rom``, top names, IP identity, overlay, storage binding, block design, queue
-    depths, m_axi depths; arguments as in :func:`render`)."""
+    depths, m_axi depths; arguments as in :func:`render`). Raises HlsError for four HP ports (the block design's
+    DDR path, hls_templates/bd/accel_hp.v, is one burst splitter: one or two ports)."""
+    if board.accelerator.hp_ports > 2:
+        raise HlsError(f"board {board.name}: accelerator.hp_ports {board.accelerator.hp_ports}: the HLS kernel's "
+                       "block design takes one or two HP ports (hls_templates/bd/accel_hp.v); four are RTL only "
+                       "(rtl/axi_hp_ports.sv)")
     isa_ctx = isa_context()
     vendor, library, _, version = KERNEL_VLNV.split(":")
     return dict(shared_context(board), **isa_ctx, **config_context(board), top=TOP, rom=rom,

@@ -36,7 +36,7 @@ RTL_SOURCES = ["sync_fifo.sv", "ram_tdp.sv", "log_shift.sv", "pe_dsp.sv", "pe_ar
                "fetch_dispatch.sv", "seg_gen.sv", "load_rd.sv", "load_wr.sv", "load.sv", "mul_tree.sv",
                "pe_array_2x.sv", "compute_chk.sv", "compute_acc.sv", "compute.sv",
                "seq_mul.sv", "seq_mul2.sv", "seq_div.sv", "pre_burst.sv", "pre_rd.sv", "pre_chan.sv", "pre_wr.sv", "pre.sv",
-               "pre_insn.sv", "requant.sv", "act_table.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "hp_seq.sv", "axi_hp_split.sv",
+               "pre_insn.sv", "requant.sv", "act_table.sv", "post.sv", "store.sv", "buffers.sv", "status.sv", "hp_seq.sv", "axi_hp_split.sv", "axi_hp_ports.sv",
                "accel_top.sv"]
 TOP = "accel_top"
 
@@ -72,8 +72,9 @@ def package_context(board: Board, rom_words: int = 1) -> dict:
     if bad:
         raise RtlError(f"{board.name}: accelerator (tn {a.tn}, tm {a.tm}, axi_data_width_bits "
                        f"{a.axi_data_width_bits}): {bad}")
-    if a.axi_data_width_bits > isa.INSN_BITS:
-        raise RtlError(f"{board.name}: axi_data_width_bits={a.axi_data_width_bits} wider than an instruction")
+    if a.axi_data_width_bits > 2 * isa.INSN_BITS:
+        raise RtlError(f"{board.name}: axi_data_width_bits={a.axi_data_width_bits}: the fetch takes at most two "
+                       f"instructions ({isa.INSN_BITS} bits each) per beat")
     acc_w = max(a.acc_bits_int8, a.acc_bits_int16)
     if not 27 <= acc_w <= 52:
         raise RtlError(f"{board.name}: the RTL's requantization splits the (acc_bits + 1)-bit operand into two "

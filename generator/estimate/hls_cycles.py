@@ -14,7 +14,7 @@ Per instruction (:meth:`KernelEstimate.insn_cycles`; trip counts from the instru
 kernel's C++ derives them; ``II_X`` / ``D_X`` the annotated II / depth of loop X; ``beat_ii = max(II, ceil(axi_bytes
 / ddr_bytes_per_cycle))``, the DDR bandwidth bounding a beat per cycle (with two HP ports the block design puts
 LOAD's and STORE's m_axi on both through the RTL's splitter, ``hls_templates/bd/accel_hp.v``, which adds
-:func:`generator.spec.timing.split_tail` to each transfer, as in the latency model); ``Lr`` / ``Lw`` the board's
+:func:`generator.spec.hp_timing.split_tail` to each transfer, as in the latency model); ``Lr`` / ``Lw`` the board's
 ``ddr_read_latency_cycles`` / ``ddr_write_latency_cycles``; ``II_X`` / ``D_X`` the analysed II / depth of loop
 X):
 
@@ -84,7 +84,8 @@ from generator.spec import isa
 from generator.spec.arch import AXI_BOUNDARY_BYTES, CMD_QUEUE_DEPTH
 from generator.spec.board import Board
 from generator.spec.hw import HwConfig
-from generator.spec.timing import pre_split_cycles, pre_split_tail, split_tail
+from generator.spec.hp_timing import max_burst_beats, pre_split_cycles, split_tail
+from generator.spec.timing import pre_split_tail
 
 KERNEL_FILE = "accel_kernel.h"
 #: STORE's bursts end at 4 KB pages (AXI4: a burst never crosses one; the kernel's store_beats)
@@ -250,7 +251,9 @@ class KernelEstimate:
         if self.hw.hp_ports != 2:
             return 0
         last = int(np.broadcast_to(nbytes, np.shape(a))[-1])
-        return split_tail(int(np.ravel(a)[-1]), last, self.hw.axi_bytes, write)
+        n_max = 0 if write else max_burst_beats(np.ravel(a), np.broadcast_to(nbytes, np.shape(a)).ravel(),
+                                                self.hw.axi_bytes)
+        return split_tail(int(np.ravel(a)[-1]), last, self.hw.axi_bytes, write, 2, n_max)
 
     def load_cycles(self, f) -> int:
         """Cycles of one LOAD with fields ``f`` as the kernel's LOAD loops run it (stated II and depth)."""

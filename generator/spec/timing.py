@@ -43,6 +43,8 @@ from generator.spec.arch import (ACC_RMW_DISTANCE, AXI_BOUNDARY_BYTES, LOAD_DATA
                                   POST_SETUP, REQUANT_STAGES, RTL_QUEUES, STORE_READ_STAGES, STORE_SETUP,
                                   TABLE_STAGES)
 from generator.spec import isa
+from generator.spec.hp_timing import (HP4_SLOT_EXTRA, HP_SPLIT_SLOT_EXTRA, READ_SLOT_EXTRA, burst_beats as _beats,
+                                      max_burst_beats, pre_split_cycles, split_tail)
 from generator.spec.hw import HwConfig
 
 #: cycles of a POST besides its window steps (the serial setup, RAM read stage, the requantization pipeline drained)
@@ -59,26 +61,6 @@ XFER_OVERHEAD = 4 + LOAD_DATA_STAGES
 #: cycles of a STORE besides the beats and the write-response latency (issue, the setup, first address, the OBUF
 #: read stages and output FIFO ahead of the first W beat, completion)
 STORE_OVERHEAD = 6 + STORE_READ_STAGES + STORE_SETUP
-#: cycles a read burst's slot among the MAX_READ_BURSTS stays taken beyond the DDR read latency (the address and
-#: last-beat registers of rtl/load.sv), and more through two HP ports (rtl/axi_hp_split.sv: its address register,
-#: port-beat pairing and output stages); calibrated on the RTL with LOADs of 1 to 784 one-beat bursts at read
-#: latencies 20 to 120 (tests/exec/test_rtl.py::test_rtl_load_window_cycles)
-READ_SLOT_EXTRA, HP_SPLIT_SLOT_EXTRA = 3, 5
-#: the same through four HP ports (rtl/axi_hp_ports.sv: two levels of splitters), calibrated alike on the 512-bit
-#: TINY-16x32-4HP (tests/exec/test_rtl.py::test_rtl_load_window_cycles)
-HP4_SLOT_EXTRA = 10
-#: two HP ports (rtl/axi_hp_split.sv): the register stages a LOAD's data and a STORE's write response pass besides
-#: the one-port path (R: beat pairing, data FIFO, output slice; W: data FIFO, then two port beats per word)
-HP_SPLIT_READ_STAGES, HP_SPLIT_WRITE_STAGES = 3, 2
-#: four HP ports: both levels' stages (R: 7, W: HP4_WRITE_STAGES), calibrated as split_tail says
-HP4_READ_STAGES, HP4_WRITE_STAGES = 7, 4
-
-
-def _beats(addr, nbytes, beat: int):
-    """Beats of the AXI bursts covering ``nbytes`` bytes from byte address ``addr`` (int or array)."""
-    return (np.asarray(addr) % beat + nbytes + beat - 1) // beat
-
-
 def read_window_cycles(bursts: int, slot_cycles: int) -> int:
     """Cycles from a LOAD's first burst address to its last one's data when at most :data:`MAX_READ_BURSTS` bursts
     are in flight, each holding its slot ``slot_cycles`` cycles (read latency + :data:`READ_SLOT_EXTRA`, + the
@@ -88,26 +70,6 @@ def read_window_cycles(bursts: int, slot_cycles: int) -> int:
     if bursts <= 0:
         return 0
     return (bursts - 1) // MAX_READ_BURSTS * slot_cycles + (bursts - 1) % MAX_READ_BURSTS + 1
-
-
-def split_tail(addr: int, nbytes: int, beat: int, write: bool, ports: int = 2) -> int:
-    """Cycles ``ports`` (2 or 4) HP ports add to a transfer whose last segment is ``nbytes`` bytes from ``addr``,
-    besides the splitters' register stages. Two ports (rtl/axi_hp_split.sv): the last burst (from the last 4 KB
-    boundary) of N beats is cut into about N / 2 beats on port 0 and the rest on port 1, each port moving half a
-    beat per cycle. A read's last burst is handed over in order, port 0's part at the port's rate first, port 1's
-    (buffered meanwhile) after it: about N / 2 cycles more than on one port of twice the width (at least one: a
-    one-beat burst takes two port beats); a write's port 1 part starts N / 2 beats late: about N / 2 more. Four
-    ports (rtl/axi_hp_ports.sv, a splitter of two-port splitters): the root's first half comes from a two-port
-    splitter at half its rate, so a read's tail is about N (N rounded up to even, at least 2), a write's about
-    N / 2 + N / 4. Calibrated on the RTL: reads by tests/exec/test_rtl.py::test_rtl_load_window_cycles,
-    contiguous LOADs of 1 to 384 beats; writes by ``invoke rtl-frame --config small-2hp`` / ``small-4hp``
-    ``--resolution 64``."""
-    end = addr + nbytes
-    start = max(addr, (end - 1) // AXI_BOUNDARY_BYTES * AXI_BOUNDARY_BYTES)
-    n = int(_beats(start, end - start, beat))
-    if ports == 4:
-        return n // 2 + n // 4 + HP4_WRITE_STAGES if write else max(2, n + n % 2) + HP4_READ_STAGES
-    return n // 2 + HP_SPLIT_WRITE_STAGES if write else max(1, n // 2) + HP_SPLIT_READ_STAGES
 
 
 #: LOAD buffer kinds (the ISA's ``buf`` field values)
@@ -205,8 +167,9 @@ def transfer_cycles(hw: HwConfig, rows: int, cols: int, run_bytes: int, row_stri
         slot = latency + READ_SLOT_EXTRA + {1: 0, 2: HP_SPLIT_SLOT_EXTRA, 4: HP4_SLOT_EXTRA}[hw.hp_ports]
         data = max(data, read_window_cycles(bursts, slot))
     if hw.hp_ports > 1:    # the last burst's later parts follow its first, which a port delivers at its own rate
+        n_max = max_burst_beats(seg_addr, seg_bytes, beat) if not write else 0
         data += split_tail(int(seg_addr[-1]), int(np.broadcast_to(seg_bytes, seg_addr.shape)[-1]), beat, write,
-                           hw.hp_ports)
+                           hw.hp_ports, n_max)
     if write:
         return STORE_OVERHEAD + latency + data
     if span or not (buf == IBUF and run_bytes % beat == 0 and hw.tn * eb >= beat and addr % beat == 0
@@ -304,22 +267,6 @@ def pre_fetch_runs(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) 
         runs += 1
         pairs += len(run) == 2
     return runs, pairs, beats
-
-
-#: (cycles per fetch run, cycles per beat of the run's last burst) that 2 / 4 HP ports add to PRE's fetch runs
-#: (rtl/axi_hp_split.sv hands a burst's port-0 part over at that port's rate before the rest, and PRE waits for the
-#: run's last beat; four ports, rtl/axi_hp_ports.sv, add the second level's stages and half-rate hand-over): least
-#: squares on the RTL's cycles of seven frames from 33x47 to 810x1080 (letterbox and stretch, int8 and int16), TINY
-#: at 16x32 with a 256-bit m_axi over two ports and a 512-bit one over four: every frame within 2.2%
-#: (tests/rtl/test_pre_insn.py::test_pre_on_two_hp_ports). The shape of split_tail's read tail: N / 2 + 3 and N + 7.
-PRE_SPLIT = {1: (0, 0.0), 2: (4, 0.65), 4: (9, 1.28)}
-
-
-def pre_split_cycles(hp_ports: int, runs: int, beats: int) -> int:
-    """Cycles ``hp_ports`` HP ports add to ``runs`` PRE fetch runs whose last bursts hold ``beats`` beats in all
-    (:data:`PRE_SPLIT`; 0 on one port)."""
-    per_run, per_beat = PRE_SPLIT[hp_ports]
-    return round(per_run * runs + per_beat * beats)
 
 
 def pre_split_tail(frame, axi_bytes: int, y0: int = 0, rows: int | None = None) -> int:

@@ -104,7 +104,7 @@ def explore(c, board=DEFAULT_BOARD, model=None, quant="int8-asym,int16-sym", out
 
 @task(help={"board": "board name (boards/*.yaml)",
             "config": "board (the board file's), tiny (the 8x8 test configuration), or one of generator/exec/rtl.py's "
-                      "CONFIGS (tiny-2x, small, small-2hp, small-2x, 32x40-2x, 32x48)",
+                      "CONFIGS (tiny-2x, small, small-2hp, small-4hp, small-2x, 32x40-2x, 32x48)",
             "unit": "one RTL module out of context (e.g. post, pe_array; default: the whole accelerator)",
             "out": "work folder (default build/timing/BOARD-CONFIG[-UNIT])", "check": "exit 2 when over the limits"})
 def timing(c, board=DEFAULT_BOARD, config="tiny", unit=None, out=None, check=False):
@@ -233,8 +233,9 @@ def test(c, slow=False, workers=None):
 @task(help={"cases": "number of random cases (default 200)", "seed": "random seed, >= 0 (default 1; the cases depend "
                                                                     "on it alone)",
             "executors": "comma-separated: golden,ref,csim,rtl (golden always runs; the others are compared with it)",
-            "configs": "comma-separated hardware configurations (tiny, tiny-8x16, tiny-16x8, tiny-16x24, zcu19eg, zcu102; "
-                       "default: all for golden/ref, the tiny ones with csim or rtl)",
+            "configs": "comma-separated hardware configurations (tiny, tiny-8x16, tiny-16x8, tiny-16x24, tiny-16x32-2hp, "
+                       "tiny-2x, tiny-16x32-4hp, zcu19eg, zcu102; default: all for golden/ref, the tiny ones with csim "
+                       "or rtl, without the 2- and 4-HP-port ones when csim runs)",
             "board": "board file replacing each configuration's own", "case": "run only this case index",
             "json": "write every outcome to this JSON file"})
 def fuzz(c, cases=None, seed=None, executors="golden,ref", configs=None, board=None, case=None, json=None):

@@ -47,9 +47,9 @@ TM_SIDES = (8, 16, 24, 32, 40, 48, 56, 64)
 PUMPS = (1, 2)
 #: m_axi widths the search tries (bits), capped by the board's HP port width
 AXI_WIDTHS = (64, 128)
-#: four HP ports are tried for PE arrays of at least this many MACs per logic cycle (Tn x Tm x pump): on YOLOv4-tiny
-#: (zcu19eg, int8, latency model) they gain 0.7-0.8% over two ports at 1,024-2,048 and 0.2-0.4% on smaller arrays,
-#: which the splitter tree's LUTs outweigh (docs/board.md, "Four HP ports")
+#: four HP ports are tried for PE arrays of at least this many PE steps per logic cycle (Tn x Tm x pump): on
+#: YOLOv4-tiny (zcu19eg, int8-asym, latency model) they gain 0.7-1.0% over two ports on the pumped 32x32, 0.4-0.5% on
+#: the pumped 16x32 and the single-rate 32x32, -0.6% on 64x16 and nothing on 16x16 (docs/rtl.md, "Four HP ports")
 FOUR_PORT_MIN_LANES = 1024
 #: buffer presets: (name, IBUF bytes per bank, WBUF bytes per PE per bank, ACC words per bank, OBUF bytes); XXS
 #: differs from XS in WBUF only: 32 int8 words per bank, so both banks share one 64-word LUTRAM per row (a byte

@@ -48,8 +48,9 @@ PUMPS = (1, 2)
 #: m_axi widths the search tries (bits), capped by the board's HP port width
 AXI_WIDTHS = (64, 128)
 #: four HP ports are tried for PE arrays of at least this many PE steps per logic cycle (Tn x Tm x pump): on
-#: YOLOv4-tiny (zcu19eg, int8-asym, latency model) they gain 0.7-1.0% over two ports on the pumped 32x32, 0.4-0.5% on
-#: the pumped 16x32 and the single-rate 32x32, -0.6% on 64x16 and nothing on 16x16 (docs/rtl.md, "Four HP ports")
+#: YOLOv4-tiny (zcu19eg, int8-asym, latency model; ``invoke explore --hp-ports``) they gain -0.7% to +1.4% over two
+#: ports with the S-L buffers and up to +12.7% on pumped arrays with the XXS / XS ones, 0.0% on 16x16 (docs/rtl.md,
+#: "Four HP ports")
 FOUR_PORT_MIN_LANES = 1024
 #: buffer presets: (name, IBUF bytes per bank, WBUF bytes per PE per bank, ACC words per bank, OBUF bytes); XXS
 #: differs from XS in WBUF only: 32 int8 words per bank, so both banks share one 64-word LUTRAM per row (a byte
@@ -317,3 +318,23 @@ def explore(board: Board, graphs: dict, progress=None, limit: dict = UTILIZATION
     pick = choose(pts)
     _evaluate_all(front + ([pick] if pick is not None and not pick.pareto else []), graphs, 16, None, workers, cache)
     return pts
+
+
+def port_pairs(board: Board, graphs: dict, progress=None, limit: dict = UTILIZATION_LIMIT,
+               workers: int | None = None) -> list[tuple[Point, Point]]:
+    """(two-port point, four-port point) for every candidate of ``board`` on four HP ports (:func:`port_options`)
+    that fits within ``limit`` of the part, beside the same configuration on two ports; both evaluated in int8
+    (``graphs[8]``) with the latency model. Returns the pairs in candidate order (none on a board whose PS DDR moves
+    no more than two ports)."""
+    pairs = []
+    for b, preset in candidates(board):
+        a = b.accelerator
+        if a.hp_ports != 4:
+            continue
+        res = rtl_model.estimate(b).used()
+        if fits(res, board.resources.model_dump(), limit):
+            two = configured(board, **dict(a.model_dump(), axi_data_width_bits=a.axi_data_width_bits // 2, hp_ports=2))
+            pairs.append((Point(two, rtl_model.estimate(two).used(), preset), Point(b, res, preset)))
+    _evaluate_all([p for pair in pairs for p in pair], graphs, 8, progress, workers)
+    return pairs
+

@@ -103,6 +103,37 @@ def explore_flow(board=DEFAULT_BOARD, model=None, quant="int8-asym,int16-sym", o
     return _explore_one(board, model, quant, out, log)
 
 
+def ports_flow(board=DEFAULT_BOARD, model=None, quant="int8-asym,int16-sym", log=print) -> list:
+    """``invoke explore --hp-ports``: what four HP ports buy on ``board`` -- every candidate on four ports that the
+    RTL resource model fits, beside the same configuration on two, int8 frames/s by the latency model at the
+    board's clock (:func:`generator.estimate.dse.port_pairs`); logs a markdown table. Returns the (two-port,
+    four-port) point pairs. Raises FlowError for a bad board, model or mode."""
+    from tqdm import tqdm
+
+    from generator.estimate import dse
+    from generator.spec.board import BoardError, load_board
+
+    try:
+        b = load_board(board, chosen=False)
+    except BoardError as e:
+        raise FlowError(str(e)) from None
+    if all(n != 4 for _, n in dse.port_options(b)):
+        log(f"{b.name}: no candidate on four HP ports: its PS DDR ({b.ps_ddr.bandwidth_gbps:g} GB/s) moves no more "
+            f"than two {b.hp_port_width_bits}-bit ports at {b.pl_clock_mhz:g} MHz")
+        return []
+    graphs = _graphs(b, shipped_model(model), [q.strip() for q in quant.split(",") if q.strip()])
+    pairs = dse.port_pairs(b, {8: graphs[8]}, progress=lambda xs, total=None: tqdm(
+        xs, total=total, desc=f"hp ports {b.name}", unit="config", leave=False))
+    rows = [f"# Four HP ports against two: {b.name}, {b.pl_clock_mhz:g} MHz, int8 frames/s (latency model)\n",
+            "| configuration (four ports) | two ports | four ports | gain | LUT (four ports) |", "|---|---:|---:|---:|---:|"]
+    rows += [f"| {q.label} | {p.fps8:.1f} | {q.fps8:.1f} | {(q.fps8 / p.fps8 - 1) * 100:+.1f}% | {q.resources['lut']:,} |"
+             for p, q in pairs if p.fps8 > 0 and q.fps8 > 0]
+    if not pairs:
+        rows.append(f"(no candidate on four ports fits {b.part})")
+    log("\n".join(rows))
+    return pairs
+
+
 def explore_all(model=None, quant="int8-asym,int16-sym", out=None, log=print) -> list:
     """:func:`explore_flow` for every board file, each into ``<out>/<board>/`` (default build/explore), and
     ``<out>/boards.md``: per board its file's configuration and the chosen one."""

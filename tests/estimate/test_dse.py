@@ -67,6 +67,40 @@ def _pt(fps, dsp, bram, uram, lut):
     return p
 
 
+def test_four_hp_ports_where_the_ps_ddr_outruns_two():
+    """Four HP ports (a 512-bit m_axi) move 64 bytes per cycle, up to the PS DDR's bandwidth: zcu19eg's 19.2 GB/s is
+    64 bytes per 300 MHz cycle; the search tries them only where the PS DDR moves more than two ports (not on
+    ultra96v2: 4.2 GB/s at 200 MHz is 21 bytes per cycle), only for arrays of at least FOUR_PORT_MIN_LANES PE steps
+    per cycle, each a point the RTL renders and the HLS kernel refuses, so it is never chosen over one that fits both.
+    Four ports of a narrower m_axi are a board error naming the field."""
+    from generator.backends.rtl.render import package_context
+
+    z = load_board("zcu19eg", chosen=False)
+    four = dse.configured(z, tn=16, tm=32, axi_data_width_bits=512, hp_ports=4)
+    assert four.ddr_bytes_per_cycle == 64.0 == 19.2e9 / 300e6
+    u = load_board("ultra96v2")
+    assert dse.configured(u, tn=16, tm=32, axi_data_width_bits=512, hp_ports=4).ddr_bytes_per_cycle == 21.0
+    assert (512, 4) in dse.port_options(z) and (512, 4) not in dse.port_options(u)
+    fours = [c.accelerator for c, _ in dse.candidates(z) if c.accelerator.hp_ports == 4]
+    assert fours and all(a.tn * a.tm * a.pump >= dse.FOUR_PORT_MIN_LANES and a.axi_data_width_bits == 512
+                         for a in fours)
+    package_context(four)
+    p = dse.hls_point(dse.Point(four, rtl_model.estimate(four).used(), "S"))
+    assert p.hls_over == ("4 HP ports: RTL only",)
+    with pytest.raises(ValueError, match="hp_ports"):
+        dse.configured(z, axi_data_width_bits=256, hp_ports=4)
+
+
+def test_hp_ports_flow_says_why_a_board_has_no_four_port_candidate():
+    """``invoke explore --hp-ports`` on ultra96v2 (LPDDR4 at 4.2 GB/s: 21 bytes per 200 MHz cycle) names the PS DDR
+    and returns no pairs, before compiling anything."""
+    from generator.flows.explore import ports_flow
+
+    said = []
+    assert ports_flow("ultra96v2", log=said.append) == []
+    assert len(said) == 1 and "4.2 GB/s" in said[0] and "two 128-bit ports" in said[0]
+
+
 def test_pareto_front_against_brute_force():
     """Random points: a point is on the front exactly when no other point is at least as good in frames/s and in
     every resource (numpy comparison of all pairs) and better in one."""
